@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/* CSR accessors. Host unit tests (HOST_TEST) route them to a fake CSR file. */
+#ifndef ARCH_RISCV_CSR_H
+#define ARCH_RISCV_CSR_H
+
+#include <arch/riscv/encoding.h>
+
+#define __csr_str(x) #x
+#define __stringify(x) __csr_str(x)
+
+#ifndef HOST_TEST
+#define csr_read(csr)                                                         \
+	({                                                                    \
+		unsigned long __v;                                            \
+		asm volatile("csrr %0, " __stringify(csr) : "=r"(__v)::"memory"); \
+		__v;                                                          \
+	})
+#define csr_write(csr, val)                                                   \
+	({                                                                    \
+		unsigned long __v = (unsigned long)(val);                     \
+		asm volatile("csrw " __stringify(csr) ", %0" ::"rK"(__v) : "memory"); \
+	})
+#define csr_swap(csr, val)                                                    \
+	({                                                                    \
+		unsigned long __v = (unsigned long)(val);                     \
+		asm volatile("csrrw %0, " __stringify(csr) ", %1"             \
+			     : "=r"(__v) : "rK"(__v) : "memory");             \
+		__v;                                                          \
+	})
+#define csr_set(csr, val)                                                     \
+	({                                                                    \
+		unsigned long __v = (unsigned long)(val);                     \
+		asm volatile("csrs " __stringify(csr) ", %0" ::"rK"(__v) : "memory"); \
+	})
+#define csr_clear(csr, val)                                                   \
+	({                                                                    \
+		unsigned long __v = (unsigned long)(val);                     \
+		asm volatile("csrc " __stringify(csr) ", %0" ::"rK"(__v) : "memory"); \
+	})
+#else
+unsigned long fake_csr_read(unsigned int csr);
+void fake_csr_write(unsigned int csr, unsigned long val);
+#define csr_read(csr) fake_csr_read(csr)
+#define csr_write(csr, val) fake_csr_write(csr, (unsigned long)(val))
+#define csr_swap(csr, val)                                                    \
+	({                                                                    \
+		unsigned long __o = fake_csr_read(csr);                       \
+		fake_csr_write(csr, (unsigned long)(val));                    \
+		__o;                                                          \
+	})
+#define csr_set(csr, val) fake_csr_write(csr, fake_csr_read(csr) | (unsigned long)(val))
+#define csr_clear(csr, val) fake_csr_write(csr, fake_csr_read(csr) & ~(unsigned long)(val))
+#endif
+
+#endif

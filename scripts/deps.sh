@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Installs or fetches everything Carapace needs, idempotently.
+#   host   : QEMU 10 (bookworm-backports), cross compilers, dtc, cpio, pytest
+#   fetched: OpenSBI >= 1.6 (trixie .deb), libfdt source (linux-source-7.2),
+#            guest kernel + busybox-static (sid riscv64 .debs)
+# Fetched .debs go through a private apt configuration under $CARAPACE_CACHE;
+# the system's sources gain bookworm-backports and nothing else.
+# Usage: scripts/deps.sh [host|firmware|libfdt|linux|all]...
+set -euo pipefail
+
+CACHE=${CARAPACE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/carapace}
+MIRROR=${CARAPACE_MIRROR:-http://deb.debian.org/debian}
+say() { printf '[deps] %s\n' "$*" >&2; }
+die() { printf '[deps] error: %s\n' "$*" >&2; exit 1; }
+
+SUDO=
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+
+host_ok() {
+	command -v qemu-system-riscv64 >/dev/null &&
+	qemu-system-riscv64 --version | grep -q 'version 10\.' &&
+	command -v riscv64-unknown-elf-gcc >/dev/null &&
+	command -v riscv64-linux-gnu-gcc >/dev/null &&
+	command -v dtc >/dev/null && command -v cpio >/dev/null &&
+	/usr/bin/python3 -c 'import pytest' 2>/dev/null
+}
+
+deps_host() {
+	if host_ok; then say "host tools present (QEMU $(qemu-system-riscv64 --version | head -1 | awk '{print $4}'))"; return; fi
+	local list=/etc/apt/sources.list.d/bookworm-backports.list
+	if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+		say "adding bookworm-backports to $list (the only system source we add)"
+		echo "deb $MIRROR bookworm-backports main" | $SUDO tee "$list" >/dev/null
+	fi
+	say "apt-get update"
+	$SUDO apt-get update -q >/dev/null || die "apt-get update failed"
+	say "installing QEMU 10 (bookworm-backports), cross compilers, dtc, pytest"
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \
+		qemu-system-riscv/bookworm-backports qemu-system-common/bookworm-backports \
+		qemu-system-data/bookworm-backports opensbi/bookworm-backports \
+		gcc-riscv64-linux-gnu gcc-riscv64-unknown-elf device-tree-compiler cpio \
+		xz-utils gzip python3 python3-pytest ca-certificates >/dev/null ||
+		die "apt-get install failed"
+	host_ok || die "host tools still missing after install"
+	say "host tools installed"
+}
+
+# papt SUITE ARCH apt-get|apt-cache ARGS...: apt with a private configuration.
+papt() {
+	local suite=$1 arch=$2 tool=$3; shift 3
+	local d="$CACHE/apt/$suite-$arch"
+	mkdir -p "$d/lists/partial" "$d/cache/archives/partial" "$d/etc"
+	echo "deb [arch=$arch] $MIRROR $suite main" >"$d/etc/sources.list"
+	: >"$d/status"
+	"$tool" -q -o Dir::Etc::sourcelist="$d/etc/sources.list" -o Dir::Etc::sourceparts=- \
+		-o Dir::State::Lists="$d/lists" -o Dir::Cache="$d/cache" \
+		-o Dir::State::status="$d/status" -o APT::Architecture="$arch" \
+		-o APT::Architectures="$arch" -o Acquire::Check-Valid-Until=false \
+		-o Acquire::Languages=none -o APT::Sandbox::User=root "$@"
+}
+
+papt_update() {
+	local suite=$1 arch=$2 stamp="$CACHE/apt/$1-$2/updated"
+	# Refresh lists at most daily: sid moves, and a stale list 404s.
+	if [ ! -f "$stamp" ] || [ -n "$(find "$stamp" -mmin +1440)" ]; then
+		say "private apt: updating $suite ($arch) lists"
+		papt "$suite" "$arch" apt-get update >/dev/null || die "private apt update for $suite failed"
+		touch "$stamp"
+	fi
+}
+
+# fetch_deb SUITE ARCH PKG OUTDIR: download PKG's .deb and unpack it to OUTDIR.
+fetch_deb() {
+	local suite=$1 arch=$2 pkg=$3 out=$4
+	[ "$(cat "$out/.done" 2>/dev/null)" = "$pkg" ] && return 0
+	papt_update "$suite" "$arch"
+	local dl="$CACHE/debs"; mkdir -p "$dl"
+	say "downloading $pkg ($suite, $arch)"
+	(cd "$dl" && papt "$suite" "$arch" apt-get download "$pkg" >/dev/null) ||
+		die "cannot download $pkg from $suite"
+	local deb; deb=$(ls -t "$dl/${pkg}"_*.deb | head -1)
+	rm -rf "$out"; mkdir -p "$out"
+	dpkg-deb -x "$deb" "$out"
+	echo "$pkg" >"$out/.done"
+}
+
+deps_firmware() {
+	local fw="$CACHE/opensbi/usr/lib/riscv64-linux-gnu/opensbi/generic/fw_dynamic.bin"
+	fetch_deb trixie amd64 opensbi "$CACHE/opensbi"
+	[ -f "$fw" ] || fw=$(find "$CACHE/opensbi" -path '*generic/fw_dynamic.bin' | head -1)
+	[ -f "$fw" ] || die "fw_dynamic.bin not found in trixie's opensbi package"
+	ln -sf "$fw" "$CACHE/fw_dynamic.bin"
+	say "OpenSBI firmware: $CACHE/fw_dynamic.bin"
+}
+
+deps_libfdt() {
+	local dst="$CACHE/libfdt"
+	if [ -f "$dst/.done" ]; then say "libfdt source present"; return; fi
+	fetch_deb sid riscv64 linux-source-7.2 "$CACHE/linux-source"
+	local tarball; tarball=$(ls "$CACHE"/linux-source/usr/src/linux-source-7.2*.tar.* 2>/dev/null | head -1 || true)
+	[ -n "$tarball" ] || die "linux-source-7.2 tarball missing"
+	say "extracting scripts/dtc/libfdt from $(basename "$tarball")"
+	rm -rf "$dst"; mkdir -p "$dst"
+	tar -xf "$tarball" -C "$dst" --strip-components=4 --wildcards '*/scripts/dtc/libfdt/*'
+	[ -f "$dst/fdt.c" ] || die "libfdt not found in $tarball"
+	touch "$dst/.done"
+}
+
+deps_linux() {
+	papt_update sid riscv64
+	if [ ! -f "$CACHE/linux/.done" ]; then
+		# Resolve the real kernel package behind the metapackage.
+		local img bin
+		img=$(papt sid riscv64 apt-cache depends linux-image-riscv64 |
+			awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ {print $2; exit}')
+		[ -n "$img" ] || die "cannot resolve linux-image-riscv64"
+		bin=$(papt sid riscv64 apt-cache depends "$img" |
+			awk '$1 == "Depends:" && $2 ~ /^linux-binary-/ {print $2; exit}')
+		[ -n "$bin" ] || die "cannot resolve the linux-binary package of $img"
+		say "guest kernel: $img -> $bin"
+		fetch_deb sid riscv64 "$bin" "$CACHE/linux-deb"
+		local v; v=$(ls "$CACHE"/linux-deb/usr/lib/modules/*/vmlinuz 2>/dev/null | head -1 || true)
+		[ -n "$v" ] || die "no usr/lib/modules/*/vmlinuz in $bin"
+		mkdir -p "$CACHE/linux"; cp "$v" "$CACHE/linux/Image"; echo "$bin" >"$CACHE/linux/package"
+		touch "$CACHE/linux/.done"
+	fi
+	fetch_deb sid riscv64 busybox-static "$CACHE/busybox"
+	say "guest kernel: $CACHE/linux/Image ($(cat "$CACHE/linux/package")), busybox: $CACHE/busybox/usr/bin/busybox"
+}
+
+[ $# -gt 0 ] || set -- all
+for what in "$@"; do
+	case $what in
+	host) deps_host ;;
+	firmware) deps_firmware ;;
+	libfdt) deps_libfdt ;;
+	linux) deps_linux ;;
+	all) deps_host; deps_firmware; deps_libfdt; deps_linux ;;
+	*) die "unknown target '$what' (host|firmware|libfdt|linux|all)" ;;
+	esac
+done
