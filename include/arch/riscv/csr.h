@@ -17,25 +17,25 @@
 	})
 #define csr_write(csr, val)                                                   \
 	({                                                                    \
-		unsigned long __v = (unsigned long)(val);                     \
-		asm volatile("csrw " __stringify(csr) ", %0" ::"rK"(__v) : "memory"); \
+		unsigned long __w = (unsigned long)(val);                     \
+		asm volatile("csrw " __stringify(csr) ", %0" ::"rK"(__w) : "memory"); \
 	})
 #define csr_swap(csr, val)                                                    \
 	({                                                                    \
-		unsigned long __v = (unsigned long)(val);                     \
+		unsigned long __x = (unsigned long)(val);                     \
 		asm volatile("csrrw %0, " __stringify(csr) ", %1"             \
-			     : "=r"(__v) : "rK"(__v) : "memory");             \
-		__v;                                                          \
+			     : "=r"(__x) : "rK"(__x) : "memory");             \
+		__x;                                                          \
 	})
 #define csr_set(csr, val)                                                     \
 	({                                                                    \
-		unsigned long __v = (unsigned long)(val);                     \
-		asm volatile("csrs " __stringify(csr) ", %0" ::"rK"(__v) : "memory"); \
+		unsigned long __s = (unsigned long)(val);                     \
+		asm volatile("csrs " __stringify(csr) ", %0" ::"rK"(__s) : "memory"); \
 	})
 #define csr_clear(csr, val)                                                   \
 	({                                                                    \
-		unsigned long __v = (unsigned long)(val);                     \
-		asm volatile("csrc " __stringify(csr) ", %0" ::"rK"(__v) : "memory"); \
+		unsigned long __c = (unsigned long)(val);                     \
+		asm volatile("csrc " __stringify(csr) ", %0" ::"rK"(__c) : "memory"); \
 	})
 #else
 unsigned long fake_csr_read(unsigned int csr);

@@ -1,0 +1,94 @@
+# SPDX-License-Identifier: MIT
+# Carapace: one non-recursive Makefile.
+#   make          build the hypervisor (build/carapace.bin)
+#   make run      boot Carapace with two guests on QEMU (installs what it needs)
+#   make test     unit tests, guest tests, Linux tests (installs what it needs)
+#   make deps     install/fetch dependencies only
+PLATFORM ?= qemu-virt
+include platform/$(PLATFORM)/platform.mk
+
+CACHE ?= $(or $(CARAPACE_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/carapace)
+export CARAPACE_CACHE := $(CACHE)
+CROSS ?= riscv64-unknown-elf-
+CC := $(CROSS)gcc
+OBJCOPY := $(CROSS)objcopy
+PYTHON ?= /usr/bin/python3
+B := build
+LIBFDT_SRC := $(CACHE)/libfdt
+
+COMMON_CFLAGS := -std=gnu11 -ffreestanding -nostdlib -fno-strict-aliasing \
+	-fno-omit-frame-pointer -fno-common -mcmodel=medany -mno-relax \
+	-march=$(PLATFORM_MARCH) -mabi=$(PLATFORM_MABI) -O2 -g
+HYP_CFLAGS := $(COMMON_CFLAGS) -Wall -Wextra -Werror -Wshadow -Wvla \
+	-Wmissing-prototypes -Wstrict-prototypes -Wimplicit-fallthrough \
+	-Iinclude -Ihyp/include -Ihyp/include/libc -I$(LIBFDT_SRC) -I$(B)/include
+LIBFDT_CFLAGS := $(COMMON_CFLAGS) -Ihyp/include/libc -I$(LIBFDT_SRC) -w
+
+include hyp/objects.mk
+HYP_OBJS := $(addprefix $(B)/hyp/,$(hyp-objs-y))
+LIBFDT_NAMES := fdt fdt_ro fdt_rw fdt_sw fdt_wip fdt_strerror fdt_addresses fdt_empty_tree
+LIBFDT_OBJS := $(addprefix $(B)/libfdt/,$(addsuffix .o,$(LIBFDT_NAMES)))
+
+.PHONY: all deps deps-host run test test-unit test-quick test-linux bench clean guests
+all: $(B)/carapace.bin
+
+# --- dependencies -----------------------------------------------------------
+deps:
+	@scripts/deps.sh all
+
+$(LIBFDT_SRC)/.done:
+	@scripts/deps.sh libfdt
+
+# --- hypervisor ---------------------------------------------------------------
+$(B)/include/generated/asm-offsets.h: hyp/arch/asm-offsets.c hyp/include/*.h | $(LIBFDT_SRC)/.done
+	@mkdir -p $(dir $@)
+	@echo "  GEN     $@"
+	@$(CC) $(HYP_CFLAGS) -S -o $(B)/asm-offsets.s $<
+	@{ echo "/* generated from hyp/arch/asm-offsets.c: do not edit */"; \
+	   sed -n 's/.*->\([A-Z_0-9]*\) \([0-9-]*\).*/#define \1 \2/p' $(B)/asm-offsets.s; } > $@
+
+$(B)/hyp/%.o: hyp/%.c $(B)/include/generated/asm-offsets.h | $(LIBFDT_SRC)/.done
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	@$(CC) $(HYP_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(B)/hyp/%.o: hyp/%.S $(B)/include/generated/asm-offsets.h
+	@mkdir -p $(dir $@)
+	@echo "  AS      $<"
+	@$(CC) $(HYP_CFLAGS) -D__ASSEMBLER__ -MMD -MP -c -o $@ $<
+
+# libfdt comes from Debian's linux-source-7.2 at build time (never vendored).
+$(B)/libfdt/%.o: $(LIBFDT_SRC)/.done
+	@mkdir -p $(dir $@)
+	@echo "  CC      libfdt/$*.c"
+	@$(CC) $(LIBFDT_CFLAGS) -c -o $@ $(LIBFDT_SRC)/$*.c
+
+$(B)/carapace.elf: $(HYP_OBJS) $(LIBFDT_OBJS) hyp/hyp.ld
+	@echo "  LD      $@"
+	@$(CC) $(COMMON_CFLAGS) -T hyp/hyp.ld -Wl,--gc-sections -o $@ $(HYP_OBJS) $(LIBFDT_OBJS) -Wl,--no-warn-rwx-segments
+	@$(CROSS)size $@ | tail -1 | awk '{printf "carapace.elf: text %d, data %d, bss %d bytes\n", $$1, $$2, $$3}'
+
+$(B)/carapace.bin: $(B)/carapace.elf
+	@echo "  OBJCOPY $@"
+	@$(OBJCOPY) -O binary $< $@
+
+-include $(HYP_OBJS:.o=.d)
+
+# --- guests, tests, run ----------------------------------------------------------
+-include tests/guests/guests.mk
+-include tests/unit/unit.mk
+
+RUN_VMS ?= --vm name=alpha,kernel=$(B)/guests/demo.bin,vcpus=2,bootargs="count=10 delay_us=200000" \
+	   --vm name=beta,kernel=$(B)/guests/demo.bin,vcpus=1,bootargs="count=10 delay_us=300000"
+
+run: deps all guests
+	$(PYTHON) tools/carapace-run $(RUN_VMS)
+
+test: deps all guests
+	@scripts/run-tests.sh
+
+test-quick: all guests
+	@scripts/run-tests.sh quick
+
+clean:
+	rm -rf $(B)

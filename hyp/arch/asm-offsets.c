@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/* Struct offsets for the assembly, generated at build time into asm-offsets.h. */
+#include <stddef.h>
+#include <hart.h>
+#include <vcpu.h>
+
+#define DEFINE(sym, val) asm volatile("\n.ascii \"->" #sym " %0\"" ::"i"(val))
+#define OFFSET(sym, str, mem) DEFINE(sym, offsetof(struct str, mem))
+
+void asm_offsets(void);
+void asm_offsets(void)
+{
+	OFFSET(CTX_GPR, vcpu_ctx, gpr);
+	OFFSET(CTX_SEPC, vcpu_ctx, sepc);
+	OFFSET(CTX_SSTATUS, vcpu_ctx, sstatus);
+	OFFSET(CTX_HOST, vcpu_ctx, host);
+	OFFSET(FP_F, vcpu_fp, f);
+	OFFSET(FP_FCSR, vcpu_fp, fcsr);
+	OFFSET(HART_INDEX, hart, index);
+	DEFINE(HART_STACK_SZ, HART_STACK_SIZE);
+	DEFINE(HART_SIZE, sizeof(struct hart));
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/* Per-hart hypervisor CSR setup and boot-time capability probing (write, read back). */
+#include <arch/riscv/csr.h>
+#include <bitops.h>
+#include <hart.h>
+
+struct hart harts[HART_MAX];
+unsigned int nr_harts;
+struct hart_caps hart_caps;
+uint64_t timebase_hz;
+
+extern char __trap_vector[];
+
+/* Exceptions the guest handles itself. Cause 18 is added per VM by policy. */
+#define HEDELEG_BASE (BIT(EXC_INST_MISALIGNED) | BIT(EXC_ILLEGAL_INST) | BIT(EXC_BREAKPOINT) | \
+		      BIT(EXC_LOAD_MISALIGNED) | BIT(EXC_STORE_MISALIGNED) | BIT(EXC_ECALL_U) | \
+		      BIT(EXC_INST_PAGE_FAULT) | BIT(EXC_LOAD_PAGE_FAULT) | \
+		      BIT(EXC_STORE_PAGE_FAULT))
+
+void hart_init_csrs(void)
+{
+	csr_write(CSR_STVEC, (unsigned long)__trap_vector);
+	csr_write(CSR_HEDELEG, HEDELEG_BASE);
+	csr_write(CSR_HIDELEG, VS_IRQ_MASK);
+	csr_write(CSR_HVIP, 0);
+	csr_write(CSR_HCOUNTEREN, 0x7);		/* cycle, time, instret */
+	csr_write(CSR_HGEIE, 0);
+	if (hart_caps.smstateen)
+		csr_write(CSR_HSTATEEN0, HSTATEEN0_ENVCFG | HSTATEEN0_SE0);
+	if (hart_caps.sstc)
+		csr_write(CSR_STIMECMP, -1UL);
+	/* FS stays non-Off: guest FP registers are live on the hart while it runs */
+	csr_set(CSR_SSTATUS, SR_FS_INITIAL);
+	csr_write(CSR_SIE, MIP_SSIP | MIP_STIP);
+}
+
+void hart_probe_caps(void)
+{
+	unsigned long want = ENVCFG_STCE | ENVCFG_PBMTE | ENVCFG_ADUE | ENVCFG_LPE |
+			     ENVCFG_SSE | ENVCFG_CBIE | ENVCFG_CBCFE | ENVCFG_CBZE;
+	unsigned long v;
+
+	csr_write(CSR_HENVCFG, want);
+	v = csr_read(CSR_HENVCFG);
+	csr_write(CSR_HENVCFG, 0);
+	hart_caps.henvcfg_ok = v;
+	hart_caps.sstc = v & ENVCFG_STCE;
+	hart_caps.zicfilp = v & ENVCFG_LPE;
+	/* SSE sticks only after the firmware set menvcfg.SSE (FWFT SHADOW_STACK) */
+	hart_caps.zicfiss = v & ENVCFG_SSE;
+
+	csr_write(CSR_HGATP, HGATP_VMID_MASK << HGATP_VMID_SHIFT);
+	v = (csr_read(CSR_HGATP) >> HGATP_VMID_SHIFT) & HGATP_VMID_MASK;
+	csr_write(CSR_HGATP, 0);
+	hart_caps.vmid_bits = (unsigned int)bit_count(v);
+}
+
+struct hart *hart_by_id(unsigned long hartid)
+{
+	for (unsigned int i = 0; i < nr_harts; i++)
+		if (harts[i].hartid == hartid)
+			return &harts[i];
+	return 0;
+}
+
+/* One stack per hart; head.S points sp at the top of entry (index + 1). */
+char hart_stacks[HART_MAX][HART_STACK_SIZE] __attribute__((aligned(16)));

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/* HS-mode traps taken while hypervisor code runs: always a hypervisor bug. */
+
+	.text
+	.globl __hyp_fault_entry
+__hyp_fault_entry:
+	/* The vector swapped a0 with sscratch (which was 0); put a0 back for the dump. */
+	csrrw	a0, sscratch, zero
+	call	hyp_fault_handler	/* does not return */
+1:	wfi
+	j	1b
+
+	/* unsigned long __guest_fetch_hu(unsigned long gva, unsigned long *scause)
+	 * HLVX.HU of the guest's instruction halfword at gva (two-stage, execute
+	 * permission, guest privilege from hstatus.SPVP). A fault is the guest's
+	 * problem, not ours: it is caught here and reported in *scause (0 = ok). */
+	.globl __guest_fetch_hu
+__guest_fetch_hu:
+	csrr	t1, stvec
+	la	t0, 1f
+	csrw	stvec, t0
+	.insn	r 0x73, 4, 0x32, t2, a0, x3	/* hlvx.hu t2, (a0) */
+	csrw	stvec, t1
+	sd	zero, 0(a1)
+	mv	a0, t2
+	ret
+	.align	2
+1:	csrr	t0, scause
+	sd	t0, 0(a1)
+	csrw	stvec, t1
+	li	a0, 0
+	ret

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/* World switch: __vcpu_run() enters the guest and returns on its next exit.
+ * sscratch holds the vCPU context while a guest runs and 0 while the
+ * hypervisor runs, so the single trap vector can tell the two apart.
+ * CSRs the hardware does not bank (senvcfg, ssp, ...) are swapped in C. */
+#include <generated/asm-offsets.h>
+
+#define G(n)	(CTX_GPR + 8 * (n))(a0)
+#define H(n)	(CTX_HOST + 8 * (n))(a0)
+
+	.text
+	.globl __vcpu_run
+__vcpu_run:
+	sd	ra, H(0)
+	sd	sp, H(1)
+	sd	gp, H(2)
+	sd	tp, H(3)
+	sd	s0, H(4)
+	sd	s1, H(5)
+	sd	s2, H(6)
+	sd	s3, H(7)
+	sd	s4, H(8)
+	sd	s5, H(9)
+	sd	s6, H(10)
+	sd	s7, H(11)
+	sd	s8, H(12)
+	sd	s9, H(13)
+	sd	s10, H(14)
+	sd	s11, H(15)
+
+	ld	t0, CTX_SEPC(a0)
+	ld	t1, CTX_SSTATUS(a0)	/* carries the guest's SPP, SPIE and SPELP */
+	csrw	sepc, t0
+	csrw	sstatus, t1
+	csrw	sscratch, a0
+
+	ld	ra, G(1)
+	ld	sp, G(2)
+	ld	gp, G(3)
+	ld	tp, G(4)
+	ld	t0, G(5)
+	ld	t1, G(6)
+	ld	t2, G(7)
+	ld	s0, G(8)
+	ld	s1, G(9)
+	ld	a1, G(11)
+	ld	a2, G(12)
+	ld	a3, G(13)
+	ld	a4, G(14)
+	ld	a5, G(15)
+	ld	a6, G(16)
+	ld	a7, G(17)
+	ld	s2, G(18)
+	ld	s3, G(19)
+	ld	s4, G(20)
+	ld	s5, G(21)
+	ld	s6, G(22)
+	ld	s7, G(23)
+	ld	s8, G(24)
+	ld	s9, G(25)
+	ld	s10, G(26)
+	ld	s11, G(27)
+	ld	t3, G(28)
+	ld	t4, G(29)
+	ld	t5, G(30)
+	ld	t6, G(31)
+	ld	a0, G(10)
+	sret
+
+	/* The one HS trap vector (stvec). */
+	.align	2
+	.globl __trap_vector
+__trap_vector:
+	csrrw	a0, sscratch, a0
+	beqz	a0, __hyp_fault_entry
+
+	sd	ra, G(1)
+	sd	sp, G(2)
+	sd	gp, G(3)
+	sd	tp, G(4)
+	sd	t0, G(5)
+	sd	t1, G(6)
+	sd	t2, G(7)
+	sd	s0, G(8)
+	sd	s1, G(9)
+	sd	a1, G(11)
+	sd	a2, G(12)
+	sd	a3, G(13)
+	sd	a4, G(14)
+	sd	a5, G(15)
+	sd	a6, G(16)
+	sd	a7, G(17)
+	sd	s2, G(18)
+	sd	s3, G(19)
+	sd	s4, G(20)
+	sd	s5, G(21)
+	sd	s6, G(22)
+	sd	s7, G(23)
+	sd	s8, G(24)
+	sd	s9, G(25)
+	sd	s10, G(26)
+	sd	s11, G(27)
+	sd	t3, G(28)
+	sd	t4, G(29)
+	sd	t5, G(30)
+	sd	t6, G(31)
+	csrrw	t0, sscratch, zero	/* guest a0; back to "hypervisor runs" */
+	csrr	t1, sepc
+	csrr	t2, sstatus
+	sd	t0, G(10)
+	sd	t1, CTX_SEPC(a0)
+	sd	t2, CTX_SSTATUS(a0)
+
+	ld	ra, H(0)
+	ld	sp, H(1)
+	ld	gp, H(2)
+	ld	tp, H(3)
+	ld	s0, H(4)
+	ld	s1, H(5)
+	ld	s2, H(6)
+	ld	s3, H(7)
+	ld	s4, H(8)
+	ld	s5, H(9)
+	ld	s6, H(10)
+	ld	s7, H(11)
+	ld	s8, H(12)
+	ld	s9, H(13)
+	ld	s10, H(14)
+	ld	s11, H(15)
+	ret
+
+	/* Guest FP registers: saved/restored only when a vCPU leaves/enters a hart. */
+	.option	push
+	.option	arch, +d
+	.globl __vcpu_fp_save
+__vcpu_fp_save:
+	.irp n, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
+	fsd	f\n, (FP_F + 8 * \n)(a0)
+	.endr
+	frcsr	t0
+	sd	t0, FP_FCSR(a0)
+	ret
+
+	.globl __vcpu_fp_restore
+__vcpu_fp_restore:
+	.irp n, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
+	fld	f\n, (FP_F + 8 * \n)(a0)
+	.endr
+	ld	t0, FP_FCSR(a0)
+	fscsr	t0
+	ret
+	.option	pop

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/* VM exit dispatch: one switch, explicit verdicts; the one trap-redirect path. */
+#include <arch/riscv/csr.h>
+#include <cfi.h>
+#include <console.h>
+#include <exit.h>
+#include <hart.h>
+#include <sched.h>
+#include <vm.h>
+#include <vsbi.h>
+
+#define INSN_WFI	0x10500073UL
+
+static const char *const cause_names[VCPU_EXIT_CAUSES] = {
+	[EXC_INST_MISALIGNED] = "instruction misaligned",
+	[EXC_INST_ACCESS] = "instruction access fault",
+	[EXC_ILLEGAL_INST] = "illegal instruction",
+	[EXC_LOAD_ACCESS] = "load access fault",
+	[EXC_STORE_ACCESS] = "store access fault",
+	[EXC_SW_CHECK] = "software check",
+	[EXC_INST_GUEST_PAGE_FAULT] = "instruction guest-page fault",
+	[EXC_LOAD_GUEST_PAGE_FAULT] = "load guest-page fault",
+	[EXC_VIRTUAL_INST] = "virtual instruction",
+	[EXC_STORE_GUEST_PAGE_FAULT] = "store/AMO guest-page fault",
+};
+
+static const char *cause_name(unsigned long cause)
+{
+	const char *n = cause < VCPU_EXIT_CAUSES ? cause_names[cause] : NULL;
+
+	return n ? n : "unexpected exception";
+}
+
+unsigned long vcpu_fetch_insn(unsigned long pc)
+{
+	unsigned long fault, lo, hi = 0;
+
+	lo = __guest_fetch_hu(pc, &fault);
+	if (fault)
+		return 0;
+	if ((lo & 3) == 3) {
+		hi = __guest_fetch_hu(pc + 2, &fault);
+		if (fault)
+			return 0;
+	}
+	return lo | (hi << 16);
+}
+
+void vcpu_redirect_trap(struct vcpu *v, unsigned long cause, unsigned long tval)
+{
+	unsigned long vs = csr_read(CSR_VSSTATUS);
+
+	/* what the hardware does on a trap into VS (Priv spec, cfi-virt.md 3.5) */
+	vs = (vs & ~SR_SPP) | (v->ctx.sstatus & SR_SPP);
+	vs = (vs & ~SR_SPIE) | ((vs & SR_SIE) ? SR_SPIE : 0);
+	vs &= ~SR_SIE;
+	vs = (vs & ~SR_SPELP) | (v->ctx.sstatus & SR_SPELP);	/* ELP at the trap */
+	csr_write(CSR_VSSTATUS, vs);
+	csr_write(CSR_VSCAUSE, cause);
+	csr_write(CSR_VSTVAL, tval);
+	csr_write(CSR_VSEPC, v->ctx.sepc);
+	/* the handler starts in VS with ELP=0, at the vector base */
+	v->ctx.sstatus = (v->ctx.sstatus | SR_SPP) & ~SR_SPELP;
+	v->ctx.sepc = csr_read(CSR_VSTVEC) & ~3UL;
+	v->vm->stats.injected++;
+}
+
+static enum exit_action stop_vm(struct vcpu *v, unsigned long cause, const char *what,
+				unsigned long addr)
+{
+	vm_stop(v->vm, "vcpu %u: %s (cause %lu: %s) at pc 0x%lx, address 0x%lx", v->id, what,
+		cause, cause_name(cause), v->ctx.sepc, addr);
+	return EXIT_VM_STOP;
+}
+
+static enum exit_action exit_wfi(struct vcpu *v)
+{
+	v->stats.wfi++;
+	v->ctx.sepc += 4;
+	v->waiting = true;	/* run loop re-enters at once if an interrupt is pending */
+	return EXIT_RESUME_SAME;
+}
+
+/* Virtual-instruction exits: WFI is ours; everything else (hypervisor CSRs,
+ * ssp or ssamoswap with SSE=0, ...) is an illegal instruction for the guest. */
+static enum exit_action exit_virtual_insn(struct vcpu *v)
+{
+	unsigned long insn = csr_read(CSR_STVAL);
+
+	if (!insn)
+		insn = vcpu_fetch_insn(v->ctx.sepc);
+	if (insn == INSN_WFI)
+		return exit_wfi(v);
+	vcpu_redirect_trap(v, EXC_ILLEGAL_INST, insn);
+	return EXIT_INJECTED;
+}
+
+static enum exit_action exit_guest_page_fault(struct vcpu *v, unsigned long cause)
+{
+	gpa_t gpa = (csr_read(CSR_HTVAL) << 2) | (csr_read(CSR_STVAL) & 3);
+
+	if (vm_gpa_range_is_ram(v->vm, gpa, 1))
+		return stop_vm(v, cause, "unexpected fault on guest RAM", gpa);
+	return stop_vm(v, cause, "access outside guest RAM that no device emulates", gpa);
+}
+
+static enum exit_action exit_irq(struct vcpu *v, unsigned long irq)
+{
+	struct hart *h = this_hart();
+
+	v->stats.irq_exits++;
+	switch (irq) {
+	case IRQ_S_TIMER:
+		csr_write(CSR_STIMECMP, -1UL);
+		if (h->index == 0)
+			console_poll_input();
+		if (sched_other_runnable(v))
+			return EXIT_YIELD;
+		h->slice_end = time_now() + sched_slice_ticks;
+		csr_write(CSR_STIMECMP, h->slice_end);
+		return EXIT_RESUME_SAME;
+	case IRQ_S_SOFT:
+		/* a kick: posted work is applied before re-entry */
+		csr_clear(CSR_SIP, MIP_SSIP);
+		return EXIT_RESUME_SAME;
+	default:
+		return stop_vm(v, irq, "unexpected host interrupt", 0);
+	}
+}
+
+enum exit_action vcpu_exit(struct vcpu *v)
+{
+	unsigned long cause = csr_read(CSR_SCAUSE);
+	enum exit_action act;
+
+	v->stats.exits++;
+	v->vm->stats.exits++;
+	if (cause & CAUSE_IRQ_FLAG)
+		return exit_irq(v, cause & ~CAUSE_IRQ_FLAG);
+	if (cause < VCPU_EXIT_CAUSES)
+		v->stats.by_cause[cause]++;
+
+	switch (cause) {
+	case EXC_ECALL_VS:
+		act = vsbi_dispatch(v);
+		break;
+	case EXC_VIRTUAL_INST:
+		act = exit_virtual_insn(v);
+		break;
+	case EXC_INST_GUEST_PAGE_FAULT:
+	case EXC_LOAD_GUEST_PAGE_FAULT:
+	case EXC_STORE_GUEST_PAGE_FAULT:
+		act = exit_guest_page_fault(v, cause);
+		break;
+	case EXC_SW_CHECK:
+		act = cfi_swcheck_exit(v);
+		break;
+	case EXC_INST_MISALIGNED:
+	case EXC_INST_ACCESS:
+	case EXC_ILLEGAL_INST:
+	case EXC_BREAKPOINT:
+	case EXC_LOAD_MISALIGNED:
+	case EXC_LOAD_ACCESS:
+	case EXC_STORE_MISALIGNED:
+	case EXC_STORE_ACCESS:
+	case EXC_ECALL_U:
+	case EXC_INST_PAGE_FAULT:
+	case EXC_LOAD_PAGE_FAULT:
+	case EXC_STORE_PAGE_FAULT:
+		/* the guest's own business (not delegated on this hart): hand it over */
+		vcpu_redirect_trap(v, cause, csr_read(CSR_STVAL));
+		act = EXIT_INJECTED;
+		break;
+	default:
+		act = stop_vm(v, cause, "exit the hypervisor cannot handle", csr_read(CSR_STVAL));
+	}
+	if (act == EXIT_RESUME_NEXT)
+		v->ctx.sepc += 4;
+	return act;
+}

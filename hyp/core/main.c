@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/* Cold boot on the boot hart, warm boot on the others, then the scheduler. */
+#include <arch/riscv/csr.h>
+#include <atomic.h>
+#include <console.h>
+#include <fdt_host.h>
+#include <hart.h>
+#include <mm.h>
+#include <sbi_client.h>
+#include <sched.h>
+#include <uart.h>
+#include <vm.h>
+
+#define PLATFORM_UART_DEFAULT	0x10000000UL	/* QEMU virt: used only to report a bad DT */
+
+extern char __image_start[], __image_end[], _secondary_start[];
+static struct host_info host;
+static volatile unsigned int harts_online;
+static volatile bool vms_ready;
+
+void hyp_main(unsigned long hartid, const void *fdt);
+void hyp_secondary_main(void);
+
+/* Ask M-mode for menvcfg.SSE; without it guests can have no shadow stack. */
+static bool request_shadow_stack(void)
+{
+	if (!host.isa_zicfiss)
+		return false;
+	return sbi_fwft_set(SBI_FWFT_SHADOW_STACK, 1, 0) == SBI_SUCCESS;
+}
+
+static void setup_memory(void)
+{
+	for (unsigned int i = 0; i < host.nr_mem; i++)
+		mm_pool_add(&host_pool, host.mem[i].base, host.mem[i].size);
+	/* firmware below us, the image itself, reserved-memory, the DT, guest images */
+	mm_pool_reserve(&host_pool, host.mem[0].base,
+			(uint64_t)(uintptr_t)__image_end - host.mem[0].base);
+	for (unsigned int i = 0; i < host.nr_reserved; i++)
+		mm_pool_reserve(&host_pool, host.reserved[i].base, host.reserved[i].size);
+	pr_info("memory: %lu MiB free for guests and tables",
+		(unsigned long)(mm_pool_free_bytes(&host_pool) >> 20));
+}
+
+static void report_cfi_caps(bool ss_granted)
+{
+	pr_info("hart caps: sstc %s, vmid bits %u, smstateen %s",
+		hart_caps.sstc ? "yes" : "no", hart_caps.vmid_bits,
+		hart_caps.smstateen ? "yes" : "no");
+	pr_info("firmware FWFT SET SHADOW_STACK: %s",
+		ss_granted ? "granted (menvcfg.SSE=1)" :
+		host.isa_zicfiss ? "REFUSED by firmware (needs OpenSBI >= 1.6)" :
+				   "not requested (CPU has no Zicfiss)");
+	pr_info("CFI for guests: landing pads (Zicfilp) %s, shadow stacks (Zicfiss) %s",
+		hart_caps.zicfilp ? "available" : "NOT available",
+		hart_caps.zicfiss ? "available" : "NOT available");
+}
+
+void hyp_main(unsigned long hartid, const void *fdt)
+{
+	const char *err;
+	bool ss;
+
+	if (fdt_host_parse(fdt, &host, &err)) {
+		uart_init(PLATFORM_UART_DEFAULT, 0);
+		hyp_panic("cannot use the host device tree: %s", err);
+	}
+	uart_init(host.uart_base, host.uart_shift);
+	pr_info("Carapace hypervisor, HS-mode, boot hart %lu of %u", hartid, host.nr_harts);
+
+	harts[0].hartid = hartid;
+	nr_harts = 1;
+	for (unsigned int i = 0; i < host.nr_harts && nr_harts < HART_MAX; i++) {
+		if (host.hartids[i] == hartid)
+			continue;
+		harts[nr_harts].hartid = host.hartids[i];
+		harts[nr_harts].index = nr_harts;
+		nr_harts++;
+	}
+	timebase_hz = host.timebase_hz;
+	hart_caps.smstateen = host.isa_smstateen;
+	setup_memory();
+
+	ss = request_shadow_stack();
+	hart_probe_caps();
+	hart_caps.fwft_ss_ok = ss;
+	if (!host.isa_zicfilp)
+		hart_caps.zicfilp = false;
+	if (!ss)
+		hart_caps.zicfiss = false;
+	if (!hart_caps.sstc)
+		hyp_panic("the CPU lacks Sstc, which Carapace requires (QEMU: sstc=true)");
+	hart_init_csrs();
+	if (host.timeslice_us)
+		sched_slice_ticks = host.timebase_hz * host.timeslice_us / 1000000;
+
+	harts_online = 1;
+	for (unsigned int i = 1; i < nr_harts; i++) {
+		long rc = sbi_hart_start(harts[i].hartid, (unsigned long)_secondary_start,
+					 (unsigned long)&harts[i]);
+
+		if (rc)
+			pr_info("hart %lu did not start (SBI error %ld)", harts[i].hartid, rc);
+	}
+	/* every hart must have asked for menvcfg.SSE before a guest may rely on it */
+	for (uint64_t end = time_now() + timebase_hz; time_now() < end;)
+		if (atomic_load(&harts_online) == nr_harts)
+			break;
+	report_cfi_caps(hart_caps.zicfiss);
+	pr_info("%u harts online, timeslice %lu us", atomic_load(&harts_online),
+		(unsigned long)(sched_slice_ticks * 1000000 / timebase_hz));
+
+	vm_create_all(&host);
+	atomic_store(&vms_ready, true);
+	sched_loop();
+}
+
+void hyp_secondary_main(void)
+{
+	bool ss = request_shadow_stack();
+
+	if (hart_caps.zicfiss && !ss) {
+		pr_info("hart %lu: firmware refused SHADOW_STACK: no guest shadow stacks",
+			this_hart()->hartid);
+		hart_caps.zicfiss = false;
+	}
+	hart_init_csrs();
+	atomic_add(&harts_online, 1);
+	while (!atomic_load(&vms_ready))
+		;
+	sched_loop();
+}

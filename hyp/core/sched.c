@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/* Round-robin over every VM's vCPUs; one global lock (few harts, few vCPUs).
+ * A hart runs a vCPU for a time slice (HS timer), or until it waits (WFI,
+ * HSM suspend/stop) or its VM goes down; idle harts sleep in WFI until the
+ * earliest guest timer or a kick. */
+#include <arch/riscv/csr.h>
+#include <atomic.h>
+#include <console.h>
+#include <bitops.h>
+#include <hart.h>
+#include <sbi_client.h>
+#include <sched.h>
+#include <vm.h>
+
+uint64_t sched_slice_ticks = 50000;	/* 5 ms at QEMU virt's 10 MHz timebase */
+
+static struct spinlock lock = SPINLOCK_INIT;
+static unsigned int rr_next;
+static volatile unsigned long idle_harts;	/* bitmap of hart indices in WFI */
+static volatile int powering_off;
+
+void sched_lock(void)
+{
+	spin_lock(&lock);
+}
+
+void sched_unlock(void)
+{
+	spin_unlock(&lock);
+}
+
+static unsigned int nr_slots(void)
+{
+	return nr_vms * VM_MAX_VCPUS;
+}
+
+static struct vcpu *slot_vcpu(unsigned int slot)
+{
+	struct vm *vm = &vms[slot / VM_MAX_VCPUS];
+	unsigned int id = slot % VM_MAX_VCPUS;
+
+	return id < vm->nr_vcpus ? &vm->vcpus[id] : NULL;
+}
+
+/* Caller holds the lock. */
+static bool runnable(const struct vcpu *v, uint64_t now)
+{
+	if (v->vm->state != VM_RUNNING || v->hart >= 0)
+		return false;
+	if (v->hsm != VCPU_HSM_STARTED && v->hsm != VCPU_HSM_SUSPENDED)
+		return false;
+	return !v->waiting || vcpu_wake_pending(v, now);
+}
+
+bool sched_other_runnable(const struct vcpu *self)
+{
+	uint64_t now = time_now();
+	bool any = false;
+
+	spin_lock(&lock);
+	for (unsigned int s = 0; s < nr_slots() && !any; s++) {
+		struct vcpu *v = slot_vcpu(s);
+
+		any = v && v != self && runnable(v, now);
+	}
+	spin_unlock(&lock);
+	return any;
+}
+
+static bool vm_off_cpu(const struct vm *vm)
+{
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		if (vm->vcpus[i].hart >= 0)
+			return false;
+	return true;
+}
+
+/* A rebooting VM is reset by whichever hart finds all its vCPUs off CPU. */
+static struct vm *claim_reboot(void)
+{
+	for (unsigned int i = 0; i < nr_vms; i++) {
+		if (vms[i].state == VM_REBOOTING && vm_off_cpu(&vms[i])) {
+			vms[i].state = VM_RESETTING;	/* nobody schedules it meanwhile */
+			return &vms[i];
+		}
+	}
+	return NULL;
+}
+
+static struct vcpu *pick(uint64_t now, struct vm **reboot)
+{
+	struct vcpu *found = NULL;
+	unsigned int n = nr_slots();
+
+	spin_lock(&lock);
+	*reboot = claim_reboot();
+	for (unsigned int i = 0; i < n && !found && !*reboot; i++) {
+		unsigned int s = (rr_next + i) % n;
+		struct vcpu *v = slot_vcpu(s);
+
+		if (v && runnable(v, now)) {
+			found = v;
+			v->hart = (int)this_hart()->index;
+			rr_next = s + 1;
+		}
+	}
+	spin_unlock(&lock);
+	return found;
+}
+
+static void release(struct vcpu *v)
+{
+	spin_lock(&lock);
+	v->hart = -1;
+	spin_unlock(&lock);
+	/* an interrupt posted while it was leaving found it still on this hart */
+	if (v->waiting && v->irq_pending)
+		sched_kick_idle();
+}
+
+void sched_kick_idle(void)
+{
+	unsigned long idle = atomic_load(&idle_harts);
+
+	if (idle)
+		sbi_send_ipi(1, harts[bit_first(idle)].hartid);
+}
+
+void sched_check_all_down(void)
+{
+	bool failed = false;
+
+	for (unsigned int i = 0; i < nr_vms; i++) {
+		if (vms[i].state != VM_DOWN)
+			return;
+		failed |= vms[i].failed;
+	}
+	if (__atomic_exchange_n(&powering_off, 1, __ATOMIC_SEQ_CST))
+		return;
+	pr_info("all VMs down, powering off%s", failed ? " (some VM failed)" : "");
+	sbi_system_shutdown(failed);
+}
+
+/* Earliest host time at which a waiting vCPU's own timer fires. */
+static uint64_t next_guest_deadline(uint64_t now)
+{
+	uint64_t best = now + 10 * sched_slice_ticks;
+
+	spin_lock(&lock);
+	for (unsigned int s = 0; s < nr_slots(); s++) {
+		struct vcpu *v = slot_vcpu(s);
+
+		if (v && v->vm->state == VM_RUNNING && v->waiting && v->hart < 0) {
+			uint64_t t = v->csr.vstimecmp - v->csr.htimedelta;
+
+			if (t < best)
+				best = t;
+		}
+	}
+	spin_unlock(&lock);
+	return best;
+}
+
+static void idle(struct hart *h, uint64_t now)
+{
+	uint64_t deadline = next_guest_deadline(now);
+
+	h->idle_wakeups++;
+	atomic_or(&idle_harts, 1UL << h->index);
+	csr_write(CSR_STIMECMP, deadline);
+	/* a kick may have come between the scan and here: wfi returns at once then */
+	if (!(csr_read(CSR_SIP) & (MIP_SSIP | MIP_STIP)))
+		asm volatile("wfi");
+	__atomic_fetch_and(&idle_harts, ~(1UL << h->index), __ATOMIC_SEQ_CST);
+	csr_write(CSR_STIMECMP, -1UL);
+	csr_clear(CSR_SIP, MIP_SSIP);
+}
+
+void sched_loop(void)
+{
+	struct hart *h = this_hart();
+
+	for (;;) {
+		uint64_t now = time_now();
+		struct vm *reboot;
+		struct vcpu *v = pick(now, &reboot);
+
+		if (h->index == 0)
+			console_poll_input();
+		if (reboot) {
+			vm_reset(reboot);
+			continue;
+		}
+		if (!v) {
+			sched_check_all_down();
+			idle(h, now);
+			continue;
+		}
+		vcpu_load(v);
+		vcpu_run_slice(v);
+		vcpu_put(v);
+		release(v);
+	}
+}

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/* Guest device tree: cpus (with exactly the ISA Carapace virtualizes), memory, chosen. */
+#include <libfdt.h>
+#include <string.h>
+#include <errno.h>
+#include <printf.h>
+#include <cfi.h>
+#include <fdt_guest.h>
+#include <hart.h>
+#include <vm.h>
+
+/* Extensions whose state is switched per vCPU. Never list one that is not
+ * (e.g. V: there is no vector context switching). */
+size_t fdt_guest_isa_extensions(const struct vm *vm, const char **out, size_t max)
+{
+	static const char *const base[] = { "i", "m", "a", "f", "d", "c", "zicsr", "zifencei",
+					    "zicntr", "zaamo", "zalrsc", "zca", "zcd",
+					    "zimop", "zcmop", "sstc" };
+	size_t n = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(base) && n < max; i++)
+		out[n++] = base[i];
+	if (cfi_vm_has_lp(vm) && n < max)
+		out[n++] = "zicfilp";
+	if (cfi_vm_has_ss(vm) && n < max)
+		out[n++] = "zicfiss";
+	return n;
+}
+
+#define TRY(x) do { int __rc = (x); if (__rc) return __rc; } while (0)
+
+static int prop_u64_pair(void *fdt, const char *name, uint64_t a, uint64_t b)
+{
+	fdt64_t v[2] = { cpu_to_fdt64(a), cpu_to_fdt64(b) };
+
+	return fdt_property(fdt, name, v, sizeof(v));
+}
+
+static int build_cpus(void *fdt, const struct vm *vm)
+{
+	const char *ext[24];
+	size_t n = fdt_guest_isa_extensions(vm, ext, ARRAY_SIZE(ext));
+	char list[256];
+	int len = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t l = strlen(ext[i]) + 1;
+
+		if (len + (int)l > (int)sizeof(list))
+			return -HYP_ENOMEM;
+		memcpy(list + len, ext[i], l);
+		len += (int)l;
+	}
+	TRY(fdt_begin_node(fdt, "cpus"));
+	TRY(fdt_property_u32(fdt, "#address-cells", 1));
+	TRY(fdt_property_u32(fdt, "#size-cells", 0));
+	TRY(fdt_property_u32(fdt, "timebase-frequency", (uint32_t)timebase_hz));
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "cpu@%u", i);
+		TRY(fdt_begin_node(fdt, name));
+		TRY(fdt_property_string(fdt, "device_type", "cpu"));
+		TRY(fdt_property_u32(fdt, "reg", i));
+		TRY(fdt_property_string(fdt, "status", "okay"));
+		TRY(fdt_property_string(fdt, "compatible", "riscv"));
+		TRY(fdt_property_string(fdt, "riscv,isa-base", "rv64i"));
+		TRY(fdt_property(fdt, "riscv,isa-extensions", list, len));
+		TRY(fdt_property_string(fdt, "mmu-type", "riscv,sv48"));
+		TRY(fdt_begin_node(fdt, "interrupt-controller"));
+		TRY(fdt_property_u32(fdt, "#interrupt-cells", 1));
+		TRY(fdt_property(fdt, "interrupt-controller", NULL, 0));
+		TRY(fdt_property_string(fdt, "compatible", "riscv,cpu-intc"));
+		TRY(fdt_property_u32(fdt, "phandle", 1 + i));
+		TRY(fdt_end_node(fdt));
+		TRY(fdt_end_node(fdt));
+	}
+	return fdt_end_node(fdt);
+}
+
+int fdt_guest_build(const struct vm *vm, const struct guest_fdt_info *gi, void *buf,
+		    size_t size)
+{
+	void *fdt = buf;
+	char name[32];
+
+	TRY(fdt_create(fdt, (int)size));
+	TRY(fdt_finish_reservemap(fdt));
+	TRY(fdt_begin_node(fdt, ""));
+	TRY(fdt_property_u32(fdt, "#address-cells", 2));
+	TRY(fdt_property_u32(fdt, "#size-cells", 2));
+	TRY(fdt_property_string(fdt, "compatible", "carapace,virt"));
+	TRY(fdt_property_string(fdt, "model", "Carapace virtual machine"));
+
+	TRY(fdt_begin_node(fdt, "chosen"));
+	if (vm->bootargs[0])
+		TRY(fdt_property_string(fdt, "bootargs", vm->bootargs));
+	if (gi->initrd_end) {
+		TRY(fdt_property_u64(fdt, "linux,initrd-start", gi->initrd_start));
+		TRY(fdt_property_u64(fdt, "linux,initrd-end", gi->initrd_end));
+	}
+	TRY(fdt_property_u32(fdt, "carapace,boot-count", vm->boot_count));
+	TRY(fdt_property_string(fdt, "carapace,vm-name", vm->name));
+	TRY(fdt_end_node(fdt));
+
+	snprintf(name, sizeof(name), "memory@%lx", (unsigned long)vm->ram_gpa);
+	TRY(fdt_begin_node(fdt, name));
+	TRY(fdt_property_string(fdt, "device_type", "memory"));
+	TRY(prop_u64_pair(fdt, "reg", vm->ram_gpa, vm->ram_size));
+	TRY(fdt_end_node(fdt));
+
+	TRY(build_cpus(fdt, vm));
+	TRY(fdt_end_node(fdt));
+	TRY(fdt_finish(fdt));
+	return 0;
+}

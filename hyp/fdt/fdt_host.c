@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+/* Host DT parsing with libfdt: memory, harts, timebase, UART, reserved memory, VMs. */
+#include <libfdt.h>
+#include <string.h>
+#include <errno.h>
+#include <fdt_host.h>
+
+static uint64_t read_cells(const fdt32_t *p, int cells)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < cells; i++)
+		v = (v << 32) | fdt32_to_cpu(p[i]);
+	return v;
+}
+
+/* #address-cells/#size-cells that apply to @node's reg: the nearest ancestor
+ * that states them (VM nodes under /chosen usually inherit from /chosen). */
+static int reg_cells(const void *fdt, int node, const char *name, int dflt)
+{
+	for (int p = fdt_parent_offset(fdt, node); p >= 0; p = fdt_parent_offset(fdt, p)) {
+		int len;
+		const fdt32_t *v = fdt_getprop(fdt, p, name, &len);
+
+		if (v && len == 4)
+			return (int)fdt32_to_cpu(*v);
+		if (p == 0)
+			break;
+	}
+	return dflt;
+}
+
+/* Append every (address, size) pair of @node's reg to @out. */
+static int read_reg(const void *fdt, int node, struct mm_range *out, unsigned int *nr,
+		    unsigned int max)
+{
+	int ac = reg_cells(fdt, node, "#address-cells", 2);
+	int sc = reg_cells(fdt, node, "#size-cells", 1);
+	int len;
+	const fdt32_t *p = fdt_getprop(fdt, node, "reg", &len);
+
+	if (!p || ac < 1 || ac > 2 || sc < 0 || sc > 2 || len % (4 * (ac + sc)))
+		return -HYP_EINVAL;
+	for (int i = 0; i < len / (4 * (ac + sc)); i++) {
+		if (*nr == max)
+			return -HYP_ENOMEM;
+		out[*nr].base = read_cells(p + i * (ac + sc), ac);
+		out[*nr].size = read_cells(p + i * (ac + sc) + ac, sc);
+		(*nr)++;
+	}
+	return 0;
+}
+
+static bool stringlist_has(const void *fdt, int node, const char *prop, const char *s)
+{
+	return fdt_stringlist_search(fdt, node, prop, s) >= 0;
+}
+
+static int parse_cpus(const void *fdt, struct host_info *hi, const char **err)
+{
+	int cpus = fdt_path_offset(fdt, "/cpus"), node, len;
+	const fdt32_t *tb;
+
+	if (cpus < 0)
+		return *err = "no /cpus node", -HYP_EINVAL;
+	tb = fdt_getprop(fdt, cpus, "timebase-frequency", &len);
+	if (!tb || (len != 4 && len != 8))
+		return *err = "no /cpus/timebase-frequency", -HYP_EINVAL;
+	hi->timebase_hz = read_cells(tb, len / 4);
+	hi->isa_zicfilp = hi->isa_zicfiss = hi->isa_sstc = hi->isa_smstateen = true;
+	fdt_for_each_subnode(node, fdt, cpus) {
+		const char *type = fdt_getprop(fdt, node, "device_type", NULL);
+		const char *status = fdt_getprop(fdt, node, "status", NULL);
+		const fdt32_t *reg = fdt_getprop(fdt, node, "reg", &len);
+
+		if (!type || strcmp(type, "cpu") || !reg || len < 4)
+			continue;
+		if (status && strcmp(status, "okay") && strcmp(status, "ok"))
+			continue;
+		if (hi->nr_harts == HOST_MAX_HARTS)
+			return *err = "too many harts", -HYP_ENOMEM;
+		hi->hartids[hi->nr_harts++] = read_cells(reg, len / 4 > 1 ? 2 : 1);
+		hi->isa_zicfilp &= stringlist_has(fdt, node, "riscv,isa-extensions", "zicfilp");
+		hi->isa_zicfiss &= stringlist_has(fdt, node, "riscv,isa-extensions", "zicfiss");
+		hi->isa_sstc &= stringlist_has(fdt, node, "riscv,isa-extensions", "sstc");
+		hi->isa_smstateen &= stringlist_has(fdt, node, "riscv,isa-extensions", "smstateen");
+	}
+	if (!hi->nr_harts)
+		return *err = "no usable cpu nodes", -HYP_EINVAL;
+	return 0;
+}
+
+static int parse_memory(const void *fdt, struct host_info *hi, const char **err)
+{
+	int node, rmem;
+
+	fdt_for_each_subnode(node, fdt, 0) {
+		const char *type = fdt_getprop(fdt, node, "device_type", NULL);
+
+		if (type && !strcmp(type, "memory") &&
+		    read_reg(fdt, node, hi->mem, &hi->nr_mem, MM_MAX_RANGES))
+			return *err = "bad /memory reg", -HYP_EINVAL;
+	}
+	if (!hi->nr_mem)
+		return *err = "no memory nodes", -HYP_EINVAL;
+	rmem = fdt_path_offset(fdt, "/reserved-memory");
+	if (rmem >= 0) {
+		fdt_for_each_subnode(node, fdt, rmem) {
+			if (fdt_getprop(fdt, node, "reg", NULL) &&
+			    read_reg(fdt, node, hi->reserved, &hi->nr_reserved, MM_MAX_RANGES))
+				return *err = "bad /reserved-memory entry", -HYP_EINVAL;
+		}
+	}
+	if (hi->nr_reserved == MM_MAX_RANGES)
+		return *err = "too many reserved ranges", -HYP_ENOMEM;
+	hi->reserved[hi->nr_reserved++] = (struct mm_range){ (uint64_t)(uintptr_t)fdt,
+							      fdt_totalsize(fdt) };
+	return 0;
+}
+
+static int parse_uart(const void *fdt, struct host_info *hi)
+{
+	int chosen = fdt_path_offset(fdt, "/chosen"), node = -1, len;
+	struct mm_range r;
+	unsigned int nr = 0;
+	const fdt32_t *shift;
+
+	if (chosen >= 0) {
+		const char *path = fdt_getprop(fdt, chosen, "stdout-path", &len);
+
+		if (path) {
+			const char *colon = memchr(path, ':', (size_t)len);
+
+			node = fdt_path_offset_namelen(fdt, path,
+						       colon ? (int)(colon - path) : len - 1);
+		}
+	}
+	if (node < 0)
+		node = fdt_node_offset_by_compatible(fdt, -1, "ns16550a");
+	if (node < 0 || read_reg(fdt, node, &r, &nr, 1))
+		return -HYP_ENOENT;
+	hi->uart_base = r.base;
+	shift = fdt_getprop(fdt, node, "reg-shift", &len);
+	hi->uart_shift = shift && len == 4 ? fdt32_to_cpu(*shift) : 0;
+	return 0;
+}
+
+static int parse_cfi_policy(const char *s, enum cfi_policy *p)
+{
+	static const char *const names[] = { "trap", "delegate", "strict", "off" };
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(names); i++) {
+		if (!strcmp(s, names[i])) {
+			*p = (enum cfi_policy)i;
+			return 0;
+		}
+	}
+	return -HYP_EINVAL;
+}
+
+/* One "carapace,vm" node under /chosen (see docs/user-guide.md). */
+static int parse_vm(const void *fdt, int node, struct vm_desc *d, const char **err)
+{
+	const char *name = fdt_getprop(fdt, node, "carapace,name", NULL);
+	const char *cfi = fdt_getprop(fdt, node, "carapace,cfi", NULL);
+	const char *args = fdt_getprop(fdt, node, "bootargs", NULL);
+	const fdt32_t *mem, *cpus;
+	int len, child;
+
+	memset(d, 0, sizeof(*d));
+	if (!name || !*name || strlen(name) >= sizeof(d->name))
+		return *err = "vm node without a valid carapace,name", -HYP_EINVAL;
+	memcpy(d->name, name, strlen(name) + 1);
+	mem = fdt_getprop(fdt, node, "carapace,memory", &len);
+	if (!mem || (len != 4 && len != 8))
+		return *err = "vm node without carapace,memory", -HYP_EINVAL;
+	d->memory = read_cells(mem, len / 4);
+	cpus = fdt_getprop(fdt, node, "carapace,vcpus", &len);
+	d->vcpus = cpus && len == 4 ? fdt32_to_cpu(*cpus) : 1;
+	if (cfi && parse_cfi_policy(cfi, &d->cfi))
+		return *err = "unknown carapace,cfi policy", -HYP_EINVAL;
+	if (args) {
+		if (strlen(args) >= sizeof(d->bootargs))
+			return *err = "bootargs too long", -HYP_EINVAL;
+		memcpy(d->bootargs, args, strlen(args) + 1);
+	}
+	fdt_for_each_subnode(child, fdt, node) {
+		struct mm_range r;
+		unsigned int nr = 0;
+
+		if (read_reg(fdt, child, &r, &nr, 1))
+			return *err = "bad module reg", -HYP_EINVAL;
+		if (!fdt_node_check_compatible(fdt, child, "carapace,kernel")) {
+			d->kernel_addr = r.base;
+			d->kernel_size = r.size;
+		} else if (!fdt_node_check_compatible(fdt, child, "carapace,ramdisk")) {
+			d->initrd_addr = r.base;
+			d->initrd_size = r.size;
+		}
+	}
+	if (!d->kernel_size)
+		return *err = "vm node without a kernel module", -HYP_EINVAL;
+	return 0;
+}
+
+static int parse_chosen(const void *fdt, struct host_info *hi, const char **err)
+{
+	int chosen = fdt_path_offset(fdt, "/chosen"), node, len, rc;
+	const fdt32_t *ts;
+
+	if (chosen < 0)
+		return 0;
+	ts = fdt_getprop(fdt, chosen, "carapace,timeslice-us", &len);
+	if (ts && len == 4)
+		hi->timeslice_us = fdt32_to_cpu(*ts);
+	fdt_for_each_subnode(node, fdt, chosen) {
+		if (fdt_node_check_compatible(fdt, node, "carapace,vm"))
+			continue;
+		if (hi->nr_vms == HOST_MAX_VMS)
+			return *err = "too many VMs", -HYP_ENOMEM;
+		rc = parse_vm(fdt, node, &hi->vms[hi->nr_vms], err);
+		if (rc)
+			return rc;
+		hi->nr_vms++;
+		/* the images stay where QEMU loaded them: keep them out of the allocator */
+		for (int m = 0; m < 2 && hi->nr_reserved + 2 <= MM_MAX_RANGES; m++) {
+			struct vm_desc *d = &hi->vms[hi->nr_vms - 1];
+			uint64_t a = m ? d->initrd_addr : d->kernel_addr;
+			uint64_t s = m ? d->initrd_size : d->kernel_size;
+
+			if (s)
+				hi->reserved[hi->nr_reserved++] = (struct mm_range){ a, s };
+		}
+	}
+	return 0;
+}
+
+int fdt_host_parse(const void *fdt, struct host_info *hi, const char **err)
+{
+	int rc;
+
+	memset(hi, 0, sizeof(*hi));
+	*err = "";
+	if (fdt_check_header(fdt))
+		return *err = "bad FDT header", -HYP_EINVAL;
+	rc = parse_cpus(fdt, hi, err);
+	if (!rc)
+		rc = parse_memory(fdt, hi, err);
+	if (!rc && parse_uart(fdt, hi))
+		hi->uart_base = 0;	/* no console: still run, silently */
+	if (!rc)
+		rc = parse_chosen(fdt, hi, err);
+	return rc;
+}

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/* The device tree each guest boots with, built with libfdt's sequential-write API. */
+#ifndef HYP_FDT_GUEST_H
+#define HYP_FDT_GUEST_H
+#include <types.h>
+
+struct vm;
+
+struct guest_fdt_info {
+	gpa_t initrd_start, initrd_end;	/* 0/0: none */
+};
+
+/** fdt_guest_build() - write the DT for @vm into buf; returns 0 or -HYP_E*. */
+int fdt_guest_build(const struct vm *vm, const struct guest_fdt_info *gi, void *buf,
+		    size_t size);
+/** fdt_guest_isa_extensions() - the extension list guests get (for logs/tests). */
+size_t fdt_guest_isa_extensions(const struct vm *vm, const char **out, size_t max);
+#endif

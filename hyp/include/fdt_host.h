@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/* What the hypervisor reads from the host device tree OpenSBI hands over. */
+#ifndef HYP_FDT_HOST_H
+#define HYP_FDT_HOST_H
+#include <types.h>
+#include <cfi.h>
+#include <mm.h>
+
+#define HOST_MAX_HARTS	8
+#define HOST_MAX_VMS	8
+
+struct vm_desc {
+	char name[16];
+	uint64_t memory;
+	unsigned int vcpus;
+	enum cfi_policy cfi;
+	char bootargs[512];
+	uint64_t kernel_addr, kernel_size;
+	uint64_t initrd_addr, initrd_size;
+};
+
+struct host_info {
+	struct mm_range mem[MM_MAX_RANGES];
+	unsigned int nr_mem;
+	struct mm_range reserved[MM_MAX_RANGES];	/* /reserved-memory, the DT itself */
+	unsigned int nr_reserved;
+	unsigned long hartids[HOST_MAX_HARTS];
+	unsigned int nr_harts;
+	uint64_t timebase_hz;
+	uint64_t uart_base;
+	unsigned int uart_shift;
+	uint32_t timeslice_us;		/* /chosen carapace,timeslice-us, 0 if absent */
+	bool isa_zicfilp, isa_zicfiss, isa_sstc, isa_smstateen;	/* advertised on every hart */
+	struct vm_desc vms[HOST_MAX_VMS];
+	unsigned int nr_vms;
+};
+
+/** fdt_host_parse() - fill @hi from @fdt. Returns 0 or -HYP_E*; @err gets a message. */
+int fdt_host_parse(const void *fdt, struct host_info *hi, const char **err);
+#endif

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/* Physical harts: per-hart data (pointed to by tp) and boot-time capabilities. */
+#ifndef HYP_HART_H
+#define HYP_HART_H
+#include <types.h>
+
+#define HART_MAX	8
+#define HART_STACK_SIZE	(16 * 1024)
+
+struct vcpu;
+
+/* What the CPU and firmware give us, probed once at boot (write, read back). */
+struct hart_caps {
+	bool sstc;		/* stimecmp / vstimecmp */
+	bool zicfilp;		/* henvcfg.LPE writable */
+	bool zicfiss;		/* menvcfg.SSE granted by firmware FWFT, henvcfg.SSE writable */
+	bool fwft_ss_ok;	/* firmware accepted FWFT SET SHADOW_STACK on every hart */
+	bool smstateen;
+	unsigned long henvcfg_ok;	/* henvcfg bits that stick */
+	unsigned int vmid_bits;
+};
+
+struct hart {
+	unsigned long hartid;	/* physical hart id */
+	unsigned int index;	/* 0..nr_harts-1 */
+	struct vcpu *current;	/* vCPU loaded on this hart */
+	struct vcpu *last;	/* last vCPU that ran here (skip reloads) */
+	uint64_t slice_end;
+	uint64_t idle_wakeups;
+};
+
+extern struct hart harts[HART_MAX];
+extern unsigned int nr_harts;
+extern struct hart_caps hart_caps;
+extern uint64_t timebase_hz;
+
+static inline struct hart *this_hart(void)
+{
+	struct hart *h;
+
+	asm volatile("mv %0, tp" : "=r"(h));
+	return h;
+}
+
+/** hart_init_csrs() - per-hart hypervisor CSR setup (hedeleg, hideleg, hcounteren...). */
+void hart_init_csrs(void);
+/** hart_probe_caps() - fill hart_caps on the boot hart. */
+void hart_probe_caps(void);
+/** hart_by_id() - struct hart for a physical hart id, or NULL. */
+struct hart *hart_by_id(unsigned long hartid);
+
+static inline uint64_t time_now(void)
+{
+	uint64_t t;
+
+	asm volatile("rdtime %0" : "=r"(t));
+	return t;
+}
+#endif

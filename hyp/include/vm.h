@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/* A virtual machine: its RAM, G-stage tables, vCPUs, devices, console and lifecycle. */
+#ifndef HYP_VM_H
+#define HYP_VM_H
+#include <types.h>
+#include <atomic.h>
+#include <cfi.h>
+#include <vcpu.h>
+
+#define VM_MAX			8
+#define VM_MAX_VCPUS		8
+#define VM_NAME_LEN		16
+#define VM_BOOTARGS_LEN		512
+#define VM_GUEST_RAM_BASE	0x80000000UL
+#define VM_KERNEL_OFFSET	SZ_2M		/* flat kernels load at RAM base + 2 MiB */
+#define VM_FDT_MAX		SZ_64K
+#define VM_CONSOLE_LINE		256
+#define VM_INPUT_SIZE		256
+#define VM_MMIO_MAX		4
+
+/* Lifecycle. Only RUNNING VMs are scheduled; the others drain off the harts. */
+enum vm_state {
+	VM_RUNNING,
+	VM_REBOOTING,	/* SRST reboot: reset once every vCPU is off CPU */
+	VM_RESETTING,	/* a hart is reloading it */
+	VM_DOWN,	/* shut down or stopped; never runs again */
+};
+
+struct vm_image {
+	hpa_t hpa;	/* where QEMU's loader put it (kept for reboot) */
+	uint64_t size;
+};
+
+struct mmio_access;
+/* An emulated device window in guest physical space. */
+struct mmio_region {
+	gpa_t base;
+	uint64_t size;
+	/** handle() - perform @a (a->is_write); return 0 or -HYP_E* to fault the guest. */
+	int (*handle)(struct vm *vm, void *priv, struct mmio_access *a);
+	void *priv;
+};
+
+struct vm_stats {
+	uint64_t exits, sbi_calls, mmio, injected;
+};
+
+struct vm {
+	char name[VM_NAME_LEN];
+	unsigned int index;
+	uint16_t vmid;
+	volatile enum vm_state state;
+	bool failed;			/* stopped by the hypervisor or SRST reason system-failure */
+	uint32_t boot_count;
+	enum cfi_policy cfi_policy;
+
+	gpa_t ram_gpa;
+	uint64_t ram_size;
+	hpa_t ram_hpa;
+	hpa_t gstage_root;
+	unsigned long hgatp;
+
+	struct vm_image kernel, initrd;
+	char bootargs[VM_BOOTARGS_LEN];
+	gpa_t kernel_gpa, fdt_gpa;
+
+	unsigned int nr_vcpus;
+	struct vcpu vcpus[VM_MAX_VCPUS];
+	unsigned int nr_mmio;
+	struct mmio_region mmio[VM_MMIO_MAX];
+
+	struct spinlock lock;		/* vCPU HSM transitions, console buffers */
+	char line[VM_CONSOLE_LINE];
+	unsigned int line_len;
+	char input[VM_INPUT_SIZE];
+	unsigned int in_head, in_tail;
+
+	struct vm_stats stats;
+};
+
+extern struct vm vms[VM_MAX];
+extern unsigned int nr_vms;
+
+/** vm_create_all() - build every VM described in the host DT's /chosen. */
+struct host_info;
+void vm_create_all(const struct host_info *hi);
+/** vm_reset() - (re)load images, guest DT and vCPU 0; other vCPUs stopped. */
+int vm_reset(struct vm *vm);
+/** vm_stop() - stop @vm for good with a reason (fatal guest error). Other VMs go on. */
+void vm_stop(struct vm *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/** vm_shutdown() - SRST from the guest: shutdown (@reboot false) or reboot. */
+void vm_shutdown(struct vm *vm, bool reboot, bool failure);
+/** vm_vcpu() - vCPU by guest hart id, or NULL. */
+struct vcpu *vm_vcpu(struct vm *vm, unsigned long hartid);
+
+/* Guest memory (hyp/mm/guest_mem.c); the only way the hypervisor touches guest RAM. */
+bool vm_gpa_range_is_ram(const struct vm *vm, gpa_t gpa, uint64_t len);
+void *vm_gpa_to_hva(const struct vm *vm, gpa_t gpa, uint64_t len);
+int vm_copy_from_guest(const struct vm *vm, void *dst, gpa_t src, uint64_t len);
+int vm_copy_to_guest(const struct vm *vm, gpa_t dst, const void *src, uint64_t len);
+
+/** vm_mmio_register() - add an emulated window; fails if it overlaps RAM or another. */
+int vm_mmio_register(struct vm *vm, const struct mmio_region *r);
+struct mmio_region *vm_mmio_find(struct vm *vm, gpa_t gpa);
+#endif

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/* The SBI implementation guests see: a registry of one descriptor per extension. */
+#ifndef HYP_VSBI_H
+#define HYP_VSBI_H
+#include <types.h>
+#include <exit.h>
+#include <hyp/sbi_defs.h>
+
+struct vcpu;
+struct vm;
+
+/* Result of one SBI call. The dispatcher writes error/value to a0/a1 and
+ * advances sepc, unless the handler chose another action. */
+struct vsbi_ret {
+	long error;		/* SBI_SUCCESS or SBI_ERR_* */
+	unsigned long value;
+	enum exit_action action;	/* EXIT_RESUME_NEXT unless the call does not return */
+};
+
+struct vsbi_ext {
+	const char *name;
+	unsigned long eid_first, eid_last;
+	/** probe() - optional: is the extension available to this VM? (default yes) */
+	bool (*probe)(const struct vm *vm);
+	/** call() - handle function @fid; fills @ret. Arguments are in v->ctx.gpr[10..15]
+	 *  and are validated here, at the boundary, before any use. */
+	void (*call)(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret);
+};
+
+extern const struct vsbi_ext vsbi_base, vsbi_time, vsbi_ipi, vsbi_rfence, vsbi_hsm,
+	vsbi_srst, vsbi_dbcn, vsbi_fwft;
+
+/** vsbi_dispatch() - the VS ecall exit. */
+enum exit_action vsbi_dispatch(struct vcpu *v);
+/** vsbi_find() - the extension serving @eid for @vm, or NULL. */
+const struct vsbi_ext *vsbi_find(const struct vm *vm, unsigned long eid);
+/** vsbi_hart_mask() - turn (hart_mask, hart_mask_base) into a bitmap of vCPU ids.
+ *  Returns SBI_SUCCESS or SBI_ERR_INVALID_PARAM if any named hart does not exist. */
+long vsbi_hart_mask(unsigned int nr_vcpus, unsigned long mask, unsigned long base,
+		    unsigned long *out);
+
+#define VSBI_ARG(v, n) ((v)->ctx.gpr[10 + (n)])
+#endif

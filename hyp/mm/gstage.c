@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/* G-stage table builder and walker (Priv spec, H extension: Sv39x4). */
+#include <arch/riscv/encoding.h>
+#include <errno.h>
+#include <gstage.h>
+
+#define PTE_TABLE_BITS	(PTE_V)
+#define LEAF_BITS	(PTE_V | PTE_U | PTE_A | PTE_D)
+
+static unsigned int level_shift(int level)
+{
+	return PAGE_SHIFT + 9 * (unsigned int)level;
+}
+
+static unsigned long pte_index(gpa_t gpa, int level)
+{
+	/* the root level of an x4 scheme has 2 extra index bits */
+	unsigned long mask = level == GSTAGE_LEVELS - 1 ? 0x7ff : 0x1ff;
+
+	return (gpa >> level_shift(level)) & mask;
+}
+
+static uint64_t *pte_table(uint64_t pte)
+{
+	return (uint64_t *)(uintptr_t)((pte >> PTE_PPN_SHIFT) << PAGE_SHIFT);
+}
+
+static uint64_t make_pte(uint64_t pa, unsigned long bits)
+{
+	return ((pa >> PAGE_SHIFT) << PTE_PPN_SHIFT) | bits;
+}
+
+static bool pte_is_leaf(uint64_t pte)
+{
+	return pte & (PTE_R | PTE_W | PTE_X);
+}
+
+static int map_one(uint64_t root, gpa_t gpa, hpa_t hpa, int leaf_level, unsigned long prot,
+		   gstage_alloc_fn alloc)
+{
+	uint64_t *table = (uint64_t *)(uintptr_t)root;
+
+	for (int level = GSTAGE_LEVELS - 1; level > leaf_level; level--) {
+		uint64_t *pte = &table[pte_index(gpa, level)];
+
+		if (!(*pte & PTE_V)) {
+			uint64_t page = alloc();
+
+			if (!page)
+				return -HYP_ENOMEM;
+			*pte = make_pte(page, PTE_TABLE_BITS);
+		} else if (pte_is_leaf(*pte)) {
+			return -HYP_EEXIST;	/* already covered by a larger leaf */
+		}
+		table = pte_table(*pte);
+	}
+	if (table[pte_index(gpa, leaf_level)] & PTE_V)
+		return -HYP_EEXIST;
+	table[pte_index(gpa, leaf_level)] = make_pte(hpa, LEAF_BITS | prot);
+	return 0;
+}
+
+int gstage_map(uint64_t root, gpa_t gpa, hpa_t hpa, uint64_t size, unsigned long prot,
+	       gstage_alloc_fn alloc)
+{
+	if (((gpa | hpa | size) & (PAGE_SIZE - 1)) || !size || !(prot & (PTE_R | PTE_X)) ||
+	    (prot & ~(unsigned long)(PTE_R | PTE_W | PTE_X)))
+		return -HYP_EINVAL;	/* W without R is reserved in G-stage too */
+	if (gpa + size < gpa || gpa + size > (1UL << GSTAGE_GPA_BITS))
+		return -HYP_ERANGE;
+	while (size) {
+		bool huge = !((gpa | hpa) & (SZ_2M - 1)) && size >= SZ_2M;
+		uint64_t step = huge ? SZ_2M : PAGE_SIZE;
+		int rc = map_one(root, gpa, hpa, huge ? 1 : 0, prot, alloc);
+
+		if (rc)
+			return rc;
+		gpa += step;
+		hpa += step;
+		size -= step;
+	}
+	return 0;
+}
+
+uint64_t *gstage_lookup(uint64_t root, gpa_t gpa, uint64_t *level_size)
+{
+	uint64_t *table = (uint64_t *)(uintptr_t)root;
+
+	if (gpa >= (1UL << GSTAGE_GPA_BITS))
+		return NULL;
+	for (int level = GSTAGE_LEVELS - 1; level >= 0; level--) {
+		uint64_t *pte = &table[pte_index(gpa, level)];
+
+		if (!(*pte & PTE_V))
+			return NULL;
+		if (pte_is_leaf(*pte)) {
+			if (level_size)
+				*level_size = 1UL << level_shift(level);
+			return pte;
+		}
+		table = pte_table(*pte);
+	}
+	return NULL;
+}
+
+hpa_t gstage_translate(uint64_t root, gpa_t gpa)
+{
+	uint64_t size;
+	uint64_t *pte = gstage_lookup(root, gpa, &size);
+
+	if (!pte)
+		return 0;
+	return (uint64_t)(uintptr_t)pte_table(*pte) + (gpa & (size - 1));
+}
+
+unsigned long gstage_hgatp(uint64_t root, unsigned int vmid)
+{
+	return (HGATP_MODE_SV39X4 << HGATP_MODE_SHIFT) |
+	       (((unsigned long)vmid & HGATP_VMID_MASK) << HGATP_VMID_SHIFT) |
+	       ((root >> PAGE_SHIFT) & HGATP_PPN_MASK);
+}

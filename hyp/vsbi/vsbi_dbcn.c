@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/* SBI DBCN: the guest's debug console, multiplexed onto the host console by VM name. */
+#include <console.h>
+#include <vsbi.h>
+#include <vm.h>
+
+#define DBCN_CHUNK	4096	/* bound the time one call holds the console */
+
+/* The buffer must lie entirely in this VM's RAM; base_hi must be 0 on RV64. */
+static void *dbcn_buffer(struct vcpu *v, unsigned long *len)
+{
+	unsigned long num = VSBI_ARG(v, 0), lo = VSBI_ARG(v, 1), hi = VSBI_ARG(v, 2);
+
+	if (hi || !vm_gpa_range_is_ram(v->vm, lo, num))
+		return NULL;
+	*len = num < DBCN_CHUNK ? num : DBCN_CHUNK;
+	return vm_gpa_to_hva(v->vm, lo, *len);
+}
+
+static void dbcn_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret)
+{
+	unsigned long len = 0;
+	char *buf, c;
+
+	ret->error = SBI_SUCCESS;
+	switch (fid) {
+	case SBI_DBCN_WRITE:
+	case SBI_DBCN_READ:
+		buf = dbcn_buffer(v, &len);
+		if (!buf && VSBI_ARG(v, 0)) {
+			ret->error = SBI_ERR_INVALID_PARAM;
+			break;
+		}
+		if (fid == SBI_DBCN_WRITE) {
+			console_vm_write(v->vm, buf, len);
+			ret->value = len;
+		} else {
+			ret->value = console_vm_read(v->vm, buf, len);
+		}
+		break;
+	case SBI_DBCN_WRITE_BYTE:
+		c = (char)VSBI_ARG(v, 0);
+		console_vm_write(v->vm, &c, 1);
+		break;
+	default:
+		ret->error = SBI_ERR_NOT_SUPPORTED;
+	}
+}
+
+const struct vsbi_ext vsbi_dbcn = {
+	.name = "dbcn",
+	.eid_first = SBI_EXT_DBCN,
+	.eid_last = SBI_EXT_DBCN,
+	.call = dbcn_call,
+};

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/* SBI HSM: the per-vCPU start/stop/suspend state machine. HSM state changes
+ * happen under the scheduler lock, which also guards "is it on a hart". */
+#include <arch/riscv/csr.h>
+#include <sched.h>
+#include <vsbi.h>
+#include <vm.h>
+
+static bool suspend_type_valid(unsigned long type, bool *nonret)
+{
+	/* only the two default types; the rest is reserved or platform-specific */
+	*nonret = type == SBI_HSM_SUSPEND_NON_RET_DEFAULT;
+	return type == SBI_HSM_SUSPEND_RET_DEFAULT || *nonret;
+}
+
+static long hart_start(struct vcpu *v, unsigned long hartid, unsigned long addr,
+		       unsigned long opaque)
+{
+	struct vcpu *t = vm_vcpu(v->vm, hartid);
+	long err = SBI_SUCCESS;
+
+	if (!t)
+		return SBI_ERR_INVALID_PARAM;
+	if (!vm_gpa_range_is_ram(v->vm, addr, 4))
+		return SBI_ERR_INVALID_ADDRESS;
+	sched_lock();
+	if (t->hsm != VCPU_HSM_STOPPED || t->hart >= 0) {
+		err = SBI_ERR_ALREADY_AVAILABLE;
+	} else {
+		/* a fresh hart: CFI state and FWFT locks reset too (cfi-virt.md 5.4) */
+		vcpu_reset(t, addr, opaque);
+		t->hsm = VCPU_HSM_STARTED;
+	}
+	sched_unlock();
+	if (!err)
+		sched_kick_idle();
+	return err;
+}
+
+static unsigned long hart_status(const struct vcpu *t)
+{
+	if (t->hsm == VCPU_HSM_STOPPED)
+		return t->hart >= 0 ? SBI_HSM_STATE_STOP_PENDING : SBI_HSM_STATE_STOPPED;
+	if (t->hsm == VCPU_HSM_SUSPENDED)
+		return SBI_HSM_STATE_SUSPENDED;
+	return SBI_HSM_STATE_STARTED;
+}
+
+static void hart_suspend(struct vcpu *v, struct vsbi_ret *ret)
+{
+	unsigned long type = VSBI_ARG(v, 0), addr = VSBI_ARG(v, 1);
+	bool nonret;
+
+	if ((uint32_t)type != type || !suspend_type_valid(type, &nonret)) {
+		ret->error = SBI_ERR_INVALID_PARAM;
+		return;
+	}
+	if (nonret && !vm_gpa_range_is_ram(v->vm, addr, 4)) {
+		ret->error = SBI_ERR_INVALID_ADDRESS;
+		return;
+	}
+	/* like WFI: resumes when an enabled interrupt is pending */
+	v->resume_nonret = nonret;
+	v->resume_addr = addr;
+	v->resume_opaque = VSBI_ARG(v, 2);
+	v->hsm = VCPU_HSM_SUSPENDED;
+	v->waiting = true;
+	ret->error = SBI_SUCCESS;
+	ret->action = EXIT_YIELD;
+}
+
+static void hsm_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret)
+{
+	struct vcpu *t;
+
+	ret->error = SBI_SUCCESS;
+	switch (fid) {
+	case SBI_HSM_HART_START:
+		ret->error = hart_start(v, VSBI_ARG(v, 0), VSBI_ARG(v, 1), VSBI_ARG(v, 2));
+		break;
+	case SBI_HSM_HART_STOP:
+		sched_lock();
+		v->hsm = VCPU_HSM_STOPPED;	/* stop pending until it leaves the hart */
+		sched_unlock();
+		ret->action = EXIT_YIELD;
+		break;
+	case SBI_HSM_HART_GET_STATUS:
+		t = vm_vcpu(v->vm, VSBI_ARG(v, 0));
+		if (!t)
+			ret->error = SBI_ERR_INVALID_PARAM;
+		else
+			ret->value = hart_status(t);
+		break;
+	case SBI_HSM_HART_SUSPEND:
+		hart_suspend(v, ret);
+		break;
+	default:
+		ret->error = SBI_ERR_NOT_SUPPORTED;
+	}
+}
+
+const struct vsbi_ext vsbi_hsm = {
+	.name = "hsm",
+	.eid_first = SBI_EXT_HSM,
+	.eid_last = SBI_EXT_HSM,
+	.call = hsm_call,
+};

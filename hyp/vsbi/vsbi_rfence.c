@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/* SBI RFENCE: remote fence.i and VS-stage TLB flushes for the named vCPUs. Flushing
+ * every VS-stage entry of the VM is a safe superset of any address/ASID range. */
+#include <vsbi.h>
+#include <vm.h>
+
+static void rfence_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret)
+{
+	unsigned long targets, req;
+
+	switch (fid) {
+	case SBI_RFENCE_FENCE_I:
+		req = VCPU_REQ_FENCE_I;
+		break;
+	case SBI_RFENCE_SFENCE_VMA:
+	case SBI_RFENCE_SFENCE_VMA_ASID:
+		req = VCPU_REQ_HFENCE_VVMA;
+		break;
+	default:
+		/* the HFENCE functions: our guests have no H extension */
+		ret->error = SBI_ERR_NOT_SUPPORTED;
+		return;
+	}
+	ret->error = vsbi_hart_mask(v->vm->nr_vcpus, VSBI_ARG(v, 0), VSBI_ARG(v, 1), &targets);
+	if (ret->error)
+		return;
+	for (unsigned int i = 0; i < v->vm->nr_vcpus; i++)
+		if (targets & (1UL << i))
+			vcpu_request_sync(v, &v->vm->vcpus[i], req);
+}
+
+const struct vsbi_ext vsbi_rfence = {
+	.name = "rfence",
+	.eid_first = SBI_EXT_RFENCE,
+	.eid_last = SBI_EXT_RFENCE,
+	.call = rfence_call,
+};
