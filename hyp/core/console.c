@@ -128,6 +128,7 @@ void console_poll_input(void)
 			vm->in_head++;
 		}
 		spin_unlock(&vm->lock);
+		vuart_input_ready(vm);
 	}
 }
 

@@ -5,6 +5,7 @@
 #include <console.h>
 #include <exit.h>
 #include <hart.h>
+#include <mmio.h>
 #include <sched.h>
 #include <vm.h>
 #include <vsbi.h>
@@ -95,12 +96,83 @@ static enum exit_action exit_virtual_insn(struct vcpu *v)
 	return EXIT_INJECTED;
 }
 
+/* The access fault a real bus error would give for this kind of access. */
+static enum exit_action inject_access_fault(struct vcpu *v, unsigned long cause)
+{
+	unsigned long fault = cause == EXC_INST_GUEST_PAGE_FAULT ? EXC_INST_ACCESS :
+			      cause == EXC_LOAD_GUEST_PAGE_FAULT ? EXC_LOAD_ACCESS :
+								   EXC_STORE_ACCESS;
+
+	vcpu_redirect_trap(v, fault, csr_read(CSR_STVAL));
+	return EXIT_INJECTED;
+}
+
+/* Decode the trapped access: htinst when it is a real transformed load/store,
+ * else the instruction itself, fetched with HLVX. */
+static enum insn_kind decode_access(struct vcpu *v, struct mmio_access *a)
+{
+	uint32_t insn;
+	unsigned int len;
+	enum insn_kind kind;
+
+	if (insn_from_htinst(csr_read(CSR_HTINST), &insn, &len)) {
+		kind = insn_decode_mmio(insn, a);
+		a->insn_len = len;
+		return kind;
+	}
+	insn = (uint32_t)vcpu_fetch_insn(v->ctx.sepc);
+	return insn ? insn_decode_mmio(insn, a) : INSN_KIND_OTHER;
+}
+
+static enum exit_action exit_mmio(struct vcpu *v, unsigned long cause, gpa_t gpa,
+				  struct mmio_region *r)
+{
+	struct mmio_access a = { 0 };
+	enum insn_kind kind;
+
+	if (cause == EXC_INST_GUEST_PAGE_FAULT)
+		return inject_access_fault(v, cause);	/* no executing from devices */
+	kind = decode_access(v, &a);
+	if (kind == INSN_KIND_SHADOW_STACK)	/* never emulated: cfi-virt.md 4.3 */
+		return inject_access_fault(v, EXC_STORE_GUEST_PAGE_FAULT);
+	/* FP/AMO/LR/SC to a device, a mismatched kind, misaligned or straddling */
+	if (kind == INSN_KIND_OTHER ||
+	    (kind == INSN_KIND_STORE) != (cause == EXC_STORE_GUEST_PAGE_FAULT) ||
+	    (gpa & (a.width - 1)) || !range_within(gpa, a.width, r->base, r->size))
+		return inject_access_fault(v, cause);
+	a.gpa = gpa;
+	if (a.is_write) {
+		a.value = a.reg ? v->ctx.gpr[a.reg] : 0;
+		if (a.width < 8)
+			a.value &= (1UL << (8 * a.width)) - 1;
+	}
+	if (r->handle(v->vm, r->priv, &a))
+		return inject_access_fault(v, cause);
+	if (!a.is_write && a.reg) {
+		uint64_t val = a.value;
+
+		if (a.sign_extend && a.width < 8) {
+			unsigned int sh = 64 - 8 * a.width;
+
+			val = (uint64_t)((int64_t)(val << sh) >> sh);
+		}
+		v->ctx.gpr[a.reg] = val;
+	}
+	v->vm->stats.mmio++;
+	v->ctx.sepc += a.insn_len;
+	return EXIT_RESUME_SAME;
+}
+
 static enum exit_action exit_guest_page_fault(struct vcpu *v, unsigned long cause)
 {
 	gpa_t gpa = (csr_read(CSR_HTVAL) << 2) | (csr_read(CSR_STVAL) & 3);
+	struct mmio_region *r;
 
 	if (vm_gpa_range_is_ram(v->vm, gpa, 1))
 		return stop_vm(v, cause, "unexpected fault on guest RAM", gpa);
+	r = vm_mmio_find(v->vm, gpa);
+	if (r)
+		return exit_mmio(v, cause, gpa, r);
 	return stop_vm(v, cause, "access outside guest RAM that no device emulates", gpa);
 }
 

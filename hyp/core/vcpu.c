@@ -67,6 +67,7 @@ void vcpu_load(struct vcpu *v)
 	csr_write(CSR_HTIMEDELTA, v->csr.htimedelta);
 	csr_write(CSR_VSTIMECMP, v->csr.vstimecmp);
 	csr_write(CSR_HVIP, v->csr.hvip);
+	v->ext_irq_live = v->csr.hvip & MIP_VSEIP;
 	csr_write(CSR_HENVCFG, henvcfg);
 	csr_write(CSR_HEDELEG, (csr_read(CSR_HEDELEG) & ~BIT(EXC_SW_CHECK)) |
 				       cfi_hedeleg(v->vm));
@@ -101,10 +102,10 @@ void vcpu_put(struct vcpu *v)
 }
 
 /* Pending-and-enabled check shared by the live and the saved state. */
-static bool wake_check(unsigned long hvip, unsigned long posted, unsigned long vsie,
+static bool wake_check(unsigned long hvip, unsigned long posted, bool ext, unsigned long vsie,
 		       uint64_t vstimecmp, uint64_t htimedelta, uint64_t now)
 {
-	unsigned long pending = hvip | posted;
+	unsigned long pending = (hvip & ~MIP_VSEIP) | posted | (ext ? MIP_VSEIP : 0);
 
 	if (now + htimedelta >= vstimecmp)
 		pending |= MIP_VSTIP;
@@ -114,14 +115,14 @@ static bool wake_check(unsigned long hvip, unsigned long posted, unsigned long v
 
 bool vcpu_wake_pending(const struct vcpu *v, uint64_t now)
 {
-	return wake_check(v->csr.hvip, v->irq_pending, v->csr.vsie, v->csr.vstimecmp,
+	return wake_check(v->csr.hvip, v->irq_pending, v->ext_irq, v->csr.vsie, v->csr.vstimecmp,
 			  v->csr.htimedelta, now);
 }
 
 /* Same, for the vCPU loaded on this hart (state is in the CSRs). */
 static bool wake_pending_live(const struct vcpu *v)
 {
-	return wake_check(csr_read(CSR_HVIP), v->irq_pending, csr_read(CSR_VSIE),
+	return wake_check(csr_read(CSR_HVIP), v->irq_pending, v->ext_irq, csr_read(CSR_VSIE),
 			  csr_read(CSR_VSTIMECMP), csr_read(CSR_HTIMEDELTA), time_now());
 }
 
@@ -157,6 +158,13 @@ static void apply_pending(struct vcpu *v)
 	if (v->irq_pending) {
 		irq = atomic_xchg(&v->irq_pending, 0);
 		csr_set(CSR_HVIP, irq);
+	}
+	if (v->ext_irq != v->ext_irq_live) {	/* the PLIC output is a level */
+		v->ext_irq_live = v->ext_irq;
+		if (v->ext_irq_live)
+			csr_set(CSR_HVIP, MIP_VSEIP);
+		else
+			csr_clear(CSR_HVIP, MIP_VSEIP);
 	}
 }
 

@@ -103,6 +103,8 @@ int vm_reset(struct vm *vm)
 		vm_stop(vm, "cannot build the guest device tree (libfdt error %d)", rc);
 		return -HYP_EINVAL;
 	}
+	vuart_reset(vm);
+	vplic_reset(vm);
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
 		struct vcpu *v = &vm->vcpus[i];
 
@@ -156,6 +158,8 @@ static int vm_create(struct vm *vm, const struct vm_desc *d)
 	if (!why && gstage_map(vm->gstage_root, vm->ram_gpa, vm->ram_hpa, vm->ram_size,
 			       GSTAGE_PROT_RAM, alloc_table_page))
 		why = "cannot build its G-stage tables";
+	if (!why && (vuart_register(vm) || vplic_register(vm)))
+		why = "cannot register its devices";
 	if (why) {
 		vm->failed = true;
 		pr_info("vm %s: not created: %s", vm->name, why);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Guest device tree: cpus (with exactly the ISA Carapace virtualizes), memory, chosen. */
+#include <arch/riscv/encoding.h>
 #include <libfdt.h>
 #include <string.h>
 #include <errno.h>
@@ -26,6 +27,9 @@ size_t fdt_guest_isa_extensions(const struct vm *vm, const char **out, size_t ma
 		out[n++] = "zicfiss";
 	return n;
 }
+
+#define PHANDLE_CPU_INTC(i)	(1 + (i))
+#define PHANDLE_PLIC		0x100
 
 #define TRY(x) do { int __rc = (x); if (__rc) return __rc; } while (0)
 
@@ -71,10 +75,52 @@ static int build_cpus(void *fdt, const struct vm *vm)
 		TRY(fdt_property_u32(fdt, "#interrupt-cells", 1));
 		TRY(fdt_property(fdt, "interrupt-controller", NULL, 0));
 		TRY(fdt_property_string(fdt, "compatible", "riscv,cpu-intc"));
-		TRY(fdt_property_u32(fdt, "phandle", 1 + i));
+		TRY(fdt_property_u32(fdt, "phandle", PHANDLE_CPU_INTC(i)));
 		TRY(fdt_end_node(fdt));
 		TRY(fdt_end_node(fdt));
 	}
+	return fdt_end_node(fdt);
+}
+
+
+/* The PLIC (one S-mode context per vCPU) and the 16550 wired to it. */
+static int build_soc(void *fdt, const struct vm *vm)
+{
+	fdt32_t ext[2 * VM_MAX_VCPUS];
+	char name[40];
+
+	TRY(fdt_begin_node(fdt, "soc"));
+	TRY(fdt_property_u32(fdt, "#address-cells", 2));
+	TRY(fdt_property_u32(fdt, "#size-cells", 2));
+	TRY(fdt_property_string(fdt, "compatible", "simple-bus"));
+	TRY(fdt_property(fdt, "ranges", NULL, 0));
+
+	snprintf(name, sizeof(name), "interrupt-controller@%lx", VPLIC_BASE);
+	TRY(fdt_begin_node(fdt, name));
+	TRY(fdt_property(fdt, "compatible", "sifive,plic-1.0.0\0riscv,plic0",
+			 sizeof("sifive,plic-1.0.0\0riscv,plic0")));
+	TRY(prop_u64_pair(fdt, "reg", VPLIC_BASE, VPLIC_SIZE));
+	TRY(fdt_property_u32(fdt, "#address-cells", 0));
+	TRY(fdt_property_u32(fdt, "#interrupt-cells", 1));
+	TRY(fdt_property(fdt, "interrupt-controller", NULL, 0));
+	TRY(fdt_property_u32(fdt, "riscv,ndev", VPLIC_NR_SRC - 1));
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
+		ext[2 * i] = cpu_to_fdt32(PHANDLE_CPU_INTC(i));
+		ext[2 * i + 1] = cpu_to_fdt32(IRQ_S_EXT);
+	}
+	TRY(fdt_property(fdt, "interrupts-extended", ext,
+			 (int)(2 * vm->nr_vcpus * sizeof(fdt32_t))));
+	TRY(fdt_property_u32(fdt, "phandle", PHANDLE_PLIC));
+	TRY(fdt_end_node(fdt));
+
+	snprintf(name, sizeof(name), "serial@%lx", VUART_BASE);
+	TRY(fdt_begin_node(fdt, name));
+	TRY(fdt_property_string(fdt, "compatible", "ns16550a"));
+	TRY(prop_u64_pair(fdt, "reg", VUART_BASE, VUART_SIZE));
+	TRY(fdt_property_u32(fdt, "clock-frequency", 3686400));
+	TRY(fdt_property_u32(fdt, "interrupts", VUART_IRQ));
+	TRY(fdt_property_u32(fdt, "interrupt-parent", PHANDLE_PLIC));
+	TRY(fdt_end_node(fdt));
 	return fdt_end_node(fdt);
 }
 
@@ -100,6 +146,7 @@ int fdt_guest_build(const struct vm *vm, const struct guest_fdt_info *gi, void *
 		TRY(fdt_property_u64(fdt, "linux,initrd-end", gi->initrd_end));
 	}
 	TRY(fdt_property_u32(fdt, "carapace,boot-count", vm->boot_count));
+	TRY(fdt_property_string(fdt, "stdout-path", "serial0"));
 	TRY(fdt_property_string(fdt, "carapace,vm-name", vm->name));
 	TRY(fdt_end_node(fdt));
 
@@ -109,7 +156,13 @@ int fdt_guest_build(const struct vm *vm, const struct guest_fdt_info *gi, void *
 	TRY(prop_u64_pair(fdt, "reg", vm->ram_gpa, vm->ram_size));
 	TRY(fdt_end_node(fdt));
 
+	TRY(fdt_begin_node(fdt, "aliases"));
+	snprintf(name, sizeof(name), "/soc/serial@%lx", VUART_BASE);
+	TRY(fdt_property_string(fdt, "serial0", name));
+	TRY(fdt_end_node(fdt));
+
 	TRY(build_cpus(fdt, vm));
+	TRY(build_soc(fdt, vm));
 	TRY(fdt_end_node(fdt));
 	TRY(fdt_finish(fdt));
 	return 0;

@@ -65,6 +65,8 @@ struct vcpu {
 	unsigned long resume_addr, resume_opaque;
 
 	volatile unsigned long irq_pending;	/* VS irq bits (hvip layout) posted by others */
+	volatile bool ext_irq;		/* PLIC output for this vCPU's context (level) */
+	bool ext_irq_live;		/* what hvip.VSEIP holds while loaded */
 	volatile unsigned long requests;	/* VCPU_REQ_* */
 	volatile int hart;		/* hart index running it, -1 when off CPU */
 	int last_hart;

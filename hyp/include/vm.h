@@ -6,6 +6,7 @@
 #include <atomic.h>
 #include <cfi.h>
 #include <vcpu.h>
+#include <vdev.h>
 
 #define VM_MAX			8
 #define VM_MAX_VCPUS		8
@@ -69,7 +70,10 @@ struct vm {
 	unsigned int nr_mmio;
 	struct mmio_region mmio[VM_MMIO_MAX];
 
-	struct spinlock lock;		/* vCPU HSM transitions, console buffers */
+	struct vuart uart;
+	struct vplic plic;
+
+	struct spinlock lock;		/* console buffers */
 	char line[VM_CONSOLE_LINE];
 	unsigned int line_len;
 	char input[VM_INPUT_SIZE];

@@ -6,7 +6,6 @@
 #include <mm.h>
 
 struct mm_pool host_pool;
-static struct spinlock host_pool_lock = SPINLOCK_INIT;
 
 static int pool_insert(struct mm_pool *p, unsigned int at, uint64_t base, uint64_t size)
 {
@@ -64,6 +63,8 @@ int mm_pool_reserve(struct mm_pool *p, uint64_t base, uint64_t size)
 		if (re <= base || rb >= end)
 			continue;
 		if (rb < base && re > end) {		/* split in two */
+			if (p->nr == MM_MAX_RANGES)	/* no slot: change nothing */
+				return -HYP_ENOMEM;
 			p->r[i].size = base - rb;
 			return pool_insert(p, i + 1, end, re - end);
 		}
@@ -107,6 +108,8 @@ uint64_t mm_pool_free_bytes(const struct mm_pool *p)
 }
 
 #ifndef HOST_TEST
+static struct spinlock host_pool_lock = SPINLOCK_INIT;
+
 hpa_t mm_alloc(uint64_t size, uint64_t align)
 {
 	hpa_t pa;

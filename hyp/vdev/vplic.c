@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/* PLIC model (RISC-V PLIC spec 1.0): priorities, pending, per-context enable,
+ * threshold, claim/complete. Context i is vCPU i's S-mode external interrupt,
+ * delivered as hvip.VSEIP. Level-triggered sources. */
+#include <string.h>
+#include <errno.h>
+#include <mmio.h>
+#include <vm.h>
+
+#define PRIO_BASE	0x000000
+#define PENDING_BASE	0x001000
+#define ENABLE_BASE	0x002000
+#define ENABLE_STRIDE	0x80
+#define CTX_BASE	0x200000
+#define CTX_STRIDE	0x1000
+#define PRIO_MAX	7
+#define SRC_MASK	(~1U)	/* source 0 does not exist */
+
+/* Highest-priority pending, enabled source above the threshold; 0 if none. */
+static unsigned int best_source(const struct vplic *p, unsigned int ctx)
+{
+	uint32_t cand = p->pending & ~p->claimed & p->enable[ctx] & SRC_MASK;
+	unsigned int best = 0, best_prio = p->threshold[ctx];
+
+	for (unsigned int s = 1; s < VPLIC_NR_SRC; s++) {
+		if ((cand & (1U << s)) && p->priority[s] > best_prio) {
+			best = s;
+			best_prio = p->priority[s];
+		}
+	}
+	return best;
+}
+
+/* Recompute every context's output and hand changes to the vCPUs. Lock held. */
+static void update_outputs(struct vm *vm)
+{
+	for (unsigned int c = 0; c < vm->nr_vcpus; c++) {
+		struct vcpu *v = &vm->vcpus[c];
+		bool level = best_source(&vm->plic, c) != 0;
+
+		if (level != v->ext_irq) {
+			v->ext_irq = level;
+			vcpu_kick(v);
+		}
+	}
+}
+
+void vplic_set_level(struct vm *vm, unsigned int irq, bool level)
+{
+	struct vplic *p = &vm->plic;
+
+	if (!irq || irq >= VPLIC_NR_SRC)
+		return;
+	spin_lock(&p->lock);
+	if (level) {
+		p->level |= 1U << irq;
+		p->pending |= 1U << irq;
+	} else {
+		p->level &= ~(1U << irq);
+		p->pending &= ~(1U << irq);
+	}
+	update_outputs(vm);
+	spin_unlock(&p->lock);
+}
+
+static uint32_t claim(struct vm *vm, unsigned int ctx)
+{
+	struct vplic *p = &vm->plic;
+	unsigned int s = best_source(p, ctx);
+
+	if (s) {
+		p->pending &= ~(1U << s);
+		p->claimed |= 1U << s;
+	}
+	return s;
+}
+
+static void complete(struct vm *vm, unsigned int ctx, uint32_t s)
+{
+	struct vplic *p = &vm->plic;
+
+	/* ignore ids that are not enabled for this context (PLIC spec) */
+	if (!s || s >= VPLIC_NR_SRC || !(p->enable[ctx] & (1U << s)))
+		return;
+	p->claimed &= ~(1U << s);
+	if (p->level & (1U << s))	/* still asserted: pending again */
+		p->pending |= 1U << s;
+}
+
+static int vplic_access(struct vm *vm, void *priv, struct mmio_access *a)
+{
+	struct vplic *p = &vm->plic;
+	uint64_t off = a->gpa - VPLIC_BASE;
+	uint32_t val = (uint32_t)a->value, *reg = NULL;
+
+	(void)priv;
+	if (a->width != 4)
+		return -HYP_EINVAL;	/* the PLIC has 32-bit registers only */
+	spin_lock(&p->lock);
+	if (off < PENDING_BASE) {
+		unsigned int s = (unsigned int)(off / 4);
+
+		if (s && s < VPLIC_NR_SRC) {
+			reg = &p->priority[s];
+			val = MIN(val, (uint32_t)PRIO_MAX);
+		}
+	} else if (off == PENDING_BASE) {
+		if (!a->is_write)
+			a->value = p->pending;	/* read-only */
+	} else if (off >= ENABLE_BASE && off < CTX_BASE) {
+		unsigned int ctx = (unsigned int)((off - ENABLE_BASE) / ENABLE_STRIDE);
+
+		if (ctx < vm->nr_vcpus && (off - ENABLE_BASE) % ENABLE_STRIDE == 0) {
+			reg = &p->enable[ctx];
+			val &= SRC_MASK;
+		}
+	} else if (off >= CTX_BASE) {
+		unsigned int ctx = (unsigned int)((off - CTX_BASE) / CTX_STRIDE);
+		uint64_t r = (off - CTX_BASE) % CTX_STRIDE;
+
+		if (ctx < vm->nr_vcpus && r == 0) {
+			reg = &p->threshold[ctx];
+			val = MIN(val, (uint32_t)PRIO_MAX);
+		} else if (ctx < vm->nr_vcpus && r == 4) {
+			if (a->is_write)
+				complete(vm, ctx, val);
+			else
+				a->value = claim(vm, ctx);
+		}
+	}
+	/* other registers: writes ignored, reads zero (the caller zeroed a->value) */
+	if (reg) {
+		if (a->is_write)
+			*reg = val;
+		else
+			a->value = *reg;
+	}
+	update_outputs(vm);
+	spin_unlock(&p->lock);
+	return 0;
+}
+
+int vplic_register(struct vm *vm)
+{
+	struct mmio_region r = { VPLIC_BASE, VPLIC_SIZE, vplic_access, NULL };
+
+	return vm_mmio_register(vm, &r);
+}
+
+void vplic_reset(struct vm *vm)
+{
+	memset(&vm->plic, 0, sizeof(vm->plic));
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		vm->vcpus[i].ext_irq = false;
+}

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/* ns16550A model: transmit goes straight to the host console (tagged with the
+ * VM name), receive comes from the VM's console input queue; interrupts
+ * (RX data, THR empty) go to the PLIC, so Linux's 8250 driver runs
+ * interrupt-driven instead of polling. */
+#include <string.h>
+#include <errno.h>
+#include <console.h>
+#include <mmio.h>
+#include <vm.h>
+
+#define REG_RBR_THR	0
+#define REG_IER		1
+#define REG_IIR_FCR	2
+#define REG_LCR		3
+#define REG_MCR		4
+#define REG_LSR		5
+#define REG_MSR		6
+#define REG_SCR		7
+
+#define IER_RDI		0x01
+#define IER_THRI	0x02
+#define IIR_NO_INT	0x01
+#define IIR_THRI	0x02
+#define IIR_RDI		0x04
+#define IIR_FIFO	0xc0
+#define FCR_FIFO_EN	0x01
+#define LCR_DLAB	0x80
+#define MCR_LOOP	0x10
+#define LSR_DR		0x01
+#define LSR_THRE	0x20
+#define LSR_TEMT	0x40
+#define MSR_DEFAULT	0xb0	/* DCD, DSR, CTS */
+
+static bool rx_ready(const struct vm *vm)
+{
+	return vm->in_head != vm->in_tail;
+}
+
+/* Interrupt line: RX data, or THR empty, when enabled. Lock held. */
+static void update_irq(struct vm *vm)
+{
+	struct vuart *u = &vm->uart;
+	bool level = ((u->ier & IER_RDI) && rx_ready(vm)) ||
+		     ((u->ier & IER_THRI) && u->thre_pending);
+
+	vplic_set_level(vm, VUART_IRQ, level);
+}
+
+static uint8_t read_iir(struct vm *vm)
+{
+	struct vuart *u = &vm->uart;
+	uint8_t fifo = (u->fcr & FCR_FIFO_EN) ? IIR_FIFO : 0;
+
+	if ((u->ier & IER_RDI) && rx_ready(vm))
+		return fifo | IIR_RDI;
+	if ((u->ier & IER_THRI) && u->thre_pending) {
+		u->thre_pending = false;	/* reading IIR clears THRE (16550 datasheet) */
+		return fifo | IIR_THRI;
+	}
+	return fifo | IIR_NO_INT;
+}
+
+static uint8_t uart_read(struct vm *vm, unsigned int reg)
+{
+	struct vuart *u = &vm->uart;
+	char c;
+
+	switch (reg) {
+	case REG_RBR_THR:
+		if (u->lcr & LCR_DLAB)
+			return u->dll;
+		return console_vm_read(vm, &c, 1) ? (uint8_t)c : 0;
+	case REG_IER:
+		return (u->lcr & LCR_DLAB) ? u->dlm : u->ier;
+	case REG_IIR_FCR:
+		return read_iir(vm);
+	case REG_LCR:
+		return u->lcr;
+	case REG_MCR:
+		return u->mcr;
+	case REG_LSR:	/* transmit is instant: THR and shifter always empty */
+		return LSR_THRE | LSR_TEMT | (rx_ready(vm) ? LSR_DR : 0);
+	case REG_MSR:
+		if (u->mcr & MCR_LOOP)	/* loopback: modem outputs read back as inputs */
+			return (uint8_t)(((u->mcr & 0x0c) << 4) | ((u->mcr & 0x01) << 5) |
+					 ((u->mcr & 0x02) << 3));
+		return MSR_DEFAULT;
+	default:
+		return u->scr;
+	}
+}
+
+static void uart_write(struct vm *vm, unsigned int reg, uint8_t val)
+{
+	struct vuart *u = &vm->uart;
+	char c = (char)val;
+
+	switch (reg) {
+	case REG_RBR_THR:
+		if (u->lcr & LCR_DLAB) {
+			u->dll = val;
+		} else {
+			if (!(u->mcr & MCR_LOOP))
+				console_vm_write(vm, &c, 1);
+			u->thre_pending = true;	/* sent at once: THR empty again */
+		}
+		break;
+	case REG_IER:
+		if (u->lcr & LCR_DLAB) {
+			u->dlm = val;
+			break;
+		}
+		/* enabling THRI while THR is empty raises the interrupt (16550) */
+		if ((val & IER_THRI) && !(u->ier & IER_THRI))
+			u->thre_pending = true;
+		u->ier = val & 0x0f;
+		break;
+	case REG_IIR_FCR:
+		u->fcr = val & ~0x06;	/* FIFO reset bits self-clear */
+		break;
+	case REG_LCR:
+		u->lcr = val;
+		break;
+	case REG_MCR:
+		u->mcr = val & 0x1f;
+		break;
+	case REG_SCR:
+		u->scr = val;
+		break;
+	default:
+		break;	/* LSR/MSR: read-only */
+	}
+}
+
+static int vuart_access(struct vm *vm, void *priv, struct mmio_access *a)
+{
+	unsigned int reg = (unsigned int)(a->gpa - VUART_BASE);
+
+	(void)priv;
+	if (a->width != 1 || reg > REG_SCR)
+		return -HYP_EINVAL;	/* byte registers, reg-shift 0 */
+	spin_lock(&vm->uart.lock);
+	if (a->is_write)
+		uart_write(vm, reg, (uint8_t)a->value);
+	else
+		a->value = uart_read(vm, reg);
+	update_irq(vm);
+	spin_unlock(&vm->uart.lock);
+	return 0;
+}
+
+void vuart_input_ready(struct vm *vm)
+{
+	spin_lock(&vm->uart.lock);
+	update_irq(vm);
+	spin_unlock(&vm->uart.lock);
+}
+
+int vuart_register(struct vm *vm)
+{
+	struct mmio_region r = { VUART_BASE, VUART_SIZE, vuart_access, NULL };
+
+	return vm_mmio_register(vm, &r);
+}
+
+void vuart_reset(struct vm *vm)
+{
+	memset(&vm->uart, 0, sizeof(vm->uart));
+}

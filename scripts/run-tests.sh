@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Runs the test tiers in order: host unit tests, then the pytest suites
+# (quick tier: reference + guest tests under Carapace; then the Linux tier).
+#   scripts/run-tests.sh          all tiers
+#   scripts/run-tests.sh quick    unit + quick tier only
+set -uo pipefail
+cd "$(dirname "$0")/.."
+PY=/usr/bin/python3
+tier=${1:-all}
+rc=0
+
+echo "== unit tests (host, sanitizers) =="
+make --no-print-directory test-unit || rc=1
+
+marks="quick or reference"
+[ "$tier" = all ] && marks="quick or reference or linux"
+echo "== in-QEMU tests ($marks) =="
+# pytest's summary line is the last line of the run
+$PY -m pytest -q -rfEs -m "$marks" tests
+prc=$?
+[ $prc -eq 0 ] || rc=1
+exit $rc
