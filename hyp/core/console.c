@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <atomic.h>
 #include <console.h>
+#include <monitor.h>
 #include <printf.h>
 #include <string.h>
 #include <sbi_client.h>
@@ -10,7 +11,6 @@
 #include <vm.h>
 
 static struct spinlock console_lock = SPINLOCK_INIT;
-static unsigned int focus;	/* index of the VM that gets host input */
 
 static void puts_locked(const char *s, size_t n)
 {
@@ -97,10 +97,10 @@ void console_vm_flush(struct vm *vm)
 	spin_unlock(&vm->lock);
 }
 
-/* Ctrl-A then a digit moves input focus to that VM (issue 3 grows a monitor here). */
+/* Host input goes to the focused VM; the escape key opens the monitor. */
 void console_poll_input(void)
 {
-	static bool escape;
+	static bool in_monitor;
 	int c;
 
 	if (!nr_vms)
@@ -108,20 +108,16 @@ void console_poll_input(void)
 	while ((c = uart_getc()) >= 0) {
 		struct vm *vm;
 
-		if (escape) {
-			escape = false;
-			if (c >= '0' && c < '0' + (int)nr_vms) {
-				focus = (unsigned int)(c - '0');
-				pr_info("console input -> vm %s", vms[focus].name);
-				continue;
-			}
-			if (c != 1)
-				continue;
-		} else if (c == 1) {
-			escape = true;
+		if (in_monitor) {
+			in_monitor = monitor_key(c);
 			continue;
 		}
-		vm = &vms[focus];
+		if (c == MONITOR_ESCAPE) {
+			in_monitor = true;
+			monitor_open();
+			continue;
+		}
+		vm = &vms[monitor_focus()];
 		spin_lock(&vm->lock);
 		if ((vm->in_head - vm->in_tail) < VM_INPUT_SIZE) {
 			vm->input[vm->in_head % VM_INPUT_SIZE] = (char)c;

@@ -111,6 +111,9 @@ void hyp_main(unsigned long hartid, const void *fdt)
 		(unsigned long)(sched_slice_ticks * 1000000 / timebase_hz));
 
 	vm_create_all(&host);
+	if (nr_vms)
+		pr_info("console: input goes to vm %s; press Ctrl-] for the monitor "
+			"(switch VM, list, counters, CFI state)", vms[0].name);
 	atomic_store(&vms_ready, true);
 	sched_loop();
 }

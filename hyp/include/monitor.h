@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/* The operator's monitor on the host console (escape key Ctrl-]). */
+#ifndef HYP_MONITOR_H
+#define HYP_MONITOR_H
+#include <types.h>
+
+struct vcpu;
+
+#define MONITOR_ESCAPE	0x1d	/* Ctrl-] (QEMU keeps Ctrl-A for itself) */
+
+/** monitor_key() - feed one host key while the monitor is open; returns false
+ *  when the monitor closes. */
+bool monitor_key(int c);
+/** monitor_open() - show the monitor menu. */
+void monitor_open(void);
+/** monitor_focus() - index of the VM that gets host input. */
+unsigned int monitor_focus(void);
+/** monitor_print_vcpu_cfi() - one line in words about a vCPU's CFI state. */
+void monitor_print_vcpu_cfi(const struct vcpu *v);
+#endif
