@@ -20,6 +20,7 @@ bool cfi_vm_has_ss(const struct vm *vm)
 void cfi_vcpu_reset(struct vcpu *v)
 {
 	v->fwft = (struct cfi_fwft){ 0 };
+	v->csr.henvcfg &= ~(ENVCFG_LPE | ENVCFG_SSE);
 	v->csr.senvcfg = 0;
 	v->csr.ssp = 0;
 	v->ctx.sstatus &= ~SR_SPELP;

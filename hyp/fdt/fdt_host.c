@@ -51,6 +51,15 @@ static int read_reg(const void *fdt, int node, struct mm_range *out, unsigned in
 	return 0;
 }
 
+/* A string property, or NULL if absent or not NUL-terminated within its length. */
+static const char *get_string(const void *fdt, int node, const char *name)
+{
+	int len;
+	const char *s = fdt_getprop(fdt, node, name, &len);
+
+	return s && len > 0 && memchr(s, '\0', (size_t)len) ? s : NULL;
+}
+
 static bool stringlist_has(const void *fdt, int node, const char *prop, const char *s)
 {
 	return fdt_stringlist_search(fdt, node, prop, s) >= 0;
@@ -69,8 +78,8 @@ static int parse_cpus(const void *fdt, struct host_info *hi, const char **err)
 	hi->timebase_hz = read_cells(tb, len / 4);
 	hi->isa_zicfilp = hi->isa_zicfiss = hi->isa_sstc = hi->isa_smstateen = true;
 	fdt_for_each_subnode(node, fdt, cpus) {
-		const char *type = fdt_getprop(fdt, node, "device_type", NULL);
-		const char *status = fdt_getprop(fdt, node, "status", NULL);
+		const char *type = get_string(fdt, node, "device_type");
+		const char *status = get_string(fdt, node, "status");
 		const fdt32_t *reg = fdt_getprop(fdt, node, "reg", &len);
 
 		if (!type || strcmp(type, "cpu") || !reg || len < 4)
@@ -95,7 +104,7 @@ static int parse_memory(const void *fdt, struct host_info *hi, const char **err)
 	int node, rmem;
 
 	fdt_for_each_subnode(node, fdt, 0) {
-		const char *type = fdt_getprop(fdt, node, "device_type", NULL);
+		const char *type = get_string(fdt, node, "device_type");
 
 		if (type && !strcmp(type, "memory") &&
 		    read_reg(fdt, node, hi->mem, &hi->nr_mem, MM_MAX_RANGES))
@@ -161,9 +170,9 @@ static int parse_cfi_policy(const char *s, enum cfi_policy *p)
 /* One "carapace,vm" node under /chosen (see docs/user-guide.md). */
 static int parse_vm(const void *fdt, int node, struct vm_desc *d, const char **err)
 {
-	const char *name = fdt_getprop(fdt, node, "carapace,name", NULL);
-	const char *cfi = fdt_getprop(fdt, node, "carapace,cfi", NULL);
-	const char *args = fdt_getprop(fdt, node, "bootargs", NULL);
+	const char *name = get_string(fdt, node, "carapace,name");
+	const char *cfi = get_string(fdt, node, "carapace,cfi");
+	const char *args = get_string(fdt, node, "bootargs");
 	const fdt32_t *mem, *cpus;
 	int len, child;
 
@@ -223,13 +232,16 @@ static int parse_chosen(const void *fdt, struct host_info *hi, const char **err)
 			return rc;
 		hi->nr_vms++;
 		/* the images stay where QEMU loaded them: keep them out of the allocator */
-		for (int m = 0; m < 2 && hi->nr_reserved + 2 <= MM_MAX_RANGES; m++) {
+		for (int m = 0; m < 2; m++) {
 			struct vm_desc *d = &hi->vms[hi->nr_vms - 1];
 			uint64_t a = m ? d->initrd_addr : d->kernel_addr;
 			uint64_t s = m ? d->initrd_size : d->kernel_size;
 
-			if (s)
-				hi->reserved[hi->nr_reserved++] = (struct mm_range){ a, s };
+			if (!s)
+				continue;
+			if (hi->nr_reserved == MM_MAX_RANGES)
+				return *err = "too many reserved ranges", -HYP_ENOMEM;
+			hi->reserved[hi->nr_reserved++] = (struct mm_range){ a, s };
 		}
 	}
 	return 0;

@@ -94,7 +94,7 @@ int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 			long long v = lng ? va_arg(ap, long) : va_arg(ap, int);
 			bool neg = v < 0;
 
-			put_num(&o, neg ? (unsigned long long)-v : (unsigned long long)v,
+			put_num(&o, neg ? -(unsigned long long)v : (unsigned long long)v,
 				10, neg, width, pad, left, false);
 			break;
 		}

@@ -64,7 +64,7 @@ int gstage_map(uint64_t root, gpa_t gpa, hpa_t hpa, uint64_t size, unsigned long
 	       gstage_alloc_fn alloc)
 {
 	if (((gpa | hpa | size) & (PAGE_SIZE - 1)) || !size || !(prot & (PTE_R | PTE_X)) ||
-	    (prot & ~(unsigned long)(PTE_R | PTE_W | PTE_X)))
+	    (prot & ~(unsigned long)(PTE_R | PTE_W | PTE_X)) || (prot & (PTE_R | PTE_W)) == PTE_W)
 		return -HYP_EINVAL;	/* W without R is reserved in G-stage too */
 	if (gpa + size < gpa || gpa + size > (1UL << GSTAGE_GPA_BITS))
 		return -HYP_ERANGE;

@@ -1,0 +1,782 @@
+/* SPDX-License-Identifier: MIT */
+/* hyp/fdt/fdt_host.c: fdt_host_parse() on host DTs built here with libfdt's
+ * sequential-write API, shaped like QEMU virt's (plus OpenSBI's reserved memory
+ * and Carapace's /chosen VM nodes). */
+#include <stdlib.h>
+#include <string.h>
+#include <libfdt.h>
+#include <errno.h>
+#include <fdt_host.h>
+#include "test.h"
+
+#define MAX_SPEC_VMS	10
+#define VM_BOOTARGS_MAX	512	/* sizeof(struct vm_desc.bootargs), checked below */
+#define NO_VCPUS	(-1)
+
+struct vm_spec {
+	const char *node;		/* node name; NULL: "vm@<index>" */
+	const char *compatible;		/* NULL: "carapace,vm" */
+	const char *name;		/* NULL: no carapace,name */
+	int mem_cells;			/* 0: no carapace,memory, else 1 or 2 cells */
+	uint64_t memory;
+	int vcpus;			/* NO_VCPUS: property absent */
+	const char *cfi;		/* NULL: absent */
+	const char *bootargs;		/* NULL: absent */
+	int own_cells;			/* vm node states #address-cells/#size-cells = 1 */
+	uint64_t kernel_addr, kernel_size;	/* size 0: no kernel module node */
+	uint64_t initrd_addr, initrd_size;	/* size 0: no ramdisk node */
+	int kernel_bad_reg;		/* reg of 3 cells */
+	int other_module;		/* a module node neither kernel nor ramdisk */
+};
+
+struct dt_spec {
+	int no_cpus, no_timebase, no_cpu_nodes, no_memory, no_reserved, no_chosen;
+	int no_serial, no_stdout;
+	const char *const *cpu_ext[2];	/* riscv,isa-extensions of cpu@0, cpu@1; NULL: default */
+	int cpu1_no_ext;		/* cpu@1 without riscv,isa-extensions at all */
+	int cpu2_disabled;		/* add cpu@2, status "disabled", no extensions */
+	int extra_cpus;			/* add usable cpu@2.. (after cpu@2 if disabled) */
+	int second_memory;		/* add /memory@100000000 */
+	int second_uart;		/* add serial@10001000 (reg-shift 2) and point stdout-path there */
+	const char *stdout_path;	/* NULL: "/soc/serial@10000000" */
+	int timeslice;			/* 0: absent */
+	int chosen_other_child;		/* a non-VM child node in /chosen */
+	struct vm_spec vm[MAX_SPEC_VMS];
+	unsigned int nr_vms;
+};
+
+static const char *const default_ext[] = {
+	"i", "m", "a", "f", "d", "c", "h", "zicsr", "zifencei", "zicfilp", "zicfiss",
+	"smstateen", "sstc", "svadu", NULL,
+};
+static const char *const ext_no_zicfiss[] = { "i", "m", "h", "zicfilp", "smstateen", "sstc", NULL };
+static const char *const ext_no_sstc[] = { "i", "m", "h", "zicfilp", "zicfiss", "smstateen", NULL };
+static const char *const ext_no_smstateen[] = { "h", "zicfilp", "zicfiss", "sstc", NULL };
+static const char *const ext_no_zicfilp[] = { "h", "zicfiss", "smstateen", "sstc", NULL };
+
+static char dtb[64 * 1024] __attribute__((aligned(8)));
+
+static void spec_default(struct dt_spec *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->timeslice = 1000;
+	s->nr_vms = 1;
+	s->vm[0] = (struct vm_spec){
+		.name = "a", .mem_cells = 2, .memory = 0x4000000, .vcpus = 2, .cfi = "trap",
+		.bootargs = "x=1", .kernel_addr = 0x88000000, .kernel_size = 0x1000,
+		.initrd_addr = 0x89000000, .initrd_size = 0x2000,
+	};
+}
+
+/* a second, minimal VM: 1-cell memory, default vcpus, no cfi/bootargs/initrd */
+static struct vm_spec vm_beta(void)
+{
+	return (struct vm_spec){
+		.name = "beta", .mem_cells = 1, .memory = 0x2000000, .vcpus = NO_VCPUS,
+		.kernel_addr = 0x8a000000, .kernel_size = 0x3000,
+	};
+}
+
+static int builder_rc;
+#define B(x)                                                                  \
+	do {                                                                  \
+		int rc_ = (x);                                                \
+		if (rc_ && !builder_rc)                                       \
+			builder_rc = rc_;                                     \
+	} while (0)
+
+static void prop_cells(void *fdt, const char *name, const uint32_t *c, int n)
+{
+	fdt32_t v[8];
+
+	for (int i = 0; i < n; i++)
+		v[i] = cpu_to_fdt32(c[i]);
+	B(fdt_property(fdt, name, v, n * 4));
+}
+
+static void prop_reg2(void *fdt, uint64_t a, uint64_t s)
+{
+	uint32_t c[4] = { (uint32_t)(a >> 32), (uint32_t)a, (uint32_t)(s >> 32), (uint32_t)s };
+
+	prop_cells(fdt, "reg", c, 4);
+}
+
+static void prop_strings(void *fdt, const char *name, const char *const *list)
+{
+	char buf[512];
+	int len = 0;
+
+	for (; *list; list++) {
+		size_t n = strlen(*list) + 1;
+
+		memcpy(buf + len, *list, n);
+		len += (int)n;
+	}
+	B(fdt_property(fdt, name, buf, len));
+}
+
+static void build_cpu(void *fdt, int i, const char *const *ext, const char *status)
+{
+	char name[16];
+
+	memcpy(name, "cpu@0", 6);
+	name[4] = (char)('0' + i);
+	B(fdt_begin_node(fdt, name));
+	B(fdt_property_string(fdt, "device_type", "cpu"));
+	B(fdt_property_u32(fdt, "reg", (uint32_t)i));
+	B(fdt_property_string(fdt, "status", status));
+	B(fdt_property_string(fdt, "compatible", "riscv"));
+	B(fdt_property_string(fdt, "riscv,isa-base", "rv64i"));
+	if (ext)
+		prop_strings(fdt, "riscv,isa-extensions", ext);
+	B(fdt_begin_node(fdt, "interrupt-controller"));
+	B(fdt_property_string(fdt, "compatible", "riscv,cpu-intc"));
+	B(fdt_end_node(fdt));
+	B(fdt_end_node(fdt));
+}
+
+static void build_vm(void *fdt, const struct vm_spec *v, unsigned int idx)
+{
+	char node[16] = "vm@0";
+
+	node[3] = (char)('0' + idx);
+	B(fdt_begin_node(fdt, v->node ? v->node : node));
+	B(fdt_property_string(fdt, "compatible", v->compatible ? v->compatible : "carapace,vm"));
+	if (v->own_cells) {
+		B(fdt_property_u32(fdt, "#address-cells", 1));
+		B(fdt_property_u32(fdt, "#size-cells", 1));
+	}
+	if (v->name)
+		B(fdt_property_string(fdt, "carapace,name", v->name));
+	if (v->mem_cells == 2)
+		B(fdt_property_u64(fdt, "carapace,memory", v->memory));
+	else if (v->mem_cells == 1)
+		B(fdt_property_u32(fdt, "carapace,memory", (uint32_t)v->memory));
+	if (v->vcpus != NO_VCPUS)
+		B(fdt_property_u32(fdt, "carapace,vcpus", (uint32_t)v->vcpus));
+	if (v->cfi)
+		B(fdt_property_string(fdt, "carapace,cfi", v->cfi));
+	if (v->bootargs)
+		B(fdt_property_string(fdt, "bootargs", v->bootargs));
+	if (v->kernel_size) {
+		B(fdt_begin_node(fdt, "kernel"));
+		B(fdt_property_string(fdt, "compatible", "carapace,kernel"));
+		if (v->kernel_bad_reg) {
+			uint32_t c[3] = { 0, (uint32_t)v->kernel_addr, (uint32_t)v->kernel_size };
+
+			prop_cells(fdt, "reg", c, 3);
+		} else if (v->own_cells) {
+			uint32_t c[2] = { (uint32_t)v->kernel_addr, (uint32_t)v->kernel_size };
+
+			prop_cells(fdt, "reg", c, 2);
+		} else {
+			prop_reg2(fdt, v->kernel_addr, v->kernel_size);
+		}
+		B(fdt_end_node(fdt));
+	}
+	if (v->other_module) {
+		B(fdt_begin_node(fdt, "module@8b000000"));
+		B(fdt_property_string(fdt, "compatible", "vendor,firmware"));
+		if (v->own_cells) {
+			uint32_t c[2] = { 0x8b000000, 0x4000 };
+
+			prop_cells(fdt, "reg", c, 2);
+		} else {
+			prop_reg2(fdt, 0x8b000000, 0x4000);
+		}
+		B(fdt_end_node(fdt));
+	}
+	if (v->initrd_size) {
+		B(fdt_begin_node(fdt, "ramdisk"));
+		B(fdt_property_string(fdt, "compatible", "carapace,ramdisk"));
+		prop_reg2(fdt, v->initrd_addr, v->initrd_size);
+		B(fdt_end_node(fdt));
+	}
+	B(fdt_end_node(fdt));
+}
+
+/* Build the DT described by @s into dtb[]; returns it (a failed build fails the test). */
+static const void *build(const struct dt_spec *s)
+{
+	void *fdt = dtb;
+
+	builder_rc = 0;
+	memset(dtb, 0xee, sizeof(dtb));
+	B(fdt_create(fdt, sizeof(dtb)));
+	B(fdt_add_reservemap_entry(fdt, 0x80000000, 0x40000));
+	B(fdt_finish_reservemap(fdt));
+	B(fdt_begin_node(fdt, ""));
+	B(fdt_property_u32(fdt, "#address-cells", 2));
+	B(fdt_property_u32(fdt, "#size-cells", 2));
+	B(fdt_property_string(fdt, "compatible", "riscv-virtio"));
+	B(fdt_property_string(fdt, "model", "riscv-virtio,qemu"));
+
+	if (!s->no_chosen) {
+		B(fdt_begin_node(fdt, "chosen"));
+		B(fdt_property_u32(fdt, "#address-cells", 2));
+		B(fdt_property_u32(fdt, "#size-cells", 2));
+		if (!s->no_stdout)
+			B(fdt_property_string(fdt, "stdout-path",
+					      s->stdout_path ? s->stdout_path :
+					      s->second_uart ? "/soc/serial@10001000" :
+							       "/soc/serial@10000000"));
+		if (s->timeslice)
+			B(fdt_property_u32(fdt, "carapace,timeslice-us", (uint32_t)s->timeslice));
+		B(fdt_property_string(fdt, "bootargs", "host args are not a VM's"));
+		for (unsigned int i = 0; i < s->nr_vms; i++)
+			build_vm(fdt, &s->vm[i], i);
+		if (s->chosen_other_child) {
+			B(fdt_begin_node(fdt, "opensbi-domains"));
+			B(fdt_property_string(fdt, "compatible", "opensbi,domain,config"));
+			B(fdt_end_node(fdt));
+		}
+		B(fdt_end_node(fdt));
+	}
+
+	if (!s->no_memory) {
+		B(fdt_begin_node(fdt, "memory@80000000"));
+		B(fdt_property_string(fdt, "device_type", "memory"));
+		prop_reg2(fdt, 0x80000000, 0x40000000);
+		B(fdt_end_node(fdt));
+		if (s->second_memory) {
+			B(fdt_begin_node(fdt, "memory@100000000"));
+			B(fdt_property_string(fdt, "device_type", "memory"));
+			prop_reg2(fdt, 0x100000000, 0x20000000);
+			B(fdt_end_node(fdt));
+		}
+	}
+
+	if (!s->no_reserved) {
+		uint32_t two[8] = { 0, 0x80080000, 0, 0x1000, 0, 0x80090000, 0, 0x2000 };
+
+		B(fdt_begin_node(fdt, "reserved-memory"));
+		B(fdt_property_u32(fdt, "#address-cells", 2));
+		B(fdt_property_u32(fdt, "#size-cells", 2));
+		B(fdt_property(fdt, "ranges", "", 0));
+		B(fdt_begin_node(fdt, "mmode_resv1@80000000"));
+		prop_reg2(fdt, 0x80000000, 0x40000);
+		B(fdt_property(fdt, "no-map", "", 0));
+		B(fdt_end_node(fdt));
+		B(fdt_begin_node(fdt, "mmode_resv0@80040000"));
+		prop_reg2(fdt, 0x80040000, 0x20000);
+		B(fdt_property(fdt, "no-map", "", 0));
+		B(fdt_end_node(fdt));
+		B(fdt_begin_node(fdt, "dynamic"));	/* size only: nothing to reserve */
+		B(fdt_property_u64(fdt, "size", 0x100000));
+		B(fdt_end_node(fdt));
+		B(fdt_begin_node(fdt, "two@80080000"));	/* two (address, size) pairs */
+		prop_cells(fdt, "reg", two, 8);
+		B(fdt_end_node(fdt));
+		B(fdt_end_node(fdt));
+	}
+
+	if (!s->no_cpus) {
+		B(fdt_begin_node(fdt, "cpus"));
+		B(fdt_property_u32(fdt, "#address-cells", 1));
+		B(fdt_property_u32(fdt, "#size-cells", 0));
+		if (!s->no_timebase)
+			B(fdt_property_u32(fdt, "timebase-frequency", 10000000));
+		if (!s->no_cpu_nodes) {
+			build_cpu(fdt, 0, s->cpu_ext[0] ? s->cpu_ext[0] : default_ext, "okay");
+			build_cpu(fdt, 1, s->cpu1_no_ext ? NULL :
+					  s->cpu_ext[1] ? s->cpu_ext[1] : default_ext, "okay");
+			if (s->cpu2_disabled)
+				build_cpu(fdt, 2, NULL, "disabled");
+			for (int i = 0; i < s->extra_cpus; i++)
+				build_cpu(fdt, 2 + !!s->cpu2_disabled + i, default_ext, "okay");
+		}
+		B(fdt_begin_node(fdt, "cpu-map"));
+		B(fdt_begin_node(fdt, "cluster0"));
+		B(fdt_end_node(fdt));
+		B(fdt_end_node(fdt));
+		B(fdt_end_node(fdt));
+	}
+
+	B(fdt_begin_node(fdt, "soc"));
+	B(fdt_property_u32(fdt, "#address-cells", 2));
+	B(fdt_property_u32(fdt, "#size-cells", 2));
+	B(fdt_property_string(fdt, "compatible", "simple-bus"));
+	B(fdt_property(fdt, "ranges", "", 0));
+	B(fdt_begin_node(fdt, "rtc@101000"));
+	B(fdt_property_string(fdt, "compatible", "google,goldfish-rtc"));
+	prop_reg2(fdt, 0x101000, 0x1000);
+	B(fdt_end_node(fdt));
+	if (!s->no_serial) {
+		B(fdt_begin_node(fdt, "serial@10000000"));
+		B(fdt_property_string(fdt, "compatible", "ns16550a"));
+		prop_reg2(fdt, 0x10000000, 0x100);
+		B(fdt_property_u32(fdt, "clock-frequency", 3686400));
+		B(fdt_property_u32(fdt, "interrupts", 10));
+		B(fdt_end_node(fdt));
+	}
+	if (s->second_uart) {
+		B(fdt_begin_node(fdt, "serial@10001000"));
+		B(fdt_property_string(fdt, "compatible", "snps,dw-apb-uart"));
+		prop_reg2(fdt, 0x10001000, 0x100);
+		B(fdt_property_u32(fdt, "reg-shift", 2));
+		B(fdt_end_node(fdt));
+	}
+	B(fdt_end_node(fdt));
+
+	B(fdt_end_node(fdt));
+	B(fdt_finish(fdt));
+	EXPECT_EQ(builder_rc, 0);
+	EXPECT_EQ(fdt_check_header(fdt), 0);
+	return fdt;
+}
+
+static struct host_info hi;
+
+static int parse(const struct dt_spec *s, const char **err)
+{
+	const void *fdt = build(s);
+
+	memset(&hi, 0x5a, sizeof(hi));	/* fdt_host_parse must clear it */
+	*err = NULL;
+	return fdt_host_parse(fdt, &hi, err);
+}
+
+#define EXPECT_RANGE(r, b, s)                                                 \
+	do {                                                                  \
+		EXPECT_EQ((r).base, (b));                                     \
+		EXPECT_EQ((r).size, (s));                                     \
+	} while (0)
+
+TEST(fdt_host_qemu_virt_all_fields)
+{
+	struct dt_spec s;
+	const char *err;
+
+	spec_default(&s);
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_STREQ(err, "");
+
+	EXPECT_EQ(hi.nr_mem, 1);
+	EXPECT_RANGE(hi.mem[0], 0x80000000, 0x40000000);
+
+	/* /reserved-memory in DT order, the DT itself, then the VM's images */
+	EXPECT_EQ(hi.nr_reserved, 7);
+	EXPECT_RANGE(hi.reserved[0], 0x80000000, 0x40000);
+	EXPECT_RANGE(hi.reserved[1], 0x80040000, 0x20000);
+	EXPECT_RANGE(hi.reserved[2], 0x80080000, 0x1000);
+	EXPECT_RANGE(hi.reserved[3], 0x80090000, 0x2000);
+	EXPECT_RANGE(hi.reserved[4], (uint64_t)(uintptr_t)dtb, fdt_totalsize(dtb));
+	EXPECT_TRUE(fdt_totalsize(dtb) > 0x200 && fdt_totalsize(dtb) < sizeof(dtb));
+	EXPECT_RANGE(hi.reserved[5], 0x88000000, 0x1000);
+	EXPECT_RANGE(hi.reserved[6], 0x89000000, 0x2000);
+
+	EXPECT_EQ(hi.nr_harts, 2);
+	EXPECT_EQ(hi.hartids[0], 0);
+	EXPECT_EQ(hi.hartids[1], 1);
+	EXPECT_EQ(hi.timebase_hz, 10000000);
+	EXPECT_EQ(hi.uart_base, 0x10000000);
+	EXPECT_EQ(hi.uart_shift, 0);
+	EXPECT_EQ(hi.timeslice_us, 1000);
+	EXPECT_EQ(hi.isa_zicfilp, true);
+	EXPECT_EQ(hi.isa_zicfiss, true);
+	EXPECT_EQ(hi.isa_sstc, true);
+	EXPECT_EQ(hi.isa_smstateen, true);
+
+	EXPECT_EQ(hi.nr_vms, 1);
+	EXPECT_STREQ(hi.vms[0].name, "a");
+	EXPECT_EQ(hi.vms[0].memory, 0x4000000);
+	EXPECT_EQ(hi.vms[0].vcpus, 2);
+	EXPECT_EQ(hi.vms[0].cfi, CFI_POLICY_TRAP);
+	EXPECT_STREQ(hi.vms[0].bootargs, "x=1");
+	EXPECT_EQ(hi.vms[0].kernel_addr, 0x88000000);
+	EXPECT_EQ(hi.vms[0].kernel_size, 0x1000);
+	EXPECT_EQ(hi.vms[0].initrd_addr, 0x89000000);
+	EXPECT_EQ(hi.vms[0].initrd_size, 0x2000);
+	/* everything past the parsed entries is zero (hi was cleared) */
+	EXPECT_EQ(hi.vms[1].name[0], 0);
+	EXPECT_EQ(hi.vms[1].kernel_size, 0);
+	EXPECT_EQ(hi.hartids[2], 0);
+	EXPECT_EQ(hi.reserved[7].size, 0);
+}
+
+TEST(fdt_host_two_vms_and_defaults)
+{
+	struct dt_spec s;
+	const char *err;
+
+	spec_default(&s);
+	s.vm[1] = vm_beta();
+	s.nr_vms = 2;
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_STREQ(err, "");
+	EXPECT_EQ(hi.nr_vms, 2);
+	EXPECT_STREQ(hi.vms[1].name, "beta");
+	EXPECT_EQ(hi.vms[1].memory, 0x2000000);	/* one cell */
+	EXPECT_EQ(hi.vms[1].vcpus, 1);			/* default */
+	EXPECT_EQ(hi.vms[1].cfi, CFI_POLICY_TRAP);	/* default */
+	EXPECT_STREQ(hi.vms[1].bootargs, "");
+	EXPECT_EQ(hi.vms[1].kernel_addr, 0x8a000000);
+	EXPECT_EQ(hi.vms[1].kernel_size, 0x3000);
+	EXPECT_EQ(hi.vms[1].initrd_addr, 0);
+	EXPECT_EQ(hi.vms[1].initrd_size, 0);
+	/* 4 reserved-memory + DT + a's kernel and initrd + beta's kernel */
+	EXPECT_EQ(hi.nr_reserved, 8);
+	EXPECT_RANGE(hi.reserved[7], 0x8a000000, 0x3000);
+}
+
+TEST(fdt_host_cfi_policies)
+{
+	static const char *const names[] = { "trap", "delegate", "strict", "off" };
+	static const enum cfi_policy want[] = { CFI_POLICY_TRAP, CFI_POLICY_DELEGATE,
+						CFI_POLICY_STRICT, CFI_POLICY_OFF };
+	struct dt_spec s;
+	const char *err;
+
+	spec_default(&s);
+	for (unsigned int i = 0; i < 4; i++) {
+		s.vm[i] = vm_beta();
+		s.vm[i].cfi = names[i];
+	}
+	s.nr_vms = 4;
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.nr_vms, 4);
+	for (unsigned int i = 0; i < 4; i++)
+		EXPECT_EQ(hi.vms[i].cfi, want[i]);
+}
+
+TEST(fdt_host_vm_node_own_cells_and_other_children)
+{
+	struct dt_spec s;
+	const char *err;
+
+	spec_default(&s);
+	s.vm[0].own_cells = 1;		/* kernel reg = <0x88000000 0x1000> */
+	s.vm[0].initrd_size = 0;
+	s.vm[0].other_module = 1;	/* neither kernel nor ramdisk: ignored */
+	s.chosen_other_child = 1;
+	s.vm[1] = vm_beta();
+	s.vm[1].compatible = "vendor,not-a-vm";	/* ignored */
+	s.vm[2] = vm_beta();
+	s.vm[2].name = "c";
+	s.nr_vms = 3;
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.nr_vms, 2);
+	EXPECT_STREQ(hi.vms[0].name, "a");
+	EXPECT_EQ(hi.vms[0].kernel_addr, 0x88000000);
+	EXPECT_EQ(hi.vms[0].kernel_size, 0x1000);
+	EXPECT_EQ(hi.vms[0].initrd_addr, 0);
+	EXPECT_EQ(hi.vms[0].initrd_size, 0);
+	EXPECT_STREQ(hi.vms[1].name, "c");
+	/* 4 reserved-memory + DT + a's kernel + c's kernel */
+	EXPECT_EQ(hi.nr_reserved, 7);
+}
+
+TEST(fdt_host_name_and_bootargs_limits)
+{
+	struct dt_spec s;
+	const char *err;
+	static char args[VM_BOOTARGS_MAX + 1];
+
+	EXPECT_EQ(sizeof(hi.vms[0].bootargs), VM_BOOTARGS_MAX);
+	EXPECT_EQ(sizeof(hi.vms[0].name), 16);
+	spec_default(&s);
+	s.vm[0].name = "fifteen-chars-x";	/* 15 + NUL fits name[16] */
+	memset(args, 'b', sizeof(args) - 1);
+	args[511] = '\0';			/* 511 + NUL fits bootargs[512] */
+	s.vm[0].bootargs = args;
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_STREQ(hi.vms[0].name, "fifteen-chars-x");
+	EXPECT_EQ(strlen(hi.vms[0].bootargs), 511);
+}
+
+TEST(fdt_host_isa_flags_need_every_hart)
+{
+	struct dt_spec s;
+	const char *err;
+
+	spec_default(&s);
+	s.cpu_ext[1] = ext_no_zicfiss;
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.isa_zicfiss, false);
+	EXPECT_EQ(hi.isa_zicfilp, true);
+	EXPECT_EQ(hi.isa_sstc, true);
+	EXPECT_EQ(hi.isa_smstateen, true);
+
+	spec_default(&s);
+	s.cpu_ext[0] = ext_no_sstc;
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.isa_sstc, false);
+	EXPECT_EQ(hi.isa_zicfiss, true);
+
+	spec_default(&s);
+	s.cpu_ext[1] = ext_no_smstateen;
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.isa_smstateen, false);
+	EXPECT_EQ(hi.isa_zicfilp, true);
+
+	spec_default(&s);
+	s.cpu_ext[0] = ext_no_zicfilp;
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.isa_zicfilp, false);
+	EXPECT_EQ(hi.isa_zicfiss, true);
+
+	spec_default(&s);
+	s.cpu1_no_ext = 1;		/* no riscv,isa-extensions at all */
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.nr_harts, 2);
+	EXPECT_EQ(hi.isa_zicfilp, false);
+	EXPECT_EQ(hi.isa_zicfiss, false);
+	EXPECT_EQ(hi.isa_sstc, false);
+	EXPECT_EQ(hi.isa_smstateen, false);
+}
+
+TEST(fdt_host_disabled_cpu_ignored)
+{
+	struct dt_spec s;
+	const char *err;
+
+	spec_default(&s);
+	s.cpu2_disabled = 1;
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.nr_harts, 2);
+	EXPECT_EQ(hi.hartids[2], 0);
+	EXPECT_EQ(hi.isa_zicfiss, true);	/* its missing extensions do not count */
+	EXPECT_EQ(hi.isa_sstc, true);
+}
+
+TEST(fdt_host_max_harts)
+{
+	struct dt_spec s;
+	const char *err;
+
+	spec_default(&s);
+	s.cpu2_disabled = 1;
+	s.extra_cpus = HOST_MAX_HARTS - 2;	/* cpu@3..cpu@8 */
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.nr_harts, HOST_MAX_HARTS);
+	EXPECT_EQ(hi.hartids[2], 3);
+	EXPECT_EQ(hi.hartids[HOST_MAX_HARTS - 1], HOST_MAX_HARTS);
+	EXPECT_EQ(hi.isa_zicfiss, true);
+
+	s.extra_cpus = HOST_MAX_HARTS - 1;
+	EXPECT_EQ(parse(&s, &err), -HYP_ENOMEM);
+	EXPECT_STREQ(err, "too many harts");
+}
+
+TEST(fdt_host_second_memory_node)
+{
+	struct dt_spec s;
+	const char *err;
+
+	spec_default(&s);
+	s.second_memory = 1;
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.nr_mem, 2);
+	EXPECT_RANGE(hi.mem[0], 0x80000000, 0x40000000);
+	EXPECT_RANGE(hi.mem[1], 0x100000000, 0x20000000);
+}
+
+TEST(fdt_host_uart_selection)
+{
+	struct dt_spec s;
+	const char *err;
+
+	/* stdout-path names a different UART than the first ns16550a */
+	spec_default(&s);
+	s.second_uart = 1;
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.uart_base, 0x10001000);
+	EXPECT_EQ(hi.uart_shift, 2);
+
+	/* options after ':' */
+	spec_default(&s);
+	s.second_uart = 1;
+	s.stdout_path = "/soc/serial@10001000:115200n8";
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.uart_base, 0x10001000);
+
+	/* no stdout-path: the first ns16550a */
+	spec_default(&s);
+	s.second_uart = 1;
+	s.no_stdout = 1;
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.uart_base, 0x10000000);
+	EXPECT_EQ(hi.uart_shift, 0);
+
+	/* stdout-path to nowhere: falls back to ns16550a */
+	spec_default(&s);
+	s.stdout_path = "/soc/serial@deadbeef";
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.uart_base, 0x10000000);
+
+	/* no UART at all: still fine, no console */
+	spec_default(&s);
+	s.no_serial = 1;
+	s.no_stdout = 1;
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_STREQ(err, "");
+	EXPECT_EQ(hi.uart_base, 0);
+}
+
+TEST(fdt_host_no_chosen_no_reserved)
+{
+	struct dt_spec s;
+	const char *err;
+
+	spec_default(&s);
+	s.no_chosen = 1;
+	s.no_reserved = 1;
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.nr_vms, 0);
+	EXPECT_EQ(hi.timeslice_us, 0);
+	EXPECT_EQ(hi.uart_base, 0x10000000);	/* by compatible */
+	EXPECT_EQ(hi.nr_reserved, 1);		/* only the DT itself */
+	EXPECT_RANGE(hi.reserved[0], (uint64_t)(uintptr_t)dtb, fdt_totalsize(dtb));
+
+	spec_default(&s);
+	s.timeslice = 0;
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.timeslice_us, 0);
+}
+
+/* ---- errors: each returns -HYP_E* with its message ---- */
+
+#define EXPECT_PARSE_ERR(s, rc, msg)                                          \
+	do {                                                                  \
+		const char *e_ = NULL;                                        \
+		EXPECT_EQ(parse(s, &e_), rc);                                 \
+		EXPECT_STREQ(e_, msg);                                        \
+	} while (0)
+
+TEST(fdt_host_err_bad_header)
+{
+	static char junk[256] __attribute__((aligned(8)));
+	const char *err = NULL;
+
+	memset(junk, 0, sizeof(junk));
+	EXPECT_EQ(fdt_host_parse(junk, &hi, &err), -HYP_EINVAL);
+	EXPECT_STREQ(err, "bad FDT header");
+}
+
+TEST(fdt_host_err_no_cpus)
+{
+	struct dt_spec s;
+
+	spec_default(&s);
+	s.no_cpus = 1;
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "no /cpus node");
+}
+
+TEST(fdt_host_err_no_timebase)
+{
+	struct dt_spec s;
+
+	spec_default(&s);
+	s.no_timebase = 1;
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "no /cpus/timebase-frequency");
+}
+
+TEST(fdt_host_err_no_cpu_nodes)
+{
+	struct dt_spec s;
+
+	spec_default(&s);
+	s.no_cpu_nodes = 1;
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "no usable cpu nodes");
+}
+
+TEST(fdt_host_err_no_memory)
+{
+	struct dt_spec s;
+
+	spec_default(&s);
+	s.no_memory = 1;
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "no memory nodes");
+}
+
+TEST(fdt_host_err_vm_without_name)
+{
+	struct dt_spec s;
+
+	spec_default(&s);
+	s.vm[0].name = NULL;
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "vm node without a valid carapace,name");
+	s.vm[0].name = "";
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "vm node without a valid carapace,name");
+	s.vm[0].name = "sixteen-chars-xx";
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "vm node without a valid carapace,name");
+}
+
+TEST(fdt_host_err_vm_without_kernel)
+{
+	struct dt_spec s;
+
+	spec_default(&s);
+	s.vm[0].kernel_size = 0;	/* the ramdisk alone is not enough */
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "vm node without a kernel module");
+}
+
+TEST(fdt_host_err_vm_bad_module_reg)
+{
+	struct dt_spec s;
+
+	spec_default(&s);
+	s.vm[0].kernel_bad_reg = 1;
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "bad module reg");
+}
+
+TEST(fdt_host_err_unknown_cfi_policy)
+{
+	struct dt_spec s;
+
+	spec_default(&s);
+	s.vm[0].cfi = "bogus";
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "unknown carapace,cfi policy");
+	s.vm[0].cfi = "Trap";
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "unknown carapace,cfi policy");
+	s.vm[0].cfi = "";
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "unknown carapace,cfi policy");
+}
+
+TEST(fdt_host_err_bootargs_too_long)
+{
+	struct dt_spec s;
+	static char args[VM_BOOTARGS_MAX + 1];
+
+	spec_default(&s);
+	memset(args, 'b', VM_BOOTARGS_MAX);
+	args[VM_BOOTARGS_MAX] = '\0';		/* 512 characters */
+	s.vm[0].bootargs = args;
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "bootargs too long");
+}
+
+TEST(fdt_host_err_vm_without_memory)
+{
+	struct dt_spec s;
+
+	spec_default(&s);
+	s.vm[0].mem_cells = 0;
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "vm node without carapace,memory");
+}
+
+TEST(fdt_host_err_second_vm_bad)
+{
+	struct dt_spec s;
+
+	spec_default(&s);
+	s.vm[1] = vm_beta();
+	s.vm[1].cfi = "nope";
+	s.nr_vms = 2;
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "unknown carapace,cfi policy");
+	EXPECT_EQ(hi.nr_vms, 1);		/* the good one was counted */
+}
+
+TEST(fdt_host_err_too_many_vms)
+{
+	struct dt_spec s;
+
+	spec_default(&s);
+	for (unsigned int i = 0; i < HOST_MAX_VMS; i++)
+		s.vm[i] = vm_beta();
+	s.nr_vms = HOST_MAX_VMS;
+	EXPECT_PARSE_ERR(&s, 0, "");
+	EXPECT_EQ(hi.nr_vms, HOST_MAX_VMS);
+	s.vm[HOST_MAX_VMS] = vm_beta();
+	s.nr_vms = HOST_MAX_VMS + 1;
+	EXPECT_PARSE_ERR(&s, -HYP_ENOMEM, "too many VMs");
+}

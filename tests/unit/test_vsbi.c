@@ -1,0 +1,585 @@
+/* SPDX-License-Identifier: MIT */
+/* hyp/vsbi/vsbi.c (hart masks, registry lookup, dispatch), hyp/vsbi/vsbi_fwft.c
+ * and hyp/cfi/cfi.c (FWFT LANDING_PAD/SHADOW_STACK, software-check routing).
+ * The other extensions are stubs defined here; so are hart_caps (hyp/arch/hart.c),
+ * vm_stop() and vcpu_redirect_trap(). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <arch/riscv/encoding.h>
+#include <hyp/sbi_defs.h>
+#include <cfi.h>
+#include <exit.h>
+#include <hart.h>
+#include <vm.h>
+#include <vsbi.h>
+#include "test.h"
+
+/* ---- stubs ---- */
+
+struct hart_caps hart_caps;
+
+static struct {
+	int calls;
+	struct vm *vm;
+	char msg[256];
+} stop;
+
+void vm_stop(struct vm *vm, const char *fmt, ...)
+{
+	va_list ap;
+
+	stop.calls++;
+	stop.vm = vm;
+	va_start(ap, fmt);
+	vsnprintf(stop.msg, sizeof(stop.msg), fmt, ap);
+	va_end(ap);
+}
+
+static struct {
+	int calls;
+	struct vcpu *v;
+	unsigned long cause, tval;
+} redirect;
+
+void vcpu_redirect_trap(struct vcpu *v, unsigned long cause, unsigned long tval)
+{
+	redirect.calls++;
+	redirect.v = v;
+	redirect.cause = cause;
+	redirect.tval = tval;
+}
+
+static struct {
+	int calls;
+	const char *ext;
+	unsigned long fid;
+} stub;
+
+static void stub_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret, const char *ext)
+{
+	(void)v;
+	stub.calls++;
+	stub.ext = ext;
+	stub.fid = fid;
+	ret->error = SBI_SUCCESS;
+	ret->value = 0x1000 + fid;
+}
+
+#define STUB_CALL(ext)                                                        \
+	static void ext##_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret) \
+	{                                                                     \
+		stub_call(v, fid, ret, #ext);                                 \
+	}
+STUB_CALL(base)
+STUB_CALL(time)
+STUB_CALL(ipi)
+STUB_CALL(rfence)
+STUB_CALL(dbcn)
+
+static void hsm_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret)
+{
+	stub_call(v, fid, ret, "hsm");
+	ret->action = EXIT_YIELD;	/* e.g. HART_STOP: returns, then gives the hart away */
+	ret->value = 7;
+}
+
+static void srst_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret)
+{
+	stub_call(v, fid, ret, "srst");
+	ret->error = SBI_ERR_FAILED;
+	ret->action = EXIT_VM_STOP;	/* does not return to the guest */
+}
+
+static bool dbcn_present;
+
+static bool dbcn_probe(const struct vm *vm)
+{
+	(void)vm;
+	return dbcn_present;
+}
+
+#define EXT(n, first, last, ...)                                              \
+	const struct vsbi_ext vsbi_##n = { .name = #n, .eid_first = (first),  \
+					   .eid_last = (last), .call = n##_call, __VA_ARGS__ }
+EXT(base, SBI_EXT_BASE, SBI_EXT_BASE);
+EXT(time, SBI_EXT_TIME, SBI_EXT_TIME);
+EXT(ipi, SBI_EXT_IPI, SBI_EXT_IPI);
+/* a range, to check both ends of the registry's match */
+EXT(rfence, SBI_EXT_RFENCE - 3, SBI_EXT_RFENCE);
+EXT(hsm, SBI_EXT_HSM, SBI_EXT_HSM);
+EXT(srst, SBI_EXT_SRST, SBI_EXT_SRST);
+EXT(dbcn, SBI_EXT_DBCN, SBI_EXT_DBCN, .probe = dbcn_probe);
+
+/* ---- setup ---- */
+
+static struct vm vm;
+
+static struct vcpu *setup(enum cfi_policy policy, bool lp, bool ss)
+{
+	memset(&vm, 0, sizeof(vm));
+	memset(&stop, 0, sizeof(stop));
+	memset(&redirect, 0, sizeof(redirect));
+	memset(&stub, 0, sizeof(stub));
+	fake_csr_reset();
+	memcpy(vm.name, "t", 2);
+	vm.cfi_policy = policy;
+	vm.nr_vcpus = 2;
+	for (unsigned int i = 0; i < vm.nr_vcpus; i++) {
+		vm.vcpus[i].vm = &vm;
+		vm.vcpus[i].id = i;
+	}
+	memset(&hart_caps, 0, sizeof(hart_caps));
+	hart_caps.zicfilp = lp;
+	hart_caps.zicfiss = ss;
+	dbcn_present = true;
+	return &vm.vcpus[0];
+}
+
+/* ---- vsbi_hart_mask ---- */
+
+#define SENTINEL 0xdeadbeefUL
+
+TEST(vsbi_hart_mask_base_all)
+{
+	unsigned long out = SENTINEL;
+
+	EXPECT_EQ(vsbi_hart_mask(2, 0, -1UL, &out), SBI_SUCCESS);
+	EXPECT_EQ(out, 0x3);
+	EXPECT_EQ(vsbi_hart_mask(2, 0xf0, -1UL, &out), SBI_SUCCESS);	/* mask ignored */
+	EXPECT_EQ(out, 0x3);
+	EXPECT_EQ(vsbi_hart_mask(8, 0, -1UL, &out), SBI_SUCCESS);
+	EXPECT_EQ(out, 0xff);
+	EXPECT_EQ(vsbi_hart_mask(1, 0, -1UL, &out), SBI_SUCCESS);
+	EXPECT_EQ(out, 0x1);
+	EXPECT_EQ(vsbi_hart_mask(64, 0, -1UL, &out), SBI_SUCCESS);
+	EXPECT_EQ(out, ~0UL);
+}
+
+TEST(vsbi_hart_mask_in_range)
+{
+	unsigned long out = SENTINEL;
+
+	EXPECT_EQ(vsbi_hart_mask(2, 0x3, 0, &out), SBI_SUCCESS);
+	EXPECT_EQ(out, 0x3);
+	EXPECT_EQ(vsbi_hart_mask(2, 0x2, 0, &out), SBI_SUCCESS);
+	EXPECT_EQ(out, 0x2);
+	EXPECT_EQ(vsbi_hart_mask(2, 0x1, 1, &out), SBI_SUCCESS);
+	EXPECT_EQ(out, 0x2);
+	EXPECT_EQ(vsbi_hart_mask(8, 0x5, 3, &out), SBI_SUCCESS);
+	EXPECT_EQ(out, 0x28);
+	EXPECT_EQ(vsbi_hart_mask(8, 0x1, 7, &out), SBI_SUCCESS);
+	EXPECT_EQ(out, 0x80);
+}
+
+TEST(vsbi_hart_mask_beyond_nr_vcpus)
+{
+	unsigned long out = SENTINEL;
+
+	EXPECT_EQ(vsbi_hart_mask(2, 0x4, 0, &out), SBI_ERR_INVALID_PARAM);
+	EXPECT_EQ(vsbi_hart_mask(2, 0x7, 0, &out), SBI_ERR_INVALID_PARAM);
+	EXPECT_EQ(vsbi_hart_mask(2, 0x1, 2, &out), SBI_ERR_INVALID_PARAM);
+	EXPECT_EQ(vsbi_hart_mask(2, 0x2, 1, &out), SBI_ERR_INVALID_PARAM);
+	EXPECT_EQ(vsbi_hart_mask(8, 1UL << 63, 0, &out), SBI_ERR_INVALID_PARAM);
+	EXPECT_EQ(vsbi_hart_mask(8, 0x1, 1UL << 40, &out), SBI_ERR_INVALID_PARAM);
+	EXPECT_EQ(vsbi_hart_mask(0, 0x1, 0, &out), SBI_ERR_INVALID_PARAM);
+	EXPECT_EQ(SBI_ERR_INVALID_PARAM, -3);
+	EXPECT_EQ(out, SENTINEL);	/* not written on failure */
+}
+
+TEST(vsbi_hart_mask_base_overflow)
+{
+	unsigned long out = SENTINEL;
+
+	/* base + 2 wraps to 0: must not name hart 0 */
+	EXPECT_EQ(vsbi_hart_mask(2, 0x4, -2UL, &out), SBI_ERR_INVALID_PARAM);
+	EXPECT_EQ(vsbi_hart_mask(8, 0x2, -1UL, &out), SBI_SUCCESS);	/* -1 is "all" */
+	EXPECT_EQ(out, 0xff);
+	out = SENTINEL;
+	EXPECT_EQ(vsbi_hart_mask(8, 1UL << 63, -64UL, &out), SBI_ERR_INVALID_PARAM);
+	EXPECT_EQ(vsbi_hart_mask(8, 0x1, -2UL, &out), SBI_ERR_INVALID_PARAM);
+	EXPECT_EQ(out, SENTINEL);
+}
+
+TEST(vsbi_hart_mask_empty)
+{
+	unsigned long out = SENTINEL;
+
+	EXPECT_EQ(vsbi_hart_mask(2, 0, 0, &out), SBI_SUCCESS);
+	EXPECT_EQ(out, 0);
+	out = SENTINEL;
+	EXPECT_EQ(vsbi_hart_mask(2, 0, 1000, &out), SBI_SUCCESS);	/* base irrelevant */
+	EXPECT_EQ(out, 0);
+}
+
+/* ---- registry and dispatch ---- */
+
+TEST(vsbi_find_registry)
+{
+	setup(CFI_POLICY_TRAP, true, true);
+	EXPECT_EQ(vsbi_find(&vm, SBI_EXT_TIME), &vsbi_time);
+	EXPECT_EQ(vsbi_find(&vm, SBI_EXT_BASE), &vsbi_base);
+	EXPECT_EQ(vsbi_find(&vm, SBI_EXT_FWFT), &vsbi_fwft);
+	EXPECT_EQ(vsbi_find(&vm, SBI_EXT_RFENCE - 3), &vsbi_rfence);
+	EXPECT_EQ(vsbi_find(&vm, SBI_EXT_RFENCE), &vsbi_rfence);
+	EXPECT_EQ(vsbi_find(&vm, SBI_EXT_RFENCE - 4), NULL);
+	EXPECT_EQ(vsbi_find(&vm, SBI_EXT_RFENCE + 1), NULL);
+	EXPECT_EQ(vsbi_find(&vm, 0), NULL);
+	EXPECT_EQ(vsbi_find(&vm, 0x735049 + 1), NULL);
+	EXPECT_EQ(vsbi_find(&vm, SBI_EXT_DBCN), &vsbi_dbcn);
+	dbcn_present = false;	/* probe says no */
+	EXPECT_EQ(vsbi_find(&vm, SBI_EXT_DBCN), NULL);
+}
+
+static void ecall(struct vcpu *v, unsigned long eid, unsigned long fid, unsigned long a0,
+		  unsigned long a1, unsigned long a2)
+{
+	VSBI_ARG(v, 7) = eid;
+	VSBI_ARG(v, 6) = fid;
+	VSBI_ARG(v, 0) = a0;
+	VSBI_ARG(v, 1) = a1;
+	VSBI_ARG(v, 2) = a2;
+}
+
+TEST(vsbi_dispatch_return_values)
+{
+	struct vcpu *v = setup(CFI_POLICY_TRAP, true, true);
+
+	v->ctx.sepc = 0x80200000;
+	ecall(v, SBI_EXT_TIME, 5, 0x11, 0x22, 0x33);
+	EXPECT_EQ(vsbi_dispatch(v), EXIT_RESUME_SAME);	/* pc already advanced */
+	EXPECT_EQ(stub.calls, 1);
+	EXPECT_STREQ(stub.ext, "time");
+	EXPECT_EQ(stub.fid, 5);
+	EXPECT_EQ(VSBI_ARG(v, 0), SBI_SUCCESS);
+	EXPECT_EQ(VSBI_ARG(v, 1), 0x1005);
+	EXPECT_EQ(VSBI_ARG(v, 2), 0x33);		/* a2.. untouched */
+	EXPECT_EQ(v->ctx.sepc, 0x80200004);
+	EXPECT_EQ(v->stats.sbi_calls, 1);
+	EXPECT_EQ(vm.stats.sbi_calls, 1);
+}
+
+TEST(vsbi_dispatch_unknown_extension)
+{
+	struct vcpu *v = setup(CFI_POLICY_TRAP, true, true);
+
+	v->ctx.sepc = 0x1000;
+	ecall(v, 0x12345678, 0, 0x11, 0x22, 0);
+	EXPECT_EQ(vsbi_dispatch(v), EXIT_RESUME_SAME);
+	EXPECT_EQ(stub.calls, 0);
+	EXPECT_EQ((long)VSBI_ARG(v, 0), SBI_ERR_NOT_SUPPORTED);
+	EXPECT_EQ(VSBI_ARG(v, 1), 0);
+	EXPECT_EQ(v->ctx.sepc, 0x1004);
+
+	dbcn_present = false;
+	ecall(v, SBI_EXT_DBCN, 0, 0, 0, 0);
+	EXPECT_EQ(vsbi_dispatch(v), EXIT_RESUME_SAME);
+	EXPECT_EQ(stub.calls, 0);
+	EXPECT_EQ((long)VSBI_ARG(v, 0), SBI_ERR_NOT_SUPPORTED);
+	EXPECT_EQ(v->stats.sbi_calls, 2);
+}
+
+TEST(vsbi_dispatch_actions)
+{
+	struct vcpu *v = setup(CFI_POLICY_TRAP, true, true);
+
+	v->ctx.sepc = 0x2000;
+	ecall(v, SBI_EXT_HSM, 1, 0x11, 0x22, 0);
+	EXPECT_EQ(vsbi_dispatch(v), EXIT_YIELD);	/* returns to the guest later */
+	EXPECT_EQ(VSBI_ARG(v, 0), 0);
+	EXPECT_EQ(VSBI_ARG(v, 1), 7);
+	EXPECT_EQ(v->ctx.sepc, 0x2004);
+
+	ecall(v, SBI_EXT_SRST, 0, 0x11, 0x22, 0);
+	EXPECT_EQ(vsbi_dispatch(v), EXIT_VM_STOP);	/* no return: no a0/a1/pc update */
+	EXPECT_EQ(VSBI_ARG(v, 0), 0x11);
+	EXPECT_EQ(VSBI_ARG(v, 1), 0x22);
+	EXPECT_EQ(v->ctx.sepc, 0x2004);
+}
+
+/* ---- FWFT through the dispatcher (vsbi_fwft.c) ---- */
+
+TEST(vsbi_fwft_dispatch)
+{
+	struct vcpu *v = setup(CFI_POLICY_TRAP, true, true);
+
+	ecall(v, SBI_EXT_FWFT, SBI_FWFT_SET, SBI_FWFT_SHADOW_STACK, 1, 0);
+	EXPECT_EQ(vsbi_dispatch(v), EXIT_RESUME_SAME);
+	EXPECT_EQ(VSBI_ARG(v, 0), SBI_SUCCESS);
+	EXPECT_EQ(v->fwft.ss_value, 1);
+	ecall(v, SBI_EXT_FWFT, SBI_FWFT_GET, SBI_FWFT_SHADOW_STACK, 0, 0);
+	vsbi_dispatch(v);
+	EXPECT_EQ(VSBI_ARG(v, 0), SBI_SUCCESS);
+	EXPECT_EQ(VSBI_ARG(v, 1), 1);
+	/* the feature is a uint32: upper bits are not part of it */
+	ecall(v, SBI_EXT_FWFT, SBI_FWFT_GET, (1UL << 32) | SBI_FWFT_LANDING_PAD, 0, 0);
+	vsbi_dispatch(v);
+	EXPECT_EQ(VSBI_ARG(v, 0), SBI_SUCCESS);
+	EXPECT_EQ(VSBI_ARG(v, 1), 0);
+	/* defined but not backed here: NOT_SUPPORTED */
+	ecall(v, SBI_EXT_FWFT, SBI_FWFT_SET, SBI_FWFT_DOUBLE_TRAP, 1, 0);
+	vsbi_dispatch(v);
+	EXPECT_EQ((long)VSBI_ARG(v, 0), SBI_ERR_NOT_SUPPORTED);
+	ecall(v, SBI_EXT_FWFT, SBI_FWFT_GET, SBI_FWFT_MISALIGNED_EXC_DELEG, 0, 0);
+	vsbi_dispatch(v);
+	EXPECT_EQ((long)VSBI_ARG(v, 0), SBI_ERR_NOT_SUPPORTED);
+	/* reserved IDs: DENIED */
+	ecall(v, SBI_EXT_FWFT, SBI_FWFT_SET, SBI_FWFT_POINTER_MASKING_PMLEN + 1, 0, 0);
+	vsbi_dispatch(v);
+	EXPECT_EQ((long)VSBI_ARG(v, 0), SBI_ERR_DENIED);
+	ecall(v, SBI_EXT_FWFT, SBI_FWFT_GET, 0x40000000, 0, 0);
+	vsbi_dispatch(v);
+	EXPECT_EQ((long)VSBI_ARG(v, 0), SBI_ERR_DENIED);
+	/* unknown function */
+	ecall(v, SBI_EXT_FWFT, 2, SBI_FWFT_SHADOW_STACK, 0, 0);
+	vsbi_dispatch(v);
+	EXPECT_EQ((long)VSBI_ARG(v, 0), SBI_ERR_NOT_SUPPORTED);
+	EXPECT_EQ(v->fwft.ss_value, 1);
+}
+
+/* ---- cfi.c: FWFT backends ---- */
+
+TEST(cfi_fwft_shadow_stack_set_get)
+{
+	struct vcpu *v = setup(CFI_POLICY_TRAP, true, true);
+	unsigned long val = SENTINEL;
+
+	v->csr.henvcfg = ENVCFG_STCE | ENVCFG_FIOM;	/* unrelated bits survive */
+	EXPECT_EQ(cfi_fwft_get(v, SBI_FWFT_SHADOW_STACK, &val), SBI_SUCCESS);
+	EXPECT_EQ(val, 0);
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_SHADOW_STACK, 1, 0), SBI_SUCCESS);
+	EXPECT_EQ(v->fwft.ss_value, 1);
+	EXPECT_EQ(v->fwft.ss_locked, 0);
+	EXPECT_EQ(v->fwft.lp_value, 0);
+	EXPECT_EQ(v->csr.henvcfg, ENVCFG_STCE | ENVCFG_FIOM | ENVCFG_SSE);
+	EXPECT_EQ(fake_csr[CSR_HENVCFG], ENVCFG_STCE | ENVCFG_FIOM | ENVCFG_SSE);
+	EXPECT_EQ(fake_csr[0x60a] & ENVCFG_SSE, ENVCFG_SSE);
+	EXPECT_EQ(cfi_henvcfg(v), ENVCFG_SSE);
+	EXPECT_EQ(cfi_fwft_get(v, SBI_FWFT_SHADOW_STACK, &val), SBI_SUCCESS);
+	EXPECT_EQ(val, 1);
+	/* and off again */
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_SHADOW_STACK, 0, 0), SBI_SUCCESS);
+	EXPECT_EQ(v->csr.henvcfg, ENVCFG_STCE | ENVCFG_FIOM);
+	EXPECT_EQ(fake_csr[CSR_HENVCFG], ENVCFG_STCE | ENVCFG_FIOM);
+	EXPECT_EQ(cfi_fwft_get(v, SBI_FWFT_SHADOW_STACK, &val), SBI_SUCCESS);
+	EXPECT_EQ(val, 0);
+}
+
+TEST(cfi_fwft_landing_pad_set_get)
+{
+	struct vcpu *v = setup(CFI_POLICY_STRICT, true, true);
+	unsigned long val = SENTINEL;
+
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_LANDING_PAD, 1, 0), SBI_SUCCESS);
+	EXPECT_EQ(v->csr.henvcfg, ENVCFG_LPE);
+	EXPECT_EQ(fake_csr[CSR_HENVCFG], ENVCFG_LPE);
+	EXPECT_EQ(cfi_fwft_get(v, SBI_FWFT_LANDING_PAD, &val), SBI_SUCCESS);
+	EXPECT_EQ(val, 1);
+	EXPECT_EQ(cfi_fwft_get(v, SBI_FWFT_SHADOW_STACK, &val), SBI_SUCCESS);
+	EXPECT_EQ(val, 0);
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_SHADOW_STACK, 1, 0), SBI_SUCCESS);
+	EXPECT_EQ(v->csr.henvcfg, ENVCFG_LPE | ENVCFG_SSE);
+	EXPECT_EQ(cfi_henvcfg(v), ENVCFG_LPE | ENVCFG_SSE);
+	/* the other vCPU is independent */
+	EXPECT_EQ(cfi_fwft_get(&vm.vcpus[1], SBI_FWFT_LANDING_PAD, &val), SBI_SUCCESS);
+	EXPECT_EQ(val, 0);
+	EXPECT_EQ(cfi_henvcfg(&vm.vcpus[1]), 0);
+}
+
+TEST(cfi_fwft_senvcfg_sse_cleared_when_ss_off)
+{
+	struct vcpu *v = setup(CFI_POLICY_TRAP, true, true);
+
+	/* SS on: the guest's senvcfg is left alone */
+	fake_csr[CSR_SENVCFG] = ENVCFG_SSE | ENVCFG_LPE | ENVCFG_CBZE;
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_SHADOW_STACK, 1, 0), SBI_SUCCESS);
+	EXPECT_EQ(fake_csr[CSR_SENVCFG], ENVCFG_SSE | ENVCFG_LPE | ENVCFG_CBZE);
+	/* SS off: senvcfg.SSE must read 0, other bits stay */
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_SHADOW_STACK, 0, 0), SBI_SUCCESS);
+	EXPECT_EQ(fake_csr[CSR_SENVCFG], ENVCFG_LPE | ENVCFG_CBZE);
+	EXPECT_EQ(fake_csr[0x10a] & ENVCFG_SSE, 0);
+	/* also when only LANDING_PAD changes while SS is off */
+	fake_csr[CSR_SENVCFG] = ENVCFG_SSE;
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_LANDING_PAD, 1, 0), SBI_SUCCESS);
+	EXPECT_EQ(fake_csr[CSR_SENVCFG], 0);
+}
+
+TEST(cfi_fwft_invalid_params)
+{
+	struct vcpu *v = setup(CFI_POLICY_TRAP, true, true);
+
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_SHADOW_STACK, 2, 0), SBI_ERR_INVALID_PARAM);
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_SHADOW_STACK, -1UL, 0), SBI_ERR_INVALID_PARAM);
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_SHADOW_STACK, 1, 2), SBI_ERR_INVALID_PARAM);
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_SHADOW_STACK, 1, 3), SBI_ERR_INVALID_PARAM);
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_LANDING_PAD, 1, 1UL << 63), SBI_ERR_INVALID_PARAM);
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_LANDING_PAD, 1UL << 32, 0), SBI_ERR_INVALID_PARAM);
+	EXPECT_EQ(SBI_ERR_INVALID_PARAM, -3);
+	/* nothing changed, nothing written */
+	EXPECT_EQ(v->fwft.ss_value, 0);
+	EXPECT_EQ(v->fwft.ss_locked, 0);
+	EXPECT_EQ(v->fwft.lp_value, 0);
+	EXPECT_EQ(v->fwft.lp_locked, 0);
+	EXPECT_EQ(v->csr.henvcfg, 0);
+	EXPECT_EQ(fake_csr_nr_writes[CSR_HENVCFG], 0);
+}
+
+TEST(cfi_fwft_lock)
+{
+	struct vcpu *v = setup(CFI_POLICY_TRAP, true, true);
+	unsigned long val = SENTINEL;
+
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_SHADOW_STACK, 1, SBI_FWFT_SET_FLAG_LOCK), SBI_SUCCESS);
+	EXPECT_EQ(v->fwft.ss_locked, 1);
+	EXPECT_EQ(v->csr.henvcfg, ENVCFG_SSE);
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_SHADOW_STACK, 0, 0), SBI_ERR_DENIED_LOCKED);
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_SHADOW_STACK, 1, 0), SBI_ERR_DENIED_LOCKED);
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_SHADOW_STACK, 0, SBI_FWFT_SET_FLAG_LOCK),
+		  SBI_ERR_DENIED_LOCKED);
+	EXPECT_EQ(SBI_ERR_DENIED_LOCKED, -14);
+	EXPECT_EQ(v->fwft.ss_value, 1);
+	EXPECT_EQ(v->csr.henvcfg, ENVCFG_SSE);
+	EXPECT_EQ(cfi_fwft_get(v, SBI_FWFT_SHADOW_STACK, &val), SBI_SUCCESS);
+	EXPECT_EQ(val, 1);
+	/* the lock is per feature */
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_LANDING_PAD, 1, 0), SBI_SUCCESS);
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_LANDING_PAD, 0, SBI_FWFT_SET_FLAG_LOCK), SBI_SUCCESS);
+	EXPECT_EQ(v->fwft.lp_locked, 1);
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_LANDING_PAD, 1, 0), SBI_ERR_DENIED_LOCKED);
+	EXPECT_EQ(v->csr.henvcfg, ENVCFG_SSE);
+	/* locked with value 0 still reads 0 */
+	EXPECT_EQ(cfi_fwft_get(v, SBI_FWFT_LANDING_PAD, &val), SBI_SUCCESS);
+	EXPECT_EQ(val, 0);
+}
+
+TEST(cfi_fwft_unsupported)
+{
+	struct vcpu *v = setup(CFI_POLICY_TRAP, true, false);	/* no Zicfiss */
+	unsigned long val = SENTINEL;
+
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_SHADOW_STACK, 1, 0), SBI_ERR_NOT_SUPPORTED);
+	EXPECT_EQ(cfi_fwft_get(v, SBI_FWFT_SHADOW_STACK, &val), SBI_ERR_NOT_SUPPORTED);
+	EXPECT_EQ(val, SENTINEL);
+	EXPECT_EQ(v->csr.henvcfg, 0);
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_LANDING_PAD, 1, 0), SBI_SUCCESS);	/* LP still there */
+	EXPECT_EQ(SBI_ERR_NOT_SUPPORTED, -2);
+
+	v = setup(CFI_POLICY_TRAP, false, true);			/* no Zicfilp */
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_LANDING_PAD, 1, 0), SBI_ERR_NOT_SUPPORTED);
+	EXPECT_EQ(cfi_fwft_get(v, SBI_FWFT_LANDING_PAD, &val), SBI_ERR_NOT_SUPPORTED);
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_SHADOW_STACK, 1, 0), SBI_SUCCESS);
+
+	v = setup(CFI_POLICY_OFF, true, true);				/* policy off */
+	EXPECT_FALSE(cfi_vm_has_lp(&vm));
+	EXPECT_FALSE(cfi_vm_has_ss(&vm));
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_SHADOW_STACK, 1, 0), SBI_ERR_NOT_SUPPORTED);
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_LANDING_PAD, 1, 0), SBI_ERR_NOT_SUPPORTED);
+	EXPECT_EQ(cfi_fwft_get(v, SBI_FWFT_SHADOW_STACK, &val), SBI_ERR_NOT_SUPPORTED);
+	EXPECT_EQ(cfi_fwft_get(v, SBI_FWFT_LANDING_PAD, &val), SBI_ERR_NOT_SUPPORTED);
+	EXPECT_EQ(v->csr.henvcfg, 0);
+	EXPECT_EQ(fake_csr_nr_writes[CSR_HENVCFG], 0);
+
+	v = setup(CFI_POLICY_DELEGATE, true, true);
+	EXPECT_TRUE(cfi_vm_has_lp(&vm));
+	EXPECT_TRUE(cfi_vm_has_ss(&vm));
+}
+
+TEST(cfi_fwft_reserved_feature)
+{
+	struct vcpu *v = setup(CFI_POLICY_TRAP, true, true);
+	unsigned long val = SENTINEL;
+
+	EXPECT_EQ(cfi_fwft_set(v, 0x40000000, 1, 0), SBI_ERR_DENIED);
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_DOUBLE_TRAP, 1, 0), SBI_ERR_DENIED);
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_MISALIGNED_EXC_DELEG, 0, 0), SBI_ERR_DENIED);
+	EXPECT_EQ(cfi_fwft_get(v, 0x40000000, &val), SBI_ERR_DENIED);
+	EXPECT_EQ(SBI_ERR_DENIED, -4);
+	EXPECT_EQ(val, SENTINEL);
+	EXPECT_EQ(fake_csr_nr_writes[CSR_HENVCFG], 0);
+}
+
+TEST(cfi_vcpu_reset_clears_state)
+{
+	struct vcpu *v = setup(CFI_POLICY_TRAP, true, true);
+
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_SHADOW_STACK, 1, SBI_FWFT_SET_FLAG_LOCK), SBI_SUCCESS);
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_LANDING_PAD, 1, SBI_FWFT_SET_FLAG_LOCK), SBI_SUCCESS);
+	v->csr.senvcfg = ENVCFG_SSE | ENVCFG_LPE | ENVCFG_CBZE;
+	v->csr.ssp = 0x80001000;
+	v->ctx.sstatus = SR_SPELP | SR_SPP | SR_FS_INITIAL;
+	v->csr.vsstatus = SR_SPELP | SR_SIE;
+	cfi_vcpu_reset(v);
+	EXPECT_EQ(v->fwft.ss_value, 0);
+	EXPECT_EQ(v->fwft.ss_locked, 0);
+	EXPECT_EQ(v->fwft.lp_value, 0);
+	EXPECT_EQ(v->fwft.lp_locked, 0);
+	EXPECT_EQ(cfi_henvcfg(v), 0);
+	EXPECT_EQ(v->csr.senvcfg, 0);
+	EXPECT_EQ(v->csr.ssp, 0);
+	EXPECT_EQ(v->ctx.sstatus, SR_SPP | SR_FS_INITIAL);
+	EXPECT_EQ(v->csr.vsstatus, SR_SIE);
+	/* unlocked again */
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_SHADOW_STACK, 0, 0), SBI_SUCCESS);
+	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_LANDING_PAD, 1, 0), SBI_SUCCESS);
+}
+
+TEST(cfi_hedeleg_by_policy)
+{
+	setup(CFI_POLICY_DELEGATE, true, true);
+	EXPECT_EQ(cfi_hedeleg(&vm), 1UL << 18);
+	vm.cfi_policy = CFI_POLICY_TRAP;
+	EXPECT_EQ(cfi_hedeleg(&vm), 0);
+	vm.cfi_policy = CFI_POLICY_STRICT;
+	EXPECT_EQ(cfi_hedeleg(&vm), 0);
+	vm.cfi_policy = CFI_POLICY_OFF;
+	EXPECT_EQ(cfi_hedeleg(&vm), 0);
+}
+
+TEST(cfi_swcheck_trap_injects)
+{
+	struct vcpu *v = setup(CFI_POLICY_TRAP, true, true);
+
+	v->ctx.sepc = 0x80201234;
+	v->ctx.sstatus = SR_SPP;		/* from VS-mode */
+	fake_csr[CSR_STVAL] = SWCHECK_TVAL_LANDING_PAD;
+	EXPECT_EQ(cfi_swcheck_exit(v), EXIT_INJECTED);
+	EXPECT_EQ(v->cfi_stats.swcheck_lp, 1);
+	EXPECT_EQ(v->cfi_stats.swcheck_ss, 0);
+	EXPECT_EQ(v->cfi_stats.last_pc, 0x80201234);
+	EXPECT_EQ(v->cfi_stats.last_tval, 2);
+	EXPECT_EQ(v->cfi_stats.last_from_vs, 1);
+	EXPECT_EQ(redirect.calls, 1);
+	EXPECT_EQ(redirect.v, v);
+	EXPECT_EQ(redirect.cause, 18);
+	EXPECT_EQ(redirect.tval, 2);
+	EXPECT_EQ(stop.calls, 0);
+
+	v->ctx.sstatus = 0;			/* from VU-mode */
+	fake_csr[CSR_STVAL] = SWCHECK_TVAL_SHADOW_STACK;
+	EXPECT_EQ(cfi_swcheck_exit(v), EXIT_INJECTED);
+	EXPECT_EQ(v->cfi_stats.swcheck_lp, 1);
+	EXPECT_EQ(v->cfi_stats.swcheck_ss, 1);
+	EXPECT_EQ(v->cfi_stats.last_from_vs, 0);
+	EXPECT_EQ(redirect.tval, 3);
+}
+
+TEST(cfi_swcheck_strict_stops_vs_only)
+{
+	struct vcpu *v = setup(CFI_POLICY_STRICT, true, true);
+
+	v->ctx.sepc = 0x80200010;
+	v->ctx.sstatus = 0;			/* VU: injected like trap */
+	fake_csr[CSR_STVAL] = SWCHECK_TVAL_SHADOW_STACK;
+	EXPECT_EQ(cfi_swcheck_exit(v), EXIT_INJECTED);
+	EXPECT_EQ(stop.calls, 0);
+	EXPECT_EQ(redirect.calls, 1);
+
+	v->ctx.sstatus = SR_SPP;		/* VS: the VM stops */
+	EXPECT_EQ(cfi_swcheck_exit(v), EXIT_VM_STOP);
+	EXPECT_EQ(stop.calls, 1);
+	EXPECT_EQ(stop.vm, &vm);
+	EXPECT_TRUE(strstr(stop.msg, "shadow stack") != NULL);
+	EXPECT_TRUE(strstr(stop.msg, "0x80200010") != NULL);
+	EXPECT_EQ(redirect.calls, 1);		/* not injected */
+	EXPECT_EQ(v->cfi_stats.swcheck_ss, 2);
+}

@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: MIT
+# Host unit tests of the hypervisor's pure logic (included by the top Makefile).
+#   make test-unit                     build build/unit/test_* and run them all
+#   build/unit/test_mm [SUBSTR...]     run one binary (or some of its tests)
+# Uses B and LIBFDT_SRC from the top Makefile. Code under test is compiled for
+# the host with -DHOST_TEST (CSRs go to tests/unit/fake_csr.c) and sanitizers;
+# libfdt is compiled from $(LIBFDT_SRC), never copied into the repository.
+HOSTCC ?= gcc
+UNIT_B := $(B)/unit
+UNIT_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
+UNIT_CFLAGS := -std=gnu11 -DHOST_TEST $(UNIT_SAN) -g -O1 -Wall -Wextra -Werror \
+	-Iinclude -Ihyp/include -I$(LIBFDT_SRC)
+UNIT_LIBFDT_CFLAGS := -std=gnu11 $(UNIT_SAN) -g -O1 -w -I$(LIBFDT_SRC)
+UNIT_LDFLAGS := $(UNIT_SAN)
+
+UNIT_TESTS := test_mm test_gstage test_fdt_host test_vsbi test_printf
+UNIT_COMMON := tests/unit/main.c tests/unit/fake_csr.c
+
+# hyp sources each binary tests (and libfdt where it needs it)
+unit-src-test_mm := hyp/mm/mm.c
+unit-src-test_gstage := hyp/mm/gstage.c
+unit-src-test_fdt_host := hyp/fdt/fdt_host.c
+unit-src-test_vsbi := hyp/vsbi/vsbi.c hyp/vsbi/vsbi_fwft.c hyp/cfi/cfi.c
+unit-src-test_printf := hyp/lib/printf.c
+unit-libfdt-test_fdt_host := y
+
+UNIT_LIBFDT_NAMES := fdt fdt_ro fdt_rw fdt_sw fdt_wip fdt_strerror fdt_addresses fdt_empty_tree
+UNIT_LIBFDT_OBJS := $(addprefix $(UNIT_B)/libfdt/,$(addsuffix .o,$(UNIT_LIBFDT_NAMES)))
+unit_obj = $(patsubst %.c,$(UNIT_B)/obj/%.o,$(1))
+
+# hyp/lib/printf.c defines snprintf/vsnprintf: rename them so the host libc's
+# (used by the test runner and the sanitizers) stay untouched.
+$(call unit_obj,hyp/lib/printf.c tests/unit/test_printf.c): \
+	UNIT_EXTRA_CFLAGS := -Dsnprintf=hyp_snprintf -Dvsnprintf=hyp_vsnprintf
+
+UNIT_OBJS := $(sort $(call unit_obj,$(UNIT_COMMON) \
+	$(foreach t,$(UNIT_TESTS),tests/unit/$(t).c $(unit-src-$(t)))))
+
+# static pattern rules: they apply to these objects only, never to .d files
+$(UNIT_OBJS): $(UNIT_B)/obj/%.o: %.c | $(LIBFDT_SRC)/.done
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $<"
+	@$(HOSTCC) $(UNIT_CFLAGS) $(UNIT_EXTRA_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(UNIT_LIBFDT_OBJS): $(UNIT_B)/libfdt/%.o: $(LIBFDT_SRC)/%.c | $(LIBFDT_SRC)/.done
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  libfdt/$*.c"
+	@$(HOSTCC) $(UNIT_LIBFDT_CFLAGS) -MMD -MP -c -o $@ $<
+
+# the libfdt sources come with the fetched tree
+$(addprefix $(LIBFDT_SRC)/,$(addsuffix .c,$(UNIT_LIBFDT_NAMES))): | $(LIBFDT_SRC)/.done ;
+
+define unit_bin_rule
+$(UNIT_B)/$(1): $(call unit_obj,tests/unit/$(1).c $(UNIT_COMMON) $(unit-src-$(1))) \
+		$(if $(unit-libfdt-$(1)),$(UNIT_LIBFDT_OBJS))
+	@echo "  HOSTLD  $$@"
+	@$$(HOSTCC) $$(UNIT_LDFLAGS) -o $$@ $$^
+endef
+$(foreach t,$(UNIT_TESTS),$(eval $(call unit_bin_rule,$(t))))
+
+-include $(patsubst %.o,%.d,$(UNIT_OBJS) $(UNIT_LIBFDT_OBJS))
+
+# Each binary prints PASS/FAIL lines and "N passed, M failed"; a binary that
+# dies without its summary line (or exits non-zero despite it) counts one failure.
+.PHONY: test-unit
+test-unit: $(addprefix $(UNIT_B)/,$(UNIT_TESTS))
+	@pass=0; fail=0; \
+	for t in $(UNIT_TESTS); do \
+		echo "-- unit: $$t"; \
+		ASAN_OPTIONS=$${ASAN_OPTIONS:-detect_leaks=1} \
+		UBSAN_OPTIONS=$${UBSAN_OPTIONS:-print_stacktrace=1} \
+			$(UNIT_B)/$$t > $(UNIT_B)/$$t.log 2>&1; rc=$$?; \
+		cat $(UNIT_B)/$$t.log; \
+		sum=$$(grep -E '^[0-9]+ passed, [0-9]+ failed$$' $(UNIT_B)/$$t.log | tail -n 1); \
+		if [ -z "$$sum" ]; then \
+			echo "FAIL: unit: $$t (exit status $$rc, no summary)"; fail=$$((fail + 1)); \
+			continue; \
+		fi; \
+		p=$${sum%% passed*}; f=$${sum#*, }; f=$${f%% failed}; \
+		if [ $$rc -ne 0 ] && [ $$f -eq 0 ]; then \
+			echo "FAIL: unit: $$t (exit status $$rc)"; f=1; \
+		fi; \
+		pass=$$((pass + p)); fail=$$((fail + f)); \
+	done; \
+	echo "unit: $$pass passed, $$fail failed"; \
+	[ $$fail -eq 0 ]
