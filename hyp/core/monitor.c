@@ -20,6 +20,7 @@ static const char *vm_state_name(const struct vm *vm)
 	case VM_RUNNING: return "running";
 	case VM_REBOOTING:
 	case VM_RESETTING: return "rebooting";
+	case VM_STOPPING: return "stopping";
 	default: return vm->failed ? "stopped (failed)" : "shut down";
 	}
 }

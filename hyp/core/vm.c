@@ -204,23 +204,34 @@ static void print_stats(const struct vm *vm)
 		(unsigned long)ss);
 }
 
-/* Take @vm down for good; returns false if it already was. */
-static bool vm_go_down(struct vm *vm, bool failed)
+/* Claim the right to take @vm down; false if someone already did. The VM stops
+ * being scheduled at once but counts as down only after its outcome is printed,
+ * so the machine cannot power off before that line (the launcher reads it). */
+static bool vm_claim_down(struct vm *vm, bool failed)
 {
-	bool was_up;
+	bool claimed;
 
 	sched_lock();
-	was_up = vm->state != VM_DOWN;
-	if (was_up) {
-		vm->state = VM_DOWN;
+	claimed = vm->state != VM_DOWN && vm->state != VM_STOPPING;
+	if (claimed) {
+		vm->state = VM_STOPPING;
 		vm->failed = failed;
 	}
 	sched_unlock();
-	if (was_up) {
-		console_vm_flush(vm);
+	if (claimed) {
 		kick_all(vm);
+		console_vm_flush(vm);
 	}
-	return was_up;
+	return claimed;
+}
+
+static void vm_finish_down(struct vm *vm)
+{
+	print_stats(vm);
+	sched_lock();
+	vm->state = VM_DOWN;
+	sched_unlock();
+	sched_check_all_down();
 }
 
 void vm_stop(struct vm *vm, const char *fmt, ...)
@@ -231,11 +242,10 @@ void vm_stop(struct vm *vm, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (!vm_go_down(vm, true))
+	if (!vm_claim_down(vm, true))
 		return;
 	pr_info("vm %s: stopped: %s", vm->name, msg);
-	print_stats(vm);
-	sched_check_all_down();
+	vm_finish_down(vm);
 }
 
 void vm_shutdown(struct vm *vm, bool reboot, bool failure)
@@ -250,9 +260,8 @@ void vm_shutdown(struct vm *vm, bool reboot, bool failure)
 		kick_all(vm);
 		return;
 	}
-	if (!vm_go_down(vm, failure))
+	if (!vm_claim_down(vm, failure))
 		return;
 	pr_info("vm %s: shut down%s", vm->name, failure ? " (system failure)" : "");
-	print_stats(vm);
-	sched_check_all_down();
+	vm_finish_down(vm);
 }

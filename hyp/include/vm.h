@@ -24,6 +24,7 @@ enum vm_state {
 	VM_RUNNING,
 	VM_REBOOTING,	/* SRST reboot: reset once every vCPU is off CPU */
 	VM_RESETTING,	/* a hart is reloading it */
+	VM_STOPPING,	/* going down: its outcome is being reported */
 	VM_DOWN,	/* shut down or stopped; never runs again */
 };
 

@@ -1,0 +1,741 @@
+# SPDX-License-Identifier: MIT
+"""Tests for tools/carapace-run: VM specs, placement, the device tree, console
+parsing, the batch runner and exit statuses.  Tests that need dtc, QEMU, the
+firmware or the cross compiler skip when those are missing."""
+
+import importlib.machinery
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+# scripts/run-tests.sh selects tests by marker; these take seconds, so: quick.
+pytestmark = pytest.mark.quick
+
+ROOT = Path(__file__).resolve().parents[2]
+LAUNCHER = ROOT / "tools" / "carapace-run"
+MiB = 1 << 20
+
+
+def load_launcher():
+    loader = importlib.machinery.SourceFileLoader("carapace_run", str(LAUNCHER))
+    spec = importlib.util.spec_from_loader("carapace_run", loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["carapace_run"] = module
+    loader.exec_module(module)
+    return module
+
+
+cr = load_launcher()
+
+needs_dtc = pytest.mark.skipif(not (shutil.which("dtc") and shutil.which("fdtget")),
+                               reason="dtc/fdtget not installed")
+FIRMWARE = cr.cache_dir() / "fw_dynamic.bin"
+needs_qemu = pytest.mark.skipif(not (shutil.which(cr.QEMU) and shutil.which("dtc")
+                                     and FIRMWARE.is_file()),
+                                reason="QEMU, dtc or OpenSBI firmware missing (make deps)")
+CROSS_GCC = "riscv64-unknown-elf-gcc"
+needs_cross = pytest.mark.skipif(not shutil.which(CROSS_GCC), reason="no riscv64 gcc")
+
+
+@pytest.fixture
+def kernel(tmp_path):
+    path = tmp_path / "guest.bin"
+    path.write_bytes(b"\x13\x00\x00\x00" * 1250)     # 5000 bytes of nops
+    return path
+
+
+def linux_image(path, text_offset, image_size, efi=False, file_size=4096):
+    """A file with a RISC-V Linux Image header."""
+    head = bytearray(file_size)
+    if efi:
+        head[0:2] = b"MZ"
+    head[8:16] = text_offset.to_bytes(8, "little")
+    head[16:24] = image_size.to_bytes(8, "little")
+    head[0x30:0x38] = b"RISCV\0\0\0"
+    head[0x38:0x3C] = b"RSC\x05"
+    path.write_bytes(bytes(head))
+    return path
+
+
+# --- VM specs ---------------------------------------------------------------------
+
+
+def test_spec_defaults(kernel):
+    vm = cr.parse_vm_spec(f"kernel={kernel}", 3)
+    assert (vm.index, vm.name, vm.kernel, vm.initrd) == (3, "vm3", kernel, None)
+    assert (vm.mem, vm.vcpus, vm.cfi, vm.bootargs) == (64 * MiB, 1, "trap", None)
+    assert vm.kernel_info.kind == "flat binary"
+
+
+def test_spec_all_keys(kernel, tmp_path):
+    initrd = tmp_path / "rd.cpio"
+    initrd.write_bytes(b"070701")
+    vm = cr.parse_vm_spec(f"name=web_1,kernel={kernel},initrd={initrd},mem=1G,vcpus=8,"
+                          "cfi=strict,bootargs=console=hvc0", 0)
+    assert (vm.name, vm.initrd, vm.mem, vm.vcpus, vm.cfi, vm.bootargs) == \
+        ("web_1", initrd, 1 << 30, 8, "strict", "console=hvc0")
+
+
+def test_bootargs_takes_the_rest_verbatim(kernel):
+    vm = cr.parse_vm_spec(f"kernel={kernel},bootargs=a=1,b,mem=32M, x=\"y\\z\"", 0)
+    assert vm.bootargs == 'a=1,b,mem=32M, x="y\\z"'
+    assert vm.mem == 64 * MiB       # "mem=32M" belonged to the bootargs
+
+
+def test_relative_kernel_path_becomes_absolute(kernel, monkeypatch):
+    monkeypatch.chdir(kernel.parent)
+    assert cr.parse_vm_spec("kernel=guest.bin", 0).kernel == kernel
+
+
+@pytest.mark.parametrize("text, size", [("64M", 64 * MiB), ("64m", 64 * MiB),
+                                        ("2G", 2 << 30), ("8192K", 8 * MiB),
+                                        ("16MiB", 16 * MiB), ("4194304", 4 * MiB)])
+def test_parse_size(text, size):
+    assert cr.parse_size(text, "x") == size
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("kernel={k},colour=red", "unknown key 'colour'"),
+    ("kernel={k},mem=64M,mem=32M", "'mem' given twice"),
+    ("name=a", "kernel=PATH is required"),
+    ("kernel=/nonexistent/guest.bin", "no such file: /nonexistent/guest.bin"),
+    ("kernel=", "no such file"),
+    ("kernel={k},initrd=/nope.cpio", "initrd: no such file"),
+    ("kernel={k},mem=64X", "cannot parse size '64X'"),
+    ("kernel={k},mem=6M", "at least 8M"),
+    ("kernel={k},mem=65M", "multiple of 2M"),
+    ("kernel={k},vcpus=0", "vcpus=0 must be 1..8"),
+    ("kernel={k},vcpus=9", "vcpus=9 must be 1..8"),
+    ("kernel={k},vcpus=two", "vcpus=two must be 1..8"),
+    ("kernel={k},cfi=maybe", "cfi=maybe must be one of trap, delegate, strict, off"),
+    ("name=Alpha,kernel={k}", "bad name 'Alpha'"),
+    ("name=a.b,kernel={k}", "bad name 'a.b'"),
+    ("name=abcdefghijklmnop,kernel={k}", "bad name 'abcdefghijklmnop'"),
+    ("name=,kernel={k}", "bad name ''"),
+    ("kernel={k},vcpus", "expected KEY=VALUE, got 'vcpus'"),
+    ("kernel={k},", "expected KEY=VALUE, got ''"),
+    ("", "expected KEY=VALUE, got ''"),
+    ("kernel={k},bootargs=" + "x" * 512, "bootargs longer than 511 bytes"),
+])
+def test_spec_errors(kernel, spec, message):
+    with pytest.raises(cr.LaunchError) as info:
+        cr.parse_vm_spec(spec.format(k=kernel), 0)
+    assert message in str(info.value)
+
+
+def test_longest_name_and_bootargs_accepted(kernel):
+    vm = cr.parse_vm_spec(f"name={'a' * 15},kernel={kernel},bootargs={'x' * 511}", 0)
+    assert vm.name == "a" * 15 and len(vm.bootargs) == 511
+
+
+@pytest.mark.parametrize("head, message", [(b"\x7fELF\x02\x01", "ELF"),
+                                           (b"\x1f\x8b\x08\x00", "gzip"),
+                                           (b"MZ\0\0zimg", "EFI zboot"),
+                                           (b"", "empty")])
+def test_unbootable_kernels_rejected(tmp_path, head, message):
+    path = tmp_path / "k"
+    path.write_bytes(head + (b"\0" * 100 if head else b""))
+    with pytest.raises(cr.LaunchError, match=message):
+        cr.parse_vm_spec(f"kernel={path}", 0)
+
+
+def test_linux_image_detected(tmp_path):
+    image = linux_image(tmp_path / "Image", 0x200000, 20 * MiB)
+    info = cr.parse_vm_spec(f"kernel={image}", 0).kernel_info
+    assert (info.kind, info.load_offset, info.claim) == ("Linux Image", 0x200000, 20 * MiB)
+    efi = linux_image(tmp_path / "Image.efi", 0x200000, 20 * MiB, efi=True)
+    assert cr.parse_vm_spec(f"kernel={efi}", 0).kernel_info.kind == "Linux Image (EFI stub)"
+
+
+def test_guest_ram_must_hold_the_kernel(tmp_path):
+    image = linux_image(tmp_path / "Image", 0x200000, 62 * MiB)
+    with pytest.raises(cr.LaunchError, match="mem=64M is too small.*at least 66M"):
+        cr.parse_vm_spec(f"kernel={image}", 0)
+    assert cr.parse_vm_spec(f"kernel={image},mem=66M", 0).mem == 66 * MiB
+
+
+def test_guest_ram_must_hold_kernel_and_initrd(kernel, tmp_path):
+    initrd = tmp_path / "rd"
+    initrd.write_bytes(b"\0" * (62 * MiB))
+    with pytest.raises(cr.LaunchError, match="and initrd"):
+        cr.parse_vm_spec(f"kernel={kernel},initrd={initrd}", 0)
+
+
+def test_vm_names_unique(kernel):
+    with pytest.raises(cr.LaunchError, match="two VMs are named 'vm1'"):
+        cr.parse_vms([f"name=vm1,kernel={kernel}", f"kernel={kernel}"])
+
+
+def test_at_most_eight_vms(kernel):
+    assert len(cr.parse_vms([f"kernel={kernel}"] * 8)) == 8
+    with pytest.raises(cr.LaunchError, match="at most 8"):
+        cr.parse_vms([f"kernel={kernel}"] * 9)
+
+
+# --- placement ----------------------------------------------------------------------
+
+
+def sized(tmp_path, name, size):
+    path = tmp_path / name
+    path.write_bytes(b"\x13" * size)
+    return path
+
+
+def test_single_image_sits_16m_below_ram_end(kernel):
+    vms = cr.parse_vms([f"name=a,kernel={kernel}"])
+    (image,) = cr.place_images(vms, 512 * MiB)
+    assert (image.vm, image.kind, image.size) == ("a", "kernel", 5000)
+    assert image.addr == 0x9EE00000     # 0xa0000000 - 16M - 5000, rounded down to 2M
+
+
+def test_images_stack_downward_aligned(tmp_path):
+    k1, k2 = sized(tmp_path, "k1", 3 * MiB + 1), sized(tmp_path, "k2", 2 * MiB)
+    rd = sized(tmp_path, "rd", 5 * MiB)
+    vms = cr.parse_vms([f"name=a,kernel={k1},initrd={rd}", f"name=b,kernel={k2}"])
+    images = cr.place_images(vms, 1 << 30)
+    assert [(i.vm, i.kind) for i in images] == [("a", "kernel"), ("a", "ramdisk"),
+                                                ("b", "kernel")]
+    top = 0x80000000 + (1 << 30) - 16 * MiB
+    for image in images:
+        assert image.addr % (2 * MiB) == 0
+        assert image.addr + image.size <= top   # below the previous image
+        top = image.addr
+    assert [i.addr for i in images] == [0xBEC00000, 0xBE600000, 0xBE400000]
+
+
+def test_images_must_stay_above_64m(tmp_path):
+    big = sized(tmp_path, "big", 40 * MiB)
+    vms = cr.parse_vms([f"kernel={big},mem=64M"])
+    with pytest.raises(cr.LaunchError, match="host RAM too small, use --mem"):
+        cr.place_images(vms, 96 * MiB)
+    # 128M: top of images at 0x87000000, the 40M image starts at 0x84800000: fits.
+    assert cr.place_images(vms, 128 * MiB)[0].addr == 0x84800000
+
+
+def test_default_host_mem(kernel, tmp_path):
+    vms = cr.parse_vms([f"kernel={kernel}"])
+    assert cr.default_host_mem(vms) == 512 * MiB     # the floor
+    rd = sized(tmp_path, "rd", 3 * MiB)
+    vms = cr.parse_vms([f"kernel={kernel},mem=256M,initrd={rd}", f"kernel={kernel},mem=128M"])
+    # guest RAM 384M + images rounded to 2M (2M + 4M + 2M) + 256M
+    assert cr.default_host_mem(vms) == (384 + 8 + 256) * MiB
+
+
+def test_host_ram_must_hold_guest_ram(kernel):
+    vms = cr.parse_vms([f"kernel={kernel},mem=512M"])
+    images = cr.place_images(vms, 512 * MiB)
+    with pytest.raises(cr.LaunchError, match="cannot hold 512M of guest RAM.*--mem 770M"):
+        cr.check_host_memory(vms, images, 512 * MiB)
+    mem = cr.default_host_mem(vms)
+    cr.check_host_memory(vms, cr.place_images(vms, mem), mem)
+
+
+# --- device tree ---------------------------------------------------------------------
+
+BASE_DTS = textwrap.dedent("""\
+    /dts-v1/;
+
+    / {
+    \t#address-cells = <0x02>;
+    \t#size-cells = <0x02>;
+    \tcompatible = "riscv-virtio";
+
+    \tchosen {
+    \t\tstdout-path = "/soc/serial@10000000";
+    \t};
+
+    \tmemory@80000000 {
+    \t\tdevice_type = "memory";
+    \t\treg = <0x00 0x80000000 0x00 0x20000000>;
+    \t};
+    };
+    """)
+
+TRICKY = 'console=hvc0 root="/dev/x y" path=C:\\dir\\ tab\there ünï €'
+
+
+def compile_dts(tmp_path, dts):
+    src, dtb = tmp_path / "t.dts", tmp_path / "t.dtb"
+    src.write_text(dts)
+    subprocess.run(["dtc", "-q", "-I", "dts", "-O", "dtb", "-o", str(dtb), str(src)],
+                   check=True, capture_output=True)
+    return dtb
+
+
+def fdtget(dtb, node, prop, kind=None):
+    cmd = ["fdtget"] + (["-t", kind] if kind else []) + [str(dtb), node, prop]
+    return subprocess.run(cmd, check=True, capture_output=True).stdout.decode().rstrip("\n")
+
+
+def two_vms(tmp_path, kernel):
+    rd = sized(tmp_path, "rd", 3 * MiB)
+    vms = cr.parse_vms([f"name=a,kernel={kernel},mem=128M,vcpus=2,cfi=off,bootargs={TRICKY}",
+                        f"name=b,kernel={kernel},initrd={rd}"])
+    return vms, cr.place_images(vms, 512 * MiB)
+
+
+def test_dts_string_escapes():
+    assert cr.dts_string('a"b\\c') == '"a\\"b\\\\c"'
+    assert cr.dts_string("t\tü") == '"t\\x09\\xc3\\xbc"'
+
+
+@needs_dtc
+def test_vm_nodes_compile_and_read_back(tmp_path, kernel):
+    vms, images = two_vms(tmp_path, kernel)
+    dtb = compile_dts(tmp_path, cr.inject_chosen(BASE_DTS, vms, images, timeslice_us=2500))
+    assert fdtget(dtb, "/chosen", "stdout-path") == "/soc/serial@10000000"
+    assert fdtget(dtb, "/chosen", "carapace,timeslice-us") == "2500"
+    assert fdtget(dtb, "/chosen", "#address-cells") == "2"
+    assert fdtget(dtb, "/chosen", "#size-cells") == "2"
+    a, b = "/chosen/vm@0", "/chosen/vm@1"
+    assert fdtget(dtb, a, "compatible") == "carapace,vm"
+    assert fdtget(dtb, a, "carapace,name") == "a"
+    assert fdtget(dtb, a, "carapace,memory", "x") == "0 8000000"
+    assert fdtget(dtb, a, "carapace,vcpus") == "2"
+    assert fdtget(dtb, a, "carapace,cfi") == "off"
+    assert fdtget(dtb, a, "#address-cells") == "2" and fdtget(dtb, a, "#size-cells") == "2"
+    raw = subprocess.run(["fdtget", "-t", "bx", str(dtb), a, "bootargs"], check=True,
+                         capture_output=True).stdout.split()
+    assert bytes(int(x, 16) for x in raw) == TRICKY.encode() + b"\0"
+    assert fdtget(dtb, b, "carapace,name") == "b"
+    assert fdtget(dtb, b, "carapace,cfi") == "trap"
+    with pytest.raises(subprocess.CalledProcessError):
+        fdtget(dtb, b, "bootargs")                      # none given: none written
+    ka, kb, rd = images
+    assert fdtget(dtb, f"{a}/kernel@{ka.addr:x}", "compatible") == "carapace,kernel"
+    assert fdtget(dtb, f"{a}/kernel@{ka.addr:x}", "reg", "x") == f"0 {ka.addr:x} 0 1388"
+    assert fdtget(dtb, f"{b}/kernel@{kb.addr:x}", "reg", "x") == f"0 {kb.addr:x} 0 1388"
+    assert fdtget(dtb, f"{b}/ramdisk@{rd.addr:x}", "compatible") == "carapace,ramdisk"
+    assert fdtget(dtb, f"{b}/ramdisk@{rd.addr:x}", "reg", "x") == f"0 {rd.addr:x} 0 300000"
+    # The rest of the tree is untouched.
+    assert fdtget(dtb, "/memory@80000000", "reg", "x") == "0 80000000 0 20000000"
+
+
+@needs_dtc
+def test_chosen_created_when_missing(tmp_path, kernel):
+    vms, images = two_vms(tmp_path, kernel)
+    base = BASE_DTS.replace('\tchosen {\n\t\tstdout-path = "/soc/serial@10000000";\n\t};\n', "")
+    assert "chosen" not in base
+    dtb = compile_dts(tmp_path, cr.inject_chosen(base, vms, images))
+    assert fdtget(dtb, "/chosen/vm@1", "carapace,name") == "b"
+    with pytest.raises(subprocess.CalledProcessError):
+        fdtget(dtb, "/chosen", "carapace,timeslice-us")
+
+
+@needs_dtc
+def test_existing_chosen_cells_and_subnodes_kept(tmp_path, kernel):
+    vms, images = two_vms(tmp_path, kernel)
+    base = BASE_DTS.replace('\t\tstdout-path = "/soc/serial@10000000";\n',
+                            "\t\t#address-cells = <0x1>;\n\t\tx = <1>;\n\n"
+                            "\t\tother {\n\t\t\ty = <2>;\n\t\t};\n")
+    dts = cr.inject_chosen(base, vms, images, timeslice_us=7)
+    assert dts.count("#address-cells = <0x1>") == 1
+    dtb = compile_dts(tmp_path, dts)       # our properties still precede subnodes
+    assert fdtget(dtb, "/chosen", "#address-cells") == "1"
+    assert fdtget(dtb, "/chosen", "#size-cells") == "2"
+    assert fdtget(dtb, "/chosen/other", "y") == "2"
+    assert fdtget(dtb, "/chosen/vm@0", "carapace,name") == "a"
+
+
+@needs_qemu
+def test_build_dtb_from_qemu(tmp_path, kernel):
+    vms = cr.parse_vms([f"name=a,kernel={kernel}"])
+    host = cr.HostConfig(hyp=kernel, bios=FIRMWARE, mem=512 * MiB, smp=3)
+    images = cr.place_images(vms, host.mem)
+    dtb, dts = cr.build_dtb(host, vms, images, tmp_path)
+    assert dtb == tmp_path / "host.dtb" and "vm@0 {" in dts
+    assert fdtget(dtb, "/memory@80000000", "reg", "x") == "0 80000000 0 20000000"
+    assert fdtget(dtb, "/cpus/cpu@2", "device_type") == "cpu"
+    assert "zicfilp" in fdtget(dtb, "/cpus/cpu@0", "riscv,isa-extensions")
+    assert fdtget(dtb, "/chosen/vm@0", "carapace,name") == "a"
+    assert fdtget(dtb, "/chosen", "stdout-path") == "/soc/serial@10000000"
+
+
+@needs_qemu
+def test_qemu_dump_error_is_reported(tmp_path, kernel):
+    host = cr.HostConfig(hyp=kernel, bios=FIRMWARE, mem=512 * MiB, cpu="no-such-cpu")
+    with pytest.raises(cr.LaunchError, match="QEMU device tree dump failed"):
+        cr.build_dtb(host, [], [], tmp_path)
+
+
+# --- QEMU command line ----------------------------------------------------------------
+
+
+def host_for(kernel, **kw):
+    return cr.HostConfig(hyp=Path("/h/carapace.bin"), bios=Path("/fw.bin"), mem=768 * MiB,
+                         **kw)
+
+
+def test_qemu_command_interactive(tmp_path, kernel):
+    vms, images = two_vms(tmp_path, kernel)
+    cmd = cr.qemu_command(host_for(kernel), Path("/t/host.dtb"), images, batch=False)
+    assert cmd[:13] == [cr.QEMU, "-machine", "virt", "-cpu", cr.DEFAULT_CPU, "-smp", "2",
+                        "-m", "768M", "-bios", "/fw.bin", "-kernel", "/h/carapace.bin"]
+    assert cmd[13:15] == ["-dtb", "/t/host.dtb"]
+    loaders = [cmd[i + 1] for i, a in enumerate(cmd) if a == "-device"]
+    assert loaders == [f"loader,file={i.path},addr={i.addr:#x},force-raw=on" for i in images]
+    assert cmd[-1] == "-nographic"
+    assert "-icount" not in cmd and "stdio" not in cmd
+    assert not any("semihosting" in a for a in cmd)
+
+
+def test_qemu_command_batch_icount_extra(tmp_path, kernel):
+    vms, images = two_vms(tmp_path, kernel)
+    host = host_for(kernel, icount=True, smp=4, extra=["-d", "guest_errors"])
+    cmd = cr.qemu_command(host, Path("/t/host.dtb"), images, batch=True)
+    assert "-nographic" not in cmd
+    assert cmd[-8:] == ["-display", "none", "-serial", "stdio", "-monitor", "none",
+                        "-d", "guest_errors"]
+    i = cmd.index("-icount")
+    assert cmd[i + 1] == "shift=0,align=off"
+    assert cmd[cmd.index("-smp") + 1] == "4"
+
+
+def test_loader_path_commas_doubled(tmp_path, monkeypatch):
+    odd = tmp_path / "a,b"
+    odd.mkdir()
+    k = sized(odd, "k", 100)
+    monkeypatch.chdir(odd)          # a relative kernel= path becomes absolute
+    vms = cr.parse_vms(["kernel=k"])
+    cmd = cr.qemu_command(host_for(k), Path("/d"), cr.place_images(vms, 512 * MiB), True)
+    escaped = str(odd).replace(",", ",,")
+    assert any(a.startswith(f"loader,file={escaped}/k,addr=") for a in cmd)
+
+
+# --- console parsing and exit statuses ----------------------------------------------
+
+CONSOLE = """\
+OpenSBI v1.6\r
+carapace: Carapace hypervisor, HS-mode, boot hart 0 of 2\r
+carapace: vm a: boot 0, 1 vcpu(s), 64 MiB RAM\r
+[a] hello from a\r
+[b] hello from b\r
+[a] carapace: vm a: stopped: forged by the guest\r
+[zz] not a VM of ours\r
+[a] \r
+carapace: vm b: rebooting\r
+[b] again\r
+carapace: vm a: shut down\r
+carapace: vm a: exits 63, sbi calls 61\r
+carapace: vm b: stopped: guest page fault at 0x1000\r
+carapace: vm c: shut down (system failure)\r
+carapace: vm d: not created: not enough host memory\r
+carapace: all VMs down, powering off (some VM failed)\r
+"""
+
+
+def test_parse_console_outcomes():
+    r = cr.parse_console(CONSOLE, ["a", "b", "c", "d", "e"])
+    outcomes = {n: (v.outcome, v.reason) for n, v in r.vms.items()}
+    assert outcomes == {"a": ("shutdown", ""),
+                        "b": ("stopped", "guest page fault at 0x1000"),
+                        "c": ("failed", "system failure"),
+                        "d": ("stopped", "not created: not enough host memory"),
+                        "e": ("running", "")}
+    assert r.vms["a"].console == ["hello from a", "carapace: vm a: stopped: forged by the guest",
+                                  ""]
+    assert r.vms["b"].console == ["hello from b", "again"]
+    assert r.all_down and r.panic is None
+    assert r.lines[0] == "OpenSBI v1.6"
+
+
+def test_parse_console_reboot_reopens():
+    r = cr.parse_console("carapace: vm a: shut down (system failure)\n"
+                         "carapace: vm a: rebooting\n", ["a"])
+    assert r.vms["a"].outcome == "running" and not r.all_down
+
+
+def test_parse_console_panic_and_lookalikes():
+    r = cr.parse_console("carapace: vm a: shut downx\n"
+                         " carapace: vm a: shut down\n"
+                         "carapace: all VMs downer\n"
+                         "carapace: PANIC: bad trap\ncarapace: PANIC: second\n", ["a"])
+    assert r.vms["a"].outcome == "running"
+    assert not r.all_down
+    assert r.panic == "bad trap"
+
+
+def result_with(outcomes, **kw):
+    r = cr.RunResult({n: cr.VmResult(n, o) for n, o in outcomes.items()}, **kw)
+    return r
+
+
+@pytest.mark.parametrize("outcomes, kw, expect, code", [
+    ({"a": "shutdown", "b": "shutdown"}, {"all_down": True}, None, 0),
+    ({"a": "shutdown", "b": "failed"}, {"all_down": True}, None, 1),
+    ({"a": "stopped", "b": "shutdown"}, {"all_down": True}, None, 1),
+    ({"a": "shutdown", "b": "running"}, {"all_down": True}, None, 1),
+    ({"a": "shutdown", "b": "running"}, {"timed_out": True}, None, 2),
+    ({"a": "stopped", "b": "running"}, {"timed_out": True}, None, 2),
+    ({"a": "shutdown"}, {"error": "QEMU exited"}, None, 3),
+    ({"a": "stopped", "b": "shutdown"}, {"all_down": True}, {"a": "stopped"}, 0),
+    ({"a": "shutdown", "b": "shutdown"}, {"all_down": True}, {"a": "stopped"}, 1),
+    ({"a": "stopped", "b": "failed"}, {"all_down": True}, {"a": "stopped"}, 1),
+    ({"a": "stopped", "b": "failed"}, {"all_down": True}, {"a": "stopped", "b": "failed"}, 0),
+    ({"a": "stopped", "b": "running"}, {"timed_out": True}, {"a": "stopped", "b": "running"}, 0),
+    ({"a": "running", "b": "running"}, {"timed_out": True}, {"a": "stopped", "b": "running"}, 2),
+])
+def test_exit_status(outcomes, kw, expect, code):
+    assert cr.exit_status(result_with(outcomes, **kw), expect)[0] == code
+
+
+def test_summary_lists_each_vm_and_its_console(capsys):
+    r = cr.parse_console(CONSOLE, ["a", "b"])
+    assert cr.print_summary(r, {"b": "shutdown"}) == 1
+    out = capsys.readouterr().out
+    assert "vm a: shutdown\n    [a] hello from a\n" in out
+    assert "vm b: stopped: guest page fault at 0x1000 (expected shutdown)\n" in out
+    assert "    [b] again\n" in out
+    assert out.rstrip().endswith("==== exit 1: vm b: stopped, expected shutdown ====")
+
+
+# --- the batch runner, with stand-in programs ---------------------------------------
+
+
+def script(text):
+    return [sys.executable, "-c", textwrap.dedent(text)]
+
+
+def test_run_batch_clean_run(tmp_path, capsys):
+    log = tmp_path / "console.log"
+    cmd = script(r"""
+        import sys, time
+        out = sys.stdout.buffer
+        out.write(b"[a] hi\r\ncarapace: vm a: shut down\r\n"); out.flush()
+        time.sleep(0.2)
+        out.write(b"carapace: all VMs down, powering off\r\n[a] no newline")
+        """)
+    r = cr.run_batch(cmd, ["a"], timeout=20, log_path=log)
+    assert (r.all_down, r.timed_out, r.error, r.qemu_status) == (True, False, None, 0)
+    assert r.vms["a"].outcome == "shutdown"
+    assert r.vms["a"].console == ["hi", "no newline"]
+    assert log.read_bytes().startswith(b"[a] hi\r\n")      # raw, \r kept
+    assert "carapace: vm a: shut down\n" in capsys.readouterr().out   # echoed live
+    assert cr.exit_status(r)[0] == 0
+
+
+@pytest.fixture
+def stdin_with_data():
+    """Make fd 0 a pipe holding data, as a CI runner or a shell pipeline might."""
+    saved = os.dup(0)
+    r, w = os.pipe()
+    os.write(w, b"typed ahead\n")
+    os.close(w)
+    os.dup2(r, 0)
+    os.close(r)
+    yield
+    os.dup2(saved, 0)
+    os.close(saved)
+
+
+def test_run_batch_stdin_is_not_read(stdin_with_data):
+    r = cr.run_batch(script("""
+        import sys
+        data = sys.stdin.read()
+        print("carapace: vm a: shut down" if data == "" else "stdin had data")
+        print("carapace: all VMs down, powering off")
+        """), ["a"], timeout=20, echo=None)
+    assert r.vms["a"].outcome == "shutdown"
+
+
+def test_run_batch_timeout_kills_the_process_group(tmp_path):
+    pidfile = tmp_path / "child.pid"
+    cmd = ["sh", "-c", f"sleep 300 & echo $! > {pidfile}; echo '[a] started'; wait"]
+    start = time.monotonic()
+    r = cr.run_batch(cmd, ["a"], timeout=1.0, echo=None)
+    assert time.monotonic() - start < 10
+    assert r.timed_out and r.vms["a"].console == ["started"]
+    assert cr.exit_status(r)[0] == 2
+    child = int(pidfile.read_text())
+    for _ in range(50):           # the grandchild must be gone too
+        if not Path(f"/proc/{child}").exists() or \
+                Path(f"/proc/{child}/stat").read_text().split()[2] == "Z":
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("sleep survived the timeout")
+
+
+def test_run_batch_early_exit_is_an_error():
+    r = cr.run_batch(script("""
+        import sys
+        print("carapace: vm a: shut down")
+        print("carapace: PANIC: no memory")
+        sys.exit(1)
+        """), ["a", "b"], timeout=20, echo=None)
+    assert not r.timed_out and r.qemu_status == 1
+    assert "before all VMs were down" in r.error and "no memory" in r.error
+    assert cr.exit_status(r)[0] == 3
+
+
+def test_run_batch_hung_after_poweroff(monkeypatch):
+    monkeypatch.setattr(cr, "POWEROFF_GRACE", 0.5)
+    start = time.monotonic()
+    r = cr.run_batch(script("""
+        import time
+        print("carapace: vm a: shut down")
+        print("carapace: all VMs down, powering off", flush=True)
+        time.sleep(300)
+        """), ["a"], timeout=60, echo=None)
+    assert time.monotonic() - start < 20      # not the whole timeout
+    assert not r.timed_out and "did not exit" in r.error
+    assert cr.exit_status(r)[0] == 3
+
+
+def test_run_batch_missing_program():
+    r = cr.run_batch(["/nonexistent/qemu"], ["a"], timeout=5, echo=None)
+    assert "cannot start /nonexistent/qemu" in r.error
+    assert cr.exit_status(r)[0] == 3
+
+
+# --- the command line ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--batch"], "--vm"),
+    (["--vm", "kernel={k}", "--timeout", "5"], "--timeout needs --batch"),
+    (["--vm", "kernel={k}", "--expect", "vm0=shutdown"], "--expect needs --batch"),
+    (["--vm", "kernel={k}", "--log", "x"], "--log needs --batch"),
+    (["--batch", "--vm", "kernel={k}", "--expect", "zz=stopped"], "no VM named 'zz'"),
+    (["--batch", "--vm", "kernel={k}", "--expect", "vm0=dead"], "OUTCOME one of"),
+    (["--batch", "--vm", "kernel={k}", "--timeout", "0"], "must be positive"),
+    (["--vm", "kernel={k}", "--smp", "9"], "--smp 9: must be 1..8"),
+    (["--vm", "kernel={k}", "--mem", "513M"], "multiple of 2M"),
+    (["--vm", "kernel={k}", "--timeslice-us", "0"], "--timeslice-us 0"),
+    (["--vm", "kernel={k}", "--bios", "/nope/fw.bin"], "run `make deps`"),
+    (["--vm", "kernel={k}", "--hyp", "/nope/carapace.bin", "--bios", "{k}"],
+     "hypervisor image not found"),
+    (["--vm", "kernel={k},mem=512M", "--mem", "512M", "--bios", "{k}", "--hyp", "{k}"],
+     "host RAM too small, use --mem"),
+    (["--vm", "kernel={k}", "--bogus"], "unrecognized arguments"),
+])
+def test_main_errors_exit_3(kernel, capsys, argv, message):
+    assert cr.main([a.format(k=kernel) for a in argv]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("carapace-run: error: ") and message in err
+
+
+def test_help_documents_the_contract(capsys):
+    with pytest.raises(SystemExit) as info:
+        cr.main(["--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    for word in ("carapace,vm", "carapace,kernel", "bootargs=TEXT", "timeout: QEMU was killed"):
+        assert word in out
+
+
+def test_executable_with_shebang():
+    assert os.access(LAUNCHER, os.X_OK)
+    assert LAUNCHER.read_text().startswith("#!/usr/bin/env python3\n")
+
+
+@needs_qemu
+def test_unwritable_log_exits_3(kernel, capsys):
+    assert cr.main(["--batch", "--hyp", str(kernel), "--log", "/nonexistent/dir/log",
+                    "--vm", f"kernel={kernel}"]) == 3
+    assert "No such file or directory: '/nonexistent/dir/log'" in capsys.readouterr().err
+
+
+@needs_qemu
+def test_dry_run_prints_command_and_tree(kernel, tmp_path, capsys):
+    keep = tmp_path / "keep"
+    code = cr.main(["--dry-run", "--keep", str(keep), "--hyp", str(kernel),
+                    "--vm", f"name=a,kernel={kernel},bootargs=x,y", "--timeslice-us", "900"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert f"-dtb {keep / 'host.dtb'}" in out and "-nographic" in out
+    assert '\t\tvm@0 {\n' in out and 'bootargs = "x,y";' in out
+    assert fdtget(keep / "host.dtb", "/chosen", "carapace,timeslice-us") == "900"
+    assert (keep / "host.dts").read_text() in out
+
+
+# --- end to end: QEMU with a stand-in hypervisor -------------------------------------
+
+FAKE_HYP = """\
+	.section .text
+	.globl _start
+_start:
+	la	s0, msg
+1:	lbu	a0, 0(s0)
+	beqz	a0, 2f
+	li	a7, 0x4442434E		/* SBI DBCN */
+	li	a6, 2			/* console_write_byte */
+	ecall
+	addi	s0, s0, 1
+	j	1b
+2:
+{end}
+3:	wfi
+	j	3b
+msg:
+	.byte {message}, 0
+"""
+POWER_OFF = "\tli a7, 0x53525354\n\tli a6, 0\n\tli a0, 0\n\tli a1, 0\n\tecall"
+
+
+def fake_hypervisor(tmp_path, message, power_off=True):
+    """An S-mode binary that prints @message over SBI and powers off (or spins)."""
+    src, elf, binary = tmp_path / "fake.S", tmp_path / "fake.elf", tmp_path / "fake.bin"
+    src.write_text(FAKE_HYP.format(end=POWER_OFF if power_off else "",
+                                   message=", ".join(str(b) for b in message.encode())))
+    subprocess.run([CROSS_GCC, "-nostdlib", "-march=rv64imac_zicsr", "-mabi=lp64",
+                    "-Wl,-Ttext=0x80200000", "-o", str(elf), str(src)], check=True)
+    subprocess.run(["riscv64-unknown-elf-objcopy", "-O", "binary", str(elf), str(binary)],
+                   check=True)
+    return binary
+
+
+def launch(tmp_path, kernel, message, *extra, power_off=True):
+    hyp = fake_hypervisor(tmp_path, message, power_off)
+    return cr.main(["--batch", "--hyp", str(hyp), "--vm", f"name=a,kernel={kernel}",
+                    "--vm", f"name=b,kernel={kernel}", *extra])
+
+
+ALL_DOWN = "carapace: all VMs down, powering off\r\n"
+
+
+@needs_qemu
+@needs_cross
+def test_e2e_clean_shutdown(tmp_path, kernel, capsys):
+    log = tmp_path / "log"
+    msg = ("carapace: vm a: shut down\r\n[b] bye\r\ncarapace: vm b: shut down\r\n" + ALL_DOWN)
+    assert launch(tmp_path, kernel, msg, "--log", str(log)) == 0
+    out = capsys.readouterr().out
+    assert "vm b: shutdown\n    [b] bye\n" in out
+    assert b"OpenSBI" in log.read_bytes()
+
+
+@needs_qemu
+@needs_cross
+def test_e2e_stopped_vm_and_expect(tmp_path, kernel):
+    msg = ("carapace: vm a: shut down\r\ncarapace: vm b: stopped: illegal instruction\r\n"
+           + ALL_DOWN)
+    assert launch(tmp_path, kernel, msg) == 1
+    assert launch(tmp_path, kernel, msg, "--expect", "b=stopped") == 0
+    assert launch(tmp_path, kernel, msg, "--expect", "a=stopped") == 1
+
+
+@needs_qemu
+@needs_cross
+def test_e2e_timeout(tmp_path, kernel, capsys):
+    msg = "carapace: vm a: shut down\r\n"
+    start = time.monotonic()
+    assert launch(tmp_path, kernel, msg, "--timeout", "2", power_off=False) == 2
+    assert time.monotonic() - start < 15
+    assert "carapace-run: timeout after 2 s" in capsys.readouterr().err
+    assert launch(tmp_path, kernel, msg, "--timeout", "2", "--expect", "b=running",
+                  power_off=False) == 0
+
+
+@needs_qemu
+@needs_cross
+def test_e2e_poweroff_before_all_down(tmp_path, kernel, capsys):
+    assert launch(tmp_path, kernel, "carapace: PANIC: oops\r\n") == 3
+    assert "hypervisor panic: oops" in capsys.readouterr().err
