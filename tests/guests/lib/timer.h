@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* Guest time: rdtime, unit conversion from the DT timebase, busy waits. */
+#ifndef GUEST_TIMER_H
+#define GUEST_TIMER_H
+
+#include "guest.h"
+
+static inline unsigned long rdtime(void)
+{
+	unsigned long t;
+
+	__asm__ volatile("rdtime %0" : "=r"(t) :: "memory");
+	return t;
+}
+
+void timer_init(void);
+unsigned long timebase_hz(void);
+unsigned long us_to_ticks(unsigned long us);
+unsigned long ticks_to_us(unsigned long ticks);
+void udelay(unsigned long us);
+
+/* Spin until @cond holds or @us microseconds pass; evaluates to @cond. */
+#define wait_for(cond, us) ({						\
+	unsigned long __end = rdtime() + us_to_ticks(us);		\
+	while (!(cond) && rdtime() < __end)				\
+		cpu_relax();						\
+	(bool)(cond); })
+
+#endif

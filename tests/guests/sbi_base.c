@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/* SBI BASE: every function, extension probes, unknown EID/FID errors.
+ *
+ * Mode-dependent (decided by /chosen carapace,boot-count):
+ *  - impl id: Carapace 0x43415250 ("CARP"); bare OpenSBI 1 (OpenSBI).
+ *  - impl version: Carapace CARAPACE_SBI_IMPL_VERSION; bare only printed.
+ *  - FWFT probe: Carapace must implement it; bare only printed.
+ * Both: spec version >= 2.0; BASE, TIME, IPI, RFENCE, HSM, SRST, DBCN probe
+ * non-zero; an unassigned EID probes 0 and calling it gives NOT_SUPPORTED.
+ */
+#include "libguest.h"
+
+#define T "base"
+#define UNKNOWN_EID	0x12345678UL	/* not assigned by the SBI spec */
+#define VENDOR_EID	0x09ABCDEFUL	/* vendor range, nobody's */
+
+static const struct {
+	unsigned long eid;
+	const char *name;
+} required[] = {
+	{ SBI_EXT_BASE, "BASE" },	{ SBI_EXT_TIME, "TIME" },
+	{ SBI_EXT_IPI, "IPI" },		{ SBI_EXT_RFENCE, "RFENCE" },
+	{ SBI_EXT_HSM, "HSM" },		{ SBI_EXT_SRST, "SRST" },
+	{ SBI_EXT_DBCN, "DBCN" },
+};
+
+static void test_versions(void)
+{
+	struct sbiret r = SBI_CALL0(SBI_EXT_BASE, SBI_BASE_GET_SPEC_VERSION);
+	char what[64];
+
+	check_eq(T, "get_spec_version error", r.error, SBI_SUCCESS);
+	report_info(T, "spec version %lu.%lu", (r.value >> 24) & 0x7f,
+		    r.value & 0xffffff);
+	check_eq(T, "spec version bit 31 is 0", (unsigned long)r.value >> 31, 0);
+	check_ge(T, "spec version >= 2.0", r.value, SBI_SPEC_VERSION(2, 0));
+
+	r = SBI_CALL0(SBI_EXT_BASE, SBI_BASE_GET_IMPL_ID);
+	check_eq(T, "get_impl_id error", r.error, SBI_SUCCESS);
+	snprintf(what, sizeof(what), "impl id is %s",
+		 env.carapace ? "Carapace" : "OpenSBI");
+	check_eqx(T, what, r.value, env.carapace ? CARAPACE_SBI_IMPL_ID : 1);
+
+	r = SBI_CALL0(SBI_EXT_BASE, SBI_BASE_GET_IMPL_VERSION);
+	check_eq(T, "get_impl_version error", r.error, SBI_SUCCESS);
+	report_info(T, "impl version 0x%lx", r.value);
+	if (env.carapace)
+		check_eqx(T, "impl version is Carapace's", r.value,
+			  CARAPACE_SBI_IMPL_VERSION);
+}
+
+static void test_probes(void)
+{
+	char what[64];
+	struct sbiret r;
+	unsigned long i;
+
+	for (i = 0; i < ARRAY_SIZE(required); i++) {
+		r = sbi_probe(required[i].eid);
+		snprintf(what, sizeof(what), "probe %s error", required[i].name);
+		check_eq(T, what, r.error, SBI_SUCCESS);
+		snprintf(what, sizeof(what), "probe %s is available",
+			 required[i].name);
+		check_ne(T, what, r.value, 0);
+	}
+
+	r = sbi_probe(SBI_EXT_FWFT);
+	check_eq(T, "probe FWFT error", r.error, SBI_SUCCESS);
+	if (env.carapace)
+		check_ne(T, "probe FWFT is available", r.value, 0);
+	else
+		report_info(T, "probe FWFT = %ld", r.value);
+
+	r = sbi_probe(UNKNOWN_EID);
+	check_eq(T, "probe unassigned EID error", r.error, SBI_SUCCESS);
+	check_eq(T, "probe unassigned EID is 0", r.value, 0);
+	r = sbi_probe(VENDOR_EID);
+	check_eq(T, "probe unused vendor EID is 0", r.value, 0);
+}
+
+static void test_machine_ids(void)
+{
+	static const char *const names[] = { "mvendorid", "marchid", "mimpid" };
+	char what[64];
+	unsigned long i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		struct sbiret r = SBI_CALL0(SBI_EXT_BASE,
+					    SBI_BASE_GET_MVENDORID + i);
+
+		snprintf(what, sizeof(what), "get_%s error", names[i]);
+		check_eq(T, what, r.error, SBI_SUCCESS);
+		report_info(T, "%s = 0x%lx", names[i], r.value);
+	}
+}
+
+static void test_unknown(void)
+{
+	struct sbiret r;
+
+	r = SBI_CALL0(SBI_EXT_BASE, 7);
+	check_eq(T, "unknown BASE function 7", r.error, SBI_ERR_NOT_SUPPORTED);
+	r = SBI_CALL0(SBI_EXT_BASE, 0x100);
+	check_eq(T, "unknown BASE function 0x100", r.error,
+		 SBI_ERR_NOT_SUPPORTED);
+	r = SBI_CALL0(UNKNOWN_EID, 0);
+	check_eq(T, "call to unassigned EID", r.error, SBI_ERR_NOT_SUPPORTED);
+	r = SBI_CALL0(VENDOR_EID, 0);
+	check_eq(T, "call to unused vendor EID", r.error,
+		 SBI_ERR_NOT_SUPPORTED);
+}
+
+void test_main(unsigned long hartid)
+{
+	(void)hartid;
+	test_versions();
+	test_probes();
+	test_machine_ids();
+	test_unknown();
+}

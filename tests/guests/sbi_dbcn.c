@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/* SBI DBCN: write, read with no input, write_byte, unknown FID, bad buffers.
+ *
+ * The driver also looks for the line "BYTE-LINE: dbcn write_byte ok" that
+ * this payload prints one byte per call.
+ *
+ * Mode-dependent bad-buffer checks:
+ *  - Carapace: any buffer not wholly inside guest RAM (outside, straddling
+ *    either end, lo+len wrapping, base_hi != 0) gives INVALID_PARAM.
+ *  - bare OpenSBI 1.6 checks only its own domain: a buffer in the firmware
+ *    region (RAM base) gives INVALID_PARAM, base_hi != 0 gives FAILED, and
+ *    other bad buffers are not checked (it reads/writes them, or hangs on a
+ *    wrapping range), so they are not tried there.
+ */
+#include "libguest.h"
+
+#define T "dbcn"
+#define OUTSIDE_RAM	0x40000000UL	/* no RAM and no emulated device */
+
+static char line_buf[80];
+static char read_buf[16];
+
+static void test_write(void)
+{
+	const char *msg = "INFO: dbcn: a line written by one raw DBCN write\n";
+	size_t len = strlen(msg);
+	struct sbiret r;
+
+	memcpy(line_buf, msg, len);
+	r = sbi_dbcn_write(len, (unsigned long)line_buf, 0);
+	check_eq(T, "write error", r.error, SBI_SUCCESS);
+	check_eq(T, "write wrote the whole line", r.value, len);
+
+	r = sbi_dbcn_write(0, (unsigned long)line_buf, 0);
+	check_eq(T, "write of 0 bytes error", r.error, SBI_SUCCESS);
+	check_eq(T, "write of 0 bytes wrote 0", r.value, 0);
+}
+
+static void test_read(void)
+{
+	struct sbiret r;
+
+	memset(read_buf, 0x5a, sizeof(read_buf));
+	r = sbi_dbcn_read(sizeof(read_buf), (unsigned long)read_buf, 0);
+	check_eq(T, "read with no input error", r.error, SBI_SUCCESS);
+	check_eq(T, "read with no input returns 0 bytes", r.value, 0);
+	check_eq(T, "read with no input leaves the buffer", read_buf[0], 0x5a);
+}
+
+static void test_write_byte(void)
+{
+	const char *msg = "BYTE-LINE: dbcn write_byte ok\n";
+	long first_err = SBI_SUCCESS;
+	unsigned long nonzero_value = 0;
+
+	for (; *msg; msg++) {
+		struct sbiret r = sbi_dbcn_write_byte(*msg);
+
+		if (r.error && first_err == SBI_SUCCESS)
+			first_err = r.error;
+		if (r.value)
+			nonzero_value++;
+	}
+	check_eq(T, "write_byte error on every byte", first_err, SBI_SUCCESS);
+	check_eq(T, "write_byte value is 0", nonzero_value, 0);
+}
+
+static void bad(const char *what, struct sbiret r, long want)
+{
+	check_eq(T, what, r.error, want);
+}
+
+static void test_bad_buffers(void)
+{
+	unsigned long ram_end = env.ram_base + env.ram_size;
+	unsigned long ok = (unsigned long)line_buf;
+
+	if (!env.carapace) {
+		bad("write in firmware region", sbi_dbcn_write(8, env.ram_base, 0),
+		    SBI_ERR_INVALID_PARAM);
+		bad("read into firmware region", sbi_dbcn_read(8, env.ram_base, 0),
+		    SBI_ERR_INVALID_PARAM);
+		bad("write with base_hi 1 (OpenSBI: FAILED)",
+		    sbi_dbcn_write(8, ok, 1), SBI_ERR_FAILED);
+		bad("read with base_hi 1 (OpenSBI: FAILED)",
+		    sbi_dbcn_read(8, ok, 1), SBI_ERR_FAILED);
+		report_skip(T, "outside-RAM buffers: bare OpenSBI does not check them");
+		return;
+	}
+	bad("write outside RAM", sbi_dbcn_write(8, OUTSIDE_RAM, 0),
+	    SBI_ERR_INVALID_PARAM);
+	bad("write straddling RAM end", sbi_dbcn_write(8, ram_end - 4, 0),
+	    SBI_ERR_INVALID_PARAM);
+	bad("write straddling RAM start",
+	    sbi_dbcn_write(8, env.ram_base - 4, 0), SBI_ERR_INVALID_PARAM);
+	bad("write with lo+len wrapping", sbi_dbcn_write(16, -8UL, 0),
+	    SBI_ERR_INVALID_PARAM);
+	bad("write of -1UL bytes from RAM", sbi_dbcn_write(-1UL, ok, 0),
+	    SBI_ERR_INVALID_PARAM);
+	bad("write with base_hi 1", sbi_dbcn_write(8, ok, 1),
+	    SBI_ERR_INVALID_PARAM);
+	bad("read into outside RAM", sbi_dbcn_read(8, OUTSIDE_RAM, 0),
+	    SBI_ERR_INVALID_PARAM);
+	bad("read straddling RAM end", sbi_dbcn_read(8, ram_end - 4, 0),
+	    SBI_ERR_INVALID_PARAM);
+	bad("read with lo+len wrapping", sbi_dbcn_read(16, -8UL, 0),
+	    SBI_ERR_INVALID_PARAM);
+	bad("read with base_hi 1", sbi_dbcn_read(8, ok, 1),
+	    SBI_ERR_INVALID_PARAM);
+}
+
+void test_main(unsigned long hartid)
+{
+	(void)hartid;
+	test_write();
+	test_read();
+	test_write_byte();
+	check_eq(T, "unknown DBCN function 3",
+		 SBI_CALL0(SBI_EXT_DBCN, 3).error, SBI_ERR_NOT_SUPPORTED);
+	test_bad_buffers();
+}

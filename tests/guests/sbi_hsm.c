@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: MIT */
+/* SBI HSM: hart_start/stop/get_status/suspend (retentive and non-retentive),
+ * the started hart's a0/a1/satp/SIE, restart after stop, and error codes.
+ *
+ * Needs 2 harts for everything but the self checks.
+ * Mode-dependent: the "bad start/resume address" is one outside guest RAM
+ * under Carapace, but on bare OpenSBI (which lets S-mode run anywhere but its
+ * own region) it is the firmware region at the RAM base. A suspend type
+ * above 32 bits is only tried under Carapace: OpenSBI truncates it to 32
+ * bits (type 0 = retentive).
+ */
+#include "libguest.h"
+
+#define T "hsm"
+#define OPAQUE_START	0x0badc0de12345678UL
+#define OPAQUE_RESUME	0x5eed5eed00c0ffeeUL
+#define OPAQUE_RESTART	0x1122334455667788UL
+#define SUSPEND_US	300000
+
+enum { CMD_NONE, CMD_RET_SUSPEND, CMD_NONRET_SUSPEND, CMD_STOP };
+
+static unsigned long target;		/* the hart we start */
+static unsigned long cmd;		/* primary -> secondary */
+static unsigned long started, suspending, resumed;
+static unsigned long deadline;		/* the secondary's wake-up time */
+static struct sbiret ret_suspend;	/* what the retentive suspend returned */
+
+static void entry_checks(unsigned long hartid, unsigned long opaque,
+			 unsigned long want_opaque, const char *how)
+{
+	char what[64];
+
+	snprintf(what, sizeof(what), "%s hart: a0 is its hart id", how);
+	check_eq(T, what, hartid, target);
+	snprintf(what, sizeof(what), "%s hart: a1 is the opaque value", how);
+	check_eqx(T, what, opaque, want_opaque);
+	snprintf(what, sizeof(what), "%s hart: satp is 0", how);
+	check_eqx(T, what, csr_read(satp), 0);
+	snprintf(what, sizeof(what), "%s hart: sstatus.SIE is 0", how);
+	check_eq(T, what, !!(csr_read(sstatus) & SR_SIE), 0);
+}
+
+/* Arm a timer wake-up (interrupt enabled in sie, masked by sstatus.SIE). */
+static unsigned long arm_wakeup(unsigned long us)
+{
+	unsigned long when = rdtime() + us_to_ticks(us);
+
+	csr_set(sie, MIP_STIP);
+	sbi_set_timer(when);
+	return when;
+}
+
+static void disarm_wakeup(void)
+{
+	sbi_set_timer(-1UL);
+	csr_clear(sie, MIP_STIP);
+}
+
+static void secondary_loop(void) __attribute__((noreturn));
+
+static void resumed_main(unsigned long hartid, unsigned long opaque)
+{
+	entry_checks(hartid, opaque, OPAQUE_RESUME, "resumed");
+	check_ge(T, "non-retentive resume not before the wake-up time",
+		 rdtime(), deadline);
+	disarm_wakeup();
+	WRITE_ONCE(resumed, 1);
+	secondary_loop();
+}
+
+static void secondary_loop(void)
+{
+	unsigned long c;
+	struct sbiret r;
+
+	for (;;) {
+		while ((c = READ_ONCE(cmd)) == CMD_NONE)
+			cpu_relax();
+		WRITE_ONCE(cmd, CMD_NONE);
+		switch (c) {
+		case CMD_RET_SUSPEND:
+			deadline = arm_wakeup(SUSPEND_US);
+			WRITE_ONCE(suspending, 1);
+			ret_suspend = sbi_hart_suspend(SBI_HSM_SUSPEND_RET_DEFAULT,
+						       0, 0);
+			if (rdtime() < deadline)
+				ret_suspend.value = -1;	/* woke early */
+			disarm_wakeup();
+			WRITE_ONCE(resumed, 1);
+			break;
+		case CMD_NONRET_SUSPEND:
+			hart_set_entry(resumed_main);
+			deadline = arm_wakeup(SUSPEND_US);
+			WRITE_ONCE(suspending, 1);
+			r = sbi_hart_suspend(SBI_HSM_SUSPEND_NON_RET_DEFAULT,
+					     (unsigned long)_hart_entry,
+					     OPAQUE_RESUME);
+			report_fail(T, "non-retentive suspend returned (got %ld, want no return)",
+				    r.error);
+			WRITE_ONCE(resumed, 1);
+			break;
+		case CMD_STOP:
+			sbi_hart_stop();
+			report_fail(T, "hart_stop returned (got return, want none)");
+			break;
+		}
+	}
+}
+
+static void started_main(unsigned long hartid, unsigned long opaque)
+{
+	entry_checks(hartid, opaque, OPAQUE_START, "started");
+	WRITE_ONCE(started, 1);
+	secondary_loop();
+}
+
+static void restarted_main(unsigned long hartid, unsigned long opaque)
+{
+	entry_checks(hartid, opaque, OPAQUE_RESTART, "restarted");
+	WRITE_ONCE(started, 1);
+	secondary_loop();
+}
+
+static void check_status(const char *what, unsigned long hart, long want)
+{
+	struct sbiret r = sbi_hart_status(hart);
+
+	if (r.error)
+		report_fail(T, "%s (got error %ld, want state %ld)", what,
+			    r.error, want);
+	else
+		check_eq(T, what, r.value, want);
+}
+
+static void test_self_and_errors(unsigned long self)
+{
+	unsigned long absent = absent_hartid();
+	unsigned long entry = (unsigned long)_hart_entry;
+
+	check_status("get_status(self) is STARTED", self, SBI_HSM_STATE_STARTED);
+	check_eq(T, "get_status(absent hart)", sbi_hart_status(absent).error,
+		 SBI_ERR_INVALID_PARAM);
+	check_eq(T, "hart_start(absent hart)",
+		 sbi_hart_start(absent, entry, 0).error, SBI_ERR_INVALID_PARAM);
+	check_eq(T, "hart_start(self) while started",
+		 sbi_hart_start(self, entry, 0).error,
+		 SBI_ERR_ALREADY_AVAILABLE);
+	check_eq(T, "unknown HSM function 4", SBI_CALL0(SBI_EXT_HSM, 4).error,
+		 SBI_ERR_NOT_SUPPORTED);
+}
+
+/* Suspend calls that must fail; a wake-up timer rescues us if one doesn't. */
+static void test_suspend_errors(unsigned long bad_addr)
+{
+	static const unsigned long reserved[] = { 0x1, 0x0fffffff, 0x80000001,
+						  0x8fffffff };
+	char what[64];
+	unsigned long i;
+
+	for (i = 0; i < ARRAY_SIZE(reserved); i++) {
+		snprintf(what, sizeof(what), "suspend type 0x%lx is reserved",
+			 reserved[i]);
+		arm_wakeup(50000);
+		check_eq(T, what, sbi_hart_suspend(reserved[i], 0, 0).error,
+			 SBI_ERR_INVALID_PARAM);
+	}
+	if (env.carapace) {
+		arm_wakeup(50000);
+		check_eq(T, "suspend type 1 << 32 is reserved",
+			 sbi_hart_suspend(1UL << 32, 0, 0).error,
+			 SBI_ERR_INVALID_PARAM);
+	}
+	arm_wakeup(50000);
+	check_eq(T, "non-retentive suspend to a bad resume address",
+		 sbi_hart_suspend(SBI_HSM_SUSPEND_NON_RET_DEFAULT, bad_addr,
+				  0).error, SBI_ERR_INVALID_ADDRESS);
+	disarm_wakeup();
+}
+
+static void test_self_suspend(void)
+{
+	unsigned long when = arm_wakeup(20000);
+	struct sbiret r = sbi_hart_suspend(SBI_HSM_SUSPEND_RET_DEFAULT, 0, 0);
+
+	check_eq(T, "retentive suspend of self returns SUCCESS", r.error,
+		 SBI_SUCCESS);
+	check_ge(T, "retentive suspend of self wakes at the timer", rdtime(),
+		 when);
+	disarm_wakeup();
+}
+
+static bool saw_suspended(void)
+{
+	if (!wait_for(READ_ONCE(suspending), 1000000))
+		return false;
+	return hart_wait_state(target, SBI_HSM_STATE_SUSPENDED,
+			       SUSPEND_US / 2);
+}
+
+static void test_other_suspend(void)
+{
+	WRITE_ONCE(suspending, 0);
+	WRITE_ONCE(resumed, 0);
+	WRITE_ONCE(cmd, CMD_RET_SUSPEND);
+	check_eq(T, "retentive: get_status reads SUSPENDED", saw_suspended(), 1);
+	check_eq(T, "retentive: hart resumes", wait_for(READ_ONCE(resumed),
+							2000000), 1);
+	check_eq(T, "retentive: suspend returned SUCCESS", ret_suspend.error,
+		 SBI_SUCCESS);
+	check_eq(T, "retentive: woke at the timer, not before",
+		 ret_suspend.value, 0);
+	check_status("retentive: STARTED again", target, SBI_HSM_STATE_STARTED);
+
+	WRITE_ONCE(suspending, 0);
+	WRITE_ONCE(resumed, 0);
+	WRITE_ONCE(cmd, CMD_NONRET_SUSPEND);
+	check_eq(T, "non-retentive: get_status reads SUSPENDED",
+		 saw_suspended(), 1);
+	check_eq(T, "non-retentive: hart resumes at resume_addr",
+		 wait_for(READ_ONCE(resumed), 2000000), 1);
+	check_status("non-retentive: STARTED again", target,
+		     SBI_HSM_STATE_STARTED);
+}
+
+static void stop_target(const char *what)
+{
+	WRITE_ONCE(cmd, CMD_STOP);
+	check_eq(T, what, hart_wait_state(target, SBI_HSM_STATE_STOPPED,
+					  1000000), 1);
+}
+
+void test_main(unsigned long self)
+{
+	unsigned long bad_addr, ram_end = env.ram_base + env.ram_size;
+
+	target = other_hartid();
+	bad_addr = env.carapace ? 0x40000000UL : env.ram_base;
+	report_info(T, "bad start address 0x%lx (%s)", bad_addr,
+		    env.carapace ? "outside guest RAM" : "OpenSBI's own region");
+
+	test_self_and_errors(self);
+	test_self_suspend();
+	test_suspend_errors(bad_addr);
+	if (target == -1UL) {
+		report_skip(T, "starting another hart needs 2 harts");
+		return;
+	}
+
+	check_status("get_status(other) is STOPPED at boot", target,
+		     SBI_HSM_STATE_STOPPED);
+	check_eq(T, "hart_start to a bad address",
+		 sbi_hart_start(target, bad_addr, 0).error,
+		 SBI_ERR_INVALID_ADDRESS);
+	if (env.carapace)
+		check_eq(T, "hart_start to the first byte after RAM",
+			 sbi_hart_start(target, ram_end, 0).error,
+			 SBI_ERR_INVALID_ADDRESS);
+	check_status("bad hart_start leaves it STOPPED", target,
+		     SBI_HSM_STATE_STOPPED);
+
+	check_eq(T, "hart_start(other)",
+		 hart_start(target, started_main, OPAQUE_START), SBI_SUCCESS);
+	if (!check_eq(T, "started hart runs", wait_for(READ_ONCE(started),
+						       1000000), 1))
+		return;
+	check_eq(T, "get_status(other) becomes STARTED",
+		 hart_wait_state(target, SBI_HSM_STATE_STARTED, 1000000), 1);
+	check_eq(T, "hart_start(other) while started",
+		 sbi_hart_start(target, (unsigned long)_hart_entry, 0).error,
+		 SBI_ERR_ALREADY_AVAILABLE);
+
+	test_other_suspend();
+	stop_target("hart_stop: get_status reads STOPPED");
+
+	WRITE_ONCE(started, 0);
+	check_eq(T, "hart_start after hart_stop",
+		 hart_start(target, restarted_main, OPAQUE_RESTART),
+		 SBI_SUCCESS);
+	check_eq(T, "restarted hart runs", wait_for(READ_ONCE(started),
+						    1000000), 1);
+	stop_target("restarted hart stops again");
+}
