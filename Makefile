@@ -29,7 +29,7 @@ HYP_OBJS := $(addprefix $(B)/hyp/,$(hyp-objs-y))
 LIBFDT_NAMES := fdt fdt_ro fdt_rw fdt_sw fdt_wip fdt_strerror fdt_addresses fdt_empty_tree
 LIBFDT_OBJS := $(addprefix $(B)/libfdt/,$(addsuffix .o,$(LIBFDT_NAMES)))
 
-.PHONY: all deps deps-host run test test-unit test-quick test-linux bench clean guests
+.PHONY: all deps deps-host run run-demo test test-quick bench clean
 all: $(B)/carapace.bin
 
 # --- dependencies -----------------------------------------------------------
@@ -77,18 +77,34 @@ $(B)/carapace.bin: $(B)/carapace.elf
 # --- guests, tests, run ----------------------------------------------------------
 -include tests/guests/guests.mk
 -include tests/unit/unit.mk
+-include tests/bench/bench.mk
+-include tests/linux/linux.mk
 
-RUN_VMS ?= --vm name=alpha,kernel=$(B)/guests/demo.bin,vcpus=2,bootargs="count=10 delay_us=200000" \
-	   --vm name=beta,kernel=$(B)/guests/demo.bin,vcpus=1,bootargs="count=10 delay_us=300000"
+LINUX_IMAGE := $(CACHE)/linux/Image
+INITRAMFS := $(B)/linux/initramfs.cpio.gz
+RUN_VMS ?= --vm name=alpha,kernel=$(LINUX_IMAGE),initrd=$(INITRAMFS),mem=256M,vcpus=2,bootargs="console=ttyS0 quiet" \
+	   --vm name=beta,kernel=$(LINUX_IMAGE),initrd=$(INITRAMFS),mem=256M,vcpus=2,bootargs="console=ttyS0 quiet"
 
-run: deps all guests
-	$(PYTHON) tools/carapace-run $(RUN_VMS)
+# Two Linux guests with user CFI, interactive (Ctrl-] monitor, Ctrl-A X quits).
+run: deps all linux-initramfs
+	$(PYTHON) tools/carapace-run --smp 2 $(RUN_VMS)
 
-test: deps all guests
+# The same, with the bare-metal demo guests (no Linux download needed).
+run-demo: deps-host all guests
+	$(PYTHON) tools/carapace-run --vm name=alpha,kernel=$(B)/guests/demo.bin,vcpus=2,bootargs="count=10 delay_us=200000" \
+		--vm name=beta,kernel=$(B)/guests/demo.bin,bootargs="count=10 delay_us=300000"
+
+test: deps all guests linux-initramfs
 	@scripts/run-tests.sh
 
-test-quick: all guests
+test-quick: deps all guests
 	@scripts/run-tests.sh quick
+
+bench: deps all bench-payloads linux-initramfs
+	@$(PYTHON) scripts/bench.py
+
+deps-host:
+	@scripts/deps.sh host firmware libfdt
 
 clean:
 	rm -rf $(B)

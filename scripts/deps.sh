@@ -22,6 +22,7 @@ host_ok() {
 	qemu-system-riscv64 --version | grep -q 'version 10\.' &&
 	command -v riscv64-unknown-elf-gcc >/dev/null &&
 	command -v riscv64-linux-gnu-gcc >/dev/null &&
+	[ -f /usr/riscv64-linux-gnu/lib/libc.a ] &&
 	command -v dtc >/dev/null && command -v cpio >/dev/null &&
 	/usr/bin/python3 -c 'import pytest' 2>/dev/null
 }
@@ -39,7 +40,8 @@ deps_host() {
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \
 		qemu-system-riscv/bookworm-backports qemu-system-common/bookworm-backports \
 		qemu-system-data/bookworm-backports opensbi/bookworm-backports \
-		gcc-riscv64-linux-gnu gcc-riscv64-unknown-elf device-tree-compiler cpio \
+		gcc-riscv64-linux-gnu libc6-dev-riscv64-cross gcc-riscv64-unknown-elf \
+		device-tree-compiler cpio \
 		xz-utils gzip python3 python3-pytest ca-certificates >/dev/null ||
 		die "apt-get install failed"
 	host_ok || die "host tools still missing after install"

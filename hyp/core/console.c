@@ -2,6 +2,7 @@
 /* Host console: one lock, whole lines, guest output tagged "[vm] ". */
 #include <stdarg.h>
 #include <atomic.h>
+#include <hart.h>
 #include <console.h>
 #include <monitor.h>
 #include <printf.h>
@@ -11,6 +12,11 @@
 #include <vm.h>
 
 static struct spinlock console_lock = SPINLOCK_INIT;
+/* The VM whose unfinished line (a shell prompt, say) is at the host cursor:
+ * anyone else printing starts a new line first. */
+static const struct vm *midline;
+
+#define PARTIAL_FLUSH_TICKS(hz)	((hz) / 50)	/* show a partial line after 20 ms */
 
 static void puts_locked(const char *s, size_t n)
 {
@@ -33,6 +39,9 @@ void pr_info(const char *fmt, ...)
 	if (n > (int)sizeof(buf) - 1)
 		n = sizeof(buf) - 1;
 	spin_lock(&console_lock);
+	if (midline)
+		puts_locked("\n", 1);
+	midline = NULL;
 	puts_locked("carapace: ", 10);
 	puts_locked(buf, (size_t)n);
 	puts_locked("\n", 1);
@@ -54,17 +63,44 @@ void hyp_panic(const char *fmt, ...)
 	sbi_system_shutdown(true);
 }
 
-/* Emit the VM's buffered line; caller holds vm->lock. */
-static void vm_line_emit(struct vm *vm)
+/* Emit the VM's buffered text, as a whole line or as the start of one.
+ * Caller holds vm->lock. */
+static void vm_text_emit(struct vm *vm, bool end_of_line)
 {
 	spin_lock(&console_lock);
-	puts_locked("[", 1);
-	puts_locked(vm->name, strlen(vm->name));
-	puts_locked("] ", 2);
+	if (midline != vm) {
+		if (midline)
+			puts_locked("\n", 1);
+		puts_locked("[", 1);
+		puts_locked(vm->name, strlen(vm->name));
+		puts_locked("] ", 2);
+	}
 	puts_locked(vm->line, vm->line_len);
-	puts_locked("\n", 1);
+	if (end_of_line)
+		puts_locked("\n", 1);
+	midline = end_of_line ? NULL : vm;
 	spin_unlock(&console_lock);
 	vm->line_len = 0;
+}
+
+/* Guests must not drive the host terminal: drop ESC sequences (ESC x, and
+ * CSI "ESC [ params final") instead of passing them on. */
+static bool drop_escape(struct vm *vm, char c)
+{
+	switch (vm->esc_state) {
+	case 1:
+		vm->esc_state = c == '[' ? 2 : 0;
+		return true;
+	case 2:
+		if (c >= 0x40 && c <= 0x7e)
+			vm->esc_state = 0;
+		return true;
+	default:
+		if (c != 0x1b)
+			return false;
+		vm->esc_state = 1;
+		return true;
+	}
 }
 
 void console_vm_write(struct vm *vm, const char *buf, size_t len)
@@ -74,27 +110,45 @@ void console_vm_write(struct vm *vm, const char *buf, size_t len)
 		char c = buf[i];
 
 		if (c == '\n') {
-			vm_line_emit(vm);
+			vm_text_emit(vm, true);
 			continue;
 		}
-		if (c == '\r')
+		if (c == '\r' || drop_escape(vm, c))
 			continue;
-		/* keep the host terminal sane: no escape sequences from guests */
-		if ((c < 0x20 && c != '\t') || c == 0x7f)
+		/* other control characters could still drive the host terminal */
+		if ((c < 0x20 && c != '\t' && c != '\b') || c == 0x7f)
 			c = '?';
 		vm->line[vm->line_len++] = c;
 		if (vm->line_len == VM_CONSOLE_LINE)
-			vm_line_emit(vm);
+			vm_text_emit(vm, true);
 	}
+	vm->line_time = time_now();
 	spin_unlock(&vm->lock);
 }
 
 void console_vm_flush(struct vm *vm)
 {
 	spin_lock(&vm->lock);
-	if (vm->line_len)
-		vm_line_emit(vm);
+	if (vm->line_len || midline == vm)
+		vm_text_emit(vm, true);
 	spin_unlock(&vm->lock);
+}
+
+/* Unfinished lines (prompts, echoed keys) go out once the guest pauses. */
+static void flush_stale_lines(void)
+{
+	uint64_t now = time_now();
+
+	for (unsigned int i = 0; i < nr_vms; i++) {
+		struct vm *vm = &vms[i];
+
+		if (!vm->line_len || now - vm->line_time < PARTIAL_FLUSH_TICKS(timebase_hz))
+			continue;
+		spin_lock(&vm->lock);
+		if (vm->line_len)
+			vm_text_emit(vm, false);
+		spin_unlock(&vm->lock);
+	}
 }
 
 /* Host input goes to the focused VM; the escape key opens the monitor. */
@@ -105,6 +159,7 @@ void console_poll_input(void)
 
 	if (!nr_vms)
 		return;
+	flush_stale_lines();
 	while ((c = uart_getc()) >= 0) {
 		struct vm *vm;
 

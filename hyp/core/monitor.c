@@ -49,7 +49,7 @@ static void list_vms(void)
 	for (unsigned int i = 0; i < nr_vms; i++) {
 		const struct vm *vm = &vms[i];
 
-		pr_info("%c%u %-15s %-17s %u vcpu(s), %lu MiB, boot %u, cfi policy %s",
+		pr_info("%c%u %-15s %-17s %u vcpu(s), %lu MiB, boots %u, cfi policy %s",
 			i == focus ? '*' : ' ', i, vm->name, vm_state_name(vm), vm->nr_vcpus,
 			(unsigned long)(vm->ram_size >> 20), vm->boot_count,
 			(const char *[]){ "trap", "delegate", "strict", "off" }[vm->cfi_policy]);

@@ -77,6 +77,8 @@ struct vm {
 	struct spinlock lock;		/* console buffers */
 	char line[VM_CONSOLE_LINE];
 	unsigned int line_len;
+	uint64_t line_time;		/* when the guest last wrote to the line */
+	uint8_t esc_state;		/* inside an escape sequence being dropped */
 	char input[VM_INPUT_SIZE];
 	unsigned int in_head, in_tail;
 
