@@ -101,6 +101,7 @@ test-quick: deps all guests
 	@scripts/run-tests.sh quick
 
 bench: deps all bench-payloads linux-initramfs
+	@scripts/deps.sh bench
 	@$(PYTHON) scripts/bench.py
 
 deps-host:

@@ -6,7 +6,7 @@
 #            guest kernel + busybox-static (sid riscv64 .debs)
 # Fetched .debs go through a private apt configuration under $CARAPACE_CACHE;
 # the system's sources gain bookworm-backports and nothing else.
-# Usage: scripts/deps.sh [host|firmware|libfdt|linux|all]...
+# Usage: scripts/deps.sh [host|firmware|libfdt|linux|bench|all]...
 set -euo pipefail
 
 CACHE=${CARAPACE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/carapace}
@@ -87,6 +87,13 @@ fetch_deb() {
 	echo "$pkg" >"$out/.done"
 }
 
+deps_bench() {
+	if command -v gnuplot >/dev/null; then return; fi
+	say "installing gnuplot-nox (benchmark chart)"
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \
+		gnuplot-nox >/dev/null || die "cannot install gnuplot-nox"
+}
+
 deps_firmware() {
 	local fw="$CACHE/opensbi/usr/lib/riscv64-linux-gnu/opensbi/generic/fw_dynamic.bin"
 	fetch_deb trixie amd64 opensbi "$CACHE/opensbi"
@@ -138,7 +145,8 @@ for what in "$@"; do
 	firmware) deps_firmware ;;
 	libfdt) deps_libfdt ;;
 	linux) deps_linux ;;
+	bench) deps_bench ;;
 	all) deps_host; deps_firmware; deps_libfdt; deps_linux ;;
-	*) die "unknown target '$what' (host|firmware|libfdt|linux|all)" ;;
+	*) die "unknown target '$what' (host|firmware|libfdt|linux|bench|all)" ;;
 	esac
 done

@@ -23,9 +23,15 @@ unsigned int nr_vms;
 #define IMAGE_TEXT_OFFSET_OFF	8
 #define IMAGE_SIZE_OFF		16
 
+static uint64_t table_bytes;	/* G-stage pages of the VM being created (boot only) */
+
 static uint64_t alloc_table_page(void)
 {
-	return mm_alloc(PAGE_SIZE, PAGE_SIZE);
+	uint64_t pa = mm_alloc(PAGE_SIZE, PAGE_SIZE);
+
+	if (pa)
+		table_bytes += PAGE_SIZE;
+	return pa;
 }
 
 struct vcpu *vm_vcpu(struct vm *vm, unsigned long hartid)
@@ -155,6 +161,7 @@ static int vm_create(struct vm *vm, const struct vm_desc *d)
 		if (!vm->ram_hpa || !vm->gstage_root)
 			why = "not enough host memory";
 	}
+	table_bytes = GSTAGE_ROOT_SIZE;
 	if (!why && gstage_map(vm->gstage_root, vm->ram_gpa, vm->ram_hpa, vm->ram_size,
 			       GSTAGE_PROT_RAM, alloc_table_page))
 		why = "cannot build its G-stage tables";
@@ -165,6 +172,9 @@ static int vm_create(struct vm *vm, const struct vm_desc *d)
 		pr_info("vm %s: not created: %s", vm->name, why);
 		return -HYP_EINVAL;
 	}
+	pr_info("vm %s: overhead %lu bytes (G-stage tables %lu, VM and vCPU state %lu)",
+		vm->name, (unsigned long)(table_bytes + sizeof(*vm)), (unsigned long)table_bytes,
+		(unsigned long)sizeof(*vm));
 	vm->vmid = (uint16_t)(hart_caps.vmid_bits ? (vm->index + 1) : 0);
 	vm->hgatp = gstage_hgatp(vm->gstage_root, vm->vmid);
 	return vm_reset(vm);

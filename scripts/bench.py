@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""make bench: deterministic figures for Carapace, each with its baseline.
+
+Every run uses QEMU `-icount shift=0,align=off`: one instruction advances the
+virtual clock by 1 ns, so at QEMU virt's 10 MHz timebase one `rdtime` tick is
+100 instructions, whatever privilege level executed them. Baselines (the same
+payload or kernel directly on QEMU + OpenSBI) are measured in the same run.
+Writes build/bench/results.json and build/bench/ratios.png (gnuplot).
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = Path(os.environ.get("CARAPACE_CACHE",
+                            Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "carapace"))
+OUT = ROOT / "build" / "bench"
+FW = CACHE / "fw_dynamic.bin"
+IMAGE = CACHE / "linux" / "Image"
+INITRD = ROOT / "build" / "linux" / "initramfs.cpio.gz"
+PAYLOAD = ROOT / "build" / "bench" / "bench.bin"
+HYP = ROOT / "build" / "carapace.bin"
+CPU = "rv64,h=true,zicfilp=true,zicfiss=true,zimop=true,zcmop=true,sstc=true,svadu=true"
+ICOUNT = ["-icount", "shift=0,align=off"]
+INSNS_PER_TICK = 100
+BENCH_RE = re.compile(r"BENCH (\S+) ([0-9.]+)")
+
+
+def say(msg):
+    print(f"[bench] {msg}", flush=True)
+
+
+def bare(kernel, smp, append=None, initrd=None, timeout=600):
+    """Run @kernel as the S-mode kernel on QEMU + OpenSBI; return its console."""
+    cmd = ["qemu-system-riscv64", "-machine", "virt", "-cpu", CPU, "-smp", str(smp),
+           "-m", "512M", "-display", "none", "-serial", "stdio", "-monitor", "none",
+           "-bios", str(FW), "-kernel", str(kernel)] + ICOUNT
+    if initrd:
+        cmd += ["-initrd", str(initrd)]
+    if append:
+        cmd += ["-append", append]
+    return run(cmd, timeout, stop_on="reboot: Power down")
+
+
+def carapace(vms, smp, timeout=600):
+    """Run VMs under Carapace through the launcher; return the console."""
+    cmd = [sys.executable, str(ROOT / "tools" / "carapace-run"), "--batch", "--icount",
+           "--timeout", str(timeout), "--smp", str(smp)]
+    for vm in vms:
+        cmd += ["--vm", vm]
+    return run(cmd, timeout + 30)
+
+
+def run(cmd, timeout, stop_on=None):
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         stdin=subprocess.DEVNULL, text=True, errors="replace")
+    lines, end = [], time.time() + timeout
+    for line in p.stdout:
+        lines.append(line.rstrip("\n"))
+        if stop_on and stop_on in line:
+            break
+        if time.time() > end:
+            break
+    p.kill()
+    p.wait()
+    return "\n".join(lines)
+
+
+def bench_lines(text, prefix=""):
+    vals = {}
+    for line in text.splitlines():
+        if prefix and not line.startswith(prefix):
+            continue
+        m = BENCH_RE.search(line)
+        if m:
+            vals[m.group(1)] = float(m.group(2))
+    return vals
+
+
+def init_time(text, prefix=""):
+    for line in text.splitlines():
+        if line.startswith(prefix) and "init: time " in line:
+            return int(line.split("init: time ")[1].split()[0]) * INSNS_PER_TICK
+    raise RuntimeError("no 'init: time' line:\n" + text[-3000:])
+
+
+def micro(results):
+    say("micro-benchmarks: bare QEMU + OpenSBI (baseline)")
+    base = bench_lines(bare(PAYLOAD, 2, append="iters=20000"))
+    say("micro-benchmarks: under Carapace")
+    hyp = bench_lines(carapace([f"name=b,kernel={PAYLOAD},vcpus=2,bootargs=iters=20000"], 2), "[b]")
+    for key, what in [("sbi_roundtrip", "SBI round trip (BASE get_spec_version)"),
+                      ("mmio_uart_read", "MMIO read (UART LSR)"),
+                      ("timer_irq_latency", "timer interrupt latency (deadline to handler)"),
+                      ("ipi_latency", "IPI latency (send to handler on another hart)")]:
+        if key in hyp:
+            results[key] = {"what": what, "carapace": hyp[key], "bare": base.get(key),
+                            "unit": "instructions"}
+
+
+def switch(results):
+    """Two VMs on one hart ping-pong through HSM retentive suspend."""
+    n = 2000
+    out = {}
+    for label, extra in [("cfi_off", ",cfi=off"), ("cfi_on", "")]:
+        args = f"switch=1 iters={n}" + (" fwft_ss=1" if label == "cfi_on" else "")
+        say(f"vCPU switch ping-pong, {label}")
+        text = carapace([f"name=p{extra},kernel={PAYLOAD},bootargs={args}",
+                         f"name=q{extra},kernel={PAYLOAD},bootargs={args}"], 1)
+        vals = bench_lines(text, "[p]")
+        if "suspend_switch_pair" not in vals:
+            raise RuntimeError("switch benchmark printed nothing:\n" + text[-3000:])
+        out[label] = vals["suspend_switch_pair"]
+    results["vcpu_switch"] = {
+        "what": "SBI suspend + switch to another VM's vCPU and back, per call",
+        "cfi_off": out["cfi_off"], "cfi_on": out["cfi_on"],
+        "cfi_overhead_pct": round(100.0 * (out["cfi_on"] / out["cfi_off"] - 1), 2),
+        "unit": "instructions"}
+
+
+def linux_boot(results):
+    args = "console=ttyS0 carapace.test=boot"
+    say("Linux boot to init: bare QEMU + OpenSBI, 1 hart (baseline)")
+    b = init_time(bare(IMAGE, 1, append=args, initrd=INITRD))
+    say("Linux boot to init: under Carapace, 1 hart, 1 vCPU")
+    c = init_time(carapace([f"name=l,kernel={IMAGE},initrd={INITRD},mem=256M,vcpus=1,"
+                            f"bootargs={args}"], 1), "[l]")
+    results["linux_boot"] = {"what": "machine reset to the first line of /init",
+                             "carapace": c, "bare": b, "unit": "instructions"}
+
+
+def footprint(results):
+    size = subprocess.run(["riscv64-unknown-elf-size", str(ROOT / "build" / "carapace.elf")],
+                          capture_output=True, text=True).stdout.splitlines()[-1].split()
+    text = carapace([f"name=f,kernel={PAYLOAD},bootargs=iters=10"], 1, timeout=120)
+    m = re.search(r"vm f: .*overhead (\d+) bytes", text)
+    results["footprint"] = {"what": "hypervisor image and per-VM memory overhead",
+                            "image_bin_bytes": HYP.stat().st_size,
+                            "text": int(size[0]), "data": int(size[1]), "bss": int(size[2]),
+                            "per_vm_overhead_bytes": int(m.group(1)) if m else None,
+                            "unit": "bytes"}
+
+
+def table(results):
+    print()
+    print(f"{'metric':<28} {'Carapace':>14} {'baseline':>14} {'ratio':>8}")
+    for key, r in results.items():
+        if "carapace" in r and r.get("bare"):
+            print(f"{key:<28} {r['carapace']:>14,.1f} {r['bare']:>14,.1f} "
+                  f"{r['carapace'] / r['bare']:>8.2f}")
+        elif "carapace" in r:
+            print(f"{key:<28} {r['carapace']:>14,.1f} {'-':>14} {'-':>8}")
+    if "vcpu_switch" in results:
+        r = results["vcpu_switch"]
+        print(f"{'vcpu_switch (cfi on/off)':<28} {r['cfi_on']:>14,.1f} {r['cfi_off']:>14,.1f} "
+              f"{r['cfi_on'] / r['cfi_off']:>8.3f}")
+    if "footprint" in results:
+        r = results["footprint"]
+        print(f"image {r['image_bin_bytes']} bytes (text {r['text']}, data {r['data']}, "
+              f"bss {r['bss']}); per-VM overhead {r['per_vm_overhead_bytes']} bytes")
+
+
+def chart(results):
+    if not shutil.which("gnuplot"):
+        say("gnuplot not installed: no chart (scripts/deps.sh bench installs it)")
+        return
+    rows = [(k, r["carapace"] / r["bare"]) for k, r in results.items()
+            if r.get("bare") and r.get("carapace")]
+    if "vcpu_switch" in results:
+        r = results["vcpu_switch"]
+        rows.append(("vcpu_switch cfi on/off", r["cfi_on"] / r["cfi_off"]))
+    data = OUT / "ratios.dat"
+    data.write_text("".join(f'"{k}" {v:.4f}\n' for k, v in rows))
+    script = (f'set terminal png size 900,500\nset output "{OUT / "ratios.png"}"\n'
+              'set style fill solid\nset boxwidth 0.6\nset ylabel "Carapace / baseline"\n'
+              'set xtics rotate by -30\nset title "Carapace vs baseline (instruction counts, -icount shift=0)"\n'
+              f'plot "{data}" using 2:xtic(1) with boxes notitle, 1 with lines lt 0 notitle\n')
+    subprocess.run(["gnuplot"], input=script, text=True, check=True)
+    say(f"chart: {OUT / 'ratios.png'}")
+
+
+def main():
+    OUT.mkdir(parents=True, exist_ok=True)
+    for f in (FW, IMAGE, INITRD, PAYLOAD, HYP):
+        if not f.exists():
+            sys.exit(f"bench: missing {f} (run: make bench)")
+    results = {}
+    for step in (micro, switch, linux_boot, footprint):
+        step(results)
+    (OUT / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    table(results)
+    chart(results)
+    say(f"results: {OUT / 'results.json'}")
+
+
+if __name__ == "__main__":
+    main()
