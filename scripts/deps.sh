@@ -18,6 +18,7 @@ SUDO=
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
 
 host_ok() {
+	command -v gcc >/dev/null && command -v make >/dev/null &&
 	command -v qemu-system-riscv64 >/dev/null &&
 	qemu-system-riscv64 --version | grep -q 'version 10\.' &&
 	command -v riscv64-unknown-elf-gcc >/dev/null &&
@@ -42,7 +43,8 @@ deps_host() {
 		qemu-system-data/bookworm-backports opensbi/bookworm-backports \
 		gcc-riscv64-linux-gnu libc6-dev-riscv64-cross gcc-riscv64-unknown-elf \
 		device-tree-compiler cpio \
-		xz-utils gzip python3 python3-pytest ca-certificates >/dev/null ||
+		xz-utils gzip python3 python3-pytest ca-certificates gcc make libc6-dev \
+		>/dev/null ||
 		die "apt-get install failed"
 	host_ok || die "host tools still missing after install"
 	say "host tools installed"
