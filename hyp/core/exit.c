@@ -5,6 +5,7 @@
 #include <console.h>
 #include <exit.h>
 #include <hart.h>
+#include <hfence.h>
 #include <mmio.h>
 #include <sched.h>
 #include <vm.h>
@@ -168,8 +169,13 @@ static enum exit_action exit_guest_page_fault(struct vcpu *v, unsigned long caus
 	gpa_t gpa = (csr_read(CSR_HTVAL) << 2) | (csr_read(CSR_STVAL) & 3);
 	struct mmio_region *r;
 
-	if (vm_gpa_range_is_ram(v->vm, gpa, 1))
-		return stop_vm(v, cause, "unexpected fault on guest RAM", gpa);
+	if (vm_gpa_range_is_ram(v->vm, gpa, 1)) {
+		/* first touch of a chunk: zero and map it, then retry the access */
+		if (vm_ram_populate(v->vm, gpa, 1))
+			return stop_vm(v, cause, "cannot map guest RAM", gpa);
+		hfence_gvma_vmid(v->vm->vmid);	/* drop any cached invalid entry */
+		return EXIT_RESUME_SAME;
+	}
 	r = vm_mmio_find(v->vm, gpa);
 	if (r)
 		return exit_mmio(v, cause, gpa, r);

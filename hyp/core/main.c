@@ -3,6 +3,7 @@
 #include <arch/riscv/csr.h>
 #include <atomic.h>
 #include <console.h>
+#include <entropy.h>
 #include <fdt_host.h>
 #include <hart.h>
 #include <mm.h>
@@ -78,6 +79,7 @@ void hyp_main(unsigned long hartid, const void *fdt)
 		nr_harts++;
 	}
 	timebase_hz = host.timebase_hz;
+	entropy_init(host.rng_seed, host.rng_seed_len);
 	hart_caps.smstateen = host.isa_smstateen;
 	setup_memory();
 

@@ -23,17 +23,6 @@ unsigned int nr_vms;
 #define IMAGE_TEXT_OFFSET_OFF	8
 #define IMAGE_SIZE_OFF		16
 
-static uint64_t table_bytes;	/* G-stage pages of the VM being created (boot only) */
-
-static uint64_t alloc_table_page(void)
-{
-	uint64_t pa = mm_alloc(PAGE_SIZE, PAGE_SIZE);
-
-	if (pa)
-		table_bytes += PAGE_SIZE;
-	return pa;
-}
-
 struct vcpu *vm_vcpu(struct vm *vm, unsigned long hartid)
 {
 	return hartid < vm->nr_vcpus ? &vm->vcpus[hartid] : NULL;
@@ -83,7 +72,7 @@ int vm_reset(struct vm *vm)
 		return -HYP_ERANGE;
 	}
 	if (vm->boot_count)	/* a reboot must not see the previous run's memory */
-		memset((void *)(uintptr_t)vm->ram_hpa, 0, vm->ram_size);
+		vm_ram_discard(vm);
 	vm->kernel_gpa = vm->ram_gpa + load_off;
 	vm->fdt_gpa = vm->ram_gpa + vm->ram_size - VM_FDT_MAX;
 	vm_copy_to_guest(vm, vm->kernel_gpa, (void *)(uintptr_t)vm->kernel.hpa, vm->kernel.size);
@@ -117,10 +106,10 @@ int vm_reset(struct vm *vm)
 		vcpu_reset(v, vm->kernel_gpa, vm->fdt_gpa);
 		v->hsm = i ? VCPU_HSM_STOPPED : VCPU_HSM_STARTED;
 	}
-	pr_info("vm %s: boot %u, %u vcpu(s), %lu MiB RAM, kernel at 0x%lx, dtb at 0x%lx%s",
+	pr_info("vm %s: boot %u, %u vcpu(s), %lu MiB RAM, kernel at 0x%lx, dtb at 0x%lx%s (t=%lu)",
 		vm->name, vm->boot_count, vm->nr_vcpus, (unsigned long)(vm->ram_size >> 20),
 		(unsigned long)vm->kernel_gpa, (unsigned long)vm->fdt_gpa,
-		vm->initrd.size ? ", initrd" : "");
+		vm->initrd.size ? ", initrd" : "", (unsigned long)time_now());
 	vm->boot_count++;
 	sched_lock();
 	vm->state = VM_RUNNING;
@@ -132,6 +121,7 @@ int vm_reset(struct vm *vm)
 static int vm_create(struct vm *vm, const struct vm_desc *d)
 {
 	const char *why = NULL;
+	unsigned long chunk_map = ALIGN_UP((d->memory / VM_RAM_CHUNK + 63) / 64 * 8, PAGE_SIZE);
 
 	memcpy(vm->name, d->name, sizeof(vm->name));
 	vm->name[sizeof(vm->name) - 1] = '\0';
@@ -156,15 +146,11 @@ static int vm_create(struct vm *vm, const struct vm_desc *d)
 		 d->memory > (1UL << GSTAGE_GPA_BITS) - VM_GUEST_RAM_BASE)
 		why = "memory must be a multiple of 2 MiB, at least 8 MiB";
 	if (!why) {
-		vm->ram_hpa = mm_alloc(d->memory, SZ_2M);
+		vm->ram_hpa = mm_alloc_raw(d->memory, SZ_2M);
 		vm->gstage_root = mm_alloc(GSTAGE_ROOT_SIZE, GSTAGE_ROOT_SIZE);
-		if (!vm->ram_hpa || !vm->gstage_root)
+		if (!vm->ram_hpa || !vm->gstage_root || vm_ram_init(vm))
 			why = "not enough host memory";
 	}
-	table_bytes = GSTAGE_ROOT_SIZE;
-	if (!why && gstage_map(vm->gstage_root, vm->ram_gpa, vm->ram_hpa, vm->ram_size,
-			       GSTAGE_PROT_RAM, alloc_table_page))
-		why = "cannot build its G-stage tables";
 	if (!why && (vuart_register(vm) || vplic_register(vm)))
 		why = "cannot register its devices";
 	if (why) {
@@ -172,8 +158,9 @@ static int vm_create(struct vm *vm, const struct vm_desc *d)
 		pr_info("vm %s: not created: %s", vm->name, why);
 		return -HYP_EINVAL;
 	}
-	pr_info("vm %s: overhead %lu bytes (G-stage tables %lu, VM and vCPU state %lu)",
-		vm->name, (unsigned long)(table_bytes + sizeof(*vm)), (unsigned long)table_bytes,
+	pr_info("vm %s: overhead %lu bytes (G-stage root %lu, chunk map %lu, VM and vCPU state %lu)",
+		vm->name, (unsigned long)(GSTAGE_ROOT_SIZE + chunk_map + sizeof(*vm)),
+		(unsigned long)GSTAGE_ROOT_SIZE, (unsigned long)chunk_map,
 		(unsigned long)sizeof(*vm));
 	vm->vmid = (uint16_t)(hart_caps.vmid_bits ? (vm->index + 1) : 0);
 	vm->hgatp = gstage_hgatp(vm->gstage_root, vm->vmid);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <printf.h>
 #include <cfi.h>
+#include <entropy.h>
 #include <fdt_guest.h>
 #include <hart.h>
 #include <vm.h>
@@ -129,6 +130,7 @@ int fdt_guest_build(const struct vm *vm, const struct guest_fdt_info *gi, void *
 {
 	void *fdt = buf;
 	char name[32];
+	uint8_t seed[32];
 
 	TRY(fdt_create(fdt, (int)size));
 	TRY(fdt_finish_reservemap(fdt));
@@ -147,6 +149,8 @@ int fdt_guest_build(const struct vm *vm, const struct guest_fdt_info *gi, void *
 	}
 	TRY(fdt_property_u32(fdt, "carapace,boot-count", vm->boot_count));
 	TRY(fdt_property_string(fdt, "stdout-path", "serial0"));
+	entropy_fill(((uint64_t)vm->index << 32) | vm->boot_count, seed, sizeof(seed));
+	TRY(fdt_property(fdt, "rng-seed", seed, sizeof(seed)));
 	TRY(fdt_property_string(fdt, "carapace,vm-name", vm->name));
 	TRY(fdt_end_node(fdt));
 

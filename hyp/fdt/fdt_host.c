@@ -216,12 +216,18 @@ static int parse_chosen(const void *fdt, struct host_info *hi, const char **err)
 {
 	int chosen = fdt_path_offset(fdt, "/chosen"), node, len, rc;
 	const fdt32_t *ts;
+	const void *seed;
 
 	if (chosen < 0)
 		return 0;
 	ts = fdt_getprop(fdt, chosen, "carapace,timeslice-us", &len);
 	if (ts && len == 4)
 		hi->timeslice_us = fdt32_to_cpu(*ts);
+	seed = fdt_getprop(fdt, chosen, "rng-seed", &len);
+	if (seed && len > 0) {
+		hi->rng_seed_len = MIN((unsigned int)len, (unsigned int)sizeof(hi->rng_seed));
+		memcpy(hi->rng_seed, seed, hi->rng_seed_len);
+	}
 	fdt_for_each_subnode(node, fdt, chosen) {
 		if (fdt_node_check_compatible(fdt, node, "carapace,vm"))
 			continue;

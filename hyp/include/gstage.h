@@ -2,6 +2,7 @@
 /* G-stage (guest physical -> host physical) page tables, Sv39x4. */
 #ifndef HYP_GSTAGE_H
 #define HYP_GSTAGE_H
+#include <arch/riscv/encoding.h>
 #include <types.h>
 
 #define GSTAGE_LEVELS		3

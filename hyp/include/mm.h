@@ -28,6 +28,8 @@ uint64_t mm_pool_free_bytes(const struct mm_pool *p);
 
 /* The hypervisor's pool. */
 extern struct mm_pool host_pool;
-/** mm_alloc_pages() - zeroed, aligned host memory, or 0; never fails silently elsewhere. */
+/** mm_alloc() - zeroed, aligned host memory, or 0. */
 hpa_t mm_alloc(uint64_t size, uint64_t align);
+/** mm_alloc_raw() - the same, not zeroed (guest RAM: zeroed on first touch). */
+hpa_t mm_alloc_raw(uint64_t size, uint64_t align);
 #endif

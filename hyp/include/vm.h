@@ -61,6 +61,10 @@ struct vm {
 	hpa_t ram_hpa;
 	hpa_t gstage_root;
 	unsigned long hgatp;
+	/* Guest RAM is zeroed and mapped in 2 MiB chunks on first touch, so a VM
+	 * starts without the cost of clearing all of it. Bit set = mapped. */
+	uint64_t *populated;
+	struct spinlock mem_lock;
 
 	struct vm_image kernel, initrd;
 	char bootargs[VM_BOOTARGS_LEN];
@@ -101,10 +105,17 @@ void vm_shutdown(struct vm *vm, bool reboot, bool failure);
 struct vcpu *vm_vcpu(struct vm *vm, unsigned long hartid);
 
 /* Guest memory (hyp/mm/guest_mem.c); the only way the hypervisor touches guest RAM. */
+#define VM_RAM_CHUNK	SZ_2M
 bool vm_gpa_range_is_ram(const struct vm *vm, gpa_t gpa, uint64_t len);
-void *vm_gpa_to_hva(const struct vm *vm, gpa_t gpa, uint64_t len);
-int vm_copy_from_guest(const struct vm *vm, void *dst, gpa_t src, uint64_t len);
-int vm_copy_to_guest(const struct vm *vm, gpa_t dst, const void *src, uint64_t len);
+void *vm_gpa_to_hva(struct vm *vm, gpa_t gpa, uint64_t len);
+int vm_copy_from_guest(struct vm *vm, void *dst, gpa_t src, uint64_t len);
+int vm_copy_to_guest(struct vm *vm, gpa_t dst, const void *src, uint64_t len);
+/** vm_ram_populate() - zero and map every not-yet-mapped chunk of [gpa, gpa+len). */
+int vm_ram_populate(struct vm *vm, gpa_t gpa, uint64_t len);
+/** vm_ram_discard() - unmap all guest RAM (reboot): chunks are zeroed again on touch. */
+void vm_ram_discard(struct vm *vm);
+/** vm_ram_init() - allocate the chunk bitmap; nothing is mapped yet. */
+int vm_ram_init(struct vm *vm);
 
 /** vm_mmio_register() - add an emulated window; fails if it overlaps RAM or another. */
 int vm_mmio_register(struct vm *vm, const struct mmio_region *r);

@@ -9,8 +9,17 @@ void *memcpy(void *dst, const void *src, size_t n)
 	unsigned char *d = dst;
 	const unsigned char *s = src;
 
-	/* Word copies when both are aligned: guest images are megabytes. */
+	/* Unrolled word copies when both are aligned: guest images are megabytes. */
 	if ((((uintptr_t)d | (uintptr_t)s) & 7) == 0) {
+		for (; n >= 32; n -= 32, d += 32, s += 32) {
+			uint64_t a = ((const uint64_t *)s)[0], b = ((const uint64_t *)s)[1];
+			uint64_t c = ((const uint64_t *)s)[2], e = ((const uint64_t *)s)[3];
+
+			((uint64_t *)d)[0] = a;
+			((uint64_t *)d)[1] = b;
+			((uint64_t *)d)[2] = c;
+			((uint64_t *)d)[3] = e;
+		}
 		for (; n >= 8; n -= 8, d += 8, s += 8)
 			*(uint64_t *)d = *(const uint64_t *)s;
 	}

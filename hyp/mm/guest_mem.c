@@ -2,6 +2,9 @@
 /* Guest RAM access for the hypervisor: every guest-supplied address goes through here. */
 #include <string.h>
 #include <errno.h>
+#include <gstage.h>
+#include <hfence.h>
+#include <mm.h>
 #include <vm.h>
 
 bool vm_gpa_range_is_ram(const struct vm *vm, gpa_t gpa, uint64_t len)
@@ -9,15 +12,75 @@ bool vm_gpa_range_is_ram(const struct vm *vm, gpa_t gpa, uint64_t len)
 	return range_within(gpa, len, vm->ram_gpa, vm->ram_size);
 }
 
-void *vm_gpa_to_hva(const struct vm *vm, gpa_t gpa, uint64_t len)
+static uint64_t table_page(void)
 {
+	return mm_alloc(PAGE_SIZE, PAGE_SIZE);
+}
+
+int vm_ram_init(struct vm *vm)
+{
+	uint64_t chunks = vm->ram_size / VM_RAM_CHUNK;
+	uint64_t bytes = ALIGN_UP((chunks + 63) / 64 * 8, PAGE_SIZE);
+
+	vm->populated = (uint64_t *)(uintptr_t)mm_alloc(bytes, PAGE_SIZE);
+	return vm->populated ? 0 : -HYP_ENOMEM;
+}
+
+int vm_ram_populate(struct vm *vm, gpa_t gpa, uint64_t len)
+{
+	uint64_t first, last;
+	int rc = 0;
+
+	if (!len)
+		return 0;
 	if (!vm_gpa_range_is_ram(vm, gpa, len))
+		return -HYP_EFAULT;
+	first = (gpa - vm->ram_gpa) / VM_RAM_CHUNK;
+	last = (gpa + len - 1 - vm->ram_gpa) / VM_RAM_CHUNK;
+	spin_lock(&vm->mem_lock);
+	for (uint64_t c = first; c <= last && !rc; c++) {
+		uint64_t bit = 1UL << (c % 64);
+		hpa_t hpa = vm->ram_hpa + c * VM_RAM_CHUNK;
+
+		if (vm->populated[c / 64] & bit)
+			continue;
+		/* never show a guest what the chunk held before (another boot) */
+		memset((void *)(uintptr_t)hpa, 0, VM_RAM_CHUNK);
+		rc = gstage_map(vm->gstage_root, vm->ram_gpa + c * VM_RAM_CHUNK, hpa, VM_RAM_CHUNK,
+				GSTAGE_PROT_RAM, table_page);
+		if (!rc)
+			vm->populated[c / 64] |= bit;
+	}
+	spin_unlock(&vm->mem_lock);
+	return rc;
+}
+
+void vm_ram_discard(struct vm *vm)
+{
+	uint64_t chunks = vm->ram_size / VM_RAM_CHUNK;
+
+	spin_lock(&vm->mem_lock);
+	for (uint64_t c = 0; c < chunks; c++) {
+		uint64_t *pte = gstage_lookup(vm->gstage_root, vm->ram_gpa + c * VM_RAM_CHUNK, NULL);
+
+		if (pte)
+			*pte = 0;
+		vm->populated[c / 64] &= ~(1UL << (c % 64));
+	}
+	spin_unlock(&vm->mem_lock);
+	/* all of this VM's vCPUs are off CPU; no hart may keep old translations */
+	hfence_gvma_vmid(vm->vmid);
+}
+
+void *vm_gpa_to_hva(struct vm *vm, gpa_t gpa, uint64_t len)
+{
+	if (!vm_gpa_range_is_ram(vm, gpa, len) || vm_ram_populate(vm, gpa, len))
 		return NULL;
 	/* guest RAM is one contiguous host block; the hypervisor runs with satp=Bare */
 	return (void *)(uintptr_t)(vm->ram_hpa + (gpa - vm->ram_gpa));
 }
 
-int vm_copy_from_guest(const struct vm *vm, void *dst, gpa_t src, uint64_t len)
+int vm_copy_from_guest(struct vm *vm, void *dst, gpa_t src, uint64_t len)
 {
 	void *p = vm_gpa_to_hva(vm, src, len);
 
@@ -27,7 +90,7 @@ int vm_copy_from_guest(const struct vm *vm, void *dst, gpa_t src, uint64_t len)
 	return 0;
 }
 
-int vm_copy_to_guest(const struct vm *vm, gpa_t dst, const void *src, uint64_t len)
+int vm_copy_to_guest(struct vm *vm, gpa_t dst, const void *src, uint64_t len)
 {
 	void *p = vm_gpa_to_hva(vm, dst, len);
 

@@ -110,13 +110,20 @@ uint64_t mm_pool_free_bytes(const struct mm_pool *p)
 #ifndef HOST_TEST
 static struct spinlock host_pool_lock = SPINLOCK_INIT;
 
-hpa_t mm_alloc(uint64_t size, uint64_t align)
+hpa_t mm_alloc_raw(uint64_t size, uint64_t align)
 {
 	hpa_t pa;
 
 	spin_lock(&host_pool_lock);
 	pa = mm_pool_alloc(&host_pool, size, align);
 	spin_unlock(&host_pool_lock);
+	return pa;
+}
+
+hpa_t mm_alloc(uint64_t size, uint64_t align)
+{
+	hpa_t pa = mm_alloc_raw(size, align);
+
 	if (pa)
 		memset((void *)pa, 0, size);
 	return pa;
