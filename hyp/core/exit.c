@@ -57,6 +57,8 @@ void vcpu_redirect_trap(struct vcpu *v, unsigned long cause, unsigned long tval)
 	vs = (vs & ~SR_SPIE) | ((vs & SR_SIE) ? SR_SPIE : 0);
 	vs &= ~SR_SIE;
 	vs = (vs & ~SR_SPELP) | (v->ctx.sstatus & SR_SPELP);	/* ELP at the trap */
+	if (hart_caps.quirk_qemu_spelp && (v->csr.henvcfg & ENVCFG_LPE))
+		vs &= ~SR_SPELP;	/* QEMU Q4: else a second LP fault at vstvec */
 	csr_write(CSR_VSSTATUS, vs);
 	csr_write(CSR_VSCAUSE, cause);
 	csr_write(CSR_VSTVAL, tval);

@@ -52,6 +52,8 @@ static void report_cfi_caps(bool ss_granted)
 		ss_granted ? "granted (menvcfg.SSE=1)" :
 		host.isa_zicfiss ? "REFUSED by firmware (needs OpenSBI >= 1.6)" :
 				   "not requested (CPU has no Zicfiss)");
+	if (!hart_caps.fw_cfi && (host.isa_zicfilp || host.isa_zicfiss))
+		pr_info("firmware has no FWFT LANDING_PAD (OpenSBI < 1.6): no CFI for guests");
 	pr_info("CFI for guests: landing pads (Zicfilp) %s, shadow stacks (Zicfiss) %s",
 		hart_caps.zicfilp ? "available" : "NOT available",
 		hart_caps.zicfiss ? "available" : "NOT available");
@@ -86,9 +88,14 @@ void hyp_main(unsigned long hartid, const void *fdt)
 	ss = request_shadow_stack();
 	hart_probe_caps();
 	hart_caps.fwft_ss_ok = ss;
-	if (!host.isa_zicfilp)
+	hart_caps.fw_cfi = sbi_ecall(SBI_EXT_FWFT, SBI_FWFT_GET, SBI_FWFT_LANDING_PAD, 0, 0,
+				     0).error == SBI_SUCCESS;
+	hart_caps.quirk_qemu_spelp = host.qemu_virt;
+	/* Honest capabilities: without firmware CFI support (OpenSBI 1.5.1) cause 18
+	 * is not delegated to us and ELP is lost on redirect: offer no CFI at all. */
+	if (!host.isa_zicfilp || !hart_caps.fw_cfi)
 		hart_caps.zicfilp = false;
-	if (!ss)
+	if (!ss || !hart_caps.fw_cfi)
 		hart_caps.zicfiss = false;
 	if (!hart_caps.sstc)
 		hyp_panic("the CPU lacks Sstc, which Carapace requires (QEMU: sstc=true)");

@@ -261,6 +261,7 @@ int fdt_host_parse(const void *fdt, struct host_info *hi, const char **err)
 	*err = "";
 	if (fdt_check_header(fdt))
 		return *err = "bad FDT header", -HYP_EINVAL;
+	hi->qemu_virt = !fdt_node_check_compatible(fdt, 0, "riscv-virtio");
 	rc = parse_cpus(fdt, hi, err);
 	if (!rc)
 		rc = parse_memory(fdt, hi, err);

@@ -33,6 +33,7 @@ struct host_info {
 	uint8_t rng_seed[64];		/* /chosen/rng-seed (QEMU gives 32 bytes) */
 	unsigned int rng_seed_len;		/* /chosen carapace,timeslice-us, 0 if absent */
 	bool isa_zicfilp, isa_zicfiss, isa_sstc, isa_smstateen;	/* advertised on every hart */
+	bool qemu_virt;			/* root compatible "riscv-virtio": QEMU quirks apply */
 	struct vm_desc vms[HOST_MAX_VMS];
 	unsigned int nr_vms;
 };

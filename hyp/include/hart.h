@@ -17,6 +17,11 @@ struct hart_caps {
 	bool fwft_ss_ok;	/* firmware accepted FWFT SET SHADOW_STACK on every hart */
 	bool smstateen;
 	unsigned long henvcfg_ok;	/* henvcfg bits that stick */
+	bool fw_cfi;		/* firmware implements FWFT LANDING_PAD (OpenSBI >= 1.6),
+				 * which also means it delegates cause 18 to HS */
+	/* QEMU 10.0.2, henvcfg.LPE=1: sret takes ELP from vsstatus.SPELP, so an
+	 * injected trap with SPELP=1 faults again at vstvec (cfi-virt.md Q4) */
+	bool quirk_qemu_spelp;
 	unsigned int vmid_bits;
 };
 

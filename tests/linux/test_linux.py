@@ -189,13 +189,13 @@ def vm_spec(name, test, cfi=None, mem="256M", vcpus=2):
     return spec + f",bootargs=console=ttyS0 carapace.test={test}"   # bootargs= goes last
 
 
-def run_carapace(vms, names, smp=2):
+def run_carapace(vms, names, smp=2, extra=()):
     """Batch-run the launcher; returns (exit code, output, {name: CfiReport})."""
     if not HYP.is_file():
         pytest.skip("build/carapace.bin not built yet")
     if not LAUNCHER.is_file():
         pytest.skip("tools/carapace-run not there yet")
-    cmd = [str(LAUNCHER), "--batch", "--timeout", str(HYP_TIMEOUT), "--smp", str(smp)]
+    cmd = [str(LAUNCHER), "--batch", "--timeout", str(HYP_TIMEOUT), "--smp", str(smp), *extra]
     for v in vms:
         cmd += ["--vm", v]
     try:
@@ -245,4 +245,69 @@ def test_carapace_violation_is_contained(initramfs):
                                    ["bad", "good"])
     assert reps["bad"].has(VIOLATION_LINE), out
     check_cfi(reps["good"], "vm good", REQUIRED_FULL, out)
+    assert code == 0, f"launcher exit {code}\n{out}"
+
+
+# --- CFI machinery seen from the host --------------------------------------------------
+
+OLD_OPENSBI = Path("/usr/share/qemu/opensbi-riscv64-generic-fw_dynamic.bin")   # 1.5.1
+
+
+def hyp_violations(out, name):
+    """The hypervisor's per-VM counters, printed when the VM goes down."""
+    m = re.search(rf"carapace: vm {name}: exits .*cfi violations: landing pad (\d+), "
+                  rf"shadow stack (\d+)", out)
+    assert m, f"no counters printed for vm {name}\n{out}"
+    return int(m.group(1)), int(m.group(2))
+
+
+def guest_violations(rep):
+    """Violations the guest saw: each passing SEGV_CPERR check is exactly one."""
+    lp = ss = 0
+    for line in rep.lines:
+        if line.startswith("PASS: ") and "SEGV_CPERR" in line:
+            if "landing pad" in line:
+                lp += 1
+            else:
+                ss += 1
+        elif line.startswith("CFI-VIOLATION-DONE") and "code=10" in line:
+            ss += 1     # --violate does one shadow-stack violation
+    return lp, ss
+
+
+def test_carapace_counts_match_guests_under_hard_preemption(initramfs):
+    """Two CFI guests preempted every 200 us on 2 harts: every check still passes,
+    and the violations Carapace counted per VM are exactly those the guests saw."""
+    code, out, reps = run_carapace([vm_spec("a", "cfi"), vm_spec("b", "violate")], ["a", "b"],
+                                   extra=("--timeslice-us", "200"))
+    check_cfi(reps["a"], "vm a", REQUIRED_FULL, out)
+    assert reps["b"].has(VIOLATION_LINE), out
+    for name in ("a", "b"):
+        seen = guest_violations(reps[name])
+        assert sum(seen) > 0, f"vm {name} saw no violation\n{out}"
+        assert hyp_violations(out, name) == seen, f"vm {name}: hypervisor vs guest\n{out}"
+    assert code == 0, f"launcher exit {code}\n{out}"
+
+
+def test_carapace_cpu_without_cfi(initramfs):
+    """A host CPU without Zicfilp/Zicfiss: Carapace advertises neither, FWFT says
+    NOT_SUPPORTED, and the guest boots with CFI off; its prctl calls fail cleanly."""
+    # Zimop stays: Debian sid's userspace is built with shadow-stack MOPs, which
+    # are illegal instructions without it (busybox's poweroff would die).
+    code, out, reps = run_carapace([vm_spec("nocfi", "cfi-off")], ["nocfi"],
+                                   extra=("--cpu", "rv64,h=true,sstc=true,zimop=true,zcmop=true"))
+    assert "shadow stacks (Zicfiss) NOT available" in out, out
+    check_cfi(reps["nocfi"], "vm nocfi", REQUIRED_OFF, out)
+    assert code == 0, f"launcher exit {code}\n{out}"
+
+
+def test_carapace_old_firmware(initramfs):
+    """OpenSBI 1.5.1 (QEMU's default) has no FWFT CFI features: Carapace offers
+    no CFI, and the Linux guest boots with it off."""
+    if not OLD_OPENSBI.is_file():
+        pytest.skip(f"{OLD_OPENSBI} not installed")
+    code, out, reps = run_carapace([vm_spec("old", "cfi-off")], ["old"],
+                                   extra=("--bios", str(OLD_OPENSBI)))
+    assert "no CFI for guests" in out, out
+    check_cfi(reps["old"], "vm old", REQUIRED_OFF, out)
     assert code == 0, f"launcher exit {code}\n{out}"

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/* Zicfilp/Zicfiss helpers for the CFI payloads: encodings, FWFT, recording trap vector, U-mode entry. */
+#ifndef GUEST_CFI_H
+#define GUEST_CFI_H
+
+#include <arch/riscv/encoding.h>
+#include "guest.h"
+
+/*
+ * Layout of struct cfi_rec (one per hart, pointed to by sscratch while
+ * cfi_trap_vector is installed). Shared with cfi.S.
+ */
+#define CR_COUNT	(0 * 8)		/* exceptions taken (not interrupts) */
+#define CR_SCAUSE	(1 * 8)		/* of the last exception */
+#define CR_STVAL	(2 * 8)
+#define CR_SEPC		(3 * 8)
+#define CR_SSTATUS	(4 * 8)		/* sstatus as the vector found it */
+#define CR_FIXUP	(5 * 8)		/* resume pc; 0: the faulting pc + 4 */
+#define CR_LP		(6 * 8)		/* cause 18, tval 2 */
+#define CR_SS		(7 * 8)		/* cause 18, tval 3 */
+#define CR_IRQS		(8 * 8)		/* interrupts (none are expected) */
+#define CR_UA0		(9 * 8)		/* a0, a1 of the U-mode ecall that ended */
+#define CR_UA1		(10 * 8)	/* a cfi_enter_user() run */
+#define CR_SAVE		(11 * 8)	/* 2 scratch slots for the vector */
+#define CR_KCTX		(13 * 8)	/* ra, sp, s0..s11 of cfi_enter_user() */
+#define CR_SIZE		(27 * 8)
+
+#ifndef __ASSEMBLER__
+
+/*
+ * Instruction strings for inline and top-level asm (cfi-virt.md section 2).
+ * @rd, @rs1, @rs2 are register names such as a0 or x7.
+ */
+#define LPAD(lpl)		".insn u 0x17, x0, " #lpl "\n\t"
+#define SSPUSH_RA		".insn r 0x73, 4, 0x67, x0, x0, x1\n\t"
+#define SSPUSH_T0		".insn r 0x73, 4, 0x67, x0, x0, x5\n\t"
+#define SSPOPCHK_RA		".insn i 0x73, 4, x0, x1, -0x324\n\t"
+#define SSPOPCHK_T0		".insn i 0x73, 4, x0, x5, -0x324\n\t"
+#define SSRDP(rd)		".insn i 0x73, 4, " #rd ", x0, -0x324\n\t"
+#define SSAMOSWAP_D(rd, rs2, rs1) ".insn r 0x2f, 3, 0x24, " #rd ", " #rs1 ", " #rs2 "\n\t"
+
+#include "sbi.h"
+
+struct cfi_rec {
+	unsigned long count;
+	unsigned long scause;
+	unsigned long stval;
+	unsigned long sepc;
+	unsigned long sstatus;
+	unsigned long fixup;
+	unsigned long lp;
+	unsigned long ss;
+	unsigned long irqs;
+	unsigned long ua0, ua1;
+	unsigned long save[2];
+	unsigned long kctx[14];
+};
+
+_Static_assert(sizeof(struct cfi_rec) == CR_SIZE, "cfi_rec layout");
+_Static_assert(__builtin_offsetof(struct cfi_rec, kctx) == CR_KCTX, "cfi_rec kctx");
+_Static_assert(__builtin_offsetof(struct cfi_rec, irqs) == CR_IRQS, "cfi_rec irqs");
+
+/*
+ * cfi_trap_vector (cfi.S) is all asm with no indirect jumps, so it can run
+ * while landing pads are enforced in S/VS. On an exception it counts and
+ * records it in the hart's struct cfi_rec, clears sstatus.SPELP and resumes
+ * at rec->fixup if set, else at sepc + 4 (so CFI test code is built with
+ * .option norvc). It does not start with an lpad: per the spec a trap
+ * enters the handler with ELP clear. An ecall from U-mode ends the current
+ * cfi_enter_user() call instead.
+ */
+void cfi_trap_vector(void);
+
+/*
+ * Run @fn(@arg) in U-mode (sret with SPP=0, SPELP=0) on stack @usp. It
+ * returns the a0 of the U-mode ecall that ends the run (a1 is in rec->ua1).
+ * Needs cfi_trap_vector installed.
+ */
+unsigned long cfi_enter_user(unsigned long fn, unsigned long arg,
+			     unsigned long usp);
+
+/* Make this hart's traps go to cfi_trap_vector, recording into @rec. */
+static inline void cfi_trap_install(struct cfi_rec *rec)
+{
+	memset(rec, 0, sizeof(*rec));
+	csr_write(CSR_SSCRATCH, (unsigned long)rec);
+	csr_write(CSR_STVEC, (unsigned long)cfi_trap_vector);
+}
+
+/* Back to the library vector (crt0's trap_entry, saved in @old_stvec). */
+static inline void cfi_trap_remove(unsigned long old_stvec)
+{
+	csr_write(CSR_STVEC, old_stvec);
+	csr_write(CSR_SSCRATCH, 0);
+}
+
+/* Forget the last exception before the next case. */
+static inline void cfi_rec_clear(struct cfi_rec *rec)
+{
+	rec->count = 0;
+	rec->scause = rec->stval = rec->sepc = rec->sstatus = 0;
+	rec->fixup = 0;
+	__asm__ volatile("" ::: "memory");
+}
+
+static inline struct sbiret fwft_set(unsigned long feature, unsigned long value,
+				     unsigned long flags)
+{
+	return SBI_CALL3(SBI_EXT_FWFT, SBI_FWFT_SET, feature, value, flags);
+}
+
+static inline struct sbiret fwft_get(unsigned long feature)
+{
+	return SBI_CALL1(SBI_EXT_FWFT, SBI_FWFT_GET, feature);
+}
+
+#endif /* __ASSEMBLER__ */
+#endif
