@@ -13,7 +13,8 @@ void asm_offsets(void)
 	OFFSET(CTX_GPR, vcpu_ctx, gpr);
 	OFFSET(CTX_SEPC, vcpu_ctx, sepc);
 	OFFSET(CTX_SSTATUS, vcpu_ctx, sstatus);
-	OFFSET(CTX_HOST, vcpu_ctx, host);
+	OFFSET(CTX_HYP_SP, vcpu_ctx, hyp_sp);
+	OFFSET(CTX_HYP_TP, vcpu_ctx, hyp_tp);
 	OFFSET(FP_F, vcpu_fp, f);
 	OFFSET(FP_FCSR, vcpu_fp, fcsr);
 	OFFSET(HART_INDEX, hart, index);

@@ -5,6 +5,8 @@
 #include <hart.h>
 
 struct hart harts[HART_MAX];
+/* One stack per hart; head.S points sp at the top of entry (index + 1). */
+char hart_stacks[HART_MAX][HART_STACK_SIZE] __attribute__((aligned(16)));
 unsigned int nr_harts;
 struct hart_caps hart_caps;
 uint64_t timebase_hz;
@@ -55,6 +57,11 @@ void hart_probe_caps(void)
 	hart_caps.vmid_bits = (unsigned int)bit_count(v);
 }
 
+unsigned long hart_stack_top(const struct hart *h)
+{
+	return (unsigned long)hart_stacks[h->index] + HART_STACK_SIZE;
+}
+
 struct hart *hart_by_id(unsigned long hartid)
 {
 	for (unsigned int i = 0; i < nr_harts; i++)
@@ -63,5 +70,3 @@ struct hart *hart_by_id(unsigned long hartid)
 	return 0;
 }
 
-/* One stack per hart; head.S points sp at the top of entry (index + 1). */
-char hart_stacks[HART_MAX][HART_STACK_SIZE] __attribute__((aligned(16)));

@@ -1,33 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/* World switch: __vcpu_run() enters the guest and returns on its next exit.
- * sscratch holds the vCPU context while a guest runs and 0 while the
- * hypervisor runs, so the single trap vector can tell the two apart.
+/* World switch. __vcpu_enter() loads a guest context and srets into it; it
+ * never returns. On the next trap the vector saves the guest GPRs, switches
+ * to the hart's hypervisor stack (fresh every time: nothing lives on it
+ * between exits) and jumps to vcpu_handle_exit(), which ends by entering a
+ * context again: the same vCPU, or another one after a switch.
+ * sscratch holds the context while a guest runs and 0 while the hypervisor
+ * runs, so the single trap vector can tell the two apart.
  * CSRs the hardware does not bank (senvcfg, ssp, ...) are swapped in C. */
 #include <generated/asm-offsets.h>
 
 #define G(n)	(CTX_GPR + 8 * (n))(a0)
-#define H(n)	(CTX_HOST + 8 * (n))(a0)
 
 	.text
-	.globl __vcpu_run
-__vcpu_run:
-	sd	ra, H(0)
-	sd	sp, H(1)
-	sd	gp, H(2)
-	sd	tp, H(3)
-	sd	s0, H(4)
-	sd	s1, H(5)
-	sd	s2, H(6)
-	sd	s3, H(7)
-	sd	s4, H(8)
-	sd	s5, H(9)
-	sd	s6, H(10)
-	sd	s7, H(11)
-	sd	s8, H(12)
-	sd	s9, H(13)
-	sd	s10, H(14)
-	sd	s11, H(15)
-
+	.globl __vcpu_enter
+__vcpu_enter:
 	ld	t0, CTX_SEPC(a0)
 	ld	t1, CTX_SSTATUS(a0)	/* carries the guest's SPP, SPIE and SPELP */
 	csrw	sepc, t0
@@ -111,23 +97,9 @@ __trap_vector:
 	sd	t1, CTX_SEPC(a0)
 	sd	t2, CTX_SSTATUS(a0)
 
-	ld	ra, H(0)
-	ld	sp, H(1)
-	ld	gp, H(2)
-	ld	tp, H(3)
-	ld	s0, H(4)
-	ld	s1, H(5)
-	ld	s2, H(6)
-	ld	s3, H(7)
-	ld	s4, H(8)
-	ld	s5, H(9)
-	ld	s6, H(10)
-	ld	s7, H(11)
-	ld	s8, H(12)
-	ld	s9, H(13)
-	ld	s10, H(14)
-	ld	s11, H(15)
-	ret
+	ld	sp, CTX_HYP_SP(a0)	/* this hart's stack top and struct hart */
+	ld	tp, CTX_HYP_TP(a0)
+	tail	vcpu_handle_exit	/* does not return: it enters a guest itself */
 
 	/* Guest FP registers: saved/restored only when a vCPU leaves/enters a hart. */
 	.option	push

@@ -16,7 +16,12 @@ static struct spinlock console_lock = SPINLOCK_INIT;
  * anyone else printing starts a new line first. */
 static const struct vm *midline;
 
-#define PARTIAL_FLUSH_TICKS(hz)	((hz) / 50)	/* show a partial line after 20 ms */
+static uint64_t partial_flush_ticks;	/* 0: only whole lines (batch runs) */
+
+void console_set_partial_flush(uint32_t ms)
+{
+	partial_flush_ticks = timebase_hz * ms / 1000;
+}
 
 static void puts_locked(const char *s, size_t n)
 {
@@ -142,7 +147,7 @@ static void flush_stale_lines(void)
 	for (unsigned int i = 0; i < nr_vms; i++) {
 		struct vm *vm = &vms[i];
 
-		if (!vm->line_len || now - vm->line_time < PARTIAL_FLUSH_TICKS(timebase_hz))
+		if (!vm->line_len || now - vm->line_time < partial_flush_ticks)
 			continue;
 		spin_lock(&vm->lock);
 		if (vm->line_len)
@@ -159,7 +164,8 @@ void console_poll_input(void)
 
 	if (!nr_vms)
 		return;
-	flush_stale_lines();
+	if (partial_flush_ticks)
+		flush_stale_lines();
 	while ((c = uart_getc()) >= 0) {
 		struct vm *vm;
 

@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <uart.h>
 #include <vm.h>
+#include <vsbi.h>
 
 #define PLATFORM_UART_DEFAULT	0x10000000UL	/* QEMU virt: used only to report a bad DT */
 
@@ -82,6 +83,7 @@ void hyp_main(unsigned long hartid, const void *fdt)
 	}
 	timebase_hz = host.timebase_hz;
 	entropy_init(host.rng_seed, host.rng_seed_len);
+	console_set_partial_flush(host.partial_flush_ms);
 	hart_caps.smstateen = host.isa_smstateen;
 	setup_memory();
 
@@ -103,6 +105,7 @@ void hyp_main(unsigned long hartid, const void *fdt)
 	if (host.timeslice_us)
 		sched_slice_ticks = host.timebase_hz * host.timeslice_us / 1000000;
 
+	HYP_ASSERT(vsbi_registry_check());
 	harts_online = 1;
 	for (unsigned int i = 1; i < nr_harts; i++) {
 		long rc = sbi_hart_start(harts[i].hartid, (unsigned long)_secondary_start,

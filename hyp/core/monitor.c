@@ -79,7 +79,7 @@ static void show_stats(void)
 		}
 		pr_info("vm %s: exits %lu (sbi %lu, guest-page faults %lu, virtual insn %lu, "
 			"host irq %lu, sw-check %lu), mmio %lu, wfi %lu, injected %lu",
-			vm->name, (unsigned long)vm->stats.exits, (unsigned long)ecall,
+			vm->name, (unsigned long)vm_exits(vm), (unsigned long)ecall,
 			(unsigned long)gpf, (unsigned long)vinsn, (unsigned long)irq,
 			(unsigned long)sw, (unsigned long)vm->stats.mmio, (unsigned long)wfi,
 			(unsigned long)vm->stats.injected);

@@ -108,7 +108,7 @@ static struct vcpu *pick(uint64_t now, struct vm **reboot)
 	return found;
 }
 
-static void release(struct vcpu *v)
+void sched_release(struct vcpu *v)
 {
 	spin_lock(&lock);
 	v->hart = -1;
@@ -176,7 +176,7 @@ static void idle(struct hart *h, uint64_t now)
 	csr_clear(CSR_SIP, MIP_SSIP);
 }
 
-void sched_loop(void)
+struct vcpu *sched_next(void)
 {
 	struct hart *h = this_hart();
 
@@ -191,14 +191,14 @@ void sched_loop(void)
 			vm_reset(reboot);
 			continue;
 		}
-		if (!v) {
-			sched_check_all_down();
-			idle(h, now);
-			continue;
-		}
-		vcpu_load(v);
-		vcpu_run_slice(v);
-		vcpu_put(v);
-		release(v);
+		if (v)
+			return v;
+		sched_check_all_down();
+		idle(h, now);
 	}
+}
+
+void sched_loop(void)
+{
+	vcpu_start_on_hart(sched_next());
 }

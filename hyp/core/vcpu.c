@@ -45,6 +45,8 @@ void vcpu_load(struct vcpu *v)
 	unsigned long henvcfg = v->csr.henvcfg;
 
 	h->current = v;
+	v->ctx.hyp_sp = hart_stack_top(h);
+	v->ctx.hyp_tp = (unsigned long)h;
 	csr_write(CSR_HGATP, v->vm->hgatp);
 	if (!hart_caps.vmid_bits)
 		hfence_gvma_all();	/* VMIDs all alias: nothing cached may survive */
@@ -101,6 +103,15 @@ void vcpu_put(struct vcpu *v)
 	this_hart()->current = NULL;
 }
 
+uint64_t vcpu_exits(const struct vcpu *v)
+{
+	uint64_t n = v->stats.irq_exits;
+
+	for (unsigned int i = 0; i < VCPU_EXIT_CAUSES; i++)
+		n += v->stats.by_cause[i];
+	return n;
+}
+
 /* Pending-and-enabled check shared by the live and the saved state. */
 static bool wake_check(unsigned long hvip, unsigned long posted, bool ext, unsigned long vsie,
 		       uint64_t vstimecmp, uint64_t htimedelta, uint64_t now)
@@ -144,7 +155,7 @@ void vcpu_post_irq(struct vcpu *v, unsigned long bits)
 
 
 /* Work posted to the vCPU loaded on this hart. */
-static void apply_pending(struct vcpu *v)
+static void apply_pending_slow(struct vcpu *v)
 {
 	unsigned long req, irq;
 
@@ -166,6 +177,13 @@ static void apply_pending(struct vcpu *v)
 		else
 			csr_clear(CSR_HVIP, MIP_VSEIP);
 	}
+}
+
+static inline void apply_pending(struct vcpu *v)
+{
+	/* one test on the hot path: is there anything to do at all? */
+	if (v->requests | v->irq_pending | (v->ext_irq ^ v->ext_irq_live))
+		apply_pending_slow(v);
 }
 
 void vcpu_request_sync(struct vcpu *self, struct vcpu *t, unsigned long req)
@@ -198,29 +216,67 @@ static void resume_from_suspend(struct vcpu *v)
 	csr_write(CSR_VSATP, 0);
 }
 
-void vcpu_run_slice(struct vcpu *v)
+static void arm_slice(struct hart *h)
 {
-	struct hart *h = this_hart();
-
 	h->slice_end = time_now() + sched_slice_ticks;
 	csr_write(CSR_STIMECMP, h->slice_end);
-	for (;;) {
-		enum exit_action act;
+}
 
-		if (v->vm->state != VM_RUNNING || v->hsm == VCPU_HSM_STOPPED)
-			break;
-		if (v->waiting) {
-			if (!wake_pending_live(v))
-				break;
-			v->waiting = false;
-			if (v->hsm == VCPU_HSM_SUSPENDED)
-				resume_from_suspend(v);
-		}
-		apply_pending(v);
-		__vcpu_run(&v->ctx);
-		act = vcpu_exit(v);
-		if (act == EXIT_YIELD || act == EXIT_VM_STOP)
-			break;
+/* May @v go on running on this hart now? Settles a pending wake-up. */
+static __attribute__((noinline)) bool may_continue_slow(struct vcpu *v)
+{
+	if (v->vm->state != VM_RUNNING || v->hsm == VCPU_HSM_STOPPED)
+		return false;
+	if (v->waiting) {
+		if (!wake_pending_live(v))
+			return false;
+		v->waiting = false;
+		if (v->hsm == VCPU_HSM_SUSPENDED)
+			resume_from_suspend(v);
 	}
+	return true;
+}
+
+static inline bool may_continue(struct vcpu *v)
+{
+	if (__builtin_expect(v->vm->state == VM_RUNNING && v->hsm == VCPU_HSM_STARTED &&
+			     !v->waiting, 1))
+		return true;
+	return may_continue_slow(v);
+}
+
+void vcpu_start_on_hart(struct vcpu *v)
+{
+	for (;;) {
+		vcpu_load(v);
+		if (may_continue(v))
+			break;
+		vcpu_put(v);	/* its state changed since it was picked */
+		sched_release(v);
+		v = sched_next();
+	}
+	arm_slice(this_hart());
+	apply_pending(v);
+	__vcpu_enter(&v->ctx);
+}
+
+/* Give the hart away; the stack is fresh again at the next exit. */
+static __attribute__((noinline, noreturn)) void switch_out(struct vcpu *v)
+{
 	csr_write(CSR_STIMECMP, -1UL);
+	vcpu_put(v);
+	sched_release(v);
+	vcpu_start_on_hart(sched_next());
+}
+
+void vcpu_handle_exit(struct vcpu_ctx *ctx)
+{
+	struct vcpu *v = container_of(ctx, struct vcpu, ctx);
+	enum exit_action act = vcpu_exit(v);
+
+	if (__builtin_expect(act != EXIT_YIELD && act != EXIT_VM_STOP, 1) && may_continue(v)) {
+		apply_pending(v);
+		__vcpu_enter(ctx);
+	}
+	switch_out(v);
 }

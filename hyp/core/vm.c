@@ -23,6 +23,15 @@ unsigned int nr_vms;
 #define IMAGE_TEXT_OFFSET_OFF	8
 #define IMAGE_SIZE_OFF		16
 
+uint64_t vm_exits(const struct vm *vm)
+{
+	uint64_t n = 0;
+
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		n += vcpu_exits(&vm->vcpus[i]);
+	return n;
+}
+
 struct vcpu *vm_vcpu(struct vm *vm, unsigned long hartid)
 {
 	return hartid < vm->nr_vcpus ? &vm->vcpus[hartid] : NULL;
@@ -189,14 +198,14 @@ static void print_stats(const struct vm *vm)
 	uint64_t sbi = 0, wfi = 0, lp = 0, ss = 0;
 
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
-		sbi += vm->vcpus[i].stats.sbi_calls;
+		sbi += vm->vcpus[i].stats.by_cause[EXC_ECALL_VS];
 		wfi += vm->vcpus[i].stats.wfi;
 		lp += vm->vcpus[i].cfi_stats.swcheck_lp;
 		ss += vm->vcpus[i].cfi_stats.swcheck_ss;
 	}
 	pr_info("vm %s: exits %lu, sbi calls %lu, wfi %lu, injected traps %lu, "
 		"cfi violations: landing pad %lu, shadow stack %lu",
-		vm->name, (unsigned long)vm->stats.exits, (unsigned long)sbi,
+		vm->name, (unsigned long)vm_exits(vm), (unsigned long)sbi,
 		(unsigned long)wfi, (unsigned long)vm->stats.injected, (unsigned long)lp,
 		(unsigned long)ss);
 }

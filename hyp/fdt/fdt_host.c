@@ -218,11 +218,15 @@ static int parse_chosen(const void *fdt, struct host_info *hi, const char **err)
 	const fdt32_t *ts;
 	const void *seed;
 
+	hi->partial_flush_ms = 20;
 	if (chosen < 0)
 		return 0;
 	ts = fdt_getprop(fdt, chosen, "carapace,timeslice-us", &len);
 	if (ts && len == 4)
 		hi->timeslice_us = fdt32_to_cpu(*ts);
+	ts = fdt_getprop(fdt, chosen, "carapace,partial-flush-ms", &len);
+	if (ts && len == 4)
+		hi->partial_flush_ms = fdt32_to_cpu(*ts);
 	seed = fdt_getprop(fdt, chosen, "rng-seed", &len);
 	if (seed && len > 0) {
 		hi->rng_seed_len = MIN((unsigned int)len, (unsigned int)sizeof(hi->rng_seed));

@@ -6,7 +6,8 @@
 
 struct vm;
 
-void console_init(void);
+/** console_set_partial_flush() - show an unfinished guest line after @ms (0: never). */
+void console_set_partial_flush(uint32_t ms);
 /** pr_info() - print one hypervisor line, prefixed "carapace: ". */
 void pr_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /** hyp_panic() - a broken hypervisor invariant: print and stop the whole machine. */

@@ -29,7 +29,8 @@ struct host_info {
 	uint64_t timebase_hz;
 	uint64_t uart_base;
 	unsigned int uart_shift;
-	uint32_t timeslice_us;
+	uint32_t timeslice_us;		/* /chosen carapace,timeslice-us, 0 if absent */
+	uint32_t partial_flush_ms;	/* carapace,partial-flush-ms: 20 if absent, 0 = never */
 	uint8_t rng_seed[64];		/* /chosen/rng-seed (QEMU gives 32 bytes) */
 	unsigned int rng_seed_len;		/* /chosen carapace,timeslice-us, 0 if absent */
 	bool isa_zicfilp, isa_zicfiss, isa_sstc, isa_smstateen;	/* advertised on every hart */

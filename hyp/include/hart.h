@@ -51,6 +51,8 @@ static inline struct hart *this_hart(void)
 void hart_init_csrs(void);
 /** hart_probe_caps() - fill hart_caps on the boot hart. */
 void hart_probe_caps(void);
+/** hart_stack_top() - initial sp of @h's hypervisor stack. */
+unsigned long hart_stack_top(const struct hart *h);
 /** hart_by_id() - struct hart for a physical hart id, or NULL. */
 struct hart *hart_by_id(unsigned long hartid);
 

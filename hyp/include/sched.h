@@ -11,6 +11,11 @@ extern uint64_t sched_slice_ticks;
 
 /** sched_loop() - run vCPUs on this hart forever. */
 void sched_loop(void) __attribute__((noreturn));
+/** sched_next() - the next vCPU for this hart (marked as on it); idles until
+ *  one is runnable, and resets VMs that asked for a reboot meanwhile. */
+struct vcpu *sched_next(void);
+/** sched_release() - @v left this hart (after vcpu_put()). */
+void sched_release(struct vcpu *v);
 /** sched_other_runnable() - is some vCPU other than @v waiting for a hart? */
 bool sched_other_runnable(const struct vcpu *v);
 /** sched_lock()/sched_unlock() - guard HSM state, on-CPU state and VM lifecycle. */

@@ -14,7 +14,8 @@ struct vcpu_ctx {
 	unsigned long gpr[32];	/* x0..x31; gpr[0] unused */
 	unsigned long sepc;
 	unsigned long sstatus;	/* SPP, SPIE, SPELP, FS of the trapped guest context */
-	unsigned long host[16];	/* hypervisor ra, sp, gp, tp, s0..s11 while the guest runs */
+	unsigned long hyp_sp;	/* stack top of the hart it runs on (set by vcpu_load) */
+	unsigned long hyp_tp;	/* struct hart of that hart */
 };
 
 /* VS-level CSRs and CSRs the hardware does not bank for VS: loaded on
@@ -45,7 +46,7 @@ enum vcpu_hsm_state {
 #define VCPU_EXIT_CAUSES	24
 
 struct vcpu_stats {
-	uint64_t exits, irq_exits, sbi_calls, wfi;
+	uint64_t irq_exits, wfi;
 	uint64_t by_cause[VCPU_EXIT_CAUSES];
 };
 
@@ -77,8 +78,12 @@ void vcpu_reset(struct vcpu *v, unsigned long entry, unsigned long arg);
 /** vcpu_load()/vcpu_put() - move VS state onto/off this hart around a run. */
 void vcpu_load(struct vcpu *v);
 void vcpu_put(struct vcpu *v);
-/** vcpu_run_slice() - run @v on this hart until it must give the hart away. */
-void vcpu_run_slice(struct vcpu *v);
+/** vcpu_start_on_hart() - load @v (picked by the scheduler) and enter it. */
+void vcpu_start_on_hart(struct vcpu *v) __attribute__((noreturn));
+/** vcpu_handle_exit() - called by the trap vector on a fresh stack: handle the
+ *  exit, then enter the same vCPU again or the next one the scheduler picks.
+ *  Never returns, so nothing needs saving for a caller. */
+void vcpu_handle_exit(struct vcpu_ctx *ctx) __attribute__((noreturn));
 /** vcpu_post_irq() - make VS irq bits (hvip layout) pending and kick the vCPU. */
 void vcpu_post_irq(struct vcpu *v, unsigned long bits);
 /** vcpu_request_sync() - post VCPU_REQ_* work to @t; if @t runs on another hart,
@@ -86,11 +91,14 @@ void vcpu_post_irq(struct vcpu *v, unsigned long bits);
 void vcpu_request_sync(struct vcpu *self, struct vcpu *t, unsigned long req);
 /** vcpu_kick() - make @v leave the guest soon (or wake its idle hart). */
 void vcpu_kick(struct vcpu *v);
+/** vcpu_exits() - exits so far (sum of the per-cause counters). */
+uint64_t vcpu_exits(const struct vcpu *v);
 /** vcpu_wake_pending() - would an interrupt wake @v from WFI now? (off-CPU state) */
 bool vcpu_wake_pending(const struct vcpu *v, uint64_t now);
 
-/* The switch (vcpu_switch.S): enter the guest, return on the next exit. */
-void __vcpu_run(struct vcpu_ctx *ctx);
+/* The switch (vcpu_switch.S): enter a guest context; exits come back through
+ * vcpu_handle_exit(), never to the caller. */
+void __vcpu_enter(struct vcpu_ctx *ctx) __attribute__((noreturn));
 void __vcpu_fp_save(struct vcpu_fp *fp);
 void __vcpu_fp_restore(const struct vcpu_fp *fp);
 #endif

@@ -44,7 +44,7 @@ struct mmio_region {
 };
 
 struct vm_stats {
-	uint64_t exits, sbi_calls, mmio, injected;
+	uint64_t mmio, injected;
 };
 
 struct vm {
@@ -101,6 +101,8 @@ int vm_reset(struct vm *vm);
 void vm_stop(struct vm *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** vm_shutdown() - SRST from the guest: shutdown (@reboot false) or reboot. */
 void vm_shutdown(struct vm *vm, bool reboot, bool failure);
+/** vm_exits() - exits of all its vCPUs so far. */
+uint64_t vm_exits(const struct vm *vm);
 /** vm_vcpu() - vCPU by guest hart id, or NULL. */
 struct vcpu *vm_vcpu(struct vm *vm, unsigned long hartid);
 

@@ -34,6 +34,7 @@ extern const struct vsbi_ext vsbi_base, vsbi_time, vsbi_ipi, vsbi_rfence, vsbi_h
 enum exit_action vsbi_dispatch(struct vcpu *v);
 /** vsbi_find() - the extension serving @eid for @vm, or NULL. */
 const struct vsbi_ext *vsbi_find(const struct vm *vm, unsigned long eid);
+bool vsbi_registry_check(void);
 /** vsbi_hart_mask() - turn (hart_mask, hart_mask_base) into a bitmap of vCPU ids.
  *  Returns SBI_SUCCESS or SBI_ERR_INVALID_PARAM if any named hart does not exist. */
 long vsbi_hart_mask(unsigned int nr_vcpus, unsigned long mask, unsigned long base,

@@ -154,13 +154,17 @@ def vm_spec(name, payload, vcpus=2, bootargs=None):
     return spec + (f",bootargs={bootargs}" if bootargs else "")   # bootargs= goes last
 
 
-def run_carapace(vms, smp=2, expect=(), names=None):
-    """Run the launcher in batch mode; @vms are --vm specs, @names their VM names."""
+def run_carapace(vms, smp=2, expect=(), names=None, icount=False):
+    """Run the launcher in batch mode; @vms are --vm specs, @names their VM names.
+    @icount: guest time counts instructions, so timing checks do not depend on
+    how busy the host machine is."""
     if not HYP.is_file():
         pytest.skip("build/carapace.bin not built yet")
     if not LAUNCHER.is_file():
         pytest.skip("tools/carapace-run not there yet")
     cmd = [str(LAUNCHER), "--batch", "--timeout", str(HYP_TIMEOUT), "--smp", str(smp)]
+    if icount:
+        cmd.append("--icount")
     for e in expect:
         cmd += ["--expect", e]
     for v in vms:
@@ -312,10 +316,11 @@ def test_oob_vm_stopped_other_finishes(guests_built):
 def test_wfi_gives_hart_away(guests_built):
     """One host hart: while a sleeper VM waits in WFI, a spinning VM gets the
     hart. If WFI held the hart until the timer, the spinner would lose about
-    half of its time; it checks itself that it lost at most 25%."""
+    half of its time; it checks itself that it lost at most 25%. Under
+    -icount, so a busy host machine cannot steal time from it."""
     run = run_carapace([vm_spec("sleep", "sleeper", 1, "ticks=20 period_ms=100"),
                         vm_spec("work", "spin", 1, "spin_ms=2000 max_stolen_pct=25")],
-                       smp=1, names=["sleep", "work"])
+                       smp=1, names=["sleep", "work"], icount=True)
     assert_exit(run, EXIT_OK)
     for vm in ("sleep", "work"):
         check_report(run.guests[vm], f"vm {vm}")
@@ -327,7 +332,7 @@ def test_wfi_check_detects_polling(guests_built):
     WFI holds the hart, and the spinner must notice (FAIL, VM failed)."""
     run = run_carapace([vm_spec("sleep", "sleeper", 1, "ticks=20 period_ms=100 poll=1"),
                         vm_spec("work", "spin", 1, "spin_ms=2000 max_stolen_pct=25")],
-                       smp=1, expect=["work=failed"], names=["sleep", "work"])
+                       smp=1, expect=["work=failed"], names=["sleep", "work"], icount=True)
     assert_exit(run, EXIT_OK)
     fails = run.guests["work"].kind("FAIL: spin: share of time taken away")
     assert fails, f"the spinner did not notice losing the hart\n{run.out}"

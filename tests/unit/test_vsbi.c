@@ -106,7 +106,7 @@ EXT(base, SBI_EXT_BASE, SBI_EXT_BASE);
 EXT(time, SBI_EXT_TIME, SBI_EXT_TIME);
 EXT(ipi, SBI_EXT_IPI, SBI_EXT_IPI);
 /* a range, to check both ends of the registry's match */
-EXT(rfence, SBI_EXT_RFENCE - 3, SBI_EXT_RFENCE);
+EXT(rfence, SBI_EXT_RFENCE, SBI_EXT_RFENCE);
 EXT(hsm, SBI_EXT_HSM, SBI_EXT_HSM);
 EXT(srst, SBI_EXT_SRST, SBI_EXT_SRST);
 EXT(dbcn, SBI_EXT_DBCN, SBI_EXT_DBCN, .probe = dbcn_probe);
@@ -220,7 +220,9 @@ TEST(vsbi_find_registry)
 	EXPECT_EQ(vsbi_find(&vm, SBI_EXT_TIME), &vsbi_time);
 	EXPECT_EQ(vsbi_find(&vm, SBI_EXT_BASE), &vsbi_base);
 	EXPECT_EQ(vsbi_find(&vm, SBI_EXT_FWFT), &vsbi_fwft);
-	EXPECT_EQ(vsbi_find(&vm, SBI_EXT_RFENCE - 3), &vsbi_rfence);
+	/* one EID per extension: the dispatcher's slot table relies on it */
+	EXPECT_TRUE(vsbi_registry_check());
+	EXPECT_EQ(vsbi_find(&vm, SBI_EXT_RFENCE - 3), NULL);
 	EXPECT_EQ(vsbi_find(&vm, SBI_EXT_RFENCE), &vsbi_rfence);
 	EXPECT_EQ(vsbi_find(&vm, SBI_EXT_RFENCE - 4), NULL);
 	EXPECT_EQ(vsbi_find(&vm, SBI_EXT_RFENCE + 1), NULL);
@@ -255,8 +257,6 @@ TEST(vsbi_dispatch_return_values)
 	EXPECT_EQ(VSBI_ARG(v, 1), 0x1005);
 	EXPECT_EQ(VSBI_ARG(v, 2), 0x33);		/* a2.. untouched */
 	EXPECT_EQ(v->ctx.sepc, 0x80200004);
-	EXPECT_EQ(v->stats.sbi_calls, 1);
-	EXPECT_EQ(vm.stats.sbi_calls, 1);
 }
 
 TEST(vsbi_dispatch_unknown_extension)
@@ -276,7 +276,6 @@ TEST(vsbi_dispatch_unknown_extension)
 	EXPECT_EQ(vsbi_dispatch(v), EXIT_RESUME_SAME);
 	EXPECT_EQ(stub.calls, 0);
 	EXPECT_EQ((long)VSBI_ARG(v, 0), SBI_ERR_NOT_SUPPORTED);
-	EXPECT_EQ(v->stats.sbi_calls, 2);
 }
 
 TEST(vsbi_dispatch_actions)
