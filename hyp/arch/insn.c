@@ -107,6 +107,9 @@ static enum insn_kind decode16(uint32_t insn, struct mmio_access *a)
 
 enum insn_kind insn_decode_mmio(uint32_t insn, struct mmio_access *a)
 {
+	/* plain loads/stores first: they are what devices see */
+	if ((insn & 0x7f) == OPC_LOAD || (insn & 0x7f) == OPC_STORE)
+		return decode32(insn, a);
 	if (insn_is_shadow_stack(insn))
 		return INSN_KIND_SHADOW_STACK;
 	if ((insn & 3) == 3)

@@ -166,7 +166,8 @@ static enum exit_action exit_mmio(struct vcpu *v, unsigned long cause, gpa_t gpa
 	return EXIT_RESUME_SAME;
 }
 
-static enum exit_action exit_guest_page_fault(struct vcpu *v, unsigned long cause)
+static __attribute__((noinline)) enum exit_action exit_guest_page_fault(struct vcpu *v,
+									 unsigned long cause)
 {
 	gpa_t gpa = (csr_read(CSR_HTVAL) << 2) | (csr_read(CSR_STVAL) & 3);
 	struct mmio_region *r;
@@ -260,10 +261,14 @@ enum exit_action vcpu_exit(struct vcpu *v)
 {
 	unsigned long cause = csr_read(CSR_SCAUSE);
 
-	/* SBI calls are the hot exit: keep them off the general path */
+	/* SBI calls and device accesses are the hot exits: straight to them */
 	if (__builtin_expect(cause == EXC_ECALL_VS, 1)) {
 		v->stats.by_cause[EXC_ECALL_VS]++;
 		return vsbi_dispatch(v);
+	}
+	if (cause == EXC_LOAD_GUEST_PAGE_FAULT || cause == EXC_STORE_GUEST_PAGE_FAULT) {
+		v->stats.by_cause[cause]++;
+		return exit_guest_page_fault(v, cause);
 	}
 	return exit_slow(v, cause);
 }

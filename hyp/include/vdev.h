@@ -21,6 +21,7 @@ struct vuart {
 	struct spinlock lock;
 	uint8_t ier, lcr, mcr, scr, fcr, dll, dlm;
 	bool thre_pending;	/* THR-empty interrupt condition, cleared by an IIR read */
+	bool irq_level;		/* what we last drove onto the PLIC line */
 };
 
 struct vplic {

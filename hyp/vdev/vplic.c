@@ -4,6 +4,7 @@
  * delivered as hvip.VSEIP. Level-triggered sources. */
 #include <string.h>
 #include <errno.h>
+#include <bitops.h>
 #include <mmio.h>
 #include <vm.h>
 
@@ -22,8 +23,11 @@ static unsigned int best_source(const struct vplic *p, unsigned int ctx)
 	uint32_t cand = p->pending & ~p->claimed & p->enable[ctx] & SRC_MASK;
 	unsigned int best = 0, best_prio = p->threshold[ctx];
 
-	for (unsigned int s = 1; s < VPLIC_NR_SRC; s++) {
-		if ((cand & (1U << s)) && p->priority[s] > best_prio) {
+	/* visit only the candidates; ties go to the lowest id (PLIC spec) */
+	for (; cand; cand &= cand - 1) {
+		unsigned int s = bit_first(cand);
+
+		if (p->priority[s] > best_prio) {
 			best = s;
 			best_prio = p->priority[s];
 		}

@@ -44,7 +44,11 @@ static void update_irq(struct vm *vm)
 	bool level = ((u->ier & IER_RDI) && rx_ready(vm)) ||
 		     ((u->ier & IER_THRI) && u->thre_pending);
 
-	vplic_set_level(vm, VUART_IRQ, level);
+	/* most accesses (LSR polls) change nothing: leave the PLIC alone then */
+	if (level != u->irq_level) {
+		u->irq_level = level;
+		vplic_set_level(vm, VUART_IRQ, level);
+	}
 }
 
 static uint8_t read_iir(struct vm *vm)
