@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Zicfilp in the payload's own mode (VS under Carapace, S on bare QEMU) via FWFT LANDING_PAD: lpad targets, labels, exempt registers.
+/* Zicfilp in the payload's own mode via FWFT LANDING_PAD: targets, labels, exempt registers.
  *
+ * The payload runs in VS-mode under Carapace (henvcfg.LPE) and in S-mode on
+ * bare QEMU (menvcfg.LPE, set by OpenSBI).
  * Everything that runs while LANDING_PAD=1 is the asm in lp_suite (and the
  * asm trap vector cfi_trap_vector, which a trap enters with ELP clear).
  * Expected behaviour (Unpriv spec Zicfilp, cfi-virt.md sections 2 and 3.1):
@@ -14,7 +16,11 @@
  *    set ELP: a non-lpad target runs without a fault.
  * Mode-dependent, sstatus.SPELP seen by the handler for the faults:
  *  - bare QEMU + OpenSBI 1.6 (cause 18 delegated to S): 1, as the spec says;
- *  - Carapace, policy delegate (hedeleg[18]): 1;
+ *  - Carapace, policy delegate (hedeleg[18]): 1, but QEMU 10.0.2 (Q4) lets
+ *    a host interrupt taken at vstvec, before the handler reads sstatus,
+ *    overwrite vsstatus.SPELP with the current ELP (0). The hypervisor cannot
+ *    undo that, so with delegate=1 the suite is re-run (up to 3 times) when
+ *    a fault showed SPELP=0; the last run is checked;
  *  - Carapace, policy trap (default): 0. QEMU 10.0.2 quirk Q4 (cfi-virt.md
  *    3.5 step 4): with henvcfg.LPE=1 an injected trap with SPELP=1 would
  *    take a second landing-pad fault at vstvec, so Carapace writes 0;
@@ -255,6 +261,18 @@ static unsigned long expected_spelp(void)
 	return bootarg_ulong("spelp", dflt);
 }
 
+/* A fault case whose SPELP is not the expected one (QEMU Q4 clobber). */
+static bool spelp_clobbered(unsigned long spelp)
+{
+	unsigned long i;
+
+	for (i = 0; i < NR_CASES; i++)
+		if (expect[i].fault && out.c[i].count == 1 &&
+		    !!(out.c[i].sstatus & SR_SPELP) != spelp)
+			return true;
+	return false;
+}
+
 static void check_case(int i, unsigned long spelp)
 {
 	const struct lp_expect *e = &expect[i];
@@ -285,7 +303,8 @@ static void check_case(int i, unsigned long spelp)
 void test_main(unsigned long hartid)
 {
 	unsigned long old_stvec = csr_read(CSR_STVEC), spelp = expected_spelp();
-	unsigned long i, faults = 0;
+	unsigned long i, faults = 0, runs = 0;
+	unsigned long attempts = bootarg_ulong("delegate", 0) ? 3 : 1;
 	struct sbiret r;
 
 	(void)hartid;
@@ -299,8 +318,15 @@ void test_main(unsigned long hartid)
 	report_info(T, "first violation pc 0x%lx", (unsigned long)lp_t1);
 
 	cfi_trap_install(&rec);
-	memset(&out, 0x5a, sizeof(out));
-	lp_suite(&out);
+	do {
+		memset(&out, 0x5a, sizeof(out));
+		lp_suite(&out);
+		runs++;
+		if (!spelp_clobbered(spelp) || runs == attempts)
+			break;
+		report_info(T, "run %lu: a fault showed SPELP!=%lu (QEMU Q4 clobber by a host interrupt?): again",
+			    runs, spelp);
+	} while (1);
 	cfi_trap_remove(old_stvec);
 
 	check_eq(T, "FWFT set landing_pad=1", out.set_err, SBI_SUCCESS);
@@ -309,7 +335,7 @@ void test_main(unsigned long hartid)
 	check_eq(T, "landing_pad reads 0 after the suite", r.value, 0);
 	for (i = 0; i < NR_CASES; i++) {
 		check_case(i, spelp);
-		faults += expect[i].fault;
+		faults += expect[i].fault * runs;
 	}
 	check_eq(T, "vector counted every landing-pad fault", rec.lp, faults);
 	check_eq(T, "no shadow-stack faults", rec.ss, 0);

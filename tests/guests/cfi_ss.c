@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Zicfiss in the payload's own mode (VS under Carapace, S on bare QEMU): FWFT SHADOW_STACK, ssp, SS instructions, SS-page faults.
+/* Zicfiss in the payload's own mode: FWFT SHADOW_STACK, ssp, SS instructions, SS-page faults.
  *
+ * The payload runs in VS-mode under Carapace (henvcfg.SSE) and in S-mode on
+ * bare QEMU (menvcfg.SSE, set by OpenSBI).
  * Expected behaviour, same in both modes unless noted (Priv/Unpriv spec CFI
  * chapters, cfi-virt.md sections 1.3, 3 and 8):
  *  SHADOW_STACK=0 (boot): sspush/sspopchk are no-ops (no trap, even on a
@@ -23,7 +25,11 @@
  *   Q7: SS instructions on an ordinary RW page, and with satp Bare, succeed
  *       (spec: 7). The checks expect success and say so in their names.
  *  Carapace policy: under `trap` the hypervisor counts each cause 18 before
- *  injecting it (the test prints "INFO: observed lp=N ss=M" to compare).
+ *  injecting it (the test prints "INFO: observed lp=N ss=M" to compare);
+ *  under `delegate` the guest gets them straight from the hardware; under
+ *  `strict` the first sspopchk mismatch (pc printed before it as "first
+ *  violation pc") stops the VM. A TB starts at that sspopchk, so even with
+ *  Q3 the reported pc is the instruction.
  */
 #include "libguest.h"
 #include "cfi.h"
@@ -290,6 +296,8 @@ static void test_mismatch(void)
 {
 	unsigned long t = top(PG_SS);
 
+	/* policy strict stops the VM here: the driver matches this pc */
+	report_info(T, "first violation pc 0x%lx", (unsigned long)ss_popchk_ra_insn);
 	begin();
 	ss_push_ra(VAL_A);
 	rec.fixup = (unsigned long)ss_popchk_ra_done;

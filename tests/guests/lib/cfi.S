@@ -6,6 +6,12 @@
 	.option	norvc
 	.text
 
+.macro	inc off
+	ld	t1, \off(sp)
+	addi	t1, t1, 1
+	sd	t1, \off(sp)
+.endm
+
 /*
  * sscratch points to this hart's struct cfi_rec. No indirect jumps here:
  * the code must run while landing pads are enforced in S/VS.
@@ -16,53 +22,51 @@ cfi_trap_vector:
 	csrrw	sp, CSR_SSCRATCH, sp		/* sp = rec, sscratch = old sp */
 	sd	t0, CR_SAVE(sp)
 	sd	t1, CR_SAVE + 8(sp)
+	sd	t2, CR_SAVE + 16(sp)
+	csrr	t2, CSR_SSTATUS			/* first, before any branch */
 	csrr	t0, CSR_SCAUSE
 	bltz	t0, .Lirq
+	li	t1, EXC_ECALL_U
+	beq	t0, t1, .Luser_exit
+	sd	t2, CR_SSTATUS(sp)
 	sd	t0, CR_SCAUSE(sp)
 	csrr	t1, CSR_STVAL
 	sd	t1, CR_STVAL(sp)
 	csrr	t1, CSR_SEPC
 	sd	t1, CR_SEPC(sp)
-	csrr	t1, CSR_SSTATUS
-	sd	t1, CR_SSTATUS(sp)
-	ld	t1, CR_COUNT(sp)
-	addi	t1, t1, 1
-	sd	t1, CR_COUNT(sp)
-	li	t1, EXC_ECALL_U
-	beq	t0, t1, .Luser_exit
+	inc	CR_COUNT
 	li	t1, EXC_SW_CHECK
 	bne	t0, t1, .Lresume
-	csrr	t0, CSR_STVAL
+	li	t1, SR_SPELP
+	and	t2, t2, t1
+	beqz	t2, 1f
+	inc	CR_SPELP
+1:	csrr	t0, CSR_STVAL
 	li	t1, SWCHECK_TVAL_LANDING_PAD
-	bne	t0, t1, 1f
-	ld	t1, CR_LP(sp)
-	addi	t1, t1, 1
-	sd	t1, CR_LP(sp)
+	bne	t0, t1, 2f
+	inc	CR_LP
 	j	.Lresume
-1:	li	t1, SWCHECK_TVAL_SHADOW_STACK
+2:	li	t1, SWCHECK_TVAL_SHADOW_STACK
 	bne	t0, t1, .Lresume
-	ld	t1, CR_SS(sp)
-	addi	t1, t1, 1
-	sd	t1, CR_SS(sp)
+	inc	CR_SS
 .Lresume:
 	ld	t1, CR_FIXUP(sp)
-	bnez	t1, 2f
+	bnez	t1, 3f
 	csrr	t1, CSR_SEPC
 	addi	t1, t1, 4
-2:	csrw	CSR_SEPC, t1
+3:	csrw	CSR_SEPC, t1
 	li	t1, SR_SPELP			/* resume with ELP clear */
 	csrc	CSR_SSTATUS, t1
 .Lout:
 	ld	t0, CR_SAVE(sp)
 	ld	t1, CR_SAVE + 8(sp)
+	ld	t2, CR_SAVE + 16(sp)
 	csrrw	sp, CSR_SSCRATCH, sp
 	sret
 
 .Lirq:
 	/* Nothing here enables interrupts: count it and mask them all. */
-	ld	t1, CR_IRQS(sp)
-	addi	t1, t1, 1
-	sd	t1, CR_IRQS(sp)
+	inc	CR_IRQS
 	csrw	CSR_SIE, zero
 	j	.Lout
 
@@ -74,13 +78,12 @@ cfi_trap_vector:
 	.irp	n, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11
 	ld	s\n, CR_KCTX + (2 + \n) * 8(sp)
 	.endr
-	ld	t0, CR_SAVE(sp)
 	ld	t1, CR_KCTX + 1 * 8(sp)
 	csrw	CSR_SSCRATCH, sp		/* sscratch = rec again */
 	mv	sp, t1
 	ret
 
-/* unsigned long cfi_enter_user(fn, arg, usp) */
+/* unsigned long cfi_enter_user(fn, usp, a0, a1, a2) */
 	.align	2
 	.globl	cfi_enter_user
 cfi_enter_user:
@@ -93,6 +96,8 @@ cfi_enter_user:
 	csrw	CSR_SEPC, a0
 	li	t1, SR_SPP | SR_SPELP | SR_SPIE
 	csrc	CSR_SSTATUS, t1
-	mv	sp, a2
-	mv	a0, a1
+	mv	sp, a1
+	mv	a0, a2
+	mv	a1, a3
+	mv	a2, a4
 	sret

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Zicfilp/Zicfiss helpers for the CFI payloads: encodings, FWFT, recording trap vector, U-mode entry. */
+/* CFI payload helpers: encodings, FWFT, a recording trap vector, U-mode entry. */
 #ifndef GUEST_CFI_H
 #define GUEST_CFI_H
 
@@ -10,7 +10,7 @@
  * Layout of struct cfi_rec (one per hart, pointed to by sscratch while
  * cfi_trap_vector is installed). Shared with cfi.S.
  */
-#define CR_COUNT	(0 * 8)		/* exceptions taken (not interrupts) */
+#define CR_COUNT	(0 * 8)		/* exceptions taken (not IRQs, not U ecalls) */
 #define CR_SCAUSE	(1 * 8)		/* of the last exception */
 #define CR_STVAL	(2 * 8)
 #define CR_SEPC		(3 * 8)
@@ -19,11 +19,12 @@
 #define CR_LP		(6 * 8)		/* cause 18, tval 2 */
 #define CR_SS		(7 * 8)		/* cause 18, tval 3 */
 #define CR_IRQS		(8 * 8)		/* interrupts (none are expected) */
-#define CR_UA0		(9 * 8)		/* a0, a1 of the U-mode ecall that ended */
-#define CR_UA1		(10 * 8)	/* a cfi_enter_user() run */
-#define CR_SAVE		(11 * 8)	/* 2 scratch slots for the vector */
-#define CR_KCTX		(13 * 8)	/* ra, sp, s0..s11 of cfi_enter_user() */
-#define CR_SIZE		(27 * 8)
+#define CR_SPELP	(9 * 8)		/* cause 18 with sstatus.SPELP=1 */
+#define CR_UA0		(10 * 8)	/* a0, a1 of the U-mode ecall that ended */
+#define CR_UA1		(11 * 8)	/* a cfi_enter_user() run */
+#define CR_SAVE		(12 * 8)	/* 3 scratch slots for the vector */
+#define CR_KCTX		(15 * 8)	/* ra, sp, s0..s11 of cfi_enter_user() */
+#define CR_SIZE		(29 * 8)
 
 #ifndef __ASSEMBLER__
 
@@ -51,14 +52,16 @@ struct cfi_rec {
 	unsigned long lp;
 	unsigned long ss;
 	unsigned long irqs;
+	unsigned long spelp;
 	unsigned long ua0, ua1;
-	unsigned long save[2];
+	unsigned long save[3];
 	unsigned long kctx[14];
 };
 
 _Static_assert(sizeof(struct cfi_rec) == CR_SIZE, "cfi_rec layout");
 _Static_assert(__builtin_offsetof(struct cfi_rec, kctx) == CR_KCTX, "cfi_rec kctx");
 _Static_assert(__builtin_offsetof(struct cfi_rec, irqs) == CR_IRQS, "cfi_rec irqs");
+_Static_assert(__builtin_offsetof(struct cfi_rec, ua0) == CR_UA0, "cfi_rec ua0");
 
 /*
  * cfi_trap_vector (cfi.S) is all asm with no indirect jumps, so it can run
@@ -66,18 +69,18 @@ _Static_assert(__builtin_offsetof(struct cfi_rec, irqs) == CR_IRQS, "cfi_rec irq
  * records it in the hart's struct cfi_rec, clears sstatus.SPELP and resumes
  * at rec->fixup if set, else at sepc + 4 (so CFI test code is built with
  * .option norvc). It does not start with an lpad: per the spec a trap
- * enters the handler with ELP clear. An ecall from U-mode ends the current
- * cfi_enter_user() call instead.
+ * enters the handler with ELP clear. An ecall from U-mode is not recorded:
+ * it ends the current cfi_enter_user() call instead.
  */
 void cfi_trap_vector(void);
 
 /*
- * Run @fn(@arg) in U-mode (sret with SPP=0, SPELP=0) on stack @usp. It
- * returns the a0 of the U-mode ecall that ends the run (a1 is in rec->ua1).
- * Needs cfi_trap_vector installed.
+ * Run @fn(@a0, @a1, @a2) in U-mode (sret with SPP=0, SPELP=0) on stack
+ * @usp. Returns the a0 of the U-mode ecall that ends the run (its a1 is in
+ * rec->ua1). Needs cfi_trap_vector installed.
  */
-unsigned long cfi_enter_user(unsigned long fn, unsigned long arg,
-			     unsigned long usp);
+unsigned long cfi_enter_user(unsigned long fn, unsigned long usp,
+			     unsigned long a0, unsigned long a1, unsigned long a2);
 
 /* Make this hart's traps go to cfi_trap_vector, recording into @rec. */
 static inline void cfi_trap_install(struct cfi_rec *rec)

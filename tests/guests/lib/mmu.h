@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Sv39 identity map of the payload's RAM gigabyte, with 4 KiB pages whose permissions tests choose. */
+/* Sv39 identity map of the payload's RAM gigabyte, with 4 KiB pages of chosen permissions. */
 #ifndef GUEST_MMU_H
 #define GUEST_MMU_H
 

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/* ELP across preemption: N jumps to non-lpad targets give exactly N landing-pad faults.
+ *
+ * Each pass runs a tight loop of `jalr x0, 0(a5)` (sets ELP) either to a
+ * plain instruction (every jump must fault: cause 18, tval 2; the handler
+ * counts and skips the target) or to `lpad 0` (no jump may fault). QEMU
+ * checks for interrupts at translation-block boundaries, and an indirect
+ * jump ends a block, so host interrupts arrive exactly while ELP=1. If the
+ * hypervisor loses the guest's ELP across such an exit, a fault goes
+ * missing (count < N); if it leaves a stale one behind, a good jump faults.
+ *  pass U: U-mode (VU under Carapace) with senvcfg.LPE=1 (henvcfg.LPE=0);
+ *  pass S: the payload's own mode with FWFT LANDING_PAD=1 (henvcfg.LPE=1).
+ * Expected in every mode and policy that delivers faults to the guest
+ * (bare, Carapace trap, delegate): faults == N and target-ran == 0 for the
+ * bad loop, faults == 0 and target-ran == N for the good loop. Bootargs:
+ * n=N (default 20000); pass=1 (U only), 2 (S only), 3 (default: both).
+ * Informational (printed, not checked): how many faults showed
+ * sstatus.SPELP=1 (spec: all; Carapace trap with LANDING_PAD=1: none, the
+ * QEMU Q4 workaround; QEMU Q4 also lets a host interrupt at the vector
+ * overwrite it under delegate), and the time taken.
+ * Run under Carapace with a short time slice (--timeslice-us 20) so that
+ * the hypervisor preempts the loop thousands of times. Prints
+ * "INFO: observed lp=N ss=0" for the driver to compare with the counters.
+ */
+#include "libguest.h"
+#include "cfi.h"
+
+#define T "cfi_elp_preempt"
+#define USER_STACK 4096
+
+/*
+ * elp_loop(n, bad, user): n jumps through a5 to elp_bad (bad != 0) or to
+ * elp_good; returns how often the target's counted instruction ran. Ends
+ * with ecall if @user (U-mode, see cfi_enter_user), else with ret.
+ * elp_s_pass(n, bad, errs): the same in S with FWFT LANDING_PAD=1 around it;
+ * errs[0], errs[1] = SBI errors of the set 1 / set 0 calls.
+ */
+unsigned long elp_loop(unsigned long n, unsigned long bad, unsigned long user);
+unsigned long elp_s_pass(unsigned long n, unsigned long bad, long *errs);
+
+__asm__(
+"	.text\n"
+"	.option push\n"
+"	.option norvc\n"
+"	.align 2\n"
+"	.globl elp_loop\n"
+"elp_loop:\n"
+"	li	t3, 0\n"
+"	mv	t4, a0\n"
+"	la	a5, elp_good\n"
+"	beqz	a1, 1f\n"
+"	la	a5, elp_bad\n"
+"1:	beqz	t4, 4f\n"
+"2:	jalr	x0, 0(a5)\n"
+"elp_bad:\n"
+"	addi	t3, t3, 1\n"		/* skipped by the handler when it faults */
+"	j	3f\n"
+"elp_good:\n"
+	LPAD(0)
+"	addi	t3, t3, 1\n"
+"3:	addi	t4, t4, -1\n"
+"	bnez	t4, 2b\n"
+"4:	mv	a0, t3\n"
+"	bnez	a2, 5f\n"
+"	ret\n"
+"5:	ecall\n"
+"6:	j	6b\n"
+"	.globl elp_s_pass\n"
+"elp_s_pass:\n"
+"	addi	sp, sp, -32\n"
+"	sd	ra, 0(sp)\n"
+"	sd	s0, 8(sp)\n"
+"	sd	s1, 16(sp)\n"
+"	sd	s2, 24(sp)\n"
+"	mv	s0, a0\n"
+"	mv	s1, a1\n"
+"	mv	s2, a2\n"
+"	li	a7, " __stringify(SBI_EXT_FWFT) "\n"
+"	li	a6, " __stringify(SBI_FWFT_SET) "\n"
+"	li	a0, " __stringify(SBI_FWFT_LANDING_PAD) "\n"
+"	li	a1, 1\n"
+"	li	a2, 0\n"
+"	ecall\n"
+"	sd	a0, 0(s2)\n"
+"	mv	a0, s0\n"
+"	mv	a1, s1\n"
+"	li	a2, 0\n"
+"	call	elp_loop\n"		/* direct: sets no ELP */
+"	mv	s0, a0\n"
+"	li	a7, " __stringify(SBI_EXT_FWFT) "\n"
+"	li	a6, " __stringify(SBI_FWFT_SET) "\n"
+"	li	a0, " __stringify(SBI_FWFT_LANDING_PAD) "\n"
+"	li	a1, 0\n"
+"	li	a2, 0\n"
+"	ecall\n"
+"	sd	a0, 8(s2)\n"
+"	mv	a0, s0\n"
+"	ld	ra, 0(sp)\n"
+"	ld	s0, 8(sp)\n"
+"	ld	s1, 16(sp)\n"
+"	ld	s2, 24(sp)\n"
+"	addi	sp, sp, 32\n"
+"	ret\n"
+"	.option pop\n");
+
+static struct cfi_rec rec;
+static char user_stack[USER_STACK] __attribute__((aligned(16)));
+static unsigned long total_lp;
+
+struct pass_result {
+	unsigned long faults, ran, spelp, other, us;
+};
+
+static void run_one(bool user, unsigned long n, bool bad, struct pass_result *res)
+{
+	unsigned long t0 = rdtime(), ran;
+	long errs[2] = { -99, -99 };
+
+	cfi_rec_clear(&rec);
+	rec.lp = rec.ss = rec.spelp = 0;
+	if (user) {
+		ran = cfi_enter_user((unsigned long)elp_loop,
+				     (unsigned long)user_stack + USER_STACK, n, bad, 1);
+	} else {
+		ran = elp_s_pass(n, bad, errs);
+		check_eq(T, "pass S: FWFT set landing_pad=1", errs[0], SBI_SUCCESS);
+		check_eq(T, "pass S: FWFT set landing_pad=0", errs[1], SBI_SUCCESS);
+	}
+	res->us = ticks_to_us(rdtime() - t0);
+	res->faults = rec.lp;
+	res->ran = ran;
+	res->spelp = rec.spelp;
+	res->other = rec.count - rec.lp - rec.ss;
+	total_lp += rec.lp;
+}
+
+static void pass(bool user, unsigned long n)
+{
+	const char *p = user ? "pass U (senvcfg.LPE)" : "pass S (FWFT landing_pad)";
+	struct pass_result bad, good;
+	char buf[120];
+
+	if (user)
+		csr_set(CSR_SENVCFG, ENVCFG_LPE);
+	run_one(user, n, true, &bad);
+	run_one(user, n, false, &good);
+	if (user)
+		csr_clear(CSR_SENVCFG, ENVCFG_LPE);
+
+	snprintf(buf, sizeof(buf), "%s: %lu jumps to non-lpad targets: every one faults", p, n);
+	check_eq(T, buf, bad.faults, n);
+	snprintf(buf, sizeof(buf), "%s: no non-lpad target ran", p);
+	check_eq(T, buf, bad.ran, 0);
+	snprintf(buf, sizeof(buf), "%s: %lu jumps to lpad targets: no fault", p, n);
+	check_eq(T, buf, good.faults, 0);
+	snprintf(buf, sizeof(buf), "%s: every lpad target ran", p);
+	check_eq(T, buf, good.ran, n);
+	snprintf(buf, sizeof(buf), "%s: no other exceptions", p);
+	check_eq(T, buf, bad.other + good.other, 0);
+	report_info(T, "%s: bad loop %lu us, %lu of %lu faults with SPELP=1; good loop %lu us",
+		    p, bad.us, bad.spelp, bad.faults, good.us);
+}
+
+void test_main(unsigned long hartid)
+{
+	unsigned long old_stvec = csr_read(CSR_STVEC);
+	unsigned long n = bootarg_ulong("n", 20000);
+	unsigned long which = bootarg_ulong("pass", 3);	/* bit 0: U, bit 1: S */
+
+	(void)hartid;
+	cfi_trap_install(&rec);
+	if (which & 1)
+		pass(true, n);
+	if (which & 2)
+		pass(false, n);
+	check_eq(T, "no interrupts reached the guest", rec.irqs, 0);
+	cfi_trap_remove(old_stvec);
+	printf("INFO: observed lp=%lu ss=0\n", total_lp);
+}

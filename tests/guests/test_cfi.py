@@ -1,0 +1,253 @@
+# SPDX-License-Identifier: MIT
+"""CFI payloads (tests/guests/cfi_*.c): each on bare QEMU + OpenSBI (the reference)
+and under Carapace with the CFI policies where they make sense, checking that
+the hypervisor's per-VM violation counters match what the guests observed.
+
+Each payload prints `INFO: observed lp=N ss=M` (software-check faults its own
+handler saw). The hypervisor prints, when a VM goes down:
+`carapace: vm NAME: exits N, sbi calls N, wfi N, injected traps N, cfi violations: landing pad N, shadow stack N`.
+Policy trap and strict (for U-mode faults): the counters equal the guest's
+numbers. Policy delegate: the hardware delivers cause 18 to the guest, so the
+counters stay 0 while the guest still sees every fault.
+"""
+
+import re
+import subprocess
+
+import pytest
+
+from test_guests import (EXIT_OK, HYP, HYP_TIMEOUT, LAUNCHER, ROOT, Report, Run,  # noqa: F401
+                         assert_carapace_mode, assert_exit, check_report, guests_built,
+                         run_reference, vm_spec)
+
+STATS_RE = re.compile(r"carapace: vm (?P<vm>[a-z0-9_-]+): exits (?P<exits>\d+), "
+                      r"sbi calls (?P<sbi>\d+), wfi (?P<wfi>\d+), injected traps (?P<inj>\d+), "
+                      r"cfi violations: landing pad (?P<lp>\d+), shadow stack (?P<ss>\d+)")
+OBSERVED_RE = re.compile(r"INFO: observed lp=(\d+) ss=(\d+)")
+
+ELP_N = 20000                   # jumps per loop in cfi_elp_preempt
+ELP_SLICE_US = 20               # host time slice for the preemption runs
+ISO_SLICE_US = 100
+
+# name -> (bootargs, harts) for the reference runs.
+REFERENCE = {
+    "cfi_fwft": (None, 2),
+    "cfi_ss": (None, 1),
+    "cfi_lp": (None, 1),
+    "cfi_vu": (None, 1),
+    "cfi_elp_preempt": (f"n={ELP_N}", 1),
+    "cfi_isolation_a": ("role=1", 1),
+    "cfi_isolation_b": ("role=2", 1),
+}
+
+
+def payload_of(name):
+    return "cfi_isolation" if name.startswith("cfi_isolation") else name
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("name", sorted(REFERENCE))
+def test_cfi_reference(guests_built, name):
+    bootargs, smp = REFERENCE[name]
+    rc, rep, out = run_reference(payload_of(name), bootargs, smp=smp)
+    assert rc == 0, f"{name}: QEMU exit status {rc}\n{out}"
+    check_report(rep, f"{name} (bare)")
+    observed(rep, name)
+
+
+# --- Carapace ------------------------------------------------------------------------------
+
+def run_hyp(vms, names, smp=2, expect=(), timeslice_us=None, timeout=HYP_TIMEOUT):
+    """tools/carapace-run in batch mode, like test_guests.run_carapace, plus a
+    host time slice; returns a test_guests.Run."""
+    if not HYP.is_file():
+        pytest.skip("build/carapace.bin not built yet")
+    if not LAUNCHER.is_file():
+        pytest.skip("tools/carapace-run not there yet")
+    cmd = [str(LAUNCHER), "--batch", "--timeout", str(timeout), "--smp", str(smp)]
+    if timeslice_us:
+        cmd += ["--timeslice-us", str(timeslice_us)]
+    for e in expect:
+        cmd += ["--expect", e]
+    for v in vms:
+        cmd += ["--vm", v]
+    try:
+        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                           errors="replace", timeout=timeout + 60, cwd=ROOT)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"launcher hung past its own timeout\n{e.stdout}")
+    guests = {n: Report() for n in names}
+    order, hyp = [], []
+    live = r.stdout.split("\n==== carapace-run summary ====")[0]
+    for line in live.splitlines():
+        line = line.rstrip("\r")
+        m = re.match(r"^\[([a-z0-9_-]+)\] (.*)$", line)
+        if m and m.group(1) in guests:
+            guests[m.group(1)].lines.append(m.group(2))
+            order.append((m.group(1), m.group(2)))
+        elif line.startswith("carapace: "):
+            hyp.append(line)
+    return Run(r.returncode, r.stdout + r.stderr, guests, order, hyp)
+
+
+def cfi_spec(name, payload, vcpus=1, cfi=None, bootargs=None):
+    spec = vm_spec(name, payload, vcpus)
+    if cfi:
+        spec += f",cfi={cfi}"
+    return spec + (f",bootargs={bootargs}" if bootargs else "")
+
+
+def stats(run, vm):
+    """The hypervisor's counters for @vm, as ints."""
+    for line in run.hyp:
+        m = STATS_RE.match(line)
+        if m and m.group("vm") == vm:
+            return {k: int(v) for k, v in m.groupdict().items() if k != "vm"}
+    raise AssertionError(f"no counter line for vm {vm}\n{run.out}")
+
+
+def observed(rep, where):
+    """(lp, ss) the guest's handler saw."""
+    hits = [OBSERVED_RE.match(l) for l in rep.lines]
+    hits = [m for m in hits if m]
+    assert hits, f"{where}: no 'INFO: observed' line\n" + "\n".join(rep.lines)
+    return int(hits[-1].group(1)), int(hits[-1].group(2))
+
+
+def check_counters(run, vm, policy):
+    """Counters vs. guest: equal under trap/strict, zero under delegate/off."""
+    lp, ss = observed(run.guests[vm], f"vm {vm}")
+    st = stats(run, vm)
+    if policy in ("delegate", "off"):
+        want = (0, 0)
+    else:
+        want = (lp, ss)
+    assert (st["lp"], st["ss"]) == want, \
+        f"vm {vm} ({policy}): hypervisor counted lp={st['lp']} ss={st['ss']}, " \
+        f"guest observed lp={lp} ss={ss}, want counters {want}\n{run.out}"
+    return lp, ss, st
+
+
+def run_ok(payload, policy, bootargs=None, vcpus=1, smp=2, timeslice_us=None):
+    """One VM that must run to DONE with no FAIL; returns (run, lp, ss, stats)."""
+    run = run_hyp([cfi_spec("t", payload, vcpus, policy, bootargs)], ["t"], smp=smp,
+                  timeslice_us=timeslice_us)
+    rep = run.guests["t"]
+    assert_carapace_mode(rep, payload)
+    assert_exit(run, EXIT_OK)
+    check_report(rep, f"{payload} (carapace, cfi={policy})")
+    lp, ss, st = check_counters(run, "t", policy)
+    return run, lp, ss, st
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("policy", ["trap", "delegate"])
+def test_cfi_fwft(guests_built, policy):
+    _, lp, ss, _ = run_ok("cfi_fwft", policy, vcpus=2)
+    assert (lp, ss) == (0, 0)
+
+
+@pytest.mark.quick
+def test_cfi_fwft_cfi_off(guests_built):
+    """A VM with cfi=off: both features NOT_SUPPORTED (-2)."""
+    run_ok("cfi_fwft", "off", bootargs="cfi_off=1", vcpus=2)
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("policy", ["trap", "delegate"])
+def test_cfi_ss(guests_built, policy):
+    _, lp, ss, _ = run_ok("cfi_ss", policy)
+    assert (lp, ss) == (0, 2), f"cfi_ss makes exactly two sspopchk mismatches, saw {lp}/{ss}"
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("policy", ["trap", "delegate"])
+def test_cfi_lp(guests_built, policy):
+    bootargs = "delegate=1" if policy == "delegate" else None
+    _, lp, ss, _ = run_ok("cfi_lp", policy, bootargs)
+    # 5 faulting cases per suite run; delegate may re-run the suite (QEMU Q4)
+    assert ss == 0 and lp and lp % 5 == 0, f"cfi_lp: observed lp={lp} ss={ss}"
+    if policy == "trap":
+        assert lp == 5
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("policy", ["trap", "delegate", "strict"])
+def test_cfi_vu(guests_built, policy):
+    """VU faults: strict does not stop the VM for them (only VS violations)."""
+    bootargs = "delegate=1" if policy == "delegate" else None
+    _, lp, ss, _ = run_ok("cfi_vu", policy, bootargs)
+    assert ss == 1 and lp >= 1, f"cfi_vu: observed lp={lp} ss={ss}"
+
+
+def check_strict_stop(run, vm, kind):
+    """The VM stopped at the guest's first violation, and the stop message
+    names the violation kind and the pc the guest printed beforehand."""
+    rep = run.guests[vm]
+    first = [re.search(r"first violation pc 0x([0-9a-f]+)", l) for l in rep.lines]
+    first = [m for m in first if m]
+    assert first, f"vm {vm}: no 'first violation pc' line\n{run.out}"
+    pc = int(first[0].group(1), 16)
+    assert not rep.kind("DONE: "), f"vm {vm} ran to the end under strict\n{run.out}"
+    assert not rep.kind("FAIL: "), f"vm {vm}: failed checks before the stop\n{run.out}"
+    stops = [l for l in run.hyp if l.startswith(f"carapace: vm {vm}: stopped:")]
+    assert stops, f"no stop message for vm {vm}\n{run.out}"
+    msg = stops[0]
+    assert kind in msg, f"stop message does not name the {kind} violation: {msg}"
+    assert "strict" in msg, f"stop message does not name the policy: {msg}"
+    m = re.search(r"pc 0x([0-9a-f]+)", msg)
+    assert m and int(m.group(1), 16) == pc, \
+        f"stop message pc is not the violation at 0x{pc:x}: {msg}"
+    st = stats(run, vm)
+    want = (1, 0) if kind == "landing pad" else (0, 1)
+    assert (st["lp"], st["ss"]) == want, f"counters {st}, want lp/ss {want}\n{run.out}"
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("payload,kind", [("cfi_lp", "landing pad"),
+                                          ("cfi_ss", "shadow stack")])
+def test_cfi_strict_stops_vm(guests_built, payload, kind):
+    """Policy strict: a CFI violation in VS stops the VM (the launcher expects
+    'stopped'); the hypervisor's message names the violation and its pc."""
+    run = run_hyp([cfi_spec("t", payload, 1, "strict")], ["t"], expect=["t=stopped"])
+    assert_carapace_mode(run.guests["t"], payload)
+    assert_exit(run, EXIT_OK)
+    check_strict_stop(run, "t", kind)
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("policy,passes", [("trap", 3), ("delegate", 3), ("strict", 1)])
+def test_cfi_elp_preempt(guests_built, policy, passes):
+    """N faulting indirect jumps per pass with the host preempting every
+    20 us: none lost, none extra. Strict runs the U pass only (a VS fault
+    would stop the VM)."""
+    run, lp, ss, st = run_ok("cfi_elp_preempt", policy, f"n={ELP_N} pass={passes}",
+                             smp=1, timeslice_us=ELP_SLICE_US)
+    npass = bin(passes).count("1")
+    assert (lp, ss) == (npass * ELP_N, 0), f"observed lp={lp} ss={ss}\n{run.out}"
+    # exits that were neither SBI calls nor traps handed to the guest (every
+    # counted violation here was injected): host timer interrupts, plus a
+    # few first-touch RAM faults
+    other = st["exits"] - st["sbi"] - st["inj"]
+    print(f"cfi_elp_preempt ({policy}): {other} host exits besides SBI and injected traps")
+    assert other >= 100, f"the loop was hardly preempted ({other} exits)\n{run.out}"
+
+
+@pytest.mark.quick
+def test_cfi_isolation(guests_built):
+    """Four VMs on one hart, 100 us slices: a and d with shadow stacks, each
+    with its own ssp values and senvcfg (d: SSE without LPE); b with cfi=off;
+    c with shadow stacks off. Nobody sees anybody else's ssp or senvcfg, and
+    each loop is preempted many times."""
+    vms = [cfi_spec("a", "cfi_isolation", 1, "trap", "role=1 iters=200000 min_gaps=50"),
+           cfi_spec("b", "cfi_isolation", 1, "off", "role=2 cfi_off=1 iters=20000 min_gaps=50"),
+           cfi_spec("c", "cfi_isolation", 1, "trap", "role=2 iters=20000 min_gaps=50"),
+           cfi_spec("d", "cfi_isolation", 1, "trap",
+                    "role=1 marker=0xd00d0000 lpe=0 iters=200000 min_gaps=50")]
+    run = run_hyp(vms, ["a", "b", "c", "d"], smp=1, timeslice_us=ISO_SLICE_US, timeout=120)
+    assert_exit(run, EXIT_OK)
+    for vm in "abcd":
+        assert_carapace_mode(run.guests[vm], f"vm {vm}")
+        check_report(run.guests[vm], f"vm {vm}")
+        assert observed(run.guests[vm], f"vm {vm}") == (0, 0)
+        check_counters(run, vm, "trap")
