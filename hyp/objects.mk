@@ -7,6 +7,6 @@ hyp-objs-y += drivers/uart8250.o
 hyp-objs-y += fdt/fdt_guest.o fdt/fdt_host.o
 hyp-objs-y += lib/printf.o lib/string.o
 hyp-objs-y += mm/gstage.o mm/guest_mem.o mm/mm.o
-hyp-objs-y += vsbi/vsbi.o vsbi/vsbi_base.o vsbi/vsbi_dbcn.o vsbi/vsbi_fwft.o vsbi/vsbi_hsm.o \
+hyp-objs-y += vsbi/vsbi.o vsbi/vsbi_base.o vsbi/vsbi_dbcn.o vsbi/vsbi_debug.o vsbi/vsbi_fwft.o vsbi/vsbi_hsm.o \
 	      vsbi/vsbi_ipi.o vsbi/vsbi_rfence.o vsbi/vsbi_srst.o vsbi/vsbi_time.o
 hyp-objs-y += vdev/vplic.o vdev/vuart.o

@@ -173,6 +173,11 @@ static __attribute__((noinline)) enum exit_action exit_guest_page_fault(struct v
 	struct mmio_region *r;
 
 	if (vm_gpa_range_is_ram(v->vm, gpa, 1)) {
+		/* Write-protected RAM (dirty tracking): a store/AMO fault, and every
+		 * shadow-stack access faults as one, sspopchk included (cfi-virt.md
+		 * 4.3), is resolved as a write and retried. */
+		if (cause == EXC_STORE_GUEST_PAGE_FAULT && vm_ram_resolve_write(v->vm, gpa))
+			return EXIT_RESUME_SAME;
 		/* first touch of a chunk: zero and map it, then retry the access */
 		if (vm_ram_populate(v->vm, gpa, 1))
 			return stop_vm(v, cause, "cannot map guest RAM", gpa);

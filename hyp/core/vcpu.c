@@ -165,6 +165,8 @@ static void apply_pending_slow(struct vcpu *v)
 			local_fence_i();
 		if (req & VCPU_REQ_HFENCE_VVMA)
 			hfence_vvma_all();
+		if (req & VCPU_REQ_HFENCE_GVMA)
+			hfence_gvma_vmid(v->vm->vmid);
 	}
 	if (v->irq_pending) {
 		irq = atomic_xchg(&v->irq_pending, 0);

@@ -136,6 +136,7 @@ static int vm_create(struct vm *vm, const struct vm_desc *d)
 	vm->name[sizeof(vm->name) - 1] = '\0';
 	vm->state = VM_DOWN;
 	vm->cfi_policy = d->cfi;
+	vm->debug_ext = d->debug;
 	vm->nr_vcpus = d->vcpus;
 	vm->ram_gpa = VM_GUEST_RAM_BASE;
 	vm->ram_size = d->memory;

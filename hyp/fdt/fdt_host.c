@@ -184,6 +184,7 @@ static int parse_vm(const void *fdt, int node, struct vm_desc *d, const char **e
 	if (!mem || (len != 4 && len != 8))
 		return *err = "vm node without carapace,memory", -HYP_EINVAL;
 	d->memory = read_cells(mem, len / 4);
+	d->debug = fdt_getprop(fdt, node, "carapace,debug", NULL) != NULL;
 	cpus = fdt_getprop(fdt, node, "carapace,vcpus", &len);
 	d->vcpus = cpus && len == 4 ? fdt32_to_cpu(*cpus) : 1;
 	if (cfi && parse_cfi_policy(cfi, &d->cfi))

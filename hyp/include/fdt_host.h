@@ -14,6 +14,7 @@ struct vm_desc {
 	uint64_t memory;
 	unsigned int vcpus;
 	enum cfi_policy cfi;
+	bool debug;			/* carapace,debug: offer the debug SBI extension */
 	char bootargs[512];
 	uint64_t kernel_addr, kernel_size;
 	uint64_t initrd_addr, initrd_size;

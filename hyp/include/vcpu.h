@@ -42,6 +42,7 @@ enum vcpu_hsm_state {
 /* Work other harts post to a vCPU; consumed before the next guest entry. */
 #define VCPU_REQ_FENCE_I	(1UL << 0)
 #define VCPU_REQ_HFENCE_VVMA	(1UL << 1)	/* flush all of the VM's VS-stage entries */
+#define VCPU_REQ_HFENCE_GVMA	(1UL << 2)	/* G-stage permissions of the VM changed */
 
 #define VCPU_EXIT_CAUSES	24
 

@@ -64,7 +64,9 @@ struct vm {
 	/* Guest RAM is zeroed and mapped in 2 MiB chunks on first touch, so a VM
 	 * starts without the cost of clearing all of it. Bit set = mapped. */
 	uint64_t *populated;
+	uint64_t *dirty;		/* chunks written since the last write-protect */
 	struct spinlock mem_lock;
+	bool debug_ext;			/* SBI_EXT_CARAPACE_DEBUG offered (debug=1) */
 
 	struct vm_image kernel, initrd;
 	char bootargs[VM_BOOTARGS_LEN];
@@ -116,8 +118,16 @@ int vm_copy_to_guest(struct vm *vm, gpa_t dst, const void *src, uint64_t len);
 int vm_ram_populate(struct vm *vm, gpa_t gpa, uint64_t len);
 /** vm_ram_discard() - unmap all guest RAM (reboot): chunks are zeroed again on touch. */
 void vm_ram_discard(struct vm *vm);
-/** vm_ram_init() - allocate the chunk bitmap; nothing is mapped yet. */
+/** vm_ram_init() - allocate the chunk bitmaps; nothing is mapped yet. */
 int vm_ram_init(struct vm *vm);
+/** vm_ram_write_protect() - clear W on every mapped chunk (dirty tracking);
+ *  returns how many. The caller's vCPU must flush before it runs on. */
+uint64_t vm_ram_write_protect(struct vm *vm, struct vcpu *self);
+/** vm_ram_resolve_write() - a write (or shadow-stack access) hit a write-
+ *  protected chunk: mark it dirty and give W back. False if it was not that. */
+bool vm_ram_resolve_write(struct vm *vm, gpa_t gpa);
+/** vm_ram_dirty_chunks() - chunks written since the last write-protect. */
+uint64_t vm_ram_dirty_chunks(struct vm *vm);
 
 /** vm_mmio_register() - add an emulated window; fails if it overlaps RAM or another. */
 int vm_mmio_register(struct vm *vm, const struct mmio_region *r);

@@ -28,7 +28,7 @@ struct vsbi_ext {
 };
 
 extern const struct vsbi_ext vsbi_base, vsbi_time, vsbi_ipi, vsbi_rfence, vsbi_hsm,
-	vsbi_srst, vsbi_dbcn, vsbi_fwft;
+	vsbi_srst, vsbi_dbcn, vsbi_fwft, vsbi_debug;
 
 /** vsbi_dispatch() - the VS ecall exit. */
 enum exit_action vsbi_dispatch(struct vcpu *v);

@@ -23,7 +23,8 @@ int vm_ram_init(struct vm *vm)
 	uint64_t bytes = ALIGN_UP((chunks + 63) / 64 * 8, PAGE_SIZE);
 
 	vm->populated = (uint64_t *)(uintptr_t)mm_alloc(bytes, PAGE_SIZE);
-	return vm->populated ? 0 : -HYP_ENOMEM;
+	vm->dirty = (uint64_t *)(uintptr_t)mm_alloc(bytes, PAGE_SIZE);
+	return vm->populated && vm->dirty ? 0 : -HYP_ENOMEM;
 }
 
 int vm_ram_populate(struct vm *vm, gpa_t gpa, uint64_t len)
@@ -70,6 +71,57 @@ void vm_ram_discard(struct vm *vm)
 	spin_unlock(&vm->mem_lock);
 	/* all of this VM's vCPUs are off CPU; no hart may keep old translations */
 	hfence_gvma_vmid(vm->vmid);
+}
+
+uint64_t vm_ram_write_protect(struct vm *vm, struct vcpu *self)
+{
+	uint64_t chunks = vm->ram_size / VM_RAM_CHUNK, n = 0;
+
+	spin_lock(&vm->mem_lock);
+	for (uint64_t c = 0; c < chunks; c++) {
+		uint64_t *pte;
+
+		vm->dirty[c / 64] &= ~(1UL << (c % 64));
+		if (!(vm->populated[c / 64] & (1UL << (c % 64))))
+			continue;
+		pte = gstage_lookup(vm->gstage_root, vm->ram_gpa + c * VM_RAM_CHUNK, NULL);
+		if (pte) {
+			*pte &= ~PTE_W;
+			n++;
+		}
+	}
+	spin_unlock(&vm->mem_lock);
+	/* every hart that runs this VM must drop the writable translations */
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		vcpu_request_sync(self, &vm->vcpus[i], VCPU_REQ_HFENCE_GVMA);
+	return n;
+}
+
+bool vm_ram_resolve_write(struct vm *vm, gpa_t gpa)
+{
+	uint64_t c = (gpa - vm->ram_gpa) / VM_RAM_CHUNK, *pte;
+	bool done = false;
+
+	spin_lock(&vm->mem_lock);
+	pte = gstage_lookup(vm->gstage_root, gpa, NULL);
+	if (pte && !(*pte & PTE_W)) {
+		*pte |= PTE_W;
+		vm->dirty[c / 64] |= 1UL << (c % 64);
+		done = true;
+	}
+	spin_unlock(&vm->mem_lock);
+	if (done)
+		hfence_gvma_vmid(vm->vmid);	/* this hart; others fault and find W set */
+	return done;
+}
+
+uint64_t vm_ram_dirty_chunks(struct vm *vm)
+{
+	uint64_t n = 0;
+
+	for (uint64_t c = 0; c < vm->ram_size / VM_RAM_CHUNK; c++)
+		n += (vm->dirty[c / 64] >> (c % 64)) & 1;
+	return n;
 }
 
 void *vm_gpa_to_hva(struct vm *vm, gpa_t gpa, uint64_t len)

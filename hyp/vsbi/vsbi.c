@@ -6,11 +6,11 @@
 /* Ordered by how often guests call them. */
 static const struct vsbi_ext *const registry[] = {
 	&vsbi_time, &vsbi_ipi, &vsbi_rfence, &vsbi_dbcn, &vsbi_hsm,
-	&vsbi_base, &vsbi_fwft, &vsbi_srst,
+	&vsbi_base, &vsbi_fwft, &vsbi_srst, &vsbi_debug,
 };
 
 /* Every extension here owns exactly one EID, and EID % 9 differs for all of
- * them: one division and one compare find the handler on every SBI call.
+ * them (9 extensions, 9 slots): one division and one compare find the handler on every SBI call.
  * (-Woverride-init would flag a collision; vsbi_registry_check() re-checks.) */
 #define VSBI_SLOTS 9
 static const struct vsbi_ext *const by_slot[VSBI_SLOTS] = {
@@ -22,6 +22,7 @@ static const struct vsbi_ext *const by_slot[VSBI_SLOTS] = {
 	[SBI_EXT_BASE % VSBI_SLOTS] = &vsbi_base,
 	[SBI_EXT_FWFT % VSBI_SLOTS] = &vsbi_fwft,
 	[SBI_EXT_SRST % VSBI_SLOTS] = &vsbi_srst,
+	[SBI_EXT_CARAPACE_DEBUG % VSBI_SLOTS] = &vsbi_debug,
 };
 
 static inline const struct vsbi_ext *lookup(unsigned long eid)

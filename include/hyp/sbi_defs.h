@@ -88,6 +88,12 @@
 #define SBI_ERR_IO			-13
 #define SBI_ERR_DENIED_LOCKED		-14
 
+/* Carapace's own extension (firmware-specific EID range), present only in VMs
+ * declared with debug=1: hooks for tests of hypervisor-side behaviour. */
+#define SBI_EXT_CARAPACE_DEBUG		0x0A435250	/* "\nCRP" */
+#define SBI_CARAPACE_WRITE_PROTECT	0	/* write-protect all mapped RAM; value = chunks */
+#define SBI_CARAPACE_DIRTY_CHUNKS	1	/* value = 2 MiB chunks written since */
+
 /* Carapace's implementation ID (not in the SBI registry; chosen high to avoid it). */
 #define CARAPACE_SBI_IMPL_ID		0x43415250UL	/* "CARP" */
 #define CARAPACE_SBI_IMPL_VERSION	0x00000100UL	/* 0.1 */

@@ -76,6 +76,7 @@ STUB_CALL(time)
 STUB_CALL(ipi)
 STUB_CALL(rfence)
 STUB_CALL(dbcn)
+STUB_CALL(debug)
 
 static void hsm_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret)
 {
@@ -105,10 +106,11 @@ static bool dbcn_probe(const struct vm *vm)
 EXT(base, SBI_EXT_BASE, SBI_EXT_BASE);
 EXT(time, SBI_EXT_TIME, SBI_EXT_TIME);
 EXT(ipi, SBI_EXT_IPI, SBI_EXT_IPI);
-/* a range, to check both ends of the registry's match */
+/* one EID each, as the dispatcher requires */
 EXT(rfence, SBI_EXT_RFENCE, SBI_EXT_RFENCE);
 EXT(hsm, SBI_EXT_HSM, SBI_EXT_HSM);
 EXT(srst, SBI_EXT_SRST, SBI_EXT_SRST);
+EXT(debug, SBI_EXT_CARAPACE_DEBUG, SBI_EXT_CARAPACE_DEBUG);
 EXT(dbcn, SBI_EXT_DBCN, SBI_EXT_DBCN, .probe = dbcn_probe);
 
 /* ---- setup ---- */
