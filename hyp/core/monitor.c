@@ -36,12 +36,20 @@ static const char *hsm_name(const struct vcpu *v)
 
 void monitor_print_vcpu_cfi(const struct vcpu *v)
 {
+	const struct cfi_stats *cs = &v->cfi_stats;
+
 	pr_info("  vm %s vcpu %u: shadow stack %s%s, ssp=0x%lx, landing pads %s%s, "
 		"ELP=%lu, senvcfg=0x%lx",
 		v->vm->name, v->id, v->fwft.ss_value ? "on" : "off",
 		v->fwft.ss_locked ? " (locked)" : "", v->csr.ssp,
 		v->fwft.lp_value ? "on" : "off", v->fwft.lp_locked ? " (locked)" : "",
-		(v->ctx.sstatus >> 23) & 1, v->csr.senvcfg);
+		(v->ctx.sstatus & SR_SPELP) ? 1UL : 0UL, v->csr.senvcfg);
+	if (cs->swcheck_lp || cs->swcheck_ss)
+		pr_info("    violations: landing pad %lu, shadow stack %lu; last at pc 0x%lx "
+			"(tval %lu, from %s)",
+			(unsigned long)cs->swcheck_lp, (unsigned long)cs->swcheck_ss,
+			(unsigned long)cs->last_pc, (unsigned long)cs->last_tval,
+			cs->last_from_vs ? "VS (guest kernel)" : "VU (guest user)");
 }
 
 static void list_vms(void)
