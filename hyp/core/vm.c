@@ -209,6 +209,15 @@ static void print_stats(const struct vm *vm)
 		vm->name, (unsigned long)vm_exits(vm), (unsigned long)sbi,
 		(unsigned long)wfi, (unsigned long)vm->stats.injected, (unsigned long)lp,
 		(unsigned long)ss);
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
+		const struct cfi_stats *cs = &vm->vcpus[i].cfi_stats;
+
+		if (cs->swcheck_lp || cs->swcheck_ss)
+			pr_info("vm %s: vcpu %u: cfi violations: landing pad %lu, shadow stack %lu, "
+				"last at pc 0x%lx from %s", vm->name, i,
+				(unsigned long)cs->swcheck_lp, (unsigned long)cs->swcheck_ss,
+				(unsigned long)cs->last_pc, cs->last_from_vs ? "VS" : "VU");
+	}
 }
 
 /* Claim the right to take @vm down; false if someone already did. The VM stops
