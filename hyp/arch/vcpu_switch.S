@@ -8,6 +8,7 @@
  * runs, so the single trap vector can tell the two apart.
  * CSRs the hardware does not bank (senvcfg, ssp, ...) are swapped in C. */
 #include <generated/asm-offsets.h>
+#include <arch/riscv/encoding.h>
 
 #define G(n)	(CTX_GPR + 8 * (n))(a0)
 
@@ -53,7 +54,11 @@ __vcpu_enter:
 	ld	a0, G(10)
 	sret
 
-	/* The one HS trap vector (stvec). */
+	/* The one HS trap vector (stvec). First only the registers C code may
+	 * clobber are saved (ra, sp, tp, t*, a*): the callee-saved ones (s*, and
+	 * gp, which the hypervisor never uses) keep the guest's values through
+	 * any C call. SBI calls, the hot exit, are served that way. Every other
+	 * exit, or an SBI call that gives the hart away, saves the rest too. */
 	.align	2
 	.globl __trap_vector
 __trap_vector:
@@ -62,13 +67,10 @@ __trap_vector:
 
 	sd	ra, G(1)
 	sd	sp, G(2)
-	sd	gp, G(3)
 	sd	tp, G(4)
 	sd	t0, G(5)
 	sd	t1, G(6)
 	sd	t2, G(7)
-	sd	s0, G(8)
-	sd	s1, G(9)
 	sd	a1, G(11)
 	sd	a2, G(12)
 	sd	a3, G(13)
@@ -76,6 +78,66 @@ __trap_vector:
 	sd	a5, G(15)
 	sd	a6, G(16)
 	sd	a7, G(17)
+	sd	t3, G(28)
+	sd	t4, G(29)
+	sd	t5, G(30)
+	sd	t6, G(31)
+	csrrw	t0, sscratch, zero	/* guest a0; back to "hypervisor runs" */
+	csrr	t1, sepc
+	sd	t0, G(10)
+	sd	t1, CTX_SEPC(a0)
+
+	ld	sp, CTX_HYP_SP(a0)	/* this hart's stack top and struct hart */
+	ld	tp, CTX_HYP_TP(a0)
+	csrr	t0, scause
+	li	t1, EXC_ECALL_VS
+	bne	t0, t1, .Lfull_exit
+
+	addi	sp, sp, -16
+	sd	a0, 0(sp)
+	call	vcpu_sbi_fast		/* 0: re-enter at once; s* hold guest values */
+	ld	t0, 0(sp)
+	bnez	a0, .Lsbi_slow
+
+	ld	t1, CTX_SEPC(t0)	/* sstatus was never touched on this path */
+	csrw	sscratch, t0
+	csrw	sepc, t1
+	ld	ra, (CTX_GPR + 8 * 1)(t0)
+	ld	sp, (CTX_GPR + 8 * 2)(t0)
+	ld	tp, (CTX_GPR + 8 * 4)(t0)
+	ld	t1, (CTX_GPR + 8 * 6)(t0)
+	ld	t2, (CTX_GPR + 8 * 7)(t0)
+	ld	a0, (CTX_GPR + 8 * 10)(t0)
+	ld	a1, (CTX_GPR + 8 * 11)(t0)
+	ld	a2, (CTX_GPR + 8 * 12)(t0)
+	ld	a3, (CTX_GPR + 8 * 13)(t0)
+	ld	a4, (CTX_GPR + 8 * 14)(t0)
+	ld	a5, (CTX_GPR + 8 * 15)(t0)
+	ld	a6, (CTX_GPR + 8 * 16)(t0)
+	ld	a7, (CTX_GPR + 8 * 17)(t0)
+	ld	t3, (CTX_GPR + 8 * 28)(t0)
+	ld	t4, (CTX_GPR + 8 * 29)(t0)
+	ld	t5, (CTX_GPR + 8 * 30)(t0)
+	ld	t6, (CTX_GPR + 8 * 31)(t0)
+	ld	t0, (CTX_GPR + 8 * 5)(t0)
+	sret
+
+.Lsbi_slow:
+	mv	a0, t0
+	jal	t0, .Lsave_rest
+	tail	vcpu_sbi_finish		/* the call is done; decide what runs next */
+
+.Lfull_exit:
+	jal	t0, .Lsave_rest
+	tail	vcpu_handle_exit
+
+	/* The rest of the guest state into the context in a0; returns via t0. */
+.Lsave_rest:
+	csrr	t1, sstatus
+	sd	t1, CTX_SSTATUS(a0)
+	sd	gp, G(3)
+	sd	s0, G(8)
+	sd	s1, G(9)
 	sd	s2, G(18)
 	sd	s3, G(19)
 	sd	s4, G(20)
@@ -86,20 +148,7 @@ __trap_vector:
 	sd	s9, G(25)
 	sd	s10, G(26)
 	sd	s11, G(27)
-	sd	t3, G(28)
-	sd	t4, G(29)
-	sd	t5, G(30)
-	sd	t6, G(31)
-	csrrw	t0, sscratch, zero	/* guest a0; back to "hypervisor runs" */
-	csrr	t1, sepc
-	csrr	t2, sstatus
-	sd	t0, G(10)
-	sd	t1, CTX_SEPC(a0)
-	sd	t2, CTX_SSTATUS(a0)
-
-	ld	sp, CTX_HYP_SP(a0)	/* this hart's stack top and struct hart */
-	ld	tp, CTX_HYP_TP(a0)
-	tail	vcpu_handle_exit	/* does not return: it enters a guest itself */
+	jr	t0
 
 	/* Guest FP registers: saved/restored only when a vCPU leaves/enters a hart. */
 	.option	push

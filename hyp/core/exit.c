@@ -179,7 +179,7 @@ static __attribute__((noinline)) enum exit_action exit_guest_page_fault(struct v
 		if (cause == EXC_STORE_GUEST_PAGE_FAULT && vm_ram_resolve_write(v->vm, gpa))
 			return EXIT_RESUME_SAME;
 		/* first touch of a chunk: zero and map it, then retry the access */
-		if (vm_ram_populate(v->vm, gpa, 1))
+		if (vm_ram_populate(v->vm, gpa, 1, cause == EXC_STORE_GUEST_PAGE_FAULT))
 			return stop_vm(v, cause, "cannot map guest RAM", gpa);
 		hfence_gvma_vmid(v->vm->vmid);	/* drop any cached invalid entry */
 		return EXIT_RESUME_SAME;

@@ -11,6 +11,7 @@
 #include <sbi_client.h>
 #include <sched.h>
 #include <vm.h>
+#include <vsbi.h>
 
 static unsigned long henvcfg_base(void)
 {
@@ -271,14 +272,40 @@ static __attribute__((noinline, noreturn)) void switch_out(struct vcpu *v)
 	vcpu_start_on_hart(sched_next());
 }
 
+/* After an exit has been handled (whole context saved): go on or switch. */
+static __attribute__((noreturn)) void continue_or_switch(struct vcpu *v, enum exit_action act)
+{
+	if (__builtin_expect(act != EXIT_YIELD && act != EXIT_VM_STOP, 1) && may_continue(v)) {
+		apply_pending(v);
+		__vcpu_enter(&v->ctx);
+	}
+	switch_out(v);
+}
+
 void vcpu_handle_exit(struct vcpu_ctx *ctx)
 {
 	struct vcpu *v = container_of(ctx, struct vcpu, ctx);
-	enum exit_action act = vcpu_exit(v);
 
-	if (__builtin_expect(act != EXIT_YIELD && act != EXIT_VM_STOP, 1) && may_continue(v)) {
-		apply_pending(v);
-		__vcpu_enter(ctx);
-	}
-	switch_out(v);
+	continue_or_switch(v, vcpu_exit(v));
+}
+
+long vcpu_sbi_fast(struct vcpu_ctx *ctx)
+{
+	struct vcpu *v = container_of(ctx, struct vcpu, ctx);
+	enum exit_action act;
+
+	v->stats.by_cause[EXC_ECALL_VS]++;
+	act = vsbi_dispatch(v);
+	v->sbi_action = act;
+	/* only the caller-saved registers are in ctx: anything but "carry on
+	 * with nothing pending" takes the full path (vcpu_sbi_finish) */
+	return act == EXIT_YIELD || act == EXIT_VM_STOP || !may_continue(v) ||
+	       (v->requests | v->irq_pending | (v->ext_irq ^ v->ext_irq_live));
+}
+
+void vcpu_sbi_finish(struct vcpu_ctx *ctx)
+{
+	struct vcpu *v = container_of(ctx, struct vcpu, ctx);
+
+	continue_or_switch(v, v->sbi_action);
 }

@@ -65,6 +65,7 @@ struct vm {
 	 * starts without the cost of clearing all of it. Bit set = mapped. */
 	uint64_t *populated;
 	uint64_t *dirty;		/* chunks written since the last write-protect */
+	bool dirty_tracking;		/* a write-protect happened: count writes */
 	struct spinlock mem_lock;
 	bool debug_ext;			/* SBI_EXT_CARAPACE_DEBUG offered (debug=1) */
 
@@ -111,11 +112,14 @@ struct vcpu *vm_vcpu(struct vm *vm, unsigned long hartid);
 /* Guest memory (hyp/mm/guest_mem.c); the only way the hypervisor touches guest RAM. */
 #define VM_RAM_CHUNK	SZ_2M
 bool vm_gpa_range_is_ram(const struct vm *vm, gpa_t gpa, uint64_t len);
-void *vm_gpa_to_hva(struct vm *vm, gpa_t gpa, uint64_t len);
+/** vm_gpa_to_hva() - host address of guest RAM, mapping it if needed; @write
+ *  says the hypervisor will write it (dirty tracking counts that too). */
+void *vm_gpa_to_hva(struct vm *vm, gpa_t gpa, uint64_t len, bool write);
 int vm_copy_from_guest(struct vm *vm, void *dst, gpa_t src, uint64_t len);
 int vm_copy_to_guest(struct vm *vm, gpa_t dst, const void *src, uint64_t len);
-/** vm_ram_populate() - zero and map every not-yet-mapped chunk of [gpa, gpa+len). */
-int vm_ram_populate(struct vm *vm, gpa_t gpa, uint64_t len);
+/** vm_ram_populate() - zero and map every not-yet-mapped chunk of [gpa, gpa+len);
+ *  @write: the access is a write (marks chunks dirty while tracking). */
+int vm_ram_populate(struct vm *vm, gpa_t gpa, uint64_t len, bool write);
 /** vm_ram_discard() - unmap all guest RAM (reboot): chunks are zeroed again on touch. */
 void vm_ram_discard(struct vm *vm);
 /** vm_ram_init() - allocate the chunk bitmaps; nothing is mapped yet. */

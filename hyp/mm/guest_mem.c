@@ -27,9 +27,10 @@ int vm_ram_init(struct vm *vm)
 	return vm->populated && vm->dirty ? 0 : -HYP_ENOMEM;
 }
 
-int vm_ram_populate(struct vm *vm, gpa_t gpa, uint64_t len)
+int vm_ram_populate(struct vm *vm, gpa_t gpa, uint64_t len, bool write)
 {
 	uint64_t first, last;
+	bool fence = false;
 	int rc = 0;
 
 	if (!len)
@@ -40,19 +41,39 @@ int vm_ram_populate(struct vm *vm, gpa_t gpa, uint64_t len)
 	last = (gpa + len - 1 - vm->ram_gpa) / VM_RAM_CHUNK;
 	spin_lock(&vm->mem_lock);
 	for (uint64_t c = first; c <= last && !rc; c++) {
-		uint64_t bit = 1UL << (c % 64);
+		uint64_t bit = 1UL << (c % 64), *pte;
+		gpa_t cgpa = vm->ram_gpa + c * VM_RAM_CHUNK;
 		hpa_t hpa = vm->ram_hpa + c * VM_RAM_CHUNK;
+		unsigned long prot = GSTAGE_PROT_RAM;
 
-		if (vm->populated[c / 64] & bit)
+		if (vm->populated[c / 64] & bit) {
+			/* dirty tracking: a write by the hypervisor counts too */
+			if (write && vm->dirty_tracking) {
+				pte = gstage_lookup(vm->gstage_root, cgpa, NULL);
+				if (pte && !(*pte & PTE_W)) {
+					*pte |= PTE_W;
+					fence = true;
+				}
+				vm->dirty[c / 64] |= bit;
+			}
 			continue;
+		}
 		/* never show a guest what the chunk held before (another boot) */
 		memset((void *)(uintptr_t)hpa, 0, VM_RAM_CHUNK);
-		rc = gstage_map(vm->gstage_root, vm->ram_gpa + c * VM_RAM_CHUNK, hpa, VM_RAM_CHUNK,
-				GSTAGE_PROT_RAM, table_page);
-		if (!rc)
+		/* while tracking, a chunk first mapped by a read must fault on its
+		 * first write like any other write-protected chunk */
+		if (vm->dirty_tracking && !write)
+			prot &= ~(unsigned long)PTE_W;
+		rc = gstage_map(vm->gstage_root, cgpa, hpa, VM_RAM_CHUNK, prot, table_page);
+		if (!rc) {
 			vm->populated[c / 64] |= bit;
+			if (vm->dirty_tracking && write)
+				vm->dirty[c / 64] |= bit;
+		}
 	}
 	spin_unlock(&vm->mem_lock);
+	if (fence)
+		hfence_gvma_vmid(vm->vmid);
 	return rc;
 }
 
@@ -78,6 +99,7 @@ uint64_t vm_ram_write_protect(struct vm *vm, struct vcpu *self)
 	uint64_t chunks = vm->ram_size / VM_RAM_CHUNK, n = 0;
 
 	spin_lock(&vm->mem_lock);
+	vm->dirty_tracking = true;
 	for (uint64_t c = 0; c < chunks; c++) {
 		uint64_t *pte;
 
@@ -124,9 +146,9 @@ uint64_t vm_ram_dirty_chunks(struct vm *vm)
 	return n;
 }
 
-void *vm_gpa_to_hva(struct vm *vm, gpa_t gpa, uint64_t len)
+void *vm_gpa_to_hva(struct vm *vm, gpa_t gpa, uint64_t len, bool write)
 {
-	if (!vm_gpa_range_is_ram(vm, gpa, len) || vm_ram_populate(vm, gpa, len))
+	if (!vm_gpa_range_is_ram(vm, gpa, len) || vm_ram_populate(vm, gpa, len, write))
 		return NULL;
 	/* guest RAM is one contiguous host block; the hypervisor runs with satp=Bare */
 	return (void *)(uintptr_t)(vm->ram_hpa + (gpa - vm->ram_gpa));
@@ -134,7 +156,7 @@ void *vm_gpa_to_hva(struct vm *vm, gpa_t gpa, uint64_t len)
 
 int vm_copy_from_guest(struct vm *vm, void *dst, gpa_t src, uint64_t len)
 {
-	void *p = vm_gpa_to_hva(vm, src, len);
+	void *p = vm_gpa_to_hva(vm, src, len, false);
 
 	if (!p)
 		return -HYP_EFAULT;
@@ -144,7 +166,7 @@ int vm_copy_from_guest(struct vm *vm, void *dst, gpa_t src, uint64_t len)
 
 int vm_copy_to_guest(struct vm *vm, gpa_t dst, const void *src, uint64_t len)
 {
-	void *p = vm_gpa_to_hva(vm, dst, len);
+	void *p = vm_gpa_to_hva(vm, dst, len, true);
 
 	if (!p)
 		return -HYP_EFAULT;

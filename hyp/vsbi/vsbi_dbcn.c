@@ -7,14 +7,14 @@
 #define DBCN_CHUNK	4096	/* bound the time one call holds the console */
 
 /* The buffer must lie entirely in this VM's RAM; base_hi must be 0 on RV64. */
-static void *dbcn_buffer(struct vcpu *v, unsigned long *len)
+static void *dbcn_buffer(struct vcpu *v, unsigned long *len, bool write)
 {
 	unsigned long num = VSBI_ARG(v, 0), lo = VSBI_ARG(v, 1), hi = VSBI_ARG(v, 2);
 
 	if (hi || !vm_gpa_range_is_ram(v->vm, lo, num))
 		return NULL;
 	*len = num < DBCN_CHUNK ? num : DBCN_CHUNK;
-	return vm_gpa_to_hva(v->vm, lo, *len);
+	return vm_gpa_to_hva(v->vm, lo, *len, write);
 }
 
 static void dbcn_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret)
@@ -26,7 +26,7 @@ static void dbcn_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret)
 	switch (fid) {
 	case SBI_DBCN_WRITE:
 	case SBI_DBCN_READ:
-		buf = dbcn_buffer(v, &len);
+		buf = dbcn_buffer(v, &len, fid == SBI_DBCN_READ);
 		if (!buf && VSBI_ARG(v, 0)) {
 			ret->error = SBI_ERR_INVALID_PARAM;
 			break;
