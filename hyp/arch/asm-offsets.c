@@ -7,6 +7,9 @@
 #define DEFINE(sym, val) asm volatile("\n.ascii \"->" #sym " %0\"" ::"i"(val))
 #define OFFSET(sym, str, mem) DEFINE(sym, offsetof(struct str, mem))
 
+/* vcpu_switch.S turns hart->current (a struct vcpu *) into its context */
+_Static_assert(offsetof(struct vcpu, ctx) == 0, "vcpu ctx must come first");
+
 void asm_offsets(void);
 void asm_offsets(void)
 {
@@ -18,6 +21,7 @@ void asm_offsets(void)
 	OFFSET(FP_F, vcpu_fp, f);
 	OFFSET(FP_FCSR, vcpu_fp, fcsr);
 	OFFSET(HART_INDEX, hart, index);
+	OFFSET(HART_CURRENT, hart, current);
 	DEFINE(HART_STACK_SZ, HART_STACK_SIZE);
 	DEFINE(HART_SIZE, sizeof(struct hart));
 }

@@ -93,10 +93,8 @@ __trap_vector:
 	li	t1, EXC_ECALL_VS
 	bne	t0, t1, .Lfull_exit
 
-	addi	sp, sp, -16
-	sd	a0, 0(sp)
 	call	vcpu_sbi_fast		/* 0: re-enter at once; s* hold guest values */
-	ld	t0, 0(sp)
+	ld	t0, HART_CURRENT(tp)	/* this vCPU; its context is at offset 0 */
 	bnez	a0, .Lsbi_slow
 
 	ld	t1, CTX_SEPC(t0)	/* sstatus was never touched on this path */

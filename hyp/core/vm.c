@@ -13,6 +13,7 @@
 #include <printf.h>
 #include <sched.h>
 #include <vm.h>
+#include <vsbi.h>
 
 struct vm vms[VM_MAX];
 unsigned int nr_vms;
@@ -137,6 +138,7 @@ static int vm_create(struct vm *vm, const struct vm_desc *d)
 	vm->state = VM_DOWN;
 	vm->cfi_policy = d->cfi;
 	vm->debug_ext = d->debug;
+	vsbi_vm_init(vm);
 	vm->nr_vcpus = d->vcpus;
 	vm->ram_gpa = VM_GUEST_RAM_BASE;
 	vm->ram_size = d->memory;

@@ -68,6 +68,7 @@ struct vm {
 	bool dirty_tracking;		/* a write-protect happened: count writes */
 	struct spinlock mem_lock;
 	bool debug_ext;			/* SBI_EXT_CARAPACE_DEBUG offered (debug=1) */
+	uint32_t sbi_hidden;		/* SBI extensions whose probe said no, by slot */
 
 	struct vm_image kernel, initrd;
 	char bootargs[VM_BOOTARGS_LEN];

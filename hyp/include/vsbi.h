@@ -30,6 +30,8 @@ struct vsbi_ext {
 extern const struct vsbi_ext vsbi_base, vsbi_time, vsbi_ipi, vsbi_rfence, vsbi_hsm,
 	vsbi_srst, vsbi_dbcn, vsbi_fwft, vsbi_debug;
 
+/** vsbi_vm_init() - evaluate each extension's probe for @vm once. */
+void vsbi_vm_init(struct vm *vm);
 /** vsbi_dispatch() - the VS ecall exit. */
 enum exit_action vsbi_dispatch(struct vcpu *v);
 /** vsbi_find() - the extension serving @eid for @vm, or NULL. */

@@ -71,13 +71,22 @@ long vsbi_hart_mask(unsigned int nr_vcpus, unsigned long mask, unsigned long bas
 	return SBI_SUCCESS;
 }
 
+void vsbi_vm_init(struct vm *vm)
+{
+	vm->sbi_hidden = 0;
+	for (unsigned int i = 0; i < VSBI_SLOTS; i++)
+		if (by_slot[i] && by_slot[i]->probe && !by_slot[i]->probe(vm))
+			vm->sbi_hidden |= 1U << i;
+}
+
 enum exit_action vsbi_dispatch(struct vcpu *v)
 {
 	unsigned long eid = VSBI_ARG(v, 7), fid = VSBI_ARG(v, 6);
 	const struct vsbi_ext *e = lookup(eid);
-	struct vsbi_ret ret = { SBI_ERR_NOT_SUPPORTED, 0, EXIT_RESUME_NEXT };
+	struct vsbi_ret ret = { .error = SBI_ERR_NOT_SUPPORTED, .action = EXIT_RESUME_NEXT };
 
-	if (e && (!e->probe || e->probe(v->vm)))
+	/* extensions this VM may not see were worked out once, at creation */
+	if (e && !(v->vm->sbi_hidden & (1U << (eid % VSBI_SLOTS))))
 		e->call(v, fid, &ret);
 	if (ret.action == EXIT_RESUME_NEXT || ret.action == EXIT_YIELD) {
 		VSBI_ARG(v, 0) = (unsigned long)ret.error;

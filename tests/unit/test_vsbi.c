@@ -274,6 +274,7 @@ TEST(vsbi_dispatch_unknown_extension)
 	EXPECT_EQ(v->ctx.sepc, 0x1004);
 
 	dbcn_present = false;
+	vsbi_vm_init(&vm);	/* probes are evaluated once per VM */
 	ecall(v, SBI_EXT_DBCN, 0, 0, 0, 0);
 	EXPECT_EQ(vsbi_dispatch(v), EXIT_RESUME_SAME);
 	EXPECT_EQ(stub.calls, 0);
