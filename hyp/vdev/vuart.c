@@ -149,7 +149,10 @@ static int vuart_access(struct vm *vm, void *priv, struct mmio_access *a)
 		uart_write(vm, reg, (uint8_t)a->value);
 	else
 		a->value = uart_read(vm, reg);
-	update_irq(vm);
+	/* only THR/RBR, IER and IIR change the interrupt condition; the common
+	 * LSR poll does not */
+	if (reg <= REG_IIR_FCR)
+		update_irq(vm);
 	spin_unlock(&vm->uart.lock);
 	return 0;
 }
