@@ -23,5 +23,6 @@ void asm_offsets(void)
 	OFFSET(HART_INDEX, hart, index);
 	OFFSET(HART_CURRENT, hart, current);
 	DEFINE(HART_STACK_SZ, HART_STACK_SIZE);
+	DEFINE(EXIT_FAST_FINISH, VCPU_EXIT_FINISH);
 	DEFINE(HART_SIZE, sizeof(struct hart));
 }

@@ -57,8 +57,8 @@ __vcpu_enter:
 	/* The one HS trap vector (stvec). First only the registers C code may
 	 * clobber are saved (ra, sp, tp, t*, a*): the callee-saved ones (s*, and
 	 * gp, which the hypervisor never uses) keep the guest's values through
-	 * any C call. SBI calls, the hot exit, are served that way. Every other
-	 * exit, or an SBI call that gives the hart away, saves the rest too. */
+	 * any C call. The hot exits (SBI calls, device accesses) are served that
+	 * way; every other exit, or one that gives the hart away, saves the rest. */
 	.align	2
 	.globl __trap_vector
 __trap_vector:
@@ -89,13 +89,10 @@ __trap_vector:
 
 	ld	sp, CTX_HYP_SP(a0)	/* this hart's stack top and struct hart */
 	ld	tp, CTX_HYP_TP(a0)
-	csrr	t0, scause
-	li	t1, EXC_ECALL_VS
-	bne	t0, t1, .Lfull_exit
 
-	call	vcpu_sbi_fast		/* 0: re-enter at once; s* hold guest values */
+	call	vcpu_exit_fast		/* s* and gp still hold the guest's values */
 	ld	t0, HART_CURRENT(tp)	/* this vCPU; its context is at offset 0 */
-	bnez	a0, .Lsbi_slow
+	bnez	a0, .Lnot_done
 
 	ld	t1, CTX_SEPC(t0)	/* sstatus was never touched on this path */
 	csrw	sscratch, t0
@@ -120,14 +117,14 @@ __trap_vector:
 	ld	t0, (CTX_GPR + 8 * 5)(t0)
 	sret
 
-.Lsbi_slow:
+.Lnot_done:
+	mv	a1, a0
 	mv	a0, t0
-	jal	t0, .Lsave_rest
-	tail	vcpu_sbi_finish		/* the call is done; decide what runs next */
-
-.Lfull_exit:
-	jal	t0, .Lsave_rest
-	tail	vcpu_handle_exit
+	jal	t0, .Lsave_rest		/* clobbers t0 and t1 only */
+	li	t1, EXIT_FAST_FINISH
+	bne	a1, t1, 1f
+	tail	vcpu_exit_finish	/* handled; decide what runs next */
+1:	tail	vcpu_handle_exit	/* everything else, from the start */
 
 	/* The rest of the guest state into the context in a0; returns via t0. */
 .Lsave_rest:

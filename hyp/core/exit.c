@@ -3,6 +3,7 @@
 #include <arch/riscv/csr.h>
 #include <cfi.h>
 #include <console.h>
+#include <errno.h>
 #include <exit.h>
 #include <hart.h>
 #include <hfence.h>
@@ -127,6 +128,43 @@ static enum insn_kind decode_access(struct vcpu *v, struct mmio_access *a)
 	return insn ? insn_decode_mmio(insn, a) : INSN_KIND_OTHER;
 }
 
+/* Carry out a decoded, validated access; 0 or the device's error. */
+static int mmio_perform(struct vcpu *v, struct mmio_region *r, struct mmio_access *a)
+{
+	if (a->is_write) {
+		a->value = a->reg ? v->ctx.gpr[a->reg] : 0;
+		if (a->width < 8)
+			a->value &= (1UL << (8 * a->width)) - 1;
+	}
+	if (r->handle(v->vm, r->priv, a))
+		return -HYP_EFAULT;
+	if (!a->is_write && a->reg) {
+		uint64_t val = a->value;
+
+		if (a->sign_extend && a->width < 8) {
+			unsigned int sh = 64 - 8 * a->width;
+
+			val = (uint64_t)((int64_t)(val << sh) >> sh);
+		}
+		v->ctx.gpr[a->reg] = val;
+	}
+	v->vm->stats.mmio++;
+	v->ctx.sepc += a->insn_len;
+	return 0;
+}
+
+/* Decode and check an access to device window @r; false if it must fault. */
+static bool mmio_decode(struct vcpu *v, unsigned long cause, gpa_t gpa,
+			struct mmio_region *r, struct mmio_access *a, enum insn_kind *kind)
+{
+	*kind = decode_access(v, a);
+	a->gpa = gpa;
+	/* FP/AMO/LR/SC to a device, a mismatched kind, misaligned or straddling */
+	return (*kind == INSN_KIND_LOAD || *kind == INSN_KIND_STORE) &&
+	       (*kind == INSN_KIND_STORE) == (cause == EXC_STORE_GUEST_PAGE_FAULT) &&
+	       !(gpa & (a->width - 1)) && range_within(gpa, a->width, r->base, r->size);
+}
+
 static enum exit_action exit_mmio(struct vcpu *v, unsigned long cause, gpa_t gpa,
 				  struct mmio_region *r)
 {
@@ -135,35 +173,39 @@ static enum exit_action exit_mmio(struct vcpu *v, unsigned long cause, gpa_t gpa
 
 	if (cause == EXC_INST_GUEST_PAGE_FAULT)
 		return inject_access_fault(v, cause);	/* no executing from devices */
-	kind = decode_access(v, &a);
-	if (kind == INSN_KIND_SHADOW_STACK)	/* never emulated: cfi-virt.md 4.3 */
-		return inject_access_fault(v, EXC_STORE_GUEST_PAGE_FAULT);
-	/* FP/AMO/LR/SC to a device, a mismatched kind, misaligned or straddling */
-	if (kind == INSN_KIND_OTHER ||
-	    (kind == INSN_KIND_STORE) != (cause == EXC_STORE_GUEST_PAGE_FAULT) ||
-	    (gpa & (a.width - 1)) || !range_within(gpa, a.width, r->base, r->size))
+	if (!mmio_decode(v, cause, gpa, r, &a, &kind)) {
+		if (kind == INSN_KIND_SHADOW_STACK)	/* never emulated: cfi-virt.md 4.3 */
+			return inject_access_fault(v, EXC_STORE_GUEST_PAGE_FAULT);
 		return inject_access_fault(v, cause);
-	a.gpa = gpa;
-	if (a.is_write) {
-		a.value = a.reg ? v->ctx.gpr[a.reg] : 0;
-		if (a.width < 8)
-			a.value &= (1UL << (8 * a.width)) - 1;
 	}
-	if (r->handle(v->vm, r->priv, &a))
+	if (mmio_perform(v, r, &a))
 		return inject_access_fault(v, cause);
-	if (!a.is_write && a.reg) {
-		uint64_t val = a.value;
-
-		if (a.sign_extend && a.width < 8) {
-			unsigned int sh = 64 - 8 * a.width;
-
-			val = (uint64_t)((int64_t)(val << sh) >> sh);
-		}
-		v->ctx.gpr[a.reg] = val;
-	}
-	v->vm->stats.mmio++;
-	v->ctx.sepc += a.insn_len;
 	return EXIT_RESUME_SAME;
+}
+
+/* gp and s0-s11 are not in the context on the fast path (they are still in the
+ * CPU): an access naming one of them takes the full path. */
+static bool reg_saved_on_fast_path(unsigned int r)
+{
+	return !(r == 3 || r == 8 || r == 9 || (r >= 18 && r <= 27));
+}
+
+bool exit_mmio_fast(struct vcpu *v, unsigned long cause)
+{
+	gpa_t gpa = (csr_read(CSR_HTVAL) << 2) | (csr_read(CSR_STVAL) & 3);
+	struct mmio_access a = { 0 };
+	struct mmio_region *r;
+	enum insn_kind kind;
+
+	if (vm_gpa_range_is_ram(v->vm, gpa, 1))
+		return false;
+	r = vm_mmio_find(v->vm, gpa);
+	/* anything unusual (faults to inject, a VM to stop) goes the full way;
+	 * nothing has changed yet, so it starts over there */
+	if (!r || !mmio_decode(v, cause, gpa, r, &a, &kind) ||
+	    (a.reg && !reg_saved_on_fast_path(a.reg)))
+		return false;
+	return mmio_perform(v, r, &a) == 0;
 }
 
 static __attribute__((noinline)) enum exit_action exit_guest_page_fault(struct vcpu *v,

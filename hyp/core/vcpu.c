@@ -289,23 +289,41 @@ void vcpu_handle_exit(struct vcpu_ctx *ctx)
 	continue_or_switch(v, vcpu_exit(v));
 }
 
-long vcpu_sbi_fast(struct vcpu_ctx *ctx)
+/* The tail shared by the fast exits: may the guest be re-entered directly? */
+static inline long fast_verdict(struct vcpu *v, enum exit_action act)
 {
-	struct vcpu *v = container_of(ctx, struct vcpu, ctx);
-	enum exit_action act;
-
-	v->stats.by_cause[EXC_ECALL_VS]++;
-	act = vsbi_dispatch(v);
-	v->sbi_action = act;
+	v->fast_action = act;
 	/* only the caller-saved registers are in ctx: anything but "carry on
-	 * with nothing pending" takes the full path (vcpu_sbi_finish) */
-	return act == EXIT_YIELD || act == EXIT_VM_STOP || !may_continue(v) ||
-	       (v->requests | v->irq_pending | (v->ext_irq ^ v->ext_irq_live));
+	 * with nothing pending" finishes with the whole context saved */
+	if (act == EXIT_YIELD || act == EXIT_VM_STOP || !may_continue(v) ||
+	    (v->requests | v->irq_pending | (v->ext_irq ^ v->ext_irq_live)))
+		return VCPU_EXIT_FINISH;
+	return VCPU_EXIT_DONE;
 }
 
-void vcpu_sbi_finish(struct vcpu_ctx *ctx)
+static __attribute__((noinline)) long fast_mmio(struct vcpu *v, unsigned long cause)
+{
+	if ((cause != EXC_LOAD_GUEST_PAGE_FAULT && cause != EXC_STORE_GUEST_PAGE_FAULT) ||
+	    !exit_mmio_fast(v, cause))
+		return VCPU_EXIT_FULL;
+	v->stats.by_cause[cause]++;
+	return fast_verdict(v, EXIT_RESUME_SAME);
+}
+
+long vcpu_exit_fast(struct vcpu_ctx *ctx)
+{
+	struct vcpu *v = container_of(ctx, struct vcpu, ctx);
+	unsigned long cause = csr_read(CSR_SCAUSE);
+
+	if (__builtin_expect(cause != EXC_ECALL_VS, 0))
+		return fast_mmio(v, cause);
+	v->stats.by_cause[EXC_ECALL_VS]++;
+	return fast_verdict(v, vsbi_dispatch(v));
+}
+
+void vcpu_exit_finish(struct vcpu_ctx *ctx)
 {
 	struct vcpu *v = container_of(ctx, struct vcpu, ctx);
 
-	continue_or_switch(v, v->sbi_action);
+	continue_or_switch(v, v->fast_action);
 }

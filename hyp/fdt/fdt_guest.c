@@ -52,7 +52,7 @@ static int build_cpus(void *fdt, const struct vm *vm)
 		size_t l = strlen(ext[i]) + 1;
 
 		if (len + (int)l > (int)sizeof(list))
-			return -HYP_ENOMEM;
+			return -FDT_ERR_NOSPACE;
 		memcpy(list + len, ext[i], l);
 		len += (int)l;
 	}
@@ -74,7 +74,7 @@ static int build_cpus(void *fdt, const struct vm *vm)
 		TRY(fdt_property_string(fdt, "mmu-type", "riscv,sv48"));
 		TRY(fdt_begin_node(fdt, "interrupt-controller"));
 		TRY(fdt_property_u32(fdt, "#interrupt-cells", 1));
-		TRY(fdt_property(fdt, "interrupt-controller", NULL, 0));
+		TRY(fdt_property(fdt, "interrupt-controller", "", 0));
 		TRY(fdt_property_string(fdt, "compatible", "riscv,cpu-intc"));
 		TRY(fdt_property_u32(fdt, "phandle", PHANDLE_CPU_INTC(i)));
 		TRY(fdt_end_node(fdt));
@@ -94,7 +94,7 @@ static int build_soc(void *fdt, const struct vm *vm)
 	TRY(fdt_property_u32(fdt, "#address-cells", 2));
 	TRY(fdt_property_u32(fdt, "#size-cells", 2));
 	TRY(fdt_property_string(fdt, "compatible", "simple-bus"));
-	TRY(fdt_property(fdt, "ranges", NULL, 0));
+	TRY(fdt_property(fdt, "ranges", "", 0));
 
 	snprintf(name, sizeof(name), "interrupt-controller@%lx", VPLIC_BASE);
 	TRY(fdt_begin_node(fdt, name));
@@ -103,7 +103,7 @@ static int build_soc(void *fdt, const struct vm *vm)
 	TRY(prop_u64_pair(fdt, "reg", VPLIC_BASE, VPLIC_SIZE));
 	TRY(fdt_property_u32(fdt, "#address-cells", 0));
 	TRY(fdt_property_u32(fdt, "#interrupt-cells", 1));
-	TRY(fdt_property(fdt, "interrupt-controller", NULL, 0));
+	TRY(fdt_property(fdt, "interrupt-controller", "", 0));
 	TRY(fdt_property_u32(fdt, "riscv,ndev", VPLIC_NR_SRC - 1));
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
 		ext[2 * i] = cpu_to_fdt32(PHANDLE_CPU_INTC(i));

@@ -17,6 +17,9 @@ enum exit_action {
 
 /** vcpu_exit() - handle the exit the hardware just reported for @v. */
 enum exit_action vcpu_exit(struct vcpu *v);
+/** exit_mmio_fast() - emulate a device access using only the caller-saved part of
+ *  the context; false (with nothing changed) when the full path must do it. */
+bool exit_mmio_fast(struct vcpu *v, unsigned long cause);
 /** vcpu_redirect_trap() - deliver an exception to the guest's vstvec as hardware would,
  *  carrying the trapped context's ELP into vsstatus.SPELP (cfi-virt.md 3.5). */
 void vcpu_redirect_trap(struct vcpu *v, unsigned long cause, unsigned long tval);

@@ -10,7 +10,8 @@ struct guest_fdt_info {
 	gpa_t initrd_start, initrd_end;	/* 0/0: none */
 };
 
-/** fdt_guest_build() - write the DT for @vm into buf; returns 0 or -HYP_E*. */
+/** fdt_guest_build() - write the DT for @vm into buf; 0, or a negative libfdt
+ *  error code (-FDT_ERR_NOSPACE when buf is too small). */
 int fdt_guest_build(const struct vm *vm, const struct guest_fdt_info *gi, void *buf,
 		    size_t size);
 /** fdt_guest_isa_extensions() - the extension list guests get (for logs/tests). */

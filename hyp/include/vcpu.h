@@ -61,7 +61,7 @@ struct vcpu {
 
 	struct vm *vm;
 	unsigned int id;		/* guest hart id */
-	int sbi_action;			/* enum exit_action of the SBI call being finished */
+	int fast_action;		/* enum exit_action of the fast exit being finished */
 	enum vcpu_hsm_state hsm;
 	bool waiting;			/* in WFI or retentive suspend: runs when an irq is pending */
 	bool resume_nonret;		/* non-retentive suspend: restart at resume_addr */
@@ -86,12 +86,16 @@ void vcpu_start_on_hart(struct vcpu *v) __attribute__((noreturn));
  *  exit, then enter the same vCPU again or the next one the scheduler picks.
  *  Never returns, so nothing needs saving for a caller. */
 void vcpu_handle_exit(struct vcpu_ctx *ctx) __attribute__((noreturn));
-/** vcpu_sbi_fast() - SBI exit with only the caller-saved guest registers in
- *  @ctx: handle the call; 0 means the trap vector may re-enter at once. */
-long vcpu_sbi_fast(struct vcpu_ctx *ctx);
-/** vcpu_sbi_finish() - after vcpu_sbi_fast() said no, with the whole context
- *  saved: continue the vCPU or switch to another. */
-void vcpu_sbi_finish(struct vcpu_ctx *ctx) __attribute__((noreturn));
+/* What vcpu_exit_fast() tells the trap vector (values used by vcpu_switch.S). */
+#define VCPU_EXIT_DONE		0	/* handled: re-enter with the partial restore */
+#define VCPU_EXIT_FINISH	1	/* handled: save the rest, vcpu_exit_finish() */
+#define VCPU_EXIT_FULL		2	/* not touched: save the rest, vcpu_handle_exit() */
+/** vcpu_exit_fast() - the hot exits (SBI calls, device accesses) served with
+ *  only the caller-saved guest registers in @ctx; see VCPU_EXIT_*. */
+long vcpu_exit_fast(struct vcpu_ctx *ctx);
+/** vcpu_exit_finish() - after VCPU_EXIT_FINISH, with the whole context saved:
+ *  continue the vCPU or switch to another. */
+void vcpu_exit_finish(struct vcpu_ctx *ctx) __attribute__((noreturn));
 /** vcpu_post_irq() - make VS irq bits (hvip layout) pending and kick the vCPU. */
 void vcpu_post_irq(struct vcpu *v, unsigned long bits);
 /** vcpu_request_sync() - post VCPU_REQ_* work to @t; if @t runs on another hart,

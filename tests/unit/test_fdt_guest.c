@@ -1,0 +1,689 @@
+/* SPDX-License-Identifier: MIT */
+/* hyp/fdt/fdt_guest.c: fdt_guest_build() for a struct vm set up here, read back
+ * with libfdt's read API. Linked with hyp/cfi/cfi.c (cfi_vm_has_lp/ss, fake
+ * CSRs) and hyp/lib/printf.c (as hyp_snprintf). Defined here: hart_caps and
+ * timebase_hz (hyp/arch/hart.c), vm_stop()/vcpu_redirect_trap() (referenced by
+ * cfi.c) and entropy_fill(): hyp/core/entropy.c cannot be built for the host
+ * (entropy_init() has rdtime inline asm), so the stub records the stream it is
+ * asked for and fills a pattern derived from it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <libfdt.h>
+#include <arch/riscv/encoding.h>
+#include <cfi.h>
+#include <entropy.h>
+#include <fdt_guest.h>
+#include <hart.h>
+#include <vm.h>
+#include "test.h"
+
+/* ---- stubs ---- */
+
+struct hart_caps hart_caps;
+uint64_t timebase_hz;
+
+void vm_stop(struct vm *vm, const char *fmt, ...)
+{
+	(void)vm;
+	(void)fmt;
+	abort();	/* fdt_guest_build() has no business stopping a VM */
+}
+
+void vcpu_redirect_trap(struct vcpu *v, unsigned long cause, unsigned long tval)
+{
+	(void)v;
+	(void)cause;
+	(void)tval;
+	abort();
+}
+
+static struct {
+	int calls;
+	uint64_t stream;
+	size_t len;
+} ent;
+
+static uint64_t splitmix64(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* what the stub gives for @stream */
+static void stub_bytes(uint64_t stream, uint8_t *out, size_t len)
+{
+	uint64_t s = stream;
+
+	for (size_t i = 0; i < len; i++)
+		out[i] = (uint8_t)splitmix64(&s);
+}
+
+void entropy_fill(uint64_t stream, uint8_t *out, size_t len)
+{
+	ent.calls++;
+	ent.stream = stream;
+	ent.len = len;
+	stub_bytes(stream, out, len);
+}
+
+/* ---- set-up and helpers ---- */
+
+#define RAM_SIZE	(256UL << 20)
+#define TIMEBASE	10000000
+
+static struct vm vm;
+static char dtb[VM_FDT_MAX] __attribute__((aligned(8)));
+
+/* a CFI host, a 2-vCPU VM with policy trap, no initrd */
+static void setup(unsigned int nr_vcpus)
+{
+	memset(&vm, 0, sizeof(vm));
+	memset(&ent, 0, sizeof(ent));
+	memset(dtb, 0xa5, sizeof(dtb));
+	hart_caps = (struct hart_caps){ .sstc = true, .zicfilp = true, .zicfiss = true };
+	timebase_hz = TIMEBASE;
+	strcpy(vm.name, "guest0");
+	vm.index = 0;
+	vm.boot_count = 0;
+	vm.cfi_policy = CFI_POLICY_TRAP;
+	vm.ram_gpa = VM_GUEST_RAM_BASE;
+	vm.ram_size = RAM_SIZE;
+	vm.nr_vcpus = nr_vcpus;
+	strcpy(vm.bootargs, "console=hvc0 earlycon=sbi");
+}
+
+static int build(const struct guest_fdt_info *gi)
+{
+	static const struct guest_fdt_info none;
+	int rc = fdt_guest_build(&vm, gi ? gi : &none, dtb, sizeof(dtb));
+
+	EXPECT_EQ(rc, 0);
+	EXPECT_EQ(fdt_check_header(dtb), 0);
+	EXPECT_TRUE(fdt_totalsize(dtb) <= sizeof(dtb));
+	return rc;
+}
+
+static int node(const char *path)
+{
+	int off = fdt_path_offset(dtb, path);
+
+	if (off < 0)
+		printf("  node %s: %s\n", path, fdt_strerror(off));
+	return off;
+}
+
+/* property length, or -1 if absent */
+static int prop_len(int off, const char *name)
+{
+	int len;
+
+	return fdt_getprop(dtb, off, name, &len) ? len : -1;
+}
+
+static uint64_t prop_u32(int off, const char *name)
+{
+	int len;
+	const fdt32_t *p = fdt_getprop(dtb, off, name, &len);
+
+	if (!p || len != 4) {
+		printf("  property %s: %s (len %d)\n", name, p ? "not one cell" : "absent", len);
+		return ~0ULL;
+	}
+	return fdt32_ld(p);
+}
+
+static uint64_t prop_u64(int off, const char *name)
+{
+	int len;
+	const fdt64_t *p = fdt_getprop(dtb, off, name, &len);
+
+	if (!p || len != 8) {
+		printf("  property %s: %s (len %d)\n", name, p ? "not two cells" : "absent", len);
+		return ~0ULL;
+	}
+	return fdt64_ld(p);
+}
+
+static const char *prop_str(int off, const char *name)
+{
+	int len;
+	const char *p = fdt_getprop(dtb, off, name, &len);
+
+	/* a string property: NUL-terminated exactly at its end */
+	if (!p || len < 1 || p[len - 1] || (int)strlen(p) != len - 1)
+		return NULL;
+	return p;
+}
+
+static bool has_string(int off, const char *prop, const char *s)
+{
+	return fdt_stringlist_search(dtb, off, prop, s) >= 0;
+}
+
+/* reg = <addr size> with #address-cells = #size-cells = 2 */
+static void expect_reg2(int off, uint64_t addr, uint64_t size)
+{
+	int len;
+	const fdt64_t *p = fdt_getprop(dtb, off, "reg", &len);
+
+	EXPECT_EQ(len, 16);
+	if (!p || len != 16)
+		return;
+	EXPECT_EQ(fdt64_ld(&p[0]), addr);
+	EXPECT_EQ(fdt64_ld(&p[1]), size);
+}
+
+static int cpu_node(unsigned int i)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/cpus/cpu@%u", i);
+	return node(path);
+}
+
+static int cpu_intc(unsigned int i)
+{
+	char path[80];
+
+	snprintf(path, sizeof(path), "/cpus/cpu@%u/interrupt-controller", i);
+	return node(path);
+}
+
+static int plic_node(void)
+{
+	return fdt_node_offset_by_compatible(dtb, -1, "riscv,plic0");
+}
+
+static int serial_node(void)
+{
+	return fdt_node_offset_by_compatible(dtb, -1, "ns16550a");
+}
+
+static unsigned int count_cpus(void)
+{
+	int cpus = node("/cpus"), child;
+	unsigned int n = 0;
+
+	fdt_for_each_subnode(child, dtb, cpus) {
+		const char *t = prop_str(child, "device_type");
+
+		if (t && !strcmp(t, "cpu"))
+			n++;
+	}
+	return n;
+}
+
+/* every vCPU's ISA extensions contain @want (NULL-terminated) and none of @not */
+static void expect_isa(const char *const *want, const char *const *not)
+{
+	for (unsigned int i = 0; i < vm.nr_vcpus; i++) {
+		int cpu = cpu_node(i);
+
+		EXPECT_TRUE(cpu >= 0);
+		if (cpu < 0)
+			continue;
+		EXPECT_TRUE(fdt_stringlist_count(dtb, cpu, "riscv,isa-extensions") > 0);
+		for (const char *const *w = want; *w; w++) {
+			if (!has_string(cpu, "riscv,isa-extensions", *w))
+				printf("  cpu@%u: %s missing\n", i, *w);
+			EXPECT_TRUE(has_string(cpu, "riscv,isa-extensions", *w));
+		}
+		for (const char *const *n = not; *n; n++) {
+			if (has_string(cpu, "riscv,isa-extensions", *n))
+				printf("  cpu@%u: %s present\n", i, *n);
+			EXPECT_FALSE(has_string(cpu, "riscv,isa-extensions", *n));
+		}
+	}
+}
+
+static const char *const ext_common[] = { "i", "m", "a", "f", "d", "c", "zicsr", "zifencei",
+					   "zimop", "zcmop", "sstc", NULL };
+/* never: no vector context switching, no nested virtualization */
+static const char *const ext_never[] = { "v", "h", "zve32x", "zve64d", NULL };
+
+/* ---- the reference VM: 2 vCPUs, CFI host, policy trap ---- */
+
+TEST(fdt_guest_builds_valid_tree)
+{
+	setup(2);
+	if (build(NULL))
+		return;
+	EXPECT_TRUE(fdt_totalsize(dtb) < sizeof(dtb));
+	EXPECT_EQ(prop_u32(0, "#address-cells"), 2);
+	EXPECT_EQ(prop_u32(0, "#size-cells"), 2);
+	EXPECT_STREQ(prop_str(0, "compatible"), "carapace,virt");
+	EXPECT_TRUE(prop_str(0, "model") != NULL);
+}
+
+TEST(fdt_guest_cpus)
+{
+	int cpus;
+
+	setup(2);
+	if (build(NULL))
+		return;
+	cpus = node("/cpus");
+	EXPECT_TRUE(cpus >= 0);
+	EXPECT_EQ(prop_u32(cpus, "timebase-frequency"), TIMEBASE);
+	EXPECT_EQ(prop_u32(cpus, "#address-cells"), 1);
+	EXPECT_EQ(prop_u32(cpus, "#size-cells"), 0);
+	EXPECT_EQ(count_cpus(), 2);
+	EXPECT_TRUE(fdt_path_offset(dtb, "/cpus/cpu@2") < 0);
+	for (unsigned int i = 0; i < 2; i++) {
+		int cpu = cpu_node(i), intc = cpu_intc(i);
+
+		EXPECT_TRUE(cpu >= 0);
+		EXPECT_TRUE(intc >= 0);
+		if (cpu < 0 || intc < 0)
+			continue;
+		EXPECT_STREQ(prop_str(cpu, "device_type"), "cpu");
+		EXPECT_EQ(prop_u32(cpu, "reg"), i);
+		EXPECT_STREQ(prop_str(cpu, "status"), "okay");
+		EXPECT_TRUE(has_string(cpu, "compatible", "riscv"));
+		EXPECT_STREQ(prop_str(cpu, "riscv,isa-base"), "rv64i");
+		EXPECT_TRUE(prop_str(cpu, "mmu-type") != NULL);
+		EXPECT_TRUE(has_string(intc, "compatible", "riscv,cpu-intc"));
+		EXPECT_EQ(prop_len(intc, "interrupt-controller"), 0);
+		EXPECT_EQ(prop_u32(intc, "#interrupt-cells"), 1);
+		EXPECT_NE(fdt_get_phandle(dtb, intc), 0);
+	}
+	EXPECT_NE(fdt_get_phandle(dtb, cpu_intc(0)), fdt_get_phandle(dtb, cpu_intc(1)));
+}
+
+TEST(fdt_guest_isa_cfi)
+{
+	static const char *const cfi[] = { "zicfilp", "zicfiss", NULL };
+
+	setup(2);
+	if (build(NULL))
+		return;
+	expect_isa(ext_common, ext_never);
+	expect_isa(cfi, ext_never);
+}
+
+/* riscv,isa-extensions is exactly what fdt_guest_isa_extensions() lists */
+TEST(fdt_guest_isa_matches_list)
+{
+	const char *ext[32];
+	size_t n;
+	int cpu;
+
+	setup(1);
+	n = fdt_guest_isa_extensions(&vm, ext, ARRAY_SIZE(ext));
+	if (build(NULL))
+		return;
+	cpu = cpu_node(0);
+	EXPECT_EQ(fdt_stringlist_count(dtb, cpu, "riscv,isa-extensions"), n);
+	for (size_t i = 0; i < n; i++)
+		EXPECT_STREQ(fdt_stringlist_get(dtb, cpu, "riscv,isa-extensions", (int)i, NULL),
+			     ext[i]);
+	/* a short array gets a prefix, never more than fits */
+	EXPECT_EQ(fdt_guest_isa_extensions(&vm, ext, 3), 3);
+	EXPECT_EQ(fdt_guest_isa_extensions(&vm, ext, 0), 0);
+}
+
+TEST(fdt_guest_memory)
+{
+	int mem;
+
+	setup(2);
+	if (build(NULL))
+		return;
+	mem = node("/memory@80000000");
+	EXPECT_TRUE(mem >= 0);
+	if (mem < 0)
+		return;
+	EXPECT_STREQ(prop_str(mem, "device_type"), "memory");
+	expect_reg2(mem, 0x80000000, RAM_SIZE);
+}
+
+TEST(fdt_guest_memory_other_size)
+{
+	setup(1);
+	vm.ram_size = 3UL << 30;
+	if (build(NULL))
+		return;
+	expect_reg2(node("/memory@80000000"), 0x80000000, 3UL << 30);
+}
+
+TEST(fdt_guest_chosen)
+{
+	struct guest_fdt_info gi = { .initrd_start = 0x8f000000, .initrd_end = 0x8f123456 };
+	uint8_t want[32];
+	int chosen, len;
+	const void *seed;
+
+	setup(2);
+	vm.boot_count = 3;
+	if (build(&gi))
+		return;
+	chosen = node("/chosen");
+	EXPECT_TRUE(chosen >= 0);
+	if (chosen < 0)
+		return;
+	EXPECT_STREQ(prop_str(chosen, "bootargs"), "console=hvc0 earlycon=sbi");
+	EXPECT_EQ(prop_u64(chosen, "linux,initrd-start"), 0x8f000000);
+	EXPECT_EQ(prop_u64(chosen, "linux,initrd-end"), 0x8f123456);
+	EXPECT_EQ(prop_u32(chosen, "carapace,boot-count"), 3);
+	EXPECT_STREQ(prop_str(chosen, "carapace,vm-name"), "guest0");
+	EXPECT_STREQ(prop_str(chosen, "stdout-path"), "serial0");
+	seed = fdt_getprop(dtb, chosen, "rng-seed", &len);
+	EXPECT_EQ(len, 32);
+	EXPECT_EQ(ent.calls, 1);
+	EXPECT_EQ(ent.stream, 3);	/* (index << 32) | boot_count */
+	stub_bytes(3, want, sizeof(want));
+	EXPECT_TRUE(seed && len == 32 && !memcmp(seed, want, 32));
+}
+
+/* stdout-path names an alias that leads to the UART node */
+TEST(fdt_guest_stdout_alias_resolves)
+{
+	int via_alias;
+
+	setup(1);
+	if (build(NULL))
+		return;
+	via_alias = fdt_path_offset(dtb, prop_str(node("/chosen"), "stdout-path"));
+	EXPECT_TRUE(via_alias >= 0);
+	EXPECT_EQ(via_alias, serial_node());
+	EXPECT_EQ(via_alias, node("/soc/serial@10000000"));
+}
+
+TEST(fdt_guest_chosen_without_initrd_and_bootargs)
+{
+	int chosen;
+
+	setup(1);
+	vm.bootargs[0] = '\0';
+	if (build(NULL))
+		return;
+	chosen = node("/chosen");
+	EXPECT_EQ(prop_len(chosen, "bootargs"), -1);
+	EXPECT_EQ(prop_len(chosen, "linux,initrd-start"), -1);
+	EXPECT_EQ(prop_len(chosen, "linux,initrd-end"), -1);
+	EXPECT_EQ(prop_u32(chosen, "carapace,boot-count"), 0);
+	EXPECT_EQ(prop_len(chosen, "rng-seed"), 32);
+	EXPECT_STREQ(prop_str(chosen, "stdout-path"), "serial0");
+}
+
+/* a maximal command line survives whole */
+TEST(fdt_guest_long_bootargs)
+{
+	setup(1);
+	memset(vm.bootargs, 'x', VM_BOOTARGS_LEN - 1);
+	vm.bootargs[VM_BOOTARGS_LEN - 1] = '\0';
+	if (build(NULL))
+		return;
+	EXPECT_EQ(prop_len(node("/chosen"), "bootargs"), VM_BOOTARGS_LEN);
+	EXPECT_TRUE(prop_str(node("/chosen"), "bootargs") != NULL);
+}
+
+static void seed_of(unsigned int index, uint32_t boot_count, uint8_t out[32], uint64_t *stream)
+{
+	int len;
+	const void *p;
+
+	setup(1);
+	vm.index = index;
+	vm.boot_count = boot_count;
+	memset(out, 0, 32);
+	*stream = ~0ULL;
+	if (build(NULL))
+		return;
+	p = fdt_getprop(dtb, node("/chosen"), "rng-seed", &len);
+	EXPECT_EQ(len, 32);
+	if (p && len == 32)
+		memcpy(out, p, 32);
+	*stream = ent.stream;
+}
+
+TEST(fdt_guest_rng_seed_per_vm_and_boot)
+{
+	uint8_t a[32], b[32], c[32], d[32];
+	uint64_t sa, sb, sc, sd;
+
+	seed_of(0, 0, a, &sa);
+	seed_of(1, 0, b, &sb);
+	seed_of(0, 1, c, &sc);
+	seed_of(1, 1, d, &sd);
+	EXPECT_EQ(sa, 0);
+	EXPECT_EQ(sb, 1ULL << 32);
+	EXPECT_EQ(sc, 1);
+	EXPECT_EQ(sd, (1ULL << 32) | 1);
+	EXPECT_TRUE(memcmp(a, b, 32) != 0);
+	EXPECT_TRUE(memcmp(a, c, 32) != 0);
+	EXPECT_TRUE(memcmp(b, d, 32) != 0);
+	EXPECT_TRUE(memcmp(c, d, 32) != 0);
+	/* same VM, same boot: same stream */
+	seed_of(1, 1, a, &sa);
+	EXPECT_EQ(sa, sd);
+	EXPECT_TRUE(memcmp(a, d, 32) == 0);
+}
+
+/* ---- PLIC and UART ---- */
+
+static void expect_plic(unsigned int nr_vcpus)
+{
+	int plic, len;
+	const fdt32_t *ie;
+
+	plic = plic_node();
+	EXPECT_TRUE(plic >= 0);
+	if (plic < 0)
+		return;
+	EXPECT_EQ(plic, node("/soc/interrupt-controller@c000000"));
+	EXPECT_TRUE(has_string(plic, "compatible", "riscv,plic0"));
+	EXPECT_TRUE(has_string(plic, "compatible", "sifive,plic-1.0.0"));
+	expect_reg2(plic, 0x0c000000, 0x4000000);
+	EXPECT_EQ(prop_len(plic, "interrupt-controller"), 0);
+	EXPECT_EQ(prop_u32(plic, "#interrupt-cells"), 1);
+	EXPECT_EQ(prop_u32(plic, "#address-cells"), 0);
+	EXPECT_EQ(prop_u32(plic, "riscv,ndev"), VPLIC_NR_SRC - 1);
+	EXPECT_NE(fdt_get_phandle(dtb, plic), 0);
+	ie = fdt_getprop(dtb, plic, "interrupts-extended", &len);
+	EXPECT_TRUE(ie != NULL);
+	EXPECT_EQ(len, 2 * 4 * nr_vcpus);
+	if (!ie || len != (int)(2 * 4 * nr_vcpus))
+		return;
+	for (unsigned int i = 0; i < nr_vcpus; i++) {
+		uint32_t ph = fdt_get_phandle(dtb, cpu_intc(i));
+
+		EXPECT_NE(ph, 0);
+		EXPECT_EQ(fdt32_ld(&ie[2 * i]), ph);
+		EXPECT_EQ(fdt32_ld(&ie[2 * i + 1]), 9);	/* S-mode external */
+		/* the phandle leads back to exactly that vCPU's controller */
+		EXPECT_EQ(fdt_node_offset_by_phandle(dtb, ph), cpu_intc(i));
+	}
+}
+
+TEST(fdt_guest_plic_two_vcpus)
+{
+	setup(2);
+	if (build(NULL))
+		return;
+	expect_plic(2);
+}
+
+TEST(fdt_guest_plic_one_and_max_vcpus)
+{
+	setup(1);
+	if (!build(NULL))
+		expect_plic(1);
+	setup(VM_MAX_VCPUS);
+	if (build(NULL))
+		return;
+	EXPECT_EQ(count_cpus(), VM_MAX_VCPUS);
+	expect_plic(VM_MAX_VCPUS);
+}
+
+TEST(fdt_guest_soc_bus)
+{
+	int soc;
+
+	setup(1);
+	if (build(NULL))
+		return;
+	soc = node("/soc");
+	EXPECT_TRUE(soc >= 0);
+	EXPECT_EQ(prop_u32(soc, "#address-cells"), 2);
+	EXPECT_EQ(prop_u32(soc, "#size-cells"), 2);
+	EXPECT_TRUE(has_string(soc, "compatible", "simple-bus"));
+	EXPECT_EQ(prop_len(soc, "ranges"), 0);
+}
+
+TEST(fdt_guest_serial)
+{
+	int uart, plic;
+
+	setup(2);
+	if (build(NULL))
+		return;
+	uart = serial_node();
+	plic = plic_node();
+	EXPECT_TRUE(uart >= 0);
+	EXPECT_TRUE(plic >= 0);
+	if (uart < 0 || plic < 0)
+		return;
+	EXPECT_EQ(uart, node("/soc/serial@10000000"));
+	expect_reg2(uart, 0x10000000, 0x100);
+	EXPECT_EQ(prop_u32(uart, "interrupts"), 10);
+	EXPECT_EQ(prop_u32(uart, "interrupt-parent"), fdt_get_phandle(dtb, plic));
+	EXPECT_NE(prop_u32(uart, "clock-frequency"), 0);
+}
+
+/* every phandle in the tree is unique */
+TEST(fdt_guest_phandles_unique)
+{
+	uint32_t seen[64];
+	unsigned int n = 0;
+	int off;
+
+	setup(VM_MAX_VCPUS);
+	if (build(NULL))
+		return;
+	for (off = fdt_next_node(dtb, -1, NULL); off >= 0; off = fdt_next_node(dtb, off, NULL)) {
+		uint32_t ph = fdt_get_phandle(dtb, off);
+
+		if (!ph)
+			continue;
+		for (unsigned int i = 0; i < n; i++)
+			EXPECT_NE(seen[i], ph);
+		if (n < ARRAY_SIZE(seen))
+			seen[n++] = ph;
+	}
+	EXPECT_EQ(n, VM_MAX_VCPUS + 1);	/* one intc per vCPU and the PLIC */
+}
+
+/* ---- CFI policy and host capabilities ---- */
+
+TEST(fdt_guest_cfi_policy_off)
+{
+	static const char *const none[] = { "zicfilp", "zicfiss", "v", NULL };
+
+	setup(2);
+	vm.cfi_policy = CFI_POLICY_OFF;
+	if (build(NULL))
+		return;
+	expect_isa(ext_common, none);
+}
+
+TEST(fdt_guest_cfi_policy_delegate_strict)
+{
+	static const char *const cfi[] = { "zicfilp", "zicfiss", NULL };
+
+	setup(2);
+	vm.cfi_policy = CFI_POLICY_DELEGATE;
+	if (!build(NULL))
+		expect_isa(cfi, ext_never);
+	setup(2);
+	vm.cfi_policy = CFI_POLICY_STRICT;
+	if (!build(NULL))
+		expect_isa(cfi, ext_never);
+}
+
+TEST(fdt_guest_host_without_zicfiss)
+{
+	static const char *const want[] = { "zicfilp", "zimop", "zcmop", "sstc", NULL };
+	static const char *const not[] = { "zicfiss", "v", NULL };
+
+	setup(2);
+	hart_caps.zicfiss = false;
+	if (build(NULL))
+		return;
+	expect_isa(want, not);
+}
+
+TEST(fdt_guest_host_without_zicfilp)
+{
+	static const char *const want[] = { "zicfiss", "zimop", "zcmop", NULL };
+	static const char *const not[] = { "zicfilp", "v", NULL };
+
+	setup(2);
+	hart_caps.zicfilp = false;
+	if (build(NULL))
+		return;
+	expect_isa(want, not);
+}
+
+TEST(fdt_guest_host_without_cfi)
+{
+	static const char *const not[] = { "zicfilp", "zicfiss", "v", NULL };
+
+	setup(1);
+	hart_caps.zicfilp = hart_caps.zicfiss = false;
+	if (build(NULL))
+		return;
+	expect_isa(ext_common, not);
+}
+
+/* ---- buffer sizes ---- */
+
+/* Every size below what the tree needs fails (in a heap buffer of exactly that
+ * size, so ASan catches a write past it); the size it needs works. */
+TEST(fdt_guest_buffer_too_small)
+{
+	static const struct guest_fdt_info gi = { .initrd_start = 0x90000000,
+						  .initrd_end = 0x90100000 };
+	unsigned int need, fails = 0;
+
+	setup(VM_MAX_VCPUS);
+	if (build(&gi))
+		return;
+	need = fdt_totalsize(dtb);
+	EXPECT_TRUE(need > 1024);
+	for (unsigned int size = 0; size < need; size++) {
+		void *buf = malloc(size ? size : 1);
+		int rc = fdt_guest_build(&vm, &gi, buf, size);
+
+		if (rc >= 0)
+			printf("  size %u of %u: rc %d\n", size, need, rc);
+		fails += rc < 0;
+		free(buf);
+	}
+	EXPECT_EQ(fails, need);
+	{
+		void *buf = malloc(need);
+
+		EXPECT_EQ(fdt_guest_build(&vm, &gi, buf, need), 0);
+		EXPECT_EQ(fdt_check_header(buf), 0);
+		EXPECT_EQ(memcmp(buf, dtb, need), 0);
+		free(buf);
+	}
+}
+
+TEST(fdt_guest_buffer_too_small_error)
+{
+	static const struct guest_fdt_info none;
+	char small[256] __attribute__((aligned(8)));
+
+	int rc;
+
+	setup(2);
+	rc = fdt_guest_build(&vm, &none, small, sizeof(small));
+	EXPECT_NE(rc, 0);
+	EXPECT_TRUE(rc < 0);
+}
