@@ -12,12 +12,11 @@ counters stay 0 while the guest still sees every fault.
 """
 
 import re
-import subprocess
 
 import pytest
 
-from test_guests import (EXIT_OK, HYP, HYP_TIMEOUT, LAUNCHER, ROOT, Report, Run,  # noqa: F401
-                         assert_carapace_mode, assert_exit, check_report, guests_built,
+from test_guests import (EXIT_OK, HYP_TIMEOUT, assert_carapace_mode,  # noqa: F401
+                         assert_exit, check_report, guests_built, run_carapace,
                          run_reference, vm_spec)
 
 STATS_RE = re.compile(r"carapace: vm (?P<vm>[a-z0-9_-]+): exits (?P<exits>\d+), "
@@ -58,36 +57,10 @@ def test_cfi_reference(guests_built, name):
 # --- Carapace ------------------------------------------------------------------------------
 
 def run_hyp(vms, names, smp=2, expect=(), timeslice_us=None, timeout=HYP_TIMEOUT):
-    """tools/carapace-run in batch mode, like test_guests.run_carapace, plus a
-    host time slice; returns a test_guests.Run."""
-    if not HYP.is_file():
-        pytest.skip("build/carapace.bin not built yet")
-    if not LAUNCHER.is_file():
-        pytest.skip("tools/carapace-run not there yet")
-    cmd = [str(LAUNCHER), "--batch", "--timeout", str(timeout), "--smp", str(smp)]
-    if timeslice_us:
-        cmd += ["--timeslice-us", str(timeslice_us)]
-    for e in expect:
-        cmd += ["--expect", e]
-    for v in vms:
-        cmd += ["--vm", v]
-    try:
-        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                           errors="replace", timeout=timeout + 60, cwd=ROOT)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"launcher hung past its own timeout\n{e.stdout}")
-    guests = {n: Report() for n in names}
-    order, hyp = [], []
-    live = r.stdout.split("\n==== carapace-run summary ====")[0]
-    for line in live.splitlines():
-        line = line.rstrip("\r")
-        m = re.match(r"^\[([a-z0-9_-]+)\] (.*)$", line)
-        if m and m.group(1) in guests:
-            guests[m.group(1)].lines.append(m.group(2))
-            order.append((m.group(1), m.group(2)))
-        elif line.startswith("carapace: "):
-            hyp.append(line)
-    return Run(r.returncode, r.stdout + r.stderr, guests, order, hyp)
+    """test_guests.run_carapace plus a host time slice; returns a test_guests.Run."""
+    extra = ("--timeslice-us", str(timeslice_us)) if timeslice_us else ()
+    return run_carapace(vms, smp=smp, expect=expect, names=names, extra=extra,
+                        timeout=timeout)
 
 
 def cfi_spec(name, payload, vcpus=1, cfi=None, bootargs=None):

@@ -154,15 +154,16 @@ def vm_spec(name, payload, vcpus=2, bootargs=None):
     return spec + (f",bootargs={bootargs}" if bootargs else "")   # bootargs= goes last
 
 
-def run_carapace(vms, smp=2, expect=(), names=None, icount=False):
+def run_carapace(vms, smp=2, expect=(), names=None, icount=False, extra=(),
+                 timeout=HYP_TIMEOUT):
     """Run the launcher in batch mode; @vms are --vm specs, @names their VM names.
     @icount: guest time counts instructions, so timing checks do not depend on
-    how busy the host machine is."""
+    how busy the host machine is. @extra: more launcher options."""
     if not HYP.is_file():
         pytest.skip("build/carapace.bin not built yet")
     if not LAUNCHER.is_file():
         pytest.skip("tools/carapace-run not there yet")
-    cmd = [str(LAUNCHER), "--batch", "--timeout", str(HYP_TIMEOUT), "--smp", str(smp)]
+    cmd = [str(LAUNCHER), "--batch", "--timeout", str(timeout), "--smp", str(smp), *extra]
     if icount:
         cmd.append("--icount")
     for e in expect:
@@ -171,7 +172,7 @@ def run_carapace(vms, smp=2, expect=(), names=None, icount=False):
         cmd += ["--vm", v]
     try:
         r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                           errors="replace", timeout=HYP_TIMEOUT + 60, cwd=ROOT)
+                           errors="replace", timeout=timeout + 60, cwd=ROOT)
     except subprocess.TimeoutExpired as e:
         pytest.fail(f"launcher hung past its own timeout\n{e.stdout}")
     guests = {n: Report() for n in names}
