@@ -240,10 +240,15 @@ static __attribute__((noinline)) bool may_continue_slow(struct vcpu *v)
 	return true;
 }
 
+/* The common case, decided without touching the saved context. */
+static inline bool plainly_runnable(const struct vcpu *v)
+{
+	return v->vm->state == VM_RUNNING && v->hsm == VCPU_HSM_STARTED && !v->waiting;
+}
+
 static inline bool may_continue(struct vcpu *v)
 {
-	if (__builtin_expect(v->vm->state == VM_RUNNING && v->hsm == VCPU_HSM_STARTED &&
-			     !v->waiting, 1))
+	if (__builtin_expect(plainly_runnable(v), 1))
 		return true;
 	return may_continue_slow(v);
 }
@@ -295,9 +300,9 @@ static inline long fast_verdict(struct vcpu *v, enum exit_action act)
 	v->fast_action = act;
 	/* only the caller-saved registers are in ctx: anything but "carry on
 	 * with nothing pending" finishes with the whole context saved */
-	if (act == EXIT_YIELD || act == EXIT_VM_STOP || !may_continue(v) ||
+	if (act == EXIT_YIELD || act == EXIT_VM_STOP || !plainly_runnable(v) ||
 	    (v->requests | v->irq_pending | (v->ext_irq ^ v->ext_irq_live)))
-		return VCPU_EXIT_FINISH;
+		return VCPU_EXIT_FINISH;	/* waking up may rewrite sstatus: full path */
 	return VCPU_EXIT_DONE;
 }
 
