@@ -62,11 +62,3 @@ unsigned long hart_stack_top(const struct hart *h)
 	return (unsigned long)hart_stacks[h->index] + HART_STACK_SIZE;
 }
 
-struct hart *hart_by_id(unsigned long hartid)
-{
-	for (unsigned int i = 0; i < nr_harts; i++)
-		if (harts[i].hartid == hartid)
-			return &harts[i];
-	return 0;
-}
-

@@ -53,8 +53,6 @@ void hart_init_csrs(void);
 void hart_probe_caps(void);
 /** hart_stack_top() - initial sp of @h's hypervisor stack. */
 unsigned long hart_stack_top(const struct hart *h);
-/** hart_by_id() - struct hart for a physical hart id, or NULL. */
-struct hart *hart_by_id(unsigned long hartid);
 
 static inline uint64_t time_now(void)
 {

@@ -232,6 +232,7 @@ TEST(vsbi_find_registry)
 	EXPECT_EQ(vsbi_find(&vm, 0x735049 + 1), NULL);
 	EXPECT_EQ(vsbi_find(&vm, SBI_EXT_DBCN), &vsbi_dbcn);
 	dbcn_present = false;	/* probe says no */
+	vsbi_vm_init(&vm);	/* probes are evaluated once per VM */
 	EXPECT_EQ(vsbi_find(&vm, SBI_EXT_DBCN), NULL);
 }
 
