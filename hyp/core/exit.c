@@ -129,7 +129,9 @@ static enum insn_kind decode_access(struct vcpu *v, struct mmio_access *a)
 }
 
 /* Carry out a decoded, validated access; 0 or the device's error. */
-static int mmio_perform(struct vcpu *v, struct mmio_region *r, struct mmio_access *a)
+static inline __attribute__((always_inline)) int mmio_perform(struct vcpu *v,
+								struct mmio_region *r,
+								struct mmio_access *a)
 {
 	if (a->is_write) {
 		a->value = a->reg ? v->ctx.gpr[a->reg] : 0;
@@ -154,8 +156,9 @@ static int mmio_perform(struct vcpu *v, struct mmio_region *r, struct mmio_acces
 }
 
 /* Decode and check an access to device window @r; false if it must fault. */
-static bool mmio_decode(struct vcpu *v, unsigned long cause, gpa_t gpa,
-			struct mmio_region *r, struct mmio_access *a, enum insn_kind *kind)
+static inline __attribute__((always_inline)) bool
+mmio_decode(struct vcpu *v, unsigned long cause, gpa_t gpa, struct mmio_region *r,
+	    struct mmio_access *a, enum insn_kind *kind)
 {
 	*kind = decode_access(v, a);
 	a->gpa = gpa;

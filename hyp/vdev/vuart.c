@@ -51,6 +51,12 @@ static void update_irq(struct vm *vm)
 	}
 }
 
+/* Transmit is instant: THR and the shifter are always empty. */
+static uint8_t lsr(const struct vm *vm)
+{
+	return LSR_THRE | LSR_TEMT | (rx_ready(vm) ? LSR_DR : 0);
+}
+
 static uint8_t read_iir(struct vm *vm)
 {
 	struct vuart *u = &vm->uart;
@@ -83,8 +89,8 @@ static uint8_t uart_read(struct vm *vm, unsigned int reg)
 		return u->lcr;
 	case REG_MCR:
 		return u->mcr;
-	case REG_LSR:	/* transmit is instant: THR and shifter always empty */
-		return LSR_THRE | LSR_TEMT | (rx_ready(vm) ? LSR_DR : 0);
+	case REG_LSR:
+		return lsr(vm);
 	case REG_MSR:
 		if (u->mcr & MCR_LOOP)	/* loopback: modem outputs read back as inputs */
 			return (uint8_t)(((u->mcr & 0x0c) << 4) | ((u->mcr & 0x01) << 5) |
@@ -144,6 +150,11 @@ static int vuart_access(struct vm *vm, void *priv, struct mmio_access *a)
 	(void)priv;
 	if (a->width != 1 || reg > REG_SCR)
 		return -HYP_EINVAL;	/* byte registers, reg-shift 0 */
+	if (reg == REG_LSR && !a->is_write) {
+		/* the console poll: one snapshot of the input queue, no state changes */
+		a->value = lsr(vm);
+		return 0;
+	}
 	spin_lock(&vm->uart.lock);
 	if (a->is_write)
 		uart_write(vm, reg, (uint8_t)a->value);
