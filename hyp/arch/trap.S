@@ -13,10 +13,20 @@ __hyp_fault_entry:
 	/* unsigned long __guest_fetch_hu(unsigned long gva, unsigned long *scause)
 	 * HLVX.HU of the guest's instruction halfword at gva (two-stage, execute
 	 * permission, guest privilege from hstatus.SPVP). A fault is the guest's
-	 * problem, not ours: it is caught here and reported in *scause (0 = ok). */
+	 * problem, not ours: it is caught here and reported in *scause (0 = ok).
+	 * Such a trap into HS rewrites the trap CSRs of the exit being handled,
+	 * hstatus.SPV (which would make the next sret enter HS-mode instead of
+	 * the guest!) and sstatus.SPP/SPELP, so they are saved first and put back. */
 	.globl __guest_fetch_hu
 __guest_fetch_hu:
 	csrr	t1, stvec
+	csrr	t3, hstatus
+	csrr	a2, sstatus
+	csrr	a3, sepc
+	csrr	a4, scause
+	csrr	a5, stval
+	csrr	a6, htval
+	csrr	a7, htinst
 	la	t0, 1f
 	csrw	stvec, t0
 	.insn	r 0x73, 4, 0x32, t2, a0, x3	/* hlvx.hu t2, (a0) */
@@ -27,6 +37,13 @@ __guest_fetch_hu:
 	.align	2
 1:	csrr	t0, scause
 	sd	t0, 0(a1)
+	csrw	hstatus, t3
+	csrw	sstatus, a2
+	csrw	sepc, a3
+	csrw	scause, a4
+	csrw	stval, a5
+	csrw	htval, a6
+	csrw	htinst, a7
 	csrw	stvec, t1
 	li	a0, 0
 	ret
