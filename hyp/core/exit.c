@@ -247,8 +247,7 @@ static enum exit_action exit_irq(struct vcpu *v, unsigned long irq)
 			console_poll_input();
 		if (sched_other_runnable(v))
 			return EXIT_YIELD;
-		h->slice_end = time_now() + sched_slice_ticks;
-		csr_write(CSR_STIMECMP, h->slice_end);
+		sched_arm_slice();
 		return EXIT_RESUME_SAME;
 	case IRQ_S_SOFT:
 		/* a kick: posted work is applied before re-entry */

@@ -89,7 +89,6 @@ void hyp_main(unsigned long hartid, const void *fdt)
 
 	ss = request_shadow_stack();
 	hart_probe_caps();
-	hart_caps.fwft_ss_ok = ss;
 	hart_caps.fw_cfi = sbi_ecall(SBI_EXT_FWFT, SBI_FWFT_GET, SBI_FWFT_LANDING_PAD, 0, 0,
 				     0).error == SBI_SUCCESS;
 	hart_caps.quirk_qemu_spelp = host.qemu_virt;

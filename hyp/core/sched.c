@@ -19,6 +19,11 @@ static unsigned int rr_next;
 static volatile unsigned long idle_harts;	/* bitmap of hart indices in WFI */
 static volatile int powering_off;
 
+void sched_arm_slice(void)
+{
+	csr_write(CSR_STIMECMP, time_now() + sched_slice_ticks);
+}
+
 void sched_lock(void)
 {
 	spin_lock(&lock);
@@ -165,7 +170,6 @@ static void idle(struct hart *h, uint64_t now)
 {
 	uint64_t deadline = next_guest_deadline(now);
 
-	h->idle_wakeups++;
 	atomic_or(&idle_harts, 1UL << h->index);
 	csr_write(CSR_STIMECMP, deadline);
 	/* a kick may have come between the scan and here: wfi returns at once then */

@@ -57,7 +57,6 @@ void vcpu_load(struct vcpu *v)
 		v->requests |= VCPU_REQ_FENCE_I | VCPU_REQ_HFENCE_VVMA;
 		h->last = v;
 	}
-	v->last_hart = (int)h->index;
 	csr_write(CSR_HSTATUS, v->csr.hstatus);
 	csr_write(CSR_VSSTATUS, v->csr.vsstatus);
 	csr_write(CSR_VSIE, v->csr.vsie);
@@ -219,12 +218,6 @@ static void resume_from_suspend(struct vcpu *v)
 	csr_write(CSR_VSATP, 0);
 }
 
-static void arm_slice(struct hart *h)
-{
-	h->slice_end = time_now() + sched_slice_ticks;
-	csr_write(CSR_STIMECMP, h->slice_end);
-}
-
 /* May @v go on running on this hart now? Settles a pending wake-up. */
 static __attribute__((noinline)) bool may_continue_slow(struct vcpu *v)
 {
@@ -263,7 +256,7 @@ void vcpu_start_on_hart(struct vcpu *v)
 		sched_release(v);
 		v = sched_next();
 	}
-	arm_slice(this_hart());
+	sched_arm_slice();
 	apply_pending(v);
 	__vcpu_enter(&v->ctx);
 }

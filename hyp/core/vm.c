@@ -149,7 +149,6 @@ static int vm_create(struct vm *vm, const struct vm_desc *d)
 		vm->vcpus[i].vm = vm;
 		vm->vcpus[i].id = i;
 		vm->vcpus[i].hart = -1;
-		vm->vcpus[i].last_hart = -1;
 	}
 
 	if (!d->vcpus || d->vcpus > VM_MAX_VCPUS)

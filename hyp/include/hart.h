@@ -14,7 +14,6 @@ struct hart_caps {
 	bool sstc;		/* stimecmp / vstimecmp */
 	bool zicfilp;		/* henvcfg.LPE writable */
 	bool zicfiss;		/* menvcfg.SSE granted by firmware FWFT, henvcfg.SSE writable */
-	bool fwft_ss_ok;	/* firmware accepted FWFT SET SHADOW_STACK on every hart */
 	bool smstateen;
 	unsigned long henvcfg_ok;	/* henvcfg bits that stick */
 	bool fw_cfi;		/* firmware implements FWFT LANDING_PAD (OpenSBI >= 1.6),
@@ -30,8 +29,6 @@ struct hart {
 	unsigned int index;	/* 0..nr_harts-1 */
 	struct vcpu *current;	/* vCPU loaded on this hart */
 	struct vcpu *last;	/* last vCPU that ran here (skip reloads) */
-	uint64_t slice_end;
-	uint64_t idle_wakeups;
 };
 
 extern struct hart harts[HART_MAX];

@@ -14,6 +14,8 @@ void sched_loop(void) __attribute__((noreturn));
 /** sched_next() - the next vCPU for this hart (marked as on it); idles until
  *  one is runnable, and resets VMs that asked for a reboot meanwhile. */
 struct vcpu *sched_next(void);
+/** sched_arm_slice() - end this hart's time slice one slice from now (HS timer). */
+void sched_arm_slice(void);
 /** sched_release() - @v left this hart (after vcpu_put()). */
 void sched_release(struct vcpu *v);
 /** sched_other_runnable() - is some vCPU other than @v waiting for a hart? */

@@ -72,7 +72,6 @@ struct vcpu {
 	bool ext_irq_live;		/* what hvip.VSEIP holds while loaded */
 	volatile unsigned long requests;	/* VCPU_REQ_* */
 	volatile int hart;		/* hart index running it, -1 when off CPU */
-	int last_hart;
 };
 
 /** vcpu_reset() - architectural reset: pc=@entry, a0=hart id, a1=@arg, S-mode, CSRs cleared. */
