@@ -23,14 +23,16 @@ COMMON_CFLAGS := -std=gnu11 -ffreestanding -nostdlib -fno-strict-aliasing \
 	-march=$(PLATFORM_MARCH) -mabi=$(PLATFORM_MABI) -O2 -g
 HYP_CFLAGS := $(COMMON_CFLAGS) -Wall -Wextra -Werror -Wshadow -Wvla \
 	-Wmissing-prototypes -Wstrict-prototypes -Wimplicit-fallthrough \
-	-Iinclude -Ihyp/include -Ihyp/include/libc -I$(LIBFDT_SRC) -I$(B)/include
+	-Iinclude -Ihyp/include -Ihyp/include/libc -Iplatform/$(PLATFORM)/include \
+	-I$(LIBFDT_SRC) -I$(B)/include
 LIBFDT_CFLAGS := $(COMMON_CFLAGS) -Ihyp/include/libc -I$(LIBFDT_SRC) -w
 # Link-time optimization lets the exit path inline across files (vcpu -> exit
 # -> vsbi): measured in docs/performance.md.
 HYP_LTO := -flto
 
 include hyp/objects.mk
-HYP_OBJS := $(addprefix $(B)/hyp/,$(hyp-objs-y))
+HYP_OBJS := $(addprefix $(B)/hyp/,$(hyp-objs-y)) \
+	$(addprefix $(B)/platform/,$(platform-objs-y))
 LIBFDT_NAMES := fdt fdt_ro fdt_rw fdt_sw fdt_wip fdt_strerror fdt_addresses fdt_empty_tree
 LIBFDT_OBJS := $(addprefix $(B)/libfdt/,$(addsuffix .o,$(LIBFDT_NAMES)))
 
@@ -53,6 +55,11 @@ $(B)/include/generated/asm-offsets.h: hyp/arch/asm-offsets.c hyp/include/*.h | $
 	   sed -n 's/.*->\([A-Z_0-9]*\) \([0-9-]*\).*/#define \1 \2/p' $(B)/asm-offsets.s; } > $@
 
 $(B)/hyp/%.o: hyp/%.c $(B)/include/generated/asm-offsets.h | $(LIBFDT_SRC)/.done
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	@$(CC) $(HYP_CFLAGS) $(HYP_LTO) -MMD -MP -c -o $@ $<
+
+$(B)/platform/%.o: platform/$(PLATFORM)/%.c | $(LIBFDT_SRC)/.done
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(HYP_CFLAGS) $(HYP_LTO) -MMD -MP -c -o $@ $<

@@ -1,12 +1,22 @@
 # SPDX-License-Identifier: MIT
 # Hypervisor objects, one line per directory (alphabetical within each).
-hyp-objs-y += arch/hart.o arch/head.o arch/insn.o arch/sbi_client.o arch/trap.o arch/trap_fault.o arch/vcpu_switch.o
-hyp-objs-y += cfi/cfi.o
-hyp-objs-y += core/console.o core/entropy.o core/exit.o core/main.o core/monitor.o core/sched.o core/vcpu.o core/vm.o
-hyp-objs-y += drivers/uart8250.o
+# Layers, lowest first (scripts/depgraph.py checks that no file depends on a
+# file that depends back on it): lib, drivers, arch -> mm -> vmm state (vcpu,
+# vm_state, sched, trap_inject) -> cfi, vdev, vsbi, fdt -> vmm dispatch (exit),
+# lifecycle (vm) -> run loop (vcpu_run) -> host services -> boot.
+hyp-objs-y += arch/hart.o arch/head.o arch/insn.o arch/sbi_client.o arch/trap.o arch/trap_fault.o \
+	      arch/vcpu_enter.o arch/vcpu_switch.o
+hyp-objs-y += boot/main.o
+hyp-objs-y += cfi/cfi.o cfi/swcheck.o
+hyp-objs-y += drivers/uart8250.o drivers/virtio_console.o
 hyp-objs-y += fdt/fdt_guest.o fdt/fdt_host.o
-hyp-objs-y += lib/printf.o lib/string.o
-hyp-objs-y += mm/gstage.o mm/guest_mem.o mm/mm.o
-hyp-objs-y += vsbi/vsbi.o vsbi/vsbi_base.o vsbi/vsbi_dbcn.o vsbi/vsbi_debug.o vsbi/vsbi_fwft.o vsbi/vsbi_hsm.o \
-	      vsbi/vsbi_ipi.o vsbi/vsbi_rfence.o vsbi/vsbi_srst.o vsbi/vsbi_time.o
-hyp-objs-y += vdev/vplic.o vdev/vuart.o
+hyp-objs-y += host/console.o host/mgmt.o host/monitor.o host/services.o
+hyp-objs-y += lib/entropy.o lib/json.o lib/log.o lib/printf.o lib/string.o
+hyp-objs-y += mm/gstage.o mm/guest_mem.o mm/mm.o mm/tlb.o mm/vmid.o
+hyp-objs-y += vdev/mmio.o vdev/vplic.o vdev/vuart.o
+hyp-objs-y += vmm/exit.o vmm/sched.o vmm/trap_inject.o vmm/vcpu.o vmm/vcpu_run.o vmm/vm.o \
+	      vmm/vm_state.o
+hyp-objs-y += vsbi/hartmask.o vsbi/vsbi.o vsbi/vsbi_dbcn.o vsbi/vsbi_debug.o vsbi/vsbi_fwft.o \
+	      vsbi/vsbi_hsm.o vsbi/vsbi_ipi.o vsbi/vsbi_rfence.o vsbi/vsbi_srst.o vsbi/vsbi_time.o
+# platform/$(PLATFORM)/*.c (quirks): built by the top Makefile
+platform-objs-y += quirks.o

@@ -51,7 +51,8 @@ def bare(kernel, smp, append=None, initrd=None, timeout=600):
 def carapace(vms, smp, timeout=600):
     """Run VMs under Carapace through the launcher; return the console."""
     cmd = [sys.executable, str(ROOT / "tools" / "carapace-run"), "--batch", "--icount",
-           "--timeout", str(timeout), "--smp", str(smp)]
+           "--timeout", str(timeout), "--smp", str(smp),
+           "--ctl-socket", f"/tmp/carapace-bench-{os.getpid()}-{time.monotonic_ns()}.sock"]
     for vm in vms:
         cmd += ["--vm", vm]
     return run(cmd, timeout + 30)
@@ -67,8 +68,12 @@ def run(cmd, timeout, stop_on=None):
             break
         if time.time() > end:
             break
-    p.kill()
-    p.wait()
+    p.terminate()   # the launcher takes QEMU down with it on SIGTERM
+    try:
+        p.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
     return "\n".join(lines)
 
 

@@ -6,13 +6,94 @@
 #            guest kernel + busybox-static (sid riscv64 .debs)
 # Fetched .debs go through a private apt configuration under $CARAPACE_CACHE;
 # the system's sources gain bookworm-backports and nothing else.
+# Mirror: $CARAPACE_MIRROR, else the one the system's apt sources already use
+# (see system_mirror below).
 # Usage: scripts/deps.sh [host|firmware|libfdt|linux|bench|all]...
 set -euo pipefail
 
 CACHE=${CARAPACE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/carapace}
-MIRROR=${CARAPACE_MIRROR:-http://deb.debian.org/debian}
+MIRROR=${CARAPACE_MIRROR:-}
+SYS_SOURCES=/etc/apt/sources.list.d/debian.sources
+SYS_LIST=/etc/apt/sources.list
 say() { printf '[deps] %s\n' "$*" >&2; }
 die() { printf '[deps] error: %s\n' "$*" >&2; exit 1; }
+
+# debian_codename: this system's release codename (bookworm if unknown).
+debian_codename() {
+	local c
+	c=$(sed -n 's/^VERSION_CODENAME=//p' /etc/os-release 2>/dev/null | tr -d "\"'" || true)
+	echo "${c:-bookworm}"
+}
+
+# system_mirror DEB822_FILE LIST_FILE [CODENAME]: print the Debian archive URI
+# the system's apt sources use, without a trailing slash; status 1 if none.
+# Candidates, in order: every URI of the deb822 file's `Types: deb` stanzas
+# (Enabled: no skipped), then every `deb` line of the one-line file (deb-src
+# and [options] skipped). The first candidate whose suites include CODENAME
+# wins; else the first with a suite that is not a security one (*-security,
+# */updates), since the security archive does not carry the other suites.
+# URIs without :// (cdrom:) are ignored. Missing files are fine.
+system_mirror() {
+	local sources=$1 list=$2 codename=${3:-$(debian_codename)}
+	{
+		[ ! -r "$sources" ] || awk '
+		function flush(   n, i, u) {
+			if (types ~ /(^|[ \t])deb([ \t]|$)/ && tolower(enabled) != "no") {
+				n = split(uris, u)
+				for (i = 1; i <= n; i++) print u[i] "\t" suites
+			}
+			types = uris = suites = enabled = field = ""
+		}
+		/^[ \t]*#/ { next }
+		/^[ \t]*$/ { flush(); next }
+		/^[ \t]/ {	# continuation of the previous field
+			if (field == "types") types = types " " $0
+			else if (field == "uris") uris = uris " " $0
+			else if (field == "suites") suites = suites " " $0
+			next
+		}
+		{
+			i = index($0, ":"); if (!i) { field = ""; next }
+			field = tolower(substr($0, 1, i - 1)); gsub(/[ \t]/, "", field)
+			val = substr($0, i + 1)
+			if (field == "types") types = val
+			else if (field == "uris") uris = val
+			else if (field == "suites") suites = val
+			else if (field == "enabled") { enabled = val; gsub(/[ \t]/, "", enabled) }
+		}
+		END { flush() }' "$sources"
+		[ ! -r "$list" ] || awk '
+		{ sub(/#.*/, "") }
+		$1 != "deb" { next }
+		{
+			line = $0; sub(/^[ \t]*deb[ \t]+/, "", line)
+			if (substr(line, 1, 1) == "[") {
+				i = index(line, "]"); if (!i) next
+				line = substr(line, i + 1)
+			}
+			if (split(line, f) >= 2) print f[1] "\t" f[2]
+		}' "$list"
+	} | awk -F '\t' -v c="$codename" '
+	function security(s) { return s ~ /-security$/ || s ~ /\/updates$/ }
+	{
+		uri = $1; sub(/\/+$/, "", uri)
+		if (uri !~ /:\/\//) next
+		n = split($2, s, " ")
+		for (i = 1; i <= n; i++) {
+			if (s[i] == c && best == "") best = uri
+			if (!security(s[i]) && any == "") any = uri
+		}
+	}
+	END { if (best != "") print best; else if (any != "") print any; else exit 1 }'
+}
+
+# need_mirror: set MIRROR (CARAPACE_MIRROR, else the system's) or fail.
+need_mirror() {
+	[ -z "$MIRROR" ] || return 0
+	MIRROR=$(system_mirror "$SYS_SOURCES" "$SYS_LIST") ||
+		die "cannot find a Debian mirror in $SYS_SOURCES (URIs:) or $SYS_LIST (deb lines); set CARAPACE_MIRROR to a Debian archive URL"
+	say "mirror: $MIRROR (from the system's apt sources; CARAPACE_MIRROR overrides)"
+}
 
 SUDO=
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
@@ -32,6 +113,7 @@ deps_host() {
 	if host_ok; then say "host tools present (QEMU $(qemu-system-riscv64 --version | head -1 | awk '{print $4}'))"; return; fi
 	local list=/etc/apt/sources.list.d/bookworm-backports.list
 	if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+		need_mirror
 		say "adding bookworm-backports to $list (the only system source we add)"
 		echo "deb $MIRROR bookworm-backports main" | $SUDO tee "$list" >/dev/null
 	fi
@@ -54,6 +136,7 @@ deps_host() {
 papt() {
 	local suite=$1 arch=$2 tool=$3; shift 3
 	local d="$CACHE/apt/$suite-$arch"
+	need_mirror
 	mkdir -p "$d/lists/partial" "$d/cache/archives/partial" "$d/etc"
 	echo "deb [arch=$arch] $MIRROR $suite main" >"$d/etc/sources.list"
 	: >"$d/status"
@@ -68,6 +151,7 @@ papt_update() {
 	local suite=$1 arch=$2 stamp="$CACHE/apt/$1-$2/updated"
 	# Refresh lists at most daily: sid moves, and a stale list 404s.
 	if [ ! -f "$stamp" ] || [ -n "$(find "$stamp" -mmin +1440)" ]; then
+		need_mirror
 		say "private apt: updating $suite ($arch) lists"
 		papt "$suite" "$arch" apt-get update >/dev/null || die "private apt update for $suite failed"
 		touch "$stamp"
@@ -121,6 +205,7 @@ deps_libfdt() {
 deps_linux() {
 	papt_update sid riscv64
 	if [ ! -f "$CACHE/linux/.done" ]; then
+		need_mirror	# here, not in the apt-cache subshells below
 		# Resolve the real kernel package behind the metapackage.
 		local img bin
 		img=$(papt sid riscv64 apt-cache depends linux-image-riscv64 |
@@ -139,6 +224,9 @@ deps_linux() {
 	fetch_deb sid riscv64 busybox-static "$CACHE/busybox"
 	say "guest kernel: $CACHE/linux/Image ($(cat "$CACHE/linux/package")), busybox: $CACHE/busybox/usr/bin/busybox"
 }
+
+# Sourced (tests): define the functions only.
+[ "${BASH_SOURCE[0]}" = "$0" ] || return 0
 
 [ $# -gt 0 ] || set -- all
 for what in "$@"; do

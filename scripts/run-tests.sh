@@ -16,7 +16,9 @@ make --no-print-directory test-unit || rc=1
 marks="quick or reference"
 [ "$tier" = all ] && marks="quick or reference or linux"
 echo "== in-QEMU tests ($marks) =="
-# pytest's summary line is the last line of the run
+# pytest's summary line is the last line of the run. -rfEs lists failures,
+# errors and skips with their reasons; under CI (CI=true) tests/conftest.py
+# turns every skip into a failure.
 $PY -m pytest -q -rfEs -m "$marks" tests
 prc=$?
 [ $prc -eq 0 ] || rc=1

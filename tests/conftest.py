@@ -1,6 +1,13 @@
 # SPDX-License-Identifier: MIT
 """Shared pytest setup: the markers the test suites use, registered so that
-`-m quick` and friends select them without "unknown marker" warnings."""
+`-m quick` and friends select them without "unknown marker" warnings; and,
+under CI (CI=true), no silent skips: a test that skips (missing artifacts,
+tools, firmware) fails with the skip reason, and a module skipped at
+collection fails the session. xfail stays allowed."""
+
+import os
+
+import pytest
 
 MARKERS = {
     "quick": "runs Carapace on QEMU with small guests (minutes)",
@@ -9,7 +16,67 @@ MARKERS = {
     "slow": "long-running runs",
 }
 
+CI_SKIP = "skipped under CI (CI=true), which counts as a failure"
+
+
+def _ci():
+    return os.environ.get("CI") == "true"
+
+
+def _skip_reason(report):
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:  # (path, line, reason)
+        path, line, reason = longrepr
+        return f"{reason} ({path}:{line})"
+    return str(longrepr)
+
+
+class _SkipFailure(str):
+    """A failure text that also shows in the short test summary (-rfE): pytest
+    takes that line from longrepr.reprcrash.message."""
+
+    @property
+    def reprcrash(self):
+        return self
+
+    @property
+    def message(self):
+        return str(self)
+
+
+_collect_skips = []  # modules skipped at collection under CI
+
 
 def pytest_configure(config):
     for name, help_text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {help_text}")
+    _collect_skips.clear()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if not _ci() or not report.skipped or hasattr(report, "wasxfail"):
+        return
+    report.outcome = "failed"
+    report.longrepr = _SkipFailure(f"{CI_SKIP}: {_skip_reason(report)}")
+
+
+def pytest_collectreport(report):
+    # Failing a collect report would stop the whole run (collection error);
+    # record the skip and fail the session at the end instead.
+    if _ci() and report.skipped:
+        _collect_skips.append(f"{report.nodeid}: {_skip_reason(report)}")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _collect_skips and exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if _collect_skips:
+        terminalreporter.section("skipped at collection under CI", sep="=", red=True)
+        for line in _collect_skips:
+            terminalreporter.write_line(f"FAILED {line}: {CI_SKIP}")

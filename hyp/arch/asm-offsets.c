@@ -7,17 +7,17 @@
 #define DEFINE(sym, val) asm volatile("\n.ascii \"->" #sym " %0\"" ::"i"(val))
 #define OFFSET(sym, str, mem) DEFINE(sym, offsetof(struct str, mem))
 
-/* vcpu_switch.S turns hart->current (a struct vcpu *) into its context */
-_Static_assert(offsetof(struct vcpu, ctx) == 0, "vcpu ctx must come first");
+/* the trap vector uses hart->current (a struct vcpu *) as its context */
+_Static_assert(offsetof(struct vcpu, g.ctx) == 0, "vcpu context must come first");
 
 void asm_offsets(void);
 void asm_offsets(void)
 {
-	OFFSET(CTX_GPR, vcpu_ctx, gpr);
-	OFFSET(CTX_SEPC, vcpu_ctx, sepc);
-	OFFSET(CTX_SSTATUS, vcpu_ctx, sstatus);
-	OFFSET(CTX_HYP_SP, vcpu_ctx, hyp_sp);
-	OFFSET(CTX_HYP_TP, vcpu_ctx, hyp_tp);
+	OFFSET(CTX_GPR, vcpu, g.ctx.gpr);
+	OFFSET(CTX_SEPC, vcpu, g.ctx.sepc);
+	OFFSET(CTX_SSTATUS, vcpu, g.ctx.sstatus);
+	OFFSET(VCPU_HYP_SP, vcpu, hyp_sp);
+	OFFSET(VCPU_HYP_TP, vcpu, hyp_tp);
 	OFFSET(FP_F, vcpu_fp, f);
 	OFFSET(FP_FCSR, vcpu_fp, fcsr);
 	OFFSET(HART_INDEX, hart, index);

@@ -11,17 +11,15 @@ unsigned int nr_harts;
 struct hart_caps hart_caps;
 uint64_t timebase_hz;
 
-extern char __trap_vector[];
-
 /* Exceptions the guest handles itself. Cause 18 is added per VM by policy. */
 #define HEDELEG_BASE (BIT(EXC_INST_MISALIGNED) | BIT(EXC_ILLEGAL_INST) | BIT(EXC_BREAKPOINT) | \
 		      BIT(EXC_LOAD_MISALIGNED) | BIT(EXC_STORE_MISALIGNED) | BIT(EXC_ECALL_U) | \
 		      BIT(EXC_INST_PAGE_FAULT) | BIT(EXC_LOAD_PAGE_FAULT) | \
 		      BIT(EXC_STORE_PAGE_FAULT))
 
-void hart_init_csrs(void)
+void hart_init_csrs(unsigned long trap_vector)
 {
-	csr_write(CSR_STVEC, (unsigned long)__trap_vector);
+	csr_write(CSR_STVEC, trap_vector);
 	csr_write(CSR_HEDELEG, HEDELEG_BASE);
 	csr_write(CSR_HIDELEG, VS_IRQ_MASK);
 	csr_write(CSR_HVIP, 0);
@@ -51,7 +49,9 @@ void hart_probe_caps(void)
 	/* SSE sticks only after the firmware set menvcfg.SSE (FWFT SHADOW_STACK) */
 	hart_caps.zicfiss = v & ENVCFG_SSE;
 
-	csr_write(CSR_HGATP, HGATP_VMID_MASK << HGATP_VMID_SHIFT);
+	/* with MODE=Bare the other fields may read as zero: probe in Sv39x4 */
+	csr_write(CSR_HGATP, (HGATP_MODE_SV39X4 << HGATP_MODE_SHIFT) |
+			     (HGATP_VMID_MASK << HGATP_VMID_SHIFT));
 	v = (csr_read(CSR_HGATP) >> HGATP_VMID_SHIFT) & HGATP_VMID_MASK;
 	csr_write(CSR_HGATP, 0);
 	hart_caps.vmid_bits = (unsigned int)bit_count(v);

@@ -17,6 +17,7 @@ _start:
 	la	sp, hart_stacks
 	li	t0, HART_STACK_SZ
 	add	sp, sp, t0
+	la	a2, _secondary_start	/* hyp_main starts the other harts there */
 	call	hyp_main
 3:	wfi
 	j	3b

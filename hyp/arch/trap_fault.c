@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A trap taken in the hypervisor's own code is a hypervisor bug: report and stop. */
 #include <arch/riscv/csr.h>
-#include <console.h>
+#include <log.h>
 #include <hart.h>
 
 void hyp_fault_handler(void);

@@ -1,48 +1,50 @@
 /* SPDX-License-Identifier: MIT */
 /* Per-vCPU CFI state: FWFT LANDING_PAD/SHADOW_STACK drive henvcfg.LPE/SSE (with
- * LOCK), and software-check exceptions are counted and routed by VM policy. */
+ * LOCK). Software-check exits are handled in swcheck.c. */
 #include <arch/riscv/csr.h>
 #include <hyp/sbi_defs.h>
 #include <cfi.h>
 #include <hart.h>
 #include <vm.h>
 
+/* What the VM was given at creation (vm_features()), never what the host
+ * could give now: a restored guest keeps exactly its ISA. */
 bool cfi_vm_has_lp(const struct vm *vm)
 {
-	return hart_caps.zicfilp && vm->cfi_policy != CFI_POLICY_OFF;
+	return vm->cfg.features & VM_FEAT_ZICFILP;
 }
 
 bool cfi_vm_has_ss(const struct vm *vm)
 {
-	return hart_caps.zicfiss && vm->cfi_policy != CFI_POLICY_OFF;
+	return vm->cfg.features & VM_FEAT_ZICFISS;
 }
 
 void cfi_vcpu_reset(struct vcpu *v)
 {
-	v->fwft = (struct cfi_fwft){ 0 };
-	v->csr.henvcfg &= ~(ENVCFG_LPE | ENVCFG_SSE);
-	v->csr.senvcfg = 0;
-	v->csr.ssp = 0;
-	v->ctx.sstatus &= ~SR_SPELP;
-	v->csr.vsstatus &= ~SR_SPELP;
+	v->g.fwft = (struct cfi_fwft){ 0 };
+	v->henvcfg &= ~(ENVCFG_LPE | ENVCFG_SSE);
+	v->g.csr.senvcfg = 0;
+	v->g.csr.ssp = 0;
+	v->g.ctx.sstatus &= ~SR_SPELP;
+	v->g.csr.vsstatus &= ~SR_SPELP;
 }
 
 unsigned long cfi_henvcfg(const struct vcpu *v)
 {
-	return (v->fwft.lp_value ? ENVCFG_LPE : 0) | (v->fwft.ss_value ? ENVCFG_SSE : 0);
+	return (v->g.fwft.lp_value ? ENVCFG_LPE : 0) | (v->g.fwft.ss_value ? ENVCFG_SSE : 0);
 }
 
 unsigned long cfi_hedeleg(const struct vm *vm)
 {
-	return vm->cfi_policy == CFI_POLICY_DELEGATE ? BIT(EXC_SW_CHECK) : 0;
+	return vm->cfg.cfi_policy == CFI_POLICY_DELEGATE ? BIT(EXC_SW_CHECK) : 0;
 }
 
 /* The vCPU is loaded on this hart: keep the live henvcfg in step. */
 static void apply_henvcfg(struct vcpu *v)
 {
-	v->csr.henvcfg = (v->csr.henvcfg & ~(ENVCFG_LPE | ENVCFG_SSE)) | cfi_henvcfg(v);
-	csr_write(CSR_HENVCFG, v->csr.henvcfg);
-	if (!(v->csr.henvcfg & ENVCFG_SSE))	/* guest's senvcfg.SSE must read 0 now */
+	v->henvcfg = (v->henvcfg & ~(ENVCFG_LPE | ENVCFG_SSE)) | cfi_henvcfg(v);
+	csr_write(CSR_HENVCFG, v->henvcfg);
+	if (!(v->henvcfg & ENVCFG_SSE))	/* guest's senvcfg.SSE must read 0 now */
 		csr_clear(CSR_SENVCFG, ENVCFG_SSE);
 }
 
@@ -54,13 +56,13 @@ long cfi_fwft_set(struct vcpu *v, unsigned long feature, unsigned long value,
 
 	switch (feature) {
 	case SBI_FWFT_LANDING_PAD:
-		val = &v->fwft.lp_value;
-		locked = &v->fwft.lp_locked;
+		val = &v->g.fwft.lp_value;
+		locked = &v->g.fwft.lp_locked;
 		supported = cfi_vm_has_lp(v->vm);
 		break;
 	case SBI_FWFT_SHADOW_STACK:
-		val = &v->fwft.ss_value;
-		locked = &v->fwft.ss_locked;
+		val = &v->g.fwft.ss_value;
+		locked = &v->g.fwft.ss_locked;
 		supported = cfi_vm_has_ss(v->vm);
 		break;
 	default:
@@ -84,37 +86,30 @@ long cfi_fwft_get(struct vcpu *v, unsigned long feature, unsigned long *value)
 	case SBI_FWFT_LANDING_PAD:
 		if (!cfi_vm_has_lp(v->vm))
 			return SBI_ERR_NOT_SUPPORTED;
-		*value = v->fwft.lp_value;
+		*value = v->g.fwft.lp_value;
 		return SBI_SUCCESS;
 	case SBI_FWFT_SHADOW_STACK:
 		if (!cfi_vm_has_ss(v->vm))
 			return SBI_ERR_NOT_SUPPORTED;
-		*value = v->fwft.ss_value;
+		*value = v->g.fwft.ss_value;
 		return SBI_SUCCESS;
 	default:
 		return SBI_ERR_DENIED;
 	}
 }
 
-enum exit_action cfi_swcheck_exit(struct vcpu *v)
+/* The VM_FEAT_* a VM with @policy gets on this host (recorded at creation). */
+uint32_t vm_features(enum cfi_policy policy)
 {
-	unsigned long tval = csr_read(CSR_STVAL);
-	bool from_vs = v->ctx.sstatus & SR_SPP;
+	uint32_t f = VM_FEAT_SSTC;
 
-	if (tval == SWCHECK_TVAL_LANDING_PAD)
-		v->cfi_stats.swcheck_lp++;
-	else
-		v->cfi_stats.swcheck_ss++;
-	v->cfi_stats.last_pc = v->ctx.sepc;
-	v->cfi_stats.last_tval = tval;
-	v->cfi_stats.last_from_vs = from_vs;
-	if (v->vm->cfi_policy == CFI_POLICY_STRICT && from_vs) {
-		vm_stop(v->vm, "vcpu %u: CFI violation in the guest kernel (%s) at pc 0x%lx "
-			"(policy strict)", v->id,
-			tval == SWCHECK_TVAL_LANDING_PAD ? "landing pad" : "shadow stack",
-			v->ctx.sepc);
-		return EXIT_VM_STOP;
-	}
-	vcpu_redirect_trap(v, EXC_SW_CHECK, tval);
-	return EXIT_INJECTED;
+	if (hart_caps.henvcfg_ok & ENVCFG_PBMTE)
+		f |= VM_FEAT_SVPBMT;
+	if (hart_caps.henvcfg_ok & ENVCFG_ADUE)
+		f |= VM_FEAT_SVADU;
+	if (policy != CFI_POLICY_OFF && hart_caps.zicfilp)
+		f |= VM_FEAT_ZICFILP;
+	if (policy != CFI_POLICY_OFF && hart_caps.zicfiss)
+		f |= VM_FEAT_ZICFISS;
+	return f;
 }

@@ -60,7 +60,7 @@ static int build_cpus(void *fdt, const struct vm *vm)
 	TRY(fdt_property_u32(fdt, "#address-cells", 1));
 	TRY(fdt_property_u32(fdt, "#size-cells", 0));
 	TRY(fdt_property_u32(fdt, "timebase-frequency", (uint32_t)timebase_hz));
-	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
+	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++) {
 		char name[16];
 
 		snprintf(name, sizeof(name), "cpu@%u", i);
@@ -105,12 +105,12 @@ static int build_soc(void *fdt, const struct vm *vm)
 	TRY(fdt_property_u32(fdt, "#interrupt-cells", 1));
 	TRY(fdt_property(fdt, "interrupt-controller", "", 0));
 	TRY(fdt_property_u32(fdt, "riscv,ndev", VPLIC_NR_SRC - 1));
-	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
+	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++) {
 		ext[2 * i] = cpu_to_fdt32(PHANDLE_CPU_INTC(i));
 		ext[2 * i + 1] = cpu_to_fdt32(IRQ_S_EXT);
 	}
 	TRY(fdt_property(fdt, "interrupts-extended", ext,
-			 (int)(2 * vm->nr_vcpus * sizeof(fdt32_t))));
+			 (int)(2 * vm->cfg.nr_vcpus * sizeof(fdt32_t))));
 	TRY(fdt_property_u32(fdt, "phandle", PHANDLE_PLIC));
 	TRY(fdt_end_node(fdt));
 
@@ -141,23 +141,23 @@ int fdt_guest_build(const struct vm *vm, const struct guest_fdt_info *gi, void *
 	TRY(fdt_property_string(fdt, "model", "Carapace virtual machine"));
 
 	TRY(fdt_begin_node(fdt, "chosen"));
-	if (vm->bootargs[0])
-		TRY(fdt_property_string(fdt, "bootargs", vm->bootargs));
+	if (vm->cfg.bootargs[0])
+		TRY(fdt_property_string(fdt, "bootargs", vm->cfg.bootargs));
 	if (gi->initrd_end) {
 		TRY(fdt_property_u64(fdt, "linux,initrd-start", gi->initrd_start));
 		TRY(fdt_property_u64(fdt, "linux,initrd-end", gi->initrd_end));
 	}
-	TRY(fdt_property_u32(fdt, "carapace,boot-count", vm->boot_count));
+	TRY(fdt_property_u32(fdt, "carapace,boot-count", vm->cfg.boot_count));
 	TRY(fdt_property_string(fdt, "stdout-path", "serial0"));
-	entropy_fill(((uint64_t)vm->index << 32) | vm->boot_count, seed, sizeof(seed));
+	entropy_fill(((uint64_t)vm->index << 32) | vm->cfg.boot_count, seed, sizeof(seed));
 	TRY(fdt_property(fdt, "rng-seed", seed, sizeof(seed)));
-	TRY(fdt_property_string(fdt, "carapace,vm-name", vm->name));
+	TRY(fdt_property_string(fdt, "carapace,vm-name", vm->cfg.name));
 	TRY(fdt_end_node(fdt));
 
-	snprintf(name, sizeof(name), "memory@%lx", (unsigned long)vm->ram_gpa);
+	snprintf(name, sizeof(name), "memory@%lx", (unsigned long)vm->cfg.ram_gpa);
 	TRY(fdt_begin_node(fdt, name));
 	TRY(fdt_property_string(fdt, "device_type", "memory"));
-	TRY(prop_u64_pair(fdt, "reg", vm->ram_gpa, vm->ram_size));
+	TRY(prop_u64_pair(fdt, "reg", vm->cfg.ram_gpa, vm->cfg.ram_size));
 	TRY(fdt_end_node(fdt));
 
 	TRY(fdt_begin_node(fdt, "aliases"));

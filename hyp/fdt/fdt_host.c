@@ -167,8 +167,35 @@ static int parse_cfi_policy(const char *s, enum cfi_policy *p)
 	return -HYP_EINVAL;
 }
 
+static int add_image(struct host_info *hi, const char *vm, const char *suffix,
+		     const struct mm_range *r, const char **err)
+{
+	struct host_image *im;
+	size_t a = strlen(vm), b = strlen(suffix);
+
+	if (hi->nr_images == HOST_MAX_IMAGES)
+		return *err = "too many images", -HYP_ENOMEM;
+	if (a + b + 1 > sizeof(im->name) || !r->size)
+		return *err = "bad image name or size", -HYP_EINVAL;
+	for (unsigned int i = 0; i < hi->nr_images; i++)
+		if (strlen(hi->images[i].name) == a + b && !memcmp(hi->images[i].name, vm, a) &&
+		    !memcmp(hi->images[i].name + a, suffix, b))
+			return *err = "two images with the same name", -HYP_EINVAL;
+	if (hi->nr_reserved == MM_MAX_RANGES)
+		return *err = "too many reserved ranges", -HYP_ENOMEM;
+	/* images stay where QEMU loaded them: keep them out of the allocator */
+	hi->reserved[hi->nr_reserved++] = *r;
+	im = &hi->images[hi->nr_images++];
+	memcpy(im->name, vm, a);
+	memcpy(im->name + a, suffix, b + 1);
+	im->addr = r->base;
+	im->size = r->size;
+	return 0;
+}
+
 /* One "carapace,vm" node under /chosen (see docs/user-guide.md). */
-static int parse_vm(const void *fdt, int node, struct vm_desc *d, const char **err)
+static int parse_vm(const void *fdt, int node, struct vm_desc *d, struct host_info *hi,
+		    const char **err)
 {
 	const char *name = get_string(fdt, node, "carapace,name");
 	const char *cfi = get_string(fdt, node, "carapace,cfi");
@@ -197,18 +224,23 @@ static int parse_vm(const void *fdt, int node, struct vm_desc *d, const char **e
 	fdt_for_each_subnode(child, fdt, node) {
 		struct mm_range r;
 		unsigned int nr = 0;
+		int rc = 0;
 
 		if (read_reg(fdt, child, &r, &nr, 1))
 			return *err = "bad module reg", -HYP_EINVAL;
 		if (!fdt_node_check_compatible(fdt, child, "carapace,kernel")) {
-			d->kernel_addr = r.base;
-			d->kernel_size = r.size;
+			rc = add_image(hi, d->name, ".kernel", &r, err);
+			if (!rc)
+				memcpy(d->kernel, hi->images[hi->nr_images - 1].name, sizeof(d->kernel));
 		} else if (!fdt_node_check_compatible(fdt, child, "carapace,ramdisk")) {
-			d->initrd_addr = r.base;
-			d->initrd_size = r.size;
+			rc = add_image(hi, d->name, ".initrd", &r, err);
+			if (!rc)
+				memcpy(d->initrd, hi->images[hi->nr_images - 1].name, sizeof(d->initrd));
 		}
+		if (rc)
+			return rc;
 	}
-	if (!d->kernel_size)
+	if (!d->kernel[0])
 		return *err = "vm node without a kernel module", -HYP_EINVAL;
 	return 0;
 }
@@ -233,27 +265,31 @@ static int parse_chosen(const void *fdt, struct host_info *hi, const char **err)
 		hi->rng_seed_len = MIN((unsigned int)len, (unsigned int)sizeof(hi->rng_seed));
 		memcpy(hi->rng_seed, seed, hi->rng_seed_len);
 	}
+	hi->persist = fdt_getprop(fdt, chosen, "carapace,persist", NULL) != NULL;
+	ts = fdt_getprop(fdt, chosen, "carapace,vmid-bits", &len);
+	if (ts && len == 4)
+		hi->vmid_bits = fdt32_to_cpu(*ts);
 	fdt_for_each_subnode(node, fdt, chosen) {
+		if (!fdt_node_check_compatible(fdt, node, "carapace,image")) {
+			const char *name = get_string(fdt, node, "carapace,name");
+			struct mm_range r;
+			unsigned int nr = 0;
+
+			if (!name || !*name || read_reg(fdt, node, &r, &nr, 1))
+				return *err = "image node without a name or reg", -HYP_EINVAL;
+			rc = add_image(hi, name, "", &r, err);
+			if (rc)
+				return rc;
+			continue;
+		}
 		if (fdt_node_check_compatible(fdt, node, "carapace,vm"))
 			continue;
 		if (hi->nr_vms == HOST_MAX_VMS)
 			return *err = "too many VMs", -HYP_ENOMEM;
-		rc = parse_vm(fdt, node, &hi->vms[hi->nr_vms], err);
+		rc = parse_vm(fdt, node, &hi->vms[hi->nr_vms], hi, err);
 		if (rc)
 			return rc;
 		hi->nr_vms++;
-		/* the images stay where QEMU loaded them: keep them out of the allocator */
-		for (int m = 0; m < 2; m++) {
-			struct vm_desc *d = &hi->vms[hi->nr_vms - 1];
-			uint64_t a = m ? d->initrd_addr : d->kernel_addr;
-			uint64_t s = m ? d->initrd_size : d->kernel_size;
-
-			if (!s)
-				continue;
-			if (hi->nr_reserved == MM_MAX_RANGES)
-				return *err = "too many reserved ranges", -HYP_ENOMEM;
-			hi->reserved[hi->nr_reserved++] = (struct mm_range){ a, s };
-		}
 	}
 	return 0;
 }
@@ -266,7 +302,6 @@ int fdt_host_parse(const void *fdt, struct host_info *hi, const char **err)
 	*err = "";
 	if (fdt_check_header(fdt))
 		return *err = "bad FDT header", -HYP_EINVAL;
-	hi->qemu_virt = !fdt_node_check_compatible(fdt, 0, "riscv-virtio");
 	rc = parse_cpus(fdt, hi, err);
 	if (!rc)
 		rc = parse_memory(fdt, hi, err);

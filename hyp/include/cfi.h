@@ -27,6 +27,8 @@ struct cfi_stats {
 	uint64_t last_pc, last_tval, last_from_vs;
 };
 
+/** vm_features() - the VM_FEAT_* (vm.h) a VM with @policy gets on this host. */
+uint32_t vm_features(enum cfi_policy policy);
 /** cfi_vm_has_lp()/cfi_vm_has_ss() - what this VM may use (host caps and policy). */
 bool cfi_vm_has_lp(const struct vm *vm);
 bool cfi_vm_has_ss(const struct vm *vm);

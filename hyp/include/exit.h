@@ -21,7 +21,7 @@ enum exit_action vcpu_exit(struct vcpu *v);
  *  the context; false (with nothing changed) when the full path must do it. */
 bool exit_mmio_fast(struct vcpu *v, unsigned long cause);
 /** vcpu_redirect_trap() - deliver an exception to the guest's vstvec as hardware would,
- *  carrying the trapped context's ELP into vsstatus.SPELP (cfi-virt.md 3.5). */
+ *  carrying the trapped context's ELP into vsstatus.SPELP (docs/cfi.md §9.8). */
 void vcpu_redirect_trap(struct vcpu *v, unsigned long cause, unsigned long tval);
 /** vcpu_fetch_insn() - read the guest instruction at @pc with HLVX; 0 on fault. */
 unsigned long vcpu_fetch_insn(unsigned long pc);

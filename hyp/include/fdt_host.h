@@ -5,20 +5,10 @@
 #include <types.h>
 #include <cfi.h>
 #include <mm.h>
+#include <vm_lifecycle.h>
 
 #define HOST_MAX_HARTS	8
 #define HOST_MAX_VMS	8
-
-struct vm_desc {
-	char name[16];
-	uint64_t memory;
-	unsigned int vcpus;
-	enum cfi_policy cfi;
-	bool debug;			/* carapace,debug: offer the debug SBI extension */
-	char bootargs[512];
-	uint64_t kernel_addr, kernel_size;
-	uint64_t initrd_addr, initrd_size;
-};
 
 struct host_info {
 	struct mm_range mem[MM_MAX_RANGES];
@@ -33,11 +23,16 @@ struct host_info {
 	uint32_t timeslice_us;		/* /chosen carapace,timeslice-us, 0 if absent */
 	uint32_t partial_flush_ms;	/* carapace,partial-flush-ms: 20 if absent, 0 = never */
 	uint8_t rng_seed[64];		/* /chosen/rng-seed (QEMU gives 32 bytes) */
-	unsigned int rng_seed_len;		/* /chosen carapace,timeslice-us, 0 if absent */
+	unsigned int rng_seed_len;
 	bool isa_zicfilp, isa_zicfiss, isa_sstc, isa_smstateen;	/* advertised on every hart */
-	bool qemu_virt;			/* root compatible "riscv-virtio": QEMU quirks apply */
+	bool persist;			/* carapace,persist: stay up with no VM */
+	uint32_t vmid_bits;		/* carapace,vmid-bits: use at most this many (0: all) */
 	struct vm_desc vms[HOST_MAX_VMS];
 	unsigned int nr_vms;
+	/* images QEMU loaded: each VM's kernel/initrd ("NAME.kernel", "NAME.initrd")
+	 * and the "carapace,image" nodes */
+	struct host_image images[HOST_MAX_IMAGES];
+	unsigned int nr_images;
 };
 
 /** fdt_host_parse() - fill @hi from @fdt. Returns 0 or -HYP_E*; @err gets a message. */

@@ -10,15 +10,15 @@
 #define GSTAGE_GPA_BITS		41
 
 /* Guest RAM: readable, writable, executable. G-stage leaves are always U=1, and
- * shadow-stack accesses need both R and W here (cfi-virt.md 4.2). */
+ * shadow-stack accesses need both R and W here (docs/cfi.md §9.9). */
 #define GSTAGE_PROT_RAM		(PTE_R | PTE_W | PTE_X)
 
 /** gstage_alloc_fn - returns a zeroed, 4 KiB aligned table page (host address) or 0. */
-typedef uint64_t (*gstage_alloc_fn)(void);
+typedef uint64_t (*gstage_alloc_fn)(void *ctx);
 
 /** gstage_map() - map [gpa, gpa+size) to hpa with @prot; 2 MiB leaves where aligned. */
 int gstage_map(uint64_t root, gpa_t gpa, hpa_t hpa, uint64_t size, unsigned long prot,
-	       gstage_alloc_fn alloc);
+	       gstage_alloc_fn alloc, void *ctx);
 /** gstage_lookup() - the leaf PTE for @gpa, or NULL; *level_size gets the leaf's size. */
 uint64_t *gstage_lookup(uint64_t root, gpa_t gpa, uint64_t *level_size);
 /** gstage_translate() - host address for @gpa, or 0 if unmapped. */

@@ -3,6 +3,7 @@
 #ifndef HYP_HART_H
 #define HYP_HART_H
 #include <types.h>
+#include <tlb.h>
 
 #define HART_MAX	8
 #define HART_STACK_SIZE	(16 * 1024)
@@ -19,7 +20,7 @@ struct hart_caps {
 	bool fw_cfi;		/* firmware implements FWFT LANDING_PAD (OpenSBI >= 1.6),
 				 * which also means it delegates cause 18 to HS */
 	/* QEMU 10.0.2, henvcfg.LPE=1: sret takes ELP from vsstatus.SPELP, so an
-	 * injected trap with SPELP=1 faults again at vstvec (cfi-virt.md Q4) */
+	 * injected trap with SPELP=1 faults again at vstvec (docs/cfi.md Q4) */
 	bool quirk_qemu_spelp;
 	unsigned int vmid_bits;
 };
@@ -28,7 +29,7 @@ struct hart {
 	unsigned long hartid;	/* physical hart id */
 	unsigned int index;	/* 0..nr_harts-1 */
 	struct vcpu *current;	/* vCPU loaded on this hart */
-	struct vcpu *last;	/* last vCPU that ran here (skip reloads) */
+	struct tlb_hart tlb;	/* translation-cache upkeep (hyp/mm/tlb.c) */
 };
 
 extern struct hart harts[HART_MAX];
@@ -36,6 +37,7 @@ extern unsigned int nr_harts;
 extern struct hart_caps hart_caps;
 extern uint64_t timebase_hz;
 
+#ifndef HOST_TEST
 static inline struct hart *this_hart(void)
 {
 	struct hart *h;
@@ -43,14 +45,23 @@ static inline struct hart *this_hart(void)
 	asm volatile("mv %0, tp" : "=r"(h));
 	return h;
 }
+#else
+extern struct hart *test_this_hart;	/* host unit tests choose the hart */
+static inline struct hart *this_hart(void)
+{
+	return test_this_hart;
+}
+#endif
 
-/** hart_init_csrs() - per-hart hypervisor CSR setup (hedeleg, hideleg, hcounteren...). */
-void hart_init_csrs(void);
+/** hart_init_csrs() - per-hart hypervisor CSR setup (hedeleg, hideleg, hcounteren...);
+ *  @trap_vector goes to stvec. */
+void hart_init_csrs(unsigned long trap_vector);
 /** hart_probe_caps() - fill hart_caps on the boot hart. */
 void hart_probe_caps(void);
 /** hart_stack_top() - initial sp of @h's hypervisor stack. */
 unsigned long hart_stack_top(const struct hart *h);
 
+#ifndef HOST_TEST
 static inline uint64_t time_now(void)
 {
 	uint64_t t;
@@ -58,4 +69,5 @@ static inline uint64_t time_now(void)
 	asm volatile("rdtime %0" : "=r"(t));
 	return t;
 }
+#endif
 #endif

@@ -32,4 +32,8 @@ extern struct mm_pool host_pool;
 hpa_t mm_alloc(uint64_t size, uint64_t align);
 /** mm_alloc_raw() - the same, not zeroed (guest RAM: zeroed on first touch). */
 hpa_t mm_alloc_raw(uint64_t size, uint64_t align);
+/** mm_free() - give [pa, pa+size) back (a destroyed VM's blocks). */
+void mm_free(hpa_t pa, uint64_t size);
+/** mm_free_bytes() - host memory still free. */
+uint64_t mm_free_bytes(void);
 #endif

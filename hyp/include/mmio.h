@@ -18,7 +18,7 @@ enum insn_kind {
 	INSN_KIND_OTHER,	/* not an integer load/store we emulate */
 	INSN_KIND_LOAD,
 	INSN_KIND_STORE,
-	INSN_KIND_SHADOW_STACK,	/* sspush/sspopchk/ssamoswap (never MMIO: cfi-virt.md 4.3) */
+	INSN_KIND_SHADOW_STACK,	/* sspush/sspopchk/ssamoswap (never MMIO: docs/cfi.md §9.10) */
 };
 
 /** insn_decode_mmio() - decode @insn (16- or 32-bit encoding) into @a.
@@ -27,7 +27,7 @@ enum insn_kind insn_decode_mmio(uint32_t insn, struct mmio_access *a);
 /** insn_from_htinst() - if @htinst is a transformed plain load/store, give its
  *  32-bit form and the length of the trapping instruction. Anything else (0,
  *  pseudoinstructions, QEMU's bogus values for shadow-stack instructions,
- *  cfi-virt.md Q9) returns false: fetch the instruction instead. */
+ *  docs/cfi.md §7 Q9) returns false: fetch the instruction instead. */
 bool insn_from_htinst(unsigned long htinst, uint32_t *insn, unsigned int *len);
 /** insn_is_shadow_stack() - one of the Zicfiss memory instructions. */
 bool insn_is_shadow_stack(uint32_t insn);

@@ -4,16 +4,25 @@
 #define HYP_SCHED_H
 #include <types.h>
 
+struct hart;
 struct vcpu;
 struct vm;
 
 extern uint64_t sched_slice_ticks;
+/* Host services run on hart 0 whenever it passes through the scheduler or
+ * takes a timer exit (set at boot; the run loop knows nothing about them). */
+extern void (*sched_host_poll)(void);
 
-/** sched_loop() - run vCPUs on this hart forever. */
+/** sched_loop() - run vCPUs on this hart forever (hyp/vmm/vcpu_run.c). */
 void sched_loop(void) __attribute__((noreturn));
 /** sched_next() - the next vCPU for this hart (marked as on it); idles until
  *  one is runnable, and resets VMs that asked for a reboot meanwhile. */
 struct vcpu *sched_next(void);
+/** sched_pick() - a runnable vCPU, now marked as on this hart, or NULL; or a
+ *  rebooting VM this hart must reset (*reboot, then no vCPU). */
+struct vcpu *sched_pick(uint64_t now, struct vm **reboot);
+/** sched_idle() - sleep until a kick or the earliest guest timer. */
+void sched_idle(struct hart *h, uint64_t now);
 /** sched_arm_slice() - end this hart's time slice one slice from now (HS timer). */
 void sched_arm_slice(void);
 /** sched_release() - @v left this hart (after vcpu_put()). */
@@ -25,6 +34,4 @@ void sched_lock(void);
 void sched_unlock(void);
 /** sched_kick_idle() - wake an idle hart so it rescans the run queue. */
 void sched_kick_idle(void);
-/** sched_vm_down() - account a VM that went down; powers off when none is left. */
-void sched_check_all_down(void);
 #endif

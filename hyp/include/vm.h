@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* A virtual machine: its RAM, G-stage tables, vCPUs, devices, console and lifecycle. */
+/* A virtual machine. What the VM is (struct vm_config), what its devices and
+ * vCPUs hold (guest state), and what the host keeps for it (memory, VMID,
+ * counters, locks) are kept apart. */
 #ifndef HYP_VM_H
 #define HYP_VM_H
 #include <types.h>
 #include <atomic.h>
 #include <cfi.h>
+#include <guest_map.h>
 #include <vcpu.h>
 #include <vdev.h>
 
@@ -12,20 +15,46 @@
 #define VM_MAX_VCPUS		8
 #define VM_NAME_LEN		16
 #define VM_BOOTARGS_LEN		512
-#define VM_GUEST_RAM_BASE	0x80000000UL
+#define VM_IMAGE_NAME_LEN	32
 #define VM_KERNEL_OFFSET	SZ_2M		/* flat kernels load at RAM base + 2 MiB */
 #define VM_FDT_MAX		SZ_64K
-#define VM_CONSOLE_LINE		256
-#define VM_INPUT_SIZE		256
 #define VM_MMIO_MAX		4
+#define VM_REASON_LEN		160
 
 /* Lifecycle. Only RUNNING VMs are scheduled; the others drain off the harts. */
 enum vm_state {
+	VM_EMPTY,	/* slot unused */
 	VM_RUNNING,
+	VM_PAUSING,	/* pause asked for: its vCPUs are leaving their harts */
+	VM_PAUSED,	/* every vCPU off CPU, whole context in memory */
 	VM_REBOOTING,	/* SRST reboot: reset once every vCPU is off CPU */
 	VM_RESETTING,	/* a hart is reloading it */
 	VM_STOPPING,	/* going down: its outcome is being reported */
-	VM_DOWN,	/* shut down or stopped; never runs again */
+	VM_DOWN,	/* shut down or stopped; runs again only if created anew */
+	VM_DESTROYING,	/* resources are returned once every vCPU is off CPU */
+};
+
+/* ISA and CFI features a VM was given (recorded so a restore can check that
+ * a host offers them). */
+#define VM_FEAT_ZICFILP		(1U << 0)
+#define VM_FEAT_ZICFISS		(1U << 1)
+#define VM_FEAT_SSTC		(1U << 2)
+#define VM_FEAT_SVPBMT		(1U << 3)
+#define VM_FEAT_SVADU		(1U << 4)
+
+/* What the VM is: everything needed to create it again. */
+struct vm_config {
+	char name[VM_NAME_LEN];
+	gpa_t ram_gpa;
+	uint64_t ram_size;
+	unsigned int nr_vcpus;
+	enum cfi_policy cfi_policy;
+	uint32_t features;		/* VM_FEAT_* */
+	uint32_t boot_count;
+	bool debug_ext;			/* SBI_EXT_CARAPACE_DEBUG offered (debug=1) */
+	char bootargs[VM_BOOTARGS_LEN];
+	char kernel_image[VM_IMAGE_NAME_LEN];	/* host image names it boots from */
+	char initrd_image[VM_IMAGE_NAME_LEN];
 };
 
 struct vm_image {
@@ -48,67 +77,91 @@ struct vm_stats {
 };
 
 struct vm {
-	char name[VM_NAME_LEN];
-	unsigned int index;
-	uint16_t vmid;
-	volatile enum vm_state state;
-	bool failed;			/* stopped by the hypervisor or SRST reason system-failure */
-	uint32_t boot_count;
-	enum cfi_policy cfi_policy;
+	struct vm_config cfg;
+	/* guest state: the vCPUs and the devices (each with its own save/restore) */
+	struct vcpu vcpus[VM_MAX_VCPUS];
+	struct vuart uart;
+	struct vplic plic;
 
-	gpa_t ram_gpa;
-	uint64_t ram_size;
-	hpa_t ram_hpa;
-	hpa_t gstage_root;
+	/* host resources and bookkeeping */
+	unsigned int index;
+	uint64_t serial;		/* creation number: slots are reused */
+	volatile enum vm_state state;
+	bool failed;			/* stopped by the hypervisor or SRST system-failure */
+	char reason[VM_REASON_LEN];	/* why it went down */
+	uint16_t vmid;
 	unsigned long hgatp;
+	uint64_t htimedelta;		/* guest time - host time */
+	hpa_t ram_hpa;
+	hpa_t meta_hpa;			/* one block: G-stage tables and chunk maps */
+	uint64_t meta_size;
+	hpa_t gstage_root;
+	uint64_t table_next, table_end;	/* G-stage table pages left in the block */
 	/* Guest RAM is zeroed and mapped in 2 MiB chunks on first touch, so a VM
 	 * starts without the cost of clearing all of it. Bit set = mapped. */
 	uint64_t *populated;
 	uint64_t *dirty;		/* chunks written since the last write-protect */
 	bool dirty_tracking;		/* a write-protect happened: count writes */
 	struct spinlock mem_lock;
-	bool debug_ext;			/* SBI_EXT_CARAPACE_DEBUG offered (debug=1) */
+	volatile unsigned long tlb_harts;	/* harts that may cache its translations */
 	uint32_t sbi_hidden;		/* SBI extensions whose probe said no, by slot */
-
 	struct vm_image kernel, initrd;
-	char bootargs[VM_BOOTARGS_LEN];
 	gpa_t kernel_gpa, fdt_gpa;
-
-	unsigned int nr_vcpus;
-	struct vcpu vcpus[VM_MAX_VCPUS];
 	unsigned int nr_mmio;
 	struct mmio_region mmio[VM_MMIO_MAX];
-
-	struct vuart uart;
-	struct vplic plic;
-
-	struct spinlock lock;		/* console buffers */
-	char line[VM_CONSOLE_LINE];
-	unsigned int line_len;
-	uint64_t line_time;		/* when the guest last wrote to the line */
-	uint8_t esc_state;		/* inside an escape sequence being dropped */
-	char input[VM_INPUT_SIZE];
-	unsigned int in_head, in_tail;
-
 	struct vm_stats stats;
+	/* host console presentation of its output (hyp/host/console.c) */
+	struct spinlock con_lock;
+	char line[256];
+	unsigned int line_len;
+	uint64_t line_time;
+	uint8_t esc_state;
 };
 
 extern struct vm vms[VM_MAX];
-extern unsigned int nr_vms;
+extern unsigned int nr_vms;		/* slots in use so far (high-water mark) */
 
-/** vm_create_all() - build every VM described in the host DT's /chosen. */
-struct host_info;
-void vm_create_all(const struct host_info *hi);
-/** vm_reset() - (re)load images, guest DT and vCPU 0; other vCPUs stopped. */
-int vm_reset(struct vm *vm);
+static inline bool vm_slot_used(const struct vm *vm)
+{
+	return vm->state != VM_EMPTY;
+}
+
+/** vm_vcpu() - vCPU by guest hart id, or NULL. */
+static inline struct vcpu *vm_vcpu(struct vm *vm, unsigned long hartid)
+{
+	return hartid < vm->cfg.nr_vcpus ? &vm->vcpus[hartid] : NULL;
+}
+
+/* State changes any layer may ask for (hyp/vmm/vm_state.c). Each takes the
+ * scheduler lock, kicks the VM's vCPUs and posts an event for the host
+ * services; none prints or waits. */
 /** vm_stop() - stop @vm for good with a reason (fatal guest error). Other VMs go on. */
 void vm_stop(struct vm *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** vm_shutdown() - SRST from the guest: shutdown (@reboot false) or reboot. */
 void vm_shutdown(struct vm *vm, bool reboot, bool failure);
+/** vm_request_pause() - RUNNING -> PAUSING; -HYP_EBUSY in any other state. */
+int vm_request_pause(struct vm *vm);
+/** vm_resume() - PAUSED -> RUNNING. */
+int vm_resume(struct vm *vm);
+/** vm_request_destroy() - any state but EMPTY/DESTROYING -> DESTROYING. */
+int vm_request_destroy(struct vm *vm);
+/** vm_off_cpu() - no vCPU of @vm is on a hart (caller holds the scheduler lock). */
+bool vm_off_cpu(const struct vm *vm);
 /** vm_exits() - exits of all its vCPUs so far. */
 uint64_t vm_exits(const struct vm *vm);
-/** vm_vcpu() - vCPU by guest hart id, or NULL. */
-struct vcpu *vm_vcpu(struct vm *vm, unsigned long hartid);
+/** vm_find() - the VM named @name, or NULL. */
+struct vm *vm_find(const char *name);
+
+/* Events the VM machinery posts for the host services (printing, power-off,
+ * management replies); drained on hart 0. */
+enum vm_event_kind {
+	VM_EV_DOWN,		/* stopped or shut down: vm->reason, vm->failed */
+	VM_EV_REBOOT,
+};
+/** vm_event_post() - queue an event; never blocks. */
+void vm_event_post(struct vm *vm, enum vm_event_kind kind);
+/** vm_event_take() - the oldest event, false if none. */
+bool vm_event_take(struct vm **vm, enum vm_event_kind *kind);
 
 /* Guest memory (hyp/mm/guest_mem.c); the only way the hypervisor touches guest RAM. */
 #define VM_RAM_CHUNK	SZ_2M
@@ -121,20 +174,30 @@ int vm_copy_to_guest(struct vm *vm, gpa_t dst, const void *src, uint64_t len);
 /** vm_ram_populate() - zero and map every not-yet-mapped chunk of [gpa, gpa+len);
  *  @write: the access is a write (marks chunks dirty while tracking). */
 int vm_ram_populate(struct vm *vm, gpa_t gpa, uint64_t len, bool write);
-/** vm_ram_discard() - unmap all guest RAM (reboot): chunks are zeroed again on touch. */
+/** vm_ram_discard() - unmap all guest RAM (reboot): chunks are zeroed again on
+ *  touch. Every hart that may cache the VM's translations drops them first. */
 void vm_ram_discard(struct vm *vm);
-/** vm_ram_init() - allocate the chunk bitmaps; nothing is mapped yet. */
+/** vm_meta_size() - bytes of the per-VM block vm_ram_init() carves up. */
+uint64_t vm_meta_size(uint64_t ram_size);
+/** vm_ram_init() - lay out G-stage root, table pages and chunk maps in the
+ *  zeroed block at vm->meta_hpa; nothing is mapped yet. */
 int vm_ram_init(struct vm *vm);
 /** vm_ram_write_protect() - clear W on every mapped chunk (dirty tracking);
- *  returns how many. The caller's vCPU must flush before it runs on. */
-uint64_t vm_ram_write_protect(struct vm *vm, struct vcpu *self);
+ *  returns how many. Every hart that may cache a writable translation has
+ *  dropped it when this returns. */
+uint64_t vm_ram_write_protect(struct vm *vm);
 /** vm_ram_resolve_write() - a write (or shadow-stack access) hit a write-
  *  protected chunk: mark it dirty and give W back. False if it was not that. */
 bool vm_ram_resolve_write(struct vm *vm, gpa_t gpa);
 /** vm_ram_dirty_chunks() - chunks written since the last write-protect. */
 uint64_t vm_ram_dirty_chunks(struct vm *vm);
 
+/* Emulated device windows (hyp/vdev/mmio.c). */
 /** vm_mmio_register() - add an emulated window; fails if it overlaps RAM or another. */
 int vm_mmio_register(struct vm *vm, const struct mmio_region *r);
 struct mmio_region *vm_mmio_find(struct vm *vm, gpa_t gpa);
+
+/* Guest console output goes to the host through this hook (set at boot by
+ * the host services), so device models need not know the host console. */
+extern void (*vm_console_out)(struct vm *vm, const char *buf, size_t len);
 #endif

@@ -22,7 +22,7 @@ struct vsbi_ext {
 	unsigned long eid_first, eid_last;
 	/** probe() - optional: is the extension available to this VM? (default yes) */
 	bool (*probe)(const struct vm *vm);
-	/** call() - handle function @fid; fills @ret. Arguments are in v->ctx.gpr[10..15]
+	/** call() - handle function @fid; fills @ret. Arguments are in v->g.ctx.gpr[10..15]
 	 *  and are validated here, at the boundary, before any use. */
 	void (*call)(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret);
 };
@@ -42,5 +42,5 @@ bool vsbi_registry_check(void);
 long vsbi_hart_mask(unsigned int nr_vcpus, unsigned long mask, unsigned long base,
 		    unsigned long *out);
 
-#define VSBI_ARG(v, n) ((v)->ctx.gpr[10 + (n)])
+#define VSBI_ARG(v, n) ((v)->g.ctx.gpr[10 + (n)])
 #endif

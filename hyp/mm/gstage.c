@@ -36,7 +36,7 @@ static bool pte_is_leaf(uint64_t pte)
 }
 
 static int map_one(uint64_t root, gpa_t gpa, hpa_t hpa, int leaf_level, unsigned long prot,
-		   gstage_alloc_fn alloc)
+		   gstage_alloc_fn alloc, void *ctx)
 {
 	uint64_t *table = (uint64_t *)(uintptr_t)root;
 
@@ -44,7 +44,7 @@ static int map_one(uint64_t root, gpa_t gpa, hpa_t hpa, int leaf_level, unsigned
 		uint64_t *pte = &table[pte_index(gpa, level)];
 
 		if (!(*pte & PTE_V)) {
-			uint64_t page = alloc();
+			uint64_t page = alloc(ctx);
 
 			if (!page)
 				return -HYP_ENOMEM;
@@ -61,7 +61,7 @@ static int map_one(uint64_t root, gpa_t gpa, hpa_t hpa, int leaf_level, unsigned
 }
 
 int gstage_map(uint64_t root, gpa_t gpa, hpa_t hpa, uint64_t size, unsigned long prot,
-	       gstage_alloc_fn alloc)
+	       gstage_alloc_fn alloc, void *ctx)
 {
 	if (((gpa | hpa | size) & (PAGE_SIZE - 1)) || !size || !(prot & (PTE_R | PTE_X)) ||
 	    (prot & ~(unsigned long)(PTE_R | PTE_W | PTE_X)) || (prot & (PTE_R | PTE_W)) == PTE_W)
@@ -71,7 +71,7 @@ int gstage_map(uint64_t root, gpa_t gpa, hpa_t hpa, uint64_t size, unsigned long
 	while (size) {
 		bool huge = !((gpa | hpa) & (SZ_2M - 1)) && size >= SZ_2M;
 		uint64_t step = huge ? SZ_2M : PAGE_SIZE;
-		int rc = map_one(root, gpa, hpa, huge ? 1 : 0, prot, alloc);
+		int rc = map_one(root, gpa, hpa, huge ? 1 : 0, prot, alloc, ctx);
 
 		if (rc)
 			return rc;

@@ -3,28 +3,59 @@
 #include <string.h>
 #include <errno.h>
 #include <gstage.h>
-#include <hfence.h>
 #include <mm.h>
+#include <tlb.h>
 #include <vm.h>
 
 bool vm_gpa_range_is_ram(const struct vm *vm, gpa_t gpa, uint64_t len)
 {
-	return range_within(gpa, len, vm->ram_gpa, vm->ram_size);
+	return range_within(gpa, len, vm->cfg.ram_gpa, vm->cfg.ram_size);
 }
 
-static uint64_t table_page(void)
+/* The per-VM block (allocated zeroed by the caller, GSTAGE_ROOT_SIZE aligned):
+ * G-stage root, one table page per GiB of guest RAM (2 MiB leaves), then the
+ * populated and dirty chunk maps. One block, so destroy returns it whole. */
+static uint64_t chunk_map_bytes(uint64_t ram_size)
 {
-	return mm_alloc(PAGE_SIZE, PAGE_SIZE);
+	return ALIGN_UP((ram_size / VM_RAM_CHUNK + 63) / 64 * 8, PAGE_SIZE);
+}
+
+static uint64_t table_pages(uint64_t ram_size)
+{
+	/* RAM starts on a GiB boundary: one level-1 table per GiB it touches */
+	return (ram_size + SZ_1G - 1) / SZ_1G;
+}
+
+uint64_t vm_meta_size(uint64_t ram_size)
+{
+	return GSTAGE_ROOT_SIZE + table_pages(ram_size) * PAGE_SIZE + 2 * chunk_map_bytes(ram_size);
+}
+
+/* gstage_alloc_fn: the next table page of the VM's block (zeroed). */
+static uint64_t table_page(void *ctx)
+{
+	struct vm *vm = ctx;
+	uint64_t page;
+
+	if (vm->table_next >= vm->table_end)
+		return 0;
+	page = vm->table_next;
+	vm->table_next += PAGE_SIZE;
+	return page;
 }
 
 int vm_ram_init(struct vm *vm)
 {
-	uint64_t chunks = vm->ram_size / VM_RAM_CHUNK;
-	uint64_t bytes = ALIGN_UP((chunks + 63) / 64 * 8, PAGE_SIZE);
+	uint64_t maps = chunk_map_bytes(vm->cfg.ram_size);
 
-	vm->populated = (uint64_t *)(uintptr_t)mm_alloc(bytes, PAGE_SIZE);
-	vm->dirty = (uint64_t *)(uintptr_t)mm_alloc(bytes, PAGE_SIZE);
-	return vm->populated && vm->dirty ? 0 : -HYP_ENOMEM;
+	vm->meta_size = vm_meta_size(vm->cfg.ram_size);
+	vm->gstage_root = vm->meta_hpa;
+	vm->table_next = vm->meta_hpa + GSTAGE_ROOT_SIZE;
+	vm->table_end = vm->table_next + table_pages(vm->cfg.ram_size) * PAGE_SIZE;
+	vm->populated = (uint64_t *)(uintptr_t)vm->table_end;
+	vm->dirty = (uint64_t *)(uintptr_t)(vm->table_end + maps);
+	vm->dirty_tracking = false;
+	return 0;
 }
 
 int vm_ram_populate(struct vm *vm, gpa_t gpa, uint64_t len, bool write)
@@ -37,12 +68,12 @@ int vm_ram_populate(struct vm *vm, gpa_t gpa, uint64_t len, bool write)
 		return 0;
 	if (!vm_gpa_range_is_ram(vm, gpa, len))
 		return -HYP_EFAULT;
-	first = (gpa - vm->ram_gpa) / VM_RAM_CHUNK;
-	last = (gpa + len - 1 - vm->ram_gpa) / VM_RAM_CHUNK;
+	first = (gpa - vm->cfg.ram_gpa) / VM_RAM_CHUNK;
+	last = (gpa + len - 1 - vm->cfg.ram_gpa) / VM_RAM_CHUNK;
 	spin_lock(&vm->mem_lock);
 	for (uint64_t c = first; c <= last && !rc; c++) {
 		uint64_t bit = 1UL << (c % 64), *pte;
-		gpa_t cgpa = vm->ram_gpa + c * VM_RAM_CHUNK;
+		gpa_t cgpa = vm->cfg.ram_gpa + c * VM_RAM_CHUNK;
 		hpa_t hpa = vm->ram_hpa + c * VM_RAM_CHUNK;
 		unsigned long prot = GSTAGE_PROT_RAM;
 
@@ -64,7 +95,7 @@ int vm_ram_populate(struct vm *vm, gpa_t gpa, uint64_t len, bool write)
 		 * first write like any other write-protected chunk */
 		if (vm->dirty_tracking && !write)
 			prot &= ~(unsigned long)PTE_W;
-		rc = gstage_map(vm->gstage_root, cgpa, hpa, VM_RAM_CHUNK, prot, table_page);
+		rc = gstage_map(vm->gstage_root, cgpa, hpa, VM_RAM_CHUNK, prot, table_page, vm);
 		if (!rc) {
 			vm->populated[c / 64] |= bit;
 			if (vm->dirty_tracking && write)
@@ -73,30 +104,31 @@ int vm_ram_populate(struct vm *vm, gpa_t gpa, uint64_t len, bool write)
 	}
 	spin_unlock(&vm->mem_lock);
 	if (fence)
-		hfence_gvma_vmid(vm->vmid);
+		tlb_local_gstage(vm);	/* an upgrade: other harts fault and find W */
 	return rc;
 }
 
 void vm_ram_discard(struct vm *vm)
 {
-	uint64_t chunks = vm->ram_size / VM_RAM_CHUNK;
+	uint64_t chunks = vm->cfg.ram_size / VM_RAM_CHUNK;
 
 	spin_lock(&vm->mem_lock);
 	for (uint64_t c = 0; c < chunks; c++) {
-		uint64_t *pte = gstage_lookup(vm->gstage_root, vm->ram_gpa + c * VM_RAM_CHUNK, NULL);
+		uint64_t *pte = gstage_lookup(vm->gstage_root, vm->cfg.ram_gpa + c * VM_RAM_CHUNK, NULL);
 
 		if (pte)
 			*pte = 0;
 		vm->populated[c / 64] &= ~(1UL << (c % 64));
 	}
 	spin_unlock(&vm->mem_lock);
-	/* all of this VM's vCPUs are off CPU; no hart may keep old translations */
-	hfence_gvma_vmid(vm->vmid);
+	/* the VM's vCPUs are off CPU, but harts that ran it may still cache its
+	 * translations: a reboot's first-touch zeroing must not be skipped */
+	tlb_flush_vm_gstage(vm);
 }
 
-uint64_t vm_ram_write_protect(struct vm *vm, struct vcpu *self)
+uint64_t vm_ram_write_protect(struct vm *vm)
 {
-	uint64_t chunks = vm->ram_size / VM_RAM_CHUNK, n = 0;
+	uint64_t chunks = vm->cfg.ram_size / VM_RAM_CHUNK, n = 0;
 
 	spin_lock(&vm->mem_lock);
 	vm->dirty_tracking = true;
@@ -106,22 +138,22 @@ uint64_t vm_ram_write_protect(struct vm *vm, struct vcpu *self)
 		vm->dirty[c / 64] &= ~(1UL << (c % 64));
 		if (!(vm->populated[c / 64] & (1UL << (c % 64))))
 			continue;
-		pte = gstage_lookup(vm->gstage_root, vm->ram_gpa + c * VM_RAM_CHUNK, NULL);
+		pte = gstage_lookup(vm->gstage_root, vm->cfg.ram_gpa + c * VM_RAM_CHUNK, NULL);
 		if (pte) {
 			*pte &= ~PTE_W;
 			n++;
 		}
 	}
 	spin_unlock(&vm->mem_lock);
-	/* every hart that runs this VM must drop the writable translations */
-	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
-		vcpu_request_sync(self, &vm->vcpus[i], VCPU_REQ_HFENCE_GVMA);
+	/* every hart that ran this VM (not only where its vCPUs are now) must drop
+	 * writable translations, or a write there would never be seen as dirty */
+	tlb_flush_vm_gstage(vm);
 	return n;
 }
 
 bool vm_ram_resolve_write(struct vm *vm, gpa_t gpa)
 {
-	uint64_t c = (gpa - vm->ram_gpa) / VM_RAM_CHUNK, *pte;
+	uint64_t c = (gpa - vm->cfg.ram_gpa) / VM_RAM_CHUNK, *pte;
 	bool done = false;
 
 	spin_lock(&vm->mem_lock);
@@ -133,7 +165,7 @@ bool vm_ram_resolve_write(struct vm *vm, gpa_t gpa)
 	}
 	spin_unlock(&vm->mem_lock);
 	if (done)
-		hfence_gvma_vmid(vm->vmid);	/* this hart; others fault and find W set */
+		tlb_local_gstage(vm);	/* this hart; others fault and find W set */
 	return done;
 }
 
@@ -141,7 +173,7 @@ uint64_t vm_ram_dirty_chunks(struct vm *vm)
 {
 	uint64_t n = 0;
 
-	for (uint64_t c = 0; c < vm->ram_size / VM_RAM_CHUNK; c++)
+	for (uint64_t c = 0; c < vm->cfg.ram_size / VM_RAM_CHUNK; c++)
 		n += (vm->dirty[c / 64] >> (c % 64)) & 1;
 	return n;
 }
@@ -151,7 +183,7 @@ void *vm_gpa_to_hva(struct vm *vm, gpa_t gpa, uint64_t len, bool write)
 	if (!vm_gpa_range_is_ram(vm, gpa, len) || vm_ram_populate(vm, gpa, len, write))
 		return NULL;
 	/* guest RAM is one contiguous host block; the hypervisor runs with satp=Bare */
-	return (void *)(uintptr_t)(vm->ram_hpa + (gpa - vm->ram_gpa));
+	return (void *)(uintptr_t)(vm->ram_hpa + (gpa - vm->cfg.ram_gpa));
 }
 
 int vm_copy_from_guest(struct vm *vm, void *dst, gpa_t src, uint64_t len)
@@ -172,28 +204,4 @@ int vm_copy_to_guest(struct vm *vm, gpa_t dst, const void *src, uint64_t len)
 		return -HYP_EFAULT;
 	memcpy(p, src, len);
 	return 0;
-}
-
-int vm_mmio_register(struct vm *vm, const struct mmio_region *r)
-{
-	if (!r->size || r->base + r->size < r->base || vm->nr_mmio == VM_MMIO_MAX)
-		return -HYP_EINVAL;
-	if (r->base < vm->ram_gpa + vm->ram_size && vm->ram_gpa < r->base + r->size)
-		return -HYP_EEXIST;
-	for (unsigned int i = 0; i < vm->nr_mmio; i++) {
-		const struct mmio_region *o = &vm->mmio[i];
-
-		if (r->base < o->base + o->size && o->base < r->base + r->size)
-			return -HYP_EEXIST;
-	}
-	vm->mmio[vm->nr_mmio++] = *r;
-	return 0;
-}
-
-struct mmio_region *vm_mmio_find(struct vm *vm, gpa_t gpa)
-{
-	for (unsigned int i = 0; i < vm->nr_mmio; i++)
-		if (gpa >= vm->mmio[i].base && gpa - vm->mmio[i].base < vm->mmio[i].size)
-			return &vm->mmio[i];
-	return NULL;
 }

@@ -129,3 +129,22 @@ hpa_t mm_alloc(uint64_t size, uint64_t align)
 	return pa;
 }
 #endif
+
+#ifndef HOST_TEST
+void mm_free(hpa_t pa, uint64_t size)
+{
+	spin_lock(&host_pool_lock);
+	mm_pool_add(&host_pool, pa, size);
+	spin_unlock(&host_pool_lock);
+}
+
+uint64_t mm_free_bytes(void)
+{
+	uint64_t n;
+
+	spin_lock(&host_pool_lock);
+	n = mm_pool_free_bytes(&host_pool);
+	spin_unlock(&host_pool_lock);
+	return n;
+}
+#endif

@@ -18,7 +18,7 @@
 #define SRC_MASK	(~1U)	/* source 0 does not exist */
 
 /* Highest-priority pending, enabled source above the threshold; 0 if none. */
-static unsigned int best_source(const struct vplic *p, unsigned int ctx)
+static unsigned int best_source(const struct vplic_state *p, unsigned int ctx)
 {
 	uint32_t cand = p->pending & ~p->claimed & p->enable[ctx] & SRC_MASK;
 	unsigned int best = 0, best_prio = p->threshold[ctx];
@@ -38,9 +38,9 @@ static unsigned int best_source(const struct vplic *p, unsigned int ctx)
 /* Recompute every context's output and hand changes to the vCPUs. Lock held. */
 static void update_outputs(struct vm *vm)
 {
-	for (unsigned int c = 0; c < vm->nr_vcpus; c++) {
+	for (unsigned int c = 0; c < vm->cfg.nr_vcpus; c++) {
 		struct vcpu *v = &vm->vcpus[c];
-		bool level = best_source(&vm->plic, c) != 0;
+		bool level = best_source(&vm->plic.s, c) != 0;
 
 		if (level != v->ext_irq) {
 			v->ext_irq = level;
@@ -51,11 +51,11 @@ static void update_outputs(struct vm *vm)
 
 void vplic_set_level(struct vm *vm, unsigned int irq, bool level)
 {
-	struct vplic *p = &vm->plic;
+	struct vplic_state *p = &vm->plic.s;
 
 	if (!irq || irq >= VPLIC_NR_SRC)
 		return;
-	spin_lock(&p->lock);
+	spin_lock(&vm->plic.lock);
 	if (level) {
 		p->level |= 1U << irq;
 		p->pending |= 1U << irq;
@@ -64,12 +64,12 @@ void vplic_set_level(struct vm *vm, unsigned int irq, bool level)
 		p->pending &= ~(1U << irq);
 	}
 	update_outputs(vm);
-	spin_unlock(&p->lock);
+	spin_unlock(&vm->plic.lock);
 }
 
 static uint32_t claim(struct vm *vm, unsigned int ctx)
 {
-	struct vplic *p = &vm->plic;
+	struct vplic_state *p = &vm->plic.s;
 	unsigned int s = best_source(p, ctx);
 
 	if (s) {
@@ -81,7 +81,7 @@ static uint32_t claim(struct vm *vm, unsigned int ctx)
 
 static void complete(struct vm *vm, unsigned int ctx, uint32_t s)
 {
-	struct vplic *p = &vm->plic;
+	struct vplic_state *p = &vm->plic.s;
 
 	/* ignore ids that are not enabled for this context (PLIC spec) */
 	if (!s || s >= VPLIC_NR_SRC || !(p->enable[ctx] & (1U << s)))
@@ -93,14 +93,14 @@ static void complete(struct vm *vm, unsigned int ctx, uint32_t s)
 
 static int vplic_access(struct vm *vm, void *priv, struct mmio_access *a)
 {
-	struct vplic *p = &vm->plic;
+	struct vplic_state *p = &vm->plic.s;
 	uint64_t off = a->gpa - VPLIC_BASE;
 	uint32_t val = (uint32_t)a->value, *reg = NULL;
 
 	(void)priv;
 	if (a->width != 4)
 		return -HYP_EINVAL;	/* the PLIC has 32-bit registers only */
-	spin_lock(&p->lock);
+	spin_lock(&vm->plic.lock);
 	if (off < PENDING_BASE) {
 		unsigned int s = (unsigned int)(off / 4);
 
@@ -114,7 +114,7 @@ static int vplic_access(struct vm *vm, void *priv, struct mmio_access *a)
 	} else if (off >= ENABLE_BASE && off < CTX_BASE) {
 		unsigned int ctx = (unsigned int)((off - ENABLE_BASE) / ENABLE_STRIDE);
 
-		if (ctx < vm->nr_vcpus && (off - ENABLE_BASE) % ENABLE_STRIDE == 0) {
+		if (ctx < vm->cfg.nr_vcpus && (off - ENABLE_BASE) % ENABLE_STRIDE == 0) {
 			reg = &p->enable[ctx];
 			val &= SRC_MASK;
 		}
@@ -122,10 +122,10 @@ static int vplic_access(struct vm *vm, void *priv, struct mmio_access *a)
 		unsigned int ctx = (unsigned int)((off - CTX_BASE) / CTX_STRIDE);
 		uint64_t r = (off - CTX_BASE) % CTX_STRIDE;
 
-		if (ctx < vm->nr_vcpus && r == 0) {
+		if (ctx < vm->cfg.nr_vcpus && r == 0) {
 			reg = &p->threshold[ctx];
 			val = MIN(val, (uint32_t)PRIO_MAX);
-		} else if (ctx < vm->nr_vcpus && r == 4) {
+		} else if (ctx < vm->cfg.nr_vcpus && r == 4) {
 			if (a->is_write)
 				complete(vm, ctx, val);
 			else
@@ -140,20 +140,60 @@ static int vplic_access(struct vm *vm, void *priv, struct mmio_access *a)
 			a->value = *reg;
 	}
 	update_outputs(vm);
-	spin_unlock(&p->lock);
+	spin_unlock(&vm->plic.lock);
 	return 0;
 }
 
-int vplic_register(struct vm *vm)
+static int vplic_register(struct vm *vm)
 {
 	struct mmio_region r = { VPLIC_BASE, VPLIC_SIZE, vplic_access, NULL };
 
 	return vm_mmio_register(vm, &r);
 }
 
-void vplic_reset(struct vm *vm)
+/* The lock is not part of the state: another hart may hold it. */
+static void vplic_reset(struct vm *vm)
 {
-	memset(&vm->plic, 0, sizeof(vm->plic));
-	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+	spin_lock(&vm->plic.lock);
+	memset(&vm->plic.s, 0, sizeof(vm->plic.s));
+	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++)
 		vm->vcpus[i].ext_irq = false;
+	spin_unlock(&vm->plic.lock);
 }
+
+static void vplic_save(struct vm *vm, void *out)
+{
+	spin_lock(&vm->plic.lock);
+	memcpy(out, &vm->plic.s, sizeof(vm->plic.s));
+	spin_unlock(&vm->plic.lock);
+}
+
+static int vplic_load(struct vm *vm, const void *in)
+{
+	struct vplic_state s;
+
+	memcpy(&s, in, sizeof(s));
+	for (unsigned int i = 0; i < VPLIC_NR_SRC; i++)
+		if (s.priority[i] > PRIO_MAX || (!i && s.priority[i]))
+			return -HYP_EINVAL;
+	for (unsigned int c = 0; c < VPLIC_MAX_CTX; c++)
+		if (s.threshold[c] > PRIO_MAX || (s.enable[c] & ~SRC_MASK) ||
+		    (c >= vm->cfg.nr_vcpus && (s.enable[c] || s.threshold[c])))
+			return -HYP_EINVAL;
+	if ((s.level | s.pending | s.claimed) & ~SRC_MASK)
+		return -HYP_EINVAL;
+	spin_lock(&vm->plic.lock);
+	vm->plic.s = s;
+	update_outputs(vm);
+	spin_unlock(&vm->plic.lock);
+	return 0;
+}
+
+const struct vdev_ops vplic_ops = {
+	.name = "plic",
+	.state_size = sizeof(struct vplic_state),
+	.reg = vplic_register,
+	.reset = vplic_reset,
+	.save = vplic_save,
+	.load = vplic_load,
+};

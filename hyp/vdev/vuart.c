@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* ns16550A model: transmit goes straight to the host console (tagged with the
- * VM name), receive comes from the VM's console input queue; interrupts
+ * VM name), receive comes from its own RX FIFO, which the host console fills; interrupts
  * (RX data, THR empty) go to the PLIC, so Linux's 8250 driver runs
  * interrupt-driven instead of polling. */
 #include <string.h>
 #include <errno.h>
-#include <console.h>
 #include <mmio.h>
 #include <vm.h>
 
@@ -32,16 +31,26 @@
 #define LSR_TEMT	0x40
 #define MSR_DEFAULT	0xb0	/* DCD, DSR, CTS */
 
-static bool rx_ready(const struct vm *vm)
+static bool rx_ready(const struct vuart_state *s)
 {
-	return vm->in_head != vm->in_tail;
+	return s->rx_head != s->rx_tail;
+}
+
+/* Lock held. */
+static size_t rx_take(struct vuart_state *s, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	while (n < len && rx_ready(s))
+		buf[n++] = (char)s->rx[s->rx_tail++ % VUART_RX_FIFO];
+	return n;
 }
 
 /* Interrupt line: RX data, or THR empty, when enabled. Lock held. */
 static void update_irq(struct vm *vm)
 {
-	struct vuart *u = &vm->uart;
-	bool level = ((u->ier & IER_RDI) && rx_ready(vm)) ||
+	struct vuart_state *u = &vm->uart.s;
+	bool level = ((u->ier & IER_RDI) && rx_ready(u)) ||
 		     ((u->ier & IER_THRI) && u->thre_pending);
 
 	/* most accesses (LSR polls) change nothing: leave the PLIC alone then */
@@ -52,17 +61,17 @@ static void update_irq(struct vm *vm)
 }
 
 /* Transmit is instant: THR and the shifter are always empty. */
-static uint8_t lsr(const struct vm *vm)
+static uint8_t lsr(const struct vuart_state *u)
 {
-	return LSR_THRE | LSR_TEMT | (rx_ready(vm) ? LSR_DR : 0);
+	return LSR_THRE | LSR_TEMT | (rx_ready(u) ? LSR_DR : 0);
 }
 
 static uint8_t read_iir(struct vm *vm)
 {
-	struct vuart *u = &vm->uart;
+	struct vuart_state *u = &vm->uart.s;
 	uint8_t fifo = (u->fcr & FCR_FIFO_EN) ? IIR_FIFO : 0;
 
-	if ((u->ier & IER_RDI) && rx_ready(vm))
+	if ((u->ier & IER_RDI) && rx_ready(u))
 		return fifo | IIR_RDI;
 	if ((u->ier & IER_THRI) && u->thre_pending) {
 		u->thre_pending = false;	/* reading IIR clears THRE (16550 datasheet) */
@@ -73,14 +82,14 @@ static uint8_t read_iir(struct vm *vm)
 
 static uint8_t uart_read(struct vm *vm, unsigned int reg)
 {
-	struct vuart *u = &vm->uart;
+	struct vuart_state *u = &vm->uart.s;
 	char c;
 
 	switch (reg) {
 	case REG_RBR_THR:
 		if (u->lcr & LCR_DLAB)
 			return u->dll;
-		return console_vm_read(vm, &c, 1) ? (uint8_t)c : 0;
+		return rx_take(u, &c, 1) ? (uint8_t)c : 0;
 	case REG_IER:
 		return (u->lcr & LCR_DLAB) ? u->dlm : u->ier;
 	case REG_IIR_FCR:
@@ -90,7 +99,7 @@ static uint8_t uart_read(struct vm *vm, unsigned int reg)
 	case REG_MCR:
 		return u->mcr;
 	case REG_LSR:
-		return lsr(vm);
+		return lsr(u);
 	case REG_MSR:
 		if (u->mcr & MCR_LOOP)	/* loopback: modem outputs read back as inputs */
 			return (uint8_t)(((u->mcr & 0x0c) << 4) | ((u->mcr & 0x01) << 5) |
@@ -103,7 +112,7 @@ static uint8_t uart_read(struct vm *vm, unsigned int reg)
 
 static void uart_write(struct vm *vm, unsigned int reg, uint8_t val)
 {
-	struct vuart *u = &vm->uart;
+	struct vuart_state *u = &vm->uart.s;
 	char c = (char)val;
 
 	switch (reg) {
@@ -112,7 +121,7 @@ static void uart_write(struct vm *vm, unsigned int reg, uint8_t val)
 			u->dll = val;
 		} else {
 			if (!(u->mcr & MCR_LOOP))
-				console_vm_write(vm, &c, 1);
+				vm_console_out(vm, &c, 1);
 			u->thre_pending = true;	/* sent at once: THR empty again */
 		}
 		break;
@@ -151,8 +160,8 @@ static int vuart_access(struct vm *vm, void *priv, struct mmio_access *a)
 	if (a->width != 1 || reg > REG_SCR)
 		return -HYP_EINVAL;	/* byte registers, reg-shift 0 */
 	if (reg == REG_LSR && !a->is_write) {
-		/* the console poll: one snapshot of the input queue, no state changes */
-		a->value = lsr(vm);
+		/* the console poll: one look at the FIFO indices, no state changes */
+		a->value = lsr(&vm->uart.s);
 		return 0;
 	}
 	spin_lock(&vm->uart.lock);
@@ -168,21 +177,72 @@ static int vuart_access(struct vm *vm, void *priv, struct mmio_access *a)
 	return 0;
 }
 
-void vuart_input_ready(struct vm *vm)
+size_t vuart_input(struct vm *vm, const char *buf, size_t len)
 {
+	struct vuart_state *u = &vm->uart.s;
+	size_t n = 0;
+
 	spin_lock(&vm->uart.lock);
+	for (; n < len && u->rx_head - u->rx_tail < VUART_RX_FIFO; n++)
+		u->rx[u->rx_head++ % VUART_RX_FIFO] = (uint8_t)buf[n];
 	update_irq(vm);
 	spin_unlock(&vm->uart.lock);
+	return n;
 }
 
-int vuart_register(struct vm *vm)
+size_t vuart_read_input(struct vm *vm, char *buf, size_t len)
+{
+	size_t n;
+
+	spin_lock(&vm->uart.lock);
+	n = rx_take(&vm->uart.s, buf, len);
+	update_irq(vm);
+	spin_unlock(&vm->uart.lock);
+	return n;
+}
+
+static int vuart_register(struct vm *vm)
 {
 	struct mmio_region r = { VUART_BASE, VUART_SIZE, vuart_access, NULL };
 
 	return vm_mmio_register(vm, &r);
 }
 
-void vuart_reset(struct vm *vm)
+/* The lock is not part of the state: another hart (the host console) may hold it. */
+static void vuart_reset(struct vm *vm)
 {
-	memset(&vm->uart, 0, sizeof(vm->uart));
+	spin_lock(&vm->uart.lock);
+	memset(&vm->uart.s, 0, sizeof(vm->uart.s));
+	spin_unlock(&vm->uart.lock);
 }
+
+static void vuart_save(struct vm *vm, void *out)
+{
+	spin_lock(&vm->uart.lock);
+	memcpy(out, &vm->uart.s, sizeof(vm->uart.s));
+	spin_unlock(&vm->uart.lock);
+}
+
+static int vuart_load(struct vm *vm, const void *in)
+{
+	struct vuart_state s;
+
+	memcpy(&s, in, sizeof(s));
+	if (s.rx_head - s.rx_tail > VUART_RX_FIFO || s.thre_pending > 1 || s.irq_level > 1 ||
+	    s.ier & ~0x0fU || s.mcr & ~0x1fU)
+		return -HYP_EINVAL;
+	memset(s.pad, 0, sizeof(s.pad));
+	spin_lock(&vm->uart.lock);
+	vm->uart.s = s;
+	spin_unlock(&vm->uart.lock);
+	return 0;
+}
+
+const struct vdev_ops vuart_ops = {
+	.name = "uart16550",
+	.state_size = sizeof(struct vuart_state),
+	.reg = vuart_register,
+	.reset = vuart_reset,
+	.save = vuart_save,
+	.load = vuart_load,
+};

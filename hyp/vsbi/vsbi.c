@@ -1,7 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* SBI dispatch: registry lookup, the only place a0/a1 and sepc are written. */
+/* SBI dispatch: registry lookup, the only place a0/a1 and sepc are written;
+ * and BASE, the extension that describes the registry (probe_extension asks
+ * it), so it lives with it. */
 #include <vsbi.h>
 #include <vm.h>
+
+static void base_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret);
+
+const struct vsbi_ext vsbi_base = {
+	.name = "base",
+	.eid_first = SBI_EXT_BASE,
+	.eid_last = SBI_EXT_BASE,
+	.call = base_call,
+};
 
 /* Ordered by how often guests call them. */
 static const struct vsbi_ext *const registry[] = {
@@ -50,26 +61,6 @@ bool vsbi_registry_check(void)
 	return true;
 }
 
-long vsbi_hart_mask(unsigned int nr_vcpus, unsigned long mask, unsigned long base,
-		    unsigned long *out)
-{
-	unsigned long bits = 0;
-
-	if (base == -1UL) {	/* all harts; the mask is ignored */
-		*out = nr_vcpus >= 64 ? ~0UL : (1UL << nr_vcpus) - 1;
-		return SBI_SUCCESS;
-	}
-	for (unsigned int i = 0; mask; i++, mask >>= 1) {
-		if (!(mask & 1))
-			continue;
-		if (base + i < base || base + i >= nr_vcpus)
-			return SBI_ERR_INVALID_PARAM;
-		bits |= 1UL << (base + i);
-	}
-	*out = bits;
-	return SBI_SUCCESS;
-}
-
 void vsbi_vm_init(struct vm *vm)
 {
 	vm->sbi_hidden = 0;
@@ -90,8 +81,35 @@ enum exit_action vsbi_dispatch(struct vcpu *v)
 	if (ret.action == EXIT_RESUME_NEXT || ret.action == EXIT_YIELD) {
 		VSBI_ARG(v, 0) = (unsigned long)ret.error;
 		VSBI_ARG(v, 1) = ret.value;
-		v->ctx.sepc += 4;
+		v->g.ctx.sepc += 4;
 		return ret.action == EXIT_YIELD ? EXIT_YIELD : EXIT_RESUME_SAME;
 	}
 	return ret.action;
+}
+
+static void base_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret)
+{
+	ret->error = SBI_SUCCESS;
+	switch (fid) {
+	case SBI_BASE_GET_SPEC_VERSION:
+		/* 3.0: Linux uses FWFT only from 3.0 on (docs/cfi.md §9.12) */
+		ret->value = SBI_SPEC_VERSION(3, 0);
+		break;
+	case SBI_BASE_GET_IMPL_ID:
+		ret->value = CARAPACE_SBI_IMPL_ID;
+		break;
+	case SBI_BASE_GET_IMPL_VERSION:
+		ret->value = CARAPACE_SBI_IMPL_VERSION;
+		break;
+	case SBI_BASE_PROBE_EXT:
+		ret->value = vsbi_find(v->vm, VSBI_ARG(v, 0)) ? 1 : 0;
+		break;
+	case SBI_BASE_GET_MVENDORID:
+	case SBI_BASE_GET_MARCHID:
+	case SBI_BASE_GET_MIMPID:
+		ret->value = 0;	/* a virtual CPU: no vendor, architecture or implementation id */
+		break;
+	default:
+		ret->error = SBI_ERR_NOT_SUPPORTED;
+	}
 }

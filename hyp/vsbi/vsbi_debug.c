@@ -8,7 +8,7 @@
 
 static bool debug_probe(const struct vm *vm)
 {
-	return vm->debug_ext;
+	return vm->cfg.debug_ext;
 }
 
 static void debug_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret)
@@ -16,7 +16,7 @@ static void debug_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret)
 	ret->error = SBI_SUCCESS;
 	switch (fid) {
 	case SBI_CARAPACE_WRITE_PROTECT:
-		ret->value = vm_ram_write_protect(v->vm, v);
+		ret->value = vm_ram_write_protect(v->vm);
 		break;
 	case SBI_CARAPACE_DIRTY_CHUNKS:
 		ret->value = vm_ram_dirty_chunks(v->vm);

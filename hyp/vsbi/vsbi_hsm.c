@@ -24,12 +24,12 @@ static long hart_start(struct vcpu *v, unsigned long hartid, unsigned long addr,
 	if (!vm_gpa_range_is_ram(v->vm, addr, 4))
 		return SBI_ERR_INVALID_ADDRESS;
 	sched_lock();
-	if (t->hsm != VCPU_HSM_STOPPED || t->hart >= 0) {
+	if (t->g.hsm.state != VCPU_HSM_STOPPED || t->hart >= 0) {
 		err = SBI_ERR_ALREADY_AVAILABLE;
 	} else {
-		/* a fresh hart: CFI state and FWFT locks reset too (cfi-virt.md 5.4) */
+		/* a fresh hart: CFI state and FWFT locks reset too (docs/cfi.md §9.12) */
 		vcpu_reset(t, addr, opaque);
-		t->hsm = VCPU_HSM_STARTED;
+		t->g.hsm.state = VCPU_HSM_STARTED;
 	}
 	sched_unlock();
 	if (!err)
@@ -39,9 +39,9 @@ static long hart_start(struct vcpu *v, unsigned long hartid, unsigned long addr,
 
 static unsigned long hart_status(const struct vcpu *t)
 {
-	if (t->hsm == VCPU_HSM_STOPPED)
+	if (t->g.hsm.state == VCPU_HSM_STOPPED)
 		return t->hart >= 0 ? SBI_HSM_STATE_STOP_PENDING : SBI_HSM_STATE_STOPPED;
-	if (t->hsm == VCPU_HSM_SUSPENDED)
+	if (t->g.hsm.state == VCPU_HSM_SUSPENDED)
 		return SBI_HSM_STATE_SUSPENDED;
 	return SBI_HSM_STATE_STARTED;
 }
@@ -60,11 +60,11 @@ static void hart_suspend(struct vcpu *v, struct vsbi_ret *ret)
 		return;
 	}
 	/* like WFI: resumes when an enabled interrupt is pending */
-	v->resume_nonret = nonret;
-	v->resume_addr = addr;
-	v->resume_opaque = VSBI_ARG(v, 2);
-	v->hsm = VCPU_HSM_SUSPENDED;
-	v->waiting = true;
+	v->g.hsm.resume_nonret = nonret;
+	v->g.hsm.resume_addr = addr;
+	v->g.hsm.resume_opaque = VSBI_ARG(v, 2);
+	v->g.hsm.state = VCPU_HSM_SUSPENDED;
+	v->g.hsm.waiting = true;
 	ret->error = SBI_SUCCESS;
 	ret->action = EXIT_YIELD;
 }
@@ -80,7 +80,7 @@ static void hsm_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret)
 		break;
 	case SBI_HSM_HART_STOP:
 		sched_lock();
-		v->hsm = VCPU_HSM_STOPPED;	/* stop pending until it leaves the hart */
+		v->g.hsm.state = VCPU_HSM_STOPPED;	/* stop pending until it leaves the hart */
 		sched_unlock();
 		ret->action = EXIT_YIELD;
 		break;

@@ -21,10 +21,10 @@ static void rfence_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret)
 		ret->error = SBI_ERR_NOT_SUPPORTED;
 		return;
 	}
-	ret->error = vsbi_hart_mask(v->vm->nr_vcpus, VSBI_ARG(v, 0), VSBI_ARG(v, 1), &targets);
+	ret->error = vsbi_hart_mask(v->vm->cfg.nr_vcpus, VSBI_ARG(v, 0), VSBI_ARG(v, 1), &targets);
 	if (ret->error)
 		return;
-	for (unsigned int i = 0; i < v->vm->nr_vcpus; i++)
+	for (unsigned int i = 0; i < v->vm->cfg.nr_vcpus; i++)
 		if (targets & (1UL << i))
 			vcpu_request_sync(v, &v->vm->vcpus[i], req);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* FWFT LANDING_PAD/SHADOW_STACK: reset value, set/get, bad input, LOCK, reset on HSM start.
  *
- * Expected behaviour (SBI spec "Firmware Features", cfi-virt.md section 5):
+ * Expected behaviour (SBI spec "Firmware Features", docs/cfi.md §9.11 and §9.12):
  * both features read 0 at boot; set 0/1 round-trips; value 2 or a reserved
  * flag bit -> INVALID_PARAM (-3); a locked feature refuses every set and
  * keeps its value; a hart started with HSM begins with both values 0 and

@@ -16,7 +16,7 @@
  * write-protect checks are then SKIPped. Bootarg debug_ext=0/1 says which
  * to expect (absent: whatever the probe says).
  *
- * Expected with the extension (cfi-virt.md 3.3, 4.2, 4.3):
+ * Expected with the extension (docs/cfi.md §9.6, §9.9, §9.10):
  *  Each probe runs between the write-protect and the dirty-count ecall
  *  with no other memory write, so the count is exact. Nothing traps
  *  (the hypervisor resolves each store/AMO guest-page fault as a write and

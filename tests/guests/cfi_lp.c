@@ -5,7 +5,7 @@
  * bare QEMU (menvcfg.LPE, set by OpenSBI).
  * Everything that runs while LANDING_PAD=1 is the asm in lp_suite (and the
  * asm trap vector cfi_trap_vector, which a trap enters with ELP clear).
- * Expected behaviour (Unpriv spec Zicfilp, cfi-virt.md sections 2 and 3.1):
+ * Expected behaviour (Unpriv spec Zicfilp, docs/cfi.md §9.3 and §9.4):
  *  - jalr x0/ra, 0(a5) and c.jr a5 set ELP: a target that is `lpad 0`
  *    passes; any other target raises 18 with stval 2, sepc = the target,
  *    sstatus.SPP = 1;
@@ -21,8 +21,8 @@
  *    overwrite vsstatus.SPELP with the current ELP (0). The hypervisor cannot
  *    undo that, so with delegate=1 the suite is re-run (up to 3 times) when
  *    a fault showed SPELP=0; the last run is checked;
- *  - Carapace, policy trap (default): 0. QEMU 10.0.2 quirk Q4 (cfi-virt.md
- *    3.5 step 4): with henvcfg.LPE=1 an injected trap with SPELP=1 would
+ *  - Carapace, policy trap (default): 0. QEMU 10.0.2 quirk Q4 (docs/cfi.md
+ *    §9.8 step 4): with henvcfg.LPE=1 an injected trap with SPELP=1 would
  *    take a second landing-pad fault at vstvec, so Carapace writes 0;
  *  - bootarg delegate=1 selects the delegate expectation, spelp=0|1
  *    overrides it.

@@ -4,7 +4,7 @@
  * The payload runs in VS-mode under Carapace (henvcfg.SSE) and in S-mode on
  * bare QEMU (menvcfg.SSE, set by OpenSBI).
  * Expected behaviour, same in both modes unless noted (Priv/Unpriv spec CFI
- * chapters, cfi-virt.md sections 1.3, 3 and 8):
+ * chapters, docs/cfi.md §9.2, §9.4-§9.6 and §7):
  *  SHADOW_STACK=0 (boot): sspush/sspopchk are no-ops (no trap, even on a
  *    mismatch), ssrdp writes 0, senvcfg.SSE reads 0, csrr/csrw ssp and
  *    ssamoswap.d raise illegal instruction (2). Carapace: the spec's VS

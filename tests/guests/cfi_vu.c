@@ -3,7 +3,7 @@
  *
  * Sv39 is on: the U-mode code, its stack and its shadow stack live on pages
  * with the U bit (U|RX, U|RW, U|SS); everything else is supervisor-only.
- * Expected behaviour (spec, cfi-virt.md sections 1.2, 1.3, 3), all modes:
+ * Expected behaviour (spec, docs/cfi.md §9.1, §9.2, §9.4-§9.8), all modes:
  *  - senvcfg.LPE is writable; with it set, `jr a5` in U to a non-lpad
  *    target traps to S/VS: cause 18, tval 2, sepc = target, SPP = 0; to
  *    `lpad 0` it does not; with senvcfg.LPE=0 nothing faults;

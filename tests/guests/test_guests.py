@@ -154,6 +154,13 @@ def vm_spec(name, payload, vcpus=2, bootargs=None):
     return spec + (f",bootargs={bootargs}" if bootargs else "")   # bootargs= goes last
 
 
+def private_socket():
+    """A control socket of this run alone: runs never collide with each other
+    or with an interactive `make run` (which uses the default path)."""
+    private_socket.count = getattr(private_socket, "count", 0) + 1
+    return f"/tmp/carapace-test-{os.getpid()}-{private_socket.count}.sock"
+
+
 def run_carapace(vms, smp=2, expect=(), names=None, icount=False, extra=(),
                  timeout=HYP_TIMEOUT):
     """Run the launcher in batch mode; @vms are --vm specs, @names their VM names.
@@ -163,7 +170,8 @@ def run_carapace(vms, smp=2, expect=(), names=None, icount=False, extra=(),
         pytest.skip("build/carapace.bin not built yet")
     if not LAUNCHER.is_file():
         pytest.skip("tools/carapace-run not there yet")
-    cmd = [str(LAUNCHER), "--batch", "--timeout", str(timeout), "--smp", str(smp), *extra]
+    cmd = [str(LAUNCHER), "--batch", "--timeout", str(timeout), "--smp", str(smp),
+           "--ctl-socket", private_socket(), *extra]
     if icount:
         cmd.append("--icount")
     for e in expect:

@@ -7,14 +7,24 @@
  *   cfitest --expect-off  the VM/CPU has no CFI: requests must fail cleanly
  *   cfitest --violate     one deliberate shadow-stack violation in a child,
  *                         for isolation tests; prints CFI-VIOLATION-DONE
+ *   cfitest --rounds N    a long-running CFI process: shadow stack on in the
+ *                         process itself, then N rounds of calls, violations
+ *                         and landing pads, "cfitest: round I/N ..." after
+ *                         each (for pause/resume, snapshot and migration)
  *
  * Output: one "PASS|FAIL|SKIP: cfi: <check>" line per check, then
  * "DONE: N passed, M failed".  Exit status 0 iff nothing failed.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include <signal.h>
+
+#include "cfi_abi.h"
 #include "cfi_report.h"
+#include "cfi_sys.h"
 #include "cfi_tests.h"
 
 static void run_full(void)
@@ -55,6 +65,51 @@ static int run_violate(void)
 	return 0;
 }
 
+/* A child of the long-running process: it inherits its shadow stack. */
+static int violate_inherited(long unused)
+{
+	(void)unused;
+	cfi_install_fault_handler();
+	cfi_ss_hijack();
+	return 2;	/* not reached when the shadow stack works */
+}
+
+/* One process that lives through whatever the hypervisor does to its VM
+ * (pause, snapshot, migration): its own shadow stack stays on, and every
+ * round checks that calls balance at the same ssp as in the first round,
+ * that a forked child's corrupted return is still caught, and that landing
+ * pads still work and fault. */
+static void run_rounds(int n)
+{
+	unsigned long first_ssp = 0, ssp0, ssp1, deepest;
+	struct cfi_status s;
+	int passed, failed;
+	long got;
+	char buf[96];
+
+	got = cfi_ss_enable();
+	cfi_check(got == 0, "rounds: shadow stack on in the long-running process", "%s",
+		  cfi_errname(got));
+	for (int i = 1; i <= n; i++) {
+		ssp0 = cfi_ssrdp();
+		got = cfi_ss_balanced(999, &deepest);
+		ssp1 = cfi_ssrdp();
+		if (!first_ssp)
+			first_ssp = ssp0;
+		cfi_check(got == 1000 && ssp0 == ssp1 && ssp0 == first_ssp && ssp0,
+			  "rounds: 1000 balanced calls at the ssp of round 1",
+			  "round %d: ssp %#lx -> %#lx, first %#lx", i, ssp0, ssp1, first_ssp);
+		s = cfi_run_child(violate_inherited, 0);
+		cfi_check(cfi_fault_is(s, SIGSEGV, CFI_SEGV_CPERR),
+			  "rounds: corrupted return in a child -> SIGSEGV/SEGV_CPERR", "%s",
+			  cfi_status_str(s, buf, sizeof(buf)));
+		cfi_run_group("landing pads", cfi_group_lp);
+		cfi_totals(&passed, &failed);
+		printf("cfitest: round %d/%d: %d passed, %d failed\n", i, n, passed, failed);
+		usleep(100 * 1000);	/* paced, so a harness can act between rounds */
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int passed, failed;
@@ -74,8 +129,12 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "--expect-off") == 0) {
 		printf("cfitest: mode=expect-off\n");
 		run_expect_off();
+	} else if (argc > 2 && strcmp(argv[1], "--rounds") == 0 && atoi(argv[2]) > 0) {
+		printf("cfitest: mode=rounds %d\n", atoi(argv[2]));
+		run_rounds(atoi(argv[2]));
 	} else if (argc > 1) {
-		fprintf(stderr, "usage: %s [--expect-off | --violate | --rdtime]\n", argv[0]);
+		fprintf(stderr, "usage: %s [--expect-off | --violate | --rdtime | --rounds N]\n",
+			argv[0]);
 		return 2;
 	} else {
 		printf("cfitest: mode=full\n");

@@ -11,6 +11,7 @@ command line and powers off when it is done.
 import os
 import re
 import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -195,7 +196,8 @@ def run_carapace(vms, names, smp=2, extra=()):
         pytest.skip("build/carapace.bin not built yet")
     if not LAUNCHER.is_file():
         pytest.skip("tools/carapace-run not there yet")
-    cmd = [str(LAUNCHER), "--batch", "--timeout", str(HYP_TIMEOUT), "--smp", str(smp), *extra]
+    cmd = [str(LAUNCHER), "--batch", "--timeout", str(HYP_TIMEOUT), "--smp", str(smp),
+           "--ctl-socket", f"/tmp/carapace-linux-{os.getpid()}-{time.monotonic_ns()}.sock", *extra]
     for v in vms:
         cmd += ["--vm", v]
     try:

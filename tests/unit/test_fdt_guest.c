@@ -86,20 +86,24 @@ static void setup(unsigned int nr_vcpus)
 	memset(dtb, 0xa5, sizeof(dtb));
 	hart_caps = (struct hart_caps){ .sstc = true, .zicfilp = true, .zicfiss = true };
 	timebase_hz = TIMEBASE;
-	strcpy(vm.name, "guest0");
+	strcpy(vm.cfg.name, "guest0");
 	vm.index = 0;
-	vm.boot_count = 0;
-	vm.cfi_policy = CFI_POLICY_TRAP;
-	vm.ram_gpa = VM_GUEST_RAM_BASE;
-	vm.ram_size = RAM_SIZE;
-	vm.nr_vcpus = nr_vcpus;
-	strcpy(vm.bootargs, "console=hvc0 earlycon=sbi");
+	vm.cfg.boot_count = 0;
+	vm.cfg.cfi_policy = CFI_POLICY_TRAP;
+	vm.cfg.ram_gpa = VM_GUEST_RAM_BASE;
+	vm.cfg.ram_size = RAM_SIZE;
+	vm.cfg.nr_vcpus = nr_vcpus;
+	strcpy(vm.cfg.bootargs, "console=hvc0 earlycon=sbi");
+	vm.cfg.features = vm_features(vm.cfg.cfi_policy);
 }
 
 static int build(const struct guest_fdt_info *gi)
 {
 	static const struct guest_fdt_info none;
-	int rc = fdt_guest_build(&vm, gi ? gi : &none, dtb, sizeof(dtb));
+	int rc;
+
+	vm.cfg.features = vm_features(vm.cfg.cfi_policy);	/* as vm_create() does */
+	rc = fdt_guest_build(&vm, gi ? gi : &none, dtb, sizeof(dtb));
 
 	EXPECT_EQ(rc, 0);
 	EXPECT_EQ(fdt_check_header(dtb), 0);
@@ -220,7 +224,7 @@ static unsigned int count_cpus(void)
 /* every vCPU's ISA extensions contain @want (NULL-terminated) and none of @not */
 static void expect_isa(const char *const *want, const char *const *not)
 {
-	for (unsigned int i = 0; i < vm.nr_vcpus; i++) {
+	for (unsigned int i = 0; i < vm.cfg.nr_vcpus; i++) {
 		int cpu = cpu_node(i);
 
 		EXPECT_TRUE(cpu >= 0);
@@ -344,7 +348,7 @@ TEST(fdt_guest_memory)
 TEST(fdt_guest_memory_other_size)
 {
 	setup(1);
-	vm.ram_size = 3UL << 30;
+	vm.cfg.ram_size = 3UL << 30;
 	if (build(NULL))
 		return;
 	expect_reg2(node("/memory@80000000"), 0x80000000, 3UL << 30);
@@ -358,7 +362,7 @@ TEST(fdt_guest_chosen)
 	const void *seed;
 
 	setup(2);
-	vm.boot_count = 3;
+	vm.cfg.boot_count = 3;
 	if (build(&gi))
 		return;
 	chosen = node("/chosen");
@@ -398,7 +402,7 @@ TEST(fdt_guest_chosen_without_initrd_and_bootargs)
 	int chosen;
 
 	setup(1);
-	vm.bootargs[0] = '\0';
+	vm.cfg.bootargs[0] = '\0';
 	if (build(NULL))
 		return;
 	chosen = node("/chosen");
@@ -414,8 +418,8 @@ TEST(fdt_guest_chosen_without_initrd_and_bootargs)
 TEST(fdt_guest_long_bootargs)
 {
 	setup(1);
-	memset(vm.bootargs, 'x', VM_BOOTARGS_LEN - 1);
-	vm.bootargs[VM_BOOTARGS_LEN - 1] = '\0';
+	memset(vm.cfg.bootargs, 'x', VM_BOOTARGS_LEN - 1);
+	vm.cfg.bootargs[VM_BOOTARGS_LEN - 1] = '\0';
 	if (build(NULL))
 		return;
 	EXPECT_EQ(prop_len(node("/chosen"), "bootargs"), VM_BOOTARGS_LEN);
@@ -429,7 +433,7 @@ static void seed_of(unsigned int index, uint32_t boot_count, uint8_t out[32], ui
 
 	setup(1);
 	vm.index = index;
-	vm.boot_count = boot_count;
+	vm.cfg.boot_count = boot_count;
 	memset(out, 0, 32);
 	*stream = ~0ULL;
 	if (build(NULL))
@@ -585,7 +589,7 @@ TEST(fdt_guest_cfi_policy_off)
 	static const char *const none[] = { "zicfilp", "zicfiss", "v", NULL };
 
 	setup(2);
-	vm.cfi_policy = CFI_POLICY_OFF;
+	vm.cfg.cfi_policy = CFI_POLICY_OFF;
 	if (build(NULL))
 		return;
 	expect_isa(ext_common, none);
@@ -596,11 +600,11 @@ TEST(fdt_guest_cfi_policy_delegate_strict)
 	static const char *const cfi[] = { "zicfilp", "zicfiss", NULL };
 
 	setup(2);
-	vm.cfi_policy = CFI_POLICY_DELEGATE;
+	vm.cfg.cfi_policy = CFI_POLICY_DELEGATE;
 	if (!build(NULL))
 		expect_isa(cfi, ext_never);
 	setup(2);
-	vm.cfi_policy = CFI_POLICY_STRICT;
+	vm.cfg.cfi_policy = CFI_POLICY_STRICT;
 	if (!build(NULL))
 		expect_isa(cfi, ext_never);
 }

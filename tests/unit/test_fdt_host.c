@@ -9,6 +9,17 @@
 #include <fdt_host.h>
 #include "test.h"
 
+/* The image a VM description names (the parser registers each VM's modules). */
+static const struct host_image *img(const struct host_info *hi, const char *name)
+{
+	static const struct host_image none;
+
+	for (unsigned int i = 0; i < hi->nr_images; i++)
+		if (!strcmp(hi->images[i].name, name))
+			return &hi->images[i];
+	return &none;
+}
+
 #define MAX_SPEC_VMS	10
 #define VM_BOOTARGS_MAX	512	/* sizeof(struct vm_desc.bootargs), checked below */
 #define NO_VCPUS	(-1)
@@ -383,13 +394,13 @@ TEST(fdt_host_qemu_virt_all_fields)
 	EXPECT_EQ(hi.vms[0].vcpus, 2);
 	EXPECT_EQ(hi.vms[0].cfi, CFI_POLICY_TRAP);
 	EXPECT_STREQ(hi.vms[0].bootargs, "x=1");
-	EXPECT_EQ(hi.vms[0].kernel_addr, 0x88000000);
-	EXPECT_EQ(hi.vms[0].kernel_size, 0x1000);
-	EXPECT_EQ(hi.vms[0].initrd_addr, 0x89000000);
-	EXPECT_EQ(hi.vms[0].initrd_size, 0x2000);
+	EXPECT_EQ(img(&hi, hi.vms[0].kernel)->addr, 0x88000000);
+	EXPECT_EQ(img(&hi, hi.vms[0].kernel)->size, 0x1000);
+	EXPECT_EQ(img(&hi, hi.vms[0].initrd)->addr, 0x89000000);
+	EXPECT_EQ(img(&hi, hi.vms[0].initrd)->size, 0x2000);
 	/* everything past the parsed entries is zero (hi was cleared) */
 	EXPECT_EQ(hi.vms[1].name[0], 0);
-	EXPECT_EQ(hi.vms[1].kernel_size, 0);
+	EXPECT_EQ(hi.vms[1].kernel[0], 0);
 	EXPECT_EQ(hi.hartids[2], 0);
 	EXPECT_EQ(hi.reserved[7].size, 0);
 }
@@ -410,13 +421,27 @@ TEST(fdt_host_two_vms_and_defaults)
 	EXPECT_EQ(hi.vms[1].vcpus, 1);			/* default */
 	EXPECT_EQ(hi.vms[1].cfi, CFI_POLICY_TRAP);	/* default */
 	EXPECT_STREQ(hi.vms[1].bootargs, "");
-	EXPECT_EQ(hi.vms[1].kernel_addr, 0x8a000000);
-	EXPECT_EQ(hi.vms[1].kernel_size, 0x3000);
-	EXPECT_EQ(hi.vms[1].initrd_addr, 0);
-	EXPECT_EQ(hi.vms[1].initrd_size, 0);
-	/* 4 reserved-memory + DT + a's kernel and initrd + beta's kernel */
+	EXPECT_EQ(img(&hi, hi.vms[1].kernel)->addr, 0x8a000000);
+	EXPECT_EQ(img(&hi, hi.vms[1].kernel)->size, 0x3000);
+	EXPECT_STREQ(hi.vms[1].initrd, "");
+		/* 4 reserved-memory + DT + a's kernel and initrd + beta's kernel */
 	EXPECT_EQ(hi.nr_reserved, 8);
 	EXPECT_RANGE(hi.reserved[7], 0x8a000000, 0x3000);
+}
+
+TEST(fdt_host_images_and_options)
+{
+	struct dt_spec s;
+	const char *err;
+
+	spec_default(&s);
+	EXPECT_EQ(parse(&s, &err), 0);
+	/* each VM's modules become images named after it */
+	EXPECT_STREQ(hi.vms[0].kernel, "a.kernel");
+	EXPECT_STREQ(hi.vms[0].initrd, "a.initrd");
+	EXPECT_EQ(img(&hi, "a.kernel")->addr, 0x88000000);
+	EXPECT_EQ(hi.persist, false);
+	EXPECT_EQ(hi.vmid_bits, 0);
 }
 
 TEST(fdt_host_cfi_policies)
@@ -430,6 +455,7 @@ TEST(fdt_host_cfi_policies)
 	spec_default(&s);
 	for (unsigned int i = 0; i < 4; i++) {
 		s.vm[i] = vm_beta();
+		s.vm[i].name = names[i];	/* image names ("NAME.kernel") must differ */
 		s.vm[i].cfi = names[i];
 	}
 	s.nr_vms = 4;
@@ -457,11 +483,10 @@ TEST(fdt_host_vm_node_own_cells_and_other_children)
 	EXPECT_EQ(parse(&s, &err), 0);
 	EXPECT_EQ(hi.nr_vms, 2);
 	EXPECT_STREQ(hi.vms[0].name, "a");
-	EXPECT_EQ(hi.vms[0].kernel_addr, 0x88000000);
-	EXPECT_EQ(hi.vms[0].kernel_size, 0x1000);
-	EXPECT_EQ(hi.vms[0].initrd_addr, 0);
-	EXPECT_EQ(hi.vms[0].initrd_size, 0);
-	EXPECT_STREQ(hi.vms[1].name, "c");
+	EXPECT_EQ(img(&hi, hi.vms[0].kernel)->addr, 0x88000000);
+	EXPECT_EQ(img(&hi, hi.vms[0].kernel)->size, 0x1000);
+	EXPECT_STREQ(hi.vms[0].initrd, "");
+		EXPECT_STREQ(hi.vms[1].name, "c");
 	/* 4 reserved-memory + DT + a's kernel + c's kernel */
 	EXPECT_EQ(hi.nr_reserved, 7);
 }
@@ -770,13 +795,18 @@ TEST(fdt_host_err_too_many_vms)
 {
 	struct dt_spec s;
 
+	static const char *const names[] = { "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8" };
+
 	spec_default(&s);
-	for (unsigned int i = 0; i < HOST_MAX_VMS; i++)
+	for (unsigned int i = 0; i < HOST_MAX_VMS; i++) {
 		s.vm[i] = vm_beta();
+		s.vm[i].name = names[i];
+	}
 	s.nr_vms = HOST_MAX_VMS;
 	EXPECT_PARSE_ERR(&s, 0, "");
 	EXPECT_EQ(hi.nr_vms, HOST_MAX_VMS);
 	s.vm[HOST_MAX_VMS] = vm_beta();
+	s.vm[HOST_MAX_VMS].name = names[HOST_MAX_VMS];
 	s.nr_vms = HOST_MAX_VMS + 1;
 	EXPECT_PARSE_ERR(&s, -HYP_ENOMEM, "too many VMs");
 }

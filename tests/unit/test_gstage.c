@@ -15,8 +15,9 @@ static void *pages[1024];
 static unsigned int nr_pages;
 static int alloc_budget;	/* < 0: unlimited */
 
-static uint64_t test_alloc(void)
+static uint64_t test_alloc(void *ctx)
 {
+	(void)ctx;
 	void *p;
 
 	if (alloc_budget == 0 || nr_pages == ARRAY_SIZE(pages))
@@ -65,7 +66,7 @@ TEST(gstage_map_2m_leaves)
 {
 	uint64_t root = root_new(), *rt = (uint64_t *)(uintptr_t)root, *l1, *pte, sz = 0;
 
-	EXPECT_EQ(gstage_map(root, 0x80000000, 0x100000000, 2 * SZ_2M, GSTAGE_PROT_RAM, test_alloc), 0);
+	EXPECT_EQ(gstage_map(root, 0x80000000, 0x100000000, 2 * SZ_2M, GSTAGE_PROT_RAM, test_alloc, NULL), 0);
 	EXPECT_EQ(nr_pages, 1);			/* one level-1 table, no level-0 table */
 	/* root index = gpa[40:30] = 2: a pointer PTE (V only) */
 	EXPECT_EQ(rt[2] & PTE_LOW_BITS, PTE_V);
@@ -93,7 +94,7 @@ TEST(gstage_map_4k_leaves)
 {
 	uint64_t root = root_new(), *rt = (uint64_t *)(uintptr_t)root, *l1, *l0, sz = 0;
 
-	EXPECT_EQ(gstage_map(root, 0x80001000, 0x200003000, 0x3000, GSTAGE_PROT_RAM, test_alloc), 0);
+	EXPECT_EQ(gstage_map(root, 0x80001000, 0x200003000, 0x3000, GSTAGE_PROT_RAM, test_alloc, NULL), 0);
 	EXPECT_EQ(nr_pages, 2);			/* level-1 and level-0 tables */
 	l1 = table_of(rt[2]);
 	EXPECT_EQ(l1[0] & PTE_LOW_BITS, PTE_V);	/* pointer to level 0 */
@@ -116,7 +117,7 @@ TEST(gstage_map_mixed_sizes)
 
 	/* 4K up to the 2 MiB boundary, a 2 MiB leaf, then a 4K tail */
 	EXPECT_EQ(gstage_map(root, 0x801ff000, 0x3001ff000, SZ_2M + 0x2000, GSTAGE_PROT_RAM,
-			     test_alloc), 0);
+			     test_alloc, NULL), 0);
 	EXPECT_NE(gstage_lookup(root, 0x801ff000, &sz), NULL);
 	EXPECT_EQ(sz, SZ_4K);
 	EXPECT_NE(gstage_lookup(root, 0x80200000, &sz), NULL);
@@ -136,7 +137,7 @@ TEST(gstage_map_misaligned_hpa_uses_4k)
 {
 	uint64_t root = root_new(), sz = 0;
 
-	EXPECT_EQ(gstage_map(root, 0x80000000, 0x100001000, SZ_2M, GSTAGE_PROT_RAM, test_alloc), 0);
+	EXPECT_EQ(gstage_map(root, 0x80000000, 0x100001000, SZ_2M, GSTAGE_PROT_RAM, test_alloc, NULL), 0);
 	EXPECT_NE(gstage_lookup(root, 0x80000000, &sz), NULL);
 	EXPECT_EQ(sz, SZ_4K);
 	EXPECT_NE(gstage_lookup(root, 0x801ff000, &sz), NULL);
@@ -150,7 +151,7 @@ TEST(gstage_translate_inside_outside)
 {
 	uint64_t root = root_new();
 
-	EXPECT_EQ(gstage_map(root, 0x80000000, 0x100000000, 4 * SZ_2M, GSTAGE_PROT_RAM, test_alloc), 0);
+	EXPECT_EQ(gstage_map(root, 0x80000000, 0x100000000, 4 * SZ_2M, GSTAGE_PROT_RAM, test_alloc, NULL), 0);
 	EXPECT_EQ(gstage_translate(root, 0x80000000), 0x100000000);
 	EXPECT_EQ(gstage_translate(root, 0x80012345), 0x100012345);
 	EXPECT_EQ(gstage_translate(root, 0x807fffff), 0x1007fffff);
@@ -170,7 +171,7 @@ TEST(gstage_map_top_of_41bit_space)
 	uint64_t root = root_new(), *rt = (uint64_t *)(uintptr_t)root, top = (1UL << 41) - SZ_4K;
 	uint64_t sz = 0;
 
-	EXPECT_EQ(gstage_map(root, top, 0x80000000, SZ_4K, GSTAGE_PROT_RAM, test_alloc), 0);
+	EXPECT_EQ(gstage_map(root, top, 0x80000000, SZ_4K, GSTAGE_PROT_RAM, test_alloc, NULL), 0);
 	EXPECT_EQ(rt[0x7ff] & PTE_LOW_BITS, PTE_V);
 	EXPECT_EQ(rt[0x1ff], 0);	/* no 9-bit truncation of the root index */
 	EXPECT_EQ(rt[0x3ff], 0);
@@ -179,7 +180,7 @@ TEST(gstage_map_top_of_41bit_space)
 	EXPECT_EQ(sz, SZ_4K);
 	EXPECT_EQ(gstage_translate(root, top - SZ_4K), 0);
 	/* 1 TiB: root index 1024 */
-	EXPECT_EQ(gstage_map(root, 1UL << 40, 0x90000000, SZ_2M, GSTAGE_PROT_RAM, test_alloc), 0);
+	EXPECT_EQ(gstage_map(root, 1UL << 40, 0x90000000, SZ_2M, GSTAGE_PROT_RAM, test_alloc, NULL), 0);
 	EXPECT_EQ(rt[1024] & PTE_LOW_BITS, PTE_V);
 	EXPECT_EQ(rt[0], 0);
 	EXPECT_EQ(gstage_translate(root, (1UL << 40) + 0x1234), 0x90001234);
@@ -190,10 +191,10 @@ TEST(gstage_prot_bits)
 {
 	uint64_t root = root_new(), *pte;
 
-	EXPECT_EQ(gstage_map(root, 0x1000, 0x5000, SZ_4K, PTE_R, test_alloc), 0);
-	EXPECT_EQ(gstage_map(root, 0x2000, 0x6000, SZ_4K, PTE_X, test_alloc), 0);
-	EXPECT_EQ(gstage_map(root, 0x3000, 0x7000, SZ_4K, PTE_R | PTE_X, test_alloc), 0);
-	EXPECT_EQ(gstage_map(root, 0x4000, 0x8000, SZ_4K, PTE_R | PTE_W, test_alloc), 0);
+	EXPECT_EQ(gstage_map(root, 0x1000, 0x5000, SZ_4K, PTE_R, test_alloc, NULL), 0);
+	EXPECT_EQ(gstage_map(root, 0x2000, 0x6000, SZ_4K, PTE_X, test_alloc, NULL), 0);
+	EXPECT_EQ(gstage_map(root, 0x3000, 0x7000, SZ_4K, PTE_R | PTE_X, test_alloc, NULL), 0);
+	EXPECT_EQ(gstage_map(root, 0x4000, 0x8000, SZ_4K, PTE_R | PTE_W, test_alloc, NULL), 0);
 	pte = gstage_lookup(root, 0x1000, NULL);
 	EXPECT_EQ(pte ? *pte : 0, (5UL << 10) | PTE_V | PTE_R | PTE_U | PTE_A | PTE_D);
 	pte = gstage_lookup(root, 0x2000, NULL);
@@ -211,31 +212,31 @@ TEST(gstage_refuses_overlap)
 {
 	uint64_t root = root_new(), *pte, before;
 
-	EXPECT_EQ(gstage_map(root, 0x80000000, 0x100000000, SZ_2M, GSTAGE_PROT_RAM, test_alloc), 0);
+	EXPECT_EQ(gstage_map(root, 0x80000000, 0x100000000, SZ_2M, GSTAGE_PROT_RAM, test_alloc, NULL), 0);
 	pte = gstage_lookup(root, 0x80000000, NULL);
 	before = pte ? *pte : 0;
 	/* a 4K page inside a 2 MiB leaf */
-	EXPECT_EQ(gstage_map(root, 0x80001000, 0x200000000, SZ_4K, GSTAGE_PROT_RAM, test_alloc),
+	EXPECT_EQ(gstage_map(root, 0x80001000, 0x200000000, SZ_4K, GSTAGE_PROT_RAM, test_alloc, NULL),
 		  -HYP_EEXIST);
 	/* the same 2 MiB again, elsewhere in host memory */
-	EXPECT_EQ(gstage_map(root, 0x80000000, 0x200000000, SZ_2M, GSTAGE_PROT_RAM, test_alloc),
+	EXPECT_EQ(gstage_map(root, 0x80000000, 0x200000000, SZ_2M, GSTAGE_PROT_RAM, test_alloc, NULL),
 		  -HYP_EEXIST);
 	EXPECT_EQ(pte ? *pte : 0, before);
 	EXPECT_EQ(gstage_translate(root, 0x80001000), 0x100001000);
 
 	/* a 2 MiB leaf over a level-0 table */
-	EXPECT_EQ(gstage_map(root, 0x80205000, 0x300005000, SZ_4K, GSTAGE_PROT_RAM, test_alloc), 0);
-	EXPECT_EQ(gstage_map(root, 0x80200000, 0x300000000, SZ_2M, GSTAGE_PROT_RAM, test_alloc),
+	EXPECT_EQ(gstage_map(root, 0x80205000, 0x300005000, SZ_4K, GSTAGE_PROT_RAM, test_alloc, NULL), 0);
+	EXPECT_EQ(gstage_map(root, 0x80200000, 0x300000000, SZ_2M, GSTAGE_PROT_RAM, test_alloc, NULL),
 		  -HYP_EEXIST);
 	EXPECT_EQ(gstage_translate(root, 0x80200000), 0);
 	EXPECT_EQ(gstage_translate(root, 0x80205000), 0x300005000);
 	/* the same 4K page twice */
-	EXPECT_EQ(gstage_map(root, 0x80205000, 0x400005000, SZ_4K, GSTAGE_PROT_RAM, test_alloc),
+	EXPECT_EQ(gstage_map(root, 0x80205000, 0x400005000, SZ_4K, GSTAGE_PROT_RAM, test_alloc, NULL),
 		  -HYP_EEXIST);
 	EXPECT_EQ(gstage_translate(root, 0x80205000), 0x300005000);
 	/* neighbours are fine */
-	EXPECT_EQ(gstage_map(root, 0x80204000, 0x300004000, SZ_4K, GSTAGE_PROT_RAM, test_alloc), 0);
-	EXPECT_EQ(gstage_map(root, 0x80400000, 0x300400000, SZ_2M, GSTAGE_PROT_RAM, test_alloc), 0);
+	EXPECT_EQ(gstage_map(root, 0x80204000, 0x300004000, SZ_4K, GSTAGE_PROT_RAM, test_alloc, NULL), 0);
+	EXPECT_EQ(gstage_map(root, 0x80400000, 0x300400000, SZ_2M, GSTAGE_PROT_RAM, test_alloc, NULL), 0);
 	root_free(root);
 }
 
@@ -244,30 +245,30 @@ TEST(gstage_bad_args)
 	uint64_t root = root_new();
 
 	/* unaligned gpa, hpa, size; empty */
-	EXPECT_EQ(gstage_map(root, 0x80000800, 0x100000000, SZ_4K, GSTAGE_PROT_RAM, test_alloc),
+	EXPECT_EQ(gstage_map(root, 0x80000800, 0x100000000, SZ_4K, GSTAGE_PROT_RAM, test_alloc, NULL),
 		  -HYP_EINVAL);
-	EXPECT_EQ(gstage_map(root, 0x80000000, 0x100000010, SZ_4K, GSTAGE_PROT_RAM, test_alloc),
+	EXPECT_EQ(gstage_map(root, 0x80000000, 0x100000010, SZ_4K, GSTAGE_PROT_RAM, test_alloc, NULL),
 		  -HYP_EINVAL);
-	EXPECT_EQ(gstage_map(root, 0x80000000, 0x100000000, 0x1800, GSTAGE_PROT_RAM, test_alloc),
+	EXPECT_EQ(gstage_map(root, 0x80000000, 0x100000000, 0x1800, GSTAGE_PROT_RAM, test_alloc, NULL),
 		  -HYP_EINVAL);
-	EXPECT_EQ(gstage_map(root, 0x80000000, 0x100000000, 0, GSTAGE_PROT_RAM, test_alloc),
+	EXPECT_EQ(gstage_map(root, 0x80000000, 0x100000000, 0, GSTAGE_PROT_RAM, test_alloc, NULL),
 		  -HYP_EINVAL);
 	/* no permission, W only, W+X without R (reserved encodings), non-RWX bits */
-	EXPECT_EQ(gstage_map(root, 0x80000000, 0x100000000, SZ_4K, 0, test_alloc), -HYP_EINVAL);
-	EXPECT_EQ(gstage_map(root, 0x80000000, 0x100000000, SZ_4K, PTE_W, test_alloc), -HYP_EINVAL);
-	EXPECT_EQ(gstage_map(root, 0x80000000, 0x100000000, SZ_4K, PTE_W | PTE_X, test_alloc),
+	EXPECT_EQ(gstage_map(root, 0x80000000, 0x100000000, SZ_4K, 0, test_alloc, NULL), -HYP_EINVAL);
+	EXPECT_EQ(gstage_map(root, 0x80000000, 0x100000000, SZ_4K, PTE_W, test_alloc, NULL), -HYP_EINVAL);
+	EXPECT_EQ(gstage_map(root, 0x80000000, 0x100000000, SZ_4K, PTE_W | PTE_X, test_alloc, NULL),
 		  -HYP_EINVAL);
-	EXPECT_EQ(gstage_map(root, 0x80000000, 0x100000000, SZ_4K, PTE_R | PTE_U, test_alloc),
+	EXPECT_EQ(gstage_map(root, 0x80000000, 0x100000000, SZ_4K, PTE_R | PTE_U, test_alloc, NULL),
 		  -HYP_EINVAL);
-	EXPECT_EQ(gstage_map(root, 0x80000000, 0x100000000, SZ_4K, PTE_R | PTE_V, test_alloc),
+	EXPECT_EQ(gstage_map(root, 0x80000000, 0x100000000, SZ_4K, PTE_R | PTE_V, test_alloc, NULL),
 		  -HYP_EINVAL);
 	/* beyond the 41-bit guest physical space, or wrapping */
-	EXPECT_EQ(gstage_map(root, 1UL << 41, 0x100000000, SZ_4K, GSTAGE_PROT_RAM, test_alloc),
+	EXPECT_EQ(gstage_map(root, 1UL << 41, 0x100000000, SZ_4K, GSTAGE_PROT_RAM, test_alloc, NULL),
 		  -HYP_ERANGE);
 	EXPECT_EQ(gstage_map(root, (1UL << 41) - SZ_4K, 0x100000000, 2 * SZ_4K, GSTAGE_PROT_RAM,
-			     test_alloc), -HYP_ERANGE);
+			     test_alloc, NULL), -HYP_ERANGE);
 	EXPECT_EQ(gstage_map(root, ~0UL - 0xfff, 0x100000000, 2 * SZ_4K, GSTAGE_PROT_RAM,
-			     test_alloc), -HYP_ERANGE);
+			     test_alloc, NULL), -HYP_ERANGE);
 	/* nothing was allocated or mapped */
 	EXPECT_EQ(nr_pages, 0);
 	for (unsigned int i = 0; i < 2048; i++)
@@ -280,14 +281,14 @@ TEST(gstage_alloc_failure)
 	uint64_t root = root_new();
 
 	alloc_budget = 0;
-	EXPECT_EQ(gstage_map(root, 0x80000000, 0x100000000, SZ_2M, GSTAGE_PROT_RAM, test_alloc),
+	EXPECT_EQ(gstage_map(root, 0x80000000, 0x100000000, SZ_2M, GSTAGE_PROT_RAM, test_alloc, NULL),
 		  -HYP_ENOMEM);
 	alloc_budget = 1;	/* the level-1 table, then no level-0 table */
-	EXPECT_EQ(gstage_map(root, 0x80000000, 0x100000000, SZ_4K, GSTAGE_PROT_RAM, test_alloc),
+	EXPECT_EQ(gstage_map(root, 0x80000000, 0x100000000, SZ_4K, GSTAGE_PROT_RAM, test_alloc, NULL),
 		  -HYP_ENOMEM);
 	EXPECT_EQ(gstage_translate(root, 0x80000000), 0);
 	alloc_budget = -1;
-	EXPECT_EQ(gstage_map(root, 0x80000000, 0x100000000, SZ_4K, GSTAGE_PROT_RAM, test_alloc), 0);
+	EXPECT_EQ(gstage_map(root, 0x80000000, 0x100000000, SZ_4K, GSTAGE_PROT_RAM, test_alloc, NULL), 0);
 	EXPECT_EQ(gstage_translate(root, 0x80000000), 0x100000000);
 	EXPECT_EQ(nr_pages, 2);
 	root_free(root);

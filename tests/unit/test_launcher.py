@@ -1,15 +1,19 @@
 # SPDX-License-Identifier: MIT
-"""Tests for tools/carapace-run: VM specs, placement, the device tree, console
-parsing, the batch runner and exit statuses.  Tests that need dtc, QEMU, the
-firmware or the cross compiler skip when those are missing."""
+"""Tests for tools/carapace-run: VM specs, extra images, placement, the device
+tree, the control socket, console parsing, the batch runner and exit statuses.
+Tests that need dtc, QEMU, the firmware or the cross compiler skip when those
+are missing."""
 
 import importlib.machinery
 import importlib.util
 import os
 import shutil
+import socket
+import stat
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -42,6 +46,14 @@ needs_qemu = pytest.mark.skipif(not (shutil.which(cr.QEMU) and shutil.which("dtc
                                 reason="QEMU, dtc or OpenSBI firmware missing (make deps)")
 CROSS_GCC = "riscv64-unknown-elf-gcc"
 needs_cross = pytest.mark.skipif(not shutil.which(CROSS_GCC), reason="no riscv64 gcc")
+
+
+@pytest.fixture(autouse=True)
+def private_runtime_dir(tmp_path, monkeypatch):
+    """The default control socket goes under tmp_path: never the user's."""
+    monkeypatch.delenv("CARAPACE_CTL_SOCKET", raising=False)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    return tmp_path / "run"
 
 
 @pytest.fixture
@@ -379,7 +391,8 @@ def test_qemu_command_interactive(tmp_path, kernel):
     assert cmd[:13] == [cr.QEMU, "-machine", "virt", "-cpu", cr.DEFAULT_CPU, "-smp", "2",
                         "-m", "768M", "-bios", "/fw.bin", "-kernel", "/h/carapace.bin"]
     assert cmd[13:15] == ["-dtb", "/t/host.dtb"]
-    loaders = [cmd[i + 1] for i, a in enumerate(cmd) if a == "-device"]
+    loaders = [cmd[i + 1] for i, a in enumerate(cmd) if a == "-device"
+               and cmd[i + 1].startswith("loader,")]
     assert loaders == [f"loader,file={i.path},addr={i.addr:#x},force-raw=on" for i in images]
     assert cmd[-1] == "-nographic"
     assert "-icount" not in cmd and "stdio" not in cmd
@@ -407,6 +420,298 @@ def test_loader_path_commas_doubled(tmp_path, monkeypatch):
     cmd = cr.qemu_command(host_for(k), Path("/d"), cr.place_images(vms, 512 * MiB), True)
     escaped = str(odd).replace(",", ",,")
     assert any(a.startswith(f"loader,file={escaped}/k,addr=") for a in cmd)
+
+
+# --- extra images (--image) -----------------------------------------------------------
+
+
+def test_parse_images(tmp_path, kernel):
+    web, rd = sized(tmp_path, "web", 3 * MiB), sized(tmp_path, "rd", 100)
+    vms = cr.parse_vms([f"name=a,kernel={kernel}"])
+    images = cr.parse_images([f"web={web}", f"web-rd.v2_x={rd}", f"{'n' * 31}={rd}"], vms)
+    assert [(i.name, i.path) for i in images] == [("web", web), ("web-rd.v2_x", rd),
+                                                   ("n" * 31, rd)]
+    assert cr.parse_images([], vms) == []
+
+
+@pytest.mark.parametrize("item, message", [
+    ("Web={f}", "bad image name 'Web'"),
+    ("a/b={f}", "bad image name 'a/b'"),
+    ("={f}", "bad image name ''"),
+    ("x" * 32 + "={f}", "bad image name"),
+    ("web", "expected NAME=PATH"),
+    ("a.kernel={f}", "'a.kernel' is taken by vm a's own image"),
+    ("a.initrd={f}", "'a.initrd' is taken by vm a"),      # reserved even without initrd
+    ("b.kernel={f}", "'b.kernel' is taken by vm b"),
+    ("web=/nonexistent/web.img", "--image web: no such file: /nonexistent/web.img"),
+    ("web=", "--image web: no such file"),
+    ("web={empty}", "--image web: file is empty"),
+])
+def test_image_errors(tmp_path, kernel, item, message):
+    f, empty = sized(tmp_path, "f", 10), tmp_path / "empty"
+    empty.write_bytes(b"")
+    vms = cr.parse_vms([f"name=a,kernel={kernel}", f"name=b,kernel={kernel}"])
+    with pytest.raises(cr.LaunchError) as info:
+        cr.parse_images([item.format(f=f, empty=empty)], vms)
+    assert message in str(info.value)
+
+
+def test_image_names_unique(tmp_path):
+    f = sized(tmp_path, "f", 10)
+    with pytest.raises(cr.LaunchError, match="two images are named 'web'"):
+        cr.parse_images([f"web={f}", f"x={f}", f"web={f}"], [])
+
+
+def test_image_named_like_an_absent_vm_is_fine(tmp_path, kernel):
+    f = sized(tmp_path, "f", 10)
+    vms = cr.parse_vms([f"name=a,kernel={kernel}"])
+    assert cr.parse_images([f"zz.kernel={f}"], vms)[0].name == "zz.kernel"
+
+
+def test_at_most_24_images_in_all(tmp_path, kernel):
+    f = sized(tmp_path, "f", 10)
+    assert len(cr.parse_images([f"i{n}={f}" for n in range(24)], [])) == 24
+    with pytest.raises(cr.LaunchError, match="25 images in all .*at most 24"):
+        cr.parse_images([f"i{n}={f}" for n in range(25)], [])
+    # The VMs' own kernels and initrds count: 1 + 2 + 21 = 24 fits, 25 does not.
+    vms = cr.parse_vms([f"name=a,kernel={kernel}", f"name=b,kernel={kernel},initrd={f}"])
+    assert len(cr.parse_images([f"i{n}={f}" for n in range(21)], vms)) == 21
+    with pytest.raises(cr.LaunchError, match="25 images in all"):
+        cr.parse_images([f"i{n}={f}" for n in range(22)], vms)
+
+
+def test_extra_images_placed_after_the_vms_images(tmp_path):
+    k, rd = sized(tmp_path, "k", 3 * MiB + 1), sized(tmp_path, "rd", 5 * MiB)
+    web = sized(tmp_path, "web", 2 * MiB)
+    vms = cr.parse_vms([f"name=a,kernel={k},initrd={rd}"])
+    extra = cr.parse_images([f"web={web}", f"web2={k}"], vms)
+    images = cr.place_images(vms, 1 << 30, extra)
+    assert [(i.vm, i.kind, i.name) for i in images] == [
+        ("a", "kernel", "a.kernel"), ("a", "ramdisk", "a.initrd"),
+        (None, "image", "web"), (None, "image", "web2")]
+    assert [i.addr for i in images] == [0xBEC00000, 0xBE600000, 0xBE400000, 0xBE000000]
+    assert images[3].size == 3 * MiB + 1
+
+
+def test_images_without_vms(tmp_path):
+    web = sized(tmp_path, "web", 5000)
+    (image,) = cr.place_images([], 512 * MiB, cr.parse_images([f"web={web}"], []))
+    assert (image.vm, image.kind, image.name, image.addr) == (None, "image", "web", 0x9EE00000)
+    cr.check_host_memory([], [image], 512 * MiB)
+    cr.check_host_memory([], [], 512 * MiB)              # no VMs, no images: fine
+
+
+def test_default_host_mem_counts_images_and_spare(tmp_path, kernel):
+    big = tmp_path / "big"
+    with open(big, "wb") as f:          # sparse: only the size matters
+        f.truncate(300 * MiB + 1)
+    vms = cr.parse_vms([f"kernel={kernel},mem=256M"])
+    extra = cr.parse_images([f"big={big}"], vms)
+    # guest RAM 256M + images (2M + 302M) + 256M
+    assert cr.default_host_mem(vms, extra) == (256 + 2 + 302 + 256) * MiB
+    assert cr.default_host_mem(vms, extra, spare=1 << 30) == (256 + 2 + 302 + 256 + 1024) * MiB
+    assert cr.default_host_mem([], [], spare=0) == 512 * MiB           # the floor
+    assert cr.default_host_mem([], [], spare=512 * MiB) == 768 * MiB
+
+
+def test_host_ram_must_hold_spare_mem(kernel):
+    vms = cr.parse_vms([f"kernel={kernel},mem=128M"])
+    images = cr.place_images(vms, 512 * MiB)
+    cr.check_host_memory(vms, images, 512 * MiB, spare=256 * MiB)
+    with pytest.raises(cr.LaunchError,
+                       match="cannot hold 128M of guest RAM, 512M of --spare-mem.*--mem 898M"):
+        cr.check_host_memory(vms, images, 512 * MiB, spare=512 * MiB)
+    mem = cr.default_host_mem(vms, spare=512 * MiB)
+    cr.check_host_memory(vms, cr.place_images(vms, mem), mem, spare=512 * MiB)
+
+
+@needs_dtc
+def test_image_nodes_and_persist_in_chosen(tmp_path, kernel):
+    web = sized(tmp_path, "web", 3 * MiB + 5)
+    vms, _ = two_vms(tmp_path, kernel)
+    extra = cr.parse_images([f"web={web}", f"rd.x_1={kernel}"], vms)
+    images = cr.place_images(vms, 512 * MiB, extra)
+    dtb = compile_dts(tmp_path, cr.inject_chosen(BASE_DTS, vms, images, persist=True))
+    assert fdtget(dtb, "/chosen", "carapace,persist") == ""
+    web_image, rd_image = images[3:]
+    node = f"/chosen/image@{web_image.addr:x}"
+    assert fdtget(dtb, node, "compatible") == "carapace,image"
+    assert fdtget(dtb, node, "carapace,name") == "web"
+    assert fdtget(dtb, node, "reg", "x") == f"0 {web_image.addr:x} 0 300005"
+    node = f"/chosen/image@{rd_image.addr:x}"
+    assert fdtget(dtb, node, "carapace,name") == "rd.x_1"
+    assert fdtget(dtb, node, "reg", "x") == f"0 {rd_image.addr:x} 0 1388"
+    # The VMs' own images stay in their VM nodes, not as image@ nodes.
+    listed = subprocess.run(["fdtget", "-l", str(dtb), "/chosen"], check=True,
+                            capture_output=True, text=True).stdout.split()
+    assert sorted(listed) == sorted(["vm@0", "vm@1", f"image@{web_image.addr:x}",
+                                     f"image@{rd_image.addr:x}"])
+    assert fdtget(dtb, "/chosen/vm@1", "carapace,name") == "b"
+
+
+@needs_dtc
+def test_no_persist_no_images_no_nodes(tmp_path, kernel):
+    vms, images = two_vms(tmp_path, kernel)
+    dts = cr.inject_chosen(BASE_DTS, vms, images)
+    assert "carapace,persist" not in dts and "image@" not in dts
+    dtb = compile_dts(tmp_path, dts)
+    with pytest.raises(subprocess.CalledProcessError):
+        fdtget(dtb, "/chosen", "carapace,persist")
+
+
+@needs_dtc
+def test_persist_with_no_vms(tmp_path):
+    web = sized(tmp_path, "web", 100)
+    images = cr.place_images([], 512 * MiB, cr.parse_images([f"web={web}"], []))
+    dtb = compile_dts(tmp_path, cr.inject_chosen(BASE_DTS, [], images, persist=True))
+    assert fdtget(dtb, "/chosen", "carapace,persist") == ""
+    assert fdtget(dtb, f"/chosen/image@{images[0].addr:x}", "carapace,name") == "web"
+
+
+@needs_dtc
+def test_image_reg_follows_existing_chosen_cells(tmp_path):
+    """If QEMU's /chosen had its own cells, image reg is written in them."""
+    web = sized(tmp_path, "web", 100)
+    images = cr.place_images([], 512 * MiB, cr.parse_images([f"web={web}"], []))
+    base = BASE_DTS.replace('\t\tstdout-path = "/soc/serial@10000000";\n',
+                            "\t\t#address-cells = <0x01>;\n\t\t#size-cells = <0x01>;\n")
+    dtb = compile_dts(tmp_path, cr.inject_chosen(base, [], images))
+    assert fdtget(dtb, f"/chosen/image@{images[0].addr:x}", "reg", "x") == \
+        f"{images[0].addr:x} 64"
+    base = BASE_DTS.replace('\t\tstdout-path = "/soc/serial@10000000";\n',
+                            "\t\t#address-cells = <0x00>;\n")
+    with pytest.raises(cr.LaunchError, match="#address-cells = <0>"):
+        cr.inject_chosen(base, [], images)
+
+
+# --- the control socket ------------------------------------------------------------------
+
+
+def test_default_ctl_socket(monkeypatch):
+    monkeypatch.setenv("XDG_RUNTIME_DIR", "/run/user/7")
+    assert cr.default_ctl_socket() == Path(f"/run/user/7/carapace-{os.getuid()}/ctl.sock")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", "")
+    assert cr.default_ctl_socket() == Path(f"/tmp/carapace-{os.getuid()}/ctl.sock")
+    monkeypatch.delenv("XDG_RUNTIME_DIR")
+    assert cr.default_ctl_socket() == Path(f"/tmp/carapace-{os.getuid()}/ctl.sock")
+    monkeypatch.setenv("CARAPACE_CTL_SOCKET", "/s/c.sock")
+    assert cr.default_ctl_socket() == Path("/s/c.sock")
+
+
+def test_ctl_device_args():
+    assert cr.ctl_device_args(Path("/r/ctl.sock")) == [
+        "-global", "virtio-mmio.force-legacy=false",
+        "-device", "virtio-serial-device,id=carapace-vser",
+        "-chardev", "socket,id=carapace-ctl,path=/r/ctl.sock,server=on,wait=off",
+        "-device", "virtserialport,bus=carapace-vser.0,chardev=carapace-ctl,"
+                   "name=org.carapace.control,nr=1"]
+    assert "path=/a,,b/c.sock,server" in cr.ctl_device_args(Path("/a,b/c.sock"))[5]
+
+
+def test_default_socket_directory_created_private(private_runtime_dir):
+    path = cr.ctl_socket_path(None)
+    assert path == private_runtime_dir / f"carapace-{os.getuid()}" / "ctl.sock"
+    assert not path.parent.exists()
+    assert cr.prepare_ctl_socket(path, private=True) == path
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert not path.exists()
+
+
+def test_default_socket_directory_mode_tightened(private_runtime_dir):
+    directory = private_runtime_dir / f"carapace-{os.getuid()}"
+    directory.mkdir(parents=True)
+    directory.chmod(0o755)
+    cr.prepare_ctl_socket(directory / "ctl.sock", private=True)
+    assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+
+
+def test_default_socket_directory_of_someone_else(private_runtime_dir, monkeypatch):
+    directory = private_runtime_dir / "carapace-x"
+    directory.mkdir(parents=True)
+    monkeypatch.setattr(cr.os, "getuid", lambda: os.stat(directory).st_uid + 1)
+    with pytest.raises(cr.LaunchError, match="belongs to another user; use --ctl-socket"):
+        cr.prepare_ctl_socket(directory / "ctl.sock", private=True)
+
+
+def test_default_socket_directory_symlink_refused(private_runtime_dir, tmp_path):
+    (tmp_path / "elsewhere").mkdir()
+    private_runtime_dir.mkdir()
+    (private_runtime_dir / "carapace-x").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(cr.LaunchError, match="is not a directory"):
+        cr.prepare_ctl_socket(private_runtime_dir / "carapace-x" / "ctl.sock", private=True)
+
+
+def test_chosen_socket_directory_created(tmp_path):
+    path = tmp_path / "a" / "b" / "ctl.sock"
+    cr.prepare_ctl_socket(path)
+    assert path.parent.is_dir() and stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+
+
+def listening(path):
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(1)
+    return server
+
+
+def test_socket_in_use_refused(tmp_path):
+    path = tmp_path / "ctl.sock"
+    with listening(path):
+        with pytest.raises(cr.LaunchError) as info:
+            cr.prepare_ctl_socket(path)
+        assert str(info.value) == f"another Carapace is using {path}; use --ctl-socket"
+        assert path.exists()                          # left alone
+
+
+def test_stale_socket_removed(tmp_path):
+    path = tmp_path / "ctl.sock"
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(path))                             # bound, nobody listening
+    stale.close()
+    assert stat.S_ISSOCK(path.lstat().st_mode)
+    cr.prepare_ctl_socket(path)
+    assert not path.exists()
+
+
+def test_non_socket_at_the_path_refused(tmp_path):
+    path = tmp_path / "ctl.sock"
+    path.write_text("precious")
+    with pytest.raises(cr.LaunchError, match="exists and is not a socket; use --ctl-socket"):
+        cr.prepare_ctl_socket(path)
+    assert path.read_text() == "precious"
+
+
+def test_socket_path_too_long(tmp_path):
+    with pytest.raises(cr.LaunchError, match="path too long for a UNIX socket"):
+        cr.ctl_socket_path("/tmp/" + "x" * 103)
+    assert cr.ctl_socket_path("/tmp/" + "x" * 102) == Path("/tmp/" + "x" * 102)
+    assert cr.ctl_socket_path("rel.sock") == Path.cwd() / "rel.sock"
+
+
+def test_remove_ctl_socket(tmp_path):
+    path = tmp_path / "ctl.sock"
+    cr.remove_ctl_socket(path)                        # absent: fine
+    with listening(path):
+        cr.remove_ctl_socket(path)
+    assert not path.exists()
+    path.write_text("not ours")
+    cr.remove_ctl_socket(path)                        # not a socket: left alone
+    assert path.exists()
+
+
+def test_qemu_command_has_the_management_device(tmp_path, kernel):
+    vms, images = two_vms(tmp_path, kernel)
+    host = host_for(kernel, ctl_socket=Path("/run/c,1/ctl.sock"))
+    for batch in (False, True):
+        cmd = cr.qemu_command(host, Path("/t/host.dtb"), images, batch=batch)
+        args = cr.ctl_device_args(Path("/run/c,1/ctl.sock"))
+        i = cmd.index("-global")
+        assert cmd[i:i + len(args)] == args
+        assert "socket,id=carapace-ctl,path=/run/c,,1/ctl.sock,server=on,wait=off" in cmd
+        assert not any("semihosting" in a for a in cmd)
+    # Without a socket path in the config: the default one.
+    cmd = cr.qemu_command(host_for(kernel), Path("/t/host.dtb"), images, batch=True)
+    assert f"path={cr.default_ctl_socket()}," in cmd[cmd.index("-chardev") + 1]
 
 
 # --- console parsing and exit statuses ----------------------------------------------
@@ -444,6 +749,18 @@ def test_parse_console_outcomes():
     assert r.vms["b"].console == ["hello from b", "again"]
     assert r.all_down and r.panic is None
     assert r.lines[0] == "OpenSBI v1.6"
+
+
+def test_parse_console_destroyed():
+    r = cr.parse_console("carapace: vm a: destroyed, 64 MiB returned\n"
+                         "carapace: vm b: shut down\n"
+                         "carapace: vm b: destroyed, 64 MiB returned\n"
+                         "[c] carapace: vm c: destroyed\n"
+                         "carapace: vm d: destroyed\n"
+                         "carapace: vm e: destroyedx\n", ["a", "b", "c", "d", "e"])
+    outcomes = {n: v.outcome for n, v in r.vms.items()}
+    assert outcomes == {"a": "destroyed", "b": "shutdown", "c": "running", "d": "destroyed",
+                        "e": "running"}
 
 
 def test_parse_console_reboot_reopens():
@@ -484,6 +801,53 @@ def result_with(outcomes, **kw):
 ])
 def test_exit_status(outcomes, kw, expect, code):
     assert cr.exit_status(result_with(outcomes, **kw), expect)[0] == code
+
+
+@pytest.mark.parametrize("outcomes, expect, code", [
+    ({"a": "shutdown", "b": "shutdown"}, None, 0),
+    ({}, None, 0),                                        # a host that waited for VMs
+    ({"a": "shutdown", "b": "running"}, None, 1),        # b should have shut down
+    ({"a": "shutdown", "b": "running"}, {"b": "running"}, 0),
+    ({"a": "stopped", "b": "running"}, {"b": "running"}, 1),
+    ({"a": "stopped", "late": "shutdown"}, {"a": "stopped"}, 0),
+    ({"a": "destroyed", "b": "shutdown"}, None, 1),
+    ({"a": "destroyed", "b": "shutdown"}, {"a": "destroyed"}, 0),
+])
+def test_exit_status_persist_timeout_is_the_end(outcomes, expect, code):
+    r = result_with(outcomes, timed_out=True, persist=True)
+    assert cr.exit_status(r, expect)[0] == code
+
+
+def test_exit_status_persist_error_still_counts():
+    r = result_with({"a": "shutdown"}, error="QEMU exited (status 1) before all VMs were down",
+                    persist=True)
+    assert cr.exit_status(r)[0] == 3
+
+
+def test_run_batch_persist_ends_at_the_timeout():
+    start = time.monotonic()
+    r = cr.run_batch(script("""
+        import time
+        print("carapace: vm a: shut down", flush=True)
+        time.sleep(300)
+        """), ["a"], timeout=1.0, echo=None, persist=True)
+    assert time.monotonic() - start < 10
+    assert r.timed_out and r.persist and r.vms["a"].outcome == "shutdown"
+    assert cr.exit_status(r) == (0, "every VM ended as expected")
+
+
+def test_zero_vms_need_persist():
+    with pytest.raises(cr.LaunchError, match="give at least one --vm .or --persist"):
+        cr.parse_vms([])
+    assert cr.parse_vms([], persist=True) == []
+
+
+def test_expect_runtime_vm_needs_persist():
+    with pytest.raises(cr.LaunchError, match="no VM named 'late'"):
+        cr.parse_expects(["late=shutdown"], {"a"})
+    assert cr.parse_expects(["late=shutdown"], {"a"}, persist=True) == {"late": "shutdown"}
+    with pytest.raises(cr.LaunchError, match="no VM named 'Late'"):
+        cr.parse_expects(["Late=shutdown"], {"a"}, persist=True)
 
 
 def test_summary_lists_each_vm_and_its_console(capsys):
@@ -631,15 +995,57 @@ def test_help_documents_the_contract(capsys):
         assert word in out
 
 
+@pytest.mark.parametrize("argv, message", [
+    ([], "no VMs: give at least one --vm (or --persist"),
+    (["--vm", "name=a,kernel={k}", "--image", "Bad={k}"], "bad image name 'Bad'"),
+    (["--vm", "name=a,kernel={k}", "--image", "a.kernel={k}"], "'a.kernel' is taken by vm a"),
+    (["--vm", "name=a,kernel={k}", "--image", "w={k}", "--image", "w={k}"],
+     "two images are named 'w'"),
+    (["--persist", "--image", "w=/nope/w.img"], "--image w: no such file: /nope/w.img"),
+    (["--persist", "--image", "w"], "expected NAME=PATH"),
+    (["--persist", "--spare-mem", "1X"], "--spare-mem: cannot parse size '1X'"),
+    (["--persist", "--spare-mem", "3M"], "--spare-mem 3M: must be a multiple of 2M"),
+    (["--persist", "--spare-mem", "1G", "--mem", "512M", "--bios", "{k}", "--hyp", "{k}"],
+     "1G of --spare-mem"),
+    (["--persist", "--ctl-socket", "/" + "x" * 200], "path too long"),
+    (["--batch", "--vm", "kernel={k}", "--expect", "late=shutdown"], "no VM named 'late'"),
+])
+def test_main_new_option_errors_exit_3(kernel, capsys, argv, message):
+    assert cr.main([a.format(k=kernel) for a in argv]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("carapace-run: error: ") and message in err
+
+
+@needs_qemu
+def test_main_socket_in_use_exits_3(kernel, tmp_path, capsys):
+    path = tmp_path / "busy.sock"
+    with listening(path):
+        assert cr.main(["--batch", "--hyp", str(kernel), "--ctl-socket", str(path),
+                        "--vm", f"kernel={kernel}"]) == 3
+    err = capsys.readouterr().err
+    assert f"carapace-run: error: another Carapace is using {path}; use --ctl-socket" in err
+
+
+def test_help_documents_images_and_management(capsys):
+    with pytest.raises(SystemExit):
+        cr.main(["--help"])
+    out = capsys.readouterr().out
+    for word in ("--image NAME=PATH", "--spare-mem SIZE", "--persist", "--ctl-socket PATH",
+                 "carapace,image", "carapace,persist", "VM.kernel", "VM.initrd",
+                 "carapace-ctl", "XDG_RUNTIME_DIR", "ends at the"):
+        assert word in out, word
+
+
 def test_executable_with_shebang():
     assert os.access(LAUNCHER, os.X_OK)
     assert LAUNCHER.read_text().startswith("#!/usr/bin/env python3\n")
 
 
 @needs_qemu
-def test_unwritable_log_exits_3(kernel, capsys):
+def test_unwritable_log_exits_3(kernel, capsys, private_runtime_dir):
     assert cr.main(["--batch", "--hyp", str(kernel), "--log", "/nonexistent/dir/log",
                     "--vm", f"kernel={kernel}"]) == 3
+    assert not any(private_runtime_dir.glob("*/ctl.sock"))     # cleaned up
     assert "No such file or directory: '/nonexistent/dir/log'" in capsys.readouterr().err
 
 
@@ -654,6 +1060,37 @@ def test_dry_run_prints_command_and_tree(kernel, tmp_path, capsys):
     assert '\t\tvm@0 {\n' in out and 'bootargs = "x,y";' in out
     assert fdtget(keep / "host.dtb", "/chosen", "carapace,timeslice-us") == "900"
     assert (keep / "host.dts").read_text() in out
+
+
+@needs_qemu
+def test_dry_run_images_persist_socket(kernel, tmp_path, capsys, private_runtime_dir):
+    keep, web = tmp_path / "keep", sized(tmp_path, "web", 3 * MiB)
+    code = cr.main(["--dry-run", "--keep", str(keep), "--hyp", str(kernel), "--persist",
+                    "--image", f"web={web}", "--spare-mem", "1G"])
+    assert code == 0
+    out = capsys.readouterr().out
+    sock = private_runtime_dir / f"carapace-{os.getuid()}" / "ctl.sock"
+    assert f"-chardev socket,id=carapace-ctl,path={sock},server=on,wait=off" in out
+    assert "-device virtio-serial-device,id=carapace-vser" in out
+    assert "name=org.carapace.control,nr=1" in out
+    assert "-global virtio-mmio.force-legacy=false" in out
+    assert f"# control socket: {sock}" in out
+    assert f"#   image web: {web} ({3 * MiB} bytes) at 0x" in out
+    assert "-m 1284M" in out            # image 4M + 256M + 1G spare
+    assert "carapace,persist;" in out and "image@" in out
+    assert not sock.parent.exists()     # a dry run creates nothing
+    dtb = keep / "host.dtb"
+    assert fdtget(dtb, "/chosen", "carapace,persist") == ""
+    (node,) = [n for n in subprocess.run(["fdtget", "-l", str(dtb), "/chosen"], check=True,
+                                         capture_output=True, text=True).stdout.split()]
+    assert fdtget(dtb, f"/chosen/{node}", "carapace,name") == "web"
+    assert fdtget(dtb, f"/chosen/{node}", "compatible") == "carapace,image"
+
+
+@needs_qemu
+def test_dry_run_lists_the_vms_image_names(kernel, tmp_path, capsys):
+    assert cr.main(["--dry-run", "--hyp", str(kernel), "--vm", f"name=a,kernel={kernel}"]) == 0
+    assert ", image a.kernel" in capsys.readouterr().out
 
 
 # --- end to end: QEMU with a stand-in hypervisor -------------------------------------
@@ -692,10 +1129,12 @@ def fake_hypervisor(tmp_path, message, power_off=True):
     return binary
 
 
-def launch(tmp_path, kernel, message, *extra, power_off=True):
+def launch(tmp_path, kernel, message, *extra, power_off=True, vms=("a", "b")):
     hyp = fake_hypervisor(tmp_path, message, power_off)
-    return cr.main(["--batch", "--hyp", str(hyp), "--vm", f"name=a,kernel={kernel}",
-                    "--vm", f"name=b,kernel={kernel}", *extra])
+    argv = ["--batch", "--hyp", str(hyp), "--ctl-socket", str(tmp_path / "ctl.sock"), *extra]
+    for name in vms:
+        argv += ["--vm", f"name={name},kernel={kernel}"]
+    return cr.main(argv)
 
 
 ALL_DOWN = "carapace: all VMs down, powering off\r\n"
@@ -739,3 +1178,80 @@ def test_e2e_timeout(tmp_path, kernel, capsys):
 def test_e2e_poweroff_before_all_down(tmp_path, kernel, capsys):
     assert launch(tmp_path, kernel, "carapace: PANIC: oops\r\n") == 3
     assert "hypervisor panic: oops" in capsys.readouterr().err
+
+
+@needs_qemu
+@needs_cross
+def test_e2e_socket_announced_and_removed(tmp_path, kernel, capsys):
+    msg = "carapace: vm a: shut down\r\ncarapace: vm b: shut down\r\n" + ALL_DOWN
+    assert launch(tmp_path, kernel, msg) == 0
+    err = capsys.readouterr().err
+    assert f"control socket {tmp_path / 'ctl.sock'}" in err
+    assert not (tmp_path / "ctl.sock").exists()
+
+
+@needs_qemu
+@needs_cross
+def test_e2e_default_socket(tmp_path, kernel, capsys, private_runtime_dir):
+    hyp = fake_hypervisor(tmp_path, "carapace: vm a: shut down\r\n" + ALL_DOWN)
+    assert cr.main(["--batch", "--hyp", str(hyp), "--vm", f"name=a,kernel={kernel}"]) == 0
+    directory = private_runtime_dir / f"carapace-{os.getuid()}"
+    assert f"control socket {directory / 'ctl.sock'}" in capsys.readouterr().err
+    assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+    assert not (directory / "ctl.sock").exists()
+
+
+@needs_qemu
+@needs_cross
+def test_e2e_qemu_listens_on_the_socket(tmp_path, kernel):
+    """QEMU accepts the management device arguments and listens on the socket
+    while it runs; the launcher removes the socket afterwards."""
+    path = tmp_path / "ctl.sock"
+    hyp = fake_hypervisor(tmp_path, "carapace: vm a: shut down\r\n", power_off=False)
+    codes = []
+    runner = threading.Thread(target=lambda: codes.append(cr.main(
+        ["--batch", "--timeout", "5", "--persist", "--hyp", str(hyp), "--ctl-socket",
+         str(path), "--vm", f"name=a,kernel={kernel}"])))
+    runner.start()
+    try:
+        for _ in range(150):
+            if path.exists():
+                break
+            time.sleep(0.1)
+        client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        client.connect(str(path))                 # QEMU's chardev accepts
+        client.close()
+        # A second launcher on the same socket is refused.
+        assert cr.main(["--batch", "--hyp", str(hyp), "--ctl-socket", str(path),
+                        "--vm", f"name=a,kernel={kernel}"]) == 3
+    finally:
+        runner.join(60)
+    assert codes == [0]                           # --persist: the timeout ends the run
+    assert not path.exists()
+
+
+@needs_qemu
+@needs_cross
+def test_e2e_persist_ends_at_the_timeout(tmp_path, kernel, capsys):
+    msg = "carapace: vm a: shut down\r\ncarapace: vm b: shut down\r\n"
+    start = time.monotonic()
+    assert launch(tmp_path, kernel, msg, "--persist", "--timeout", "2", power_off=False) == 0
+    assert time.monotonic() - start < 15
+    err = capsys.readouterr().err
+    assert "--persist: run ended at the timeout (2 s)" in err
+    # The outcomes still count: b did not shut down here.
+    msg = "carapace: vm a: shut down\r\n"
+    assert launch(tmp_path, kernel, msg, "--persist", "--timeout", "2", power_off=False) == 1
+    assert launch(tmp_path, kernel, msg, "--persist", "--timeout", "2", "--expect",
+                  "b=running", power_off=False) == 0
+
+
+@needs_qemu
+@needs_cross
+def test_e2e_persist_without_vms(tmp_path, kernel, capsys):
+    msg = "carapace: waiting for VMs\r\n[late] hello\r\ncarapace: vm late: shut down\r\n"
+    assert launch(tmp_path, kernel, msg, "--persist", "--timeout", "2",
+                  "--image", f"late-k={kernel}", "--expect", "late=shutdown",
+                  power_off=False, vms=()) == 0
+    out = capsys.readouterr().out
+    assert "vm late: shutdown\n    [late] hello\n" in out

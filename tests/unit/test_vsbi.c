@@ -71,7 +71,6 @@ static void stub_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret, c
 	{                                                                     \
 		stub_call(v, fid, ret, #ext);                                 \
 	}
-STUB_CALL(base)
 STUB_CALL(time)
 STUB_CALL(ipi)
 STUB_CALL(rfence)
@@ -103,7 +102,6 @@ static bool dbcn_probe(const struct vm *vm)
 #define EXT(n, first, last, ...)                                              \
 	const struct vsbi_ext vsbi_##n = { .name = #n, .eid_first = (first),  \
 					   .eid_last = (last), .call = n##_call, __VA_ARGS__ }
-EXT(base, SBI_EXT_BASE, SBI_EXT_BASE);
 EXT(time, SBI_EXT_TIME, SBI_EXT_TIME);
 EXT(ipi, SBI_EXT_IPI, SBI_EXT_IPI);
 /* one EID each, as the dispatcher requires */
@@ -124,16 +122,17 @@ static struct vcpu *setup(enum cfi_policy policy, bool lp, bool ss)
 	memset(&redirect, 0, sizeof(redirect));
 	memset(&stub, 0, sizeof(stub));
 	fake_csr_reset();
-	memcpy(vm.name, "t", 2);
-	vm.cfi_policy = policy;
-	vm.nr_vcpus = 2;
-	for (unsigned int i = 0; i < vm.nr_vcpus; i++) {
+	memcpy(vm.cfg.name, "t", 2);
+	vm.cfg.cfi_policy = policy;
+	vm.cfg.nr_vcpus = 2;
+	for (unsigned int i = 0; i < vm.cfg.nr_vcpus; i++) {
 		vm.vcpus[i].vm = &vm;
 		vm.vcpus[i].id = i;
 	}
 	memset(&hart_caps, 0, sizeof(hart_caps));
 	hart_caps.zicfilp = lp;
 	hart_caps.zicfiss = ss;
+	vm.cfg.features = vm_features(policy);	/* fixed at creation, as vm_create() does */
 	dbcn_present = true;
 	return &vm.vcpus[0];
 }
@@ -250,7 +249,7 @@ TEST(vsbi_dispatch_return_values)
 {
 	struct vcpu *v = setup(CFI_POLICY_TRAP, true, true);
 
-	v->ctx.sepc = 0x80200000;
+	v->g.ctx.sepc = 0x80200000;
 	ecall(v, SBI_EXT_TIME, 5, 0x11, 0x22, 0x33);
 	EXPECT_EQ(vsbi_dispatch(v), EXIT_RESUME_SAME);	/* pc already advanced */
 	EXPECT_EQ(stub.calls, 1);
@@ -259,20 +258,20 @@ TEST(vsbi_dispatch_return_values)
 	EXPECT_EQ(VSBI_ARG(v, 0), SBI_SUCCESS);
 	EXPECT_EQ(VSBI_ARG(v, 1), 0x1005);
 	EXPECT_EQ(VSBI_ARG(v, 2), 0x33);		/* a2.. untouched */
-	EXPECT_EQ(v->ctx.sepc, 0x80200004);
+	EXPECT_EQ(v->g.ctx.sepc, 0x80200004);
 }
 
 TEST(vsbi_dispatch_unknown_extension)
 {
 	struct vcpu *v = setup(CFI_POLICY_TRAP, true, true);
 
-	v->ctx.sepc = 0x1000;
+	v->g.ctx.sepc = 0x1000;
 	ecall(v, 0x12345678, 0, 0x11, 0x22, 0);
 	EXPECT_EQ(vsbi_dispatch(v), EXIT_RESUME_SAME);
 	EXPECT_EQ(stub.calls, 0);
 	EXPECT_EQ((long)VSBI_ARG(v, 0), SBI_ERR_NOT_SUPPORTED);
 	EXPECT_EQ(VSBI_ARG(v, 1), 0);
-	EXPECT_EQ(v->ctx.sepc, 0x1004);
+	EXPECT_EQ(v->g.ctx.sepc, 0x1004);
 
 	dbcn_present = false;
 	vsbi_vm_init(&vm);	/* probes are evaluated once per VM */
@@ -286,18 +285,18 @@ TEST(vsbi_dispatch_actions)
 {
 	struct vcpu *v = setup(CFI_POLICY_TRAP, true, true);
 
-	v->ctx.sepc = 0x2000;
+	v->g.ctx.sepc = 0x2000;
 	ecall(v, SBI_EXT_HSM, 1, 0x11, 0x22, 0);
 	EXPECT_EQ(vsbi_dispatch(v), EXIT_YIELD);	/* returns to the guest later */
 	EXPECT_EQ(VSBI_ARG(v, 0), 0);
 	EXPECT_EQ(VSBI_ARG(v, 1), 7);
-	EXPECT_EQ(v->ctx.sepc, 0x2004);
+	EXPECT_EQ(v->g.ctx.sepc, 0x2004);
 
 	ecall(v, SBI_EXT_SRST, 0, 0x11, 0x22, 0);
 	EXPECT_EQ(vsbi_dispatch(v), EXIT_VM_STOP);	/* no return: no a0/a1/pc update */
 	EXPECT_EQ(VSBI_ARG(v, 0), 0x11);
 	EXPECT_EQ(VSBI_ARG(v, 1), 0x22);
-	EXPECT_EQ(v->ctx.sepc, 0x2004);
+	EXPECT_EQ(v->g.ctx.sepc, 0x2004);
 }
 
 /* ---- FWFT through the dispatcher (vsbi_fwft.c) ---- */
@@ -309,7 +308,7 @@ TEST(vsbi_fwft_dispatch)
 	ecall(v, SBI_EXT_FWFT, SBI_FWFT_SET, SBI_FWFT_SHADOW_STACK, 1, 0);
 	EXPECT_EQ(vsbi_dispatch(v), EXIT_RESUME_SAME);
 	EXPECT_EQ(VSBI_ARG(v, 0), SBI_SUCCESS);
-	EXPECT_EQ(v->fwft.ss_value, 1);
+	EXPECT_EQ(v->g.fwft.ss_value, 1);
 	ecall(v, SBI_EXT_FWFT, SBI_FWFT_GET, SBI_FWFT_SHADOW_STACK, 0, 0);
 	vsbi_dispatch(v);
 	EXPECT_EQ(VSBI_ARG(v, 0), SBI_SUCCESS);
@@ -337,7 +336,7 @@ TEST(vsbi_fwft_dispatch)
 	ecall(v, SBI_EXT_FWFT, 2, SBI_FWFT_SHADOW_STACK, 0, 0);
 	vsbi_dispatch(v);
 	EXPECT_EQ((long)VSBI_ARG(v, 0), SBI_ERR_NOT_SUPPORTED);
-	EXPECT_EQ(v->fwft.ss_value, 1);
+	EXPECT_EQ(v->g.fwft.ss_value, 1);
 }
 
 /* ---- cfi.c: FWFT backends ---- */
@@ -347,14 +346,14 @@ TEST(cfi_fwft_shadow_stack_set_get)
 	struct vcpu *v = setup(CFI_POLICY_TRAP, true, true);
 	unsigned long val = SENTINEL;
 
-	v->csr.henvcfg = ENVCFG_STCE | ENVCFG_FIOM;	/* unrelated bits survive */
+	v->henvcfg = ENVCFG_STCE | ENVCFG_FIOM;	/* unrelated bits survive */
 	EXPECT_EQ(cfi_fwft_get(v, SBI_FWFT_SHADOW_STACK, &val), SBI_SUCCESS);
 	EXPECT_EQ(val, 0);
 	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_SHADOW_STACK, 1, 0), SBI_SUCCESS);
-	EXPECT_EQ(v->fwft.ss_value, 1);
-	EXPECT_EQ(v->fwft.ss_locked, 0);
-	EXPECT_EQ(v->fwft.lp_value, 0);
-	EXPECT_EQ(v->csr.henvcfg, ENVCFG_STCE | ENVCFG_FIOM | ENVCFG_SSE);
+	EXPECT_EQ(v->g.fwft.ss_value, 1);
+	EXPECT_EQ(v->g.fwft.ss_locked, 0);
+	EXPECT_EQ(v->g.fwft.lp_value, 0);
+	EXPECT_EQ(v->henvcfg, ENVCFG_STCE | ENVCFG_FIOM | ENVCFG_SSE);
 	EXPECT_EQ(fake_csr[CSR_HENVCFG], ENVCFG_STCE | ENVCFG_FIOM | ENVCFG_SSE);
 	EXPECT_EQ(fake_csr[0x60a] & ENVCFG_SSE, ENVCFG_SSE);
 	EXPECT_EQ(cfi_henvcfg(v), ENVCFG_SSE);
@@ -362,7 +361,7 @@ TEST(cfi_fwft_shadow_stack_set_get)
 	EXPECT_EQ(val, 1);
 	/* and off again */
 	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_SHADOW_STACK, 0, 0), SBI_SUCCESS);
-	EXPECT_EQ(v->csr.henvcfg, ENVCFG_STCE | ENVCFG_FIOM);
+	EXPECT_EQ(v->henvcfg, ENVCFG_STCE | ENVCFG_FIOM);
 	EXPECT_EQ(fake_csr[CSR_HENVCFG], ENVCFG_STCE | ENVCFG_FIOM);
 	EXPECT_EQ(cfi_fwft_get(v, SBI_FWFT_SHADOW_STACK, &val), SBI_SUCCESS);
 	EXPECT_EQ(val, 0);
@@ -374,14 +373,14 @@ TEST(cfi_fwft_landing_pad_set_get)
 	unsigned long val = SENTINEL;
 
 	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_LANDING_PAD, 1, 0), SBI_SUCCESS);
-	EXPECT_EQ(v->csr.henvcfg, ENVCFG_LPE);
+	EXPECT_EQ(v->henvcfg, ENVCFG_LPE);
 	EXPECT_EQ(fake_csr[CSR_HENVCFG], ENVCFG_LPE);
 	EXPECT_EQ(cfi_fwft_get(v, SBI_FWFT_LANDING_PAD, &val), SBI_SUCCESS);
 	EXPECT_EQ(val, 1);
 	EXPECT_EQ(cfi_fwft_get(v, SBI_FWFT_SHADOW_STACK, &val), SBI_SUCCESS);
 	EXPECT_EQ(val, 0);
 	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_SHADOW_STACK, 1, 0), SBI_SUCCESS);
-	EXPECT_EQ(v->csr.henvcfg, ENVCFG_LPE | ENVCFG_SSE);
+	EXPECT_EQ(v->henvcfg, ENVCFG_LPE | ENVCFG_SSE);
 	EXPECT_EQ(cfi_henvcfg(v), ENVCFG_LPE | ENVCFG_SSE);
 	/* the other vCPU is independent */
 	EXPECT_EQ(cfi_fwft_get(&vm.vcpus[1], SBI_FWFT_LANDING_PAD, &val), SBI_SUCCESS);
@@ -419,11 +418,11 @@ TEST(cfi_fwft_invalid_params)
 	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_LANDING_PAD, 1UL << 32, 0), SBI_ERR_INVALID_PARAM);
 	EXPECT_EQ(SBI_ERR_INVALID_PARAM, -3);
 	/* nothing changed, nothing written */
-	EXPECT_EQ(v->fwft.ss_value, 0);
-	EXPECT_EQ(v->fwft.ss_locked, 0);
-	EXPECT_EQ(v->fwft.lp_value, 0);
-	EXPECT_EQ(v->fwft.lp_locked, 0);
-	EXPECT_EQ(v->csr.henvcfg, 0);
+	EXPECT_EQ(v->g.fwft.ss_value, 0);
+	EXPECT_EQ(v->g.fwft.ss_locked, 0);
+	EXPECT_EQ(v->g.fwft.lp_value, 0);
+	EXPECT_EQ(v->g.fwft.lp_locked, 0);
+	EXPECT_EQ(v->henvcfg, 0);
 	EXPECT_EQ(fake_csr_nr_writes[CSR_HENVCFG], 0);
 }
 
@@ -433,23 +432,23 @@ TEST(cfi_fwft_lock)
 	unsigned long val = SENTINEL;
 
 	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_SHADOW_STACK, 1, SBI_FWFT_SET_FLAG_LOCK), SBI_SUCCESS);
-	EXPECT_EQ(v->fwft.ss_locked, 1);
-	EXPECT_EQ(v->csr.henvcfg, ENVCFG_SSE);
+	EXPECT_EQ(v->g.fwft.ss_locked, 1);
+	EXPECT_EQ(v->henvcfg, ENVCFG_SSE);
 	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_SHADOW_STACK, 0, 0), SBI_ERR_DENIED_LOCKED);
 	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_SHADOW_STACK, 1, 0), SBI_ERR_DENIED_LOCKED);
 	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_SHADOW_STACK, 0, SBI_FWFT_SET_FLAG_LOCK),
 		  SBI_ERR_DENIED_LOCKED);
 	EXPECT_EQ(SBI_ERR_DENIED_LOCKED, -14);
-	EXPECT_EQ(v->fwft.ss_value, 1);
-	EXPECT_EQ(v->csr.henvcfg, ENVCFG_SSE);
+	EXPECT_EQ(v->g.fwft.ss_value, 1);
+	EXPECT_EQ(v->henvcfg, ENVCFG_SSE);
 	EXPECT_EQ(cfi_fwft_get(v, SBI_FWFT_SHADOW_STACK, &val), SBI_SUCCESS);
 	EXPECT_EQ(val, 1);
 	/* the lock is per feature */
 	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_LANDING_PAD, 1, 0), SBI_SUCCESS);
 	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_LANDING_PAD, 0, SBI_FWFT_SET_FLAG_LOCK), SBI_SUCCESS);
-	EXPECT_EQ(v->fwft.lp_locked, 1);
+	EXPECT_EQ(v->g.fwft.lp_locked, 1);
 	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_LANDING_PAD, 1, 0), SBI_ERR_DENIED_LOCKED);
-	EXPECT_EQ(v->csr.henvcfg, ENVCFG_SSE);
+	EXPECT_EQ(v->henvcfg, ENVCFG_SSE);
 	/* locked with value 0 still reads 0 */
 	EXPECT_EQ(cfi_fwft_get(v, SBI_FWFT_LANDING_PAD, &val), SBI_SUCCESS);
 	EXPECT_EQ(val, 0);
@@ -463,7 +462,7 @@ TEST(cfi_fwft_unsupported)
 	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_SHADOW_STACK, 1, 0), SBI_ERR_NOT_SUPPORTED);
 	EXPECT_EQ(cfi_fwft_get(v, SBI_FWFT_SHADOW_STACK, &val), SBI_ERR_NOT_SUPPORTED);
 	EXPECT_EQ(val, SENTINEL);
-	EXPECT_EQ(v->csr.henvcfg, 0);
+	EXPECT_EQ(v->henvcfg, 0);
 	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_LANDING_PAD, 1, 0), SBI_SUCCESS);	/* LP still there */
 	EXPECT_EQ(SBI_ERR_NOT_SUPPORTED, -2);
 
@@ -479,7 +478,7 @@ TEST(cfi_fwft_unsupported)
 	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_LANDING_PAD, 1, 0), SBI_ERR_NOT_SUPPORTED);
 	EXPECT_EQ(cfi_fwft_get(v, SBI_FWFT_SHADOW_STACK, &val), SBI_ERR_NOT_SUPPORTED);
 	EXPECT_EQ(cfi_fwft_get(v, SBI_FWFT_LANDING_PAD, &val), SBI_ERR_NOT_SUPPORTED);
-	EXPECT_EQ(v->csr.henvcfg, 0);
+	EXPECT_EQ(v->henvcfg, 0);
 	EXPECT_EQ(fake_csr_nr_writes[CSR_HENVCFG], 0);
 
 	v = setup(CFI_POLICY_DELEGATE, true, true);
@@ -507,20 +506,20 @@ TEST(cfi_vcpu_reset_clears_state)
 
 	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_SHADOW_STACK, 1, SBI_FWFT_SET_FLAG_LOCK), SBI_SUCCESS);
 	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_LANDING_PAD, 1, SBI_FWFT_SET_FLAG_LOCK), SBI_SUCCESS);
-	v->csr.senvcfg = ENVCFG_SSE | ENVCFG_LPE | ENVCFG_CBZE;
-	v->csr.ssp = 0x80001000;
-	v->ctx.sstatus = SR_SPELP | SR_SPP | SR_FS_INITIAL;
-	v->csr.vsstatus = SR_SPELP | SR_SIE;
+	v->g.csr.senvcfg = ENVCFG_SSE | ENVCFG_LPE | ENVCFG_CBZE;
+	v->g.csr.ssp = 0x80001000;
+	v->g.ctx.sstatus = SR_SPELP | SR_SPP | SR_FS_INITIAL;
+	v->g.csr.vsstatus = SR_SPELP | SR_SIE;
 	cfi_vcpu_reset(v);
-	EXPECT_EQ(v->fwft.ss_value, 0);
-	EXPECT_EQ(v->fwft.ss_locked, 0);
-	EXPECT_EQ(v->fwft.lp_value, 0);
-	EXPECT_EQ(v->fwft.lp_locked, 0);
+	EXPECT_EQ(v->g.fwft.ss_value, 0);
+	EXPECT_EQ(v->g.fwft.ss_locked, 0);
+	EXPECT_EQ(v->g.fwft.lp_value, 0);
+	EXPECT_EQ(v->g.fwft.lp_locked, 0);
 	EXPECT_EQ(cfi_henvcfg(v), 0);
-	EXPECT_EQ(v->csr.senvcfg, 0);
-	EXPECT_EQ(v->csr.ssp, 0);
-	EXPECT_EQ(v->ctx.sstatus, SR_SPP | SR_FS_INITIAL);
-	EXPECT_EQ(v->csr.vsstatus, SR_SIE);
+	EXPECT_EQ(v->g.csr.senvcfg, 0);
+	EXPECT_EQ(v->g.csr.ssp, 0);
+	EXPECT_EQ(v->g.ctx.sstatus, SR_SPP | SR_FS_INITIAL);
+	EXPECT_EQ(v->g.csr.vsstatus, SR_SIE);
 	/* unlocked again */
 	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_SHADOW_STACK, 0, 0), SBI_SUCCESS);
 	EXPECT_EQ(cfi_fwft_set(v, SBI_FWFT_LANDING_PAD, 1, 0), SBI_SUCCESS);
@@ -530,11 +529,11 @@ TEST(cfi_hedeleg_by_policy)
 {
 	setup(CFI_POLICY_DELEGATE, true, true);
 	EXPECT_EQ(cfi_hedeleg(&vm), 1UL << 18);
-	vm.cfi_policy = CFI_POLICY_TRAP;
+	vm.cfg.cfi_policy = CFI_POLICY_TRAP;
 	EXPECT_EQ(cfi_hedeleg(&vm), 0);
-	vm.cfi_policy = CFI_POLICY_STRICT;
+	vm.cfg.cfi_policy = CFI_POLICY_STRICT;
 	EXPECT_EQ(cfi_hedeleg(&vm), 0);
-	vm.cfi_policy = CFI_POLICY_OFF;
+	vm.cfg.cfi_policy = CFI_POLICY_OFF;
 	EXPECT_EQ(cfi_hedeleg(&vm), 0);
 }
 
@@ -542,8 +541,8 @@ TEST(cfi_swcheck_trap_injects)
 {
 	struct vcpu *v = setup(CFI_POLICY_TRAP, true, true);
 
-	v->ctx.sepc = 0x80201234;
-	v->ctx.sstatus = SR_SPP;		/* from VS-mode */
+	v->g.ctx.sepc = 0x80201234;
+	v->g.ctx.sstatus = SR_SPP;		/* from VS-mode */
 	fake_csr[CSR_STVAL] = SWCHECK_TVAL_LANDING_PAD;
 	EXPECT_EQ(cfi_swcheck_exit(v), EXIT_INJECTED);
 	EXPECT_EQ(v->cfi_stats.swcheck_lp, 1);
@@ -557,7 +556,7 @@ TEST(cfi_swcheck_trap_injects)
 	EXPECT_EQ(redirect.tval, 2);
 	EXPECT_EQ(stop.calls, 0);
 
-	v->ctx.sstatus = 0;			/* from VU-mode */
+	v->g.ctx.sstatus = 0;			/* from VU-mode */
 	fake_csr[CSR_STVAL] = SWCHECK_TVAL_SHADOW_STACK;
 	EXPECT_EQ(cfi_swcheck_exit(v), EXIT_INJECTED);
 	EXPECT_EQ(v->cfi_stats.swcheck_lp, 1);
@@ -570,14 +569,14 @@ TEST(cfi_swcheck_strict_stops_vs_only)
 {
 	struct vcpu *v = setup(CFI_POLICY_STRICT, true, true);
 
-	v->ctx.sepc = 0x80200010;
-	v->ctx.sstatus = 0;			/* VU: injected like trap */
+	v->g.ctx.sepc = 0x80200010;
+	v->g.ctx.sstatus = 0;			/* VU: injected like trap */
 	fake_csr[CSR_STVAL] = SWCHECK_TVAL_SHADOW_STACK;
 	EXPECT_EQ(cfi_swcheck_exit(v), EXIT_INJECTED);
 	EXPECT_EQ(stop.calls, 0);
 	EXPECT_EQ(redirect.calls, 1);
 
-	v->ctx.sstatus = SR_SPP;		/* VS: the VM stops */
+	v->g.ctx.sstatus = SR_SPP;		/* VS: the VM stops */
 	EXPECT_EQ(cfi_swcheck_exit(v), EXIT_VM_STOP);
 	EXPECT_EQ(stop.calls, 1);
 	EXPECT_EQ(stop.vm, &vm);

@@ -9,7 +9,7 @@ HOSTCC ?= gcc
 UNIT_B := $(B)/unit
 UNIT_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 UNIT_CFLAGS := -std=gnu11 -DHOST_TEST $(UNIT_SAN) -g -O1 -Wall -Wextra -Werror \
-	-Iinclude -Ihyp/include -I$(LIBFDT_SRC)
+	-Iinclude -Ihyp/include -Iplatform/$(PLATFORM)/include -I$(LIBFDT_SRC)
 UNIT_LIBFDT_CFLAGS := -std=gnu11 $(UNIT_SAN) -g -O1 -w -I$(LIBFDT_SRC)
 # fdt_property(fdt, name, NULL, 0) (an empty property, as hyp/fdt/fdt_guest.c
 # writes "interrupt-controller") makes libfdt call memcpy(p, NULL, 0): not
@@ -18,15 +18,18 @@ UNIT_LIBFDT_CFLAGS += -fno-sanitize=nonnull-attribute
 UNIT_LDFLAGS := $(UNIT_SAN)
 
 UNIT_TESTS := test_mm test_gstage test_fdt_host test_vsbi test_printf
-UNIT_TESTS += test_insn test_fdt_guest
+UNIT_TESTS += test_insn test_fdt_guest test_json test_tlb
 UNIT_COMMON := tests/unit/main.c tests/unit/fake_csr.c
 
 # hyp sources each binary tests (and libfdt where it needs it)
 unit-src-test_mm := hyp/mm/mm.c
 unit-src-test_gstage := hyp/mm/gstage.c
 unit-src-test_fdt_host := hyp/fdt/fdt_host.c
-unit-src-test_vsbi := hyp/vsbi/vsbi.c hyp/vsbi/vsbi_fwft.c hyp/cfi/cfi.c
+unit-src-test_vsbi := hyp/vsbi/vsbi.c hyp/vsbi/hartmask.c hyp/vsbi/vsbi_fwft.c hyp/cfi/cfi.c \
+	hyp/cfi/swcheck.c
 unit-src-test_printf := hyp/lib/printf.c
+unit-src-test_json := hyp/lib/json.c
+unit-src-test_tlb := hyp/mm/tlb.c hyp/mm/vmid.c
 unit-libfdt-test_fdt_host := y
 unit-src-test_insn := hyp/arch/insn.c
 # hyp/core/entropy.c is not linked (its entropy_init() has rdtime inline asm):

@@ -29,7 +29,7 @@
 #ifndef __ASSEMBLER__
 
 /*
- * Instruction strings for inline and top-level asm (cfi-virt.md section 2).
+ * Instruction strings for inline and top-level asm (docs/cfi.md §9.3).
  * @rd, @rs1, @rs2 are register names such as a0 or x7.
  */
 #define LPAD(lpl)		".insn u 0x17, x0, " #lpl "\n\t"

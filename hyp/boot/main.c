@@ -1,26 +1,34 @@
 /* SPDX-License-Identifier: MIT */
-/* Cold boot on the boot hart, warm boot on the others, then the scheduler. */
+/* Cold boot on the boot hart, warm boot on the others, then the scheduler.
+ * Boot is the one place that knows every part: it wires the hooks through
+ * which lower layers reach higher ones (trap vector, host services, guest
+ * console output). */
 #include <arch/riscv/csr.h>
 #include <atomic.h>
 #include <console.h>
 #include <entropy.h>
 #include <fdt_host.h>
 #include <hart.h>
+#include <mgmt.h>
 #include <mm.h>
+#include <platform.h>
 #include <sbi_client.h>
 #include <sched.h>
+#include <tlb.h>
 #include <uart.h>
 #include <vm.h>
+#include <vm_lifecycle.h>
+#include <vmops.h>
 #include <vsbi.h>
 
 #define PLATFORM_UART_DEFAULT	0x10000000UL	/* QEMU virt: used only to report a bad DT */
 
-extern char __image_start[], __image_end[], _secondary_start[];
+extern char __image_start[], __image_end[], __trap_vector[];
 static struct host_info host;
 static volatile unsigned int harts_online;
 static volatile bool vms_ready;
 
-void hyp_main(unsigned long hartid, const void *fdt);
+void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_entry);
 void hyp_secondary_main(void);
 
 /* Ask M-mode for menvcfg.SSE; without it guests can have no shadow stack. */
@@ -60,7 +68,25 @@ static void report_cfi_caps(bool ss_granted)
 		hart_caps.zicfiss ? "available" : "NOT available");
 }
 
-void hyp_main(unsigned long hartid, const void *fdt)
+static void create_boot_vms(void)
+{
+	for (unsigned int i = 0; i < host.nr_images; i++)
+		image_register(host.images[i].name, host.images[i].addr, host.images[i].size);
+	if (!host.nr_vms)
+		pr_info("no VMs described in /chosen%s", host.persist ?
+			": waiting for VMs from the management channel" : ": nothing to run");
+	for (unsigned int i = 0; i < host.nr_vms; i++) {
+		const char *why;
+		struct vm *vm;
+
+		if (vm_create(&host.vms[i], &vm, &why) && why) {
+			pr_info("vm %s: not created: %s", host.vms[i].name, why);
+			host_note_failure();
+		}
+	}
+}
+
+void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_entry)
 {
 	const char *err;
 	bool ss;
@@ -91,7 +117,7 @@ void hyp_main(unsigned long hartid, const void *fdt)
 	hart_probe_caps();
 	hart_caps.fw_cfi = sbi_ecall(SBI_EXT_FWFT, SBI_FWFT_GET, SBI_FWFT_LANDING_PAD, 0, 0,
 				     0).error == SBI_SUCCESS;
-	hart_caps.quirk_qemu_spelp = host.qemu_virt;
+	hart_caps.quirk_qemu_spelp = platform_quirk_spelp(fdt);
 	/* Honest capabilities: without firmware CFI support (OpenSBI 1.5.1) cause 18
 	 * is not delegated to us and ELP is lost on redirect: offer no CFI at all. */
 	if (!host.isa_zicfilp || !hart_caps.fw_cfi)
@@ -100,14 +126,17 @@ void hyp_main(unsigned long hartid, const void *fdt)
 		hart_caps.zicfiss = false;
 	if (!hart_caps.sstc)
 		hyp_panic("the CPU lacks Sstc, which Carapace requires (QEMU: sstc=true)");
-	hart_init_csrs();
+	hart_init_csrs((unsigned long)__trap_vector);
+	if (host.vmid_bits && host.vmid_bits < hart_caps.vmid_bits)
+		hart_caps.vmid_bits = host.vmid_bits;	/* boot option: narrower */
+	vmid_init(hart_caps.vmid_bits);
 	if (host.timeslice_us)
 		sched_slice_ticks = host.timebase_hz * host.timeslice_us / 1000000;
 
 	HYP_ASSERT(vsbi_registry_check());
 	harts_online = 1;
 	for (unsigned int i = 1; i < nr_harts; i++) {
-		long rc = sbi_hart_start(harts[i].hartid, (unsigned long)_secondary_start,
+		long rc = sbi_hart_start(harts[i].hartid, secondary_entry,
 					 (unsigned long)&harts[i]);
 
 		if (rc)
@@ -121,10 +150,17 @@ void hyp_main(unsigned long hartid, const void *fdt)
 	pr_info("%u harts online, timeslice %lu us", atomic_load(&harts_online),
 		(unsigned long)(sched_slice_ticks * 1000000 / timebase_hz));
 
-	vm_create_all(&host);
+	vm_console_out = console_vm_write;
+	sched_host_poll = host_poll;
+	host_set_persist(host.persist);
+	if (mgmt_init(fdt))
+		pr_info("management channel: virtio-serial port org.carapace.control");
+	else
+		pr_info("no management device: carapace-ctl cannot reach this host");
+	create_boot_vms();
 	if (nr_vms)
 		pr_info("console: input goes to vm %s; press Ctrl-] for the monitor "
-			"(switch VM, list, counters, CFI state)", vms[0].name);
+			"(switch VM, list, counters, CFI state, pause/resume)", vms[0].cfg.name);
 	atomic_store(&vms_ready, true);
 	sched_loop();
 }
@@ -138,7 +174,7 @@ void hyp_secondary_main(void)
 			this_hart()->hartid);
 		hart_caps.zicfiss = false;
 	}
-	hart_init_csrs();
+	hart_init_csrs((unsigned long)__trap_vector);
 	atomic_add(&harts_online, 1);
 	while (!atomic_load(&vms_ready))
 		;

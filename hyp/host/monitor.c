@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* Monitor: switch console focus, list VMs and their vCPUs, per-VM exit counters
- * and CFI state. Runs on hart 0 from the console poll; reads other harts'
+ * and CFI state, pause/resume/destroy the focused VM (the same operations as
+ * the management channel, hyp/host/vmops via services.c). Runs on hart 0 from the console poll; reads other harts'
  * state without stopping them, so figures can be a time slice old. */
 #include <arch/riscv/encoding.h>
 #include <console.h>
 #include <monitor.h>
 #include <vm.h>
+#include <vmops.h>
 
 static unsigned int focus;
 
@@ -14,24 +16,13 @@ unsigned int monitor_focus(void)
 	return focus;
 }
 
-static const char *vm_state_name(const struct vm *vm)
-{
-	switch (vm->state) {
-	case VM_RUNNING: return "running";
-	case VM_REBOOTING:
-	case VM_RESETTING: return "rebooting";
-	case VM_STOPPING: return "stopping";
-	default: return vm->failed ? "stopped (failed)" : "shut down";
-	}
-}
-
 static const char *hsm_name(const struct vcpu *v)
 {
-	if (v->hsm == VCPU_HSM_STOPPED)
+	if (v->g.hsm.state == VCPU_HSM_STOPPED)
 		return "stopped";
-	if (v->hsm == VCPU_HSM_SUSPENDED)
+	if (v->g.hsm.state == VCPU_HSM_SUSPENDED)
 		return "suspended";
-	return v->waiting ? "idle (wfi)" : v->hart >= 0 ? "running" : "runnable";
+	return v->g.hsm.waiting ? "idle (wfi)" : v->hart >= 0 ? "running" : "runnable";
 }
 
 void monitor_print_vcpu_cfi(const struct vcpu *v)
@@ -40,10 +31,10 @@ void monitor_print_vcpu_cfi(const struct vcpu *v)
 
 	pr_info("  vm %s vcpu %u: shadow stack %s%s, ssp=0x%lx, landing pads %s%s, "
 		"ELP=%lu, senvcfg=0x%lx",
-		v->vm->name, v->id, v->fwft.ss_value ? "on" : "off",
-		v->fwft.ss_locked ? " (locked)" : "", v->csr.ssp,
-		v->fwft.lp_value ? "on" : "off", v->fwft.lp_locked ? " (locked)" : "",
-		(v->ctx.sstatus & SR_SPELP) ? 1UL : 0UL, v->csr.senvcfg);
+		v->vm->cfg.name, v->id, v->g.fwft.ss_value ? "on" : "off",
+		v->g.fwft.ss_locked ? " (locked)" : "", v->g.csr.ssp,
+		v->g.fwft.lp_value ? "on" : "off", v->g.fwft.lp_locked ? " (locked)" : "",
+		(v->g.ctx.sstatus & SR_SPELP) ? 1UL : 0UL, v->g.csr.senvcfg);
 	if (cs->swcheck_lp || cs->swcheck_ss)
 		pr_info("    violations: landing pad %lu, shadow stack %lu; last at pc 0x%lx "
 			"(tval %lu, from %s)",
@@ -57,13 +48,15 @@ static void list_vms(void)
 	for (unsigned int i = 0; i < nr_vms; i++) {
 		const struct vm *vm = &vms[i];
 
+		if (!vm_slot_used(vm))
+			continue;
 		pr_info("%c%u %-15s %-17s %u vcpu(s), %lu MiB, boots %u, cfi policy %s",
-			i == focus ? '*' : ' ', i, vm->name, vm_state_name(vm), vm->nr_vcpus,
-			(unsigned long)(vm->ram_size >> 20), vm->boot_count,
-			(const char *[]){ "trap", "delegate", "strict", "off" }[vm->cfi_policy]);
-		for (unsigned int c = 0; c < vm->nr_vcpus; c++)
+			i == focus ? '*' : ' ', i, vm->cfg.name, vm_state_name(vm), vm->cfg.nr_vcpus,
+			(unsigned long)(vm->cfg.ram_size >> 20), vm->cfg.boot_count,
+			(const char *[]){ "trap", "delegate", "strict", "off" }[vm->cfg.cfi_policy]);
+		for (unsigned int c = 0; c < vm->cfg.nr_vcpus; c++)
 			pr_info("    vcpu %u: %s, pc 0x%lx", c, hsm_name(&vm->vcpus[c]),
-				vm->vcpus[c].ctx.sepc);
+				vm->vcpus[c].g.ctx.sepc);
 	}
 }
 
@@ -73,7 +66,9 @@ static void show_stats(void)
 		const struct vm *vm = &vms[i];
 		uint64_t ecall = 0, gpf = 0, vinsn = 0, irq = 0, sw = 0, wfi = 0;
 
-		for (unsigned int c = 0; c < vm->nr_vcpus; c++) {
+		if (!vm_slot_used(vm))
+			continue;
+		for (unsigned int c = 0; c < vm->cfg.nr_vcpus; c++) {
 			const struct vcpu_stats *s = &vm->vcpus[c].stats;
 
 			ecall += s->by_cause[EXC_ECALL_VS];
@@ -87,7 +82,7 @@ static void show_stats(void)
 		}
 		pr_info("vm %s: exits %lu (sbi %lu, guest-page faults %lu, virtual insn %lu, "
 			"host irq %lu, sw-check %lu), mmio %lu, wfi %lu, injected %lu",
-			vm->name, (unsigned long)vm_exits(vm), (unsigned long)ecall,
+			vm->cfg.name, (unsigned long)vm_exits(vm), (unsigned long)ecall,
 			(unsigned long)gpf, (unsigned long)vinsn, (unsigned long)irq,
 			(unsigned long)sw, (unsigned long)vm->stats.mmio, (unsigned long)wfi,
 			(unsigned long)vm->stats.injected);
@@ -97,21 +92,51 @@ static void show_stats(void)
 static void show_cfi(void)
 {
 	for (unsigned int i = 0; i < nr_vms; i++)
-		for (unsigned int c = 0; c < vms[i].nr_vcpus; c++)
+		for (unsigned int c = 0; c < vms[i].cfg.nr_vcpus; c++)
 			monitor_print_vcpu_cfi(&vms[i].vcpus[c]);
 }
 
 void monitor_open(void)
 {
-	pr_info("monitor: 0-%u focus a VM, l list, s stats, c CFI state, Enter/q leave",
-		nr_vms ? nr_vms - 1 : 0);
+	pr_info("monitor: 0-%u focus a VM, l list, s stats, c CFI state, p pause, r resume, "
+		"X destroy (focused VM), Enter/q leave", nr_vms ? nr_vms - 1 : 0);
+}
+
+static void op_done(void *ctx, struct vm *vm, uint64_t result)
+{
+	(void)ctx;
+	(void)vm;
+	(void)result;	/* services.c already said "paused" / "destroyed" */
+}
+
+/* p, r, X: the focused VM, through the same operations as carapace-ctl. */
+static void lifecycle_key(int c)
+{
+	struct vm *vm = &vms[focus];
+	int rc;
+
+	if (focus >= nr_vms || !vm_slot_used(vm)) {
+		pr_info("monitor: no VM in slot %u", focus);
+		return;
+	}
+	if (c == 'p')
+		rc = vmop_pause(vm, op_done, NULL);
+	else if (c == 'r')
+		rc = vmop_resume(vm);
+	else
+		rc = vmop_destroy(vm, op_done, NULL);
+	if (rc)
+		pr_info("monitor: vm %s is %s: cannot %s it now", vm->cfg.name, vm_state_name(vm),
+			c == 'p' ? "pause" : c == 'r' ? "resume" : "destroy");
+	else if (c == 'r')
+		pr_info("vm %s: resumed", vm->cfg.name);
 }
 
 bool monitor_key(int c)
 {
 	if (c >= '0' && c < '0' + (int)nr_vms) {
 		focus = (unsigned int)(c - '0');
-		pr_info("console input -> vm %s", vms[focus].name);
+		pr_info("console input -> vm %s", vms[focus].cfg.name);
 		return false;
 	}
 	switch (c) {
@@ -124,11 +149,16 @@ bool monitor_key(int c)
 	case 'c':
 		show_cfi();
 		return true;
+	case 'p':
+	case 'r':
+	case 'X':
+		lifecycle_key(c);
+		return true;
 	case 'q':
 	case '\r':
 	case '\n':
 	case MONITOR_ESCAPE:
-		pr_info("monitor closed; input -> vm %s", nr_vms ? vms[focus].name : "-");
+		pr_info("monitor closed; input -> vm %s", nr_vms ? vms[focus].cfg.name : "-");
 		return false;
 	default:
 		monitor_open();

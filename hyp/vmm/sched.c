@@ -5,7 +5,6 @@
  * earliest guest timer or a kick. */
 #include <arch/riscv/csr.h>
 #include <atomic.h>
-#include <console.h>
 #include <bitops.h>
 #include <hart.h>
 #include <sbi_client.h>
@@ -17,7 +16,7 @@ uint64_t sched_slice_ticks = 50000;	/* 5 ms at QEMU virt's 10 MHz timebase */
 static struct spinlock lock = SPINLOCK_INIT;
 static unsigned int rr_next;
 static volatile unsigned long idle_harts;	/* bitmap of hart indices in WFI */
-static volatile int powering_off;
+void (*sched_host_poll)(void);
 
 void sched_arm_slice(void)
 {
@@ -44,7 +43,7 @@ static struct vcpu *slot_vcpu(unsigned int slot)
 	struct vm *vm = &vms[slot / VM_MAX_VCPUS];
 	unsigned int id = slot % VM_MAX_VCPUS;
 
-	return id < vm->nr_vcpus ? &vm->vcpus[id] : NULL;
+	return id < vm->cfg.nr_vcpus ? &vm->vcpus[id] : NULL;
 }
 
 /* Caller holds the lock. */
@@ -52,9 +51,9 @@ static bool runnable(const struct vcpu *v, uint64_t now)
 {
 	if (v->vm->state != VM_RUNNING || v->hart >= 0)
 		return false;
-	if (v->hsm != VCPU_HSM_STARTED && v->hsm != VCPU_HSM_SUSPENDED)
+	if (v->g.hsm.state != VCPU_HSM_STARTED && v->g.hsm.state != VCPU_HSM_SUSPENDED)
 		return false;
-	return !v->waiting || vcpu_wake_pending(v, now);
+	return !v->g.hsm.waiting || vcpu_wake_pending(v, now);
 }
 
 bool sched_other_runnable(const struct vcpu *self)
@@ -72,9 +71,9 @@ bool sched_other_runnable(const struct vcpu *self)
 	return any;
 }
 
-static bool vm_off_cpu(const struct vm *vm)
+bool vm_off_cpu(const struct vm *vm)
 {
-	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++)
 		if (vm->vcpus[i].hart >= 0)
 			return false;
 	return true;
@@ -92,7 +91,7 @@ static struct vm *claim_reboot(void)
 	return NULL;
 }
 
-static struct vcpu *pick(uint64_t now, struct vm **reboot)
+struct vcpu *sched_pick(uint64_t now, struct vm **reboot)
 {
 	struct vcpu *found = NULL;
 	unsigned int n = nr_slots();
@@ -119,7 +118,7 @@ void sched_release(struct vcpu *v)
 	v->hart = -1;
 	spin_unlock(&lock);
 	/* an interrupt posted while it was leaving found it still on this hart */
-	if (v->waiting && v->irq_pending)
+	if (v->g.hsm.waiting && v->irq_pending)
 		sched_kick_idle();
 }
 
@@ -131,21 +130,6 @@ void sched_kick_idle(void)
 		sbi_send_ipi(1, harts[bit_first(idle)].hartid);
 }
 
-void sched_check_all_down(void)
-{
-	bool failed = false;
-
-	for (unsigned int i = 0; i < nr_vms; i++) {
-		if (vms[i].state != VM_DOWN)
-			return;
-		failed |= vms[i].failed;
-	}
-	if (__atomic_exchange_n(&powering_off, 1, __ATOMIC_SEQ_CST))
-		return;
-	pr_info("all VMs down, powering off%s", failed ? " (some VM failed)" : "");
-	sbi_system_shutdown(failed);
-}
-
 /* Earliest host time at which a waiting vCPU's own timer fires. */
 static uint64_t next_guest_deadline(uint64_t now)
 {
@@ -155,8 +139,8 @@ static uint64_t next_guest_deadline(uint64_t now)
 	for (unsigned int s = 0; s < nr_slots(); s++) {
 		struct vcpu *v = slot_vcpu(s);
 
-		if (v && v->vm->state == VM_RUNNING && v->waiting && v->hart < 0) {
-			uint64_t t = v->csr.vstimecmp - v->csr.htimedelta;
+		if (v && v->vm->state == VM_RUNNING && v->g.hsm.waiting && v->hart < 0) {
+			uint64_t t = v->g.csr.vstimecmp - v->vm->htimedelta;
 
 			if (t < best)
 				best = t;
@@ -166,43 +150,36 @@ static uint64_t next_guest_deadline(uint64_t now)
 	return best;
 }
 
-static void idle(struct hart *h, uint64_t now)
+/* Nothing to run. The idle bit is set before the last look at the run queue:
+ * whoever makes a vCPU runnable afterwards sees the bit and kicks us, and a
+ * kick that lands before the wfi makes it return at once. */
+void sched_idle(struct hart *h, uint64_t now)
 {
-	uint64_t deadline = next_guest_deadline(now);
+	struct vm *reboot;
+	struct vcpu *v;
+	uint64_t deadline;
 
 	atomic_or(&idle_harts, 1UL << h->index);
-	csr_write(CSR_STIMECMP, deadline);
-	/* a kick may have come between the scan and here: wfi returns at once then */
-	if (!(csr_read(CSR_SIP) & (MIP_SSIP | MIP_STIP)))
-		asm volatile("wfi");
+	spin_lock(&lock);
+	v = NULL;
+	reboot = NULL;
+	for (unsigned int s = 0; s < nr_slots() && !v; s++) {
+		struct vcpu *c = slot_vcpu(s);
+
+		if (c && runnable(c, now))
+			v = c;
+	}
+	for (unsigned int i = 0; i < nr_vms && !reboot; i++)
+		if (vms[i].state == VM_REBOOTING && vm_off_cpu(&vms[i]))
+			reboot = &vms[i];
+	spin_unlock(&lock);
+	if (!v && !reboot) {
+		deadline = next_guest_deadline(now);
+		csr_write(CSR_STIMECMP, deadline);
+		if (!(csr_read(CSR_SIP) & (MIP_SSIP | MIP_STIP)))
+			asm volatile("wfi");
+	}
 	__atomic_fetch_and(&idle_harts, ~(1UL << h->index), __ATOMIC_SEQ_CST);
 	csr_write(CSR_STIMECMP, -1UL);
 	csr_clear(CSR_SIP, MIP_SSIP);
-}
-
-struct vcpu *sched_next(void)
-{
-	struct hart *h = this_hart();
-
-	for (;;) {
-		uint64_t now = time_now();
-		struct vm *reboot;
-		struct vcpu *v = pick(now, &reboot);
-
-		if (h->index == 0)
-			console_poll_input();
-		if (reboot) {
-			vm_reset(reboot);
-			continue;
-		}
-		if (v)
-			return v;
-		sched_check_all_down();
-		idle(h, now);
-	}
-}
-
-void sched_loop(void)
-{
-	vcpu_start_on_hart(sched_next());
 }

@@ -2,13 +2,12 @@
 /* VM exit dispatch: one switch, explicit verdicts; the one trap-redirect path. */
 #include <arch/riscv/csr.h>
 #include <cfi.h>
-#include <console.h>
 #include <errno.h>
 #include <exit.h>
 #include <hart.h>
-#include <hfence.h>
 #include <mmio.h>
 #include <sched.h>
+#include <tlb.h>
 #include <vm.h>
 #include <vsbi.h>
 
@@ -49,52 +48,34 @@ unsigned long vcpu_fetch_insn(unsigned long pc)
 	return lo | (hi << 16);
 }
 
-void vcpu_redirect_trap(struct vcpu *v, unsigned long cause, unsigned long tval)
-{
-	unsigned long vs = csr_read(CSR_VSSTATUS);
-
-	/* what the hardware does on a trap into VS (Priv spec, cfi-virt.md 3.5) */
-	vs = (vs & ~SR_SPP) | (v->ctx.sstatus & SR_SPP);
-	vs = (vs & ~SR_SPIE) | ((vs & SR_SIE) ? SR_SPIE : 0);
-	vs &= ~SR_SIE;
-	vs = (vs & ~SR_SPELP) | (v->ctx.sstatus & SR_SPELP);	/* ELP at the trap */
-	if (hart_caps.quirk_qemu_spelp && (v->csr.henvcfg & ENVCFG_LPE))
-		vs &= ~SR_SPELP;	/* QEMU Q4: else a second LP fault at vstvec */
-	csr_write(CSR_VSSTATUS, vs);
-	csr_write(CSR_VSCAUSE, cause);
-	csr_write(CSR_VSTVAL, tval);
-	csr_write(CSR_VSEPC, v->ctx.sepc);
-	/* the handler starts in VS with ELP=0, at the vector base */
-	v->ctx.sstatus = (v->ctx.sstatus | SR_SPP) & ~SR_SPELP;
-	v->ctx.sepc = csr_read(CSR_VSTVEC) & ~3UL;
-	v->vm->stats.injected++;
-}
-
 static enum exit_action stop_vm(struct vcpu *v, unsigned long cause, const char *what,
 				unsigned long addr)
 {
 	vm_stop(v->vm, "vcpu %u: %s (cause %lu: %s) at pc 0x%lx, address 0x%lx", v->id, what,
-		cause, cause_name(cause), v->ctx.sepc, addr);
+		cause, cause_name(cause), v->g.ctx.sepc, addr);
 	return EXIT_VM_STOP;
 }
 
 static enum exit_action exit_wfi(struct vcpu *v)
 {
 	v->stats.wfi++;
-	v->ctx.sepc += 4;
-	v->waiting = true;	/* run loop re-enters at once if an interrupt is pending */
+	v->g.ctx.sepc += 4;
+	v->g.hsm.waiting = true;	/* run loop re-enters at once if an interrupt is pending */
 	return EXIT_RESUME_SAME;
 }
 
-/* Virtual-instruction exits: WFI is ours; everything else (hypervisor CSRs,
- * ssp or ssamoswap with SSE=0, ...) is an illegal instruction for the guest. */
+/* Virtual-instruction exits: WFI from the guest kernel is ours; everything else
+ * (hypervisor CSRs, ssp or ssamoswap with SSE=0, ...) is an illegal instruction
+ * for the guest. So is WFI from guest user mode: on hardware a U-mode WFI
+ * raises an illegal-instruction exception to S-mode (Priv spec, mstatus.TW
+ * "WFI in U-mode"), it never sleeps on the user's behalf. */
 static enum exit_action exit_virtual_insn(struct vcpu *v)
 {
 	unsigned long insn = csr_read(CSR_STVAL);
 
 	if (!insn)
-		insn = vcpu_fetch_insn(v->ctx.sepc);
-	if (insn == INSN_WFI)
+		insn = vcpu_fetch_insn(v->g.ctx.sepc);
+	if (insn == INSN_WFI && (v->g.ctx.sstatus & SR_SPP))
 		return exit_wfi(v);
 	vcpu_redirect_trap(v, EXC_ILLEGAL_INST, insn);
 	return EXIT_INJECTED;
@@ -124,7 +105,7 @@ static enum insn_kind decode_access(struct vcpu *v, struct mmio_access *a)
 		a->insn_len = len;
 		return kind;
 	}
-	insn = (uint32_t)vcpu_fetch_insn(v->ctx.sepc);
+	insn = (uint32_t)vcpu_fetch_insn(v->g.ctx.sepc);
 	return insn ? insn_decode_mmio(insn, a) : INSN_KIND_OTHER;
 }
 
@@ -134,7 +115,7 @@ static inline __attribute__((always_inline)) int mmio_perform(struct vcpu *v,
 								struct mmio_access *a)
 {
 	if (a->is_write) {
-		a->value = a->reg ? v->ctx.gpr[a->reg] : 0;
+		a->value = a->reg ? v->g.ctx.gpr[a->reg] : 0;
 		if (a->width < 8)
 			a->value &= (1UL << (8 * a->width)) - 1;
 	}
@@ -148,10 +129,10 @@ static inline __attribute__((always_inline)) int mmio_perform(struct vcpu *v,
 
 			val = (uint64_t)((int64_t)(val << sh) >> sh);
 		}
-		v->ctx.gpr[a->reg] = val;
+		v->g.ctx.gpr[a->reg] = val;
 	}
 	v->vm->stats.mmio++;
-	v->ctx.sepc += a->insn_len;
+	v->g.ctx.sepc += a->insn_len;
 	return 0;
 }
 
@@ -177,7 +158,7 @@ static enum exit_action exit_mmio(struct vcpu *v, unsigned long cause, gpa_t gpa
 	if (cause == EXC_INST_GUEST_PAGE_FAULT)
 		return inject_access_fault(v, cause);	/* no executing from devices */
 	if (!mmio_decode(v, cause, gpa, r, &a, &kind)) {
-		if (kind == INSN_KIND_SHADOW_STACK)	/* never emulated: cfi-virt.md 4.3 */
+		if (kind == INSN_KIND_SHADOW_STACK)	/* never emulated: docs/cfi.md §9.10 */
 			return inject_access_fault(v, EXC_STORE_GUEST_PAGE_FAULT);
 		return inject_access_fault(v, cause);
 	}
@@ -219,14 +200,14 @@ static __attribute__((noinline)) enum exit_action exit_guest_page_fault(struct v
 
 	if (vm_gpa_range_is_ram(v->vm, gpa, 1)) {
 		/* Write-protected RAM (dirty tracking): a store/AMO fault, and every
-		 * shadow-stack access faults as one, sspopchk included (cfi-virt.md
-		 * 4.3), is resolved as a write and retried. */
+		 * shadow-stack access faults as one, sspopchk included (docs/cfi.md
+		 * §9.10), is resolved as a write and retried. */
 		if (cause == EXC_STORE_GUEST_PAGE_FAULT && vm_ram_resolve_write(v->vm, gpa))
 			return EXIT_RESUME_SAME;
 		/* first touch of a chunk: zero and map it, then retry the access */
 		if (vm_ram_populate(v->vm, gpa, 1, cause == EXC_STORE_GUEST_PAGE_FAULT))
 			return stop_vm(v, cause, "cannot map guest RAM", gpa);
-		hfence_gvma_vmid(v->vm->vmid);	/* drop any cached invalid entry */
+		tlb_local_gstage(v->vm);	/* drop any cached invalid entry */
 		return EXIT_RESUME_SAME;
 	}
 	r = vm_mmio_find(v->vm, gpa);
@@ -243,8 +224,8 @@ static enum exit_action exit_irq(struct vcpu *v, unsigned long irq)
 	switch (irq) {
 	case IRQ_S_TIMER:
 		csr_write(CSR_STIMECMP, -1UL);
-		if (h->index == 0)
-			console_poll_input();
+		if (h->index == 0 && sched_host_poll)
+			sched_host_poll();
 		if (sched_other_runnable(v))
 			return EXIT_YIELD;
 		sched_arm_slice();
@@ -252,6 +233,7 @@ static enum exit_action exit_irq(struct vcpu *v, unsigned long irq)
 	case IRQ_S_SOFT:
 		/* a kick: posted work is applied before re-entry */
 		csr_clear(CSR_SIP, MIP_SSIP);
+		tlb_service();
 		return EXIT_RESUME_SAME;
 	default:
 		return stop_vm(v, irq, "unexpected host interrupt", 0);
@@ -302,7 +284,7 @@ static __attribute__((noinline)) enum exit_action exit_slow(struct vcpu *v, unsi
 		act = stop_vm(v, cause, "exit the hypervisor cannot handle", csr_read(CSR_STVAL));
 	}
 	if (act == EXIT_RESUME_NEXT)
-		v->ctx.sepc += 4;
+		v->g.ctx.sepc += 4;
 	return act;
 }
 

@@ -1,0 +1,763 @@
+/* SPDX-License-Identifier: MIT */
+/* Polled virtio-serial driver (virtio-console with MULTIPORT over virtio-mmio
+ * version 2): the host management channel. Hart 0 only, no lock, no
+ * interrupts (see virtio_console.h).
+ *
+ * Queues (virtio 1.x 5.3.2): 0/1 port 0 rx/tx, 2/3 control rx/tx, then
+ * 2n+2/2n+3 for port n >= 1. All are set up before DRIVER_OK for port ids
+ * below VCON_MAX_PORTS; QEMU then announces its ports on the control queue
+ * (PORT_ADD), we answer PORT_READY and PORT_OPEN 1 (without the latter QEMU
+ * delivers no data), it sends PORT_NAME and PORT_OPEN 1/0 as host clients
+ * come and go.
+ *
+ * Each descriptor owns one fixed buffer (descriptor i <-> buffer i), no
+ * chains. Used-ring entries are checked before use: a descriptor id must be
+ * in range and currently owned by the device (so each buffer comes back at
+ * most once), a length is clamped to its buffer. */
+#include <libfdt.h>
+#include <string.h>
+#include <console.h>
+#include <hart.h>
+#include <virtio_console.h>
+#include <virtio_mmio.h>
+
+#define VIRTIO_CONSOLE_F_MULTIPORT	1
+#define VCON_CFG_MAX_NR_PORTS		4	/* config space: le16 cols, rows; le32 max_nr_ports */
+
+/* control events (virtio 1.x 5.3.6.2) */
+#define VCON_DEVICE_READY	0
+#define VCON_PORT_ADD		1
+#define VCON_PORT_REMOVE	2
+#define VCON_PORT_READY		3
+#define VCON_CONSOLE_PORT	4
+#define VCON_RESIZE		5
+#define VCON_PORT_OPEN		6
+#define VCON_PORT_NAME		7
+
+struct vcon_ctl {
+	uint32_t id;
+	uint16_t event;
+	uint16_t value;
+};
+
+#define CTL_RX_BUFS	32	/* QEMU drops control messages when none is free */
+#define CTL_RX_SIZE	128	/* header + port name */
+#define CTL_TX_BUFS	16
+#define CTL_PENDING	32	/* control messages waiting for a free tx buffer */
+#define NR_QUEUES	(2 * VCON_MAX_PORTS + 2)
+#define SETTLE_QUIET_MS	5	/* init: no control message for this long: done */
+#define SETTLE_MAX_MS	100
+
+/* One split virtqueue whose descriptor i always points at buffer i. */
+struct vq {
+	struct virtq_ring *ring;
+	uint8_t *buf;
+	uint32_t buf_size;
+	uint16_t num;		/* queue size = descriptors = buffers */
+	uint16_t index;		/* virtqueue number */
+	uint16_t avail_idx;	/* next avail slot to fill (free-running) */
+	uint16_t last_used;	/* next used slot to look at (free-running) */
+	bool ready;
+	bool write;		/* device-writable buffers (rx) */
+	bool device_owns[VIRTQ_MAX];
+	uint16_t free_ids[VIRTQ_MAX];	/* tx: buffers we may fill */
+	uint16_t nr_free;
+};
+
+/* A received buffer not yet read, tagged with the connection it came from. */
+struct rx_chunk {
+	uint16_t id;
+	uint16_t len;
+	unsigned int gen;
+};
+
+struct vcon_port {
+	bool present;		/* QEMU announced it (PORT_ADD) */
+	bool host_open;		/* a host client is connected */
+	bool is_console;	/* virtconsole rather than virtserialport */
+	char name[VCON_NAME_MAX];	/* "" until PORT_NAME */
+	unsigned int gen;	/* +1 at every host connect and disconnect */
+	struct vq rx, tx;
+	struct rx_chunk fifo[VCON_BUFS];
+	unsigned int fifo_head, fifo_tail;	/* free-running */
+	uint32_t fifo_off;	/* bytes of the head chunk already read */
+};
+
+static struct virtq_ring rings[NR_QUEUES];
+static uint8_t data_bufs[VCON_MAX_PORTS][2][VCON_BUFS][VCON_BUF_SIZE]
+	__attribute__((aligned(4096)));
+static uint8_t ctl_rx_bufs[CTL_RX_BUFS][CTL_RX_SIZE] __attribute__((aligned(16)));
+static struct vcon_ctl ctl_tx_bufs[CTL_TX_BUFS] __attribute__((aligned(16)));
+
+static struct {
+	uintptr_t base;		/* 0: no device */
+	bool up;
+	uint32_t max_ports;
+	struct vq ctl_rx, ctl_tx;
+	struct vcon_ctl pending[CTL_PENDING];
+	unsigned int pending_head, pending_tail;
+	unsigned long ctl_msgs;		/* control messages received */
+	unsigned long bad_used;		/* used entries rejected or clamped */
+	unsigned long ctl_lost;		/* control messages we could not send */
+	struct vcon_port port[VCON_MAX_PORTS];
+} vc;
+
+#define READ_ONCE(x)		(*(const volatile __typeof__(x) *)&(x))
+#define WRITE_ONCE(x, v)	(*(volatile __typeof__(x) *)&(x) = (v))
+/* memory-memory ordering against the device, and memory before MMIO writes */
+#define virt_mb()	asm volatile("fence rw,rw" ::: "memory")
+#define virt_rmb()	asm volatile("fence r,r" ::: "memory")
+#define virt_wmb()	asm volatile("fence w,w" ::: "memory")
+#define virt_io_mb()	asm volatile("fence iorw,iorw" ::: "memory")
+
+static inline uint32_t rd(unsigned int off)
+{
+	return *(volatile uint32_t *)(vc.base + off);
+}
+
+static inline void wr(unsigned int off, uint32_t v)
+{
+	*(volatile uint32_t *)(vc.base + off) = v;
+}
+
+static unsigned int rx_queue(unsigned int port)
+{
+	return port ? 2 * port + 2 : 0;
+}
+
+/* --- virtqueues --------------------------------------------------------------- */
+
+static bool vq_setup(struct vq *q, unsigned int index, uint8_t *buf, uint32_t buf_size,
+		     uint16_t num, bool write)
+{
+	struct virtq_ring *r = &rings[index];
+	uint32_t max;
+
+	wr(VIRTIO_MMIO_QUEUE_SEL, index);
+	max = rd(VIRTIO_MMIO_QUEUE_NUM_MAX);
+	if (!max || rd(VIRTIO_MMIO_QUEUE_READY))
+		return false;
+	while (num > max)	/* keep a power of two */
+		num /= 2;
+	memset(r, 0, sizeof(*r));
+	memset(q, 0, sizeof(*q));
+	q->ring = r;
+	q->buf = buf;
+	q->buf_size = buf_size;
+	q->num = num;
+	q->index = (uint16_t)index;
+	q->write = write;
+	for (uint16_t i = 0; i < num; i++)
+		q->free_ids[q->nr_free++] = (uint16_t)(num - 1 - i);
+	virt_io_mb();	/* rings cleared before the device may look at them */
+	wr(VIRTIO_MMIO_QUEUE_NUM, num);
+	wr(VIRTIO_MMIO_QUEUE_DESC_LOW, (uint32_t)(uintptr_t)r->desc);
+	wr(VIRTIO_MMIO_QUEUE_DESC_HIGH, (uint32_t)((uint64_t)(uintptr_t)r->desc >> 32));
+	wr(VIRTIO_MMIO_QUEUE_DRIVER_LOW, (uint32_t)(uintptr_t)&r->avail);
+	wr(VIRTIO_MMIO_QUEUE_DRIVER_HIGH, (uint32_t)((uint64_t)(uintptr_t)&r->avail >> 32));
+	wr(VIRTIO_MMIO_QUEUE_DEVICE_LOW, (uint32_t)(uintptr_t)&r->used);
+	wr(VIRTIO_MMIO_QUEUE_DEVICE_HIGH, (uint32_t)((uint64_t)(uintptr_t)&r->used >> 32));
+	wr(VIRTIO_MMIO_QUEUE_READY, 1);
+	q->ready = rd(VIRTIO_MMIO_QUEUE_READY) == 1;
+	return q->ready;
+}
+
+/* Give buffer @id (its first @len bytes) to the device; vq_kick() publishes. */
+static void vq_add(struct vq *q, uint16_t id, uint32_t len)
+{
+	struct virtq_desc *d = &q->ring->desc[id];
+
+	d->addr = (uint64_t)(uintptr_t)(q->buf + (size_t)id * q->buf_size);
+	d->len = len;
+	d->flags = q->write ? VIRTQ_DESC_F_WRITE : 0;
+	d->next = 0;
+	WRITE_ONCE(q->ring->avail.ring[q->avail_idx % q->num], id);
+	q->avail_idx++;
+	q->device_owns[id] = true;
+}
+
+/* Publish what vq_add() queued and notify the device unless it said not to. */
+static void vq_kick(struct vq *q)
+{
+	if (READ_ONCE(q->ring->avail.idx) == q->avail_idx)
+		return;
+	virt_wmb();	/* descriptors, ring entries and buffer data before the index */
+	WRITE_ONCE(q->ring->avail.idx, q->avail_idx);
+	virt_mb();	/* the index before reading the device's flags */
+	if (READ_ONCE(q->ring->used.flags) & VIRTQ_USED_F_NO_NOTIFY)
+		return;
+	virt_io_mb();	/* the index before the notification (device output) */
+	wr(VIRTIO_MMIO_QUEUE_NOTIFY, q->index);
+}
+
+/* Next buffer the device gave back: its id and length (clamped to the buffer).
+ * Entries naming a descriptor the device does not own are skipped. */
+static bool vq_next_used(struct vq *q, uint16_t *id, uint32_t *len)
+{
+	while (READ_ONCE(q->ring->used.idx) != q->last_used) {
+		const struct virtq_used_elem *e;
+		uint32_t eid, elen;
+
+		virt_rmb();	/* the entry and the buffer data after the index */
+		e = &q->ring->used.ring[q->last_used % q->num];
+		eid = READ_ONCE(e->id);
+		elen = READ_ONCE(e->len);
+		q->last_used++;
+		if (eid >= q->num || !q->device_owns[eid]) {
+			vc.bad_used++;
+			continue;
+		}
+		q->device_owns[eid] = false;
+		if (elen > q->buf_size) {
+			vc.bad_used++;
+			elen = q->buf_size;
+		}
+		*id = (uint16_t)eid;
+		*len = elen;
+		return true;
+	}
+	return false;
+}
+
+/* --- control queue ------------------------------------------------------------- */
+
+static void ctl_tx_reclaim(void)
+{
+	struct vq *q = &vc.ctl_tx;
+	uint16_t id;
+	uint32_t len;
+
+	while (vq_next_used(q, &id, &len))
+		q->free_ids[q->nr_free++] = id;
+}
+
+/* Send queued control messages while tx buffers are free. */
+static void ctl_flush(void)
+{
+	struct vq *q = &vc.ctl_tx;
+
+	ctl_tx_reclaim();
+	while (vc.pending_head != vc.pending_tail && q->nr_free) {
+		uint16_t id = q->free_ids[--q->nr_free];
+
+		ctl_tx_bufs[id] = vc.pending[vc.pending_head++ % CTL_PENDING];
+		vq_add(q, id, sizeof(struct vcon_ctl));
+	}
+	vq_kick(q);
+}
+
+static void ctl_send(uint32_t id, uint16_t event, uint16_t value)
+{
+	if (vc.pending_tail - vc.pending_head == CTL_PENDING) {
+		vc.ctl_lost++;
+		return;
+	}
+	vc.pending[vc.pending_tail++ % CTL_PENDING] =
+		(struct vcon_ctl){ .id = id, .event = event, .value = value };
+	ctl_flush();
+}
+
+/* Which connection do bytes collected now belong to? Data reaches the rx
+ * ring only while a client is connected, and QEMU puts a client's PORT_OPEN 1
+ * on the control ring before that client's data (and a leaving client's data
+ * before its PORT_OPEN 0). So, looking at control messages not yet handled
+ * (read after the data): if a connect for this port is pending, the bytes may
+ * be the new client's (they cannot be told apart from a leaving client's last
+ * bytes) and go to the newest pending connection, so that a client that
+ * reconnects at once never loses its first request; otherwise they belong to
+ * the connection of @fallback. Counting starts from @gen/@open. */
+static unsigned int harvest_gen(unsigned int port, unsigned int gen, bool open,
+				unsigned int fallback)
+{
+	const struct vq *q = &vc.ctl_rx;
+	uint16_t end = READ_ONCE(q->ring->used.idx);
+	unsigned int newest = fallback;
+
+	virt_rmb();
+	for (uint16_t i = q->last_used, n = 0; i != end && n < q->num; i++, n++) {
+		const struct virtq_used_elem *e = &q->ring->used.ring[i % q->num];
+		uint32_t eid = READ_ONCE(e->id);
+		struct vcon_ctl c;
+		bool now_open;
+
+		if (eid >= q->num || !q->device_owns[eid] || READ_ONCE(e->len) < sizeof(c))
+			continue;
+		memcpy(&c, q->buf + (size_t)eid * q->buf_size, sizeof(c));
+		if (c.id != port || (c.event != VCON_PORT_OPEN && c.event != VCON_PORT_REMOVE))
+			continue;
+		now_open = c.event == VCON_PORT_OPEN && c.value;
+		if (now_open != open) {
+			gen++;
+			open = now_open;
+		}
+		if (now_open)
+			newest = gen;
+	}
+	return newest;
+}
+
+/* Move the port's received buffers into its read FIFO; empty ones go
+ * straight back. @gen/@open/@fallback: see harvest_gen(). */
+static void rx_collect(unsigned int port, unsigned int gen, bool open, unsigned int fallback)
+{
+	struct vcon_port *p = &vc.port[port];
+	unsigned int from = p->fifo_tail, tag;
+	uint16_t id;
+	uint32_t len;
+
+	while (vq_next_used(&p->rx, &id, &len)) {
+		if (!len || p->fifo_tail - p->fifo_head >= VCON_BUFS) {
+			vq_add(&p->rx, id, p->rx.buf_size);
+			continue;
+		}
+		p->fifo[p->fifo_tail++ % VCON_BUFS] =
+			(struct rx_chunk){ .id = id, .len = (uint16_t)len };
+	}
+	vq_kick(&p->rx);
+	if (from == p->fifo_tail)
+		return;
+	virt_rmb();	/* the data before the control ring */
+	tag = harvest_gen(port, gen, open, fallback);
+	for (unsigned int i = from; i != p->fifo_tail; i++)
+		p->fifo[i % VCON_BUFS].gen = tag;
+}
+
+static void rx_harvest(unsigned int port)
+{
+	const struct vcon_port *p = &vc.port[port];
+
+	rx_collect(port, p->gen, p->host_open, p->gen);
+}
+
+static unsigned int tx_reclaim(struct vcon_port *p)
+{
+	unsigned int n = 0;
+	uint16_t id;
+	uint32_t len;
+
+	for (; vq_next_used(&p->tx, &id, &len); n++)
+		p->tx.free_ids[p->tx.nr_free++] = id;
+	return n;
+}
+
+/* The host side connected or disconnected (or the port went away). */
+static void port_set_host_open(unsigned int port, bool open)
+{
+	struct vcon_port *p = &vc.port[port];
+
+	if (p->host_open == open)
+		return;
+	if (!open) {
+		/* the leaving client's bytes are all in the ring now */
+		rx_collect(port, p->gen + 1, false, p->gen);
+		/* QEMU dropped every tx buffer at the close, but the one it held
+		 * while the client was not reading is detached, never returned
+		 * (virtio_serial_close -> discard_throttle_data): take them all
+		 * back, or each such close would lose a buffer for good. */
+		tx_reclaim(p);
+		for (uint16_t id = 0; id < p->tx.num; id++)
+			if (p->tx.device_owns[id]) {
+				p->tx.device_owns[id] = false;
+				p->tx.free_ids[p->tx.nr_free++] = id;
+			}
+	}
+	p->host_open = open;
+	p->gen++;
+}
+
+static void port_set_name(unsigned int id, struct vcon_port *p, const char *s, size_t n)
+{
+	size_t len = strnlen(s, n);
+	bool ok = len > 0 && len < VCON_NAME_MAX;
+
+	for (size_t i = 0; ok && i < len; i++)
+		ok = s[i] > ' ' && s[i] < 0x7f;
+	if (!ok) {
+		p->name[0] = '\0';
+		pr_info("vcon: port %u: name ignored (empty, too long or not printable)", id);
+		return;
+	}
+	memcpy(p->name, s, len);
+	p->name[len] = '\0';
+}
+
+static void ctl_handle(const uint8_t *msg, uint32_t len)
+{
+	struct vcon_ctl c;
+	struct vcon_port *p;
+
+	vc.ctl_msgs++;
+	if (len < sizeof(c))
+		return;
+	memcpy(&c, msg, sizeof(c));
+	if (c.id >= VCON_MAX_PORTS || c.id >= vc.max_ports ||
+	    !vc.port[c.id].rx.ready || !vc.port[c.id].tx.ready) {
+		if (c.event == VCON_PORT_ADD)
+			pr_info("vcon: port %u ignored (%s)", c.id,
+				c.id < VCON_MAX_PORTS && c.id < vc.max_ports ?
+				"its queues failed" : "only ports 0-4 are used");
+		return;
+	}
+	p = &vc.port[c.id];
+	if (c.event == VCON_PORT_ADD) {
+		if (p->present)
+			return;
+		p->present = true;
+		p->host_open = false;
+		p->is_console = false;
+		p->name[0] = '\0';
+		ctl_send(c.id, VCON_PORT_READY, 1);
+		/* "guest open": without it QEMU passes no host data to us */
+		ctl_send(c.id, VCON_PORT_OPEN, 1);
+		return;
+	}
+	if (!p->present)
+		return;
+	switch (c.event) {
+	case VCON_PORT_REMOVE:
+		port_set_host_open(c.id, false);
+		p->present = false;
+		p->name[0] = '\0';
+		break;
+	case VCON_CONSOLE_PORT:
+		p->is_console = true;
+		break;
+	case VCON_PORT_OPEN:
+		port_set_host_open(c.id, c.value != 0);
+		break;
+	case VCON_PORT_NAME:
+		port_set_name(c.id, p, (const char *)msg + sizeof(c), len - sizeof(c));
+		break;
+	default:	/* RESIZE, anything newer */
+		break;
+	}
+}
+
+/* Handle every control message; each buffer goes back to the device before
+ * the message is acted on, so the replies it provokes find room. */
+static void ctl_poll(void)
+{
+	struct vq *q = &vc.ctl_rx;
+	uint8_t msg[CTL_RX_SIZE];
+	uint16_t id;
+	uint32_t len;
+
+	while (vq_next_used(q, &id, &len)) {
+		memcpy(msg, q->buf + (size_t)id * q->buf_size, len);
+		vq_add(q, id, q->buf_size);
+		vq_kick(q);
+		ctl_handle(msg, len);
+	}
+}
+
+/* --- device discovery and start ------------------------------------------------- */
+
+static bool vcon_fail(const char *why)
+{
+	pr_info("vcon: virtio-serial at 0x%lx: %s: not used", (unsigned long)vc.base, why);
+	wr(VIRTIO_MMIO_STATUS, 0);	/* reset: the device forgets our rings */
+	memset(&vc, 0, sizeof(vc));
+	return false;
+}
+
+static uint32_t read_max_ports(void)
+{
+	uint32_t gen, v;
+
+	do {
+		gen = rd(VIRTIO_MMIO_CONFIG_GENERATION);
+		v = rd(VIRTIO_MMIO_CONFIG + VCON_CFG_MAX_NR_PORTS);
+	} while (gen != rd(VIRTIO_MMIO_CONFIG_GENERATION));
+	return v;
+}
+
+static bool vcon_start(uintptr_t base)
+{
+	uint32_t status, feat_lo, feat_hi;
+	unsigned int nr_ports;
+
+	vc.base = base;
+	wr(VIRTIO_MMIO_STATUS, 0);
+	for (unsigned int i = 0; rd(VIRTIO_MMIO_STATUS); i++)
+		if (i == 1000000)
+			return vcon_fail("reset does not complete");
+	status = VIRTIO_STATUS_ACKNOWLEDGE;
+	wr(VIRTIO_MMIO_STATUS, status);
+	status |= VIRTIO_STATUS_DRIVER;
+	wr(VIRTIO_MMIO_STATUS, status);
+
+	wr(VIRTIO_MMIO_DEVICE_FEATURES_SEL, 0);
+	feat_lo = rd(VIRTIO_MMIO_DEVICE_FEATURES);
+	wr(VIRTIO_MMIO_DEVICE_FEATURES_SEL, 1);
+	feat_hi = rd(VIRTIO_MMIO_DEVICE_FEATURES);
+	if (!(feat_hi & (1u << (VIRTIO_F_VERSION_1 - 32))))
+		return vcon_fail("no VIRTIO_F_VERSION_1");
+	if (!(feat_lo & (1u << VIRTIO_CONSOLE_F_MULTIPORT)))
+		return vcon_fail("no MULTIPORT (max_ports=1?)");
+	wr(VIRTIO_MMIO_DRIVER_FEATURES_SEL, 0);
+	wr(VIRTIO_MMIO_DRIVER_FEATURES, 1u << VIRTIO_CONSOLE_F_MULTIPORT);
+	wr(VIRTIO_MMIO_DRIVER_FEATURES_SEL, 1);
+	wr(VIRTIO_MMIO_DRIVER_FEATURES, 1u << (VIRTIO_F_VERSION_1 - 32));
+	status |= VIRTIO_STATUS_FEATURES_OK;
+	wr(VIRTIO_MMIO_STATUS, status);
+	if (!(rd(VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_FEATURES_OK))
+		return vcon_fail("features refused");
+
+	vc.max_ports = read_max_ports();
+	if (!vc.max_ports)
+		return vcon_fail("max_nr_ports is 0");
+	if (!vq_setup(&vc.ctl_rx, 2, &ctl_rx_bufs[0][0], CTL_RX_SIZE, CTL_RX_BUFS, true) ||
+	    !vq_setup(&vc.ctl_tx, 3, (uint8_t *)ctl_tx_bufs, sizeof(struct vcon_ctl),
+		      CTL_TX_BUFS, false))
+		return vcon_fail("no control queues");
+	nr_ports = MIN(vc.max_ports, (uint32_t)VCON_MAX_PORTS);
+	for (unsigned int n = 0; n < nr_ports; n++) {
+		struct vcon_port *p = &vc.port[n];
+
+		/* a port whose queues fail is ignored when QEMU announces it */
+		if (vq_setup(&p->rx, rx_queue(n), &data_bufs[n][0][0][0], VCON_BUF_SIZE,
+			     VCON_BUFS, true))
+			vq_setup(&p->tx, rx_queue(n) + 1, &data_bufs[n][1][0][0],
+				 VCON_BUF_SIZE, VCON_BUFS, false);
+	}
+
+	/* every receive buffer goes to the device before DRIVER_OK */
+	for (uint16_t i = 0; i < vc.ctl_rx.num; i++)
+		vq_add(&vc.ctl_rx, i, vc.ctl_rx.buf_size);
+	for (unsigned int n = 0; n < nr_ports; n++)
+		for (uint16_t i = 0; vc.port[n].rx.ready && i < vc.port[n].rx.num; i++)
+			vq_add(&vc.port[n].rx, i, vc.port[n].rx.buf_size);
+	virt_io_mb();
+	status |= VIRTIO_STATUS_DRIVER_OK;
+	wr(VIRTIO_MMIO_STATUS, status);
+	if (rd(VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_NEEDS_RESET)
+		return vcon_fail("device needs reset");
+	vq_kick(&vc.ctl_rx);
+	for (unsigned int n = 0; n < nr_ports; n++)
+		if (vc.port[n].rx.ready)
+			vq_kick(&vc.port[n].rx);
+	vc.up = true;
+	ctl_send(0, VCON_DEVICE_READY, 1);
+	return true;
+}
+
+/* Poll until QEMU has announced and named its ports: no control message
+ * for SETTLE_QUIET_MS, every present port named (at most SETTLE_MAX_MS). */
+static void vcon_settle(void)
+{
+	uint64_t start = time_now(), last = start;
+	uint64_t quiet = timebase_hz * SETTLE_QUIET_MS / 1000;
+	uint64_t max = timebase_hz * SETTLE_MAX_MS / 1000;
+
+	for (;;) {
+		unsigned long before = vc.ctl_msgs;
+		uint64_t now;
+		bool named = true;
+
+		vcon_poll();
+		now = time_now();
+		if (vc.ctl_msgs != before)
+			last = now;
+		for (unsigned int n = 0; n < VCON_MAX_PORTS; n++)
+			if (vc.port[n].present && !vc.port[n].name[0] && !vc.port[n].is_console)
+				named = false;
+		if ((named && now - last >= quiet) || now - start >= max || !vc.up)
+			return;
+	}
+}
+
+static bool node_reg(const void *fdt, int node, uint64_t *base, uint64_t *size)
+{
+	int parent = fdt_parent_offset(fdt, node);
+	int ac = parent >= 0 ? fdt_address_cells(fdt, parent) : -1;
+	int sc = parent >= 0 ? fdt_size_cells(fdt, parent) : -1;
+	int len;
+	const fdt32_t *p = fdt_getprop(fdt, node, "reg", &len);
+
+	if (!p || ac < 1 || ac > 2 || sc < 1 || sc > 2 || len < 4 * (ac + sc))
+		return false;
+	*base = ac == 2 ? (uint64_t)fdt32_to_cpu(p[0]) << 32 | fdt32_to_cpu(p[1]) :
+			  fdt32_to_cpu(p[0]);
+	p += ac;
+	*size = sc == 2 ? (uint64_t)fdt32_to_cpu(p[0]) << 32 | fdt32_to_cpu(p[1]) :
+			  fdt32_to_cpu(p[0]);
+	return true;
+}
+
+bool vcon_init(const void *fdt)
+{
+	for (int node = fdt_node_offset_by_compatible(fdt, -1, "virtio,mmio"); node >= 0;
+	     node = fdt_node_offset_by_compatible(fdt, node, "virtio,mmio")) {
+		int len;
+		const char *status = fdt_getprop(fdt, node, "status", &len);
+		uint64_t base, size;
+		volatile uint32_t *regs;
+
+		if (status && len > 0 && strncmp(status, "okay", (size_t)len) &&
+		    strncmp(status, "ok", (size_t)len))
+			continue;
+		if (!node_reg(fdt, node, &base, &size) || size < VIRTIO_MMIO_CONFIG + 8 ||
+		    base % 4)
+			continue;
+		regs = (volatile uint32_t *)(uintptr_t)base;
+		if (regs[VIRTIO_MMIO_MAGIC_VALUE / 4] != VIRTIO_MMIO_MAGIC ||
+		    regs[VIRTIO_MMIO_DEVICE_ID / 4] != VIRTIO_ID_CONSOLE)
+			continue;
+		if (regs[VIRTIO_MMIO_VERSION / 4] != VIRTIO_MMIO_VERSION_MODERN) {
+			pr_info("vcon: virtio console at 0x%lx is legacy (version %u): not used "
+				"(QEMU: -global virtio-mmio.force-legacy=false)",
+				(unsigned long)base, regs[VIRTIO_MMIO_VERSION / 4]);
+			continue;
+		}
+		if (!vcon_start((uintptr_t)base))
+			continue;
+		vcon_settle();
+		if (!vc.up)
+			continue;
+		pr_info("vcon: virtio-serial at 0x%lx, max %u ports", (unsigned long)base,
+			vc.max_ports);
+		for (unsigned int n = 0; n < VCON_MAX_PORTS; n++)
+			if (vc.port[n].present)
+				pr_info("vcon: port %u \"%s\"%s, %s", n, vc.port[n].name,
+					vc.port[n].is_console ? " (console)" : "",
+					vc.port[n].host_open ? "client connected" : "no client");
+		return true;
+	}
+	return false;
+}
+
+/* --- API ----------------------------------------------------------------------- */
+
+void vcon_poll(void)
+{
+	uint32_t isr;
+
+	if (!vc.up)
+		return;
+	ctl_poll();
+	ctl_flush();
+	for (unsigned int n = 0; n < VCON_MAX_PORTS; n++) {
+		if (!vc.port[n].present)
+			continue;
+		tx_reclaim(&vc.port[n]);
+		rx_harvest(n);
+	}
+	/* Nothing takes the interrupt; keep the line low all the same, and
+	 * notice a device that gave up (config change + NEEDS_RESET). */
+	isr = rd(VIRTIO_MMIO_INTERRUPT_STATUS);
+	if (!isr)
+		return;
+	wr(VIRTIO_MMIO_INTERRUPT_ACK, isr);
+	if ((isr & 2) && (rd(VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_NEEDS_RESET)) {
+		pr_info("vcon: device needs a reset: management channel down");
+		vc.up = false;
+	}
+}
+
+static struct vcon_port *port_get(int port)
+{
+	if (!vc.up || port < 0 || port >= VCON_MAX_PORTS || !vc.port[port].present)
+		return NULL;
+	return &vc.port[port];
+}
+
+int vcon_port_find(const char *name)
+{
+	for (int n = 0; vc.up && n < VCON_MAX_PORTS; n++)
+		if (vc.port[n].present && vc.port[n].name[0] && !strcmp(vc.port[n].name, name))
+			return n;
+	return -1;
+}
+
+bool vcon_port_connected(int port)
+{
+	if (vc.up)
+		ctl_poll();
+	return port_get(port) && vc.port[port].host_open;
+}
+
+unsigned int vcon_port_generation(int port)
+{
+	if (vc.up)
+		ctl_poll();
+	return port_get(port) ? vc.port[port].gen : 0;
+}
+
+unsigned int vcon_read_generation(int port)
+{
+	struct vcon_port *p = port_get(port);
+
+	if (!p)
+		return 0;
+	rx_harvest((unsigned int)port);
+	if (p->fifo_head != p->fifo_tail)
+		return p->fifo[p->fifo_head % VCON_BUFS].gen;
+	return p->gen;
+}
+
+size_t vcon_read(int port, void *buf, size_t len)
+{
+	struct vcon_port *p = port_get(port);
+	uint8_t *out = buf;
+	unsigned int gen;
+	size_t n = 0;
+
+	if (!p || !len || p->fifo_head == p->fifo_tail)
+		return 0;
+	gen = p->fifo[p->fifo_head % VCON_BUFS].gen;
+	while (n < len && p->fifo_head != p->fifo_tail) {
+		struct rx_chunk *c = &p->fifo[p->fifo_head % VCON_BUFS];
+		size_t k;
+
+		if (c->gen != gen)
+			break;
+		k = MIN((size_t)(c->len - p->fifo_off), len - n);
+		memcpy(out + n, p->rx.buf + (size_t)c->id * p->rx.buf_size + p->fifo_off, k);
+		n += k;
+		p->fifo_off += (uint32_t)k;
+		if (p->fifo_off == c->len) {
+			vq_add(&p->rx, c->id, p->rx.buf_size);
+			p->fifo_head++;
+			p->fifo_off = 0;
+		}
+	}
+	vq_kick(&p->rx);
+	return n;
+}
+
+size_t vcon_write(int port, const void *buf, size_t len)
+{
+	struct vcon_port *p = port_get(port);
+	const uint8_t *in = buf;
+	size_t n = 0;
+
+	if (!p || !len)
+		return 0;
+	/* With no client QEMU drops whatever we send; and a buffer posted after
+	 * a close that found the port throttled (client not reading) can wedge
+	 * the port until the next close (QEMU's flush bottom half runs after the
+	 * close and throttles again with nothing to unthrottle it). So: a fresh
+	 * look at the control ring, and no posting without a client. */
+	ctl_poll();
+	if (!p->host_open)
+		return len;
+	if (tx_reclaim(p)) {
+		/* Buffers coming back may be a close's discard, whose PORT_OPEN 0
+		 * QEMU writes right after under its big lock: an MMIO access
+		 * waits for that handler to finish. */
+		(void)rd(VIRTIO_MMIO_INTERRUPT_STATUS);
+		ctl_poll();
+		if (!p->host_open)
+			return len;
+	}
+	while (n < len && p->tx.nr_free) {
+		uint16_t id = p->tx.free_ids[--p->tx.nr_free];
+		size_t k = MIN(len - n, (size_t)p->tx.buf_size);
+
+		memcpy(p->tx.buf + (size_t)id * p->tx.buf_size, in + n, k);
+		vq_add(&p->tx, id, (uint32_t)k);
+		n += k;
+	}
+	vq_kick(&p->tx);
+	return n;
+}

@@ -1,0 +1,610 @@
+/* SPDX-License-Identifier: MIT */
+/* The management protocol (docs/management.md), version 1: one JSON object per
+ * line on the control port, one reply line per request, in order. Every field
+ * is checked here, at the boundary; unknown fields, commands and versions are
+ * refused with an error, never guessed. Runs on hart 0 only (host_poll). */
+#include <arch/riscv/encoding.h>
+#include <string.h>
+#include <errno.h>
+#include <hart.h>
+#include <json.h>
+#include <log.h>
+#include <mgmt.h>
+#include <mm.h>
+#include <printf.h>
+#include <tlb.h>
+#include <virtio_console.h>
+#include <vm.h>
+#include <vm_lifecycle.h>
+#include <vmops.h>
+
+#define MGMT_PROTOCOL	1
+#define MGMT_LINE_MAX	4096		/* bytes per request line, newline included */
+#define MGMT_REPLY_MAX	8192
+#define MGMT_PORT_NAME	"org.carapace.control"
+
+static const char *const policy_names[] = { "trap", "delegate", "strict", "off" };
+
+static struct mgmt {
+	int port;			/* -1: no management device */
+	unsigned int generation;	/* the client connection the buffers belong to */
+	char line[MGMT_LINE_MAX];
+	size_t line_len;
+	bool discarding;		/* skipping the rest of an overlong line */
+	char reply[MGMT_REPLY_MAX];
+	size_t reply_len, reply_sent;	/* a reply still going out */
+	bool waiting;			/* a pause/destroy reply comes later */
+	uint64_t wait_id;
+	bool wait_has_id;
+	char scratch[MGMT_LINE_MAX];	/* decoded JSON strings */
+	char in[256];			/* bytes read from the port, not yet consumed */
+	size_t in_len, in_off;
+} m = { .port = -1 };
+
+/* ---- replies ---- */
+
+static void reply_head(struct json_writer *w, bool has_id, uint64_t id, bool ok)
+{
+	jw_init(w, m.reply, sizeof(m.reply) - 1);	/* room for the newline */
+	jw_obj_begin(w);
+	jw_kv_u64(w, "v", MGMT_PROTOCOL);
+	jw_key(w, "id");
+	if (has_id)
+		jw_u64(w, id);
+	else
+		jw_null(w);
+	jw_kv_bool(w, "ok", ok);
+}
+
+static void reply_send(struct json_writer *w)
+{
+	jw_obj_end(w);
+	if (!jw_finish(w)) {
+		/* never send a cut-off object: say what happened instead */
+		jw_init(w, m.reply, sizeof(m.reply) - 1);
+		jw_obj_begin(w);
+		jw_kv_u64(w, "v", MGMT_PROTOCOL);
+		jw_key(w, "id");
+		jw_null(w);
+		jw_kv_bool(w, "ok", false);
+		jw_kv_str(w, "code", "internal");
+		jw_kv_str(w, "error", "reply too large");
+		jw_obj_end(w);
+		jw_finish(w);
+	}
+	m.reply_len = strlen(m.reply);
+	m.reply[m.reply_len++] = '\n';
+	m.reply_sent = 0;
+}
+
+static void reply_error(bool has_id, uint64_t id, const char *code, const char *msg)
+{
+	struct json_writer w;
+
+	reply_head(&w, has_id, id, false);
+	jw_kv_str(&w, "code", code);
+	jw_kv_str(&w, "error", msg);
+	reply_send(&w);
+}
+
+/* ---- one request ---- */
+
+struct req {
+	const struct json_obj *o;
+	bool has_id;
+	uint64_t id;
+	struct vm *vm;		/* for commands that name one */
+};
+
+/* Refuse fields the command does not take (v, id and cmd always allowed). */
+static const char *unknown_field(const struct json_obj *o, const char *const *allowed)
+{
+	for (unsigned int i = 0; i < o->nr; i++) {
+		const struct json_field *f = &o->f[i];
+		bool ok = json_key_is(f, "v") || json_key_is(f, "id") || json_key_is(f, "cmd");
+
+		for (const char *const *a = allowed; *a && !ok; a++)
+			ok = json_key_is(f, *a);
+		if (!ok)
+			return f->key;
+	}
+	return NULL;
+}
+
+static bool get_vm(struct req *r, const char *key, bool required)
+{
+	const char *name;
+	size_t len;
+
+	r->vm = NULL;
+	if (!json_get(r->o, key)) {
+		if (required)
+			reply_error(r->has_id, r->id, "bad-request", "missing field 'vm'");
+		return !required;
+	}
+	if (!json_get_str(r->o, key, &name, &len)) {
+		reply_error(r->has_id, r->id, "bad-request", "field 'vm' must be a string");
+		return false;
+	}
+	r->vm = len < VM_NAME_LEN ? vm_find(name) : NULL;
+	if (!r->vm) {
+		reply_error(r->has_id, r->id, "no-such-vm", "no VM by that name");
+		return false;
+	}
+	return true;
+}
+
+static void vm_entry(struct json_writer *w, const struct vm *vm)
+{
+	jw_obj_begin(w);
+	jw_kv_str(w, "name", vm->cfg.name);
+	jw_kv_u64(w, "index", vm->index);
+	jw_kv_str(w, "state", vm_state_name(vm));
+	jw_kv_u64(w, "vcpus", vm->cfg.nr_vcpus);
+	jw_kv_u64(w, "mem", vm->cfg.ram_size);
+	jw_kv_str(w, "cfi", policy_names[vm->cfg.cfi_policy]);
+	jw_kv_u64(w, "boots", vm->cfg.boot_count);
+	jw_kv_bool(w, "failed", vm->failed);
+	jw_obj_end(w);
+}
+
+static void cmd_hello(struct req *r)
+{
+	static const char *const cmds[] = { "hello", "list", "images", "stats", "cfi", "pause",
+					    "resume", "destroy", "create" };
+	struct json_writer w;
+
+	reply_head(&w, r->has_id, r->id, true);
+	jw_kv_u64(&w, "protocol", MGMT_PROTOCOL);
+	jw_kv_str(&w, "hypervisor", "carapace");
+	jw_key(&w, "commands");
+	jw_arr_begin(&w);
+	for (unsigned int i = 0; i < ARRAY_SIZE(cmds); i++)
+		jw_str(&w, cmds[i]);
+	jw_arr_end(&w);
+	jw_kv_u64(&w, "vm_max", VM_MAX);
+	jw_kv_u64(&w, "harts", nr_harts);
+	jw_kv_u64(&w, "vmids", vmid_usable());
+	reply_send(&w);
+}
+
+static void cmd_list(struct req *r)
+{
+	struct json_writer w;
+
+	reply_head(&w, r->has_id, r->id, true);
+	jw_key(&w, "vms");
+	jw_arr_begin(&w);
+	for (unsigned int i = 0; i < nr_vms; i++)
+		if (vm_slot_used(&vms[i]))
+			vm_entry(&w, &vms[i]);
+	jw_arr_end(&w);
+	reply_send(&w);
+}
+
+static void cmd_images(struct req *r)
+{
+	const struct host_image *im;
+	struct json_writer w;
+
+	reply_head(&w, r->has_id, r->id, true);
+	jw_key(&w, "images");
+	jw_arr_begin(&w);
+	for (unsigned int i = 0; (im = image_at(i)); i++) {
+		jw_obj_begin(&w);
+		jw_kv_str(&w, "name", im->name);
+		jw_kv_u64(&w, "size", im->size);
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
+	reply_send(&w);
+}
+
+static void stats_entry(struct json_writer *w, const struct vm *vm)
+{
+	uint64_t ecall = 0, gpf = 0, vinsn = 0, irq = 0, sw = 0, wfi = 0;
+
+	for (unsigned int c = 0; c < vm->cfg.nr_vcpus; c++) {
+		const struct vcpu_stats *s = &vm->vcpus[c].stats;
+
+		ecall += s->by_cause[EXC_ECALL_VS];
+		gpf += s->by_cause[EXC_LOAD_GUEST_PAGE_FAULT] +
+		       s->by_cause[EXC_STORE_GUEST_PAGE_FAULT] +
+		       s->by_cause[EXC_INST_GUEST_PAGE_FAULT];
+		vinsn += s->by_cause[EXC_VIRTUAL_INST];
+		sw += s->by_cause[EXC_SW_CHECK];
+		irq += s->irq_exits;
+		wfi += s->wfi;
+	}
+	jw_obj_begin(w);
+	jw_kv_str(w, "name", vm->cfg.name);
+	jw_kv_u64(w, "exits", vm_exits(vm));
+	jw_kv_u64(w, "sbi", ecall);
+	jw_kv_u64(w, "guest_page_faults", gpf);
+	jw_kv_u64(w, "virtual_insn", vinsn);
+	jw_kv_u64(w, "host_irq", irq);
+	jw_kv_u64(w, "sw_check", sw);
+	jw_kv_u64(w, "mmio", vm->stats.mmio);
+	jw_kv_u64(w, "wfi", wfi);
+	jw_kv_u64(w, "injected", vm->stats.injected);
+	jw_obj_end(w);
+}
+
+static void cmd_stats(struct req *r)
+{
+	struct json_writer w;
+
+	if (!get_vm(r, "vm", false))
+		return;
+	reply_head(&w, r->has_id, r->id, true);
+	jw_key(&w, "vms");
+	jw_arr_begin(&w);
+	for (unsigned int i = 0; i < nr_vms; i++)
+		if (vm_slot_used(&vms[i]) && (!r->vm || r->vm == &vms[i]))
+			stats_entry(&w, &vms[i]);
+	jw_arr_end(&w);
+	jw_key(&w, "host");
+	jw_obj_begin(&w);
+	jw_kv_u64(&w, "free_mem", mm_free_bytes());
+	jw_obj_end(&w);
+	reply_send(&w);
+}
+
+static const char *hsm_word(const struct vcpu *v)
+{
+	switch (v->g.hsm.state) {
+	case VCPU_HSM_STOPPED: return "stopped";
+	case VCPU_HSM_SUSPENDED: return "suspended";
+	default: return "started";
+	}
+}
+
+static void cmd_cfi(struct req *r)
+{
+	const struct vm *vm;
+	struct json_writer w;
+
+	if (!get_vm(r, "vm", true))
+		return;
+	vm = r->vm;
+	reply_head(&w, r->has_id, r->id, true);
+	jw_kv_str(&w, "vm", vm->cfg.name);
+	jw_kv_str(&w, "policy", policy_names[vm->cfg.cfi_policy]);
+	jw_kv_bool(&w, "landing_pads", cfi_vm_has_lp(vm));
+	jw_kv_bool(&w, "shadow_stacks", cfi_vm_has_ss(vm));
+	jw_key(&w, "vcpus");
+	jw_arr_begin(&w);
+	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++) {
+		const struct vcpu *v = &vm->vcpus[i];
+		const struct cfi_stats *cs = &v->cfi_stats;
+
+		jw_obj_begin(&w);
+		jw_kv_u64(&w, "id", i);
+		jw_kv_str(&w, "hsm", hsm_word(v));
+		jw_kv_bool(&w, "ss_enabled", v->g.fwft.ss_value);
+		jw_kv_bool(&w, "ss_locked", v->g.fwft.ss_locked);
+		jw_kv_u64(&w, "ssp", v->g.csr.ssp);
+		jw_kv_bool(&w, "lp_enabled", v->g.fwft.lp_value);
+		jw_kv_bool(&w, "lp_locked", v->g.fwft.lp_locked);
+		jw_kv_u64(&w, "elp", (v->g.ctx.sstatus & SR_SPELP) ? 1 : 0);
+		jw_kv_u64(&w, "senvcfg", v->g.csr.senvcfg);
+		jw_kv_u64(&w, "violations_lp", cs->swcheck_lp);
+		jw_kv_u64(&w, "violations_ss", cs->swcheck_ss);
+		jw_kv_u64(&w, "last_pc", cs->last_pc);
+		jw_kv_u64(&w, "last_tval", cs->last_tval);
+		jw_key(&w, "last_from");
+		if (cs->swcheck_lp || cs->swcheck_ss)
+			jw_str(&w, cs->last_from_vs ? "VS" : "VU");
+		else
+			jw_null(&w);
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
+	reply_send(&w);
+}
+
+/* A pause or destroy finished (host_poll, hart 0). */
+static void op_done(void *ctx, struct vm *vm, uint64_t result)
+{
+	struct json_writer w;
+
+	(void)ctx;
+	if (!m.waiting)
+		return;
+	m.waiting = false;
+	reply_head(&w, m.wait_has_id, m.wait_id, true);
+	jw_kv_str(&w, "vm", vm->cfg.name);
+	if (result)
+		jw_kv_u64(&w, "freed", result);
+	else
+		jw_kv_str(&w, "state", vm_state_name(vm));
+	reply_send(&w);
+}
+
+static void start_wait(struct req *r)
+{
+	m.waiting = true;
+	m.wait_has_id = r->has_id;
+	m.wait_id = r->id;
+}
+
+static void cmd_pause(struct req *r)
+{
+	if (!get_vm(r, "vm", true))
+		return;
+	start_wait(r);
+	if (vmop_pause(r->vm, op_done, &m)) {
+		m.waiting = false;
+		reply_error(r->has_id, r->id, "bad-state", "the VM is not running");
+	}
+}
+
+static void cmd_resume(struct req *r)
+{
+	struct json_writer w;
+
+	if (!get_vm(r, "vm", true))
+		return;
+	if (vmop_resume(r->vm)) {
+		reply_error(r->has_id, r->id, "bad-state", "the VM is not paused");
+		return;
+	}
+	pr_info("vm %s: resumed", r->vm->cfg.name);
+	reply_head(&w, r->has_id, r->id, true);
+	jw_kv_str(&w, "vm", r->vm->cfg.name);
+	jw_kv_str(&w, "state", vm_state_name(r->vm));
+	reply_send(&w);
+}
+
+static void cmd_destroy(struct req *r)
+{
+	if (!get_vm(r, "vm", true))
+		return;
+	start_wait(r);
+	if (vmop_destroy(r->vm, op_done, &m)) {
+		m.waiting = false;
+		reply_error(r->has_id, r->id, "busy", "the VM is being destroyed or reset; try again");
+	}
+}
+
+/* Copy a string field into @dst (NUL-terminated); false with a reply if bad. */
+static bool get_name(struct req *r, const char *key, char *dst, size_t size, bool required)
+{
+	const char *s;
+	size_t len;
+
+	if (!json_get(r->o, key)) {
+		if (required)
+			reply_error(r->has_id, r->id, "bad-request", "missing a required field");
+		return !required;
+	}
+	if (!json_get_str(r->o, key, &s, &len)) {
+		reply_error(r->has_id, r->id, "bad-request", "a string field has another type");
+		return false;
+	}
+	if (len >= size) {
+		reply_error(r->has_id, r->id, "invalid", "a string field is too long");
+		return false;
+	}
+	memcpy(dst, s, len + 1);
+	return true;
+}
+
+static bool vm_name_ok(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_' || *s == '-'))
+			return false;
+	return true;
+}
+
+static void cmd_create(struct req *r)
+{
+	struct vm_desc d;
+	char policy[16] = "trap";
+	uint64_t mem = 64ULL << 20, vcpus = 1;
+	const char *why;
+	struct json_writer w;
+	struct vm *vm;
+	int rc;
+	bool debug = false;
+
+	memset(&d, 0, sizeof(d));
+	if (!get_name(r, "name", d.name, sizeof(d.name), true) ||
+	    !get_name(r, "kernel", d.kernel, sizeof(d.kernel), true) ||
+	    !get_name(r, "initrd", d.initrd, sizeof(d.initrd), false) ||
+	    !get_name(r, "bootargs", d.bootargs, sizeof(d.bootargs), false) ||
+	    !get_name(r, "cfi", policy, sizeof(policy), false))
+		return;
+	if ((json_get(r->o, "mem") && !json_get_u64(r->o, "mem", &mem)) ||
+	    (json_get(r->o, "vcpus") && !json_get_u64(r->o, "vcpus", &vcpus)) ||
+	    (json_get(r->o, "debug") && !json_get_bool(r->o, "debug", &debug))) {
+		reply_error(r->has_id, r->id, "bad-request", "mem and vcpus are integers, debug a boolean");
+		return;
+	}
+	if (!vm_name_ok(d.name)) {
+		reply_error(r->has_id, r->id, "invalid", "name: 1-15 of a-z 0-9 _ -");
+		return;
+	}
+	d.cfi = CFI_POLICY_OFF + 1;
+	for (unsigned int i = 0; i < ARRAY_SIZE(policy_names); i++)
+		if (!strcmp(policy, policy_names[i]))
+			d.cfi = (enum cfi_policy)i;
+	if (d.cfi > CFI_POLICY_OFF) {
+		reply_error(r->has_id, r->id, "invalid", "cfi: trap, delegate, strict or off");
+		return;
+	}
+	d.memory = mem;
+	d.vcpus = vcpus > VM_MAX_VCPUS ? 0 : (unsigned int)vcpus;
+	d.debug = debug;
+	rc = vm_create(&d, &vm, &why);
+	if (rc && why) {
+		reply_error(r->has_id, r->id, rc == -HYP_EEXIST ? "exists" :
+			    rc == -HYP_ENOMEM ? "no-memory" : "invalid", why);
+		return;
+	}
+	if (rc) {
+		/* created, but its first boot failed (an image that does not fit):
+		 * it is down with the reason; destroy gives its memory back */
+		reply_error(r->has_id, r->id, "invalid", vm->reason[0] ? vm->reason :
+			    "the VM could not be started");
+		return;
+	}
+	pr_info("vm %s: created from the management channel", d.name);
+	reply_head(&w, r->has_id, r->id, true);
+	jw_kv_str(&w, "vm", vm->cfg.name);
+	jw_kv_u64(&w, "index", vm->index);
+	reply_send(&w);
+}
+
+struct command {
+	const char *name;
+	void (*run)(struct req *r);
+	const char *const allowed[10];
+};
+
+static const struct command commands[] = {
+	{ "hello", cmd_hello, { NULL } },
+	{ "list", cmd_list, { NULL } },
+	{ "images", cmd_images, { NULL } },
+	{ "stats", cmd_stats, { "vm", NULL } },
+	{ "cfi", cmd_cfi, { "vm", NULL } },
+	{ "pause", cmd_pause, { "vm", NULL } },
+	{ "resume", cmd_resume, { "vm", NULL } },
+	{ "destroy", cmd_destroy, { "vm", NULL } },
+	{ "create", cmd_create, { "name", "kernel", "initrd", "mem", "vcpus", "cfi", "bootargs",
+				  "debug", NULL } },
+};
+
+static void handle_line(const char *line, size_t len)
+{
+	const char *err, *cmd, *bad;
+	const struct json_value *idv;
+	struct json_obj o;
+	struct req r = { .o = &o };
+	size_t off, cmd_len;
+	uint64_t v;
+
+	if (json_parse_flat(line, len, &o, m.scratch, sizeof(m.scratch), &err, &off)) {
+		char msg[96];
+
+		snprintf(msg, sizeof(msg), "malformed JSON at byte %lu: %s", (unsigned long)off, err);
+		reply_error(false, 0, "bad-request", msg);
+		return;
+	}
+	idv = json_get(&o, "id");
+	if (idv && !(idv->type == JSON_INT && !idv->negative) && idv->type != JSON_NULL) {
+		reply_error(false, 0, "bad-request", "id must be a non-negative integer");
+		return;
+	}
+	r.has_id = idv && idv->type == JSON_INT;
+	r.id = r.has_id ? idv->magnitude : 0;
+	if (!json_get_u64(&o, "v", &v)) {
+		reply_error(r.has_id, r.id, "bad-request", "missing or non-integer field 'v'");
+		return;
+	}
+	if (v != MGMT_PROTOCOL) {
+		reply_error(r.has_id, r.id, "version", "protocol version 1 only");
+		return;
+	}
+	if (!json_get_str(&o, "cmd", &cmd, &cmd_len)) {
+		reply_error(r.has_id, r.id, "bad-request", "missing or non-string field 'cmd'");
+		return;
+	}
+	for (unsigned int i = 0; i < ARRAY_SIZE(commands); i++) {
+		if (strcmp(cmd, commands[i].name))
+			continue;
+		bad = unknown_field(&o, commands[i].allowed);
+		if (bad) {
+			char msg[96], key[41];
+			size_t n = strnlen(bad, sizeof(key) - 1);
+
+			memcpy(key, bad, n);	/* a bounded copy: keys can be long */
+			key[n] = '\0';
+			snprintf(msg, sizeof(msg), "unknown field '%s' for '%s'", key,
+				 commands[i].name);
+			reply_error(r.has_id, r.id, "bad-request", msg);
+			return;
+		}
+		commands[i].run(&r);
+		return;
+	}
+	reply_error(r.has_id, r.id, "unknown-command", "unknown command (try hello)");
+}
+
+static bool have_device;
+
+bool mgmt_init(const void *fdt)
+{
+	have_device = vcon_init(fdt);
+	return have_device;
+}
+
+/* A new client: nothing of the old one's line or reply may reach it. */
+static void new_connection(void)
+{
+	m.generation = vcon_port_generation(m.port);
+	m.line_len = 0;
+	m.discarding = false;
+	m.reply_len = m.reply_sent = 0;
+	m.in_len = m.in_off = 0;
+	m.waiting = false;
+	vmop_cancel_waiter(&m);
+}
+
+/* Push out what is left of the reply; true when it is all gone. */
+static bool send_reply(void)
+{
+	while (m.reply_sent < m.reply_len) {
+		size_t n = vcon_write(m.port, m.reply + m.reply_sent, m.reply_len - m.reply_sent);
+
+		if (!n)
+			return false;
+		m.reply_sent += n;
+	}
+	m.reply_len = m.reply_sent = 0;
+	return true;
+}
+
+void mgmt_poll(void)
+{
+	if (!have_device)
+		return;
+	vcon_poll();
+	if (m.port < 0) {
+		/* QEMU names its ports after the driver is ready: look each time */
+		m.port = vcon_port_find(MGMT_PORT_NAME);
+		if (m.port < 0)
+			return;
+		new_connection();
+	}
+	if (vcon_port_generation(m.port) != m.generation)
+		new_connection();
+	/* one request at a time: the next is read once the last is answered */
+	while (send_reply() && !m.waiting) {
+		char c;
+
+		if (m.in_off == m.in_len) {
+			m.in_len = vcon_read(m.port, m.in, sizeof(m.in));
+			m.in_off = 0;
+			if (!m.in_len)
+				return;
+		}
+		c = m.in[m.in_off++];
+		if (c != '\n') {
+			if (m.line_len < MGMT_LINE_MAX - 1)
+				m.line[m.line_len++] = c;
+			else
+				m.discarding = true;
+			continue;
+		}
+		if (m.discarding)
+			reply_error(false, 0, "bad-request", "line too long (4096 bytes at most)");
+		else if (m.line_len)
+			handle_line(m.line, m.line_len);
+		m.line_len = 0;
+		m.discarding = false;
+	}
+}

@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: MIT */
+/* The host management channel: a versioned JSON-lines protocol on the
+ * hypervisor-owned virtio-serial port "org.carapace.control" (docs/management.md). */
+#ifndef HYP_MGMT_H
+#define HYP_MGMT_H
+#include <types.h>
+
+/** mgmt_init() - find the management device in the host DT; false if absent. */
+bool mgmt_init(const void *fdt);
+/** mgmt_poll() - read requests, answer them (hart 0 only). */
+void mgmt_poll(void);
+#endif

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* Creating, resetting and destroying VMs (hyp/vmm/vm.c), and the host images
+ * they boot from. */
+#ifndef HYP_VM_LIFECYCLE_H
+#define HYP_VM_LIFECYCLE_H
+#include <types.h>
+#include <cfi.h>
+#include <vm.h>
+
+#define HOST_MAX_IMAGES	24
+
+/* A VM as asked for: by the host DT at boot, or by the operator at run time. */
+struct vm_desc {
+	char name[VM_NAME_LEN];
+	uint64_t memory;
+	unsigned int vcpus;
+	enum cfi_policy cfi;
+	bool debug;			/* carapace,debug: offer the debug SBI extension */
+	char bootargs[VM_BOOTARGS_LEN];
+	char kernel[VM_IMAGE_NAME_LEN];	/* image names */
+	char initrd[VM_IMAGE_NAME_LEN];	/* "" for none */
+};
+
+/* A file QEMU's loader put in host RAM (a kernel, an initrd). */
+struct host_image {
+	char name[VM_IMAGE_NAME_LEN];
+	hpa_t addr;
+	uint64_t size;
+};
+
+/** image_register() - make an image known by name (boot time). */
+int image_register(const char *name, hpa_t addr, uint64_t size);
+/** image_find() - the image named @name, or NULL. */
+const struct host_image *image_find(const char *name);
+/** image_at() - the i-th image, or NULL past the end. */
+const struct host_image *image_at(unsigned int i);
+
+/** vm_create() - check @d, take a free slot, allocate its memory and VMID,
+ *  load it and start it. On failure nothing is left allocated; *why says
+ *  why and the return value is -HYP_E*. */
+int vm_create(const struct vm_desc *d, struct vm **out, const char **why);
+/** vm_reset() - (re)load images, guest DT and vCPU 0; other vCPUs stopped. */
+int vm_reset(struct vm *vm);
+/** vm_destroy_finish() - a DESTROYING VM whose vCPUs are all off CPU: return
+ *  its memory and VMID, free the slot. Returns the bytes given back. */
+uint64_t vm_destroy_finish(struct vm *vm);
+#endif

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/* Lifecycle operations the operator asks for (monitor keys, management
+ * channel): one implementation for both. Pause and destroy finish once every
+ * vCPU of the VM has left its hart; the caller is told then. */
+#ifndef HYP_VMOPS_H
+#define HYP_VMOPS_H
+#include <types.h>
+
+struct vm;
+struct vm_desc;
+
+/** vmop_done_fn - a pending operation finished; @result: bytes freed (destroy). */
+typedef void (*vmop_done_fn)(void *ctx, struct vm *vm, uint64_t result);
+
+/** vmop_pause()/vmop_destroy() - start it; 0 (then @done is called later, on
+ *  hart 0), -HYP_EBUSY (wrong state, or another operation on it is pending). */
+int vmop_pause(struct vm *vm, vmop_done_fn done, void *ctx);
+int vmop_destroy(struct vm *vm, vmop_done_fn done, void *ctx);
+/** vmop_resume() - PAUSED -> RUNNING at once. */
+int vmop_resume(struct vm *vm);
+/** vmop_cancel_waiter() - forget the callbacks that use @ctx (its owner goes away). */
+void vmop_cancel_waiter(void *ctx);
+/** vm_state_name() - the state in the words the monitor and the protocol use. */
+const char *vm_state_name(const struct vm *vm);
+
+/** host_poll() - the host services' turn on hart 0: console input, VM events
+ *  (outcome lines, reboots), finished operations, the management channel,
+ *  powering off when every VM is down. */
+void host_poll(void);
+/** host_set_persist() - stay up with no VM running (VMs come at run time). */
+void host_set_persist(bool persist);
+/** host_note_failure() - a VM could not even be created: power off as failed. */
+void host_note_failure(void);
+#endif

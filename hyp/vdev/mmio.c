@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/* The device models every VM gets, and the guest physical windows they serve. */
+#include <errno.h>
+#include <vm.h>
+
+const struct vdev_ops *const vdev_all[] = { &vuart_ops, &vplic_ops };
+const unsigned int vdev_count = ARRAY_SIZE(vdev_all);
+
+int vm_mmio_register(struct vm *vm, const struct mmio_region *r)
+{
+	if (!r->size || r->base + r->size < r->base || vm->nr_mmio == VM_MMIO_MAX)
+		return -HYP_EINVAL;
+	if (r->base < vm->cfg.ram_gpa + vm->cfg.ram_size && vm->cfg.ram_gpa < r->base + r->size)
+		return -HYP_EEXIST;
+	for (unsigned int i = 0; i < vm->nr_mmio; i++) {
+		const struct mmio_region *o = &vm->mmio[i];
+
+		if (r->base < o->base + o->size && o->base < r->base + r->size)
+			return -HYP_EEXIST;
+	}
+	vm->mmio[vm->nr_mmio++] = *r;
+	return 0;
+}
+
+struct mmio_region *vm_mmio_find(struct vm *vm, gpa_t gpa)
+{
+	for (unsigned int i = 0; i < vm->nr_mmio; i++)
+		if (gpa >= vm->mmio[i].base && gpa - vm->mmio[i].base < vm->mmio[i].size)
+			return &vm->mmio[i];
+	return NULL;
+}

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/* vCPU state operations: reset, load/put of VS state around a run, posted
+ * interrupts and requests, kicks. The run loop is in vcpu_run.c. */
+#include <arch/riscv/csr.h>
+#include <string.h>
+#include <atomic.h>
+#include <cfi.h>
+#include <hart.h>
+#include <hfence.h>
+#include <sbi_client.h>
+#include <sched.h>
+#include <tlb.h>
+#include <vm.h>
+
+static unsigned long henvcfg_base(void)
+{
+	/* Sstc for the guest, and Svpbmt/Svadu when the hardware has them */
+	return hart_caps.henvcfg_ok & (ENVCFG_STCE | ENVCFG_PBMTE | ENVCFG_ADUE);
+}
+
+void vcpu_reset(struct vcpu *v, unsigned long entry, unsigned long arg)
+{
+	memset(&v->g, 0, sizeof(v->g));
+	v->g.ctx.gpr[10] = v->id;
+	v->g.ctx.gpr[11] = arg;
+	v->g.ctx.sepc = entry;
+	/* enter VS-mode (SPP=1) with SIE=0, ELP=0 (SPELP clear) */
+	v->g.ctx.sstatus = SR_SPP | SR_FS_INITIAL | SR_UXL_64;
+	v->g.csr.vsstatus = SR_UXL_64;
+	v->g.csr.vstimecmp = -1UL;
+	v->irq_pending = 0;
+	v->requests = VCPU_REQ_FENCE_I | VCPU_REQ_HFENCE_VVMA;
+	cfi_vcpu_reset(v);
+	v->henvcfg = henvcfg_base() | cfi_henvcfg(v);
+}
+
+/* hstatus is the hypervisor's, not the guest's: the same for every vCPU. */
+#define VCPU_HSTATUS	(HSTATUS_SPV | HSTATUS_SPVP | HSTATUS_VTW | HSTATUS_VSXL_64)
+
+void vcpu_load(struct vcpu *v)
+{
+	struct hart *h = this_hart();
+	unsigned long henvcfg = v->henvcfg;
+
+	h->current = v;
+	v->hyp_sp = hart_stack_top(h);
+	v->hyp_tp = (unsigned long)h;
+	csr_write(CSR_HGATP, v->vm->hgatp);
+	tlb_service();
+	tlb_vcpu_load(h, v);	/* after hgatp: hfence.vvma acts on its VMID */
+	csr_write(CSR_HSTATUS, VCPU_HSTATUS);
+	csr_write(CSR_VSSTATUS, v->g.csr.vsstatus);
+	csr_write(CSR_VSIE, v->g.csr.vsie);
+	csr_write(CSR_VSTVEC, v->g.csr.vstvec);
+	csr_write(CSR_VSSCRATCH, v->g.csr.vsscratch);
+	csr_write(CSR_VSEPC, v->g.csr.vsepc);
+	csr_write(CSR_VSCAUSE, v->g.csr.vscause);
+	csr_write(CSR_VSTVAL, v->g.csr.vstval);
+	csr_write(CSR_VSATP, v->g.csr.vsatp);
+	csr_write(CSR_HTIMEDELTA, v->vm->htimedelta);
+	csr_write(CSR_VSTIMECMP, v->g.csr.vstimecmp);
+	csr_write(CSR_HVIP, v->g.csr.hvip);
+	v->ext_irq_live = v->g.csr.hvip & MIP_VSEIP;
+	csr_write(CSR_HENVCFG, henvcfg);
+	csr_write(CSR_HEDELEG, (csr_read(CSR_HEDELEG) & ~BIT(EXC_SW_CHECK)) |
+				       cfi_hedeleg(v->vm));
+	csr_write(CSR_SCOUNTEREN, v->g.csr.scounteren);
+	/* senvcfg is not banked; its SSE must read 0 while henvcfg.SSE=0 (QEMU Q6) */
+	csr_write(CSR_SENVCFG, (henvcfg & ENVCFG_SSE) ? v->g.csr.senvcfg :
+							 v->g.csr.senvcfg & ~ENVCFG_SSE);
+	if (hart_caps.zicfiss)
+		csr_write(CSR_SSP, v->g.csr.ssp);
+	__vcpu_fp_restore(&v->g.fp);
+}
+
+void vcpu_put(struct vcpu *v)
+{
+	v->g.csr.vsstatus = csr_read(CSR_VSSTATUS);
+	v->g.csr.vsie = csr_read(CSR_VSIE);
+	v->g.csr.vstvec = csr_read(CSR_VSTVEC);
+	v->g.csr.vsscratch = csr_read(CSR_VSSCRATCH);
+	v->g.csr.vsepc = csr_read(CSR_VSEPC);
+	v->g.csr.vscause = csr_read(CSR_VSCAUSE);
+	v->g.csr.vstval = csr_read(CSR_VSTVAL);
+	v->g.csr.vsatp = csr_read(CSR_VSATP);
+	v->g.csr.vstimecmp = csr_read(CSR_VSTIMECMP);
+	v->g.csr.hvip = csr_read(CSR_HVIP);
+	v->g.csr.scounteren = csr_read(CSR_SCOUNTEREN);
+	v->g.csr.senvcfg = csr_read(CSR_SENVCFG);
+	if (hart_caps.zicfiss)
+		v->g.csr.ssp = csr_read(CSR_SSP);
+	/* posted interrupts become guest state once the vCPU is off the hart */
+	if (v->irq_pending)
+		v->g.csr.hvip |= atomic_xchg(&v->irq_pending, 0);
+	__vcpu_fp_save(&v->g.fp);
+	csr_write(CSR_HVIP, 0);
+	this_hart()->current = NULL;
+}
+
+uint64_t vcpu_exits(const struct vcpu *v)
+{
+	uint64_t n = v->stats.irq_exits;
+
+	for (unsigned int i = 0; i < VCPU_EXIT_CAUSES; i++)
+		n += v->stats.by_cause[i];
+	return n;
+}
+
+/* Pending-and-enabled check shared by the live and the saved state. */
+static bool wake_check(unsigned long hvip, unsigned long posted, bool ext, unsigned long vsie,
+		       uint64_t vstimecmp, uint64_t htimedelta, uint64_t now)
+{
+	unsigned long pending = (hvip & ~MIP_VSEIP) | posted | (ext ? MIP_VSEIP : 0);
+
+	if (now + htimedelta >= vstimecmp)
+		pending |= MIP_VSTIP;
+	/* vsie uses the guest's layout (SSIE=1, STIE=5, SEIE=9): shift to hvip's */
+	return pending & (vsie << 1) & VS_IRQ_MASK;
+}
+
+bool vcpu_wake_pending(const struct vcpu *v, uint64_t now)
+{
+	return wake_check(v->g.csr.hvip, v->irq_pending, v->ext_irq, v->g.csr.vsie,
+			  v->g.csr.vstimecmp, v->vm->htimedelta, now);
+}
+
+/* Same, for the vCPU loaded on this hart (state is in the CSRs). */
+bool vcpu_wake_pending_live(const struct vcpu *v)
+{
+	return wake_check(csr_read(CSR_HVIP), v->irq_pending, v->ext_irq, csr_read(CSR_VSIE),
+			  csr_read(CSR_VSTIMECMP), csr_read(CSR_HTIMEDELTA), time_now());
+}
+
+void vcpu_kick(struct vcpu *v)
+{
+	int h = v->hart;
+
+	if (h >= 0 && h != (int)this_hart()->index)
+		sbi_send_ipi(1, harts[h].hartid);
+	else if (h < 0)
+		sched_kick_idle();
+}
+
+void vcpu_post_irq(struct vcpu *v, unsigned long bits)
+{
+	atomic_or(&v->irq_pending, bits);
+	vcpu_kick(v);
+}
+
+
+/* Work posted to the vCPU loaded on this hart. */
+void vcpu_apply_pending_slow(struct vcpu *v)
+{
+	unsigned long req, irq;
+
+	if (v->requests) {
+		req = atomic_xchg(&v->requests, 0);
+		if (req & VCPU_REQ_FENCE_I)
+			local_fence_i();
+		if (req & VCPU_REQ_HFENCE_VVMA)
+			hfence_vvma_all();
+	}
+	if (v->irq_pending) {
+		irq = atomic_xchg(&v->irq_pending, 0);
+		csr_set(CSR_HVIP, irq);
+	}
+	if (v->ext_irq != v->ext_irq_live) {	/* the PLIC output is a level */
+		v->ext_irq_live = v->ext_irq;
+		if (v->ext_irq_live)
+			csr_set(CSR_HVIP, MIP_VSEIP);
+		else
+			csr_clear(CSR_HVIP, MIP_VSEIP);
+	}
+}
+
+void vcpu_request_sync(struct vcpu *self, struct vcpu *t, unsigned long req)
+{
+	int h;
+
+	atomic_or(&t->requests, req);
+	h = t->hart;
+	if (t == self || h < 0)
+		return;		/* applied before it next enters the guest */
+	sbi_send_ipi(1, harts[h].hartid);
+	/* SBI RFENCE returns once the fence is done. Keep serving requests posted
+	 * to us meanwhile, or two vCPUs fencing each other would wait forever. */
+	while ((atomic_load(&t->requests) & req) && t->hart == h) {
+		vcpu_apply_pending(self);
+		tlb_service();
+	}
+}
+

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/* The run loop: a hart enters a vCPU, the trap vector brings every exit here,
+ * the dispatcher (exit.c) returns a verdict, and the hart enters the same vCPU
+ * again or the next one the scheduler picks. Data flows one way round. */
+#include <arch/riscv/csr.h>
+#include <exit.h>
+#include <hart.h>
+#include <sched.h>
+#include <tlb.h>
+#include <vm.h>
+#include <vm_lifecycle.h>
+#include <vsbi.h>
+
+/* Leaving a retentive or non-retentive suspend (SBI HSM). */
+static void resume_from_suspend(struct vcpu *v)
+{
+	v->g.hsm.state = VCPU_HSM_STARTED;
+	if (!v->g.hsm.resume_nonret)
+		return;
+	v->g.hsm.resume_nonret = false;
+	v->g.ctx.sepc = v->g.hsm.resume_addr;
+	v->g.ctx.gpr[10] = v->id;
+	v->g.ctx.gpr[11] = v->g.hsm.resume_opaque;
+	v->g.ctx.sstatus = (v->g.ctx.sstatus & ~(SR_SPIE | SR_SPELP)) | SR_SPP;
+	csr_write(CSR_VSSTATUS, csr_read(CSR_VSSTATUS) & ~SR_SIE);
+	csr_write(CSR_VSATP, 0);
+}
+
+/* May @v go on running on this hart now? Settles a pending wake-up. */
+static __attribute__((noinline)) bool may_continue_slow(struct vcpu *v)
+{
+	if (v->vm->state != VM_RUNNING || v->g.hsm.state == VCPU_HSM_STOPPED)
+		return false;
+	if (v->g.hsm.waiting) {
+		if (!vcpu_wake_pending_live(v))
+			return false;
+		v->g.hsm.waiting = false;
+		if (v->g.hsm.state == VCPU_HSM_SUSPENDED)
+			resume_from_suspend(v);
+	}
+	return true;
+}
+
+/* The common case, decided without touching the saved context. */
+static inline bool plainly_runnable(const struct vcpu *v)
+{
+	return v->vm->state == VM_RUNNING && v->g.hsm.state == VCPU_HSM_STARTED && !v->g.hsm.waiting;
+}
+
+static inline bool may_continue(struct vcpu *v)
+{
+	if (__builtin_expect(plainly_runnable(v), 1))
+		return true;
+	return may_continue_slow(v);
+}
+
+void vcpu_start_on_hart(struct vcpu *v)
+{
+	for (;;) {
+		vcpu_load(v);
+		if (may_continue(v))
+			break;
+		vcpu_put(v);	/* its state changed since it was picked */
+		sched_release(v);
+		v = sched_next();
+	}
+	sched_arm_slice();
+	vcpu_apply_pending(v);
+	__vcpu_enter(v);
+}
+
+/* Give the hart away; the stack is fresh again at the next exit. */
+static __attribute__((noinline, noreturn)) void switch_out(struct vcpu *v)
+{
+	csr_write(CSR_STIMECMP, -1UL);
+	vcpu_put(v);
+	sched_release(v);
+	vcpu_start_on_hart(sched_next());
+}
+
+/* After an exit has been handled (whole context saved): go on or switch. */
+static __attribute__((noreturn)) void continue_or_switch(struct vcpu *v, enum exit_action act)
+{
+	if (__builtin_expect(act != EXIT_YIELD && act != EXIT_VM_STOP, 1) && may_continue(v)) {
+		vcpu_apply_pending(v);
+		__vcpu_enter(v);
+	}
+	switch_out(v);
+}
+
+void vcpu_handle_exit(struct vcpu *v)
+{
+	continue_or_switch(v, vcpu_exit(v));
+}
+
+/* The tail shared by the fast exits: may the guest be re-entered directly? */
+static inline long fast_verdict(struct vcpu *v, enum exit_action act)
+{
+	v->fast_action = act;
+	/* only the caller-saved registers are in ctx: anything but "carry on
+	 * with nothing pending" finishes with the whole context saved */
+	if (act == EXIT_YIELD || act == EXIT_VM_STOP || !plainly_runnable(v) ||
+	    (v->requests | v->irq_pending | (v->ext_irq ^ v->ext_irq_live)))
+		return VCPU_EXIT_FINISH;	/* waking up may rewrite sstatus: full path */
+	return VCPU_EXIT_DONE;
+}
+
+static __attribute__((noinline)) long fast_mmio(struct vcpu *v, unsigned long cause)
+{
+	if ((cause != EXC_LOAD_GUEST_PAGE_FAULT && cause != EXC_STORE_GUEST_PAGE_FAULT) ||
+	    !exit_mmio_fast(v, cause))
+		return VCPU_EXIT_FULL;
+	v->stats.by_cause[cause]++;
+	return fast_verdict(v, EXIT_RESUME_SAME);
+}
+
+long vcpu_exit_fast(struct vcpu *v)
+{
+	unsigned long cause = csr_read(CSR_SCAUSE);
+
+	if (__builtin_expect(cause != EXC_ECALL_VS, 0))
+		return fast_mmio(v, cause);
+	v->stats.by_cause[EXC_ECALL_VS]++;
+	return fast_verdict(v, vsbi_dispatch(v));
+}
+
+void vcpu_exit_finish(struct vcpu *v)
+{
+	continue_or_switch(v, v->fast_action);
+}
+
+struct vcpu *sched_next(void)
+{
+	struct hart *h = this_hart();
+
+	for (;;) {
+		uint64_t now = time_now();
+		struct vm *reboot;
+		struct vcpu *v = sched_pick(now, &reboot);
+
+		tlb_service();
+		if (h->index == 0 && sched_host_poll)
+			sched_host_poll();
+		if (reboot) {
+			vm_reset(reboot);
+			continue;
+		}
+		if (v)
+			return v;
+		sched_idle(h, now);
+	}
+}
+
+void sched_loop(void)
+{
+	vcpu_start_on_hart(sched_next());
+}

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/* VM state changes any part of the hypervisor may ask for (a fatal exit, SRST,
+ * the operator). Each one takes the scheduler lock, moves the state, kicks the
+ * VM's vCPUs off their harts and posts an event; the host services (hart 0)
+ * print, reply and free later. Nothing here prints or waits. */
+#include <stdarg.h>
+#include <string.h>
+#include <errno.h>
+#include <hart.h>
+#include <printf.h>
+#include <sbi_client.h>
+#include <sched.h>
+#include <vm.h>
+
+struct vm vms[VM_MAX];
+unsigned int nr_vms;
+void (*vm_console_out)(struct vm *vm, const char *buf, size_t len);
+
+#define EVENTS 32	/* more than VMs x kinds: the ring never overflows */
+static struct spinlock ev_lock = SPINLOCK_INIT;
+static struct { struct vm *vm; enum vm_event_kind kind; } ev_ring[EVENTS];
+static unsigned int ev_head, ev_tail;
+
+void vm_event_post(struct vm *vm, enum vm_event_kind kind)
+{
+	spin_lock(&ev_lock);
+	if (ev_head - ev_tail < EVENTS) {
+		ev_ring[ev_head % EVENTS].vm = vm;
+		ev_ring[ev_head % EVENTS].kind = kind;
+		ev_head++;
+	}
+	spin_unlock(&ev_lock);
+	/* the host services run on hart 0: wake it if it sleeps */
+	if (this_hart()->index != 0)
+		sbi_send_ipi(1, harts[0].hartid);
+}
+
+bool vm_event_take(struct vm **vm, enum vm_event_kind *kind)
+{
+	bool got = false;
+
+	spin_lock(&ev_lock);
+	if (ev_tail != ev_head) {
+		*vm = ev_ring[ev_tail % EVENTS].vm;
+		*kind = ev_ring[ev_tail % EVENTS].kind;
+		ev_tail++;
+		got = true;
+	}
+	spin_unlock(&ev_lock);
+	return got;
+}
+
+uint64_t vm_exits(const struct vm *vm)
+{
+	uint64_t n = 0;
+
+	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++)
+		n += vcpu_exits(&vm->vcpus[i]);
+	return n;
+}
+
+struct vm *vm_find(const char *name)
+{
+	for (unsigned int i = 0; i < nr_vms; i++)
+		if (vm_slot_used(&vms[i]) && !strcmp(vms[i].cfg.name, name))
+			return &vms[i];
+	return NULL;
+}
+
+static void kick_all(struct vm *vm)
+{
+	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++)
+		vcpu_kick(&vm->vcpus[i]);
+}
+
+static bool goes_on(enum vm_state s)
+{
+	return s != VM_EMPTY && s != VM_DOWN && s != VM_STOPPING && s != VM_DESTROYING;
+}
+
+/* Claim the right to take @vm down; false if it is already going. */
+static bool claim_down(struct vm *vm, bool failed, const char *reason)
+{
+	bool claimed;
+
+	sched_lock();
+	claimed = goes_on(vm->state);
+	if (claimed) {
+		vm->state = VM_STOPPING;
+		vm->failed = failed;
+		memcpy(vm->reason, reason, sizeof(vm->reason));
+		vm->reason[sizeof(vm->reason) - 1] = '\0';
+	}
+	sched_unlock();
+	if (claimed) {
+		kick_all(vm);
+		vm_event_post(vm, VM_EV_DOWN);
+	}
+	return claimed;
+}
+
+void vm_stop(struct vm *vm, const char *fmt, ...)
+{
+	char msg[VM_REASON_LEN];
+	int n;
+	va_list ap;
+
+	n = snprintf(msg, sizeof(msg), "stopped: ");
+	va_start(ap, fmt);
+	vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+	va_end(ap);
+	claim_down(vm, true, msg);
+}
+
+void vm_shutdown(struct vm *vm, bool reboot, bool failure)
+{
+	if (!reboot) {
+		claim_down(vm, failure, failure ? "shut down (system failure)" : "shut down");
+		return;
+	}
+	sched_lock();
+	reboot = vm->state == VM_RUNNING;
+	if (reboot)
+		vm->state = VM_REBOOTING;
+	sched_unlock();
+	if (reboot) {
+		kick_all(vm);
+		vm_event_post(vm, VM_EV_REBOOT);
+	}
+}
+
+int vm_request_pause(struct vm *vm)
+{
+	int rc = -HYP_EBUSY;
+
+	sched_lock();
+	if (vm->state == VM_RUNNING) {
+		vm->state = VM_PAUSING;
+		rc = 0;
+	}
+	sched_unlock();
+	if (!rc)
+		kick_all(vm);
+	return rc;
+}
+
+int vm_resume(struct vm *vm)
+{
+	int rc = -HYP_EBUSY;
+
+	sched_lock();
+	if (vm->state == VM_PAUSED) {
+		vm->state = VM_RUNNING;
+		rc = 0;
+	}
+	sched_unlock();
+	if (!rc)
+		sched_kick_idle();
+	return rc;
+}
+
+int vm_request_destroy(struct vm *vm)
+{
+	int rc = -HYP_EBUSY;
+
+	sched_lock();
+	if (vm->state != VM_EMPTY && vm->state != VM_DESTROYING && vm->state != VM_RESETTING) {
+		vm->state = VM_DESTROYING;
+		rc = 0;
+	}
+	sched_unlock();
+	if (!rc)
+		kick_all(vm);
+	return rc;
+}

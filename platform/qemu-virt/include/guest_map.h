@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: MIT */
+/* QEMU virt: the guest physical map every VM gets. Devices sit where QEMU's
+ * own virt machine puts them, so a guest kernel built for QEMU virt needs
+ * nothing new. */
+#ifndef PLATFORM_GUEST_MAP_H
+#define PLATFORM_GUEST_MAP_H
+
+#define VM_GUEST_RAM_BASE	0x80000000UL
+#define VUART_BASE		0x10000000UL
+#define VUART_SIZE		0x100UL
+#define VUART_IRQ		10
+#define VPLIC_BASE		0x0c000000UL
+#define VPLIC_SIZE		0x4000000UL
+#endif
