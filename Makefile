@@ -36,7 +36,7 @@ HYP_OBJS := $(addprefix $(B)/hyp/,$(hyp-objs-y)) \
 LIBFDT_NAMES := fdt fdt_ro fdt_rw fdt_sw fdt_wip fdt_strerror fdt_addresses fdt_empty_tree
 LIBFDT_OBJS := $(addprefix $(B)/libfdt/,$(addsuffix .o,$(LIBFDT_NAMES)))
 
-.PHONY: all deps deps-host run run-demo test test-quick bench clean
+.PHONY: all deps deps-host depcheck run run-demo test test-quick bench clean
 all: $(B)/carapace.bin
 
 # --- dependencies -----------------------------------------------------------
@@ -115,6 +115,11 @@ test-quick: deps all guests
 bench: deps all bench-payloads linux-initramfs
 	@scripts/deps.sh bench
 	@$(PYTHON) scripts/bench.py
+
+# No file of the hypervisor may depend on one that depends back on it
+# (docs/architecture.md, "Layers"); the graph comes from the objects.
+depcheck: $(HYP_OBJS)
+	@$(PYTHON) scripts/depgraph.py --nm $(CROSS)gcc-nm $(HYP_OBJS)
 
 deps-host:
 	@scripts/deps.sh host firmware libfdt

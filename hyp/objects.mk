@@ -10,12 +10,12 @@ hyp-objs-y += boot/main.o
 hyp-objs-y += cfi/cfi.o cfi/swcheck.o
 hyp-objs-y += drivers/uart8250.o drivers/virtio_console.o
 hyp-objs-y += fdt/fdt_guest.o fdt/fdt_host.o
-hyp-objs-y += host/console.o host/mgmt.o host/monitor.o host/services.o
+hyp-objs-y += host/console.o host/mgmt.o host/monitor.o host/services.o host/vmops.o
 hyp-objs-y += lib/entropy.o lib/json.o lib/log.o lib/printf.o lib/string.o
 hyp-objs-y += mm/gstage.o mm/guest_mem.o mm/mm.o mm/tlb.o mm/vmid.o
-hyp-objs-y += vdev/mmio.o vdev/vplic.o vdev/vuart.o
-hyp-objs-y += vmm/exit.o vmm/sched.o vmm/trap_inject.o vmm/vcpu.o vmm/vcpu_run.o vmm/vm.o \
-	      vmm/vm_state.o
+hyp-objs-y += vdev/devices.o vdev/mmio.o vdev/vplic.o vdev/vuart.o
+hyp-objs-y += vmm/exit.o vmm/sched.o vmm/trap_inject.o vmm/vcpu.o vmm/vcpu_run.o \
+	      vmm/vcpu_wake.o vmm/vm.o vmm/vm_state.o vmm/vm_table.o
 hyp-objs-y += vsbi/hartmask.o vsbi/vsbi.o vsbi/vsbi_dbcn.o vsbi/vsbi_debug.o vsbi/vsbi_fwft.o \
 	      vsbi/vsbi_hsm.o vsbi/vsbi_ipi.o vsbi/vsbi_rfence.o vsbi/vsbi_srst.o vsbi/vsbi_time.o
 # platform/$(PLATFORM)/*.c (quirks): built by the top Makefile

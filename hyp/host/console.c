@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Host console: guest output as whole lines tagged "[vm] " (escape sequences
- * dropped), host keyboard input to the focused VM, the monitor's escape key. */
+ * dropped). Keyboard input is the monitor's (monitor.c). */
 #include <atomic.h>
 #include <console.h>
 #include <hart.h>
 #include <log.h>
-#include <monitor.h>
 #include <string.h>
-#include <uart.h>
 #include <vm.h>
 
 static uint64_t partial_flush_ticks;	/* 0: only whole lines (batch runs) */
@@ -112,33 +110,9 @@ static void flush_stale_lines(void)
 	}
 }
 
-/* Host input goes to the focused VM; the escape key opens the monitor. */
-void console_poll_input(void)
+/* Show unfinished lines (prompts, echoed keys) once the guest pauses. */
+void console_flush_stale(void)
 {
-	static bool in_monitor;
-	int c;
-
-	if (!nr_vms)
-		return;
 	if (partial_flush_ticks)
 		flush_stale_lines();
-	while ((c = uart_getc()) >= 0) {
-		struct vm *vm;
-
-		if (in_monitor) {
-			in_monitor = monitor_key(c);
-			continue;
-		}
-		if (c == MONITOR_ESCAPE) {
-			in_monitor = true;
-			monitor_open();
-			continue;
-		}
-		vm = &vms[monitor_focus()];
-		if (vm->state != VM_EMPTY) {
-			char ch = (char)c;
-
-			vuart_input(vm, &ch, 1);	/* a full FIFO drops it, as a UART would */
-		}
-	}
 }

@@ -202,31 +202,20 @@ static void cmd_images(struct req *r)
 
 static void stats_entry(struct json_writer *w, const struct vm *vm)
 {
-	uint64_t ecall = 0, gpf = 0, vinsn = 0, irq = 0, sw = 0, wfi = 0;
+	struct vm_counts c;
 
-	for (unsigned int c = 0; c < vm->cfg.nr_vcpus; c++) {
-		const struct vcpu_stats *s = &vm->vcpus[c].stats;
-
-		ecall += s->by_cause[EXC_ECALL_VS];
-		gpf += s->by_cause[EXC_LOAD_GUEST_PAGE_FAULT] +
-		       s->by_cause[EXC_STORE_GUEST_PAGE_FAULT] +
-		       s->by_cause[EXC_INST_GUEST_PAGE_FAULT];
-		vinsn += s->by_cause[EXC_VIRTUAL_INST];
-		sw += s->by_cause[EXC_SW_CHECK];
-		irq += s->irq_exits;
-		wfi += s->wfi;
-	}
+	vm_count(vm, &c);
 	jw_obj_begin(w);
 	jw_kv_str(w, "name", vm->cfg.name);
-	jw_kv_u64(w, "exits", vm_exits(vm));
-	jw_kv_u64(w, "sbi", ecall);
-	jw_kv_u64(w, "guest_page_faults", gpf);
-	jw_kv_u64(w, "virtual_insn", vinsn);
-	jw_kv_u64(w, "host_irq", irq);
-	jw_kv_u64(w, "sw_check", sw);
-	jw_kv_u64(w, "mmio", vm->stats.mmio);
-	jw_kv_u64(w, "wfi", wfi);
-	jw_kv_u64(w, "injected", vm->stats.injected);
+	jw_kv_u64(w, "exits", c.exits);
+	jw_kv_u64(w, "sbi", c.sbi);
+	jw_kv_u64(w, "guest_page_faults", c.guest_page_faults);
+	jw_kv_u64(w, "virtual_insn", c.virtual_insn);
+	jw_kv_u64(w, "host_irq", c.host_irq);
+	jw_kv_u64(w, "sw_check", c.sw_check);
+	jw_kv_u64(w, "mmio", c.mmio);
+	jw_kv_u64(w, "wfi", c.wfi);
+	jw_kv_u64(w, "injected", c.injected);
 	jw_obj_end(w);
 }
 

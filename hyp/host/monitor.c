@@ -6,6 +6,7 @@
 #include <arch/riscv/encoding.h>
 #include <console.h>
 #include <monitor.h>
+#include <uart.h>
 #include <vm.h>
 #include <vmops.h>
 
@@ -62,30 +63,20 @@ static void list_vms(void)
 
 static void show_stats(void)
 {
+	struct vm_counts c;
+
 	for (unsigned int i = 0; i < nr_vms; i++) {
 		const struct vm *vm = &vms[i];
-		uint64_t ecall = 0, gpf = 0, vinsn = 0, irq = 0, sw = 0, wfi = 0;
 
 		if (!vm_slot_used(vm))
 			continue;
-		for (unsigned int c = 0; c < vm->cfg.nr_vcpus; c++) {
-			const struct vcpu_stats *s = &vm->vcpus[c].stats;
-
-			ecall += s->by_cause[EXC_ECALL_VS];
-			gpf += s->by_cause[EXC_LOAD_GUEST_PAGE_FAULT] +
-			       s->by_cause[EXC_STORE_GUEST_PAGE_FAULT] +
-			       s->by_cause[EXC_INST_GUEST_PAGE_FAULT];
-			vinsn += s->by_cause[EXC_VIRTUAL_INST];
-			sw += s->by_cause[EXC_SW_CHECK];
-			irq += s->irq_exits;
-			wfi += s->wfi;
-		}
+		vm_count(vm, &c);
 		pr_info("vm %s: exits %lu (sbi %lu, guest-page faults %lu, virtual insn %lu, "
 			"host irq %lu, sw-check %lu), mmio %lu, wfi %lu, injected %lu",
-			vm->cfg.name, (unsigned long)vm_exits(vm), (unsigned long)ecall,
-			(unsigned long)gpf, (unsigned long)vinsn, (unsigned long)irq,
-			(unsigned long)sw, (unsigned long)vm->stats.mmio, (unsigned long)wfi,
-			(unsigned long)vm->stats.injected);
+			vm->cfg.name, (unsigned long)c.exits, (unsigned long)c.sbi,
+			(unsigned long)c.guest_page_faults, (unsigned long)c.virtual_insn,
+			(unsigned long)c.host_irq, (unsigned long)c.sw_check, (unsigned long)c.mmio,
+			(unsigned long)c.wfi, (unsigned long)c.injected);
 	}
 }
 
@@ -163,5 +154,34 @@ bool monitor_key(int c)
 	default:
 		monitor_open();
 		return true;
+	}
+}
+
+/* Host input goes to the focused VM; the escape key opens the monitor. */
+void monitor_poll_input(void)
+{
+	static bool in_monitor;
+	int c;
+
+	if (!nr_vms)
+		return;
+	while ((c = uart_getc()) >= 0) {
+		struct vm *vm;
+
+		if (in_monitor) {
+			in_monitor = monitor_key(c);
+			continue;
+		}
+		if (c == MONITOR_ESCAPE) {
+			in_monitor = true;
+			monitor_open();
+			continue;
+		}
+		vm = &vms[monitor_focus()];
+		if (vm->state != VM_EMPTY) {
+			char ch = (char)c;
+
+			vuart_input(vm, &ch, 1);	/* a full FIFO drops it, as a UART would */
+		}
 	}
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Host console service: guest output multiplexed by VM name, input routing. */
+/* Host console service: guest output multiplexed by VM name. */
 #ifndef HYP_CONSOLE_H
 #define HYP_CONSOLE_H
 #include <types.h>
@@ -14,6 +14,6 @@ void console_set_partial_flush(uint32_t ms);
 void console_vm_write(struct vm *vm, const char *buf, size_t len);
 /** console_vm_flush() - emit a VM's partial line (on stop). */
 void console_vm_flush(struct vm *vm);
-/** console_poll_input() - move host UART input into the focused VM's UART. */
-void console_poll_input(void);
+/** console_flush_stale() - show guest lines left unfinished for a while. */
+void console_flush_stale(void);
 #endif

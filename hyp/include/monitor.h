@@ -8,6 +8,9 @@ struct vcpu;
 
 #define MONITOR_ESCAPE	0x1d	/* Ctrl-] (QEMU keeps Ctrl-A for itself) */
 
+/** monitor_poll_input() - host keyboard input: to the focused VM's UART, or to
+ *  the monitor after the escape key. */
+void monitor_poll_input(void);
 /** monitor_key() - feed one host key while the monitor is open; returns false
  *  when the monitor closes. */
 bool monitor_key(int c);

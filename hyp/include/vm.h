@@ -149,6 +149,14 @@ int vm_request_destroy(struct vm *vm);
 bool vm_off_cpu(const struct vm *vm);
 /** vm_exits() - exits of all its vCPUs so far. */
 uint64_t vm_exits(const struct vm *vm);
+
+/* A VM's counters summed over its vCPUs (monitor, management, outcome lines). */
+struct vm_counts {
+	uint64_t exits, sbi, guest_page_faults, virtual_insn, host_irq, sw_check, wfi;
+	uint64_t mmio, injected, cfi_lp, cfi_ss;
+};
+/** vm_count() - sum @vm's counters into @c (read without stopping it). */
+void vm_count(const struct vm *vm, struct vm_counts *c);
 /** vm_find() - the VM named @name, or NULL. */
 struct vm *vm_find(const char *name);
 

@@ -1,10 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The device models every VM gets, and the guest physical windows they serve. */
+/* The guest physical windows the device models serve. */
 #include <errno.h>
 #include <vm.h>
-
-const struct vdev_ops *const vdev_all[] = { &vuart_ops, &vplic_ops };
-const unsigned int vdev_count = ARRAY_SIZE(vdev_all);
 
 int vm_mmio_register(struct vm *vm, const struct mmio_region *r)
 {

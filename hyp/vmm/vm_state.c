@@ -3,6 +3,7 @@
  * the operator). Each one takes the scheduler lock, moves the state, kicks the
  * VM's vCPUs off their harts and posts an event; the host services (hart 0)
  * print, reply and free later. Nothing here prints or waits. */
+#include <arch/riscv/encoding.h>
 #include <stdarg.h>
 #include <string.h>
 #include <errno.h>
@@ -12,9 +13,6 @@
 #include <sched.h>
 #include <vm.h>
 
-struct vm vms[VM_MAX];
-unsigned int nr_vms;
-void (*vm_console_out)(struct vm *vm, const char *buf, size_t len);
 
 #define EVENTS 32	/* more than VMs x kinds: the ring never overflows */
 static struct spinlock ev_lock = SPINLOCK_INIT;
@@ -57,6 +55,26 @@ uint64_t vm_exits(const struct vm *vm)
 	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++)
 		n += vcpu_exits(&vm->vcpus[i]);
 	return n;
+}
+
+void vm_count(const struct vm *vm, struct vm_counts *c)
+{
+	*c = (struct vm_counts){ .exits = vm_exits(vm), .mmio = vm->stats.mmio,
+				 .injected = vm->stats.injected };
+	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++) {
+		const struct vcpu_stats *s = &vm->vcpus[i].stats;
+
+		c->sbi += s->by_cause[EXC_ECALL_VS];
+		c->guest_page_faults += s->by_cause[EXC_LOAD_GUEST_PAGE_FAULT] +
+					s->by_cause[EXC_STORE_GUEST_PAGE_FAULT] +
+					s->by_cause[EXC_INST_GUEST_PAGE_FAULT];
+		c->virtual_insn += s->by_cause[EXC_VIRTUAL_INST];
+		c->sw_check += s->by_cause[EXC_SW_CHECK];
+		c->host_irq += s->irq_exits;
+		c->wfi += s->wfi;
+		c->cfi_lp += vm->vcpus[i].cfi_stats.swcheck_lp;
+		c->cfi_ss += vm->vcpus[i].cfi_stats.swcheck_ss;
+	}
 }
 
 struct vm *vm_find(const char *name)

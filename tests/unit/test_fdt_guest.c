@@ -3,7 +3,7 @@
  * with libfdt's read API. Linked with hyp/cfi/cfi.c (cfi_vm_has_lp/ss, fake
  * CSRs) and hyp/lib/printf.c (as hyp_snprintf). Defined here: hart_caps and
  * timebase_hz (hyp/arch/hart.c), vm_stop()/vcpu_redirect_trap() (referenced by
- * cfi.c) and entropy_fill(): hyp/core/entropy.c cannot be built for the host
+ * cfi.c) and entropy_fill(): hyp/lib/entropy.c cannot be built for the host
  * (entropy_init() has rdtime inline asm), so the stub records the stream it is
  * asked for and fills a pattern derived from it. */
 #include <stdio.h>

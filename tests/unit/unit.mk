@@ -32,7 +32,7 @@ unit-src-test_json := hyp/lib/json.c
 unit-src-test_tlb := hyp/mm/tlb.c hyp/mm/vmid.c
 unit-libfdt-test_fdt_host := y
 unit-src-test_insn := hyp/arch/insn.c
-# hyp/core/entropy.c is not linked (its entropy_init() has rdtime inline asm):
+# hyp/lib/entropy.c is not linked (its entropy_init() has rdtime inline asm):
 # the test defines entropy_fill(), hart_caps and timebase_hz itself.
 unit-src-test_fdt_guest := hyp/fdt/fdt_guest.c hyp/cfi/cfi.c hyp/lib/printf.c
 unit-libfdt-test_fdt_guest := y

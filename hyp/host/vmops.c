@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/* Lifecycle operations the operator asks for, one implementation for the
+ * monitor keys and the management channel. Pause and destroy are finished by
+ * vmops_poll() (hart 0) once every vCPU of the VM has left its hart. */
+#include <errno.h>
+#include <console.h>
+#include <sched.h>
+#include <vm.h>
+#include <vm_lifecycle.h>
+#include <vmops.h>
+
+static struct {
+	enum { OP_NONE, OP_PAUSE, OP_DESTROY } kind;
+	vmop_done_fn done;
+	void *ctx;
+} pending[VM_MAX];
+
+const char *vm_state_name(const struct vm *vm)
+{
+	switch (vm->state) {
+	case VM_RUNNING: return "running";
+	case VM_PAUSING: return "pausing";
+	case VM_PAUSED: return "paused";
+	case VM_REBOOTING:
+	case VM_RESETTING: return "rebooting";
+	case VM_STOPPING: return "stopping";
+	case VM_DESTROYING: return "destroying";
+	case VM_DOWN: return "down";
+	default: return "empty";
+	}
+}
+
+static int start_op(struct vm *vm, int kind, int rc, vmop_done_fn done, void *ctx)
+{
+	if (rc)
+		return rc;
+	pending[vm->index].kind = kind;
+	pending[vm->index].done = done;
+	pending[vm->index].ctx = ctx;
+	return 0;
+}
+
+int vmop_pause(struct vm *vm, vmop_done_fn done, void *ctx)
+{
+	if (pending[vm->index].kind != OP_NONE)
+		return -HYP_EBUSY;
+	return start_op(vm, OP_PAUSE, vm_request_pause(vm), done, ctx);
+}
+
+int vmop_destroy(struct vm *vm, vmop_done_fn done, void *ctx)
+{
+	/* a pending pause is overtaken: destroy finishes it too */
+	if (pending[vm->index].kind == OP_DESTROY)
+		return -HYP_EBUSY;
+	if (pending[vm->index].kind == OP_PAUSE && pending[vm->index].done)
+		pending[vm->index].done(pending[vm->index].ctx, vm, 0);
+	pending[vm->index].kind = OP_NONE;
+	return start_op(vm, OP_DESTROY, vm_request_destroy(vm), done, ctx);
+}
+
+int vmop_resume(struct vm *vm)
+{
+	if (pending[vm->index].kind != OP_NONE)
+		return -HYP_EBUSY;
+	return vm_resume(vm);
+}
+
+void vmop_cancel_waiter(void *ctx)
+{
+	for (unsigned int i = 0; i < VM_MAX; i++)
+		if (pending[i].ctx == ctx)
+			pending[i].done = NULL;
+}
+
+/* Finish what waited for VMs to leave their harts. */
+void vmops_poll(void)
+{
+	for (unsigned int i = 0; i < nr_vms; i++) {
+		struct vm *vm = &vms[i];
+		uint64_t result = 0;
+		bool ready;
+
+		if (pending[i].kind == OP_NONE)
+			continue;
+		sched_lock();
+		ready = vm_off_cpu(vm);
+		if (ready && pending[i].kind == OP_PAUSE && vm->state == VM_PAUSING)
+			vm->state = VM_PAUSED;
+		sched_unlock();
+		if (!ready)
+			continue;
+		if (pending[i].kind == OP_DESTROY) {
+			console_vm_flush(vm);
+			result = vm_destroy_finish(vm);
+			pr_info("vm %s: destroyed, %lu MiB returned", vm->cfg.name,
+				(unsigned long)(result >> 20));
+		} else {
+			pr_info("vm %s: paused", vm->cfg.name);
+		}
+		pending[i].kind = OP_NONE;
+		if (pending[i].done)
+			pending[i].done(pending[i].ctx, vm, result);
+	}
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/* Would an interrupt wake a waiting vCPU now? Pure predicates, asked by the
+ * scheduler (off-CPU state) and the run loop (the vCPU on this hart). */
+#include <arch/riscv/csr.h>
+#include <hart.h>
+#include <vm.h>
+
+/* Pending-and-enabled check shared by the live and the saved state. */
+static bool wake_check(unsigned long hvip, unsigned long posted, bool ext, unsigned long vsie,
+		       uint64_t vstimecmp, uint64_t htimedelta, uint64_t now)
+{
+	unsigned long pending = (hvip & ~MIP_VSEIP) | posted | (ext ? MIP_VSEIP : 0);
+
+	if (now + htimedelta >= vstimecmp)
+		pending |= MIP_VSTIP;
+	/* vsie uses the guest's layout (SSIE=1, STIE=5, SEIE=9): shift to hvip's */
+	return pending & (vsie << 1) & VS_IRQ_MASK;
+}
+
+bool vcpu_wake_pending(const struct vcpu *v, uint64_t now)
+{
+	return wake_check(v->g.csr.hvip, v->irq_pending, v->ext_irq, v->g.csr.vsie,
+			  v->g.csr.vstimecmp, v->vm->htimedelta, now);
+}
+
+/* Same, for the vCPU loaded on this hart (state is in the CSRs). */
+bool vcpu_wake_pending_live(const struct vcpu *v)
+{
+	return wake_check(csr_read(CSR_HVIP), v->irq_pending, v->ext_irq, csr_read(CSR_VSIE),
+			  csr_read(CSR_VSTIMECMP), csr_read(CSR_HTIMEDELTA), time_now());
+}
