@@ -4,6 +4,7 @@
  * served, and the machine powers off here when nothing is left to run. */
 #include <arch/riscv/encoding.h>
 #include <errno.h>
+#include <hart.h>
 #include <console.h>
 #include <mgmt.h>
 #include <monitor.h>
@@ -84,6 +85,14 @@ static void power_off_if_all_down(void)
 
 void host_poll(void)
 {
+	static uint64_t last;
+	uint64_t now = time_now();
+
+	/* the scheduler passes here on every vCPU switch on hart 0: do the work at
+	 * most once a millisecond, unless an event or an operation is waiting */
+	if (now - last < timebase_hz / 1000 && !vm_event_pending() && !vmops_pending())
+		return;
+	last = now;
 	console_flush_stale();
 	monitor_poll_input();
 	handle_events();

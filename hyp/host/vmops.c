@@ -72,6 +72,14 @@ void vmop_cancel_waiter(void *ctx)
 			pending[i].done = NULL;
 }
 
+bool vmops_pending(void)
+{
+	for (unsigned int i = 0; i < nr_vms; i++)
+		if (pending[i].kind != OP_NONE)
+			return true;
+	return false;
+}
+
 /* Finish what waited for VMs to leave their harts. */
 void vmops_poll(void)
 {

@@ -21,8 +21,11 @@ struct vcpu *sched_next(void);
 /** sched_pick() - a runnable vCPU, now marked as on this hart, or NULL; or a
  *  rebooting VM this hart must reset (*reboot, then no vCPU). */
 struct vcpu *sched_pick(uint64_t now, struct vm **reboot);
+/** sched_wake_gen() - read before looking for work; sched_idle() does not
+ *  sleep if anything was kicked since. */
+unsigned long sched_wake_gen(void);
 /** sched_idle() - sleep until a kick or the earliest guest timer. */
-void sched_idle(struct hart *h, uint64_t now);
+void sched_idle(struct hart *h, uint64_t now, unsigned long gen);
 /** sched_arm_slice() - end this hart's time slice one slice from now (HS timer). */
 void sched_arm_slice(void);
 /** sched_release() - @v left this hart (after vcpu_put()). */

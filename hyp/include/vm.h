@@ -78,17 +78,16 @@ struct vm_stats {
 
 struct vm {
 	struct vm_config cfg;
-	/* guest state: the vCPUs and the devices (each with its own save/restore) */
-	struct vcpu vcpus[VM_MAX_VCPUS];
-	struct vuart uart;
-	struct vplic plic;
 
-	/* host resources and bookkeeping */
+	/* host resources and bookkeeping (the hot fields first: exits read them
+	 * at small offsets) */
+	volatile enum vm_state state;
+	uint32_t sbi_hidden;		/* SBI extensions whose probe said no, by slot */
+	unsigned int nr_mmio;
+	struct mmio_region mmio[VM_MMIO_MAX];
 	unsigned int index;
 	uint64_t serial;		/* creation number: slots are reused */
-	volatile enum vm_state state;
 	bool failed;			/* stopped by the hypervisor or SRST system-failure */
-	char reason[VM_REASON_LEN];	/* why it went down */
 	uint16_t vmid;
 	unsigned long hgatp;
 	uint64_t htimedelta;		/* guest time - host time */
@@ -104,18 +103,21 @@ struct vm {
 	bool dirty_tracking;		/* a write-protect happened: count writes */
 	struct spinlock mem_lock;
 	volatile unsigned long tlb_harts;	/* harts that may cache its translations */
-	uint32_t sbi_hidden;		/* SBI extensions whose probe said no, by slot */
 	struct vm_image kernel, initrd;
 	gpa_t kernel_gpa, fdt_gpa;
-	unsigned int nr_mmio;
-	struct mmio_region mmio[VM_MMIO_MAX];
 	struct vm_stats stats;
+	char reason[VM_REASON_LEN];	/* why it went down */
 	/* host console presentation of its output (hyp/host/console.c) */
 	struct spinlock con_lock;
 	char line[256];
 	unsigned int line_len;
 	uint64_t line_time;
 	uint8_t esc_state;
+
+	/* guest state: the devices (each with its own save/restore) and the vCPUs */
+	struct vuart uart;
+	struct vplic plic;
+	struct vcpu vcpus[VM_MAX_VCPUS];
 };
 
 extern struct vm vms[VM_MAX];
@@ -168,6 +170,8 @@ enum vm_event_kind {
 };
 /** vm_event_post() - queue an event; never blocks. */
 void vm_event_post(struct vm *vm, enum vm_event_kind kind);
+/** vm_event_pending() - is an event waiting? (a cheap look, no lock) */
+bool vm_event_pending(void);
 /** vm_event_take() - the oldest event, false if none. */
 bool vm_event_take(struct vm **vm, enum vm_event_kind *kind);
 

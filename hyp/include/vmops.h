@@ -20,6 +20,8 @@ int vmop_destroy(struct vm *vm, vmop_done_fn done, void *ctx);
 int vmop_resume(struct vm *vm);
 /** vmop_cancel_waiter() - forget the callbacks that use @ctx (its owner goes away). */
 void vmop_cancel_waiter(void *ctx);
+/** vmops_pending() - is some operation waiting for its VM? */
+bool vmops_pending(void);
 /** vmops_poll() - finish the operations whose VM is now off every hart. */
 void vmops_poll(void);
 /** vm_state_name() - the state in the words the monitor and the protocol use. */

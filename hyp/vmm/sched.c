@@ -16,6 +16,7 @@ uint64_t sched_slice_ticks = 50000;	/* 5 ms at QEMU virt's 10 MHz timebase */
 static struct spinlock lock = SPINLOCK_INIT;
 static unsigned int rr_next;
 static volatile unsigned long idle_harts;	/* bitmap of hart indices in WFI */
+static volatile unsigned long wake_gen;		/* bumped whenever work may have appeared */
 void (*sched_host_poll)(void);
 
 void sched_arm_slice(void)
@@ -122,9 +123,17 @@ void sched_release(struct vcpu *v)
 		sched_kick_idle();
 }
 
+unsigned long sched_wake_gen(void)
+{
+	return atomic_load(&wake_gen);
+}
+
 void sched_kick_idle(void)
 {
-	unsigned long idle = atomic_load(&idle_harts);
+	unsigned long idle;
+
+	__atomic_fetch_add(&wake_gen, 1, __ATOMIC_SEQ_CST);
+	idle = __atomic_load_n(&idle_harts, __ATOMIC_SEQ_CST);
 
 	if (idle)
 		sbi_send_ipi(1, harts[bit_first(idle)].hartid);
@@ -150,35 +159,20 @@ static uint64_t next_guest_deadline(uint64_t now)
 	return best;
 }
 
-/* Nothing to run. The idle bit is set before the last look at the run queue:
- * whoever makes a vCPU runnable afterwards sees the bit and kicks us, and a
- * kick that lands before the wfi makes it return at once. */
-void sched_idle(struct hart *h, uint64_t now)
+/* Nothing to run (as of @gen, read before the last look at the run queue).
+ * The idle bit is set before checking whether anything became runnable since
+ * that look: whoever makes a vCPU runnable bumps wake_gen first and then
+ * reads the idle bits, so either we see the new generation and do not sleep,
+ * or the waker sees our bit and kicks us (and a kick that lands before the
+ * wfi makes it return at once). */
+void sched_idle(struct hart *h, uint64_t now, unsigned long gen)
 {
-	struct vm *reboot;
-	struct vcpu *v;
-	uint64_t deadline;
+	uint64_t deadline = next_guest_deadline(now);
 
 	atomic_or(&idle_harts, 1UL << h->index);
-	spin_lock(&lock);
-	v = NULL;
-	reboot = NULL;
-	for (unsigned int s = 0; s < nr_slots() && !v; s++) {
-		struct vcpu *c = slot_vcpu(s);
-
-		if (c && runnable(c, now))
-			v = c;
-	}
-	for (unsigned int i = 0; i < nr_vms && !reboot; i++)
-		if (vms[i].state == VM_REBOOTING && vm_off_cpu(&vms[i]))
-			reboot = &vms[i];
-	spin_unlock(&lock);
-	if (!v && !reboot) {
-		deadline = next_guest_deadline(now);
-		csr_write(CSR_STIMECMP, deadline);
-		if (!(csr_read(CSR_SIP) & (MIP_SSIP | MIP_STIP)))
-			asm volatile("wfi");
-	}
+	csr_write(CSR_STIMECMP, deadline);
+	if (atomic_load(&wake_gen) == gen && !(csr_read(CSR_SIP) & (MIP_SSIP | MIP_STIP)))
+		asm volatile("wfi");
 	__atomic_fetch_and(&idle_harts, ~(1UL << h->index), __ATOMIC_SEQ_CST);
 	csr_write(CSR_STIMECMP, -1UL);
 	csr_clear(CSR_SIP, MIP_SSIP);

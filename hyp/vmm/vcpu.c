@@ -46,7 +46,6 @@ void vcpu_load(struct vcpu *v)
 	v->hyp_sp = hart_stack_top(h);
 	v->hyp_tp = (unsigned long)h;
 	csr_write(CSR_HGATP, v->vm->hgatp);
-	tlb_service();
 	tlb_vcpu_load(h, v);	/* after hgatp: hfence.vvma acts on its VMID */
 	csr_write(CSR_HSTATUS, VCPU_HSTATUS);
 	csr_write(CSR_VSSTATUS, v->g.csr.vsstatus);

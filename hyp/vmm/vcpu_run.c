@@ -134,6 +134,7 @@ struct vcpu *sched_next(void)
 	struct hart *h = this_hart();
 
 	for (;;) {
+		unsigned long gen = sched_wake_gen();
 		uint64_t now = time_now();
 		struct vm *reboot;
 		struct vcpu *v = sched_pick(now, &reboot);
@@ -147,7 +148,7 @@ struct vcpu *sched_next(void)
 		}
 		if (v)
 			return v;
-		sched_idle(h, now);
+		sched_idle(h, now, gen);
 	}
 }
 

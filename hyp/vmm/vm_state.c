@@ -33,6 +33,11 @@ void vm_event_post(struct vm *vm, enum vm_event_kind kind)
 		sbi_send_ipi(1, harts[0].hartid);
 }
 
+bool vm_event_pending(void)
+{
+	return atomic_load(&ev_head) != atomic_load(&ev_tail);
+}
+
 bool vm_event_take(struct vm **vm, enum vm_event_kind *kind)
 {
 	bool got = false;
