@@ -39,6 +39,7 @@ static struct mgmt {
 	char scratch[MGMT_LINE_MAX];	/* decoded JSON strings */
 	char in[256];			/* bytes read from the port, not yet consumed */
 	size_t in_len, in_off;
+	unsigned int read_generation;	/* the client the line buffer belongs to */
 } m = { .port = -1 };
 
 /* ---- replies ---- */
@@ -531,21 +532,39 @@ bool mgmt_init(const void *fdt)
 	return have_device;
 }
 
-/* A new client: nothing of the old one's line or reply may reach it. */
+/* The client came or went: a reply or a pending answer was for the old one.
+ * (Its half-received line goes when the bytes of a new client arrive.) */
 static void new_connection(void)
 {
 	m.generation = vcon_port_generation(m.port);
-	m.line_len = 0;
-	m.discarding = false;
 	m.reply_len = m.reply_sent = 0;
-	m.in_len = m.in_off = 0;
 	m.waiting = false;
 	vmop_cancel_waiter(&m);
 }
 
-/* Push out what is left of the reply; true when it is all gone. */
+/* More bytes into m.in; false if none. Bytes of a departed client are still
+ * read (a request it completed is carried out) but they never join a line
+ * of the next client's. */
+static bool refill(void)
+{
+	unsigned int gen = vcon_read_generation(m.port);
+
+	if (gen != m.read_generation) {
+		m.read_generation = gen;
+		m.line_len = 0;
+		m.discarding = false;
+	}
+	m.in_len = vcon_read(m.port, m.in, sizeof(m.in));
+	m.in_off = 0;
+	return m.in_len > 0;
+}
+
+/* Push out what is left of the reply; true when it is all gone. A reply to
+ * a client that has gone is dropped, never sent to the next one. */
 static bool send_reply(void)
 {
+	if (m.read_generation != vcon_port_generation(m.port))
+		m.reply_len = m.reply_sent = 0;
 	while (m.reply_sent < m.reply_len) {
 		size_t n = vcon_write(m.port, m.reply + m.reply_sent, m.reply_len - m.reply_sent);
 
@@ -575,12 +594,8 @@ void mgmt_poll(void)
 	while (send_reply() && !m.waiting) {
 		char c;
 
-		if (m.in_off == m.in_len) {
-			m.in_len = vcon_read(m.port, m.in, sizeof(m.in));
-			m.in_off = 0;
-			if (!m.in_len)
-				return;
-		}
+		if (m.in_off == m.in_len && !refill())
+			return;
 		c = m.in[m.in_off++];
 		if (c != '\n') {
 			if (m.line_len < MGMT_LINE_MAX - 1)

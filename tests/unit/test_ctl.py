@@ -90,7 +90,7 @@ class FakeHyp:
 
     def __init__(self, path, handler=canned):
         self.path, self.handler = path, handler
-        self.lines, self.connections = [], 0
+        self.lines, self.connections, self.empty_lines = [], 0, 0
         self.stop = threading.Event()
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(str(path))
@@ -132,6 +132,9 @@ class FakeHyp:
             buffer += data
             while b"\n" in buffer:
                 line, _, buffer = buffer.partition(b"\n")
+                if not line:
+                    self.empty_lines += 1  # as the hypervisor: no reply
+                    continue
                 self.lines.append(line)
                 try:
                     request = json.loads(line)
@@ -360,9 +363,12 @@ def test_every_error_code_exits_1(serve, sock_path, capsys, code):
 
 
 def test_error_with_null_id_is_the_hypervisors_answer(serve, sock_path, capsys):
-    """id null: the hypervisor could not read the request; still its answer."""
-    serve(lambda r: {"v": 1, "id": None, "ok": False, "code": "bad-request",
-                     "error": "malformed JSON"})
+    """id null: the hypervisor could not read the request; still its answer.
+    (The first id-null error on a connection is taken for the answer to a
+    fragment a departed client left, which the leading newline ended.)"""
+    err = (b'{"v":1,"id":null,"ok":false,"code":"bad-request","error":"fragment"}\n'
+           b'{"v":1,"id":null,"ok":false,"code":"bad-request","error":"malformed JSON"}\n')
+    serve(lambda r: err)
     assert run(sock_path, "list") == 1
     assert "carapace-ctl: bad-request: malformed JSON" in capsys.readouterr().err
 
@@ -600,3 +606,29 @@ def test_runs_as_a_program(hyp, sock_path):
     r = subprocess.run([str(CTL), "--socket", str(sock_path), "pause", "BAD"],
                        capture_output=True, text=True, timeout=30)
     assert r.returncode == 3
+
+
+def test_leading_newline_and_fragment_reply_skipped(tmp_path):
+    """carapace-ctl starts a connection with a newline (it ends a fragment a
+    departed client may have left) and skips the one error reply, id null,
+    that the fragment draws; its own reply is the one it returns."""
+    sock = tmp_path / "frag.sock"
+
+    def handler(request):
+        return {"v": 1, "id": request["id"], "ok": True, "vms": []}
+
+    server = FakeHyp(sock, handler)
+    orig = server.talk
+
+    def talk(conn):
+        conn.sendall(b'{"v":1,"id":null,"ok":false,"code":"bad-request",'
+                     b'"error":"malformed JSON"}\n')
+        orig(conn)
+    server.talk = talk
+    try:
+        with ctl.Client(sock, timeout=5) as c:
+            reply = c.request("list")
+        assert reply["ok"] and reply["vms"] == []
+        assert server.empty_lines == 1
+    finally:
+        server.close()
