@@ -11,8 +11,9 @@ hyp-objs-y += cfi/cfi.o cfi/swcheck.o
 hyp-objs-y += drivers/uart8250.o drivers/virtio_console.o
 hyp-objs-y += fdt/fdt_guest.o fdt/fdt_host.o
 hyp-objs-y += host/console.o host/mgmt.o host/monitor.o host/services.o host/vmops.o
-hyp-objs-y += lib/entropy.o lib/json.o lib/log.o lib/printf.o lib/string.o
+hyp-objs-y += lib/crc32c.o lib/entropy.o lib/json.o lib/log.o lib/printf.o lib/string.o
 hyp-objs-y += mm/gstage.o mm/guest_mem.o mm/mm.o mm/tlb.o mm/vmid.o
+hyp-objs-y += snap/snap_load.o snap/snap_port.o snap/snap_save.o snap/snap_state.o
 hyp-objs-y += vdev/devices.o vdev/mmio.o vdev/vplic.o vdev/vuart.o
 hyp-objs-y += vmm/exit.o vmm/sched.o vmm/trap_inject.o vmm/vcpu.o vmm/vcpu_run.o \
 	      vmm/vcpu_wake.o vmm/vm.o vmm/vm_state.o vmm/vm_table.o

@@ -12,6 +12,7 @@
 #include <mgmt.h>
 #include <mm.h>
 #include <printf.h>
+#include <snapshot.h>
 #include <tlb.h>
 #include <virtio_console.h>
 #include <vm.h>
@@ -152,7 +153,7 @@ static void vm_entry(struct json_writer *w, const struct vm *vm)
 static void cmd_hello(struct req *r)
 {
 	static const char *const cmds[] = { "hello", "list", "images", "stats", "cfi", "pause",
-					    "resume", "destroy", "create" };
+					    "resume", "destroy", "create", "snapshot", "restore" };
 	struct json_writer w;
 
 	reply_head(&w, r->has_id, r->id, true);
@@ -449,6 +450,144 @@ static void cmd_create(struct req *r)
 	reply_send(&w);
 }
 
+/* ---- snapshot and restore (the bytes go on the stream port) ---- */
+
+static struct {
+	struct vm *vm;
+	bool resume;		/* we paused it: resume it when the stream is out */
+	uint64_t paused_at;
+} snap_req;
+
+static uint64_t ticks_to_us(uint64_t t)
+{
+	return t * 1000000 / timebase_hz;
+}
+
+static void snapshot_done(const struct snap_result *r)
+{
+	struct json_writer w;
+	uint64_t pause = time_now() - snap_req.paused_at;
+
+	if (snap_req.resume && !vmop_resume(snap_req.vm))
+		pr_info("vm %s: resumed after the snapshot", snap_req.vm->cfg.name);
+	if (!m.waiting)
+		return;
+	m.waiting = false;
+	if (r->err) {
+		reply_error(m.wait_has_id, m.wait_id, "stream", r->err);
+		return;
+	}
+	pr_info("vm %s: snapshot of %lu bytes (%lu pages), paused %lu us", snap_req.vm->cfg.name,
+		(unsigned long)r->bytes, (unsigned long)r->pages, (unsigned long)ticks_to_us(pause));
+	reply_head(&w, m.wait_has_id, m.wait_id, true);
+	jw_kv_str(&w, "vm", snap_req.vm->cfg.name);
+	jw_kv_u64(&w, "bytes", r->bytes);
+	jw_kv_u64(&w, "pages", r->pages);
+	jw_kv_u64(&w, "pause_us", ticks_to_us(pause));
+	jw_kv_bool(&w, "live", false);
+	reply_send(&w);
+}
+
+static void snapshot_paused(void *ctx, struct vm *vm, uint64_t result)
+{
+	(void)ctx;
+	(void)result;
+	if (vm->state != VM_PAUSED || snap_save_start(vm, snapshot_done)) {
+		struct snap_result r = { "the VM left before it could be saved", NULL, vm, 0, 0, 0 };
+
+		snapshot_done(&r);
+	}
+}
+
+static void cmd_snapshot(struct req *r)
+{
+	bool live = false;
+
+	if (!get_vm(r, "vm", true))
+		return;
+	if (json_get(r->o, "live") && !json_get_bool(r->o, "live", &live)) {
+		reply_error(r->has_id, r->id, "bad-request", "live is a boolean");
+		return;
+	}
+	if (live) {
+		reply_error(r->has_id, r->id, "unsupported", "live snapshots are not there yet");
+		return;
+	}
+	if (!snap_port_ready()) {
+		reply_error(r->has_id, r->id, "no-stream",
+			    "connect to the stream socket first (carapace-ctl does)");
+		return;
+	}
+	if (snap_busy()) {
+		reply_error(r->has_id, r->id, "busy", "a snapshot or restore is under way");
+		return;
+	}
+	snap_req.vm = r->vm;
+	snap_req.paused_at = time_now();
+	start_wait(r);
+	if (r->vm->state == VM_PAUSED) {
+		snap_req.resume = false;
+		snapshot_paused(NULL, r->vm, 0);
+	} else {
+		snap_req.resume = true;
+		if (vmop_pause(r->vm, snapshot_paused, &m)) {
+			m.waiting = false;
+			reply_error(r->has_id, r->id, "bad-state", "the VM is neither running nor paused");
+		}
+	}
+}
+
+static void restore_done(const struct snap_result *r)
+{
+	struct json_writer w;
+
+	if (!r->err)
+		pr_info("vm %s: restored (%lu pages), running", r->vm->cfg.name,
+			(unsigned long)r->pages);
+	else
+		pr_info("restore refused: %s", r->err);
+	if (!m.waiting)
+		return;
+	m.waiting = false;
+	if (r->err) {
+		reply_error(m.wait_has_id, m.wait_id, r->code, r->err);
+		return;
+	}
+	reply_head(&w, m.wait_has_id, m.wait_id, true);
+	jw_kv_str(&w, "vm", r->vm->cfg.name);
+	jw_kv_u64(&w, "index", r->vm->index);
+	jw_kv_u64(&w, "pages", r->pages);
+	reply_send(&w);
+}
+
+static void cmd_restore(struct req *r)
+{
+	char name[VM_NAME_LEN] = "";
+	uint64_t bytes;
+
+	if (!get_name(r, "name", name, sizeof(name), false))
+		return;
+	if (name[0] && !vm_name_ok(name)) {
+		reply_error(r->has_id, r->id, "invalid", "name: 1-15 of a-z 0-9 _ -");
+		return;
+	}
+	if (!json_get_u64(r->o, "bytes", &bytes) || bytes < sizeof(struct snap_header)) {
+		reply_error(r->has_id, r->id, "bad-request", "bytes: the stream's length is required");
+		return;
+	}
+	if (!snap_port_ready()) {
+		reply_error(r->has_id, r->id, "no-stream",
+			    "connect to the stream socket first (carapace-ctl does)");
+		return;
+	}
+	snap_port_drain();
+	start_wait(r);
+	if (snap_load_start(bytes, name[0] ? name : NULL, restore_done)) {
+		m.waiting = false;
+		reply_error(r->has_id, r->id, "busy", "a snapshot or restore is under way");
+	}
+}
+
 struct command {
 	const char *name;
 	void (*run)(struct req *r);
@@ -466,6 +605,8 @@ static const struct command commands[] = {
 	{ "destroy", cmd_destroy, { "vm", NULL } },
 	{ "create", cmd_create, { "name", "kernel", "initrd", "mem", "vcpus", "cfi", "bootargs",
 				  "debug", NULL } },
+	{ "snapshot", cmd_snapshot, { "vm", "live", NULL } },
+	{ "restore", cmd_restore, { "name", "bytes", NULL } },
 };
 
 static void handle_line(const char *line, size_t len)

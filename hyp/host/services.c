@@ -10,6 +10,7 @@
 #include <monitor.h>
 #include <sbi_client.h>
 #include <sched.h>
+#include <snapshot.h>
 #include <vm.h>
 #include <vm_lifecycle.h>
 #include <vmops.h>
@@ -90,7 +91,8 @@ void host_poll(void)
 
 	/* the scheduler passes here on every vCPU switch on hart 0: do the work at
 	 * most once a millisecond, unless an event or an operation is waiting */
-	if (now - last < timebase_hz / 1000 && !vm_event_pending() && !vmops_pending())
+	if (now - last < timebase_hz / 1000 && !vm_event_pending() && !vmops_pending() &&
+	    !snap_busy())
 		return;
 	last = now;
 	console_flush_stale();
@@ -98,5 +100,7 @@ void host_poll(void)
 	handle_events();
 	vmops_poll();
 	mgmt_poll();
+	snap_save_poll();
+	snap_load_poll();
 	power_off_if_all_down();
 }

@@ -39,6 +39,12 @@ const struct host_image *image_at(unsigned int i);
  *  load it and start it. On failure nothing is left allocated; *why says
  *  why and the return value is -HYP_E*. */
 int vm_create(const struct vm_desc *d, struct vm **out, const char **why);
+/** vm_alloc() - vm_create() without the boot: the VM exists, not scheduled
+ *  (RESETTING), for a restore to fill in; @need_images: refuse a description
+ *  naming images this host does not have. */
+int vm_alloc(const struct vm_desc *d, bool need_images, struct vm **out, const char **why);
+/** vm_start() - schedule a VM whose state is complete. */
+void vm_start(struct vm *vm);
 /** vm_reset() - (re)load images, guest DT and vCPU 0; other vCPUs stopped. */
 int vm_reset(struct vm *vm);
 /** vm_destroy_finish() - a DESTROYING VM whose vCPUs are all off CPU: return

@@ -90,6 +90,11 @@ int vm_reset(struct vm *vm)
 	uint64_t load_off, claim;
 	int rc;
 
+	if (!vm->kernel.size) {
+		vm_stop(vm, "cannot boot: its kernel image '%s' is not on this host",
+			vm->cfg.kernel_image);
+		return -HYP_ENOENT;
+	}
 	if (kernel_layout(vm, &load_off, &claim)) {
 		vm_stop(vm, "kernel image (%lu bytes) does not fit in %lu MiB of guest RAM",
 			(unsigned long)vm->kernel.size, (unsigned long)(vm->cfg.ram_size >> 20));
@@ -136,15 +141,12 @@ int vm_reset(struct vm *vm)
 		(unsigned long)vm->kernel_gpa, (unsigned long)vm->fdt_gpa,
 		vm->initrd.size ? ", initrd" : "", (unsigned long)time_now());
 	vm->cfg.boot_count++;
-	sched_lock();
-	vm->state = VM_RUNNING;
-	sched_unlock();
-	sched_kick_idle();
+	vm_start(vm);
 	return 0;
 }
 
 
-static const char *check_desc(const struct vm_desc *d)
+static const char *check_desc(const struct vm_desc *d, bool need_images)
 {
 	if (!d->name[0] || strnlen(d->name, VM_NAME_LEN) == VM_NAME_LEN)
 		return "bad name";
@@ -157,9 +159,9 @@ static const char *check_desc(const struct vm_desc *d)
 		return "unknown cfi policy";
 	if (strnlen(d->bootargs, VM_BOOTARGS_LEN) == VM_BOOTARGS_LEN)
 		return "bootargs too long";
-	if (!image_find(d->kernel))
+	if (need_images && !image_find(d->kernel))
 		return "no such kernel image";
-	if (d->initrd[0] && !image_find(d->initrd))
+	if (need_images && d->initrd[0] && !image_find(d->initrd))
 		return "no such initrd image";
 	return NULL;
 }
@@ -200,13 +202,13 @@ static void release_slot(struct vm *vm)
 	sched_unlock();
 }
 
-int vm_create(const struct vm_desc *d, struct vm **out, const char **why)
+int vm_alloc(const struct vm_desc *d, bool need_images, struct vm **out, const char **why)
 {
 	const struct host_image *k, *r;
 	struct vm *vm;
 	unsigned int index;
 
-	*why = check_desc(d);
+	*why = check_desc(d, need_images);
 	if (*why)
 		return -HYP_EINVAL;
 	spin_lock(&create_lock);	/* one creation at a time: names stay unique */
@@ -239,9 +241,10 @@ int vm_create(const struct vm_desc *d, struct vm **out, const char **why)
 	memcpy(vm->cfg.bootargs, d->bootargs, VM_BOOTARGS_LEN);
 	memcpy(vm->cfg.kernel_image, d->kernel, VM_IMAGE_NAME_LEN);
 	memcpy(vm->cfg.initrd_image, d->initrd, VM_IMAGE_NAME_LEN);
+	/* a restored VM boots again (reboot) only if this host has its images */
 	k = image_find(d->kernel);
 	r = d->initrd[0] ? image_find(d->initrd) : NULL;
-	vm->kernel = (struct vm_image){ k->addr, k->size };
+	vm->kernel = (struct vm_image){ k ? k->addr : 0, k ? k->size : 0 };
 	vm->initrd = (struct vm_image){ r ? r->addr : 0, r ? r->size : 0 };
 	vsbi_vm_init(vm);
 	for (unsigned int i = 0; i < VM_MAX_VCPUS; i++) {
@@ -271,7 +274,22 @@ int vm_create(const struct vm_desc *d, struct vm **out, const char **why)
 		(unsigned long)vm->meta_size, (unsigned long)sizeof(*vm), vm->vmid,
 		vm->vmid == VMID_SHARED ? " (shared: flushed on every switch)" : "");
 	*out = vm;
-	return vm_reset(vm);
+	return 0;
+}
+
+int vm_create(const struct vm_desc *d, struct vm **out, const char **why)
+{
+	int rc = vm_alloc(d, true, out, why);
+
+	return rc ? rc : vm_reset(*out);
+}
+
+void vm_start(struct vm *vm)
+{
+	sched_lock();
+	vm->state = VM_RUNNING;
+	sched_unlock();
+	sched_kick_idle();
 }
 
 uint64_t vm_destroy_finish(struct vm *vm)

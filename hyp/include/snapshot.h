@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/* Snapshots of one VM (docs/snapshot-format.md): the guest state to and from
+ * the stream structs (snap_state.c, pure), and the stream engines that save
+ * a VM to the stream port and restore one from it (snap_save.c, snap_load.c). */
+#ifndef HYP_SNAPSHOT_H
+#define HYP_SNAPSHOT_H
+#include <types.h>
+#include <hyp/snapshot_format.h>
+
+struct vm;
+struct vcpu;
+struct vm_desc;
+
+/* The trapped-context sstatus bits that are the guest's. */
+#define SNAP_SSTATUS_GUEST	(SR_SPP | SR_SPIE | SR_SPELP | SR_FS)
+
+/** snap_header_check() - NULL if @h opens a stream we can read, else why not. */
+const char *snap_header_check(const struct snap_header *h);
+/** snap_config_save() - what @vm is; @guest_time is its time now. */
+void snap_config_save(const struct vm *vm, uint64_t guest_time, uint64_t timebase_hz,
+		      struct snap_config *c);
+/** snap_config_check() - NULL if every field is in range, else which is not. */
+const char *snap_config_check(const struct snap_config *c);
+/** snap_config_desc() - the VM description a restore creates (@name: a new
+ *  name, or NULL for the saved one). */
+void snap_config_desc(const struct snap_config *c, const char *name, struct vm_desc *d);
+/** snap_vcpu_save()/snap_vcpu_load() - a vCPU's guest state (off its hart). */
+void snap_vcpu_save(const struct vcpu *v, struct snap_vcpu *s);
+void snap_vcpu_load(struct vcpu *v, const struct snap_vcpu *s);
+/** snap_vcpu_check() - NULL if the record can be installed in a VM given
+ *  @features (SNAP_FEAT_*), else why not. */
+const char *snap_vcpu_check(const struct snap_vcpu *s, uint32_t features);
+/** snap_lost_features() - SNAP_FEAT_* the guest was given and a VM created
+ *  here with its policy would not get (0: none lost). */
+uint32_t snap_lost_features(const struct snap_config *c);
+
+#define SNAP_PORT_NAME	"org.carapace.stream"
+
+/** snap_done_fn - a save or load ended: @err NULL on success, else why
+ *  (@code: the protocol's error code); @vm the VM saved or created. */
+struct snap_result {
+	const char *err, *code;
+	struct vm *vm;
+	uint64_t bytes, pages, pause_ticks;
+};
+typedef void (*snap_done_fn)(const struct snap_result *r);
+
+/* The stream port (snap_port.c; hart 0 only). */
+/** snap_port_ready() - the stream port exists and a client is connected. */
+bool snap_port_ready(void);
+/** snap_port_write()/snap_port_read() - as many bytes as the port takes/has. */
+size_t snap_port_write(const void *buf, size_t len);
+size_t snap_port_read(void *buf, size_t len);
+/** snap_port_drain() - drop bytes a client left behind (before a new load). */
+void snap_port_drain(void);
+
+/** snap_save_start() - stream @vm, which the caller paused (all vCPUs off
+ *  their harts), to the stream port; @done is called when it ended. */
+int snap_save_start(struct vm *vm, snap_done_fn done);
+/** snap_load_start() - read a stream of @bytes from the stream port into a
+ *  new VM (named @name, or as saved when NULL); @done when it ended. */
+int snap_load_start(uint64_t bytes, const char *name, snap_done_fn done);
+/** snap_save_poll()/snap_load_poll() - move bytes (host services, hart 0). */
+void snap_save_poll(void);
+void snap_load_poll(void);
+/** snap_busy() - a save or a load is under way. */
+bool snap_busy(void);
+#endif

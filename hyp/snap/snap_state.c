@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+/* Guest state to and from the snapshot structs, and the checks a restore makes
+ * before installing anything. Pure: host-tested (tests/unit/test_snap.c). */
+#include <arch/riscv/encoding.h>
+#include <string.h>
+#include <cfi.h>
+#include <snapshot.h>
+#include <vm.h>
+#include <vm_lifecycle.h>
+
+_Static_assert(SNAP_FEAT_ZICFILP == VM_FEAT_ZICFILP && SNAP_FEAT_ZICFISS == VM_FEAT_ZICFISS &&
+	       SNAP_FEAT_SSTC == VM_FEAT_SSTC && SNAP_FEAT_SVPBMT == VM_FEAT_SVPBMT &&
+	       SNAP_FEAT_SVADU == VM_FEAT_SVADU, "snapshot features are VM features");
+
+static bool terminated(const char *s, size_t size)
+{
+	return memchr(s, '\0', size) != NULL;
+}
+
+const char *snap_header_check(const struct snap_header *h)
+{
+	if (memcmp(h->magic, SNAP_MAGIC, sizeof(h->magic)))
+		return "not a Carapace snapshot (bad magic)";
+	if (h->version != SNAP_VERSION)
+		return "unknown snapshot version (this Carapace reads version 1)";
+	if (h->header_size != sizeof(*h))
+		return "bad header size";
+	if (h->flags & ~SNAP_F_LIVE)
+		return "unknown header flags";
+	if (h->reserved)
+		return "reserved header field is not 0";
+	return NULL;
+}
+
+void snap_config_save(const struct vm *vm, uint64_t guest_time, uint64_t timebase_hz,
+		      struct snap_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	memcpy(c->name, vm->cfg.name, sizeof(c->name));
+	c->ram_gpa = vm->cfg.ram_gpa;
+	c->ram_size = vm->cfg.ram_size;
+	c->nr_vcpus = vm->cfg.nr_vcpus;
+	c->cfi_policy = vm->cfg.cfi_policy;
+	c->features = vm->cfg.features;
+	c->boot_count = vm->cfg.boot_count;
+	c->debug_ext = vm->cfg.debug_ext;
+	c->guest_time = guest_time;
+	c->timebase_hz = timebase_hz;
+	memcpy(c->kernel_image, vm->cfg.kernel_image, sizeof(c->kernel_image));
+	memcpy(c->initrd_image, vm->cfg.initrd_image, sizeof(c->initrd_image));
+	memcpy(c->bootargs, vm->cfg.bootargs, sizeof(c->bootargs));
+}
+
+static bool name_ok(const char *s, size_t size)
+{
+	size_t n = strnlen(s, size);
+
+	if (!n || n >= VM_NAME_LEN)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
+		      s[i] == '_' || s[i] == '-'))
+			return false;
+	return true;
+}
+
+const char *snap_config_check(const struct snap_config *c)
+{
+	if (!name_ok(c->name, sizeof(c->name)))
+		return "name: 1-15 of a-z 0-9 _ -";
+	if (c->ram_gpa != VM_GUEST_RAM_BASE)
+		return "RAM base is not where this platform puts guest RAM";
+	if (c->ram_size < 4 * SZ_2M || c->ram_size & (SZ_2M - 1) ||
+	    c->ram_size > (1ULL << 40))
+		return "RAM size: a multiple of 2 MiB, 8 MiB to 1 TiB";
+	if (!c->nr_vcpus || c->nr_vcpus > VM_MAX_VCPUS)
+		return "vCPU count: 1..8";
+	if (c->cfi_policy > CFI_POLICY_OFF)
+		return "unknown CFI policy";
+	if (c->features & ~SNAP_FEAT_ALL)
+		return "unknown features";
+	if (c->debug_ext > 1 || c->reserved)
+		return "reserved or flag field out of range";
+	if (!c->timebase_hz)
+		return "timebase is 0";
+	if (!terminated(c->kernel_image, sizeof(c->kernel_image)) ||
+	    !terminated(c->initrd_image, sizeof(c->initrd_image)) ||
+	    !terminated(c->bootargs, sizeof(c->bootargs)))
+		return "a string field is not NUL-terminated";
+	return NULL;
+}
+
+void snap_config_desc(const struct snap_config *c, const char *name, struct vm_desc *d)
+{
+	memset(d, 0, sizeof(*d));
+	memcpy(d->name, name ? name : c->name, VM_NAME_LEN);
+	d->name[VM_NAME_LEN - 1] = '\0';
+	d->memory = c->ram_size;
+	d->vcpus = c->nr_vcpus;
+	d->cfi = (enum cfi_policy)c->cfi_policy;
+	d->debug = c->debug_ext;
+	memcpy(d->bootargs, c->bootargs, sizeof(d->bootargs));
+	memcpy(d->kernel, c->kernel_image, sizeof(d->kernel));
+	memcpy(d->initrd, c->initrd_image, sizeof(d->initrd));
+}
+
+uint32_t snap_lost_features(const struct snap_config *c)
+{
+	return c->features & ~vm_features((enum cfi_policy)c->cfi_policy);
+}
+
+void snap_vcpu_save(const struct vcpu *v, struct snap_vcpu *s)
+{
+	const struct vcpu_guest *g = &v->g;
+
+	memset(s, 0, sizeof(*s));
+	for (unsigned int i = 1; i < 32; i++)
+		s->gpr[i] = g->ctx.gpr[i];
+	s->pc = g->ctx.sepc;
+	s->sstatus = g->ctx.sstatus & SNAP_SSTATUS_GUEST;
+	s->vsstatus = g->csr.vsstatus;
+	s->vsie = g->csr.vsie;
+	s->vstvec = g->csr.vstvec;
+	s->vsscratch = g->csr.vsscratch;
+	s->vsepc = g->csr.vsepc;
+	s->vscause = g->csr.vscause;
+	s->vstval = g->csr.vstval;
+	s->vsatp = g->csr.vsatp;
+	s->vstimecmp = g->csr.vstimecmp;
+	/* interrupts other harts posted count as pending (vcpu_put folds them) */
+	s->hvip = (g->csr.hvip | v->irq_pending) & VS_IRQ_MASK;
+	s->scounteren = g->csr.scounteren;
+	s->senvcfg = g->csr.senvcfg;
+	s->ssp = g->csr.ssp;
+	memcpy(s->f, g->fp.f, sizeof(s->f));
+	s->fcsr = g->fp.fcsr;
+	s->lp_value = g->fwft.lp_value;
+	s->lp_locked = g->fwft.lp_locked;
+	s->ss_value = g->fwft.ss_value;
+	s->ss_locked = g->fwft.ss_locked;
+	s->hsm_state = g->hsm.state;
+	s->waiting = g->hsm.waiting;
+	s->resume_nonret = g->hsm.resume_nonret;
+	s->resume_addr = g->hsm.resume_addr;
+	s->resume_opaque = g->hsm.resume_opaque;
+}
+
+const char *snap_vcpu_check(const struct snap_vcpu *s, uint32_t features)
+{
+	if ((s->lp_value || s->lp_locked) && !(features & SNAP_FEAT_ZICFILP))
+		return "landing pads set, but the guest was not given Zicfilp";
+	if ((s->ss_value || s->ss_locked) && !(features & SNAP_FEAT_ZICFISS))
+		return "shadow stacks set, but the guest was not given Zicfiss";
+	if (s->gpr[0])
+		return "x0 is not 0";
+	if (s->sstatus & ~(uint64_t)SNAP_SSTATUS_GUEST)
+		return "sstatus has bits that are not the guest's";
+	if (s->hvip & ~(uint64_t)VS_IRQ_MASK)
+		return "hvip has bits that are not virtual interrupts";
+	if (s->lp_value > 1 || s->lp_locked > 1 || s->ss_value > 1 || s->ss_locked > 1)
+		return "FWFT values and locks are 0 or 1";
+	if (s->hsm_state > VCPU_HSM_SUSPENDED)
+		return "unknown HSM state";
+	if (s->waiting > 1 || s->resume_nonret > 1)
+		return "wait flags are 0 or 1";
+	return NULL;
+}
+
+void snap_vcpu_load(struct vcpu *v, const struct snap_vcpu *s)
+{
+	struct vcpu_guest *g = &v->g;
+
+	memset(g, 0, sizeof(*g));
+	for (unsigned int i = 1; i < 32; i++)
+		g->ctx.gpr[i] = s->gpr[i];
+	g->ctx.sepc = s->pc;
+	g->ctx.sstatus = (s->sstatus & SNAP_SSTATUS_GUEST) | SR_UXL_64;
+	g->csr.vsstatus = s->vsstatus;
+	g->csr.vsie = s->vsie;
+	g->csr.vstvec = s->vstvec;
+	g->csr.vsscratch = s->vsscratch;
+	g->csr.vsepc = s->vsepc;
+	g->csr.vscause = s->vscause;
+	g->csr.vstval = s->vstval;
+	g->csr.vsatp = s->vsatp;
+	g->csr.vstimecmp = s->vstimecmp;
+	g->csr.hvip = s->hvip & VS_IRQ_MASK;
+	g->csr.scounteren = s->scounteren;
+	g->csr.senvcfg = s->senvcfg;
+	g->csr.ssp = s->ssp;
+	memcpy(g->fp.f, s->f, sizeof(g->fp.f));
+	g->fp.fcsr = s->fcsr;
+	g->fwft.lp_value = s->lp_value;
+	g->fwft.lp_locked = s->lp_locked;
+	g->fwft.ss_value = s->ss_value;
+	g->fwft.ss_locked = s->ss_locked;
+	g->hsm.state = (enum vcpu_hsm_state)s->hsm_state;
+	g->hsm.waiting = s->waiting;
+	g->hsm.resume_nonret = s->resume_nonret;
+	g->hsm.resume_addr = s->resume_addr;
+	g->hsm.resume_opaque = s->resume_opaque;
+	v->irq_pending = 0;
+	/* derived state follows the restored FWFT values (never taken raw) */
+	v->henvcfg = (v->henvcfg & ~(ENVCFG_LPE | ENVCFG_SSE)) | cfi_henvcfg(v);
+	v->requests = VCPU_REQ_FENCE_I | VCPU_REQ_HFENCE_VVMA;
+}
