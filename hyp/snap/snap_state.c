@@ -92,9 +92,10 @@ const char *snap_config_check(const struct snap_config *c)
 
 void snap_config_desc(const struct snap_config *c, const char *name, struct vm_desc *d)
 {
+	const char *n = name ? name : c->name;
+
 	memset(d, 0, sizeof(*d));
-	memcpy(d->name, name ? name : c->name, VM_NAME_LEN);
-	d->name[VM_NAME_LEN - 1] = '\0';
+	memcpy(d->name, n, strnlen(n, VM_NAME_LEN - 1));	/* NUL from the memset */
 	d->memory = c->ram_size;
 	d->vcpus = c->nr_vcpus;
 	d->cfi = (enum cfi_policy)c->cfi_policy;

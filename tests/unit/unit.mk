@@ -18,7 +18,7 @@ UNIT_LIBFDT_CFLAGS += -fno-sanitize=nonnull-attribute
 UNIT_LDFLAGS := $(UNIT_SAN)
 
 UNIT_TESTS := test_mm test_gstage test_fdt_host test_vsbi test_printf
-UNIT_TESTS += test_insn test_fdt_guest test_json test_tlb
+UNIT_TESTS += test_insn test_fdt_guest test_json test_tlb test_snap
 UNIT_COMMON := tests/unit/main.c tests/unit/fake_csr.c
 
 # hyp sources each binary tests (and libfdt where it needs it)
@@ -30,6 +30,7 @@ unit-src-test_vsbi := hyp/vsbi/vsbi.c hyp/vsbi/hartmask.c hyp/vsbi/vsbi_fwft.c h
 unit-src-test_printf := hyp/lib/printf.c
 unit-src-test_json := hyp/lib/json.c
 unit-src-test_tlb := hyp/mm/tlb.c hyp/mm/vmid.c
+unit-src-test_snap := hyp/snap/snap_state.c hyp/cfi/cfi.c hyp/lib/crc32c.c
 unit-libfdt-test_fdt_host := y
 unit-src-test_insn := hyp/arch/insn.c
 # hyp/lib/entropy.c is not linked (its entropy_init() has rdtime inline asm):

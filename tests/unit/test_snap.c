@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+/* hyp/snap/snap_state.c: guest state to and from the snapshot structs, and
+ * the checks a restore makes before it installs anything. Also the CRC. */
+#include <string.h>
+#include <arch/riscv/encoding.h>
+#include <crc32c.h>
+#include <hart.h>
+#include <snapshot.h>
+#include <vm.h>
+#include <vm_lifecycle.h>
+#include "test.h"
+
+struct hart_caps hart_caps;
+uint64_t timebase_hz = 10000000;
+
+static struct vm vm;
+
+static void setup(void)
+{
+	memset(&vm, 0, sizeof(vm));
+	hart_caps = (struct hart_caps){ .sstc = true, .zicfilp = true, .zicfiss = true,
+					.henvcfg_ok = ENVCFG_STCE | ENVCFG_PBMTE };
+	strcpy(vm.cfg.name, "alpha");
+	vm.cfg.ram_gpa = VM_GUEST_RAM_BASE;
+	vm.cfg.ram_size = 256UL << 20;
+	vm.cfg.nr_vcpus = 2;
+	vm.cfg.cfi_policy = CFI_POLICY_TRAP;
+	vm.cfg.features = vm_features(CFI_POLICY_TRAP);
+	vm.cfg.boot_count = 1;
+	strcpy(vm.cfg.kernel_image, "alpha.kernel");
+	strcpy(vm.cfg.bootargs, "console=ttyS0");
+	for (unsigned int i = 0; i < 2; i++) {
+		vm.vcpus[i].vm = &vm;
+		vm.vcpus[i].id = i;
+	}
+}
+
+TEST(crc32c_check_value)
+{
+	EXPECT_EQ(crc32c("123456789", 9), 0xe3069283);
+	EXPECT_EQ(crc32c("", 0), 0);
+	/* in pieces, at every alignment, the same as at once */
+	static char buf[100];
+	for (unsigned int i = 0; i < sizeof(buf); i++)
+		buf[i] = (char)(i * 7 + 3);
+	uint32_t whole = crc32c(buf, sizeof(buf));
+	for (unsigned int cut = 0; cut <= sizeof(buf); cut++) {
+		uint32_t c = crc32c_update(CRC32C_INIT, buf, cut);
+
+		EXPECT_EQ(crc32c_final(crc32c_update(c, buf + cut, sizeof(buf) - cut)), whole);
+	}
+}
+
+TEST(snap_header_checks)
+{
+	struct snap_header h = { .version = SNAP_VERSION, .header_size = sizeof(h) };
+
+	memcpy(h.magic, SNAP_MAGIC, 8);
+	EXPECT_TRUE(snap_header_check(&h) == NULL);
+	h.version = 2;
+	EXPECT_TRUE(snap_header_check(&h) != NULL);
+	h.version = SNAP_VERSION;
+	h.flags = 2;
+	EXPECT_TRUE(snap_header_check(&h) != NULL);
+	h.flags = SNAP_F_LIVE;
+	EXPECT_TRUE(snap_header_check(&h) == NULL);
+	h.magic[0] = 'X';
+	EXPECT_TRUE(snap_header_check(&h) != NULL);
+}
+
+TEST(snap_config_round_trip_and_checks)
+{
+	struct snap_config c, bad;
+	struct vm_desc d;
+
+	setup();
+	snap_config_save(&vm, 12345, timebase_hz, &c);
+	EXPECT_TRUE(snap_config_check(&c) == NULL);
+	EXPECT_EQ(c.guest_time, 12345);
+	EXPECT_EQ(c.features, vm.cfg.features);
+	snap_config_desc(&c, NULL, &d);
+	EXPECT_STREQ(d.name, "alpha");
+	EXPECT_EQ(d.memory, 256UL << 20);
+	EXPECT_EQ(d.vcpus, 2);
+	EXPECT_STREQ(d.kernel, "alpha.kernel");
+	snap_config_desc(&c, "copy", &d);
+	EXPECT_STREQ(d.name, "copy");
+
+	bad = c; bad.nr_vcpus = 0;		EXPECT_TRUE(snap_config_check(&bad) != NULL);
+	bad = c; bad.nr_vcpus = 9;		EXPECT_TRUE(snap_config_check(&bad) != NULL);
+	bad = c; bad.ram_size = 3UL << 20;	EXPECT_TRUE(snap_config_check(&bad) != NULL);
+	bad = c; bad.ram_size += 4096;		EXPECT_TRUE(snap_config_check(&bad) != NULL);
+	bad = c; bad.ram_gpa = 0;		EXPECT_TRUE(snap_config_check(&bad) != NULL);
+	bad = c; bad.cfi_policy = 4;		EXPECT_TRUE(snap_config_check(&bad) != NULL);
+	bad = c; bad.features |= 1U << 9;	EXPECT_TRUE(snap_config_check(&bad) != NULL);
+	bad = c; bad.debug_ext = 2;		EXPECT_TRUE(snap_config_check(&bad) != NULL);
+	bad = c; bad.timebase_hz = 0;		EXPECT_TRUE(snap_config_check(&bad) != NULL);
+	bad = c; strcpy(bad.name, "Bad Name");	EXPECT_TRUE(snap_config_check(&bad) != NULL);
+	bad = c; memset(bad.name, 'a', 16);	EXPECT_TRUE(snap_config_check(&bad) != NULL);
+	bad = c; memset(bad.bootargs, 'x', sizeof(bad.bootargs));
+	EXPECT_TRUE(snap_config_check(&bad) != NULL);
+}
+
+TEST(snap_lost_features_names_cfi)
+{
+	struct snap_config c;
+
+	setup();
+	snap_config_save(&vm, 0, timebase_hz, &c);
+	EXPECT_EQ(snap_lost_features(&c), 0);
+	hart_caps.zicfiss = false;	/* a host without shadow stacks */
+	EXPECT_EQ(snap_lost_features(&c), SNAP_FEAT_ZICFISS);
+	hart_caps.zicfilp = false;
+	EXPECT_EQ(snap_lost_features(&c), SNAP_FEAT_ZICFISS | SNAP_FEAT_ZICFILP);
+	c.cfi_policy = CFI_POLICY_OFF;	/* a cfi=off guest was given neither */
+	c.features &= ~(SNAP_FEAT_ZICFISS | SNAP_FEAT_ZICFILP);
+	EXPECT_EQ(snap_lost_features(&c), 0);
+}
+
+TEST(snap_vcpu_round_trip)
+{
+	struct snap_vcpu s, t;
+	struct vcpu *v;
+
+	setup();
+	v = &vm.vcpus[1];
+	for (unsigned int i = 1; i < 32; i++)
+		v->g.ctx.gpr[i] = 0x1000 + i;
+	v->g.ctx.sepc = 0xffffffff80001234UL;	/* any pc: the guest's business */
+	v->g.ctx.sstatus = SR_SPP | SR_SPELP | SR_FS_DIRTY | SR_UXL_64;
+	v->g.csr.ssp = 0x80400ff8;
+	v->g.csr.senvcfg = ENVCFG_LPE | ENVCFG_SSE;
+	v->g.csr.vstimecmp = 777;
+	v->g.csr.hvip = MIP_VSSIP;
+	v->irq_pending = MIP_VSTIP;		/* posted by another hart */
+	v->g.fwft = (struct cfi_fwft){ 1, 1, 1, 1 };
+	v->g.hsm.state = VCPU_HSM_SUSPENDED;
+	v->g.hsm.waiting = true;
+	v->g.fp.f[31] = 0x4000000000000000UL;
+	snap_vcpu_save(v, &s);
+	EXPECT_EQ(s.sstatus, SR_SPP | SR_SPELP | SR_FS_DIRTY);	/* UXL is not the guest's */
+	EXPECT_EQ(s.hvip, MIP_VSSIP | MIP_VSTIP);
+	EXPECT_TRUE(snap_vcpu_check(&s, vm.cfg.features) == NULL);
+
+	memset(&vm.vcpus[0].g, 0x5a, sizeof(vm.vcpus[0].g));
+	snap_vcpu_load(&vm.vcpus[0], &s);
+	snap_vcpu_save(&vm.vcpus[0], &t);
+	EXPECT_EQ(memcmp(&s, &t, sizeof(s)), 0);
+	EXPECT_EQ(vm.vcpus[0].g.ctx.sstatus & SR_UXL_64, SR_UXL_64);
+	/* henvcfg follows the restored FWFT values */
+	EXPECT_EQ(vm.vcpus[0].henvcfg & (ENVCFG_LPE | ENVCFG_SSE), ENVCFG_LPE | ENVCFG_SSE);
+}
+
+TEST(snap_vcpu_checks)
+{
+	struct snap_vcpu s, bad;
+	uint32_t all = SNAP_FEAT_ALL, no_cfi = SNAP_FEAT_ALL & ~(SNAP_FEAT_ZICFILP | SNAP_FEAT_ZICFISS);
+
+	setup();
+	snap_vcpu_save(&vm.vcpus[0], &s);
+	EXPECT_TRUE(snap_vcpu_check(&s, all) == NULL);
+	bad = s; bad.gpr[0] = 1;		EXPECT_TRUE(snap_vcpu_check(&bad, all) != NULL);
+	bad = s; bad.sstatus = SR_SIE;		EXPECT_TRUE(snap_vcpu_check(&bad, all) != NULL);
+	bad = s; bad.hvip = MIP_SEIP;		EXPECT_TRUE(snap_vcpu_check(&bad, all) != NULL);
+	bad = s; bad.ss_locked = 2;		EXPECT_TRUE(snap_vcpu_check(&bad, all) != NULL);
+	bad = s; bad.hsm_state = 3;		EXPECT_TRUE(snap_vcpu_check(&bad, all) != NULL);
+	bad = s; bad.waiting = 2;		EXPECT_TRUE(snap_vcpu_check(&bad, all) != NULL);
+	/* CFI on in a guest that was not given CFI: refused, never half-installed */
+	bad = s; bad.ss_value = 1;		EXPECT_TRUE(snap_vcpu_check(&bad, no_cfi) != NULL);
+	bad = s; bad.lp_locked = 1;		EXPECT_TRUE(snap_vcpu_check(&bad, no_cfi) != NULL);
+	bad = s; bad.pc = 0x1234;		EXPECT_TRUE(snap_vcpu_check(&bad, all) == NULL);
+}
