@@ -455,7 +455,8 @@ static void cmd_create(struct req *r)
 static struct {
 	struct vm *vm;
 	bool resume;		/* we paused it: resume it when the stream is out */
-	uint64_t paused_at;
+	bool live;
+	uint64_t paused_at, pause_ticks;
 } snap_req;
 
 static uint64_t ticks_to_us(uint64_t t)
@@ -466,10 +467,13 @@ static uint64_t ticks_to_us(uint64_t t)
 static void snapshot_done(const struct snap_result *r)
 {
 	struct json_writer w;
-	uint64_t pause = time_now() - snap_req.paused_at;
+	uint64_t pause = snap_req.pause_ticks;
 
-	if (snap_req.resume && !vmop_resume(snap_req.vm))
-		pr_info("vm %s: resumed after the snapshot", snap_req.vm->cfg.name);
+	if (!snap_req.live) {
+		pause = time_now() - snap_req.paused_at;
+		if (snap_req.resume && !vmop_resume(snap_req.vm))
+			pr_info("vm %s: resumed after the snapshot", snap_req.vm->cfg.name);
+	}
 	if (!m.waiting)
 		return;
 	m.waiting = false;
@@ -484,7 +488,7 @@ static void snapshot_done(const struct snap_result *r)
 	jw_kv_u64(&w, "bytes", r->bytes);
 	jw_kv_u64(&w, "pages", r->pages);
 	jw_kv_u64(&w, "pause_us", ticks_to_us(pause));
-	jw_kv_bool(&w, "live", false);
+	jw_kv_bool(&w, "live", snap_req.live);
 	reply_send(&w);
 }
 
@@ -492,10 +496,19 @@ static void snapshot_paused(void *ctx, struct vm *vm, uint64_t result)
 {
 	(void)ctx;
 	(void)result;
-	if (vm->state != VM_PAUSED || snap_save_start(vm, snapshot_done)) {
-		struct snap_result r = { "the VM left before it could be saved", NULL, vm, 0, 0, 0 };
+	if (vm->state != VM_PAUSED || snap_save_start(vm, snap_req.live, snapshot_done)) {
+		struct snap_result r = { "the VM could not be saved (it left, or no memory for a "
+					 "live snapshot)", NULL, vm, 0, 0, 0 };
 
+		snap_req.live = false;
 		snapshot_done(&r);
+		return;
+	}
+	if (snap_req.live) {
+		/* state staged and RAM write-protected: the guest runs on */
+		if (snap_req.resume)
+			vmop_resume(vm);
+		snap_req.pause_ticks = time_now() - snap_req.paused_at;
 	}
 }
 
@@ -509,10 +522,6 @@ static void cmd_snapshot(struct req *r)
 		reply_error(r->has_id, r->id, "bad-request", "live is a boolean");
 		return;
 	}
-	if (live) {
-		reply_error(r->has_id, r->id, "unsupported", "live snapshots are not there yet");
-		return;
-	}
 	if (!snap_port_ready()) {
 		reply_error(r->has_id, r->id, "no-stream",
 			    "connect to the stream socket first (carapace-ctl does)");
@@ -523,6 +532,7 @@ static void cmd_snapshot(struct req *r)
 		return;
 	}
 	snap_req.vm = r->vm;
+	snap_req.live = live;
 	snap_req.paused_at = time_now();
 	start_wait(r);
 	if (r->vm->state == VM_PAUSED) {

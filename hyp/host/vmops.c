@@ -8,6 +8,7 @@
 #include <vm.h>
 #include <vm_lifecycle.h>
 #include <vmops.h>
+#include <snapshot.h>
 
 static struct {
 	enum { OP_NONE, OP_PAUSE, OP_DESTROY } kind;
@@ -49,6 +50,8 @@ int vmop_pause(struct vm *vm, vmop_done_fn done, void *ctx)
 
 int vmop_destroy(struct vm *vm, vmop_done_fn done, void *ctx)
 {
+	if (snap_saving(vm))
+		return -HYP_EBUSY;	/* its memory is being streamed */
 	/* a pending pause is overtaken: destroy finishes it too */
 	if (pending[vm->index].kind == OP_DESTROY)
 		return -HYP_EBUSY;

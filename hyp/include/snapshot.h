@@ -55,8 +55,11 @@ size_t snap_port_read(void *buf, size_t len);
 void snap_port_drain(void);
 
 /** snap_save_start() - stream @vm, which the caller paused (all vCPUs off
- *  their harts), to the stream port; @done is called when it ended. */
-int snap_save_start(struct vm *vm, snap_done_fn done);
+ *  their harts), to the stream port; @done is called when it ended. @live:
+ *  the caller may resume the VM as soon as this returns. */
+int snap_save_start(struct vm *vm, bool live, snap_done_fn done);
+/** snap_saving() - is @vm being saved (its memory must stay)? */
+bool snap_saving(const struct vm *vm);
 /** snap_load_start() - read a stream of @bytes from the stream port into a
  *  new VM (named @name, or as saved when NULL); @done when it ended. */
 int snap_load_start(uint64_t bytes, const char *name, snap_done_fn done);

@@ -101,6 +101,9 @@ struct vm {
 	uint64_t *populated;
 	uint64_t *dirty;		/* chunks written since the last write-protect */
 	bool dirty_tracking;		/* a write-protect happened: count writes */
+	/* live snapshot: called under mem_lock before a write-protected chunk
+	 * (populated when protection began) becomes writable; false: not now */
+	bool (*cow)(struct vm *vm, uint64_t chunk);
 	struct spinlock mem_lock;
 	volatile unsigned long tlb_harts;	/* harts that may cache its translations */
 	struct vm_image kernel, initrd;
@@ -198,8 +201,11 @@ int vm_ram_init(struct vm *vm);
  *  returns how many. Every hart that may cache a writable translation has
  *  dropped it when this returns. */
 uint64_t vm_ram_write_protect(struct vm *vm);
+/** vm_ram_unprotect() - end dirty tracking: every mapped chunk writable again. */
+void vm_ram_unprotect(struct vm *vm);
 /** vm_ram_resolve_write() - a write (or shadow-stack access) hit a write-
- *  protected chunk: mark it dirty and give W back. False if it was not that. */
+ *  protected chunk: mark it dirty and give W back (after vm->cow), or leave
+ *  it protected for a retry. False if it was not that. */
 bool vm_ram_resolve_write(struct vm *vm, gpa_t gpa);
 /** vm_ram_dirty_chunks() - chunks written since the last write-protect. */
 uint64_t vm_ram_dirty_chunks(struct vm *vm);

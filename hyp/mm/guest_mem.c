@@ -58,6 +58,13 @@ int vm_ram_init(struct vm *vm)
 	return 0;
 }
 
+/* A write is about to be allowed on a write-protected chunk: a live snapshot
+ * first keeps what it holds. False: not now (the writer retries later). */
+static bool before_first_write(struct vm *vm, uint64_t chunk)
+{
+	return !vm->cow || vm->cow(vm, chunk);
+}
+
 int vm_ram_populate(struct vm *vm, gpa_t gpa, uint64_t len, bool write)
 {
 	uint64_t first, last;
@@ -82,6 +89,10 @@ int vm_ram_populate(struct vm *vm, gpa_t gpa, uint64_t len, bool write)
 			if (write && vm->dirty_tracking) {
 				pte = gstage_lookup(vm->gstage_root, cgpa, NULL);
 				if (pte && !(*pte & PTE_W)) {
+					if (!before_first_write(vm, c)) {
+						rc = -HYP_EBUSY;
+						break;
+					}
 					*pte |= PTE_W;
 					fence = true;
 				}
@@ -156,17 +167,39 @@ bool vm_ram_resolve_write(struct vm *vm, gpa_t gpa)
 	uint64_t c = (gpa - vm->cfg.ram_gpa) / VM_RAM_CHUNK, *pte;
 	bool done = false;
 
+	bool granted = false;
+
 	spin_lock(&vm->mem_lock);
 	pte = gstage_lookup(vm->gstage_root, gpa, NULL);
 	if (pte && !(*pte & PTE_W)) {
-		*pte |= PTE_W;
-		vm->dirty[c / 64] |= 1UL << (c % 64);
-		done = true;
+		done = true;	/* a write-protected chunk: retried either way */
+		if (before_first_write(vm, c)) {
+			*pte |= PTE_W;
+			vm->dirty[c / 64] |= 1UL << (c % 64);
+			granted = true;
+		}
 	}
 	spin_unlock(&vm->mem_lock);
-	if (done)
+	if (granted)
 		tlb_local_gstage(vm);	/* this hart; others fault and find W set */
 	return done;
+}
+
+void vm_ram_unprotect(struct vm *vm)
+{
+	uint64_t chunks = vm->cfg.ram_size / VM_RAM_CHUNK;
+
+	spin_lock(&vm->mem_lock);
+	vm->dirty_tracking = false;
+	for (uint64_t c = 0; c < chunks; c++) {
+		uint64_t *pte = gstage_lookup(vm->gstage_root, vm->cfg.ram_gpa + c * VM_RAM_CHUNK,
+					      NULL);
+
+		if (pte && (vm->populated[c / 64] & (1UL << (c % 64))))
+			*pte |= PTE_W;
+	}
+	spin_unlock(&vm->mem_lock);
+	tlb_local_gstage(vm);	/* an upgrade: other harts fault once and find W */
 }
 
 uint64_t vm_ram_dirty_chunks(struct vm *vm)

@@ -1,13 +1,22 @@
 /* SPDX-License-Identifier: MIT */
-/* Saving a paused VM to the stream port, a piece at a time from the host
- * services' poll (hart 0): header, CONFIG, one VCPU per vCPU, one DEVICE per
- * device model (each model saves itself through its hook: nothing here knows
- * a device), MEMORY runs of non-zero pages, END. */
+/* Saving a VM to the stream port, a piece at a time from the host services'
+ * poll (hart 0): header, CONFIG, one VCPU per vCPU, one DEVICE per device
+ * model (each model saves itself through its hook: nothing here knows a
+ * device), MEMORY runs of non-zero pages, END.
+ *
+ * Plain: the VM stays paused until the last byte. Live: while it is paused,
+ * the vCPU and device state are staged and its RAM is write-protected at
+ * G-stage; then it runs on, and a chunk the guest (or the hypervisor for it)
+ * writes before it was sent is copied first (vm->cow), so the stream holds
+ * RAM as it was at the pause. Shadow-stack accesses to a protected chunk
+ * fault as writes, so they are copied too. */
 #include <string.h>
 #include <errno.h>
+#include <arch/riscv/encoding.h>
 #include <crc32c.h>
 #include <hart.h>
 #include <log.h>
+#include <mm.h>
 #include <snapshot.h>
 #include <virtio_console.h>
 #include <vm.h>
@@ -15,25 +24,52 @@
 #define STAGE_SIZE	1024	/* a section header and a small payload */
 #define POLL_BUDGET_US	2000	/* streaming time per poll, so hart 0 goes on */
 
-enum phase { P_IDLE, P_HEADER, P_CONFIG, P_VCPU, P_DEVICE, P_MEMORY, P_END, P_DONE };
+enum phase { P_IDLE, P_HEADER, P_CONFIG, P_VCPU, P_DEVICE, P_PREFIX, P_MEMORY, P_END, P_DONE };
+
+#define PREFIX_MAX	(sizeof(struct snap_header) + \
+			 sizeof(struct snap_section) + sizeof(struct snap_config) + \
+			 SNAP_MAX_VCPUS * (sizeof(struct snap_section) + sizeof(struct snap_vcpu)) + \
+			 4 * (sizeof(struct snap_section) + sizeof(struct snap_device) + 512))
+#define PAGES_PER_CHUNK	(VM_RAM_CHUNK / SNAP_PAGE_SIZE)
 
 static struct {
 	enum phase phase;
 	struct vm *vm;
 	snap_done_fn done;
-	unsigned int index;		/* vCPU or device being written */
-	gpa_t next;			/* MEMORY: where the next run search starts */
+	bool live;
+	bool forced_pause;		/* no memory for a copy: the VM waits for us */
+	uint32_t boot_count;		/* a reboot during a live snapshot ends it */
+	unsigned int index;		/* vCPU or device being staged */
 	uint64_t bytes, pages, sections, start;
+	/* what goes out next: a staged section or the prefix, then guest pages */
 	uint8_t stage[STAGE_SIZE];
-	size_t stage_len, stage_off;
-	const uint8_t *data;		/* guest pages of the current run */
+	const uint8_t *out;
+	size_t out_len, out_off;
+	const uint8_t *data;
 	size_t data_len, data_off;
+	/* memory: the chunk being scanned and where its bytes are */
+	uint64_t chunks, next_chunk, chunk;
+	const uint8_t *chunk_src;	/* NULL: no chunk taken */
+	unsigned int page;
+	hpa_t chunk_copy;		/* live: the copy to free when it is sent */
+	/* live only */
+	uint64_t *pending;		/* chunks populated at the pause, not taken yet */
+	hpa_t *copies;			/* a chunk's content kept before its first write */
+	hpa_t send_buf;			/* a chunk copied out of guest RAM to be sent */
+	uint64_t meta_bytes;
+	uint8_t prefix[PREFIX_MAX];	/* header to devices, staged at the pause */
+	size_t prefix_len;
 } sv;
 
 bool snap_busy_save(void);
 bool snap_busy_save(void)
 {
 	return sv.phase != P_IDLE;
+}
+
+bool snap_saving(const struct vm *vm)
+{
+	return sv.phase != P_IDLE && sv.vm == vm;
 }
 
 /* Stage one section: header and payload (payload NULL: it follows in data). */
@@ -45,8 +81,9 @@ static void stage_section(uint32_t type, uint32_t instance, const void *payload,
 	memcpy(sv.stage, &h, sizeof(h));
 	if (payload)
 		memcpy(sv.stage + sizeof(h), payload, len);
-	sv.stage_len = sizeof(h) + len;
-	sv.stage_off = 0;
+	sv.out = sv.stage;
+	sv.out_len = sizeof(h) + len;
+	sv.out_off = 0;
 	sv.sections++;
 }
 
@@ -55,67 +92,110 @@ static void stage_small(uint32_t type, uint32_t instance, const void *payload, s
 	stage_section(type, instance, payload, len, len, crc32c(payload, len));
 }
 
-static bool page_is_zero(const uint64_t *p)
+static bool page_is_zero(const uint8_t *page)
 {
+	const uint64_t *p = (const uint64_t *)page;
+
 	for (unsigned int i = 0; i < SNAP_PAGE_SIZE / 8; i++)
 		if (p[i])
 			return false;
 	return true;
 }
 
-static bool chunk_populated(const struct vm *vm, gpa_t gpa)
+static bool bit(const uint64_t *map, uint64_t c)
 {
-	uint64_t c = (gpa - vm->cfg.ram_gpa) / VM_RAM_CHUNK;
-
-	return vm->populated[c / 64] & (1UL << (c % 64));
+	return map[c / 64] & (1UL << (c % 64));
 }
 
-/* The next run of non-zero pages at or after sv.next, inside one chunk;
- * false when RAM is done. Chunks never touched are zero: not even read. */
-static bool next_run(gpa_t *gpa, uint64_t *pages)
+static const uint8_t *guest_chunk(const struct vm *vm, uint64_t c)
+{
+	return (const uint8_t *)(uintptr_t)(vm->ram_hpa + c * VM_RAM_CHUNK);
+}
+
+/* Take the next chunk to send; false when none is left. Plain: straight
+ * from guest RAM (the VM is paused). Live: its copy if the guest wrote to it
+ * meanwhile, else a copy made now, under the lock the write path takes. */
+static bool take_chunk(void)
 {
 	struct vm *vm = sv.vm;
-	gpa_t end = vm->cfg.ram_gpa + vm->cfg.ram_size;
 
-	while (sv.next < end) {
-		gpa_t chunk_end = ALIGN_DOWN(sv.next, VM_RAM_CHUNK) + VM_RAM_CHUNK;
-		const uint8_t *host;
+	for (; sv.next_chunk < sv.chunks; sv.next_chunk++) {
+		uint64_t c = sv.next_chunk;
 
-		if (!chunk_populated(vm, sv.next)) {
-			sv.next = chunk_end;
-			continue;
+		if (!sv.live) {
+			if (!bit(vm->populated, c))
+				continue;	/* never touched: zero */
+			sv.chunk_src = guest_chunk(vm, c);
+		} else {
+			if (!bit(sv.pending, c))
+				continue;
+			spin_lock(&vm->mem_lock);
+			sv.pending[c / 64] &= ~(1UL << (c % 64));
+			if (sv.copies[c]) {
+				sv.chunk_copy = sv.copies[c];
+				sv.copies[c] = 0;
+				sv.chunk_src = (const uint8_t *)(uintptr_t)sv.chunk_copy;
+			} else {
+				memcpy((void *)(uintptr_t)sv.send_buf, guest_chunk(vm, c),
+				       VM_RAM_CHUNK);
+				sv.chunk_src = (const uint8_t *)(uintptr_t)sv.send_buf;
+			}
+			spin_unlock(&vm->mem_lock);
 		}
-		host = (const uint8_t *)(uintptr_t)(vm->ram_hpa + (sv.next - vm->cfg.ram_gpa));
-		if (page_is_zero((const uint64_t *)host)) {
-			sv.next += SNAP_PAGE_SIZE;
-			continue;
-		}
-		*gpa = sv.next;
-		*pages = 0;
-		while (sv.next < chunk_end && !page_is_zero((const uint64_t *)host)) {
-			(*pages)++;
-			sv.next += SNAP_PAGE_SIZE;
-			host += SNAP_PAGE_SIZE;
-		}
+		sv.chunk = c;
+		sv.page = 0;
+		sv.next_chunk++;
 		return true;
 	}
 	return false;
 }
 
-static void stage_memory_run(gpa_t gpa, uint64_t pages)
+static void drop_chunk(void)
 {
-	struct snap_mem_run run = { gpa, pages };
-	const uint8_t *host = (const uint8_t *)(uintptr_t)(sv.vm->ram_hpa +
-							      (gpa - sv.vm->cfg.ram_gpa));
-	size_t len = pages * SNAP_PAGE_SIZE;
-	uint32_t crc = crc32c_update(CRC32C_INIT, &run, sizeof(run));
+	if (sv.chunk_copy)
+		mm_free(sv.chunk_copy, VM_RAM_CHUNK);
+	sv.chunk_copy = 0;
+	sv.chunk_src = NULL;
+}
 
-	crc = crc32c_final(crc32c_update(crc, host, len));
-	stage_section(SNAP_SEC_MEMORY, 0, &run, sizeof(run), sizeof(run) + len, crc);
-	sv.data = host;
-	sv.data_len = len;
-	sv.data_off = 0;
-	sv.pages += pages;
+/* Stage the next run of non-zero pages; false when RAM is done. */
+static bool stage_memory_run(void)
+{
+	for (;;) {
+		unsigned int first;
+		uint64_t pages;
+
+		if (!sv.chunk_src && !take_chunk())
+			return false;
+		while (sv.page < PAGES_PER_CHUNK &&
+		       page_is_zero(sv.chunk_src + sv.page * SNAP_PAGE_SIZE))
+			sv.page++;
+		if (sv.page == PAGES_PER_CHUNK) {
+			drop_chunk();
+			continue;
+		}
+		first = sv.page;
+		while (sv.page < PAGES_PER_CHUNK &&
+		       !page_is_zero(sv.chunk_src + sv.page * SNAP_PAGE_SIZE))
+			sv.page++;
+		pages = sv.page - first;
+		{
+			struct snap_mem_run run = {
+				sv.vm->cfg.ram_gpa + sv.chunk * VM_RAM_CHUNK + first * SNAP_PAGE_SIZE,
+				pages };
+			const uint8_t *src = sv.chunk_src + first * SNAP_PAGE_SIZE;
+			size_t len = pages * SNAP_PAGE_SIZE;
+			uint32_t crc = crc32c_update(CRC32C_INIT, &run, sizeof(run));
+
+			crc = crc32c_final(crc32c_update(crc, src, len));
+			stage_section(SNAP_SEC_MEMORY, 0, &run, sizeof(run), sizeof(run) + len, crc);
+			sv.data = src;
+			sv.data_len = len;
+			sv.data_off = 0;
+			sv.pages += pages;
+		}
+		return true;
+	}
 }
 
 /* Stage what comes next; false when the stream is complete. */
@@ -125,12 +205,14 @@ static bool stage_next(void)
 
 	switch (sv.phase) {
 	case P_HEADER: {
-		struct snap_header h = { .version = SNAP_VERSION, .header_size = sizeof(h) };
+		struct snap_header h = { .version = SNAP_VERSION, .header_size = sizeof(h),
+					 .flags = sv.live ? SNAP_F_LIVE : 0 };
 
 		memcpy(h.magic, SNAP_MAGIC, sizeof(h.magic));
 		memcpy(sv.stage, &h, sizeof(h));
-		sv.stage_len = sizeof(h);
-		sv.stage_off = 0;
+		sv.out = sv.stage;
+		sv.out_len = sizeof(h);
+		sv.out_off = 0;
 		sv.phase = P_CONFIG;
 		return true;
 	}
@@ -165,23 +247,22 @@ static bool stage_next(void)
 		memcpy(payload, &d, sizeof(d));
 		ops->save(vm, payload + sizeof(d));
 		stage_small(SNAP_SEC_DEVICE, sv.index, payload, sizeof(d) + ops->state_size);
-		if (++sv.index == vdev_count) {
-			sv.phase = P_MEMORY;
-			sv.next = vm->cfg.ram_gpa;
-		}
+		if (++sv.index == vdev_count)
+			sv.phase = sv.live ? P_PREFIX : P_MEMORY;
 		return true;
 	}
-	case P_MEMORY: {
-		gpa_t gpa;
-		uint64_t pages;
-
-		if (next_run(&gpa, &pages)) {
-			stage_memory_run(gpa, pages);
+	case P_PREFIX:
+		/* live: the state staged at the pause goes out first */
+		sv.out = sv.prefix;
+		sv.out_len = sv.prefix_len;
+		sv.out_off = 0;
+		sv.phase = P_MEMORY;
+		return true;
+	case P_MEMORY:
+		if (stage_memory_run())
 			return true;
-		}
 		sv.phase = P_END;
 		return stage_next();
-	}
 	case P_END: {
 		struct snap_end e = { sv.sections, sv.pages };
 
@@ -194,42 +275,123 @@ static bool stage_next(void)
 	}
 }
 
+/* Live: called under vm->mem_lock, on any hart, before a chunk that was
+ * populated at the pause becomes writable. */
+static bool keep_before_write(struct vm *vm, uint64_t c)
+{
+	hpa_t copy;
+
+	if (vm != sv.vm || !sv.pending || !bit(sv.pending, c) || sv.copies[c])
+		return true;	/* sent already, or kept already */
+	copy = mm_alloc_raw(VM_RAM_CHUNK, PAGE_SIZE);
+	if (!copy) {
+		/* no room for a copy: the VM waits until the stream is out */
+		sv.forced_pause = true;
+		vm_request_pause(vm);
+		return false;
+	}
+	memcpy((void *)(uintptr_t)copy, guest_chunk(vm, c), VM_RAM_CHUNK);
+	sv.copies[c] = copy;
+	return true;
+}
+
+static void live_end(void)
+{
+	struct vm *vm = sv.vm;
+
+	if (!sv.live)
+		return;
+	spin_lock(&vm->mem_lock);
+	vm->cow = NULL;
+	spin_unlock(&vm->mem_lock);
+	for (uint64_t c = 0; c < sv.chunks; c++)
+		if (sv.copies[c])
+			mm_free(sv.copies[c], VM_RAM_CHUNK);
+	mm_free((hpa_t)(uintptr_t)sv.pending, sv.meta_bytes);
+	mm_free(sv.send_buf, VM_RAM_CHUNK);
+	sv.pending = NULL;
+	vm_ram_unprotect(vm);
+	if (sv.forced_pause && vm->state == VM_PAUSED)
+		vm_resume(vm);
+}
+
 static void finish(const char *err)
 {
-	struct snap_result r = { err, err ? "stream" : NULL, sv.vm, sv.bytes, sv.pages,
-				 time_now() - sv.start };
+	struct snap_result r = { err, err ? "stream" : NULL, sv.vm, sv.bytes, sv.pages, 0 };
 	snap_done_fn done = sv.done;
 
+	drop_chunk();
+	live_end();
 	sv.phase = P_IDLE;
 	sv.vm = NULL;
 	if (done)
 		done(&r);
 }
 
-int snap_save_start(struct vm *vm, snap_done_fn done)
+/* Live: everything but memory is staged now, while the VM is paused, and its
+ * RAM write-protected; the caller resumes it. */
+static int live_begin(struct vm *vm)
+{
+	uint64_t map = ALIGN_UP((sv.chunks + 63) / 64 * 8, 8);
+
+	sv.meta_bytes = ALIGN_UP(map + sv.chunks * sizeof(hpa_t), PAGE_SIZE);
+	sv.pending = (uint64_t *)(uintptr_t)mm_alloc(sv.meta_bytes, PAGE_SIZE);
+	sv.send_buf = mm_alloc_raw(VM_RAM_CHUNK, PAGE_SIZE);
+	if (!sv.pending || !sv.send_buf) {
+		if (sv.pending)
+			mm_free((hpa_t)(uintptr_t)sv.pending, sv.meta_bytes);
+		if (sv.send_buf)
+			mm_free(sv.send_buf, VM_RAM_CHUNK);
+		sv.pending = NULL;
+		return -HYP_ENOMEM;
+	}
+	sv.copies = (hpa_t *)((uint8_t *)sv.pending + map);
+	while (sv.phase != P_PREFIX) {
+		stage_next();
+		memcpy(sv.prefix + sv.prefix_len, sv.out, sv.out_len);
+		sv.prefix_len += sv.out_len;
+	}
+	sv.out_len = sv.out_off = 0;
+	spin_lock(&vm->mem_lock);
+	memcpy(sv.pending, vm->populated, (sv.chunks + 63) / 64 * 8);
+	vm->cow = keep_before_write;
+	spin_unlock(&vm->mem_lock);
+	vm_ram_write_protect(vm);	/* every hart that ran it drops W first */
+	return 0;
+}
+
+int snap_save_start(struct vm *vm, bool live, snap_done_fn done)
 {
 	if (sv.phase != P_IDLE)
 		return -HYP_EBUSY;
 	if (!snap_port_ready())
 		return -HYP_ENOENT;
-	memset(&sv, 0, sizeof(sv));
+	memset(&sv, 0, offsetof(__typeof__(sv), prefix));
+	sv.prefix_len = 0;
 	sv.phase = P_HEADER;
 	sv.vm = vm;
 	sv.done = done;
+	sv.live = live;
+	sv.boot_count = vm->cfg.boot_count;
+	sv.chunks = vm->cfg.ram_size / VM_RAM_CHUNK;
 	sv.start = time_now();
+	if (live && live_begin(vm)) {
+		sv.phase = P_IDLE;
+		return -HYP_ENOMEM;
+	}
 	return 0;
 }
 
-/* Push staged bytes, then guest pages; true when both are out. */
+/* Push the staged bytes, then guest pages; true when both are out. */
 static bool push(void)
 {
 	size_t n;
 
-	while (sv.stage_off < sv.stage_len) {
-		n = snap_port_write(sv.stage + sv.stage_off, sv.stage_len - sv.stage_off);
+	while (sv.out_off < sv.out_len) {
+		n = snap_port_write(sv.out + sv.out_off, sv.out_len - sv.out_off);
 		if (!n)
 			return false;
-		sv.stage_off += n;
+		sv.out_off += n;
 		sv.bytes += n;
 	}
 	while (sv.data_off < sv.data_len) {
@@ -251,6 +413,10 @@ void snap_save_poll(void)
 	do {
 		if (!snap_port_ready()) {
 			finish("the stream client went away");
+			return;
+		}
+		if (sv.live && sv.vm->cfg.boot_count != sv.boot_count) {
+			finish("the VM rebooted during the live snapshot");
 			return;
 		}
 		if (!push()) {

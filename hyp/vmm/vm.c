@@ -229,6 +229,7 @@ int vm_alloc(const struct vm_desc *d, bool need_images, struct vm **out, const c
 	vm->failed = false;
 	vm->reason[0] = '\0';
 	vm->nr_mmio = 0;
+	vm->cow = NULL;
 	vm->line_len = 0;
 	vm->esc_state = 0;
 	memcpy(vm->cfg.name, d->name, VM_NAME_LEN);

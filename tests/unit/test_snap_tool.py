@@ -1,0 +1,1381 @@
+# SPDX-License-Identifier: MIT
+"""Tests for tools/carapace-snap (inspect, verify, diff of snapshot files) and
+for carapace-ctl's snapshot/restore client against a fake hypervisor (a fake
+control socket and a fake stream socket).
+
+The snapshots are made here by a writer of our own: its struct formats, field
+offsets and CRC come from docs/snapshot-format.md, not from the tool, so the
+tool's parser is checked against a second reading of the format.  The layouts
+are also checked against the C header (include/hyp/snapshot_format.h)."""
+
+import importlib.machinery
+import importlib.util
+import json
+import os
+import random
+import re
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.quick
+
+ROOT = Path(__file__).resolve().parents[2]
+SNAP_TOOL = ROOT / "tools" / "carapace-snap"
+CTL = ROOT / "tools" / "carapace-ctl"
+HEADER_H = ROOT / "include" / "hyp" / "snapshot_format.h"
+MiB = 1 << 20
+PAGE = 4096
+RAM_GPA = 0x80000000
+
+
+def load(name, path):
+    loader = importlib.machinery.SourceFileLoader(name, str(path))
+    spec = importlib.util.spec_from_loader(name, loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    loader.exec_module(module)
+    return module
+
+
+snap = load("carapace_snap", SNAP_TOOL)
+ctl = load("carapace_ctl", CTL)
+
+
+# --- an independent writer ---------------------------------------------------------
+
+def _crc_table():
+    table = []
+    for n in range(256):
+        c = n
+        for _ in range(8):
+            c = (c >> 1) ^ (0x82F63B78 * (c & 1))
+        table.append(c)
+    return table
+
+
+CRC_TABLE = _crc_table()
+
+
+def crc32c_ref(data):
+    """CRC32C, byte at a time: init ~0, reflected 0x82F63B78, final ~0."""
+    c = 0xFFFFFFFF
+    for b in data:
+        c = CRC_TABLE[(c ^ b) & 0xFF] ^ (c >> 8)
+    return c ^ 0xFFFFFFFF
+
+
+def crc32c_bitwise(data):
+    c = 0xFFFFFFFF
+    for b in data:
+        c ^= b
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+    return c ^ 0xFFFFFFFF
+
+
+# Payload formats as docs/snapshot-format.md gives them (little-endian, packed).
+HEADER_FMT = "<8sIIQQ"                                   # 32
+SECTION_FMT = "<IIQII"                                   # 24
+CONFIG_FMT = "<16sQQIIIIIIQQ32s32s512s"                  # 648
+VCPU_FMT = "<32Q15Q32QQ4B3I2Q"                           # 672
+DEVICE_FMT = "<16sII"                                    # 24
+UART_FMT = "<9B7xII256s"                                 # 280
+PLIC_FMT = "<32I3I8I8I"                                  # 204
+CONFIG, VCPU, DEVICE, MEMORY, END = 1, 2, 3, 4, 5
+VCPU_CSR_NAMES = ["pc", "sstatus", "vsstatus", "vsie", "vstvec", "vsscratch", "vsepc",
+                  "vscause", "vstval", "vsatp", "vstimecmp", "hvip", "scounteren", "senvcfg",
+                  "ssp"]
+# Offsets within the payloads (the document's tables).
+CONFIG_OFF = {"name": 0, "ram_gpa": 16, "ram_size": 24, "nr_vcpus": 32, "cfi_policy": 36,
+              "features": 40, "boot_count": 44, "debug_ext": 48, "reserved": 52,
+              "guest_time": 56, "timebase_hz": 64, "kernel_image": 72, "initrd_image": 104,
+              "bootargs": 136}
+VCPU_OFF = {"gpr": 0, **{n: 256 + 8 * i for i, n in enumerate(VCPU_CSR_NAMES)}, "f": 376,
+            "fcsr": 632, "lp_value": 640, "lp_locked": 641, "ss_value": 642, "ss_locked": 643,
+            "hsm_state": 644, "waiting": 648, "resume_nonret": 652, "resume_addr": 656,
+            "resume_opaque": 664}
+UART_OFF = {"ier": 0, "lcr": 1, "mcr": 2, "scr": 3, "fcr": 4, "dll": 5, "dlm": 6,
+            "thre_pending": 7, "irq_level": 8, "pad": 9, "rx_head": 16, "rx_tail": 20,
+            "rx": 24}
+PLIC_OFF = {"priority": 0, "level": 128, "pending": 132, "claimed": 136, "enable": 140,
+            "threshold": 172}
+
+
+def page_of(seed):
+    rng = random.Random(seed)
+    return bytes(rng.randrange(256) for _ in range(64)) * (PAGE // 64)
+
+
+class Builder:
+    """Guest state as plain dicts; build() writes the stream.  Tests change the
+    state, or the section list (sections()), before writing."""
+
+    def __init__(self, nr_vcpus=2, ram_size=16 * MiB, pages=None):
+        self.flags, self.magic, self.version, self.header_size = 0, b"CARASNAP", 1, 32
+        self.header_reserved = 0
+        self.config = {"name": b"alpha", "ram_gpa": RAM_GPA, "ram_size": ram_size,
+                       "nr_vcpus": nr_vcpus, "cfi_policy": 0, "features": 0x1F,
+                       "boot_count": 1, "debug_ext": 0, "reserved": 0,
+                       "guest_time": 123_456_789, "timebase_hz": 10_000_000,
+                       "kernel_image": b"alpha.kernel", "initrd_image": b"alpha.initrd",
+                       "bootargs": b"console=ttyS0 quiet"}
+        self.vcpus = [self.vcpu(i) for i in range(nr_vcpus)]
+        self.uart = {"ier": 0x01, "lcr": 0x03, "mcr": 0x08, "scr": 0x5A, "fcr": 0x07,
+                     "dll": 0x01, "dlm": 0x00, "thre_pending": 1, "irq_level": 0,
+                     "rx_head": 105, "rx_tail": 100,
+                     "rx": bytes(100) + b"hello" + bytes(151)}
+        self.plic = {"priority": [0] + [1] * 31, "level": 1 << 10, "pending": 1 << 10,
+                     "claimed": 0, "enable": [1 << 10] + [0] * 7, "threshold": [0] * 8}
+        if nr_vcpus > 1:
+            self.plic["enable"][1] = (1 << 10) | (1 << 3)
+        # MEMORY runs: (gpa, [page bytes]).
+        self.runs = pages if pages is not None else [
+            (RAM_GPA, [page_of(1), page_of(2)]),
+            (RAM_GPA + 2 * PAGE, [page_of(3)]),                       # adjacent
+            (RAM_GPA + ram_size - PAGE, [page_of(4)])]                # the last page
+
+    @staticmethod
+    def vcpu(i):
+        v = {"gpr": [0] + [0x1000 * i + r for r in range(1, 32)],
+             "pc": 0xFFFFFFFF80001234 + i, "sstatus": (1 << 8) | (1 << 5) | (1 << 23) | (3 << 13),
+             "vsstatus": 0x8000000200006000, "vsie": 0x222, "vstvec": 0xFFFFFFFF80002000,
+             "vsscratch": 0x11, "vsepc": 0x22, "vscause": 8, "vstval": 0x33,
+             "vsatp": (8 << 60) | 0x81234, "vstimecmp": 0x123456789,
+             "hvip": (1 << 6), "scounteren": 7, "senvcfg": (1 << 2) | (1 << 3),
+             "ssp": 0xFF60000001234000, "f": [0x3FF0000000000000 + r for r in range(32)],
+             "fcsr": 0x20, "lp_value": 1, "lp_locked": 1, "ss_value": 1, "ss_locked": 1,
+             "hsm_state": 1, "waiting": 0, "resume_nonret": 0, "resume_addr": 0,
+             "resume_opaque": 0}
+        if i:
+            v.update(hsm_state=0, lp_value=0, lp_locked=0, ss_value=0, ss_locked=0, ssp=0,
+                     senvcfg=0, sstatus=0)
+        return v
+
+    # -- payloads
+
+    def config_payload(self):
+        c = self.config
+        return struct.pack(CONFIG_FMT, c["name"], c["ram_gpa"], c["ram_size"], c["nr_vcpus"],
+                           c["cfi_policy"], c["features"], c["boot_count"], c["debug_ext"],
+                           c["reserved"], c["guest_time"], c["timebase_hz"], c["kernel_image"],
+                           c["initrd_image"], c["bootargs"])
+
+    @staticmethod
+    def vcpu_payload(v):
+        return struct.pack(VCPU_FMT, *v["gpr"], *[v[n] for n in VCPU_CSR_NAMES], *v["f"],
+                           v["fcsr"], v["lp_value"], v["lp_locked"], v["ss_value"],
+                           v["ss_locked"], v["hsm_state"], v["waiting"], v["resume_nonret"],
+                           v["resume_addr"], v["resume_opaque"])
+
+    def uart_state(self):
+        u = self.uart
+        return struct.pack(UART_FMT, *[u[k] for k in ("ier", "lcr", "mcr", "scr", "fcr", "dll",
+                                                      "dlm", "thre_pending", "irq_level")],
+                           u["rx_head"], u["rx_tail"], u["rx"])
+
+    def plic_state(self):
+        p = self.plic
+        return struct.pack(PLIC_FMT, *p["priority"], p["level"], p["pending"], p["claimed"],
+                           *p["enable"], *p["threshold"])
+
+    @staticmethod
+    def device_payload(name, state, state_size=None):
+        size = len(state) if state_size is None else state_size
+        return struct.pack(DEVICE_FMT, name, size, 0) + state
+
+    @staticmethod
+    def memory_payload(gpa, pages, count=None):
+        return struct.pack("<QQ", gpa, len(pages) if count is None else count) + b"".join(pages)
+
+    def sections(self):
+        """[type, instance, payload] of each section before END, in order."""
+        out = [[CONFIG, 0, self.config_payload()]]
+        out += [[VCPU, i, self.vcpu_payload(v)] for i, v in enumerate(self.vcpus)]
+        out.append([DEVICE, 0, self.device_payload(b"uart16550", self.uart_state())])
+        out.append([DEVICE, 1, self.device_payload(b"plic", self.plic_state())])
+        out += [[MEMORY, 0, self.memory_payload(gpa, pages)] for gpa, pages in self.runs]
+        return out
+
+    def header(self):
+        return struct.pack(HEADER_FMT, self.magic, self.version, self.header_size, self.flags,
+                           self.header_reserved)
+
+    def build(self, sections=None, end=True, end_counts=None):
+        """The stream.  @sections: [type, instance, payload, {overrides}?] lists
+        (default self.sections()); overrides: length, crc, reserved."""
+        sections = self.sections() if sections is None else sections
+        pages = sum(len(pages) for _, pages in self.runs)
+        out = [self.header()]
+        for sec in sections:
+            out.append(write_section(*sec))
+        if end:
+            counts = end_counts or (len(sections), pages)
+            out.append(write_section(END, 0, struct.pack("<QQ", *counts)))
+        return b"".join(out)
+
+
+def write_section(stype, instance, payload, over=None):
+    over = over or {}
+    return struct.pack(SECTION_FMT, stype, instance, over.get("length", len(payload)),
+                       over.get("crc", crc32c_ref(payload)), over.get("reserved", 0)) + payload
+
+
+def layout_offsets(data):
+    """(offset, type, instance, payload offset, length) of each section, read
+    with this file's own understanding of the format."""
+    out, pos = [], 32
+    while pos < len(data):
+        stype, inst, length, _, _ = struct.unpack_from(SECTION_FMT, data, pos)
+        out.append((pos, stype, inst, pos + 24, length))
+        pos += 24 + length
+    return out
+
+
+def patch(data, offset, fmt, value):
+    data = bytearray(data)
+    struct.pack_into(fmt, data, offset, value)
+    return bytes(data)
+
+
+def fix_crcs(data):
+    """Recompute every section's CRC (after patching a payload on purpose)."""
+    data = bytearray(data)
+    for pos, _, _, payload, length in layout_offsets(bytes(data)):
+        struct.pack_into("<I", data, pos + 16, crc32c_ref(data[payload:payload + length]))
+    return bytes(data)
+
+
+def first_problem(data):
+    with pytest.raises(snap.SnapError) as info:
+        snap.verify(data)
+    return info.value
+
+
+@pytest.fixture
+def valid():
+    return Builder().build()
+
+
+# --- the CRC and the layouts ------------------------------------------------------------
+
+
+def test_crc32c_check_value():
+    assert snap.crc32c(b"123456789") == 0xE3069283
+    assert crc32c_ref(b"123456789") == 0xE3069283 == crc32c_bitwise(b"123456789")
+    assert snap.crc32c(b"") == 0
+
+
+def test_crc32c_fast_path_matches_the_reference():
+    rng = random.Random(7)
+    data = bytes(rng.randrange(256) for _ in range(70_001))
+    assert snap.crc32c(data) == crc32c_ref(data)
+    for n in (4095, 4096, 4097, 4098, 4099, 8191):
+        assert snap.crc32c(data[:n]) == crc32c_ref(data[:n]), n
+    assert snap.crc32c(data[:5000] + b"x") == crc32c_ref(data[:5000] + b"x")
+    # Continuing a CRC over pieces gives the CRC of the whole.
+    assert snap.crc32c(data[30_000:], snap.crc32c(data[:30_000])) == crc32c_ref(data)
+    assert snap.crc32c(memoryview(bytearray(data[:9000]))) == crc32c_ref(data[:9000])
+
+
+def test_layout_sizes_match_this_writer_and_the_c_header():
+    ours = {"snap_header": HEADER_FMT, "snap_section": SECTION_FMT, "snap_config": CONFIG_FMT,
+            "snap_vcpu": VCPU_FMT, "snap_device": DEVICE_FMT, "snap_mem_run": "<QQ",
+            "snap_end": "<QQ"}
+    tool = {"snap_header": snap.HEADER, "snap_section": snap.SECTION, "snap_config": snap.CONFIG,
+            "snap_vcpu": snap.VCPU, "snap_device": snap.DEVICE, "snap_mem_run": snap.MEMRUN,
+            "snap_end": snap.END}
+    asserts = dict(re.findall(r"sizeof\(struct (\w+)\) == (\d+)", HEADER_H.read_text()))
+    assert set(asserts) == set(ours)
+    for name, fmt in ours.items():
+        assert struct.calcsize(fmt) == tool[name].size == int(asserts[name]), name
+    assert struct.calcsize(UART_FMT) == snap.UART.size == 280
+    assert struct.calcsize(PLIC_FMT) == snap.PLIC.size == 204
+    for name, off in CONFIG_OFF.items():
+        assert snap.CONFIG.offset(name) == off, name
+    for name, off in VCPU_OFF.items():
+        assert snap.VCPU.offset(name) == off, name
+    for name, off in UART_OFF.items():
+        assert snap.UART.offset(name) == off, name
+    for name, off in PLIC_OFF.items():
+        assert snap.PLIC.offset(name) == off, name
+
+
+@pytest.mark.skipif(not shutil.which("cc"), reason="no host C compiler")
+def test_layout_offsets_match_the_c_header(tmp_path):
+    """Every field's offset in the tool equals offsetof() in the C header."""
+    lines = ['#include <stdio.h>', '#include <stddef.h>', f'#include "{HEADER_H}"',
+             "int main(void) {"]
+    expect = []
+    for layout in (snap.HEADER, snap.SECTION, snap.CONFIG, snap.VCPU, snap.DEVICE, snap.MEMRUN,
+                   snap.END):
+        for fname, _, _, off in layout.fields:
+            lines.append(f'printf("%zu\\n", offsetof(struct {layout.name}, {fname}));')
+            expect.append(off)
+        lines.append(f'printf("%zu\\n", sizeof(struct {layout.name}));')
+        expect.append(layout.size)
+    lines.append("return 0; }")
+    src, exe = tmp_path / "offsets.c", tmp_path / "offsets"
+    src.write_text("\n".join(lines))
+    subprocess.run(["cc", "-std=c11", "-o", str(exe), str(src)], check=True)
+    got = [int(x) for x in subprocess.run([str(exe)], capture_output=True, text=True,
+                                          check=True).stdout.split()]
+    assert got == expect
+
+
+def test_docs_tables_match_the_layouts():
+    """docs/snapshot-format.md gives each struct as a table of offset, size,
+    field: the same as the tool's."""
+    text = (ROOT / "docs" / "snapshot-format.md").read_text()
+    for layout in (snap.HEADER, snap.SECTION, snap.CONFIG, snap.VCPU, snap.DEVICE, snap.MEMRUN,
+                   snap.END, snap.UART, snap.PLIC):
+        for fname, kind, count, off in layout.fields:
+            size = snap.Layout.SIZES[kind] * count
+            row = re.compile(rf"^\| {off} \| {size} \| `{re.escape(fname)}", re.MULTILINE)
+            assert row.search(text), (layout.name, fname, off, size)
+
+
+# --- valid snapshots ---------------------------------------------------------------------
+
+
+def test_valid_snapshot_verifies(valid):
+    s = snap.verify(valid)
+    assert s.valid and s.size == len(valid)
+    assert [sec.label for sec in s.sections] == [
+        "CONFIG", "VCPU 0", "VCPU 1", "DEVICE 0 (uart16550)", "DEVICE 1 (plic)",
+        "MEMORY run 0", "MEMORY run 1", "MEMORY run 2", "END"]
+    assert all(sec.crc_ok for sec in s.sections)
+    assert s.memory_pages == 4 and s.end == {"sections": 8, "memory_pages": 4}
+
+
+@pytest.mark.parametrize("kw", [
+    {"nr_vcpus": 1}, {"nr_vcpus": 8}, {"pages": []},
+    {"pages": [(RAM_GPA, [page_of(i) for i in range(512)]),
+               (RAM_GPA + 512 * PAGE, [page_of(9)])]},
+    {"ram_size": 8 * MiB, "pages": [(RAM_GPA + 8 * MiB - 2 * PAGE, [page_of(1), page_of(2)])]},
+])
+def test_valid_variants(kw):
+    b = Builder(**kw)
+    assert snap.verify(b.build()).valid
+
+
+def test_live_flag():
+    b = Builder()
+    b.flags = 1
+    s = snap.verify(b.build())
+    assert s.live
+    assert "flags: live" in snap.inspect_text(s)
+
+
+def test_pc_outside_ram_is_allowed():
+    b = Builder()
+    b.vcpus[0]["pc"] = 0x1000                 # the guest's business
+    assert snap.verify(b.build()).valid
+
+
+def test_inspect_text(valid):
+    text = snap.inspect_text(snap.parse(valid, strict=False))
+    assert "Carapace snapshot, version 1" in text and "flags: none" in text
+    assert re.search(r"\b32\s+CONFIG\s+648\s+0x[0-9a-f]{8} ok", text)
+    assert "config: vm alpha" in text
+    assert "RAM 16M (0x1000000 bytes) at 0x80000000, 2 vCPU(s), CFI policy trap" in text
+    assert "features: zicfilp zicfiss sstc svpbmt svadu (0x1f)" in text
+    assert "guest time 123456789 (12.345679 s at 10000000 Hz)" in text
+    assert 'bootargs "console=ttyS0 quiet"' in text
+    assert ("vcpu 0: started, pc=0xffffffff80001234\n"
+            "  CFI: shadow stack on (locked), ssp=0xff60000001234000, landing pads on (locked), "
+            "ELP=expected, senvcfg.LPE=1 SSE=1") in text
+    assert ("vcpu 1: stopped, pc=0xffffffff80001235\n"
+            "  CFI: shadow stack off, landing pads off, ELP=none, senvcfg.LPE=0 SSE=0") in text
+    assert "sstatus=0x806120 (SPP=S SPIE=1 SPELP=1 FS=dirty)" in text
+    assert "hvip=0x40 (VSTIP)" in text
+    assert "vsatp=0x8000000000081234 (sv39, asid 0, root 0x81234000)" in text
+    assert "x10/a0=0xa" in text and "x2/sp=0x2" in text and "f31=0x3ff000000000001f" in text
+    assert "device 0 uart16550 (280 bytes of state):" in text
+    assert "ier=0x01 lcr=0x03 mcr=0x08 scr=0x5a fcr=0x07 divisor=0x0001" in text
+    assert "THR-empty interrupt pending: yes, interrupt line: low" in text
+    assert "RX FIFO: 5 byte(s) queued (head 105, tail 100):" in text
+    assert "68 65 6c 6c 6f" in text and "|hello|" in text
+    assert "pending sources: 10; claimed (in service): none; lines high: 10" in text
+    assert "context 0 (vcpu 0): enabled sources 10, threshold 0" in text
+    assert "context 1 (vcpu 1): enabled sources 3 10, threshold 0" in text
+    assert "context 2" not in text
+    assert ("memory: 3 run(s), 4 page(s) stored (16K), 4092 zero page(s) elided, of 4096 "
+            "pages of RAM") in text
+    assert "0x80000000..0x80001fff  2 page(s)" in text
+    assert "0x80fff000..0x80ffffff  1 page(s)" in text
+    assert text.rstrip().endswith("valid")
+
+
+def test_inspect_uart_fifo_wraps():
+    b = Builder()
+    rx = bytearray(256)
+    rx[254:256], rx[0:3] = b"ab", b"cde"
+    tail = (1 << 32) - 2                      # free-running counters wrap too
+    b.uart.update(rx_tail=tail, rx_head=3, rx=bytes(rx))
+    s = snap.verify(b.build())
+    assert snap.uart_queue(s.devices[0]["fields"]) == b"abcde"
+    assert "RX FIFO: 5 byte(s) queued" in snap.inspect_text(s)
+
+
+def test_inspect_json(valid):
+    j = snap.inspect_json(snap.parse(valid, strict=False))
+    assert j["valid"] and j["problems"] == [] and j["bytes"] == len(valid)
+    assert j["header"] == {"magic": "CARASNAP", "version": 1, "header_size": 32, "flags": 0,
+                           "live": False, "reserved": 0}
+    assert [s["type"] for s in j["sections"]][:3] == ["CONFIG", "VCPU", "VCPU"]
+    assert all(s["crc_ok"] for s in j["sections"])
+    assert j["config"]["name"] == "alpha" and j["config"]["cfi"] == "trap"
+    v0 = j["vcpus"][0]
+    assert v0["pc"] == 0xFFFFFFFF80001234 and v0["gpr"][10] == 10 and v0["hsm"] == "started"
+    assert v0["cfi"]["elp"] and v0["cfi"]["ss_locked"] and v0["cfi"]["senvcfg_sse"]
+    uart, plic = j["devices"]
+    assert uart["state"]["rx_queue"] == b"hello".hex() and uart["rx_queued"] == 5
+    assert plic["pending_sources"] == [10] and plic["enabled_sources"][1] == [3, 10]
+    assert j["memory"]["runs"][0] == {"gpa": RAM_GPA, "pages": 2}
+    assert (j["memory"]["pages"], j["memory"]["zero_pages_elided"]) == (4, 4092)
+    json.dumps(j)                                         # all serialisable
+
+
+def test_inspect_counts_stored_zero_pages():
+    b = Builder(pages=[(RAM_GPA, [bytes(PAGE), page_of(1)])])
+    s = snap.verify(b.build())
+    assert s.runs[0]["zero_pages"] == 1
+    assert "1 stored page(s) are all zero" in snap.inspect_text(s)
+
+
+# --- corruption: every kind must be caught ---------------------------------------------
+
+
+def small():
+    """A small valid stream: one vCPU, one memory page."""
+    return Builder(nr_vcpus=1, pages=[(RAM_GPA + PAGE, [page_of(5)])]).build()
+
+
+def test_truncated_at_every_offset():
+    data = small()
+    page_start = len(data) - 24 - 16 - PAGE          # the page data of the MEMORY run
+    offsets = [n for n in range(len(data)) if not page_start + 64 <= n < page_start + PAGE - 64]
+    offsets += list(range(page_start + 64, page_start + PAGE - 64, 97))
+    for n in offsets:
+        err = first_problem(data[:n])
+        assert "truncated" in err.message, (n, str(err))
+        assert err.offset == n, (n, str(err))
+
+
+def test_truncated_between_sections_names_the_missing_end():
+    data = small()
+    cut = len(data) - 24 - 16                          # just before END
+    err = first_problem(data[:cut])
+    assert err.section == "END" and "without an END section" in err.message
+
+
+def test_one_flipped_byte_anywhere_is_detected():
+    data = small()
+    page_start = len(data) - 24 - 16 - PAGE
+    offsets = [n for n in range(len(data)) if not page_start <= n < page_start + PAGE]
+    offsets += list(range(page_start, page_start + PAGE, 61)) + [page_start + PAGE - 1]
+    for n in offsets:
+        for xor in (0xFF, 0x80):
+            bad = bytearray(data)
+            bad[n] ^= xor
+            with pytest.raises(snap.SnapError):
+                snap.verify(bytes(bad))
+
+
+def test_single_bit_flips_in_headers():
+    """Outside payloads nothing is CRC-protected, yet every single-bit flip of
+    the stream header and of the section headers is caught, but one: flags bit
+    0 (live) is a valid value either way."""
+    data = small()
+    spots = list(range(32)) + [p + i for p, *_ in layout_offsets(data) for i in range(24)]
+    for n in spots:
+        for bit in range(8):
+            bad = bytearray(data)
+            bad[n] ^= 1 << bit
+            if n == 16 and bit == 0:
+                assert snap.verify(bytes(bad)).live
+                continue
+            with pytest.raises(snap.SnapError):
+                snap.verify(bytes(bad))
+
+
+@pytest.mark.parametrize("offset, fmt, value, where, message", [
+    (0, "<8s", b"CARASNAX", 0, "bad magic"),
+    (8, "<I", 2, 8, "version 2 is not supported"),
+    (8, "<I", 0, 8, "version 0 is not supported"),
+    (12, "<I", 40, 12, "header_size 40, must be 32"),
+    (16, "<Q", 2, 16, "unknown flag bits 0x2"),
+    (16, "<Q", 1 << 63, 16, "unknown flag bits"),
+    (24, "<Q", 1, 24, "reserved is 0x1"),
+])
+def test_header_errors(offset, fmt, value, where, message):
+    err = first_problem(patch(small(), offset, fmt, value))
+    assert err.section == "header" and err.offset == where and message in err.message
+
+
+def test_crc_mismatch_names_section_and_offset():
+    data = small()
+    pos, _, _, payload, _ = layout_offsets(data)[1]        # VCPU 0
+    bad = bytearray(data)
+    bad[payload + 300] ^= 1
+    err = first_problem(bytes(bad))
+    assert err.section == "VCPU 0" and err.offset == pos + 16
+    assert "CRC32C mismatch" in err.message and f"bytes {payload}.." in err.message
+    assert str(err).startswith(f"VCPU 0, byte {pos + 16}: CRC32C mismatch")
+
+
+def sections_of(builder):
+    return builder.sections()
+
+
+@pytest.mark.parametrize("index, over, message", [
+    (0, {"length": 647}, "length 647, must be 648"),
+    (0, {"length": 649}, "length 649, must be 648"),
+    (1, {"length": 671}, "length 671, must be 672"),
+    (0, {"reserved": 1}, "reserved is 0x1, must be 0"),
+])
+def test_section_header_errors(index, over, message):
+    b = Builder(nr_vcpus=1)
+    secs = b.sections()
+    secs[index].append(over)
+    err = first_problem(b.build(secs))
+    assert message in err.message
+
+
+def test_end_length_and_unknown_types():
+    b = Builder(nr_vcpus=1)
+    data = b.build()
+    end_pos = layout_offsets(data)[-1][0]
+    err = first_problem(patch(data, end_pos + 8, "<Q", 17))
+    assert err.section == "END" and "length 17, must be 16" in err.message
+    for t in (0, 6, 0xFFFFFFFF):
+        err = first_problem(patch(data, end_pos, "<I", t))
+        assert f"unknown section type {t}" in err.message and err.offset == end_pos
+
+
+def test_device_length_must_match_state_size():
+    b = Builder(nr_vcpus=1)
+    secs = b.sections()
+    secs[2][2] = b.device_payload(b"uart16550", b.uart_state(), state_size=279)
+    err = first_problem(b.build(secs))
+    assert err.section == "DEVICE 0 (uart16550)" and "state_size 279" in err.message
+    secs = b.sections()
+    secs[3][2] = b.device_payload(b"plic", b.plic_state() + b"\0\0\0\0")
+    err = first_problem(b.build(secs))
+    assert "state_size 208, plic has 204" in err.message
+
+
+@pytest.mark.parametrize("payload_len, message", [
+    (16, "length 16, must be 16 + pages * 4096"),
+    (16 + PAGE + 1, "must be 16 + pages * 4096"),
+    (16 + 513 * PAGE, "with 1..512 pages"),
+])
+def test_memory_lengths(payload_len, message):
+    b = Builder(nr_vcpus=1, pages=[])
+    payload = struct.pack("<QQ", RAM_GPA, (payload_len - 16) // PAGE) + bytes(payload_len - 16)
+    err = first_problem(b.build(b.sections() + [[MEMORY, 0, payload]]))
+    assert err.section == "MEMORY run 0" and message in err.message
+
+
+def test_memory_pages_field_must_match_the_length():
+    b = Builder(nr_vcpus=1, pages=[])
+    secs = b.sections() + [[MEMORY, 0, b.memory_payload(RAM_GPA, [page_of(1)], count=2)]]
+    err = first_problem(b.build(secs, end_counts=(4, 1)))
+    assert "pages 2 does not match the section length 4112" in err.message
+
+
+# Field rules: (what to change, the section label, the field's payload offset, words).
+def _config(**kw):
+    def change(b):
+        b.config.update(kw)
+    return change
+
+
+def _vcpu(i, **kw):
+    def change(b):
+        b.vcpus[i].update(kw)
+    return change
+
+
+def _uart(**kw):
+    def change(b):
+        b.uart.update(kw)
+    return change
+
+
+def _plic(field, index, value):
+    def change(b):
+        if index is None:
+            b.plic[field] = value
+        else:
+            b.plic[field][index] = value
+    return change
+
+
+FIELD_CASES = [
+    (_config(name=b"Alpha"), "CONFIG", 0, "name"),
+    (_config(name=b""), "CONFIG", 0, "name"),
+    (_config(name=b"a.b"), "CONFIG", 0, "name"),
+    (_config(name=b"abcdefghijklmnop"), "CONFIG", 0, "NUL-terminated"),
+    (_config(ram_size=8 * MiB - 2 * MiB), "CONFIG", 24, "ram_size"),
+    (_config(ram_size=16 * MiB + PAGE), "CONFIG", 24, "multiple of 2 MiB"),
+    (_config(nr_vcpus=0), "CONFIG", 32, "nr_vcpus 0 must be 1..8"),
+    (_config(nr_vcpus=9), "CONFIG", 32, "nr_vcpus 9 must be 1..8"),
+    (_config(cfi_policy=4), "CONFIG", 36, "cfi_policy 4 must be 0..3"),
+    (_config(features=0x20), "CONFIG", 40, "features 0x20"),
+    (_config(debug_ext=2), "CONFIG", 48, "debug_ext 2 must be 0 or 1"),
+    (_config(reserved=1), "CONFIG", 52, "reserved is 0x1"),
+    (_config(kernel_image=b"k" * 32), "CONFIG", 72, "kernel_image is not NUL-terminated"),
+    (_config(initrd_image=b"i" * 32), "CONFIG", 104, "initrd_image is not NUL-terminated"),
+    (_config(bootargs=b"b" * 512), "CONFIG", 136, "bootargs is not NUL-terminated"),
+    (_vcpu(0, gpr=[5] + [0] * 31), "VCPU 0", 0, "x0 is 0x5, must be 0"),
+    (_vcpu(1, lp_value=2), "VCPU 1", 640, "lp_value is 2"),
+    (_vcpu(0, lp_locked=2), "VCPU 0", 641, "lp_locked is 2"),
+    (_vcpu(0, ss_value=3), "VCPU 0", 642, "ss_value is 3"),
+    (_vcpu(0, ss_locked=255), "VCPU 0", 643, "ss_locked is 255"),
+    (_vcpu(0, hsm_state=3), "VCPU 0", 644, "hsm_state 3 must be 0..2"),
+    (_vcpu(1, waiting=2), "VCPU 1", 648, "waiting is 2"),
+    (_vcpu(0, resume_nonret=7), "VCPU 0", 652, "resume_nonret is 7"),
+    (_uart(thre_pending=2), "DEVICE 0 (uart16550)", 24 + 7, "thre_pending is 2"),
+    (_uart(irq_level=2), "DEVICE 0 (uart16550)", 24 + 8, "irq_level is 2"),
+    (_uart(ier=0x10), "DEVICE 0 (uart16550)", 24 + 0, "ier 0x10"),
+    (_uart(mcr=0x20), "DEVICE 0 (uart16550)", 24 + 2, "mcr 0x20"),
+    (_uart(rx_head=357), "DEVICE 0 (uart16550)", 24 + 16, "257 bytes queued"),
+    (_uart(rx_head=99), "DEVICE 0 (uart16550)", 24 + 16, "bytes queued"),
+    (_plic("priority", 3, 8), "DEVICE 1 (plic)", 24 + 12, "priority[3] is 8"),
+    (_plic("priority", 0, 1), "DEVICE 1 (plic)", 24 + 0, "source 0"),
+    (_plic("pending", None, 1), "DEVICE 1 (plic)", 24 + 132, "pending 0x1 has bit 0"),
+    (_plic("level", None, 3), "DEVICE 1 (plic)", 24 + 128, "level 0x3 has bit 0"),
+    (_plic("claimed", None, 1), "DEVICE 1 (plic)", 24 + 136, "claimed 0x1"),
+    (_plic("enable", 1, 1), "DEVICE 1 (plic)", 24 + 144, "enable[1] 0x1 has bit 0"),
+    (_plic("enable", 2, 4), "DEVICE 1 (plic)", 24 + 148, "contexts beyond them must be 0"),
+    (_plic("threshold", 1, 8), "DEVICE 1 (plic)", 24 + 176, "threshold[1] is 8"),
+    (_plic("threshold", 5, 1), "DEVICE 1 (plic)", 24 + 192, "contexts beyond them"),
+]
+
+
+@pytest.mark.parametrize("change, label, field_offset, message", FIELD_CASES)
+def test_out_of_range_fields(change, label, field_offset, message):
+    b = Builder()
+    change(b)
+    data = b.build()
+    err = first_problem(data)
+    assert err.section == label, str(err)
+    assert message in err.message, str(err)
+    payload = {sec.label: sec.payload for sec in snap.parse(data, strict=False).sections}[label]
+    assert err.offset == payload + field_offset, str(err)
+    assert str(err).startswith(f"{label}, byte {payload + field_offset}: ")
+
+
+def test_uart_padding_must_be_zero():
+    b = Builder()
+    secs = b.sections()
+    state = bytearray(b.uart_state())
+    state[12] = 1
+    secs[3][2] = b.device_payload(b"uart16550", bytes(state))
+    err = first_problem(b.build(secs))
+    assert err.section == "DEVICE 0 (uart16550)" and "padding" in err.message
+
+
+def test_full_fifo_is_fine():
+    b = Builder()
+    b.uart.update(rx_head=356, rx_tail=100)       # exactly 256 queued
+    assert snap.verify(b.build()).valid
+
+
+@pytest.mark.parametrize("runs, message", [
+    ([(RAM_GPA + 12, [page_of(1)])], "not page aligned"),
+    ([(RAM_GPA - PAGE, [page_of(1)])], "not inside RAM"),
+    ([(RAM_GPA + 16 * MiB - PAGE, [page_of(1), page_of(2)])], "not inside RAM"),
+    ([(0, [page_of(1)])], "not inside RAM"),
+    ([(RAM_GPA + 2 * PAGE, [page_of(1)]), (RAM_GPA, [page_of(2)])], "increasing order"),
+    ([(RAM_GPA, [page_of(1), page_of(2)]), (RAM_GPA + PAGE, [page_of(3)])], "not overlapping"),
+    ([(RAM_GPA, [page_of(1)]), (RAM_GPA, [page_of(2)])], "increasing order"),
+])
+def test_memory_run_rules(runs, message):
+    err = first_problem(Builder(pages=runs).build())
+    assert err.section.startswith("MEMORY run") and message in err.message
+
+
+def test_end_counts_must_match():
+    b = Builder()
+    err = first_problem(b.build(end_counts=(7, 4)))
+    assert err.section == "END" and "sections is 7, but 8 sections came before END" in err.message
+    err = first_problem(b.build(end_counts=(8, 5)))
+    assert "memory_pages is 5, but the MEMORY sections hold 4 pages" in err.message
+
+
+def reorder(b, order, **build):
+    secs = b.sections()
+    return b.build([secs[i] if isinstance(i, int) else i for i in order], **build)
+
+
+@pytest.mark.parametrize("order, label, message", [
+    ([1, 0, 2, 3, 4, 5, 6, 7], "VCPU 0", "the first section is VCPU; it must be CONFIG"),
+    ([0, 2, 1, 3, 4, 5, 6, 7], "VCPU 1", "instance 1, expected 0"),
+    ([0, 1, 3, 4, 5, 6, 7], "DEVICE 0", "where VCPU 1 was expected"),
+    ([0, 1, 2, 4, 3, 5, 6, 7], "DEVICE 1", "instance 1, expected 0"),
+    ([0, 1, 2, 3, 5, 6, 7], "MEMORY run 0", "where DEVICE 1 (plic) was expected"),
+    ([0, 1, 2, 3, 4, 5, 2, 6, 7], "VCPU 1", "VCPU section after a MEMORY section"),
+    ([0, 1, 2, 3, 5, 4, 6, 7], "MEMORY run 0", "where DEVICE 1 (plic) was expected"),
+    ([0, 1, 2, 3, 4, 5, 4, 6, 7], "DEVICE 1", "DEVICE section after a MEMORY section"),
+    ([0, 0, 1, 2, 3, 4, 5, 6, 7], "CONFIG", "a second CONFIG"),
+    ([0, 1, 2, 2, 3, 4, 5, 6, 7], "VCPU 1", "a VCPU section too many"),
+    ([0, 1, 2, 3, 4, 4, 5, 6, 7], "DEVICE 1", "a DEVICE section too many"),
+])
+def test_sections_out_of_order(order, label, message):
+    """Order is checked from the section header, before the payload is read
+    (a streaming reader's order): a DEVICE's label has no name yet."""
+    b = Builder()
+    err = first_problem(reorder(b, order))
+    assert err.section == label and message in err.message, str(err)
+
+
+def test_wrong_instances():
+    b = Builder()
+    secs = b.sections()
+    secs[0][1] = 1
+    assert "instance 1, expected 0" in first_problem(b.build(secs)).message
+    secs = b.sections()
+    secs[-1][1] = 3
+    err = first_problem(b.build(secs))
+    assert err.section == "MEMORY run 2" and "instance 3, expected 0" in err.message
+    secs = b.sections()
+    data = b.build(secs)
+    end_pos = layout_offsets(data)[-1][0]
+    err = first_problem(patch(data, end_pos + 4, "<I", 1))
+    assert err.section == "END" and "instance 1" in err.message
+
+
+def test_end_too_early():
+    b = Builder()
+    secs = b.sections()[:2]                          # CONFIG, VCPU 0, then END
+    err = first_problem(b.build(secs, end_counts=(2, 4)))
+    assert err.section == "END" and "where VCPU 1 was expected" in err.message
+
+
+def test_device_with_the_wrong_name():
+    b = Builder()
+    secs = b.sections()
+    secs[3][2] = b.device_payload(b"ns16550", b.uart_state())
+    err = first_problem(b.build(secs))
+    assert "device 0 is 'ns16550'; version 1 has 'uart16550'" in err.message
+
+
+@pytest.mark.parametrize("extra", [b"\0", b"junk", Builder().build()[32:80]])
+def test_trailing_bytes(extra):
+    data = small()
+    err = first_problem(data + extra)
+    assert err.section == "after END" and err.offset == len(data)
+    assert f"{len(extra)} trailing byte(s)" in err.message
+
+
+def test_a_second_end_is_trailing():
+    data = small()
+    end = data[layout_offsets(data)[-1][0]:]
+    err = first_problem(data + end)
+    assert "trailing" in err.message
+
+
+def test_lenient_parse_collects_problems_and_keeps_going():
+    b = Builder()
+    b.vcpus[1]["hsm_state"] = 9
+    data = bytearray(b.build())
+    pos, _, _, payload, _ = layout_offsets(bytes(data))[1]       # VCPU 0: break its CRC
+    data[payload + 8] ^= 0x40
+    s = snap.parse(bytes(data), strict=False)
+    assert not s.valid and s.complete
+    assert [p.section for p in s.problems] == ["VCPU 0", "VCPU 1"]
+    assert len(s.vcpus) == 2 and len(s.devices) == 2 and s.end is not None
+    text = snap.inspect_text(s)
+    assert "BAD (payload has 0x" in text
+    assert "INVALID: 2 problem(s):" in text and "hsm_state 9" in text
+    j = snap.inspect_json(s)
+    assert not j["valid"] and [p["section"] for p in j["problems"]] == ["VCPU 0", "VCPU 1"]
+    assert j["problems"][1] == {"section": "VCPU 1", "type": "VCPU", "instance": 1,
+                                "offset": layout_offsets(bytes(data))[2][3] + 644,
+                                "message": "hsm_state 9 must be 0..2 (stopped, started, "
+                                           "suspended)"}
+    assert [x["crc_ok"] for x in j["sections"]][:3] == [True, False, True]
+
+
+def test_lenient_parse_of_a_truncated_file_shows_what_it_read():
+    data = Builder().build()
+    s = snap.parse(data[:800], strict=False)        # in VCPU 0's payload
+    assert s.config is not None and not s.vcpus and not s.complete
+    assert "truncated" in s.problems[-1].message
+    assert "config: vm alpha" in snap.inspect_text(s)
+
+
+# --- diff --------------------------------------------------------------------------------
+
+
+def test_diff_identical(valid):
+    d = snap.diff(snap.verify(valid), snap.verify(valid))
+    assert d["identical"] and d["memory"]["pages"] == 0
+    assert snap.diff_text(d) == "identical guest state"
+
+
+def test_diff_reports_each_kind():
+    a, b = Builder(), Builder()
+    b.config["boot_count"] = 2
+    b.config["bootargs"] = b"quiet"
+    b.vcpus[1]["pc"] += 4
+    b.vcpus[0]["gpr"][10] = 0xDEAD
+    b.vcpus[0]["f"][3] = 0
+    b.uart["scr"] = 0x11
+    b.uart.update(rx_head=106, rx=bytes(100) + b"hello!" + bytes(150))
+    b.plic["pending"] = 0
+    b.runs = [(RAM_GPA, [page_of(1), page_of(99)]), (RAM_GPA + 2 * PAGE, [page_of(3)]),
+              (RAM_GPA + 5 * PAGE, [page_of(7)])]          # last page now zero, one new page
+    d = snap.diff(snap.verify(a.build()), snap.verify(b.build()))
+    assert not d["identical"]
+    assert {x["field"] for x in d["config"]} == {"boot_count", "bootargs"}
+    assert {(x["vcpu"], x["field"]) for x in d["vcpus"]} == {(1, "pc"), (0, "x10"), (0, "f3")}
+    assert {(x["device"], x["field"]) for x in d["devices"]} == {
+        (0, "scr"), (0, "rx_head"), (0, "rx_queue"), (1, "pending")}
+    m = d["memory"]
+    assert m["pages"] == 3 and (m["only_a"], m["only_b"]) == (1, 1)
+    assert m["ranges"] == [{"gpa": RAM_GPA + PAGE, "pages": 1},
+                           {"gpa": RAM_GPA + 5 * PAGE, "pages": 1},
+                           {"gpa": RAM_GPA + 16 * MiB - PAGE, "pages": 1}]
+    text = snap.diff_text(d)
+    assert "config boot_count: 1 | 2" in text
+    assert 'config bootargs: "console=ttyS0 quiet" | "quiet"' in text
+    assert "vcpu 0 x10/a0: 0xa | 0xdead" in text
+    assert "vcpu 1 pc: 0xffffffff80001235 | 0xffffffff80001239" in text
+    assert "device 0 uart16550 scr: 0x5a | 0x11" in text
+    assert "device 1 plic pending: 0x400 | 0" in text
+    assert "memory: 3 page(s) differ" in text
+    assert text.endswith("differ: 2 config field(s), 3 vCPU register(s), 4 device field(s), "
+                         "3 memory page(s) (values: a | b)")
+
+
+def test_diff_stored_zero_page_equals_elided():
+    a = Builder(pages=[(RAM_GPA, [page_of(1)])])
+    b = Builder(pages=[(RAM_GPA, [page_of(1), bytes(PAGE)])])
+    assert snap.diff(snap.verify(a.build()), snap.verify(b.build()))["identical"]
+
+
+def test_diff_vcpu_count_and_live_flag():
+    a, b = Builder(nr_vcpus=1), Builder(nr_vcpus=2)
+    b.flags = 1
+    d = snap.diff(snap.verify(a.build()), snap.verify(b.build()))
+    assert {"field": "live", "a": False, "b": True} in d["header"]
+    assert {"vcpu": 1, "field": "present", "a": False, "b": True} in d["vcpus"]
+    assert any(x["field"] == "nr_vcpus" for x in d["config"])
+
+
+# --- the command line ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def files(tmp_path, valid):
+    a = tmp_path / "a.snap"
+    a.write_bytes(valid)
+    b = Builder()
+    b.vcpus[0]["pc"] = 0x80200000
+    bfile = tmp_path / "b.snap"
+    bfile.write_bytes(b.build())
+    bad = tmp_path / "bad.snap"
+    bad.write_bytes(valid[:-1])
+    return a, bfile, bad
+
+
+def test_main_verify(files, capsys):
+    a, _, bad = files
+    assert snap.main(["verify", str(a)]) == 0
+    assert capsys.readouterr().out.startswith(f"{a}: valid snapshot of vm alpha: 2 vCPU(s), "
+                                              "16M RAM, 4 page(s) in 3 run(s)")
+    assert snap.main(["verify", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"carapace-snap: {bad}: invalid: END, byte ")
+    assert "truncated" in err
+    assert snap.main(["verify", str(a.parent / "nope")]) == 1
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_main_json(files, capsys):
+    a, b, bad = files
+    assert snap.main(["--json", "verify", str(a)]) == 0
+    j = json.loads(capsys.readouterr().out)
+    assert j["valid"] and j["vm"] == "alpha" and j["pages"] == 4 and j["error"] is None
+    assert snap.main(["verify", "--json", str(bad)]) == 1
+    j = json.loads(capsys.readouterr().out)
+    assert not j["valid"] and j["error"]["section"] == "END"
+    assert "truncated" in j["error"]["message"] and j["error"]["offset"] == bad.stat().st_size
+    assert snap.main(["inspect", "--json", str(bad)]) == 1
+    j = json.loads(capsys.readouterr().out)
+    assert not j["valid"] and j["config"]["name"] == "alpha"
+    assert snap.main(["--json", "diff", str(a), str(b)]) == 1
+    j = json.loads(capsys.readouterr().out)
+    assert j["vcpus"] == [{"vcpu": 0, "field": "pc", "a": 0xFFFFFFFF80001234, "b": 0x80200000}]
+
+
+def test_main_inspect_and_diff_statuses(files, capsys):
+    a, b, bad = files
+    assert snap.main(["inspect", str(a)]) == 0
+    assert "config: vm alpha" in capsys.readouterr().out
+    assert snap.main(["inspect", str(bad)]) == 1
+    assert "INVALID" in capsys.readouterr().out
+    assert snap.main(["diff", str(a), str(a)]) == 0
+    assert snap.main(["diff", str(a), str(b)]) == 1
+    assert "vcpu 0 pc: 0xffffffff80001234 | 0x80200000" in capsys.readouterr().out
+    assert snap.main(["diff", str(a), str(bad)]) == 2
+    assert f"carapace-snap: {bad}: invalid: END, byte" in capsys.readouterr().err
+    assert snap.main(["diff", str(a), "/nonexistent"]) == 2
+    assert snap.main([]) == 2
+    assert snap.main(["verify"]) == 2
+    assert "usage" in capsys.readouterr().err
+
+
+def test_runs_as_a_program(files):
+    a, _, bad = files
+    assert os.access(SNAP_TOOL, os.X_OK)
+    assert SNAP_TOOL.read_text().startswith("#!/usr/bin/env python3\n# SPDX-License-Identifier: "
+                                            "MIT\n")
+    r = subprocess.run([str(SNAP_TOOL), "verify", str(a)], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([str(SNAP_TOOL), "--json", "verify", str(bad)], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 1 and json.loads(r.stdout)["valid"] is False
+
+
+def test_stdlib_only():
+    imports = set(re.findall(r"^(?:import|from) (\w+)", SNAP_TOOL.read_text(), re.MULTILINE))
+    assert imports <= set(sys.stdlib_module_names), imports - set(sys.stdlib_module_names)
+
+
+# --- carapace-ctl snapshot / restore against a fake hypervisor -------------------------------
+
+
+class FakeSnapHyp:
+    """A control socket and a stream socket, served by threads, like QEMU's two
+    chardevs in front of the hypervisor.  @handler(request, hyp) answers each
+    request (parsed JSON) with a dict, None (no reply) or a callable(hyp) that
+    sends itself; hyp.stream is the stream connection (or None), hyp.reply()
+    sends a reply line."""
+
+    def __init__(self, ctl_path, stream_path, handler):
+        self.handler = handler
+        self.requests, self.stream, self.stream_connections = [], None, 0
+        self.stream_bytes = bytearray()
+        self.stop = threading.Event()
+        self.conn = None
+        self.listeners = []
+        for path, serve in ((ctl_path, self.serve_ctl), (stream_path, self.serve_stream)):
+            if path is None:
+                continue
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            listener.bind(str(path))
+            listener.listen(4)
+            listener.settimeout(0.05)
+            self.listeners.append(listener)
+            threading.Thread(target=serve, args=(listener,), daemon=True).start()
+
+    def accept(self, listener):
+        while not self.stop.is_set():
+            try:
+                conn, _ = listener.accept()
+                return conn
+            except (TimeoutError, socket.timeout):
+                continue
+            except OSError:
+                return None
+        return None
+
+    def serve_stream(self, listener):
+        while True:
+            conn = self.accept(listener)
+            if conn is None:
+                return
+            self.stream_connections += 1
+            self.stream = conn
+
+    def serve_ctl(self, listener):
+        while True:
+            conn = self.accept(listener)
+            if conn is None:
+                return
+            self.conn = conn
+            conn.settimeout(0.05)
+            buffer = b""
+            while not self.stop.is_set():
+                try:
+                    data = conn.recv(65536)
+                except (TimeoutError, socket.timeout):
+                    continue
+                except OSError:
+                    break
+                if not data:
+                    break
+                buffer += data
+                while b"\n" in buffer:
+                    line, _, buffer = buffer.partition(b"\n")
+                    if not line:
+                        continue
+                    request = json.loads(line)
+                    self.requests.append(request)
+                    answer = self.handler(request, self)
+                    if callable(answer):
+                        answer(self)
+                    elif answer is not None:
+                        self.reply(answer)
+            conn.close()
+
+    def reply(self, obj):
+        self.conn.sendall(json.dumps(obj).encode() + b"\n")
+
+    def read_stream(self, count, timeout=10):
+        """Read @count bytes from the stream connection (restore)."""
+        deadline = time.monotonic() + timeout
+        self.stream.settimeout(timeout)
+        while len(self.stream_bytes) < count and time.monotonic() < deadline:
+            chunk = self.stream.recv(min(65536, count - len(self.stream_bytes)))
+            if not chunk:
+                break
+            self.stream_bytes += chunk
+        return bytes(self.stream_bytes)
+
+    def close(self):
+        self.stop.set()
+        for listener in self.listeners:
+            listener.close()
+        if self.stream:
+            self.stream.close()
+
+
+def ok(request, **fields):
+    return {"v": 1, "id": request["id"], "ok": True, **fields}
+
+
+def err(request, code, message):
+    return {"v": 1, "id": request["id"], "ok": False, "code": code, "error": message}
+
+
+HELLO = {"protocol": 1, "hypervisor": "carapace", "vm_max": 8, "harts": 2,
+         "commands": list(ctl.COMMANDS)}
+
+
+@pytest.fixture
+def socks(tmp_path):
+    return tmp_path / "ctl.sock", tmp_path / "stream.sock"
+
+
+@pytest.fixture
+def fake(socks):
+    servers = []
+
+    def start(handler, stream=True):
+        servers.append(FakeSnapHyp(socks[0], socks[1] if stream else None, handler))
+        return servers[-1]
+    yield start
+    for server in servers:
+        server.close()
+
+
+def ctl_main(socks, *argv):
+    return ctl.main(["--socket", str(socks[0]), "--stream-socket", str(socks[1]), *argv])
+
+
+def wait_stream(hyp):
+    """Until the fake has accepted the stream connection (the client connects
+    it before sending the request; the accept runs in another thread)."""
+    for _ in range(500):
+        if hyp.stream:
+            return
+        time.sleep(0.01)
+
+
+def snapshot_server(stream_data, reply_bytes=None, pieces=1, delay=0.0, reply_first=False,
+                    code=None):
+    """A handler that writes @stream_data on the stream and then replies."""
+    def handler(request, hyp):
+        if request["cmd"] == "hello":
+            return ok(request, **HELLO)
+        assert request["cmd"] == "snapshot"
+        if code:
+            return err(request, code, f"{code} happened")
+
+        def act(hyp):
+            wait_stream(hyp)
+            answer = ok(request, vm=request["vm"], bytes=len(stream_data)
+                        if reply_bytes is None else reply_bytes, pages=4, pause_us=1234,
+                        live=request["live"])
+            if reply_first:
+                hyp.reply(answer)
+            step = -(-len(stream_data) // pieces) if stream_data else 1
+            for i in range(0, len(stream_data), step):
+                hyp.stream.sendall(stream_data[i:i + step])
+                time.sleep(delay)
+            if not reply_first:
+                hyp.reply(answer)
+        return act
+    return handler
+
+
+def test_ctl_snapshot_writes_the_file(fake, socks, tmp_path, valid, capsys):
+    server = fake(snapshot_server(valid, pieces=7))
+    out = tmp_path / "alpha.snap"
+    assert ctl_main(socks, "snapshot", "alpha", str(out)) == 0
+    assert out.read_bytes() == valid
+    assert not (tmp_path / "alpha.snap.tmp").exists()
+    hello, request = server.requests
+    assert hello["cmd"] == "hello"                    # a round trip after the stream connects
+    assert request == {"v": 1, "id": request["id"], "cmd": "snapshot", "vm": "alpha",
+                       "live": False}
+    assert server.stream_connections == 1
+    stdout = capsys.readouterr().out
+    assert stdout == (f"vm alpha: snapshot written: {len(valid)} bytes "
+                      f"({snap.human_size(len(valid))}), 4 memory pages, paused 1.234 ms; "
+                      f"saved to {out}\n")
+    assert snap.verify(out).valid
+
+
+def test_ctl_snapshot_live_json_and_reply_before_the_bytes(fake, socks, tmp_path, valid, capsys):
+    """The reply may overtake the stream's last bytes: they are still awaited."""
+    server = fake(snapshot_server(valid, pieces=5, delay=0.05, reply_first=True))
+    out = tmp_path / "alpha.snap"
+    assert ctl_main(socks, "--json", "snapshot", "alpha", str(out), "--live") == 0
+    assert out.read_bytes() == valid
+    assert server.requests[1]["live"] is True
+    reply = json.loads(capsys.readouterr().out)
+    assert reply["bytes"] == len(valid) and reply["live"] is True
+
+
+def test_ctl_snapshot_progress(fake, socks, tmp_path, valid, capsys):
+    fake(snapshot_server(valid, pieces=3, delay=0.3))
+    assert ctl_main(socks, "--progress", "snapshot", "alpha", str(tmp_path / "s")) == 0
+    err = capsys.readouterr().err
+    assert f"snapshot alpha: 0.0 MiB ({len(valid)} bytes)" in err and "MiB/s in " in err
+
+
+@pytest.mark.parametrize("reply_bytes, words", [
+    (lambda n: n + 10, "nothing on the stream or the control socket"),   # fewer came
+    (lambda n: n - 10, "bytes came on the stream, but the reply says"),  # more came
+])
+def test_ctl_snapshot_wrong_length_removes_the_file(fake, socks, tmp_path, valid, capsys,
+                                                    reply_bytes, words):
+    fake(snapshot_server(valid, reply_bytes=reply_bytes(len(valid))))
+    out = tmp_path / "alpha.snap"
+    assert ctl_main(socks, "--timeout", "0.5", "snapshot", "alpha", str(out)) == 2
+    assert words in capsys.readouterr().err
+    assert not out.exists() and not (tmp_path / "alpha.snap.tmp").exists()
+
+
+def test_ctl_snapshot_error_reply(fake, socks, tmp_path, capsys):
+    fake(snapshot_server(b"", code="no-such-vm"))
+    out = tmp_path / "zz.snap"
+    out.write_bytes(b"older")                                   # an older file stays
+    assert ctl_main(socks, "snapshot", "zz", str(out)) == 1
+    assert "carapace-ctl: no-such-vm: no-such-vm happened" in capsys.readouterr().err
+    assert out.read_bytes() == b"older" and not (tmp_path / "zz.snap.tmp").exists()
+
+
+def test_ctl_snapshot_error_after_partial_stream(fake, socks, tmp_path, valid, capsys):
+    def handler(request, hyp):
+        if request["cmd"] == "hello":
+            return ok(request, **HELLO)
+
+        def act(hyp):
+            wait_stream(hyp)
+            hyp.stream.sendall(valid[:100])
+            time.sleep(0.1)
+            hyp.reply(err(request, "internal", "out of buffers"))
+        return act
+    fake(handler)
+    assert ctl_main(socks, "snapshot", "alpha", str(tmp_path / "a.snap")) == 1
+    assert not list(tmp_path.glob("a.snap*"))
+
+
+def test_ctl_snapshot_stream_closed(fake, socks, tmp_path, valid, capsys):
+    def handler(request, hyp):
+        if request["cmd"] == "hello":
+            return ok(request, **HELLO)
+
+        def act(hyp):
+            wait_stream(hyp)
+            hyp.stream.sendall(valid[:100])
+            hyp.stream.close()
+        return act
+    fake(handler)
+    assert ctl_main(socks, "snapshot", "alpha", str(tmp_path / "a.snap")) == 2
+    assert "stream connection closed after 100 bytes" in capsys.readouterr().err
+    assert not list(tmp_path.glob("a.snap*"))
+
+
+def test_ctl_snapshot_no_stream_socket(fake, socks, tmp_path, capsys):
+    server = fake(snapshot_server(b""), stream=False)
+    assert ctl_main(socks, "snapshot", "alpha", str(tmp_path / "a.snap")) == 2
+    assert f"no stream socket at {socks[1]}" in capsys.readouterr().err
+    assert server.requests == []                      # nothing was asked
+    assert not list(tmp_path.glob("a.snap*"))
+
+
+def test_ctl_snapshot_silence_times_out(fake, socks, tmp_path, capsys):
+    fake(lambda request, hyp: ok(request, **HELLO) if request["cmd"] == "hello" else None)
+    start = time.monotonic()
+    assert ctl_main(socks, "--timeout", "0.4", "snapshot", "alpha", str(tmp_path / "a")) == 2
+    assert time.monotonic() - start < 5
+    assert "nothing on the stream or the control socket for 0.4 s" in capsys.readouterr().err
+
+
+def test_ctl_snapshot_slow_stream_beyond_the_timeout(fake, socks, tmp_path, valid):
+    """--timeout bounds silence: a transfer longer than it, bytes flowing, is fine."""
+    fake(snapshot_server(valid, pieces=8, delay=0.15))
+    out = tmp_path / "slow.snap"
+    assert ctl_main(socks, "--timeout", "0.5", "snapshot", "alpha", str(out)) == 0
+    assert out.read_bytes() == valid
+
+
+def restore_server(code=None, read_first=None):
+    """A handler that reads the whole stream, then answers (or answers @code
+    after reading @read_first bytes)."""
+    def handler(request, hyp):
+        if request["cmd"] == "hello":
+            return ok(request, **HELLO)
+        assert request["cmd"] == "restore"
+
+        def act(hyp):
+            if code:
+                hyp.read_stream(read_first or 0)
+                hyp.reply(err(request, code, f"{code}: CONFIG at byte 32"))
+                return
+            hyp.read_stream(request["bytes"])
+            hyp.reply(ok(request, vm=request.get("name", "alpha"), index=3, pages=4))
+        return act
+    return handler
+
+
+def test_ctl_restore_sends_the_file(fake, socks, tmp_path, valid, capsys):
+    path = tmp_path / "a.snap"
+    path.write_bytes(valid)
+    server = fake(restore_server())
+    assert ctl_main(socks, "restore", str(path), "--name", "alpha2") == 0
+    hello, request = server.requests
+    assert hello["cmd"] == "hello"
+    assert request == {"v": 1, "id": request["id"], "cmd": "restore", "name": "alpha2",
+                       "bytes": len(valid)}
+    assert bytes(server.stream_bytes) == valid
+    assert capsys.readouterr().out == f"vm alpha2: restored, index 3, 4 memory pages (from {path})\n"
+
+
+def test_ctl_restore_without_name_and_json(fake, socks, tmp_path, valid, capsys):
+    path = tmp_path / "a.snap"
+    path.write_bytes(valid)
+    server = fake(restore_server())
+    assert ctl_main(socks, "--json", "restore", str(path)) == 0
+    assert "name" not in server.requests[1]
+    assert json.loads(capsys.readouterr().out)["vm"] == "alpha"
+
+
+def test_ctl_restore_big_file_in_pieces(fake, socks, tmp_path, capsys):
+    b = Builder(pages=[(RAM_GPA, [page_of(i) for i in range(512)]),
+                       (RAM_GPA + 4 * MiB, [page_of(i) for i in range(300)])])
+    data = b.build()
+    path = tmp_path / "big.snap"
+    path.write_bytes(data)
+    server = fake(restore_server())
+    assert ctl_main(socks, "restore", str(path)) == 0
+    assert bytes(server.stream_bytes) == data
+
+
+@pytest.mark.parametrize("code", ["bad-snapshot", "no-cfi", "exists", "no-memory", "no-stream"])
+def test_ctl_restore_error_reply_stops_the_stream(fake, socks, tmp_path, valid, capsys, code):
+    b = Builder(pages=[(RAM_GPA, [page_of(i) for i in range(512)])] * 1)
+    data = b.build()
+    path = tmp_path / "a.snap"
+    path.write_bytes(data)
+    server = fake(restore_server(code=code, read_first=100))
+    assert ctl_main(socks, "restore", str(path)) == 1
+    assert f"carapace-ctl: {code}: {code}: CONFIG at byte 32" in capsys.readouterr().err
+    assert len(server.stream_bytes) == 100
+
+
+def test_ctl_restore_refuses_a_bad_file_before_connecting(fake, socks, tmp_path, valid, capsys):
+    path = tmp_path / "bad.snap"
+    bad = bytearray(valid)
+    bad[500] ^= 1
+    path.write_bytes(bytes(bad))
+    server = fake(restore_server())
+    assert ctl_main(socks, "restore", str(path)) == 3
+    message = capsys.readouterr().err
+    assert message.startswith(f"carapace-ctl: {path}: not a valid snapshot: CONFIG, byte 48: "
+                              "CRC32C mismatch")
+    assert server.requests == [] and server.stream_connections == 0
+    # --no-verify sends it anyway (to test the hypervisor's own checks).
+    assert ctl_main(socks, "restore", str(path), "--no-verify") == 0
+    assert bytes(server.stream_bytes) == bytes(bad)
+
+
+def test_ctl_restore_missing_file_and_bad_name(fake, socks, tmp_path, valid, capsys):
+    server = fake(restore_server())
+    assert ctl_main(socks, "restore", str(tmp_path / "nope.snap")) == 3
+    assert "cannot read" in capsys.readouterr().err
+    path = tmp_path / "a.snap"
+    path.write_bytes(valid)
+    assert ctl_main(socks, "restore", str(path), "--name", "Bad") == 3
+    assert "bad VM name 'Bad'" in capsys.readouterr().err
+    assert ctl_main(socks, "snapshot", "Bad!", str(path)) == 3
+    assert ctl_main(socks, "snapshot", "alpha", str(tmp_path)) == 3
+    assert ctl_main(socks, "snapshot", "alpha", str(tmp_path / "no" / "dir" / "x")) == 3
+    assert "cannot write" in capsys.readouterr().err
+    assert server.requests == []
+
+
+def test_ctl_restore_ok_before_the_stream_is_sent(fake, socks, tmp_path, valid, capsys):
+    path = tmp_path / "a.snap"
+    path.write_bytes(valid)
+    fake(lambda request, hyp: ok(request, **HELLO) if request["cmd"] == "hello"
+         else ok(request, vm="alpha", index=0, pages=4))
+    big = Builder(pages=[(RAM_GPA, [page_of(i) for i in range(512)])] * 1).build()
+    path.write_bytes(big)
+    assert ctl_main(socks, "restore", str(path)) == 2
+    assert "answered ok after" in capsys.readouterr().err
+
+
+def test_ctl_restore_silence_times_out(fake, socks, tmp_path, valid, capsys):
+    path = tmp_path / "a.snap"
+    path.write_bytes(valid)
+    fake(lambda request, hyp: ok(request, **HELLO) if request["cmd"] == "hello" else None)
+    assert ctl_main(socks, "--timeout", "0.4", "restore", str(path)) == 2
+    assert "no reply within 0.4 s" in capsys.readouterr().err
+
+
+def test_default_stream_socket(monkeypatch, tmp_path):
+    monkeypatch.delenv("CARAPACE_STREAM_SOCKET", raising=False)
+    monkeypatch.delenv("CARAPACE_CTL_SOCKET", raising=False)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", "/run/user/5")
+    assert ctl.default_stream_socket() == Path(f"/run/user/5/carapace-{os.getuid()}/stream.sock")
+    assert ctl.default_stream_socket(Path("/x/c.sock")) == Path("/x/stream.sock")
+    monkeypatch.setenv("CARAPACE_CTL_SOCKET", "/y/ctl.sock")
+    assert ctl.default_stream_socket() == Path("/y/stream.sock")
+    monkeypatch.setenv("CARAPACE_STREAM_SOCKET", "/z/s.sock")
+    assert ctl.default_stream_socket(Path("/x/c.sock")) == Path("/z/s.sock")
+
+
+def test_ctl_stream_socket_follows_socket_option(fake, socks, tmp_path, valid, monkeypatch):
+    """Without --stream-socket: stream.sock beside --socket."""
+    monkeypatch.delenv("CARAPACE_STREAM_SOCKET", raising=False)
+    fake(snapshot_server(valid))
+    out = tmp_path / "x.snap"
+    assert ctl.main(["--socket", str(socks[0]), "snapshot", "alpha", str(out)]) == 0
+    assert out.read_bytes() == valid
+
+
+def test_ctl_help_mentions_snapshot_and_restore(capsys):
+    with pytest.raises(SystemExit):
+        ctl.main(["--help"])
+    out = capsys.readouterr().out
+    for word in ("snapshot VM FILE [--live]", "restore FILE [--name NEW]", "--stream-socket",
+                 "CARAPACE_STREAM_SOCKET", "docs/snapshot-format.md"):
+        assert word in out
