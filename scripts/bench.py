@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import sys
 import time
 from pathlib import Path
@@ -140,6 +141,66 @@ def linux_boot(results):
                              "carapace": c, "bare": b, "unit": "instructions"}
 
 
+def snapshot(results):
+    """An idle 256 MiB Linux guest: snapshot size, the pause of a plain and of a
+    live snapshot, and the time a restore takes, all in guest-visible time
+    under -icount (1 us = 1000 instructions)."""
+    import threading
+    tmp = Path(tempfile.mkdtemp(prefix="carapace-bench-"))
+    ctl_sock, stream_sock = tmp / "ctl.sock", tmp / "stream.sock"
+    cmd = [sys.executable, str(ROOT / "tools" / "carapace-run"), "--batch", "--icount",
+           "--timeout", "900", "--smp", "2", "--persist", "--spare-mem", "256M",
+           "--ctl-socket", str(ctl_sock), "--stream-socket", str(stream_sock),
+           "--vm", f"name=s,kernel={IMAGE},initrd={INITRD},mem=256M,vcpus=1,"
+                   "bootargs=console=ttyS0 quiet carapace.test=idle"]
+    say("snapshot: idle Linux guest, 256 MiB")
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         stdin=subprocess.DEVNULL, text=True, errors="replace")
+    lines = []
+    threading.Thread(target=lambda: lines.extend(l.rstrip("\n") for l in p.stdout),
+                     daemon=True).start()
+
+    def ctl(*args):
+        r = subprocess.run([sys.executable, str(ROOT / "tools" / "carapace-ctl"), "--socket",
+                            str(ctl_sock), "--stream-socket", str(stream_sock), "--json",
+                            "--timeout", "300", *args], capture_output=True, text=True)
+        if r.returncode:
+            raise RuntimeError(f"carapace-ctl {args}: {r.stdout}{r.stderr}")
+        return json.loads(r.stdout.strip().splitlines()[-1])
+
+    try:
+        end = time.time() + 300
+        while not any("init: idle" in l for l in lines):
+            if time.time() > end or p.poll() is not None:
+                raise RuntimeError("the guest did not reach init:\n" + "\n".join(lines[-30:]))
+            time.sleep(0.2)
+        time.sleep(2)
+        plain = ctl("snapshot", "s", str(tmp / "plain.snap"))
+        live = ctl("snapshot", "s", str(tmp / "live.snap"), "--live")
+        restored = ctl("restore", str(tmp / "plain.snap"), "--name", "r")
+    finally:
+        p.terminate()
+        try:
+            p.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            p.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
+    ram = 256 << 20
+    results["snapshot_size"] = {"what": "snapshot of an idle 256 MiB Linux guest",
+                                "bytes": plain["bytes"], "pages": plain["pages"],
+                                "percent_of_ram": round(100.0 * plain["bytes"] / ram, 2),
+                                "unit": "bytes"}
+    results["snapshot_pause"] = {"what": "VM stopped by a plain / a live snapshot",
+                                 "plain_us": plain["pause_us"], "live_us": live["pause_us"],
+                                 "plain_instructions": plain["pause_us"] * 1000,
+                                 "live_instructions": live["pause_us"] * 1000,
+                                 "unit": "guest-visible us under -icount"}
+    results["restore_time"] = {"what": "restore request to the VM running",
+                               "us": restored["restore_us"],
+                               "instructions": restored["restore_us"] * 1000,
+                               "unit": "guest-visible us under -icount"}
+
+
 def footprint(results):
     size = subprocess.run(["riscv64-unknown-elf-size", str(ROOT / "build" / "carapace.elf")],
                           capture_output=True, text=True).stdout.splitlines()[-1].split()
@@ -165,6 +226,15 @@ def table(results):
         r = results["vcpu_switch"]
         print(f"{'vcpu_switch (cfi on/off)':<28} {r['cfi_on']:>14,.1f} {r['cfi_off']:>14,.1f} "
               f"{r['cfi_on'] / r['cfi_off']:>8.3f}")
+    if "snapshot_size" in results:
+        r = results["snapshot_size"]
+        print(f"snapshot of an idle 256 MiB Linux guest: {r['bytes']:,} bytes "
+              f"({r['percent_of_ram']} % of RAM, {r['pages']} pages)")
+        r = results["snapshot_pause"]
+        print(f"snapshot pause: plain {r['plain_us']:,} us, live {r['live_us']:,} us "
+              f"(guest time under -icount)")
+        r = results["restore_time"]
+        print(f"restore: {r['us']:,} us (guest time under -icount)")
     if "footprint" in results:
         r = results["footprint"]
         print(f"image {r['image_bin_bytes']} bytes (text {r['text']}, data {r['data']}, "
@@ -198,7 +268,7 @@ def main():
         if not f.exists():
             sys.exit(f"bench: missing {f} (run: make bench)")
     results = {}
-    for step in (micro, switch, linux_boot, footprint):
+    for step in (micro, switch, linux_boot, snapshot, footprint):
         step(results)
     (OUT / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     table(results)

@@ -567,6 +567,8 @@ static void restore_done(const struct snap_result *r)
 	jw_kv_str(&w, "vm", r->vm->cfg.name);
 	jw_kv_u64(&w, "index", r->vm->index);
 	jw_kv_u64(&w, "pages", r->pages);
+	jw_kv_u64(&w, "bytes", r->bytes);
+	jw_kv_u64(&w, "restore_us", ticks_to_us(r->ticks));
 	reply_send(&w);
 }
 

@@ -41,7 +41,8 @@ uint32_t snap_lost_features(const struct snap_config *c);
 struct snap_result {
 	const char *err, *code;
 	struct vm *vm;
-	uint64_t bytes, pages, pause_ticks;
+	uint64_t bytes, pages;
+	uint64_t ticks;		/* a load: from its request to the VM running */
 };
 typedef void (*snap_done_fn)(const struct snap_result *r);
 

@@ -27,7 +27,7 @@ static struct {
 	struct vm *vm;
 	struct snap_config config;
 	uint64_t total, offset;		/* stream length announced, bytes read */
-	uint64_t sections, pages;
+	uint64_t sections, pages, start;
 	struct snap_section sec;
 	uint64_t sec_offset;		/* stream offset of the section header */
 	unsigned int next_vcpu, next_dev;
@@ -63,7 +63,7 @@ bool snap_busy(void)
 static void finish(bool ok)
 {
 	struct snap_result r = { ok ? NULL : ld.err, ok ? NULL : ld.code, ld.vm, ld.offset,
-				 ld.pages, 0 };
+				 ld.pages, time_now() - ld.start };
 	snap_done_fn done = ld.done;
 
 	if (!ok && ld.vm) {
@@ -107,6 +107,7 @@ int snap_load_start(uint64_t bytes, const char *name, snap_done_fn done)
 		memcpy(ld.name, name, MIN(strlen(name), sizeof(ld.name) - 1));
 	ld.done = done;
 	ld.total = bytes;
+	ld.start = time_now();
 	expect(sizeof(struct snap_header), L_HEADER);
 	return 0;
 }

@@ -227,11 +227,12 @@ static int vuart_load(struct vm *vm, const void *in)
 {
 	struct vuart_state s;
 
+	static const uint8_t zero[sizeof(s.pad)];
+
 	memcpy(&s, in, sizeof(s));
 	if (s.rx_head - s.rx_tail > VUART_RX_FIFO || s.thre_pending > 1 || s.irq_level > 1 ||
-	    s.ier & ~0x0fU || s.mcr & ~0x1fU)
+	    s.ier & ~0x0fU || s.mcr & ~0x1fU || memcmp(s.pad, zero, sizeof(zero)))
 		return -HYP_EINVAL;
-	memset(s.pad, 0, sizeof(s.pad));
 	spin_lock(&vm->uart.lock);
 	vm->uart.s = s;
 	spin_unlock(&vm->uart.lock);

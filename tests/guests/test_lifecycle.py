@@ -112,15 +112,21 @@ class Host:
         try:
             self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
+            self.kill()
             pytest.fail("the run did not end\n" + "\n".join(self.snapshot()))
         self.reader.join(5)
         return self.proc.returncode
 
     def kill(self):
+        """SIGTERM first: the launcher then takes QEMU down with it (a KILL
+        would leave QEMU running in its own session)."""
         if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
 
 
 @pytest.fixture

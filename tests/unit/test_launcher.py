@@ -1255,3 +1255,346 @@ def test_e2e_persist_without_vms(tmp_path, kernel, capsys):
                   power_off=False, vms=()) == 0
     out = capsys.readouterr().out
     assert "vm late: shutdown\n    [late] hello\n" in out
+
+
+# --- the stream port and --restore ------------------------------------------------------
+
+
+def test_stream_device_args():
+    assert cr.stream_device_args(Path("/r/stream.sock")) == [
+        "-chardev", "socket,id=carapace-stream,path=/r/stream.sock,server=on,wait=off",
+        "-device", "virtserialport,bus=carapace-vser.0,chardev=carapace-stream,"
+                   "name=org.carapace.stream,nr=2"]
+    assert "path=/a,,b/s.sock,server" in cr.stream_device_args(Path("/a,b/s.sock"))[1]
+
+
+def test_qemu_command_has_the_stream_port_after_the_control_port(tmp_path, kernel):
+    vms, images = two_vms(tmp_path, kernel)
+    host = host_for(kernel, ctl_socket=Path("/run/c/ctl.sock"),
+                    stream_socket=Path("/run/s,1/stream.sock"))
+    for batch in (False, True):
+        cmd = cr.qemu_command(host, Path("/t/host.dtb"), images, batch=batch)
+        ctl_args = cr.ctl_device_args(Path("/run/c/ctl.sock"))
+        stream_args = cr.stream_device_args(Path("/run/s,1/stream.sock"))
+        i = cmd.index("-global")
+        assert cmd[i:i + len(ctl_args) + len(stream_args)] == ctl_args + stream_args
+    # Without a stream path in the config: stream.sock beside the control socket.
+    cmd = cr.qemu_command(host_for(kernel, ctl_socket=Path("/run/c/ctl.sock")),
+                          Path("/t/host.dtb"), images, batch=True)
+    assert "socket,id=carapace-stream,path=/run/c/stream.sock,server=on,wait=off" in cmd
+
+
+def test_default_stream_socket(monkeypatch, private_runtime_dir):
+    monkeypatch.delenv("CARAPACE_STREAM_SOCKET", raising=False)
+    assert cr.default_stream_socket() == \
+        private_runtime_dir / f"carapace-{os.getuid()}" / "stream.sock"
+    assert cr.default_stream_socket(Path("/x/my.sock")) == Path("/x/stream.sock")
+    monkeypatch.setenv("CARAPACE_STREAM_SOCKET", "/s/stream-1.sock")
+    assert cr.default_stream_socket(Path("/x/my.sock")) == Path("/s/stream-1.sock")
+
+
+def test_default_stream_socket_same_as_ctl(monkeypatch):
+    ctl = cr.ctl_module()
+    for env in ({}, {"CARAPACE_CTL_SOCKET": "/c/ctl.sock"},
+                {"CARAPACE_STREAM_SOCKET": "/s/s.sock"}):
+        for name in ("CARAPACE_CTL_SOCKET", "CARAPACE_STREAM_SOCKET"):
+            monkeypatch.delenv(name, raising=False)
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        assert cr.default_stream_socket() == ctl.default_stream_socket()
+        assert cr.default_stream_socket(Path("/o/c.sock")) == \
+            ctl.default_stream_socket(Path("/o/c.sock"))
+
+
+def test_stream_socket_path_checks(tmp_path, monkeypatch):
+    monkeypatch.delenv("CARAPACE_STREAM_SOCKET", raising=False)
+    ctl_sock = tmp_path / "ctl.sock"
+    assert cr.stream_socket_path(None, ctl_sock) == tmp_path / "stream.sock"
+    assert cr.stream_socket_path("rel.sock", ctl_sock) == Path.cwd() / "rel.sock"
+    with pytest.raises(cr.LaunchError, match="path too long.*use a shorter --stream-socket"):
+        cr.stream_socket_path("/tmp/" + "x" * 103, ctl_sock)
+    with pytest.raises(cr.LaunchError, match="both .*; use --stream-socket"):
+        cr.stream_socket_path(str(ctl_sock), ctl_sock)
+
+
+def test_stream_socket_in_use_or_not_a_socket(tmp_path):
+    path = tmp_path / "stream.sock"
+    with listening(path):
+        with pytest.raises(cr.LaunchError) as info:
+            cr.prepare_ctl_socket(path, option="--stream-socket")
+        assert str(info.value) == f"another Carapace is using {path}; use --stream-socket"
+    path.unlink()
+    path.write_text("x")
+    with pytest.raises(cr.LaunchError, match="is not a socket; use --stream-socket"):
+        cr.prepare_ctl_socket(path, option="--stream-socket")
+
+
+def crc32c(data):
+    c = 0xFFFFFFFF
+    for b in data:
+        c ^= b
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+    return c ^ 0xFFFFFFFF
+
+
+def make_snapshot(path, name="alpha", vcpus=1, mem=16 * MiB, pages=1):
+    """A small valid snapshot file (docs/snapshot-format.md): no CFI, one
+    page of memory per @pages."""
+    import struct
+
+    def section(stype, instance, payload):
+        return struct.pack("<IIQII", stype, instance, len(payload), crc32c(payload), 0) + payload
+    out = [struct.pack("<8sIIQQ", b"CARASNAP", 1, 32, 0, 0),
+           section(1, 0, struct.pack("<16sQQIIIIIIQQ32s32s512s", name.encode(), 0x80000000, mem,
+                                     vcpus, 0, 0x1C, 1, 0, 0, 5, 10_000_000, b"k", b"", b""))]
+    for i in range(vcpus):
+        out.append(section(2, i, struct.pack("<32Q15Q32QQ4B3I2Q", *([0] * 32),
+                                             0x80200000, *([0] * 14), *([0] * 32), 0,
+                                             0, 0, 0, 0, 1 if i == 0 else 0, 0, 0, 0, 0)))
+    out.append(section(3, 0, struct.pack("<16sII", b"uart16550", 280, 0) + bytes(280)))
+    out.append(section(3, 1, struct.pack("<16sII", b"plic", 204, 0) + bytes(204)))
+    for p in range(pages):
+        out.append(section(4, 0, struct.pack("<QQ", 0x80200000 + p * 4096, 1) + b"\x13" * 4096))
+    out.append(section(5, 0, struct.pack("<QQ", vcpus + 3 + pages, pages)))
+    path.write_bytes(b"".join(out))
+    return path
+
+
+def test_parse_restores(tmp_path, kernel):
+    a = make_snapshot(tmp_path / "a.snap", "alpha", vcpus=2, mem=32 * MiB, pages=3)
+    b = make_snapshot(tmp_path / "b.snap", "beta")
+    vms = cr.parse_vms([f"name=vm0,kernel={kernel}"])
+    ra, rb = cr.parse_restores([str(a), str(b)], vms)
+    assert (ra.path, ra.name, ra.vcpus, ra.mem, ra.size, ra.pages) == \
+        (a, "alpha", 2, 32 * MiB, a.stat().st_size, 3)
+    assert rb.name == "beta"
+    assert cr.parse_restores([], vms) == []
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: None, "cannot read"),
+    (lambda p: p.write_bytes(b"CARASNAP"), "not a valid snapshot: header, byte 8: truncated"),
+    (lambda p: p.write_bytes(make_snapshot(p).read_bytes()[:-1]), "not a valid snapshot: END"),
+    (lambda p: p.write_bytes(make_snapshot(p).read_bytes() + b"x"), "trailing byte"),
+])
+def test_parse_restores_checks_the_file(tmp_path, make, message):
+    path = tmp_path / "x.snap"
+    make(path)
+    with pytest.raises(cr.LaunchError) as info:
+        cr.parse_restores([str(path)], [])
+    assert str(info.value).startswith(f"--restore {path}: ") and message in str(info.value)
+
+
+def test_parse_restores_names_unique(tmp_path, kernel):
+    a = make_snapshot(tmp_path / "a.snap", "alpha")
+    a2 = make_snapshot(tmp_path / "a2.snap", "alpha")
+    with pytest.raises(cr.LaunchError, match="holds vm alpha, and a --restore .*a.snap has"):
+        cr.parse_restores([str(a), str(a2)], [])
+    vms = cr.parse_vms([f"name=alpha,kernel={kernel}"])
+    with pytest.raises(cr.LaunchError, match="holds vm alpha, and a --vm has that name"):
+        cr.parse_restores([str(a)], vms)
+    files = [str(make_snapshot(tmp_path / f"{i}.snap", f"v{i}")) for i in range(8)]
+    with pytest.raises(cr.LaunchError, match="1 VMs and 8 --restore: the hypervisor runs at "
+                                             "most 8"):
+        cr.parse_restores(files, cr.parse_vms([f"name=z,kernel={kernel}"]))
+
+
+def test_main_restore_errors_exit_3(tmp_path, capsys):
+    bad = tmp_path / "bad.snap"
+    bad.write_bytes(b"not a snapshot at all, but long enough for a header")
+    assert cr.main(["--restore", str(bad)]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith(f"carapace-run: error: --restore {bad}: {bad}: not a valid snapshot: "
+                          "header, byte 0: bad magic")
+    assert cr.main(["--restore", str(tmp_path / "nope.snap")]) == 3
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_restore_implies_persist_and_names_count_for_expect(tmp_path):
+    """--restore without --vm is fine (it implies --persist), and --expect may
+    name the restored VM; checked before the host is set up."""
+    snap = make_snapshot(tmp_path / "a.snap", "alpha")
+    args = cr.build_parser().parse_args(["--batch", "--restore", str(snap),
+                                         "--expect", "alpha=running"])
+    restores = cr.parse_restores(args.restore, cr.parse_vms(args.vm, persist=True))
+    assert cr.parse_expects(args.expect, {r.name for r in restores}) == {"alpha": "running"}
+    with pytest.raises(cr.LaunchError, match="give at least one --vm"):
+        cr.parse_vms([], persist=False)
+
+
+@needs_qemu
+def test_dry_run_restore(kernel, tmp_path, capsys, private_runtime_dir):
+    snap = make_snapshot(tmp_path / "a.snap", "alpha", mem=512 * MiB, pages=2)
+    code = cr.main(["--dry-run", "--hyp", str(kernel), "--restore", str(snap),
+                    "--vm", f"name=b,kernel={kernel}", "--batch", "--expect", "alpha=running"])
+    assert code == 0
+    out = capsys.readouterr().out
+    sock_dir = private_runtime_dir / f"carapace-{os.getuid()}"
+    assert "carapace,persist;" in out                        # --restore implies --persist
+    assert (f"# restore: {snap}: vm alpha, 1 vCPU(s), 512M RAM, 2 memory pages, "
+            f"{snap.stat().st_size} bytes") in out
+    assert f"# stream socket: {sock_dir / 'stream.sock'}" in out
+    assert (f"-chardev socket,id=carapace-stream,path={sock_dir / 'stream.sock'},server=on,"
+            "wait=off -device virtserialport,bus=carapace-vser.0,chardev=carapace-stream,"
+            "name=org.carapace.stream,nr=2") in out
+    assert "-m 834M" in out             # b's 64M and 2M image + 256M + 512M restored
+    assert not sock_dir.exists()
+
+
+@needs_qemu
+def test_restore_ram_counts_in_host_memory(kernel, tmp_path, capsys):
+    snap = make_snapshot(tmp_path / "a.snap", "alpha", mem=512 * MiB)
+    assert cr.main(["--dry-run", "--hyp", str(kernel), "--restore", str(snap),
+                    "--mem", "512M"]) == 3
+    assert "512M for --restore VMs" in capsys.readouterr().err
+
+
+@needs_qemu
+def test_main_stream_socket_in_use_exits_3(kernel, tmp_path, capsys):
+    busy = tmp_path / "stream.sock"
+    with listening(busy):
+        assert cr.main(["--batch", "--hyp", str(kernel), "--ctl-socket",
+                        str(tmp_path / "ctl.sock"), "--vm", f"kernel={kernel}"]) == 3
+        assert busy.exists()                                  # another's: left alone
+    err = capsys.readouterr().err
+    assert f"another Carapace is using {busy}; use --stream-socket" in err
+
+
+# A stand-in for QEMU and the hypervisor behind its two sockets: it serves the
+# control socket (hello, restore) and the stream socket, and prints console
+# lines like the hypervisor.  MODE: ok, refuse (bad-snapshot after 100 bytes),
+# mute (never answers).
+FAKE_QEMU = r"""
+import json, os, socket, sys, time
+ctl_path, stream_path, mode = sys.argv[1], sys.argv[2], sys.argv[3]
+def listen(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(path)
+    s.listen(1)
+    return s
+ctl_l, stream_l = listen(ctl_path), listen(stream_path)
+print("carapace: waiting for VMs", flush=True)
+conn, _ = ctl_l.accept()
+stream_l.settimeout(10)
+stream = None
+buf = b""
+while True:
+    data = conn.recv(65536)
+    if not data:
+        break
+    buf += data
+    while b"\n" in buf:
+        line, _, buf = buf.partition(b"\n")
+        if not line or mode == "mute":
+            continue
+        req = json.loads(line)
+        if req["cmd"] == "hello":
+            reply = {"protocol": 1, "hypervisor": "carapace", "vm_max": 8, "harts": 2,
+                     "commands": ["hello", "restore"]}
+        else:
+            stream, _ = stream_l.accept()
+            want = 100 if mode == "refuse" else req["bytes"]
+            got = b""
+            while len(got) < want:
+                got += stream.recv(want - len(got))
+            if mode == "refuse":
+                reply = {"ok": False, "code": "bad-snapshot",
+                         "error": "section CONFIG 0 at offset 32: name: 1-15 of a-z 0-9 _ -"}
+            else:
+                name = req.get("name", "alpha")
+                print(f"carapace: vm {name}: restored (1 pages), running", flush=True)
+                print(f"[{name}] hello again", flush=True)
+                print(f"carapace: vm {name}: shut down", flush=True)
+                reply = {"vm": name, "index": 0, "pages": 1}
+            stream.close()
+        reply = {"v": 1, "id": req["id"], "ok": reply.pop("ok", True), **reply}
+        conn.sendall(json.dumps(reply).encode() + b"\n")
+time.sleep(300)
+"""
+
+
+def fake_run(tmp_path, mode, batch=True, timeout=20):
+    """run_qemu() with FAKE_QEMU for QEMU: the launcher's --restore path."""
+    ctl_sock, stream_sock = tmp_path / "ctl.sock", tmp_path / "stream.sock"
+    snap = make_snapshot(tmp_path / "a.snap", "alpha")
+    restores = cr.parse_restores([str(snap)], [])
+    cmd = [sys.executable, "-c", FAKE_QEMU, str(ctl_sock), str(stream_sock), mode]
+    if not batch:
+        cmd = [sys.executable, "-c", FAKE_QEMU.replace("print(", "(lambda *a, **k: None)("),
+               str(ctl_sock), str(stream_sock), mode]
+    host = cr.HostConfig(hyp=Path("/h"), bios=Path("/b"), mem=512 * MiB, persist=True,
+                         ctl_socket=ctl_sock, stream_socket=stream_sock)
+    args = cr.build_parser().parse_args((["--batch", "--timeout", str(timeout)] if batch
+                                         else []) + ["--restore", str(snap)])
+    start = time.monotonic()
+    code = cr.run_qemu(args, cmd, [], host, {}, restores)
+    return code, time.monotonic() - start, snap
+
+
+def test_restore_then_the_batch_runs_on(tmp_path, capsys):
+    code, elapsed, snap = fake_run(tmp_path, "ok", timeout=3)
+    captured = capsys.readouterr()
+    assert code == 0, captured
+    assert f"carapace-run: restoring vm alpha from {snap} ({snap.stat().st_size} bytes, " \
+           "1 memory pages)" in captured.err
+    assert f"carapace-run: restored vm alpha from {snap}: index 0, 1 memory pages" in captured.err
+    assert "vm alpha: shutdown\n    [alpha] hello again\n" in captured.out
+
+
+def test_restore_error_exits_3_and_stops_qemu(tmp_path, capsys):
+    code, elapsed, snap = fake_run(tmp_path, "refuse", timeout=60)
+    assert code == 3
+    assert elapsed < 30                               # QEMU was stopped, not timed out
+    err = capsys.readouterr().err
+    assert (f"carapace-run: error: restore {snap}: bad-snapshot: section CONFIG 0 at offset 32: "
+            "name: 1-15 of a-z 0-9 _ -") in err
+
+
+def test_restore_never_answered_exits_3(tmp_path, capsys):
+    code, elapsed, snap = fake_run(tmp_path, "mute", timeout=2)
+    assert code == 3 and elapsed < 20
+    assert "carapace-run: error: restore" in capsys.readouterr().err
+
+
+def test_restore_interactive_error_exits_3(tmp_path, capsys):
+    code, elapsed, snap = fake_run(tmp_path, "refuse", batch=False)
+    assert code == 3 and elapsed < 30
+    assert f"error: restore {snap}: bad-snapshot" in capsys.readouterr().err
+
+
+def test_help_documents_restore(capsys):
+    with pytest.raises(SystemExit):
+        cr.main(["--help"])
+    out = capsys.readouterr().out
+    for word in ("--restore FILE", "--stream-socket PATH", "implies --persist",
+                 "CARAPACE_STREAM_SOCKET", "stream.sock"):
+        assert word in out, word
+
+
+@needs_qemu
+@needs_cross
+def test_e2e_qemu_listens_on_the_stream_socket(tmp_path, kernel, capsys):
+    """QEMU accepts the stream port's arguments and listens on its socket; the
+    launcher announces it and removes it afterwards."""
+    ctl_sock, stream_sock = tmp_path / "ctl.sock", tmp_path / "s" / "stream.sock"
+    hyp = fake_hypervisor(tmp_path, "carapace: vm a: shut down\r\n", power_off=False)
+    codes = []
+    runner = threading.Thread(target=lambda: codes.append(cr.main(
+        ["--batch", "--timeout", "4", "--persist", "--hyp", str(hyp), "--ctl-socket",
+         str(ctl_sock), "--stream-socket", str(stream_sock), "--vm",
+         f"name=a,kernel={kernel}"])))
+    runner.start()
+    try:
+        for _ in range(150):
+            if stream_sock.exists():
+                break
+            time.sleep(0.1)
+        client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        client.connect(str(stream_sock))          # QEMU's chardev accepts
+        client.close()
+    finally:
+        runner.join(60)
+    assert codes == [0]
+    assert f"stream socket {stream_sock}" in capsys.readouterr().err
+    assert not stream_sock.exists() and not ctl_sock.exists()

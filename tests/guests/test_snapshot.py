@@ -1,0 +1,148 @@
+# SPDX-License-Identifier: MIT
+"""Snapshot and restore with bare-metal guests (the marker protocol): a guest
+sets up its CFI and other state, prints SNAPSHOT-READY and waits; the
+harness snapshots it (plain or live), destroys it and restores the file as a
+new VM, which checks itself (tests/guests/snap_cfi.c). Plus every refusal: a
+truncated, corrupted, wrong-magic or wrong-version file, impossible fields,
+a name clash, too little memory; none creates a VM or disturbs the others."""
+
+import json
+import re
+import struct
+import subprocess
+
+import pytest
+
+from test_guests import (EXIT_OK, ROOT, Report, check_report,  # noqa: F401
+                         guests_built, vm_spec)
+from test_lifecycle import CTL, Host
+
+pytestmark = pytest.mark.quick
+
+SNAP = ROOT / "tools" / "carapace-snap"
+
+
+class SnapHost(Host):
+    def __init__(self, tmp_path, vms, extra=(), timeout=120):
+        self.stream = tmp_path / "stream.sock"
+        super().__init__(tmp_path, vms, ["--stream-socket", str(self.stream), *extra], timeout)
+
+    def ctl(self, *args, check=True):
+        r = subprocess.run([str(CTL), "--socket", str(self.sock), "--stream-socket",
+                            str(self.stream), "--json", *args],
+                           capture_output=True, text=True, timeout=120)
+        if check:
+            assert r.returncode == 0, (f"carapace-ctl {args}: {r.returncode}\n{r.stdout}"
+                                       f"{r.stderr}\n--- console ---\n" +
+                                       "\n".join(self.snapshot()[-60:]))
+        out = r.stdout.strip().splitlines()
+        return (json.loads(out[-1]) if out else None), r.returncode, r.stderr
+
+
+@pytest.fixture
+def snap_host(tmp_path, guests_built):
+    hosts = []
+
+    def make(*args, **kw):
+        h = SnapHost(tmp_path, *args, **kw)
+        hosts.append(h)
+        return h
+    yield make
+    for h in hosts:
+        h.kill()
+
+
+def inspect(path):
+    r = subprocess.run([str(SNAP), "inspect", "--json", str(path)], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return json.loads(r.stdout)
+
+
+def snapshot_and_restore(h, tmp_path, live):
+    path = tmp_path / ("live.snap" if live else "plain.snap")
+    line = h.wait_for(lambda l: l.startswith("[orig] SNAPSHOT-READY"), 60)
+    ssp = int(re.search(r"ssp=(0x[0-9a-f]+)", line).group(1), 16)
+    args = ["snapshot", "orig", str(path)] + (["--live"] if live else [])
+    rep, _, _ = h.ctl(*args)
+    assert rep["ok"] and rep["live"] == live and rep["bytes"] == path.stat().st_size, rep
+    h.ctl("destroy", "orig")
+    rep, _, _ = h.ctl("restore", str(path), "--name", "copy")
+    assert rep["ok"] and rep["vm"] == "copy", rep
+    h.wait_for(lambda l: l.startswith("[copy] DONE:"), 60)
+    return path, ssp
+
+
+@pytest.mark.parametrize("live", [False, True], ids=["plain", "live"])
+def test_snapshot_restore_cfi_state(snap_host, tmp_path, live):
+    h = snap_host([vm_spec("orig", "snap_cfi", 2, "wait_ms=4000"),
+                   vm_spec("other", "demo", 1, "count=100000 delay_us=20000")],
+                  extra=["--expect", "orig=destroyed", "--expect", "other=destroyed"])
+    path, ssp = snapshot_and_restore(h, tmp_path, live)
+    # one guest's life: the original up to the marker, then the restored copy
+    before = h.guest("orig")
+    before = before[:next(i for i, l in enumerate(before) if l.startswith("SNAPSHOT-READY"))]
+    rep = Report(before + h.guest("copy"))
+    check_report(rep, "vm orig, then copy (restored)")
+    assert not rep.kind("SKIP: "), rep.lines
+    # the original printed nothing after the marker: only the copy checked itself
+    assert not [l for l in h.guest("orig") if l.startswith("PASS: snap: ssp")], "\n".join(h.snapshot())
+    # the other VM never stopped
+    hellos = [l for l in h.guest("other") if l.startswith("hello")]
+    assert len(hellos) > 10, hellos
+    info = inspect(path)
+    cfi = info["vcpus"][0]["cfi"]
+    assert cfi["ssp"] == ssp and cfi["shadow_stack"] and cfi["ss_locked"], cfi
+    assert cfi["lp_locked"] and not cfi["landing_pads"], cfi
+    assert cfi["senvcfg_lpe"] and cfi["senvcfg_sse"], cfi
+    assert info["vcpus"][1]["waiting"] == 1 or info["vcpus"][1]["hsm"] == "started", info["vcpus"][1]
+    assert info["config"]["name"] == "orig" and info["header"]["live"] == live, info
+    h.ctl("destroy", "other")
+    h.wait_for(lambda l: l == "carapace: vm copy: shut down", 30)
+    assert h.finish() == EXIT_OK
+
+
+def corrupt_cases(good):
+    """(name, bytes, expected words in the refusal)"""
+    hdr_len, sec_len = 32, 24
+    cfg_payload = hdr_len + sec_len
+    cases = [
+        ("truncated", good[:len(good) // 2], "truncated"),
+        ("magic", b"XARASNAP" + good[8:], "magic"),
+        ("version", good[:8] + struct.pack("<I", 2) + good[12:], "version"),
+        ("crc", good[:cfg_payload + 20] + bytes([good[cfg_payload + 20] ^ 1]) +
+         good[cfg_payload + 21:], "CRC"),
+        ("length", good[:hdr_len + 8] + struct.pack("<Q", 1 << 40) + good[hdr_len + 16:],
+         "length"),
+        ("trailing", good + b"\0" * 16, "after END"),
+    ]
+    return cases
+
+
+def test_refusals_leave_no_vm(snap_host, tmp_path):
+    h = snap_host([vm_spec("orig", "snap_cfi", 1, "wait_ms=600000"),
+                   vm_spec("other", "demo", 1, "count=100000 delay_us=20000")],
+                  extra=["--expect", "orig=destroyed", "--expect", "other=destroyed"])
+    h.wait_for(lambda l: l.startswith("[orig] SNAPSHOT-READY"), 60)
+    good_path = tmp_path / "good.snap"
+    h.ctl("snapshot", "orig", str(good_path))
+    good = good_path.read_bytes()
+    for name, data, words in corrupt_cases(good):
+        p = tmp_path / f"{name}.snap"
+        p.write_bytes(data)
+        rep, code, err = h.ctl("restore", str(p), "--name", "bad", "--no-verify", check=False)
+        assert code == 1, (name, rep, err)
+        assert rep["code"] == "bad-snapshot" and words.lower() in rep["error"].lower(), (name, rep)
+        # the local check refuses it too, before contacting the hypervisor
+        r = subprocess.run([str(SNAP), "verify", str(p)], capture_output=True, text=True)
+        assert r.returncode == 1, (name, r.stdout, r.stderr)
+    rep, code, _ = h.ctl("restore", str(good_path), check=False)   # name taken: orig
+    assert code == 1 and rep["code"] == "exists", rep
+    listing, _, _ = h.ctl("list")
+    assert sorted(v["name"] for v in listing["vms"]) == ["orig", "other"], listing
+    # a good restore still works after all the refusals
+    rep, _, _ = h.ctl("restore", str(good_path), "--name", "copy")
+    assert rep["ok"], rep
+    for vm in ("copy", "orig", "other"):
+        h.ctl("destroy", vm)
+    assert h.finish() == EXIT_OK
