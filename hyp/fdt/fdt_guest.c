@@ -122,6 +122,15 @@ static int build_soc(void *fdt, const struct vm *vm)
 	TRY(fdt_property_u32(fdt, "interrupts", VUART_IRQ));
 	TRY(fdt_property_u32(fdt, "interrupt-parent", PHANDLE_PLIC));
 	TRY(fdt_end_node(fdt));
+
+	/* a restored VM gets a new generation ID and this interrupt */
+	snprintf(name, sizeof(name), "vmgenid@%lx", VMGENID_BASE);
+	TRY(fdt_begin_node(fdt, name));
+	TRY(fdt_property_string(fdt, "compatible", "microsoft,vmgenid"));
+	TRY(prop_u64_pair(fdt, "reg", VMGENID_BASE, 16));
+	TRY(fdt_property_u32(fdt, "interrupts", VMGENID_IRQ));
+	TRY(fdt_property_u32(fdt, "interrupt-parent", PHANDLE_PLIC));
+	TRY(fdt_end_node(fdt));
 	return fdt_end_node(fdt);
 }
 

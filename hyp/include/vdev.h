@@ -43,6 +43,17 @@ struct vplic {
 	struct vplic_state s;
 };
 
+struct vmgenid_state {
+	uint8_t id[16];		/* the VM generation ID the guest reads */
+	uint8_t level;		/* interrupt line up: a new ID not read yet */
+	uint8_t pad[7];
+};
+
+struct vmgenid {
+	struct spinlock lock;
+	struct vmgenid_state s;
+};
+
 /* One device model as the rest of the hypervisor sees it. */
 struct vdev_ops {
 	const char *name;
@@ -58,7 +69,7 @@ struct vdev_ops {
 	int (*load)(struct vm *vm, const void *in);
 };
 
-extern const struct vdev_ops vuart_ops, vplic_ops;
+extern const struct vdev_ops vuart_ops, vplic_ops, vmgenid_ops;
 /* every device model, in a stable order (snapshots use it) */
 extern const struct vdev_ops *const vdev_all[];
 extern const unsigned int vdev_count;

@@ -120,6 +120,7 @@ struct vm {
 	/* guest state: the devices (each with its own save/restore) and the vCPUs */
 	struct vuart uart;
 	struct vplic plic;
+	struct vmgenid genid;
 	struct vcpu vcpus[VM_MAX_VCPUS];
 };
 

@@ -223,6 +223,7 @@ int vm_alloc(const struct vm_desc *d, bool need_images, struct vm **out, const c
 	memset(&vm->vcpus, 0, sizeof(vm->vcpus));
 	memset(&vm->uart.s, 0, sizeof(vm->uart.s));
 	memset(&vm->plic.s, 0, sizeof(vm->plic.s));
+	memset(&vm->genid.s, 0, sizeof(vm->genid.s));
 	memset(&vm->stats, 0, sizeof(vm->stats));
 	vm->index = index;
 	vm->serial = ++vm_serial;

@@ -91,7 +91,7 @@ struct snap_vcpu {
 
 /* DEVICE (instance = index): a name, then the model's own state bytes. */
 struct snap_device {
-	char name[16];		/* "uart16550", "plic" (NUL-terminated) */
+	char name[16];		/* "uart16550", "plic", "vmgenid" (NUL-terminated) */
 	uint32_t state_size;	/* bytes that follow */
 	uint32_t reserved;	/* 0 */
 };

@@ -79,3 +79,58 @@ def test_pause_resume_linux_cfi(initramfs, tmp_path):
         check_cfi(CfiReport(lines), f"vm {name}", REQUIRED_ROUNDS, out)
         # one process, every round once and in order: it went on where it was
         assert rounds_of(lines) == list(range(1, ROUNDS + 1)), (name, rounds_of(lines))
+
+
+# --- snapshot and restore -------------------------------------------------------------
+
+def snap_host(tmp_path, vms, timeout=500):
+    from test_snapshot import SnapHost
+    return SnapHost(tmp_path, vms, timeout=timeout)
+
+
+@pytest.mark.parametrize("live", [False, True], ids=["plain", "live"])
+def test_snapshot_linux_into_fresh_qemu(initramfs, tmp_path, live):
+    """Two CFI guests; alpha is snapshotted in the middle of its long-lived CFI
+    process, beta never stops. A fresh QEMU restores alpha from the file: the
+    same process goes on from its round, with the same shadow stack (the ssp
+    of round 1), and still catches a corrupted return and landing-pad
+    violations."""
+    import subprocess
+    from test_lifecycle import LAUNCHER, ROOT
+
+    path = tmp_path / "alpha.snap"
+    srcdir = tmp_path / "src"
+    srcdir.mkdir()
+    src = snap_host(srcdir, [spec("alpha", 30), spec("beta", 30)])
+    try:
+        src.wait_for(lambda l: l.startswith("[alpha] cfitest: round 5/"), 240)
+        rep, _, _ = src.ctl("snapshot", "alpha", str(path), *(["--live"] if live else []))
+        assert rep["ok"] and rep["live"] == live, rep
+        src.ctl("destroy", "alpha")
+        src.wait_for(lambda l: l.startswith("[beta] DONE:"), 300)
+        assert rounds_of(src.guest("beta")) == list(range(1, 31)), "beta lost rounds"
+    finally:
+        src.kill()
+    before = src.guest("alpha")
+
+    # a fresh QEMU with nothing but the file
+    r = subprocess.run([str(LAUNCHER), "--batch", "--timeout", "400", "--smp", "2",
+                        "--ctl-socket", str(tmp_path / "d.sock"), "--stream-socket",
+                        str(tmp_path / "ds.sock"), "--restore", str(path),
+                        "--expect", "alpha=shutdown"],
+                       cwd=ROOT, capture_output=True, text=True, errors="replace", timeout=500)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    after = [l[len("[alpha] "):] for l in r.stdout.split("\n==== carapace-run summary")[0]
+             .splitlines() if l.startswith("[alpha] ")]
+    # one process across two QEMUs: it goes on from a round the source reached
+    first = rounds_of(after)[0]
+    assert 5 <= first <= max(rounds_of(before)) + 1, (rounds_of(before), rounds_of(after))
+    assert rounds_of(after) == list(range(first, 31)), rounds_of(after)
+    rep = CfiReport(after)
+    assert not rep.results("FAIL"), out
+    assert rep.done() and rep.done()[1] == 0, out
+    passed = set(rep.results("PASS"))
+    missing = [c for c in REQUIRED_ROUNDS if c not in passed and not c.startswith("rounds: shadow")]
+    assert not missing, (missing, out)
+    assert "init: cfitest exit 0" in after, out

@@ -1354,9 +1354,10 @@ def make_snapshot(path, name="alpha", vcpus=1, mem=16 * MiB, pages=1):
                                              0, 0, 0, 0, 1 if i == 0 else 0, 0, 0, 0, 0)))
     out.append(section(3, 0, struct.pack("<16sII", b"uart16550", 280, 0) + bytes(280)))
     out.append(section(3, 1, struct.pack("<16sII", b"plic", 204, 0) + bytes(204)))
+    out.append(section(3, 2, struct.pack("<16sII", b"vmgenid", 24, 0) + bytes(24)))
     for p in range(pages):
         out.append(section(4, 0, struct.pack("<QQ", 0x80200000 + p * 4096, 1) + b"\x13" * 4096))
-    out.append(section(5, 0, struct.pack("<QQ", vcpus + 3 + pages, pages)))
+    out.append(section(5, 0, struct.pack("<QQ", vcpus + 4 + pages, pages)))
     path.write_bytes(b"".join(out))
     return path
 

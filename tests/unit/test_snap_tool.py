@@ -21,6 +21,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -89,6 +90,7 @@ VCPU_FMT = "<32Q15Q32QQ4B3I2Q"                           # 672
 DEVICE_FMT = "<16sII"                                    # 24
 UART_FMT = "<9B7xII256s"                                 # 280
 PLIC_FMT = "<32I3I8I8I"                                  # 204
+VMGENID_FMT = "<16sB7s"                                  # 24
 CONFIG, VCPU, DEVICE, MEMORY, END = 1, 2, 3, 4, 5
 VCPU_CSR_NAMES = ["pc", "sstatus", "vsstatus", "vsie", "vstvec", "vsscratch", "vsepc",
                   "vscause", "vstval", "vsatp", "vstimecmp", "hvip", "scounteren", "senvcfg",
@@ -107,6 +109,8 @@ UART_OFF = {"ier": 0, "lcr": 1, "mcr": 2, "scr": 3, "fcr": 4, "dll": 5, "dlm": 6
             "rx": 24}
 PLIC_OFF = {"priority": 0, "level": 128, "pending": 132, "claimed": 136, "enable": 140,
             "threshold": 172}
+VMGENID_OFF = {"id": 0, "level": 16, "pad": 17}
+GENID = bytes.fromhex("0123456789abcdeffedcba9876543210")
 
 
 def page_of(seed):
@@ -136,6 +140,7 @@ class Builder:
                      "claimed": 0, "enable": [1 << 10] + [0] * 7, "threshold": [0] * 8}
         if nr_vcpus > 1:
             self.plic["enable"][1] = (1 << 10) | (1 << 3)
+        self.genid = {"id": GENID, "level": 0, "pad": bytes(7)}
         # MEMORY runs: (gpa, [page bytes]).
         self.runs = pages if pages is not None else [
             (RAM_GPA, [page_of(1), page_of(2)]),
@@ -186,6 +191,10 @@ class Builder:
         return struct.pack(PLIC_FMT, *p["priority"], p["level"], p["pending"], p["claimed"],
                            *p["enable"], *p["threshold"])
 
+    def vmgenid_state(self):
+        g = self.genid
+        return struct.pack(VMGENID_FMT, g["id"], g["level"], g["pad"])
+
     @staticmethod
     def device_payload(name, state, state_size=None):
         size = len(state) if state_size is None else state_size
@@ -201,6 +210,7 @@ class Builder:
         out += [[VCPU, i, self.vcpu_payload(v)] for i, v in enumerate(self.vcpus)]
         out.append([DEVICE, 0, self.device_payload(b"uart16550", self.uart_state())])
         out.append([DEVICE, 1, self.device_payload(b"plic", self.plic_state())])
+        out.append([DEVICE, 2, self.device_payload(b"vmgenid", self.vmgenid_state())])
         out += [[MEMORY, 0, self.memory_payload(gpa, pages)] for gpa, pages in self.runs]
         return out
 
@@ -298,6 +308,8 @@ def test_layout_sizes_match_this_writer_and_the_c_header():
         assert struct.calcsize(fmt) == tool[name].size == int(asserts[name]), name
     assert struct.calcsize(UART_FMT) == snap.UART.size == 280
     assert struct.calcsize(PLIC_FMT) == snap.PLIC.size == 204
+    assert struct.calcsize(VMGENID_FMT) == snap.VMGENID.size == 24
+    assert [name for name, _ in snap.DEVICES] == ["uart16550", "plic", "vmgenid"]
     for name, off in CONFIG_OFF.items():
         assert snap.CONFIG.offset(name) == off, name
     for name, off in VCPU_OFF.items():
@@ -306,6 +318,8 @@ def test_layout_sizes_match_this_writer_and_the_c_header():
         assert snap.UART.offset(name) == off, name
     for name, off in PLIC_OFF.items():
         assert snap.PLIC.offset(name) == off, name
+    for name, off in VMGENID_OFF.items():
+        assert snap.VMGENID.offset(name) == off, name
 
 
 @pytest.mark.skipif(not shutil.which("cc"), reason="no host C compiler")
@@ -335,7 +349,7 @@ def test_docs_tables_match_the_layouts():
     field: the same as the tool's."""
     text = (ROOT / "docs" / "snapshot-format.md").read_text()
     for layout in (snap.HEADER, snap.SECTION, snap.CONFIG, snap.VCPU, snap.DEVICE, snap.MEMRUN,
-                   snap.END, snap.UART, snap.PLIC):
+                   snap.END, snap.UART, snap.PLIC, snap.VMGENID):
         for fname, kind, count, off in layout.fields:
             size = snap.Layout.SIZES[kind] * count
             row = re.compile(rf"^\| {off} \| {size} \| `{re.escape(fname)}", re.MULTILINE)
@@ -350,9 +364,11 @@ def test_valid_snapshot_verifies(valid):
     assert s.valid and s.size == len(valid)
     assert [sec.label for sec in s.sections] == [
         "CONFIG", "VCPU 0", "VCPU 1", "DEVICE 0 (uart16550)", "DEVICE 1 (plic)",
-        "MEMORY run 0", "MEMORY run 1", "MEMORY run 2", "END"]
+        "DEVICE 2 (vmgenid)", "MEMORY run 0", "MEMORY run 1", "MEMORY run 2", "END"]
     assert all(sec.crc_ok for sec in s.sections)
-    assert s.memory_pages == 4 and s.end == {"sections": 8, "memory_pages": 4}
+    assert s.memory_pages == 4 and s.end == {"sections": 9, "memory_pages": 4}
+    assert [(d["index"], d["name"], d["state_size"]) for d in s.devices] == [
+        (0, "uart16550", 280), (1, "plic", 204), (2, "vmgenid", 24)]
 
 
 @pytest.mark.parametrize("kw", [
@@ -407,6 +423,9 @@ def test_inspect_text(valid):
     assert "context 0 (vcpu 0): enabled sources 10, threshold 0" in text
     assert "context 1 (vcpu 1): enabled sources 3 10, threshold 0" in text
     assert "context 2" not in text
+    assert ("device 2 vmgenid (24 bytes of state):\n"
+            "  generation ID 01234567-89ab-cdef-fedc-ba9876543210\n"
+            "  notification pending: no (interrupt line low)\n") in text
     assert ("memory: 3 run(s), 4 page(s) stored (16K), 4092 zero page(s) elided, of 4096 "
             "pages of RAM") in text
     assert "0x80000000..0x80001fff  2 page(s)" in text
@@ -436,9 +455,13 @@ def test_inspect_json(valid):
     v0 = j["vcpus"][0]
     assert v0["pc"] == 0xFFFFFFFF80001234 and v0["gpr"][10] == 10 and v0["hsm"] == "started"
     assert v0["cfi"]["elp"] and v0["cfi"]["ss_locked"] and v0["cfi"]["senvcfg_sse"]
-    uart, plic = j["devices"]
+    uart, plic, genid = j["devices"]
     assert uart["state"]["rx_queue"] == b"hello".hex() and uart["rx_queued"] == 5
     assert plic["pending_sources"] == [10] and plic["enabled_sources"][1] == [3, 10]
+    assert genid == {"index": 2, "name": "vmgenid", "state_size": 24,
+                     "state": {"id": "01234567-89ab-cdef-fedc-ba9876543210", "level": 0},
+                     "generation_id": "01234567-89ab-cdef-fedc-ba9876543210",
+                     "notification_pending": False}
     assert j["memory"]["runs"][0] == {"gpa": RAM_GPA, "pages": 2}
     assert (j["memory"]["pages"], j["memory"]["zero_pages_elided"]) == (4, 4092)
     json.dumps(j)                                         # all serialisable
@@ -585,7 +608,7 @@ def test_memory_lengths(payload_len, message):
 def test_memory_pages_field_must_match_the_length():
     b = Builder(nr_vcpus=1, pages=[])
     secs = b.sections() + [[MEMORY, 0, b.memory_payload(RAM_GPA, [page_of(1)], count=2)]]
-    err = first_problem(b.build(secs, end_counts=(4, 1)))
+    err = first_problem(b.build(secs, end_counts=(6, 1)))
     assert "pages 2 does not match the section length 4112" in err.message
 
 
@@ -621,6 +644,12 @@ def _plic(field, index, value):
             b.plic[field] = value
         else:
             b.plic[field][index] = value
+    return change
+
+
+def _genid(**kw):
+    def change(b):
+        b.genid.update(kw)
     return change
 
 
@@ -672,6 +701,9 @@ FIELD_CASES = [
     (_plic("enable", 2, 4), "DEVICE 1 (plic)", 24 + 148, "contexts beyond them must be 0"),
     (_plic("threshold", 1, 8), "DEVICE 1 (plic)", 24 + 176, "threshold[1] is 8"),
     (_plic("threshold", 5, 1), "DEVICE 1 (plic)", 24 + 192, "contexts beyond them"),
+    (_genid(level=2), "DEVICE 2 (vmgenid)", 24 + 16, "level is 2, must be 0 or 1"),
+    (_genid(level=0xFF), "DEVICE 2 (vmgenid)", 24 + 16, "level is 255"),
+    (_genid(pad=b"\1" + bytes(6)), "DEVICE 2 (vmgenid)", 24 + 17, "padding bytes 17..23 must be 0"),
 ]
 
 
@@ -696,6 +728,163 @@ def test_uart_padding_must_be_zero():
     secs[3][2] = b.device_payload(b"uart16550", bytes(state))
     err = first_problem(b.build(secs))
     assert err.section == "DEVICE 0 (uart16550)" and "padding" in err.message
+
+
+# --- the VM generation ID (DEVICE 2) ----------------------------------------------------
+
+
+@pytest.mark.parametrize("pad_byte", range(17, 24))
+def test_vmgenid_padding_must_be_zero(pad_byte):
+    """Each of the 7 padding bytes on its own is refused, at the padding's offset."""
+    b = Builder()
+    pad = bytearray(7)
+    pad[pad_byte - 17] = 0x80
+    b.genid["pad"] = bytes(pad)
+    data = b.build()
+    err = first_problem(data)
+    payload = layout_offsets(data)[5][3]               # DEVICE 2's payload
+    assert err.section == "DEVICE 2 (vmgenid)" and err.offset == payload + 24 + 17, str(err)
+    assert str(err) == (f"DEVICE 2 (vmgenid), byte {payload + 24 + 17}: padding bytes 17..23 "
+                        "must be 0")
+    j = snap.inspect_json(snap.parse(data, strict=False))
+    assert j["problems"] == [{"section": "DEVICE 2 (vmgenid)", "type": "DEVICE", "instance": 2,
+                              "offset": payload + 24 + 17,
+                              "message": "padding bytes 17..23 must be 0"}]
+
+
+def test_vmgenid_level_and_padding_both_reported():
+    b = Builder()
+    b.genid.update(level=2, pad=bytes(6) + b"\1")
+    s = snap.parse(b.build(), strict=False)
+    assert [(p.section, p.message) for p in s.problems] == [
+        ("DEVICE 2 (vmgenid)", "level is 2, must be 0 or 1"),
+        ("DEVICE 2 (vmgenid)", "padding bytes 17..23 must be 0")]
+    payload = s.sections[5].payload
+    assert [p.offset for p in s.problems] == [payload + 24 + 16, payload + 24 + 17]
+    text = snap.inspect_text(s)
+    assert "INVALID: 2 problem(s):" in text and "level is 2" in text
+
+
+@pytest.mark.parametrize("level", [0, 1])
+@pytest.mark.parametrize("genid", [bytes(16), b"\xff" * 16, GENID])
+def test_vmgenid_any_id_either_level_is_valid(level, genid):
+    b = Builder()
+    b.genid.update(id=genid, level=level)
+    s = snap.verify(b.build())
+    assert s.devices[2]["fields"]["id"] == genid and s.devices[2]["fields"]["level"] == level
+
+
+def test_vmgenid_name_and_state_size():
+    b = Builder()
+    secs = b.sections()
+    secs[5][2] = b.device_payload(b"genid", b.vmgenid_state())
+    err = first_problem(b.build(secs))
+    assert err.section == "DEVICE 2 (genid)"
+    assert "device 2 is 'genid'; version 1 has 'vmgenid'" in err.message
+    secs = b.sections()
+    secs[5][2] = b.device_payload(b"vmgenid", b.vmgenid_state()[:16])
+    err = first_problem(b.build(secs))
+    assert "state_size 16, vmgenid has 24" in err.message
+    secs = b.sections()
+    secs[5][2] = b.device_payload(b"vmgenid", b.vmgenid_state(), state_size=23)
+    err = first_problem(b.build(secs))
+    assert err.offset == layout_offsets(b.build(secs))[5][3] + 16
+    assert "state_size 23 does not match the section length 48" in err.message
+
+
+@pytest.mark.parametrize("memory", [True, False])
+def test_two_device_stream_is_refused(memory):
+    """A stream of the format before the VM generation ID (two devices) is not
+    version 1."""
+    b = Builder(nr_vcpus=1, pages=None if memory else [])
+    secs = [sec for sec in b.sections() if sec[:2] != [DEVICE, 2]]
+    data = b.build(secs)
+    err = first_problem(data)
+    label = "MEMORY run 0" if memory else "END"
+    where = layout_offsets(data)[4][0]                  # the section after the PLIC
+    assert err.section == label and err.offset == where, str(err)
+    assert "where DEVICE 2 (vmgenid) was expected" in err.message
+
+
+def test_inspect_vmgenid_notification_pending(capsys, tmp_path):
+    b = Builder()
+    b.genid.update(id=bytes(range(0xA0, 0xB0)), level=1)
+    path = tmp_path / "g.snap"
+    path.write_bytes(b.build())
+    guid = str(uuid.UUID(bytes=bytes(range(0xA0, 0xB0))))  # stream order, 8-4-4-4-12
+    assert guid == "a0a1a2a3-a4a5-a6a7-a8a9-aaabacadaeaf"
+    assert snap.main(["inspect", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert (f"device 2 vmgenid (24 bytes of state):\n  generation ID {guid}\n"
+            "  notification pending: yes (interrupt line high: the guest has not read this ID "
+            "yet)\n") in text
+    assert snap.main(["inspect", "--json", str(path)]) == 0
+    genid = json.loads(capsys.readouterr().out)["devices"][2]
+    assert genid["generation_id"] == genid["state"]["id"] == guid
+    assert genid["notification_pending"] is True and genid["state"]["level"] == 1
+
+
+def test_diff_vmgenid(tmp_path, capsys):
+    a, b = Builder(), Builder()
+    b.genid.update(id=GENID[::-1], level=1)
+    d = snap.diff(snap.verify(a.build()), snap.verify(b.build()))
+    assert not d["identical"]
+    assert d["devices"] == [
+        {"device": 2, "name": "vmgenid", "field": "id",
+         "a": "01234567-89ab-cdef-fedc-ba9876543210", "b": "10325476-98ba-dcfe-efcd-ab8967452301"},
+        {"device": 2, "name": "vmgenid", "field": "level", "a": 0, "b": 1}]
+    text = snap.diff_text(d)
+    assert ('device 2 vmgenid id: "01234567-89ab-cdef-fedc-ba9876543210" | '
+            '"10325476-98ba-dcfe-efcd-ab8967452301"') in text
+    assert "device 2 vmgenid level: 0 | 1" in text
+    assert text.endswith("differ: 0 config field(s), 0 vCPU register(s), 2 device field(s), "
+                         "0 memory page(s) (values: a | b)")
+    pa, pb = tmp_path / "a.snap", tmp_path / "b.snap"
+    pa.write_bytes(a.build())
+    pb.write_bytes(b.build())
+    assert snap.main(["--json", "diff", str(pa), str(pb)]) == 1
+    assert json.loads(capsys.readouterr().out)["devices"] == d["devices"]
+    # only the ID differs: two snapshots of one VM a restore apart
+    b.genid["level"] = 0
+    d = snap.diff(snap.verify(a.build()), snap.verify(b.build()))
+    assert [x["field"] for x in d["devices"]] == ["id"]
+
+
+def _c_struct_fields(text, struct_name, defines):
+    """[(field, offset, size)] of a C struct of uint8_t/uint32_t fields (no padding)."""
+    body = re.search(rf"struct {struct_name} {{(.*?)\n}};", text, re.DOTALL).group(1)
+    body = re.sub(r"/\*.*?\*/", "", body, flags=re.DOTALL)
+    out, offset = [], 0
+    for ctype, names in re.findall(r"uint(8|32)_t\s+([^;]+);", body):
+        for decl in names.split(","):
+            m = re.fullmatch(r"\s*(\w+)(?:\[(\w+)\])?\s*", decl)
+            count = m.group(2) or "1"
+            count = int(defines.get(count, count), 0)
+            size = int(ctype) // 8 * count
+            out.append((m.group(1), offset, size))
+            offset += size
+    return out
+
+
+def test_devices_match_the_hypervisor():
+    """DEVICES is hyp/vdev/devices.c's vdev_all[] in order, each with the name
+    and state struct (field offsets and sizes) of its model."""
+    vdev = ROOT / "hyp" / "vdev"
+    header = (ROOT / "hyp" / "include" / "vdev.h").read_text()
+    defines = dict(re.findall(r"^#define\s+(\w+)\s+(\w+)", header, re.MULTILINE))
+    order = re.search(r"vdev_all\[\] = {([^}]*)}", (vdev / "devices.c").read_text()).group(1)
+    ops = re.findall(r"&(\w+)", order)
+    models = {}
+    for src in vdev.glob("*.c"):
+        for m in re.finditer(r"const struct vdev_ops (\w+) = {(.*?)};", src.read_text(),
+                             re.DOTALL):
+            name = re.search(r'\.name = "([^"]+)"', m.group(2)).group(1)
+            state = re.search(r"\.state_size = sizeof\(struct (\w+)\)", m.group(2)).group(1)
+            models[m.group(1)] = (name, state)
+    assert [models[o][0] for o in ops] == [name for name, _ in snap.DEVICES]
+    for o, (name, layout) in zip(ops, snap.DEVICES):
+        ours = [(f, off, snap.Layout.SIZES[kind] * count) for f, kind, count, off in layout.fields]
+        assert _c_struct_fields(header, models[o][1], defines) == ours, name
 
 
 def test_cfi_state_without_the_feature_is_fine_when_off():
@@ -728,9 +917,9 @@ def test_memory_run_rules(runs, message):
 
 def test_end_counts_must_match():
     b = Builder()
-    err = first_problem(b.build(end_counts=(7, 4)))
-    assert err.section == "END" and "sections is 7, but 8 sections came before END" in err.message
-    err = first_problem(b.build(end_counts=(8, 5)))
+    err = first_problem(b.build(end_counts=(8, 4)))
+    assert err.section == "END" and "sections is 8, but 9 sections came before END" in err.message
+    err = first_problem(b.build(end_counts=(9, 5)))
     assert "memory_pages is 5, but the MEMORY sections hold 4 pages" in err.message
 
 
@@ -740,17 +929,21 @@ def reorder(b, order, **build):
 
 
 @pytest.mark.parametrize("order, label, message", [
-    ([1, 0, 2, 3, 4, 5, 6, 7], "VCPU 0", "the first section is VCPU; it must be CONFIG"),
-    ([0, 2, 1, 3, 4, 5, 6, 7], "VCPU 1", "instance 1, expected 0"),
-    ([0, 1, 3, 4, 5, 6, 7], "DEVICE 0", "where VCPU 1 was expected"),
-    ([0, 1, 2, 4, 3, 5, 6, 7], "DEVICE 1", "instance 1, expected 0"),
-    ([0, 1, 2, 3, 5, 6, 7], "MEMORY run 0", "where DEVICE 1 (plic) was expected"),
-    ([0, 1, 2, 3, 4, 5, 2, 6, 7], "VCPU 1", "VCPU section after a MEMORY section"),
-    ([0, 1, 2, 3, 5, 4, 6, 7], "MEMORY run 0", "where DEVICE 1 (plic) was expected"),
-    ([0, 1, 2, 3, 4, 5, 4, 6, 7], "DEVICE 1", "DEVICE section after a MEMORY section"),
-    ([0, 0, 1, 2, 3, 4, 5, 6, 7], "CONFIG", "a second CONFIG"),
-    ([0, 1, 2, 2, 3, 4, 5, 6, 7], "VCPU 1", "a VCPU section too many"),
-    ([0, 1, 2, 3, 4, 4, 5, 6, 7], "DEVICE 1", "a DEVICE section too many"),
+    ([1, 0, 2, 3, 4, 5, 6, 7, 8], "VCPU 0", "the first section is VCPU; it must be CONFIG"),
+    ([0, 2, 1, 3, 4, 5, 6, 7, 8], "VCPU 1", "instance 1, expected 0"),
+    ([0, 1, 3, 4, 5, 6, 7, 8], "DEVICE 0", "where VCPU 1 was expected"),
+    ([0, 1, 2, 4, 3, 5, 6, 7, 8], "DEVICE 1", "instance 1, expected 0"),
+    ([0, 1, 2, 3, 5, 4, 6, 7, 8], "DEVICE 2", "instance 2, expected 1"),
+    ([0, 1, 2, 3, 6, 7, 8], "MEMORY run 0", "where DEVICE 1 (plic) was expected"),
+    ([0, 1, 2, 3, 4, 6, 7, 8], "MEMORY run 0", "where DEVICE 2 (vmgenid) was expected"),
+    ([0, 1, 2, 3, 4, 5, 6, 2, 7, 8], "VCPU 1", "VCPU section after a MEMORY section"),
+    ([0, 1, 2, 3, 6, 4, 5, 7, 8], "MEMORY run 0", "where DEVICE 1 (plic) was expected"),
+    ([0, 1, 2, 3, 4, 5, 6, 4, 7, 8], "DEVICE 1", "DEVICE section after a MEMORY section"),
+    ([0, 1, 2, 3, 4, 5, 6, 5, 7, 8], "DEVICE 2", "DEVICE section after a MEMORY section"),
+    ([0, 0, 1, 2, 3, 4, 5, 6, 7, 8], "CONFIG", "a second CONFIG"),
+    ([0, 1, 2, 2, 3, 4, 5, 6, 7, 8], "VCPU 1", "a VCPU section too many"),
+    ([0, 1, 2, 3, 4, 5, 5, 6, 7, 8], "DEVICE 2", "a DEVICE section too many (version 1 has 3 "
+                                                 "devices)"),
 ])
 def test_sections_out_of_order(order, label, message):
     """Order is checked from the section header, before the payload is read
@@ -815,7 +1008,7 @@ def test_lenient_parse_collects_problems_and_keeps_going():
     s = snap.parse(bytes(data), strict=False)
     assert not s.valid and s.complete
     assert [p.section for p in s.problems] == ["VCPU 0", "VCPU 1"]
-    assert len(s.vcpus) == 2 and len(s.devices) == 2 and s.end is not None
+    assert len(s.vcpus) == 2 and len(s.devices) == 3 and s.end is not None
     text = snap.inspect_text(s)
     assert "BAD (payload has 0x" in text
     assert "INVALID: 2 problem(s):" in text and "hsm_state 9" in text

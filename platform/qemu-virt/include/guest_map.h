@@ -11,4 +11,7 @@
 #define VUART_IRQ		10
 #define VPLIC_BASE		0x0c000000UL
 #define VPLIC_SIZE		0x4000000UL
+#define VMGENID_BASE		0x10100000UL	/* not on QEMU virt: ours */
+#define VMGENID_SIZE		0x1000UL
+#define VMGENID_IRQ		11
 #endif
