@@ -7,13 +7,19 @@
  * 2n+2/2n+3 for port n >= 1. All are set up before DRIVER_OK for port ids
  * below VCON_MAX_PORTS; QEMU then announces its ports on the control queue
  * (PORT_ADD), we answer PORT_READY and PORT_OPEN 1 (without the latter QEMU
- * delivers no data), it sends PORT_NAME and PORT_OPEN 1/0 as host clients
- * come and go.
+ * delivers no data), it sends PORT_NAME, and PORT_OPEN 1/0 as host clients
+ * come and go. QEMU drops control messages when no control buffer is free,
+ * so they are handled (and their buffers given back) at every poll.
  *
  * Each descriptor owns one fixed buffer (descriptor i <-> buffer i), no
  * chains. Used-ring entries are checked before use: a descriptor id must be
  * in range and currently owned by the device (so each buffer comes back at
- * most once), a length is clamped to its buffer. */
+ * most once), a length is clamped to its buffer, and a used index that runs
+ * ahead of what we gave takes the device out of service.
+ *
+ * Received buffers wait in a per-port FIFO, each tagged with the connection
+ * generation it came from (see harvest_gen()), so that a reader can tell one
+ * client's bytes from the next one's. */
 #include <libfdt.h>
 #include <string.h>
 #include <console.h>
@@ -45,8 +51,7 @@ struct vcon_ctl {
 #define CTL_TX_BUFS	16
 #define CTL_PENDING	32	/* control messages waiting for a free tx buffer */
 #define NR_QUEUES	(2 * VCON_MAX_PORTS + 2)
-#define SETTLE_QUIET_MS	5	/* init: no control message for this long: done */
-#define SETTLE_MAX_MS	100
+#define SETTLE_MAX_MS	1000	/* init: wait at most this for QEMU to name its ports */
 
 /* One split virtqueue whose descriptor i always points at buffer i. */
 struct vq {
@@ -96,9 +101,9 @@ static struct {
 	struct vq ctl_rx, ctl_tx;
 	struct vcon_ctl pending[CTL_PENDING];
 	unsigned int pending_head, pending_tail;
-	unsigned long ctl_msgs;		/* control messages received */
-	unsigned long bad_used;		/* used entries rejected or clamped */
-	unsigned long ctl_lost;		/* control messages we could not send */
+	unsigned long bad_used;		/* used entries rejected or clamped (logged once) */
+	unsigned long ctl_lost;		/* control messages we could not send (logged once) */
+	uint64_t logged_ports;		/* log_once_per_port() */
 	struct vcon_port port[VCON_MAX_PORTS];
 } vc;
 
@@ -190,26 +195,51 @@ static void vq_kick(struct vq *q)
 	wr(VIRTIO_MMIO_QUEUE_NOTIFY, q->index);
 }
 
+/* The device broke the ring protocol: stop using it (a reset also stops its
+ * DMA into our buffers); the hypervisor goes on without a channel. */
+static void vcon_broken(const char *why)
+{
+	if (!vc.up)
+		return;
+	pr_info("vcon: device error (%s): management channel down", why);
+	vc.up = false;
+	wr(VIRTIO_MMIO_STATUS, 0);
+}
+
+static void bad_used(const struct vq *q, const char *what, uint32_t v)
+{
+	if (!vc.bad_used++)
+		pr_info("vcon: queue %u: device returned a bad used entry (%s: %u), ignored "
+			"(logged once)", q->index, what, v);
+}
+
 /* Next buffer the device gave back: its id and length (clamped to the buffer).
  * Entries naming a descriptor the device does not own are skipped. */
 static bool vq_next_used(struct vq *q, uint16_t *id, uint32_t *len)
 {
-	while (READ_ONCE(q->ring->used.idx) != q->last_used) {
+	uint16_t used_idx;
+
+	while ((used_idx = READ_ONCE(q->ring->used.idx)) != q->last_used) {
 		const struct virtq_used_elem *e;
 		uint32_t eid, elen;
 
+		if ((uint16_t)(used_idx - q->last_used) > q->num) {
+			/* more entries than buffers we gave: the ring is corrupt */
+			vcon_broken("used index ran ahead");
+			return false;
+		}
 		virt_rmb();	/* the entry and the buffer data after the index */
 		e = &q->ring->used.ring[q->last_used % q->num];
 		eid = READ_ONCE(e->id);
 		elen = READ_ONCE(e->len);
 		q->last_used++;
 		if (eid >= q->num || !q->device_owns[eid]) {
-			vc.bad_used++;
+			bad_used(q, "unknown buffer id", eid);
 			continue;
 		}
 		q->device_owns[eid] = false;
 		if (elen > q->buf_size) {
-			vc.bad_used++;
+			bad_used(q, "length too big", elen);
 			elen = q->buf_size;
 		}
 		*id = (uint16_t)eid;
@@ -249,7 +279,8 @@ static void ctl_flush(void)
 static void ctl_send(uint32_t id, uint16_t event, uint16_t value)
 {
 	if (vc.pending_tail - vc.pending_head == CTL_PENDING) {
-		vc.ctl_lost++;
+		if (!vc.ctl_lost++)
+			pr_info("vcon: control messages lost: device does not take them (logged once)");
 		return;
 	}
 	vc.pending[vc.pending_tail++ % CTL_PENDING] =
@@ -329,15 +360,13 @@ static void rx_harvest(unsigned int port)
 	rx_collect(port, p->gen, p->host_open, p->gen);
 }
 
-static unsigned int tx_reclaim(struct vcon_port *p)
+static void tx_reclaim(struct vcon_port *p)
 {
-	unsigned int n = 0;
 	uint16_t id;
 	uint32_t len;
 
-	for (; vq_next_used(&p->tx, &id, &len); n++)
+	while (vq_next_used(&p->tx, &id, &len))
 		p->tx.free_ids[p->tx.nr_free++] = id;
-	return n;
 }
 
 /* The host side connected or disconnected (or the port went away). */
@@ -365,6 +394,16 @@ static void port_set_host_open(unsigned int port, bool open)
 	p->gen++;
 }
 
+/* Rate limit for messages about a port: once per port id (ids >= 63 share one). */
+static bool log_once_per_port(uint32_t id)
+{
+	uint64_t bit = 1ull << MIN(id, 63u);
+	bool first = !(vc.logged_ports & bit);
+
+	vc.logged_ports |= bit;
+	return first;
+}
+
 static void port_set_name(unsigned int id, struct vcon_port *p, const char *s, size_t n)
 {
 	size_t len = strnlen(s, n);
@@ -374,7 +413,8 @@ static void port_set_name(unsigned int id, struct vcon_port *p, const char *s, s
 		ok = s[i] > ' ' && s[i] < 0x7f;
 	if (!ok) {
 		p->name[0] = '\0';
-		pr_info("vcon: port %u: name ignored (empty, too long or not printable)", id);
+		if (log_once_per_port(id))
+			pr_info("vcon: port %u: name ignored (empty, too long or not printable)", id);
 		return;
 	}
 	memcpy(p->name, s, len);
@@ -386,13 +426,12 @@ static void ctl_handle(const uint8_t *msg, uint32_t len)
 	struct vcon_ctl c;
 	struct vcon_port *p;
 
-	vc.ctl_msgs++;
 	if (len < sizeof(c))
 		return;
 	memcpy(&c, msg, sizeof(c));
 	if (c.id >= VCON_MAX_PORTS || c.id >= vc.max_ports ||
 	    !vc.port[c.id].rx.ready || !vc.port[c.id].tx.ready) {
-		if (c.event == VCON_PORT_ADD)
+		if (c.event == VCON_PORT_ADD && log_once_per_port(c.id))
 			pr_info("vcon: port %u ignored (%s)", c.id,
 				c.id < VCON_MAX_PORTS && c.id < vc.max_ports ?
 				"its queues failed" : "only ports 0-4 are used");
@@ -476,6 +515,7 @@ static bool vcon_start(uintptr_t base)
 	uint32_t status, feat_lo, feat_hi;
 	unsigned int nr_ports;
 
+	memset(&vc, 0, sizeof(vc));
 	vc.base = base;
 	wr(VIRTIO_MMIO_STATUS, 0);
 	for (unsigned int i = 0; rd(VIRTIO_MMIO_STATUS); i++)
@@ -541,28 +581,24 @@ static bool vcon_start(uintptr_t base)
 	return true;
 }
 
-/* Poll until QEMU has announced and named its ports: no control message
- * for SETTLE_QUIET_MS, every present port named (at most SETTLE_MAX_MS). */
+/* Poll until the control queue is quiet: QEMU has taken back every control
+ * message we sent (DEVICE_READY, PORT_READY, PORT_OPEN; it answers each while
+ * taking it: PORT_ADD for every port, PORT_NAME, PORT_OPEN when a client is
+ * connected) and we have handled all it sent. Notifications are asynchronous
+ * (QEMU's ioeventfd, TCG too), so this takes a few main-loop rounds. */
 static void vcon_settle(void)
 {
-	uint64_t start = time_now(), last = start;
-	uint64_t quiet = timebase_hz * SETTLE_QUIET_MS / 1000;
-	uint64_t max = timebase_hz * SETTLE_MAX_MS / 1000;
+	uint64_t start = time_now(), max = timebase_hz * SETTLE_MAX_MS / 1000;
 
-	for (;;) {
-		unsigned long before = vc.ctl_msgs;
-		uint64_t now;
-		bool named = true;
-
-		vcon_poll();
-		now = time_now();
-		if (vc.ctl_msgs != before)
-			last = now;
-		for (unsigned int n = 0; n < VCON_MAX_PORTS; n++)
-			if (vc.port[n].present && !vc.port[n].name[0] && !vc.port[n].is_console)
-				named = false;
-		if ((named && now - last >= quiet) || now - start >= max || !vc.up)
+	while (vc.up && time_now() - start < max) {
+		ctl_poll();
+		ctl_flush();
+		if (vc.pending_head == vc.pending_tail && vc.ctl_tx.nr_free == vc.ctl_tx.num &&
+		    READ_ONCE(vc.ctl_rx.ring->used.idx) == vc.ctl_rx.last_used)
 			return;
+		/* memory only, no MMIO: QEMU's main loop needs its big lock */
+		for (uint64_t t = time_now(); time_now() - t < timebase_hz / 20000;)
+			;
 	}
 }
 
@@ -618,7 +654,10 @@ bool vcon_init(const void *fdt)
 			vc.max_ports);
 		for (unsigned int n = 0; n < VCON_MAX_PORTS; n++)
 			if (vc.port[n].present)
-				pr_info("vcon: port %u \"%s\"%s, %s", n, vc.port[n].name,
+				pr_info("vcon: port %u %s%s%s%s, %s", n,
+					vc.port[n].name[0] ? "\"" : "",
+					vc.port[n].name[0] ? vc.port[n].name : "(no name)",
+					vc.port[n].name[0] ? "\"" : "",
 					vc.port[n].is_console ? " (console)" : "",
 					vc.port[n].host_open ? "client connected" : "no client");
 		return true;
@@ -733,23 +772,12 @@ size_t vcon_write(int port, const void *buf, size_t len)
 
 	if (!p || !len)
 		return 0;
-	/* With no client QEMU drops whatever we send; and a buffer posted after
-	 * a close that found the port throttled (client not reading) can wedge
-	 * the port until the next close (QEMU's flush bottom half runs after the
-	 * close and throttles again with nothing to unthrottle it). So: a fresh
-	 * look at the control ring, and no posting without a client. */
+	/* With no client QEMU drops whatever we send, so do we (a fresh look
+	 * at the control ring first: a client may just have connected). */
 	ctl_poll();
 	if (!p->host_open)
 		return len;
-	if (tx_reclaim(p)) {
-		/* Buffers coming back may be a close's discard, whose PORT_OPEN 0
-		 * QEMU writes right after under its big lock: an MMIO access
-		 * waits for that handler to finish. */
-		(void)rd(VIRTIO_MMIO_INTERRUPT_STATUS);
-		ctl_poll();
-		if (!p->host_open)
-			return len;
-	}
+	tx_reclaim(p);
 	while (n < len && p->tx.nr_free) {
 		uint16_t id = p->tx.free_ids[--p->tx.nr_free];
 		size_t k = MIN(len - n, (size_t)p->tx.buf_size);

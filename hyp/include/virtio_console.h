@@ -1,10 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /* Host management channel: a polled virtio-serial (virtio-console with
- * MULTIPORT) device on virtio-mmio, found in the host DT, never shown to guests.
- * Ports are named by QEMU (virtserialport name=...) and found by name.
+ * MULTIPORT) device on virtio-mmio, found in the host DT, never shown to
+ * guests. Ports are named by QEMU (virtserialport name=...) and found by name.
  *
- * Not thread-safe: every function must be called from hart 0 only (the driver
- * takes no lock). Interrupts are never used: call vcon_poll() often. */
+ * Not thread-safe: call every function from hart 0 only (the driver takes no
+ * lock). Interrupts are never used: call vcon_poll() often.
+ *
+ * Connection generations: a port's generation grows by one at every host
+ * connect and every disconnect. Received bytes carry the generation of the
+ * client that sent them. A reader does:
+ *
+ *	vcon_poll();
+ *	for (;;) {
+ *		unsigned int gen = vcon_read_generation(port);
+ *		size_t n = vcon_read(port, buf, sizeof(buf));	// all of @gen
+ *
+ *		if (!n)
+ *			break;
+ *		if (gen != my_gen)
+ *			drop the half-received line, my_gen = gen;
+ *		... reply only if gen == vcon_port_generation(port)
+ *	}
+ */
 #ifndef HYP_VIRTIO_CONSOLE_H
 #define HYP_VIRTIO_CONSOLE_H
 #include <types.h>
@@ -17,37 +34,37 @@
 
 /** vcon_init() - find and start the virtio-serial device in the host DT; false
  *  if there is none (the hypervisor then runs without a management channel).
- *  Waits (at most 100 ms) until QEMU has announced and named its ports. Once. */
+ *  Waits (at most 1 s, typically a few ms) until QEMU has announced and named
+ *  its ports. Call once. */
 bool vcon_init(const void *fdt);
-/** vcon_poll() - process control messages (port add/name/open/close), reclaim
- *  tx buffers, collect received data. Call often: QEMU drops control messages
- *  (a client connecting or leaving) when no control buffer is free. */
+/** vcon_poll() - handle control messages (port added/named, host client
+ *  connected/gone), reclaim tx buffers, collect received data. Call often. */
 void vcon_poll(void);
-/** vcon_port_find() - port number of the port named @name, or -1. */
+/** vcon_port_find() - port number of the port named @name, or -1 (also for a
+ *  port QEMU has not announced yet: look again later). */
 int vcon_port_find(const char *name);
 /** vcon_port_connected() - is a host client connected to the port (QEMU
- *  PORT_OPEN 1)? As of the last vcon_poll(). */
+ *  PORT_OPEN 1)? Handles pending control messages first. */
 bool vcon_port_connected(int port);
-/** vcon_port_generation() - connection generation of the port, as of the
- *  last vcon_poll(): it grows by one at every host connect and every
- *  disconnect. 0 for an unknown port. */
+/** vcon_port_generation() - the port's current connection generation
+ *  (pending control messages handled first); 0 for an unknown port. */
 unsigned int vcon_port_generation(int port);
-/** vcon_read_generation() - generation of the bytes vcon_read() returns next
- *  (older than vcon_port_generation() while a departed client's bytes are
- *  still queued). All bytes of one connection carry the same value and one
- *  vcon_read() never returns bytes of two generations. Read it before each
- *  vcon_read(): when it changed, drop the previous client's half-received
- *  line; reply only while it equals vcon_port_generation() (otherwise the
- *  client is gone and the port may belong to a new one already). */
+/** vcon_read_generation() - collect received data, then give the generation
+ *  of the bytes the next vcon_read() returns: older than
+ *  vcon_port_generation() while a departed client's bytes are still queued;
+ *  vcon_port_generation() when nothing is queued. */
 unsigned int vcon_read_generation(int port);
-/** vcon_read() - up to @len received bytes, non-blocking; 0 if none. Bytes a
- *  client sent before disconnecting are still returned (with their old
- *  generation: see vcon_read_generation()). Consumed buffers go straight back to the device. */
+/** vcon_read() - up to @len received bytes, non-blocking; 0 if none. Returns
+ *  only bytes already collected (by vcon_read_generation() or vcon_poll()),
+ *  all of one generation: the one vcon_read_generation() just reported.
+ *  Bytes a client sent before leaving are still returned, with its
+ *  generation. Consumed buffers go straight back to the device. */
 size_t vcon_read(int port, void *buf, size_t len);
-/** vcon_write() - queue up to @len bytes (at most VCON_TX_MAX at once);
- *  returns how many were accepted, which may be less (even 0) when tx buffers
- *  are busy: the caller retries after vcon_poll(), never spinning without
- *  bound (a client that does not read keeps them busy). With no client
- *  connected QEMU accepts and silently drops the bytes. */
+/** vcon_write() - queue up to @len bytes (at most VCON_TX_MAX per call) for the
+ *  host client; returns how many were accepted, which may be fewer (even 0)
+ *  while tx buffers are busy (a client that does not read keeps them busy):
+ *  retry after vcon_poll(), never spinning without bound. With no client
+ *  connected the bytes are dropped and @len is returned (QEMU would drop
+ *  them too). 0 for an unknown port. */
 size_t vcon_write(int port, const void *buf, size_t len);
 #endif

@@ -39,11 +39,15 @@ static unsigned int nr_slots(void)
 	return nr_vms * VM_MAX_VCPUS;
 }
 
+/* The vCPU in @slot if its VM is running. A slot being created or destroyed
+ * is not looked into at all: its vCPUs may be half set up. Lock held. */
 static struct vcpu *slot_vcpu(unsigned int slot)
 {
 	struct vm *vm = &vms[slot / VM_MAX_VCPUS];
 	unsigned int id = slot % VM_MAX_VCPUS;
 
+	if (vm->state != VM_RUNNING)
+		return NULL;
 	return id < vm->cfg.nr_vcpus ? &vm->vcpus[id] : NULL;
 }
 

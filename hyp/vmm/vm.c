@@ -236,7 +236,6 @@ int vm_alloc(const struct vm_desc *d, bool need_images, struct vm **out, const c
 	memcpy(vm->cfg.name, d->name, VM_NAME_LEN);
 	vm->cfg.ram_gpa = VM_GUEST_RAM_BASE;
 	vm->cfg.ram_size = d->memory;
-	vm->cfg.nr_vcpus = d->vcpus;
 	vm->cfg.cfi_policy = d->cfi;
 	vm->cfg.features = vm_features(d->cfi);
 	vm->cfg.debug_ext = d->debug;
@@ -254,6 +253,8 @@ int vm_alloc(const struct vm_desc *d, bool need_images, struct vm **out, const c
 		vm->vcpus[i].id = i;
 		vm->vcpus[i].hart = -1;
 	}
+	/* only now: whoever walks the vCPUs finds them set up */
+	__atomic_store_n(&vm->cfg.nr_vcpus, d->vcpus, __ATOMIC_RELEASE);
 	vm->ram_hpa = mm_alloc_raw(d->memory, SZ_2M);
 	vm->meta_hpa = vm->ram_hpa ? mm_alloc(vm_meta_size(d->memory), GSTAGE_ROOT_SIZE) : 0;
 	if (!vm->meta_hpa) {

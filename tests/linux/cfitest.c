@@ -81,7 +81,7 @@ static int violate_inherited(long unused)
  * pads still work and fault. */
 static void run_rounds(int n)
 {
-	unsigned long first_ssp = 0, ssp0, ssp1, deepest;
+	unsigned long first_ssp = 0, ssp0, ssp1, deepest, status;
 	struct cfi_status s;
 	int passed, failed;
 	long got;
@@ -99,6 +99,11 @@ static void run_rounds(int n)
 		cfi_check(got == 1000 && ssp0 == ssp1 && ssp0 == first_ssp && ssp0,
 			  "rounds: 1000 balanced calls at the ssp of round 1",
 			  "round %d: ssp %#lx -> %#lx, first %#lx", i, ssp0, ssp1, first_ssp);
+		status = ~0UL;
+		got = cfi_prctl(CFI_PR_GET_SHADOW_STACK_STATUS, (unsigned long)&status, 0);
+		cfi_check(got == 0 && status == CFI_PR_SHADOW_STACK_ENABLE,
+			  "rounds: PR_GET_SHADOW_STACK_STATUS still reports ENABLE",
+			  "round %d: %s, status=%#lx", i, cfi_errname(got), status);
 		s = cfi_run_child(violate_inherited, 0);
 		cfi_check(cfi_fault_is(s, SIGSEGV, CFI_SEGV_CPERR),
 			  "rounds: corrupted return in a child -> SIGSEGV/SEGV_CPERR", "%s",

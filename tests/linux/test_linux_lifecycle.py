@@ -26,6 +26,8 @@ REQUIRED_ROUNDS = [
     "rounds: shadow stack on in the long-running process",
     "rounds: 1000 balanced calls at the ssp of round 1",
     "rounds: corrupted return in a child -> SIGSEGV/SEGV_CPERR",
+    "rounds: PR_GET_SHADOW_STACK_STATUS still reports ENABLE",
+    "landing pads: PR_GET_CFI reports ENABLE",
     "landing pads: indirect call to a non-lpad target -> SIGSEGV/SEGV_CPERR",
     "landing pads: lpad label mismatch -> SIGSEGV/SEGV_CPERR",
 ]
