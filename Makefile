@@ -91,6 +91,7 @@ $(B)/carapace.bin: $(B)/carapace.elf
 -include tests/unit/unit.mk
 -include tests/bench/bench.mk
 -include tests/linux/linux.mk
+-include tests/fuzz/fuzz.mk
 
 LINUX_IMAGE := $(CACHE)/linux/Image
 INITRAMFS := $(B)/linux/initramfs.cpio.gz

@@ -1,0 +1,285 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Writes the seed corpus of the snapshot-restore fuzz target
+(tests/fuzz/corpus/snap_load/): small valid snapshot streams of a tiny VM
+(8 MiB RAM, 1-2 vCPUs, a few memory runs, every CRC right) and some damaged
+ones, each behind the 8-byte harness header tests/fuzz/fuzz_snap_load.c reads
+(flags, announced-length delta, six chunk sizes); seeds named *.snap are
+plain snapshot files, which the harness also takes. Seeds named fixcrc-* have
+the harness set every CRC right before the restore reads the stream, so the
+fuzzer's changes to them reach the field checks.
+
+The layouts, the device list and the CRC come from tools/carapace-snap (the
+reference reader), so the seeds follow the format it checks; every seed meant
+to be valid is verified with it before it is written.
+
+    /usr/bin/python3 tests/fuzz/make_seeds.py [OUTDIR]
+
+Deterministic: running it again writes the same bytes.
+"""
+
+import importlib.machinery
+import importlib.util
+import struct
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = ROOT / "tests" / "fuzz" / "corpus" / "snap_load"
+
+
+def load_tool():
+    path = ROOT / "tools" / "carapace-snap"
+    loader = importlib.machinery.SourceFileLoader("carapace_snap", str(path))
+    spec = importlib.util.spec_from_loader("carapace_snap", loader)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["carapace_snap"] = mod
+    loader.exec_module(mod)
+    return mod
+
+
+snap = load_tool()
+
+RAM_BASE = 0x80000000
+MiB = 1 << 20
+TIMEBASE = 10000000            # the harness's timebase_hz
+FEAT_ALL = 0x1F                # what a VM with CFI gets on the harness's host
+FEAT_NO_CFI = 0x1C             # cfi=off: Sstc, Svpbmt, Svadu
+SSTATUS_SPIE, SSTATUS_SPP, SSTATUS_FS_DIRTY, SSTATUS_SPELP = 1 << 5, 1 << 8, 3 << 13, 1 << 23
+HVIP_VSSIP, HVIP_VSTIP, HVIP_VSEIP = 1 << 2, 1 << 6, 1 << 10
+
+# harness header (tests/fuzz/fuzz_snap_load.c)
+FL_NAME, FL_NO_SVADU, FL_NO_ZICFISS, FL_FIX_CRC = 0x01, 0x02, 0x04, 0x08
+WHOLE = (0, 0, 0, 0, 0, 0)
+
+
+def harness(stream, flags=0, delta=0, sizes=WHOLE):
+    assert len(sizes) == 6
+    return struct.pack("<Bb6B", flags, delta, *sizes) + stream
+
+
+def section(stype, instance, payload, crc=None):
+    hdr = snap.SECTION.encode({"type": stype, "instance": instance, "length": len(payload),
+                               "crc32c": snap.crc32c(payload) if crc is None else crc})
+    return hdr + payload
+
+
+def page(seed):
+    """A page that is not all zero but mostly is (small in git): a few words."""
+    buf = bytearray(snap.PAGE_SIZE)
+    for i in range(8):
+        struct.pack_into("<Q", buf, (seed * 64 + i * 520) % (snap.PAGE_SIZE - 8),
+                         (0x9E3779B97F4A7C15 * (seed + i + 1)) & (2 ** 64 - 1))
+    return bytes(buf)
+
+
+def vcpu_record(i, cfi=True):
+    v = {"gpr": [0] + [0x1000 * (i + 1) + r for r in range(1, 32)],
+         "pc": RAM_BASE + 0x200000 + 0x40 * i,
+         "sstatus": SSTATUS_SPP | SSTATUS_SPIE | SSTATUS_FS_DIRTY | (SSTATUS_SPELP if cfi else 0),
+         "vsstatus": 2 << 32, "vsie": 0x222, "vstvec": 0xffffffff80001000,
+         "vsscratch": 0xffffffff80a00000 + i, "vsepc": 0xffffffff80002000,
+         "vscause": 8, "vstval": 0, "vsatp": (8 << 60) | 0x80400,
+         "vstimecmp": 123456789 + i, "hvip": HVIP_VSSIP if i else HVIP_VSTIP | HVIP_VSEIP,
+         "scounteren": 7, "senvcfg": 0xC if cfi else 0, "ssp": 0x80400ff8 if cfi else 0,
+         "f": [0x3FF0000000000000 + k for k in range(32)], "fcsr": 0x20,
+         "hsm_state": 1 if i == 0 else 2, "waiting": 0 if i == 0 else 1,
+         "resume_nonret": 0, "resume_addr": 0, "resume_opaque": 0}
+    if cfi:
+        v.update(lp_value=1, lp_locked=1, ss_value=1, ss_locked=0)
+    return snap.VCPU.encode(v)
+
+
+def device_state(name, nr_vcpus, queued=b""):
+    if name == "uart16550":
+        rx = bytearray(snap.UART_RX_FIFO)
+        tail = 250                                  # the queue wraps the ring
+        for k, b in enumerate(queued):
+            rx[(tail + k) % snap.UART_RX_FIFO] = b
+        return snap.UART.encode({"ier": 0x03, "lcr": 0x03, "mcr": 0x0B, "scr": 0x5A,
+                                 "fcr": 0xC1, "dll": 1, "dlm": 0, "thre_pending": 1,
+                                 "irq_level": 1, "rx_head": tail + len(queued),
+                                 "rx_tail": tail, "rx": bytes(rx)})
+    if name == "plic":
+        prio = [0] + [(s % 7) + 1 for s in range(1, 32)]
+        enable = [0x00000C00 if c < nr_vcpus else 0 for c in range(8)]
+        threshold = [c % 2 if c < nr_vcpus else 0 for c in range(8)]
+        return snap.PLIC.encode({"priority": prio, "level": 1 << 10, "pending": 1 << 10,
+                                 "claimed": 1 << 11, "enable": enable,
+                                 "threshold": threshold})
+    if name == "vmgenid":
+        return snap.VMGENID.encode({"id": bytes(range(16)), "level": 1})
+    raise SystemExit(f"make_seeds.py: no state for device {name!r}: add one")
+
+
+def override(layout, raw, fields):
+    """@raw with some fields of @layout set to other values."""
+    values = layout.decode(raw)
+    values.update(fields)
+    return layout.encode(values)
+
+
+def stream(name="alpha", nr_vcpus=1, ram=8 * MiB, runs=((0x200000, 1),), cfi=True,
+           live=False, queued=b"hi\n", timebase=TIMEBASE, features=None, vcpu_over=None,
+           dev_over=None, end_over=None):
+    """A valid stream (unless an override makes a field wrong: the CRCs stay
+    right, so the field checks see it); @runs: (offset in RAM, pages)."""
+    out = [snap.HEADER.encode({"magic": snap.MAGIC, "version": 1, "header_size": 32,
+                               "flags": 1 if live else 0})]
+    config = snap.CONFIG.encode({
+        "name": name.encode(), "ram_gpa": RAM_BASE, "ram_size": ram, "nr_vcpus": nr_vcpus,
+        "cfi_policy": 0 if cfi else 3,
+        "features": (FEAT_ALL if cfi else FEAT_NO_CFI) if features is None else features,
+        "boot_count": 1, "debug_ext": 1 if nr_vcpus > 1 else 0,
+        "guest_time": 987654321, "timebase_hz": timebase,
+        "kernel_image": b"linux.image", "initrd_image": b"rootfs.cpio.gz" if cfi else b"",
+        "bootargs": b"console=ttyS0 quiet"})
+    out.append(section(snap.SEC_CONFIG, 0, config))
+    for i in range(nr_vcpus):
+        rec = vcpu_record(i, cfi)
+        if vcpu_over and i == nr_vcpus - 1:
+            rec = override(snap.VCPU, rec, vcpu_over)
+        out.append(section(snap.SEC_VCPU, i, rec))
+    for idx, (dname, layout) in enumerate(snap.DEVICES):
+        state = device_state(dname, nr_vcpus, queued)
+        assert len(state) == layout.size
+        if dev_over and dname in dev_over:
+            state = override(layout, state, dev_over[dname])
+        dev = snap.DEVICE.encode({"name": dname.encode(), "state_size": layout.size})
+        out.append(section(snap.SEC_DEVICE, idx, dev + state))
+    pages = 0
+    for k, (off, n) in enumerate(runs):
+        body = snap.MEMRUN.encode({"gpa": RAM_BASE + off, "pages": n})
+        body += b"".join(page(k * 16 + p) for p in range(n))
+        out.append(section(snap.SEC_MEMORY, 0, body))
+        pages += n
+    nsec = len(out) - 1
+    end = {"sections": nsec, "memory_pages": pages}
+    end.update(end_over or {})
+    out.append(section(snap.SEC_END, 0, snap.END.encode(end)))
+    return b"".join(out)
+
+
+def offset_of(data, stype, instance=0, nth=0):
+    """Stream offset of the nth section header of @stype/@instance."""
+    off, seen = 32, 0
+    while off < len(data):
+        hdr = snap.SECTION.decode(data, off)
+        if hdr["type"] == stype and hdr["instance"] == instance:
+            if seen == nth:
+                return off
+            seen += 1
+        off += snap.SECTION.size + hdr["length"]
+    raise KeyError((stype, instance, nth))
+
+
+def flip(data, at, xor=0x01):
+    b = bytearray(data)
+    b[at] ^= xor
+    return bytes(b)
+
+
+def seeds():
+    """(file name, bytes, valid?) of every seed (None: valid once the harness
+    has set its CRCs right)."""
+    one = stream()
+    two = stream(name="beta-2", nr_vcpus=2,
+                 runs=((0x0, 1), (0x1000, 1), (0x400000, 1)))   # adjacent runs, a gap
+    plain_off = stream(name="gamma_0", cfi=False, live=True, runs=(), queued=b"")
+    out = [
+        # valid, the way a file is read: one piece per request
+        ("valid-1vcpu.snap", one, True),
+        ("valid-2vcpu-3runs", harness(two), True),
+        # valid, split at odd places; 255 is "nothing yet"
+        ("valid-2vcpu-split", harness(two, sizes=(1, 7, 255, 13, 130, 0)), True),
+        ("valid-1vcpu-bytewise", harness(one, sizes=(1, 1, 1, 1, 1, 255)), True),
+        # valid: cfi=off, live, no memory at all, empty UART queue, restored as "copy"
+        ("valid-nocfi-live-rename", harness(plain_off, flags=FL_NAME, sizes=(24, 0, 3, 0, 0, 0)),
+         True),
+        # valid, with a UART queue that fills the ring
+        # runs on the first and the last page of RAM (the harness has RAM end
+        # where its heap block ends, so one byte too far is an ASan report)
+        ("valid-ram-edges", harness(stream(name="edge", runs=((0x0, 1), (8 * MiB - 4096, 1))),
+                                    flags=FL_FIX_CRC, sizes=(0, 100, 0, 0, 0, 0)), True),
+        ("valid-64mib-edges", harness(stream(name="cap", ram=64 * MiB,
+                                             runs=((0x0, 1), (64 * MiB - 4096, 1))),
+                                      flags=FL_FIX_CRC), True),
+        ("valid-uart-full", harness(stream(name="delta", queued=bytes(range(256)), runs=()),
+                                    sizes=(200, 100, 0, 0, 0, 0)), True),
+    ]
+    # refused by the host, valid as a format
+    out += [
+        ("host-exists", harness(stream(name="taken", runs=())), True),
+        ("host-no-memory", harness(stream(name="big", ram=128 * MiB, runs=())), True),
+        ("host-no-cfi", harness(stream(name="ss", runs=()), flags=FL_NO_ZICFISS), True),
+        ("host-no-feature", harness(stream(name="adu", runs=()), flags=FL_NO_SVADU), True),
+        ("host-timebase", harness(stream(name="tb", timebase=24000000, runs=())), True),
+        ("host-no-cfi-lp", harness(stream(name="lp", cfi=False, features=FEAT_NO_CFI | 1,
+                                          runs=())), True),
+    ]
+    # the harness makes the CRCs right (FL_FIX_CRC): mutations reach the fields
+    boot = 32 + 24 + snap.CONFIG.offset("boot_count")
+    out += [
+        ("fixcrc-valid-2vcpu", harness(two, flags=FL_FIX_CRC), True),
+        ("fixcrc-valid-1vcpu-split", harness(one, flags=FL_FIX_CRC | FL_NAME,
+                                             sizes=(3, 200, 0, 1, 255, 77)), True),
+        # a field changed after the CRC was taken: the harness takes it again
+        ("fixcrc-stale-crc", harness(flip(one, boot, 0x10), flags=FL_FIX_CRC), None),
+        ("fixcrc-bad-vcpu-x0", harness(stream(vcpu_over={"gpr": [1] + [0] * 31}, runs=()),
+                                       flags=FL_FIX_CRC), False),
+    ]
+    # damaged streams
+    mem = offset_of(one, snap.SEC_MEMORY)
+    vcpu1 = offset_of(two, snap.SEC_VCPU, 1)
+    end = offset_of(one, snap.SEC_END)
+    dev0 = offset_of(one, snap.SEC_DEVICE, 0)
+    out += [
+        ("bad-truncated-vcpu", harness(two[:vcpu1 + 100]), False),
+        ("bad-truncated-memory", harness(one[:mem + 24 + 16 + 2000], sizes=(0, 64, 0, 0, 0, 0)),
+         False),
+        ("bad-no-end", harness(one[:end]), False),
+        ("bad-crc-memory", harness(flip(one, mem + 24 + 16 + 100)), False),
+        ("bad-crc-config", harness(flip(one, 32 + 24 + 5)), False),
+        ("bad-after-end", harness(one + b"\0" * 16, delta=0), False),
+        ("bad-announced-longer", harness(one, delta=40), False),
+        ("bad-announced-shorter", harness(one, delta=-17), False),
+        ("bad-header-version", harness(flip(one, 8, 0x02)), False),
+        ("bad-device-order", harness(one[:dev0 - 696] + one[dev0:]), False),
+        # a field out of range behind a good CRC
+        ("bad-end-counts", harness(stream(end_over={"memory_pages": 2})), False),
+        ("bad-uart-range.snap", stream(dev_over={"uart16550": {"mcr": 0x3F}}), False),
+        ("bad-plic-context", harness(stream(dev_over={"plic": {"threshold": [0, 3] + [0] * 6}})),
+         False),
+        ("bad-vmgenid-pad", harness(stream(dev_over={"vmgenid": {"pad": b"\x01"}}, runs=())),
+         False),
+        ("bad-vcpu-hsm", harness(stream(nr_vcpus=2, vcpu_over={"hsm_state": 3}, runs=())),
+         False),
+        ("bad-vcpu-nocfi-lp", harness(stream(cfi=False, vcpu_over={"lp_value": 1}, runs=())),
+         False),
+    ]
+    return out
+
+
+def main():
+    outdir = Path(sys.argv[1]) if len(sys.argv) > 1 else OUT
+    outdir.mkdir(parents=True, exist_ok=True)
+    for name, data, valid in seeds():
+        stream_bytes = data if data[:8] == snap.MAGIC else data[8:]
+        if valid is None:
+            pass                         # valid once the harness fixes its CRCs
+        elif valid:
+            snap.verify(stream_bytes)    # raises if not
+        else:
+            try:
+                snap.verify(stream_bytes)
+            except snap.SnapError:
+                pass
+            else:
+                # announced-length seeds are valid files: the damage is in the header
+                assert name.startswith("bad-announced"), name
+        (outdir / name).write_bytes(data)
+        print(f"{name:28} {len(data):6} bytes{'  (damaged)' if valid is False else ''}")
+
+
+if __name__ == "__main__":
+    main()
