@@ -51,10 +51,10 @@ static struct vcpu *slot_vcpu(unsigned int slot)
 	return id < vm->cfg.nr_vcpus ? &vm->vcpus[id] : NULL;
 }
 
-/* Caller holds the lock. */
+/* Caller holds the lock; @v came from slot_vcpu(), so its VM is running. */
 static bool runnable(const struct vcpu *v, uint64_t now)
 {
-	if (v->vm->state != VM_RUNNING || v->hart >= 0)
+	if (v->hart >= 0)
 		return false;
 	if (v->g.hsm.state != VCPU_HSM_STARTED && v->g.hsm.state != VCPU_HSM_SUSPENDED)
 		return false;
