@@ -7,13 +7,22 @@ virtual clock by 1 ns, so at QEMU virt's 10 MHz timebase one `rdtime` tick is
 100 instructions, whatever privilege level executed them. Baselines (the same
 payload or kernel directly on QEMU + OpenSBI) are measured in the same run.
 Writes build/bench/results.json and build/bench/ratios.png (gnuplot).
+
+Usage: scripts/bench.py [STEP ...]  (steps: micro switch linux_boot snapshot
+live_snapshot footprint; default all). A run of some steps only writes
+build/bench/results-partial.json instead of results.json.
 """
+import importlib.machinery
+import importlib.util
 import json
 import os
 import re
 import shutil
+import socket
+import statistics
 import subprocess
 import tempfile
+import threading
 import sys
 import time
 from pathlib import Path
@@ -27,6 +36,7 @@ IMAGE = CACHE / "linux" / "Image"
 INITRD = ROOT / "build" / "linux" / "initramfs.cpio.gz"
 PAYLOAD = ROOT / "build" / "bench" / "bench.bin"
 HYP = ROOT / "build" / "carapace.bin"
+DIRTIER = ROOT / "build" / "guests" / "dirtier.bin"
 CPU = "rv64,h=true,zicfilp=true,zicfiss=true,zimop=true,zcmop=true,sstc=true,svadu=true"
 ICOUNT = ["-icount", "shift=0,align=off"]
 INSNS_PER_TICK = 100
@@ -201,6 +211,165 @@ def snapshot(results):
                                "unit": "guest-visible us under -icount"}
 
 
+def ctl_module():
+    """tools/carapace-ctl as a module, for its Client (docs/management.md)."""
+    loader = importlib.machinery.SourceFileLoader("carapace_ctl", str(ROOT / "tools" / "carapace-ctl"))
+    spec = importlib.util.spec_from_loader("carapace_ctl", loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+def snapshot_dropped(cc, ctl_sock, stream_sock, vm, live):
+    """One snapshot of @vm whose stream is read and dropped as fast as it comes
+    (no file, no compression: the host side holds the hypervisor back as little
+    as it can). Returns the reply and the VM's counters just before and after."""
+    stream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stream.connect(str(stream_sock))
+    stream.settimeout(0.2)
+    got, stop = [0], threading.Event()
+
+    def drain():
+        while not stop.is_set():
+            try:
+                chunk = stream.recv(1 << 20)
+            except TimeoutError:
+                continue
+            if not chunk:
+                return
+            got[0] += len(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        with cc.Client(ctl_sock, timeout=300) as c:
+            c.request("hello")      # the stream connection is known before the request
+            before = c.request("stats", {"vm": vm})["vms"][0]
+            reply = c.request("snapshot", {"vm": vm, "live": live})
+            after = c.request("stats", {"vm": vm})["vms"][0]
+        end = time.time() + 60
+        while got[0] < reply["bytes"] and reader.is_alive() and time.time() < end:
+            time.sleep(0.01)
+        if got[0] != reply["bytes"]:
+            raise RuntimeError(f"snapshot: {got[0]} stream bytes, the reply says {reply['bytes']}")
+    finally:
+        stop.set()
+        reader.join()
+        stream.close()
+    return reply, before, after
+
+
+def dirtier_run(smp, mib=16, ram=64):
+    """One run of tests/guests/dirtier.c on @smp harts: a live snapshot, then a
+    plain one, while it runs. Returns the figures of live_snapshot()."""
+    cc = ctl_module()
+    tmp = Path(tempfile.mkdtemp(prefix="carapace-bench-"))
+    ctl_sock, stream_sock = tmp / "ctl.sock", tmp / "stream.sock"
+    cmd = [sys.executable, str(ROOT / "tools" / "carapace-run"), "--batch", "--icount",
+           "--timeout", "600", "--smp", str(smp),
+           "--ctl-socket", str(ctl_sock), "--stream-socket", str(stream_sock),
+           "--vm", f"name=d,kernel={DIRTIER},mem={ram}M,vcpus=1,"
+                   f"bootargs=mib={mib} win_us=1000 windows=30000"]
+    say(f"live snapshot: a guest writing {mib} MiB in a loop, {ram} MiB of RAM, {smp} hart(s)")
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         stdin=subprocess.DEVNULL, text=True, errors="replace")
+    lines = []
+    threading.Thread(target=lambda: lines.extend(l.rstrip("\n") for l in p.stdout),
+                     daemon=True).start()
+    dirty = re.compile(r"^\[d\] DIRTY (\d+) (\d+) (\d+) (\d+) (\d+)$")
+
+    def windows():
+        return sum(1 for l in list(lines) if dirty.match(l))
+
+    def wait_windows(n):
+        end = time.time() + 300
+        while windows() < n:
+            if time.time() > end or p.poll() is not None:
+                raise RuntimeError("the dirtier stopped early:\n" + "\n".join(lines[-30:]))
+            time.sleep(0.05)
+
+    try:
+        wait_windows(60)
+        live, l0, l1 = snapshot_dropped(cc, ctl_sock, stream_sock, "d", True)
+        wait_windows(windows() + 60)
+        plain, _, _ = snapshot_dropped(cc, ctl_sock, stream_sock, "d", False)
+        wait_windows(windows() + 20)
+    finally:
+        p.terminate()   # the launcher takes QEMU down with it on SIGTERM
+        try:
+            p.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            p.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    # windows, and where the hypervisor's log lines fell among them: a line
+    # comes before the DIRTY line of the window it happened in
+    wins, marks = [], []
+    for l in lines:
+        m = dirty.match(l)
+        if m:
+            wins.append(tuple(int(g) for g in m.groups()[1:]))  # iters, ticks, stolen, longest
+        elif l.endswith("vm d: paused") or "vm d: snapshot of" in l:
+            marks.append((len(wins), "end" if "snapshot of" in l else "pause"))
+    if [k for _, k in marks] != ["pause", "end", "pause", "end"]:
+        raise RuntimeError(f"live snapshot: unexpected log lines {marks}:\n" + "\n".join(lines[-30:]))
+    (l_start, _), (l_end, _), (p_start, _), (p_end, _) = marks
+    rate = statistics.median(w[0] / w[1] for w in wins[10:l_start])    # iterations per tick
+    after = statistics.median(w[0] / w[1] for w in wins[l_end + 5:p_start])
+
+    def cost(a, b):
+        seg = wins[a:b + 1]
+        ticks = sum(w[1] for w in seg)
+        lost = ticks - sum(w[0] for w in seg) / rate
+        return ticks, lost, max(w[3] for w in seg)
+
+    def ms(t):      # ticks -> guest ms
+        return round(t * INSNS_PER_TICK / 1e6, 1)
+
+    ticks, lost, longest = cost(l_start, l_end)
+    _, p_lost, _ = cost(p_start, p_end)
+    return {
+        "baseline_iterations_per_ms": round(rate * 1e6 / INSNS_PER_TICK, 1),
+        "after_vs_baseline_pct": round(100.0 * after / rate, 2),
+        "stream_bytes": live["bytes"], "pages": live["pages"],
+        "pause_us": live["pause_us"],
+        "duration_ms": ms(ticks),
+        "lost_ms": ms(lost),
+        "lost_pct": round(100.0 * lost / ticks, 1),
+        "throughput_pct": round(100.0 * (1 - lost / ticks), 1),
+        "lost_ms_per_mib": round(ms(lost) / (live["bytes"] / (1 << 20)), 2),
+        "longest_stall_ms": ms(longest),
+        "cow_copies": ((l1["guest_page_faults"] - l0["guest_page_faults"]) -
+                       (l1["mmio"] - l0["mmio"])),
+        "plain_pause_ms": round(plain["pause_us"] / 1000, 1),
+        "plain_lost_ms": ms(p_lost)}
+
+
+def live_snapshot(results):
+    """What a live snapshot costs a running guest. tests/guests/dirtier.c
+    computes and writes a 16 MiB region in a loop (every 2 MiB chunk within
+    0.14 ms) and prints, per 1 ms window of its guest time (rdtime), how many
+    iterations it did. A live snapshot is taken, then a plain one, while it
+    runs; the stream is read and dropped by bench itself. Baseline: its own
+    rate in the windows before the first snapshot, same run. Lost work = the
+    snapshot's windows' guest time minus their iterations at the baseline rate.
+    Under -icount every instruction of any hart (the streaming hart, the copies
+    on a write fault) advances the one guest clock, so the lost work is what
+    the snapshot costs in instructions, shown as guest time. Two runs: the
+    guest alone on one hart with the stream on the other (2 harts), and the
+    guest sharing the only hart with the stream (1 hart)."""
+    r = dirtier_run(2)
+    one = dirtier_run(1)
+    results["live_snapshot_cost"] = {
+        "what": "a guest computing and writing 16 MiB in a loop (64 MiB RAM, 1 vCPU) while "
+                "a live snapshot of it is taken, 2 harts: its work lost, against its own "
+                "rate before the snapshot in the same run; one_hart: the same on 1 hart",
+        **r,
+        "one_hart": {k: one[k] for k in ("duration_ms", "lost_ms", "lost_pct", "throughput_pct",
+                                         "lost_ms_per_mib", "longest_stall_ms", "cow_copies")},
+        "unit": "guest-visible ms under -icount (1 ms = 1 M instructions)"}
+
+
 def footprint(results):
     size = subprocess.run(["riscv64-unknown-elf-size", str(ROOT / "build" / "carapace.elf")],
                           capture_output=True, text=True).stdout.splitlines()[-1].split()
@@ -235,6 +404,18 @@ def table(results):
               f"(guest time under -icount)")
         r = results["restore_time"]
         print(f"restore: {r['us']:,} us (guest time under -icount)")
+    if "live_snapshot_cost" in results:
+        r = results["live_snapshot_cost"]
+        print(f"live snapshot of a busy guest ({r['stream_bytes'] / 2**20:.1f} MiB stream): "
+              f"throughput {r['throughput_pct']} % of baseline for {r['duration_ms']:,} ms, "
+              f"lost {r['lost_ms']:,} ms ({r['lost_ms_per_mib']} ms/MiB), "
+              f"{r['cow_copies']} chunk copies, longest stall {r['longest_stall_ms']} ms, "
+              f"pause {r['pause_us']} us; plain snapshot: stopped {r['plain_pause_ms']:,} ms "
+              f"(lost {r['plain_lost_ms']:,} ms)")
+        o = r["one_hart"]
+        print(f"  the same on 1 hart (guest and stream share it): throughput "
+              f"{o['throughput_pct']} % for {o['duration_ms']:,} ms, lost {o['lost_ms']:,} ms, "
+              f"longest stall {o['longest_stall_ms']} ms")
     if "footprint" in results:
         r = results["footprint"]
         print(f"image {r['image_bin_bytes']} bytes (text {r['text']}, data {r['data']}, "
@@ -264,16 +445,24 @@ def chart(results):
 
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
-    for f in (FW, IMAGE, INITRD, PAYLOAD, HYP):
+    for f in (FW, IMAGE, INITRD, PAYLOAD, HYP, DIRTIER):
         if not f.exists():
             sys.exit(f"bench: missing {f} (run: make bench)")
+    steps = {f.__name__: f for f in (micro, switch, linux_boot, snapshot, live_snapshot,
+                                     footprint)}
+    chosen = sys.argv[1:] or list(steps)
+    for name in chosen:
+        if name not in steps:
+            sys.exit(f"bench: no step {name!r} (steps: {' '.join(steps)})")
     results = {}
-    for step in (micro, switch, linux_boot, snapshot, footprint):
-        step(results)
-    (OUT / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    for name in chosen:
+        steps[name](results)
+    out = OUT / ("results.json" if chosen == list(steps) else "results-partial.json")
+    out.write_text(json.dumps(results, indent=2) + "\n")
     table(results)
-    chart(results)
-    say(f"results: {OUT / 'results.json'}")
+    if chosen == list(steps):
+        chart(results)
+    say(f"results: {out}")
 
 
 if __name__ == "__main__":
