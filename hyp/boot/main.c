@@ -14,6 +14,7 @@
 #include <platform.h>
 #include <sbi_client.h>
 #include <sched.h>
+#include <snapshot.h>
 #include <tlb.h>
 #include <uart.h>
 #include <vm.h>
@@ -130,6 +131,8 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 	if (host.vmid_bits && host.vmid_bits < hart_caps.vmid_bits)
 		hart_caps.vmid_bits = host.vmid_bits;	/* boot option: narrower */
 	vmid_init(hart_caps.vmid_bits);
+	if (host.stream_stall_ms)
+		snap_stall_ms = host.stream_stall_ms;
 	if (host.timeslice_us)
 		sched_slice_ticks = host.timebase_hz * host.timeslice_us / 1000000;
 

@@ -269,6 +269,9 @@ static int parse_chosen(const void *fdt, struct host_info *hi, const char **err)
 	ts = fdt_getprop(fdt, chosen, "carapace,vmid-bits", &len);
 	if (ts && len == 4)
 		hi->vmid_bits = fdt32_to_cpu(*ts);
+	ts = fdt_getprop(fdt, chosen, "carapace,stream-stall-ms", &len);
+	if (ts && len == 4)
+		hi->stream_stall_ms = fdt32_to_cpu(*ts);
 	fdt_for_each_subnode(node, fdt, chosen) {
 		if (!fdt_node_check_compatible(fdt, node, "carapace,image")) {
 			const char *name = get_string(fdt, node, "carapace,name");

@@ -686,10 +686,15 @@ bool mgmt_init(const void *fdt)
 }
 
 /* The client came or went: a reply or a pending answer was for the old one.
- * (Its half-received line goes when the bytes of a new client arrive.) */
+ * (Its half-received line goes when the bytes of a new client arrive.) But
+ * the request being answered may be this very client's: vcon gives bytes to
+ * a connection whose connect event is still queued, so a client that
+ * connected just after another left may be heard before its event is seen. */
 static void new_connection(void)
 {
 	m.generation = vcon_port_generation(m.port);
+	if (m.read_generation == m.generation)
+		return;
 	m.reply_len = m.reply_sent = 0;
 	m.waiting = false;
 	vmop_cancel_waiter(&m);

@@ -27,6 +27,7 @@ struct host_info {
 	bool isa_zicfilp, isa_zicfiss, isa_sstc, isa_smstateen;	/* advertised on every hart */
 	bool persist;			/* carapace,persist: stay up with no VM */
 	uint32_t vmid_bits;		/* carapace,vmid-bits: use at most this many (0: all) */
+	uint32_t stream_stall_ms;	/* carapace,stream-stall-ms (0: the default) */
 	struct vm_desc vms[HOST_MAX_VMS];
 	unsigned int nr_vms;
 	/* images QEMU loaded: each VM's kernel/initrd ("NAME.kernel", "NAME.initrd")

@@ -54,6 +54,12 @@ size_t snap_port_write(const void *buf, size_t len);
 size_t snap_port_read(void *buf, size_t len);
 /** snap_port_drain() - drop bytes a client left behind (before a new load). */
 void snap_port_drain(void);
+/* A save or load whose client moves no byte for this long is abandoned: a
+ * stuck client must not keep a VM paused, or the restore slot taken, forever. */
+#define SNAP_STALL_MS_DEFAULT	30000
+extern uint32_t snap_stall_ms;		/* /chosen carapace,stream-stall-ms */
+/** snap_port_stalled() - no byte moved since @since (time_now() ticks). */
+bool snap_port_stalled(uint64_t since);
 
 /** snap_save_start() - stream @vm, which the caller paused (all vCPUs off
  *  their harts), to the stream port; @done is called when it ended. @live:

@@ -28,6 +28,7 @@ static struct {
 	struct snap_config config;
 	uint64_t total, offset;		/* stream length announced, bytes read */
 	uint64_t sections, pages, start;
+	uint64_t moved;			/* when the last byte came */
 	struct snap_section sec;
 	uint64_t sec_offset;		/* stream offset of the section header */
 	unsigned int next_vcpu, next_dev;
@@ -107,7 +108,7 @@ int snap_load_start(uint64_t bytes, const char *name, snap_done_fn done)
 		memcpy(ld.name, name, MIN(strlen(name), sizeof(ld.name) - 1));
 	ld.done = done;
 	ld.total = bytes;
-	ld.start = time_now();
+	ld.start = ld.moved = time_now();
 	expect(sizeof(struct snap_header), L_HEADER);
 	return 0;
 }
@@ -367,9 +368,18 @@ void snap_load_poll(void)
 				refuse("bad-snapshot", "the stream ended before END (truncated)");
 				return;
 			}
+			if (snap_port_stalled(ld.moved)) {
+				snprintf(ld.err, sizeof(ld.err), "no stream byte for %u ms at offset "
+					 "%lu of %lu", snap_stall_ms, (unsigned long)ld.offset,
+					 (unsigned long)ld.total);
+				ld.code = "no-stream";
+				finish(false);
+				return;
+			}
 			vcon_poll();
 			continue;
 		}
+		ld.moved = time_now();
 		while (off < n && ld.phase != L_IDLE)
 			off += feed(buf + off, n - off);
 	} while (ld.phase != L_IDLE && time_now() < until);

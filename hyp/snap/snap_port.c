@@ -1,10 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /* The snapshot stream's transport: the hypervisor-owned virtio-serial port
  * "org.carapace.stream". A snapshot file is what a client saved from it. */
+#include <hart.h>
 #include <snapshot.h>
 #include <virtio_console.h>
 
 static int port = -1;
+uint32_t snap_stall_ms = SNAP_STALL_MS_DEFAULT;
+
+bool snap_port_stalled(uint64_t since)
+{
+	return time_now() - since > timebase_hz / 1000 * snap_stall_ms;
+}
 
 static bool find_port(void)
 {

@@ -41,6 +41,7 @@ static struct {
 	uint32_t boot_count;		/* a reboot during a live snapshot ends it */
 	unsigned int index;		/* vCPU or device being staged */
 	uint64_t bytes, pages, sections, start;
+	uint64_t moved;			/* when the client last took a byte */
 	/* what goes out next: a staged section or the prefix, then guest pages */
 	uint8_t stage[STAGE_SIZE];
 	const uint8_t *out;
@@ -374,7 +375,7 @@ int snap_save_start(struct vm *vm, bool live, snap_done_fn done)
 	sv.live = live;
 	sv.boot_count = vm->cfg.boot_count;
 	sv.chunks = vm->cfg.ram_size / VM_RAM_CHUNK;
-	sv.start = time_now();
+	sv.start = sv.moved = time_now();
 	if (live && live_begin(vm)) {
 		sv.phase = P_IDLE;
 		return -HYP_ENOMEM;
@@ -393,6 +394,7 @@ static bool push(void)
 			return false;
 		sv.out_off += n;
 		sv.bytes += n;
+		sv.moved = time_now();
 	}
 	while (sv.data_off < sv.data_len) {
 		n = snap_port_write(sv.data + sv.data_off, sv.data_len - sv.data_off);
@@ -400,6 +402,7 @@ static bool push(void)
 			return false;
 		sv.data_off += n;
 		sv.bytes += n;
+		sv.moved = time_now();
 	}
 	return true;
 }
@@ -420,6 +423,10 @@ void snap_save_poll(void)
 			return;
 		}
 		if (!push()) {
+			if (snap_port_stalled(sv.moved)) {
+				finish("the stream client stopped reading");
+				return;
+			}
 			vcon_poll();	/* buffers come back as QEMU sends them */
 			continue;
 		}

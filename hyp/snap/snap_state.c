@@ -19,6 +19,9 @@ static bool terminated(const char *s, size_t size)
 
 const char *snap_header_check(const struct snap_header *h)
 {
+	/* A gzip file sent as it is: compression is the file's, never the stream's. */
+	if ((uint8_t)h->magic[0] == 0x1f && (uint8_t)h->magic[1] == 0x8b)
+		return "gzip data, not a stream (carapace-ctl restore expands a gzip file)";
 	if (memcmp(h->magic, SNAP_MAGIC, sizeof(h->magic)))
 		return "not a Carapace snapshot (bad magic)";
 	if (h->version != SNAP_VERSION)

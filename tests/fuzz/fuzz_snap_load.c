@@ -148,6 +148,16 @@ void snap_port_drain(void)
 {
 }
 
+uint32_t snap_stall_ms = SNAP_STALL_MS_DEFAULT;
+
+/* A client gone silent: when the first chunk size says so (254), the third
+ * empty read counts as a stall, so the fuzzer reaches that refusal too. */
+bool snap_port_stalled(uint64_t since)
+{
+	(void)since;
+	return port.sizes[0] == 254 && port.empty_reads >= 3;
+}
+
 static unsigned long vcon_polls;
 
 void vcon_poll(void)
@@ -366,7 +376,7 @@ static void load_done(const struct snap_result *r)
 static bool known_code(const char *code)
 {
 	static const char *const codes[] = { "bad-snapshot", "invalid", "no-cfi", "no-feature",
-					     "exists", "no-memory" };
+					     "exists", "no-memory", "no-stream" };
 
 	for (size_t i = 0; i < ARRAY_SIZE(codes); i++)
 		if (!strcmp(code, codes[i]))

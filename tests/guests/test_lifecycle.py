@@ -335,3 +335,24 @@ def test_more_vms_than_vmids(guests_built):
     vmids = dict(re.findall(r"carapace: vm (\w+): overhead .* VMID (\d+)", run.out))
     assert vmids == {"v1": "1", "v2": "0", "v3": "0"}, vmids
     assert "vmid bits 1" in run.out
+
+
+def test_delayed_reply_reaches_a_client_that_connected_right_after_another(host_factory):
+    """A client may connect the moment the previous one left, and be heard
+    before the hypervisor has seen its connect event (vcon gives its bytes to
+    the pending connection). A reply that comes later (pause waits for the
+    vCPUs to leave their harts; a snapshot for its stream) must still reach
+    it: it once was dropped as if meant for the client that had left."""
+    h = host_factory([vm_spec("a", "spin", 1, "spin_ms=600000")],
+                     extra=["--expect", "a=destroyed"], timeout=240)
+    h.wait_for(lambda l: l.startswith("[a] "), 30)
+    for i in range(40):
+        rep = h.raw(f'{{"v":1,"id":{1000 + i},"cmd":"hello"}}\n')     # connect, ask, leave
+        assert rep["ok"], rep
+        cmd = "pause" if i % 2 == 0 else "resume"
+        replies = h.raw_all(f'\n{{"v":1,"id":{i},"cmd":"{cmd}","vm":"a"}}\n', i, timeout=20)
+        assert replies[-1]["ok"] and replies[-1]["id"] == i, (i, replies)
+    listing, _ = h.ctl("list")
+    assert listing["vms"][0]["state"] == "running", listing
+    h.ctl("destroy", "a")
+    assert h.finish() == EXIT_OK

@@ -65,7 +65,8 @@ def snapshot_and_restore(h, tmp_path, live):
     ssp = int(re.search(r"ssp=(0x[0-9a-f]+)", line).group(1), 16)
     args = ["snapshot", "orig", str(path)] + (["--live"] if live else [])
     rep, _, _ = h.ctl(*args)
-    assert rep["ok"] and rep["live"] == live and rep["bytes"] == path.stat().st_size, rep
+    assert rep["ok"] and rep["live"] == live and rep["file_bytes"] == path.stat().st_size, rep
+    assert rep["compressed"] and rep["file_bytes"] < rep["bytes"], rep   # gzip by default
     h.ctl("destroy", "orig")
     rep, _, _ = h.ctl("restore", str(path), "--name", "copy")
     assert rep["ok"] and rep["vm"] == "copy", rep
@@ -125,7 +126,7 @@ def test_refusals_leave_no_vm(snap_host, tmp_path):
                   extra=["--expect", "orig=destroyed", "--expect", "other=destroyed"])
     h.wait_for(lambda l: l.startswith("[orig] SNAPSHOT-READY"), 60)
     good_path = tmp_path / "good.snap"
-    h.ctl("snapshot", "orig", str(good_path))
+    h.ctl("snapshot", "orig", str(good_path), "--no-compress")   # the raw stream, to damage
     good = good_path.read_bytes()
     for name, data, words in corrupt_cases(good):
         p = tmp_path / f"{name}.snap"

@@ -550,6 +550,14 @@ def test_image_nodes_and_persist_in_chosen(tmp_path, kernel):
 
 
 @needs_dtc
+def test_stream_stall_in_chosen_only_when_given(tmp_path, kernel):
+    vms, images = two_vms(tmp_path, kernel)
+    assert "stream-stall" not in cr.inject_chosen(BASE_DTS, vms, images)
+    dtb = compile_dts(tmp_path, cr.inject_chosen(BASE_DTS, vms, images, stream_stall_ms=1500))
+    assert fdtget(dtb, "/chosen", "carapace,stream-stall-ms") == "1500"
+
+
+@needs_dtc
 def test_no_persist_no_images_no_nodes(tmp_path, kernel):
     vms, images = two_vms(tmp_path, kernel)
     dts = cr.inject_chosen(BASE_DTS, vms, images)
@@ -973,6 +981,7 @@ def test_run_batch_missing_program():
     (["--vm", "kernel={k}", "--smp", "9"], "--smp 9: must be 1..8"),
     (["--vm", "kernel={k}", "--mem", "513M"], "multiple of 2M"),
     (["--vm", "kernel={k}", "--timeslice-us", "0"], "--timeslice-us 0"),
+    (["--vm", "kernel={k}", "--stream-stall-ms", "99"], "--stream-stall-ms 99: must be"),
     (["--vm", "kernel={k}", "--bios", "/nope/fw.bin"], "run `make deps`"),
     (["--vm", "kernel={k}", "--hyp", "/nope/carapace.bin", "--bios", "{k}"],
      "hypervisor image not found"),

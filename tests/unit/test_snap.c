@@ -66,6 +66,10 @@ TEST(snap_header_checks)
 	EXPECT_TRUE(snap_header_check(&h) == NULL);
 	h.magic[0] = 'X';
 	EXPECT_TRUE(snap_header_check(&h) != NULL);
+	EXPECT_TRUE(strstr(snap_header_check(&h), "bad magic") != NULL);
+	h.magic[0] = 0x1f;
+	h.magic[1] = (char)0x8b;
+	EXPECT_TRUE(strstr(snap_header_check(&h), "gzip") != NULL);
 }
 
 TEST(snap_config_round_trip_and_checks)

@@ -10,6 +10,7 @@ are also checked against the C header (include/hyp/snapshot_format.h)."""
 
 import importlib.machinery
 import importlib.util
+import gzip
 import json
 import os
 import random
@@ -992,6 +993,74 @@ def test_trailing_bytes(extra):
     assert f"{len(extra)} trailing byte(s)" in err.message
 
 
+# --- gzip-compressed files: the same stream, the same checks ---------------------------
+
+
+def test_gzip_file_reads_as_its_stream(tmp_path):
+    data = Builder(pages=[(RAM_GPA, [page_of(i) for i in range(40)])]).build()
+    raw, packed = tmp_path / "raw.snap", tmp_path / "gz.snap"
+    raw.write_bytes(data)
+    packed.write_bytes(gzip.compress(data, 1))
+    a, b = snap.verify(raw), snap.verify(packed)
+    assert (a.compressed, b.compressed) == (False, True)
+    assert a.size == b.size == len(data) and b.file_size == packed.stat().st_size
+    assert snap.inspect_json(a)["sections"] == snap.inspect_json(b)["sections"]
+    assert snap.diff(a, b)["identical"]
+    assert snap.stream_size(packed) == snap.stream_size(raw) == len(data)
+
+
+def test_gzip_multi_member_file_is_one_stream():
+    """RFC 1952: members one after another expand to their concatenation."""
+    data = small()
+    assert snap.verify(gzip.compress(data[:1000]) + gzip.compress(data[1000:])).valid
+
+
+def test_gzip_truncated_anywhere_is_refused():
+    packed = gzip.compress(small())
+    for n in range(2, len(packed)):
+        err = first_problem(packed[:n])
+        assert "gzip layer is damaged" in err.message or "truncated" in err.message, (n, err)
+
+
+def test_gzip_damage_is_refused_with_the_stream_offset():
+    data = Builder(pages=[(RAM_GPA, [page_of(i) for i in range(64)])]).build()
+    packed = bytearray(gzip.compress(data))
+    rng = random.Random(7)
+    for n in [rng.randrange(10, len(packed)) for _ in range(200)] + list(range(len(packed) - 8, len(packed))):
+        bad = bytearray(packed)
+        bad[n] ^= 1 << rng.randrange(8)
+        with pytest.raises(snap.SnapError) as e:
+            snap.verify(bytes(bad))
+        assert 0 <= e.value.offset <= len(data), (n, str(e.value))
+
+
+def test_gzip_the_stream_inside_is_checked_too():
+    bad = bytearray(small())
+    bad[8] = 2                                          # version 2
+    err = first_problem(gzip.compress(bytes(bad)))
+    assert err.section == "header" and "version 2" in err.message
+
+
+def test_gzip_trailing_bytes_are_counted_up_to_a_bound(monkeypatch):
+    data = small()
+    monkeypatch.setattr(snap, "TRAILING_SCAN_MAX", 3 << 20)
+    err = first_problem(gzip.compress(data + bytes(50 << 20)))     # a small bomb
+    assert err.section == "after END" and "at least 3145728 trailing" in err.message
+    err = first_problem(gzip.compress(data + b"junk"))
+    assert "4 trailing byte(s)" in err.message
+
+
+def test_gzip_inspect_and_verify_say_so(tmp_path, capsys):
+    path = tmp_path / "a.snap"
+    path.write_bytes(gzip.compress(small()))
+    assert snap.main(["inspect", str(path)]) == 0
+    assert "gzip-compressed file:" in capsys.readouterr().out
+    assert snap.main(["verify", "--json", str(path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["compressed"] is True and out["file_bytes"] == path.stat().st_size
+    assert out["bytes"] == len(small())
+
+
 def test_a_second_end_is_trailing():
     data = small()
     end = data[layout_offsets(data)[-1][0]:]
@@ -1341,7 +1410,7 @@ def test_ctl_snapshot_writes_the_file(fake, socks, tmp_path, valid, capsys):
     server = fake(snapshot_server(valid, pieces=7))
     out = tmp_path / "alpha.snap"
     assert ctl_main(socks, "snapshot", "alpha", str(out)) == 0
-    assert out.read_bytes() == valid
+    assert gzip.decompress(out.read_bytes()) == valid          # gzip by default
     assert not (tmp_path / "alpha.snap.tmp").exists()
     hello, request = server.requests
     assert hello["cmd"] == "hello"                    # a round trip after the stream connects
@@ -1351,8 +1420,31 @@ def test_ctl_snapshot_writes_the_file(fake, socks, tmp_path, valid, capsys):
     stdout = capsys.readouterr().out
     assert stdout == (f"vm alpha: snapshot written: {len(valid)} bytes "
                       f"({snap.human_size(len(valid))}), 4 memory pages, paused 1.234 ms; "
-                      f"saved to {out}\n")
-    assert snap.verify(out).valid
+                      f"saved to {out} (gzip, {snap.human_size(out.stat().st_size)}, "
+                      f"{100.0 * out.stat().st_size / len(valid):.1f} % of the stream)\n")
+    checked = snap.verify(out)
+    assert checked.valid and checked.compressed and checked.size == len(valid)
+
+
+def test_ctl_snapshot_no_compress_writes_the_stream_itself(fake, socks, tmp_path, valid, capsys):
+    fake(snapshot_server(valid, pieces=3))
+    out = tmp_path / "alpha.snap"
+    assert ctl_main(socks, "--json", "snapshot", "alpha", str(out), "--no-compress") == 0
+    assert out.read_bytes() == valid
+    reply = json.loads(capsys.readouterr().out)
+    assert reply["compressed"] is False and reply["file_bytes"] == len(valid)
+
+
+def test_ctl_snapshot_gzip_file_is_reproducible(fake, socks, tmp_path, valid, capsys):
+    """No name or time in the gzip header: one stream, one file."""
+    fake(snapshot_server(valid))
+    files = [tmp_path / "a.snap", tmp_path / "b.snap"]
+    for out in files:
+        assert ctl_main(socks, "--json", "snapshot", "alpha", str(out)) == 0
+        reply = json.loads(capsys.readouterr().out)
+        assert reply["compressed"] is True and reply["file_bytes"] == out.stat().st_size
+    assert files[0].read_bytes() == files[1].read_bytes()
+    assert files[0].stat().st_size < len(valid)
 
 
 def test_ctl_snapshot_live_json_and_reply_before_the_bytes(fake, socks, tmp_path, valid, capsys):
@@ -1360,7 +1452,7 @@ def test_ctl_snapshot_live_json_and_reply_before_the_bytes(fake, socks, tmp_path
     server = fake(snapshot_server(valid, pieces=5, delay=0.05, reply_first=True))
     out = tmp_path / "alpha.snap"
     assert ctl_main(socks, "--json", "snapshot", "alpha", str(out), "--live") == 0
-    assert out.read_bytes() == valid
+    assert gzip.decompress(out.read_bytes()) == valid
     assert server.requests[1]["live"] is True
     reply = json.loads(capsys.readouterr().out)
     assert reply["bytes"] == len(valid) and reply["live"] is True
@@ -1448,7 +1540,7 @@ def test_ctl_snapshot_slow_stream_beyond_the_timeout(fake, socks, tmp_path, vali
     fake(snapshot_server(valid, pieces=8, delay=0.15))
     out = tmp_path / "slow.snap"
     assert ctl_main(socks, "--timeout", "0.5", "snapshot", "alpha", str(out)) == 0
-    assert out.read_bytes() == valid
+    assert gzip.decompress(out.read_bytes()) == valid
 
 
 def restore_server(code=None, read_first=None):
@@ -1483,6 +1575,29 @@ def test_ctl_restore_sends_the_file(fake, socks, tmp_path, valid, capsys):
     assert bytes(server.stream_bytes) == valid
     assert capsys.readouterr().out == \
         f"vm alpha2: restored, index 3, 4 memory pages (from {path})\n"
+
+
+@pytest.mark.parametrize("verify", [True, False])
+def test_ctl_restore_expands_a_gzip_file(fake, socks, tmp_path, valid, capsys, verify):
+    """The hypervisor gets the stream, never gzip; its size is the stream's."""
+    path = tmp_path / "a.snap"
+    path.write_bytes(gzip.compress(valid))
+    server = fake(restore_server())
+    argv = ["restore", str(path)] + ([] if verify else ["--no-verify"])
+    assert ctl_main(socks, *argv) == 0
+    assert server.requests[1]["bytes"] == len(valid)
+    assert bytes(server.stream_bytes) == valid
+
+
+def test_ctl_restore_refuses_damaged_gzip_before_connecting(fake, socks, tmp_path, valid,
+                                                            capsys):
+    path = tmp_path / "a.snap"
+    path.write_bytes(gzip.compress(valid)[:-9])         # cut inside the trailer
+    server = fake(restore_server())
+    assert ctl_main(socks, "restore", str(path)) == 3
+    err = capsys.readouterr().err
+    assert "gzip layer is damaged" in err and "not a valid snapshot" in err
+    assert server.requests == []
 
 
 def test_ctl_restore_without_name_and_json(fake, socks, tmp_path, valid, capsys):
@@ -1585,7 +1700,7 @@ def test_ctl_stream_socket_follows_socket_option(fake, socks, tmp_path, valid, m
     fake(snapshot_server(valid))
     out = tmp_path / "x.snap"
     assert ctl.main(["--socket", str(socks[0]), "snapshot", "alpha", str(out)]) == 0
-    assert out.read_bytes() == valid
+    assert gzip.decompress(out.read_bytes()) == valid
 
 
 def test_ctl_help_mentions_snapshot_and_restore(capsys):
