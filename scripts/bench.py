@@ -185,7 +185,9 @@ def snapshot(results):
                 raise RuntimeError("the guest did not reach init:\n" + "\n".join(lines[-30:]))
             time.sleep(0.2)
         time.sleep(2)
-        plain = ctl("snapshot", "s", str(tmp / "plain.snap"))
+        # plain: the raw stream, so that gzip's speed is not in its pause;
+        # live: the file a user gets (gzipped), its pause does not wait for it
+        plain = ctl("snapshot", "s", str(tmp / "plain.snap"), "--no-compress")
         live = ctl("snapshot", "s", str(tmp / "live.snap"), "--live")
         restored = ctl("restore", str(tmp / "plain.snap"), "--name", "r")
     finally:
@@ -199,6 +201,8 @@ def snapshot(results):
     results["snapshot_size"] = {"what": "snapshot of an idle 256 MiB Linux guest",
                                 "bytes": plain["bytes"], "pages": plain["pages"],
                                 "percent_of_ram": round(100.0 * plain["bytes"] / ram, 2),
+                                "file_bytes": live["file_bytes"],
+                                "file_percent_of_ram": round(100.0 * live["file_bytes"] / ram, 2),
                                 "unit": "bytes"}
     results["snapshot_pause"] = {"what": "VM stopped by a plain / a live snapshot",
                                  "plain_us": plain["pause_us"], "live_us": live["pause_us"],
@@ -397,8 +401,9 @@ def table(results):
               f"{r['cfi_on'] / r['cfi_off']:>8.3f}")
     if "snapshot_size" in results:
         r = results["snapshot_size"]
-        print(f"snapshot of an idle 256 MiB Linux guest: {r['bytes']:,} bytes "
-              f"({r['percent_of_ram']} % of RAM, {r['pages']} pages)")
+        print(f"snapshot of an idle 256 MiB Linux guest: file {r['file_bytes']:,} bytes "
+              f"({r['file_percent_of_ram']} % of RAM, target <= 15 %), stream "
+              f"{r['bytes']:,} bytes ({r['percent_of_ram']} % of RAM, {r['pages']} pages)")
         r = results["snapshot_pause"]
         print(f"snapshot pause: plain {r['plain_us']:,} us, live {r['live_us']:,} us "
               f"(guest time under -icount)")
