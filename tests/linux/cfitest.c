@@ -11,6 +11,10 @@
  *                         process itself, then N rounds of calls, violations
  *                         and landing pads, "cfitest: round I/N ..." after
  *                         each (for pause/resume, snapshot and migration)
+ *   cfitest --rounds N --random
+ *                         the same, pinned to CPU 0, and after each round
+ *                         "cfitest: random I/N HEX": 16 bytes of getrandom,
+ *                         so a harness can tell two restores' RNGs apart
  *
  * Output: one "PASS|FAIL|SKIP: cfi: <check>" line per check, then
  * "DONE: N passed, M failed".  Exit status 0 iff nothing failed.
@@ -21,6 +25,7 @@
 #include <unistd.h>
 
 #include <signal.h>
+#include <sys/syscall.h>
 
 #include "cfi_abi.h"
 #include "cfi_report.h"
@@ -74,12 +79,41 @@ static int violate_inherited(long unused)
 	return 2;	/* not reached when the shadow stack works */
 }
 
+/* --random: the kernel's RNG as this process sees it, sampled once a round.
+ * Pinned to CPU 0 (from before the rounds, so before any snapshot), so that
+ * each sample comes from the same per-CPU crng: two restores of one snapshot
+ * then print the same bytes unless the kernel reseeded (vmgenid). Raw
+ * syscalls, so no vDSO or libc state stands in between. */
+static void random_pin(void)
+{
+	unsigned long mask = 1;
+	long got = cfi_syscall5(SYS_sched_setaffinity, 0, sizeof(mask), (long)&mask, 0, 0);
+
+	if (got)
+		printf("cfitest: random: sched_setaffinity: %s\n", cfi_errname(got));
+}
+
+static void random_sample(int i, int n)
+{
+	unsigned char b[16];
+	char hex[2 * sizeof(b) + 1];
+	long got = cfi_syscall5(SYS_getrandom, (long)b, sizeof(b), 0, 0, 0);
+
+	if (got != (long)sizeof(b)) {
+		printf("cfitest: random %d/%d: getrandom: %s\n", i, n, cfi_errname(got));
+		return;
+	}
+	for (unsigned int k = 0; k < sizeof(b); k++)
+		snprintf(hex + 2 * k, 3, "%02x", b[k]);
+	printf("cfitest: random %d/%d %s\n", i, n, hex);
+}
+
 /* One process that lives through whatever the hypervisor does to its VM
  * (pause, snapshot, migration): its own shadow stack stays on, and every
  * round checks that calls balance at the same ssp as in the first round,
  * that a forked child's corrupted return is still caught, and that landing
  * pads still work and fault. */
-static void run_rounds(int n)
+static void run_rounds(int n, int sample)
 {
 	unsigned long first_ssp = 0, ssp0, ssp1, deepest, status;
 	struct cfi_status s;
@@ -87,6 +121,8 @@ static void run_rounds(int n)
 	long got;
 	char buf[96];
 
+	if (sample)
+		random_pin();
 	got = cfi_ss_enable();
 	cfi_check(got == 0, "rounds: shadow stack on in the long-running process", "%s",
 		  cfi_errname(got));
@@ -111,6 +147,8 @@ static void run_rounds(int n)
 		cfi_run_group("landing pads", cfi_group_lp);
 		cfi_totals(&passed, &failed);
 		printf("cfitest: round %d/%d: %d passed, %d failed\n", i, n, passed, failed);
+		if (sample)
+			random_sample(i, n);
 		usleep(100 * 1000);	/* paced, so a harness can act between rounds */
 	}
 }
@@ -135,10 +173,12 @@ int main(int argc, char **argv)
 		printf("cfitest: mode=expect-off\n");
 		run_expect_off();
 	} else if (argc > 2 && strcmp(argv[1], "--rounds") == 0 && atoi(argv[2]) > 0) {
-		printf("cfitest: mode=rounds %d\n", atoi(argv[2]));
-		run_rounds(atoi(argv[2]));
+		int sample = argc > 3 && strcmp(argv[3], "--random") == 0;
+
+		printf("cfitest: mode=rounds %d%s\n", atoi(argv[2]), sample ? " random" : "");
+		run_rounds(atoi(argv[2]), sample);
 	} else if (argc > 1) {
-		fprintf(stderr, "usage: %s [--expect-off | --violate | --rdtime | --rounds N]\n",
+		fprintf(stderr, "usage: %s [--expect-off | --violate | --rdtime | --rounds N [--random]]\n",
 			argv[0]);
 		return 2;
 	} else {

@@ -139,3 +139,153 @@ def test_snapshot_linux_into_fresh_qemu(initramfs, tmp_path, live):
     assert "init: cfitest exit 0" in after, out
     # a new VM generation ID: the restored kernel reseeded its RNG (vmgenid)
     assert any("crng reseeded due to virtual machine fork" in l for l in after), out
+
+
+# --- two restores of one snapshot side by side ------------------------------------------
+
+# not anchored: a kernel message can share the console line
+RANDOM_RE = re.compile(r"cfitest: random (\d+)/\d+ ([0-9a-f]{32})")
+RESEED = "crng reseeded due to virtual machine fork"
+TWIN_SNAP_AT = 10
+TWIN_ROUNDS = 60
+
+
+def randoms_of(lines):
+    """{round: the 16 getrandom bytes (hex) cfitest --random printed after it}."""
+    return {int(m.group(1)): m.group(2) for l in lines if (m := RANDOM_RE.search(l))}
+
+
+def two_restores(tmp_path, extra_bootargs=""):
+    """A CFI guest running cfitest --rounds --random is snapshotted (plain) at
+    round TWIN_SNAP_AT and goes on; then a fresh, empty host (--persist)
+    restores the file twice, as r1 and r2, which run side by side to the end
+    of the rounds. r1 runs a few rounds, then waits paused while r2 is being
+    restored (a restore takes from seconds to most of a minute on a busy
+    machine), so the two surely overlap. Returns the source's console, the
+    last round it had printed when the snapshot reply came, the listing taken
+    with both restores up, the host's console, r1's and r2's consoles and
+    the restores' durations."""
+    from test_snapshot import SnapHost
+
+    path = tmp_path / "alpha.snap"
+    srcdir, dstdir = tmp_path / "src", tmp_path / "dst"
+    srcdir.mkdir()
+    dstdir.mkdir()
+    # loglevel 6: the guest's notice that it reseeded after a restore shows
+    src = SnapHost(srcdir, [spec("alpha", TWIN_ROUNDS,
+                                 f"loglevel=6 carapace.random=1 {extra_bootargs}".strip())],
+                   timeout=400)
+    try:
+        src.wait_for(lambda l: l.startswith(f"[alpha] cfitest: round {TWIN_SNAP_AT}/"), 300)
+        rep, _, _ = src.ctl("snapshot", "alpha", str(path))
+        assert rep["ok"] and not rep["live"], rep
+        at_reply = max(rounds_of(src.guest("alpha")))
+        # the source goes on (a plain snapshot resumes it): a few of its own
+        # samples after the snapshot, to compare with the restores'
+        src.wait_for(lambda l: l.startswith(f"[alpha] cfitest: random {at_reply + 4}/"), 120)
+    finally:
+        src.kill()
+    source = src.guest("alpha")
+
+    # a fresh QEMU with no VM at all; room for two restores of a 256M guest
+    restore_s = {}
+    dst = SnapHost(dstdir, [], ["--persist", "--spare-mem", "640M"], timeout=400)
+    try:
+        for name in ("r1", "r2"):
+            t0 = time.monotonic()
+            rep, _, _ = dst.ctl("restore", str(path), "--name", name)
+            assert rep["ok"] and rep["vm"] == name, rep
+            restore_s[name] = round(time.monotonic() - t0, 1)
+            if name == "r1":
+                line = dst.wait_for(lambda l: l.startswith("[r1] cfitest: round "), 60)
+                first = rounds_of([line])[0]
+                dst.wait_for(lambda l: l.startswith(f"[r1] cfitest: random {first + 3}/"), 60)
+                rep, _, _ = dst.ctl("pause", "r1")
+                assert rep["ok"], rep
+        rep, _, _ = dst.ctl("resume", "r1")
+        assert rep["ok"], rep
+        listing, _, _ = dst.ctl("list")
+        for name in ("r1", "r2"):
+            dst.wait_for(lambda l: l.startswith(f"[{name}] init: cfitest exit"), 300)
+        dst.wait_for(lambda l: l.startswith("carapace: vm r1: shut down"), 60)
+        dst.wait_for(lambda l: l.startswith("carapace: vm r2: shut down"), 60)
+    finally:
+        dst.kill()
+    return source, at_reply, listing, dst.snapshot(), dst.guest("r1"), dst.guest("r2"), restore_s
+
+
+def test_two_restores_of_one_linux_snapshot(initramfs, tmp_path):
+    """One snapshot of a CFI Linux guest in the middle of its long-lived CFI
+    process, restored twice into one fresh host, under two names, running at
+    once. Each restore goes on with the same process from the snapshot's
+    round, still catches a corrupted return and landing-pad violations, and
+    is a new generation: its kernel reseeded (vmgenid), so the two restores'
+    getrandom bytes differ from each other and from the source's after the
+    snapshot. Without that reseed, r1 and r2 (and often the source) draw the
+    same bytes in the first rounds after the snapshot (the samples come from
+    CPU 0's crng, whose state is in the snapshot) until the kernel's own
+    timed reseed sets them apart (1 to 9 rounds in four runs with the guest's
+    vmgenid driver disabled by initcall_blacklist=vmgenid_plaform_driver_init,
+    each of which this test failed); so every round from the first restored
+    one is compared."""
+    source, at_reply, listing, console, r1, r2, _ = two_restores(tmp_path)
+    out = "\n".join(console)
+
+    # both up at once, under their own names
+    vms = {v["name"]: v for v in listing["vms"]}
+    assert sorted(vms) == ["r1", "r2"], listing
+    assert all(v["state"] == "running" for v in vms.values()), (listing["vms"], out)
+    assert len({v["index"] for v in vms.values()}) == 2, listing
+    # ... and both ran rounds while the other did
+    idx = {n: [i for i, l in enumerate(console) if l.startswith(f"[{n}] cfitest: round ")]
+           for n in ("r1", "r2")}
+    assert idx["r1"] and idx["r2"], out
+    assert len([i for i in idx["r1"] if idx["r2"][0] < i < idx["r2"][-1]]) >= 5, out
+
+    # one process, continued: both from the same round, which the source
+    # reached, and on to the end without a restart
+    src_rounds = rounds_of(source)
+    firsts = {}
+    for name, lines in (("r1", r1), ("r2", r2)):
+        got = rounds_of(lines)
+        assert got, (name, out)
+        firsts[name] = got[0]
+        assert TWIN_SNAP_AT <= got[0] <= at_reply + 1, (name, at_reply, got)
+        assert got == list(range(got[0], TWIN_ROUNDS + 1)), (name, got)
+        assert not any("cfitest: mode=" in l for l in lines), (name, "cfitest restarted")
+        rep = CfiReport(lines)
+        assert not rep.results("FAIL"), (name, out)
+        assert rep.done() and rep.done()[1] == 0, (name, out)
+        passed = set(rep.results("PASS"))
+        missing = [c for c in REQUIRED_ROUNDS
+                   if c not in passed and not c.startswith("rounds: shadow")]
+        assert not missing, (name, missing, out)
+        assert "init: cfitest exit 0" in lines, (name, out)
+    assert firsts["r1"] == firsts["r2"], firsts
+    assert src_rounds[:firsts["r1"] - 1] == list(range(1, firsts["r1"])), src_rounds
+
+    # randomness: a sample every round, none shared by r1, r2 and the source
+    # from the first restored round on (unless that one's bytes were drawn
+    # before the snapshot: then all three printed the same)
+    first = firsts["r1"]
+    rnd = {"source": randoms_of(source), "r1": randoms_of(r1), "r2": randoms_of(r2)}
+    assert not [l for l in source + r1 + r2 if re.search(r"cfitest: random.*: \w+: ", l)], \
+        "a getrandom or affinity error"
+    # (a sample line a kernel message broke up is not one)
+    after = [r for r in range(first, TWIN_ROUNDS + 1) if r in rnd["r1"] and r in rnd["r2"]]
+    assert len(after) >= TWIN_ROUNDS - first - 1, (first, rnd["r1"], rnd["r2"])
+    if first in after and rnd["source"].get(first) == rnd["r1"][first] == rnd["r2"][first]:
+        after.remove(first)
+    common = [r for r in after if r in rnd["source"]]
+    assert common, (first, rnd["source"])   # the source went on past the snapshot
+    same = [(r, a, b) for a, b in (("r1", "r2"), ("r1", "source"), ("r2", "source"))
+            for r in after if r in rnd[b] and rnd[a][r] == rnd[b][r]]
+    assert not same, f"restores share their RNG output: {same}"
+    r1_after = {rnd["r1"][r] for r in after}
+    r2_after = {rnd["r2"][r] for r in after}
+    assert not r1_after & r2_after, "r1 and r2 drew the same bytes"
+    assert not (r1_after | r2_after) & set(rnd["source"].values()), "a restore repeats the source"
+    # ... because each restored kernel reseeded on its new VM generation ID
+    for name, lines in (("r1", r1), ("r2", r2)):
+        assert any(RESEED in l for l in lines), (name, out)
+    assert not any(RESEED in l for l in source), "the source reseeded"
