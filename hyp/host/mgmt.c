@@ -237,6 +237,11 @@ static void cmd_stats(struct req *r)
 	jw_key(&w, "host");
 	jw_obj_begin(&w);
 	jw_kv_u64(&w, "free_mem", mm_free_bytes());
+	jw_key(&w, "idle_wakeups");	/* per hart */
+	jw_arr_begin(&w);
+	for (unsigned int i = 0; i < nr_harts; i++)
+		jw_u64(&w, harts[i].idle_wakeups);
+	jw_arr_end(&w);
 	jw_obj_end(&w);
 	reply_send(&w);
 }

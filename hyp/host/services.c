@@ -84,7 +84,7 @@ static void power_off_if_all_down(void)
 	sbi_system_shutdown(failed);
 }
 
-void host_poll(void)
+bool host_poll(void)
 {
 	static uint64_t last;
 	uint64_t now = time_now();
@@ -93,7 +93,7 @@ void host_poll(void)
 	 * most once a millisecond, unless an event or an operation is waiting */
 	if (now - last < timebase_hz / 1000 && !vm_event_pending() && !vmops_pending() &&
 	    !snap_busy())
-		return;
+		return false;
 	last = now;
 	console_flush_stale();
 	monitor_poll_input();
@@ -103,4 +103,5 @@ void host_poll(void)
 	snap_save_poll();
 	snap_load_poll();
 	power_off_if_all_down();
+	return snap_busy();
 }

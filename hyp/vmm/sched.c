@@ -17,7 +17,7 @@ static struct spinlock lock = SPINLOCK_INIT;
 static unsigned int rr_next;
 static volatile unsigned long idle_harts;	/* bitmap of hart indices in WFI */
 static volatile unsigned long wake_gen;		/* bumped whenever work may have appeared */
-void (*sched_host_poll)(void);
+bool (*sched_host_poll)(void);
 
 void sched_arm_slice(void)
 {
@@ -175,8 +175,10 @@ void sched_idle(struct hart *h, uint64_t now, unsigned long gen)
 
 	atomic_or(&idle_harts, 1UL << h->index);
 	csr_write(CSR_STIMECMP, deadline);
-	if (atomic_load(&wake_gen) == gen && !(csr_read(CSR_SIP) & (MIP_SSIP | MIP_STIP)))
+	if (atomic_load(&wake_gen) == gen && !(csr_read(CSR_SIP) & (MIP_SSIP | MIP_STIP))) {
 		asm volatile("wfi");
+		h->idle_wakeups++;
+	}
 	__atomic_fetch_and(&idle_harts, ~(1UL << h->index), __ATOMIC_SEQ_CST);
 	csr_write(CSR_STIMECMP, -1UL);
 	csr_clear(CSR_SIP, MIP_SSIP);

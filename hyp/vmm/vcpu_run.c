@@ -138,17 +138,19 @@ struct vcpu *sched_next(void)
 		uint64_t now = time_now();
 		struct vm *reboot;
 		struct vcpu *v = sched_pick(now, &reboot);
+		bool host_busy = false;
 
 		tlb_service();
 		if (h->index == 0 && sched_host_poll)
-			sched_host_poll();
+			host_busy = sched_host_poll();
 		if (reboot) {
 			vm_reset(reboot);
 			continue;
 		}
 		if (v)
 			return v;
-		sched_idle(h, now, gen);
+		if (!host_busy)
+			sched_idle(h, now, gen);
 	}
 }
 

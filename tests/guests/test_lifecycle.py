@@ -356,3 +356,24 @@ def test_delayed_reply_reaches_a_client_that_connected_right_after_another(host_
     assert listing["vms"][0]["state"] == "running", listing
     h.ctl("destroy", "a")
     assert h.finish() == EXIT_OK
+
+
+def test_idle_harts_sleep_after_a_vm_shut_down(host_factory):
+    """Once a VM that used its timer has shut down in a host that stays up,
+    both harts sleep in wfi until the next event. A deadline left in
+    vstimecmp once kept VSTIP pending, so wfi returned at once and QEMU spun
+    at full speed on every hart (millions of wake-ups a second)."""
+    h = host_factory([vm_spec("s", "sleeper", 2, "ticks=3 period_ms=50 max_late_ms=5000")],
+                     extra=["--persist"])
+    h.wait_for(lambda l: l == "carapace: vm s: shut down", 60)
+    time.sleep(0.5)
+    first, _ = h.ctl("stats")
+    time.sleep(2.0)
+    second, _ = h.ctl("stats")
+    a, b = first["host"]["idle_wakeups"], second["host"]["idle_wakeups"]
+    assert len(a) == len(b) == 2, (first, second)
+    grown = [y - x for x, y in zip(a, b)]
+    # an idle hart wakes for its idle deadline and the channel's requests:
+    # tens to hundreds a second, never hundreds of thousands
+    assert all(0 <= g < 5000 for g in grown), grown
+    assert h.ctl("list")[0]["vms"][0]["state"] != "running"
