@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Builds Carapace's guest kernel: Debian's linux-source-7.2 (fetched through
+# the private apt configuration of scripts/deps.sh), the patch series of this
+# directory, guest.config merged onto tinyconfig, compiled in a debootstrap'ed
+# sid root under the cache (sid's gcc-riscv64-linux-gnu: bookworm's gcc 12
+# cannot build RISCV_USER_CFI). Nothing is added to the system's apt sources.
+#
+#   build.sh check       the series applies (in order) and is checkpatch --strict clean
+#   build.sh root        create the sid build root if missing
+#   build.sh kernel      check, root, then build the Image unless it is cached
+#   build.sh image-path  print where the Image for the current inputs is (or would be)
+# GUEST_PATCHES_DIR=DIR takes the series, patches and guest.config from DIR.
+#
+# Cache: $CARAPACE_CACHE/guest-kernel/<key>/{Image,config,build.log,build-seconds},
+# key = sha256 of the source package version, the series file, the patches
+# and guest.config. The kernel is built after each patch of the series in turn
+# (incrementally), so every patch is shown to build on its own.
+set -euo pipefail
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+# The series, its patches and guest.config (another directory: tests).
+HERE=${GUEST_PATCHES_DIR:-$TOP/guest-linux-patches}
+# shellcheck source=../scripts/deps.sh
+. "$TOP/scripts/deps.sh"	# CACHE, SUDO, papt, fetch_deb (functions only)
+say() { printf '[guest-kernel] %s\n' "$*" >&2; }
+die() { printf '[guest-kernel] error: %s\n' "$*" >&2; exit 1; }
+
+GK=$CACHE/guest-kernel
+SRCPKG=linux-source-7.2
+SRCDEB=$CACHE/linux-source
+ROOTFS=$GK/sid-root
+JOBS=${GUEST_KERNEL_JOBS:-2}
+NICE=(nice -n 19 ionice -c3)
+# The build root: a host compiler and make for the kernel's host tools, sid's
+# riscv64 cross compiler (CFI-capable) and its libc for the kselftests.
+ROOT_PKGS=gcc,libc6-dev,make,bc,bison,flex,perl,python3-minimal,libelf-dev,libssl-dev,cpio,xz-utils,kmod,gcc-riscv64-linux-gnu,libc6-dev-riscv64-cross
+
+# patches: the series, in order (comments and blank lines skipped).
+patches() { sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$HERE/series"; }
+
+# source_fetch: the linux-source .deb unpacked under $SRCDEB (cached).
+source_fetch() {
+	fetch_deb sid riscv64 "$SRCPKG" "$SRCDEB"
+	TARBALL=$(ls "$SRCDEB"/usr/src/$SRCPKG.tar.* 2>/dev/null | sed -n 1p || true)
+	[ -n "$TARBALL" ] || die "$SRCPKG tarball missing under $SRCDEB/usr/src"
+	SRCVER=$(zcat "$SRCDEB/usr/share/doc/$SRCPKG/changelog.Debian.gz" |
+		sed -n '1s/^linux (\([^)]*\)).*/\1/p')
+	[ -n "$SRCVER" ] || die "cannot read the version of $SRCPKG"
+}
+
+# pristine: the unpatched tree, extracted once per source version.
+pristine() {
+	source_fetch
+	PRISTINE=$GK/src/$SRCPKG-$SRCVER
+	[ -f "$PRISTINE/.done" ] && return 0
+	say "extracting $(basename "$TARBALL") ($SRCVER)"
+	rm -rf "$PRISTINE"; mkdir -p "$PRISTINE"
+	"${NICE[@]}" tar -xf "$TARBALL" -C "$PRISTINE" --strip-components=1
+	[ -f "$PRISTINE/Makefile" ] && [ -f "$PRISTINE/scripts/checkpatch.pl" ] ||
+		die "$TARBALL did not give a kernel tree"
+	touch "$PRISTINE/.done"
+}
+
+cache_key() {
+	pristine
+	KEY=$( { echo "$SRCPKG $SRCVER"; cat "$HERE/series"
+		 patches | while read -r p; do cat "$HERE/$p"; done
+		 cat "$HERE/guest.config"; } | sha256sum | cut -c1-16)
+	OUT=$GK/$KEY
+}
+
+# files_of PATCH: the files a patch touches.
+files_of() { sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' "$1"; }
+
+# apply_series DIR [STEP]: apply the series to the tree DIR (each patch once,
+# in order); STEP, if given, is called with the patch name after each one.
+apply_series() {
+	local dir=$1 step=${2:-} p
+	for p in $(patches); do
+		[ -f "$HERE/$p" ] || die "series names $p, which is not in $HERE"
+		( cd "$dir" && patch -p1 --forward --batch --no-backup-if-mismatch \
+			-r - --quiet <"$HERE/$p" >/dev/null ) ||
+			die "$p does not apply to $SRCPKG $SRCVER: the series needs a rebase"
+		say "applied $p"
+		[ -z "$step" ] || "$step" "$p"
+	done
+}
+
+do_check() {
+	pristine
+	local p n=0 listed tmp
+	# series and directory agree
+	for p in "$HERE"/0[0-9][0-9][0-9]-*.patch; do
+		p=$(basename "$p")
+		[ "$p" = 0000-cover-letter.patch ] && continue
+		patches | grep -xF "$p" >/dev/null || die "$p is not listed in series"
+	done
+	[ -f "$HERE/0000-cover-letter.patch" ] || die "no cover letter (0000-cover-letter.patch)"
+	# applies in order, to a copy of just the files the series touches
+	tmp=$(mktemp -d); trap 'rm -rf "$tmp"' RETURN
+	for p in $(patches); do
+		[ -f "$HERE/$p" ] || die "series names $p, which is not in $HERE"
+		files_of "$HERE/$p"
+	done | sort -u | while read -r f; do
+		mkdir -p "$tmp/$(dirname "$f")"
+		[ ! -f "$PRISTINE/$f" ] || cp "$PRISTINE/$f" "$tmp/$f"
+	done
+	apply_series "$tmp"
+	# kernel coding style
+	for p in $(patches); do
+		n=$((n + 1))
+		( cd "$PRISTINE" && perl scripts/checkpatch.pl --strict --quiet --no-summary \
+			"$HERE/$p" ) || die "checkpatch --strict complains about $p"
+	done
+	listed=$(patches | wc -l)
+	say "check: $listed patches apply to $SRCPKG $SRCVER and are checkpatch --strict clean"
+}
+
+in_root() {
+	$SUDO "${NICE[@]}" chroot "$ROOTFS" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+		HOME=/root LANG=C.UTF-8 TERM=dumb "$@"
+}
+
+do_root() {
+	if [ "$(cat "$ROOTFS/.done" 2>/dev/null)" = "$ROOT_PKGS" ]; then return 0; fi
+	command -v debootstrap >/dev/null || {
+		say "installing debootstrap (from the system's own release)"
+		DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \
+			debootstrap >/dev/null || die "cannot install debootstrap"
+	}
+	need_mirror
+	local t0=$SECONDS
+	say "creating the sid build root in $ROOTFS (debootstrap, ~1-2 min)"
+	$SUDO rm -rf "$ROOTFS.tmp"
+	$SUDO "${NICE[@]}" debootstrap --variant=minbase --arch=amd64 --include="$ROOT_PKGS" \
+		sid "$ROOTFS.tmp" "$MIRROR" >"$GK/debootstrap.log" 2>&1 ||
+		die "debootstrap failed (see $GK/debootstrap.log)"
+	# apt inside the root, if ever used: sid's Release may be past Valid-Until
+	echo 'Acquire::Check-Valid-Until "false";' |
+		$SUDO tee "$ROOTFS.tmp/etc/apt/apt.conf.d/99carapace" >/dev/null
+	$SUDO rm -rf "$ROOTFS"; $SUDO mv "$ROOTFS.tmp" "$ROOTFS"
+	echo "$ROOT_PKGS" | $SUDO tee "$ROOTFS/.done" >/dev/null
+	say "sid root ready in $((SECONDS - t0)) s: $(in_root riscv64-linux-gnu-gcc --version | sed -n 1p)"
+}
+
+KMAKE="make ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu- -j$JOBS"
+
+# build_step PATCH: build the Image with the series applied up to PATCH.
+build_step() {
+	say "building Image with the series up to $1"
+	in_root sh -c "cd /work/$KEY/linux && $KMAKE O=/work/$KEY/obj Image" \
+		>>"$OUT.tmp/build.log" 2>&1 ||
+		die "the Image does not build with the series up to $1 (see $OUT.tmp/build.log)"
+}
+
+configure() {
+	local w=/work/$KEY
+	cp "$HERE/guest.config" "$ROOTFS$w/guest.config"
+	in_root sh -c "cd $w/linux && $KMAKE O=$w/obj tinyconfig &&
+		scripts/kconfig/merge_config.sh -m -O $w/obj $w/obj/.config $w/guest.config &&
+		$KMAKE O=$w/obj olddefconfig" >>"$OUT.tmp/build.log" 2>&1 ||
+		die "configuring failed (see $OUT.tmp/build.log)"
+	# every line of guest.config must have survived (a dependency missing
+	# would silently drop, say, RISCV_USER_CFI)
+	local line bad=
+	while read -r line; do
+		case $line in CONFIG_*=*) ;; *) continue ;; esac
+		grep -qxF "$line" "$ROOTFS$w/obj/.config" || bad="$bad $line"
+	done <"$HERE/guest.config"
+	[ -z "$bad" ] || die "not in the final .config:$bad"
+}
+
+do_kernel() {
+	do_check
+	cache_key
+	if [ -f "$OUT/Image" ]; then
+		say "cached: $OUT/Image (key $KEY)"
+		return 0
+	fi
+	do_root
+	local t0=$SECONDS w=$ROOTFS/work/$KEY first= f p
+	$SUDO rm -rf "$w" "$OUT.tmp"; mkdir -p "$w" "$OUT.tmp"
+	say "copying $SRCPKG $SRCVER into the root"
+	cp -al "$PRISTINE" "$w/linux"	# hard links: cheap; patched files are unlinked first
+	for p in $(patches); do files_of "$HERE/$p"; done | sort -u | while read -r f; do
+		[ ! -e "$w/linux/$f" ] || cp --remove-destination "$PRISTINE/$f" "$w/linux/$f"
+	done
+	configure
+	apply_series "$w/linux" build_step
+	cp "$w/obj/arch/riscv/boot/Image" "$w/obj/.config" "$w/obj/System.map" "$OUT.tmp/"
+	mv "$OUT.tmp/.config" "$OUT.tmp/config"
+	echo $((SECONDS - t0)) >"$OUT.tmp/build-seconds"
+	in_root riscv64-linux-gnu-gcc --version | sed -n 1p >"$OUT.tmp/compiler"
+	echo "$SRCPKG $SRCVER" >"$OUT.tmp/source"
+	rm -rf "$OUT"; mv "$OUT.tmp" "$OUT"
+	$SUDO rm -rf "$w"
+	say "built $OUT/Image ($(stat -c %s "$OUT/Image") bytes) in $(cat "$OUT/build-seconds") s with $JOBS jobs"
+}
+
+[ $# -gt 0 ] || set -- kernel
+case $1 in
+check) do_check ;;
+root) do_root ;;
+kernel) do_kernel ;;
+image-path) cache_key; echo "$OUT/Image" ;;
+*) die "unknown command '$1' (check|root|kernel|image-path)" ;;
+esac
