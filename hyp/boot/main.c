@@ -161,6 +161,8 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 	else
 		pr_info("no management device: carapace-ctl cannot reach this host");
 	create_boot_vms();
+	if (host.incoming)
+		mgmt_arm_incoming();
 	if (nr_vms)
 		pr_info("console: input goes to vm %s; press Ctrl-] for the monitor "
 			"(switch VM, list, counters, CFI state, pause/resume)", vms[0].cfg.name);

@@ -266,6 +266,8 @@ static int parse_chosen(const void *fdt, struct host_info *hi, const char **err)
 		memcpy(hi->rng_seed, seed, hi->rng_seed_len);
 	}
 	hi->persist = fdt_getprop(fdt, chosen, "carapace,persist", NULL) != NULL;
+	hi->incoming = fdt_getprop(fdt, chosen, "carapace,incoming", NULL) != NULL;
+	hi->persist |= hi->incoming;
 	ts = fdt_getprop(fdt, chosen, "carapace,vmid-bits", &len);
 	if (ts && len == 4)
 		hi->vmid_bits = fdt32_to_cpu(*ts);

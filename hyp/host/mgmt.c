@@ -13,6 +13,7 @@
 #include <mm.h>
 #include <printf.h>
 #include <snapshot.h>
+#include <migrate.h>
 #include <tlb.h>
 #include <virtio_console.h>
 #include <vm.h>
@@ -153,7 +154,8 @@ static void vm_entry(struct json_writer *w, const struct vm *vm)
 static void cmd_hello(struct req *r)
 {
 	static const char *const cmds[] = { "hello", "list", "images", "stats", "cfi", "pause",
-					    "resume", "destroy", "create", "snapshot", "restore" };
+					    "resume", "destroy", "create", "snapshot", "restore",
+					    "migrate", "incoming" };
 	struct json_writer w;
 
 	reply_head(&w, r->has_id, r->id, true);
@@ -457,6 +459,12 @@ static void cmd_create(struct req *r)
 
 /* ---- snapshot and restore (the bytes go on the stream port) ---- */
 
+/* One stream port: one snapshot, restore or migration at a time. */
+static bool stream_busy(void)
+{
+	return snap_busy() || mig_busy() || mig_recv_armed();
+}
+
 static struct {
 	struct vm *vm;
 	bool resume;		/* we paused it: resume it when the stream is out */
@@ -532,8 +540,8 @@ static void cmd_snapshot(struct req *r)
 			    "connect to the stream socket first (carapace-ctl does)");
 		return;
 	}
-	if (snap_busy()) {
-		reply_error(r->has_id, r->id, "busy", "a snapshot or restore is under way");
+	if (stream_busy()) {
+		reply_error(r->has_id, r->id, "busy", "a snapshot, restore or migration is under way");
 		return;
 	}
 	snap_req.vm = r->vm;
@@ -597,12 +605,142 @@ static void cmd_restore(struct req *r)
 			    "connect to the stream socket first (carapace-ctl does)");
 		return;
 	}
+	if (stream_busy()) {
+		reply_error(r->has_id, r->id, "busy", "a snapshot, restore or migration is under way");
+		return;
+	}
 	snap_port_drain();
 	start_wait(r);
 	if (snap_load_start(bytes, name[0] ? name : NULL, restore_done)) {
 		m.waiting = false;
 		reply_error(r->has_id, r->id, "busy", "a snapshot or restore is under way");
 	}
+}
+
+/* ---- migration (the bytes go on the stream port, relayed by carapace-ctl) ---- */
+
+static void migrate_done(const struct mig_result *r)
+{
+	struct json_writer w;
+
+	if (r->err)
+		pr_info("vm %s: migration failed: %s", r->vm_name, r->err);
+	if (!m.waiting)
+		return;
+	m.waiting = false;
+	if (r->err) {
+		reply_error(m.wait_has_id, m.wait_id, r->code, r->err);
+		return;
+	}
+	reply_head(&w, m.wait_has_id, m.wait_id, true);
+	jw_kv_str(&w, "vm", r->vm_name);
+	jw_kv_u64(&w, "rounds", r->rounds);
+	jw_kv_u64(&w, "pages", r->pages);
+	jw_kv_u64(&w, "bytes", r->bytes);
+	jw_kv_u64(&w, "total_us", ticks_to_us(r->total_ticks));
+	jw_kv_u64(&w, "downtime_us", ticks_to_us(r->downtime_ticks));
+	jw_kv_u64(&w, "dest_downtime_us", ticks_to_us(r->peer_downtime_ticks));
+	reply_send(&w);
+}
+
+static void cmd_migrate(struct req *r)
+{
+	uint64_t rounds = MIG_MAX_ROUNDS_DEFAULT;
+	int rc;
+
+	if (!get_vm(r, "vm", true))
+		return;
+	if (json_get(r->o, "max_rounds") &&
+	    (!json_get_u64(r->o, "max_rounds", &rounds) || !rounds ||
+	     rounds > MIG_MAX_ROUNDS_LIMIT)) {
+		reply_error(r->has_id, r->id, "bad-request", "max_rounds: an integer 1..100");
+		return;
+	}
+	if (r->vm->state != VM_RUNNING && r->vm->state != VM_PAUSED) {
+		reply_error(r->has_id, r->id, "bad-state", "the VM is neither running nor paused");
+		return;
+	}
+	if (!snap_port_ready()) {
+		reply_error(r->has_id, r->id, "no-stream",
+			    "connect to the stream socket first (carapace-ctl does)");
+		return;
+	}
+	if (stream_busy()) {
+		reply_error(r->has_id, r->id, "busy", "a snapshot, restore or migration is under way");
+		return;
+	}
+	start_wait(r);
+	rc = mig_send_start(r->vm, (unsigned int)rounds, &vmops_migration, migrate_done);
+	if (rc) {
+		m.waiting = false;
+		reply_error(r->has_id, r->id, rc == -HYP_ENOMEM ? "no-memory" : "busy",
+			    rc == -HYP_ENOMEM ? "no memory for the migration's page maps" :
+			    "the stream port is busy");
+		return;
+	}
+	pr_info("vm %s: migrating", r->vm->cfg.name);
+}
+
+static void incoming_done(const struct mig_result *r)
+{
+	struct json_writer w;
+
+	if (!r->err)
+		pr_info("vm %s: migrated in, running", r->vm_name);
+	if (!m.waiting)
+		return;
+	m.waiting = false;
+	if (r->err) {
+		reply_error(m.wait_has_id, m.wait_id, r->code, r->err);
+		return;
+	}
+	reply_head(&w, m.wait_has_id, m.wait_id, true);
+	jw_kv_str(&w, "vm", r->vm_name);
+	jw_kv_u64(&w, "index", r->vm->index);
+	jw_kv_u64(&w, "rounds", r->rounds);
+	jw_kv_u64(&w, "pages", r->pages);
+	jw_kv_u64(&w, "bytes", r->bytes);
+	jw_kv_u64(&w, "downtime_us", ticks_to_us(r->downtime_ticks));
+	reply_send(&w);
+}
+
+static void cmd_incoming(struct req *r)
+{
+	char name[VM_NAME_LEN] = "";
+
+	if (!get_name(r, "name", name, sizeof(name), false))
+		return;
+	if (name[0] && !vm_name_ok(name)) {
+		reply_error(r->has_id, r->id, "invalid", "name: 1-15 of a-z 0-9 _ -");
+		return;
+	}
+	if (!snap_port_ready()) {
+		reply_error(r->has_id, r->id, "no-stream",
+			    "connect to the stream socket first (carapace-ctl does)");
+		return;
+	}
+	if (stream_busy()) {
+		reply_error(r->has_id, r->id, "busy", "a snapshot, restore or migration is under way");
+		return;
+	}
+	start_wait(r);
+	if (mig_recv_start(name[0] ? name : NULL, false, &vmops_migration, incoming_done)) {
+		m.waiting = false;
+		reply_error(r->has_id, r->id, "busy", "the stream port is busy");
+	}
+}
+
+/* A host started for one VM: no client asks, the console tells. */
+static void armed_done(const struct mig_result *r)
+{
+	if (!r->err)
+		pr_info("vm %s: migrated in, running", r->vm_name);
+}
+
+void mgmt_arm_incoming(void)
+{
+	if (!mig_recv_start(NULL, true, &vmops_migration, armed_done))
+		pr_info("waiting for an incoming migration on the stream port");
 }
 
 struct command {
@@ -624,6 +762,8 @@ static const struct command commands[] = {
 				  "debug", NULL } },
 	{ "snapshot", cmd_snapshot, { "vm", "live", NULL } },
 	{ "restore", cmd_restore, { "name", "bytes", NULL } },
+	{ "migrate", cmd_migrate, { "vm", "max_rounds", NULL } },
+	{ "incoming", cmd_incoming, { "name", NULL } },
 };
 
 static void handle_line(const char *line, size_t len)

@@ -11,6 +11,7 @@
 #include <sbi_client.h>
 #include <sched.h>
 #include <snapshot.h>
+#include <migrate.h>
 #include <vm.h>
 #include <vm_lifecycle.h>
 #include <vmops.h>
@@ -92,7 +93,7 @@ bool host_poll(void)
 	/* the scheduler passes here on every vCPU switch on hart 0: do the work at
 	 * most once a millisecond, unless an event or an operation is waiting */
 	if (now - last < timebase_hz / 1000 && !vm_event_pending() && !vmops_pending() &&
-	    !snap_busy())
+	    !snap_busy() && !mig_busy())
 		return false;
 	last = now;
 	console_flush_stale();
@@ -102,6 +103,8 @@ bool host_poll(void)
 	mgmt_poll();
 	snap_save_poll();
 	snap_load_poll();
+	mig_send_poll();
+	mig_recv_poll();
 	power_off_if_all_down();
-	return snap_busy();
+	return snap_busy() || mig_busy();
 }

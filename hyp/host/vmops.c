@@ -9,6 +9,7 @@
 #include <vm_lifecycle.h>
 #include <vmops.h>
 #include <snapshot.h>
+#include <migrate.h>
 
 static struct {
 	enum { OP_NONE, OP_PAUSE, OP_DESTROY } kind;
@@ -50,7 +51,7 @@ int vmop_pause(struct vm *vm, vmop_done_fn done, void *ctx)
 
 int vmop_destroy(struct vm *vm, vmop_done_fn done, void *ctx)
 {
-	if (snap_saving(vm))
+	if (snap_saving(vm) || mig_sending(vm))
 		return -HYP_EBUSY;	/* its memory is being streamed */
 	/* a pending pause is overtaken: destroy finishes it too */
 	if (pending[vm->index].kind == OP_DESTROY)
@@ -63,7 +64,8 @@ int vmop_destroy(struct vm *vm, vmop_done_fn done, void *ctx)
 
 int vmop_resume(struct vm *vm)
 {
-	if (pending[vm->index].kind != OP_NONE)
+	/* a migration's switchover holds it paused until it ends */
+	if (pending[vm->index].kind != OP_NONE || mig_sending(vm))
 		return -HYP_EBUSY;
 	return vm_resume(vm);
 }
@@ -113,3 +115,6 @@ void vmops_poll(void)
 			pending[i].done(pending[i].ctx, vm, result);
 	}
 }
+
+/* What a migration needs of the lifecycle: the same operations. */
+const struct mig_host_ops vmops_migration = { vmop_pause, vmop_resume, vmop_destroy };

@@ -26,6 +26,7 @@ struct host_info {
 	unsigned int rng_seed_len;
 	bool isa_zicfilp, isa_zicfiss, isa_sstc, isa_smstateen;	/* advertised on every hart */
 	bool persist;			/* carapace,persist: stay up with no VM */
+	bool incoming;			/* carapace,incoming: wait for a migrated VM */
 	uint32_t vmid_bits;		/* carapace,vmid-bits: use at most this many (0: all) */
 	uint32_t stream_stall_ms;	/* carapace,stream-stall-ms (0: the default) */
 	struct vm_desc vms[HOST_MAX_VMS];

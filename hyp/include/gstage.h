@@ -23,6 +23,19 @@ int gstage_map(uint64_t root, gpa_t gpa, hpa_t hpa, uint64_t size, unsigned long
 uint64_t *gstage_lookup(uint64_t root, gpa_t gpa, uint64_t *level_size);
 /** gstage_translate() - host address for @gpa, or 0 if unmapped. */
 hpa_t gstage_translate(uint64_t root, gpa_t gpa);
+/* 2 MiB granules split into 4 KiB leaves and merged back (dirty logging) */
+/** gstage_pmd() - the level-1 entry covering @gpa, or NULL without a level-1 table. */
+uint64_t *gstage_pmd(uint64_t root, gpa_t gpa);
+/** gstage_pmd_is_table() - the entry points to 512 4 KiB leaves. */
+bool gstage_pmd_is_table(uint64_t pmd);
+/** gstage_pmd_table() - host address of that table. */
+hpa_t gstage_pmd_table(uint64_t pmd);
+/** gstage_split_2m() - fill @table (a 4 KiB page) with the 2 MiB leaf *@pmd's
+ *  512 pages at @prot and point *@pmd at it. The caller flushes. */
+void gstage_split_2m(uint64_t *pmd, hpa_t table, unsigned long prot);
+/** gstage_merge_2m() - the split *@pmd becomes one 2 MiB leaf at @prot again
+ *  (the table stays the caller's to free after a flush). */
+void gstage_merge_2m(uint64_t *pmd, unsigned long prot);
 /** gstage_hgatp() - hgatp value for a root and VMID. */
 unsigned long gstage_hgatp(uint64_t root, unsigned int vmid);
 #endif

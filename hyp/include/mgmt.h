@@ -7,6 +7,9 @@
 
 /** mgmt_init() - find the management device in the host DT; false if absent. */
 bool mgmt_init(const void *fdt);
+/** mgmt_arm_incoming() - wait on the stream port for one migrated VM (a host
+ *  started for it: carapace,incoming). */
+void mgmt_arm_incoming(void);
 /** mgmt_poll() - read requests, answer them (hart 0 only). */
 void mgmt_poll(void);
 #endif

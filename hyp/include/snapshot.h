@@ -34,6 +34,12 @@ const char *snap_vcpu_check(const struct snap_vcpu *s, uint32_t features);
  *  here with its policy would not get (0: none lost). */
 uint32_t snap_lost_features(const struct snap_config *c);
 
+/** snap_admit() - check @c as a restore does and create its VM (named @name,
+ *  or as saved when NULL), not started; NULL with the refusal's @code and
+ *  @why. Shared by restores and incoming migrations. */
+struct vm *snap_admit(const struct snap_config *c, const char *name, const char **code,
+		      const char **why);
+
 #define SNAP_PORT_NAME	"org.carapace.stream"
 
 /** snap_done_fn - a save or load ended: @err NULL on success, else why

@@ -104,6 +104,10 @@ struct vm {
 	/* live snapshot: called under mem_lock before a write-protected chunk
 	 * (populated when protection began) becomes writable; false: not now */
 	bool (*cow)(struct vm *vm, uint64_t chunk);
+	/* 4 KiB dirty logging (hyp/mm/dirty_log.c): a bit per page written since
+	 * the last take, NULL when off; pages the hypervisor wrote for the guest */
+	uint64_t *page_log, *page_sticky;
+	hpa_t log_tables;		/* one 4 KiB table per 2 MiB chunk */
 	struct spinlock mem_lock;
 	volatile unsigned long tlb_harts;	/* harts that may cache its translations */
 	struct vm_image kernel, initrd;
@@ -208,6 +212,15 @@ void vm_ram_unprotect(struct vm *vm);
  *  protected chunk: mark it dirty and give W back (after vm->cow), or leave
  *  it protected for a retry. False if it was not that. */
 bool vm_ram_resolve_write(struct vm *vm, gpa_t gpa);
+/** vm_dirty_log_start() - log writes to @vm's RAM per 4 KiB page (its 2 MiB
+ *  leaves split); from the return on, every write is logged. */
+int vm_dirty_log_start(struct vm *vm);
+/** vm_dirty_log_take() - the pages written since the last take into @out (a
+ *  bit per page), and write-protect them again; @final: the VM is paused,
+ *  the last take. Returns how many were made read-only. */
+uint64_t vm_dirty_log_take(struct vm *vm, uint64_t *out, bool final);
+/** vm_dirty_log_stop() - end logging, 2 MiB writable leaves again. */
+void vm_dirty_log_stop(struct vm *vm);
 /** vm_ram_dirty_chunks() - chunks written since the last write-protect. */
 uint64_t vm_ram_dirty_chunks(struct vm *vm);
 

@@ -8,6 +8,7 @@
 
 struct vm;
 struct vm_desc;
+struct mig_host_ops;
 
 /** vmop_done_fn - a pending operation finished; @result: bytes freed (destroy). */
 typedef void (*vmop_done_fn)(void *ctx, struct vm *vm, uint64_t result);
@@ -18,6 +19,8 @@ int vmop_pause(struct vm *vm, vmop_done_fn done, void *ctx);
 int vmop_destroy(struct vm *vm, vmop_done_fn done, void *ctx);
 /** vmop_resume() - PAUSED -> RUNNING at once. */
 int vmop_resume(struct vm *vm);
+/* the operations a migration uses (hyp/include/migrate.h) */
+extern const struct mig_host_ops vmops_migration;
 /** vmop_cancel_waiter() - forget the callbacks that use @ctx (its owner goes away). */
 void vmop_cancel_waiter(void *ctx);
 /** vmops_pending() - is some operation waiting for its VM? */

@@ -9,6 +9,9 @@
 struct vcpu;
 struct vm;
 
+/* 3.0: Linux uses FWFT only from 3.0 on (docs/cfi.md §9.12) */
+#define VSBI_SPEC_VERSION	SBI_SPEC_VERSION(3, 0)
+
 /* Result of one SBI call. The dispatcher writes error/value to a0/a1 and
  * advances sepc, unless the handler chose another action. */
 struct vsbi_ret {

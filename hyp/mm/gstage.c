@@ -119,3 +119,45 @@ unsigned long gstage_hgatp(uint64_t root, unsigned int vmid)
 	       (((unsigned long)vmid & HGATP_VMID_MASK) << HGATP_VMID_SHIFT) |
 	       ((root >> PAGE_SHIFT) & HGATP_PPN_MASK);
 }
+
+uint64_t *gstage_pmd(uint64_t root, gpa_t gpa)
+{
+	uint64_t *top = (uint64_t *)(uintptr_t)root;
+	uint64_t pte;
+
+	if (gpa >= (1UL << GSTAGE_GPA_BITS))
+		return NULL;
+	pte = top[pte_index(gpa, GSTAGE_LEVELS - 1)];
+	if (!(pte & PTE_V) || pte_is_leaf(pte))
+		return NULL;
+	return &pte_table(pte)[pte_index(gpa, 1)];
+}
+
+bool gstage_pmd_is_table(uint64_t pmd)
+{
+	return (pmd & PTE_V) && !pte_is_leaf(pmd);
+}
+
+hpa_t gstage_pmd_table(uint64_t pmd)
+{
+	return (hpa_t)(uintptr_t)pte_table(pmd);
+}
+
+void gstage_split_2m(uint64_t *pmd, hpa_t table, unsigned long prot)
+{
+	uint64_t *t = (uint64_t *)(uintptr_t)table;
+	hpa_t hpa = (hpa_t)(uintptr_t)pte_table(*pmd);
+
+	for (unsigned int i = 0; i < 512; i++)
+		t[i] = make_pte(hpa + (uint64_t)i * PAGE_SIZE, LEAF_BITS | prot);
+	/* one store: a walker sees the old leaf or the full table */
+	__atomic_store_n(pmd, make_pte(table, PTE_TABLE_BITS), __ATOMIC_RELEASE);
+}
+
+void gstage_merge_2m(uint64_t *pmd, unsigned long prot)
+{
+	uint64_t *t = (uint64_t *)(uintptr_t)pte_table(*pmd);
+
+	__atomic_store_n(pmd, make_pte((hpa_t)(uintptr_t)pte_table(t[0]), LEAF_BITS | prot),
+			 __ATOMIC_RELEASE);
+}

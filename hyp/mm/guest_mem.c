@@ -6,6 +6,7 @@
 #include <mm.h>
 #include <tlb.h>
 #include <vm.h>
+#include "dirty_log.h"
 
 bool vm_gpa_range_is_ram(const struct vm *vm, gpa_t gpa, uint64_t len)
 {
@@ -85,6 +86,8 @@ int vm_ram_populate(struct vm *vm, gpa_t gpa, uint64_t len, bool write)
 		unsigned long prot = GSTAGE_PROT_RAM;
 
 		if (vm->populated[c / 64] & bit) {
+			if (write && vm->page_log)
+				dirty_log_mark_range(vm, gpa, len, c, true);
 			/* dirty tracking: a write by the hypervisor counts too */
 			if (write && vm->dirty_tracking) {
 				pte = gstage_lookup(vm->gstage_root, cgpa, NULL);
@@ -107,6 +110,13 @@ int vm_ram_populate(struct vm *vm, gpa_t gpa, uint64_t len, bool write)
 		if (vm->dirty_tracking && !write)
 			prot &= ~(unsigned long)PTE_W;
 		rc = gstage_map(vm->gstage_root, cgpa, hpa, VM_RAM_CHUNK, prot, table_page, vm);
+		if (!rc && vm->page_log) {
+			/* 4 KiB dirty logging: 4 KiB leaves, each writable only
+			 * once its first write has been logged */
+			dirty_log_split(vm, c);
+			if (write)
+				dirty_log_mark_range(vm, gpa, len, c, true);
+		}
 		if (!rc) {
 			vm->populated[c / 64] |= bit;
 			if (vm->dirty_tracking && write)
@@ -125,10 +135,11 @@ void vm_ram_discard(struct vm *vm)
 
 	spin_lock(&vm->mem_lock);
 	for (uint64_t c = 0; c < chunks; c++) {
-		uint64_t *pte = gstage_lookup(vm->gstage_root, vm->cfg.ram_gpa + c * VM_RAM_CHUNK, NULL);
+		/* the 2 MiB entry, a leaf or (dirty logging) a table of 4 KiB ones */
+		uint64_t *pmd = gstage_pmd(vm->gstage_root, vm->cfg.ram_gpa + c * VM_RAM_CHUNK);
 
-		if (pte)
-			*pte = 0;
+		if (pmd)
+			*pmd = 0;
 		vm->populated[c / 64] &= ~(1UL << (c % 64));
 	}
 	spin_unlock(&vm->mem_lock);
@@ -176,6 +187,8 @@ bool vm_ram_resolve_write(struct vm *vm, gpa_t gpa)
 		if (before_first_write(vm, c)) {
 			*pte |= PTE_W;
 			vm->dirty[c / 64] |= 1UL << (c % 64);
+			if (vm->page_log)
+				dirty_log_mark_range(vm, gpa, 1, c, false);
 			granted = true;
 		}
 	}

@@ -172,37 +172,56 @@ static void got_section(void)
 	expect((size_t)s->length, L_PAYLOAD);
 }
 
-static void got_config(const struct snap_config *c)
+struct vm *snap_admit(const struct snap_config *c, const char *name, const char **code,
+		      const char **why)
 {
-	const char *why = snap_config_check(c);
 	struct vm_desc d;
+	struct vm *vm;
 	uint32_t lost;
 	int rc;
 
-	if (why)
-		return refuse("bad-snapshot", why);
+	*code = "bad-snapshot";
+	*why = snap_config_check(c);
+	if (*why)
+		return NULL;
+	*code = "invalid";
+	*why = "saved on a host with another timebase";
 	if (c->timebase_hz != timebase_hz)
-		return refuse("invalid", "saved on a host with another timebase");
+		return NULL;
 	lost = snap_lost_features(c);
+	*code = "no-cfi";
+	*why = lost & SNAP_FEAT_ZICFISS ?
+	       "the guest was given shadow stacks (Zicfiss) and this host cannot "
+	       "give them: it would lose its protection" :
+	       "the guest was given landing pads (Zicfilp) and this host cannot "
+	       "give them: it would lose its protection";
 	if (lost & (SNAP_FEAT_ZICFILP | SNAP_FEAT_ZICFISS))
-		return refuse("no-cfi", lost & SNAP_FEAT_ZICFISS ?
-			      "the guest was given shadow stacks (Zicfiss) and this host cannot "
-			      "give them: it would lose its protection" :
-			      "the guest was given landing pads (Zicfilp) and this host cannot "
-			      "give them: it would lose its protection");
+		return NULL;
+	*code = "no-feature";
+	*why = "the guest was given an extension this host lacks";
 	if (lost)
-		return refuse("no-feature", "the guest was given an extension this host lacks");
-	ld.config = *c;
-	snap_config_desc(c, ld.name[0] ? ld.name : NULL, &d);
-	rc = vm_alloc(&d, false, &ld.vm, &why);
+		return NULL;
+	snap_config_desc(c, name, &d);
+	rc = vm_alloc(&d, false, &vm, why);
 	if (rc) {
-		ld.vm = NULL;
-		return refuse(rc == -HYP_EEXIST ? "exists" : rc == -HYP_ENOMEM ? "no-memory" :
-			      "invalid", why);
+		*code = rc == -HYP_EEXIST ? "exists" : rc == -HYP_ENOMEM ? "no-memory" : "invalid";
+		return NULL;
 	}
 	/* exactly what the guest had: its ISA, boot count (rng-seed) */
-	ld.vm->cfg.features = c->features;
-	ld.vm->cfg.boot_count = c->boot_count;
+	vm->cfg.features = c->features;
+	vm->cfg.boot_count = c->boot_count;
+	*code = *why = NULL;
+	return vm;
+}
+
+static void got_config(const struct snap_config *c)
+{
+	const char *code, *why;
+
+	ld.vm = snap_admit(c, ld.name[0] ? ld.name : NULL, &code, &why);
+	if (!ld.vm)
+		return refuse(code, why);
+	ld.config = *c;
 	ld.next_gpa = c->ram_gpa;
 }
 

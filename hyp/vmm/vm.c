@@ -231,6 +231,8 @@ int vm_alloc(const struct vm_desc *d, bool need_images, struct vm **out, const c
 	vm->reason[0] = '\0';
 	vm->nr_mmio = 0;
 	vm->cow = NULL;
+	vm->page_log = vm->page_sticky = NULL;
+	vm->log_tables = 0;
 	vm->line_len = 0;
 	vm->esc_state = 0;
 	memcpy(vm->cfg.name, d->name, VM_NAME_LEN);
@@ -299,6 +301,7 @@ uint64_t vm_destroy_finish(struct vm *vm)
 {
 	uint64_t freed = vm->cfg.ram_size + vm->meta_size;
 
+	vm_dirty_log_stop(vm);	/* a migration that ended with the VM */
 	/* harts that ran it drop its translations before the VMID or the
 	 * memory can serve anyone else */
 	tlb_flush_vm_gstage(vm);

@@ -92,8 +92,7 @@ static void base_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret)
 	ret->error = SBI_SUCCESS;
 	switch (fid) {
 	case SBI_BASE_GET_SPEC_VERSION:
-		/* 3.0: Linux uses FWFT only from 3.0 on (docs/cfi.md §9.12) */
-		ret->value = SBI_SPEC_VERSION(3, 0);
+		ret->value = VSBI_SPEC_VERSION;
 		break;
 	case SBI_BASE_GET_IMPL_ID:
 		ret->value = CARAPACE_SBI_IMPL_ID;

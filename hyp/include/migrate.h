@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/* Live migration of one VM (docs/migration.md): the source's engine sends it
+ * on the stream port (mig_send.c), the destination's receives it
+ * (mig_recv.c); both frame their messages with mig_wire.c. */
+#ifndef HYP_MIGRATE_H
+#define HYP_MIGRATE_H
+#include <types.h>
+#include <hyp/migration_format.h>
+
+struct vm;
+
+/* What the engines need from the host layer (vmops): the VM lifecycle. */
+typedef void (*mig_vm_done_fn)(void *ctx, struct vm *vm, uint64_t result);
+struct mig_host_ops {
+	int (*pause)(struct vm *vm, mig_vm_done_fn done, void *ctx);
+	int (*resume)(struct vm *vm);
+	int (*destroy)(struct vm *vm, mig_vm_done_fn done, void *ctx);
+};
+
+struct mig_result {
+	const char *err, *code;		/* NULL on success */
+	const char *vm_name;
+	struct vm *vm;			/* the destination's new VM */
+	uint64_t bytes, pages;
+	uint32_t rounds;
+	uint64_t total_ticks;		/* request to the end */
+	uint64_t downtime_ticks;	/* this side's part of the downtime */
+	uint64_t peer_downtime_ticks;	/* the source: the destination's part */
+};
+typedef void (*mig_done_fn)(const struct mig_result *r);
+
+#define MIG_MAX_ROUNDS_DEFAULT	30
+#define MIG_MAX_ROUNDS_LIMIT	100
+/* Pre-copy ends when at most this many pages were written in a round. */
+#define MIG_STOP_PAGES		256
+
+/** mig_send_start() - migrate @vm (running or paused) over the stream port. */
+int mig_send_start(struct vm *vm, unsigned int max_rounds, const struct mig_host_ops *ops,
+		   mig_done_fn done);
+/** mig_sending() - is @vm being migrated (it must stay)? */
+bool mig_sending(const struct vm *vm);
+/** mig_recv_start() - take one VM from the stream port (named @name, or as
+ *  sent when NULL). @armed: wait for a client as long as it takes (a host
+ *  started for it), and wait again after a failed attempt. */
+int mig_recv_start(const char *name, bool armed, const struct mig_host_ops *ops,
+		   mig_done_fn done);
+/** mig_send_poll()/mig_recv_poll() - move bytes (host services, hart 0). */
+void mig_send_poll(void);
+void mig_recv_poll(void);
+/** mig_busy() - a migration is under way (a receive waiting for its client
+ *  counts only once the client is connected). */
+bool mig_busy(void);
+/** mig_recv_armed() - a receive waits for its client. */
+bool mig_recv_armed(void);
+#endif

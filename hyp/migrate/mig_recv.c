@@ -1,0 +1,460 @@
+/* SPDX-License-Identifier: MIT */
+/* The destination side of a live migration (docs/migration.md), a piece at
+ * a time from the host services' poll on hart 0. Everything the source sends
+ * is checked as a restore checks a snapshot (snap_admit(), snap_vcpu_check(),
+ * the device models' load hooks), plus the protocol's order. The VM exists
+ * from CONFIG on and runs only once END has been checked; until the source
+ * says DONE, any failure destroys it, since the source then resumes its own
+ * copy. Other VMs are never touched. */
+#include <arch/riscv/encoding.h>
+#include <string.h>
+#include <errno.h>
+#include <cfi.h>
+#include <hart.h>
+#include <log.h>
+#include <migrate.h>
+#include <mm.h>
+#include <printf.h>
+#include <snapshot.h>
+#include <vdev.h>
+#include <virtio_console.h>
+#include <vm.h>
+#include <vm_lifecycle.h>
+#include <vsbi.h>
+#include "mig_wire.h"
+
+#define POLL_BUDGET_US	2000
+
+enum phase { R_IDLE, R_HELLO, R_CONFIG, R_PRECOPY, R_STATE, R_RUNNING };
+
+static struct {
+	enum phase phase;
+	bool armed;			/* a host started for it: wait, and again */
+	char name[VM_NAME_LEN];		/* "": the name sent */
+	const struct mig_host_ops *ops;
+	mig_done_fn done;
+	struct mig_tx tx;
+	struct mig_rx rx;
+	struct vm *vm;
+	struct snap_config config;
+	bool started;			/* the guest runs here */
+	uint32_t rounds;
+	unsigned int next_vcpu, next_dev;
+	uint64_t sections, pages;	/* since CONFIG, for END */
+	uint64_t start, switchover_at, guest_time;
+	char vm_name[VM_NAME_LEN];
+	char err[200];
+	const char *code;
+} mr;
+
+bool mig_recv_busy(void);
+bool mig_recv_busy(void)
+{
+	/* an armed receive whose client has not come yet is not work */
+	return mr.phase != R_IDLE && (!mr.armed || mr.phase != R_HELLO || mr.rx.bytes);
+}
+
+bool mig_send_busy(void);
+bool mig_busy(void)
+{
+	return mig_send_busy() || mig_recv_busy();
+}
+
+bool mig_recv_armed(void)
+{
+	return mr.phase == R_HELLO && mr.armed;
+}
+
+static void reset_for_client(void)
+{
+	mig_tx_reset(&mr.tx);
+	mig_rx_reset(&mr.rx);
+	mr.vm = NULL;
+	mr.started = false;
+	mr.rounds = mr.next_vcpu = mr.next_dev = 0;
+	mr.sections = mr.pages = 0;
+	mr.vm_name[0] = '\0';
+	mr.phase = R_HELLO;
+}
+
+int mig_recv_start(const char *name, bool armed, const struct mig_host_ops *ops,
+		   mig_done_fn done)
+{
+	if (mr.phase != R_IDLE)
+		return -HYP_EBUSY;
+	if (!armed && !snap_port_ready())
+		return -HYP_ENOENT;
+	memset(&mr, 0, sizeof(mr));
+	if (name)
+		memcpy(mr.name, name, MIN(strlen(name), sizeof(mr.name) - 1));
+	mr.armed = armed;
+	mr.ops = ops;
+	mr.done = done;
+	mr.start = time_now();
+	if (!armed)
+		snap_port_drain();
+	reset_for_client();
+	return 0;
+}
+
+static void finish(bool ok)
+{
+	struct mig_result r = {
+		.err = ok ? NULL : mr.err, .code = ok ? NULL : mr.code,
+		.vm_name = mr.vm_name, .vm = ok ? mr.vm : NULL,
+		.bytes = mr.rx.bytes, .pages = mr.pages, .rounds = mr.rounds,
+		.total_ticks = time_now() - mr.start,
+		.downtime_ticks = ok ? time_now() - mr.switchover_at : 0,
+	};
+	mig_done_fn done = mr.done;
+
+	if (!ok && mr.armed) {
+		/* a host waiting for one VM waits for the next attempt */
+		pr_info("incoming migration failed: %s; waiting for another", mr.err);
+		if (done)
+			done(&r);
+		snap_port_drain();
+		reset_for_client();
+		mr.start = time_now();
+		return;
+	}
+	mr.phase = R_IDLE;
+	if (done)
+		done(&r);
+}
+
+/* Push what is staged, waiting up to 100 ms for the port: a refusal must
+ * reach the source before the stream is dropped. */
+static void tx_flush(void)
+{
+	uint64_t until = time_now() + timebase_hz / 10;
+
+	while (!mig_tx_push(&mr.tx) && snap_port_ready() && time_now() < until)
+		vcon_poll();
+}
+
+/* Give up: the partial (or started, not yet confirmed) VM goes. */
+static void discard(const char *code, const char *why, bool tell)
+{
+	struct vm *vm = mr.vm;
+
+	snprintf(mr.err, sizeof(mr.err), "%s", why);
+	mr.code = code;
+	if (vm && mr.started) {
+		if (mr.ops->destroy(vm, NULL, NULL))
+			pr_info("vm %s: could not be destroyed", vm->cfg.name);
+	} else if (vm) {
+		vm_destroy_finish(vm);	/* never scheduled, never on a hart */
+	}
+	if (vm)
+		pr_info("vm %s: incoming migration discarded: %s", mr.vm_name, why);
+	mr.vm = NULL;
+	if (tell)
+		tx_flush();
+	if (tell && mig_tx_idle(&mr.tx) && snap_port_ready()) {
+		struct mig_abort a = { 0 };
+
+		snprintf(a.code, sizeof(a.code), "%s", code);
+		snprintf(a.message, sizeof(a.message), "%s", why);
+		mig_tx_section(&mr.tx, MIG_SEC_ABORT, 0, &a, sizeof(a));
+		tx_flush();
+	}
+	finish(false);
+}
+
+/* Refuse what the source sent, naming the section and offset. */
+static void refuse(const char *code, const char *why)
+{
+	char msg[200];
+
+	snprintf(msg, sizeof(msg), "section %u at offset %lu: %s", mr.rx.sec.type,
+		 (unsigned long)mr.rx.sec_offset, why);
+	discard(code, msg, true);
+}
+
+static void send_caps(void)
+{
+	struct mig_caps c = {
+		.features = vm_features(CFI_POLICY_TRAP),
+		.policies = MIG_POLICY_BIT(CFI_POLICY_TRAP) | MIG_POLICY_BIT(CFI_POLICY_DELEGATE) |
+			    MIG_POLICY_BIT(CFI_POLICY_STRICT) | MIG_POLICY_BIT(CFI_POLICY_OFF),
+		.sbi_version = VSBI_SPEC_VERSION,
+		.max_vcpus = MIN(VM_MAX_VCPUS, SNAP_MAX_VCPUS),
+		.free_mem = mm_free_bytes(),
+		.timebase_hz = timebase_hz,
+		.fwft = (hart_caps.zicfilp ? MIG_FWFT_LANDING_PAD : 0) |
+			(hart_caps.zicfiss ? MIG_FWFT_SHADOW_STACK : 0),
+	};
+
+	mig_tx_header(&mr.tx);
+	tx_flush();	/* the header must be out before CAPS is staged over it */
+	mig_tx_section(&mr.tx, MIG_SEC_CAPS, 0, &c, sizeof(c));
+}
+
+static void got_config(void)
+{
+	const char *code, *why;
+
+	memcpy(&mr.config, mr.rx.stage, sizeof(mr.config));
+	mr.vm = snap_admit(&mr.config, mr.name[0] ? mr.name : NULL, &code, &why);
+	if (!mr.vm)
+		return refuse(code, why);
+	memcpy(mr.vm_name, mr.vm->cfg.name, sizeof(mr.vm_name));
+	pr_info("vm %s: incoming migration: %lu MiB, %u vCPUs", mr.vm_name,
+		(unsigned long)(mr.config.ram_size >> 20), mr.config.nr_vcpus);
+	{
+		struct mig_accept a = { mr.vm->index, 0 };
+
+		mig_tx_section(&mr.tx, MIG_SEC_ACCEPT, 0, &a, sizeof(a));
+	}
+	mr.phase = R_PRECOPY;
+}
+
+/* MEMORY or ZERO: a range of RAM, anywhere, any number of times. */
+static void *ram_range(uint64_t gpa, uint64_t pages, const char **why)
+{
+	uint64_t len = pages * SNAP_PAGE_SIZE;
+	void *p;
+
+	*why = "page count out of range";
+	if (!pages || pages > SNAP_RUN_MAX_PAGES)
+		return NULL;
+	*why = "range not page aligned or outside guest RAM";
+	if (gpa & (SNAP_PAGE_SIZE - 1) || !vm_gpa_range_is_ram(mr.vm, gpa, len))
+		return NULL;
+	*why = "cannot map guest RAM";
+	p = vm_gpa_to_hva(mr.vm, gpa, len, true);
+	return p;
+}
+
+static void got_memory(void)
+{
+	struct snap_mem_run run;
+	const char *why;
+	void *p;
+
+	if (mr.phase != R_PRECOPY && !(mr.phase == R_STATE && !mr.next_vcpu))
+		return refuse("bad-stream", "memory after the vCPU state");
+	memcpy(&run, mr.rx.stage, sizeof(run));
+	if (run.pages != (mr.rx.sec.length - sizeof(run)) / SNAP_PAGE_SIZE)
+		return refuse("bad-stream", "run length disagrees with the section length");
+	p = ram_range(run.gpa, run.pages, &why);
+	if (!p)
+		return refuse("bad-stream", why);
+	mr.pages += run.pages;
+	mig_rx_data(&mr.rx, p, run.pages * SNAP_PAGE_SIZE);
+}
+
+static void got_zero(const struct mig_zero *z)
+{
+	const char *why;
+	void *p;
+
+	if (mr.phase != R_PRECOPY && !(mr.phase == R_STATE && !mr.next_vcpu))
+		return refuse("bad-stream", "memory after the vCPU state");
+	p = ram_range(z->gpa, z->pages, &why);
+	if (!p)
+		return refuse("bad-stream", why);
+	memset(p, 0, z->pages * SNAP_PAGE_SIZE);
+	mr.pages += z->pages;
+}
+
+static void got_end(const struct snap_end *e)
+{
+	struct vm *vm = mr.vm;
+
+	if (e->sections != mr.sections || e->memory_pages != mr.pages)
+		return refuse("bad-stream", "END counts do not match the stream");
+	/* guest time goes on from the switchover: it never goes back */
+	vm->htimedelta = mr.guest_time - time_now();
+	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++)
+		vm->vcpus[i].last_hart = -1;
+	vm_start(vm);
+	mr.started = true;
+	{
+		struct mig_running r = { time_now() - mr.switchover_at, timebase_hz };
+
+		mig_tx_section(&mr.tx, MIG_SEC_RUNNING, 0, &r, sizeof(r));
+	}
+	pr_info("vm %s: running here; waiting for the source to let it go", mr.vm_name);
+	mr.phase = R_RUNNING;
+}
+
+/* Exactly the payload size each section type has. */
+static bool length_ok(const struct snap_section *s)
+{
+	switch (s->type) {
+	case SNAP_SEC_CONFIG: return s->length == sizeof(struct snap_config);
+	case SNAP_SEC_VCPU: return s->length == sizeof(struct snap_vcpu);
+	case SNAP_SEC_DEVICE:
+		return s->instance < vdev_count &&
+		       s->length == sizeof(struct snap_device) + vdev_all[s->instance]->state_size;
+	case SNAP_SEC_END: return s->length == sizeof(struct snap_end);
+	case MIG_SEC_ZERO: return s->length == sizeof(struct mig_zero);
+	case MIG_SEC_ROUND: return s->length == sizeof(struct mig_round);
+	case MIG_SEC_SWITCHOVER: return s->length == sizeof(struct mig_switchover);
+	case MIG_SEC_DONE: return s->length == sizeof(struct mig_done);
+	case MIG_SEC_ABORT: return s->length == sizeof(struct mig_abort);
+	default: return false;
+	}
+}
+
+static void got_section(void)
+{
+	const struct snap_section *s = &mr.rx.sec;
+	const void *pl = mr.rx.stage;
+
+	if (s->type == SNAP_SEC_MEMORY) {
+		mr.sections++;
+		return got_memory();
+	}
+	if (!length_ok(s))
+		return refuse("bad-stream", "unknown section, or impossible length for it");
+	if (s->type == MIG_SEC_ABORT) {
+		struct mig_abort a;
+		char why[200];
+
+		memcpy(&a, pl, sizeof(a));
+		a.code[sizeof(a.code) - 1] = a.message[sizeof(a.message) - 1] = '\0';
+		snprintf(why, sizeof(why), "the source gave up: %s", a.message);
+		return discard("aborted", why, false);
+	}
+	if (mr.phase == R_RUNNING) {
+		if (s->type != MIG_SEC_DONE)
+			return refuse("bad-stream", "expected DONE");
+		pr_info("vm %s: migrated in (%lu pages, %lu bytes, %u rounds), downtime here %lu us",
+			mr.vm_name, (unsigned long)mr.pages, (unsigned long)mr.rx.bytes, mr.rounds,
+			(unsigned long)((time_now() - mr.switchover_at) * 1000000 / timebase_hz));
+		return finish(true);
+	}
+	if (s->type != SNAP_SEC_END)
+		mr.sections++;
+	if (s->instance && s->type != SNAP_SEC_VCPU && s->type != SNAP_SEC_DEVICE)
+		return refuse("bad-stream", "instance is not 0");
+	switch (s->type) {
+	case SNAP_SEC_CONFIG:
+		if (mr.phase != R_CONFIG)
+			return refuse("bad-stream", "CONFIG out of turn");
+		return got_config();
+	case MIG_SEC_ZERO: {
+		struct mig_zero z;
+
+		memcpy(&z, pl, sizeof(z));
+		return got_zero(&z);
+	}
+	case MIG_SEC_ROUND: {
+		struct mig_round r;
+
+		memcpy(&r, pl, sizeof(r));
+		if (mr.phase != R_PRECOPY || r.round != mr.rounds + 1 || r.reserved)
+			return refuse("bad-stream", "ROUND out of turn");
+		mr.rounds = r.round;
+		pr_info("vm %s: incoming round %u: %lu pages, %lu dirty at the source", mr.vm_name,
+			r.round, (unsigned long)r.pages, (unsigned long)r.dirty);
+		return;
+	}
+	case MIG_SEC_SWITCHOVER: {
+		struct mig_switchover sw;
+
+		memcpy(&sw, pl, sizeof(sw));
+		if (mr.phase != R_PRECOPY || sw.reserved || sw.rounds != mr.rounds)
+			return refuse("bad-stream", "SWITCHOVER out of turn");
+		mr.switchover_at = time_now();
+		mr.guest_time = sw.guest_time;
+		mr.phase = R_STATE;
+		return;
+	}
+	case SNAP_SEC_VCPU: {
+		const char *why;
+
+		if (mr.phase != R_STATE || s->instance != mr.next_vcpu ||
+		    s->instance >= mr.config.nr_vcpus)
+			return refuse("bad-stream", "VCPU out of order");
+		why = snap_vcpu_check(pl, mr.config.features);
+		if (why)
+			return refuse("bad-stream", why);
+		vcpu_reset(&mr.vm->vcpus[s->instance], 0, 0);
+		snap_vcpu_load(&mr.vm->vcpus[s->instance], pl);
+		mr.next_vcpu++;
+		return;
+	}
+	case SNAP_SEC_DEVICE: {
+		const struct vdev_ops *ops = vdev_all[s->instance];
+		struct snap_device d;
+
+		if (mr.phase != R_STATE || mr.next_vcpu != mr.config.nr_vcpus ||
+		    s->instance != mr.next_dev)
+			return refuse("bad-stream", "DEVICE out of order");
+		memcpy(&d, pl, sizeof(d));
+		if (d.reserved || d.state_size != ops->state_size ||
+		    strncmp(d.name, ops->name, sizeof(d.name)) || !memchr(d.name, 0, sizeof(d.name)))
+			return refuse("bad-stream", "not the device this host has at that index");
+		if (ops->load(mr.vm, (const uint8_t *)pl + sizeof(d)))
+			return refuse("bad-stream", "a device register is out of range");
+		mr.next_dev++;
+		return;
+	}
+	case SNAP_SEC_END: {
+		struct snap_end e;
+
+		if (mr.phase != R_STATE || mr.next_dev != vdev_count)
+			return refuse("bad-stream", "END before the VM state is complete");
+		memcpy(&e, pl, sizeof(e));
+		return got_end(&e);
+	}
+	default:
+		return refuse("bad-stream", "a message out of turn");
+	}
+}
+
+void mig_recv_poll(void)
+{
+	uint64_t until = time_now() + timebase_hz / 1000000 * POLL_BUDGET_US;
+
+	if (mr.phase == R_IDLE)
+		return;
+	do {
+		enum phase phase = mr.phase;
+		enum mig_rx_event e;
+
+		if (!snap_port_ready()) {
+			if (mr.armed && phase == R_HELLO && !mr.rx.bytes) {
+				mr.rx.moved = mr.tx.moved = time_now();
+				return;		/* no client yet */
+			}
+			return discard("stream", phase == R_RUNNING ?
+				       "the stream broke before the source let the VM go" :
+				       "the stream from the source broke", false);
+		}
+		if (!mig_tx_push(&mr.tx)) {
+			if (snap_port_stalled(mr.tx.moved))
+				return discard("stream", "the source stopped reading", false);
+			vcon_poll();
+			continue;
+		}
+		e = mig_rx_poll(&mr.rx);
+		switch (e) {
+		case MIG_RX_NONE:
+			if (snap_port_stalled(mr.rx.moved) && (!mr.armed || mr.rx.bytes))
+				return discard("no-stream", "no byte from the source in time", false);
+			vcon_poll();
+			return;
+		case MIG_RX_HEADER: {
+			const char *why = mig_rx_header_check(&mr.rx);
+
+			if (why)
+				return discard("bad-stream", why, false);
+			send_caps();
+			mr.phase = R_CONFIG;
+			break;
+		}
+		case MIG_RX_SECTION:
+			got_section();
+			break;
+		case MIG_RX_DATA:
+			break;
+		default:
+			return refuse("bad-stream", mr.rx.why ? mr.rx.why : "bad framing");
+		}
+	} while (mr.phase != R_IDLE && time_now() < until);
+}

@@ -1,0 +1,549 @@
+/* SPDX-License-Identifier: MIT */
+/* The source side of a live migration (docs/migration.md), a piece at a time
+ * from the host services' poll on hart 0:
+ *   negotiate: our header; the destination's CAPS; CONFIG or ABORT; ACCEPT.
+ *   pre-copy:  round 1 sends every non-zero page while the guest runs with
+ *              4 KiB dirty logging; each later round the pages written since.
+ *   switchover: once a round leaves few dirty pages (or the round limit),
+ *              pause the VM, send the rest, the vCPUs, the devices, END.
+ *   confirm:   RUNNING from the destination: destroy our copy, send DONE.
+ * Until RUNNING arrives, any failure resumes the VM as it was. */
+#include <arch/riscv/encoding.h>
+#include <string.h>
+#include <errno.h>
+#include <bitops.h>
+#include <cfi.h>
+#include <hart.h>
+#include <log.h>
+#include <migrate.h>
+#include <mm.h>
+#include <printf.h>
+#include <snapshot.h>
+#include <vdev.h>
+#include <virtio_console.h>
+#include <vm.h>
+#include <vm_lifecycle.h>
+#include <vsbi.h>
+#include "mig_wire.h"
+
+#define POLL_BUDGET_US	2000
+#define RUN_PAGES	64	/* pages per MEMORY run: ~1 ms of CRC on hart 0 */
+
+enum phase { S_IDLE, S_CAPS, S_ACCEPT, S_ROUND, S_PAUSING, S_STATE, S_RUNNING, S_DONE };
+
+static struct {
+	enum phase phase;
+	struct vm *vm;
+	const struct mig_host_ops *ops;
+	mig_done_fn done;
+	unsigned int max_rounds;
+	struct mig_tx tx;
+	struct mig_rx rx;
+	uint32_t boot_count;
+	char name[VM_NAME_LEN];		/* the VM is gone when the last poll ends */
+	bool logging, we_paused, paused;
+	bool peer_gave_up;		/* it sent ABORT: none goes back */
+	/* pages to send this round, a bit per page, and where the scan is */
+	uint64_t *work;
+	uint64_t work_bytes, next_page;
+	hpa_t buf;			/* a run copied out of guest RAM */
+	uint32_t round, precopy_rounds;
+	uint64_t round_pages, pages;
+	unsigned int index;		/* vCPU, then device, being staged */
+	uint64_t start, pause_at, downtime, peer_downtime;
+	char err[160];
+	const char *code;
+} ms;
+
+bool mig_sending(const struct vm *vm)
+{
+	return ms.phase != S_IDLE && ms.vm == vm;
+}
+
+bool mig_send_busy(void);
+bool mig_send_busy(void)
+{
+	return ms.phase != S_IDLE;
+}
+
+static uint64_t nr_pages(void)
+{
+	return ms.vm->cfg.ram_size / SNAP_PAGE_SIZE;
+}
+
+static void release(void)
+{
+	if (ms.logging)
+		vm_dirty_log_stop(ms.vm);
+	ms.logging = false;
+	if (ms.work)
+		mm_free((hpa_t)(uintptr_t)ms.work, ms.work_bytes);
+	if (ms.buf)
+		mm_free(ms.buf, RUN_PAGES * SNAP_PAGE_SIZE);
+	ms.work = NULL;
+	ms.buf = 0;
+}
+
+static void finish(bool ok)
+{
+	struct mig_result r = {
+		.err = ok ? NULL : ms.err, .code = ok ? NULL : ms.code,
+		.vm_name = ms.name, .bytes = ms.tx.bytes, .pages = ms.pages,
+		.rounds = ms.precopy_rounds, .total_ticks = time_now() - ms.start,
+		.downtime_ticks = ms.downtime, .peer_downtime_ticks = ms.peer_downtime,
+	};
+	mig_done_fn done = ms.done;
+
+	ms.phase = S_IDLE;
+	ms.vm = NULL;
+	if (done)
+		done(&r);
+}
+
+/* Give up before the destination runs the guest: our VM goes on unchanged. */
+static void fail(const char *code, const char *why)
+{
+	struct vm *vm = ms.vm;
+
+	snprintf(ms.err, sizeof(ms.err), "%s", why);
+	ms.code = code;
+	release();
+	ms.vm = NULL;		/* no longer held: resume is allowed */
+	if (ms.we_paused && vm->state == VM_PAUSED && !ms.ops->resume(vm))
+		pr_info("vm %s: resumed here: the migration failed", vm->cfg.name);
+	ms.vm = vm;
+	/* tell the destination, if a whole message still fits the stream */
+	if (!ms.peer_gave_up && mig_tx_idle(&ms.tx) && snap_port_ready()) {
+		struct mig_abort a = { 0 };
+
+		snprintf(a.code, sizeof(a.code), "%s", code);
+		snprintf(a.message, sizeof(a.message), "%s", why);
+		mig_tx_section(&ms.tx, MIG_SEC_ABORT, 0, &a, sizeof(a));
+		mig_tx_push(&ms.tx);
+	}
+	finish(false);
+}
+
+/* CAPS: would the guest lose anything it was given on the destination? */
+static const char *caps_refusal(const struct mig_caps *c, const char **code)
+{
+	const struct vm *vm = ms.vm;
+	uint32_t lost = vm->cfg.features & ~c->features, fwft = 0;
+
+	*code = "no-cfi";
+	if (lost & SNAP_FEAT_ZICFISS)
+		return "the destination cannot give shadow stacks (Zicfiss), which this guest "
+		       "was given: it would lose its protection";
+	if (lost & SNAP_FEAT_ZICFILP)
+		return "the destination cannot give landing pads (Zicfilp), which this guest "
+		       "was given: it would lose its protection";
+	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++) {
+		const struct cfi_fwft *f = &vm->vcpus[i].g.fwft;
+
+		if (f->lp_value || f->lp_locked)
+			fwft |= MIG_FWFT_LANDING_PAD;
+		if (f->ss_value || f->ss_locked)
+			fwft |= MIG_FWFT_SHADOW_STACK;
+	}
+	if (fwft & ~c->fwft)
+		return "the destination's SBI FWFT cannot set LANDING_PAD/SHADOW_STACK, which "
+		       "this guest uses: it would lose its protection";
+	*code = "no-feature";
+	if (lost)
+		return "the destination lacks an extension this guest was given";
+	if (!(c->policies & MIG_POLICY_BIT(vm->cfg.cfi_policy)))
+		return "the destination does not offer this guest's CFI policy";
+	if (c->sbi_version < VSBI_SPEC_VERSION)
+		return "the destination's SBI is older than the one this guest sees";
+	if (c->max_vcpus < vm->cfg.nr_vcpus)
+		return "the destination cannot give this many vCPUs";
+	*code = "refused";
+	if (c->timebase_hz != timebase_hz)
+		return "the destination's timebase differs: guest time would change its rate";
+	if (c->reserved)
+		return "bad CAPS (reserved field)";
+	*code = "no-memory";
+	if (c->free_mem < vm->cfg.ram_size + vm_meta_size(vm->cfg.ram_size))
+		return "the destination has too little free memory for this guest";
+	return NULL;
+}
+
+int mig_send_start(struct vm *vm, unsigned int max_rounds, const struct mig_host_ops *ops,
+		   mig_done_fn done)
+{
+	if (ms.phase != S_IDLE)
+		return -HYP_EBUSY;
+	if (!snap_port_ready())
+		return -HYP_ENOENT;
+	memset(&ms, 0, sizeof(ms));
+	ms.vm = vm;
+	memcpy(ms.name, vm->cfg.name, sizeof(ms.name));
+	ms.ops = ops;
+	ms.done = done;
+	ms.max_rounds = max_rounds;
+	ms.boot_count = vm->cfg.boot_count;
+	ms.start = time_now();
+	ms.work_bytes = ALIGN_UP(vm->cfg.ram_size / SNAP_PAGE_SIZE / 8, PAGE_SIZE);
+	ms.work = (uint64_t *)(uintptr_t)mm_alloc(ms.work_bytes, PAGE_SIZE);
+	ms.buf = mm_alloc_raw(RUN_PAGES * SNAP_PAGE_SIZE, PAGE_SIZE);
+	if (!ms.work || !ms.buf) {
+		release();
+		return -HYP_ENOMEM;
+	}
+	snap_port_drain();
+	mig_tx_reset(&ms.tx);
+	mig_rx_reset(&ms.rx);
+	mig_tx_header(&ms.tx);
+	ms.phase = S_CAPS;
+	return 0;
+}
+
+static bool test_bit(const uint64_t *map, uint64_t i)
+{
+	return map[i / 64] & (1UL << (i % 64));
+}
+
+static bool page_is_zero(const uint8_t *page)
+{
+	const uint64_t *p = (const uint64_t *)page;
+
+	for (unsigned int i = 0; i < SNAP_PAGE_SIZE / 8; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+static const uint8_t *guest_page(uint64_t p)
+{
+	return (const uint8_t *)(uintptr_t)(ms.vm->ram_hpa + p * SNAP_PAGE_SIZE);
+}
+
+/* Round 1: every page of every mapped chunk (the rest is zero everywhere). */
+static void work_all_populated(void)
+{
+	uint64_t per_chunk = VM_RAM_CHUNK / SNAP_PAGE_SIZE;
+
+	memset(ms.work, 0, ms.work_bytes);
+	for (uint64_t c = 0; c < ms.vm->cfg.ram_size / VM_RAM_CHUNK; c++)
+		if (test_bit(ms.vm->populated, c))
+			memset((uint8_t *)ms.work + c * per_chunk / 8, 0xff, per_chunk / 8);
+}
+
+static uint64_t work_count(void)
+{
+	uint64_t n = 0;
+
+	for (uint64_t i = 0; i < nr_pages() / 64; i++)
+		n += bit_count(ms.work[i]);
+	return n;
+}
+
+/* Stage the next run of this round's pages: non-zero ones as MEMORY (copied
+ * first: the guest may write them meanwhile, and the CRC must match what
+ * goes out), zero ones as ZERO after round 1. False when the round is done. */
+static bool stage_run(void)
+{
+	uint64_t p = ms.next_page, n = nr_pages();
+
+	for (;;) {
+		uint64_t first, count = 0;
+		bool zero;
+
+		while (p < n && !ms.work[p / 64] && !(p % 64))
+			p += 64;
+		while (p < n && !test_bit(ms.work, p))
+			p++;
+		if (p >= n) {
+			ms.next_page = p;
+			return false;
+		}
+		first = p;
+		zero = page_is_zero(guest_page(p));
+		while (p < n && count < RUN_PAGES && test_bit(ms.work, p) &&
+		       (p == first || page_is_zero(guest_page(p)) == zero)) {
+			ms.work[p / 64] &= ~(1UL << (p % 64));
+			if (!zero)
+				memcpy((uint8_t *)(uintptr_t)ms.buf + count * SNAP_PAGE_SIZE,
+				       guest_page(p), SNAP_PAGE_SIZE);
+			count++;
+			p++;
+		}
+		ms.next_page = p;
+		if (zero && ms.round == 1)
+			continue;	/* the destination's RAM starts zero */
+		if (zero) {
+			struct mig_zero z = { ms.vm->cfg.ram_gpa + first * SNAP_PAGE_SIZE, count };
+
+			mig_tx_section(&ms.tx, MIG_SEC_ZERO, 0, &z, sizeof(z));
+		} else {
+			mig_tx_pages(&ms.tx, ms.vm->cfg.ram_gpa + first * SNAP_PAGE_SIZE, count,
+				     (const void *)(uintptr_t)ms.buf);
+		}
+		ms.round_pages += count;
+		ms.pages += count;
+		return true;
+	}
+}
+
+static void paused(void *ctx, struct vm *vm, uint64_t result)
+{
+	(void)ctx;
+	(void)result;
+	if (ms.phase != S_PAUSING || vm != ms.vm)
+		return;
+	if (vm->state != VM_PAUSED)
+		return fail("bad-state", "the VM went down before the switchover");
+	ms.paused = true;	/* the poll stages SWITCHOVER once the port took the rest */
+}
+
+/* The VM is off every hart: the last writes (the hypervisor's included),
+ * then SWITCHOVER and the rest. */
+static void switchover(void)
+{
+	struct vm *vm = ms.vm;
+	uint64_t *more = (uint64_t *)(uintptr_t)mm_alloc(ms.work_bytes, PAGE_SIZE);
+	struct mig_switchover s = { time_now() + vm->htimedelta, ms.round, 0 };
+
+	if (!more)
+		return fail("no-memory", "no memory for the final dirty map");
+	vm_dirty_log_take(vm, more, true);
+	for (uint64_t i = 0; i < nr_pages() / 64; i++)
+		ms.work[i] |= more[i];
+	mm_free((hpa_t)(uintptr_t)more, ms.work_bytes);
+	mig_tx_section(&ms.tx, MIG_SEC_SWITCHOVER, 0, &s, sizeof(s));
+	ms.precopy_rounds = ms.round;
+	ms.round++;		/* the final pages: ZERO where zero now */
+	ms.round_pages = 0;
+	ms.next_page = 0;
+	ms.index = 0;
+	ms.phase = S_STATE;
+}
+
+/* End of a pre-copy round: report it, then another round or the switchover. */
+static void end_round(void)
+{
+	uint64_t dirty;
+	struct mig_round r = { ms.round, 0, ms.round_pages, 0, 0 };
+
+	vm_dirty_log_take(ms.vm, ms.work, false);
+	dirty = work_count();
+	r.dirty = dirty;
+	r.bytes = ms.tx.bytes;
+	mig_tx_section(&ms.tx, MIG_SEC_ROUND, 0, &r, sizeof(r));
+	pr_info("vm %s: migration round %u: %lu pages sent, %lu dirty", ms.vm->cfg.name,
+		ms.round, (unsigned long)ms.round_pages, (unsigned long)dirty);
+	ms.next_page = 0;
+	ms.round_pages = 0;
+	if (dirty > MIG_STOP_PAGES && ms.round < ms.max_rounds) {
+		ms.round++;
+		return;
+	}
+	ms.pause_at = time_now();
+	ms.phase = S_PAUSING;
+	if (ms.vm->state == VM_PAUSED) {
+		paused(NULL, ms.vm, 0);
+	} else if (ms.ops->pause(ms.vm, paused, NULL)) {
+		fail("bad-state", "the VM could not be paused for the switchover");
+	} else {
+		ms.we_paused = true;
+	}
+}
+
+/* After SWITCHOVER: the rest of the pages, the vCPUs, the devices, END. */
+static void stage_state(void)
+{
+	struct vm *vm = ms.vm;
+
+	if (stage_run())
+		return;
+	if (ms.index < vm->cfg.nr_vcpus) {
+		struct snap_vcpu s;
+
+		snap_vcpu_save(&vm->vcpus[ms.index], &s);
+		mig_tx_section(&ms.tx, SNAP_SEC_VCPU, ms.index, &s, sizeof(s));
+	} else if (ms.index < vm->cfg.nr_vcpus + vdev_count) {
+		unsigned int d = ms.index - vm->cfg.nr_vcpus;
+		const struct vdev_ops *ops = vdev_all[d];
+		uint8_t payload[sizeof(struct snap_device) + 512];
+		struct snap_device h = { .state_size = ops->state_size };
+
+		HYP_ASSERT(ops->state_size <= sizeof(payload) - sizeof(h));
+		memcpy(h.name, ops->name, MIN(strlen(ops->name), sizeof(h.name) - 1));
+		memcpy(payload, &h, sizeof(h));
+		ops->save(vm, payload + sizeof(h));
+		mig_tx_section(&ms.tx, SNAP_SEC_DEVICE, d, payload, sizeof(h) + ops->state_size);
+	} else {
+		struct snap_end e = { ms.tx.sections, ms.pages };
+
+		mig_tx_section(&ms.tx, SNAP_SEC_END, 0, &e, sizeof(e));
+		ms.phase = S_RUNNING;
+	}
+	ms.index++;
+}
+
+/* A message from the destination. */
+static void got_message(void)
+{
+	const struct snap_section *s = &ms.rx.sec;
+
+	if (s->type == MIG_SEC_ABORT && s->length == sizeof(struct mig_abort)) {
+		struct mig_abort a;
+		char why[160];
+
+		memcpy(&a, ms.rx.stage, sizeof(a));
+		a.code[sizeof(a.code) - 1] = a.message[sizeof(a.message) - 1] = '\0';
+		snprintf(why, sizeof(why), "the destination refused: %s", a.message);
+		/* its code only if it is one of ours: the peer is not trusted */
+		ms.peer_gave_up = true;
+		return fail(!strcmp(a.code, "no-cfi") ? "no-cfi" : !strcmp(a.code, "exists") ?
+			    "exists" : !strcmp(a.code, "no-memory") ? "no-memory" : "refused", why);
+	}
+	switch (ms.phase) {
+	case S_CAPS:
+		if (s->type == MIG_SEC_CAPS && s->length == sizeof(struct mig_caps)) {
+			struct mig_caps c;
+			const char *code, *why;
+			struct snap_config cfg;
+
+			memcpy(&c, ms.rx.stage, sizeof(c));
+			why = caps_refusal(&c, &code);
+			if (why)
+				return fail(code, why);
+			snap_config_save(ms.vm, time_now() + ms.vm->htimedelta, timebase_hz, &cfg);
+			mig_tx_section(&ms.tx, SNAP_SEC_CONFIG, 0, &cfg, sizeof(cfg));
+			ms.tx.sections = 1;	/* END counts from CONFIG on */
+			ms.phase = S_ACCEPT;
+			return;
+		}
+		break;
+	case S_ACCEPT:
+		if (s->type == MIG_SEC_ACCEPT && s->length == sizeof(struct mig_accept)) {
+			if (vm_dirty_log_start(ms.vm))
+				return fail("no-memory", "no memory for dirty logging");
+			ms.logging = true;
+			work_all_populated();
+			ms.round = 1;
+			ms.phase = S_ROUND;
+			return;
+		}
+		break;
+	case S_RUNNING:
+		if (s->type == MIG_SEC_RUNNING && s->length == sizeof(struct mig_running)) {
+			struct mig_running r;
+			struct mig_done d = { ms.downtime, timebase_hz };
+			struct vm *vm = ms.vm;
+
+			memcpy(&r, ms.rx.stage, sizeof(r));
+			ms.peer_downtime = r.timebase_hz ? r.downtime_ticks * timebase_hz /
+							   r.timebase_hz : 0;
+			/* the guest runs there now: our copy goes */
+			release();
+			ms.vm = NULL;
+			if (ms.ops->destroy(vm, NULL, NULL))
+				pr_info("vm %s: could not be destroyed after its migration", vm->cfg.name);
+			ms.vm = vm;
+			pr_info("vm %s: migrated (%lu pages, %lu bytes, %u pre-copy rounds), destroyed "
+				"here", vm->cfg.name, (unsigned long)ms.pages,
+				(unsigned long)ms.tx.bytes, ms.precopy_rounds);
+			mig_tx_section(&ms.tx, MIG_SEC_DONE, 0, &d, sizeof(d));
+			ms.phase = S_DONE;
+			return;
+		}
+		break;
+	default:
+		break;
+	}
+	fail("bad-stream", "the destination sent a message out of turn");
+}
+
+/* Read what the destination says; false if the migration ended. */
+static bool listen(void)
+{
+	for (;;) {
+		enum mig_rx_event e = mig_rx_poll(&ms.rx);
+		const char *why;
+
+		switch (e) {
+		case MIG_RX_NONE:
+			return true;
+		case MIG_RX_HEADER:
+			why = mig_rx_header_check(&ms.rx);
+			if (why) {
+				fail("bad-stream", why);
+				return false;
+			}
+			break;
+		case MIG_RX_SECTION:
+			if (ms.rx.sec.type == SNAP_SEC_MEMORY) {
+				fail("bad-stream", "the destination sent memory");
+				return false;
+			}
+			got_message();
+			if (ms.phase == S_IDLE)
+				return false;
+			break;
+		default:
+			fail("bad-stream", ms.rx.why ? ms.rx.why : "bad message from the destination");
+			return false;
+		}
+	}
+}
+
+void mig_send_poll(void)
+{
+	uint64_t until = time_now() + timebase_hz / 1000000 * POLL_BUDGET_US;
+
+	if (ms.phase == S_IDLE)
+		return;
+	do {
+		if (!snap_port_ready()) {
+			if (ms.phase == S_DONE)
+				return finish(true);	/* DONE may not have gone out */
+			return fail("stream", "the stream to the destination broke");
+		}
+		if (ms.phase < S_RUNNING && ms.vm->cfg.boot_count != ms.boot_count)
+			return fail("bad-state", "the VM rebooted during the migration");
+		if (ms.phase != S_DONE && !listen())
+			return;
+		if (!mig_tx_push(&ms.tx)) {
+			if (ms.phase == S_DONE && snap_port_stalled(ms.tx.moved))
+				return finish(true);
+			if (snap_port_stalled(ms.tx.moved))
+				return fail("stream", "the destination stopped reading");
+			vcon_poll();
+			continue;
+		}
+		switch (ms.phase) {
+		case S_ROUND:
+			if (!stage_run())
+				end_round();
+			break;
+		case S_PAUSING:
+			if (!ms.paused) {
+				vcon_poll();
+				return;		/* vmops_poll finishes the pause */
+			}
+			switchover();
+			break;
+		case S_STATE:
+			stage_state();
+			break;
+		case S_RUNNING:
+			if (!ms.downtime)
+				ms.downtime = time_now() - ms.pause_at;	/* END is out */
+			if (snap_port_stalled(MAX(ms.tx.moved, ms.rx.moved)))
+				return fail("stream", "no answer from the destination after the "
+					    "switchover");
+			vcon_poll();
+			return;
+		case S_DONE:
+			return finish(true);
+		default:
+			/* waiting for the destination */
+			if (snap_port_stalled(MAX(ms.tx.moved, ms.rx.moved)))
+				return fail("stream", "no answer from the destination");
+			vcon_poll();
+			return;
+		}
+	} while (time_now() < until);
+}

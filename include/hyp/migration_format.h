@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/* The live-migration protocol, version 1 (docs/migration.md is normative;
+ * this header is its C form, shared by the hypervisor and its tests).
+ *
+ * Two byte streams between a source hypervisor (S) and a destination (D),
+ * each a header then sections framed as in the snapshot format (struct
+ * snap_section: type, instance, length, CRC32C of the payload):
+ *
+ *   S -> D  header(CARAMIGR)
+ *   D -> S  header(CARAMIGR) CAPS                       what D can give
+ *   S -> D  CONFIG | ABORT                              S decides
+ *   D -> S  ACCEPT | ABORT                              D created the VM (not run)
+ *   S -> D  { MEMORY | ZERO }* ROUND                    pre-copy round 1..n
+ *   S -> D  SWITCHOVER { MEMORY | ZERO }* VCPU* DEVICE* END   VM paused on S
+ *   D -> S  RUNNING | ABORT                             D runs the guest
+ *   S -> D  DONE                                        S destroyed its copy
+ *
+ * Either side may send ABORT at any point; a broken stream is an abort. */
+#ifndef HYP_MIGRATION_FORMAT_H
+#define HYP_MIGRATION_FORMAT_H
+#include <stdint.h>
+#include <hyp/snapshot_format.h>
+
+#define MIG_MAGIC		"CARAMIGR"	/* 8 bytes, no NUL; in a snap_header */
+#define MIG_VERSION		1
+
+enum mig_section_type {
+	/* 1..5 as in the snapshot format: CONFIG, VCPU, DEVICE, MEMORY, END */
+	MIG_SEC_CAPS = 16,
+	MIG_SEC_ACCEPT = 17,
+	MIG_SEC_ZERO = 18,
+	MIG_SEC_ROUND = 19,
+	MIG_SEC_SWITCHOVER = 20,
+	MIG_SEC_RUNNING = 21,
+	MIG_SEC_DONE = 22,
+	MIG_SEC_ABORT = 23,
+};
+
+#define MIG_POLICY_BIT(p)	(1U << (p))	/* p: snap_config.cfi_policy */
+
+/* CAPS (D -> S): what a VM created on D would be given. */
+struct mig_caps {
+	uint32_t features;	/* SNAP_FEAT_* D gives a VM under the trap policy */
+	uint32_t policies;	/* MIG_POLICY_BIT() of every policy D accepts */
+	uint32_t sbi_version;	/* SBI spec version D's guests see (major << 24 | minor) */
+	uint32_t max_vcpus;
+	uint64_t free_mem;	/* bytes D can give a new VM (RAM and its tables) */
+	uint64_t timebase_hz;
+	uint32_t fwft;		/* MIG_FWFT_*: FWFT features D's guests can set */
+	uint32_t reserved;	/* 0 */
+};
+
+#define MIG_FWFT_LANDING_PAD	(1U << 0)
+#define MIG_FWFT_SHADOW_STACK	(1U << 1)
+
+/* ACCEPT (D -> S): the VM exists on D, not running; memory may come. */
+struct mig_accept {
+	uint32_t vm_index;	/* D's slot, for the record */
+	uint32_t reserved;	/* 0 */
+};
+
+/* ZERO (S -> D): these pages are zero now (they were sent non-zero before). */
+struct mig_zero {
+	uint64_t gpa;		/* page aligned, inside RAM */
+	uint64_t pages;		/* 1..SNAP_RUN_MAX_PAGES */
+};
+
+/* ROUND (S -> D): a pre-copy round is complete. */
+struct mig_round {
+	uint32_t round;		/* 1, 2, ... */
+	uint32_t reserved;	/* 0 */
+	uint64_t pages;		/* pages this round sent (MEMORY and ZERO) */
+	uint64_t dirty;		/* pages written meanwhile: the next round's work */
+	uint64_t bytes;		/* stream bytes S has sent so far */
+};
+
+/* SWITCHOVER (S -> D): the VM is paused on S; the rest follows. */
+struct mig_switchover {
+	uint64_t guest_time;	/* the guest's time when its vCPUs stopped */
+	uint32_t rounds;	/* pre-copy rounds before this */
+	uint32_t reserved;	/* 0 */
+};
+
+/* RUNNING (D -> S): the guest runs on D. */
+struct mig_running {
+	uint64_t downtime_ticks;	/* D's time from SWITCHOVER to the guest running */
+	uint64_t timebase_hz;
+};
+
+/* DONE (S -> D): S destroyed its copy; the migration is complete. */
+struct mig_done {
+	uint64_t downtime_ticks;	/* S's time from pausing the VM to END */
+	uint64_t timebase_hz;
+};
+
+/* ABORT (either way): the sender gives up; the message says why. */
+struct mig_abort {
+	char code[16];		/* NUL-terminated: a management error code */
+	char message[160];	/* NUL-terminated */
+};
+
+_Static_assert(sizeof(struct mig_caps) == 40, "mig_caps");
+_Static_assert(sizeof(struct mig_accept) == 8, "mig_accept");
+_Static_assert(sizeof(struct mig_zero) == 16, "mig_zero");
+_Static_assert(sizeof(struct mig_round) == 32, "mig_round");
+_Static_assert(sizeof(struct mig_switchover) == 16, "mig_switchover");
+_Static_assert(sizeof(struct mig_running) == 16, "mig_running");
+_Static_assert(sizeof(struct mig_done) == 16, "mig_done");
+_Static_assert(sizeof(struct mig_abort) == 176, "mig_abort");
+#endif
