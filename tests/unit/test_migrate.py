@@ -1,0 +1,847 @@
+# SPDX-License-Identifier: MIT
+"""Tests for the host side of live migration (docs/migration.md) in
+tools/carapace-ctl: the framing parser that follows a migration stream, the
+progress it prints, and the relay (migrate, incoming) between a fake source
+hypervisor (a control socket and a stream socket served by threads) and a
+fake destination (a TCP server thread), including every --cut-at and
+--hold-at phase, and the argument checks.  No QEMU."""
+
+import importlib.machinery
+import importlib.util
+import io
+import json
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.quick
+
+ROOT = Path(__file__).resolve().parents[2]
+CTL = ROOT / "tools" / "carapace-ctl"
+MiB = 1 << 20
+
+
+def load(name, path):
+    if name in sys.modules:
+        return sys.modules[name]
+    loader = importlib.machinery.SourceFileLoader(name, str(path))
+    spec = importlib.util.spec_from_loader(name, loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    loader.exec_module(module)
+    return module
+
+
+ctl = load("carapace_ctl", CTL)
+crc32c = ctl.snap_module().crc32c
+SEC = ctl.SEC
+PAGE = 4096
+
+
+# --- building a migration stream ----------------------------------------------------
+
+
+def header():
+    return b"CARAMIGR" + struct.pack("<IIQQ", 1, 32, 0, 0)
+
+
+def section(stype, payload, instance=0):
+    if isinstance(stype, str):
+        stype = SEC[stype]
+    return struct.pack("<IIQII", stype, instance, len(payload), crc32c(payload), 0) + payload
+
+
+def caps(features=0x1f, policies=0xf, free=1 << 30):
+    return struct.pack("<IIIIQQII", features, policies, 2 << 24, 8, free, 10_000_000, 3, 0)
+
+
+def config(name=b"alpha", ram=64 * MiB, vcpus=1):
+    head = struct.pack("<16sQQIIIIII", name, 0x80000000, ram, vcpus, 0, 0x1f, 1, 0, 0)
+    return head + bytes(648 - len(head))
+
+
+def memory(gpa, pages, fill=0x5a):
+    return struct.pack("<QQ", gpa, pages) + bytes([fill]) * (pages * PAGE)
+
+
+def round_(n, pages, dirty, total):
+    return struct.pack("<IIQQQ", n, 0, pages, dirty, total)
+
+
+def abort(code, message):
+    return struct.pack("<16s160s", code.encode(), message.encode())
+
+
+def ticks(t):
+    return struct.pack("<QQ", t, 10_000_000)
+
+
+class Closed(Exception):
+    pass
+
+
+def recv_exact(sock, n, keep=None):
+    """@n bytes; each piece is also appended to @keep as it comes."""
+    out = bytearray()
+    while len(out) < n:
+        try:
+            chunk = sock.recv(n - len(out))
+        except OSError:
+            chunk = b""
+        if not chunk:
+            raise Closed(f"closed after {len(out)} of {n} bytes")
+        out += chunk
+        if keep is not None:
+            keep += chunk
+    return bytes(out)
+
+
+def read_section(sock, keep=None):
+    raw = recv_exact(sock, 24, keep)
+    stype, instance, length, crc, _ = struct.unpack("<IIQII", raw)
+    payload = recv_exact(sock, length, keep)
+    assert crc32c(payload) == crc
+    return stype, instance, payload
+
+
+ROUNDS = [3, 2]                # pages sent in each pre-copy round
+
+
+class SourceScript:
+    """What a source hypervisor does on its stream connection for one
+    migration (docs/migration.md); returns the reply fields."""
+
+    def __init__(self, rounds=ROUNDS, config_payload=None):
+        self.rounds = rounds
+        self.config_payload = config_payload or config()
+        self.sent = bytearray()
+        self.got = []              # section types from D
+        self.phase = None
+        self.outcome = None        # "done", "refused", "broken at PHASE"
+
+    def send(self, sock, data):
+        sock.sendall(data)
+        self.sent += data
+
+    def __call__(self, sock):
+        try:
+            self.phase = "negotiation"
+            self.send(sock, header())
+            assert recv_exact(sock, 32)[:8] == b"CARAMIGR"
+            stype, _, payload = read_section(sock)
+            self.got.append(stype)
+            if stype == SEC["ABORT"]:
+                self.outcome = "refused"
+                return {"ok": False, "code": "refused", "error": "the destination refused: "
+                        + ctl.cstr_text(payload[16:])}
+            self.send(sock, section("CONFIG", self.config_payload))
+            stype, _, payload = read_section(sock)
+            self.got.append(stype)
+            if stype == SEC["ABORT"]:
+                self.outcome = "refused"
+                code = ctl.cstr_text(payload[:16])
+                return {"ok": False, "code": code,
+                        "error": "the destination refused: " + ctl.cstr_text(payload[16:])}
+            pages = 0
+            for n, count in enumerate(self.rounds, 1):
+                self.phase = f"round:{n}"
+                self.send(sock, section("MEMORY", memory(0x80000000, count, n)))
+                pages += count
+                dirty = self.rounds[n] if n < len(self.rounds) else 1
+                self.send(sock, section("ROUND", round_(n, count, dirty, len(self.sent) + 56)))
+            self.phase = "stop-and-copy"
+            self.send(sock, section("SWITCHOVER", struct.pack("<QII", 123456, len(self.rounds),
+                                                              0)))
+            self.send(sock, section("MEMORY", memory(0x80200000, 1, 0x77)))
+            self.send(sock, section("VCPU", bytes(672)))
+            for i, size in enumerate((280, 204, 24)):
+                self.send(sock, section("DEVICE", bytes(24 + size), i))
+            nsec = 1 + 2 * len(self.rounds) + 1 + 1 + 1 + 3
+            self.send(sock, section("END", struct.pack("<QQ", nsec, pages + 1)))
+            self.phase = "confirmation"
+            stype, _, payload = read_section(sock)
+            self.got.append(stype)
+            if stype != SEC["RUNNING"]:
+                self.outcome = "refused"
+                return {"ok": False, "code": ctl.cstr_text(payload[:16]),
+                        "error": ctl.cstr_text(payload[16:])}
+            self.send(sock, section("DONE", ticks(3000)))
+            self.outcome = "done"
+            return {"ok": True, "vm": "alpha", "rounds": len(self.rounds), "pages": pages + 1,
+                    "bytes": len(self.sent), "total_us": 5000, "downtime_us": 300,
+                    "dest_downtime_us": 200}
+        except (Closed, OSError) as e:
+            self.outcome = f"broken at {self.phase}"
+            return {"ok": False, "code": "stream",
+                    "error": f"the stream broke ({self.phase}: {e}); vm alpha resumed"}
+
+
+class DestScript:
+    """What a destination hypervisor does for one incoming migration."""
+
+    def __init__(self, refuse_at=None):
+        self.refuse_at = refuse_at     # None, "caps" or "config"
+        self.received = bytearray()
+        self.sections = []             # (type, instance) from S
+        self.outcome = None            # "done", "refused", "broken at PHASE"
+        self.phase = None
+        self.sock = None
+
+    def __call__(self, sock):
+        self.sock = sock
+        keep = self.received
+        try:
+            self.phase = "negotiation"
+            recv_exact(sock, 32, keep)
+            if self.refuse_at == "caps":
+                sock.sendall(header() + section("ABORT", abort("no-cfi", "no Zicfiss here")))
+                self.outcome = "refused"
+                return {"ok": False, "code": "refused", "error": "refused"}
+            sock.sendall(header() + section("CAPS", caps()))
+            stype, inst, _ = read_section(sock, keep)
+            self.sections.append((stype, inst))
+            if self.refuse_at == "config":
+                sock.sendall(section("ABORT", abort("no-memory", "64M needed, 8M free")))
+                self.outcome = "refused"
+                return {"ok": False, "code": "no-memory", "error": "64M needed, 8M free"}
+            sock.sendall(section("ACCEPT", struct.pack("<II", 3, 0)))
+            self.phase = "pre-copy"
+            while True:
+                stype, inst, _ = read_section(sock, keep)
+                self.sections.append((stype, inst))
+                if stype == SEC["SWITCHOVER"]:
+                    self.phase = "stop-and-copy"
+                if stype == SEC["END"]:
+                    break
+            self.phase = "confirmation"
+            sock.sendall(section("RUNNING", ticks(2000)))
+            stype, inst, _ = read_section(sock, keep)
+            self.sections.append((stype, inst))
+            assert stype == SEC["DONE"]
+            self.outcome = "done"
+            return {"ok": True, "vm": "alpha", "pages": 6, "bytes": len(keep),
+                    "downtime_us": 200}
+        except (Closed, OSError) as e:
+            self.outcome = f"broken at {self.phase}"
+            return {"ok": False, "code": "stream", "error": f"stream broke: {e}"}
+
+
+# --- fake hosts -------------------------------------------------------------------------
+
+
+def listen_unix(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(str(path))
+    s.listen(4)
+    return s
+
+
+class FakeHost:
+    """A hypervisor's control socket and stream socket: "hello" is answered at
+    once; @command ("migrate" or "incoming") runs @script on the stream
+    connection, then answers with the script's reply fields."""
+
+    def __init__(self, tmp_path, command, script):
+        self.ctl_path, self.stream_path = tmp_path / "ctl.sock", tmp_path / "stream.sock"
+        self.command, self.script = command, script
+        self.ctl = listen_unix(self.ctl_path)
+        self.stream = listen_unix(self.stream_path)
+        self.stream_conn = None
+        self.requests = []
+        self.threads = [threading.Thread(target=self.serve_stream, daemon=True),
+                        threading.Thread(target=self.serve_ctl, daemon=True)]
+        for t in self.threads:
+            t.start()
+
+    def serve_stream(self):
+        try:
+            conn, _ = self.stream.accept()
+        except OSError:
+            return
+        self.stream_conn = conn
+
+    def serve_ctl(self):
+        while True:
+            try:
+                conn, _ = self.ctl.accept()
+            except OSError:
+                return
+            with conn:
+                buf = b""
+                while True:
+                    try:
+                        data = conn.recv(65536)
+                    except OSError:
+                        break
+                    if not data:
+                        break
+                    buf += data
+                    while b"\n" in buf:
+                        line, _, buf = buf.partition(b"\n")
+                        if not line:
+                            continue
+                        req = json.loads(line)
+                        self.requests.append(req)
+                        if req["cmd"] == "hello":
+                            reply = {"ok": True, "protocol": 1}
+                        elif req["cmd"] == self.command:
+                            deadline = time.monotonic() + 5
+                            while self.stream_conn is None and time.monotonic() < deadline:
+                                time.sleep(0.01)
+                            reply = self.script(self.stream_conn)
+                            self.stream_conn.close()
+                        else:
+                            reply = {"ok": False, "code": "unknown-command", "error": "?"}
+                        out = {"v": 1, "id": req.get("id"), **reply}
+                        conn.sendall(json.dumps(out).encode() + b"\n")
+
+    def close(self):
+        for s in (self.ctl, self.stream):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
+
+
+class FakeDestination:
+    """carapace-run --incoming PORT seen from outside: a TCP server that runs
+    @script on one connection."""
+
+    def __init__(self, script):
+        self.script = script
+        self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(1)
+        self.port = self.listener.getsockname()[1]
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+        self.reply = None
+
+    def serve(self):
+        try:
+            conn, _ = self.listener.accept()
+        except OSError:
+            return
+        with conn:
+            self.reply = self.script(conn)
+
+    def kill(self):
+        """As if its QEMU died: the connection resets."""
+        sock = self.script.sock
+        if sock is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            sock.close()
+
+    def close(self):
+        self.listener.close()
+        self.thread.join(5)
+
+
+@pytest.fixture
+def fakes(tmp_path):
+    made = []
+
+    def make(src=None, dst=None):
+        src = src or SourceScript()
+        dst = dst or DestScript()
+        host = FakeHost(tmp_path, "migrate", src)
+        dest = FakeDestination(dst)
+        made.extend([host, dest])
+        return host, dest, src, dst
+    yield make
+    for m in made:
+        m.close()
+
+
+def migrate(host, dest, *extra, json_out=False):
+    argv = ["--socket", str(host.ctl_path), "--stream-socket", str(host.stream_path),
+            "--timeout", "10", "migrate", "alpha", f"127.0.0.1:{dest.port}", *extra]
+    if json_out:
+        argv.append("--json")
+    rc = ctl.main(argv)
+    dest.thread.join(5)            # the destination's script has seen the end
+    return rc
+
+
+# --- the framing parser -------------------------------------------------------------------
+
+
+def whole_stream():
+    return (header() + section("CONFIG", config()) + section("MEMORY", memory(0x80000000, 3))
+            + section("ROUND", round_(1, 3, 2, 999)) + section("ZERO", struct.pack("<QQ",
+                                                                                 0x80001000, 2))
+            + section("ROUND", round_(2, 2, 0, 1999))
+            + section("SWITCHOVER", struct.pack("<QII", 42, 2, 0)) + section("VCPU", bytes(672))
+            + section("END", struct.pack("<QQ", 7, 5)) + section("DONE", ticks(10)))
+
+
+def events_of(chunks):
+    framer = ctl.MigFramer()
+    events = []
+    for chunk in chunks:
+        events += framer.feed(chunk)
+    return framer, events
+
+
+def test_framer_one_chunk_and_byte_by_byte_agree():
+    data = whole_stream()
+    f1, e1 = events_of([data])
+    f2, e2 = events_of([data[i:i + 1] for i in range(len(data))])
+    assert e1 == e2
+    assert f1.error is None and f1.offset == len(data) and f1.safe == len(data)
+    kinds = [(e.kind, e.name) for e in e1 if e.kind == "section"]
+    assert [n for _, n in kinds] == ["CONFIG", "MEMORY", "ROUND", "ZERO", "ROUND",
+                                     "SWITCHOVER", "VCPU", "END", "DONE"]
+    assert f1.sections == 9 and f1.memory_pages == 5
+
+
+def test_framer_offsets_and_fields():
+    data = whole_stream()
+    _, events = events_of([data])
+    assert events[0].kind == "header" and events[0].end == 32
+    config_start = events[1]
+    assert (config_start.kind, config_start.start, config_start.end,
+            config_start.length) == ("section-start", 32, 56, 648)
+    config_done = events[2]
+    assert config_done.end == 56 + 648 and config_done.fields["name"] == "alpha"
+    assert config_done.fields["ram_size"] == 64 * MiB
+    rounds = [e for e in events if e.kind == "section" and e.name == "ROUND"]
+    assert rounds[0].fields == {"round": 1, "pages": 3, "dirty": 2, "bytes": 999}
+    end = [e for e in events if e.name == "DONE" and e.kind == "section"][0]
+    assert end.end == len(data)
+    memory_section = [e for e in events if e.name == "MEMORY" and e.kind == "section"][0]
+    assert memory_section.fields is None       # counted, not kept
+
+
+def test_framer_holds_back_an_incomplete_section_header():
+    framer = ctl.MigFramer()
+    data = header() + section("RUNNING", ticks(5))
+    framer.feed(data[:20])
+    assert framer.safe == 0                    # the header is not complete
+    framer.feed(data[20:40])
+    assert framer.offset == 40 and framer.safe == 32
+    events = framer.feed(data[40:])
+    assert framer.safe == len(data)
+    assert [e.kind for e in events] == ["section-start", "section"]
+    assert events[1].fields == {"downtime_ticks": 5, "timebase_hz": 10_000_000}
+
+
+def test_framer_abort_fields():
+    _, events = events_of([header() + section("ABORT", abort("no-cfi", "no Zicfiss here"))])
+    assert events[-1].fields == {"code": "no-cfi", "message": "no Zicfiss here"}
+
+
+def test_framer_big_memory_is_not_buffered():
+    framer = ctl.MigFramer()
+    framer.feed(header())
+    run = section("MEMORY", memory(0x80000000, 512))
+    for i in range(0, len(run), 65536):
+        framer.feed(run[i:i + 65536])
+        assert len(framer.buf) <= 24
+    assert framer.memory_pages == 512
+
+
+def test_framer_wrong_magic_sets_error_and_counts_on():
+    framer = ctl.MigFramer()
+    framer.feed(b"CARASNAP" + bytes(24))
+    assert "not a migration stream" in framer.error
+    assert framer.feed(b"x" * 100) == []
+    assert framer.offset == 132 and framer.safe == 132
+
+
+def test_framer_wrong_payload_size_gives_no_fields():
+    _, events = events_of([header() + section("ROUND", bytes(8))])
+    assert events[-1].name == "ROUND" and events[-1].fields is None
+
+
+# --- progress lines ---------------------------------------------------------------------------
+
+
+def report(events, as_json=False):
+    out = io.StringIO()
+    rep = ctl.MigReporter(out, as_json)
+    for direction, ev, relayed in events:
+        rep.stream_event(direction, ev, relayed)
+    return out.getvalue()
+
+
+def test_progress_lines():
+    _, evs = events_of([whole_stream()])
+    _, ds = events_of([header() + section("CAPS", caps()) + section("ACCEPT",
+                                                                   struct.pack("<II", 2, 0))
+                       + section("RUNNING", ticks(20000))
+                       + section("ABORT", abort("bad-stream", "CRC mismatch"))])
+    text = report([("ds", e, 0) for e in ds[:5]] + [("sd", e, e.end) for e in evs]
+                  + [("ds", e, 0) for e in ds[5:]])
+    lines = text.splitlines()
+    assert lines[0].startswith("destination offers: Zicfilp Zicfiss Sstc Svpbmt Svadu; "
+                               "policies trap delegate strict off; SBI 2.0; FWFT landing-pad "
+                               "shadow-stack; 8 vCPUs; 1G free; timebase 10000000 Hz")
+    assert "destination accepted (its slot 2): pre-copy" in lines
+    rounds = [line for line in lines if line.startswith("round ")]
+    assert len(rounds) == 2
+    assert rounds[0].startswith("round 1: 3 pages sent, 2 dirty left, ")
+    assert rounds[0].endswith(" MB/s")
+    assert rounds[1].startswith("round 2: 2 pages sent, 0 dirty left, ")
+    assert "stop-and-copy: the vm is paused on the source after 2 round(s)" in lines
+    assert "the guest runs on the destination (its downtime 2.000 ms)" in lines
+    assert "destination aborts: bad-stream: CRC mismatch" in lines
+    assert any(line.startswith("vm alpha: 64M RAM, 1 vCPU(s), policy trap") for line in lines)
+
+
+def test_progress_round_bytes_and_rate_json():
+    _, evs = events_of([whole_stream()])
+    text = report([("sd", e, e.end) for e in evs], as_json=True)
+    objs = [json.loads(line) for line in text.splitlines()]
+    rounds = [o for o in objs if o["event"] == "round"]
+    assert [r["round"] for r in rounds] == [1, 2]
+    round_ends = [e.end for e in evs if e.kind == "section" and e.name == "ROUND"]
+    assert rounds[0]["bytes"] == round_ends[0]
+    assert rounds[1]["bytes"] == round_ends[1] - round_ends[0]
+    assert rounds[0]["total_bytes"] == 999 and rounds[0]["dirty"] == 2
+    assert all(r["rate_mb_s"] >= 0 and r["seconds"] >= 0 for r in rounds)
+    assert [o["event"] for o in objs].count("stop-and-copy") == 1
+
+
+# --- the relay: whole migrations ------------------------------------------------------------
+
+
+def test_migrate_relays_every_byte_both_ways(fakes, capsys):
+    host, dest, src, dst = fakes()
+    assert migrate(host, dest) == 0
+    dest.thread.join(5)
+    assert src.outcome == "done" and dst.outcome == "done"
+    assert bytes(dst.received) == bytes(src.sent)          # nothing lost, nothing added
+    assert src.got == [SEC["CAPS"], SEC["ACCEPT"], SEC["RUNNING"]]
+    out = capsys.readouterr().out
+    assert f"migrate alpha: connected to 127.0.0.1:{dest.port}" in out
+    assert "round 1: 3 pages sent, 2 dirty left" in out
+    assert "round 2: 2 pages sent, 1 dirty left" in out
+    assert "stop-and-copy" in out
+    last = out.strip().splitlines()[-1]
+    assert last.startswith(f"vm alpha: migrated to 127.0.0.1:{dest.port} in ")
+    assert "2 round(s), 6 pages" in last
+    assert "downtime 0.500 ms of virtual time (0.300 ms on the source + 0.200 ms on the " \
+           "destination)" in last
+    req = [r for r in host.requests if r["cmd"] == "migrate"][0]
+    assert req == {"v": 1, "id": req["id"], "cmd": "migrate", "vm": "alpha"}
+
+
+def test_migrate_json_events_then_reply(fakes, capsys):
+    host, dest, src, _ = fakes()
+    assert migrate(host, dest, "--max-rounds", "7", json_out=True) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    objs = [json.loads(line) for line in lines]
+    events = [o["event"] for o in objs[:-1]]
+    assert events[0] == "connected"
+    assert events.count("round") == 2
+    assert events.index("caps") < events.index("config") < events.index("accept") \
+        < events.index("round") < events.index("stop-and-copy") < events.index("end") \
+        < events.index("running") < events.index("done")
+    reply = objs[-1]
+    assert reply["ok"] is True and reply["rounds"] == 2 and reply["bytes"] == len(src.sent)
+    assert reply["to"] == f"127.0.0.1:{dest.port}" and reply["wall_us"] > 0
+    req = [r for r in host.requests if r["cmd"] == "migrate"][0]
+    assert req["max_rounds"] == 7
+
+
+@pytest.mark.parametrize("where, code", [("caps", "refused"), ("config", "no-memory")])
+def test_destination_refuses(fakes, capsys, where, code):
+    host, dest, src, dst = fakes(dst=DestScript(refuse_at=where))
+    assert migrate(host, dest) == 1
+    err = capsys.readouterr()
+    assert f"carapace-ctl: {code}: the destination refused" in err.err
+    assert src.outcome == "refused" and dst.outcome == "refused"
+    if where == "caps":
+        assert "destination aborts: no-cfi: no Zicfiss here" in err.out
+    else:
+        assert "destination aborts: no-memory: 64M needed, 8M free" in err.out
+
+
+def test_error_reply_with_json_prints_it(fakes, capsys):
+    host, dest, _, _ = fakes(dst=DestScript(refuse_at="config"))
+    assert migrate(host, dest, json_out=True) == 1
+    out = capsys.readouterr().out.strip().splitlines()
+    assert json.loads(out[-1])["code"] == "no-memory"
+    assert any(json.loads(line).get("event") == "abort" for line in out[:-1])
+
+
+def test_nothing_listens(tmp_path, capsys):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    rc = ctl.main(["--socket", str(tmp_path / "none.sock"), "migrate", "alpha",
+                   f"127.0.0.1:{port}"])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert f"nothing listens at 127.0.0.1:{port} (connection refused)" in err
+    assert "carapace-run --incoming PORT" in err
+
+
+def test_destination_first_then_control_socket(tmp_path, capsys):
+    dest = FakeDestination(DestScript())
+    try:
+        rc = ctl.main(["--socket", str(tmp_path / "none.sock"), "migrate", "alpha",
+                       f"127.0.0.1:{dest.port}"])
+    finally:
+        dest.close()
+    assert rc == 2
+    assert "no control socket" in capsys.readouterr().err
+
+
+# --- the testing hooks ------------------------------------------------------------------------
+
+
+CUTS = {
+    # phase: (where the source may be when it sees its stream break, what D got last)
+    "negotiation": ({"negotiation"}, None),
+    "round:1": ({"round:2", "stop-and-copy", "confirmation"}, (SEC["ROUND"], 0)),
+    "round:2": ({"stop-and-copy", "confirmation"}, (SEC["ROUND"], 0)),
+    "stop-and-copy": ({"stop-and-copy", "confirmation"}, (SEC["SWITCHOVER"], 0)),
+    "confirmation": ({"confirmation"}, (SEC["END"], 0)),
+}
+
+
+@pytest.mark.parametrize("phase", list(CUTS))
+def test_cut_at(fakes, capsys, phase):
+    host, dest, src, dst = fakes()
+    assert migrate(host, dest, "--cut-at", phase) == 1
+    dest.thread.join(5)
+    out, err = capsys.readouterr()
+    assert f"hook: cut at {phase}: closing both connections" in out
+    assert "carapace-ctl: stream: the stream broke" in err
+    src_phases, last = CUTS[phase]
+    assert src.outcome in {f"broken at {p}" for p in src_phases}
+    assert dst.outcome.startswith("broken at")
+    assert SEC["RUNNING"] not in src.got
+    if last is None:
+        assert dst.sections == [] and bytes(dst.received) == bytes(src.sent[:32])
+    else:
+        assert dst.sections[-1] == last
+    if phase.startswith("round:"):
+        n = int(phase[6:])
+        rounds = [s for s in dst.sections if s[0] == SEC["ROUND"]]
+        assert len(rounds) == n                  # nothing after round N's ROUND
+        assert bytes(dst.received) == bytes(src.sent[:len(dst.received)])
+    if phase == "stop-and-copy":
+        # SWITCHOVER, then the next section's header and half its payload (no more)
+        i = bytes(src.sent).index(section("SWITCHOVER", struct.pack("<QII", 123456, 2, 0)))
+        switch_end = i + 24 + 16
+        assert len(dst.received) == switch_end + 24 + (16 + PAGE) // 2
+    if phase == "confirmation":
+        assert bytes(dst.received) == bytes(src.sent)     # all of stop-and-copy went
+
+
+def watcher(on_line):
+    class Out(io.StringIO):
+        def write(self, text):
+            for line in text.splitlines():
+                on_line(line)
+            return super().write(text)
+    return Out()
+
+
+def run_migrate_vm(host, dest, hook, on_line=lambda line: None):
+    out = watcher(on_line)
+    reporter = ctl.MigReporter(out)
+    with ctl.Client(host.ctl_path, 10) as client:
+        try:
+            return ctl.migrate_vm(client, host.stream_path, "alpha", "127.0.0.1", dest.port,
+                                  reporter=reporter, hook=hook), out.getvalue()
+        except ctl.RemoteError as e:
+            return e, out.getvalue()
+
+
+@pytest.mark.parametrize("phase", ["negotiation", "round:1", "round:2", "stop-and-copy"])
+def test_hold_at_then_go_on(fakes, phase):
+    host, dest, src, dst = fakes()
+    hook = ctl.Hook("hold", ctl.parse_phase(phase, "--hold-at"), 0.3)
+    t0 = time.monotonic()
+    reply, out = run_migrate_vm(host, dest, hook)
+    assert time.monotonic() - t0 >= 0.3
+    dest.thread.join(5)
+    assert isinstance(reply, dict) and reply["ok"] is True
+    assert f"hook: hold at {phase}: relaying stops for 0.3 s" in out
+    assert f"hook: hold at {phase} over: relaying again" in out
+    assert src.outcome == "done" and bytes(dst.received) == bytes(src.sent)
+
+
+@pytest.mark.parametrize("phase", ["negotiation", "round:1", "round:2", "stop-and-copy",
+                                   "confirmation"])
+def test_hold_at_and_kill_the_destination(fakes, phase):
+    host, dest, src, dst = fakes()
+    hook = ctl.Hook("hold", ctl.parse_phase(phase, "--hold-at"), 0.5)
+
+    def on_line(line):
+        if line.startswith(f"hook: hold at {phase}: relaying stops"):
+            dest.kill()
+    reply, out = run_migrate_vm(host, dest, hook, on_line)
+    dest.thread.join(5)
+    assert isinstance(reply, ctl.RemoteError) and reply.code == "stream"
+    assert src.outcome.startswith("broken at") and SEC["RUNNING"] not in src.got
+    assert dst.outcome != "done"
+
+
+def test_hold_at_confirmation_never_forwards_running(fakes):
+    host, dest, src, dst = fakes()
+    hook = ctl.Hook("hold", ("confirmation", None), 0.2)
+    reply, out = run_migrate_vm(host, dest, hook)
+    dest.thread.join(5)
+    assert isinstance(reply, ctl.RemoteError) and reply.code == "stream"
+    assert "hook: hold at confirmation over: RUNNING is not forwarded, closing both " \
+           "connections" in out
+    assert src.outcome == "broken at confirmation" and SEC["RUNNING"] not in src.got
+    assert dst.outcome == "broken at confirmation"        # it waited for DONE in vain
+
+
+def test_hook_for_a_round_that_never_comes(fakes, capsys):
+    host, dest, src, _ = fakes()
+    assert migrate(host, dest, "--cut-at", "round:9") == 0
+    assert "hook:" not in capsys.readouterr().out
+    assert src.outcome == "done"
+
+
+# --- incoming ---------------------------------------------------------------------------------
+
+
+def test_incoming_relays_and_prints_the_result(tmp_path, capsys):
+    dst = DestScript()
+    host = FakeHost(tmp_path, "incoming", dst)
+    src = SourceScript()
+    result = {}
+
+    def source(port):
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            result["reply"] = src(s)
+
+    def on_line(line):
+        obj = json.loads(line)
+        if obj["event"] == "listening":
+            port = int(obj["listen"].rsplit(":", 1)[1])
+            result["thread"] = threading.Thread(target=source, args=(port,), daemon=True)
+            result["thread"].start()
+    try:
+        reporter = ctl.MigReporter(watcher(on_line), True, "destination")
+        reply = ctl.incoming_vm(lambda: ctl.Client(host.ctl_path, 10), host.stream_path,
+                                "127.0.0.1", 0, "beta", reporter, wait=10)
+    finally:
+        host.close()
+    result["thread"].join(5)
+    assert reply["ok"] is True and reply["vm"] == "alpha" and reply["downtime_us"] == 200
+    assert reply["from"].startswith("127.0.0.1:")
+    assert src.outcome == "done" and dst.outcome == "done"
+    assert bytes(dst.received) == bytes(src.sent)
+    req = [r for r in host.requests if r["cmd"] == "incoming"][0]
+    assert req["name"] == "beta"
+    assert ctl.show_incoming(reply).startswith(f"vm alpha: received from {reply['from']} and "
+                                               "running: 6 pages, ")
+
+
+def test_incoming_wait_times_out(tmp_path, capsys):
+    host = FakeHost(tmp_path, "incoming", DestScript())
+    try:
+        rc = ctl.main(["--socket", str(host.ctl_path), "--stream-socket",
+                       str(host.stream_path), "incoming", "0", "--wait", "0.2"])
+        assert rc == 3                       # port 0 is refused before anything
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        rc = ctl.main(["--socket", str(host.ctl_path), "--stream-socket",
+                       str(host.stream_path), "incoming", str(port), "--wait", "0.2"])
+    finally:
+        host.close()
+    assert rc == 2
+    out, err = capsys.readouterr()
+    assert f"waiting for a migration on 127.0.0.1:{port}" in out
+    assert f"no source connected to 127.0.0.1:{port} within 0.2 s" in err
+
+
+def test_incoming_port_in_use(tmp_path, capsys):
+    host = FakeHost(tmp_path, "incoming", DestScript())
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen(1)
+    try:
+        rc = ctl.main(["--socket", str(host.ctl_path), "incoming",
+                       str(busy.getsockname()[1])])
+    finally:
+        busy.close()
+        host.close()
+    assert rc == 2
+    assert "cannot listen on 127.0.0.1:" in capsys.readouterr().err
+
+
+# --- arguments ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["migrate", "alpha"], "the following arguments are required: HOST:PORT"),
+    (["migrate", "Alpha", "h:1"], "bad VM name 'Alpha'"),
+    (["migrate", "alpha", "4444"], "give the destination as HOST:PORT"),
+    (["migrate", "alpha", ":4444"], "give the destination as HOST:PORT"),
+    (["migrate", "alpha", "h:0"], "h:0: port must be 1..65535"),
+    (["migrate", "alpha", "h:65536"], "port must be 1..65535"),
+    (["migrate", "alpha", "h:x"], "port must be 1..65535"),
+    (["migrate", "alpha", "h:1", "--max-rounds", "0"], "--max-rounds 0: must be 1..100"),
+    (["migrate", "alpha", "h:1", "--max-rounds", "101"], "--max-rounds 101: must be 1..100"),
+    (["migrate", "alpha", "h:1", "--max-rounds", "-1"], "--max-rounds -1: must be 1..100"),
+    (["migrate", "alpha", "h:1", "--cut-at", "round:0"], "--cut-at round:0: PHASE must be"),
+    (["migrate", "alpha", "h:1", "--cut-at", "rounds"], "PHASE must be one of negotiation"),
+    (["migrate", "alpha", "h:1", "--hold-at", "negotiation"], "--hold-at needs --hold-seconds"),
+    (["migrate", "alpha", "h:1", "--hold-seconds", "1"], "--hold-seconds needs --hold-at"),
+    (["migrate", "alpha", "h:1", "--hold-at", "confirmation", "--hold-seconds", "-1"],
+     "--hold-seconds -1: must be"),
+    (["migrate", "alpha", "h:1", "--cut-at", "negotiation", "--hold-at", "round:1",
+      "--hold-seconds", "1"], "give --cut-at or --hold-at, not both"),
+    (["incoming"], "the following arguments are required: PORT"),
+    (["incoming", "70000"], "incoming 70000: port must be 1..65535"),
+    (["incoming", "4444", "--name", "Bad!"], "bad VM name 'Bad!'"),
+    (["incoming", "4444", "--wait", "0"], "--wait 0: must be more than 0"),
+])
+def test_usage_errors_exit_3_before_connecting(tmp_path, capsys, argv, message):
+    rc = ctl.main(["--socket", str(tmp_path / "none.sock"), *argv])
+    assert rc == 3
+    assert message in capsys.readouterr().err
+
+
+def test_ipv6_target_and_phases():
+    assert ctl.parse_target("[::1]:4444") == ("::1", 4444)
+    assert ctl.parse_target("example.org:1") == ("example.org", 1)
+    assert ctl.parse_phase("round:12", "--cut-at") == ("round", 12)
+    assert ctl.parse_phase("stop-and-copy", "--cut-at") == ("stop-and-copy", None)
+
+
+def test_new_error_codes_known():
+    for code in ("refused", "bad-stream", "aborted", "no-stream", "busy", "bad-state", "no-cfi",
+                 "no-feature", "no-memory", "exists", "stream"):
+        assert code in ctl.ERROR_CODES
+    assert "migrate" in ctl.COMMANDS and "incoming" in ctl.COMMANDS
+
+
+def test_help_lists_migration(capsys):
+    with pytest.raises(SystemExit) as e:
+        ctl.main(["--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    assert "migrate VM HOST:PORT [--max-rounds N] [--json]" in out
+    assert "--cut-at PHASE" in out and "--hold-at PHASE --hold-seconds S" in out
+
+
+def test_migrate_as_a_program(fakes):
+    host, dest, src, _ = fakes()
+    proc = subprocess.run([sys.executable, str(CTL), "--socket", str(host.ctl_path),
+                           "--stream-socket", str(host.stream_path), "migrate", "alpha",
+                           f"127.0.0.1:{dest.port}", "--json"],
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.splitlines()[-1])["ok"] is True
+    assert src.outcome == "done"
