@@ -92,8 +92,10 @@ $(B)/carapace.bin: $(B)/carapace.elf
 -include tests/bench/bench.mk
 -include tests/linux/linux.mk
 -include tests/fuzz/fuzz.mk
+-include tests/guest_kernel/guest_kernel.mk
 
-LINUX_IMAGE := $(CACHE)/linux/Image
+# Our guest kernel (make guest-kernel) when it has been built, Debian's otherwise.
+LINUX_IMAGE := $(or $(wildcard $(CACHE)/guest-kernel/Image),$(CACHE)/linux/Image)
 INITRAMFS := $(B)/linux/initramfs.cpio.gz
 RUN_VMS ?= --vm name=alpha,kernel=$(LINUX_IMAGE),initrd=$(INITRAMFS),mem=256M,vcpus=2,bootargs="console=ttyS0 quiet" \
 	   --vm name=beta,kernel=$(LINUX_IMAGE),initrd=$(INITRAMFS),mem=256M,vcpus=2,bootargs="console=ttyS0 quiet"

@@ -9,13 +9,19 @@
 #   build.sh check       the series applies (in order) and is checkpatch --strict clean
 #   build.sh root        create the sid build root if missing
 #   build.sh kernel      check, root, then build the Image unless it is cached
-#   build.sh image-path  print where the Image for the current inputs is (or would be)
+#   build.sh bisect      build the Image after each patch in turn (each patch
+#                        builds on its own); caches nothing
+#   build.sh selftests   the upstream riscv CFI kselftests, linked against the
+#                        patched tree's nolibc with tests/guest_kernel/kselftest/
+#   build.sh image-path | selftests-path   where those are (or would be)
 # GUEST_PATCHES_DIR=DIR takes the series, patches and guest.config from DIR.
 #
-# Cache: $CARAPACE_CACHE/guest-kernel/<key>/{Image,config,build.log,build-seconds},
-# key = sha256 of the source package version, the series file, the patches
-# and guest.config. The kernel is built after each patch of the series in turn
-# (incrementally), so every patch is shown to build on its own.
+# Cache: $CARAPACE_CACHE/guest-kernel/<key>/{Image,config,System.map,build.log,
+# build-seconds,compiler,source}, key = sha256 of the source package version,
+# the series file, the patches and guest.config; guest-kernel/Image links to
+# the last one built or found (make run boots it). The kselftests go to
+# guest-kernel/kselftest-<key>/cfitests, keyed by the same plus the shim and
+# compat sources, with a link guest-kernel/cfitests.
 set -euo pipefail
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,7 +40,7 @@ JOBS=${GUEST_KERNEL_JOBS:-2}
 NICE=(nice -n 19 ionice -c3)
 # The build root: a host compiler and make for the kernel's host tools, sid's
 # riscv64 cross compiler (CFI-capable) and its libc for the kselftests.
-ROOT_PKGS=gcc,libc6-dev,make,bc,bison,flex,perl,python3-minimal,libelf-dev,libssl-dev,cpio,xz-utils,kmod,gcc-riscv64-linux-gnu,libc6-dev-riscv64-cross
+ROOT_PKGS=gcc,libc6-dev,make,rsync,bc,bison,flex,perl,python3-minimal,libelf-dev,libssl-dev,cpio,xz-utils,kmod,gcc-riscv64-linux-gnu,libc6-dev-riscv64-cross
 
 # patches: the series, in order (comments and blank lines skipped).
 patches() { sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$HERE/series"; }
@@ -62,12 +68,17 @@ pristine() {
 	touch "$PRISTINE/.done"
 }
 
+KSELFTEST_SRC=$TOP/tests/guest_kernel/kselftest
+
 cache_key() {
-	pristine
+	source_fetch
 	KEY=$( { echo "$SRCPKG $SRCVER"; cat "$HERE/series"
 		 patches | while read -r p; do cat "$HERE/$p"; done
 		 cat "$HERE/guest.config"; } | sha256sum | cut -c1-16)
 	OUT=$GK/$KEY
+	KSKEY=$( { echo "$KEY"; find "$KSELFTEST_SRC" -type f | LC_ALL=C sort |
+		   xargs cat; } | sha256sum | cut -c1-16)
+	KSOUT=$GK/kselftest-$KSKEY
 }
 
 # files_of PATCH: the files a patch touches.
@@ -89,7 +100,7 @@ apply_series() {
 
 do_check() {
 	pristine
-	local p n=0 listed tmp
+	local p n=0 listed
 	# series and directory agree
 	for p in "$HERE"/0[0-9][0-9][0-9]-*.patch; do
 		p=$(basename "$p")
@@ -98,7 +109,8 @@ do_check() {
 	done
 	[ -f "$HERE/0000-cover-letter.patch" ] || die "no cover letter (0000-cover-letter.patch)"
 	# applies in order, to a copy of just the files the series touches
-	tmp=$(mktemp -d); trap 'rm -rf "$tmp"' RETURN
+	CHECK_TMP=$(mktemp -d); trap 'rm -rf "$CHECK_TMP"' EXIT
+	local tmp=$CHECK_TMP
 	for p in $(patches); do
 		[ -f "$HERE/$p" ] || die "series names $p, which is not in $HERE"
 		files_of "$HERE/$p"
@@ -146,24 +158,22 @@ do_root() {
 
 KMAKE="make ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu- -j$JOBS"
 
-# build_step PATCH: build the Image with the series applied up to PATCH.
-build_step() {
-	say "building Image with the series up to $1"
-	in_root sh -c "cd /work/$KEY/linux && $KMAKE O=/work/$KEY/obj Image" \
-		>>"$OUT.tmp/build.log" 2>&1 ||
-		die "the Image does not build with the series up to $1 (see $OUT.tmp/build.log)"
+# make_image W WHAT: build the Image of the tree in /work/W (in the root).
+make_image() {
+	say "building Image ($2)"
+	in_root sh -c "cd /work/$1/linux && $KMAKE O=/work/$1/obj Image" \
+		>>"$LOG" 2>&1 || die "the Image does not build with $2 (see $LOG)"
 }
 
+# configure W: tinyconfig + guest.config in /work/W/obj, every line kept.
 configure() {
-	local w=/work/$KEY
+	local w=/work/$1 line bad=
 	cp "$HERE/guest.config" "$ROOTFS$w/guest.config"
 	in_root sh -c "cd $w/linux && $KMAKE O=$w/obj tinyconfig &&
 		scripts/kconfig/merge_config.sh -m -O $w/obj $w/obj/.config $w/guest.config &&
-		$KMAKE O=$w/obj olddefconfig" >>"$OUT.tmp/build.log" 2>&1 ||
-		die "configuring failed (see $OUT.tmp/build.log)"
-	# every line of guest.config must have survived (a dependency missing
-	# would silently drop, say, RISCV_USER_CFI)
-	local line bad=
+		$KMAKE O=$w/obj olddefconfig" >>"$LOG" 2>&1 ||
+		die "configuring failed (see $LOG)"
+	# a dependency missing would silently drop, say, RISCV_USER_CFI
 	while read -r line; do
 		case $line in CONFIG_*=*) ;; *) continue ;; esac
 		grep -qxF "$line" "$ROOTFS$w/obj/.config" || bad="$bad $line"
@@ -171,31 +181,91 @@ configure() {
 	[ -z "$bad" ] || die "not in the final .config:$bad"
 }
 
-do_kernel() {
-	do_check
-	cache_key
-	if [ -f "$OUT/Image" ]; then
-		say "cached: $OUT/Image (key $KEY)"
-		return 0
-	fi
-	do_root
-	local t0=$SECONDS w=$ROOTFS/work/$KEY first= f p
-	$SUDO rm -rf "$w" "$OUT.tmp"; mkdir -p "$w" "$OUT.tmp"
+# worktree W: a copy of the pristine tree at $ROOTFS/work/W/linux.
+worktree() {
+	local w=$ROOTFS/work/$1 f p
+	$SUDO rm -rf "$w"; mkdir -p "$w"
 	say "copying $SRCPKG $SRCVER into the root"
 	cp -al "$PRISTINE" "$w/linux"	# hard links: cheap; patched files are unlinked first
 	for p in $(patches); do files_of "$HERE/$p"; done | sort -u | while read -r f; do
 		[ ! -e "$w/linux/$f" ] || cp --remove-destination "$PRISTINE/$f" "$w/linux/$f"
 	done
-	configure
-	apply_series "$w/linux" build_step
-	cp "$w/obj/arch/riscv/boot/Image" "$w/obj/.config" "$w/obj/System.map" "$OUT.tmp/"
-	mv "$OUT.tmp/.config" "$OUT.tmp/config"
+}
+
+do_kernel() {
+	do_check
+	cache_key
+	if [ -f "$OUT/Image" ]; then
+		ln -sfn "$KEY/Image" "$GK/Image"
+		say "cached: $OUT/Image (key $KEY)"
+		return 0
+	fi
+	do_root
+	local t0=$SECONDS w=$ROOTFS/work/$KEY
+	rm -rf "$OUT.tmp"; mkdir -p "$OUT.tmp"; LOG=$OUT.tmp/build.log
+	worktree "$KEY"
+	apply_series "$w/linux"
+	configure "$KEY"
+	make_image "$KEY" "the whole series"
+	cp "$w/obj/arch/riscv/boot/Image" "$w/obj/System.map" "$OUT.tmp/"
+	cp "$w/obj/.config" "$OUT.tmp/config"
 	echo $((SECONDS - t0)) >"$OUT.tmp/build-seconds"
 	in_root riscv64-linux-gnu-gcc --version | sed -n 1p >"$OUT.tmp/compiler"
 	echo "$SRCPKG $SRCVER" >"$OUT.tmp/source"
 	rm -rf "$OUT"; mv "$OUT.tmp" "$OUT"
 	$SUDO rm -rf "$w"
+	ln -sfn "$KEY/Image" "$GK/Image"	# what `make run` boots
 	say "built $OUT/Image ($(stat -c %s "$OUT/Image") bytes) in $(cat "$OUT/build-seconds") s with $JOBS jobs"
+}
+
+bisect_step() { make_image bisect "the series up to $1"; }
+
+do_bisect() {
+	do_check
+	do_root
+	local t0=$SECONDS
+	mkdir -p "$GK"; LOG=$GK/bisect.log; : >"$LOG"
+	worktree bisect
+	configure bisect
+	apply_series "$ROOTFS/work/bisect/linux" bisect_step
+	$SUDO rm -rf "$ROOTFS/work/bisect"
+	say "bisect: the Image builds after each of the $(patches | wc -l) patches ($((SECONDS - t0)) s)"
+}
+
+# The upstream tests, unchanged, against the patched tree's nolibc and uapi
+# headers: our compat header (-include) supplies what nolibc lacks, our shim
+# (built without CFI instrumentation) turns shadow stack and landing pads on
+# before main().
+do_selftests() {
+	do_check
+	cache_key
+	if [ -f "$KSOUT/cfitests" ]; then
+		ln -sfn "kselftest-$KSKEY/cfitests" "$GK/cfitests"
+		say "cached: $KSOUT/cfitests"
+		return 0
+	fi
+	do_root
+	local w=$ROOTFS/work/ks-$KSKEY r=/work/ks-$KSKEY
+	rm -rf "$KSOUT.tmp"; mkdir -p "$KSOUT.tmp"; LOG=$KSOUT.tmp/build.log
+	worktree "ks-$KSKEY"
+	apply_series "$w/linux"
+	cp -r "$KSELFTEST_SRC" "$w/carapace"
+	local cc="riscv64-linux-gnu-gcc -static -nostdlib -nostdinc -isystem $r/sysroot/include"
+	cc="$cc -I$r/carapace/include -O2 -Wall"
+	in_root sh -c "cd $r/linux &&
+		make -s ARCH=riscv O=$r/obj headers_install INSTALL_HDR_PATH=$r/sysroot &&
+		make -s -C tools/include/nolibc ARCH=riscv OUTPUT=$r/ headers &&
+		$cc -march=rv64gc -c -o $r/cfi_shim.o $r/carapace/cfi_shim.c &&
+		cd tools/testing/selftests/riscv/cfi &&
+		$cc -include carapace_nolibc_compat.h -march=rv64gc_zicfilp_zicfiss \
+			-fcf-protection=full -o $r/cfitests cfitests.c shadowstack.c \
+			$r/cfi_shim.o -lgcc" >>"$LOG" 2>&1 ||
+		die "building the CFI kselftests failed (see $LOG)"
+	cp "$w/cfitests" "$KSOUT.tmp/"
+	rm -rf "$KSOUT"; mv "$KSOUT.tmp" "$KSOUT"
+	$SUDO rm -rf "$w"
+	ln -sfn "kselftest-$KSKEY/cfitests" "$GK/cfitests"
+	say "built $KSOUT/cfitests"
 }
 
 [ $# -gt 0 ] || set -- kernel
@@ -203,6 +273,9 @@ case $1 in
 check) do_check ;;
 root) do_root ;;
 kernel) do_kernel ;;
+bisect) do_bisect ;;
+selftests) do_selftests ;;
 image-path) cache_key; echo "$OUT/Image" ;;
-*) die "unknown command '$1' (check|root|kernel|image-path)" ;;
+selftests-path) cache_key; echo "$KSOUT/cfitests" ;;
+*) die "unknown command '$1' (check|root|kernel|bisect|selftests|image-path|selftests-path)" ;;
 esac

@@ -1,0 +1,186 @@
+# SPDX-License-Identifier: MIT
+"""Our guest kernel (guest-linux-patches/build.sh: Debian's linux-source-7.2
+plus our series) as a guest: the boot line that says whether user CFI is on
+and why not, and the riscv_Thread_features lines of /proc/<pid>/status for
+processes with CFI off, on and locked (tests/guest_kernel/cfistatus.c reads
+them from outside the process). First on bare QEMU + OpenSBI, then under
+Carapace. The kernel is built here if it is not cached (a cold build is a
+few minutes on 2 cores); a failed build fails the tests."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "linux"))
+from test_linux import (FIRMWARE, NO_CFI_CPU, OLD_OPENSBI, REQUIRED_FULL,  # noqa: E402
+                        check_cfi, cpu_with_cfi, run_carapace)
+
+pytestmark = pytest.mark.linux
+
+ROOT = Path(__file__).resolve().parents[2]
+CACHE = Path(os.environ.get("CARAPACE_CACHE")
+             or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "carapace")
+BUILD = ROOT / "guest-linux-patches" / "build.sh"
+GK_INITRAMFS = ROOT / "build" / "guest-kernel" / "initramfs.cpio.gz"
+BUILD_TIMEOUT = 3600    # a cold build: sid root + kernel, on 2 cores
+REF_TIMEOUT = 120
+
+BOOT_RE = re.compile(r"riscv: user CFI: shadow stack (.*?); landing pads (.*)$")
+STATUS_RE = re.compile(r"cfistatus: (.+?): prctl (\S+) features=(\S+|\[.*?\]) locked=(\S+|\[.*?\])$")
+
+# mode -> (prctl result, features, locked) on a kernel with user CFI on
+STATUS_ON = {
+    "off": ("ok", "[]", "[]"),
+    "shstk": ("ok", "[shstk]", "[]"),
+    "lpad": ("ok", "[lpad]", "[]"),
+    "shstk+lpad": ("ok", "[shstk lpad]", "[]"),
+    "shstk+lpad locked": ("ok", "[shstk lpad]", "[shstk lpad]"),
+}
+# ... and with user CFI off: every prctl fails with EINVAL, the lines stay
+# there, empty
+STATUS_OFF = {m: ("ok" if m == "off" else "failed(-22)", "[]", "[]") for m in STATUS_ON}
+
+BOOT_ON = ("on", "on")
+BOOT_NO_ISA = ("off, the ISA lacks Zicfiss", "off, the ISA lacks Zicfilp")
+
+
+@pytest.fixture(scope="session")
+def guest_kernel():
+    """Build (or find cached) our Image; the build failing is a failure."""
+    try:
+        r = subprocess.run([str(BUILD), "kernel"], cwd=ROOT, capture_output=True, text=True,
+                           timeout=BUILD_TIMEOUT)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"guest kernel build took over {BUILD_TIMEOUT} s\n{e.stderr}")
+    assert r.returncode == 0, f"guest-linux-patches/build.sh kernel failed:\n{r.stderr[-6000:]}"
+    image = Path(subprocess.run([str(BUILD), "image-path"], cwd=ROOT, capture_output=True,
+                                text=True, check=True).stdout.strip())
+    assert image.is_file(), f"no Image at {image}\n{r.stderr}"
+    return image
+
+
+@pytest.fixture(scope="session")
+def gk_initramfs():
+    busybox = CACHE / "busybox" / "usr" / "bin" / "busybox"
+    if not busybox.is_file():
+        pytest.skip(f"busybox not found at {busybox}; run `make deps`")
+    if not FIRMWARE.is_file():
+        pytest.skip(f"OpenSBI firmware not found at {FIRMWARE}; run `make deps`")
+    r = subprocess.run(["make", "-s", "-f", "tests/linux/linux.mk", "-f",
+                        "tests/guest_kernel/guest_kernel.mk", "B=build", f"CACHE={CACHE}",
+                        "guest-kernel-initramfs"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, f"building the initramfs failed:\n{r.stdout}\n{r.stderr}"
+    return GK_INITRAMFS
+
+
+def run_qemu(kernel, initrd, test, cpu, bios=FIRMWARE, smp=2):
+    cmd = ["qemu-system-riscv64", "-machine", "virt", "-cpu", cpu, "-smp", str(smp),
+           "-m", "512M", "-nographic", "-bios", str(bios), "-kernel", str(kernel),
+           "-initrd", str(initrd), "-append", f"console=ttyS0 carapace.test={test}"]
+    try:
+        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True,
+                           timeout=REF_TIMEOUT, cwd=ROOT)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"bare QEMU ({test}) timed out after {REF_TIMEOUT} s\n"
+                    f"{(e.stdout or b'').decode(errors='replace')}")
+    out = r.stdout.decode(errors="replace")
+    assert r.returncode == 0, f"QEMU exit status {r.returncode}\n{out}"
+    assert "init: started" in out, f"init never ran\n{out}"
+    return [l.rstrip("\r") for l in out.splitlines()], out
+
+
+def boot_line(lines, out):
+    found = [m.groups() for l in lines if (m := BOOT_RE.search(l))]
+    assert len(found) == 1, f"expected one 'riscv: user CFI:' boot line, got {found}\n{out}"
+    return found[0]
+
+
+def statuses(lines, out):
+    got = {m.group(1): m.group(2, 3, 4) for l in lines if (m := STATUS_RE.search(l))}
+    assert any("cfistatus: done" in l for l in lines), f"cfistatus did not finish\n{out}"
+    return got
+
+
+def check_ours(lines, out):
+    assert any(re.search(r"init: kernel \S+-carapace", l) for l in lines), \
+        f"not our kernel (no -carapace release)\n{out}"
+
+
+# --- the build ---------------------------------------------------------------------------
+
+def test_guest_kernel_build(guest_kernel):
+    d = guest_kernel.parent
+    config = (d / "config").read_text()
+    for opt in ("CONFIG_RISCV_USER_CFI=y", "CONFIG_SERIAL_8250_CONSOLE=y", "CONFIG_SIFIVE_PLIC=y",
+                "CONFIG_BLK_DEV_INITRD=y", "CONFIG_VMGENID=y"):
+        assert opt in config.splitlines(), f"{opt} missing from {d / 'config'}"
+    head = guest_kernel.read_bytes()[:64]
+    assert head[56:60] == b"RSC\x05", "not a RISC-V Linux Image"
+    print(f"guest kernel {guest_kernel}: {guest_kernel.stat().st_size} bytes, built in "
+          f"{(d / 'build-seconds').read_text().strip()} s with {(d / 'compiler').read_text().strip()}")
+
+
+# --- bare QEMU + OpenSBI ---------------------------------------------------------------
+
+def test_reference_status_cfi(guest_kernel, gk_initramfs):
+    lines, out = run_qemu(guest_kernel, gk_initramfs, "status", cpu_with_cfi())
+    check_ours(lines, out)
+    assert boot_line(lines, out) == BOOT_ON, out
+    assert statuses(lines, out) == STATUS_ON, out
+
+
+def test_reference_status_no_cfi(guest_kernel, gk_initramfs):
+    lines, out = run_qemu(guest_kernel, gk_initramfs, "status", NO_CFI_CPU)
+    assert boot_line(lines, out) == BOOT_NO_ISA, out
+    assert statuses(lines, out) == STATUS_OFF, out
+
+
+def test_reference_fwft_refused(guest_kernel, gk_initramfs):
+    """A CPU with Zicfiss under OpenSBI 1.5.1, which does not grant FWFT
+    SHADOW_STACK: the kernel says the firmware refused it (a warning), and
+    landing pads, which need no firmware help, stay on."""
+    if not OLD_OPENSBI.is_file():
+        pytest.skip(f"{OLD_OPENSBI} not installed")
+    lines, out = run_qemu(guest_kernel, gk_initramfs, "status", cpu_with_cfi(), bios=OLD_OPENSBI)
+    ss, lp = boot_line(lines, out)
+    assert re.fullmatch(r"off, (SBI FWFT refused SHADOW_STACK \(error -\d+\)|"
+                        r"the SBI implementation lacks FWFT)", ss), out
+    assert lp == "on", out
+    got = statuses(lines, out)
+    assert got["shstk"] == ("failed(-22)", "[]", "[]"), out
+    assert got["lpad"] == STATUS_ON["lpad"], out
+
+
+# --- under Carapace ----------------------------------------------------------------------
+
+def spec(name, kernel, initrd, test, cfi=None):
+    s = f"name={name},kernel={kernel},initrd={initrd},mem=256M,vcpus=2"
+    if cfi:
+        s += f",cfi={cfi}"
+    return s + f",bootargs=console=ttyS0 carapace.test={test}"
+
+
+def test_carapace_status(guest_kernel, gk_initramfs):
+    """Two guests of our kernel at once, CFI policy trap and off: each says so
+    at boot, and /proc/<pid>/status shows each process's CFI state."""
+    code, out, reps = run_carapace([spec("on", guest_kernel, gk_initramfs, "status"),
+                                    spec("off", guest_kernel, gk_initramfs, "status", "off")],
+                                   ["on", "off"])
+    on, off = reps["on"].lines, reps["off"].lines
+    check_ours(on, out)
+    assert boot_line(on, out) == BOOT_ON, out
+    assert statuses(on, out) == STATUS_ON, out
+    assert boot_line(off, out) == BOOT_NO_ISA, out
+    assert statuses(off, out) == STATUS_OFF, out
+    assert code == 0, f"launcher exit {code}\n{out}"
+
+
+def test_carapace_cfitest(guest_kernel, gk_initramfs):
+    """tests/linux's cfitest passes on our kernel as on Debian's."""
+    code, out, reps = run_carapace([spec("cfi", guest_kernel, gk_initramfs, "cfi")], ["cfi"])
+    check_cfi(reps["cfi"], "vm cfi (our kernel)", REQUIRED_FULL, out)
+    assert code == 0, f"launcher exit {code}\n{out}"
