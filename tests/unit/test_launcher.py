@@ -1608,3 +1608,92 @@ def test_e2e_qemu_listens_on_the_stream_socket(tmp_path, kernel, capsys):
     assert codes == [0]
     assert f"stream socket {stream_sock}" in capsys.readouterr().err
     assert not stream_sock.exists() and not ctl_sock.exists()
+
+
+# --- --incoming PORT: a host waiting for one migrated VM (docs/migration.md) ------------
+
+
+def test_stream_device_args_incoming_is_a_tcp_server():
+    args = cr.stream_device_args(Path("/unused.sock"), 4444)
+    assert args == ["-chardev", "socket,id=carapace-stream,host=127.0.0.1,port=4444,"
+                                "server=on,wait=off",
+                    "-device", "virtserialport,bus=carapace-vser.0,chardev=carapace-stream,"
+                               "name=org.carapace.stream,nr=2"]
+    assert "path=/s.sock" in cr.stream_device_args(Path("/s.sock"))[1]
+
+
+def test_qemu_command_incoming(tmp_path, kernel):
+    host = host_for(kernel, incoming=4444, persist=True,
+                    stream_socket=Path("/run/x/stream.sock"))
+    cmd = cr.qemu_command(host, Path("/t/host.dtb"), [], batch=True)
+    chardevs = [cmd[i + 1] for i, a in enumerate(cmd) if a == "-chardev"]
+    assert chardevs[1] == ("socket,id=carapace-stream,host=127.0.0.1,port=4444,server=on,"
+                           "wait=off")
+    assert not any("stream.sock" in a for a in cmd)
+    assert "name=org.carapace.stream,nr=2" in cmd[cmd.index(chardevs[1]) + 2]
+
+
+def test_incoming_in_chosen_only_when_asked(tmp_path, kernel):
+    assert "carapace,incoming" not in cr.inject_chosen(BASE_DTS, [], [], persist=True)
+    dts = cr.inject_chosen(BASE_DTS, [], [], persist=True, incoming=True)
+    assert "\t\tcarapace,persist;\n" in dts and "\t\tcarapace,incoming;\n" in dts
+
+
+@needs_dtc
+def test_incoming_property_compiles(tmp_path, kernel):
+    dtb = compile_dts(tmp_path, cr.inject_chosen(BASE_DTS, [], [], persist=True,
+                                                 incoming=True))
+    assert fdtget(dtb, "/chosen", "carapace,incoming") == ""
+    assert fdtget(dtb, "/chosen", "carapace,persist") == ""
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--incoming", "0"], "--incoming 0: PORT must be 1..65535"),
+    (["--incoming", "65536"], "--incoming 65536: PORT must be 1..65535"),
+    (["--incoming", "http"], "--incoming http: PORT must be 1..65535"),
+    (["--incoming", "-1"], "PORT must be 1..65535"),
+    (["--incoming", "4444", "--restore", "a.snap"], "--incoming and --restore"),
+    (["--incoming", "4444", "--stream-socket", "/tmp/s.sock"],
+     "--incoming and --stream-socket"),
+])
+def test_incoming_errors_exit_3(capsys, argv, message):
+    assert cr.main(argv) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("carapace-run: error: ") and message in err
+
+
+def test_incoming_port_in_use_refused():
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen(1)
+    try:
+        port = busy.getsockname()[1]
+        with pytest.raises(cr.LaunchError, match=f"--incoming {port}: cannot listen on "
+                                                 f"127.0.0.1:{port}"):
+            cr.check_port_free(port)
+    finally:
+        busy.close()
+    cr.check_port_free(port)                   # free again
+
+
+@needs_qemu
+def test_dry_run_incoming_needs_no_vm_and_implies_persist(kernel, capsys,
+                                                          private_runtime_dir):
+    assert cr.main(["--dry-run", "--hyp", str(kernel), "--incoming", "4444"]) == 0
+    out = capsys.readouterr().out
+    assert ("-chardev socket,id=carapace-stream,host=127.0.0.1,port=4444,server=on,wait=off"
+            in out)
+    assert "# stream port: TCP 127.0.0.1:4444 (--incoming" in out
+    assert "# --persist: the hypervisor stays up" in out
+    assert "carapace,persist;" in out and "carapace,incoming;" in out
+    assert "stream.sock" not in out
+
+
+def test_help_documents_incoming(capsys):
+    with pytest.raises(SystemExit):
+        cr.main(["--help"])
+    out = capsys.readouterr().out
+    for word in ("--incoming PORT", "carapace,incoming", "carapace-ctl migrate VM "
+                 "127.0.0.1:PORT", "--incoming 4444"):
+        assert word in out, word
+    assert "carapace,incoming;" in cr.__doc__
