@@ -414,27 +414,28 @@ void mig_recv_poll(void)
 	if (mr.phase == R_IDLE)
 		return;
 	do {
-		enum phase phase = mr.phase;
+		bool connected = snap_port_ready();
 		enum mig_rx_event e;
 
-		if (!snap_port_ready()) {
-			if (mr.armed && phase == R_HELLO && !mr.rx.bytes) {
-				mr.rx.moved = mr.tx.moved = time_now();
-				return;		/* no client yet */
-			}
-			return discard("stream", phase == R_RUNNING ?
-				       "the stream broke before the source let the VM go" :
-				       "the stream from the source broke", false);
-		}
-		if (!mig_tx_push(&mr.tx)) {
+		if (connected && !mig_tx_push(&mr.tx)) {
 			if (snap_port_stalled(mr.tx.moved))
 				return discard("stream", "the source stopped reading", false);
 			vcon_poll();
 			continue;
 		}
+		/* bytes that came before a disconnect still count (DONE, ABORT) */
 		e = mig_rx_poll(&mr.rx);
 		switch (e) {
 		case MIG_RX_NONE:
+			if (!connected) {
+				if (mr.armed && mr.phase == R_HELLO && !mr.rx.bytes) {
+					mr.rx.moved = mr.tx.moved = time_now();
+					return;		/* no client yet */
+				}
+				return discard("stream", mr.phase == R_RUNNING ?
+					       "the stream broke before the source let the VM go" :
+					       "the stream from the source broke", false);
+			}
 			if (snap_port_stalled(mr.rx.moved) && (!mr.armed || mr.rx.bytes))
 				return discard("no-stream", "no byte from the source in time", false);
 			vcon_poll();

@@ -496,15 +496,21 @@ void mig_send_poll(void)
 	if (ms.phase == S_IDLE)
 		return;
 	do {
-		if (!snap_port_ready()) {
+		bool connected = snap_port_ready();
+
+		/* what came before a disconnect still counts (RUNNING, ABORT) */
+		if (ms.phase != S_DONE && !listen())
+			return;
+		if (!connected) {
 			if (ms.phase == S_DONE)
 				return finish(true);	/* DONE may not have gone out */
 			return fail("stream", "the stream to the destination broke");
 		}
 		if (ms.phase < S_RUNNING && ms.vm->cfg.boot_count != ms.boot_count)
 			return fail("bad-state", "the VM rebooted during the migration");
-		if (ms.phase != S_DONE && !listen())
-			return;
+		if (ms.phase < S_RUNNING && ms.vm->state != VM_RUNNING &&
+		    ms.vm->state != VM_PAUSING && ms.vm->state != VM_PAUSED)
+			return fail("bad-state", "the VM went down during the migration");
 		if (!mig_tx_push(&ms.tx)) {
 			if (ms.phase == S_DONE && snap_port_stalled(ms.tx.moved))
 				return finish(true);
