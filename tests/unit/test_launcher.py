@@ -844,6 +844,34 @@ def test_run_batch_persist_ends_at_the_timeout():
     assert cr.exit_status(r) == (0, "every VM ended as expected")
 
 
+def test_run_batch_persist_ends_once_every_expected_vm_ended():
+    """--persist with --expect: the run is over once those VMs all ended (a
+    --restore test once waited out its whole 400 s timeout)."""
+    prog = script("""
+        import time
+        print("carapace: vm a: shut down", flush=True)
+        time.sleep(0.5)
+        print("carapace: vm b: destroyed, 64 MiB returned", flush=True)
+        print("carapace: vm b: exits 1", flush=True)
+        time.sleep(300)
+        """)
+    start = time.monotonic()
+    settled = cr.persist_settled({"a": "shutdown", "b": "destroyed"}, None)
+    r = cr.run_batch(prog, ["a", "b"], timeout=60, echo=None, persist=True, settled=settled)
+    assert time.monotonic() - start < 15
+    assert r.settled and not r.timed_out and r.error is None, r
+    assert cr.exit_status(r, {"a": "shutdown", "b": "destroyed"})[0] == 0
+    # one VM still to end: the timeout stays the end
+    start = time.monotonic()
+    r = cr.run_batch(prog, ["a", "b"], timeout=2.0, echo=None, persist=True,
+                     settled=cr.persist_settled({"a": "shutdown", "b": "failed"}, None))
+    assert r.timed_out and not r.settled
+    assert time.monotonic() - start >= 2.0
+    # no --expect, or a VM expected to keep running: only the timeout ends it
+    assert cr.persist_settled({}, None) is None
+    assert cr.persist_settled({"a": "running"}, None) is None
+
+
 def test_zero_vms_need_persist():
     with pytest.raises(cr.LaunchError, match="give at least one --vm .or --persist"):
         cr.parse_vms([])
