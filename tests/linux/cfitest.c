@@ -15,6 +15,18 @@
  *                         the same, pinned to CPU 0, and after each round
  *                         "cfitest: random I/N HEX": 16 bytes of getrandom,
  *                         so a harness can tell two restores' RNGs apart
+ *   cfitest --rounds N --dirty MIB
+ *                         the same, keeping MIB MiB of its own memory dirty:
+ *                         each round first checks that every page still
+ *                         holds the previous round's pattern (derived from
+ *                         the round number and the page index), then
+ *                         rewrites every page with this round's; a page a
+ *                         migration lost or left stale is a FAIL line
+ *                         (--random and --dirty may both be given)
+ *   cfitest --rounds N --dirty MIB --dirty-stale R
+ *                         tests the checker: after round R's rewrite one
+ *                         page gets round R-1's pattern back, as a stale
+ *                         page would; round R+1 must FAIL
  *
  * Output: one "PASS|FAIL|SKIP: cfi: <check>" line per check, then
  * "DONE: N passed, M failed".  Exit status 0 iff nothing failed.
@@ -25,6 +37,8 @@
 #include <unistd.h>
 
 #include <signal.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 
 #include "cfi_abi.h"
@@ -108,12 +122,103 @@ static void random_sample(int i, int n)
 	printf("cfitest: random %d/%d %s\n", i, n, hex);
 }
 
+/* --dirty: MIB MiB of anonymous memory, every page rewritten each round.
+ * Word k of page p in round r is base(r, p) + k * golden: every word of
+ * every page differs from round to round and from page to page, and none is
+ * likely to be 0, so a page that came back as zeroes, as another page's, or
+ * as an older round's, does not match. */
+#define DIRTY_PAGE	4096UL
+#define DIRTY_WORDS	(DIRTY_PAGE / sizeof(uint64_t))
+#define DIRTY_GOLDEN	0x9e3779b97f4a7c15ULL
+
+static uint64_t *dirty_mem;
+static size_t dirty_pages;
+static int dirty_stale;		/* --dirty-stale R */
+
+static uint64_t dirty_base(int round, size_t page)
+{
+	/* splitmix64 of (round, page) */
+	uint64_t z = ((uint64_t)round << 40) ^ page ^ 0x6361726170616365ULL;
+
+	z += DIRTY_GOLDEN;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static void dirty_write_page(int round, size_t p)
+{
+	uint64_t *w = dirty_mem + p * DIRTY_WORDS, v = dirty_base(round, p);
+
+	for (size_t k = 0; k < DIRTY_WORDS; k++, v += DIRTY_GOLDEN)
+		w[k] = v;
+}
+
+static void dirty_write(int round)
+{
+	for (size_t p = 0; p < dirty_pages; p++)
+		dirty_write_page(round, p);
+}
+
+/* Round 0's pattern, before the rounds (and so before any migration). */
+static int dirty_setup(int mib)
+{
+	void *m;
+
+	dirty_pages = (size_t)mib * (1UL << 20) / DIRTY_PAGE;
+	m = mmap(NULL, dirty_pages * DIRTY_PAGE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	cfi_check(m != MAP_FAILED, "rounds: dirty memory mapped", "%d MiB, %zu pages", mib,
+		  dirty_pages);
+	if (m == MAP_FAILED)
+		return -1;
+	dirty_mem = m;
+	dirty_write(0);
+	return 0;
+}
+
+/* Every page holds round - 1's pattern; then every page gets round's. */
+static void dirty_round(int round)
+{
+	size_t bad = 0, first_page = 0, first_word = 0;
+	uint64_t got = 0, want = 0;
+
+	for (size_t p = 0; p < dirty_pages; p++) {
+		const uint64_t *w = dirty_mem + p * DIRTY_WORDS;
+		uint64_t v = dirty_base(round - 1, p);
+
+		for (size_t k = 0; k < DIRTY_WORDS; k++, v += DIRTY_GOLDEN) {
+			if (w[k] == v)
+				continue;
+			if (!bad) {
+				first_page = p;
+				first_word = k;
+				got = w[k];
+				want = v;
+			}
+			bad++;
+			break;
+		}
+	}
+	if (bad)
+		cfi_check(0, "rounds: every dirty page holds the previous round's pattern",
+			  "round %d: %zu of %zu pages bad, first page %zu word %zu: %#llx, "
+			  "expected %#llx", round, bad, dirty_pages, first_page, first_word,
+			  (unsigned long long)got, (unsigned long long)want);
+	else
+		cfi_check(1, "rounds: every dirty page holds the previous round's pattern",
+			  "round %d: %zu pages", round, dirty_pages);
+	dirty_write(round);
+	if (round == dirty_stale)
+		dirty_write_page(round - 1, dirty_pages / 2);
+}
+
 /* One process that lives through whatever the hypervisor does to its VM
  * (pause, snapshot, migration): its own shadow stack stays on, and every
  * round checks that calls balance at the same ssp as in the first round,
  * that a forked child's corrupted return is still caught, and that landing
  * pads still work and fault. */
-static void run_rounds(int n, int sample)
+static void run_rounds(int n, int sample, int dirty_mib)
 {
 	unsigned long first_ssp = 0, ssp0, ssp1, deepest, status;
 	struct cfi_status s;
@@ -126,7 +231,11 @@ static void run_rounds(int n, int sample)
 	got = cfi_ss_enable();
 	cfi_check(got == 0, "rounds: shadow stack on in the long-running process", "%s",
 		  cfi_errname(got));
+	if (dirty_mib && dirty_setup(dirty_mib))
+		dirty_mib = 0;
 	for (int i = 1; i <= n; i++) {
+		if (dirty_mib)
+			dirty_round(i);
 		ssp0 = cfi_ssrdp();
 		got = cfi_ss_balanced(999, &deepest);
 		ssp1 = cfi_ssrdp();
@@ -173,13 +282,30 @@ int main(int argc, char **argv)
 		printf("cfitest: mode=expect-off\n");
 		run_expect_off();
 	} else if (argc > 2 && strcmp(argv[1], "--rounds") == 0 && atoi(argv[2]) > 0) {
-		int sample = argc > 3 && strcmp(argv[3], "--random") == 0;
+		int sample = 0, dirty = 0, bad = 0;
 
-		printf("cfitest: mode=rounds %d%s\n", atoi(argv[2]), sample ? " random" : "");
-		run_rounds(atoi(argv[2]), sample);
+		for (int a = 3; a < argc; a++) {
+			if (strcmp(argv[a], "--random") == 0)
+				sample = 1;
+			else if (strcmp(argv[a], "--dirty") == 0 && a + 1 < argc &&
+				 atoi(argv[a + 1]) > 0 && atoi(argv[a + 1]) <= 1024)
+				dirty = atoi(argv[++a]);
+			else if (strcmp(argv[a], "--dirty-stale") == 0 && a + 1 < argc)
+				dirty_stale = atoi(argv[++a]);
+			else
+				bad = 1;
+		}
+		if (bad)
+			goto usage;
+		printf("cfitest: mode=rounds %d%s", atoi(argv[2]), sample ? " random" : "");
+		if (dirty)
+			printf(" dirty %d MiB", dirty);
+		printf("\n");
+		run_rounds(atoi(argv[2]), sample, dirty);
 	} else if (argc > 1) {
-		fprintf(stderr, "usage: %s [--expect-off | --violate | --rdtime | --rounds N [--random]]\n",
-			argv[0]);
+usage:
+		fprintf(stderr, "usage: %s [--expect-off | --violate | --rdtime | "
+			"--rounds N [--random] [--dirty MIB [--dirty-stale R]]]\n", argv[0]);
 		return 2;
 	} else {
 		printf("cfitest: mode=full\n");
