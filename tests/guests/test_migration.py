@@ -1,0 +1,560 @@
+# SPDX-License-Identifier: MIT
+"""Live migration of bare-metal guests between two Carapace hosts (issue 10,
+item 5): two QEMUs on the loopback address, the stream over TCP, driven with
+tools/carapace-ctl migrate / incoming and tools/carapace-run --incoming as a
+user would.
+
+- snap_cfi (marker protocol, tests/guests/snap_cfi.c) moved mid-wait to a
+  fresh `carapace-run --incoming` host checks its CFI state there (ssp and
+  shadow-stack contents, FWFT values and locks, senvcfg, a pending timer, a
+  vCPU in WFI, guest time); the other VM on the source never stopped;
+- mig_dirty (tests/guests/mig_dirty.c) moved while it writes pages, through
+  several pre-copy rounds, finds every page as it last wrote it;
+- a destination without Zicfilp/Zicfiss is refused before any memory moves;
+- every fault phase (negotiation, rounds 1 and 2, stop-and-copy,
+  confirmation), by cutting the relay and by killing the destination's
+  QEMU: the source VM goes on unchanged and passes its checks there, the
+  destination keeps nothing;
+- ping-pong A -> B -> A -> B -> A, and a name clash on a running host."""
+
+import importlib.machinery
+import importlib.util
+import json
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+
+import pytest
+
+from test_guests import (EXIT_OK, HYP, LAUNCHER, ROOT, Report, check_report,  # noqa: F401
+                         guests_built, run_reference, vm_spec)
+from test_lifecycle import CTL, Host
+
+pytestmark = pytest.mark.quick
+
+ADDR = "127.0.0.1"
+NO_CFI_CPU = "rv64,h=true,sstc=true,svadu=true"
+OTHER = vm_spec("other", "demo", 1, "count=100000 delay_us=20000")
+STOP_PAGES = 256            # hyp/include/migrate.h MIG_STOP_PAGES
+MIG_TIMEOUT = 120
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind((ADDR, 0))
+        return s.getsockname()[1]
+
+
+def _load_ctl():
+    """tools/carapace-ctl as a module (its docstring says how), for the hops
+    out of and into a `carapace-run --incoming` host: that host's stream port
+    is a TCP server (127.0.0.1:PORT), not a UNIX socket, and carapace-ctl's
+    migrate/incoming only connect a UNIX stream socket; here its own relay
+    (migrate_vm, incoming_vm) runs with a TCP stream connection."""
+    loader = importlib.machinery.SourceFileLoader("carapace_ctl", str(CTL))
+    spec = importlib.util.spec_from_loader("carapace_ctl", loader)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["carapace_ctl"] = mod
+    loader.exec_module(mod)
+    orig = mod.connect_stream
+
+    def connect_stream(path, timeout=mod.DEFAULT_TIMEOUT):
+        if isinstance(path, tuple):          # (host, port): a TCP stream port
+            return socket.create_connection(path, timeout)
+        return orig(path, timeout)
+    mod.connect_stream = connect_stream
+    return mod
+
+
+CTLMOD = _load_ctl()
+
+
+@dataclass
+class Mig:
+    """What one carapace-ctl migrate/incoming said: its exit status, its
+    --json events and reply, its stderr."""
+    rc: int
+    events: list = field(default_factory=list)
+    reply: dict | None = None
+    err: str = ""
+
+    def of(self, kind):
+        return [e for e in self.events if e.get("event") == kind]
+
+    def text(self):
+        return (f"exit {self.rc}\n" + "\n".join(json.dumps(e) for e in self.events)
+                + f"\nreply {self.reply}\nstderr {self.err}")
+
+
+def _parse(rc, out, err):
+    objs = []
+    for line in out.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            objs.append(json.loads(line))
+    events = [o for o in objs if "event" in o]
+    replies = [o for o in objs if "event" not in o]
+    return Mig(rc, events, replies[-1] if replies else None, err)
+
+
+class CtlProc:
+    """A carapace-ctl migrate/incoming in the background, its --json lines
+    collected as they come."""
+
+    def __init__(self, cmd):
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        self.lines, self.lock = [], threading.Lock()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            with self.lock:
+                self.lines.append(line)
+
+    def wait_event(self, kind, timeout=60):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            with self.lock:
+                for line in self.lines:
+                    if line.startswith("{") and json.loads(line).get("event") == kind:
+                        return json.loads(line)
+            if self.proc.poll() is not None and not self.reader.is_alive():
+                break
+            time.sleep(0.02)
+        pytest.fail(f"carapace-ctl gave no {kind} event\n" + "".join(self.lines)
+                    + (self.proc.stderr.read() if self.proc.poll() is not None else ""))
+
+    def finish(self, timeout=MIG_TIMEOUT):
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.terminate()
+            self.proc.wait()
+            pytest.fail("carapace-ctl did not end\n" + "".join(self.lines))
+        self.reader.join(5)
+        return _parse(self.proc.returncode, "".join(self.lines), self.proc.stderr.read())
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait()
+
+
+class MigHost(Host):
+    """One host (a carapace-run) of a migration test, in its own directory:
+    --persist with a UNIX stream socket, or with @incoming a fresh host whose
+    stream port is the TCP server 127.0.0.1:@incoming (carapace-run
+    --incoming). Construction starts it; ready() waits for its management
+    channel (so that two hosts boot side by side)."""
+
+    def __init__(self, tmp_path, tag, vms=(), incoming=None, extra=(), timeout=300):
+        if not HYP.is_file():
+            pytest.fail("build/carapace.bin missing: run `make`")
+        d = tmp_path / tag
+        d.mkdir()
+        self.tag, self.port = tag, incoming
+        self.sock = d / "ctl.sock"
+        if incoming is None:
+            self.stream = d / "stream.sock"
+            args = ["--persist", "--stream-socket", str(self.stream)]
+        else:
+            self.stream = None
+            args = ["--incoming", str(incoming)]
+        cmd = [str(LAUNCHER), "--batch", "--timeout", str(timeout), "--smp", "2",
+               "--ctl-socket", str(self.sock), *args, *extra]
+        for v in vms:
+            cmd += ["--vm", v]
+        self.lines = []
+        self.lock = threading.Lock()
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     text=True, errors="replace")
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def ready(self):
+        self.wait_for(lambda l: "management channel" in l, 60)
+        return self
+
+    def console(self, n=80):
+        return f"--- host {self.tag} console ---\n" + "\n".join(self.snapshot()[-n:])
+
+    def ctl(self, *args, check=True):
+        cmd = [str(CTL), "--socket", str(self.sock)]
+        if self.stream is not None:
+            cmd += ["--stream-socket", str(self.stream)]
+        r = subprocess.run([*cmd, "--json", *args], capture_output=True, text=True,
+                           timeout=MIG_TIMEOUT)
+        m = _parse(r.returncode, r.stdout, r.stderr)
+        if check:
+            assert r.returncode == 0, f"carapace-ctl {args}: {m.text()}\n{self.console()}"
+        return m.reply, r.returncode
+
+    def vms(self):
+        listing, _ = self.ctl("list")
+        return {v["name"]: v["state"] for v in listing["vms"]}
+
+    def wait_vms(self, want, timeout=15):
+        """The host's VM list reaches @want ({name: state}) within @timeout."""
+        end = time.monotonic() + timeout
+        while True:
+            got = self.vms()
+            if got == want or time.monotonic() > end:
+                break
+            time.sleep(0.2)
+        assert got == want, f"host {self.tag}: VMs {got}, want {want}\n{self.console()}"
+
+    def count(self, vm, prefix):
+        return len([l for l in self.guest(vm) if l.startswith(prefix)])
+
+    # -- the two ends of a migration, through carapace-ctl --
+    def migrate(self, vm, port, *opts, background=False):
+        """carapace-ctl migrate @vm 127.0.0.1:@port on this host (the source)."""
+        if self.stream is None:
+            assert not opts and not background, "hooks only from a host with a UNIX stream"
+            return tcp_stream_migrate(self, vm, port)
+        cmd = [str(CTL), "--socket", str(self.sock), "--stream-socket", str(self.stream),
+               "--json", "--timeout", "60", "migrate", vm, f"{ADDR}:{port}", *opts]
+        p = CtlProc(cmd)
+        return p if background else p.finish()
+
+    def incoming(self, port, name=None):
+        """carapace-ctl incoming @port on this (running) host, in the
+        background, once it listens; finish() gives its result."""
+        if self.stream is None:
+            return TcpStreamIncoming(self, port, name)
+        cmd = [str(CTL), "--socket", str(self.sock), "--stream-socket", str(self.stream),
+               "--json", "--timeout", "60", "incoming", str(port)]
+        if name:
+            cmd += ["--name", name]
+        p = CtlProc(cmd)
+        p.wait_event("listening", 30)
+        return p
+
+
+def tcp_stream_migrate(src, vm, port):
+    """migrate from a host whose stream port is TCP (see _load_ctl)."""
+    rep = CTLMOD.MigReporter(None)
+    try:
+        with CTLMOD.Client(src.sock, 60) as c:
+            reply = CTLMOD.migrate_vm(c, (ADDR, src.port), vm, ADDR, port, reporter=rep)
+        return Mig(0, rep.events, reply)
+    except CTLMOD.RemoteError as e:
+        return Mig(1, rep.events, e.reply, f"carapace-ctl: {e.code}: {e.message}")
+
+
+class TcpStreamIncoming:
+    """incoming into a host whose stream port is TCP (see _load_ctl), in a thread."""
+
+    def __init__(self, host, port, name=None):
+        self.rep = CTLMOD.MigReporter(None, role="destination")
+        self.result = None
+        self.thread = threading.Thread(target=self._run, args=(host, port, name), daemon=True)
+        self.thread.start()
+        end = time.monotonic() + 30
+        while not [e for e in self.rep.events if e["event"] == "listening"]:
+            assert time.monotonic() < end and self.thread.is_alive(), self.result
+            time.sleep(0.02)
+
+    def _run(self, host, port, name):
+        try:
+            reply = CTLMOD.incoming_vm(lambda: CTLMOD.Client(host.sock, 60), (ADDR, host.port),
+                                       ADDR, port, name, self.rep)
+            self.result = Mig(0, self.rep.events, reply)
+        except CTLMOD.RemoteError as e:
+            self.result = Mig(1, self.rep.events, e.reply, f"carapace-ctl: {e.code}: {e.message}")
+        except Exception as e:     # noqa: BLE001 - reported by finish()
+            self.result = Mig(2, self.rep.events, None, repr(e))
+
+    def finish(self, timeout=MIG_TIMEOUT):
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), "incoming did not end"
+        return self.result
+
+    def stop(self):
+        pass
+
+
+@pytest.fixture
+def hosts(tmp_path, guests_built):
+    """make(tag, vms, incoming=PORT, extra=...) starts a host; they boot side
+    by side (call .ready()); all are stopped (SIGTERM) at the end."""
+    made, procs = [], []
+
+    def make(tag, vms=(), **kw):
+        h = MigHost(tmp_path, tag, vms, **kw)
+        made.append(h)
+        return h
+    make.procs = procs
+    yield make
+    for p in procs:
+        p.stop()
+    for h in made:
+        h.kill()
+
+
+def marker_line(h, vm, marker, timeout=60):
+    return h.wait_for(lambda l: l.startswith(f"[{vm}] {marker}"), timeout)
+
+
+def life(src_lines, dst_lines, marker):
+    """One guest's life: its lines on the source up to its marker, then its
+    lines on the destination."""
+    i = next(i for i, l in enumerate(src_lines) if l.startswith(marker))
+    return src_lines[:i + 1] + dst_lines
+
+
+def check_ok_migration(m, vm, where):
+    assert m.rc == 0 and m.reply and m.reply["ok"] and m.reply["vm"] == vm, \
+        f"{where}: {m.text()}"
+    kinds = [e["event"] for e in m.events]
+    for k in ("caps", "config", "accept", "round", "stop-and-copy", "running", "done"):
+        assert k in kinds, f"{where}: no {k} event: {m.text()}"
+    assert not m.of("abort"), m.text()
+    assert m.reply["rounds"] >= 1 and m.reply["pages"] > 0 and m.reply["bytes"] > 0, m.reply
+
+
+# --- the guest alone ------------------------------------------------------------------
+
+@pytest.mark.reference
+def test_mig_dirty_bare_qemu(guests_built):
+    """mig_dirty on bare QEMU (no migration): every check passes."""
+    rc, rep, out = run_reference("mig_dirty", "wait_ms=1500")
+    assert rc == 0, out
+    check_report(rep, "mig_dirty (bare)")
+    assert any(l.startswith("MIGRATE-READY") for l in rep.lines), out
+    assert any(l.startswith("MIGDIRTY checksum ") for l in rep.lines), out
+
+
+@pytest.mark.reference
+def test_mig_dirty_catches_a_lost_write(guests_built):
+    """The checker can fail: one word changed behind the records' back."""
+    rc, rep, out = run_reference("mig_dirty", "wait_ms=300 corrupt=1")
+    fails = rep.kind("FAIL: ")
+    assert any("pages not holding their recorded generation (got 1, want 0)" in l
+               for l in fails), out
+    assert any("memory checksum matches" in l for l in fails), out
+    assert rep.done() is not None and rep.done()[1] == 2, out
+
+
+# --- successful moves -----------------------------------------------------------------
+
+def test_cfi_guest_moves_to_fresh_host(hosts):
+    """(a) snap_cfi moved from A to a fresh `carapace-run --incoming` host B
+    while it waits: its self-checks pass on B; the other VM on A never
+    stopped; A no longer lists it; B's cfi report shows its state."""
+    port = free_port()
+    a = hosts("a", [vm_spec("c", "snap_cfi", 2, "wait_ms=7000"), OTHER])
+    b = hosts("b", incoming=port)
+    a.ready(), b.ready()
+    line = marker_line(a, "c", "SNAPSHOT-READY")
+    ssp = int(re.search(r"ssp=(0x[0-9a-f]+)", line).group(1), 16)
+    cfi_a, _ = a.ctl("cfi", "c")
+    hellos = a.count("other", "hello")
+    m = a.migrate("c", port)
+    check_ok_migration(m, "c", "a -> b")
+    assert a.vms() == {"other": "running"}, a.console()
+    assert b.vms() == {"c": "running"}, b.console()
+    # b's view of its CFI state: what the guest set on a (ssp as it printed
+    # it). (a's `cfi` is no reference: it reads the saved context, stale for
+    # a vCPU that has stayed on its hart since it set ssp and senvcfg.)
+    cfi_b, _ = b.ctl("cfi", "c")
+    v0 = cfi_b["vcpus"][0]
+    assert v0["ssp"] == ssp and v0["ss_enabled"] and v0["ss_locked"], cfi_b
+    assert v0["lp_locked"] and not v0["lp_enabled"] and v0["senvcfg"] & 0xc == 0xc, cfi_b
+    assert v0["elp"] == 0 and not v0["violations_lp"] and not v0["violations_ss"], cfi_b
+    assert (cfi_b["landing_pads"], cfi_b["shadow_stacks"], cfi_b["policy"]) == \
+        (cfi_a["landing_pads"], cfi_a["shadow_stacks"], cfi_a["policy"]) == (True, True, "trap")
+    assert a.count("other", "hello") > hellos + 3, "the other VM stopped during the migration"
+    b.wait_for(lambda l: l == "carapace: vm c: shut down", 60)
+    rep = Report(life(a.guest("c"), b.guest("c"), "SNAPSHOT-READY"))
+    check_report(rep, "vm c: on a, then on b")
+    assert not rep.kind("SKIP: "), rep.lines
+    assert any("shadow stack contents" in l for l in rep.kind("PASS: ")), rep.lines
+    # only the copy on b checked itself; a's VM printed nothing after the marker
+    assert a.guest("c")[-1].startswith("SNAPSHOT-READY"), a.console()
+    assert a.vms() == {"other": "running"}
+    assert a.count("other", "hello") > hellos + 20
+
+
+def test_dirtying_guest_precopy_rounds(hosts):
+    """(b) mig_dirty moved while both its vCPUs write pages: every round
+    leaves many dirty pages, so the pre-copy goes to --max-rounds 4; on B
+    every page holds what the guest last wrote (its checksum PASSes)."""
+    port = free_port()
+    a = hosts("a", [vm_spec("m", "mig_dirty", 2, "wait_ms=9000"), OTHER])
+    b = hosts("b", incoming=port)
+    a.ready(), b.ready()
+    marker_line(a, "m", "MIGRATE-READY")
+    time.sleep(0.5)
+    m = a.migrate("m", port, "--max-rounds", "4")
+    check_ok_migration(m, "m", "a -> b")
+    rounds = m.of("round")
+    assert m.reply["rounds"] == 4 and [r["round"] for r in rounds] == [1, 2, 3, 4], m.text()
+    # round 1 is the whole region (2 pages in 3 non-zero: >= 1365 of 2048)
+    assert rounds[0]["pages"] >= 1365, rounds
+    # the guest wrote all the time: every round left more than the stop threshold
+    assert all(r["dirty"] > STOP_PAGES and r["pages"] > 0 for r in rounds), rounds
+    assert m.of("stop-and-copy")[0]["rounds"] == 4, m.text()
+    assert "downtime_us" in m.reply and "dest_downtime_us" in m.reply, m.reply
+    assert a.vms() == {"other": "running"} and b.vms() == {"m": "running"}
+    b.wait_for(lambda l: l == "carapace: vm m: shut down", 60)
+    rep = Report(life(a.guest("m"), b.guest("m"), "MIGRATE-READY"))
+    check_report(rep, "vm m: on a, then on b")
+    passes = rep.kind("PASS: ")
+    assert any("memory checksum matches" in l for l in passes), rep.lines
+    assert len([l for l in passes if "pages not holding their recorded generation" in l]) == 2
+    assert [l for l in b.guest("m") if l.startswith("MIGDIRTY checksum ")], b.console()
+
+
+# --- refusal ---------------------------------------------------------------------------
+
+def test_refused_without_cfi(hosts):
+    """(d) B has no Zicfilp/Zicfiss: the source refuses before any memory
+    moves (no-cfi, naming what the guest would lose), B says so too; A's VM
+    runs on unchanged and passes its checks there."""
+    port = free_port()
+    a = hosts("a", [vm_spec("c", "snap_cfi", 2, "wait_ms=4000"), OTHER])
+    b = hosts("b", incoming=port, extra=["--cpu", NO_CFI_CPU])
+    a.ready(), b.ready()
+    marker_line(a, "c", "SNAPSHOT-READY")
+    m = a.migrate("c", port)
+    assert m.rc == 1, m.text()
+    assert m.reply and not m.reply["ok"] and m.reply["code"] == "no-cfi", m.text()
+    assert "no-cfi" in m.err and re.search(r"shadow stack|landing pad", m.err, re.I), m.text()
+    assert m.of("caps") and not m.of("accept") and not m.of("round"), m.text()
+    assert not m.of("stop-and-copy") and not m.of("running"), m.text()
+    # the caps B sent: no Zicfilp/Zicfiss
+    caps = m.of("caps")[0]
+    assert caps["fwft"] == 0 or "Zicfiss" not in json.dumps(caps), caps
+    # B printed the refusal it got, and has no VM
+    b.wait_for(lambda l: l.startswith("carapace: incoming migration failed")
+               and re.search(r"shadow stacks|landing pads", l), 15)
+    assert b.vms() == {}, b.console()
+    assert not [l for l in b.snapshot() if "incoming round" in l], b.console()
+    assert a.vms() == {"c": "running", "other": "running"}
+    a.wait_for(lambda l: l == "carapace: vm c: shut down", 60)
+    rep = Report(a.guest("c"))
+    check_report(rep, "vm c, refused, on a")
+    assert not rep.kind("SKIP: "), rep.lines
+
+
+def test_name_clash_on_running_host(hosts):
+    """(g) B already runs a VM named c: `incoming` there refuses the guest
+    (exists) before any memory moves, both sides say so, nothing changes;
+    with --name c2 it comes in."""
+    port = free_port()
+    a = hosts("a", [vm_spec("c", "snap_cfi", 2, "wait_ms=6000")])
+    b = hosts("b", [vm_spec("c", "demo", 1, "count=100000 delay_us=20000")])
+    a.ready(), b.ready()
+    marker_line(a, "c", "SNAPSHOT-READY")
+    inc = b.incoming(port)
+    m = a.migrate("c", port)
+    d = inc.finish()
+    assert m.rc == 1 and m.reply["code"] == "exists", m.text()
+    assert not m.of("accept") and not m.of("round"), m.text()
+    assert d.rc == 1 and "exists" in d.err, d.text()
+    assert a.vms() == {"c": "running"} and b.vms() == {"c": "running"}
+    hellos = b.count("c", "hello")
+    port2 = free_port()
+    inc = b.incoming(port2, "c2")
+    m = a.migrate("c", port2)
+    d = inc.finish()
+    check_ok_migration(m, "c", "a -> b as c2")
+    assert d.rc == 0 and d.reply["vm"] == "c2", d.text()
+    assert a.vms() == {} and b.vms() == {"c": "running", "c2": "running"}
+    b.wait_for(lambda l: l == "carapace: vm c2: shut down", 60)
+    check_report(Report(life(a.guest("c"), b.guest("c2"), "SNAPSHOT-READY")), "vm c -> c2")
+    assert b.count("c", "hello") > hellos, "b's own VM c stopped"
+
+
+# --- ping-pong -------------------------------------------------------------------------
+
+def test_ping_pong(hosts):
+    """(f) snap_cfi A -> B (B a fresh --incoming host) -> A (carapace-ctl
+    incoming on A) -> B -> A while it waits: its checks pass at the end, on A."""
+    port = free_port()
+    a = hosts("a", [vm_spec("c", "snap_cfi", 2, "wait_ms=12000"), OTHER])
+    b = hosts("b", incoming=port)
+    a.ready(), b.ready()
+    marker_line(a, "c", "SNAPSHOT-READY")
+    m = a.migrate("c", port)
+    check_ok_migration(m, "c", "hop 1: a -> b")
+    for hop, (src, dst) in enumerate([(b, a), (a, b), (b, a)], start=2):
+        p = free_port()
+        inc = dst.incoming(p)
+        m = src.migrate("c", p)
+        d = inc.finish()
+        check_ok_migration(m, "c", f"hop {hop}: {src.tag} -> {dst.tag}")
+        assert d.rc == 0 and d.reply["vm"] == "c", d.text()
+        assert "c" not in src.vms() and dst.vms()["c"] == "running"
+    a.wait_for(lambda l: l == "carapace: vm c: shut down", 60)
+    # its lines: a (to the marker), nothing on b (it only waited there), a
+    lines = a.guest("c")
+    assert lines.count(next(l for l in lines if l.startswith("SNAPSHOT-READY"))) == 1
+    rep = Report(lines)
+    check_report(rep, "vm c after a -> b -> a -> b -> a")
+    assert not rep.kind("SKIP: "), rep.lines
+    assert a.count("other", "hello") > 50
+
+
+# --- faults ------------------------------------------------------------------------------
+
+PHASES = ["negotiation", "round:1", "round:2", "stop-and-copy", "confirmation"]
+
+
+@pytest.mark.parametrize("how", ["cut", "kill"])
+def test_fault_phases(hosts, how):
+    """(e) A migration broken at every phase, by cutting the relay (one B,
+    started with --incoming, goes back to waiting after each) or by killing
+    B's QEMU while the relay holds there (a fresh B each time): the source
+    says why and its VM runs on unchanged; a B that lives keeps no VM. The
+    guest, mig_dirty writing all the while, passes its checks on A."""
+    a = hosts("a", [vm_spec("m", "mig_dirty", 2, "mib=4 wait_ms=%d" % (
+        30000 if how == "cut" else 45000)), OTHER])
+    port = free_port()
+    b = hosts("b0", incoming=port)
+    a.ready(), b.ready()
+    marker_line(a, "m", "MIGRATE-READY")
+    t0 = time.monotonic()
+    for i, phase in enumerate(PHASES):
+        if how == "cut":
+            m = a.migrate("m", port, "--max-rounds", "3", "--cut-at", phase)
+        else:
+            if i:
+                port = free_port()
+                b = hosts(f"b{i}", incoming=port).ready()
+            p = a.migrate("m", port, "--max-rounds", "3", "--hold-at", phase,
+                          "--hold-seconds", "3", background=True)
+            p.wait_event("hook", 60)
+            b.kill()
+            m = p.finish()
+        where = f"{how} at {phase}"
+        hook = m.of("hook")
+        assert hook and hook[0]["phase"] == phase, f"{where}: {m.text()}"
+        assert m.rc == 1 and m.reply and not m.reply["ok"], f"{where}: {m.text()}"
+        assert m.reply["code"] in ("stream", "no-stream"), f"{where}: {m.text()}"
+        assert m.reply["code"] in m.err and m.reply["error"], f"{where}: {m.text()}"
+        assert not m.of("done"), f"{where}: {m.text()}"
+        if phase == "negotiation":
+            assert not m.of("accept"), m.text()
+        if phase.startswith("round:"):
+            assert [r["round"] for r in m.of("round")] == list(range(1, int(phase[6:]) + 1))
+        if phase in ("stop-and-copy", "confirmation"):
+            assert m.of("stop-and-copy"), m.text()
+        assert a.vms() == {"m": "running", "other": "running"}, f"{where}\n{a.console()}"
+        if how == "cut":
+            b.wait_vms({})
+    print(f"{how}: all phases in {time.monotonic() - t0:.1f} s")
+    a.wait_for(lambda l: l == "carapace: vm m: shut down", 90)
+    rep = Report(a.guest("m"))
+    check_report(rep, f"vm m on a after a failed migration at every phase ({how})")
+    assert a.vms() == {"other": "running"}
+    if how == "cut":
+        assert b.vms() == {}, b.console()
