@@ -269,6 +269,14 @@ do_selftests() {
 }
 
 [ $# -gt 0 ] || set -- kernel
+# debootstrap and chroot need root: the building commands run under sudo
+# when not started as root (the cache then belongs to root).
+case $1 in
+root|kernel|bisect|selftests)
+	[ "$(id -u)" -eq 0 ] ||
+		exec sudo CARAPACE_CACHE="$CACHE" CARAPACE_MIRROR="$MIRROR" \
+			GUEST_KERNEL_JOBS="$JOBS" GUEST_PATCHES_DIR="$HERE" "$0" "$@" ;;
+esac
 case $1 in
 check) do_check ;;
 root) do_root ;;
