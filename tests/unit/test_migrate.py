@@ -845,3 +845,26 @@ def test_migrate_as_a_program(fakes):
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout.splitlines()[-1])["ok"] is True
     assert src.outcome == "done"
+
+
+def test_stream_socket_tcp_form_for_an_incoming_host():
+    """A host started with carapace-run --incoming PORT has its stream port on
+    TCP: --stream-socket tcp:HOST:PORT reaches it (to migrate its VM on)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    try:
+        sock = ctl.connect_stream(Path(f"tcp:127.0.0.1:{port}"), 5)
+        conn, _ = server.accept()
+        sock.sendall(b"x")
+        assert conn.recv(1) == b"x"
+        sock.close()
+        conn.close()
+    finally:
+        server.close()
+    with pytest.raises(ctl.TransportError, match=rf"stream port tcp:127.0.0.1:{port}: "
+                                                 "nothing listens"):
+        ctl.connect_stream(f"tcp:127.0.0.1:{port}", 5)
+    with pytest.raises(ctl.UsageError, match="HOST:PORT"):
+        ctl.connect_stream("tcp:nowhere", 5)
