@@ -11,13 +11,22 @@
  *
  * ("missing" instead of [...] when the line is not there), then kills the
  * child. The test (tests/guest_kernel/test_guest_kernel.py) compares the
- * lines with what each mode must show. Once landing pads are on, the child
+ * lines with what each mode must show.
+ *
+ * cfistatus --hold ROUNDS keeps one child per mode alive instead and prints
+ * every child's lines once per round (~200 ms apart), as
+ *
+ *   cfistatus: round R/N MODE: pid P features=[...] locked=[...]
+ *
+ * so that a snapshot taken in the middle can be restored and the same
+ * processes shown to have kept their CFI state. Once landing pads are on, the child
  * must not make an indirect call into libc (not built with lpad), so it only
  * issues raw syscalls (tests/linux/cfi_sys.h); this file is not built with
  * Zicfiss, so returns need no shadow-stack entries.
  */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -76,30 +85,39 @@ static void field(const char *status, const char *key, char *out, size_t len)
 	snprintf(out, len, "missing");
 }
 
-static int show(enum mode m)
+/* Start a child in mode M; its pid (0 on failure), its prctl result in RC. */
+static pid_t spawn(enum mode m, long *rc)
 {
-	char path[64], status[8192], feat[64], locked[64], res[32];
 	int fds[2];
-	long rc = -1;
 	pid_t pid;
-	FILE *f;
-	size_t n;
 
+	*rc = -1;
 	if (pipe(fds))
-		return perror("pipe"), 1;
+		return perror("pipe"), 0;
 	pid = fork();
 	if (pid < 0)
-		return perror("fork"), 1;
+		return perror("fork"), 0;
 	if (pid == 0) {
 		close(fds[0]);
 		child(m, fds[1]);
 	}
 	close(fds[1]);
-	if (read(fds[0], &rc, sizeof(rc)) != sizeof(rc)) {
+	if (read(fds[0], rc, sizeof(*rc)) != sizeof(*rc)) {
 		printf("cfistatus: %s: child died before reporting\n", mode_name[m]);
-		return 1;
+		waitpid(pid, NULL, 0);
+		pid = 0;
 	}
 	close(fds[0]);
+	return pid;
+}
+
+/* PID's two riscv_Thread_features values, as "features=... locked=...". */
+static void features(pid_t pid, char *out, size_t len)
+{
+	char path[64], status[8192], feat[64], locked[64];
+	FILE *f;
+	size_t n;
+
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	f = fopen(path, "r");
 	n = f ? fread(status, 1, sizeof(status) - 1, f) : 0;
@@ -108,24 +126,69 @@ static int show(enum mode m)
 	status[n] = 0;
 	field(status, "riscv_Thread_features", feat, sizeof(feat));
 	field(status, "riscv_Thread_features_locked", locked, sizeof(locked));
+	snprintf(out, len, "features=%s locked=%s", feat, locked);
+}
+
+static void reap(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static int show(enum mode m)
+{
+	char res[32], feat[160];
+	long rc;
+	pid_t pid = spawn(m, &rc);
+
+	if (!pid)
+		return 1;
+	features(pid, feat, sizeof(feat));
 	if (rc)
 		snprintf(res, sizeof(res), "failed(%ld)", rc);
 	else
 		snprintf(res, sizeof(res), "ok");
-	printf("cfistatus: %s: prctl %s features=%s locked=%s\n", mode_name[m], res,
-	       feat, locked);
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	printf("cfistatus: %s: prctl %s %s\n", mode_name[m], res, feat);
+	reap(pid);
 	return 0;
 }
 
-int main(void)
+static int hold(int rounds)
+{
+	pid_t pid[NMODES];
+	char feat[160];
+	int m, r, bad = 0;
+	long rc;
+
+	for (m = 0; m < NMODES; m++) {
+		pid[m] = spawn((enum mode)m, &rc);
+		bad |= !pid[m] || rc;
+	}
+	for (r = 1; r <= rounds && !bad; r++) {
+		for (m = 0; m < NMODES; m++) {
+			features(pid[m], feat, sizeof(feat));
+			printf("cfistatus: round %d/%d %s: pid %d %s\n", r, rounds,
+			       mode_name[m], (int)pid[m], feat);
+		}
+		usleep(200000);
+	}
+	for (m = 0; m < NMODES; m++)
+		if (pid[m])
+			reap(pid[m]);
+	return bad;
+}
+
+int main(int argc, char **argv)
 {
 	int m, bad = 0;
 
 	setvbuf(stdout, NULL, _IONBF, 0);
-	for (m = 0; m < NMODES; m++)
-		bad |= show((enum mode)m);
+	if (argc == 3 && !strcmp(argv[1], "--hold")) {
+		bad = hold(atoi(argv[2]));
+	} else {
+		for (m = 0; m < NMODES; m++)
+			bad |= show((enum mode)m);
+	}
 	printf("cfistatus: done\n");
 	return bad;
 }

@@ -278,3 +278,68 @@ def test_carapace_kselftests_trap_strict(guest_kernel, gk_initramfs):
             check_kselftest_pass(lines, f"cfi={name}", out)
     if elp_lost:
         pytest.xfail(f"cfi={'/'.join(elp_lost)}: {ISSUE_12}")
+
+
+# --- across a snapshot and a restore ---------------------------------------------------------
+
+HOLD_RE = re.compile(r"cfistatus: round (\d+)/\d+ (.+?): pid (\d+) features=(\S+|\[.*?\]) "
+                     r"locked=(\S+|\[.*?\])$")
+HOLD_ROUNDS = 60
+
+
+def hold_rounds(lines):
+    """{round: {mode: (pid, features, locked)}}"""
+    out = {}
+    for l in lines:
+        if m := HOLD_RE.search(l):
+            out.setdefault(int(m.group(1)), {})[m.group(2)] = m.group(3, 4, 5)
+    return out
+
+
+def test_snapshot_restore_keeps_status(guest_kernel, gk_initramfs, tmp_path):
+    """A guest of our kernel holds one process per CFI state (off, shadow
+    stack, landing pads, both, both locked); it is snapshotted in the middle
+    and restored into a fresh QEMU: the same processes go on, and their
+    /proc/<pid>/status lines are what they were."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "guests"))
+    from test_lifecycle import LAUNCHER
+    from test_snapshot import SnapHost
+
+    path = tmp_path / "alpha.snap"
+    srcdir = tmp_path / "src"
+    srcdir.mkdir()
+    vm = (f"name=alpha,kernel={guest_kernel},initrd={gk_initramfs},mem=256M,vcpus=2,"
+          f"bootargs=console=ttyS0 carapace.test=status-hold carapace.rounds={HOLD_ROUNDS}")
+    src = SnapHost(srcdir, [vm], timeout=300)
+    try:
+        src.wait_for(lambda l: l.startswith("[alpha] cfistatus: round 5/"), 120)
+        rep, _, _ = src.ctl("snapshot", "alpha", str(path))
+        assert rep["ok"], rep
+        src.ctl("destroy", "alpha")
+    finally:
+        src.kill()
+    before = hold_rounds(src.guest("alpha"))
+    assert before, "\n".join(src.snapshot())
+
+    r = subprocess.run([str(LAUNCHER), "--batch", "--timeout", "300", "--smp", "2",
+                        "--ctl-socket", str(tmp_path / "d.sock"), "--stream-socket",
+                        str(tmp_path / "ds.sock"), "--restore", str(path),
+                        "--expect", "alpha=shutdown"],
+                       cwd=ROOT, capture_output=True, text=True, errors="replace", timeout=400)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    after_lines = [l[len("[alpha] "):] for l in
+                   r.stdout.split("\n==== carapace-run summary")[0].splitlines()
+                   if l.startswith("[alpha] ")]
+    after = hold_rounds(after_lines)
+    assert after, out
+    first = min(after)
+    assert 5 <= first <= max(before) + 1, (sorted(before), sorted(after))
+    assert sorted(after) == list(range(first, HOLD_ROUNDS + 1)), sorted(after)
+    pids = {mode: v[0] for mode, v in before[max(before)].items()}
+    for rnd, modes in list(before.items()) + list(after.items()):
+        assert set(modes) == set(STATUS_ON), (rnd, modes)
+        for mode, (pid, feat, locked) in modes.items():
+            assert pid == pids[mode], f"round {rnd} {mode}: pid {pid}, was {pids[mode]}\n{out}"
+            assert (feat, locked) == STATUS_ON[mode][1:], f"round {rnd} {mode}\n{out}"
+    assert "init: cfistatus exit 0" in after_lines, out
