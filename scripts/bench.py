@@ -374,6 +374,152 @@ def live_snapshot(results):
         "unit": "guest-visible ms under -icount (1 ms = 1 M instructions)"}
 
 
+
+# --- live migration (issue 10) ----------------------------------------------
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class BenchHost:
+    """One carapace-run under -icount in the background, its console kept."""
+
+    def __init__(self, tag, tmp, smp, args):
+        self.ctl_sock, self.stream_sock = tmp / f"{tag}.sock", tmp / f"{tag}s.sock"
+        cmd = [sys.executable, str(ROOT / "tools" / "carapace-run"), "--batch", "--icount",
+               "--timeout", "900", "--smp", str(smp), "--ctl-socket", str(self.ctl_sock), *args]
+        self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  stdin=subprocess.DEVNULL, text=True, errors="replace")
+        self.lines = []
+        threading.Thread(target=lambda: self.lines.extend(l.rstrip("\n") for l in self.p.stdout),
+                         daemon=True).start()
+
+    def wait_for(self, text, timeout=300):
+        end = time.time() + timeout
+        while not any(text in l for l in list(self.lines)):
+            if time.time() > end or self.p.poll() is not None:
+                raise RuntimeError(f"no {text!r}:\n" + "\n".join(self.lines[-30:]))
+            time.sleep(0.1)
+
+    def stop(self):
+        self.p.terminate()   # the launcher takes QEMU down with it on SIGTERM
+        try:
+            self.p.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+
+
+def migrate_once(src, vm, port, *extra):
+    """carapace-ctl migrate: its final JSON reply (wall_us added by the tool)."""
+    r = subprocess.run([sys.executable, str(ROOT / "tools" / "carapace-ctl"), "--socket",
+                        str(src.ctl_sock), "--stream-socket", str(src.stream_sock), "--json",
+                        "--timeout", "600", "migrate", vm, f"127.0.0.1:{port}", *extra],
+                       capture_output=True, text=True)
+    out = r.stdout.strip().splitlines()
+    if r.returncode or not out:
+        raise RuntimeError(f"migrate {vm}: {r.stdout}{r.stderr}")
+    return json.loads(out[-1])
+
+
+def linux_migration(kind, bootargs):
+    """A 256 MiB Linux guest (1 vCPU) migrated between two -icount hosts."""
+    tmp = Path(tempfile.mkdtemp(prefix="carapace-bench-"))
+    port = free_port()
+    say(f"migration: {kind} Linux guest, 256 MiB")
+    src = BenchHost("a", tmp, 2, ["--stream-socket", str(tmp / "as.sock"), "--persist",
+                                  "--vm", f"name=m,kernel={IMAGE},initrd={INITRD},mem=256M,"
+                                          f"vcpus=1,bootargs=console=ttyS0 quiet {bootargs}"])
+    src.stream_sock = tmp / "as.sock"
+    dst = BenchHost("b", tmp, 2, ["--incoming", str(port)])
+    try:
+        src.wait_for("init: " if kind == "idle" else "cfitest: round 3/")
+        dst.wait_for("waiting for an incoming migration")
+        time.sleep(2)
+        reply = migrate_once(src, "m", port)
+        dst.wait_for("vm m: migrated in")
+    finally:
+        src.stop()
+        dst.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return {"rounds": reply["rounds"], "bytes": reply["bytes"], "pages": reply["pages"],
+            "total_us": reply["total_us"], "wall_us": reply["wall_us"],
+            "downtime_source_us": reply["downtime_us"],
+            "downtime_destination_us": reply["dest_downtime_us"],
+            "downtime_us": reply["downtime_us"] + reply["dest_downtime_us"]}
+
+
+def dirty_logging_cost():
+    """tests/guests/dirtier.c (writes 16 MiB in a loop, reports iterations per
+    1 ms of guest time) migrated with at most 3 pre-copy rounds: the work it
+    loses while its writes are logged, against its own rate before, same run."""
+    tmp = Path(tempfile.mkdtemp(prefix="carapace-bench-"))
+    port = free_port()
+    say("migration: a guest writing 16 MiB in a loop, 64 MiB of RAM, 2 harts")
+    src = BenchHost("a", tmp, 2, ["--stream-socket", str(tmp / "as.sock"), "--persist",
+                                  "--vm", f"name=d,kernel={DIRTIER},mem=64M,vcpus=1,"
+                                          "bootargs=mib=16 win_us=1000 windows=30000"])
+    src.stream_sock = tmp / "as.sock"
+    dst = BenchHost("b", tmp, 2, ["--incoming", str(port)])
+    dirty = re.compile(r"^\[d\] DIRTY (\d+) (\d+) (\d+) (\d+) (\d+)$")
+    try:
+        end = time.time() + 300
+        while sum(1 for l in list(src.lines) if dirty.match(l)) < 60:
+            if time.time() > end or src.p.poll() is not None:
+                raise RuntimeError("the dirtier stopped early:\n" + "\n".join(src.lines[-30:]))
+            time.sleep(0.05)
+        dst.wait_for("waiting for an incoming migration")
+        reply = migrate_once(src, "d", port, "--max-rounds", "3")
+    finally:
+        src.stop()
+        dst.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    wins, start, pause = [], None, None
+    for l in src.lines:
+        m = dirty.match(l)
+        if m:
+            wins.append(tuple(int(g) for g in m.groups()[1:]))
+        elif l.endswith("vm d: migrating"):
+            start = len(wins)
+        elif l.endswith("vm d: paused"):
+            pause = len(wins)
+    if start is None or pause is None or pause <= start:
+        raise RuntimeError("migration: no pre-copy windows:\n" + "\n".join(src.lines[-30:]))
+    rate = statistics.median(w[0] / w[1] for w in wins[10:start])
+    seg = wins[start:pause]
+    ticks = sum(w[1] for w in seg)
+    lost = ticks - sum(w[0] for w in seg) / rate
+
+    def ms(t):
+        return round(t * INSNS_PER_TICK / 1e6, 1)
+    return {"rounds": reply["rounds"], "bytes": reply["bytes"],
+            "precopy_ms": ms(ticks), "lost_ms": ms(lost),
+            "throughput_pct": round(100.0 * (1 - lost / ticks), 1),
+            "lost_ms_per_round": round(ms(lost) / max(1, reply["rounds"]), 1),
+            "downtime_us": reply["downtime_us"] + reply["dest_downtime_us"]}
+
+
+def migration(results):
+    """Live migration between two Carapace hosts (two QEMUs under -icount, the
+    stream relayed over TCP on the loopback by carapace-ctl): an idle and a busy
+    256 MiB Linux guest, and what dirty logging costs a guest that writes.
+    Downtime: the source's guest time from pausing the VM to its last byte
+    plus the destination's from the first stop-and-copy byte to the guest
+    running (the two QEMUs keep separate clocks); wall time beside it."""
+    idle = linux_migration("idle", "carapace.test=idle")
+    busy = linux_migration("busy", "carapace.test=rounds carapace.rounds=100000 "
+                                   "carapace.dirty=8")
+    results["migration"] = {"what": "a 256 MiB Linux guest (1 vCPU) migrated between two "
+                                    "Carapace hosts; busy: cfitest rounds rewriting 8 MiB",
+                            "idle": idle, "busy": busy,
+                            "unit": "guest-visible us under -icount; wall_us: host time"}
+    results["dirty_logging_cost"] = {"what": "a guest computing and writing 16 MiB in a loop "
+                                             "(64 MiB RAM) migrated with at most 3 pre-copy "
+                                             "rounds: its work lost while logged",
+                                     **dirty_logging_cost(),
+                                     "unit": "guest-visible ms under -icount"}
+
 def footprint(results):
     size = subprocess.run(["riscv64-unknown-elf-size", str(ROOT / "build" / "carapace.elf")],
                           capture_output=True, text=True).stdout.splitlines()[-1].split()
@@ -421,6 +567,18 @@ def table(results):
         print(f"  the same on 1 hart (guest and stream share it): throughput "
               f"{o['throughput_pct']} % for {o['duration_ms']:,} ms, lost {o['lost_ms']:,} ms, "
               f"longest stall {o['longest_stall_ms']} ms")
+    if "migration" in results:
+        for kind in ("idle", "busy"):
+            r = results["migration"][kind]
+            print(f"migration, {kind} 256 MiB Linux guest: {r['rounds']} pre-copy round(s), "
+                  f"{r['bytes']:,} bytes, {r['pages']} pages, total {r['total_us'] / 1000:,.1f} ms "
+                  f"(wall {r['wall_us'] / 1000:,.1f} ms); downtime {r['downtime_us'] / 1000:.3f} ms "
+                  f"({r['downtime_source_us'] / 1000:.3f} source + "
+                  f"{r['downtime_destination_us'] / 1000:.3f} destination; target idle <= 5 ms)")
+        r = results["dirty_logging_cost"]
+        print(f"dirty logging: a guest writing 16 MiB in a loop keeps {r['throughput_pct']} % "
+              f"of its rate for {r['precopy_ms']:,} ms of pre-copy ({r['rounds']} rounds, "
+              f"lost {r['lost_ms']} ms, {r['lost_ms_per_round']} ms a round)")
     if "footprint" in results:
         r = results["footprint"]
         print(f"image {r['image_bin_bytes']} bytes (text {r['text']}, data {r['data']}, "
@@ -454,7 +612,7 @@ def main():
         if not f.exists():
             sys.exit(f"bench: missing {f} (run: make bench)")
     steps = {f.__name__: f for f in (micro, switch, linux_boot, snapshot, live_snapshot,
-                                     footprint)}
+                                     migration, footprint)}
     chosen = sys.argv[1:] or list(steps)
     for name in chosen:
         if name not in steps:

@@ -276,7 +276,9 @@ static void got_end(const struct snap_end *e)
 
 		mig_tx_section(&mr.tx, MIG_SEC_RUNNING, 0, &r, sizeof(r));
 	}
-	pr_info("vm %s: running here; waiting for the source to let it go", mr.vm_name);
+	pr_info("vm %s: running here %lu us after the switchover began; waiting for the "
+		"source to let it go", mr.vm_name,
+		(unsigned long)((time_now() - mr.switchover_at) * 1000000 / timebase_hz));
 	mr.phase = R_RUNNING;
 }
 

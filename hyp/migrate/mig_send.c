@@ -49,8 +49,9 @@ static struct {
 	hpa_t buf;			/* a run copied out of guest RAM */
 	uint32_t round, precopy_rounds;
 	uint64_t round_pages, pages;
+	uint64_t last_dirty;		/* the round before's dirty pages */
 	unsigned int index;		/* vCPU, then device, being staged */
-	uint64_t start, pause_at, downtime, peer_downtime;
+	uint64_t start, pause_at, paused_at, downtime, peer_downtime;
 	char err[160];
 	const char *code;
 } ms;
@@ -64,6 +65,11 @@ bool mig_send_busy(void);
 bool mig_send_busy(void)
 {
 	return ms.phase != S_IDLE;
+}
+
+static uint64_t ticks_us(uint64_t t)
+{
+	return t * 1000000 / timebase_hz;
 }
 
 static uint64_t nr_pages(void)
@@ -311,6 +317,9 @@ static void switchover(void)
 		ms.work[i] |= more[i];
 	mm_free((hpa_t)(uintptr_t)more, ms.work_bytes);
 	mig_tx_section(&ms.tx, MIG_SEC_SWITCHOVER, 0, &s, sizeof(s));
+	ms.paused_at = time_now();
+	pr_info("vm %s: switchover: paused in %lu us, %lu pages left", ms.name,
+		(unsigned long)ticks_us(ms.paused_at - ms.pause_at), (unsigned long)work_count());
 	ms.precopy_rounds = ms.round;
 	ms.round++;		/* the final pages: ZERO where zero now */
 	ms.round_pages = 0;
@@ -323,6 +332,7 @@ static void switchover(void)
 static void end_round(void)
 {
 	uint64_t dirty;
+	bool converging;
 	struct mig_round r = { ms.round, 0, ms.round_pages, 0, 0 };
 
 	vm_dirty_log_take(ms.vm, ms.work, false);
@@ -334,10 +344,15 @@ static void end_round(void)
 		ms.round, (unsigned long)ms.round_pages, (unsigned long)dirty);
 	ms.next_page = 0;
 	ms.round_pages = 0;
-	if (dirty > MIG_STOP_PAGES && ms.round < ms.max_rounds) {
+	converging = ms.round < MIG_MIN_ROUNDS_BEFORE_GIVING_UP || dirty * 10 < ms.last_dirty * 9;
+	ms.last_dirty = dirty;
+	if (dirty > MIG_STOP_PAGES && ms.round < ms.max_rounds && converging) {
 		ms.round++;
 		return;
 	}
+	if (dirty > MIG_STOP_PAGES)
+		pr_info("vm %s: %s: %lu pages go while it is paused", ms.name,
+			converging ? "round limit" : "not converging", (unsigned long)dirty);
 	ms.pause_at = time_now();
 	ms.phase = S_PAUSING;
 	if (ms.vm->state == VM_PAUSED) {
@@ -535,8 +550,13 @@ void mig_send_poll(void)
 			stage_state();
 			break;
 		case S_RUNNING:
-			if (!ms.downtime)
+			if (!ms.downtime) {
 				ms.downtime = time_now() - ms.pause_at;	/* END is out */
+				pr_info("vm %s: stop-and-copy sent in %lu us (%lu us since the pause "
+					"request)", ms.name,
+					(unsigned long)ticks_us(time_now() - ms.paused_at),
+					(unsigned long)ticks_us(ms.downtime));
+			}
 			if (snap_port_stalled(MAX(ms.tx.moved, ms.rx.moved)))
 				return fail("stream", "no answer from the destination after the "
 					    "switchover");
