@@ -1,0 +1,421 @@
+# SPDX-License-Identifier: MIT
+"""Live migration of a running Linux CFI guest between two Carapace hosts
+(issue 10, item 5, the Linux part): two QEMUs on the loopback address, the
+stream over TCP, driven with tools/carapace-ctl migrate / incoming and
+tools/carapace-run --incoming as a user would.
+
+The guest runs one long-lived CFI process, cfitest --rounds --dirty: its own
+shadow stack on, and every round a check that all of its dirty memory (a few
+MiB it rewrites every round) still holds the previous round's pattern, 1000
+balanced calls at the ssp of round 1, PR_GET_SHADOW_STACK_STATUS, a corrupted
+return in a child caught as SIGSEGV/SEGV_CPERR, and the landing-pad checks.
+A page the migration lost or left stale, a shadow stack that moved wrong, or
+CFI that stopped trapping on the new host is a FAIL line there.
+
+- (a) alpha moves mid-test to a fresh `carapace-run --incoming` host and
+  goes on from its round with every check passing; beta, on the source,
+  never stops; the source lists alpha no more;
+- (b) ping-pong A -> B -> A -> B (`carapace-ctl incoming` on whichever host
+  receives): the rounds go on across the hosts without a gap or a repeat;
+- (c) a destination without Zicfilp/Zicfiss is refused before any memory
+  moves (no-cfi, naming the protection the guest would lose); alpha runs on
+  at the source and finishes."""
+
+import json
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "guests"))
+from test_lifecycle import CTL, Host  # noqa: E402
+from test_linux import INITRAMFS, KERNEL, CfiReport, initramfs  # noqa: E402,F401
+from test_linux_lifecycle import REQUIRED_ROUNDS, rounds_of  # noqa: E402
+
+pytestmark = pytest.mark.linux
+
+ADDR = "127.0.0.1"
+NO_CFI_CPU = "rv64,h=true,sstc=true,svadu=true"     # no Zicfilp/Zicfiss
+DIRTY_MIB = 8
+DIRTY_CHECK = "rounds: every dirty page holds the previous round's pattern"
+# what must PASS on the destination, in rounds it ran there (the shadow
+# stack was turned on before the rounds, on the first host)
+REQUIRED_AFTER = [c for c in REQUIRED_ROUNDS if not c.startswith("rounds: shadow stack on")] \
+    + [DIRTY_CHECK]
+RUN_TIMEOUT = 400       # each host's carapace-run --timeout
+MIG_TIMEOUT = 180       # one carapace-ctl migrate / incoming
+
+
+def spec(name, rounds, extra=""):
+    """A Linux CFI guest running cfitest --rounds (with @extra boot args)."""
+    return (f"name={name},kernel={KERNEL},initrd={INITRAMFS},mem=256M,vcpus=2,"
+            f"bootargs=console=ttyS0 quiet carapace.test=rounds carapace.rounds={rounds}"
+            + (f" {extra}" if extra else ""))
+
+
+def dirty_spec(name, rounds):
+    return spec(name, rounds, f"carapace.dirty={DIRTY_MIB}")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind((ADDR, 0))
+        return s.getsockname()[1]
+
+
+def ctl_objects(out):
+    return [json.loads(l) for l in out.splitlines() if l.strip().startswith("{")]
+
+
+class MigResult:
+    """What one carapace-ctl migrate/incoming --json said."""
+
+    def __init__(self, rc, out, err):
+        objs = ctl_objects(out)
+        self.rc, self.err = rc, err
+        self.events = [o for o in objs if "event" in o]
+        replies = [o for o in objs if "event" not in o]
+        self.reply = replies[-1] if replies else None
+
+    def of(self, kind):
+        return [e for e in self.events if e.get("event") == kind]
+
+    def text(self):
+        return (f"exit {self.rc}\n" + "\n".join(json.dumps(e) for e in self.events)
+                + f"\nreply {self.reply}\nstderr {self.err}")
+
+
+class CtlProc:
+    """A carapace-ctl in the background (incoming waits for the source), its
+    stdout collected as it comes."""
+
+    def __init__(self, cmd):
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        self.lines, self.lock = [], threading.Lock()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            with self.lock:
+                self.lines.append(line)
+
+    def wait_event(self, kind, timeout=30):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            with self.lock:
+                if any(e.get("event") == kind for e in ctl_objects("".join(self.lines))):
+                    return
+            if self.proc.poll() is not None and not self.reader.is_alive():
+                break
+            time.sleep(0.05)
+        pytest.fail(f"carapace-ctl gave no {kind} event\n" + "".join(self.lines))
+
+    def finish(self, timeout=MIG_TIMEOUT):
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            pytest.fail("carapace-ctl did not end\n" + "".join(self.lines))
+        self.reader.join(5)
+        return MigResult(self.proc.returncode, "".join(self.lines), self.proc.stderr.read())
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait()
+
+
+class MigHost(Host):
+    """One host of a migration test (a carapace-run --batch), in its own
+    directory: --persist with a UNIX stream socket, or, with @incoming, a
+    fresh host waiting for one VM whose stream port is the TCP server
+    127.0.0.1:@incoming (and stays its stream port: the VM can move on)."""
+
+    def __init__(self, tmp_path, tag, vms=(), incoming=None, extra=(), timeout=RUN_TIMEOUT):
+        d = tmp_path / tag
+        d.mkdir()
+        self.tag = tag
+        if incoming is None:
+            self.stream = str(d / "stream.sock")
+            args = ["--persist", "--stream-socket", self.stream]
+        else:
+            self.stream = f"tcp:{ADDR}:{incoming}"
+            args = ["--incoming", str(incoming)]
+        super().__init__(d, vms, [*args, *extra], timeout)
+
+    def kill(self):
+        """SIGTERM only (the launcher takes QEMU down with it); never KILL."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=90)
+            except subprocess.TimeoutExpired:
+                pytest.fail(f"host {self.tag}: carapace-run still runs 90 s after SIGTERM")
+
+    def console(self, n=100):
+        return f"--- host {self.tag} console ---\n" + "\n".join(self.snapshot()[-n:])
+
+    def _cmd(self, *args):
+        return [str(CTL), "--socket", str(self.sock), "--stream-socket", self.stream,
+                "--json", "--timeout", "60", *args]
+
+    def ctl(self, *args, check=True):
+        r = subprocess.run(self._cmd(*args), capture_output=True, text=True,
+                           timeout=MIG_TIMEOUT)
+        m = MigResult(r.returncode, r.stdout, r.stderr)
+        if check:
+            assert r.returncode == 0, f"carapace-ctl {args}: {m.text()}\n{self.console()}"
+        return m
+
+    def vms(self):
+        return {v["name"]: v["state"] for v in self.ctl("list").reply["vms"]}
+
+    def migrate(self, vm, port, *opts):
+        """carapace-ctl migrate @vm 127.0.0.1:@port, this host the source."""
+        return self.ctl("migrate", vm, f"{ADDR}:{port}", *opts, check=False)
+
+    def incoming(self, port):
+        """carapace-ctl incoming @port on this running host, in the
+        background, once it listens."""
+        p = CtlProc(self._cmd("incoming", str(port)))
+        p.wait_event("listening")
+        return p
+
+    def wait_round(self, vm, n, timeout):
+        """Until @vm has printed its round @n (or a later one) here."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if [r for r in rounds_of(self.guest(vm)) if r >= n]:
+                return
+            if self.proc.poll() is not None and not self.reader.is_alive():
+                break
+            time.sleep(0.1)
+        pytest.fail(f"{vm} did not reach round {n}\n{self.console()}")
+
+
+@pytest.fixture
+def hosts(tmp_path, initramfs):
+    made, procs = [], []
+
+    def make(tag, vms=(), **kw):
+        h = MigHost(tmp_path, tag, vms, **kw)
+        made.append(h)
+        return h
+    make.procs = procs
+    yield make
+    for p in procs:
+        p.stop()
+    for h in made:
+        h.kill()
+
+
+def check_moved(m, where):
+    """A migration that went through, every phase reported."""
+    assert m.rc == 0 and m.reply and m.reply["ok"] and m.reply["vm"] == "alpha", \
+        f"{where}: {m.text()}"
+    kinds = [e["event"] for e in m.events]
+    for k in ("caps", "accept", "round", "stop-and-copy", "running", "done"):
+        assert k in kinds, f"{where}: no {k} event: {m.text()}"
+    assert not m.of("abort"), f"{where}: {m.text()}"
+    assert m.reply["rounds"] >= 1 and m.reply["pages"] > 0, m.reply
+
+
+def check_cfi_on(h, where):
+    """The hypervisor's view on host @h: alpha's CFI as the guest set it
+    (shadow stacks and landing pads given, each running vCPU's shadow stack
+    on and locked through FWFT)."""
+    cfi = h.ctl("cfi", "alpha").reply
+    assert cfi["shadow_stacks"] and cfi["landing_pads"] and cfi["policy"] == "trap", \
+        (where, cfi)
+    assert all(v["ss_enabled"] and v["ss_locked"] for v in cfi["vcpus"]
+               if v["hsm"] != "stopped"), (where, cfi)
+
+
+def check_segment(lines, where, log):
+    """alpha's lines on a host it came to: rounds there, every check of
+    those rounds PASSed, none FAILed, and it did not start over."""
+    rep = CfiReport(lines)
+    assert not rep.results("FAIL"), f"{where}: FAIL lines\n{log}"
+    assert not any("cfitest: mode=" in l or "init: started" in l for l in lines), \
+        f"{where}: the guest started over\n{log}"
+    assert rounds_of(lines), f"{where}: no rounds\n{log}"
+    passed = set(rep.results("PASS"))
+    missing = [c for c in REQUIRED_AFTER if c not in passed]
+    assert not missing, f"{where}: did not PASS there: {missing}\n{log}"
+
+
+def check_finished(lines, rounds, where, log):
+    """cfitest's end on the last host: DONE with nothing failed, exit 0,
+    one dirty-memory check PASSed per round in all (@lines: every host's)."""
+    rep = CfiReport(lines)
+    assert not rep.results("FAIL"), f"{where}: FAIL lines\n{log}"
+    done = rep.done()
+    assert done and done[1] == 0, f"{where}: DONE {done}\n{log}"
+    assert "init: cfitest exit 0" in lines, f"{where}\n{log}"
+    assert rep.results("PASS").count(DIRTY_CHECK) == rounds, f"{where}\n{log}"
+
+
+def split_at_departure(h):
+    """alpha's lines on host @h before and after the host let it go (its
+    line "carapace: vm alpha: migrated ..."), the first time."""
+    before, after, gone = [], [], False
+    for line in h.snapshot():
+        if line.startswith("carapace: vm alpha: migrated"):
+            gone = True
+        elif line.startswith("[alpha] "):
+            (after if gone else before).append(line[len("[alpha] "):])
+    return before, after
+
+
+# --- (a) to a fresh host ------------------------------------------------------------------
+
+A_ROUNDS = 30
+A_MIGRATE_AT = 5
+
+
+def test_linux_cfi_guest_moves_to_fresh_host(hosts):
+    """Two CFI guests on A; alpha (dirtying 8 MiB) moves at its round 5 to a
+    fresh `carapace-run --incoming` host B, which runs until alpha shuts
+    down there. alpha goes on from its round with every check passing (its
+    dirty memory, its shadow stack at the ssp of round 1, a corrupted
+    return and landing-pad violations still SIGSEGV/SEGV_CPERR); beta never
+    stops; A lists alpha no more."""
+    port = free_port()
+    a = hosts("a", [dirty_spec("alpha", A_ROUNDS), spec("beta", A_ROUNDS)],
+              extra=["--expect", "alpha=destroyed", "--expect", "beta=shutdown"])
+    b = hosts("b", incoming=port, extra=["--expect", "alpha=shutdown"])
+    a.wait_round("alpha", A_MIGRATE_AT, 300)
+    check_cfi_on(a, "a")
+    beta_before = rounds_of(a.guest("beta"))
+    m = a.migrate("alpha", port)
+    check_moved(m, "a -> b")
+    beta_during = rounds_of(a.guest("beta"))
+    assert a.vms() == {"beta": "running"} or beta_during[-1:] == [A_ROUNDS], a.console()
+    assert "alpha" not in a.vms(), a.console()
+    assert b.vms() == {"alpha": "running"}, b.console()
+    check_cfi_on(b, "b")
+    # beta ran on while alpha moved (rounds take well under a second; a
+    # migration several)
+    assert len(beta_during) >= len(beta_before) + 2 or beta_during[-1:] == [A_ROUNDS], \
+        (beta_before, beta_during, m.text())
+
+    code_b = b.finish(RUN_TIMEOUT)
+    code_a = a.finish(RUN_TIMEOUT)
+    log = a.console(300) + "\n" + b.console(300)
+    assert code_b == 0, log
+    assert code_a == 0, log      # alpha destroyed (migrated), beta shut down
+
+    before, after = a.guest("alpha"), b.guest("alpha")
+    # one process on two hosts: the rounds go on without a gap or a repeat
+    assert rounds_of(before) + rounds_of(after) == list(range(1, A_ROUNDS + 1)), \
+        (rounds_of(before), rounds_of(after))
+    assert rounds_of(before)[-1] >= A_MIGRATE_AT, rounds_of(before)
+    assert len(rounds_of(after)) >= 5, rounds_of(after)
+    assert not CfiReport(before).results("FAIL"), log
+    check_segment(after, "alpha on b", log)
+    check_finished(before + after, A_ROUNDS, "alpha", log)
+    # beta, left behind: every round, in order, all passed
+    beta = a.guest("beta")
+    assert rounds_of(beta) == list(range(1, A_ROUNDS + 1)), rounds_of(beta)
+    rep = CfiReport(beta)
+    assert not rep.results("FAIL") and rep.done() and rep.done()[1] == 0, log
+    assert "init: cfitest exit 0" in beta, log
+
+
+# --- (b) ping-pong ------------------------------------------------------------------------
+
+P_ROUNDS = 45
+P_FIRST_AT = 4
+P_BETWEEN = 2       # rounds alpha runs on a host before it moves on
+
+
+def test_linux_cfi_guest_ping_pong(hosts):
+    """alpha moves A -> B (a fresh --incoming host) -> A (`carapace-ctl
+    incoming` on A, which still runs beta) -> B (`carapace-ctl incoming` on
+    B, whose stream port is its TCP port), a few rounds on each host: its
+    rounds go on across the hosts without a gap or a repeat, every check
+    passes on every host it came to, and it ends on B; beta on A never
+    stops."""
+    port = free_port()
+    a = hosts("a", [dirty_spec("alpha", P_ROUNDS), spec("beta", P_ROUNDS)])
+    b = hosts("b", incoming=port, extra=["--expect", "alpha=shutdown"])
+    a.wait_round("alpha", P_FIRST_AT, 300)
+    m = a.migrate("alpha", port, "--max-rounds", "6")
+    check_moved(m, "hop 1: a -> b")
+    assert b.vms() == {"alpha": "running"} and "alpha" not in a.vms()
+    for hop, (src, dst) in enumerate([(b, a), (a, b)], start=2):
+        last = max(rounds_of(a.guest("alpha")) + rounds_of(b.guest("alpha")))
+        src.wait_round("alpha", last + P_BETWEEN, 60)
+        check_cfi_on(src, f"before hop {hop}, on {src.tag}")
+        p = free_port()
+        inc = dst.incoming(p)
+        hosts.procs.append(inc)
+        m = src.migrate("alpha", p, "--max-rounds", "6")
+        d = inc.finish()
+        check_moved(m, f"hop {hop}: {src.tag} -> {dst.tag}")
+        assert d.rc == 0 and d.reply and d.reply["vm"] == "alpha", d.text()
+        assert "alpha" not in src.vms() and dst.vms().get("alpha") == "running", \
+            src.console() + dst.console()
+    assert a.vms() == {"beta": "running"} or rounds_of(a.guest("beta"))[-1:] == [P_ROUNDS]
+
+    code_b = b.finish(RUN_TIMEOUT)
+    a.wait_for(lambda l: l == "carapace: vm beta: shut down", 120)
+    log = a.console(300) + "\n" + b.console(300)
+    assert code_b == 0, log
+    # alpha's life, host by host: a, b, a, b (split where each host said it
+    # let alpha go)
+    a1, a2 = split_at_departure(a)
+    b1, b2 = split_at_departure(b)
+    segments = [("a", a1), ("b", b1), ("a", a2), ("b", b2)]
+    got = [r for _, seg in segments for r in rounds_of(seg)]
+    assert got == list(range(1, P_ROUNDS + 1)), \
+        [(tag, rounds_of(seg)) for tag, seg in segments]
+    for i, (tag, seg) in enumerate(segments[1:], start=1):
+        check_segment(seg, f"alpha on {tag} after hop {i}", log)
+    check_finished(a1 + b1 + a2 + b2, P_ROUNDS, "alpha", log)
+    beta = a.guest("beta")
+    assert rounds_of(beta) == list(range(1, P_ROUNDS + 1)), rounds_of(beta)
+    rep = CfiReport(beta)
+    assert not rep.results("FAIL") and rep.done() and rep.done()[1] == 0, log
+
+
+# --- (c) refused: no CFI on the destination -------------------------------------------
+
+R_ROUNDS = 12
+
+
+def test_linux_cfi_guest_refused_without_cfi(hosts):
+    """B's CPU has no Zicfilp/Zicfiss: migrating alpha there is refused
+    before any memory moves (exit 1, no-cfi, the message names the
+    protection the guest would lose), B says so and keeps no VM; alpha runs
+    on at A and finishes all its rounds, every check passing."""
+    port = free_port()
+    a = hosts("a", [dirty_spec("alpha", R_ROUNDS)],
+              extra=["--expect", "alpha=shutdown"])
+    b = hosts("b", incoming=port, extra=["--cpu", NO_CFI_CPU])
+    a.wait_round("alpha", 3, 300)
+    m = a.migrate("alpha", port)
+    assert m.rc == 1, m.text()
+    assert m.reply and not m.reply["ok"] and m.reply["code"] == "no-cfi", m.text()
+    assert "no-cfi" in m.err and re.search(r"shadow stack|landing pad", m.err, re.I), m.text()
+    # refused at negotiation: B's caps came, nothing else
+    assert m.of("caps") and not m.of("accept") and not m.of("round"), m.text()
+    assert not m.of("stop-and-copy") and not m.of("running"), m.text()
+    b.wait_for(lambda l: l.startswith("carapace: incoming migration failed")
+               and re.search(r"shadow stacks|landing pads", l), 30)
+    assert b.vms() == {}, b.console()
+    assert not [l for l in b.snapshot() if "incoming round" in l], b.console()
+    assert a.vms() == {"alpha": "running"}, a.console()
+    code = a.finish(RUN_TIMEOUT)
+    log = a.console(300)
+    assert code == 0, log
+    lines = a.guest("alpha")
+    assert rounds_of(lines) == list(range(1, R_ROUNDS + 1)), rounds_of(lines)
+    check_finished(lines, R_ROUNDS, "alpha, refused, on a", log)
