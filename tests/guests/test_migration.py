@@ -22,6 +22,7 @@ import importlib.util
 import json
 import re
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -520,6 +521,133 @@ def test_ping_pong(hosts):
     check_report(rep, "vm c after a -> b -> a -> b -> a")
     assert not rep.kind("SKIP: "), rep.lines
     assert a.count("other", "hello") > 50
+
+
+# --- a landing-pad check in flight --------------------------------------------------------
+
+SPELP = 1 << 23
+SEC_VCPU = 2
+
+
+def _load_snap():
+    loader = importlib.machinery.SourceFileLoader("carapace_snap",
+                                                  str(ROOT / "tools" / "carapace-snap"))
+    spec = importlib.util.spec_from_loader("carapace_snap", loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+class TapProxy:
+    """A TCP proxy between carapace-ctl migrate and the destination that
+    reads the source's stream as it goes by and keeps its VCPU sections
+    (decoded with carapace-snap's layout): the vCPU state of the stop-and-copy."""
+
+    def __init__(self, dest_port):
+        self.snap = _load_snap()
+        self.listener = socket.create_server((ADDR, 0))
+        self.port = self.listener.getsockname()[1]
+        self.dest_port = dest_port
+        self.vcpus = []
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        src, _ = self.listener.accept()
+        self.listener.close()
+        dst = socket.create_connection((ADDR, self.dest_port))
+        back = threading.Thread(target=self._pump, args=(dst, src, None), daemon=True)
+        back.start()
+        self._pump(src, dst, bytearray())
+        back.join(30)
+
+    def _pump(self, a, b, keep):
+        try:
+            while True:
+                data = a.recv(65536)
+                if not data:
+                    break
+                if keep is not None:
+                    keep += data
+                    self._parse(keep)
+                b.sendall(data)
+        except OSError:
+            pass
+        for s in (a, b):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def _parse(self, buf):
+        """Consume whole sections from @buf (the header first)."""
+        if not getattr(self, "header_seen", False):
+            if len(buf) < 32:
+                return
+            del buf[:32]
+            self.header_seen = True
+        while len(buf) >= 24:
+            stype, _inst, length = struct.unpack_from("<IIQ", buf)
+            if len(buf) < 24 + length:
+                return
+            if stype == SEC_VCPU:
+                self.vcpus.append(self.snap.VCPU.decode(bytes(buf[24:24 + length])))
+            del buf[:24 + length]
+
+    def finish(self):
+        self.thread.join(30)
+        return self.vcpus
+
+
+def test_pending_landing_pad_moves(hosts):
+    """(c) snap_elp (landing pads on, jumping again and again to a target
+    that is no lpad, cfi=delegate) moved while it jumps: each copy on B must
+    fault at the target and never run it (a new VM generation ID ends its
+    loop there); the VMs are moved one after the other until the
+    stop-and-copy caught one between a jump and its target (ELP expected in
+    the VCPU section the proxy read off the stream), whose first act on B
+    is then that fault."""
+    n = 5
+    spec = "name=e{},kernel=build/guests/snap_elp.bin,vcpus=1,mem=16M,cfi=delegate"
+    a = hosts("a", [spec.format(i) for i in range(n)])
+    b = hosts("b")
+    a.ready(), b.ready()
+    targets = {}
+    for i in range(n):
+        line = marker_line(a, f"e{i}", "SNAPSHOT-READY")
+        targets[f"e{i}"] = int(re.search(r"target=(0x[0-9a-f]+)", line).group(1), 16)
+    caught, seen = None, []
+    for i in range(n):
+        vm = f"e{i}"
+        port = free_port()
+        inc = b.incoming(port)
+        tap = TapProxy(port)
+        m = a.migrate(vm, tap.port)
+        d = inc.finish()
+        check_ok_migration(m, vm, f"{vm}: a -> b")
+        assert d.rc == 0, d.text()
+        vcpus = tap.finish()
+        assert len(vcpus) == 1, vcpus
+        v = vcpus[0]
+        elp = bool(v["sstatus"] & SPELP or v["vsstatus"] & SPELP)
+        seen.append((vm, hex(v["pc"]), elp))
+        assert v["lp_value"] == 1 and v["lp_locked"] == 0, v
+        if elp:
+            # only a jump to the target leaves ELP expected
+            assert v["pc"] == targets[vm], (hex(v["pc"]), hex(targets[vm]))
+            caught = caught or vm
+        b.wait_for(lambda l: l == f"carapace: vm {vm}: shut down", 60)
+        rep = Report(life(a.guest(vm), b.guest(vm), "SNAPSHOT-READY"))
+        check_report(rep, f"vm {vm}: on a, then on b")
+        assert not rep.kind("SKIP: "), rep.lines
+        passes = rep.kind("PASS: ")
+        assert any("the target never ran" in l for l in passes), rep.lines
+        assert any("every jump to the non-lpad target took a landing-pad fault" in l
+                   for l in passes), rep.lines
+        if caught:
+            break
+    print(f"(vm, pc, ELP expected) at the switchover: {seen}")
+    assert caught, f"no stop-and-copy of {n} caught ELP expected: {seen}"
 
 
 # --- faults ------------------------------------------------------------------------------
