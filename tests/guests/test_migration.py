@@ -652,6 +652,7 @@ def test_pending_landing_pad_moves(hosts):
 
 # --- faults ------------------------------------------------------------------------------
 
+HOLD = 3                    # seconds the relay holds while B is killed
 PHASES = ["negotiation", "round:1", "round:2", "stop-and-copy", "confirmation"]
 
 
@@ -663,7 +664,7 @@ def test_fault_phases(hosts, how):
     says why and its VM runs on unchanged; a B that lives keeps no VM. The
     guest, mig_dirty writing all the while, passes its checks on A."""
     a = hosts("a", [vm_spec("m", "mig_dirty", 2, "mib=4 wait_ms=%d" % (
-        25000 if how == "cut" else 50000)), OTHER])
+        24000 if how == "cut" else 40000)), OTHER])
     port = free_port()
     b = hosts("b0", incoming=port)
     a.ready(), b.ready()
@@ -675,13 +676,19 @@ def test_fault_phases(hosts, how):
         if how == "cut":
             m = a.migrate("m", port, "--max-rounds", "3", "--cut-at", phase)
         else:
-            if i:
-                port = free_port()
-                b = hosts(f"b{i}", incoming=port).ready()
+            b.ready()
             p = a.migrate("m", port, "--max-rounds", "3", "--hold-at", phase,
-                          "--hold-seconds", "3", background=True)
+                          "--hold-seconds", str(HOLD), background=True)
             p.wait_event("hook", 60)
-            b.kill()
+            t_hook = time.monotonic()
+            b.kill()        # SIGTERM to carapace-run, which takes its QEMU down
+            killed = time.monotonic() - t_hook
+            # B was gone before the relay went on (else B might have finished)
+            assert killed < HOLD - 0.5, f"B took {killed:.1f} s to go: raise HOLD"
+            assert b.proc.returncode is not None
+            if i + 1 < len(PHASES):     # the next B boots while this one ends
+                port = free_port()
+                b = hosts(f"b{i + 1}", incoming=port)
             m = p.finish()
         where = f"{how} at {phase}"
         print(f"{where}: {m.reply and m.reply.get('code')}: {m.reply and m.reply.get('error')}")
