@@ -100,7 +100,7 @@ apply_series() {
 
 do_check() {
 	pristine
-	local p n=0 listed
+	local p listed
 	# series and directory agree
 	for p in "$HERE"/0[0-9][0-9][0-9]-*.patch; do
 		p=$(basename "$p")
@@ -121,7 +121,6 @@ do_check() {
 	apply_series "$tmp"
 	# kernel coding style
 	for p in $(patches); do
-		n=$((n + 1))
 		( cd "$PRISTINE" && perl scripts/checkpatch.pl --strict --quiet --no-summary \
 			"$HERE/$p" ) || die "checkpatch --strict complains about $p"
 	done
