@@ -452,6 +452,9 @@ def test_refused_without_cfi(hosts):
     assert m.reply and not m.reply["ok"] and m.reply["code"] == "no-cfi", m.text()
     assert "no-cfi" in m.err and re.search(r"shadow stack|landing pad", m.err, re.I), m.text()
     assert m.of("caps") and not m.of("accept") and not m.of("round"), m.text()
+    # the source decided on B's CAPS: ABORT instead of CONFIG
+    assert not m.of("config"), m.text()
+    assert [(e["side"], e["code"]) for e in m.of("abort")] == [("source", "no-cfi")], m.text()
     assert not m.of("stop-and-copy") and not m.of("running"), m.text()
     # the caps B sent: no Zicfilp/Zicfiss
     caps = m.of("caps")[0]
