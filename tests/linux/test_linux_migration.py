@@ -266,6 +266,23 @@ def check_finished(lines, rounds, where, log):
     assert rep.results("PASS").count(DIRTY_CHECK) == rounds, f"{where}\n{log}"
 
 
+VIOLATIONS_RE = re.compile(r"carapace: vm alpha: exits .*cfi violations: landing pad (\d+), "
+                           r"shadow stack (\d+)")
+
+
+def check_trapped_here(h, lines, where, log):
+    """Host @h's own count of alpha's CFI violations (its line when alpha
+    shut down there; counted from its arrival): the corrupted return and the
+    two landing-pad violations of each round it ran there trapped into this
+    hypervisor (policy trap) before the guest kernel saw them."""
+    counts = [(int(m.group(1)), int(m.group(2))) for l in h.snapshot()
+              if (m := VIOLATIONS_RE.match(l))]
+    assert counts, f"{where}: no violation counts\n{log}"
+    lp, ss = counts[-1]
+    n = len(rounds_of(lines)) - 1     # the first may have begun before the move
+    assert ss >= n and lp >= 2 * n, f"{where}: {lp} lp, {ss} ss for {n + 1} rounds\n{log}"
+
+
 def stays(h):
     """alpha's stays on host @h, in order: for each, its console lines there,
     and the unfinished line the host printed when it let alpha go (its
@@ -376,6 +393,7 @@ def test_linux_cfi_guest_moves_to_fresh_host(hosts):
     print(f"alpha's rounds: a 1..{rounds_of(before)[-1]}, b {rounds_of(after)[0]}..")
     assert not CfiReport(before).results("FAIL"), log
     check_segment(after, "alpha on b", log)
+    check_trapped_here(b, after, "alpha on b", log)
     check_finished(before + after, A_ROUNDS, "alpha", log)
     # beta, left behind: every round, in order, all passed
     beta = a.guest("beta")
@@ -435,6 +453,7 @@ def test_linux_cfi_guest_ping_pong(hosts):
     for i, (tag, seg) in enumerate(segments[1:], start=1):
         check_segment(seg, f"alpha on {tag} after hop {i}", log)
     check_finished([l for _, seg in segments for l in seg], P_ROUNDS, "alpha", log)
+    check_trapped_here(b, segments[-1][1], "alpha on b at the end", log)
     beta = a.guest("beta")
     assert rounds_of(beta) == list(range(1, P_ROUNDS + 1)), rounds_of(beta)
     rep = CfiReport(beta)
