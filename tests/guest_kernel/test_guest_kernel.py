@@ -134,6 +134,20 @@ def test_reference_status_cfi(guest_kernel, gk_initramfs):
     assert statuses(lines, out) == STATUS_ON, out
 
 
+def test_reference_status_debian_kernel(gk_initramfs):
+    """The same checks on Debian's unpatched kernel see no status lines and no
+    boot line: what the tests above look for comes from our patches."""
+    debian = CACHE / "linux" / "Image"
+    if not debian.is_file():
+        pytest.skip(f"Debian's kernel not found at {debian}; run `make deps`")
+    lines, out = run_qemu(debian, gk_initramfs, "status", cpu_with_cfi())
+    assert not any(BOOT_RE.search(l) for l in lines), out
+    got = statuses(lines, out)
+    assert set(got) == set(STATUS_ON), out
+    for mode, (res, feat, locked) in got.items():
+        assert (res, feat, locked) == ("ok", "missing", "missing"), (mode, out)
+
+
 def test_reference_status_no_cfi(guest_kernel, gk_initramfs):
     lines, out = run_qemu(guest_kernel, gk_initramfs, "status", NO_CFI_CPU)
     assert boot_line(lines, out) == BOOT_NO_ISA, out
