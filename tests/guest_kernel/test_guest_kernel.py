@@ -154,6 +154,17 @@ def test_reference_status_no_cfi(guest_kernel, gk_initramfs):
     assert statuses(lines, out) == STATUS_OFF, out
 
 
+def test_reference_nousercfi(guest_kernel, gk_initramfs):
+    """riscv_nousercfi=bcfi on a CFI CPU: the boot line names the command line
+    as the reason, and only the shadow stack is refused."""
+    lines, out = run_qemu(guest_kernel, gk_initramfs, "status riscv_nousercfi=bcfi",
+                          cpu_with_cfi())
+    assert boot_line(lines, out) == ("off, riscv_nousercfi=", "on"), out
+    got = statuses(lines, out)
+    assert got["shstk"] == ("failed(-22)", "[]", "[]"), out
+    assert got["lpad"] == STATUS_ON["lpad"], out
+
+
 def test_reference_fwft_refused(guest_kernel, gk_initramfs):
     """A CPU with Zicfiss under OpenSBI 1.5.1, which does not grant FWFT
     SHADOW_STACK: the kernel says the firmware refused it (a warning), and
