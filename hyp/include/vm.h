@@ -109,6 +109,9 @@ struct vm {
 	uint64_t *page_log, *page_sticky;
 	hpa_t log_tables;		/* one 4 KiB table per 2 MiB chunk */
 	struct spinlock mem_lock;
+	/* the state being loaded is this same VM moved here from another host
+	 * (migration), not a copy of it (restore): device identities stay */
+	bool moved_in;
 	volatile unsigned long tlb_harts;	/* harts that may cache its translations */
 	struct vm_image kernel, initrd;
 	gpa_t kernel_gpa, fdt_gpa;

@@ -200,6 +200,7 @@ static void got_config(void)
 	if (!mr.vm)
 		return refuse(code, why);
 	memcpy(mr.vm_name, mr.vm->cfg.name, sizeof(mr.vm_name));
+	mr.vm->moved_in = true;
 	pr_info("vm %s: incoming migration: %lu MiB, %u vCPUs", mr.vm_name,
 		(unsigned long)(mr.config.ram_size >> 20), mr.config.nr_vcpus);
 	{

@@ -66,7 +66,8 @@ static void vmgenid_save(struct vm *vm, void *out)
 }
 
 /* A restore is a new generation: the saved ID is checked, then replaced, and
- * the guest is told. */
+ * the guest is told. A migration moves the same VM: its ID stays (the VM
+ * Generation ID spec changes it for copies, not for a live move). */
 static int vmgenid_load(struct vm *vm, const void *in)
 {
 	static const uint8_t zero[sizeof(vm->genid.s.pad)];
@@ -77,8 +78,10 @@ static int vmgenid_load(struct vm *vm, const void *in)
 		return -HYP_EINVAL;
 	spin_lock(&vm->genid.lock);
 	vm->genid.s = s;
-	new_id(vm);
-	set_line(vm, true);
+	if (!vm->moved_in) {
+		new_id(vm);
+		set_line(vm, true);
+	}
 	spin_unlock(&vm->genid.lock);
 	return 0;
 }

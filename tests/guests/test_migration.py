@@ -609,14 +609,16 @@ class TapProxy:
 def test_pending_landing_pad_moves(hosts):
     """(c) snap_elp (landing pads on, jumping again and again to a target
     that is no lpad, cfi=delegate) moved while it jumps: each copy on B must
-    fault at the target and never run it (a new VM generation ID ends its
-    loop there); the VMs are moved one after the other until the
+    fault at the target and never run it, until its run_ms deadline ends the
+    loop (a move keeps the VM generation ID: an ID change would end it early,
+    a FAIL); the VMs are moved one after the other until the
     stop-and-copy caught one between a jump and its target (ELP expected in
     the VCPU section the proxy read off the stream), whose first act on B
     is then that fault."""
     n = 5
-    spec = "name=e{},kernel=build/guests/snap_elp.bin,vcpus=1,mem=16M,cfi=delegate"
-    a = hosts("a", [spec.format(i) for i in range(n)])
+    # each VM's loop ends at its own deadline, after its turn to move
+    spec = "name=e{},kernel=build/guests/snap_elp.bin,vcpus=1,mem=16M,cfi=delegate,bootargs=run_ms={}"
+    a = hosts("a", [spec.format(i, 10000 + 6000 * i) for i in range(n)])
     b = hosts("b")
     a.ready(), b.ready()
     targets = {}
