@@ -405,7 +405,7 @@ def test_linux_cfi_guest_moves_to_fresh_host(hosts):
 
 # --- (b) ping-pong ------------------------------------------------------------------------
 
-P_ROUNDS = 45
+P_ROUNDS = 50
 P_FIRST_AT = 4
 P_BETWEEN = 2       # rounds alpha runs on a host before it moves on
 
