@@ -265,6 +265,9 @@ static void cmd_cfi(struct req *r)
 	if (!get_vm(r, "vm", true))
 		return;
 	vm = r->vm;
+	/* a vCPU that stayed on its hart keeps ssp/senvcfg in the CSRs only */
+	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++)
+		vcpu_sync_state(&r->vm->vcpus[i]);
 	reply_head(&w, r->has_id, r->id, true);
 	jw_kv_str(&w, "vm", vm->cfg.name);
 	jw_kv_str(&w, "policy", policy_names[vm->cfg.cfi_policy]);

@@ -26,10 +26,11 @@ static const char *hsm_name(const struct vcpu *v)
 	return v->g.hsm.waiting ? "idle (wfi)" : v->hart >= 0 ? "running" : "runnable";
 }
 
-void monitor_print_vcpu_cfi(const struct vcpu *v)
+void monitor_print_vcpu_cfi(struct vcpu *v)
 {
 	const struct cfi_stats *cs = &v->cfi_stats;
 
+	vcpu_sync_state(v);	/* on a hart since it changed them: CSRs only */
 	pr_info("  vm %s vcpu %u: shadow stack %s%s, ssp=0x%lx, landing pads %s%s, "
 		"ELP=%lu, senvcfg=0x%lx",
 		v->vm->cfg.name, v->id, v->g.fwft.ss_value ? "on" : "off",

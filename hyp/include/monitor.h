@@ -19,5 +19,5 @@ void monitor_open(void);
 /** monitor_focus() - index of the VM that gets host input. */
 unsigned int monitor_focus(void);
 /** monitor_print_vcpu_cfi() - one line in words about a vCPU's CFI state. */
-void monitor_print_vcpu_cfi(const struct vcpu *v);
+void monitor_print_vcpu_cfi(struct vcpu *v);
 #endif

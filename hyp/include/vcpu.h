@@ -61,6 +61,7 @@ struct vcpu_guest {
 /* Work other harts post to a vCPU; consumed before the next guest entry. */
 #define VCPU_REQ_FENCE_I	(1UL << 0)
 #define VCPU_REQ_HFENCE_VVMA	(1UL << 1)	/* flush all of the VM's VS-stage entries */
+#define VCPU_REQ_SYNC_STATE	(1UL << 2)	/* copy live ssp/senvcfg to memory (host) */
 
 #define VCPU_EXIT_CAUSES	24
 
@@ -108,6 +109,10 @@ static inline void vcpu_apply_pending(struct vcpu *v)
 /** vcpu_request_sync() - post VCPU_REQ_* work to @t; if @t runs on another hart,
  *  wait until it has done it (SBI RFENCE semantics). @self is the caller's vCPU. */
 void vcpu_request_sync(struct vcpu *self, struct vcpu *t, unsigned long req);
+/** vcpu_sync_state() - the host (hart 0) reads @t's CFI CSRs: have them in
+ *  memory (struct vcpu_guest) as they are now, even if @t runs on a hart and
+ *  has not been put since it changed them. Returns within ~10 ms. */
+void vcpu_sync_state(struct vcpu *t);
 /** vcpu_kick() - make @v leave the guest soon (or wake its idle hart). */
 void vcpu_kick(struct vcpu *v);
 /** vcpu_exits() - exits so far (sum of the per-cause counters). */

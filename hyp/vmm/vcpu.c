@@ -125,6 +125,37 @@ void vcpu_post_irq(struct vcpu *v, unsigned long bits)
 }
 
 
+/* The CSRs the host shows that only vcpu_put() saves otherwise. */
+static void save_live_cfi(struct vcpu *v)
+{
+	v->g.csr.senvcfg = csr_read(CSR_SENVCFG);
+	if (hart_caps.zicfiss)
+		v->g.csr.ssp = csr_read(CSR_SSP);
+}
+
+void vcpu_sync_state(struct vcpu *t)
+{
+	struct hart *self = this_hart();
+	uint64_t deadline = time_now() + timebase_hz / 100;
+	int h;
+
+	if (t == self->current) {
+		save_live_cfi(t);	/* loaded here: host_poll runs in its exit */
+		return;
+	}
+	atomic_or(&t->requests, VCPU_REQ_SYNC_STATE);
+	h = t->hart;
+	if (h < 0)
+		return;		/* off CPU: memory holds it (the request is harmless) */
+	sbi_send_ipi(1, harts[h].hartid);
+	while ((atomic_load(&t->requests) & VCPU_REQ_SYNC_STATE) && t->hart == h &&
+	       time_now() < deadline) {
+		if (self->current)
+			vcpu_apply_pending(self->current);
+		tlb_service();
+	}
+}
+
 /* Work posted to the vCPU loaded on this hart. */
 void vcpu_apply_pending_slow(struct vcpu *v)
 {
@@ -136,6 +167,8 @@ void vcpu_apply_pending_slow(struct vcpu *v)
 			local_fence_i();
 		if (req & VCPU_REQ_HFENCE_VVMA)
 			hfence_vvma_all();
+		if (req & VCPU_REQ_SYNC_STATE)
+			save_live_cfi(v);
 	}
 	if (v->irq_pending) {
 		irq = atomic_xchg(&v->irq_pending, 0);

@@ -377,3 +377,23 @@ def test_idle_harts_sleep_after_a_vm_shut_down(host_factory):
     # tens to hundreds a second, never hundreds of thousands
     assert all(0 <= g < 5000 for g in grown), grown
     assert h.ctl("list")[0]["vms"][0]["state"] != "running"
+
+
+def test_cfi_report_reads_a_running_vcpus_live_state(host_factory):
+    """`cfi` on a VM whose vCPUs never left their harts (one VM, one vCPU per
+    hart) shows the ssp and senvcfg the guest set since it was loaded: they
+    live in the hart's CSRs until the vCPU is put, and the report once showed
+    the stale saved values (ssp 0, senvcfg 0)."""
+    h = host_factory([vm_spec("c", "snap_cfi", 2, "wait_ms=20000")],
+                     extra=["--expect", "c=destroyed"])
+    line = h.wait_for(lambda l: l.startswith("[c] SNAPSHOT-READY"), 60)
+    ssp = int(re.search(r"ssp=(0x[0-9a-f]+)", line).group(1), 16)
+    for _ in range(3):
+        rep, _ = h.ctl("cfi", "c")
+        v0 = rep["vcpus"][0]
+        assert v0["ss_enabled"] and v0["ss_locked"], v0
+        assert v0["ssp"] == ssp, (hex(v0["ssp"]), hex(ssp))
+        assert v0["senvcfg"] & 0xc, v0      # LPE (bit 2) and SSE (bit 3) set for VU
+        time.sleep(0.2)
+    h.ctl("destroy", "c")
+    assert h.finish() == EXIT_OK
