@@ -22,7 +22,9 @@
  *                         the round number and the page index), then
  *                         rewrites every page with this round's; a page a
  *                         migration lost or left stale is a FAIL line
- *                         (--random and --dirty may both be given)
+ *                         (--random and --dirty may both be given); and
+ *                         that guest time went on since the previous round
+ *                         (CLOCK_MONOTONIC and the time CSR, never back)
  *   cfitest --rounds N --dirty MIB --dirty-stale R
  *                         tests the checker: after round R's rewrite one
  *                         page gets round R-1's pattern back, as a stale
@@ -40,6 +42,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 
 #include "cfi_abi.h"
 #include "cfi_report.h"
@@ -135,6 +138,44 @@ static uint64_t *dirty_mem;
 static size_t dirty_pages;
 static int dirty_stale;		/* --dirty-stale R */
 
+/* Guest time as the process sees it: CLOCK_MONOTONIC (the vDSO, from the
+ * time CSR) and the time CSR itself. */
+static struct timespec time_prev;
+static unsigned long ticks_prev;
+
+static unsigned long read_ticks(void)
+{
+	unsigned long t;
+
+	__asm__ volatile("rdtime %0" : "=r"(t));
+	return t;
+}
+
+static void time_take(struct timespec *ts, unsigned long *ticks)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	*ticks = read_ticks();
+}
+
+/* Guest time went on since the previous round (a move must not set it
+ * back); the step is in the detail, so a harness can bound the jump. */
+static void time_round(int round)
+{
+	struct timespec now;
+	unsigned long ticks;
+	long long ns;
+
+	time_take(&now, &ticks);
+	ns = (long long)(now.tv_sec - time_prev.tv_sec) * 1000000000LL +
+	     (now.tv_nsec - time_prev.tv_nsec);
+	cfi_check(ns > 0 && ticks > ticks_prev,
+		  "rounds: guest time went on from the previous round",
+		  "round %d: %+lld us monotonic, %+lld time ticks", round, ns / 1000,
+		  (long long)(ticks - ticks_prev));
+	time_prev = now;
+	ticks_prev = ticks;
+}
+
 static uint64_t dirty_base(int round, size_t page)
 {
 	/* splitmix64 of (round, page) */
@@ -174,6 +215,7 @@ static int dirty_setup(int mib)
 		return -1;
 	dirty_mem = m;
 	dirty_write(0);
+	time_take(&time_prev, &ticks_prev);
 	return 0;
 }
 
@@ -234,8 +276,10 @@ static void run_rounds(int n, int sample, int dirty_mib)
 	if (dirty_mib && dirty_setup(dirty_mib))
 		dirty_mib = 0;
 	for (int i = 1; i <= n; i++) {
-		if (dirty_mib)
+		if (dirty_mib) {
+			time_round(i);
 			dirty_round(i);
+		}
 		ssp0 = cfi_ssrdp();
 		got = cfi_ss_balanced(999, &deepest);
 		ssp1 = cfi_ssrdp();

@@ -44,10 +44,14 @@ ADDR = "127.0.0.1"
 NO_CFI_CPU = "rv64,h=true,sstc=true,svadu=true"     # no Zicfilp/Zicfiss
 DIRTY_MIB = 8
 DIRTY_CHECK = "rounds: every dirty page holds the previous round's pattern"
+TIME_CHECK = "rounds: guest time went on from the previous round"
+TIME_STEP_RE = re.compile(r"PASS: cfi: rounds: guest time went on from the previous round "
+                          r"\(round (\d+): \+(\d+) us monotonic")
+MAX_TIME_STEP_S = 30    # between two rounds, a move's downtime included
 # what must PASS on the destination, in rounds it ran there (the shadow
 # stack was turned on before the rounds, on the first host)
 REQUIRED_AFTER = [c for c in REQUIRED_ROUNDS if not c.startswith("rounds: shadow stack on")] \
-    + [DIRTY_CHECK]
+    + [DIRTY_CHECK, TIME_CHECK]
 RUN_TIMEOUT = 400       # each host's carapace-run --timeout
 MIG_TIMEOUT = 180       # one carapace-ctl migrate / incoming
 
@@ -264,6 +268,11 @@ def check_finished(lines, rounds, where, log):
     assert done and done[1] == 0, f"{where}: DONE {done}\n{log}"
     assert "init: cfitest exit 0" in lines, f"{where}\n{log}"
     assert rep.results("PASS").count(DIRTY_CHECK) == rounds, f"{where}\n{log}"
+    # guest time never went back (that is a FAIL), nor jumped far ahead
+    steps = {int(m.group(1)): int(m.group(2)) for l in lines if (m := TIME_STEP_RE.search(l))}
+    assert sorted(steps) == list(range(1, rounds + 1)), f"{where}: {steps}\n{log}"
+    assert max(steps.values()) < MAX_TIME_STEP_S * 10**6, f"{where}: {steps}\n{log}"
+    return steps
 
 
 VIOLATIONS_RE = re.compile(r"carapace: vm alpha: exits .*cfi violations: landing pad (\d+), "
@@ -339,7 +348,7 @@ def test_reference_dirty_rounds_catch_a_stale_page(initramfs):
     assert re.search(r"FAIL: cfi: rounds: every dirty page .*\(round 3: 1 of 512 pages bad, "
                      r"first page 256 word 0: ", out), out
     assert rep.results("PASS").count(DIRTY_CHECK) == 3, out
-    missing = [c for c in REQUIRED_ROUNDS + ["rounds: dirty memory mapped"]
+    missing = [c for c in REQUIRED_ROUNDS + ["rounds: dirty memory mapped", TIME_CHECK]
                if c not in rep.results("PASS")]
     assert not missing, (missing, out)
     assert rep.done() == (len(rep.results("PASS")), 1), out
@@ -358,12 +367,14 @@ def test_linux_cfi_guest_moves_to_fresh_host(hosts):
     fresh `carapace-run --incoming` host B, which runs until alpha shuts
     down there. alpha goes on from its round with every check passing (its
     dirty memory, its shadow stack at the ssp of round 1, a corrupted
-    return and landing-pad violations still SIGSEGV/SEGV_CPERR); beta never
-    stops; A lists alpha no more."""
+    return and landing-pad violations still SIGSEGV/SEGV_CPERR, its guest
+    time never went back); beta never stops; A lists alpha no more."""
     port = free_port()
     a = hosts("a", [dirty_spec("alpha", A_ROUNDS), spec("beta", B_ROUNDS)])
-    b = hosts("b", incoming=port, extra=["--expect", "alpha=shutdown"])
     a.wait_round("alpha", A_MIGRATE_AT, 300)
+    # B starts now: its clock is behind A's by A's run so far, so a move
+    # that did not carry the guest's time over would set it back
+    b = hosts("b", incoming=port, extra=["--expect", "alpha=shutdown"])
     check_cfi_on(a, "a")
     beta_before = rounds_of(a.guest("beta"))
     m = a.migrate("alpha", port)
@@ -394,7 +405,10 @@ def test_linux_cfi_guest_moves_to_fresh_host(hosts):
     assert not CfiReport(before).results("FAIL"), log
     check_segment(after, "alpha on b", log)
     check_trapped_here(b, after, "alpha on b", log)
-    check_finished(before + after, A_ROUNDS, "alpha", log)
+    steps = check_finished(before + after, A_ROUNDS, "alpha", log)
+    moved = rounds_of(after)[0]
+    print(f"guest time: {steps[moved] / 1e6:.3f} s from round {moved - 1} to {moved} (the "
+          f"move), at most {max(v for r, v in steps.items() if r != moved) / 1e6:.3f} s else")
     # beta, left behind: every round, in order, all passed
     beta = a.guest("beta")
     assert rounds_of(beta) == list(range(1, B_ROUNDS + 1)), rounds_of(beta)
@@ -419,8 +433,8 @@ def test_linux_cfi_guest_ping_pong(hosts):
     stops."""
     port = free_port()
     a = hosts("a", [dirty_spec("alpha", P_ROUNDS), spec("beta", P_ROUNDS)])
-    b = hosts("b", incoming=port, extra=["--expect", "alpha=shutdown"])
     a.wait_round("alpha", P_FIRST_AT, 300)
+    b = hosts("b", incoming=port, extra=["--expect", "alpha=shutdown"])   # clock behind A's
     m = a.migrate("alpha", port, "--max-rounds", "6")
     check_moved(m, "hop 1: a -> b")
     assert b.vms() == {"alpha": "running"} and "alpha" not in a.vms()
