@@ -19,7 +19,12 @@ CFI that stopped trapping on the new host is a FAIL line there.
   receives): the rounds go on across the hosts without a gap or a repeat;
 - (c) a destination without Zicfilp/Zicfiss is refused before any memory
   moves (no-cfi, naming the protection the guest would lose); alpha runs on
-  at the source and finishes."""
+  at the source and finishes;
+- (d) moves cut by the relay in a pre-copy round, in the stop-and-copy and
+  at the confirmation: alpha runs on at the source each time, the
+  destination discards its copy; then a move that goes through.
+The other fault cases (every phase, by cut and by killing the destination's
+QEMU) are tests/guests/test_migration.py's, with bare-metal guests."""
 
 import json
 import re
@@ -507,3 +512,68 @@ def test_linux_cfi_guest_refused_without_cfi(hosts):
     lines = a.guest("alpha")
     assert rounds_of(lines) == list(range(1, R_ROUNDS + 1)), rounds_of(lines)
     check_finished(lines, R_ROUNDS, "alpha, refused, on a", log)
+
+
+# --- (d) broken moves, then one that goes through --------------------------------------
+
+F_ROUNDS = 50
+F_PHASES = ["round:2", "stop-and-copy", "confirmation"]
+
+
+def wait_no_vms(h, timeout=30):
+    end = time.monotonic() + timeout
+    while (got := h.vms()) and time.monotonic() < end:
+        time.sleep(0.2)
+    assert got == {}, f"host {h.tag} still has {got}\n{h.console()}"
+
+
+def test_linux_cfi_guest_survives_broken_moves(hosts):
+    """alpha's moves to B are cut by the relay (carapace-ctl --cut-at) in a
+    pre-copy round, in the stop-and-copy (alpha paused on A) and at the
+    confirmation (alpha already ran on B, which never hears that A let it
+    go): each time A answers an error and alpha runs on at A, B discards
+    its copy and waits again. Then alpha moves to B for real and finishes
+    there: one process through it all, every round's checks passing (its
+    dirty memory after dirty logging was turned on and off three times, its
+    shadow stack, landing pads and guest time)."""
+    port = free_port()
+    a = hosts("a", [dirty_spec("alpha", F_ROUNDS)])
+    a.wait_round("alpha", 3, 300)
+    b = hosts("b", incoming=port, extra=["--expect", "alpha=shutdown"])
+    for phase in F_PHASES:
+        last = max(rounds_of(a.guest("alpha")))
+        a.wait_round("alpha", last + 1, 60)
+        m = a.migrate("alpha", port, "--max-rounds", "4", "--cut-at", phase)
+        where = f"cut at {phase}"
+        print(f"{where}: {m.reply and m.reply.get('code')}: {m.reply and m.reply.get('error')}")
+        hook = m.of("hook")
+        assert hook and hook[0]["phase"] == phase, f"{where}: {m.text()}"
+        assert m.rc == 1 and m.reply and not m.reply["ok"], f"{where}: {m.text()}"
+        assert m.reply["code"] in ("stream", "no-stream"), f"{where}: {m.text()}"
+        assert not m.of("done"), f"{where}: {m.text()}"
+        if phase != "round:2":
+            assert m.of("stop-and-copy"), f"{where}: {m.text()}"
+        assert a.vms() == {"alpha": "running"}, f"{where}\n{a.console()}"
+        wait_no_vms(b)
+        assert not [l for l in a.snapshot() if l.startswith("carapace: vm alpha: migrated (")]
+    assert len([l for l in b.snapshot() if l.startswith("carapace: incoming migration failed:")
+                and "waiting for another" in l]) == len(F_PHASES), b.console()
+    at = max(rounds_of(a.guest("alpha")))
+    assert at < F_ROUNDS - 5, f"alpha is at round {at} of {F_ROUNDS}: give it more"
+    m = a.migrate("alpha", port, "--max-rounds", "4")
+    check_moved(m, "a -> b after the cuts")
+    code_b = b.finish(RUN_TIMEOUT)
+    log = a.console(300) + "\n" + b.console(300)
+    assert code_b == 0, log
+    (before,) = stays(a)
+    after = stays(b)[-1]            # before it: the copies b discarded
+    assert len(before["torn"]) <= 1, before
+    lines = list(after["lines"])
+    if before["torn"] and lines:
+        lines[0] = before["torn"][0] + lines[0]
+    assert rounds_of(before["lines"]) + rounds_of(lines) == list(range(1, F_ROUNDS + 1)), \
+        (rounds_of(before["lines"]), rounds_of(lines))
+    assert not CfiReport(before["lines"]).results("FAIL"), log
+    check_segment(lines, "alpha on b", log)
+    check_finished(before["lines"] + lines, F_ROUNDS, "alpha", log)
+    print(f"alpha's rounds: a 1..{rounds_of(before['lines'])[-1]}, b {rounds_of(lines)[0]}..")
