@@ -45,6 +45,9 @@ int vm_create(const struct vm_desc *d, struct vm **out, const char **why);
 int vm_alloc(const struct vm_desc *d, bool need_images, struct vm **out, const char **why);
 /** vm_start() - schedule a VM whose state is complete. */
 void vm_start(struct vm *vm);
+/** vm_start_paused() - the same, but PAUSED: it runs once resumed (a VM that
+ *  arrives paused by its operator). */
+void vm_start_paused(struct vm *vm);
 /** vm_reset() - (re)load images, guest DT and vCPU 0; other vCPUs stopped. */
 int vm_reset(struct vm *vm);
 /** vm_destroy_finish() - a DESTROYING VM whose vCPUs are all off CPU: return

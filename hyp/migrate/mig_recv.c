@@ -38,6 +38,7 @@ static struct {
 	struct vm *vm;
 	struct snap_config config;
 	bool started;			/* the guest runs here */
+	bool arrive_paused;		/* its operator had paused it at the source */
 	uint32_t rounds;
 	unsigned int next_vcpu, next_dev;
 	uint64_t sections, pages;	/* since CONFIG, for END */
@@ -270,15 +271,18 @@ static void got_end(const struct snap_end *e)
 	vm->htimedelta = mr.guest_time - time_now();
 	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++)
 		vm->vcpus[i].last_hart = -1;
-	vm_start(vm);
+	if (mr.arrive_paused)
+		vm_start_paused(vm);
+	else
+		vm_start(vm);
 	mr.started = true;
 	{
 		struct mig_running r = { time_now() - mr.switchover_at, timebase_hz };
 
 		mig_tx_section(&mr.tx, MIG_SEC_RUNNING, 0, &r, sizeof(r));
 	}
-	pr_info("vm %s: running here %lu us after the switchover began; waiting for the "
-		"source to let it go", mr.vm_name,
+	pr_info("vm %s: %s here %lu us after the switchover began; waiting for the "
+		"source to let it go", mr.vm_name, mr.arrive_paused ? "paused (as it was)" : "running",
 		(unsigned long)((time_now() - mr.switchover_at) * 1000000 / timebase_hz));
 	mr.phase = R_RUNNING;
 }
@@ -360,8 +364,11 @@ static void got_section(void)
 		struct mig_switchover sw;
 
 		memcpy(&sw, pl, sizeof(sw));
-		if (mr.phase != R_PRECOPY || sw.reserved || sw.rounds != mr.rounds)
+		if (mr.phase != R_PRECOPY || sw.rounds != mr.rounds)
 			return refuse("bad-stream", "SWITCHOVER out of turn");
+		if (sw.flags & ~MIG_SWITCHOVER_PAUSED)
+			return refuse("bad-stream", "unknown SWITCHOVER flags");
+		mr.arrive_paused = sw.flags & MIG_SWITCHOVER_PAUSED;
 		mr.switchover_at = time_now();
 		mr.guest_time = sw.guest_time;
 		mr.phase = R_STATE;

@@ -308,7 +308,9 @@ static void switchover(void)
 {
 	struct vm *vm = ms.vm;
 	uint64_t *more = (uint64_t *)(uintptr_t)mm_alloc(ms.work_bytes, PAGE_SIZE);
-	struct mig_switchover s = { time_now() + vm->htimedelta, ms.round, 0 };
+	/* a VM its operator paused stays paused there (we did not pause it) */
+	struct mig_switchover s = { time_now() + vm->htimedelta, ms.round,
+				    ms.we_paused ? 0 : MIG_SWITCHOVER_PAUSED };
 
 	if (!more)
 		return fail("no-memory", "no memory for the final dirty map");

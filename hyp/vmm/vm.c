@@ -298,6 +298,13 @@ void vm_start(struct vm *vm)
 	sched_kick_idle();
 }
 
+void vm_start_paused(struct vm *vm)
+{
+	sched_lock();
+	vm->state = VM_PAUSED;
+	sched_unlock();
+}
+
 uint64_t vm_destroy_finish(struct vm *vm)
 {
 	uint64_t freed = vm->cfg.ram_size + vm->meta_size;

@@ -78,8 +78,11 @@ struct mig_round {
 struct mig_switchover {
 	uint64_t guest_time;	/* the guest's time when its vCPUs stopped */
 	uint32_t rounds;	/* pre-copy rounds before this */
-	uint32_t reserved;	/* 0 */
+	uint32_t flags;		/* MIG_SWITCHOVER_*; unknown bits are refused */
 };
+
+/* Its operator had paused the VM before the migration: it arrives paused. */
+#define MIG_SWITCHOVER_PAUSED	(1U << 0)
 
 /* RUNNING (D -> S): the guest runs on D. */
 struct mig_running {

@@ -394,6 +394,30 @@ def test_cfi_guest_moves_to_fresh_host(hosts):
     assert a.count("other", "hello") > hellos + 20
 
 
+def test_paused_vm_arrives_paused(hosts):
+    """A VM its operator paused moves paused (SWITCHOVER's PAUSED flag): B
+    lists it paused and it prints nothing there until it is resumed, then it
+    goes on and passes its checks. It once ran on B at once."""
+    port = free_port()
+    a = hosts("a", [vm_spec("c", "snap_cfi", 2, "wait_ms=3000")])
+    b = hosts("b", incoming=port)
+    a.ready(), b.ready()
+    marker_line(a, "c", "SNAPSHOT-READY")
+    a.ctl("pause", "c")
+    m = a.migrate("c", port)
+    check_ok_migration(m, "c", "a -> b, paused")
+    assert a.vms() == {}, a.console()
+    assert b.vms() == {"c": "paused"}, b.console()
+    time.sleep(4.0)         # past its wait_ms: a running copy would have ended
+    assert not b.guest("c"), b.console()
+    assert b.vms() == {"c": "paused"}, b.console()
+    b.ctl("resume", "c")
+    b.wait_for(lambda l: l == "carapace: vm c: shut down", 60)
+    rep = Report(life(a.guest("c"), b.guest("c"), "SNAPSHOT-READY"))
+    check_report(rep, "vm c: on a, then on b (paused across)")
+    assert not rep.kind("SKIP: "), rep.lines
+
+
 @pytest.mark.parametrize("writer", ["busy", "throttled"])
 def test_dirtying_guest_precopy_rounds(hosts, writer):
     """(b) mig_dirty moved while both its vCPUs write pages, through several
