@@ -67,6 +67,8 @@ def snapshot_and_restore(h, tmp_path, live):
     rep, _, _ = h.ctl(*args)
     assert rep["ok"] and rep["live"] == live and rep["file_bytes"] == path.stat().st_size, rep
     assert rep["compressed"] and rep["file_bytes"] < rep["bytes"], rep   # gzip by default
+    # it holds the guest's memory: readable by its owner only
+    assert path.stat().st_mode & 0o077 == 0, oct(path.stat().st_mode)
     h.ctl("destroy", "orig")
     rep, _, _ = h.ctl("restore", str(path), "--name", "copy")
     assert rep["ok"] and rep["vm"] == "copy", rep
