@@ -35,6 +35,7 @@ REFERENCE = {
     "cfi_lp": (None, 1),
     "cfi_vu": (None, 1),
     "cfi_elp_preempt": (f"n={ELP_N}", 1),
+    "cfi_elp_fetch": (None, 1),
     "cfi_isolation_a": ("role=1", 1),
     "cfi_isolation_b": ("role=2", 1),
 }
@@ -145,6 +146,18 @@ def test_cfi_lp(guests_built, policy):
 
 
 @pytest.mark.quick
+@pytest.mark.quick
+@pytest.mark.parametrize("policy", ["trap", "delegate", "strict"])
+def test_cfi_elp_across_a_fetch_fault(guests_built, policy):
+    """Issue 12 item 1: a jump to a target on the guest's own shadow-stack
+    page (an instruction access fault) reaches the guest's handler with the
+    jump's ELP in sstatus.SPELP, as on bare QEMU + OpenSBI, under every
+    policy; it arrived with 0 when Carapace took the fault and re-injected it
+    (access faults are now delegated, hedeleg)."""
+    _, lp, ss, _ = run_ok("cfi_elp_fetch", policy)
+    assert (lp, ss) == (0, 0), f"cfi_elp_fetch: observed lp={lp} ss={ss}"
+
+
 @pytest.mark.parametrize("policy", ["trap", "delegate", "strict"])
 def test_cfi_vu(guests_built, policy):
     """VU faults: strict does not stop the VM for them (only VS violations)."""
