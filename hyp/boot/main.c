@@ -112,6 +112,8 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 	entropy_init(host.rng_seed, host.rng_seed_len);
 	console_set_partial_flush(host.partial_flush_ms);
 	hart_caps.smstateen = host.isa_smstateen;
+	hart_caps.zimop = host.isa_zimop;
+	hart_caps.zcmop = host.isa_zcmop;
 	setup_memory();
 
 	ss = request_shadow_stack();

@@ -16,12 +16,18 @@
 size_t fdt_guest_isa_extensions(const struct vm *vm, const char **out, size_t max)
 {
 	static const char *const base[] = { "i", "m", "a", "f", "d", "c", "zicsr", "zifencei",
-					    "zicntr", "zaamo", "zalrsc", "zca", "zcd",
-					    "zimop", "zcmop", "sstc" };
+					    "zicntr", "zaamo", "zalrsc", "zca", "zcd" };
 	size_t n = 0;
 
 	for (size_t i = 0; i < ARRAY_SIZE(base) && n < max; i++)
 		out[n++] = base[i];
+	/* no state to switch, but only the host's CPU can execute them */
+	if (hart_caps.zimop && n < max)
+		out[n++] = "zimop";
+	if (hart_caps.zcmop && n < max)
+		out[n++] = "zcmop";
+	if (n < max)
+		out[n++] = "sstc";
 	if (cfi_vm_has_lp(vm) && n < max)
 		out[n++] = "zicfilp";
 	if (cfi_vm_has_ss(vm) && n < max)

@@ -25,6 +25,7 @@ struct host_info {
 	uint8_t rng_seed[64];		/* /chosen/rng-seed (QEMU gives 32 bytes) */
 	unsigned int rng_seed_len;
 	bool isa_zicfilp, isa_zicfiss, isa_sstc, isa_smstateen;	/* advertised on every hart */
+	bool isa_zimop, isa_zcmop;
 	bool persist;			/* carapace,persist: stay up with no VM */
 	bool incoming;			/* carapace,incoming: wait for a migrated VM */
 	uint32_t vmid_bits;		/* carapace,vmid-bits: use at most this many (0: all) */

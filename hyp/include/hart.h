@@ -16,6 +16,7 @@ struct hart_caps {
 	bool zicfilp;		/* henvcfg.LPE writable */
 	bool zicfiss;		/* menvcfg.SSE granted by firmware FWFT, henvcfg.SSE writable */
 	bool smstateen;
+	bool zimop, zcmop;	/* may-be-operations: from the host DT (no CSR shows them) */
 	unsigned long henvcfg_ok;	/* henvcfg bits that stick */
 	bool fw_cfi;		/* firmware implements FWFT LANDING_PAD (OpenSBI >= 1.6),
 				 * which also means it delegates cause 18 to HS */

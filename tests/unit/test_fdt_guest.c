@@ -84,7 +84,8 @@ static void setup(unsigned int nr_vcpus)
 	memset(&vm, 0, sizeof(vm));
 	memset(&ent, 0, sizeof(ent));
 	memset(dtb, 0xa5, sizeof(dtb));
-	hart_caps = (struct hart_caps){ .sstc = true, .zicfilp = true, .zicfiss = true };
+	hart_caps = (struct hart_caps){ .sstc = true, .zicfilp = true, .zicfiss = true,
+					.zimop = true, .zcmop = true };
 	timebase_hz = TIMEBASE;
 	strcpy(vm.cfg.name, "guest0");
 	vm.index = 0;
@@ -307,6 +308,29 @@ TEST(fdt_guest_isa_cfi)
 		return;
 	expect_isa(ext_common, ext_never);
 	expect_isa(cfi, ext_never);
+}
+
+/* Zimop/Zcmop only where the host has them (issue 12 item 5) */
+TEST(fdt_guest_isa_mop_only_from_the_host)
+{
+	static const char *const mop[] = { "zimop", "zcmop", NULL };
+	static const char *const none[] = { NULL };
+
+	setup(1);
+	hart_caps.zimop = hart_caps.zcmop = false;
+	if (build(NULL))
+		return;
+	expect_isa(none, mop);
+	setup(1);
+	hart_caps.zcmop = false;
+	if (build(NULL))
+		return;
+	{
+		static const char *const zimop[] = { "zimop", NULL };
+		static const char *const zcmop[] = { "zcmop", NULL };
+
+		expect_isa(zimop, zcmop);
+	}
 }
 
 /* riscv,isa-extensions is exactly what fdt_guest_isa_extensions() lists */
