@@ -38,6 +38,8 @@ PAYLOAD = ROOT / "build" / "bench" / "bench.bin"
 HYP = ROOT / "build" / "carapace.bin"
 DIRTIER = ROOT / "build" / "guests" / "dirtier.bin"
 CPU = "rv64,h=true,zicfilp=true,zicfiss=true,zimop=true,zcmop=true,sstc=true,svadu=true"
+# CARAPACE_QEMU: the QEMU of the bare runs (tools/carapace-run honours it too).
+QEMU = os.environ.get("CARAPACE_QEMU") or "qemu-system-riscv64"
 ICOUNT = ["-icount", "shift=0,align=off"]
 INSNS_PER_TICK = 100
 BENCH_RE = re.compile(r"BENCH (\S+) ([0-9.]+)")
@@ -49,7 +51,7 @@ def say(msg):
 
 def bare(kernel, smp, append=None, initrd=None, timeout=600):
     """Run @kernel as the S-mode kernel on QEMU + OpenSBI; return its console."""
-    cmd = ["qemu-system-riscv64", "-machine", "virt", "-cpu", CPU, "-smp", str(smp),
+    cmd = [QEMU, "-machine", "virt", "-cpu", CPU, "-smp", str(smp),
            "-m", "512M", "-display", "none", "-serial", "stdio", "-monitor", "none",
            "-bios", str(FW), "-kernel", str(kernel)] + ICOUNT
     if initrd:

@@ -133,12 +133,18 @@ deps_host() {
 }
 
 # papt SUITE ARCH apt-get|apt-cache ARGS...: apt with a private configuration.
+# ARCH "source" gives a deb-src line (apt-get source) and no binary packages.
 papt() {
 	local suite=$1 arch=$2 tool=$3; shift 3
 	local d="$CACHE/apt/$suite-$arch"
 	need_mirror
 	mkdir -p "$d/lists/partial" "$d/cache/archives/partial" "$d/etc"
-	echo "deb [arch=$arch] $MIRROR $suite main" >"$d/etc/sources.list"
+	if [ "$arch" = source ]; then
+		echo "deb-src $MIRROR $suite main" >"$d/etc/sources.list"
+		arch=$(dpkg --print-architecture)
+	else
+		echo "deb [arch=$arch] $MIRROR $suite main" >"$d/etc/sources.list"
+	fi
 	: >"$d/status"
 	"$tool" -q -o Dir::Etc::sourcelist="$d/etc/sources.list" -o Dir::Etc::sourceparts=- \
 		-o Dir::State::Lists="$d/lists" -o Dir::Cache="$d/cache" \

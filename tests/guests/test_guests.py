@@ -21,6 +21,8 @@ LAUNCHER = ROOT / "tools" / "carapace-run"
 CACHE = Path(os.environ.get("CARAPACE_CACHE")
              or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "carapace")
 FIRMWARE = CACHE / "fw_dynamic.bin"
+# The QEMU of the bare reference runs; tools/carapace-run honours the same variable.
+QEMU = os.environ.get("CARAPACE_QEMU") or "qemu-system-riscv64"
 DEFAULT_CPU = "rv64,h=true,zicfilp=true,zicfiss=true,zimop=true,zcmop=true,sstc=true,svadu=true"
 
 REF_TIMEOUT = 60        # seconds for one bare-QEMU run
@@ -112,7 +114,7 @@ def guests_built():
 def run_reference(name, bootargs=None, smp=2):
     if not FIRMWARE.is_file():
         pytest.skip(f"OpenSBI firmware not found at {FIRMWARE}; run `make deps`")
-    cmd = ["qemu-system-riscv64", "-machine", "virt", "-cpu", qemu_cpu(),
+    cmd = [QEMU, "-machine", "virt", "-cpu", qemu_cpu(),
            "-smp", str(smp), "-m", "256M", "-nographic", "-bios", str(FIRMWARE),
            "-kernel", str(GUESTS / f"{name}.bin")]
     if bootargs:
