@@ -2,7 +2,8 @@
 # Carapace: one non-recursive Makefile.
 #   make          build the hypervisor (build/carapace.bin)
 #   make run      boot Carapace with two guests on QEMU (installs what it needs)
-#   make test     unit tests, guest tests, Linux tests (installs what it needs)
+#   make test     unit tests, guest tests, Linux tests, conformant tier (installs what it needs)
+#   make test-conformant  the CFI tests on QEMU built with platform/qemu-virt/patches
 #   make deps     install/fetch dependencies only
 PLATFORM ?= qemu-virt
 include platform/$(PLATFORM)/platform.mk
@@ -36,7 +37,7 @@ HYP_OBJS := $(addprefix $(B)/hyp/,$(hyp-objs-y)) \
 LIBFDT_NAMES := fdt fdt_ro fdt_rw fdt_sw fdt_wip fdt_strerror fdt_addresses fdt_empty_tree
 LIBFDT_OBJS := $(addprefix $(B)/libfdt/,$(addsuffix .o,$(LIBFDT_NAMES)))
 
-.PHONY: all deps deps-host depcheck run run-demo test test-quick bench clean
+.PHONY: all deps deps-host depcheck run run-demo test test-quick test-conformant qemu-conformant bench clean
 all: $(B)/carapace.bin
 
 # --- dependencies -----------------------------------------------------------
@@ -114,6 +115,14 @@ test: deps all guests linux-initramfs
 
 test-quick: deps all guests
 	@scripts/run-tests.sh quick
+
+# QEMU from Debian's qemu source with platform/qemu-virt/patches (docs/cfi.md,
+# "Conformant QEMU"), cached by version and patch set; the CFI tests on it.
+qemu-conformant:
+	@scripts/qemu-conformant.sh build >/dev/null
+
+test-conformant: deps all guests qemu-conformant
+	@scripts/run-tests.sh conformant
 
 bench: deps all bench-payloads linux-initramfs
 	@scripts/deps.sh bench

@@ -2,14 +2,33 @@
 # SPDX-License-Identifier: MIT
 # Runs the test tiers in order: host unit tests, a short fuzz run of the
 # snapshot restore path (docs/fuzzing.md), then the pytest suites
-# (quick tier: reference + guest tests under Carapace; then the Linux tier).
-#   scripts/run-tests.sh          all tiers
-#   scripts/run-tests.sh quick    unit + short fuzz + quick tier only
+# (quick tier: reference + guest tests under Carapace; then the Linux tier),
+# then the conformant tier: the CFI guest tests again, on the QEMU that
+# scripts/qemu-conformant.sh builds with platform/qemu-virt/patches (cached by
+# source version and patch set; a failed build fails the run).
+#   scripts/run-tests.sh             all tiers
+#   scripts/run-tests.sh quick       unit + short fuzz + quick tier only
+#   scripts/run-tests.sh conformant  the conformant tier only
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PY=/usr/bin/python3
 tier=${1:-all}
 rc=0
+
+conformant() {
+	echo "== conformant tier: CFI tests on QEMU + platform/qemu-virt/patches =="
+	local q
+	if ! q=$(scripts/qemu-conformant.sh build); then
+		echo "conformant QEMU: build failed"
+		return 1
+	fi
+	CARAPACE_QEMU=$q $PY -m pytest -q -rfEs -m "conformant or (cfi and (quick or reference))" tests/guests
+}
+
+if [ "$tier" = conformant ]; then
+	conformant || rc=1
+	exit $rc
+fi
 
 echo "== unit tests (host, sanitizers) =="
 make --no-print-directory test-unit || rc=1
@@ -28,4 +47,7 @@ echo "== in-QEMU tests ($marks) =="
 $PY -m pytest -q -rfEs -m "$marks" tests
 prc=$?
 [ $prc -eq 0 ] || rc=1
+if [ "$tier" = all ]; then
+	conformant || rc=1
+fi
 exit $rc

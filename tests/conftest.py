@@ -14,7 +14,13 @@ MARKERS = {
     "reference": "runs a guest directly on QEMU + OpenSBI (no Carapace)",
     "linux": "boots Linux guests under Carapace",
     "slow": "long-running runs",
+    "cfi": "the CFI guest tests (tests/guests/test_cfi*.py, test_snapshot_elp.py): "
+           "the conformant tier re-runs them on CARAPACE_QEMU",
+    "conformant": "checks the conformant QEMU of CARAPACE_QEMU (make test-conformant)",
 }
+
+# Modules whose tests carry the `cfi` marker (the conformant tier's selection).
+CFI_MODULES = {"test_cfi.py", "test_cfi_gstage.py", "test_snapshot_elp.py"}
 
 CI_SKIP = "skipped under CI (CI=true), which counts as a failure"
 
@@ -51,6 +57,12 @@ def pytest_configure(config):
     for name, help_text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {help_text}")
     _collect_skips.clear()
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name in CFI_MODULES:
+            item.add_marker(pytest.mark.cfi)
 
 
 @pytest.hookimpl(hookwrapper=True)
