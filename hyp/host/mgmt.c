@@ -273,6 +273,13 @@ static void cmd_cfi(struct req *r)
 	jw_kv_str(&w, "policy", policy_names[vm->cfg.cfi_policy]);
 	jw_kv_bool(&w, "landing_pads", cfi_vm_has_lp(vm));
 	jw_kv_bool(&w, "shadow_stacks", cfi_vm_has_ss(vm));
+	{
+		struct vm_counts c = { 0 };
+
+		vm_count(vm, &c);	/* every boot's, where each vCPU's is this boot's */
+		jw_kv_u64(&w, "violations_lp_total", c.cfi_lp);
+		jw_kv_u64(&w, "violations_ss_total", c.cfi_ss);
+	}
 	jw_key(&w, "vcpus");
 	jw_arr_begin(&w);
 	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++) {

@@ -74,6 +74,9 @@ struct mmio_region {
 
 struct vm_stats {
 	uint64_t mmio, injected;
+	/* CFI violations of earlier boots: a vCPU's counters restart with a
+	 * reboot, the VM's lifetime totals go on */
+	uint64_t cfi_lp_earlier, cfi_ss_earlier;
 };
 
 struct vm {
@@ -168,7 +171,8 @@ struct vm_counts {
 	uint64_t exits, sbi, guest_page_faults, virtual_insn, host_irq, sw_check, wfi;
 	uint64_t mmio, injected, cfi_lp, cfi_ss;
 };
-/** vm_count() - sum @vm's counters into @c (read without stopping it). */
+/** vm_count() - sum @vm's counters into @c (read without stopping it); the
+ *  CFI violations are the VM's lifetime totals, every boot included. */
 void vm_count(const struct vm *vm, struct vm_counts *c);
 /** vm_find() - the VM named @name, or NULL. */
 struct vm *vm_find(const char *name);

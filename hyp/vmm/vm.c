@@ -133,6 +133,10 @@ int vm_reset(struct vm *vm)
 	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++) {
 		struct vcpu *v = &vm->vcpus[i];
 
+		/* a new boot counts its own violations; the VM keeps the total */
+		vm->stats.cfi_lp_earlier += v->cfi_stats.swcheck_lp;
+		vm->stats.cfi_ss_earlier += v->cfi_stats.swcheck_ss;
+		memset(&v->cfi_stats, 0, sizeof(v->cfi_stats));
 		vcpu_reset(v, vm->kernel_gpa, vm->fdt_gpa);
 		v->g.hsm.state = i ? VCPU_HSM_STOPPED : VCPU_HSM_STARTED;
 	}

@@ -80,6 +80,8 @@ void vm_count(const struct vm *vm, struct vm_counts *c)
 		c->cfi_lp += vm->vcpus[i].cfi_stats.swcheck_lp;
 		c->cfi_ss += vm->vcpus[i].cfi_stats.swcheck_ss;
 	}
+	c->cfi_lp += vm->stats.cfi_lp_earlier;
+	c->cfi_ss += vm->stats.cfi_ss_earlier;
 }
 
 struct vm *vm_find(const char *name)

@@ -397,3 +397,23 @@ def test_cfi_report_reads_a_running_vcpus_live_state(host_factory):
         time.sleep(0.2)
     h.ctl("destroy", "c")
     assert h.finish() == EXIT_OK
+
+
+def test_reboot_resets_cfi_state_and_this_boots_counters(host_factory):
+    """Issue 12 item 5: a guest reboot (SBI SRST) resets its CFI state (FWFT
+    values and locks, senvcfg: tests/guests/cfi_reboot.c checks them itself
+    in its second boot), and each vCPU's violation counters restart while
+    the VM's lifetime totals go on: the `cfi` report during boot 1 shows 0
+    for the vCPU and 2 in all; the outcome line counts both boots."""
+    h = host_factory([vm_spec("r", "cfi_reboot", 1, "wait_ms=3000")])
+    h.wait_for(lambda l: l == "[r] CFI-REBOOT boot 0: 2 violations", 30)
+    h.wait_for(lambda l: l == "[r] CFI-REBOOT boot 1 ready", 30)
+    rep, _ = h.ctl("cfi", "r")
+    v0 = rep["vcpus"][0]
+    assert (v0["violations_lp"], v0["violations_ss"]) == (0, 0), rep
+    assert (rep["violations_lp_total"], rep["violations_ss_total"]) == (2, 0), rep
+    assert not v0["ss_enabled"] and not v0["ss_locked"] and not v0["lp_locked"], rep
+    assert h.finish() == EXIT_OK
+    check_report(_report(h, "r"), "vm r (two boots)")
+    counts = [l for l in h.snapshot() if l.startswith("carapace: vm r: exits")]
+    assert counts and "cfi violations: landing pad 2, shadow stack 0" in counts[-1], counts
