@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "linux"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "guests"))
 from test_linux import (FIRMWARE, NO_CFI_CPU, OLD_OPENSBI, REQUIRED_FULL,  # noqa: E402
                         check_cfi, cpu_with_cfi, run_carapace)
 
@@ -321,22 +322,47 @@ def hold_rounds(lines):
     return out
 
 
+def hold_spec(kernel, initrd, rounds):
+    return (f"name=alpha,kernel={kernel},initrd={initrd},mem=256M,vcpus=2,"
+            f"bootargs=console=ttyS0 carapace.test=status-hold carapace.rounds={rounds}")
+
+
+def check_hold(before, after, rounds, out):
+    """The rounds go on after the move from where they were, by the same
+    processes (pids), each with its CFI state's lines."""
+    assert before and after, out
+    first = min(after)
+    assert 5 <= first <= max(before) + 1, (sorted(before), sorted(after))
+    assert sorted(after) == list(range(first, rounds + 1)), sorted(after)
+    pids = {mode: v[0] for mode, v in before[max(before)].items()}
+    for rnd, modes in list(before.items()) + list(after.items()):
+        assert set(modes) == set(STATUS_ON), (rnd, modes)
+        for mode, (pid, feat, locked) in modes.items():
+            assert pid == pids[mode], f"round {rnd} {mode}: pid {pid}, was {pids[mode]}\n{out}"
+            assert (feat, locked) == STATUS_ON[mode][1:], f"round {rnd} {mode}\n{out}"
+
+
 def test_snapshot_restore_keeps_status(guest_kernel, gk_initramfs, tmp_path):
     """A guest of our kernel holds one process per CFI state (off, shadow
     stack, landing pads, both, both locked); it is snapshotted in the middle
     and restored into a fresh QEMU: the same processes go on, and their
     /proc/<pid>/status lines are what they were; the kernel reseeds its RNG
     (vmgenid, as the cover letter says)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "guests"))
     from test_lifecycle import LAUNCHER
     from test_snapshot import SnapHost
+
+    class TermSnapHost(SnapHost):
+        def kill(self):
+            """SIGTERM only (the launcher takes QEMU down with it)."""
+            if self.proc.poll() is None:
+                self.proc.terminate()
+                self.proc.wait(timeout=90)
 
     path = tmp_path / "alpha.snap"
     srcdir = tmp_path / "src"
     srcdir.mkdir()
-    vm = (f"name=alpha,kernel={guest_kernel},initrd={gk_initramfs},mem=256M,vcpus=2,"
-          f"bootargs=console=ttyS0 carapace.test=status-hold carapace.rounds={HOLD_ROUNDS}")
-    src = SnapHost(srcdir, [vm], timeout=300)
+    src = TermSnapHost(srcdir, [hold_spec(guest_kernel, gk_initramfs, HOLD_ROUNDS)],
+                       timeout=300)
     try:
         src.wait_for(lambda l: l.startswith("[alpha] cfistatus: round 5/"), 120)
         rep, _, _ = src.ctl("snapshot", "alpha", str(path))
@@ -359,16 +385,38 @@ def test_snapshot_restore_keeps_status(guest_kernel, gk_initramfs, tmp_path):
                    if l.startswith("[alpha] ")]
     after = hold_rounds(after_lines)
     assert after, out
-    first = min(after)
-    assert 5 <= first <= max(before) + 1, (sorted(before), sorted(after))
-    assert sorted(after) == list(range(first, HOLD_ROUNDS + 1)), sorted(after)
-    pids = {mode: v[0] for mode, v in before[max(before)].items()}
-    for rnd, modes in list(before.items()) + list(after.items()):
-        assert set(modes) == set(STATUS_ON), (rnd, modes)
-        for mode, (pid, feat, locked) in modes.items():
-            assert pid == pids[mode], f"round {rnd} {mode}: pid {pid}, was {pids[mode]}\n{out}"
-            assert (feat, locked) == STATUS_ON[mode][1:], f"round {rnd} {mode}\n{out}"
+    check_hold(before, after, HOLD_ROUNDS, out)
     assert "init: cfistatus exit 0" in after_lines, out
     # nothing of ours needed for the restore itself: the stock vmgenid driver
     # saw the new VM generation ID and reseeded the RNG
     assert any("crng reseeded due to virtual machine fork" in l for l in after_lines), out
+
+
+MIG_HOLD_ROUNDS = 150   # 30 s: a move of a 256 MiB guest fits in it
+
+
+def test_migration_keeps_status(guest_kernel, gk_initramfs, tmp_path):
+    """The same processes moved live to a fresh host (carapace-ctl migrate
+    to a `carapace-run --incoming` host, over TCP): on the destination they
+    go on with the same /proc/<pid>/status CFI lines."""
+    from test_linux_migration import MigHost, check_moved, free_port
+
+    port = free_port()
+    a = b = None
+    try:
+        a = MigHost(tmp_path, "a", [hold_spec(guest_kernel, gk_initramfs, MIG_HOLD_ROUNDS)])
+        a.wait_for(lambda l: l.startswith("[alpha] cfistatus: round 5/"), 120)
+        b = MigHost(tmp_path, "b", incoming=port, extra=["--expect", "alpha=shutdown"])
+        m = a.migrate("alpha", port)
+        check_moved(m, "a -> b")
+        b.wait_for(lambda l: l.startswith("[alpha] init: cfistatus exit"), 120)
+        code = b.finish(timeout=120)
+    finally:
+        for h in (b, a):
+            if h:
+                h.kill()
+    out = "\n".join(a.snapshot() + ["--- b ---"] + b.snapshot())
+    assert code == 0, out
+    check_hold(hold_rounds(a.guest("alpha")), hold_rounds(b.guest("alpha")),
+               MIG_HOLD_ROUNDS, out)
+    assert "init: cfistatus exit 0" in b.guest("alpha"), out
