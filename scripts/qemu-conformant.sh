@@ -127,7 +127,7 @@ fetch_source() {
 		die "meson.build no longer has the edk2 unpack line this script turns off"
 	sed -i 's/^\(    unpack_edk2_blobs = \)bzip2.found()/\1false/' "$src.tmp/meson.build"
 	"${GIT[@]}" -C "$src.tmp" init -q
-	"${GIT[@]}" -C "$src.tmp" add -A
+	"${GIT[@]}" -C "$src.tmp" add -f -A	# -f: the tarball ships files QEMU's .gitignore names
 	"${GIT[@]}" -C "$src.tmp" commit -q -m "qemu $ver: $kind, edk2 blob unpacking off"
 	"${GIT[@]}" -C "$src.tmp" tag pristine
 	mv "$src.tmp" "$src"
