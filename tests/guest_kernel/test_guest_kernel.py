@@ -334,8 +334,12 @@ def check_hold(before, after, rounds, out):
     first = min(after)
     assert 5 <= first <= max(before) + 1, (sorted(before), sorted(after))
     assert sorted(after) == list(range(first, rounds + 1)), sorted(after)
-    pids = {mode: v[0] for mode, v in before[max(before)].items()}
-    for rnd, modes in list(before.items()) + list(after.items()):
+    # the move can fall between two lines of one round: merge the halves
+    merged = {r: dict(before.get(r, {})) for r in set(before) | set(after)}
+    for r, modes in after.items():
+        merged[r].update(modes)
+    pids = {mode: v[0] for mode, v in merged[min(merged)].items()}
+    for rnd, modes in sorted(merged.items()):
         assert set(modes) == set(STATUS_ON), (rnd, modes)
         for mode, (pid, feat, locked) in modes.items():
             assert pid == pids[mode], f"round {rnd} {mode}: pid {pid}, was {pids[mode]}\n{out}"
