@@ -1325,7 +1325,10 @@ def test_default_stream_socket(monkeypatch, private_runtime_dir):
     monkeypatch.delenv("CARAPACE_STREAM_SOCKET", raising=False)
     assert cr.default_stream_socket() == \
         private_runtime_dir / f"carapace-{os.getuid()}" / "stream.sock"
-    assert cr.default_stream_socket(Path("/x/my.sock")) == Path("/x/stream.sock")
+    assert cr.default_stream_socket(Path("/x/my.sock")) == Path("/x/my.stream.sock")
+    # two hosts with their own control sockets in one directory never share one
+    assert cr.default_stream_socket(Path("/tmp/a.sock")) != cr.default_stream_socket(Path("/tmp/b.sock"))
+    assert cr.default_stream_socket(Path("/x/ctl.sock")) == Path("/x/stream.sock")
     monkeypatch.setenv("CARAPACE_STREAM_SOCKET", "/s/stream-1.sock")
     assert cr.default_stream_socket(Path("/x/my.sock")) == Path("/s/stream-1.sock")
 
