@@ -98,7 +98,20 @@ apply_series() {
 	done
 }
 
+# host_tools PKG...: install the system's own packages of that name when
+# their command is missing (patch and perl for the check).
+host_tools() {
+	local p missing=
+	for p in "$@"; do command -v "$p" >/dev/null || missing="$missing $p"; done
+	[ -n "$missing" ] || return 0
+	say "installing$missing (from the system's own release)"
+	# shellcheck disable=SC2086
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \
+		$missing >/dev/null || die "cannot install$missing"
+}
+
 do_check() {
+	host_tools patch perl
 	pristine
 	local p listed
 	# series and directory agree
