@@ -102,10 +102,11 @@ fetch_source() {
 	dl="$BASE/dl"; mkdir -p "$dl"
 	papt_update "$suite" source
 	say "fetching Debian's qemu $ver source ($suite, private deb-src)"
-	# A mirror may lack the .dsc and the debian tarball; the orig tarball
-	# is then used as it is (Debian's patches do not touch target/riscv).
-	(cd "$dl" && papt "$suite" source apt-get source --download-only "qemu=$ver" >&2) ||
-		say "apt-get source did not fetch every file (see above)"
+	# A mirror may lack the .dsc and the debian tarball (seen: 404 for both,
+	# the orig tarball served); the orig tarball is then built as it is.
+	(cd "$dl" && papt "$suite" source apt-get source --download-only "qemu=$ver" \
+		>"$dl/apt-source.log" 2>&1) ||
+		say "apt-get source did not fetch every file: $(grep -c '^E: Failed to fetch' "$dl/apt-source.log") missing ($dl/apt-source.log)"
 	upver=${ver#*:}; upver=${upver%-*}
 	local orig; orig=$(ls "$dl"/qemu_"$upver".orig.tar.* 2>/dev/null | head -1 || true)
 	[ -n "$orig" ] || die "no qemu_$upver.orig tarball fetched"
