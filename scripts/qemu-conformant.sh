@@ -199,6 +199,11 @@ build() {
 		patch_list | while read -r p; do echo "  $(basename "$p")"; done
 	} >"$BASE/$key/BUILDINFO"
 	"$out" --version | head -1 | sed 's/^/[qemu-conformant] built: /' >&2
+	# binaries of earlier patch sets of this version: no longer wanted
+	local old
+	for old in "$BASE/${key%-*}"-*; do
+		[ "$old" = "$BASE/$key" ] || [ ! -f "$old/BUILDINFO" ] || rm -rf "$old"
+	done
 	say "$out ($(($(date +%s) - t0)) s)"
 	echo "$out"
 }
