@@ -146,7 +146,6 @@ def test_cfi_lp(guests_built, policy):
 
 
 @pytest.mark.quick
-@pytest.mark.quick
 @pytest.mark.parametrize("policy", ["trap", "delegate", "strict"])
 def test_cfi_elp_across_a_fetch_fault(guests_built, policy):
     """Issue 12 item 1: a jump to a target on the guest's own shadow-stack
@@ -158,6 +157,7 @@ def test_cfi_elp_across_a_fetch_fault(guests_built, policy):
     assert (lp, ss) == (0, 0), f"cfi_elp_fetch: observed lp={lp} ss={ss}"
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("policy", ["trap", "delegate", "strict"])
 def test_cfi_vu(guests_built, policy):
     """VU faults: strict does not stop the VM for them (only VS violations)."""
