@@ -48,17 +48,13 @@ static struct {
 	const char *code;
 } mr;
 
-bool mig_recv_busy(void);
-bool mig_recv_busy(void)
-{
-	/* an armed receive whose client has not come yet is not work */
-	return mr.phase != R_IDLE && (!mr.armed || mr.phase != R_HELLO || mr.rx.bytes);
-}
+bool mig_recv_active;
 
-bool mig_send_busy(void);
-bool mig_busy(void)
+/* An armed receive whose client has not come yet is not work (the host
+ * services look at the port once a millisecond then). */
+static void update_active(void)
 {
-	return mig_send_busy() || mig_recv_busy();
+	mig_recv_active = mr.phase != R_IDLE && (!mr.armed || mr.phase != R_HELLO || mr.rx.bytes);
 }
 
 bool mig_recv_armed(void)
@@ -95,6 +91,7 @@ int mig_recv_start(const char *name, bool armed, const struct mig_host_ops *ops,
 	if (!armed)
 		snap_port_drain();
 	reset_for_client();
+	update_active();
 	return 0;
 }
 
@@ -116,10 +113,12 @@ static void finish(bool ok)
 			done(&r);
 		snap_port_drain();
 		reset_for_client();
+		update_active();
 		mr.start = time_now();
 		return;
 	}
 	mr.phase = R_IDLE;
+	update_active();
 	if (done)
 		done(&r);
 }
@@ -417,12 +416,20 @@ static void got_section(void)
 	}
 }
 
+static void recv_poll(void);
+
 void mig_recv_poll(void)
+{
+	if (mr.phase == R_IDLE)
+		return;
+	recv_poll();
+	update_active();
+}
+
+static void recv_poll(void)
 {
 	uint64_t until = time_now() + timebase_hz / 1000000 * POLL_BUDGET_US;
 
-	if (mr.phase == R_IDLE)
-		return;
 	do {
 		bool connected = snap_port_ready();
 		enum mig_rx_event e;

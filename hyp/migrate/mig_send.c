@@ -61,11 +61,7 @@ bool mig_sending(const struct vm *vm)
 	return ms.phase != S_IDLE && ms.vm == vm;
 }
 
-bool mig_send_busy(void);
-bool mig_send_busy(void)
-{
-	return ms.phase != S_IDLE;
-}
+bool mig_send_active;
 
 static uint64_t ticks_us(uint64_t t)
 {
@@ -101,6 +97,7 @@ static void finish(bool ok)
 	mig_done_fn done = ms.done;
 
 	ms.phase = S_IDLE;
+	mig_send_active = false;
 	ms.vm = NULL;
 	if (done)
 		done(&r);
@@ -201,6 +198,7 @@ int mig_send_start(struct vm *vm, unsigned int max_rounds, const struct mig_host
 	mig_rx_reset(&ms.rx);
 	mig_tx_header(&ms.tx);
 	ms.phase = S_CAPS;
+	mig_send_active = true;
 	return 0;
 }
 

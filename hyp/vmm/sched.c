@@ -175,6 +175,10 @@ void sched_idle(struct hart *h, uint64_t now, unsigned long gen)
 
 	atomic_or(&idle_harts, 1UL << h->index);
 	csr_write(CSR_STIMECMP, deadline);
+	/* the last vCPU's deadline, left in the CSR, keeps VSTIP pending (Sstc),
+	 * and a pending interrupt makes wfi return at once: the hart would spin
+	 * (here, not in vcpu_put: a switch to another vCPU loads its own) */
+	csr_write(CSR_VSTIMECMP, -1UL);
 	if (atomic_load(&wake_gen) == gen && !(csr_read(CSR_SIP) & (MIP_SSIP | MIP_STIP))) {
 		asm volatile("wfi");
 		h->idle_wakeups++;

@@ -93,9 +93,6 @@ void vcpu_put(struct vcpu *v)
 		v->g.csr.hvip |= atomic_xchg(&v->irq_pending, 0);
 	__vcpu_fp_save(&v->g.fp);
 	csr_write(CSR_HVIP, 0);
-	/* A deadline left in the CSR keeps VSTIP pending (Sstc), and a pending
-	 * enabled interrupt makes wfi return at once: the idle hart would spin. */
-	csr_write(CSR_VSTIMECMP, -1UL);
 	this_hart()->current = NULL;
 }
 
