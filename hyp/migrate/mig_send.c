@@ -104,12 +104,18 @@ static void finish(bool ok)
 }
 
 /* Give up before the destination runs the guest: our VM goes on unchanged. */
+/* A pause the switchover asked for that had not finished when the migration
+ * failed: resume the VM once it has (paused() sees it, ms being over). */
+static struct vm *orphan_pause;
+
 static void fail(const char *code, const char *why)
 {
 	struct vm *vm = ms.vm;
 
 	snprintf(ms.err, sizeof(ms.err), "%s", why);
 	ms.code = code;
+	if (ms.phase == S_PAUSING && ms.we_paused && !ms.paused)
+		orphan_pause = vm;
 	release();
 	ms.vm = NULL;		/* no longer held: resume is allowed */
 	if (ms.we_paused && vm->state == VM_PAUSED && !ms.ops->resume(vm))
@@ -293,6 +299,12 @@ static void paused(void *ctx, struct vm *vm, uint64_t result)
 {
 	(void)ctx;
 	(void)result;
+	if (vm == orphan_pause) {
+		orphan_pause = NULL;
+		if (vm->state == VM_PAUSED && !ms.ops->resume(vm))
+			pr_info("vm %s: resumed here: the migration failed", vm->cfg.name);
+		return;
+	}
 	if (ms.phase != S_PAUSING || vm != ms.vm)
 		return;
 	if (vm->state != VM_PAUSED)
