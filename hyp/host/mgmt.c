@@ -475,6 +475,33 @@ static bool stream_busy(void)
 	return snap_busy() || mig_busy() || mig_recv_armed();
 }
 
+/* The stream port can take an operation for @r's client; else replies why. */
+static bool stream_free(struct req *r)
+{
+	if (!snap_port_ready()) {
+		reply_error(r->has_id, r->id, "no-stream",
+			    "connect to the stream socket first (carapace-ctl does)");
+		return false;
+	}
+	if (stream_busy()) {
+		reply_error(r->has_id, r->id, "busy", "a snapshot, restore or migration is under way");
+		return false;
+	}
+	return true;
+}
+
+/* The optional "name" a restored or arriving VM takes ("" : its own). */
+static bool get_new_name(struct req *r, char *name, size_t size)
+{
+	if (!get_name(r, "name", name, size, false))
+		return false;
+	if (name[0] && !vm_name_ok(name)) {
+		reply_error(r->has_id, r->id, "invalid", "name: 1-15 of a-z 0-9 _ -");
+		return false;
+	}
+	return true;
+}
+
 static struct {
 	struct vm *vm;
 	bool resume;		/* we paused it: resume it when the stream is out */
@@ -545,15 +572,8 @@ static void cmd_snapshot(struct req *r)
 		reply_error(r->has_id, r->id, "bad-request", "live is a boolean");
 		return;
 	}
-	if (!snap_port_ready()) {
-		reply_error(r->has_id, r->id, "no-stream",
-			    "connect to the stream socket first (carapace-ctl does)");
+	if (!stream_free(r))
 		return;
-	}
-	if (stream_busy()) {
-		reply_error(r->has_id, r->id, "busy", "a snapshot, restore or migration is under way");
-		return;
-	}
 	snap_req.vm = r->vm;
 	snap_req.live = live;
 	snap_req.paused_at = time_now();
@@ -600,25 +620,14 @@ static void cmd_restore(struct req *r)
 	char name[VM_NAME_LEN] = "";
 	uint64_t bytes;
 
-	if (!get_name(r, "name", name, sizeof(name), false))
+	if (!get_new_name(r, name, sizeof(name)))
 		return;
-	if (name[0] && !vm_name_ok(name)) {
-		reply_error(r->has_id, r->id, "invalid", "name: 1-15 of a-z 0-9 _ -");
-		return;
-	}
 	if (!json_get_u64(r->o, "bytes", &bytes) || bytes < sizeof(struct snap_header)) {
 		reply_error(r->has_id, r->id, "bad-request", "bytes: the stream's length is required");
 		return;
 	}
-	if (!snap_port_ready()) {
-		reply_error(r->has_id, r->id, "no-stream",
-			    "connect to the stream socket first (carapace-ctl does)");
+	if (!stream_free(r))
 		return;
-	}
-	if (stream_busy()) {
-		reply_error(r->has_id, r->id, "busy", "a snapshot, restore or migration is under way");
-		return;
-	}
 	snap_port_drain();
 	start_wait(r);
 	if (snap_load_start(bytes, name[0] ? name : NULL, restore_done)) {
@@ -670,15 +679,8 @@ static void cmd_migrate(struct req *r)
 		reply_error(r->has_id, r->id, "bad-state", "the VM is neither running nor paused");
 		return;
 	}
-	if (!snap_port_ready()) {
-		reply_error(r->has_id, r->id, "no-stream",
-			    "connect to the stream socket first (carapace-ctl does)");
+	if (!stream_free(r))
 		return;
-	}
-	if (stream_busy()) {
-		reply_error(r->has_id, r->id, "busy", "a snapshot, restore or migration is under way");
-		return;
-	}
 	start_wait(r);
 	rc = mig_send_start(r->vm, (unsigned int)rounds, &vmops_migration, migrate_done);
 	if (rc) {
@@ -718,21 +720,10 @@ static void cmd_incoming(struct req *r)
 {
 	char name[VM_NAME_LEN] = "";
 
-	if (!get_name(r, "name", name, sizeof(name), false))
+	if (!get_new_name(r, name, sizeof(name)))
 		return;
-	if (name[0] && !vm_name_ok(name)) {
-		reply_error(r->has_id, r->id, "invalid", "name: 1-15 of a-z 0-9 _ -");
+	if (!stream_free(r))
 		return;
-	}
-	if (!snap_port_ready()) {
-		reply_error(r->has_id, r->id, "no-stream",
-			    "connect to the stream socket first (carapace-ctl does)");
-		return;
-	}
-	if (stream_busy()) {
-		reply_error(r->has_id, r->id, "busy", "a snapshot, restore or migration is under way");
-		return;
-	}
 	start_wait(r);
 	if (mig_recv_start(name[0] ? name : NULL, false, &vmops_migration, incoming_done)) {
 		m.waiting = false;
