@@ -32,8 +32,7 @@ LIBFDT_CFLAGS := $(COMMON_CFLAGS) -Ihyp/include/libc -I$(LIBFDT_SRC) -w
 HYP_LTO := -flto
 
 include hyp/objects.mk
-HYP_OBJS := $(addprefix $(B)/hyp/,$(hyp-objs-y)) \
-	$(addprefix $(B)/platform/,$(platform-objs-y))
+HYP_OBJS := $(addprefix $(B)/hyp/,$(hyp-objs-y))
 LIBFDT_NAMES := fdt fdt_ro fdt_rw fdt_sw fdt_wip fdt_strerror fdt_addresses fdt_empty_tree
 LIBFDT_OBJS := $(addprefix $(B)/libfdt/,$(addsuffix .o,$(LIBFDT_NAMES)))
 
@@ -56,11 +55,6 @@ $(B)/include/generated/asm-offsets.h: hyp/arch/asm-offsets.c hyp/include/*.h | $
 	   sed -n 's/.*->\([A-Z_0-9]*\) \([0-9-]*\).*/#define \1 \2/p' $(B)/asm-offsets.s; } > $@
 
 $(B)/hyp/%.o: hyp/%.c $(B)/include/generated/asm-offsets.h | $(LIBFDT_SRC)/.done
-	@mkdir -p $(dir $@)
-	@echo "  CC      $<"
-	@$(CC) $(HYP_CFLAGS) $(HYP_LTO) -MMD -MP -c -o $@ $<
-
-$(B)/platform/%.o: platform/$(PLATFORM)/%.c | $(LIBFDT_SRC)/.done
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(HYP_CFLAGS) $(HYP_LTO) -MMD -MP -c -o $@ $<
@@ -124,7 +118,7 @@ qemu-conformant:
 test-conformant: deps all guests qemu-conformant
 	@scripts/run-tests.sh conformant
 
-bench: deps all bench-payloads linux-initramfs
+bench: deps all guests bench-payloads linux-initramfs
 	@scripts/deps.sh bench
 	@$(PYTHON) scripts/bench.py
 

@@ -4,10 +4,10 @@
 # file that depends back on it): lib, drivers, arch -> mm -> vmm state (vcpu,
 # vm_state, sched, trap_inject) -> cfi, vdev, vsbi, fdt -> vmm dispatch (exit),
 # lifecycle (vm) -> run loop (vcpu_run) -> host services -> boot.
-hyp-objs-y += arch/hart.o arch/head.o arch/insn.o arch/sbi_client.o arch/trap.o arch/trap_fault.o \
-	      arch/vcpu_enter.o arch/vcpu_switch.o
+hyp-objs-y += arch/hart.o arch/head.o arch/insn.o arch/sbi_client.o arch/spelp_probe.o arch/trap.o \
+	      arch/trap_fault.o arch/vcpu_enter.o arch/vcpu_switch.o
 hyp-objs-y += boot/main.o
-hyp-objs-y += cfi/cfi.o cfi/swcheck.o
+hyp-objs-y += cfi/cfi.o cfi/lp_redeliver.o cfi/spelp_selftest.o cfi/swcheck.o cfi/violation.o
 hyp-objs-y += drivers/uart8250.o drivers/virtio_console.o
 hyp-objs-y += fdt/fdt_guest.o fdt/fdt_host.o
 hyp-objs-y += host/console.o host/mgmt.o host/monitor.o host/services.o host/vmops.o
@@ -20,5 +20,3 @@ hyp-objs-y += vmm/exit.o vmm/sched.o vmm/trap_inject.o vmm/vcpu.o vmm/vcpu_run.o
 	      vmm/vcpu_wake.o vmm/vm.o vmm/vm_state.o vmm/vm_table.o
 hyp-objs-y += vsbi/hartmask.o vsbi/vsbi.o vsbi/vsbi_dbcn.o vsbi/vsbi_debug.o vsbi/vsbi_fwft.o \
 	      vsbi/vsbi_hsm.o vsbi/vsbi_ipi.o vsbi/vsbi_rfence.o vsbi/vsbi_srst.o vsbi/vsbi_time.o
-# platform/$(PLATFORM)/*.c (quirks): built by the top Makefile
-platform-objs-y += quirks.o

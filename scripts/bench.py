@@ -8,8 +8,8 @@ virtual clock by 1 ns, so at QEMU virt's 10 MHz timebase one `rdtime` tick is
 payload or kernel directly on QEMU + OpenSBI) are measured in the same run.
 Writes build/bench/results.json and build/bench/ratios.png (gnuplot).
 
-Usage: scripts/bench.py [STEP ...]  (steps: micro switch linux_boot snapshot
-live_snapshot footprint; default all). A run of some steps only writes
+Usage: scripts/bench.py [STEP ...]  (steps: micro switch cfi_violation linux_boot
+snapshot live_snapshot migration footprint; default all). A run of some steps only writes
 build/bench/results-partial.json instead of results.json.
 """
 import importlib.machinery
@@ -37,6 +37,7 @@ INITRD = ROOT / "build" / "linux" / "initramfs.cpio.gz"
 PAYLOAD = ROOT / "build" / "bench" / "bench.bin"
 HYP = ROOT / "build" / "carapace.bin"
 DIRTIER = ROOT / "build" / "guests" / "dirtier.bin"
+ELP_PREEMPT = ROOT / "build" / "guests" / "cfi_elp_preempt.bin"
 CPU = "rv64,h=true,zicfilp=true,zicfiss=true,zimop=true,zcmop=true,sstc=true,svadu=true"
 # CARAPACE_QEMU: the QEMU of the bare runs (tools/carapace-run honours it too).
 QEMU = os.environ.get("CARAPACE_QEMU") or "qemu-system-riscv64"
@@ -140,6 +141,40 @@ def switch(results):
         "cfi_off": out["cfi_off"], "cfi_on": out["cfi_on"],
         "cfi_overhead_pct": round(100.0 * (out["cfi_on"] / out["cfi_off"] - 1), 2),
         "unit": "instructions"}
+
+
+LOOP_RE = re.compile(r"pass ([US]) \(.*?\): bad loop (\d+) us, good loop (\d+) us")
+
+
+def per_violation(text, n, prefix=""):
+    """{"U"|"S": instructions per landing-pad fault}: cfi_elp_preempt's loop of
+    n jumps to a non-lpad target (each faults, the handler skips the target)
+    minus its loop of n jumps to an lpad, 1000 instructions per us."""
+    out = {}
+    for line in text.splitlines():
+        if line.startswith(prefix) and (m := LOOP_RE.search(line)):
+            out[m.group(1)] = round((int(m.group(2)) - int(m.group(3))) * 1000 / n, 1)
+    if set(out) != {"U", "S"}:
+        raise RuntimeError("cfi_elp_preempt printed no loop times:\n" + text[-3000:])
+    return out
+
+
+def cfi_violation(results):
+    """What a landing-pad violation costs, fault to the guest's handler and
+    back: bare hardware delivers it; under trap the hypervisor counts it, and
+    on a CPU whose sret loses SPELP (QEMU 10.0.2) has the hardware re-deliver
+    it (hyp/cfi/lp_redeliver.c: a second exit, at the handler's sret)."""
+    n = 2000
+    say("landing-pad violations: bare QEMU + OpenSBI (baseline)")
+    base = per_violation(bare(ELP_PREEMPT, 1, append=f"n={n}"), n)
+    say("landing-pad violations: under Carapace (policy trap)")
+    hyp = per_violation(carapace([f"name=v,kernel={ELP_PREEMPT},bootargs=n={n}"], 1), n, "[v]")
+    for mode, key, what in [("U", "lp_violation_user", "landing-pad fault in user mode, to "
+                             "the guest kernel's handler and back"),
+                            ("S", "lp_violation_kernel", "landing-pad fault in the guest "
+                             "kernel, to its handler and back")]:
+        results[key] = {"what": what, "carapace": hyp[mode], "bare": base[mode],
+                        "unit": "instructions"}
 
 
 def linux_boot(results):
@@ -610,11 +645,11 @@ def chart(results):
 
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
-    for f in (FW, IMAGE, INITRD, PAYLOAD, HYP, DIRTIER):
+    for f in (FW, IMAGE, INITRD, PAYLOAD, HYP, DIRTIER, ELP_PREEMPT):
         if not f.exists():
             sys.exit(f"bench: missing {f} (run: make bench)")
-    steps = {f.__name__: f for f in (micro, switch, linux_boot, snapshot, live_snapshot,
-                                     migration, footprint)}
+    steps = {f.__name__: f for f in (micro, switch, cfi_violation, linux_boot, snapshot,
+                                     live_snapshot, migration, footprint)}
     chosen = sys.argv[1:] or list(steps)
     for name in chosen:
         if name not in steps:

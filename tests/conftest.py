@@ -27,21 +27,7 @@ CFI_MODULES = {"test_cfi.py", "test_cfi_gstage.py", "test_snapshot_elp.py"}
 # QEMU 10.0.2 quirk that platform/qemu-virt/patches fixes (docs/cfi.md,
 # "Conformant QEMU"). strict: a test that passes there fails the run, so the
 # entry goes once the expectation is fixed. nodeid -> (reason, strict)
-CONFORMANT_XFAIL = {
-    **{f"tests/guests/test_cfi.py::{t}": (
-        "cfi_ss test_qemu_q7 expects QEMU Q7 (no trap for SS instructions on an RW page or "
-        "with satp Bare); the spec and patch 0008 give store/AMO access fault 7", True)
-       for t in ("test_cfi_reference[cfi_ss]", "test_cfi_ss[trap]", "test_cfi_ss[delegate]")},
-    **{f"tests/guests/test_cfi.py::test_cfi_vu[{p}]": (
-        "cfi_vu expects SPELP=0 in the handler of an injected VU landing-pad fault (QEMU Q5: "
-        "vsstatus.SPELP not banked while henvcfg.LPE=0); with patch 0001 the injected 1 "
-        "arrives: the bare result", True) for p in ("trap", "strict")},
-    **{f"tests/guests/test_snapshot_elp.py::test_snapshot_pending_landing_pad_fires_after_restore[{k}]": (
-        "elp_pending() reads vsstatus.SPELP as the ELP of the exit (QEMU Q4); on the conformant "
-        "QEMU it is the guest's own SPELP, e.g. in its handler, so a snapshot there is taken for "
-        "a pending landing pad (fails when a snapshot lands in the handler first)", False)
-       for k in ("plain", "live")},
-}
+CONFORMANT_XFAIL = {}
 
 CI_SKIP = "skipped under CI (CI=true), which counts as a failure"
 

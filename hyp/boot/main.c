@@ -11,7 +11,6 @@
 #include <hart.h>
 #include <mgmt.h>
 #include <mm.h>
-#include <platform.h>
 #include <sbi_client.h>
 #include <sched.h>
 #include <snapshot.h>
@@ -67,6 +66,7 @@ static void report_cfi_caps(bool ss_granted)
 	pr_info("CFI for guests: landing pads (Zicfilp) %s, shadow stacks (Zicfiss) %s",
 		hart_caps.zicfilp ? "available" : "NOT available",
 		hart_caps.zicfiss ? "available" : "NOT available");
+	cfi_spelp_report();
 }
 
 static void create_boot_vms(void)
@@ -120,13 +120,13 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 	hart_probe_caps();
 	hart_caps.fw_cfi = sbi_ecall(SBI_EXT_FWFT, SBI_FWFT_GET, SBI_FWFT_LANDING_PAD, 0, 0,
 				     0).error == SBI_SUCCESS;
-	hart_caps.quirk_qemu_spelp = platform_quirk_spelp(fdt);
 	/* Honest capabilities: without firmware CFI support (OpenSBI 1.5.1) cause 18
 	 * is not delegated to us and ELP is lost on redirect: offer no CFI at all. */
 	if (!host.isa_zicfilp || !hart_caps.fw_cfi)
 		hart_caps.zicfilp = false;
 	if (!ss || !hart_caps.fw_cfi)
 		hart_caps.zicfiss = false;
+	cfi_spelp_selftest();	/* what the CPU does with a guest's SPELP */
 	if (!hart_caps.sstc)
 		hyp_panic("the CPU lacks Sstc, which Carapace requires (QEMU: sstc=true)");
 	hart_init_csrs((unsigned long)__trap_vector);

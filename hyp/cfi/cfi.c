@@ -39,6 +39,57 @@ unsigned long cfi_hedeleg(const struct vm *vm)
 	return vm->cfg.cfi_policy == CFI_POLICY_DELEGATE ? BIT(EXC_SW_CHECK) : 0;
 }
 
+/* Where ELP and the guest's own SPELP of a vCPU stopped in HS live. The spec
+ * (and snapshot files, docs/snapshot-format.md) keep ELP in the trapped
+ * context's SPELP (HS sstatus: g.ctx) and the guest's bit in vsstatus. A CPU
+ * whose exit writes ELP over the guest's bit (CFI self-test; QEMU 10.0.2) has
+ * one bit for both: vsstatus's while henvcfg.LPE=1 (banked), else the one HS
+ * and the guest share (g.ctx); it holds ELP when the trapped mode had landing
+ * pads on, else the guest's SPELP. */
+static bool lp_on_in_trapped_mode(const struct vcpu *v)
+{
+	return (v->g.ctx.sstatus & SR_SPP) ? v->g.fwft.lp_value
+					   : !!(v->g.csr.senvcfg & ENVCFG_LPE);
+}
+
+void cfi_spelp_to_spec(const struct vcpu *v, uint64_t *sstatus, uint64_t *vsstatus)
+{
+	uint64_t bit;
+
+	if (!hart_caps.spelp_lost_at_exit)
+		return;
+	bit = (v->g.fwft.lp_value ? *vsstatus : *sstatus) & SR_SPELP;
+	*sstatus &= ~SR_SPELP;
+	*vsstatus &= ~SR_SPELP;
+	if (lp_on_in_trapped_mode(v))
+		*sstatus |= bit;
+	else
+		*vsstatus |= bit;
+}
+
+void cfi_spelp_from_spec(struct vcpu *v)
+{
+	unsigned long bit;
+
+	if (!hart_caps.spelp_lost_at_exit)
+		return;
+	bit = (lp_on_in_trapped_mode(v) ? v->g.ctx.sstatus : v->g.csr.vsstatus) & SR_SPELP;
+	v->g.ctx.sstatus &= ~SR_SPELP;
+	v->g.csr.vsstatus &= ~SR_SPELP;
+	if (v->g.fwft.lp_value)
+		v->g.csr.vsstatus |= bit;
+	else
+		v->g.ctx.sstatus |= bit;
+}
+
+bool cfi_vcpu_elp(const struct vcpu *v)
+{
+	uint64_t s = v->g.ctx.sstatus, vs = v->g.csr.vsstatus;
+
+	cfi_spelp_to_spec(v, &s, &vs);
+	return s & SR_SPELP;
+}
+
 /* The vCPU is loaded on this hart: keep the live henvcfg in step. */
 static void apply_henvcfg(struct vcpu *v)
 {

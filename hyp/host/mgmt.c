@@ -271,6 +271,7 @@ static void cmd_cfi(struct req *r)
 	reply_head(&w, r->has_id, r->id, true);
 	jw_kv_str(&w, "vm", vm->cfg.name);
 	jw_kv_str(&w, "policy", policy_names[vm->cfg.cfi_policy]);
+	jw_kv_str(&w, "policy_requested", policy_names[vm->cfg.cfi_requested]);
 	jw_kv_bool(&w, "landing_pads", cfi_vm_has_lp(vm));
 	jw_kv_bool(&w, "shadow_stacks", cfi_vm_has_ss(vm));
 	{
@@ -294,7 +295,7 @@ static void cmd_cfi(struct req *r)
 		jw_kv_u64(&w, "ssp", v->g.csr.ssp);
 		jw_kv_bool(&w, "lp_enabled", v->g.fwft.lp_value);
 		jw_kv_bool(&w, "lp_locked", v->g.fwft.lp_locked);
-		jw_kv_u64(&w, "elp", (v->g.ctx.sstatus & SR_SPELP) ? 1 : 0);
+		jw_kv_u64(&w, "elp", cfi_vcpu_elp(v));
 		jw_kv_u64(&w, "senvcfg", v->g.csr.senvcfg);
 		jw_kv_u64(&w, "violations_lp", cs->swcheck_lp);
 		jw_kv_u64(&w, "violations_ss", cs->swcheck_ss);

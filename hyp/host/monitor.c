@@ -36,7 +36,7 @@ void monitor_print_vcpu_cfi(struct vcpu *v)
 		v->vm->cfg.name, v->id, v->g.fwft.ss_value ? "on" : "off",
 		v->g.fwft.ss_locked ? " (locked)" : "", v->g.csr.ssp,
 		v->g.fwft.lp_value ? "on" : "off", v->g.fwft.lp_locked ? " (locked)" : "",
-		(v->g.ctx.sstatus & SR_SPELP) ? 1UL : 0UL, v->g.csr.senvcfg);
+		cfi_vcpu_elp(v) ? 1UL : 0UL, v->g.csr.senvcfg);
 	if (cs->swcheck_lp || cs->swcheck_ss)
 		pr_info("    violations: landing pad %lu, shadow stack %lu; last at pc 0x%lx "
 			"(tval %lu, from %s)",

@@ -20,9 +20,11 @@ struct hart_caps {
 	unsigned long henvcfg_ok;	/* henvcfg bits that stick */
 	bool fw_cfi;		/* firmware implements FWFT LANDING_PAD (OpenSBI >= 1.6),
 				 * which also means it delegates cause 18 to HS */
-	/* QEMU 10.0.2, henvcfg.LPE=1: sret takes ELP from vsstatus.SPELP, so an
-	 * injected trap with SPELP=1 faults again at vstvec (docs/cfi.md Q4) */
-	bool quirk_qemu_spelp;
+	/* the guest's sstatus.SPELP across an exit and the sret back, measured
+	 * (cfi/spelp_selftest.c; QEMU 10.0.2 loses it both ways: Q4, Q5) */
+	bool spelp_lost_at_exit;	/* the exit writes its ELP over it */
+	bool spelp_lost_at_sret;	/* sret takes ELP from it and clears it */
+	bool spelp_probe_failed;	/* a probe did not complete: both assumed */
 	unsigned int vmid_bits;
 };
 
@@ -71,5 +73,7 @@ static inline uint64_t time_now(void)
 	asm volatile("rdtime %0" : "=r"(t));
 	return t;
 }
+#else
+uint64_t time_now(void);	/* host unit tests provide it */
 #endif
 #endif

@@ -86,6 +86,7 @@ struct vcpu {
 	volatile unsigned long requests;	/* VCPU_REQ_* */
 	volatile int hart;		/* hart index running it, -1 when off CPU */
 	int last_hart;			/* hart it last ran on, -1 if none (TLB upkeep) */
+	struct cfi_lp_window lp_window;
 	struct cfi_stats cfi_stats;
 	struct vcpu_stats stats;
 };

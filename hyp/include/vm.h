@@ -48,7 +48,8 @@ struct vm_config {
 	gpa_t ram_gpa;
 	uint64_t ram_size;
 	unsigned int nr_vcpus;
-	enum cfi_policy cfi_policy;
+	enum cfi_policy cfi_policy;	/* in force */
+	enum cfi_policy cfi_requested;	/* asked for (delegate may run as trap) */
 	uint32_t features;		/* VM_FEAT_* */
 	uint32_t boot_count;
 	bool debug_ext;			/* SBI_EXT_CARAPACE_DEBUG offered (debug=1) */

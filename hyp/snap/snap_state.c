@@ -131,6 +131,8 @@ void snap_vcpu_save(const struct vcpu *v, struct snap_vcpu *s)
 	s->vstval = g->csr.vstval;
 	s->vsatp = g->csr.vsatp;
 	s->vstimecmp = g->csr.vstimecmp;
+	/* files hold SPELP where the spec keeps it, whatever this CPU does */
+	cfi_spelp_to_spec(v, &s->sstatus, &s->vsstatus);
 	/* interrupts other harts posted count as pending (vcpu_put folds them) */
 	s->hvip = (g->csr.hvip | v->irq_pending) & VS_IRQ_MASK;
 	s->scounteren = g->csr.scounteren;
@@ -206,5 +208,6 @@ void snap_vcpu_load(struct vcpu *v, const struct snap_vcpu *s)
 	v->irq_pending = 0;
 	/* derived state follows the restored FWFT values (never taken raw) */
 	v->henvcfg = (v->henvcfg & ~(ENVCFG_LPE | ENVCFG_SSE)) | cfi_henvcfg(v);
+	cfi_spelp_from_spec(v);
 	v->requests = VCPU_REQ_FENCE_I | VCPU_REQ_HFENCE_VVMA;
 }

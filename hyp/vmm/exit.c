@@ -69,12 +69,17 @@ static enum exit_action exit_wfi(struct vcpu *v)
  * for the guest. So is WFI from guest user mode: on hardware a U-mode WFI
  * raises an illegal-instruction exception to S-mode (Priv spec, mstatus.TW
  * "WFI in U-mode"), it never sleeps on the user's behalf. */
-static enum exit_action exit_virtual_insn(struct vcpu *v)
+static unsigned long trapped_insn(struct vcpu *v)
 {
 	unsigned long insn = csr_read(CSR_STVAL);
 
-	if (!insn)
-		insn = vcpu_fetch_insn(v->g.ctx.sepc);
+	return insn ? insn : vcpu_fetch_insn(v->g.ctx.sepc);
+}
+
+static enum exit_action exit_virtual_insn(struct vcpu *v)
+{
+	unsigned long insn = trapped_insn(v);
+
 	if (insn == INSN_WFI && (v->g.ctx.sstatus & SR_SPP))
 		return exit_wfi(v);
 	vcpu_redirect_trap(v, EXC_ILLEGAL_INST, insn);
@@ -202,8 +207,11 @@ static __attribute__((noinline)) enum exit_action exit_guest_page_fault(struct v
 		/* Write-protected RAM (dirty tracking): a store/AMO fault, and every
 		 * shadow-stack access faults as one, sspopchk included (docs/cfi.md
 		 * §9.10), is resolved as a write and retried. */
-		if (cause == EXC_STORE_GUEST_PAGE_FAULT && vm_ram_resolve_write(v->vm, gpa))
+		if (cause == EXC_STORE_GUEST_PAGE_FAULT && vm_ram_resolve_write(v->vm, gpa)) {
+			if (v->lp_window.open)
+				cfi_lp_window_exit_seen(v);
 			return EXIT_RESUME_SAME;
+		}
 		/* first touch of a chunk: zero and map it, then retry the access */
 		if (vm_ram_populate(v->vm, gpa, 1, cause == EXC_STORE_GUEST_PAGE_FAULT))
 			return stop_vm(v, cause, "cannot map guest RAM", gpa);
@@ -244,6 +252,14 @@ static __attribute__((noinline)) enum exit_action exit_slow(struct vcpu *v, unsi
 {
 	enum exit_action act;
 
+	if (__builtin_expect(v->lp_window.open, 0) &&
+	    cfi_lp_window_exit(v, cause, cause == EXC_VIRTUAL_INST ? trapped_insn(v) : 0, &act)) {
+		if (cause & CAUSE_IRQ_FLAG)
+			v->stats.irq_exits++;
+		else
+			v->stats.by_cause[cause < VCPU_EXIT_CAUSES ? cause : 0]++;
+		return act;
+	}
 	if (cause & CAUSE_IRQ_FLAG)
 		return exit_irq(v, cause & ~CAUSE_IRQ_FLAG);
 	/* the only counter on the hot path; totals are summed when shown */

@@ -14,8 +14,8 @@ void vcpu_redirect_trap(struct vcpu *v, unsigned long cause, unsigned long tval)
 	vs = (vs & ~SR_SPIE) | ((vs & SR_SIE) ? SR_SPIE : 0);
 	vs &= ~SR_SIE;
 	vs = (vs & ~SR_SPELP) | (v->g.ctx.sstatus & SR_SPELP);	/* ELP at the trap */
-	if (hart_caps.quirk_qemu_spelp && (v->henvcfg & ENVCFG_LPE))
-		vs &= ~SR_SPELP;	/* QEMU Q4: else a second LP fault at vstvec */
+	if (hart_caps.spelp_lost_at_sret && (v->henvcfg & ENVCFG_LPE))
+		vs &= ~SR_SPELP;	/* this sret would take ELP=1 from it: a second fault */
 	csr_write(CSR_VSSTATUS, vs);
 	csr_write(CSR_VSCAUSE, cause);
 	csr_write(CSR_VSTVAL, tval);

@@ -3,6 +3,7 @@
  * the dispatcher (exit.c) returns a verdict, and the hart enters the same vCPU
  * again or the next one the scheduler picks. Data flows one way round. */
 #include <arch/riscv/csr.h>
+#include <cfi.h>
 #include <exit.h>
 #include <hart.h>
 #include <sched.h>
@@ -73,6 +74,8 @@ void vcpu_start_on_hart(struct vcpu *v)
 static __attribute__((noinline, noreturn)) void switch_out(struct vcpu *v)
 {
 	csr_write(CSR_STIMECMP, -1UL);
+	if (v->lp_window.open)
+		cfi_lp_window_drop(v);	/* vcpu_load() sets hedeleg and hstatus afresh */
 	vcpu_put(v);
 	sched_release(v);
 	vcpu_start_on_hart(sched_next());

@@ -243,8 +243,14 @@ int vm_alloc(const struct vm_desc *d, bool need_images, struct vm **out, const c
 	memcpy(vm->cfg.name, d->name, VM_NAME_LEN);
 	vm->cfg.ram_gpa = VM_GUEST_RAM_BASE;
 	vm->cfg.ram_size = d->memory;
-	vm->cfg.cfi_policy = d->cfi;
-	vm->cfg.features = vm_features(d->cfi);
+	vm->cfg.cfi_requested = vm->cfg.cfi_policy = d->cfi;
+	if (d->cfi == CFI_POLICY_DELEGATE && !cfi_delegate_exact()) {
+		vm->cfg.cfi_policy = CFI_POLICY_TRAP;
+		pr_info("vm %s: policy delegate would lose landing-pad checks on this CPU (an exit "
+			"loses the guest's SPELP: CFI self-test, docs/cfi.md §7): running under trap, "
+			"which gives the guest the same view", d->name);
+	}
+	vm->cfg.features = vm_features(vm->cfg.cfi_policy);
 	vm->cfg.debug_ext = d->debug;
 	memcpy(vm->cfg.bootargs, d->bootargs, VM_BOOTARGS_LEN);
 	memcpy(vm->cfg.kernel_image, d->kernel, VM_IMAGE_NAME_LEN);

@@ -219,10 +219,6 @@ NO_CFI_MOP_CPU = "rv64,h=true,sstc=true,zimop=true,zcmop=true"
 KSELFTEST_ARGS = "proc_mem.force_override=always"   # the shadow-stack gup test writes /proc/self/mem
 KSELFTEST_TESTS = ["shstk fork test", "map shadow stack syscall", "shadow stack gup tests",
                    "shadow stack signal tests", "memory protections of shadow stack memory"]
-PTRACE_ELP_BAIL = "Bail out! cfi_ptrace_test: elp must have been set"
-ISSUE_12 = ("issue 12 (CFI fidelity): a landing-pad fault the hypervisor injects reaches the guest "
-            "without its expected-landing-pad state, so the kselftests' ptrace check sees "
-            "ELP clear")
 
 
 def kselftest(lines):
@@ -284,26 +280,18 @@ def test_carapace_kselftests_delegate_off(guest_kernel, gk_initramfs):
 
 def test_carapace_kselftests_trap_strict(guest_kernel, gk_initramfs):
     """Two guests at once, cfi=trap (the default) and cfi=strict, which both
-    take landing-pad faults in the hypervisor: all pass, except that today
-    the ptrace check of the expected-landing-pad state fails (issue 12), and
-    as the kselftest bails out there, the shadow-stack tests after it do not
-    run. An expected failure until issue 12 lands, a pass after."""
+    take landing-pad faults in the hypervisor: every kselftest passes, the
+    ptrace check of the expected-landing-pad state after a user landing-pad
+    fault included (issue 12 item 2: it bailed out there while the hypervisor
+    injected the fault with SPELP=0; on QEMU 10.0.2 the hardware now delivers
+    it, hyp/cfi/lp_redeliver.c)."""
     test = f"kselftest {KSELFTEST_ARGS}"
     code, out, reps = run_carapace(
         [spec("trap", guest_kernel, gk_initramfs, test, "trap"),
          spec("strict", guest_kernel, gk_initramfs, test, "strict")], ["trap", "strict"])
     assert code == 0, f"launcher exit {code}\n{out}"
-    elp_lost = []
     for name in ("trap", "strict"):
-        lines = reps[name].lines
-        if kselftest(lines)[0] == PTRACE_ELP_BAIL:
-            assert any("Landing pad and shadow stack are enabled for binary" in l
-                       for l in lines), out
-            elp_lost.append(name)
-        else:
-            check_kselftest_pass(lines, f"cfi={name}", out)
-    if elp_lost:
-        pytest.xfail(f"cfi={'/'.join(elp_lost)}: {ISSUE_12}")
+        check_kselftest_pass(reps[name].lines, f"cfi={name}", out)
 
 
 # --- across a snapshot and a restore ---------------------------------------------------------

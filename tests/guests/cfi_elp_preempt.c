@@ -14,10 +14,13 @@
  * (bare, Carapace trap, delegate): faults == N and target-ran == 0 for the
  * bad loop, faults == 0 and target-ran == N for the good loop. Bootargs:
  * n=N (default 20000); pass=1 (U only), 2 (S only), 3 (default: both).
- * Informational (printed, not checked): how many faults showed
- * sstatus.SPELP=1 (spec: all; Carapace trap with LANDING_PAD=1: none, the
- * QEMU Q4 workaround; QEMU Q4 also lets a host interrupt at the vector
- * overwrite it under delegate), and the time taken.
+ * Every fault must also show sstatus.SPELP=1 in the handler (spec; issue 12
+ * items 2 and 3: under trap and strict the hypervisor hands the fault over
+ * with the hardware's view, and on a CPU where an exit loses SPELP, QEMU
+ * 10.0.2, delegate runs as trap). Bootarg spelp_slack=K lets K of them show
+ * 0: on QEMU 10.0.2 a host that deschedules QEMU for longer than the
+ * hypervisor's guard can still land an exit in the handler before it reads
+ * sstatus (docs/cfi.md §7.3). Informational: the time taken.
  * Run under Carapace with a short time slice (--timeslice-us 20) so that
  * the hypervisor preempts the loop thousands of times. Prints
  * "INFO: observed lp=N ss=0" for the driver to compare with the counters.
@@ -134,7 +137,7 @@ static void run_one(bool user, unsigned long n, bool bad, struct pass_result *re
 	total_lp += rec.lp;
 }
 
-static void pass(bool user, unsigned long n)
+static void pass(bool user, unsigned long n, unsigned long slack)
 {
 	const char *p = user ? "pass U (senvcfg.LPE)" : "pass S (FWFT landing_pad)";
 	struct pass_result bad, good;
@@ -155,10 +158,12 @@ static void pass(bool user, unsigned long n)
 	check_eq(T, buf, good.faults, 0);
 	snprintf(buf, sizeof(buf), "%s: every lpad target ran", p);
 	check_eq(T, buf, good.ran, n);
+	snprintf(buf, sizeof(buf), "%s: %lu of %lu faults showed SPELP=1 (at most %lu may not)",
+		 p, bad.spelp, bad.faults, slack);
+	check_eq(T, buf, bad.faults - bad.spelp <= slack, 1);
 	snprintf(buf, sizeof(buf), "%s: no other exceptions", p);
 	check_eq(T, buf, bad.other + good.other, 0);
-	report_info(T, "%s: bad loop %lu us, %lu of %lu faults with SPELP=1; good loop %lu us",
-		    p, bad.us, bad.spelp, bad.faults, good.us);
+	report_info(T, "%s: bad loop %lu us, good loop %lu us", p, bad.us, good.us);
 }
 
 void test_main(unsigned long hartid)
@@ -166,13 +171,14 @@ void test_main(unsigned long hartid)
 	unsigned long old_stvec = csr_read(CSR_STVEC);
 	unsigned long n = bootarg_ulong("n", 20000);
 	unsigned long which = bootarg_ulong("pass", 3);	/* bit 0: U, bit 1: S */
+	unsigned long slack = bootarg_ulong("spelp_slack", 0);
 
 	(void)hartid;
 	cfi_trap_install(&rec);
 	if (which & 1)
-		pass(true, n);
+		pass(true, n, slack);
 	if (which & 2)
-		pass(false, n);
+		pass(false, n, slack);
 	check_eq(T, "no interrupts reached the guest", rec.irqs, 0);
 	cfi_trap_remove(old_stvec);
 	printf("INFO: observed lp=%lu ss=0\n", total_lp);

@@ -37,7 +37,7 @@
 
 #define T "snap_elp"
 #define VMGENID_GPA	0x10100000UL
-#define PAD_LOADS	200
+#define PAD_INSNS	64
 
 struct elp_rec {
 	unsigned long jumps;	/* indirect jumps to the target */
@@ -109,8 +109,8 @@ __asm__(
 	/* one long translation block before the jump: a host interrupt
 	 * (the pause) mostly arrives while it runs, and QEMU takes it at the
 	 * start of the next block, the target, with ELP expected */
-"	.rept	" __stringify(PAD_LOADS) "\n"
-"	fdiv.d	ft0, ft1, ft2\n"	/* a softfloat call each: slow, small */
+"	.rept	" __stringify(PAD_INSNS) "\n"
+"	sfence.vma\n"		/* QEMU empties its TLB: slow, stays in the block */
 "	.endr\n"
 "	jalr	x0, 0(a5)\n"		/* rs1 = a5: ELP = expected */
 "	.globl elp_target\n"

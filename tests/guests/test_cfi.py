@@ -11,6 +11,7 @@ numbers. Policy delegate: the hardware delivers cause 18 to the guest, so the
 counters stay 0 while the guest still sees every fault.
 """
 
+import os
 import re
 
 import pytest
@@ -24,14 +25,24 @@ STATS_RE = re.compile(r"carapace: vm (?P<vm>[a-z0-9_-]+): exits (?P<exits>\d+), 
                       r"cfi violations: landing pad (?P<lp>\d+), shadow stack (?P<ss>\d+)")
 OBSERVED_RE = re.compile(r"INFO: observed lp=(\d+) ss=(\d+)")
 
+# The conformant tier (docs/cfi.md §7.1): cfi_ss expects the spec's access
+# fault where QEMU 10.0.2 lets SS instructions through (Q7).
+CONFORMANT = os.environ.get("CARAPACE_CONFORMANT") == "1"
+CFI_SS_ARGS = "q7=0" if CONFORMANT else None
+
 ELP_N = 20000                   # jumps per loop in cfi_elp_preempt
 ELP_SLICE_US = 20               # host time slice for the preemption runs
+# Faults per pass whose handler may see SPELP=0: none on the conformant QEMU;
+# on QEMU 10.0.2 an exit that lands in the handler before it reads sstatus
+# (the host descheduled QEMU past the hypervisor's guard) clears it: seen at
+# 1 in 20 000 on a loaded 2-core machine (docs/cfi.md §7.3)
+ELP_SPELP_SLACK = 0 if CONFORMANT else ELP_N // 1000
 ISO_SLICE_US = 100
 
 # name -> (bootargs, harts) for the reference runs.
 REFERENCE = {
     "cfi_fwft": (None, 2),
-    "cfi_ss": (None, 1),
+    "cfi_ss": (CFI_SS_ARGS, 1),
     "cfi_lp": (None, 1),
     "cfi_vu": (None, 1),
     "cfi_elp_preempt": (f"n={ELP_N}", 1),
@@ -88,11 +99,37 @@ def observed(rep, where):
     return int(hits[-1].group(1)), int(hits[-1].group(2))
 
 
+SELFTEST_RE = re.compile(r"carapace: CFI self-test: the guest's sstatus.SPELP "
+                         r"(?P<exit>is overwritten by|survives) an exit and "
+                         r"(?P<sret>is cleared by|survives) the sret back")
+
+
+def delegate_exact(run):
+    """What the hypervisor's boot self-test found: can delegate be exact here?"""
+    hits = [SELFTEST_RE.match(l) for l in run.hyp]
+    hits = [m for m in hits if m]
+    assert hits, f"no CFI self-test line\n{run.out}"
+    return hits[0].group("exit") == "survives" and hits[0].group("sret") == "survives"
+
+
+def effective_policy(run, vm, policy):
+    """The policy @vm runs under: delegate becomes trap, with a message, where
+    the self-test found that an exit loses the guest's SPELP (issue 12 item 3)."""
+    if policy != "delegate":
+        return policy
+    downgraded = any(l.startswith(f"carapace: vm {vm}: policy delegate would lose "
+                                  "landing-pad checks") and "running under trap" in l
+                     for l in run.hyp)
+    assert downgraded == (not delegate_exact(run)), \
+        f"vm {vm}: delegate downgraded={downgraded}, self-test exact={delegate_exact(run)}\n{run.out}"
+    return "trap" if downgraded else "delegate"
+
+
 def check_counters(run, vm, policy):
     """Counters vs. guest: equal under trap/strict, zero under delegate/off."""
     lp, ss = observed(run.guests[vm], f"vm {vm}")
     st = stats(run, vm)
-    if policy in ("delegate", "off"):
+    if effective_policy(run, vm, policy) in ("delegate", "off"):
         want = (0, 0)
     else:
         want = (lp, ss)
@@ -115,6 +152,23 @@ def run_ok(payload, policy, bootargs=None, vcpus=1, smp=2, timeslice_us=None):
 
 
 @pytest.mark.quick
+def test_cfi_selftest_measures_the_platform(guests_built):
+    """Issue 12 item 3: the boot self-test runs a VS-mode probe and finds
+    what the CPU does with a guest's SPELP. QEMU 10.0.2 loses it at an exit
+    (Q4) and at the sret back (Q4/Q5), so a VM created with delegate runs
+    under trap, and says so; the conformant QEMU (docs/cfi.md §7.1) keeps it
+    both ways, and delegate stays delegate."""
+    run = run_hyp([cfi_spec("t", "cfi_fwft", 2, "delegate")], ["t"])
+    assert_exit(run, EXIT_OK)
+    m = [SELFTEST_RE.match(l) for l in run.hyp]
+    m = [x for x in m if x]
+    assert m, f"no CFI self-test line\n{run.out}"
+    want = ("survives", "survives") if CONFORMANT else ("is overwritten by", "is cleared by")
+    assert (m[0].group("exit"), m[0].group("sret")) == want, f"{m[0].group(0)}\n{run.out}"
+    assert effective_policy(run, "t", "delegate") == ("delegate" if CONFORMANT else "trap")
+
+
+@pytest.mark.quick
 @pytest.mark.parametrize("policy", ["trap", "delegate"])
 def test_cfi_fwft(guests_built, policy):
     _, lp, ss, _ = run_ok("cfi_fwft", policy, vcpus=2)
@@ -130,19 +184,21 @@ def test_cfi_fwft_cfi_off(guests_built):
 @pytest.mark.quick
 @pytest.mark.parametrize("policy", ["trap", "delegate"])
 def test_cfi_ss(guests_built, policy):
-    _, lp, ss, _ = run_ok("cfi_ss", policy)
+    _, lp, ss, _ = run_ok("cfi_ss", policy, CFI_SS_ARGS)
     assert (lp, ss) == (0, 2), f"cfi_ss makes exactly two sspopchk mismatches, saw {lp}/{ss}"
 
 
 @pytest.mark.quick
 @pytest.mark.parametrize("policy", ["trap", "delegate"])
 def test_cfi_lp(guests_built, policy):
-    bootargs = "delegate=1" if policy == "delegate" else None
-    _, lp, ss, _ = run_ok("cfi_lp", policy, bootargs)
-    # 5 faulting cases per suite run; delegate may re-run the suite (QEMU Q4)
-    assert ss == 0 and lp and lp % 5 == 0, f"cfi_lp: observed lp={lp} ss={ss}"
-    if policy == "trap":
-        assert lp == 5
+    """VS landing-pad faults reach the handler with SPELP=1 (the payload checks
+    it) under trap as on bare hardware (issue 12 item 2)."""
+    run, lp, ss, _ = run_ok("cfi_lp", policy)
+    # 5 faulting cases per suite run; a run whose SPELP an exit overwrote
+    # (QEMU Q4) is repeated, up to 3 runs
+    assert ss == 0 and lp in (5, 10, 15), f"cfi_lp: observed lp={lp} ss={ss}"
+    reruns = sum("again" in l for l in run.guests["t"].lines)
+    assert lp == 5 * (reruns + 1), f"cfi_lp: {lp} faults for {reruns} re-run(s)\n{run.out}"
 
 
 @pytest.mark.quick
@@ -160,9 +216,9 @@ def test_cfi_elp_across_a_fetch_fault(guests_built, policy):
 @pytest.mark.quick
 @pytest.mark.parametrize("policy", ["trap", "delegate", "strict"])
 def test_cfi_vu(guests_built, policy):
-    """VU faults: strict does not stop the VM for them (only VS violations)."""
-    bootargs = "delegate=1" if policy == "delegate" else None
-    _, lp, ss, _ = run_ok("cfi_vu", policy, bootargs)
+    """VU faults: strict does not stop the VM for them (only VS violations);
+    the handler of a VU landing-pad fault finds SPELP=1 under every policy."""
+    _, lp, ss, _ = run_ok("cfi_vu", policy)
     assert ss == 1 and lp >= 1, f"cfi_vu: observed lp={lp} ss={ss}"
 
 
@@ -205,9 +261,10 @@ def test_cfi_strict_stops_vm(guests_built, payload, kind):
 @pytest.mark.parametrize("policy,passes", [("trap", 3), ("delegate", 3), ("strict", 1)])
 def test_cfi_elp_preempt(guests_built, policy, passes):
     """N faulting indirect jumps per pass with the host preempting every
-    20 us: none lost, none extra. Strict runs the U pass only (a VS fault
-    would stop the VM)."""
-    run, lp, ss, st = run_ok("cfi_elp_preempt", policy, f"n={ELP_N} pass={passes}",
+    20 us: none lost, none extra, each handler sees SPELP=1 (the payload
+    checks it). Strict runs the U pass only (a VS fault would stop the VM)."""
+    run, lp, ss, st = run_ok("cfi_elp_preempt", policy,
+                             f"n={ELP_N} pass={passes} spelp_slack={ELP_SPELP_SLACK}",
                              smp=1, timeslice_us=ELP_SLICE_US)
     npass = bin(passes).count("1")
     assert (lp, ss) == (npass * ELP_N, 0), f"observed lp={lp} ss={ss}\n{run.out}"

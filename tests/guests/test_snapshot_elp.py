@@ -20,6 +20,7 @@ pytestmark = pytest.mark.quick
 SPELP = 1 << 23
 # 16M: a small VM makes the many snapshots cheap; delegate: the faults stay in
 # the guest, so a pause finds the loop in the guest and often at the target
+# (on a CPU where delegate cannot be exact, QEMU 10.0.2, it runs as trap)
 SPEC = "name=orig,kernel=build/guests/snap_elp.bin,vcpus=1,mem=16M,cfi=delegate"
 # A quiet machine catches it within a few snapshots; a loaded one (other QEMUs
 # on its 2 cores) once needed more than 30. Each try is ~0.1 s; the loop ends
@@ -29,9 +30,9 @@ TRIES = 100
 
 def elp_pending(vcpu):
     """ELP expected in a saved vCPU: the trapped context's SPELP (the format's
-    'elp'), or vsstatus.SPELP, where QEMU 10.0.2 leaves the ELP of an exit
-    taken with henvcfg.LPE=1 (docs/cfi.md §7 Q4; HS sret takes it from there)."""
-    return vcpu["cfi"]["elp"] or bool(vcpu["vsstatus"] & SPELP)
+    'elp'). The hypervisor writes it there whatever its CPU does with SPELP
+    (QEMU 10.0.2 leaves the ELP of an exit in vsstatus.SPELP, docs/cfi.md §7)."""
+    return vcpu["cfi"]["elp"]
 
 
 def check_restored(lines, where):
@@ -50,6 +51,9 @@ def test_snapshot_pending_landing_pad_fires_after_restore(snap_host, tmp_path, l
     # --persist: the host stays up between the original's end and the copy
     h = snap_host([SPEC], extra=["--persist"])
     line = h.wait_for(lambda l: l.startswith("[orig] SNAPSHOT-READY"), 60)
+    rep = h.ctl("cfi", "orig")[0]
+    policy = rep["policy"]
+    assert rep["policy_requested"] == "delegate" and policy in ("delegate", "trap"), rep
     target = int(re.search(r"target=(0x[0-9a-f]+)", line).group(1), 16)
 
     # snapshot until one catches the vCPU at the target with ELP expected
@@ -62,11 +66,12 @@ def test_snapshot_pending_landing_pad_fires_after_restore(snap_host, tmp_path, l
         v = info["vcpus"][0]
         seen.append((hex(v["pc"]), v["cfi"]["elp"], bool(v["vsstatus"] & SPELP)))
         assert v["cfi"]["landing_pads"] and not v["cfi"]["lp_locked"], v["cfi"]
-        assert info["config"]["cfi"] == "delegate" and info["header"]["live"] == live, info
+        assert info["config"]["cfi"] == policy and info["header"]["live"] == live, info
         if elp_pending(v):
             # only a jump to the target leaves ELP expected
             assert v["pc"] == target, (hex(v["pc"]), hex(target), seen)
             path = p
+            print(f"caught after {i + 1} snapshot(s): {seen}")
             break
         p.unlink()
     assert path, f"no snapshot in {TRIES} caught ELP expected: (pc, elp, vsstatus.SPELP) {seen}"

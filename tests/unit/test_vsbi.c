@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* hyp/vsbi/vsbi.c (hart masks, registry lookup, dispatch), hyp/vsbi/vsbi_fwft.c
  * and hyp/cfi/cfi.c (FWFT LANDING_PAD/SHADOW_STACK, software-check routing).
+ * and the landing-pad re-delivery window (hyp/cfi/lp_redeliver.c).
  * The other extensions are stubs defined here; so are hart_caps (hyp/arch/hart.c),
- * vm_stop() and vcpu_redirect_trap(). */
+ * time_now(), vm_stop() and vcpu_redirect_trap(). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +19,13 @@
 /* ---- stubs ---- */
 
 struct hart_caps hart_caps;
+uint64_t timebase_hz = 10000000;
+static uint64_t fake_time = 1000;
+
+uint64_t time_now(void)
+{
+	return fake_time;
+}
 
 static struct {
 	int calls;
@@ -563,6 +571,150 @@ TEST(cfi_swcheck_trap_injects)
 	EXPECT_EQ(v->cfi_stats.swcheck_ss, 1);
 	EXPECT_EQ(v->cfi_stats.last_from_vs, 0);
 	EXPECT_EQ(redirect.tval, 3);
+}
+
+/* A CPU whose sret clears the guest's SPELP (QEMU 10.0.2): a landing-pad
+ * fault is re-run with ELP=1 and cause 18 delegated, not injected. */
+TEST(cfi_swcheck_redelivers_lp_where_sret_loses_spelp)
+{
+	struct vcpu *v = setup(CFI_POLICY_TRAP, true, true);
+
+	hart_caps.spelp_lost_at_sret = true;
+	fake_csr[CSR_HEDELEG] = 0x1ff;
+	fake_csr[CSR_HSTATUS] = HSTATUS_SPV;
+	fake_csr[CSR_SIE] = MIP_SSIP | MIP_STIP;
+	fake_csr[CSR_STIMECMP] = fake_time + 10;	/* the slice ends before the guard */
+	v->henvcfg = 0;					/* guest kernel without landing pads */
+	v->g.ctx.sepc = 0x1000;
+	v->g.ctx.sstatus = 0;				/* from VU */
+	fake_csr[CSR_STVAL] = SWCHECK_TVAL_LANDING_PAD;
+	EXPECT_EQ(cfi_swcheck_exit(v), EXIT_RESUME_SAME);
+	EXPECT_EQ(redirect.calls, 0);
+	EXPECT_EQ(v->cfi_stats.swcheck_lp, 1);
+	EXPECT_EQ(v->g.ctx.sepc, 0x1000);		/* the same instruction again */
+	EXPECT_EQ(!!(v->g.ctx.sstatus & SR_SPELP), 1);	/* ELP=1 there (shared bit) */
+	EXPECT_EQ(fake_csr[CSR_HEDELEG], 0x1ffUL | (1UL << 18));
+	EXPECT_EQ(!!(fake_csr[CSR_HSTATUS] & HSTATUS_VTSR), 1);
+	EXPECT_EQ(fake_csr[CSR_SIE], MIP_STIP);		/* no IPI before the handler reads SPELP */
+	EXPECT_TRUE(fake_csr[CSR_STIMECMP] >= fake_time + 2000);	/* 200 us guard */
+	EXPECT_TRUE(v->lp_window.open);
+
+	/* a shadow-stack fault is injected as before: its SPELP is 0 anyway */
+	fake_csr[CSR_STVAL] = SWCHECK_TVAL_SHADOW_STACK;
+	v->lp_window.open = false;
+	EXPECT_EQ(cfi_swcheck_exit(v), EXIT_INJECTED);
+	EXPECT_EQ(redirect.calls, 1);
+
+	/* strict with landing pads on in the guest kernel: injected (a kernel
+	 * violation inside the window could not be told from the fault) */
+	vm.cfg.cfi_policy = CFI_POLICY_STRICT;
+	v->henvcfg = ENVCFG_LPE;
+	fake_csr[CSR_STVAL] = SWCHECK_TVAL_LANDING_PAD;
+	EXPECT_EQ(cfi_swcheck_exit(v), EXIT_INJECTED);
+	EXPECT_EQ(redirect.calls, 2);
+	v->henvcfg = 0;
+	EXPECT_EQ(cfi_swcheck_exit(v), EXIT_RESUME_SAME);
+	EXPECT_EQ(redirect.calls, 2);
+	hart_caps.spelp_lost_at_sret = false;
+}
+
+static struct vcpu *open_window(enum cfi_policy policy)
+{
+	struct vcpu *v = setup(policy, true, true);
+
+	hart_caps.spelp_lost_at_sret = true;
+	fake_csr[CSR_HEDELEG] = 0x1ff;
+	fake_csr[CSR_HSTATUS] = HSTATUS_SPV;
+	fake_csr[CSR_SIE] = MIP_SSIP | MIP_STIP;
+	fake_csr[CSR_STIMECMP] = fake_time + 50000;
+	v->henvcfg = 0;
+	v->g.ctx.sepc = 0x1000;
+	v->g.ctx.sstatus = 0;
+	fake_csr[CSR_STVAL] = SWCHECK_TVAL_LANDING_PAD;
+	EXPECT_EQ(cfi_swcheck_exit(v), EXIT_RESUME_SAME);
+	hart_caps.spelp_lost_at_sret = false;
+	/* the hardware delivered it: the guest's handler runs in VS */
+	fake_csr[CSR_VSCAUSE] = EXC_SW_CHECK;
+	fake_csr[CSR_VSTVAL] = SWCHECK_TVAL_LANDING_PAD;
+	fake_csr[CSR_VSEPC] = 0x1000;
+	fake_csr[CSR_VSSTATUS] = SR_SPIE;		/* SPP=U: back to user */
+	v->g.ctx.sstatus = SR_SPP | SR_SPELP;		/* trapped in VS, guest's SPELP=1 */
+	v->g.ctx.sepc = 0x2000;
+	return v;
+}
+
+TEST(cfi_lp_window_closes_at_the_guest_sret)
+{
+	struct vcpu *v = open_window(CFI_POLICY_TRAP);
+	enum exit_action act = EXIT_YIELD;
+
+	fake_csr[CSR_VSEPC] = 0x1004;			/* the handler skips the target */
+	v->g.ctx.sstatus &= ~SR_SPELP;			/* and returns with SPELP=0 */
+	EXPECT_TRUE(cfi_lp_window_exit(v, EXC_VIRTUAL_INST, 0x10200073, &act));
+	EXPECT_EQ(act, EXIT_RESUME_SAME);
+	EXPECT_FALSE(v->lp_window.open);
+	EXPECT_EQ(v->g.ctx.sepc, 0x1004);		/* where the guest's sret goes */
+	EXPECT_EQ(v->g.ctx.sstatus & (SR_SPP | SR_SPELP), 0);	/* to VU, ELP=0 */
+	EXPECT_EQ(fake_csr[CSR_VSSTATUS] & (SR_SIE | SR_SPIE | SR_SPP), SR_SIE | SR_SPIE);
+	EXPECT_EQ(fake_csr[CSR_HEDELEG], 0x1ff);
+	EXPECT_EQ(fake_csr[CSR_HSTATUS] & HSTATUS_VTSR, 0);
+	EXPECT_EQ(fake_csr[CSR_SIE], MIP_SSIP | MIP_STIP);
+	EXPECT_EQ(fake_csr[CSR_STIMECMP], fake_time + 50000);	/* the rest of the slice */
+	EXPECT_EQ(v->cfi_stats.swcheck_lp, 1);
+
+	/* a return with SPELP=1 keeps it: ELP=1 at the target (shared bit) */
+	v = open_window(CFI_POLICY_TRAP);
+	EXPECT_TRUE(cfi_lp_window_exit(v, EXC_VIRTUAL_INST, 0x10200073, &act));
+	EXPECT_EQ(!!(v->g.ctx.sstatus & SR_SPELP), 1);
+}
+
+TEST(cfi_lp_window_waits_for_the_fault)
+{
+	struct vcpu *v = open_window(CFI_POLICY_TRAP);
+	enum exit_action act = EXIT_YIELD;
+
+	/* the guard fired before the instruction ran again: window kept */
+	v->g.ctx.sepc = 0x1000;
+	v->g.ctx.sstatus = 0;
+	EXPECT_TRUE(cfi_lp_window_exit(v, CAUSE_IRQ_FLAG | IRQ_S_TIMER, 0, &act));
+	EXPECT_EQ(act, EXIT_RESUME_SAME);
+	EXPECT_TRUE(v->lp_window.open);
+
+	/* a VS interrupt came first; its handler returns to the faulting
+	 * instruction: window kept, ELP=1 for it */
+	v->g.ctx.sepc = 0x3000;
+	v->g.ctx.sstatus = SR_SPP;			/* this exit lost the guest's SPELP */
+	fake_csr[CSR_VSCAUSE] = CAUSE_IRQ_FLAG | 5;
+	fake_csr[CSR_VSEPC] = 0x1000;
+	EXPECT_TRUE(cfi_lp_window_exit(v, EXC_VIRTUAL_INST, 0x10200073, &act));
+	EXPECT_TRUE(v->lp_window.open);
+	EXPECT_EQ(v->g.ctx.sepc, 0x1000);
+	EXPECT_EQ(!!(v->g.ctx.sstatus & SR_SPELP), 1);
+	EXPECT_EQ(v->cfi_stats.swcheck_lp, 1);
+}
+
+TEST(cfi_lp_window_kernel_ss_violation_counts_and_stops_strict)
+{
+	struct vcpu *v = open_window(CFI_POLICY_STRICT);
+	enum exit_action act = EXIT_YIELD;
+
+	/* the handler itself failed a sspopchk: the hardware gave it to the guest */
+	fake_csr[CSR_VSCAUSE] = EXC_SW_CHECK;
+	fake_csr[CSR_VSTVAL] = SWCHECK_TVAL_SHADOW_STACK;
+	fake_csr[CSR_VSEPC] = 0x80201000;
+	stop.calls = 0;
+	EXPECT_TRUE(cfi_lp_window_exit(v, CAUSE_IRQ_FLAG | IRQ_S_SOFT, 0, &act));
+	EXPECT_EQ(act, EXIT_VM_STOP);
+	EXPECT_EQ(stop.calls, 1);
+	EXPECT_EQ(v->cfi_stats.swcheck_ss, 1);
+	EXPECT_FALSE(v->lp_window.open);
+
+	/* under trap it is counted, and the exit handled as usual */
+	v = open_window(CFI_POLICY_TRAP);
+	fake_csr[CSR_VSCAUSE] = EXC_SW_CHECK;
+	fake_csr[CSR_VSTVAL] = SWCHECK_TVAL_SHADOW_STACK;
+	EXPECT_FALSE(cfi_lp_window_exit(v, CAUSE_IRQ_FLAG | IRQ_S_SOFT, 0, &act));
+	EXPECT_EQ(v->cfi_stats.swcheck_ss, 1);
 }
 
 TEST(cfi_swcheck_strict_stops_vs_only)

@@ -26,6 +26,7 @@ unit-src-test_mm := hyp/mm/mm.c
 unit-src-test_gstage := hyp/mm/gstage.c
 unit-src-test_fdt_host := hyp/fdt/fdt_host.c
 unit-src-test_vsbi := hyp/vsbi/vsbi.c hyp/vsbi/hartmask.c hyp/vsbi/vsbi_fwft.c hyp/cfi/cfi.c \
+	hyp/cfi/lp_redeliver.c hyp/cfi/violation.c \
 	hyp/cfi/swcheck.c
 unit-src-test_printf := hyp/lib/printf.c
 unit-src-test_json := hyp/lib/json.c

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/* Landing-pad faults delivered by the hardware, on CPUs whose HS sret cannot
+ * leave a guest's sstatus.SPELP set (CFI self-test: QEMU 10.0.2 takes ELP from
+ * it and clears it). Injecting such a fault by hand would give the guest's
+ * handler SPELP=0 where bare hardware gives 1 (docs/cfi.md §7, issue 12).
+ *
+ * After counting the fault, the vCPU re-runs the faulting instruction with
+ * ELP=1 and hedeleg[18] set: it faults again, and the hardware delivers that
+ * fault to the guest's vstvec with SPELP=1. This "window" lasts until the next
+ * exit that is not an SBI call or a device access; hstatus.VTSR makes the
+ * guest's sret out of its handler such an exit, so no guest code outside the
+ * handler runs with hedeleg[18] set: every user-mode violation is counted. A
+ * violation by that handler itself goes to the guest too; when the window
+ * closes, a shadow-stack one is still in vscause (tval 3: the re-delivered
+ * fault has 2) and is counted then (strict stops the VM). A landing-pad one
+ * (possible only while the guest kernel has landing pads on) cannot be told
+ * from the re-delivered fault, so strict re-delivers only while henvcfg.LPE=0
+ * (Linux 7.2: user landing pads only) and otherwise injects the fault as
+ * before, with SPELP=0.
+ * Any exit while the handler has not yet read sstatus would clear the guest's
+ * SPELP again, so host IPIs are held off and the host timer is pushed to at
+ * least LP_WINDOW_GUARD_US ahead while the window is open, IPIs only until an
+ * exit the window stays open through (a write to a page being dirty-logged,
+ * say) has cost the guest its SPELP anyway. */
+#include <arch/riscv/csr.h>
+#include <cfi.h>
+#include <exit.h>
+#include <hart.h>
+#include <vm.h>
+
+#define LP_WINDOW_GUARD_US	200
+#define INSN_SRET		0x10200073UL
+
+bool cfi_lp_redeliver_ok(const struct vcpu *v)
+{
+	return v->vm->cfg.cfi_policy != CFI_POLICY_STRICT || !(v->henvcfg & ENVCFG_LPE);
+}
+
+static uint64_t guard_ticks(void)
+{
+	return timebase_hz * LP_WINDOW_GUARD_US / 1000000;
+}
+
+enum exit_action cfi_lp_redeliver(struct vcpu *v)
+{
+	uint64_t now = time_now(), slice_end = csr_read(CSR_STIMECMP);
+
+	v->lp_window.open = true;
+	v->lp_window.pc = v->g.ctx.sepc;
+	/* the window's time does not count against the vCPU's slice */
+	v->lp_window.slice_left = slice_end > now ? slice_end - now : 0;
+	/* ELP=1 at the faulting instruction: this CPU's sret takes it from the
+	 * guest's SPELP, banked in vsstatus only while henvcfg.LPE=1 */
+	if (v->henvcfg & ENVCFG_LPE)
+		csr_set(CSR_VSSTATUS, SR_SPELP);
+	else
+		v->g.ctx.sstatus |= SR_SPELP;
+	csr_set(CSR_HEDELEG, BIT(EXC_SW_CHECK));
+	csr_set(CSR_HSTATUS, HSTATUS_VTSR);
+	csr_write(CSR_SIE, MIP_STIP);
+	/* (a timer write costs: only when the slice would end too soon) */
+	v->lp_window.timer_moved = slice_end < now + guard_ticks();
+	if (v->lp_window.timer_moved)
+		csr_write(CSR_STIMECMP, now + guard_ticks());
+	v->vm->stats.injected++;
+	return EXIT_RESUME_SAME;
+}
+
+static void window_close(struct vcpu *v)
+{
+	v->lp_window.open = false;
+	csr_write(CSR_HEDELEG, csr_read(CSR_HEDELEG) & ~BIT(EXC_SW_CHECK));
+	csr_clear(CSR_HSTATUS, HSTATUS_VTSR);
+	csr_write(CSR_SIE, MIP_SSIP | MIP_STIP);
+	if (v->lp_window.timer_moved)
+		csr_write(CSR_STIMECMP, time_now() + v->lp_window.slice_left);
+}
+
+/* A shadow-stack violation the guest kernel's handler made while the window
+ * was open (hedeleg[18] gave it to the guest): the last trap into VS. The
+ * re-delivered fault came first, so an older one cannot still be there. */
+static enum exit_action count_delegated(struct vcpu *v)
+{
+	if (csr_read(CSR_VSCAUSE) != EXC_SW_CHECK ||
+	    csr_read(CSR_VSTVAL) != SWCHECK_TVAL_SHADOW_STACK)
+		return EXIT_RESUME_SAME;
+	return cfi_count_violation(v, SWCHECK_TVAL_SHADOW_STACK, csr_read(CSR_VSEPC), true) ==
+			       EXIT_VM_STOP ? EXIT_VM_STOP : EXIT_RESUME_SAME;
+}
+
+/* The guest's own sret, done for it (VTSR trapped it): re-executed after our
+ * sret it would find its SPELP cleared. Returns with the context set for
+ * entering the mode and pc the guest's sret goes to, with its ELP. */
+static void emulate_guest_sret(struct vcpu *v, bool force_elp)
+{
+	unsigned long vs = csr_read(CSR_VSSTATUS);
+	bool banked = v->henvcfg & ENVCFG_LPE;
+	unsigned long pelp = force_elp ? SR_SPELP : (banked ? vs : v->g.ctx.sstatus) & SR_SPELP;
+
+	/* sret: SIE = SPIE, SPIE = 1, SPP = U, ELP = SPELP, SPELP = 0. Our own
+	 * sret (this CPU's) sets ELP from the guest's SPELP, then clears it. */
+	v->g.ctx.sstatus = (v->g.ctx.sstatus & ~(SR_SPP | SR_SPELP)) | (vs & SR_SPP) |
+			   (banked ? 0 : pelp);
+	vs = (vs & ~(SR_SIE | SR_SPP | SR_SPELP)) | ((vs & SR_SPIE) ? SR_SIE : 0) | SR_SPIE |
+	     (banked ? pelp : 0);
+	csr_write(CSR_VSSTATUS, vs);
+	v->g.ctx.sepc = csr_read(CSR_VSEPC);
+}
+
+bool cfi_lp_window_exit(struct vcpu *v, unsigned long cause, unsigned long insn,
+			enum exit_action *act)
+{
+	if (v->g.ctx.sepc == v->lp_window.pc) {
+		/* before the faulting instruction ran again (the host was slow to
+		 * get there and the guard fired, say): ELP=1 survived this exit,
+		 * keep the window, or the fault would come back to us a second time */
+		if (cause != (CAUSE_IRQ_FLAG | IRQ_S_TIMER))
+			return false;
+		csr_write(CSR_STIMECMP, time_now() + guard_ticks());
+		v->lp_window.timer_moved = true;
+		*act = EXIT_RESUME_SAME;
+		return true;
+	}
+	if (cause == (CAUSE_IRQ_FLAG | IRQ_S_TIMER) && v->lp_window.timer_moved &&
+	    v->lp_window.slice_left) {
+		window_close(v);	/* the guard fired, not the end of the slice */
+		*act = count_delegated(v);
+		return true;
+	}
+	if (cause == EXC_VIRTUAL_INST && insn == INSN_SRET && (v->g.ctx.sstatus & SR_SPP)) {
+		/* an interrupt came first and its handler returns to the faulting
+		 * instruction (with SPELP=1, which this exit may have overwritten):
+		 * keep the window for the fault still to come */
+		bool pending = (csr_read(CSR_VSCAUSE) & CAUSE_IRQ_FLAG) &&
+			       csr_read(CSR_VSEPC) == v->lp_window.pc;
+
+		emulate_guest_sret(v, pending);
+		if (pending) {
+			*act = EXIT_RESUME_SAME;
+			return true;
+		}
+		window_close(v);
+		*act = count_delegated(v);
+		return true;
+	}
+	window_close(v);
+	*act = count_delegated(v);
+	return *act == EXIT_VM_STOP;	/* otherwise the exit is handled as usual */
+}
+
+void cfi_lp_window_exit_seen(struct vcpu *v)
+{
+	/* this exit already cost the guest its SPELP if the handler had not read
+	 * it yet (Q4/Q5): holding IPIs off longer protects nothing */
+	if (v->g.ctx.sepc != v->lp_window.pc)
+		csr_write(CSR_SIE, MIP_SSIP | MIP_STIP);
+}
+
+void cfi_lp_window_drop(struct vcpu *v)
+{
+	v->lp_window.open = false;
+	csr_write(CSR_SIE, MIP_SSIP | MIP_STIP);
+}
