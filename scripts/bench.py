@@ -38,7 +38,7 @@ PAYLOAD = ROOT / "build" / "bench" / "bench.bin"
 HYP = ROOT / "build" / "carapace.bin"
 DIRTIER = ROOT / "build" / "guests" / "dirtier.bin"
 ELP_PREEMPT = ROOT / "build" / "guests" / "cfi_elp_preempt.bin"
-CPU = "rv64,h=true,zicfilp=true,zicfiss=true,zimop=true,zcmop=true,sstc=true,svadu=true"
+CPU = "rv64,h=true,zicfilp=true,zicfiss=true,zimop=true,zcmop=true,sstc=true,svadu=true,smstateen=true"
 # CARAPACE_QEMU: the QEMU of the bare runs (tools/carapace-run honours it too).
 QEMU = os.environ.get("CARAPACE_QEMU") or "qemu-system-riscv64"
 ICOUNT = ["-icount", "shift=0,align=off"]

@@ -11,20 +11,10 @@ unsigned int nr_harts;
 struct hart_caps hart_caps;
 uint64_t timebase_hz;
 
-/* Exceptions the guest handles itself. Cause 18 is added per VM by policy.
- * Access faults too: the firmware (which takes them in M) then delivers them
- * straight into VS with the trap's ELP in SPELP, as bare hardware would; a
- * detour through HS lost it (QEMU banks ELP into the wrong sstatus, Q4). */
-#define HEDELEG_BASE (BIT(EXC_INST_MISALIGNED) | BIT(EXC_INST_ACCESS) | BIT(EXC_ILLEGAL_INST) | \
-		      BIT(EXC_BREAKPOINT) | BIT(EXC_LOAD_MISALIGNED) | BIT(EXC_LOAD_ACCESS) | \
-		      BIT(EXC_STORE_MISALIGNED) | BIT(EXC_STORE_ACCESS) | BIT(EXC_ECALL_U) | \
-		      BIT(EXC_INST_PAGE_FAULT) | BIT(EXC_LOAD_PAGE_FAULT) | \
-		      BIT(EXC_STORE_PAGE_FAULT))
-
 void hart_init_csrs(unsigned long trap_vector)
 {
 	csr_write(CSR_STVEC, trap_vector);
-	csr_write(CSR_HEDELEG, HEDELEG_BASE);
+	csr_write(CSR_HEDELEG, HEDELEG_GUEST);
 	csr_write(CSR_HIDELEG, VS_IRQ_MASK);
 	csr_write(CSR_HVIP, 0);
 	csr_write(CSR_HCOUNTEREN, 0x7);		/* cycle, time, instret */

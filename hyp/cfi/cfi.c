@@ -149,6 +149,39 @@ long cfi_fwft_get(struct vcpu *v, unsigned long feature, unsigned long *value)
 	}
 }
 
+/* A VM without Zicfilp or Zicfiss (cfi=off) on a host that has them must not
+ * reach them through senvcfg.LPE/SSE, which the hardware does not bank for VS
+ * (SSE is read-only 0 anyway while henvcfg.SSE=0; LPE is not): with Smstateen
+ * its senvcfg accesses trap (hstateen0.ENVCFG=0) and cfi_senvcfg_insn() does
+ * them with those bits held at 0. */
+unsigned long cfi_hstateen0(const struct vm *vm)
+{
+	bool hide = (hart_caps.zicfilp && !cfi_vm_has_lp(vm)) ||
+		    (hart_caps.zicfiss && !cfi_vm_has_ss(vm));
+
+	return HSTATEEN0_SE0 | (hide ? 0 : HSTATEEN0_ENVCFG);
+}
+
+bool cfi_senvcfg_insn(struct vcpu *v, unsigned long insn)
+{
+	unsigned int f3 = (insn >> 12) & 7, rd = (insn >> 7) & 31, rs1 = (insn >> 15) & 31;
+	unsigned long hidden = (cfi_vm_has_lp(v->vm) ? 0 : ENVCFG_LPE) |
+			       (cfi_vm_has_ss(v->vm) ? 0 : ENVCFG_SSE);
+	unsigned long old, src, val;
+
+	/* csrrw/csrrs/csrrc[i] senvcfg (Zicsr) */
+	if ((insn & 0x7f) != 0x73 || (insn >> 20) != CSR_SENVCFG || !(f3 & 3))
+		return false;
+	old = csr_read(CSR_SENVCFG);
+	src = (f3 & 4) ? rs1 : rs1 ? v->g.ctx.gpr[rs1] : 0;
+	val = (f3 & 3) == 1 ? src : (f3 & 3) == 2 ? old | src : old & ~src;
+	if ((f3 & 3) == 1 || rs1)	/* csrrs/csrrc with x0 or uimm 0 only read */
+		csr_write(CSR_SENVCFG, val & ~hidden);
+	if (rd)
+		v->g.ctx.gpr[rd] = old;
+	return true;
+}
+
 /* The VM_FEAT_* a VM with @policy gets on this host (recorded at creation). */
 uint32_t vm_features(enum cfi_policy policy)
 {

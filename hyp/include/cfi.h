@@ -50,6 +50,12 @@ void cfi_spelp_to_spec(const struct vcpu *v, uint64_t *sstatus, uint64_t *vsstat
 void cfi_spelp_from_spec(struct vcpu *v);
 /** cfi_vcpu_elp() - is a landing pad expected at the stopped vCPU's next instruction? */
 bool cfi_vcpu_elp(const struct vcpu *v);
+/** cfi_hstateen0() - the VM's hstateen0 (with Smstateen): ENVCFG clear, so that
+ *  senvcfg accesses trap, where the host has CFI the VM was not given. */
+unsigned long cfi_hstateen0(const struct vm *vm);
+/** cfi_senvcfg_insn() - a trapped senvcfg access from VS (@insn): done with the
+ *  CFI bits the VM lacks held at 0; false if @insn is not one. */
+bool cfi_senvcfg_insn(struct vcpu *v, unsigned long insn);
 /** cfi_henvcfg() - henvcfg CFI bits derived from the vCPU's FWFT state (never raw). */
 unsigned long cfi_henvcfg(const struct vcpu *v);
 /** cfi_fwft_set()/cfi_fwft_get() - FWFT backends; return SBI_ERR_* codes. */

@@ -2,6 +2,7 @@
 /* Physical harts: per-hart data (pointed to by tp) and boot-time capabilities. */
 #ifndef HYP_HART_H
 #define HYP_HART_H
+#include <arch/riscv/encoding.h>
 #include <types.h>
 #include <tlb.h>
 
@@ -9,6 +10,17 @@
 #define HART_STACK_SIZE	(16 * 1024)
 
 struct vcpu;
+
+/* Exceptions the guest handles itself (hedeleg). Cause 18 is added per VM by
+ * policy (vm->hedeleg). Access faults too: the firmware (which takes them in
+ * M) then delivers them straight into VS with the trap's ELP in SPELP, as bare
+ * hardware would; a detour through HS lost it (QEMU banks ELP into the wrong
+ * sstatus, Q4). */
+#define HEDELEG_GUEST (BIT(EXC_INST_MISALIGNED) | BIT(EXC_INST_ACCESS) | BIT(EXC_ILLEGAL_INST) | \
+		       BIT(EXC_BREAKPOINT) | BIT(EXC_LOAD_MISALIGNED) | BIT(EXC_LOAD_ACCESS) | \
+		       BIT(EXC_STORE_MISALIGNED) | BIT(EXC_STORE_ACCESS) | BIT(EXC_ECALL_U) | \
+		       BIT(EXC_INST_PAGE_FAULT) | BIT(EXC_LOAD_PAGE_FAULT) | \
+		       BIT(EXC_STORE_PAGE_FAULT))
 
 /* What the CPU and firmware give us, probed once at boot (write, read back). */
 struct hart_caps {

@@ -94,6 +94,8 @@ struct vm {
 	bool failed;			/* stopped by the hypervisor or SRST system-failure */
 	uint16_t vmid;
 	unsigned long hgatp;
+	unsigned long hstateen0;	/* cfi_hstateen0(): senvcfg trapped where CFI is hidden */
+	unsigned long hedeleg;		/* HEDELEG_GUEST and the policy's cause 18 */
 	uint64_t htimedelta;		/* guest time - host time */
 	hpa_t ram_hpa;
 	hpa_t meta_hpa;			/* one block: G-stage tables and chunk maps */

@@ -82,6 +82,8 @@ static enum exit_action exit_virtual_insn(struct vcpu *v)
 
 	if (insn == INSN_WFI && (v->g.ctx.sstatus & SR_SPP))
 		return exit_wfi(v);
+	if ((v->g.ctx.sstatus & SR_SPP) && cfi_senvcfg_insn(v, insn))
+		return EXIT_RESUME_NEXT;
 	vcpu_redirect_trap(v, EXC_ILLEGAL_INST, insn);
 	return EXIT_INJECTED;
 }

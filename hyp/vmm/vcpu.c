@@ -61,8 +61,9 @@ void vcpu_load(struct vcpu *v)
 	csr_write(CSR_HVIP, v->g.csr.hvip);
 	v->ext_irq_live = v->g.csr.hvip & MIP_VSEIP;
 	csr_write(CSR_HENVCFG, henvcfg);
-	csr_write(CSR_HEDELEG, (csr_read(CSR_HEDELEG) & ~BIT(EXC_SW_CHECK)) |
-				       cfi_hedeleg(v->vm));
+	if (hart_caps.smstateen)
+		csr_write(CSR_HSTATEEN0, v->vm->hstateen0);
+	csr_write(CSR_HEDELEG, v->vm->hedeleg);
 	csr_write(CSR_SCOUNTEREN, v->g.csr.scounteren);
 	/* senvcfg is not banked; its SSE must read 0 while henvcfg.SSE=0 (QEMU Q6) */
 	csr_write(CSR_SENVCFG, (henvcfg & ENVCFG_SSE) ? v->g.csr.senvcfg :

@@ -251,6 +251,12 @@ int vm_alloc(const struct vm_desc *d, bool need_images, struct vm **out, const c
 			"which gives the guest the same view", d->name);
 	}
 	vm->cfg.features = vm_features(vm->cfg.cfi_policy);
+	vm->hstateen0 = cfi_hstateen0(vm);
+	vm->hedeleg = HEDELEG_GUEST | cfi_hedeleg(vm);
+	if (!(vm->hstateen0 & HSTATEEN0_ENVCFG) && !hart_caps.smstateen)
+		pr_info("vm %s: this CPU has no Smstateen, so senvcfg cannot be trapped: the guest "
+			"can still turn on user-mode landing pads through senvcfg.LPE (docs/cfi.md §8)",
+			d->name);
 	vm->cfg.debug_ext = d->debug;
 	memcpy(vm->cfg.bootargs, d->bootargs, VM_BOOTARGS_LEN);
 	memcpy(vm->cfg.kernel_image, d->kernel, VM_IMAGE_NAME_LEN);

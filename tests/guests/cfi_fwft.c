@@ -109,7 +109,7 @@ static void check_get(const char *what, unsigned long f, long want)
 
 static void test_cfi_off(void)
 {
-	unsigned long f;
+	unsigned long f, old;
 
 	for (f = LP; f <= SS; f++) {
 		char buf[64];
@@ -121,6 +121,15 @@ static void test_cfi_off(void)
 		snprintf(buf, sizeof(buf), "cfi=off: set %s=0 is NOT_SUPPORTED", fname[f]);
 		check_eq(T, buf, fwft_set(f, 0, 0).error, SBI_ERR_NOT_SUPPORTED);
 	}
+	/* hidden in senvcfg too: no landing pads or shadow stacks for U-mode */
+	csr_set(CSR_SENVCFG, ENVCFG_LPE | ENVCFG_SSE);
+	check_eqx(T, "cfi=off: senvcfg.LPE and SSE stay 0 when set",
+		  csr_read(CSR_SENVCFG) & (ENVCFG_LPE | ENVCFG_SSE), 0);
+	csr_write(CSR_SENVCFG, ENVCFG_LPE | ENVCFG_FIOM);
+	check_eqx(T, "cfi=off: csrw senvcfg keeps FIOM, drops LPE", csr_read(CSR_SENVCFG), ENVCFG_FIOM);
+	asm volatile("csrrc %0, 0x10a, %1" : "=r"(old) : "r"(ENVCFG_FIOM) : "memory");
+	check_eqx(T, "cfi=off: csrrc senvcfg returns the old value", old, ENVCFG_FIOM);
+	check_eqx(T, "cfi=off: senvcfg is 0 again", csr_read(CSR_SENVCFG), 0);
 }
 
 static void test_set_get(void)

@@ -23,7 +23,7 @@ CACHE = Path(os.environ.get("CARAPACE_CACHE")
 FIRMWARE = CACHE / "fw_dynamic.bin"
 # The QEMU of the bare reference runs; tools/carapace-run honours the same variable.
 QEMU = os.environ.get("CARAPACE_QEMU") or "qemu-system-riscv64"
-DEFAULT_CPU = "rv64,h=true,zicfilp=true,zicfiss=true,zimop=true,zcmop=true,sstc=true,svadu=true"
+DEFAULT_CPU = "rv64,h=true,zicfilp=true,zicfiss=true,zimop=true,zcmop=true,sstc=true,svadu=true,smstateen=true"
 
 REF_TIMEOUT = 60        # seconds for one bare-QEMU run
 HYP_TIMEOUT = 60        # the launcher's --timeout

@@ -717,6 +717,42 @@ TEST(cfi_lp_window_kernel_ss_violation_counts_and_stops_strict)
 	EXPECT_EQ(v->cfi_stats.swcheck_ss, 1);
 }
 
+/* csrrw/csrrs/csrrc[i] rd, senvcfg, rs1 */
+static unsigned long csr_insn(unsigned int f3, unsigned int rd, unsigned int rs1)
+{
+	return 0x73 | rd << 7 | f3 << 12 | rs1 << 15 | (unsigned long)CSR_SENVCFG << 20;
+}
+
+TEST(cfi_senvcfg_hidden_in_a_vm_without_cfi)
+{
+	struct vcpu *v = setup(CFI_POLICY_OFF, true, true);
+
+	EXPECT_EQ(cfi_hstateen0(&vm), HSTATEEN0_SE0);	/* ENVCFG clear: senvcfg traps */
+	v->g.ctx.gpr[5] = ENVCFG_LPE | ENVCFG_SSE | ENVCFG_FIOM;
+	EXPECT_TRUE(cfi_senvcfg_insn(v, csr_insn(1, 6, 5)));		/* csrrw t1, senvcfg, t0 */
+	EXPECT_EQ(fake_csr[CSR_SENVCFG], ENVCFG_FIOM);
+	EXPECT_EQ(v->g.ctx.gpr[6], 0);
+	EXPECT_TRUE(cfi_senvcfg_insn(v, csr_insn(2, 7, 0)));		/* csrr t2, senvcfg */
+	EXPECT_EQ(v->g.ctx.gpr[7], ENVCFG_FIOM);
+	EXPECT_TRUE(cfi_senvcfg_insn(v, csr_insn(6, 0, ENVCFG_LPE)));	/* csrsi senvcfg, LPE */
+	EXPECT_EQ(fake_csr[CSR_SENVCFG], ENVCFG_FIOM);
+	EXPECT_TRUE(cfi_senvcfg_insn(v, csr_insn(7, 8, ENVCFG_FIOM)));	/* csrrci s0, senvcfg, FIOM */
+	EXPECT_EQ(v->g.ctx.gpr[8], ENVCFG_FIOM);
+	EXPECT_EQ(fake_csr[CSR_SENVCFG], 0);
+	EXPECT_FALSE(cfi_senvcfg_insn(v, 0x10500073));			/* wfi */
+	EXPECT_FALSE(cfi_senvcfg_insn(v, csr_insn(1, 6, 5) ^ (1UL << 20)));	/* another CSR */
+
+	/* a VM with CFI keeps ENVCFG (no trap); were it trapped, LPE/SSE would stay */
+	v = setup(CFI_POLICY_TRAP, true, true);
+	EXPECT_EQ(cfi_hstateen0(&vm), HSTATEEN0_SE0 | HSTATEEN0_ENVCFG);
+	v->g.ctx.gpr[5] = ENVCFG_LPE | ENVCFG_SSE;
+	EXPECT_TRUE(cfi_senvcfg_insn(v, csr_insn(1, 0, 5)));
+	EXPECT_EQ(fake_csr[CSR_SENVCFG], ENVCFG_LPE | ENVCFG_SSE);
+	/* cfi=off on a host without CFI: nothing to hide */
+	setup(CFI_POLICY_OFF, false, false);
+	EXPECT_EQ(cfi_hstateen0(&vm), HSTATEEN0_SE0 | HSTATEEN0_ENVCFG);
+}
+
 TEST(cfi_swcheck_strict_stops_vs_only)
 {
 	struct vcpu *v = setup(CFI_POLICY_STRICT, true, true);
