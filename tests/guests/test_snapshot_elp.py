@@ -46,10 +46,9 @@ def check_restored(lines, where):
     return rep
 
 
-@pytest.mark.parametrize("live", [False, True], ids=["plain", "live"])
-def test_snapshot_pending_landing_pad_fires_after_restore(snap_host, tmp_path, live):
-    # --persist: the host stays up between the original's end and the copy
-    h = snap_host([SPEC], extra=["--persist"])
+def catch_pending_elp(h, tmp_path, live):
+    """Snapshot the VM 'orig' of @h until a file holds its vCPU stopped between
+    a jump and its non-lpad target (ELP expected); return that file."""
     line = h.wait_for(lambda l: l.startswith("[orig] SNAPSHOT-READY"), 60)
     rep = h.ctl("cfi", "orig")[0]
     policy = rep["policy"]
@@ -77,6 +76,14 @@ def test_snapshot_pending_landing_pad_fires_after_restore(snap_host, tmp_path, l
     assert path, f"no snapshot in {TRIES} caught ELP expected: (pc, elp, vsstatus.SPELP) {seen}"
     assert not [l for l in h.guest("orig") if l.startswith(("PASS", "FAIL", "DONE"))], \
         "the original left its loop:\n" + "\n".join(h.snapshot())
+    return path
+
+
+@pytest.mark.parametrize("live", [False, True], ids=["plain", "live"])
+def test_snapshot_pending_landing_pad_fires_after_restore(snap_host, tmp_path, live):
+    # --persist: the host stays up between the original's end and the copy
+    h = snap_host([SPEC], extra=["--persist"])
+    path = catch_pending_elp(h, tmp_path, live)
 
     # restore beside the original's host: the original goes, the copy checks itself
     h.ctl("destroy", "orig")
@@ -93,3 +100,4 @@ def test_snapshot_pending_landing_pad_fires_after_restore(snap_host, tmp_path, l
     rep = check_restored(h2.guest("orig"), "vm orig (restored in a fresh QEMU)")
     assert not rep.kind("SNAPSHOT-READY"), rep.lines   # it did not start over
     assert time.monotonic() - t0 < 90
+
