@@ -8,12 +8,13 @@ each restored copy must take the landing-pad fault at the target as its
 first act: every jump faults, the target never runs."""
 
 import re
+import subprocess
 import time
 
 import pytest
 
 from test_guests import Report, check_report, guests_built  # noqa: F401
-from test_snapshot import inspect, snap_host  # noqa: F401
+from test_snapshot import CTL, inspect, snap_host  # noqa: F401
 
 pytestmark = pytest.mark.quick
 
@@ -53,6 +54,10 @@ def catch_pending_elp(h, tmp_path, live):
     rep = h.ctl("cfi", "orig")[0]
     policy = rep["policy"]
     assert rep["policy_requested"] == "delegate" and policy in ("delegate", "trap"), rep
+    # the human form says when the policy is not the one asked for
+    human = subprocess.run([str(CTL), "--socket", str(h.sock), "cfi", "orig"],
+                           capture_output=True, text=True, timeout=60).stdout
+    assert (f"policy {policy} (asked for delegate" in human) == (policy != "delegate"), human
     target = int(re.search(r"target=(0x[0-9a-f]+)", line).group(1), 16)
 
     # snapshot until one catches the vCPU at the target with ELP expected
