@@ -35,6 +35,65 @@ size_t fdt_guest_isa_extensions(const struct vm *vm, const char **out, size_t ma
 	return n;
 }
 
+/* Where a multi-letter extension goes in an ISA string (the ISA manual's naming
+ * rules): Z extensions by the category their second letter names, in the
+ * canonical order of single-letter extensions, then S, then X. */
+static int multi_letter_rank(const char *e)
+{
+	static const char order[] = "imafdqlcbkjtpvh";
+	const char *p = e[0] == 'z' && e[1] ? strchr(order, e[1]) : NULL;
+
+	return p ? (int)(p - order) : e[0] == 'z' ? 15 : e[0] == 's' ? 16 : 17;
+}
+
+static bool multi_letter_before(const char *a, const char *b)
+{
+	int ra = multi_letter_rank(a), rb = multi_letter_rank(b);
+
+	return ra != rb ? ra < rb : strcmp(a, b) < 0;
+}
+
+int fdt_guest_isa_string(const char *const *ext, size_t n, char *buf, size_t len)
+{
+	static const char single[] = "imafdqlcbkjtpvh";
+	const char *multi[32];
+	size_t m = 0, pos;
+
+	if (len < 5)
+		return -FDT_ERR_NOSPACE;
+	memcpy(buf, "rv64", 5);
+	pos = 4;
+	for (const char *s = single; *s; s++)
+		for (size_t i = 0; i < n; i++)
+			if (ext[i][0] == *s && !ext[i][1]) {
+				if (pos + 2 > len)
+					return -FDT_ERR_NOSPACE;
+				buf[pos++] = *s;
+				buf[pos] = '\0';
+			}
+	for (size_t i = 0; i < n; i++) {
+		size_t j;
+
+		if (!ext[i][1])
+			continue;
+		if (m == ARRAY_SIZE(multi))
+			return -FDT_ERR_NOSPACE;
+		for (j = m++; j && multi_letter_before(ext[i], multi[j - 1]); j--)
+			multi[j] = multi[j - 1];
+		multi[j] = ext[i];
+	}
+	for (size_t i = 0; i < m; i++) {
+		size_t l = strlen(multi[i]);
+
+		if (pos + l + 2 > len)
+			return -FDT_ERR_NOSPACE;
+		buf[pos++] = '_';
+		memcpy(buf + pos, multi[i], l + 1);
+		pos += l;
+	}
+	return 0;
+}
+
 #define PHANDLE_CPU_INTC(i)	(1 + (i))
 #define PHANDLE_PLIC		0x100
 
@@ -51,7 +110,7 @@ static int build_cpus(void *fdt, const struct vm *vm)
 {
 	const char *ext[24];
 	size_t n = fdt_guest_isa_extensions(vm, ext, ARRAY_SIZE(ext));
-	char list[256];
+	char list[256], isa[256];
 	int len = 0;
 
 	for (size_t i = 0; i < n; i++) {
@@ -62,6 +121,8 @@ static int build_cpus(void *fdt, const struct vm *vm)
 		memcpy(list + len, ext[i], l);
 		len += (int)l;
 	}
+	/* the deprecated riscv,isa too: much software reads only that */
+	TRY(fdt_guest_isa_string(ext, n, isa, sizeof(isa)));
 	TRY(fdt_begin_node(fdt, "cpus"));
 	TRY(fdt_property_u32(fdt, "#address-cells", 1));
 	TRY(fdt_property_u32(fdt, "#size-cells", 0));
@@ -75,6 +136,7 @@ static int build_cpus(void *fdt, const struct vm *vm)
 		TRY(fdt_property_u32(fdt, "reg", i));
 		TRY(fdt_property_string(fdt, "status", "okay"));
 		TRY(fdt_property_string(fdt, "compatible", "riscv"));
+		TRY(fdt_property_string(fdt, "riscv,isa", isa));
 		TRY(fdt_property_string(fdt, "riscv,isa-base", "rv64i"));
 		TRY(fdt_property(fdt, "riscv,isa-extensions", list, len));
 		TRY(fdt_property_string(fdt, "mmu-type", "riscv,sv48"));

@@ -16,4 +16,8 @@ int fdt_guest_build(const struct vm *vm, const struct guest_fdt_info *gi, void *
 		    size_t size);
 /** fdt_guest_isa_extensions() - the extension list guests get (for logs/tests). */
 size_t fdt_guest_isa_extensions(const struct vm *vm, const char **out, size_t max);
+/** fdt_guest_isa_string() - the riscv,isa string of extensions @ext[0..@n):
+ *  "rv64" and the single letters in canonical order, then "_"-separated the
+ *  multi-letter ones (Z by category, then S, then X); 0 or -FDT_ERR_NOSPACE. */
+int fdt_guest_isa_string(const char *const *ext, size_t n, char *buf, size_t len);
 #endif

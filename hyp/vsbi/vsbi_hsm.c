@@ -48,10 +48,12 @@ static unsigned long hart_status(const struct vcpu *t)
 
 static void hart_suspend(struct vcpu *v, struct vsbi_ret *ret)
 {
-	unsigned long type = VSBI_ARG(v, 0), addr = VSBI_ARG(v, 1);
+	/* suspend_type is a uint32: RV64 callers' upper bits are ignored
+	 * (SBI spec, binary encoding), as OpenSBI does */
+	unsigned long type = (uint32_t)VSBI_ARG(v, 0), addr = VSBI_ARG(v, 1);
 	bool nonret;
 
-	if ((uint32_t)type != type || !suspend_type_valid(type, &nonret)) {
+	if (!suspend_type_valid(type, &nonret)) {
 		ret->error = SBI_ERR_INVALID_PARAM;
 		return;
 	}

@@ -333,6 +333,43 @@ TEST(fdt_guest_isa_mop_only_from_the_host)
 	}
 }
 
+/* riscv,isa (deprecated, but read by much software: issue 13) names the same
+ * extensions as riscv,isa-extensions, in the ISA manual's canonical order */
+TEST(fdt_guest_isa_string_matches_the_list)
+{
+	const char *ext[32];
+	char buf[256];
+	int cpu;
+
+	setup(1);
+	if (build(NULL))
+		return;
+	cpu = cpu_node(0);
+	EXPECT_STREQ(fdt_getprop(dtb, cpu, "riscv,isa", NULL),
+		     "rv64imafdc_zicfilp_zicfiss_zicntr_zicsr_zifencei_zimop_zaamo_zalrsc_zca_zcd_"
+		     "zcmop_sstc");
+	EXPECT_EQ(fdt_guest_isa_string(ext, fdt_guest_isa_extensions(&vm, ext, ARRAY_SIZE(ext)),
+				       buf, sizeof(buf)), 0);
+	EXPECT_STREQ(buf, fdt_getprop(dtb, cpu, "riscv,isa", NULL));
+	/* cfi=off, no Zimop on the host: neither appears */
+	setup(1);
+	hart_caps.zimop = hart_caps.zcmop = false;
+	vm.cfg.cfi_policy = CFI_POLICY_OFF;
+	vm.cfg.features = vm_features(CFI_POLICY_OFF);
+	if (build(NULL))
+		return;
+	EXPECT_STREQ(fdt_getprop(dtb, cpu_node(0), "riscv,isa", NULL),
+		     "rv64imafdc_zicntr_zicsr_zifencei_zaamo_zalrsc_zca_zcd_sstc");
+	/* too small a buffer is an error, never a cut string */
+	{
+		static const char *const two[] = { "i", "zicsr" };
+
+		EXPECT_EQ(fdt_guest_isa_string(two, 2, buf, 8), -FDT_ERR_NOSPACE);
+		EXPECT_EQ(fdt_guest_isa_string(two, 2, buf, 12), 0);
+		EXPECT_STREQ(buf, "rv64i_zicsr");
+	}
+}
+
 /* riscv,isa-extensions is exactly what fdt_guest_isa_extensions() lists */
 TEST(fdt_guest_isa_matches_list)
 {
