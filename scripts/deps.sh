@@ -3,12 +3,13 @@
 # Installs or fetches everything Carapace needs, idempotently.
 #   host   : QEMU 10 (bookworm-backports), cross compilers, dtc, cpio, pytest
 #   fetched: OpenSBI >= 1.6 (trixie .deb), libfdt source (linux-source-7.2),
-#            guest kernel + busybox-static (sid riscv64 .debs)
+#            guest kernel + busybox-static (sid riscv64 .debs),
+#            U-Boot's S-mode build (trixie u-boot-qemu), a third-party guest
 # Fetched .debs go through a private apt configuration under $CARAPACE_CACHE;
 # the system's sources gain bookworm-backports and nothing else.
 # Mirror: $CARAPACE_MIRROR, else the one the system's apt sources already use
 # (see system_mirror below).
-# Usage: scripts/deps.sh [host|firmware|libfdt|linux|bench|all]...
+# Usage: scripts/deps.sh [host|firmware|libfdt|linux|bench|guests|all]...
 set -euo pipefail
 
 CACHE=${CARAPACE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/carapace}
@@ -231,6 +232,16 @@ deps_linux() {
 	say "guest kernel: $CACHE/linux/Image ($(cat "$CACHE/linux/package")), busybox: $CACHE/busybox/usr/bin/busybox"
 }
 
+# Unmodified third-party S-mode guests (issue 13): U-Boot's S-mode build for
+# QEMU virt, from Debian's u-boot-qemu (Architecture: all).
+deps_guests() {
+	local ub="$CACHE/u-boot/usr/lib/u-boot/qemu-riscv64_smode/u-boot.bin"
+	fetch_deb trixie amd64 u-boot-qemu "$CACHE/u-boot"
+	[ -f "$ub" ] || die "qemu-riscv64_smode/u-boot.bin not found in trixie's u-boot-qemu"
+	ln -sf "$ub" "$CACHE/u-boot-smode.bin"
+	say "third-party guest: U-Boot (S-mode) $CACHE/u-boot-smode.bin"
+}
+
 # Sourced (tests): define the functions only.
 [ "${BASH_SOURCE[0]}" = "$0" ] || return 0
 
@@ -242,7 +253,8 @@ for what in "$@"; do
 	libfdt) deps_libfdt ;;
 	linux) deps_linux ;;
 	bench) deps_bench ;;
-	all) deps_host; deps_firmware; deps_libfdt; deps_linux ;;
-	*) die "unknown target '$what' (host|firmware|libfdt|linux|bench|all)" ;;
+	guests) deps_guests ;;
+	all) deps_host; deps_firmware; deps_libfdt; deps_linux; deps_guests ;;
+	*) die "unknown target '$what' (host|firmware|libfdt|linux|bench|guests|all)" ;;
 	esac
 done

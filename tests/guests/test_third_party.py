@@ -1,0 +1,117 @@
+# SPDX-License-Identifier: MIT
+"""Unmodified third-party S-mode guests (issue 13), each on bare QEMU + OpenSBI
+and under Carapace, driven the same way and compared.
+
+U-Boot's S-mode build for QEMU virt (Debian trixie's u-boot-qemu, fetched by
+`scripts/deps.sh guests`): a key stops its autoboot, then at its prompt
+`sbi` (the SBI implementation and extensions it finds), `fdt` (the hart's
+ISA as the device tree gives it, both the deprecated riscv,isa string and
+riscv,isa-extensions) and `poweroff` (SBI SRST: the machine, or under
+Carapace the VM, goes down)."""
+
+import re
+import subprocess
+import threading
+import time
+
+import pytest
+
+from test_guests import CACHE, FIRMWARE, QEMU, qemu_cpu
+from test_snapshot_uart import TypingHost
+
+pytestmark = pytest.mark.quick
+
+UBOOT = CACHE / "u-boot-smode.bin"
+PROMPT = "=> "
+COMMANDS = ["sbi", "fdt addr $fdtcontroladdr", "fdt print /cpus/cpu@0 riscv,isa",
+            "fdt print /cpus/cpu@0 riscv,isa-extensions", "poweroff"]
+
+
+@pytest.fixture
+def uboot():
+    assert UBOOT.is_file(), f"{UBOOT} missing: run `scripts/deps.sh guests` (make deps)"
+    return UBOOT
+
+
+def drive(write, text, done, timeout=60):
+    """Stop the autoboot, then type COMMANDS one prompt at a time; @text()
+    is the console so far. Returns the console."""
+    end = time.monotonic() + timeout
+    while "Hit any key to stop autoboot" not in text():
+        assert time.monotonic() < end, "no autoboot prompt:\n" + text()
+        time.sleep(0.05)
+    write("\n")
+    for cmd in COMMANDS:
+        seen = text().count(PROMPT)
+        while text().count(PROMPT) <= seen - 1 or PROMPT not in text()[-400:]:
+            assert time.monotonic() < end, f"no prompt before {cmd!r}:\n" + text()
+            time.sleep(0.05)
+        write(cmd + "\n")
+        while text().count(PROMPT) == seen and cmd != "poweroff":
+            assert time.monotonic() < end, f"{cmd!r} did not finish:\n" + text()
+            time.sleep(0.05)
+    while not done():
+        assert time.monotonic() < end, "poweroff did not end it:\n" + text()
+        time.sleep(0.05)
+    return text()
+
+
+def run_bare(uboot):
+    p = subprocess.Popen([QEMU, "-machine", "virt", "-cpu", qemu_cpu(), "-smp", "1",
+                          "-m", "256M", "-display", "none", "-serial", "stdio",
+                          "-monitor", "none", "-bios", str(FIRMWARE), "-kernel", str(uboot)],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, errors="replace")
+    out = []
+    reader = threading.Thread(target=lambda: out.extend(iter(lambda: p.stdout.read(1), "")),
+                              daemon=True)
+    reader.start()
+
+    def write(s):
+        p.stdin.write(s)
+        p.stdin.flush()
+    try:
+        return drive(write, lambda: "".join(out), lambda: p.poll() is not None)
+    finally:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+
+
+def check_uboot(console, where, sbi_version):
+    """What both runs must show; returns (riscv,isa, extensions)."""
+    assert "U-Boot 2" in console, f"{where}: no U-Boot banner\n{console}"
+    m = re.search(r"SBI (\d+\.\d+)", console)
+    assert m and m.group(1) == sbi_version, f"{where}: SBI version, want {sbi_version}\n{console}"
+    isa = re.search(r'riscv,isa = "([^"]+)"', console)
+    assert isa, f"{where}: no riscv,isa in the guest's DT\n{console}"
+    ext = re.search(r"riscv,isa-extensions = (.+)$", console, re.M)
+    assert ext, f"{where}: no riscv,isa-extensions\n{console}"
+    return isa.group(1), re.findall(r'"([^"]+)"', ext.group(1))
+
+
+def test_uboot_smode_bare(uboot):
+    console = run_bare(uboot)
+    isa, exts = check_uboot(console, "bare QEMU", "2.0")   # OpenSBI 1.6
+    assert isa.startswith("rv64imafdc"), isa
+
+
+def test_uboot_smode_under_carapace(uboot, tmp_path):
+    """The same session under Carapace: the prompt, SBI 3.0 with Carapace's
+    extensions, a riscv,isa string naming exactly the extensions of
+    riscv,isa-extensions, and poweroff ends the VM (not the host)."""
+    h = TypingHost(tmp_path, [f"name=u,kernel={uboot},mem=128M"], extra=["--persist"])
+    try:
+        text = lambda: "\n".join(h.snapshot())  # noqa: E731
+        console = drive(lambda s: h.type(s.encode()), text,
+                        lambda: any(l == "carapace: vm u: shut down" for l in h.snapshot()))
+    finally:
+        h.kill()
+    isa, exts = check_uboot(console, "Carapace", "3.0")
+    for name in ("SBI Base Functionality", "Timer Extension", "IPI Extension",
+                 "RFENCE Extension", "Hart State Management Extension", "System Reset Extension",
+                 "Debug Console Extension", "Firmware Features Extension"):
+        assert name in console, f"sbi lists no {name}\n{console}"
+    single, _, multi = isa.partition("_")
+    assert single == "rv64" + "".join(e for e in exts if len(e) == 1), (isa, exts)
+    assert sorted(multi.split("_")) == sorted(e for e in exts if len(e) > 1), (isa, exts)
