@@ -49,6 +49,17 @@ void hart_probe_caps(void)
 	v = (csr_read(CSR_HGATP) >> HGATP_VMID_SHIFT) & HGATP_VMID_MASK;
 	csr_write(CSR_HGATP, 0);
 	hart_caps.vmid_bits = (unsigned int)bit_count(v);
+
+	/* vsatp.MODE is WARL: a mode the CPU lacks is not written */
+	hart_caps.vs_sv = 39;
+	for (unsigned long mode = ATP_MODE_SV57; mode > ATP_MODE_SV39; mode--) {
+		csr_write(CSR_VSATP, mode << ATP_MODE_SHIFT);
+		if (csr_read(CSR_VSATP) >> ATP_MODE_SHIFT == mode) {
+			hart_caps.vs_sv = mode == ATP_MODE_SV57 ? 57 : 48;
+			break;
+		}
+	}
+	csr_write(CSR_VSATP, 0);
 }
 
 unsigned long hart_stack_top(const struct hart *h)

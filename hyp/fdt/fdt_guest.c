@@ -96,6 +96,14 @@ int fdt_guest_isa_string(const char *const *ext, size_t n, char *buf, size_t len
 
 #define PHANDLE_CPU_INTC(i)	(1 + (i))
 #define PHANDLE_PLIC		0x100
+#define PHANDLE_CPU(i)		(0x200 + (i))
+
+/* The widest VS-stage translation the host CPU has (boot probe), as QEMU says it. */
+static const char *mmu_type(void)
+{
+	return hart_caps.vs_sv == 57 ? "riscv,sv57" : hart_caps.vs_sv == 48 ? "riscv,sv48"
+									   : "riscv,sv39";
+}
 
 #define TRY(x) do { int __rc = (x); if (__rc) return __rc; } while (0)
 
@@ -139,15 +147,29 @@ static int build_cpus(void *fdt, const struct vm *vm)
 		TRY(fdt_property_string(fdt, "riscv,isa", isa));
 		TRY(fdt_property_string(fdt, "riscv,isa-base", "rv64i"));
 		TRY(fdt_property(fdt, "riscv,isa-extensions", list, len));
-		TRY(fdt_property_string(fdt, "mmu-type", "riscv,sv48"));
+		TRY(fdt_property_string(fdt, "mmu-type", mmu_type()));
 		TRY(fdt_begin_node(fdt, "interrupt-controller"));
 		TRY(fdt_property_u32(fdt, "#interrupt-cells", 1));
 		TRY(fdt_property(fdt, "interrupt-controller", "", 0));
 		TRY(fdt_property_string(fdt, "compatible", "riscv,cpu-intc"));
 		TRY(fdt_property_u32(fdt, "phandle", PHANDLE_CPU_INTC(i)));
 		TRY(fdt_end_node(fdt));
+		TRY(fdt_property_u32(fdt, "phandle", PHANDLE_CPU(i)));
 		TRY(fdt_end_node(fdt));
 	}
+	/* the topology, as QEMU virt gives it: one cluster, a core per hart */
+	TRY(fdt_begin_node(fdt, "cpu-map"));
+	TRY(fdt_begin_node(fdt, "cluster0"));
+	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "core%u", i);
+		TRY(fdt_begin_node(fdt, name));
+		TRY(fdt_property_u32(fdt, "cpu", PHANDLE_CPU(i)));
+		TRY(fdt_end_node(fdt));
+	}
+	TRY(fdt_end_node(fdt));
+	TRY(fdt_end_node(fdt));
 	return fdt_end_node(fdt);
 }
 
@@ -164,7 +186,7 @@ static int build_soc(void *fdt, const struct vm *vm)
 	TRY(fdt_property_string(fdt, "compatible", "simple-bus"));
 	TRY(fdt_property(fdt, "ranges", "", 0));
 
-	snprintf(name, sizeof(name), "interrupt-controller@%lx", VPLIC_BASE);
+	snprintf(name, sizeof(name), "plic@%lx", VPLIC_BASE);	/* QEMU virt's name */
 	TRY(fdt_begin_node(fdt, name));
 	TRY(fdt_property(fdt, "compatible", "sifive,plic-1.0.0\0riscv,plic0",
 			 sizeof("sifive,plic-1.0.0\0riscv,plic0")));
@@ -225,7 +247,8 @@ int fdt_guest_build(const struct vm *vm, const struct guest_fdt_info *gi, void *
 		TRY(fdt_property_u64(fdt, "linux,initrd-end", gi->initrd_end));
 	}
 	TRY(fdt_property_u32(fdt, "carapace,boot-count", vm->cfg.boot_count));
-	TRY(fdt_property_string(fdt, "stdout-path", "serial0"));
+	snprintf(name, sizeof(name), "/soc/serial@%lx", VUART_BASE);
+	TRY(fdt_property_string(fdt, "stdout-path", name));	/* as QEMU virt says it */
 	entropy_fill(((uint64_t)vm->index << 32) | vm->cfg.boot_count, seed, sizeof(seed));
 	TRY(fdt_property(fdt, "rng-seed", seed, sizeof(seed)));
 	TRY(fdt_property_string(fdt, "carapace,vm-name", vm->cfg.name));

@@ -38,6 +38,7 @@ struct hart_caps {
 	bool spelp_lost_at_sret;	/* sret takes ELP from it and clears it */
 	bool spelp_probe_failed;	/* a probe did not complete: both assumed */
 	unsigned int vmid_bits;
+	unsigned int vs_sv;	/* widest vsatp mode: 39, 48 or 57 (Sv39 is required) */
 };
 
 struct hart {

@@ -95,6 +95,10 @@
 /* hgatp */
 #define HGATP_MODE_SHIFT	60
 #define HGATP_MODE_SV39X4	_UL(8)
+#define ATP_MODE_SHIFT		60	/* satp/vsatp MODE: Sv39 8, Sv48 9, Sv57 10 */
+#define ATP_MODE_SV39		8UL
+#define ATP_MODE_SV48		9UL
+#define ATP_MODE_SV57		10UL
 #define HGATP_VMID_SHIFT	44
 #define HGATP_VMID_MASK		_UL(0x3fff)
 #define HGATP_PPN_MASK		_UL(0xfffffffffff)

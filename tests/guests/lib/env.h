@@ -14,6 +14,7 @@ struct guest_env {
 	bool carapace;		/* /chosen has carapace,boot-count */
 	uint32_t boot_count;	/* 0 unless under Carapace */
 	const char *bootargs;	/* "" if absent */
+	const void *fdt;	/* the device tree the guest was given (a1) */
 };
 
 extern struct guest_env env;

@@ -16,6 +16,7 @@ void guest_main(unsigned long hartid, const void *fdt)
 
 	env.boot_hart = hartid;
 	env.bootargs = "";
+	env.fdt = fdt;
 	if (fdt_init(fdt)) {
 		report_fail("init", "no device tree at a1 (got %p, want an FDT)",
 			    fdt);

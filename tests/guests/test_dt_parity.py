@@ -1,0 +1,162 @@
+# SPDX-License-Identifier: MIT
+"""Device-tree parity with QEMU virt (issue 13 item 1): the tree a guest gets
+under Carapace against the one an S-mode kernel gets on bare QEMU + OpenSBI,
+node by node, for what Carapace emulates (harts, memory, UART, PLIC, timer
+frequency, /chosen, aliases). Both trees come from the same guest,
+tests/guests/dt_dump.c, which prints the blob it was given; dtc decodes them.
+
+Every property QEMU gives a compared node must be there with the same value
+(phandles compared as the paths they point to), unless INTENDED says why not;
+every property only Carapace gives must be in EXTRA; every node QEMU has that
+Carapace lacks must be in ABSENT. The lists are the documentation of the
+differences (docs/user-guide.md, "What a guest sees")."""
+
+import binascii
+import re
+import subprocess
+
+import pytest
+
+from test_guests import (FIRMWARE, GUESTS, QEMU, check_report, guests_built,  # noqa: F401
+                         qemu_cpu, run_carapace)
+
+pytestmark = pytest.mark.quick
+
+MEM = "256M"
+HARTS = 2
+COMPARED = ["/", "/aliases", "/chosen", "/memory@80000000", "/cpus", "/cpus/cpu-map",
+            "/cpus/cpu-map/cluster0", "/soc", "/soc/serial@10000000", "/soc/plic@c000000"] + \
+    [n for i in range(HARTS) for n in (f"/cpus/cpu@{i}", f"/cpus/cpu@{i}/interrupt-controller",
+                                       f"/cpus/cpu-map/cluster0/core{i}")]
+
+# (node, property): why Carapace differs from QEMU virt there
+ISA_DIFF = {"riscv,isa": "only what Carapace virtualizes (checked: the same set as "
+                        "riscv,isa-extensions, which is a subset of QEMU's)",
+            "riscv,isa-extensions": "only what Carapace virtualizes (a subset, checked)",
+            "riscv,cbom-block-size": "Zicbom is not offered",
+            "riscv,cbop-block-size": "Zicbop is not offered",
+            "riscv,cboz-block-size": "Zicboz is not offered"}
+INTENDED = {
+    **{(f"/cpus/cpu@{i}", k): why for i in range(HARTS) for k, why in ISA_DIFF.items()},
+    ("/", "compatible"): "the machine is Carapace's, not QEMU's",
+    ("/", "model"): "the machine is Carapace's, not QEMU's",
+    ("/chosen", "rng-seed"): "random on both, per VM and boot under Carapace",
+    ("/soc/plic@c000000", "reg"): "Carapace decodes the whole 64 MiB PLIC window",
+    ("/soc/plic@c000000", "riscv,ndev"): "31 sources (QEMU: 95); the UART is 10, vmgenid 11",
+    ("/soc/plic@c000000", "interrupts-extended"): "one context per vCPU, its S-mode external "
+                                                  "interrupt; QEMU lists M then S per hart and "
+                                                  "OpenSBI marks M unusable",
+}
+# (node, property) only Carapace has
+EXTRA = {
+    ("/chosen", "carapace,boot-count"): "reboots of this VM (SBI SRST)",
+    ("/chosen", "carapace,vm-name"): "the VM's name",
+}
+# nodes of QEMU virt Carapace does not emulate (a prefix matches a subtree)
+ABSENT = {
+    "/reserved-memory": "OpenSBI's own memory: a guest's RAM is all its own",
+    "/poweroff": "SBI SRST shuts a VM down", "/reboot": "SBI SRST reboots a VM",
+    "/platform-bus@4000000": "no dynamic sysbus devices", "/pmu": "no SBI PMU yet (issue 13)",
+    "/fw-cfg@10100000": "no fw_cfg", "/flash@20000000": "no flash",
+    "/soc/rtc@101000": "no RTC", "/soc/test@100000": "SBI SRST instead of the test device",
+    "/soc/virtio_mmio@": "no virtio-mmio devices", "/soc/clint@2000000": "Sstc timers and SBI "
+    "IPIs; the CLINT is M-mode's", "/soc/pci@30000000": "no PCI",
+}
+
+
+def dts_of(lines, prefix=""):
+    """Decode the DTB a dt_dump guest printed: {node path: {property: value}}."""
+    blob = b""
+    for l in lines:
+        m = re.match(re.escape(prefix) + r"DTB (\d+) ([0-9a-f]+)$", l.strip())
+        if m:
+            assert int(m.group(1)) == len(blob), "DTB lines out of order"
+            blob += binascii.unhexlify(m.group(2))
+    assert blob, "no DTB lines:\n" + "\n".join(lines)
+    dts = subprocess.run(["dtc", "-q", "-I", "dtb", "-O", "dts", "-o", "-", "-"], input=blob,
+                         capture_output=True, check=True).stdout.decode()
+    tree, path = {}, []
+    for raw in dts.splitlines():
+        line = raw.strip()
+        if line.endswith("{"):
+            name = line[:-1].strip().split(":")[-1].strip()
+            path.append("" if name == "/" else name)
+            tree["/".join(path) or "/"] = {}
+        elif line == "};":
+            path.pop()
+        elif line.endswith(";") and path and not line.startswith("/dts-v1/"):
+            k, _, v = line[:-1].partition(" = ")
+            tree["/".join(path) or "/"][k.strip()] = v.strip()
+    return tree
+
+
+def resolve_phandles(tree):
+    """Phandle cells of interrupt-parent, interrupts-extended and cpu as paths."""
+    by_handle = {p["phandle"]: path for path, p in tree.items() if "phandle" in p}
+
+    def name(cell):
+        return by_handle.get(f"<{cell}>", cell)
+    for props in tree.values():
+        props.pop("phandle", None)
+        for k in ("interrupt-parent", "cpu"):
+            if k in props:
+                props[k] = name(props[k].strip("<>"))
+        if "interrupts-extended" in props:
+            cells = props["interrupts-extended"].strip("<>").split()
+            props["interrupts-extended"] = " ".join(
+                f"{by_handle.get(f'<{c}>', c) if i % 2 == 0 else c}" for i, c in enumerate(cells))
+    return tree
+
+
+def dump_bare():
+    r = subprocess.run([QEMU, "-machine", "virt", "-cpu", qemu_cpu(), "-smp", str(HARTS), "-m", MEM,
+                        "-display", "none", "-serial", "stdio", "-monitor", "none",
+                        "-bios", str(FIRMWARE), "-kernel", str(GUESTS / "dt_dump.bin")],
+                       stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+    lines = r.stdout.decode(errors="replace").splitlines()
+    return resolve_phandles(dts_of(lines))
+
+
+def dump_carapace():
+    run = run_carapace([f"name=t,kernel=build/guests/dt_dump.bin,vcpus={HARTS},mem={MEM}"],
+                       smp=HARTS, names=["t"])
+    check_report(run.guests["t"], "dt_dump (carapace)")
+    return resolve_phandles(dts_of(run.guests["t"].lines))
+
+
+def test_guest_dt_matches_qemu_virt(guests_built):
+    qemu, ours = dump_bare(), dump_carapace()
+    problems = []
+    for node in COMPARED:
+        if node not in qemu:
+            problems.append(f"{node}: not in QEMU's tree (COMPARED is stale)")
+            continue
+        if node not in ours:
+            problems.append(f"{node}: missing")
+            continue
+        for prop, val in qemu[node].items():
+            if (node, prop) in INTENDED:
+                continue
+            if prop not in ours[node]:
+                problems.append(f"{node} {prop}: missing (QEMU: {val})")
+            elif ours[node][prop] != val:
+                problems.append(f"{node} {prop}: {ours[node][prop]} (QEMU: {val})")
+        for prop in ours[node]:
+            if prop not in qemu[node] and (node, prop) not in EXTRA and (node, prop) not in INTENDED:
+                problems.append(f"{node} {prop}: only Carapace has it, and EXTRA does not say why")
+    for node in qemu:
+        if node not in ours and not any(node.startswith(a) for a in ABSENT):
+            problems.append(f"{node}: QEMU has it, Carapace not, and ABSENT does not say why")
+    for key in INTENDED:
+        if key[1] in qemu.get(key[0], {}) and ours.get(key[0], {}).get(key[1]) == qemu[key[0]][key[1]]:
+            problems.append(f"{key}: listed as a difference, but equal (the list is stale)")
+    assert not problems, "guest DT vs QEMU virt:\n  " + "\n  ".join(problems)
+
+    # the intended ISA differences, checked: a subset, and riscv,isa the same set
+    q = set(re.findall(r'"([^"]+)"', qemu["/cpus/cpu@0"]["riscv,isa-extensions"].replace("\\0", '" "')))
+    o = re.findall(r'"([^"]+)"', ours["/cpus/cpu@0"]["riscv,isa-extensions"].replace("\\0", '" "'))
+    assert set(o) <= q, f"Carapace offers extensions QEMU's CPU lacks: {set(o) - q}"
+    isa = ours["/cpus/cpu@0"]["riscv,isa"].strip('"')
+    single, _, multi = isa.partition("_")
+    assert single == "rv64" + "".join(e for e in o if len(e) == 1), (isa, o)
+    assert sorted(multi.split("_")) == sorted(e for e in o if len(e) > 1), (isa, o)
