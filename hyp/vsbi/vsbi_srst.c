@@ -3,8 +3,8 @@
 #include <vsbi.h>
 #include <vm.h>
 
-#define SRST_TYPE_VENDOR	0xF0000000UL
 #define SRST_REASON_SBI_IMPL	0xE0000000UL
+#define SRST_REASON_PLATFORM	0xF0000000UL
 
 static void srst_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret)
 {
@@ -15,7 +15,10 @@ static void srst_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret)
 		ret->error = SBI_ERR_NOT_SUPPORTED;
 		return;
 	}
-	if (reason > SBI_SRST_REASON_SYSFAIL && reason < SRST_REASON_SBI_IMPL) {
+	/* reserved, or platform-specific and none implemented: INVALID_PARAM
+	 * (SBI 3.0); SBI-implementation-specific ones are taken as "none" */
+	if ((reason > SBI_SRST_REASON_SYSFAIL && reason < SRST_REASON_SBI_IMPL) ||
+	    reason >= SRST_REASON_PLATFORM) {
 		ret->error = SBI_ERR_INVALID_PARAM;
 		return;
 	}
@@ -29,9 +32,8 @@ static void srst_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret)
 		vm_shutdown(v->vm, true, false);
 		ret->action = EXIT_VM_STOP;
 		break;
-	default:
-		ret->error = type >= SRST_TYPE_VENDOR ? SBI_ERR_NOT_SUPPORTED :
-							SBI_ERR_INVALID_PARAM;
+	default:	/* reserved, or a vendor type (none is implemented) */
+		ret->error = SBI_ERR_INVALID_PARAM;
 	}
 }
 
