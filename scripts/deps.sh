@@ -233,13 +233,26 @@ deps_linux() {
 }
 
 # Unmodified third-party S-mode guests (issue 13): U-Boot's S-mode build for
-# QEMU virt, from Debian's u-boot-qemu (Architecture: all).
+# QEMU virt, from Debian's u-boot-qemu (Architecture: all), and trixie's Linux
+# 6.12 kernel (another series, without user CFI).
 deps_guests() {
-	local ub="$CACHE/u-boot/usr/lib/u-boot/qemu-riscv64_smode/u-boot.bin"
+	local ub="$CACHE/u-boot/usr/lib/u-boot/qemu-riscv64_smode/u-boot.bin" img k
 	fetch_deb trixie amd64 u-boot-qemu "$CACHE/u-boot"
 	[ -f "$ub" ] || die "qemu-riscv64_smode/u-boot.bin not found in trixie's u-boot-qemu"
 	ln -sf "$ub" "$CACHE/u-boot-smode.bin"
 	say "third-party guest: U-Boot (S-mode) $CACHE/u-boot-smode.bin"
+	papt_update trixie riscv64
+	if [ ! -f "$CACHE/linux-trixie/.done" ]; then
+		need_mirror
+		img=$(papt trixie riscv64 apt-cache depends linux-image-riscv64 |
+			awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ {print $2; exit}')
+		[ -n "$img" ] || die "cannot resolve trixie's linux-image-riscv64"
+		fetch_deb trixie riscv64 "$img" "$CACHE/linux-trixie"
+	fi
+	k=$(ls "$CACHE"/linux-trixie/boot/vmlinux-* 2>/dev/null | head -1 || true)
+	[ -n "$k" ] || die "no boot/vmlinux-* in trixie's kernel package"
+	ln -sf "$k" "$CACHE/linux-trixie.Image"
+	say "third-party guest: trixie's Linux $CACHE/linux-trixie.Image"
 }
 
 # Sourced (tests): define the functions only.
