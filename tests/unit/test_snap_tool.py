@@ -1370,11 +1370,13 @@ def ctl_main(socks, *argv):
     return ctl.main(["--socket", str(socks[0]), "--stream-socket", str(socks[1]), *argv])
 
 
-def wait_stream(hyp):
-    """Until the fake has accepted the stream connection (the client connects
-    it before sending the request; the accept runs in another thread)."""
+def wait_stream(hyp, connections=1):
+    """Until the fake has accepted the stream connection of this request, the
+    @connections-th (the client connects it before sending the request; the
+    accept runs in another thread, so on a busy machine hyp.stream may still
+    be the previous request's, closed, connection)."""
     for _ in range(500):
-        if hyp.stream:
+        if hyp.stream and hyp.stream_connections >= connections:
             return
         time.sleep(0.01)
 
@@ -1382,15 +1384,19 @@ def wait_stream(hyp):
 def snapshot_server(stream_data, reply_bytes=None, pieces=1, delay=0.0, reply_first=False,
                     code=None):
     """A handler that writes @stream_data on the stream and then replies."""
+    served = [0]
+
     def handler(request, hyp):
         if request["cmd"] == "hello":
             return ok(request, **HELLO)
         assert request["cmd"] == "snapshot"
         if code:
             return err(request, code, f"{code} happened")
+        served[0] += 1
+        connections = served[0]
 
         def act(hyp):
-            wait_stream(hyp)
+            wait_stream(hyp, connections)
             answer = ok(request, vm=request["vm"], bytes=len(stream_data)
                         if reply_bytes is None else reply_bytes, pages=4, pause_us=1234,
                         live=request["live"])
