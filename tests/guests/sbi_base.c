@@ -5,6 +5,11 @@
  *  - impl id: Carapace 0x43415250 ("CARP"); bare OpenSBI 1 (OpenSBI).
  *  - impl version: Carapace CARAPACE_SBI_IMPL_VERSION; bare only printed.
  *  - FWFT probe: Carapace must implement it; bare only printed.
+ *  - spec version: Carapace exactly 3.0 (OpenSBI 1.6 says 2.0).
+ *  - Carapace: every extension it does not implement (docs/sbi.md: the
+ *    legacy EIDs 0x00-0x08, PMU, SUSP, CPPC, NACL, STA, SSE, DBTR, MPXY)
+ *    probes 0 and its function 0 gives NOT_SUPPORTED (bare OpenSBI has
+ *    most of them, so this is not asked there).
  * Both: spec version >= 2.0; BASE, TIME, IPI, RFENCE, HSM, SRST, DBCN probe
  * non-zero; an unassigned EID probes 0 and calling it gives NOT_SUPPORTED.
  */
@@ -34,6 +39,8 @@ static void test_versions(void)
 		    r.value & 0xffffff);
 	check_eq(T, "spec version bit 31 is 0", (unsigned long)r.value >> 31, 0);
 	check_ge(T, "spec version >= 2.0", r.value, SBI_SPEC_VERSION(2, 0));
+	if (env.carapace)
+		check_eqx(T, "spec version is 3.0", r.value, SBI_SPEC_VERSION(3, 0));
 
 	r = SBI_CALL0(SBI_EXT_BASE, SBI_BASE_GET_IMPL_ID);
 	check_eq(T, "get_impl_id error", r.error, SBI_SUCCESS);
@@ -47,6 +54,34 @@ static void test_versions(void)
 	if (env.carapace)
 		check_eqx(T, "impl version is Carapace's", r.value,
 			  CARAPACE_SBI_IMPL_VERSION);
+}
+
+static const struct {
+	unsigned long eid;
+	const char *name;
+} absent[] = {
+	{ 0x00, "legacy set_timer" },		{ 0x01, "legacy console_putchar" },
+	{ 0x02, "legacy console_getchar" },	{ 0x03, "legacy clear_ipi" },
+	{ 0x04, "legacy send_ipi" },		{ 0x05, "legacy remote_fence_i" },
+	{ 0x06, "legacy remote_sfence_vma" },	{ 0x07, "legacy remote_sfence_vma_asid" },
+	{ 0x08, "legacy shutdown" },		{ 0x504D55, "PMU" },
+	{ 0x53555350, "SUSP" },			{ 0x43505043, "CPPC" },
+	{ 0x4E41434C, "NACL" },			{ 0x535441, "STA" },
+	{ 0x535345, "SSE" },			{ 0x44425452, "DBTR" },
+	{ 0x4D505859, "MPXY" },
+};
+
+static void test_absent(void)
+{
+	char what[64];
+	unsigned long i;
+
+	for (i = 0; i < ARRAY_SIZE(absent); i++) {
+		snprintf(what, sizeof(what), "probe %s is 0", absent[i].name);
+		check_eq(T, what, sbi_probe(absent[i].eid).value, 0);
+		snprintf(what, sizeof(what), "call %s is NOT_SUPPORTED", absent[i].name);
+		check_eq(T, what, SBI_CALL0(absent[i].eid, 0).error, SBI_ERR_NOT_SUPPORTED);
+	}
 }
 
 static void test_probes(void)
@@ -115,6 +150,8 @@ void test_main(unsigned long hartid)
 	(void)hartid;
 	test_versions();
 	test_probes();
+	if (env.carapace)
+		test_absent();
 	test_machine_ids();
 	test_unknown();
 }
