@@ -28,6 +28,15 @@ size_t fdt_guest_isa_extensions(const struct vm *vm, const char **out, size_t ma
 		out[n++] = "zcmop";
 	if (n < max)
 		out[n++] = "sstc";
+	if ((vm->cfg.features & VM_FEAT_SVPBMT) && n < max)
+		out[n++] = "svpbmt";
+	/* both: A/D updating is off at boot and FWFT PTE_AD_HW_UPDATING turns it
+	 * on (the DT binding's rule); without Svadu the guest has Svade alone,
+	 * which an empty list already means */
+	if ((vm->cfg.features & VM_FEAT_SVADU) && n + 1 < max) {
+		out[n++] = "svade";
+		out[n++] = "svadu";
+	}
 	if (cfi_vm_has_lp(vm) && n < max)
 		out[n++] = "zicfilp";
 	if (cfi_vm_has_ss(vm) && n < max)

@@ -4,6 +4,7 @@
  * bookkeeping about it (where it runs, counters, derived CSR values). */
 #ifndef HYP_VCPU_H
 #define HYP_VCPU_H
+#include <arch/riscv/encoding.h>
 #include <types.h>
 #include <cfi.h>
 
@@ -44,7 +45,16 @@ struct vcpu_hsm {
 	enum vcpu_hsm_state state;
 	bool waiting;		/* in WFI or retentive suspend: runs when an irq is pending */
 	bool resume_nonret;	/* non-retentive suspend: restart at resume_addr */
+	bool system;		/* that suspend is the whole VM's (SBI SUSP) */
 	unsigned long resume_addr, resume_opaque;
+};
+
+/* FWFT MISALIGNED_EXC_DELEG and PTE_AD_HW_UPDATING (vsbi_fwft.c): how the
+ * guest's memory accesses behave. Misaligned exceptions are always delegated
+ * (value 1), so only that lock is state. */
+struct vcpu_fwft_mem {
+	uint8_t misaligned_locked;
+	uint8_t pte_ad_value, pte_ad_locked;	/* value 1: henvcfg.ADUE */
 };
 
 /* Everything the guest can observe of one vCPU. Plain data, no host addresses:
@@ -55,6 +65,7 @@ struct vcpu_guest {
 	struct vcpu_csrs csr;
 	struct vcpu_fp fp;
 	struct cfi_fwft fwft;	/* FWFT LANDING_PAD/SHADOW_STACK values and locks */
+	struct vcpu_fwft_mem fwft_mem;
 	struct vcpu_hsm hsm;
 };
 
@@ -90,6 +101,13 @@ struct vcpu {
 	struct cfi_stats cfi_stats;
 	struct vcpu_stats stats;
 };
+
+/** vcpu_henvcfg_guest() - the henvcfg bits the guest's FWFT values select
+ *  (host bits like STCE are added by vcpu.c). */
+static inline unsigned long vcpu_henvcfg_guest(const struct vcpu *v)
+{
+	return cfi_henvcfg(v) | (v->g.fwft_mem.pte_ad_value ? ENVCFG_ADUE : 0);
+}
 
 /** vcpu_reset() - architectural reset: pc=@entry, a0=hart id, a1=@arg, S-mode, CSRs cleared. */
 void vcpu_reset(struct vcpu *v, unsigned long entry, unsigned long arg);

@@ -207,7 +207,7 @@ void snap_vcpu_load(struct vcpu *v, const struct snap_vcpu *s)
 	g->hsm.resume_opaque = s->resume_opaque;
 	v->irq_pending = 0;
 	/* derived state follows the restored FWFT values (never taken raw) */
-	v->henvcfg = (v->henvcfg & ~(ENVCFG_LPE | ENVCFG_SSE)) | cfi_henvcfg(v);
+	v->henvcfg = (v->henvcfg & ~(ENVCFG_LPE | ENVCFG_SSE | ENVCFG_ADUE)) | vcpu_henvcfg_guest(v);
 	cfi_spelp_from_spec(v);
 	v->requests = VCPU_REQ_FENCE_I | VCPU_REQ_HFENCE_VVMA;
 }

@@ -14,8 +14,9 @@
 
 static unsigned long henvcfg_base(void)
 {
-	/* Sstc for the guest, and Svpbmt/Svadu when the hardware has them */
-	return hart_caps.henvcfg_ok & (ENVCFG_STCE | ENVCFG_PBMTE | ENVCFG_ADUE);
+	/* Sstc for the guest, and Svpbmt when the hardware has it (ADUE follows
+	 * the guest's FWFT PTE_AD_HW_UPDATING, reset 0) */
+	return hart_caps.henvcfg_ok & (ENVCFG_STCE | ENVCFG_PBMTE);
 }
 
 void vcpu_reset(struct vcpu *v, unsigned long entry, unsigned long arg)
@@ -31,7 +32,7 @@ void vcpu_reset(struct vcpu *v, unsigned long entry, unsigned long arg)
 	v->irq_pending = 0;
 	v->requests = VCPU_REQ_FENCE_I | VCPU_REQ_HFENCE_VVMA;
 	cfi_vcpu_reset(v);
-	v->henvcfg = henvcfg_base() | cfi_henvcfg(v);
+	v->henvcfg = henvcfg_base() | vcpu_henvcfg_guest(v);
 }
 
 /* hstatus is the hypervisor's, not the guest's: the same for every vCPU. */

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* SBI FWFT get/set: the spec's error codes, and a harmless set round-trip.
  *
- * Only spec-defined behaviour is checked; which features a VM gets (landing
- * pads, shadow stacks: the VM's CFI policy) is printed, not checked. Nothing
- * is locked. Same expectations in both modes.
+ * Spec-defined behaviour in both modes; which CFI features a VM gets (its
+ * policy) is printed, not checked. PTE_AD_HW_UPDATING is checked by what a
+ * page table does, and against the DT. Under Carapace only: reset values and
+ * MISALIGNED_EXC_DELEG's fixed 1 (locked last).
  */
 #include "libguest.h"
+#include "mmu.h"
 
 #define T "fwft"
 #define RESERVED_FEATURE	0x6UL		/* first unassigned standard id */
@@ -86,6 +88,100 @@ static void test_set(void)
 		 SBI_ERR_INVALID_PARAM);
 }
 
+/* Does hart 0's riscv,isa-extensions name @ext? */
+static bool dt_has_ext(const char *ext)
+{
+	int cpus = fdt_path_offset("/cpus"), node, len;
+
+	for (node = cpus < 0 ? -1 : fdt_first_child(cpus); node >= 0; node = fdt_next_sibling(node)) {
+		const char *p = fdt_getprop(node, "riscv,isa-extensions", &len);
+
+		for (int i = 0; p && i < len; i += (int)strlen(p + i) + 1)
+			if (!strcmp(p + i, ext))
+				return true;
+		if (p)
+			break;
+	}
+	return false;
+}
+
+static unsigned long ad_page[512] __attribute__((aligned(4096)));
+
+/* Load from ad_page with its PTE's A and D bits cleared: the exception cause,
+ * or 0 if there was none; *pte is the PTE after the load. */
+static unsigned long load_with_a_clear(unsigned long *pte)
+{
+	unsigned long *ptep = mmu_leaf_ptep((unsigned long)ad_page);
+	struct trap_record r;
+
+	*ptep &= ~(PTE_A | PTE_D);
+	asm volatile("sfence.vma" ::: "memory");
+	trap_arm();
+	(void)*(volatile unsigned long *)ad_page;
+	*pte = *ptep;
+	return trap_disarm(&r) ? r.scause : 0;
+}
+
+/* PTE_AD_HW_UPDATING does what it says: with 0 a page whose A bit is clear
+ * faults (Svade), with 1 the hardware sets A. Offered exactly where the DT
+ * lists svadu (with svade beside it under Carapace: off at boot). */
+static void test_pte_ad(void)
+{
+	struct sbiret r = fwft_get(SBI_FWFT_PTE_AD_HW_UPDATING);
+	unsigned long pte, cause;
+
+	check_eq(T, "pte_ad_hw_updating offered exactly where the DT lists svadu",
+		 r.error == SBI_SUCCESS, dt_has_ext("svadu"));
+	if (env.carapace) {
+		check_eq(T, "pte_ad_hw_updating reads its reset value 0", r.value, 0);
+		check_eq(T, "the DT lists svade beside svadu", dt_has_ext("svade"),
+			 dt_has_ext("svadu"));
+	}
+	if (r.error) {
+		report_info(T, "pte_ad_hw_updating not supported: no A/D check");
+		return;
+	}
+	mmu_init();
+	if (mmu_map((unsigned long)ad_page, sizeof(ad_page), MMU_RW)) {
+		report_fail(T, "mmu_map of the A/D page");
+		return;
+	}
+	mmu_enable();
+	check_eq(T, "set pte_ad_hw_updating 0", fwft_set(SBI_FWFT_PTE_AD_HW_UPDATING, 0, 0).error,
+		 SBI_SUCCESS);
+	cause = load_with_a_clear(&pte);
+	check_eq(T, "A/D updating off: a load of a page with A=0 faults", cause,
+		 EXC_LOAD_PAGE_FAULT);
+	check_eq(T, "set pte_ad_hw_updating 1", fwft_set(SBI_FWFT_PTE_AD_HW_UPDATING, 1, 0).error,
+		 SBI_SUCCESS);
+	check_eq(T, "pte_ad_hw_updating reads 1", fwft_get(SBI_FWFT_PTE_AD_HW_UPDATING).value, 1);
+	cause = load_with_a_clear(&pte);
+	check_eq(T, "A/D updating on: the load does not fault", cause, 0);
+	check_eq(T, "A/D updating on: the hardware set A", pte & PTE_A, PTE_A);
+	check_eq(T, "set pte_ad_hw_updating 2", fwft_set(SBI_FWFT_PTE_AD_HW_UPDATING, 2, 0).error,
+		 SBI_ERR_INVALID_PARAM);
+	check_eq(T, "set pte_ad_hw_updating 0 again",
+		 fwft_set(SBI_FWFT_PTE_AD_HW_UPDATING, 0, 0).error, SBI_SUCCESS);
+	cause = load_with_a_clear(&pte);
+	check_eq(T, "off again: the load faults again", cause, EXC_LOAD_PAGE_FAULT);
+	mmu_disable();
+}
+
+/* Carapace delegates misaligned exceptions to the guest (reset value 1) and
+ * denies a request to emulate them (0), as the spec's note allows. */
+static void test_misaligned_carapace(void)
+{
+	if (!env.carapace)
+		return;
+	check_eq(T, "misaligned_exc_deleg reads 1", fwft_get(SBI_FWFT_MISALIGNED_EXC_DELEG).value, 1);
+	check_eq(T, "set misaligned_exc_deleg 0 is DENIED",
+		 fwft_set(SBI_FWFT_MISALIGNED_EXC_DELEG, 0, 0).error, SBI_ERR_DENIED);
+	check_eq(T, "set misaligned_exc_deleg 1 with LOCK",
+		 fwft_set(SBI_FWFT_MISALIGNED_EXC_DELEG, 1, SBI_FWFT_SET_FLAG_LOCK).error, SBI_SUCCESS);
+	check_eq(T, "locked misaligned_exc_deleg: set 1 is DENIED_LOCKED",
+		 fwft_set(SBI_FWFT_MISALIGNED_EXC_DELEG, 1, 0).error, SBI_ERR_DENIED_LOCKED);
+}
+
 void test_main(unsigned long hartid)
 {
 	(void)hartid;
@@ -96,4 +192,6 @@ void test_main(unsigned long hartid)
 	test_features();
 	test_errors();
 	test_set();
+	test_pte_ad();
+	test_misaligned_carapace();
 }

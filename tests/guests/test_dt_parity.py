@@ -155,7 +155,12 @@ def test_guest_dt_matches_qemu_virt(guests_built):
     # the intended ISA differences, checked: a subset, and riscv,isa the same set
     q = set(re.findall(r'"([^"]+)"', qemu["/cpus/cpu@0"]["riscv,isa-extensions"].replace("\\0", '" "')))
     o = re.findall(r'"([^"]+)"', ours["/cpus/cpu@0"]["riscv,isa-extensions"].replace("\\0", '" "'))
-    assert set(o) <= q, f"Carapace offers extensions QEMU's CPU lacks: {set(o) - q}"
+    # svade beside svadu: A/D updating off at boot, FWFT PTE_AD_HW_UPDATING turns
+    # it on (the DT binding's rule, the spec's reset value 0); QEMU's firmware
+    # leaves it on, so QEMU lists svadu alone
+    extra = {"svade"} if "svadu" in q else set()
+    assert "svadu" not in q or {"svade", "svadu"} <= set(o), o
+    assert set(o) <= q | extra, f"Carapace offers extensions QEMU's CPU lacks: {set(o) - q}"
     isa = ours["/cpus/cpu@0"]["riscv,isa"].strip('"')
     single, _, multi = isa.partition("_")
     assert single == "rv64" + "".join(e for e in o if len(e) == 1), (isa, o)

@@ -49,6 +49,10 @@ PAYLOADS = {
 # Lines a payload must print besides its PASS lines: (all modes, Carapace only).
 MARKERS = {
     "sbi_dbcn": (["BYTE-LINE: dbcn write_byte ok"], []),
+    # the CPU has Svadu: Carapace offers PTE_AD_HW_UPDATING, and it works
+    "sbi_fwft": ([], ["PASS: fwft: set pte_ad_hw_updating 1",
+                      "PASS: fwft: A/D updating on: the hardware set A",
+                      "PASS: fwft: set misaligned_exc_deleg 0 is DENIED"]),
     "sbi_srst": ([], ["PASS: srst: cold reboot came back with boot-count 1",
                       "PASS: srst: warm reboot came back with boot-count 2"]),
 }

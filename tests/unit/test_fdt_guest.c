@@ -370,6 +370,29 @@ TEST(fdt_guest_isa_string_matches_the_list)
 	}
 }
 
+/* A/D updating: with Svadu the guest gets svade and svadu (updating off at
+ * boot, FWFT PTE_AD_HW_UPDATING turns it on); without it neither (Svade).
+ * Svpbmt where the VM has it. */
+TEST(fdt_guest_isa_svadu_svpbmt)
+{
+	setup(1);
+	hart_caps.zimop = hart_caps.zcmop = false;
+	vm.cfg.cfi_policy = CFI_POLICY_OFF;
+	hart_caps.henvcfg_ok = ENVCFG_ADUE | ENVCFG_PBMTE;
+	if (build(NULL))
+		return;
+	EXPECT_STREQ(fdt_getprop(dtb, cpu_node(0), "riscv,isa", NULL),
+		     "rv64imafdc_zicntr_zicsr_zifencei_zaamo_zalrsc_zca_zcd_sstc_svade_svadu_svpbmt");
+	setup(1);
+	hart_caps.zimop = hart_caps.zcmop = false;
+	vm.cfg.cfi_policy = CFI_POLICY_OFF;
+	hart_caps.henvcfg_ok = ENVCFG_PBMTE;
+	if (build(NULL))
+		return;
+	EXPECT_STREQ(fdt_getprop(dtb, cpu_node(0), "riscv,isa", NULL),
+		     "rv64imafdc_zicntr_zicsr_zifencei_zaamo_zalrsc_zca_zcd_sstc_svpbmt");
+}
+
 /* riscv,isa-extensions is exactly what fdt_guest_isa_extensions() lists */
 TEST(fdt_guest_isa_matches_list)
 {

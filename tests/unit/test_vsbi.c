@@ -330,7 +330,7 @@ TEST(vsbi_fwft_dispatch)
 	ecall(v, SBI_EXT_FWFT, SBI_FWFT_SET, SBI_FWFT_DOUBLE_TRAP, 1, 0);
 	vsbi_dispatch(v);
 	EXPECT_EQ((long)VSBI_ARG(v, 0), SBI_ERR_NOT_SUPPORTED);
-	ecall(v, SBI_EXT_FWFT, SBI_FWFT_GET, SBI_FWFT_MISALIGNED_EXC_DELEG, 0, 0);
+	ecall(v, SBI_EXT_FWFT, SBI_FWFT_GET, SBI_FWFT_POINTER_MASKING_PMLEN, 0, 0);
 	vsbi_dispatch(v);
 	EXPECT_EQ((long)VSBI_ARG(v, 0), SBI_ERR_NOT_SUPPORTED);
 	/* reserved IDs: DENIED */
@@ -345,6 +345,64 @@ TEST(vsbi_fwft_dispatch)
 	vsbi_dispatch(v);
 	EXPECT_EQ((long)VSBI_ARG(v, 0), SBI_ERR_NOT_SUPPORTED);
 	EXPECT_EQ(v->g.fwft.ss_value, 1);
+}
+
+static long fwft(struct vcpu *v, unsigned long fid, unsigned long feature,
+		 unsigned long value, unsigned long flags)
+{
+	ecall(v, SBI_EXT_FWFT, fid, feature, value, flags);
+	vsbi_dispatch(v);
+	return (long)VSBI_ARG(v, 0);
+}
+
+/* MISALIGNED_EXC_DELEG: always delegated (reset 1); 0 is DENIED; LOCK holds */
+TEST(vsbi_fwft_misaligned_exc_deleg)
+{
+	struct vcpu *v = setup(CFI_POLICY_TRAP, true, true);
+
+	EXPECT_EQ(fwft(v, SBI_FWFT_GET, SBI_FWFT_MISALIGNED_EXC_DELEG, 0, 0), SBI_SUCCESS);
+	EXPECT_EQ(VSBI_ARG(v, 1), 1);
+	EXPECT_EQ(fwft(v, SBI_FWFT_SET, SBI_FWFT_MISALIGNED_EXC_DELEG, 0, 0), SBI_ERR_DENIED);
+	EXPECT_EQ(fwft(v, SBI_FWFT_SET, SBI_FWFT_MISALIGNED_EXC_DELEG, 2, 0), SBI_ERR_INVALID_PARAM);
+	EXPECT_EQ(fwft(v, SBI_FWFT_SET, SBI_FWFT_MISALIGNED_EXC_DELEG, 1, 2), SBI_ERR_INVALID_PARAM);
+	EXPECT_EQ(fwft(v, SBI_FWFT_SET, SBI_FWFT_MISALIGNED_EXC_DELEG, 1, 0), SBI_SUCCESS);
+	EXPECT_EQ(v->g.fwft_mem.misaligned_locked, 0);
+	EXPECT_EQ(fwft(v, SBI_FWFT_SET, SBI_FWFT_MISALIGNED_EXC_DELEG, 1, SBI_FWFT_SET_FLAG_LOCK),
+		  SBI_SUCCESS);
+	EXPECT_EQ(v->g.fwft_mem.misaligned_locked, 1);
+	EXPECT_EQ(fwft(v, SBI_FWFT_SET, SBI_FWFT_MISALIGNED_EXC_DELEG, 1, 0), SBI_ERR_DENIED_LOCKED);
+	EXPECT_EQ(fwft(v, SBI_FWFT_GET, SBI_FWFT_MISALIGNED_EXC_DELEG, 0, 0), SBI_SUCCESS);
+	EXPECT_EQ(VSBI_ARG(v, 1), 1);
+}
+
+/* PTE_AD_HW_UPDATING: henvcfg.ADUE of the vCPU, only where the VM has Svadu */
+TEST(vsbi_fwft_pte_ad_hw_updating)
+{
+	struct vcpu *v = setup(CFI_POLICY_TRAP, true, true);
+
+	EXPECT_EQ(fwft(v, SBI_FWFT_GET, SBI_FWFT_PTE_AD_HW_UPDATING, 0, 0), SBI_ERR_NOT_SUPPORTED);
+	EXPECT_EQ(fwft(v, SBI_FWFT_SET, SBI_FWFT_PTE_AD_HW_UPDATING, 1, 0), SBI_ERR_NOT_SUPPORTED);
+	hart_caps.henvcfg_ok = ENVCFG_ADUE;
+	vm.cfg.features = vm_features(CFI_POLICY_TRAP);
+	v->henvcfg = ENVCFG_STCE;
+	EXPECT_EQ(fwft(v, SBI_FWFT_GET, SBI_FWFT_PTE_AD_HW_UPDATING, 0, 0), SBI_SUCCESS);
+	EXPECT_EQ(VSBI_ARG(v, 1), 0);	/* the spec's reset value */
+	EXPECT_EQ(fwft(v, SBI_FWFT_SET, SBI_FWFT_PTE_AD_HW_UPDATING, 2, 0), SBI_ERR_INVALID_PARAM);
+	EXPECT_EQ(fwft(v, SBI_FWFT_SET, SBI_FWFT_PTE_AD_HW_UPDATING, 1, 4), SBI_ERR_INVALID_PARAM);
+	EXPECT_EQ(v->henvcfg, ENVCFG_STCE);
+	EXPECT_EQ(fwft(v, SBI_FWFT_SET, SBI_FWFT_PTE_AD_HW_UPDATING, 1, 0), SBI_SUCCESS);
+	EXPECT_EQ(v->henvcfg, ENVCFG_STCE | ENVCFG_ADUE);
+	EXPECT_EQ(fake_csr[CSR_HENVCFG], ENVCFG_STCE | ENVCFG_ADUE);
+	EXPECT_TRUE(v->requests & VCPU_REQ_HFENCE_VVMA);
+	EXPECT_EQ(vcpu_henvcfg_guest(v) & ENVCFG_ADUE, ENVCFG_ADUE);
+	EXPECT_EQ(fwft(v, SBI_FWFT_GET, SBI_FWFT_PTE_AD_HW_UPDATING, 0, 0), SBI_SUCCESS);
+	EXPECT_EQ(VSBI_ARG(v, 1), 1);
+	EXPECT_EQ(fwft(v, SBI_FWFT_SET, SBI_FWFT_PTE_AD_HW_UPDATING, 0, SBI_FWFT_SET_FLAG_LOCK),
+		  SBI_SUCCESS);
+	EXPECT_EQ(v->henvcfg, ENVCFG_STCE);
+	EXPECT_EQ(fwft(v, SBI_FWFT_SET, SBI_FWFT_PTE_AD_HW_UPDATING, 1, 0), SBI_ERR_DENIED_LOCKED);
+	EXPECT_EQ(fwft(v, SBI_FWFT_SET, SBI_FWFT_PTE_AD_HW_UPDATING, 0, 0), SBI_ERR_DENIED_LOCKED);
+	EXPECT_EQ(v->henvcfg, ENVCFG_STCE);
 }
 
 /* ---- cfi.c: FWFT backends ---- */

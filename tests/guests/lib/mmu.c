@@ -84,16 +84,23 @@ int mmu_map(unsigned long va, unsigned long size, unsigned long prot)
 	return 0;
 }
 
-unsigned long mmu_leaf_pte(unsigned long va)
+unsigned long *mmu_leaf_ptep(unsigned long va)
 {
-	pte_t pte;
+	pte_t *l1e;
 
 	if (va < giga_base || va >= giga_base + GIGA)
-		return 0;
-	pte = l1[(va - giga_base) / MEGA2];
-	if (pte_is_leaf(pte))
-		return pte;
-	return ((pte_t *)pte_pa(pte))[(va >> PAGE_SHIFT) & (ENTRIES - 1)];
+		return NULL;
+	l1e = &l1[(va - giga_base) / MEGA2];
+	if (pte_is_leaf(*l1e))
+		return (unsigned long *)l1e;
+	return (unsigned long *)&((pte_t *)pte_pa(*l1e))[(va >> PAGE_SHIFT) & (ENTRIES - 1)];
+}
+
+unsigned long mmu_leaf_pte(unsigned long va)
+{
+	unsigned long *p = mmu_leaf_ptep(va);
+
+	return p ? *p : 0;
 }
 
 void mmu_enable(void)

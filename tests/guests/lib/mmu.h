@@ -29,8 +29,9 @@ void mmu_init(void);
  */
 int mmu_map(unsigned long va, unsigned long size, unsigned long prot);
 
-/* Leaf PTE that maps @va (0 if none). */
+/* Leaf PTE that maps @va (0 if none), and where it is (NULL if none). */
 unsigned long mmu_leaf_pte(unsigned long va);
+unsigned long *mmu_leaf_ptep(unsigned long va);
 
 /* satp = Sv39 with our root, or Bare again; both fence. */
 void mmu_enable(void);
