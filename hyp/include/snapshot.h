@@ -27,6 +27,12 @@ void snap_config_desc(const struct snap_config *c, const char *name, struct vm_d
 /** snap_vcpu_save()/snap_vcpu_load() - a vCPU's guest state (off its hart). */
 void snap_vcpu_save(const struct vcpu *v, struct snap_vcpu *s);
 void snap_vcpu_load(struct vcpu *v, const struct snap_vcpu *s);
+/** snap_vcpu_size() - a VCPU section's length in a stream of @version. */
+uint64_t snap_vcpu_size(uint32_t version);
+/** snap_vcpu_from_stream() - a VCPU payload of a @version stream as the
+ *  current record (a version 1 record gets what its writer gave the guest). */
+void snap_vcpu_from_stream(const void *payload, uint32_t version, uint32_t features,
+			   struct snap_vcpu *s);
 /** snap_vcpu_check() - NULL if the record can be installed in a VM given
  *  @features (SNAP_FEAT_*), else why not. */
 const char *snap_vcpu_check(const struct snap_vcpu *s, uint32_t features);

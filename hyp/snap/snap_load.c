@@ -26,6 +26,7 @@ static struct {
 	char name[VM_NAME_LEN];		/* "" : the saved name */
 	struct vm *vm;
 	struct snap_config config;
+	uint32_t version;		/* the stream's (snap_header_check()) */
 	uint64_t total, offset;		/* stream length announced, bytes read */
 	uint64_t sections, pages, start;
 	uint64_t moved;			/* when the last byte came */
@@ -117,7 +118,7 @@ static uint64_t expected_length(const struct snap_section *s)
 {
 	switch (s->type) {
 	case SNAP_SEC_CONFIG: return sizeof(struct snap_config);
-	case SNAP_SEC_VCPU: return sizeof(struct snap_vcpu);
+	case SNAP_SEC_VCPU: return snap_vcpu_size(ld.version);
 	case SNAP_SEC_DEVICE:
 		return s->instance < vdev_count ?
 		       sizeof(struct snap_device) + vdev_all[s->instance]->state_size : 0;
@@ -225,9 +226,13 @@ static void got_config(const struct snap_config *c)
 	ld.next_gpa = c->ram_gpa;
 }
 
-static void got_vcpu(const struct snap_vcpu *s)
+static void got_vcpu(const void *payload)
 {
-	const char *why = snap_vcpu_check(s, ld.config.features);
+	struct snap_vcpu rec, *s = &rec;
+	const char *why;
+
+	snap_vcpu_from_stream(payload, ld.version, ld.config.features, s);
+	why = snap_vcpu_check(s, ld.config.features);
 
 	if (why)
 		return refuse("bad-snapshot", why);
@@ -293,13 +298,14 @@ static void got_payload(void)
 {
 	switch (ld.sec.type) {
 	case SNAP_SEC_CONFIG: got_config((const void *)ld.stage); break;
-	case SNAP_SEC_VCPU: got_vcpu((const void *)ld.stage); break;
+	case SNAP_SEC_VCPU: got_vcpu(ld.stage); break;
 	case SNAP_SEC_DEVICE: got_device(ld.stage); break;
 	case SNAP_SEC_MEMORY: got_run((const void *)ld.stage); return;	/* data follows */
 	case SNAP_SEC_END: got_end((const void *)ld.stage); return;
 	}
 	if (ld.phase != L_IDLE) {
 		ld.sections++;
+		ld.version = ((const struct snap_header *)(const void *)ld.stage)->version;
 		ld.sec_offset = ld.offset;
 		expect(sizeof(struct snap_section), L_SECTION);
 	}
@@ -341,6 +347,7 @@ static size_t feed(const uint8_t *p, size_t n)
 			refuse("bad-snapshot", why);
 			break;
 		}
+		ld.version = ((const struct snap_header *)(const void *)ld.stage)->version;
 		ld.sec_offset = ld.offset;
 		expect(sizeof(struct snap_section), L_SECTION);
 		break;

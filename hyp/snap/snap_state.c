@@ -24,8 +24,8 @@ const char *snap_header_check(const struct snap_header *h)
 		return "gzip data, not a stream (carapace-ctl restore expands a gzip file)";
 	if (memcmp(h->magic, SNAP_MAGIC, sizeof(h->magic)))
 		return "not a Carapace snapshot (bad magic)";
-	if (h->version != SNAP_VERSION)
-		return "unknown snapshot version (this Carapace reads version 1)";
+	if (h->version < SNAP_VERSION_MIN || h->version > SNAP_VERSION)
+		return "unknown snapshot version (this Carapace reads versions 1 and 2)";
 	if (h->header_size != sizeof(*h))
 		return "bad header size";
 	if (h->flags & ~SNAP_F_LIVE)
@@ -149,6 +149,29 @@ void snap_vcpu_save(const struct vcpu *v, struct snap_vcpu *s)
 	s->resume_nonret = g->hsm.resume_nonret;
 	s->resume_addr = g->hsm.resume_addr;
 	s->resume_opaque = g->hsm.resume_opaque;
+	s->misaligned_locked = g->fwft_mem.misaligned_locked;
+	s->pte_ad_value = g->fwft_mem.pte_ad_value;
+	s->pte_ad_locked = g->fwft_mem.pte_ad_locked;
+	s->system_suspend = g->hsm.system;
+	s->sta_shmem = SNAP_STA_OFF;
+}
+
+uint64_t snap_vcpu_size(uint32_t version)
+{
+	return version == 1 ? SNAP_VCPU_V1_SIZE : sizeof(struct snap_vcpu);
+}
+
+void snap_vcpu_from_stream(const void *payload, uint32_t version, uint32_t features,
+			   struct snap_vcpu *s)
+{
+	memset(s, 0, sizeof(*s));
+	memcpy(s, payload, snap_vcpu_size(version));
+	if (version == 1) {
+		/* what a version 1 writer ran its guests with: A/D updating on
+		 * wherever they had Svadu, no STA, no PMU */
+		s->pte_ad_value = !!(features & SNAP_FEAT_SVADU);
+		s->sta_shmem = SNAP_STA_OFF;
+	}
 }
 
 const char *snap_vcpu_check(const struct snap_vcpu *s, uint32_t features)
@@ -167,8 +190,20 @@ const char *snap_vcpu_check(const struct snap_vcpu *s, uint32_t features)
 		return "FWFT values and locks are 0 or 1";
 	if (s->hsm_state > VCPU_HSM_SUSPENDED)
 		return "unknown HSM state";
-	if (s->waiting > 1 || s->resume_nonret > 1)
+	if (s->waiting > 1 || s->resume_nonret > 1 || s->system_suspend > 1)
 		return "wait flags are 0 or 1";
+	if (s->system_suspend && (s->hsm_state != VCPU_HSM_SUSPENDED || !s->resume_nonret))
+		return "a system suspend is a non-retentive suspend";
+	if (s->misaligned_locked > 1 || s->pte_ad_value > 1 || s->pte_ad_locked > 1)
+		return "FWFT values and locks are 0 or 1";
+	if ((s->pte_ad_value || s->pte_ad_locked) && !(features & SNAP_FEAT_SVADU))
+		return "A/D updating set, but the guest was not given Svadu";
+	if (s->reserved || s->reserved2 || s->reserved3[0] || s->reserved3[1])
+		return "reserved field is not 0";
+	if (s->sta_shmem != SNAP_STA_OFF)
+		return "STA shared memory set, but this Carapace has no STA";
+	if (s->pmu_configured || s->pmu_started)
+		return "PMU counters set, but this Carapace has no PMU";
 	return NULL;
 }
 
@@ -205,6 +240,10 @@ void snap_vcpu_load(struct vcpu *v, const struct snap_vcpu *s)
 	g->hsm.resume_nonret = s->resume_nonret;
 	g->hsm.resume_addr = s->resume_addr;
 	g->hsm.resume_opaque = s->resume_opaque;
+	g->hsm.system = s->system_suspend;
+	g->fwft_mem.misaligned_locked = s->misaligned_locked;
+	g->fwft_mem.pte_ad_value = s->pte_ad_value;
+	g->fwft_mem.pte_ad_locked = s->pte_ad_locked;
 	v->irq_pending = 0;
 	/* derived state follows the restored FWFT values (never taken raw) */
 	v->henvcfg = (v->henvcfg & ~(ENVCFG_LPE | ENVCFG_SSE | ENVCFG_ADUE)) | vcpu_henvcfg_guest(v);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The live-migration protocol, version 1 (docs/migration.md is normative;
+/* The live-migration protocol, version 2 (docs/migration.md is normative;
  * this header is its C form, shared by the hypervisor and its tests).
  *
  * Two byte streams between a source hypervisor (S) and a destination (D),
@@ -22,7 +22,7 @@
 #include <hyp/snapshot_format.h>
 
 #define MIG_MAGIC		"CARAMIGR"	/* 8 bytes, no NUL; in a snap_header */
-#define MIG_VERSION		1
+#define MIG_VERSION		2	/* 2: snapshot format 2 VCPU records */
 
 enum mig_section_type {
 	/* 1..5 as in the snapshot format: CONFIG, VCPU, DEVICE, MEMORY, END */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The snapshot stream, version 1 (docs/snapshot-format.md is normative; this
+/* The snapshot stream, version 2 (docs/snapshot-format.md is normative; this
  * header is its C form, shared by the hypervisor and its tests).
  *
  * A stream is a header, then sections, each a section header and a payload:
@@ -11,7 +11,8 @@
 #include <stdint.h>
 
 #define SNAP_MAGIC		"CARASNAP"	/* 8 bytes, no NUL */
-#define SNAP_VERSION		1
+#define SNAP_VERSION		2
+#define SNAP_VERSION_MIN	1	/* version 1 streams are read too */
 #define SNAP_PAGE_SIZE		4096
 #define SNAP_RUN_MAX_PAGES	512		/* one MEMORY section covers at most 2 MiB */
 #define SNAP_MAX_VCPUS		8
@@ -87,7 +88,24 @@ struct snap_vcpu {
 	uint32_t waiting;	/* in WFI or retentive suspend: 0 or 1 */
 	uint32_t resume_nonret;	/* non-retentive suspend pending: 0 or 1 */
 	uint64_t resume_addr, resume_opaque;
+	/* version 2 from here (a version 1 record ends above: SNAP_VCPU_V1_SIZE) */
+	uint8_t misaligned_locked;	/* FWFT MISALIGNED_EXC_DELEG lock (value always 1) */
+	uint8_t pte_ad_value, pte_ad_locked;	/* FWFT PTE_AD_HW_UPDATING, 0 or 1 */
+	uint8_t system_suspend;	/* 0 or 1: the suspend is the VM's (SBI SUSP) */
+	uint32_t reserved;	/* 0 */
+	uint64_t sta_shmem;	/* SBI STA shared memory (guest physical), SNAP_STA_OFF: none */
+	/* SBI PMU: counters 0..SNAP_PMU_COUNTERS-1 (docs/snapshot-format.md) */
+	uint32_t pmu_configured;	/* bit i: counter i has an event */
+	uint32_t pmu_started;		/* bit i: counter i counts (within configured) */
+	uint32_t pmu_event_idx[11];	/* SNAP_PMU_COUNTERS: each one's event, 0 if none */
+	uint32_t reserved2;		/* 0 */
+	uint64_t pmu_value[11];		/* each counter's value when the vCPU stopped */
+	uint64_t reserved3[2];		/* 0 */
 };
+
+#define SNAP_VCPU_V1_SIZE	672
+#define SNAP_STA_OFF		UINT64_MAX
+#define SNAP_PMU_COUNTERS	11
 
 /* DEVICE (instance = index): a name, then the model's own state bytes. */
 struct snap_device {
@@ -112,7 +130,7 @@ struct snap_end {
 _Static_assert(sizeof(struct snap_header) == 32, "snap_header");
 _Static_assert(sizeof(struct snap_section) == 24, "snap_section");
 _Static_assert(sizeof(struct snap_config) == 648, "snap_config");
-_Static_assert(sizeof(struct snap_vcpu) == 672, "snap_vcpu");
+_Static_assert(sizeof(struct snap_vcpu) == 848, "snap_vcpu");
 _Static_assert(sizeof(struct snap_device) == 24, "snap_device");
 _Static_assert(sizeof(struct snap_mem_run) == 16, "snap_mem_run");
 _Static_assert(sizeof(struct snap_end) == 16, "snap_end");

@@ -19,7 +19,7 @@ static void setup(void)
 {
 	memset(&vm, 0, sizeof(vm));
 	hart_caps = (struct hart_caps){ .sstc = true, .zicfilp = true, .zicfiss = true,
-					.henvcfg_ok = ENVCFG_STCE | ENVCFG_PBMTE };
+					.henvcfg_ok = ENVCFG_STCE | ENVCFG_PBMTE | ENVCFG_ADUE };
 	strcpy(vm.cfg.name, "alpha");
 	vm.cfg.ram_gpa = VM_GUEST_RAM_BASE;
 	vm.cfg.ram_size = 256UL << 20;
@@ -57,7 +57,11 @@ TEST(snap_header_checks)
 
 	memcpy(h.magic, SNAP_MAGIC, 8);
 	EXPECT_TRUE(snap_header_check(&h) == NULL);
-	h.version = 2;
+	h.version = 1;				/* still read */
+	EXPECT_TRUE(snap_header_check(&h) == NULL);
+	h.version = 0;
+	EXPECT_TRUE(snap_header_check(&h) != NULL);
+	h.version = SNAP_VERSION + 1;
 	EXPECT_TRUE(snap_header_check(&h) != NULL);
 	h.version = SNAP_VERSION;
 	h.flags = 2;
@@ -138,6 +142,7 @@ TEST(snap_vcpu_round_trip)
 	v->g.csr.hvip = MIP_VSSIP;
 	v->irq_pending = MIP_VSTIP;		/* posted by another hart */
 	v->g.fwft = (struct cfi_fwft){ 1, 1, 1, 1 };
+	v->g.fwft_mem = (struct vcpu_fwft_mem){ 1, 1, 1 };
 	v->g.hsm.state = VCPU_HSM_SUSPENDED;
 	v->g.hsm.waiting = true;
 	v->g.fp.f[31] = 0x4000000000000000UL;
@@ -152,7 +157,39 @@ TEST(snap_vcpu_round_trip)
 	EXPECT_EQ(memcmp(&s, &t, sizeof(s)), 0);
 	EXPECT_EQ(vm.vcpus[0].g.ctx.sstatus & SR_UXL_64, SR_UXL_64);
 	/* henvcfg follows the restored FWFT values */
-	EXPECT_EQ(vm.vcpus[0].henvcfg & (ENVCFG_LPE | ENVCFG_SSE), ENVCFG_LPE | ENVCFG_SSE);
+	EXPECT_EQ(vm.vcpus[0].henvcfg & (ENVCFG_LPE | ENVCFG_SSE | ENVCFG_ADUE),
+		  ENVCFG_LPE | ENVCFG_SSE | ENVCFG_ADUE);
+	EXPECT_EQ(s.pte_ad_value, 1);
+	EXPECT_EQ(s.misaligned_locked, 1);
+}
+
+/* A version 1 record (672 bytes) reads as what its writer gave the guest:
+ * A/D updating on where it had Svadu, no STA; the rest as written. */
+TEST(snap_vcpu_version_1)
+{
+	struct snap_vcpu s, t;
+	uint8_t v1[SNAP_VCPU_V1_SIZE + 8];
+
+	setup();
+	EXPECT_EQ(snap_vcpu_size(1), 672);
+	EXPECT_EQ(snap_vcpu_size(SNAP_VERSION), sizeof(struct snap_vcpu));
+	vm.vcpus[0].g.ctx.gpr[5] = 55;
+	snap_vcpu_save(&vm.vcpus[0], &s);
+	memcpy(v1, &s, SNAP_VCPU_V1_SIZE);
+	memset(v1 + SNAP_VCPU_V1_SIZE, 0xee, 8);	/* not part of the record */
+	snap_vcpu_from_stream(v1, 1, SNAP_FEAT_ALL, &t);
+	EXPECT_EQ(t.gpr[5], 55);
+	EXPECT_EQ(t.pte_ad_value, 1);
+	EXPECT_EQ(t.sta_shmem, SNAP_STA_OFF);
+	EXPECT_EQ(t.reserved, 0);
+	EXPECT_TRUE(snap_vcpu_check(&t, SNAP_FEAT_ALL) == NULL);
+	snap_vcpu_from_stream(v1, 1, SNAP_FEAT_ALL & ~SNAP_FEAT_SVADU, &t);
+	EXPECT_EQ(t.pte_ad_value, 0);
+	EXPECT_TRUE(snap_vcpu_check(&t, SNAP_FEAT_ALL & ~SNAP_FEAT_SVADU) == NULL);
+	/* a version 2 record is taken whole */
+	s.pte_ad_value = 0;
+	snap_vcpu_from_stream(&s, 2, SNAP_FEAT_ALL, &t);
+	EXPECT_EQ(memcmp(&s, &t, sizeof(s)), 0);
 }
 
 TEST(snap_vcpu_checks)
@@ -173,4 +210,14 @@ TEST(snap_vcpu_checks)
 	bad = s; bad.ss_value = 1;		EXPECT_TRUE(snap_vcpu_check(&bad, no_cfi) != NULL);
 	bad = s; bad.lp_locked = 1;		EXPECT_TRUE(snap_vcpu_check(&bad, no_cfi) != NULL);
 	bad = s; bad.pc = 0x1234;		EXPECT_TRUE(snap_vcpu_check(&bad, all) == NULL);
+	/* version 2 fields */
+	bad = s; bad.pte_ad_value = 2;		EXPECT_TRUE(snap_vcpu_check(&bad, all) != NULL);
+	bad = s; bad.misaligned_locked = 2;	EXPECT_TRUE(snap_vcpu_check(&bad, all) != NULL);
+	bad = s; bad.pte_ad_locked = 1;
+	EXPECT_TRUE(snap_vcpu_check(&bad, all & ~SNAP_FEAT_SVADU) != NULL);
+	bad = s; bad.reserved = 1;		EXPECT_TRUE(snap_vcpu_check(&bad, all) != NULL);
+	bad = s; bad.reserved3[1] = 1;		EXPECT_TRUE(snap_vcpu_check(&bad, all) != NULL);
+	bad = s; bad.system_suspend = 1;	EXPECT_TRUE(snap_vcpu_check(&bad, all) != NULL);
+	bad.hsm_state = VCPU_HSM_SUSPENDED; bad.resume_nonret = 1;
+	EXPECT_TRUE(snap_vcpu_check(&bad, all) == NULL);
 }
