@@ -19,4 +19,5 @@ hyp-objs-y += vdev/devices.o vdev/mmio.o vdev/vmgenid.o vdev/vplic.o vdev/vuart.
 hyp-objs-y += vmm/exit.o vmm/sched.o vmm/trap_inject.o vmm/vcpu.o vmm/vcpu_run.o \
 	      vmm/vcpu_wake.o vmm/vm.o vmm/vm_state.o vmm/vm_table.o
 hyp-objs-y += vsbi/hartmask.o vsbi/vsbi.o vsbi/vsbi_dbcn.o vsbi/vsbi_debug.o vsbi/vsbi_fwft.o \
-	      vsbi/vsbi_hsm.o vsbi/vsbi_ipi.o vsbi/vsbi_rfence.o vsbi/vsbi_srst.o vsbi/vsbi_time.o
+	      vsbi/vsbi_hsm.o vsbi/vsbi_ipi.o vsbi/vsbi_rfence.o vsbi/vsbi_srst.o vsbi/vsbi_susp.o \
+	      vsbi/vsbi_time.o

@@ -22,7 +22,7 @@ static const char *hsm_name(const struct vcpu *v)
 	if (v->g.hsm.state == VCPU_HSM_STOPPED)
 		return "stopped";
 	if (v->g.hsm.state == VCPU_HSM_SUSPENDED)
-		return "suspended";
+		return v->g.hsm.system ? "suspended (system)" : "suspended";
 	return v->g.hsm.waiting ? "idle (wfi)" : v->hart >= 0 ? "running" : "runnable";
 }
 

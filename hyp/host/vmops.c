@@ -17,10 +17,20 @@ static struct {
 	void *ctx;
 } pending[VM_MAX];
 
+/* The guest put itself to sleep (SBI SUSP): running for the host, which
+ * schedules it again as soon as a wake-up interrupt is pending. */
+static bool guest_suspended(const struct vm *vm)
+{
+	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++)
+		if (vm->vcpus[i].g.hsm.system && vm->vcpus[i].g.hsm.state == VCPU_HSM_SUSPENDED)
+			return true;
+	return false;
+}
+
 const char *vm_state_name(const struct vm *vm)
 {
 	switch (vm->state) {
-	case VM_RUNNING: return "running";
+	case VM_RUNNING: return guest_suspended(vm) ? "suspended" : "running";
 	case VM_PAUSING: return "pausing";
 	case VM_PAUSED: return "paused";
 	case VM_REBOOTING:

@@ -31,8 +31,13 @@ struct vsbi_ext {
 };
 
 extern const struct vsbi_ext vsbi_base, vsbi_time, vsbi_ipi, vsbi_rfence, vsbi_hsm,
-	vsbi_srst, vsbi_dbcn, vsbi_fwft, vsbi_debug;
+	vsbi_srst, vsbi_dbcn, vsbi_fwft, vsbi_debug, vsbi_susp;
 
+/** vsbi_hsm_suspend() - @v waits, consuming no host CPU, until an interrupt it
+ *  enabled in sie is pending; if @nonret it then restarts at @addr in S-mode
+ *  with a0 = hart id, a1 = @opaque, satp = 0, SIE = 0. HSM hart_suspend and
+ *  SUSP system_suspend share it. */
+void vsbi_hsm_suspend(struct vcpu *v, bool nonret, unsigned long addr, unsigned long opaque);
 /** vsbi_vm_init() - evaluate each extension's probe for @vm once. */
 void vsbi_vm_init(struct vm *vm);
 /** vsbi_dispatch() - the VS ecall exit. */

@@ -12,10 +12,12 @@
 #include <vm_lifecycle.h>
 #include <vsbi.h>
 
-/* Leaving a retentive or non-retentive suspend (SBI HSM). */
+/* Leaving a retentive or non-retentive suspend (SBI HSM), or the VM's
+ * system suspend (SBI SUSP, always non-retentive). */
 static void resume_from_suspend(struct vcpu *v)
 {
 	v->g.hsm.state = VCPU_HSM_STARTED;
+	v->g.hsm.system = false;
 	if (!v->g.hsm.resume_nonret)
 		return;
 	v->g.hsm.resume_nonret = false;

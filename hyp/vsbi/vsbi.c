@@ -17,13 +17,14 @@ const struct vsbi_ext vsbi_base = {
 /* Ordered by how often guests call them. */
 static const struct vsbi_ext *const registry[] = {
 	&vsbi_time, &vsbi_ipi, &vsbi_rfence, &vsbi_dbcn, &vsbi_hsm,
-	&vsbi_base, &vsbi_fwft, &vsbi_srst, &vsbi_debug,
+	&vsbi_base, &vsbi_fwft, &vsbi_srst, &vsbi_susp, &vsbi_debug,
 };
 
-/* Every extension here owns exactly one EID, and EID % 9 differs for all of
- * them (9 extensions, 9 slots): one division and one compare find the handler on every SBI call.
+/* Every extension here owns exactly one EID, and EID % 27 differs for all of
+ * them (27 is the smallest modulus that also keeps STA and PMU apart): one
+ * division and one compare find the handler on every SBI call.
  * (-Woverride-init would flag a collision; vsbi_registry_check() re-checks.) */
-#define VSBI_SLOTS 9
+#define VSBI_SLOTS 27
 static const struct vsbi_ext *const by_slot[VSBI_SLOTS] = {
 	[SBI_EXT_TIME % VSBI_SLOTS] = &vsbi_time,
 	[SBI_EXT_IPI % VSBI_SLOTS] = &vsbi_ipi,
@@ -33,6 +34,7 @@ static const struct vsbi_ext *const by_slot[VSBI_SLOTS] = {
 	[SBI_EXT_BASE % VSBI_SLOTS] = &vsbi_base,
 	[SBI_EXT_FWFT % VSBI_SLOTS] = &vsbi_fwft,
 	[SBI_EXT_SRST % VSBI_SLOTS] = &vsbi_srst,
+	[SBI_EXT_SUSP % VSBI_SLOTS] = &vsbi_susp,
 	[SBI_EXT_CARAPACE_DEBUG % VSBI_SLOTS] = &vsbi_debug,
 };
 

@@ -13,6 +13,18 @@ static bool suspend_type_valid(unsigned long type, bool *nonret)
 	return type == SBI_HSM_SUSPEND_RET_DEFAULT || *nonret;
 }
 
+void vsbi_hsm_suspend(struct vcpu *v, bool nonret, unsigned long addr, unsigned long opaque)
+{
+	/* like WFI: resumes when an enabled interrupt is pending; the run loop
+	 * (resume_from_suspend) restarts a non-retentive one at addr */
+	v->g.hsm.resume_nonret = nonret;
+	v->g.hsm.resume_addr = addr;
+	v->g.hsm.resume_opaque = opaque;
+	v->g.hsm.system = false;
+	v->g.hsm.state = VCPU_HSM_SUSPENDED;
+	v->g.hsm.waiting = true;
+}
+
 static long hart_start(struct vcpu *v, unsigned long hartid, unsigned long addr,
 		       unsigned long opaque)
 {
@@ -61,12 +73,7 @@ static void hart_suspend(struct vcpu *v, struct vsbi_ret *ret)
 		ret->error = SBI_ERR_INVALID_ADDRESS;
 		return;
 	}
-	/* like WFI: resumes when an enabled interrupt is pending */
-	v->g.hsm.resume_nonret = nonret;
-	v->g.hsm.resume_addr = addr;
-	v->g.hsm.resume_opaque = VSBI_ARG(v, 2);
-	v->g.hsm.state = VCPU_HSM_SUSPENDED;
-	v->g.hsm.waiting = true;
+	vsbi_hsm_suspend(v, nonret, addr, VSBI_ARG(v, 2));
 	ret->error = SBI_SUCCESS;
 	ret->action = EXIT_YIELD;
 }

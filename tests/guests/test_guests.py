@@ -39,6 +39,7 @@ PAYLOADS = {
     "sbi_rfence": None,
     "sbi_hsm": None,
     "sbi_srst": None,
+    "sbi_susp": None,
     "fault_csr": None,
     "fault_oob": None,
     "demo": "count=3 delay_us=1000",
@@ -53,6 +54,10 @@ MARKERS = {
     "sbi_fwft": ([], ["PASS: fwft: set pte_ad_hw_updating 1",
                       "PASS: fwft: A/D updating on: the hardware set A",
                       "PASS: fwft: set misaligned_exc_deleg 0 is DENIED"]),
+    # both suspends came back (bare OpenSBI has no SUSP: only the probe there)
+    "sbi_susp": ([], ["PASS: susp: suspend to RAM: woke at the timer, not before",
+                      "PASS: susp: type (1 << 32) | 0: woke at the timer, not before",
+                      "PASS: susp: suspend while another hart is STARTED"]),
     "sbi_srst": ([], ["PASS: srst: cold reboot came back with boot-count 1",
                       "PASS: srst: warm reboot came back with boot-count 2"]),
 }

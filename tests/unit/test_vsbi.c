@@ -84,6 +84,7 @@ STUB_CALL(ipi)
 STUB_CALL(rfence)
 STUB_CALL(dbcn)
 STUB_CALL(debug)
+STUB_CALL(susp)
 
 static void hsm_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret)
 {
@@ -116,6 +117,7 @@ EXT(ipi, SBI_EXT_IPI, SBI_EXT_IPI);
 EXT(rfence, SBI_EXT_RFENCE, SBI_EXT_RFENCE);
 EXT(hsm, SBI_EXT_HSM, SBI_EXT_HSM);
 EXT(srst, SBI_EXT_SRST, SBI_EXT_SRST);
+EXT(susp, SBI_EXT_SUSP, SBI_EXT_SUSP);
 EXT(debug, SBI_EXT_CARAPACE_DEBUG, SBI_EXT_CARAPACE_DEBUG);
 EXT(dbcn, SBI_EXT_DBCN, SBI_EXT_DBCN, .probe = dbcn_probe);
 
@@ -229,6 +231,7 @@ TEST(vsbi_find_registry)
 	EXPECT_EQ(vsbi_find(&vm, SBI_EXT_TIME), &vsbi_time);
 	EXPECT_EQ(vsbi_find(&vm, SBI_EXT_BASE), &vsbi_base);
 	EXPECT_EQ(vsbi_find(&vm, SBI_EXT_FWFT), &vsbi_fwft);
+	EXPECT_EQ(vsbi_find(&vm, SBI_EXT_SUSP), &vsbi_susp);
 	/* one EID per extension: the dispatcher's slot table relies on it */
 	EXPECT_TRUE(vsbi_registry_check());
 	EXPECT_EQ(vsbi_find(&vm, SBI_EXT_RFENCE - 3), NULL);

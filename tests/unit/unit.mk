@@ -18,7 +18,7 @@ UNIT_LIBFDT_CFLAGS += -fno-sanitize=nonnull-attribute
 UNIT_LDFLAGS := $(UNIT_SAN)
 
 UNIT_TESTS := test_mm test_gstage test_fdt_host test_vsbi test_printf
-UNIT_TESTS += test_insn test_fdt_guest test_json test_tlb test_snap
+UNIT_TESTS += test_insn test_fdt_guest test_json test_tlb test_snap test_susp
 UNIT_COMMON := tests/unit/main.c tests/unit/fake_csr.c
 
 # hyp sources each binary tests (and libfdt where it needs it)
@@ -28,6 +28,7 @@ unit-src-test_fdt_host := hyp/fdt/fdt_host.c
 unit-src-test_vsbi := hyp/vsbi/vsbi.c hyp/vsbi/hartmask.c hyp/vsbi/vsbi_fwft.c hyp/cfi/cfi.c \
 	hyp/cfi/lp_redeliver.c hyp/cfi/violation.c \
 	hyp/cfi/swcheck.c
+unit-src-test_susp := hyp/vsbi/vsbi_susp.c hyp/vsbi/vsbi_hsm.c
 unit-src-test_printf := hyp/lib/printf.c
 unit-src-test_json := hyp/lib/json.c
 unit-src-test_tlb := hyp/mm/tlb.c hyp/mm/vmid.c
