@@ -87,7 +87,8 @@ def crc32c_bitwise(data):
 HEADER_FMT = "<8sIIQQ"                                   # 32
 SECTION_FMT = "<IIQII"                                   # 24
 CONFIG_FMT = "<16sQQIIIIIIQQ32s32s512s"                  # 648
-VCPU_FMT = "<32Q15Q32QQ4B3I2Q"                           # 672
+VCPU_V1_FMT = "<32Q15Q32QQ4B3I2Q"                        # 672: a version 1 record
+VCPU_FMT = VCPU_V1_FMT + "4BIQII11II11Q2Q"                # 848: version 2
 DEVICE_FMT = "<16sII"                                    # 24
 UART_FMT = "<9B7xII256s"                                 # 280
 PLIC_FMT = "<32I3I8I8I"                                  # 204
@@ -104,7 +105,15 @@ CONFIG_OFF = {"name": 0, "ram_gpa": 16, "ram_size": 24, "nr_vcpus": 32, "cfi_pol
 VCPU_OFF = {"gpr": 0, **{n: 256 + 8 * i for i, n in enumerate(VCPU_CSR_NAMES)}, "f": 376,
             "fcsr": 632, "lp_value": 640, "lp_locked": 641, "ss_value": 642, "ss_locked": 643,
             "hsm_state": 644, "waiting": 648, "resume_nonret": 652, "resume_addr": 656,
-            "resume_opaque": 664}
+            "resume_opaque": 664,
+            # version 2
+            "misaligned_locked": 672, "pte_ad_value": 673, "pte_ad_locked": 674,
+            "system_suspend": 675, "reserved": 676, "sta_shmem": 680, "pmu_configured": 688,
+            "pmu_started": 692, "pmu_event_idx": 696, "reserved2": 740, "pmu_value": 744,
+            "reserved3": 832}
+VCPU_V2_NAMES = ["misaligned_locked", "pte_ad_value", "pte_ad_locked", "system_suspend",
+                 "reserved", "sta_shmem", "pmu_configured", "pmu_started"]
+STA_OFF = (1 << 64) - 1
 UART_OFF = {"ier": 0, "lcr": 1, "mcr": 2, "scr": 3, "fcr": 4, "dll": 5, "dlm": 6,
             "thre_pending": 7, "irq_level": 8, "pad": 9, "rx_head": 16, "rx_tail": 20,
             "rx": 24}
@@ -124,7 +133,7 @@ class Builder:
     state, or the section list (sections()), before writing."""
 
     def __init__(self, nr_vcpus=2, ram_size=16 * MiB, pages=None):
-        self.flags, self.magic, self.version, self.header_size = 0, b"CARASNAP", 1, 32
+        self.flags, self.magic, self.version, self.header_size = 0, b"CARASNAP", 2, 32
         self.header_reserved = 0
         self.config = {"name": b"alpha", "ram_gpa": RAM_GPA, "ram_size": ram_size,
                        "nr_vcpus": nr_vcpus, "cfi_policy": 0, "features": 0x1F,
@@ -159,10 +168,18 @@ class Builder:
              "ssp": 0xFF60000001234000, "f": [0x3FF0000000000000 + r for r in range(32)],
              "fcsr": 0x20, "lp_value": 1, "lp_locked": 1, "ss_value": 1, "ss_locked": 1,
              "hsm_state": 1, "waiting": 0, "resume_nonret": 0, "resume_addr": 0,
-             "resume_opaque": 0}
+             "resume_opaque": 0,
+             # version 2: FWFT memory features, SUSP, STA, PMU (vCPU 0 uses them all)
+             "misaligned_locked": 1, "pte_ad_value": 1, "pte_ad_locked": 0,
+             "system_suspend": 0, "reserved": 0, "sta_shmem": RAM_GPA + 0x3000,
+             "pmu_configured": 0b1101, "pmu_started": 0b1001,
+             "pmu_event_idx": [0x1, 0, 0x2, 0xF0006] + [0] * 7, "reserved2": 0,
+             "pmu_value": [0x123456, 0, 0x777, 5] + [0] * 7, "reserved3": [0, 0]}
         if i:
             v.update(hsm_state=0, lp_value=0, lp_locked=0, ss_value=0, ss_locked=0, ssp=0,
-                     senvcfg=0, sstatus=0)
+                     senvcfg=0, sstatus=0, misaligned_locked=0, pte_ad_value=0,
+                     sta_shmem=STA_OFF, pmu_configured=0, pmu_started=0,
+                     pmu_event_idx=[0] * 11, pmu_value=[0] * 11)
         return v
 
     # -- payloads
@@ -175,11 +192,15 @@ class Builder:
                            c["initrd_image"], c["bootargs"])
 
     @staticmethod
-    def vcpu_payload(v):
-        return struct.pack(VCPU_FMT, *v["gpr"], *[v[n] for n in VCPU_CSR_NAMES], *v["f"],
-                           v["fcsr"], v["lp_value"], v["lp_locked"], v["ss_value"],
-                           v["ss_locked"], v["hsm_state"], v["waiting"], v["resume_nonret"],
-                           v["resume_addr"], v["resume_opaque"])
+    def vcpu_payload(v, version=2):
+        """The record of @version: 1 is the first 672 bytes (no version 2 fields)."""
+        v1 = [*v["gpr"], *[v[n] for n in VCPU_CSR_NAMES], *v["f"], v["fcsr"], v["lp_value"],
+              v["lp_locked"], v["ss_value"], v["ss_locked"], v["hsm_state"], v["waiting"],
+              v["resume_nonret"], v["resume_addr"], v["resume_opaque"]]
+        if version == 1:
+            return struct.pack(VCPU_V1_FMT, *v1)
+        return struct.pack(VCPU_FMT, *v1, *[v[n] for n in VCPU_V2_NAMES], *v["pmu_event_idx"],
+                           v["reserved2"], *v["pmu_value"], *v["reserved3"])
 
     def uart_state(self):
         u = self.uart
@@ -208,7 +229,7 @@ class Builder:
     def sections(self):
         """[type, instance, payload] of each section before END, in order."""
         out = [[CONFIG, 0, self.config_payload()]]
-        out += [[VCPU, i, self.vcpu_payload(v)] for i, v in enumerate(self.vcpus)]
+        out += [[VCPU, i, self.vcpu_payload(v, self.version)] for i, v in enumerate(self.vcpus)]
         out.append([DEVICE, 0, self.device_payload(b"uart16550", self.uart_state())])
         out.append([DEVICE, 1, self.device_payload(b"plic", self.plic_state())])
         out.append([DEVICE, 2, self.device_payload(b"vmgenid", self.vmgenid_state())])
@@ -399,7 +420,7 @@ def test_pc_outside_ram_is_allowed():
 
 def test_inspect_text(valid):
     text = snap.inspect_text(snap.parse(valid, strict=False))
-    assert "Carapace snapshot, version 1" in text and "flags: none" in text
+    assert "Carapace snapshot, version 2" in text and "flags: none" in text
     assert re.search(r"\b32\s+CONFIG\s+648\s+0x[0-9a-f]{8} ok", text)
     assert "config: vm alpha" in text
     assert "RAM 16M (0x1000000 bytes) at 0x80000000, 2 vCPU(s), CFI policy trap" in text
@@ -410,7 +431,19 @@ def test_inspect_text(valid):
             "  CFI: shadow stack on (locked), ssp=0xff60000001234000, landing pads on (locked), "
             "ELP=expected, senvcfg.LPE=1 SSE=1") in text
     assert ("vcpu 1: stopped, pc=0xffffffff80001235\n"
-            "  CFI: shadow stack off, landing pads off, ELP=none, senvcfg.LPE=0 SSE=0") in text
+            "  CFI: shadow stack off, landing pads off, ELP=none, senvcfg.LPE=0 SSE=0\n"
+            "  FWFT: misaligned exception delegation on, PTE A/D hardware updating off\n"
+            "  STA shared memory: none\n"
+            "  PMU: no counter configured\n") in text
+    assert ("  FWFT: misaligned exception delegation on (locked), PTE A/D hardware updating "
+            "on\n"
+            "  STA shared memory: 64 bytes at 0x80003000\n"
+            "  PMU: counters configured 0 2 3, started 0 3\n"
+            "    counter 0 (cycle): cycles (event 0x1), started, value 0x123456\n"
+            "    counter 2 (instret): instructions (event 0x2), stopped, value 0x777\n"
+            "    counter 3 (firmware): firmware ipi_sent (event 0xf0006), started, value 0x5\n"
+            "  sstatus=") in text
+    assert "version 1 record" not in text and "system suspend" not in text
     assert "sstatus=0x806120 (SPP=S SPIE=1 SPELP=1 FS=dirty)" in text
     assert "hvip=0x40 (VSTIP)" in text
     assert "vsatp=0x8000000000081234 (sv39, asid 0, root 0x81234000)" in text
@@ -448,7 +481,7 @@ def test_inspect_uart_fifo_wraps():
 def test_inspect_json(valid):
     j = snap.inspect_json(snap.parse(valid, strict=False))
     assert j["valid"] and j["problems"] == [] and j["bytes"] == len(valid)
-    assert j["header"] == {"magic": "CARASNAP", "version": 1, "header_size": 32, "flags": 0,
+    assert j["header"] == {"magic": "CARASNAP", "version": 2, "header_size": 32, "flags": 0,
                            "live": False, "reserved": 0}
     assert [s["type"] for s in j["sections"]][:3] == ["CONFIG", "VCPU", "VCPU"]
     assert all(s["crc_ok"] for s in j["sections"])
@@ -456,6 +489,31 @@ def test_inspect_json(valid):
     v0 = j["vcpus"][0]
     assert v0["pc"] == 0xFFFFFFFF80001234 and v0["gpr"][10] == 10 and v0["hsm"] == "started"
     assert v0["cfi"]["elp"] and v0["cfi"]["ss_locked"] and v0["cfi"]["senvcfg_sse"]
+    # the version 2 fields, raw and in words
+    assert v0["record_version"] == 2
+    assert (v0["misaligned_locked"], v0["pte_ad_value"], v0["pte_ad_locked"],
+            v0["system_suspend"], v0["reserved"]) == (1, 1, 0, 0, 0)
+    assert v0["sta_shmem"] == RAM_GPA + 0x3000 and v0["sta"]["shmem"] == RAM_GPA + 0x3000
+    assert v0["pmu_configured"] == 0b1101 and v0["pmu_started"] == 0b1001
+    assert v0["pmu_event_idx"][:4] == [1, 0, 2, 0xF0006] and v0["pmu_value"][3] == 5
+    assert v0["reserved2"] == 0 and v0["reserved3"] == [0, 0]
+    assert v0["fwft"] == {"misaligned_deleg": True, "misaligned_locked": True, "pte_ad": True,
+                          "pte_ad_locked": False,
+                          "text": "misaligned exception delegation on (locked), PTE A/D "
+                                  "hardware updating on"}
+    assert v0["system_suspend"] == 0 and j["vcpus"][0]["sta"]["text"] == "64 bytes at 0x80003000"
+    assert v0["pmu"]["configured"] == [0, 2, 3] and v0["pmu"]["started"] == [0, 3]
+    assert v0["pmu"]["counters"] == [
+        {"counter": 0, "kind": "cycle", "event_idx": 1, "event": "cycles", "started": True,
+         "value": 0x123456},
+        {"counter": 2, "kind": "instret", "event_idx": 2, "event": "instructions",
+         "started": False, "value": 0x777},
+        {"counter": 3, "kind": "firmware", "event_idx": 0xF0006, "event": "firmware ipi_sent",
+         "started": True, "value": 5}]
+    v1 = j["vcpus"][1]
+    assert v1["sta_shmem"] == STA_OFF and v1["sta"] == {"shmem": None, "text": "none"}
+    assert v1["pmu"] == {"configured": [], "started": [], "counters": []}
+    assert v1["fwft"]["misaligned_deleg"] and not v1["fwft"]["misaligned_locked"]
     uart, plic, genid = j["devices"]
     assert uart["state"]["rx_queue"] == b"hello".hex() and uart["rx_queued"] == 5
     assert plic["pending_sources"] == [10] and plic["enabled_sources"][1] == [3, 10]
@@ -530,8 +588,9 @@ def test_single_bit_flips_in_headers():
 
 @pytest.mark.parametrize("offset, fmt, value, where, message", [
     (0, "<8s", b"CARASNAX", 0, "bad magic"),
-    (8, "<I", 2, 8, "version 2 is not supported"),
-    (8, "<I", 0, 8, "version 0 is not supported"),
+    (8, "<I", 3, 8, "version 3 is not supported (this reader knows versions 1 and 2)"),
+    (8, "<I", 0, 8, "version 0 is not supported (this reader knows versions 1 and 2)"),
+    (8, "<I", 0xFFFFFFFF, 8, "version 4294967295 is not supported"),
     (12, "<I", 40, 12, "header_size 40, must be 32"),
     (16, "<Q", 2, 16, "unknown flag bits 0x2"),
     (16, "<Q", 1 << 63, 16, "unknown flag bits"),
@@ -560,7 +619,8 @@ def sections_of(builder):
 @pytest.mark.parametrize("index, over, message", [
     (0, {"length": 647}, "length 647, must be 648"),
     (0, {"length": 649}, "length 649, must be 648"),
-    (1, {"length": 671}, "length 671, must be 672"),
+    (1, {"length": 847}, "length 847, must be 848"),
+    (1, {"length": 672}, "length 672, must be 848 (the size of its payload struct in version 2)"),
     (0, {"reserved": 1}, "reserved is 0x1, must be 0"),
 ])
 def test_section_header_errors(index, over, message):
@@ -781,7 +841,7 @@ def test_vmgenid_name_and_state_size():
     secs[5][2] = b.device_payload(b"genid", b.vmgenid_state())
     err = first_problem(b.build(secs))
     assert err.section == "DEVICE 2 (genid)"
-    assert "device 2 is 'genid'; version 1 has 'vmgenid'" in err.message
+    assert "device 2 is 'genid'; version 2 has 'vmgenid'" in err.message
     secs = b.sections()
     secs[5][2] = b.device_payload(b"vmgenid", b.vmgenid_state()[:16])
     err = first_problem(b.build(secs))
@@ -943,7 +1003,7 @@ def reorder(b, order, **build):
     ([0, 1, 2, 3, 4, 5, 6, 5, 7, 8], "DEVICE 2", "DEVICE section after a MEMORY section"),
     ([0, 0, 1, 2, 3, 4, 5, 6, 7, 8], "CONFIG", "a second CONFIG"),
     ([0, 1, 2, 2, 3, 4, 5, 6, 7, 8], "VCPU 1", "a VCPU section too many"),
-    ([0, 1, 2, 3, 4, 5, 5, 6, 7, 8], "DEVICE 2", "a DEVICE section too many (version 1 has 3 "
+    ([0, 1, 2, 3, 4, 5, 5, 6, 7, 8], "DEVICE 2", "a DEVICE section too many (version 2 has 3 "
                                                  "devices)"),
 ])
 def test_sections_out_of_order(order, label, message):
@@ -982,7 +1042,7 @@ def test_device_with_the_wrong_name():
     secs = b.sections()
     secs[3][2] = b.device_payload(b"ns16550", b.uart_state())
     err = first_problem(b.build(secs))
-    assert "device 0 is 'ns16550'; version 1 has 'uart16550'" in err.message
+    assert "device 0 is 'ns16550'; version 2 has 'uart16550'" in err.message
 
 
 @pytest.mark.parametrize("extra", [b"\0", b"junk", Builder().build()[32:80]])
@@ -1036,9 +1096,9 @@ def test_gzip_damage_is_refused_with_the_stream_offset():
 
 def test_gzip_the_stream_inside_is_checked_too():
     bad = bytearray(small())
-    bad[8] = 2                                          # version 2
+    bad[8] = 3                                          # version 3
     err = first_problem(gzip.compress(bytes(bad)))
-    assert err.section == "header" and "version 2" in err.message
+    assert err.section == "header" and "version 3" in err.message
 
 
 def test_gzip_trailing_bytes_are_counted_up_to_a_bound(monkeypatch):
