@@ -357,6 +357,13 @@ def test_layout_offsets_match_the_c_header(tmp_path):
             expect.append(off)
         lines.append(f'printf("%zu\\n", sizeof(struct {layout.name}));')
         expect.append(layout.size)
+    # the versions and the constants of the VCPU record's version 2 fields
+    for macro, value in (("SNAP_VERSION", snap.VERSION), ("SNAP_VERSION_MIN", min(snap.VERSIONS)),
+                         ("SNAP_VCPU_V1_SIZE", snap.VCPU_V1_SIZE),
+                         ("SNAP_PMU_COUNTERS", snap.PMU_COUNTERS),
+                         ("SNAP_STA_OFF", snap.STA_OFF), ("SNAP_FEAT_SVADU", snap.FEAT_SVADU)):
+        lines.append(f'printf("%llu\\n", (unsigned long long)({macro}));')
+        expect.append(value)
     lines.append("return 0; }")
     src, exe = tmp_path / "offsets.c", tmp_path / "offsets"
     src.write_text("\n".join(lines))
@@ -768,6 +775,72 @@ FIELD_CASES = [
 ]
 
 
+def _pmu(i, configured=None, started=None, **events):
+    """vCPU @i's PMU: @configured/@started masks, pmu_event_idx[k] from e<k>=value."""
+    def change(b):
+        v = b.vcpus[i]
+        if configured is not None:
+            v["pmu_configured"] = configured
+        if started is not None:
+            v["pmu_started"] = started
+        for key, value in events.items():
+            v["pmu_event_idx"][int(key[1:])] = value
+    return change
+
+
+# The version 2 tail of the VCPU record: each rule, the field's payload offset.
+V2_FIELD_CASES = [
+    (_vcpu(0, misaligned_locked=2), "VCPU 0", 672, "misaligned_locked is 2, must be 0 or 1"),
+    (_vcpu(1, pte_ad_value=2), "VCPU 1", 673, "pte_ad_value is 2, must be 0 or 1"),
+    (_vcpu(0, pte_ad_locked=3), "VCPU 0", 674, "pte_ad_locked is 3, must be 0 or 1"),
+    (_vcpu(0, system_suspend=2), "VCPU 0", 675, "system_suspend is 2, must be 0 or 1"),
+    (_both(_config(features=0x0F), _vcpu(1, pte_ad_value=0)), "VCPU 0", 673,
+     "pte_ad_value is set, but the CONFIG's features do not give the guest Svadu"),
+    (_both(_config(features=0x0F), _vcpu(0, pte_ad_value=0, pte_ad_locked=1)), "VCPU 0", 674,
+     "pte_ad_locked is set, but the CONFIG's features do not give the guest Svadu"),
+    (_vcpu(0, system_suspend=1), "VCPU 0", 675,
+     "system_suspend is set, but the vCPU is not in a non-retentive suspend"),
+    (_vcpu(1, system_suspend=1, hsm_state=2), "VCPU 1", 675, "(hsm_state 2, resume_nonret 1)"),
+    (_vcpu(1, system_suspend=1, resume_nonret=1), "VCPU 1", 675, "non-retentive suspend"),
+    (_vcpu(0, reserved=1), "VCPU 0", 676, "reserved is 0x1, must be 0"),
+    (_vcpu(0, sta_shmem=RAM_GPA + 0x3020), "VCPU 0", 680,
+     "sta_shmem 0x80003020 is not 64-byte aligned"),
+    (_vcpu(1, sta_shmem=STA_OFF - 1), "VCPU 1", 680, "not 64-byte aligned"),
+    (_vcpu(0, sta_shmem=0), "VCPU 0", 680,
+     "sta_shmem 0x0..0x3f is not inside RAM 0x80000000..0x80ffffff"),
+    (_vcpu(0, sta_shmem=RAM_GPA - 64), "VCPU 0", 680, "is not inside RAM"),
+    (_vcpu(1, sta_shmem=RAM_GPA + 16 * MiB), "VCPU 1", 680, "is not inside RAM"),
+    (_vcpu(1, sta_shmem=STA_OFF - 127), "VCPU 1", 680, "is not inside RAM"),
+    (_pmu(0, configured=0b1111), "VCPU 0", 688,
+     "pmu_configured 0xf has bits 0x2 that are no counter"),
+    (_pmu(1, configured=1 << 11), "VCPU 1", 688, "bits 0x800 that are no counter"),
+    (_pmu(0, configured=1 << 31), "VCPU 0", 688, "bits 0x80000000"),
+    (_pmu(0, started=0b10001), "VCPU 0", 692,
+     "pmu_started 0x11 has bits 0x10 that are not configured (pmu_configured 0xd)"),
+    (_pmu(1, started=0b10), "VCPU 1", 692, "bits 0x2 that are not configured"),
+    (_pmu(0, e4=0xF0001), "VCPU 0", 696 + 16,
+     "pmu_event_idx[4] is 0xf0001, but counter 4 is not configured (must be 0)"),
+    (_pmu(1, e0=1), "VCPU 1", 696, "counter 0 is not configured"),
+    (_pmu(0, e0=2), "VCPU 0", 696,
+     "pmu_event_idx[0] is 0x2; counter 0 counts cycles (0x1) only"),
+    (_pmu(0, e2=1), "VCPU 0", 704, "pmu_event_idx[2] is 0x1; counter 2 counts instructions"),
+    (_pmu(0, e0=0x10001), "VCPU 0", 696, "counts cycles (0x1) only"),
+    (_pmu(0, e3=0xF0016), "VCPU 0", 708,
+     "pmu_event_idx[3] is 0xf0016; firmware counter 3 counts firmware events "
+     "0xf0000..0xf0015 only"),
+    (_pmu(0, e3=0xFFFFF), "VCPU 0", 708, "firmware events"),
+    (_pmu(0, e3=0x10006), "VCPU 0", 708, "firmware events"),
+    (_pmu(0, e3=0x1F0006), "VCPU 0", 708, "firmware events"),
+    (_pmu(0, e3=0), "VCPU 0", 708, "pmu_event_idx[3] is 0x0; firmware counter 3"),
+    (_pmu(0, e3=0x1), "VCPU 0", 708, "firmware events"),
+    (_pmu(1, configured=1 << 10, e10=0x2), "VCPU 1", 696 + 40, "pmu_event_idx[10] is 0x2"),
+    (_vcpu(0, reserved2=5), "VCPU 0", 740, "reserved2 is 0x5, must be 0"),
+    (_vcpu(1, reserved3=[1, 0]), "VCPU 1", 832, "reserved3[0] is 0x1, must be 0"),
+    (_vcpu(0, reserved3=[0, 1 << 63]), "VCPU 0", 840, "reserved3[1] is 0x8000000000000000"),
+]
+FIELD_CASES += V2_FIELD_CASES
+
+
 @pytest.mark.parametrize("change, label, field_offset, message", FIELD_CASES)
 def test_out_of_range_fields(change, label, field_offset, message):
     b = Builder()
@@ -779,6 +852,184 @@ def test_out_of_range_fields(change, label, field_offset, message):
     payload = {sec.label: sec.payload for sec in snap.parse(data, strict=False).sections}[label]
     assert err.offset == payload + field_offset, str(err)
     assert str(err).startswith(f"{label}, byte {payload + field_offset}: ")
+
+
+def test_lenient_parse_reports_each_bad_tail_field():
+    """inspect: every rule of the version 2 tail that fails is a problem of its own."""
+    b = Builder()
+    b.config["features"] = 0x0F
+    b.vcpus[0].update(misaligned_locked=7, pte_ad_value=1, system_suspend=1, reserved=1,
+                      sta_shmem=RAM_GPA + 1, pmu_configured=0b10, pmu_started=0b101,
+                      reserved2=1, reserved3=[0, 2])
+    b.vcpus[0]["pmu_event_idx"][:4] = [1, 0, 2, 0xF0006]
+    data = b.build()
+    s = snap.parse(data, strict=False)
+    payload = s.sections[1].payload
+    got = [(p.section, p.offset - payload) for p in s.problems]
+    assert got == [("VCPU 0", 672), ("VCPU 0", 673), ("VCPU 0", 675), ("VCPU 0", 676),
+                   ("VCPU 0", 740), ("VCPU 0", 840), ("VCPU 0", 680), ("VCPU 0", 688),
+                   ("VCPU 0", 692), ("VCPU 0", 696), ("VCPU 0", 704), ("VCPU 0", 708)], got
+    assert all(p.type_name == "VCPU" and p.instance == 0 for p in s.problems)
+
+
+@pytest.mark.parametrize("change", [
+    _vcpu(1, sta_shmem=RAM_GPA), _vcpu(0, sta_shmem=RAM_GPA + 16 * MiB - 64),
+    _vcpu(1, sta_shmem=STA_OFF),
+    _vcpu(1, hsm_state=2, resume_nonret=1, resume_addr=RAM_GPA, system_suspend=1),
+    _vcpu(0, misaligned_locked=0, pte_ad_value=0, pte_ad_locked=1),
+    _both(_config(features=0x0F), _vcpu(0, pte_ad_value=0, pte_ad_locked=0)),
+    _pmu(0, configured=0x7FD, started=0x7FD, e3=0xF0000, e4=0xF0015, e5=0xF000A,
+         e6=0xF0001, e7=0xF0002, e8=0xF0003, e9=0xF0004, e10=0xF0005),
+    _pmu(0, configured=0, started=0, e0=0, e2=0, e3=0),
+    _vcpu(0, pmu_value=[(1 << 64) - 1] * 11),          # any value, configured or not
+])
+def test_valid_version_2_tails(change):
+    b = Builder()
+    change(b)
+    assert snap.verify(b.build()).valid
+
+
+def test_version_1_stream_still_reads():
+    """A version 1 stream (672-byte VCPU records) verifies and inspects; its
+    records get the version 2 fields a version 1 writer ran its guest with."""
+    b = Builder()
+    b.version = 1
+    data = b.build()
+    assert layout_offsets(data)[1][4] == 672
+    s = snap.verify(data)
+    assert s.valid and s.version == 1
+    for v in s.vcpus:
+        assert v["record_version"] == 1
+        assert (v["misaligned_locked"], v["pte_ad_value"], v["pte_ad_locked"],
+                v["system_suspend"], v["reserved"]) == (0, 1, 0, 0, 0)   # Svadu: A/D updating on
+        assert v["sta_shmem"] == STA_OFF
+        assert (v["pmu_configured"], v["pmu_started"]) == (0, 0)
+        assert v["pmu_event_idx"] == [0] * 11 and v["pmu_value"] == [0] * 11
+    assert s.vcpus[0]["pc"] == 0xFFFFFFFF80001234 and s.vcpus[1]["gpr"][31] == 0x1000 + 31
+    text = snap.inspect_text(s)
+    assert "Carapace snapshot, version 1" in text and "  704  VCPU 0" in text
+    assert re.search(r"VCPU 0\s+672\s+0x[0-9a-f]{8} ok", text)
+    assert ("  FWFT: misaligned exception delegation on, PTE A/D hardware updating on\n"
+            "  STA shared memory: none\n"
+            "  PMU: no counter configured\n"
+            "  (a version 1 record: FWFT PTE A/D as its writer ran the guest, no STA, no PMU, "
+            "no system suspend)\n") in text
+    assert text.rstrip().endswith("valid")
+    j = snap.inspect_json(s)
+    assert j["valid"] and j["header"]["version"] == 1
+    assert [x["length"] for x in j["sections"] if x["type"] == "VCPU"] == [672, 672]
+    v0 = j["vcpus"][0]
+    assert v0["record_version"] == 1 and v0["fwft"]["pte_ad"] and v0["sta"]["shmem"] is None
+    assert v0["pmu"]["counters"] == []
+
+
+def test_version_1_without_svadu_has_ad_updating_off():
+    b = Builder()
+    b.version = 1
+    b.config["features"] = 0x0F
+    s = snap.verify(b.build())
+    assert [v["pte_ad_value"] for v in s.vcpus] == [0, 0]
+    assert "PTE A/D hardware updating off" in snap.inspect_text(s)
+
+
+def test_version_1_checks_what_it_has():
+    """The version 1 fields keep their rules in a version 1 stream, at their offsets."""
+    b = Builder()
+    b.version = 1
+    b.vcpus[1]["hsm_state"] = 5
+    data = b.build()
+    err = first_problem(data)
+    assert err.section == "VCPU 1" and err.offset == layout_offsets(data)[2][3] + 644
+    assert "hsm_state 5" in err.message
+
+
+@pytest.mark.parametrize("version, length, message", [
+    (1, 848, "length 848, must be 672 (the size of its payload struct in version 1)"),
+    (1, 671, "length 671, must be 672"),
+    (2, 672, "length 672, must be 848"),
+])
+def test_vcpu_length_follows_the_header_version(version, length, message):
+    b = Builder(nr_vcpus=1)
+    b.version = version
+    secs = b.sections()
+    secs[1].append({"length": length})
+    data = b.build(secs)
+    err = first_problem(data)
+    assert err.section == "VCPU 0" and err.offset == layout_offsets(data)[1][0] + 8
+    assert message in err.message
+
+
+def test_a_version_2_record_in_a_version_1_stream_is_refused():
+    """The record's length is the header's version's: an 848-byte record after
+    a version 1 header (or a 672-byte one after a version 2 header) is refused."""
+    b = Builder(nr_vcpus=1)
+    b.version = 1
+    secs = b.sections()
+    secs[1][2] = b.vcpu_payload(b.vcpus[0], 2)
+    err = first_problem(b.build(secs))
+    assert err.section == "VCPU 0" and "must be 672" in err.message
+    b.version = 2
+    secs = b.sections()
+    secs[1][2] = b.vcpu_payload(b.vcpus[0], 1)
+    err = first_problem(b.build(secs))
+    assert err.section == "VCPU 0" and "must be 848" in err.message
+
+
+def test_inspect_system_suspend():
+    b = Builder()
+    b.vcpus[1].update(hsm_state=2, resume_nonret=1, resume_addr=0x80200000, resume_opaque=7,
+                      system_suspend=1)
+    s = snap.verify(b.build())
+    assert ("vcpu 1: suspended, non-retentive resume pending at 0x80200000 (opaque 0x7), "
+            "system suspend (SBI SUSP: the whole VM sleeps), pc=") in snap.inspect_text(s)
+    j = snap.inspect_json(s)
+    assert j["vcpus"][1]["system_suspend"] is True and j["vcpus"][0]["system_suspend"] is False
+
+
+def test_diff_version_2_fields():
+    a, b = Builder(), Builder()
+    b.vcpus[0]["pmu_value"][3] = 6
+    b.vcpus[0]["sta_shmem"] = STA_OFF
+    b.vcpus[1]["pte_ad_locked"] = 1
+    d = snap.diff(snap.verify(a.build()), snap.verify(b.build()))
+    assert {(x["vcpu"], x["field"]) for x in d["vcpus"]} == {
+        (0, "pmu_value[3]"), (0, "sta_shmem"), (1, "pte_ad_locked")}
+    text = snap.diff_text(d)
+    assert "vcpu 0 pmu_value[3]: 5 | 6" in text
+    assert "vcpu 0 sta_shmem: 0x80003000 | 0xffffffffffffffff" in text
+
+
+def test_diff_version_1_and_its_version_2_equivalent_are_identical():
+    """diff compares guest state: a version 1 file and a version 2 file holding
+    what the version 1 reader makes of it are the same guest."""
+    a, b = Builder(), Builder()
+    a.version = 1
+    for v in b.vcpus:
+        v.update(misaligned_locked=0, pte_ad_value=1, pte_ad_locked=0, system_suspend=0,
+                 sta_shmem=STA_OFF, pmu_configured=0, pmu_started=0,
+                 pmu_event_idx=[0] * 11, pmu_value=[0] * 11)
+    d = snap.diff(snap.verify(a.build()), snap.verify(b.build()))
+    assert d["identical"], d
+    d = snap.diff(snap.verify(a.build()), snap.verify(Builder().build()))
+    assert ("vcpu 0 pmu_configured: 0 | 0xd" in snap.diff_text(d)
+            and not d["identical"])
+
+
+def test_main_on_a_version_1_file(tmp_path, capsys):
+    b = Builder()
+    b.version = 1
+    path = tmp_path / "old.snap"
+    path.write_bytes(b.build())
+    assert snap.main(["verify", str(path)]) == 0
+    assert "valid snapshot of vm alpha" in capsys.readouterr().out
+    assert snap.main(["--json", "inspect", str(path)]) == 0
+    j = json.loads(capsys.readouterr().out)
+    assert j["header"]["version"] == 1 and j["vcpus"][0]["record_version"] == 1
+    bad = tmp_path / "v3.snap"
+    bad.write_bytes(patch(b.build(), 8, "<I", 3))
+    assert snap.main(["verify", str(bad)]) == 1
+    assert ("header, byte 8: version 3 is not supported (this reader knows versions 1 and 2)"
+            in capsys.readouterr().err)
 
 
 def test_uart_padding_must_be_zero():
