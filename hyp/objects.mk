@@ -21,3 +21,4 @@ hyp-objs-y += vmm/exit.o vmm/sched.o vmm/trap_inject.o vmm/vcpu.o vmm/vcpu_run.o
 hyp-objs-y += vsbi/hartmask.o vsbi/vsbi.o vsbi/vsbi_dbcn.o vsbi/vsbi_debug.o vsbi/vsbi_fwft.o \
 	      vsbi/vsbi_hsm.o vsbi/vsbi_ipi.o vsbi/vsbi_rfence.o vsbi/vsbi_srst.o vsbi/vsbi_susp.o \
 	      vsbi/vsbi_time.o
+hyp-objs-y += vmm/pmu.o vmm/pmu_logic.o vsbi/vsbi_pmu.o	# guest PMU (three layers: pure, live, SBI)

@@ -7,6 +7,7 @@
 #include <arch/riscv/encoding.h>
 #include <types.h>
 #include <cfi.h>
+#include <pmu.h>
 
 struct vm;
 
@@ -67,6 +68,7 @@ struct vcpu_guest {
 	struct cfi_fwft fwft;	/* FWFT LANDING_PAD/SHADOW_STACK values and locks */
 	struct vcpu_fwft_mem fwft_mem;
 	struct vcpu_hsm hsm;
+	struct vcpu_pmu pmu;	/* SBI PMU counters (live counts folded in off CPU) */
 };
 
 /* Work other harts post to a vCPU; consumed before the next guest entry. */
@@ -100,6 +102,7 @@ struct vcpu {
 	struct cfi_lp_window lp_window;
 	struct cfi_stats cfi_stats;
 	struct vcpu_stats stats;
+	struct pmu_live pmu_live;	/* derived from g.pmu; host counters at load */
 };
 
 /** vcpu_henvcfg_guest() - the henvcfg bits the guest's FWFT values select

@@ -6,6 +6,7 @@
 #include <exit.h>
 #include <hart.h>
 #include <mmio.h>
+#include <pmu.h>
 #include <sched.h>
 #include <tlb.h>
 #include <vm.h>
@@ -84,6 +85,10 @@ static enum exit_action exit_virtual_insn(struct vcpu *v)
 		return exit_wfi(v);
 	if ((v->g.ctx.sstatus & SR_SPP) && cfi_senvcfg_insn(v, insn))
 		return EXIT_RESUME_NEXT;
+	/* cycle/instret while the guest's PMU has them configured (pmu.c) */
+	if (pmu_csr_exit(v, insn) > 0)
+		return EXIT_RESUME_NEXT;
+	pmu_count_fw(v, SBI_PMU_FW_ILLEGAL_INSN, 1);
 	vcpu_redirect_trap(v, EXC_ILLEGAL_INST, insn);
 	return EXIT_INJECTED;
 }
@@ -95,6 +100,9 @@ static enum exit_action inject_access_fault(struct vcpu *v, unsigned long cause)
 			      cause == EXC_LOAD_GUEST_PAGE_FAULT ? EXC_LOAD_ACCESS :
 								   EXC_STORE_ACCESS;
 
+	if (fault != EXC_INST_ACCESS)
+		pmu_count_fw(v, fault == EXC_LOAD_ACCESS ? SBI_PMU_FW_ACCESS_LOAD :
+							   SBI_PMU_FW_ACCESS_STORE, 1);
 	vcpu_redirect_trap(v, fault, csr_read(CSR_STVAL));
 	return EXIT_INJECTED;
 }

@@ -32,6 +32,7 @@ void vcpu_reset(struct vcpu *v, unsigned long entry, unsigned long arg)
 	v->irq_pending = 0;
 	v->requests = VCPU_REQ_FENCE_I | VCPU_REQ_HFENCE_VVMA;
 	cfi_vcpu_reset(v);
+	pmu_vcpu_reset(v);
 	v->henvcfg = henvcfg_base() | vcpu_henvcfg_guest(v);
 }
 
@@ -72,6 +73,8 @@ void vcpu_load(struct vcpu *v)
 	if (hart_caps.zicfiss)
 		csr_write(CSR_SSP, v->g.csr.ssp);
 	__vcpu_fp_restore(&v->g.fp);
+	if (v->g.pmu.configured & PMU_HW_MASK)	/* guest reads of them trap */
+		pmu_vcpu_load(v);
 }
 
 void vcpu_put(struct vcpu *v)
@@ -94,6 +97,8 @@ void vcpu_put(struct vcpu *v)
 	if (v->irq_pending)
 		v->g.csr.hvip |= atomic_xchg(&v->irq_pending, 0);
 	__vcpu_fp_save(&v->g.fp);
+	if (v->g.pmu.configured & PMU_HW_MASK)
+		pmu_vcpu_put(v);
 	csr_write(CSR_HVIP, 0);
 	this_hart()->current = NULL;
 }

@@ -17,7 +17,7 @@ const struct vsbi_ext vsbi_base = {
 /* Ordered by how often guests call them. */
 static const struct vsbi_ext *const registry[] = {
 	&vsbi_time, &vsbi_ipi, &vsbi_rfence, &vsbi_dbcn, &vsbi_hsm,
-	&vsbi_base, &vsbi_fwft, &vsbi_srst, &vsbi_susp, &vsbi_debug,
+	&vsbi_base, &vsbi_fwft, &vsbi_srst, &vsbi_susp, &vsbi_pmu, &vsbi_debug,
 };
 
 /* Every extension here owns exactly one EID, and EID % 27 differs for all of
@@ -35,6 +35,7 @@ static const struct vsbi_ext *const by_slot[VSBI_SLOTS] = {
 	[SBI_EXT_FWFT % VSBI_SLOTS] = &vsbi_fwft,
 	[SBI_EXT_SRST % VSBI_SLOTS] = &vsbi_srst,
 	[SBI_EXT_SUSP % VSBI_SLOTS] = &vsbi_susp,
+	[SBI_EXT_PMU % VSBI_SLOTS] = &vsbi_pmu,
 	[SBI_EXT_CARAPACE_DEBUG % VSBI_SLOTS] = &vsbi_debug,
 };
 

@@ -16,8 +16,10 @@ static void ipi_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret)
 	if (ret->error)
 		return;
 	for (unsigned int i = 0; i < v->vm->cfg.nr_vcpus; i++)
-		if (targets & (1UL << i))
+		if (targets & (1UL << i)) {
 			vcpu_post_irq(&v->vm->vcpus[i], MIP_VSSIP);
+			pmu_count_fw(v, SBI_PMU_FW_IPI_SENT, 1);	/* one per target */
+		}
 }
 
 const struct vsbi_ext vsbi_ipi = {

@@ -7,14 +7,18 @@
 static void rfence_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret)
 {
 	unsigned long targets, req;
+	unsigned int event;	/* SBI_PMU_FW_*_SENT, counted once per target */
 
 	switch (fid) {
 	case SBI_RFENCE_FENCE_I:
 		req = VCPU_REQ_FENCE_I;
+		event = SBI_PMU_FW_FENCE_I_SENT;
 		break;
 	case SBI_RFENCE_SFENCE_VMA:
 	case SBI_RFENCE_SFENCE_VMA_ASID:
 		req = VCPU_REQ_HFENCE_VVMA;
+		event = fid == SBI_RFENCE_SFENCE_VMA ? SBI_PMU_FW_SFENCE_VMA_SENT :
+						       SBI_PMU_FW_SFENCE_VMA_ASID_SENT;
 		break;
 	default:
 		/* the HFENCE functions: our guests have no H extension */
@@ -25,8 +29,10 @@ static void rfence_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret)
 	if (ret->error)
 		return;
 	for (unsigned int i = 0; i < v->vm->cfg.nr_vcpus; i++)
-		if (targets & (1UL << i))
+		if (targets & (1UL << i)) {
 			vcpu_request_sync(v, &v->vm->vcpus[i], req);
+			pmu_count_fw(v, event, 1);
+		}
 }
 
 const struct vsbi_ext vsbi_rfence = {

@@ -12,6 +12,7 @@ static void time_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret)
 	}
 	/* the vCPU is loaded: its vstimecmp is live. Any value is valid. */
 	csr_write(CSR_VSTIMECMP, VSBI_ARG(v, 0));
+	pmu_count_fw(v, SBI_PMU_FW_SET_TIMER, 1);
 	ret->error = SBI_SUCCESS;
 }
 

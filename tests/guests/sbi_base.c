@@ -64,7 +64,7 @@ static const struct {
 	{ 0x02, "legacy console_getchar" },	{ 0x03, "legacy clear_ipi" },
 	{ 0x04, "legacy send_ipi" },		{ 0x05, "legacy remote_fence_i" },
 	{ 0x06, "legacy remote_sfence_vma" },	{ 0x07, "legacy remote_sfence_vma_asid" },
-	{ 0x08, "legacy shutdown" },		{ 0x504D55, "PMU" },
+	{ 0x08, "legacy shutdown" },
 	{ 0x43505043, "CPPC" },
 	{ 0x4E41434C, "NACL" },			{ 0x535441, "STA" },
 	{ 0x535345, "SSE" },			{ 0x44425452, "DBTR" },

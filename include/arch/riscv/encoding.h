@@ -24,7 +24,9 @@
 #define CSR_STIMECMP	0x14d
 #define CSR_SATP	0x180
 #define CSR_SSP		0x011	/* Zicfiss shadow-stack pointer (not banked for VS) */
+#define CSR_CYCLE	0xc00
 #define CSR_TIME	0xc01
+#define CSR_INSTRET	0xc02
 #define CSR_SSTATEEN0	0x10c
 
 /* Hypervisor CSRs */

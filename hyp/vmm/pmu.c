@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/* Guest PMU, the live part: virtual cycle/instret per vCPU and firmware event
+ * counts.
+ *
+ * A guest's cycle and instret CSRs read the host's counters directly
+ * (hcounteren.CY/IR = 1, hart.c) until the guest configures that counter
+ * through SBI PMU. From then until it resets the counter (stop with RESET),
+ * the bit is cleared while the vCPU runs, so each read is a virtual-instruction
+ * exit answered here with the vCPU's own value: the initial value it asked
+ * for plus the host counter's advance while the counter was started and the
+ * vCPU was on a hart. vcpu_load()/vcpu_put() call in only while a hardware
+ * counter is configured, so other guests pay one branch each way. */
+#include <arch/riscv/csr.h>
+#include <errno.h>
+#include <hart.h>
+#include <pmu.h>
+#include <vcpu.h>
+
+#define HCOUNTEREN_DEFAULT	0x7UL	/* cycle, time, instret: as hart_init_csrs() */
+
+static uint64_t host_count(unsigned int i)
+{
+	return i == PMU_CTR_CYCLE ? csr_read(CSR_CYCLE) : csr_read(CSR_INSTRET);
+}
+
+void pmu_vcpu_reset(struct vcpu *v)
+{
+	/* v->g.pmu was cleared with the rest of v->g */
+	v->pmu_live.fw_events = 0;
+}
+
+void pmu_hw_sync(struct vcpu *v)
+{
+	/* configured hardware counters trap; the others read the host's */
+	csr_write(CSR_HCOUNTEREN, HCOUNTEREN_DEFAULT & ~(unsigned long)(v->g.pmu.configured &
+									   PMU_HW_MASK));
+	v->pmu_live.fw_events = pmu_fw_events(&v->g.pmu);
+}
+
+void pmu_vcpu_load(struct vcpu *v)
+{
+	uint32_t live = v->g.pmu.started & PMU_HW_MASK;
+
+	for (unsigned int i = 0; i <= PMU_CTR_INSTRET; i++)
+		if (live & (1U << i))
+			v->pmu_live.base[i] = host_count(i);
+	csr_write(CSR_HCOUNTEREN, HCOUNTEREN_DEFAULT & ~(unsigned long)(v->g.pmu.configured &
+									   PMU_HW_MASK));
+}
+
+void pmu_vcpu_put(struct vcpu *v)
+{
+	uint32_t live = v->g.pmu.started & PMU_HW_MASK;
+
+	/* fold the live counts in: off its hart, value[] is the whole truth */
+	for (unsigned int i = 0; i <= PMU_CTR_INSTRET; i++)
+		if (live & (1U << i))
+			v->g.pmu.value[i] += host_count(i) - v->pmu_live.base[i];
+	csr_write(CSR_HCOUNTEREN, HCOUNTEREN_DEFAULT);
+}
+
+uint64_t pmu_read(const struct vcpu *v, unsigned int i)
+{
+	uint64_t val = v->g.pmu.value[i];
+
+	if ((PMU_HW_MASK & (1U << i)) && (v->g.pmu.started & (1U << i)))
+		val += host_count(i) - v->pmu_live.base[i];
+	return val;
+}
+
+void pmu_start(struct vcpu *v, unsigned int i, bool set, uint64_t value)
+{
+	if (set)
+		v->g.pmu.value[i] = value;
+	if (PMU_HW_MASK & (1U << i))
+		v->pmu_live.base[i] = host_count(i);
+	v->g.pmu.started |= 1U << i;
+}
+
+void pmu_stop(struct vcpu *v, unsigned int i)
+{
+	v->g.pmu.value[i] = pmu_read(v, i);
+	v->g.pmu.started &= ~(1U << i);
+}
+
+void pmu_count_fw_slow(struct vcpu *v, unsigned int code, unsigned long n)
+{
+	for (unsigned int i = PMU_CTR_FW_FIRST; i < PMU_NR_COUNTERS; i++)
+		if ((v->g.pmu.started & (1U << i)) && PMU_EVENT_CODE(v->g.pmu.event_idx[i]) == code)
+			v->g.pmu.value[i] += n;
+}
+
+/* csrr rd, cycle/instret (csrrs/csrrc rd, csr, x0; csrrsi/csrrci rd, csr, 0) */
+#define INSN_OPCODE_SYSTEM	0x73
+int pmu_csr_exit(struct vcpu *v, unsigned long insn)
+{
+	unsigned int csr = (insn >> 20) & 0xfff, f3 = (insn >> 12) & 7;
+	unsigned int rs1 = (insn >> 15) & 31, rd = (insn >> 7) & 31, i = csr - CSR_CYCLE;
+	bool vu = !(v->g.ctx.sstatus & SR_SPP);
+
+	if ((insn & 0x7f) != INSN_OPCODE_SYSTEM || (f3 & 3) == 0 ||
+	    (csr != CSR_CYCLE && csr != CSR_INSTRET))
+		return 0;
+	/* a write to a read-only CSR, or VU without the guest's scounteren bit
+	 * (live in the CSR while the vCPU is loaded): what hardware would raise */
+	if ((f3 & 3) == 1 || rs1 || (vu && !(csr_read(CSR_SCOUNTEREN) & (1UL << i))))
+		return -1;
+	if (rd)
+		v->g.ctx.gpr[rd] = (v->g.pmu.configured & (1U << i)) ? pmu_read(v, i) : host_count(i);
+	return 1;
+}
+
+void pmu_vcpu_save(const struct vcpu *v, struct vcpu_pmu *out)
+{
+	*out = v->g.pmu;
+	if (this_hart()->current == v)
+		for (unsigned int i = 0; i <= PMU_CTR_INSTRET; i++)
+			out->value[i] = pmu_read(v, i);
+}
+
+int pmu_vcpu_restore(struct vcpu *v, const struct vcpu_pmu *in)
+{
+	if (!pmu_state_check(in))
+		return -HYP_EINVAL;
+	v->g.pmu = *in;
+	v->pmu_live.fw_events = pmu_fw_events(in);
+	return 0;
+}
