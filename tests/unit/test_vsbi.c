@@ -85,6 +85,7 @@ STUB_CALL(rfence)
 STUB_CALL(dbcn)
 STUB_CALL(debug)
 STUB_CALL(susp)
+STUB_CALL(pmu)
 
 static void hsm_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret)
 {
@@ -119,6 +120,7 @@ EXT(hsm, SBI_EXT_HSM, SBI_EXT_HSM);
 EXT(srst, SBI_EXT_SRST, SBI_EXT_SRST);
 EXT(susp, SBI_EXT_SUSP, SBI_EXT_SUSP);
 EXT(debug, SBI_EXT_CARAPACE_DEBUG, SBI_EXT_CARAPACE_DEBUG);
+EXT(pmu, SBI_EXT_PMU, SBI_EXT_PMU);
 EXT(dbcn, SBI_EXT_DBCN, SBI_EXT_DBCN, .probe = dbcn_probe);
 
 /* ---- setup ---- */
