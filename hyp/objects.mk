@@ -22,3 +22,4 @@ hyp-objs-y += vsbi/hartmask.o vsbi/vsbi.o vsbi/vsbi_dbcn.o vsbi/vsbi_debug.o vsb
 	      vsbi/vsbi_hsm.o vsbi/vsbi_ipi.o vsbi/vsbi_rfence.o vsbi/vsbi_srst.o vsbi/vsbi_susp.o \
 	      vsbi/vsbi_time.o
 hyp-objs-y += vmm/pmu.o vmm/pmu_logic.o vsbi/vsbi_pmu.o	# guest PMU (three layers: pure, live, SBI)
+hyp-objs-y += vmm/steal_time.o vsbi/vsbi_sta.o	# SBI STA: steal-time accounting, its SBI call

@@ -58,6 +58,12 @@ struct vcpu_fwft_mem {
 	uint8_t pte_ad_value, pte_ad_locked;	/* value 1: henvcfg.ADUE */
 };
 
+/* SBI STA: where the vCPU's steal-time record is (set_shmem). */
+struct vcpu_sta {
+	uint64_t shmem;		/* guest physical address of the 64-byte record */
+	bool enabled;		/* reporting: shmem was set and not disabled since */
+};
+
 /* Everything the guest can observe of one vCPU. Plain data, no host addresses:
  * hstatus and henvcfg are not here because they are derived (hstatus is fixed
  * by the hypervisor, henvcfg follows the FWFT values below and the host). */
@@ -68,6 +74,7 @@ struct vcpu_guest {
 	struct cfi_fwft fwft;	/* FWFT LANDING_PAD/SHADOW_STACK values and locks */
 	struct vcpu_fwft_mem fwft_mem;
 	struct vcpu_hsm hsm;
+	struct vcpu_sta sta;	/* SBI STA registration */
 	struct vcpu_pmu pmu;	/* SBI PMU counters (live counts folded in off CPU) */
 };
 
@@ -81,6 +88,13 @@ struct vcpu_guest {
 struct vcpu_stats {
 	uint64_t irq_exits, wfi;
 	uint64_t by_cause[VCPU_EXIT_CAUSES];
+};
+
+/* Steal-time bookkeeping (host time, in ticks), kept only while g.sta.enabled. */
+struct vcpu_steal {
+	uint64_t off_at;		/* it left its hart (~0: has not run since reset) */
+	volatile uint64_t ready_at;	/* it could run again from then; 0: waiting for an irq */
+	uint64_t unreported_ns;		/* steal its record could not take yet */
 };
 
 struct vcpu {
@@ -102,6 +116,7 @@ struct vcpu {
 	struct cfi_lp_window lp_window;
 	struct cfi_stats cfi_stats;
 	struct vcpu_stats stats;
+	struct vcpu_steal steal;
 	struct pmu_live pmu_live;	/* derived from g.pmu; host counters at load */
 };
 

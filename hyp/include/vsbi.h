@@ -39,6 +39,7 @@ extern const struct vsbi_ext vsbi_base, vsbi_time, vsbi_ipi, vsbi_rfence, vsbi_h
  *  SUSP system_suspend share it. */
 void vsbi_hsm_suspend(struct vcpu *v, bool nonret, unsigned long addr, unsigned long opaque);
 extern const struct vsbi_ext vsbi_pmu;
+extern const struct vsbi_ext vsbi_sta;
 /** vsbi_vm_init() - evaluate each extension's probe for @vm once. */
 void vsbi_vm_init(struct vm *vm);
 /** vsbi_dispatch() - the VS ecall exit. */

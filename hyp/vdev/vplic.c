@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <bitops.h>
 #include <mmio.h>
+#include <steal_time.h>
 #include <vm.h>
 
 #define PRIO_BASE	0x000000
@@ -43,6 +44,8 @@ static void update_outputs(struct vm *vm)
 		bool level = best_source(&vm->plic.s, c) != 0;
 
 		if (level != v->ext_irq) {
+			if (level && v->g.sta.enabled)	/* steal time counts from a wake-up */
+				steal_note_wake(v, MIP_VSEIP);
 			v->ext_irq = level;
 			vcpu_kick(v);
 		}

@@ -9,6 +9,7 @@
 #include <hfence.h>
 #include <sbi_client.h>
 #include <sched.h>
+#include <steal_time.h>
 #include <tlb.h>
 #include <vm.h>
 
@@ -32,6 +33,7 @@ void vcpu_reset(struct vcpu *v, unsigned long entry, unsigned long arg)
 	v->irq_pending = 0;
 	v->requests = VCPU_REQ_FENCE_I | VCPU_REQ_HFENCE_VVMA;
 	cfi_vcpu_reset(v);
+	steal_vcpu_reset(v);
 	pmu_vcpu_reset(v);
 	v->henvcfg = henvcfg_base() | vcpu_henvcfg_guest(v);
 }
@@ -124,6 +126,8 @@ void vcpu_kick(struct vcpu *v)
 
 void vcpu_post_irq(struct vcpu *v, unsigned long bits)
 {
+	if (v->g.sta.enabled)	/* steal time counts from a wake-up */
+		steal_note_wake(v, bits);
 	atomic_or(&v->irq_pending, bits);
 	vcpu_kick(v);
 }

@@ -11,6 +11,7 @@
 #include <printf.h>
 #include <sbi_client.h>
 #include <sched.h>
+#include <steal_time.h>
 #include <vm.h>
 
 
@@ -175,6 +176,7 @@ int vm_resume(struct vm *vm)
 
 	sched_lock();
 	if (vm->state == VM_PAUSED) {
+		steal_vm_resumed(vm, time_now());	/* before any hart can pick it */
 		vm->state = VM_RUNNING;
 		rc = 0;
 	}

@@ -2,6 +2,7 @@
 /* SBI dispatch: registry lookup, the only place a0/a1 and sepc are written;
  * and BASE, the extension that describes the registry (probe_extension asks
  * it), so it lives with it. */
+#include <hyp/sbi_sta.h>
 #include <vsbi.h>
 #include <vm.h>
 
@@ -18,6 +19,7 @@ const struct vsbi_ext vsbi_base = {
 static const struct vsbi_ext *const registry[] = {
 	&vsbi_time, &vsbi_ipi, &vsbi_rfence, &vsbi_dbcn, &vsbi_hsm,
 	&vsbi_base, &vsbi_fwft, &vsbi_srst, &vsbi_susp, &vsbi_pmu, &vsbi_debug,
+	&vsbi_sta,
 };
 
 /* Every extension here owns exactly one EID, and EID % 27 differs for all of
@@ -36,6 +38,7 @@ static const struct vsbi_ext *const by_slot[VSBI_SLOTS] = {
 	[SBI_EXT_SRST % VSBI_SLOTS] = &vsbi_srst,
 	[SBI_EXT_SUSP % VSBI_SLOTS] = &vsbi_susp,
 	[SBI_EXT_PMU % VSBI_SLOTS] = &vsbi_pmu,
+	[SBI_EXT_STA % VSBI_SLOTS] = &vsbi_sta,
 	[SBI_EXT_CARAPACE_DEBUG % VSBI_SLOTS] = &vsbi_debug,
 };
 

@@ -4,15 +4,16 @@
  * Mode-dependent (decided by /chosen carapace,boot-count):
  *  - impl id: Carapace 0x43415250 ("CARP"); bare OpenSBI 1 (OpenSBI).
  *  - impl version: Carapace CARAPACE_SBI_IMPL_VERSION; bare only printed.
- *  - FWFT and SUSP probes: Carapace must implement them; bare only printed.
+ *  - FWFT, SUSP and STA probes: Carapace must implement them; bare only printed.
  *  - spec version: Carapace exactly 3.0 (OpenSBI 1.6 says 2.0).
  *  - Carapace: every extension it does not implement (docs/sbi.md: the
- *    legacy EIDs 0x00-0x08, PMU, CPPC, NACL, STA, SSE, DBTR, MPXY)
+ *    legacy EIDs 0x00-0x08, PMU, CPPC, NACL, SSE, DBTR, MPXY)
  *    probes 0 and its function 0 gives NOT_SUPPORTED (bare OpenSBI has
  *    most of them, so this is not asked there).
  * Both: spec version >= 2.0; BASE, TIME, IPI, RFENCE, HSM, SRST, DBCN probe
  * non-zero; an unassigned EID probes 0 and calling it gives NOT_SUPPORTED.
  */
+#include <hyp/sbi_sta.h>
 #include "libguest.h"
 
 #define T "base"
@@ -66,7 +67,7 @@ static const struct {
 	{ 0x06, "legacy remote_sfence_vma" },	{ 0x07, "legacy remote_sfence_vma_asid" },
 	{ 0x08, "legacy shutdown" },
 	{ 0x43505043, "CPPC" },
-	{ 0x4E41434C, "NACL" },			{ 0x535441, "STA" },
+	{ 0x4E41434C, "NACL" },
 	{ 0x535345, "SSE" },			{ 0x44425452, "DBTR" },
 	{ 0x4D505859, "MPXY" },
 };
@@ -112,6 +113,13 @@ static void test_probes(void)
 		check_ne(T, "probe SUSP is available", r.value, 0);
 	else
 		report_info(T, "probe SUSP = %ld", r.value);
+
+	r = sbi_probe(SBI_EXT_STA);
+	check_eq(T, "probe STA error", r.error, SBI_SUCCESS);
+	if (env.carapace)
+		check_ne(T, "probe STA is available", r.value, 0);
+	else
+		report_info(T, "probe STA = %ld", r.value);
 
 	r = sbi_probe(UNKNOWN_EID);
 	check_eq(T, "probe unassigned EID error", r.error, SBI_SUCCESS);

@@ -38,6 +38,7 @@ PAYLOADS = {
     "sbi_ipi": None,
     "sbi_rfence": None,
     "sbi_hsm": None,
+    "sbi_sta": None,
     "sbi_srst": None,
     "sbi_susp": None,
     "sbi_pmu": None,
@@ -50,6 +51,9 @@ PAYLOADS = {
 
 # Lines a payload must print besides its PASS lines: (all modes, Carapace only).
 MARKERS = {
+    # both vCPUs reported their steal (alone: a hart each, near zero)
+    "sbi_sta": ([], ["PASS: sta: vcpu 0: a hart of its own, steal stays near 0 (us)",
+                     "PASS: sta: vcpu 1: a hart of its own, steal stays near 0 (us)"]),
     "sbi_dbcn": (["BYTE-LINE: dbcn write_byte ok"], []),
     # the CPU has Svadu: Carapace offers PTE_AD_HW_UPDATING, and it works
     "sbi_fwft": ([], ["PASS: fwft: set pte_ad_hw_updating 1",
@@ -361,3 +365,24 @@ def test_wfi_check_detects_polling(guests_built):
     assert_exit(run, EXIT_OK)
     fails = run.guests["work"].kind("FAIL: spin: share of time taken away")
     assert fails, f"the spinner did not notice losing the hart\n{run.out}"
+
+@pytest.mark.quick
+def test_sta_steal_when_sharing_a_hart(guests_built):
+    """SBI STA: one host hart for this VM's two spinning vCPUs and a spinning
+    VM: each vCPU's record shows steal growing (>= 25% of the time, in fact
+    about 2/3) in agreement with the time the guest saw taken away, and WFI is
+    not counted. The single-VM run (PAYLOADS) is the other half: a hart per
+    vCPU, steal stays near zero. Under -icount, so a busy host machine cannot
+    take time that no hypervisor sees."""
+    run = run_carapace([vm_spec("sta", "sbi_sta", 2, "shared=1"),
+                        vm_spec("busy", "spin", 1, "spin_ms=4000")],
+                       smp=1, names=["sta", "busy"], icount=True)
+    assert_exit(run, EXIT_OK)
+    check_report(run.guests["sta"], "vm sta", [
+        "PASS: sta: vcpu 0: sharing a hart, steal grew by >= 25% (us)",
+        "PASS: sta: vcpu 1: sharing a hart, steal grew by >= 25% (us)",
+        "PASS: sta: WFI: steal grew by at most 10% of the sleep (us)",
+        "PASS: sta: disabled: the record was not written"])
+    check_report(run.guests["busy"], "vm busy")
+    assert index_of(run, "sta", is_done) < index_of(run, "busy", is_done), \
+        f"the busy VM stopped spinning before the STA checks ended\n{run.out}"

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <arch/riscv/encoding.h>
 #include <hyp/sbi_defs.h>
+#include <hyp/sbi_sta.h>
 #include <cfi.h>
 #include <exit.h>
 #include <hart.h>
@@ -84,6 +85,7 @@ STUB_CALL(ipi)
 STUB_CALL(rfence)
 STUB_CALL(dbcn)
 STUB_CALL(debug)
+STUB_CALL(sta)
 STUB_CALL(susp)
 STUB_CALL(pmu)
 
@@ -120,6 +122,7 @@ EXT(hsm, SBI_EXT_HSM, SBI_EXT_HSM);
 EXT(srst, SBI_EXT_SRST, SBI_EXT_SRST);
 EXT(susp, SBI_EXT_SUSP, SBI_EXT_SUSP);
 EXT(debug, SBI_EXT_CARAPACE_DEBUG, SBI_EXT_CARAPACE_DEBUG);
+EXT(sta, SBI_EXT_STA, SBI_EXT_STA);
 EXT(pmu, SBI_EXT_PMU, SBI_EXT_PMU);
 EXT(dbcn, SBI_EXT_DBCN, SBI_EXT_DBCN, .probe = dbcn_probe);
 
@@ -233,6 +236,7 @@ TEST(vsbi_find_registry)
 	EXPECT_EQ(vsbi_find(&vm, SBI_EXT_TIME), &vsbi_time);
 	EXPECT_EQ(vsbi_find(&vm, SBI_EXT_BASE), &vsbi_base);
 	EXPECT_EQ(vsbi_find(&vm, SBI_EXT_FWFT), &vsbi_fwft);
+	EXPECT_EQ(vsbi_find(&vm, SBI_EXT_STA), &vsbi_sta);
 	EXPECT_EQ(vsbi_find(&vm, SBI_EXT_SUSP), &vsbi_susp);
 	/* one EID per extension: the dispatcher's slot table relies on it */
 	EXPECT_TRUE(vsbi_registry_check());

@@ -35,6 +35,8 @@ unit-src-test_tlb := hyp/mm/tlb.c hyp/mm/vmid.c
 unit-src-test_snap := hyp/snap/snap_state.c hyp/cfi/cfi.c hyp/lib/crc32c.c
 unit-libfdt-test_fdt_host := y
 unit-src-test_insn := hyp/arch/insn.c
+UNIT_TESTS += test_sta
+unit-src-test_sta := hyp/vsbi/vsbi_sta.c hyp/vmm/steal_time.c
 UNIT_TESTS += test_pmu
 unit-src-test_pmu := hyp/vmm/pmu_logic.c hyp/vmm/pmu.c hyp/vsbi/vsbi_pmu.c
 # hyp/lib/entropy.c is not linked (its entropy_init() has rdtime inline asm):
