@@ -366,6 +366,7 @@ def test_wfi_check_detects_polling(guests_built):
     fails = run.guests["work"].kind("FAIL: spin: share of time taken away")
     assert fails, f"the spinner did not notice losing the hart\n{run.out}"
 
+
 @pytest.mark.quick
 def test_sta_steal_when_sharing_a_hart(guests_built):
     """SBI STA: one host hart for this VM's two spinning vCPUs and a spinning
