@@ -48,6 +48,7 @@
 #include "cfi_report.h"
 #include "cfi_sys.h"
 #include "cfi_tests.h"
+#include "pmu_count.h"
 
 static void run_full(void)
 {
@@ -314,6 +315,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc > 1 && strcmp(argv[1], "--violate") == 0)
 		return run_violate();
+	if (argc > 1 && strcmp(argv[1], "--pmu") == 0)
+		return pmu_count_main();	/* perf counts (SBI PMU), pmu_count.c */
 	if (argc > 1 && strcmp(argv[1], "--rdtime") == 0) {
 		/* machine time since reset: x100 = instructions under -icount shift=0 */
 		unsigned long t;

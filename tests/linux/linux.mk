@@ -8,7 +8,7 @@ LINUX_CC := riscv64-linux-gnu-gcc
 LINUX_CFLAGS := -static -O2 -Wall -Wextra -Werror -march=rv64gc -mabi=lp64d \
 	-fno-optimize-sibling-calls -fno-stack-protector
 LINUX_TEST_SRCS := $(addprefix tests/linux/,cfitest.c cfi_report.c cfi_detect.c \
-	cfi_ss.c cfi_ss_proc.c cfi_lp.c cfi_off.c cfi_asm.S)
+	cfi_ss.c cfi_ss_proc.c cfi_lp.c cfi_off.c cfi_asm.S pmu_count.c)
 LINUX_TEST_HDRS := $(wildcard tests/linux/*.h)
 LINUX_BUSYBOX := $(CACHE)/busybox/usr/bin/busybox
 
