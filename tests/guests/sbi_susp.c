@@ -11,6 +11,9 @@
  * Carapace SUSP must be present. The bad resume address is one outside guest
  * RAM under Carapace, OpenSBI's own region on bare (as in sbi_hsm.c).
  * Needs 2 harts for the DENIED checks (skipped with one).
+ * bootargs sleep_ms=N: the first suspend sleeps N ms (default 200), and
+ * "SUSPENDING" is printed before it (tests/guests/test_snapshot_susp.py
+ * snapshots the VM meanwhile).
  */
 #include "libguest.h"
 #include "mmu.h"
@@ -18,7 +21,7 @@
 #define T "susp"
 #define OPAQUE_1	0x0123456789abcdefUL
 #define OPAQUE_2	0xfedcba9876543210UL
-#define SUSPEND_US	200000
+#define SUSPEND_US	200000	/* the second suspend's, and the first's default */
 
 static unsigned long self, target;
 static unsigned long deadline;	/* the wake-up timer of the current suspend */
@@ -151,13 +154,13 @@ static void resumed_checks(unsigned long hartid, unsigned long opaque, unsigned 
 /* Suspend with the MMU on and sstatus.SIE set, so that the resume state
  * (satp 0, SIE 0) shows it was set by the resume. No printing in between:
  * the identity map covers RAM only, not the UART. */
-static void suspend_to_ram(unsigned long type, unsigned long opaque,
+static void suspend_to_ram(unsigned long type, unsigned long opaque, unsigned long us,
 			   void (*resumed)(unsigned long, unsigned long))
 {
 	struct sbiret r;
 
 	hart_set_entry(resumed);
-	deadline = arm_wakeup(SUSPEND_US);
+	deadline = arm_wakeup(us);
 	mmu_enable();
 	csr_set(sstatus, SR_SIE);
 	r = system_suspend(type, (unsigned long)_hart_entry, opaque);
@@ -177,7 +180,8 @@ static void resumed_1(unsigned long hartid, unsigned long opaque)
 {
 	resumed_checks(hartid, opaque, OPAQUE_1, "suspend to RAM");
 	/* sleep_type is a uint32: the upper half of a0 is ignored */
-	suspend_to_ram((1UL << 32) | SBI_SUSP_SLEEP_TYPE_SUSPEND_TO_RAM, OPAQUE_2, resumed_2);
+	suspend_to_ram((1UL << 32) | SBI_SUSP_SLEEP_TYPE_SUSPEND_TO_RAM, OPAQUE_2, SUSPEND_US,
+		       resumed_2);
 }
 
 void test_main(unsigned long hartid)
@@ -206,5 +210,7 @@ void test_main(unsigned long hartid)
 		test_denied();
 	}
 	mmu_init();
-	suspend_to_ram(SBI_SUSP_SLEEP_TYPE_SUSPEND_TO_RAM, OPAQUE_1, resumed_1);
+	printf("SUSPENDING\n");
+	suspend_to_ram(SBI_SUSP_SLEEP_TYPE_SUSPEND_TO_RAM, OPAQUE_1,
+		       bootarg_ulong("sleep_ms", SUSPEND_US / 1000) * 1000, resumed_1);
 }

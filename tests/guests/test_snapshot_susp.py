@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: MIT
+"""Snapshot and restore of a guest-suspended VM (SBI SUSP): tests/guests/
+sbi_susp.c with sleep_ms=N runs its error checks, stops its other hart,
+prints SUSPENDING and suspends to RAM with a timer N ms away. While it sleeps
+the harness snapshots it (the host's pause leaves it suspended), destroys it
+and restores the file as a new VM: the copy is listed "suspended" too, takes
+no exits until its timer, then resumes at resume_addr with the same a0/a1 and
+finishes its checks (and a second suspend) as the original would have."""
+
+import time
+
+import pytest
+
+from test_guests import EXIT_OK, Report, check_report, guests_built, vm_spec  # noqa: F401
+from test_snapshot import inspect, snap_host  # noqa: F401
+
+pytestmark = pytest.mark.quick
+
+SLEEP_MS = 6000
+
+
+def states(h):
+    listing, _, _ = h.ctl("list")
+    return {v["name"]: v["state"] for v in listing["vms"]}
+
+
+def exits(h, name):
+    stats, _, _ = h.ctl("stats", name)
+    return stats["vms"][0]["exits"]
+
+
+def wait_state(h, name, want, timeout):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if states(h).get(name) == want:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_snapshot_of_a_suspended_vm(snap_host, tmp_path):
+    h = snap_host([vm_spec("orig", "sbi_susp", 2, f"sleep_ms={SLEEP_MS}")],
+                  extra=["--expect", "orig=destroyed", "--expect", "copy=shutdown", "--persist"])
+    h.wait_for(lambda l: l == "[orig] SUSPENDING", 60)
+    assert wait_state(h, "orig", "suspended", 5), h.snapshot()
+    started = time.monotonic()
+    path = tmp_path / "susp.snap"
+    rep, _, _ = h.ctl("snapshot", "orig", str(path))
+    assert rep["ok"], rep
+    # the snapshot's pause ended with the VM asleep again, not woken
+    assert states(h)["orig"] == "suspended", states(h)
+    info = inspect(path)
+    v0, v1 = info["vcpus"][0], info["vcpus"][1]
+    assert v0["hsm"] == "suspended" and v0["system_suspend"] and v0["resume_nonret"], v0
+    assert v1["hsm"] == "stopped" and not v1["system_suspend"], v1
+    h.ctl("destroy", "orig")
+
+    rep, _, _ = h.ctl("restore", str(path), "--name", "copy")
+    assert rep["ok"] and rep["vm"] == "copy", rep
+    assert states(h)["copy"] == "suspended", states(h)
+    before = exits(h, "copy")
+    time.sleep(1)
+    if time.monotonic() - started < SLEEP_MS / 1000 - 1:   # its timer is still ahead
+        assert exits(h, "copy") == before, "the restored VM ran while suspended"
+        assert not h.guest("copy"), h.guest("copy")
+    h.wait_for(lambda l: l.startswith("[copy] DONE:"), 60)
+
+    orig = h.guest("orig")
+    orig = orig[:orig.index("SUSPENDING")]
+    assert not [l for l in h.guest("orig") if "resumed at resume_addr" in l], h.snapshot()
+    rep = Report(orig + h.guest("copy"))
+    check_report(rep, "vm orig, then copy (restored while suspended)",
+                 ["PASS: susp: suspend to RAM: resumed at resume_addr",
+                  "PASS: susp: suspend to RAM: a1 is the opaque value",
+                  "PASS: susp: suspend to RAM: woke at the timer, not before",
+                  "PASS: susp: type (1 << 32) | 0: woke at the timer, not before"])
+    h.wait_for(lambda l: l == "carapace: vm copy: shut down", 30)
