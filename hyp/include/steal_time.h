@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* SBI STA steal time: how long a vCPU that could run waited for a hart. The
- * run loop calls in/out only for vCPUs with g.sta.enabled, so vCPUs that never
- * registered a record pay one test per switch. */
+ * run loop calls out only for vCPUs with g.sta.enabled (so vCPUs that never
+ * registered a record pay one test per switch); out posts VCPU_REQ_STEAL, and
+ * in runs with the vCPU's other posted work before its next entry. */
 #ifndef HYP_STEAL_TIME_H
 #define HYP_STEAL_TIME_H
 #include <types.h>
@@ -13,8 +14,8 @@ struct vm;
 /** steal_vcpu_out() - @v just left its hart (after vcpu_put()): note when, and
  *  whether it could run on (preempted) or waits for an interrupt (idle). */
 void steal_vcpu_out(struct vcpu *v);
-/** steal_vcpu_in() - @v is about to run: add what it waited to its record and
- *  clear preempted. */
+/** steal_vcpu_in() - @v is about to run (VCPU_REQ_STEAL): add what it waited
+ *  to its record and clear preempted. */
 void steal_vcpu_in(struct vcpu *v);
 /** steal_note_wake() - interrupts @bits (hvip layout) were posted to @v: if it
  *  waits off CPU for one of them, it is ready from now. */

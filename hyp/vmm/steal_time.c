@@ -6,6 +6,7 @@
  * suspend), from the moment one it enabled became pending: waiting for an
  * interrupt is idle time, not steal. */
 #include <arch/riscv/encoding.h>
+#include <atomic.h>
 #include <hart.h>
 #include <steal_time.h>
 #include <vm.h>
@@ -78,6 +79,9 @@ void steal_vcpu_out(struct vcpu *v)
 
 	v->steal.off_at = now;
 	v->steal.ready_at = ready ? now : 0;
+	/* steal_vcpu_in() runs as posted work before its next entry: the
+	 * entry path tests for posted work anyway */
+	atomic_or(&v->requests, VCPU_REQ_STEAL);
 	/* preempted is advisory (MAY); a VM that is not running gets no writes */
 	if (ready && v->vm->state == VM_RUNNING && (r = record(v)))
 		r->preempted = 1;

@@ -177,6 +177,8 @@ void vcpu_apply_pending_slow(struct vcpu *v)
 			hfence_vvma_all();
 		if (req & VCPU_REQ_SYNC_STATE)
 			save_live_cfi(v);
+		if (req & VCPU_REQ_STEAL)
+			steal_vcpu_in(v);
 	}
 	if (v->irq_pending) {
 		irq = atomic_xchg(&v->irq_pending, 0);

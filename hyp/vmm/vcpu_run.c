@@ -68,8 +68,6 @@ void vcpu_start_on_hart(struct vcpu *v)
 		sched_release(v);
 		v = sched_next();
 	}
-	if (v->g.sta.enabled)	/* one test for vCPUs without a steal-time record */
-		steal_vcpu_in(v);
 	sched_arm_slice();
 	vcpu_apply_pending(v);
 	__vcpu_enter(v);
@@ -82,7 +80,7 @@ static __attribute__((noinline, noreturn)) void switch_out(struct vcpu *v)
 	if (v->lp_window.open)
 		cfi_lp_window_drop(v);	/* vcpu_load() sets hedeleg and hstatus afresh */
 	vcpu_put(v);
-	if (v->g.sta.enabled)
+	if (v->g.sta.enabled)	/* one test for vCPUs without a steal-time record */
 		steal_vcpu_out(v);
 	sched_release(v);
 	vcpu_start_on_hart(sched_next());

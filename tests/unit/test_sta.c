@@ -270,6 +270,7 @@ TEST(steal_preempted_vcpu_counts_its_wait)
 	fake_time = 2000000;
 	steal_vcpu_out(v);		/* slice over, still runnable */
 	EXPECT_EQ(r->preempted, 1);
+	EXPECT_TRUE(v->requests & VCPU_REQ_STEAL);	/* in runs before its next entry */
 	fake_time = 2000500;
 	steal_vcpu_in(v);
 	EXPECT_EQ(r->steal, 500 * 100);
