@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 """Writes the seed corpus of the snapshot-restore fuzz target
 (tests/fuzz/corpus/snap_load/): small valid snapshot streams of a tiny VM
-(8 MiB RAM, 1-2 vCPUs, a few memory runs, every CRC right) and some damaged
+(8 MiB RAM, 1-2 vCPUs, a few memory runs, every CRC right; format version 2,
+and version 1 streams, which a restore reads too) and some damaged
 ones, each behind the 8-byte harness header tests/fuzz/fuzz_snap_load.c reads
 (flags, announced-length delta, six chunk sizes); seeds named *.snap are
 plain snapshot files, which the harness also takes. Seeds named fixcrc-* have
@@ -84,7 +85,10 @@ def vcpu_record(i, cfi=True):
          "scounteren": 7, "senvcfg": 0xC if cfi else 0, "ssp": 0x80400ff8 if cfi else 0,
          "f": [0x3FF0000000000000 + k for k in range(32)], "fcsr": 0x20,
          "hsm_state": 1 if i == 0 else 2, "waiting": 0 if i == 0 else 1,
-         "resume_nonret": 0, "resume_addr": 0, "resume_opaque": 0}
+         "resume_nonret": 0, "resume_addr": 0, "resume_opaque": 0,
+         # version 2: FWFT memory features (both feature sets have Svadu), no STA, no PMU
+         "misaligned_locked": 1, "pte_ad_value": 1, "pte_ad_locked": i & 1,
+         "sta_shmem": snap.STA_OFF}
     if cfi:
         v.update(lp_value=1, lp_locked=1, ss_value=1, ss_locked=0)
     return snap.VCPU.encode(v)
@@ -121,10 +125,12 @@ def override(layout, raw, fields):
 
 def stream(name="alpha", nr_vcpus=1, ram=8 * MiB, runs=((0x200000, 1),), cfi=True,
            live=False, queued=b"hi\n", timebase=TIMEBASE, features=None, vcpu_over=None,
-           dev_over=None, end_over=None):
+           dev_over=None, end_over=None, version=snap.VERSION, vcpu_version=None):
     """A valid stream (unless an override makes a field wrong: the CRCs stay
-    right, so the field checks see it); @runs: (offset in RAM, pages)."""
-    out = [snap.HEADER.encode({"magic": snap.MAGIC, "version": 1, "header_size": 32,
+    right, so the field checks see it); @runs: (offset in RAM, pages).
+    @version: the header's; the VCPU records are of @vcpu_version (default the
+    same: a version 1 record is the first VCPU_V1_SIZE bytes)."""
+    out = [snap.HEADER.encode({"magic": snap.MAGIC, "version": version, "header_size": 32,
                                "flags": 1 if live else 0})]
     config = snap.CONFIG.encode({
         "name": name.encode(), "ram_gpa": RAM_BASE, "ram_size": ram, "nr_vcpus": nr_vcpus,
@@ -139,6 +145,7 @@ def stream(name="alpha", nr_vcpus=1, ram=8 * MiB, runs=((0x200000, 1),), cfi=Tru
         rec = vcpu_record(i, cfi)
         if vcpu_over and i == nr_vcpus - 1:
             rec = override(snap.VCPU, rec, vcpu_over)
+        rec = rec[:snap.vcpu_size(vcpu_version or version)]
         out.append(section(snap.SEC_VCPU, i, rec))
     for idx, (dname, layout) in enumerate(snap.DEVICES):
         state = device_state(dname, nr_vcpus, queued)
@@ -186,6 +193,7 @@ def seeds():
     two = stream(name="beta-2", nr_vcpus=2,
                  runs=((0x0, 1), (0x1000, 1), (0x400000, 1)))   # adjacent runs, a gap
     plain_off = stream(name="gamma_0", cfi=False, live=True, runs=(), queued=b"")
+    old = stream(name="old-1", nr_vcpus=2, version=1, runs=((0x0, 1), (0x3000, 2)))
     out = [
         # valid, the way a file is read: one piece per request
         ("valid-1vcpu.snap", one, True),
@@ -206,6 +214,15 @@ def seeds():
                                       flags=FL_FIX_CRC), True),
         ("valid-uart-full", harness(stream(name="delta", queued=bytes(range(256)), runs=()),
                                     sizes=(200, 100, 0, 0, 0, 0)), True),
+        # valid: a version 1 stream (672-byte VCPU records), whole and split
+        ("valid-v1-2vcpu.snap", old, True),
+        ("valid-v1-2vcpu-split", harness(old, sizes=(5, 200, 1, 255, 167, 3)), True),
+        # valid: a vCPU in a system suspend (SBI SUSP), PTE A/D updating off
+        ("valid-v2-system-suspend", harness(stream(
+            name="susp", nr_vcpus=2, runs=(),
+            vcpu_over={"hsm_state": 2, "waiting": 0, "resume_nonret": 1,
+                       "resume_addr": RAM_BASE + 0x200000, "resume_opaque": 5,
+                       "system_suspend": 1, "pte_ad_value": 0})), True),
     ]
     # refused by the host, valid as a format
     out += [
@@ -244,7 +261,13 @@ def seeds():
         ("bad-announced-longer", harness(one, delta=40), False),
         ("bad-announced-shorter", harness(one, delta=-17), False),
         ("bad-header-version", harness(flip(one, 8, 0x02)), False),
-        ("bad-device-order", harness(one[:dev0 - 696] + one[dev0:]), False),
+        ("bad-header-version-3", harness(flip(one, 8, 0x01)), False),
+        # the VCPU length follows the header's version, whatever the body holds
+        ("bad-v1-header-v2-vcpu", harness(stream(name="mix", version=1, vcpu_version=2,
+                                                 runs=())), False),
+        ("bad-v2-header-v1-vcpu", harness(stream(name="mix", vcpu_version=1, runs=())), False),
+        ("bad-device-order", harness(one[:dev0 - snap.SECTION.size - snap.VCPU.size] +
+                                     one[dev0:]), False),
         # a field out of range behind a good CRC
         ("bad-end-counts", harness(stream(end_over={"memory_pages": 2})), False),
         ("bad-uart-range.snap", stream(dev_over={"uart16550": {"mcr": 0x3F}}), False),
@@ -255,6 +278,16 @@ def seeds():
         ("bad-vcpu-hsm", harness(stream(nr_vcpus=2, vcpu_over={"hsm_state": 3}, runs=())),
          False),
         ("bad-vcpu-nocfi-lp", harness(stream(cfi=False, vcpu_over={"lp_value": 1}, runs=())),
+         False),
+        # the version 2 tail's rules
+        ("bad-vcpu-noadu", harness(stream(features=FEAT_ALL & ~0x10, runs=())), False),
+        ("bad-vcpu-susp-running", harness(stream(vcpu_over={"system_suspend": 1}, runs=())),
+         False),
+        ("bad-vcpu-reserved3", harness(stream(vcpu_over={"reserved3": [0, 1]}, runs=())),
+         False),
+        ("bad-vcpu-sta-outside", harness(stream(vcpu_over={"sta_shmem": RAM_BASE - 64},
+                                                runs=())), False),
+        ("bad-vcpu-pmu-started", harness(stream(vcpu_over={"pmu_started": 1}, runs=())),
          False),
     ]
     return out
