@@ -107,11 +107,12 @@ int fdt_guest_isa_string(const char *const *ext, size_t n, char *buf, size_t len
 #define PHANDLE_PLIC		0x100
 #define PHANDLE_CPU(i)		(0x200 + (i))
 
-/* The widest VS-stage translation the host CPU has (boot probe), as QEMU says it. */
-static const char *mmu_type(void)
+/* The widest VS-stage translation the VM was given (the host CPU's, probed at
+ * boot, or what a restored guest had), as QEMU says it. */
+static const char *mmu_type(const struct vm *vm)
 {
-	return hart_caps.vs_sv == 57 ? "riscv,sv57" : hart_caps.vs_sv == 48 ? "riscv,sv48"
-									   : "riscv,sv39";
+	return vm->cfg.vs_sv == 57 ? "riscv,sv57" : vm->cfg.vs_sv == 48 ? "riscv,sv48"
+									 : "riscv,sv39";
 }
 
 #define TRY(x) do { int __rc = (x); if (__rc) return __rc; } while (0)
@@ -156,7 +157,7 @@ static int build_cpus(void *fdt, const struct vm *vm)
 		TRY(fdt_property_string(fdt, "riscv,isa", isa));
 		TRY(fdt_property_string(fdt, "riscv,isa-base", "rv64i"));
 		TRY(fdt_property(fdt, "riscv,isa-extensions", list, len));
-		TRY(fdt_property_string(fdt, "mmu-type", mmu_type()));
+		TRY(fdt_property_string(fdt, "mmu-type", mmu_type(vm)));
 		TRY(fdt_begin_node(fdt, "interrupt-controller"));
 		TRY(fdt_property_u32(fdt, "#interrupt-cells", 1));
 		TRY(fdt_property(fdt, "interrupt-controller", "", 0));

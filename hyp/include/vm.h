@@ -51,6 +51,7 @@ struct vm_config {
 	enum cfi_policy cfi_policy;	/* in force */
 	enum cfi_policy cfi_requested;	/* asked for (delegate may run as trap) */
 	uint32_t features;		/* VM_FEAT_* */
+	unsigned int vs_sv;		/* widest paging mode its DT names: 39, 48 or 57 */
 	uint32_t boot_count;
 	bool debug_ext;			/* SBI_EXT_CARAPACE_DEBUG offered (debug=1) */
 	char bootargs[VM_BOOTARGS_LEN];
@@ -162,6 +163,9 @@ void vm_shutdown(struct vm *vm, bool reboot, bool failure);
 int vm_request_pause(struct vm *vm);
 /** vm_resume() - PAUSED -> RUNNING. */
 int vm_resume(struct vm *vm);
+/** vm_wake() - wake a RUNNING VM the guest suspended (SBI SUSP) as a wake-up
+ *  interrupt would; -HYP_EBUSY if it is not suspended so. */
+int vm_wake(struct vm *vm);
 /** vm_request_destroy() - any state but EMPTY/DESTROYING -> DESTROYING. */
 int vm_request_destroy(struct vm *vm);
 /** vm_off_cpu() - no vCPU of @vm is on a hart (caller holds the scheduler lock). */

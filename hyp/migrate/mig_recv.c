@@ -184,6 +184,7 @@ static void send_caps(void)
 		.timebase_hz = timebase_hz,
 		.fwft = (hart_caps.zicfilp ? MIG_FWFT_LANDING_PAD : 0) |
 			(hart_caps.zicfiss ? MIG_FWFT_SHADOW_STACK : 0),
+		.vs_sv = hart_caps.vs_sv,
 	};
 
 	mig_tx_header(&mr.tx);

@@ -166,11 +166,11 @@ static const char *caps_refusal(const struct mig_caps *c, const char **code)
 		return "the destination's SBI is older than the one this guest sees";
 	if (c->max_vcpus < vm->cfg.nr_vcpus)
 		return "the destination cannot give this many vCPUs";
+	if (c->vs_sv < vm->cfg.vs_sv)
+		return "the destination's CPU lacks the paging mode (Sv48/Sv57) this guest was given";
 	*code = "refused";
 	if (c->timebase_hz != timebase_hz)
 		return "the destination's timebase differs: guest time would change its rate";
-	if (c->reserved)
-		return "bad CAPS (reserved field)";
 	*code = "no-memory";
 	if (c->free_mem < vm->cfg.ram_size + vm_meta_size(vm->cfg.ram_size))
 		return "the destination has too little free memory for this guest";

@@ -202,6 +202,9 @@ struct vm *snap_admit(const struct snap_config *c, const char *name, const char 
 	*why = "the guest was given an extension this host lacks";
 	if (lost)
 		return NULL;
+	*why = "the guest was given a wider paging mode (Sv48/Sv57) than this host's CPU has";
+	if (c->vs_sv > hart_caps.vs_sv)
+		return NULL;
 	snap_config_desc(c, name, &d);
 	rc = vm_alloc(&d, false, &vm, why);
 	if (rc) {
@@ -210,6 +213,7 @@ struct vm *snap_admit(const struct snap_config *c, const char *name, const char 
 	}
 	/* exactly what the guest had: its ISA, boot count (rng-seed) */
 	vm->cfg.features = c->features;
+	vm->cfg.vs_sv = c->vs_sv ? c->vs_sv : hart_caps.vs_sv;	/* version 1: not recorded */
 	vm->cfg.boot_count = c->boot_count;
 	*code = *why = NULL;
 	return vm;
@@ -305,7 +309,6 @@ static void got_payload(void)
 	}
 	if (ld.phase != L_IDLE) {
 		ld.sections++;
-		ld.version = ((const struct snap_header *)(const void *)ld.stage)->version;
 		ld.sec_offset = ld.offset;
 		expect(sizeof(struct snap_section), L_SECTION);
 	}

@@ -4,6 +4,7 @@
 #include <arch/riscv/encoding.h>
 #include <string.h>
 #include <cfi.h>
+#include <hart.h>
 #include <snapshot.h>
 #include <vm.h>
 #include <vm_lifecycle.h>
@@ -35,7 +36,7 @@ const char *snap_header_check(const struct snap_header *h)
 	return NULL;
 }
 
-void snap_config_save(const struct vm *vm, uint64_t guest_time, uint64_t timebase_hz,
+void snap_config_save(const struct vm *vm, uint64_t guest_time, uint64_t rate_hz,
 		      struct snap_config *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -47,8 +48,9 @@ void snap_config_save(const struct vm *vm, uint64_t guest_time, uint64_t timebas
 	c->features = vm->cfg.features;
 	c->boot_count = vm->cfg.boot_count;
 	c->debug_ext = vm->cfg.debug_ext;
+	c->vs_sv = vm->cfg.vs_sv;
 	c->guest_time = guest_time;
-	c->timebase_hz = timebase_hz;
+	c->timebase_hz = rate_hz;
 	memcpy(c->kernel_image, vm->cfg.kernel_image, sizeof(c->kernel_image));
 	memcpy(c->initrd_image, vm->cfg.initrd_image, sizeof(c->initrd_image));
 	memcpy(c->bootargs, vm->cfg.bootargs, sizeof(c->bootargs));
@@ -82,8 +84,10 @@ const char *snap_config_check(const struct snap_config *c)
 		return "unknown CFI policy";
 	if (c->features & ~SNAP_FEAT_ALL)
 		return "unknown features";
-	if (c->debug_ext > 1 || c->reserved)
+	if (c->debug_ext > 1)
 		return "reserved or flag field out of range";
+	if (c->vs_sv && c->vs_sv != 39 && c->vs_sv != 48 && c->vs_sv != 57)
+		return "paging mode: 39, 48 or 57";
 	if (!c->timebase_hz)
 		return "timebase is 0";
 	if (!terminated(c->kernel_image, sizeof(c->kernel_image)) ||
@@ -174,6 +178,18 @@ void snap_vcpu_from_stream(const void *payload, uint32_t version, uint32_t featu
 	}
 }
 
+/* Bare, or a mode the host CPU has: a write of another is ignored (WARL). */
+static bool vsatp_mode_ok(uint64_t vsatp)
+{
+	switch (vsatp >> ATP_MODE_SHIFT) {
+	case 0:
+	case ATP_MODE_SV39: return true;
+	case ATP_MODE_SV48: return hart_caps.vs_sv >= 48;
+	case ATP_MODE_SV57: return hart_caps.vs_sv >= 57;
+	default: return false;
+	}
+}
+
 const char *snap_vcpu_check(const struct snap_vcpu *s, uint32_t features)
 {
 	if ((s->lp_value || s->lp_locked) && !(features & SNAP_FEAT_ZICFILP))
@@ -200,6 +216,8 @@ const char *snap_vcpu_check(const struct snap_vcpu *s, uint32_t features)
 		return "A/D updating set, but the guest was not given Svadu";
 	if (s->reserved || s->reserved2 || s->reserved3[0] || s->reserved3[1])
 		return "reserved field is not 0";
+	if (!vsatp_mode_ok(s->vsatp))
+		return "the guest's page tables use a paging mode this host's CPU lacks";
 	if (s->sta_shmem != SNAP_STA_OFF)
 		return "STA shared memory set, but this Carapace has no STA";
 	if (s->pmu_configured || s->pmu_started)

@@ -251,6 +251,7 @@ int vm_alloc(const struct vm_desc *d, bool need_images, struct vm **out, const c
 			"which gives the guest the same view", d->name);
 	}
 	vm->cfg.features = vm_features(vm->cfg.cfi_policy);
+	vm->cfg.vs_sv = hart_caps.vs_sv;
 	vm->hstateen0 = cfi_hstateen0(vm);
 	vm->hedeleg = HEDELEG_GUEST | cfi_hedeleg(vm);
 	if (!(vm->hstateen0 & HSTATEEN0_ENVCFG) && !hart_caps.smstateen)

@@ -47,7 +47,7 @@ struct mig_caps {
 	uint64_t free_mem;	/* bytes D can give a new VM (RAM and its tables) */
 	uint64_t timebase_hz;
 	uint32_t fwft;		/* MIG_FWFT_*: FWFT features D's guests can set */
-	uint32_t reserved;	/* 0 */
+	uint32_t vs_sv;		/* widest paging mode D's CPU has: 39, 48 or 57 */
 };
 
 #define MIG_FWFT_LANDING_PAD	(1U << 0)

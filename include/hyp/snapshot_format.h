@@ -55,7 +55,7 @@ struct snap_config {
 	uint32_t features;	/* SNAP_FEAT_*: what the guest was given */
 	uint32_t boot_count;
 	uint32_t debug_ext;	/* 0 or 1 */
-	uint32_t reserved;	/* 0 */
+	uint32_t vs_sv;		/* widest paging mode the guest was given: 39, 48, 57 (0 in version 1) */
 	uint64_t guest_time;	/* the guest's time (rdtime) when its vCPUs stopped */
 	uint64_t timebase_hz;	/* of the source host: time continues at this rate */
 	char kernel_image[32];	/* host image names it booted from (NUL-terminated) */

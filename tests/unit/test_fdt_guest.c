@@ -393,6 +393,22 @@ TEST(fdt_guest_isa_svadu_svpbmt)
 		     "rv64imafdc_zicntr_zicsr_zifencei_zaamo_zalrsc_zca_zcd_sstc_svpbmt");
 }
 
+/* mmu-type is the mode the VM was given (a restored guest keeps its own) */
+TEST(fdt_guest_mmu_type_is_the_vms)
+{
+	static const struct { unsigned int sv; const char *type; } cases[] = {
+		{ 39, "riscv,sv39" }, { 48, "riscv,sv48" }, { 57, "riscv,sv57" } };
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		setup(1);
+		vm.cfg.features = vm_features(vm.cfg.cfi_policy);
+		vm.cfg.vs_sv = cases[i].sv;
+		if (fdt_guest_build(&vm, &(struct guest_fdt_info){ 0 }, dtb, sizeof(dtb)))
+			continue;
+		EXPECT_STREQ(fdt_getprop(dtb, cpu_node(0), "mmu-type", NULL), cases[i].type);
+	}
+}
+
 /* riscv,isa-extensions is exactly what fdt_guest_isa_extensions() lists */
 TEST(fdt_guest_isa_matches_list)
 {

@@ -27,6 +27,7 @@ static void setup(void)
 	vm.cfg.cfi_policy = CFI_POLICY_TRAP;
 	vm.cfg.features = vm_features(CFI_POLICY_TRAP);
 	vm.cfg.boot_count = 1;
+	vm.cfg.vs_sv = 48;
 	strcpy(vm.cfg.kernel_image, "alpha.kernel");
 	strcpy(vm.cfg.bootargs, "console=ttyS0");
 	for (unsigned int i = 0; i < 2; i++) {
@@ -86,6 +87,7 @@ TEST(snap_config_round_trip_and_checks)
 	EXPECT_TRUE(snap_config_check(&c) == NULL);
 	EXPECT_EQ(c.guest_time, 12345);
 	EXPECT_EQ(c.features, vm.cfg.features);
+	EXPECT_EQ(c.vs_sv, vm.cfg.vs_sv);
 	snap_config_desc(&c, NULL, &d);
 	EXPECT_STREQ(d.name, "alpha");
 	EXPECT_EQ(d.memory, 256UL << 20);
@@ -102,6 +104,8 @@ TEST(snap_config_round_trip_and_checks)
 	bad = c; bad.cfi_policy = 4;		EXPECT_TRUE(snap_config_check(&bad) != NULL);
 	bad = c; bad.features |= 1U << 9;	EXPECT_TRUE(snap_config_check(&bad) != NULL);
 	bad = c; bad.debug_ext = 2;		EXPECT_TRUE(snap_config_check(&bad) != NULL);
+	bad = c; bad.vs_sv = 40;		EXPECT_TRUE(snap_config_check(&bad) != NULL);
+	bad = c; bad.vs_sv = 0;			EXPECT_TRUE(snap_config_check(&bad) == NULL);
 	bad = c; bad.timebase_hz = 0;		EXPECT_TRUE(snap_config_check(&bad) != NULL);
 	bad = c; strcpy(bad.name, "Bad Name");	EXPECT_TRUE(snap_config_check(&bad) != NULL);
 	bad = c; memset(bad.name, 'a', 16);	EXPECT_TRUE(snap_config_check(&bad) != NULL);
@@ -210,6 +214,16 @@ TEST(snap_vcpu_checks)
 	bad = s; bad.ss_value = 1;		EXPECT_TRUE(snap_vcpu_check(&bad, no_cfi) != NULL);
 	bad = s; bad.lp_locked = 1;		EXPECT_TRUE(snap_vcpu_check(&bad, no_cfi) != NULL);
 	bad = s; bad.pc = 0x1234;		EXPECT_TRUE(snap_vcpu_check(&bad, all) == NULL);
+	/* paging modes: Bare and Sv39 always, Sv48/Sv57 where this CPU has them */
+	hart_caps.vs_sv = 48;
+	bad = s; bad.vsatp = ATP_MODE_SV48 << ATP_MODE_SHIFT | 0x80123;
+	EXPECT_TRUE(snap_vcpu_check(&bad, all) == NULL);
+	bad = s; bad.vsatp = ATP_MODE_SV57 << ATP_MODE_SHIFT;
+	EXPECT_TRUE(snap_vcpu_check(&bad, all) != NULL);
+	bad = s; bad.vsatp = 5UL << ATP_MODE_SHIFT;	EXPECT_TRUE(snap_vcpu_check(&bad, all) != NULL);
+	hart_caps.vs_sv = 57;
+	bad = s; bad.vsatp = ATP_MODE_SV57 << ATP_MODE_SHIFT;
+	EXPECT_TRUE(snap_vcpu_check(&bad, all) == NULL);
 	/* version 2 fields */
 	bad = s; bad.pte_ad_value = 2;		EXPECT_TRUE(snap_vcpu_check(&bad, all) != NULL);
 	bad = s; bad.misaligned_locked = 2;	EXPECT_TRUE(snap_vcpu_check(&bad, all) != NULL);
