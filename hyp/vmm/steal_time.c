@@ -89,11 +89,14 @@ void steal_vcpu_out(struct vcpu *v)
 
 void steal_vcpu_in(struct vcpu *v)
 {
-	uint64_t now = time_now();
-	uint64_t ticks = steal_wait_ticks(v->steal.off_at, v->steal.ready_at, timer_at(v), now);
-	uint64_t ns = v->steal.unreported_ns + steal_ticks_to_ns(ticks, timebase_hz);
-	volatile struct sbi_sta_record *r = record(v);
+	uint64_t now = time_now(), ticks, ns;
+	volatile struct sbi_sta_record *r;
 
+	if (!v->g.sta.enabled)
+		return;		/* reset since it was posted: nothing to report to */
+	ticks = steal_wait_ticks(v->steal.off_at, v->steal.ready_at, timer_at(v), now);
+	ns = v->steal.unreported_ns + steal_ticks_to_ns(ticks, timebase_hz);
+	r = record(v);
 	v->steal.ready_at = 0;
 	v->steal.off_at = NO_TIME;	/* running: nothing to count until it leaves */
 	if (!r) {
