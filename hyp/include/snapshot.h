@@ -33,9 +33,9 @@ uint64_t snap_vcpu_size(uint32_t version);
  *  current record (a version 1 record gets what its writer gave the guest). */
 void snap_vcpu_from_stream(const void *payload, uint32_t version, uint32_t features,
 			   struct snap_vcpu *s);
-/** snap_vcpu_check() - NULL if the record can be installed in a VM given
- *  @features (SNAP_FEAT_*), else why not. */
-const char *snap_vcpu_check(const struct snap_vcpu *s, uint32_t features);
+/** snap_vcpu_check() - NULL if the record can be installed in the VM @c
+ *  describes (its features, its RAM), else why not. */
+const char *snap_vcpu_check(const struct snap_vcpu *s, const struct snap_config *c);
 /** snap_lost_features() - SNAP_FEAT_* the guest was given and a VM created
  *  here with its policy would not get (0: none lost). */
 uint32_t snap_lost_features(const struct snap_config *c);

@@ -380,7 +380,7 @@ static void got_section(void)
 		if (mr.phase != R_STATE || s->instance != mr.next_vcpu ||
 		    s->instance >= mr.config.nr_vcpus)
 			return refuse("bad-stream", "VCPU out of order");
-		why = snap_vcpu_check(pl, mr.config.features);
+		why = snap_vcpu_check(pl, &mr.config);
 		if (why)
 			return refuse("bad-stream", why);
 		vcpu_reset(&mr.vm->vcpus[s->instance], 0, 0);

@@ -236,7 +236,7 @@ static void got_vcpu(const void *payload)
 	const char *why;
 
 	snap_vcpu_from_stream(payload, ld.version, ld.config.features, s);
-	why = snap_vcpu_check(s, ld.config.features);
+	why = snap_vcpu_check(s, &ld.config);
 
 	if (why)
 		return refuse("bad-snapshot", why);

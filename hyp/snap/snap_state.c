@@ -5,6 +5,8 @@
 #include <string.h>
 #include <cfi.h>
 #include <hart.h>
+#include <pmu.h>
+#include <hyp/sbi_sta.h>
 #include <snapshot.h>
 #include <vm.h>
 #include <vm_lifecycle.h>
@@ -157,7 +159,21 @@ void snap_vcpu_save(const struct vcpu *v, struct snap_vcpu *s)
 	s->pte_ad_value = g->fwft_mem.pte_ad_value;
 	s->pte_ad_locked = g->fwft_mem.pte_ad_locked;
 	s->system_suspend = g->hsm.system;
-	s->sta_shmem = SNAP_STA_OFF;
+	s->sta_shmem = g->sta.enabled ? g->sta.shmem : SNAP_STA_OFF;
+	/* off its hart, a vCPU's PMU struct holds every counter's value */
+	s->pmu_configured = g->pmu.configured;
+	s->pmu_started = g->pmu.started;
+	memcpy(s->pmu_event_idx, g->pmu.event_idx, sizeof(s->pmu_event_idx));
+	memcpy(s->pmu_value, g->pmu.value, sizeof(s->pmu_value));
+}
+
+static void pmu_from_record(const struct snap_vcpu *s, struct vcpu_pmu *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->configured = s->pmu_configured;
+	p->started = s->pmu_started;
+	memcpy(p->event_idx, s->pmu_event_idx, sizeof(p->event_idx));
+	memcpy(p->value, s->pmu_value, sizeof(p->value));
 }
 
 uint64_t snap_vcpu_size(uint32_t version)
@@ -190,8 +206,11 @@ static bool vsatp_mode_ok(uint64_t vsatp)
 	}
 }
 
-const char *snap_vcpu_check(const struct snap_vcpu *s, uint32_t features)
+const char *snap_vcpu_check(const struct snap_vcpu *s, const struct snap_config *c)
 {
+	uint32_t features = c->features;
+	struct vcpu_pmu pmu;
+
 	if ((s->lp_value || s->lp_locked) && !(features & SNAP_FEAT_ZICFILP))
 		return "landing pads set, but the guest was not given Zicfilp";
 	if ((s->ss_value || s->ss_locked) && !(features & SNAP_FEAT_ZICFISS))
@@ -218,16 +237,21 @@ const char *snap_vcpu_check(const struct snap_vcpu *s, uint32_t features)
 		return "reserved field is not 0";
 	if (!vsatp_mode_ok(s->vsatp))
 		return "the guest's page tables use a paging mode this host's CPU lacks";
-	if (s->sta_shmem != SNAP_STA_OFF)
-		return "STA shared memory set, but this Carapace has no STA";
-	if (s->pmu_configured || s->pmu_started)
-		return "PMU counters set, but this Carapace has no PMU";
+	if (s->sta_shmem != SNAP_STA_OFF &&
+	    (s->sta_shmem % SBI_STA_RECORD_SIZE || s->sta_shmem < c->ram_gpa ||
+	     s->sta_shmem - c->ram_gpa > c->ram_size - SBI_STA_RECORD_SIZE))
+		return "STA shared memory: 64-byte aligned, inside the VM's RAM";
+	pmu_from_record(s, &pmu);
+	if (!pmu_state_check(&pmu))
+		return "PMU counters: an unknown counter, an event it cannot count, or started "
+		       "without an event";
 	return NULL;
 }
 
 void snap_vcpu_load(struct vcpu *v, const struct snap_vcpu *s)
 {
 	struct vcpu_guest *g = &v->g;
+	struct vcpu_pmu pmu;
 
 	memset(g, 0, sizeof(*g));
 	for (unsigned int i = 1; i < 32; i++)
@@ -262,9 +286,13 @@ void snap_vcpu_load(struct vcpu *v, const struct snap_vcpu *s)
 	g->fwft_mem.misaligned_locked = s->misaligned_locked;
 	g->fwft_mem.pte_ad_value = s->pte_ad_value;
 	g->fwft_mem.pte_ad_locked = s->pte_ad_locked;
+	g->sta.enabled = s->sta_shmem != SNAP_STA_OFF;
+	g->sta.shmem = g->sta.enabled ? s->sta_shmem : 0;
 	v->irq_pending = 0;
 	/* derived state follows the restored FWFT values (never taken raw) */
 	v->henvcfg = (v->henvcfg & ~(ENVCFG_LPE | ENVCFG_SSE | ENVCFG_ADUE)) | vcpu_henvcfg_guest(v);
 	cfi_spelp_from_spec(v);
 	v->requests = VCPU_REQ_FENCE_I | VCPU_REQ_HFENCE_VVMA;
+	pmu_from_record(s, &pmu);
+	pmu_vcpu_restore(v, &pmu);	/* checked by snap_vcpu_check(); posts its load */
 }

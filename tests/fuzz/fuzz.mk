@@ -25,7 +25,8 @@ FUZZ_LDFLAGS := $(FUZZ_SAN) -fsanitize=fuzzer
 
 FUZZ_SNAP_SRC := tests/fuzz/fuzz_snap_load.c tests/unit/fake_csr.c \
 	hyp/snap/snap_load.c hyp/snap/snap_state.c hyp/cfi/cfi.c hyp/lib/crc32c.c \
-	hyp/vdev/vuart.c hyp/vdev/vplic.c hyp/vdev/vmgenid.c hyp/vdev/devices.c
+	hyp/vdev/vuart.c hyp/vdev/vplic.c hyp/vdev/vmgenid.c hyp/vdev/devices.c \
+	hyp/vmm/pmu.c hyp/vmm/pmu_logic.c hyp/vmm/steal_time.c
 FUZZ_SNAP_OBJS := $(patsubst %.c,$(FUZZ_B)/obj/%.o,$(FUZZ_SNAP_SRC))
 FUZZ_SNAP := $(FUZZ_B)/fuzz_snap_load
 FUZZ_SNAP_CORPUS := tests/fuzz/corpus/snap_load

@@ -401,7 +401,7 @@ static void check_installed(struct vm *vm, uint64_t stream_len)
 		struct snap_vcpu s;
 
 		snap_vcpu_save(&vm->vcpus[i], &s);
-		CHECK(snap_vcpu_check(&s, vm->cfg.features) == NULL);
+		CHECK(snap_vcpu_check(&s, &c) == NULL);
 		CHECK(vm->vcpus[i].last_hart == -1 && vm->vcpus[i].hart == -1);
 		CHECK(vm->vcpus[i].g.ctx.sstatus & SR_UXL_64);
 	}

@@ -5,6 +5,7 @@
 #include <arch/riscv/encoding.h>
 #include <crc32c.h>
 #include <hart.h>
+#include <pmu.h>
 #include <snapshot.h>
 #include <vm.h>
 #include <vm_lifecycle.h>
@@ -34,6 +35,20 @@ static void setup(void)
 		vm.vcpus[i].vm = &vm;
 		vm.vcpus[i].id = i;
 	}
+}
+
+/* pmu.c asks which vCPU this hart runs: none here (snapshots are taken off CPU) */
+static struct hart the_hart;
+struct hart *test_this_hart = &the_hart;
+
+/* snap_vcpu_check() against a VM like setup()'s, given @features */
+static const char *vcpu_check(const struct snap_vcpu *s, uint32_t features)
+{
+	struct snap_config c;
+
+	snap_config_save(&vm, 0, 1, &c);
+	c.features = features;
+	return snap_vcpu_check(s, &c);
 }
 
 TEST(crc32c_check_value)
@@ -153,7 +168,7 @@ TEST(snap_vcpu_round_trip)
 	snap_vcpu_save(v, &s);
 	EXPECT_EQ(s.sstatus, SR_SPP | SR_SPELP | SR_FS_DIRTY);	/* UXL is not the guest's */
 	EXPECT_EQ(s.hvip, MIP_VSSIP | MIP_VSTIP);
-	EXPECT_TRUE(snap_vcpu_check(&s, vm.cfg.features) == NULL);
+	EXPECT_TRUE(vcpu_check(&s, vm.cfg.features) == NULL);
 
 	memset(&vm.vcpus[0].g, 0x5a, sizeof(vm.vcpus[0].g));
 	snap_vcpu_load(&vm.vcpus[0], &s);
@@ -165,6 +180,64 @@ TEST(snap_vcpu_round_trip)
 		  ENVCFG_LPE | ENVCFG_SSE | ENVCFG_ADUE);
 	EXPECT_EQ(s.pte_ad_value, 1);
 	EXPECT_EQ(s.misaligned_locked, 1);
+}
+
+/* STA's record and the PMU's counters travel in the VCPU record and come
+ * back installed; bad ones are refused */
+TEST(snap_vcpu_sta_pmu)
+{
+	struct snap_vcpu s, t, bad;
+	struct vcpu *v;
+
+	setup();
+	v = &vm.vcpus[0];
+	v->g.sta = (struct vcpu_sta){ .shmem = VM_GUEST_RAM_BASE + 0x1000, .enabled = true };
+	v->g.pmu.configured = (1U << PMU_CTR_CYCLE) | (1U << PMU_CTR_FW_FIRST);
+	v->g.pmu.started = 1U << PMU_CTR_FW_FIRST;
+	v->g.pmu.event_idx[PMU_CTR_CYCLE] = PMU_EVENT_HW_CYCLES;
+	v->g.pmu.event_idx[PMU_CTR_FW_FIRST] = (PMU_TYPE_FW << 16) | SBI_PMU_FW_SET_TIMER;
+	v->g.pmu.value[PMU_CTR_CYCLE] = 1234567;
+	v->g.pmu.value[PMU_CTR_FW_FIRST] = 42;
+	snap_vcpu_save(v, &s);
+	EXPECT_EQ(s.sta_shmem, VM_GUEST_RAM_BASE + 0x1000);
+	EXPECT_EQ(s.pmu_configured, v->g.pmu.configured);
+	EXPECT_EQ(s.pmu_value[PMU_CTR_CYCLE], 1234567);
+	EXPECT_TRUE(vcpu_check(&s, vm.cfg.features) == NULL);
+	memset(&vm.vcpus[1].g, 0x5a, sizeof(vm.vcpus[1].g));
+	snap_vcpu_load(&vm.vcpus[1], &s);
+	EXPECT_TRUE(vm.vcpus[1].g.sta.enabled);
+	EXPECT_EQ(vm.vcpus[1].g.sta.shmem, VM_GUEST_RAM_BASE + 0x1000);
+	EXPECT_EQ(vm.vcpus[1].g.pmu.value[PMU_CTR_FW_FIRST], 42);
+	EXPECT_TRUE(vm.vcpus[1].requests & VCPU_REQ_PMU_LOAD);	/* counting resumes */
+	EXPECT_TRUE(vm.vcpus[1].pmu_live.fw_events & (1U << SBI_PMU_FW_SET_TIMER));
+	snap_vcpu_save(&vm.vcpus[1], &t);
+	EXPECT_EQ(memcmp(&s, &t, sizeof(s)), 0);
+	/* disabled STA: the all-ones value, and nothing enabled on load */
+	v->g.sta.enabled = false;
+	snap_vcpu_save(v, &t);
+	EXPECT_EQ(t.sta_shmem, SNAP_STA_OFF);
+	snap_vcpu_load(&vm.vcpus[1], &t);
+	EXPECT_FALSE(vm.vcpus[1].g.sta.enabled);
+	/* STA outside RAM, straddling its end, or misaligned */
+	bad = s; bad.sta_shmem = VM_GUEST_RAM_BASE - 64;
+	EXPECT_TRUE(vcpu_check(&bad, vm.cfg.features) != NULL);
+	bad = s; bad.sta_shmem = VM_GUEST_RAM_BASE + vm.cfg.ram_size - 32;
+	EXPECT_TRUE(vcpu_check(&bad, vm.cfg.features) != NULL);
+	bad = s; bad.sta_shmem = VM_GUEST_RAM_BASE + vm.cfg.ram_size - 64;
+	EXPECT_TRUE(vcpu_check(&bad, vm.cfg.features) == NULL);
+	bad = s; bad.sta_shmem = VM_GUEST_RAM_BASE + 8;
+	EXPECT_TRUE(vcpu_check(&bad, vm.cfg.features) != NULL);
+	bad = s; bad.sta_shmem = 0xffffffffffffffc0UL;
+	EXPECT_TRUE(vcpu_check(&bad, vm.cfg.features) != NULL);
+	/* PMU: the time hole, started without an event, an event the counter cannot count */
+	bad = s; bad.pmu_configured |= 1U << PMU_CTR_HOLE;
+	EXPECT_TRUE(vcpu_check(&bad, vm.cfg.features) != NULL);
+	bad = s; bad.pmu_started |= 1U << PMU_CTR_INSTRET;
+	EXPECT_TRUE(vcpu_check(&bad, vm.cfg.features) != NULL);
+	bad = s; bad.pmu_event_idx[PMU_CTR_CYCLE] = PMU_EVENT_HW_INSNS;
+	EXPECT_TRUE(vcpu_check(&bad, vm.cfg.features) != NULL);
+	bad = s; bad.pmu_event_idx[PMU_CTR_INSTRET] = PMU_EVENT_HW_INSNS;	/* not configured */
+	EXPECT_TRUE(vcpu_check(&bad, vm.cfg.features) != NULL);
 }
 
 /* A version 1 record (672 bytes) reads as what its writer gave the guest:
@@ -186,10 +259,10 @@ TEST(snap_vcpu_version_1)
 	EXPECT_EQ(t.pte_ad_value, 1);
 	EXPECT_EQ(t.sta_shmem, SNAP_STA_OFF);
 	EXPECT_EQ(t.reserved, 0);
-	EXPECT_TRUE(snap_vcpu_check(&t, SNAP_FEAT_ALL) == NULL);
+	EXPECT_TRUE(vcpu_check(&t, SNAP_FEAT_ALL) == NULL);
 	snap_vcpu_from_stream(v1, 1, SNAP_FEAT_ALL & ~SNAP_FEAT_SVADU, &t);
 	EXPECT_EQ(t.pte_ad_value, 0);
-	EXPECT_TRUE(snap_vcpu_check(&t, SNAP_FEAT_ALL & ~SNAP_FEAT_SVADU) == NULL);
+	EXPECT_TRUE(vcpu_check(&t, SNAP_FEAT_ALL & ~SNAP_FEAT_SVADU) == NULL);
 	/* a version 2 record is taken whole */
 	s.pte_ad_value = 0;
 	snap_vcpu_from_stream(&s, 2, SNAP_FEAT_ALL, &t);
@@ -203,35 +276,35 @@ TEST(snap_vcpu_checks)
 
 	setup();
 	snap_vcpu_save(&vm.vcpus[0], &s);
-	EXPECT_TRUE(snap_vcpu_check(&s, all) == NULL);
-	bad = s; bad.gpr[0] = 1;		EXPECT_TRUE(snap_vcpu_check(&bad, all) != NULL);
-	bad = s; bad.sstatus = SR_SIE;		EXPECT_TRUE(snap_vcpu_check(&bad, all) != NULL);
-	bad = s; bad.hvip = MIP_SEIP;		EXPECT_TRUE(snap_vcpu_check(&bad, all) != NULL);
-	bad = s; bad.ss_locked = 2;		EXPECT_TRUE(snap_vcpu_check(&bad, all) != NULL);
-	bad = s; bad.hsm_state = 3;		EXPECT_TRUE(snap_vcpu_check(&bad, all) != NULL);
-	bad = s; bad.waiting = 2;		EXPECT_TRUE(snap_vcpu_check(&bad, all) != NULL);
+	EXPECT_TRUE(vcpu_check(&s, all) == NULL);
+	bad = s; bad.gpr[0] = 1;		EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
+	bad = s; bad.sstatus = SR_SIE;		EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
+	bad = s; bad.hvip = MIP_SEIP;		EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
+	bad = s; bad.ss_locked = 2;		EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
+	bad = s; bad.hsm_state = 3;		EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
+	bad = s; bad.waiting = 2;		EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
 	/* CFI on in a guest that was not given CFI: refused, never half-installed */
-	bad = s; bad.ss_value = 1;		EXPECT_TRUE(snap_vcpu_check(&bad, no_cfi) != NULL);
-	bad = s; bad.lp_locked = 1;		EXPECT_TRUE(snap_vcpu_check(&bad, no_cfi) != NULL);
-	bad = s; bad.pc = 0x1234;		EXPECT_TRUE(snap_vcpu_check(&bad, all) == NULL);
+	bad = s; bad.ss_value = 1;		EXPECT_TRUE(vcpu_check(&bad, no_cfi) != NULL);
+	bad = s; bad.lp_locked = 1;		EXPECT_TRUE(vcpu_check(&bad, no_cfi) != NULL);
+	bad = s; bad.pc = 0x1234;		EXPECT_TRUE(vcpu_check(&bad, all) == NULL);
 	/* paging modes: Bare and Sv39 always, Sv48/Sv57 where this CPU has them */
 	hart_caps.vs_sv = 48;
 	bad = s; bad.vsatp = ATP_MODE_SV48 << ATP_MODE_SHIFT | 0x80123;
-	EXPECT_TRUE(snap_vcpu_check(&bad, all) == NULL);
+	EXPECT_TRUE(vcpu_check(&bad, all) == NULL);
 	bad = s; bad.vsatp = ATP_MODE_SV57 << ATP_MODE_SHIFT;
-	EXPECT_TRUE(snap_vcpu_check(&bad, all) != NULL);
-	bad = s; bad.vsatp = 5UL << ATP_MODE_SHIFT;	EXPECT_TRUE(snap_vcpu_check(&bad, all) != NULL);
+	EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
+	bad = s; bad.vsatp = 5UL << ATP_MODE_SHIFT;	EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
 	hart_caps.vs_sv = 57;
 	bad = s; bad.vsatp = ATP_MODE_SV57 << ATP_MODE_SHIFT;
-	EXPECT_TRUE(snap_vcpu_check(&bad, all) == NULL);
+	EXPECT_TRUE(vcpu_check(&bad, all) == NULL);
 	/* version 2 fields */
-	bad = s; bad.pte_ad_value = 2;		EXPECT_TRUE(snap_vcpu_check(&bad, all) != NULL);
-	bad = s; bad.misaligned_locked = 2;	EXPECT_TRUE(snap_vcpu_check(&bad, all) != NULL);
+	bad = s; bad.pte_ad_value = 2;		EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
+	bad = s; bad.misaligned_locked = 2;	EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
 	bad = s; bad.pte_ad_locked = 1;
-	EXPECT_TRUE(snap_vcpu_check(&bad, all & ~SNAP_FEAT_SVADU) != NULL);
-	bad = s; bad.reserved = 1;		EXPECT_TRUE(snap_vcpu_check(&bad, all) != NULL);
-	bad = s; bad.reserved3[1] = 1;		EXPECT_TRUE(snap_vcpu_check(&bad, all) != NULL);
-	bad = s; bad.system_suspend = 1;	EXPECT_TRUE(snap_vcpu_check(&bad, all) != NULL);
+	EXPECT_TRUE(vcpu_check(&bad, all & ~SNAP_FEAT_SVADU) != NULL);
+	bad = s; bad.reserved = 1;		EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
+	bad = s; bad.reserved3[1] = 1;		EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
+	bad = s; bad.system_suspend = 1;	EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
 	bad.hsm_state = VCPU_HSM_SUSPENDED; bad.resume_nonret = 1;
-	EXPECT_TRUE(snap_vcpu_check(&bad, all) == NULL);
+	EXPECT_TRUE(vcpu_check(&bad, all) == NULL);
 }
