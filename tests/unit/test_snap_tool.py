@@ -99,7 +99,7 @@ VCPU_CSR_NAMES = ["pc", "sstatus", "vsstatus", "vsie", "vstvec", "vsscratch", "v
                   "ssp"]
 # Offsets within the payloads (the document's tables).
 CONFIG_OFF = {"name": 0, "ram_gpa": 16, "ram_size": 24, "nr_vcpus": 32, "cfi_policy": 36,
-              "features": 40, "boot_count": 44, "debug_ext": 48, "reserved": 52,
+              "features": 40, "boot_count": 44, "debug_ext": 48, "vs_sv": 52,
               "guest_time": 56, "timebase_hz": 64, "kernel_image": 72, "initrd_image": 104,
               "bootargs": 136}
 VCPU_OFF = {"gpr": 0, **{n: 256 + 8 * i for i, n in enumerate(VCPU_CSR_NAMES)}, "f": 376,
@@ -137,7 +137,8 @@ class Builder:
         self.header_reserved = 0
         self.config = {"name": b"alpha", "ram_gpa": RAM_GPA, "ram_size": ram_size,
                        "nr_vcpus": nr_vcpus, "cfi_policy": 0, "features": 0x1F,
-                       "boot_count": 1, "debug_ext": 0, "reserved": 0,
+                       "boot_count": 1, "debug_ext": 0, "vs_sv": 39,
+                       "reserved": 0,             # offset 52 in version 1, not vs_sv
                        "guest_time": 123_456_789, "timebase_hz": 10_000_000,
                        "kernel_image": b"alpha.kernel", "initrd_image": b"alpha.initrd",
                        "bootargs": b"console=ttyS0 quiet"}
@@ -188,7 +189,8 @@ class Builder:
         c = self.config
         return struct.pack(CONFIG_FMT, c["name"], c["ram_gpa"], c["ram_size"], c["nr_vcpus"],
                            c["cfi_policy"], c["features"], c["boot_count"], c["debug_ext"],
-                           c["reserved"], c["guest_time"], c["timebase_hz"], c["kernel_image"],
+                           c["vs_sv"] if self.version >= 2 else c["reserved"],
+                           c["guest_time"], c["timebase_hz"], c["kernel_image"],
                            c["initrd_image"], c["bootargs"])
 
     @staticmethod
@@ -411,6 +413,29 @@ def test_valid_variants(kw):
     assert snap.verify(b.build()).valid
 
 
+@pytest.mark.parametrize("vs_sv", [0, 39, 48, 57])
+def test_config_paging_modes(vs_sv):
+    """CONFIG's vs_sv (version 2): the widest paging mode the guest was given, or
+    0: not recorded."""
+    b = Builder()
+    b.config["vs_sv"] = vs_sv
+    s = snap.verify(b.build())
+    assert s.config["vs_sv"] == vs_sv
+
+
+def test_version_1_config_reserved_must_be_0():
+    """Offset 52 of a version 1 CONFIG is reserved: 0, not a paging mode."""
+    b = Builder()
+    b.version = 1
+    b.config["reserved"] = 39
+    data = b.build()
+    err = first_problem(data)
+    assert err.section == "CONFIG" and err.offset == 32 + 24 + 52, str(err)
+    assert "vs_sv is 39, must be 0" in err.message
+    b.config["reserved"] = 0
+    assert snap.verify(b.build()).config["vs_sv"] == 0
+
+
 def test_live_flag():
     b = Builder()
     b.flags = 1
@@ -493,6 +518,7 @@ def test_inspect_json(valid):
     assert [s["type"] for s in j["sections"]][:3] == ["CONFIG", "VCPU", "VCPU"]
     assert all(s["crc_ok"] for s in j["sections"])
     assert j["config"]["name"] == "alpha" and j["config"]["cfi"] == "trap"
+    assert j["config"]["vs_sv"] == 39
     v0 = j["vcpus"][0]
     assert v0["pc"] == 0xFFFFFFFF80001234 and v0["gpr"][10] == 10 and v0["hsm"] == "started"
     assert v0["cfi"]["elp"] and v0["cfi"]["ss_locked"] and v0["cfi"]["senvcfg_sse"]
@@ -733,7 +759,9 @@ FIELD_CASES = [
     (_config(cfi_policy=4), "CONFIG", 36, "cfi_policy 4 must be 0..3"),
     (_config(features=0x20), "CONFIG", 40, "features 0x20"),
     (_config(debug_ext=2), "CONFIG", 48, "debug_ext 2 must be 0 or 1"),
-    (_config(reserved=1), "CONFIG", 52, "reserved is 0x1"),
+    (_config(vs_sv=1), "CONFIG", 52, "vs_sv is 1, must be 39, 48 or 57"),
+    (_config(vs_sv=64), "CONFIG", 52, "vs_sv is 64"),
+    (_config(vs_sv=0xFFFFFFFF), "CONFIG", 52, "vs_sv is 4294967295"),
     (_config(kernel_image=b"k" * 32), "CONFIG", 72, "kernel_image is not NUL-terminated"),
     (_config(initrd_image=b"i" * 32), "CONFIG", 104, "initrd_image is not NUL-terminated"),
     (_config(bootargs=b"b" * 512), "CONFIG", 136, "bootargs is not NUL-terminated"),
@@ -1004,6 +1032,7 @@ def test_diff_version_1_and_its_version_2_equivalent_are_identical():
     what the version 1 reader makes of it are the same guest."""
     a, b = Builder(), Builder()
     a.version = 1
+    b.config["vs_sv"] = 0                              # version 1: not recorded
     for v in b.vcpus:
         v.update(misaligned_locked=0, pte_ad_value=1, pte_ad_locked=0, system_suspend=0,
                  sta_shmem=STA_OFF, pmu_configured=0, pmu_started=0,
