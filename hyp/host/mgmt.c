@@ -154,8 +154,8 @@ static void vm_entry(struct json_writer *w, const struct vm *vm)
 static void cmd_hello(struct req *r)
 {
 	static const char *const cmds[] = { "hello", "list", "images", "stats", "cfi", "pause",
-					    "resume", "destroy", "create", "snapshot", "restore",
-					    "migrate", "incoming" };
+					    "resume", "wake", "destroy", "create", "snapshot",
+					    "restore", "migrate", "incoming" };
 	struct json_writer w;
 
 	reply_head(&w, r->has_id, r->id, true);
@@ -359,6 +359,24 @@ static void cmd_resume(struct req *r)
 		return;
 	}
 	pr_info("vm %s: resumed", r->vm->cfg.name);
+	reply_head(&w, r->has_id, r->id, true);
+	jw_kv_str(&w, "vm", r->vm->cfg.name);
+	jw_kv_str(&w, "state", vm_state_name(r->vm));
+	reply_send(&w);
+}
+
+/* The guest's own suspend (SBI SUSP) ends as on a wake-up interrupt. */
+static void cmd_wake(struct req *r)
+{
+	struct json_writer w;
+
+	if (!get_vm(r, "vm", true))
+		return;
+	if (vmop_wake(r->vm)) {
+		reply_error(r->has_id, r->id, "bad-state", "the VM is not suspended");
+		return;
+	}
+	pr_info("vm %s: woken", r->vm->cfg.name);
 	reply_head(&w, r->has_id, r->id, true);
 	jw_kv_str(&w, "vm", r->vm->cfg.name);
 	jw_kv_str(&w, "state", vm_state_name(r->vm));
@@ -759,6 +777,7 @@ static const struct command commands[] = {
 	{ "cfi", cmd_cfi, { "vm", NULL } },
 	{ "pause", cmd_pause, { "vm", NULL } },
 	{ "resume", cmd_resume, { "vm", NULL } },
+	{ "wake", cmd_wake, { "vm", NULL } },
 	{ "destroy", cmd_destroy, { "vm", NULL } },
 	{ "create", cmd_create, { "name", "kernel", "initrd", "mem", "vcpus", "cfi", "bootargs",
 				  "debug", NULL } },

@@ -80,6 +80,14 @@ int vmop_resume(struct vm *vm)
 	return vm_resume(vm);
 }
 
+int vmop_wake(struct vm *vm)
+{
+	/* a paused VM (by us or a migration) stays asleep until resumed */
+	if (pending[vm->index].kind != OP_NONE)
+		return -HYP_EBUSY;
+	return vm_wake(vm);
+}
+
 void vmop_cancel_waiter(void *ctx)
 {
 	for (unsigned int i = 0; i < VM_MAX; i++)

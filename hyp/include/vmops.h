@@ -19,6 +19,8 @@ int vmop_pause(struct vm *vm, vmop_done_fn done, void *ctx);
 int vmop_destroy(struct vm *vm, vmop_done_fn done, void *ctx);
 /** vmop_resume() - PAUSED -> RUNNING at once. */
 int vmop_resume(struct vm *vm);
+/** vmop_wake() - wake a guest-suspended (SBI SUSP) VM, as QEMU's system_wakeup. */
+int vmop_wake(struct vm *vm);
 /* the operations a migration uses (hyp/include/migrate.h) */
 extern const struct mig_host_ops vmops_migration;
 /** vmop_cancel_waiter() - forget the callbacks that use @ctx (its owner goes away). */

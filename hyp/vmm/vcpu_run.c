@@ -39,9 +39,10 @@ static __attribute__((noinline)) bool may_continue_slow(struct vcpu *v)
 		if (!vcpu_wake_pending_live(v))
 			return false;
 		v->g.hsm.waiting = false;
-		if (v->g.hsm.state == VCPU_HSM_SUSPENDED)
-			resume_from_suspend(v);
 	}
+	/* woken by an interrupt, or by the host (vm_wake: no interrupt) */
+	if (v->g.hsm.state == VCPU_HSM_SUSPENDED)
+		resume_from_suspend(v);
 	return true;
 }
 

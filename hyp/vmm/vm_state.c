@@ -186,6 +186,27 @@ int vm_resume(struct vm *vm)
 	return rc;
 }
 
+int vm_wake(struct vm *vm)
+{
+	int rc = -HYP_EBUSY;
+
+	sched_lock();
+	for (unsigned int i = 0; vm->state == VM_RUNNING && i < vm->cfg.nr_vcpus; i++) {
+		struct vcpu *v = &vm->vcpus[i];
+
+		/* the run loop resumes a SUSPENDED vCPU that no longer waits */
+		if (v->g.hsm.system && v->g.hsm.state == VCPU_HSM_SUSPENDED && v->g.hsm.waiting) {
+			v->g.hsm.waiting = false;
+			v->g.hsm.system = false;	/* reads "running" at once */
+			rc = 0;
+		}
+	}
+	sched_unlock();
+	if (!rc)
+		sched_kick_idle();
+	return rc;
+}
+
 int vm_request_destroy(struct vm *vm)
 {
 	int rc = -HYP_EBUSY;

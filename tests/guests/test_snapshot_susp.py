@@ -5,7 +5,11 @@ prints SUSPENDING and suspends to RAM with a timer N ms away. While it sleeps
 the harness snapshots it (the host's pause leaves it suspended), destroys it
 and restores the file as a new VM: the copy is listed "suspended" too, takes
 no exits until its timer, then resumes at resume_addr with the same a0/a1 and
-finishes its checks (and a second suspend) as the original would have."""
+finishes its checks (and a second suspend) as the original would have.
+And the host's wake-up (carapace-ctl wake, as QEMU's system_wakeup): with
+sleep_ms=0 the guest suspends with no interrupt enabled, sleeps until the
+host wakes it, and resumes at resume_addr; wake is refused for a VM that is
+not guest-suspended (paused by the host, or down)."""
 
 import time
 
@@ -75,3 +79,31 @@ def test_snapshot_of_a_suspended_vm(snap_host, tmp_path):
                   "PASS: susp: suspend to RAM: woke at the timer, not before",
                   "PASS: susp: type (1 << 32) | 0: woke at the timer, not before"])
     h.wait_for(lambda l: l == "carapace: vm copy: shut down", 30)
+
+
+def test_host_wakes_a_suspended_vm(snap_host):
+    h = snap_host([vm_spec("w", "sbi_susp", 2, "sleep_ms=0")], extra=["--persist"])
+    h.wait_for(lambda l: l == "[w] SUSPENDING", 60)
+    assert wait_state(h, "w", "suspended", 5), h.snapshot()
+    before = exits(h, "w")
+    time.sleep(1.5)
+    # nothing can wake it but the host
+    assert exits(h, "w") == before and states(h)["w"] == "suspended", h.snapshot()
+    assert not [l for l in h.guest("w") if "resumed at resume_addr" in l], h.snapshot()
+    # paused by the host: no wake-up until resumed, and then still asleep
+    h.ctl("pause", "w")
+    rep, code, _ = h.ctl("wake", "w", check=False)
+    assert code == 1 and rep["code"] == "bad-state", rep
+    rep, _, _ = h.ctl("resume", "w")
+    assert rep["state"] == "suspended", rep
+    rep, _, _ = h.ctl("wake", "w")
+    assert rep["state"] == "running", rep
+    h.wait_for(lambda l: l.startswith("[w] DONE:"), 30)
+    check_report(Report(h.guest("w")), "vm w (woken by the host)",
+                 ["PASS: susp: suspend to RAM: resumed at resume_addr",
+                  "PASS: susp: suspend to RAM: a1 is the opaque value",
+                  "INFO: susp: suspend to RAM: woken with no interrupt enabled: by the host",
+                  "PASS: susp: type (1 << 32) | 0: woke at the timer, not before"])
+    h.wait_for(lambda l: l == "carapace: vm w: shut down", 30)
+    rep, code, _ = h.ctl("wake", "w", check=False)
+    assert code == 1 and rep["code"] == "bad-state", rep      # down: not suspended

@@ -10,7 +10,9 @@ VM is an interrupt Linux left enabled: its timer is stopped before the call
 and the VM has no RTC, so the wake-up is console input (the 16550's receive
 interrupt through the PLIC). While asleep the VM reads "suspended" in the
 management list, exits nothing, survives a host pause and resume still
-asleep, and wakes on one typed byte."""
+asleep, and wakes on one typed byte. A second suspend with ttyS0 no longer a
+wake-up source ignores typed input and ends with the host's
+`carapace-ctl wake` (as QEMU's system_wakeup)."""
 
 import sys
 import time
@@ -47,41 +49,57 @@ def wait_state(h, want, timeout):
     return False
 
 
-def test_linux_suspend_to_ram_woken_by_console_input(initramfs, tmp_path):
+def asleep(h, text, seconds):
+    """The VM stays suspended for @seconds and takes no exit meanwhile (no
+    vCPU is scheduled)."""
+    before = exits(h)
+    time.sleep(seconds)
+    assert exits(h) == before, "the suspended VM ran\n" + text()
+    assert state(h) == "suspended", text()
+
+
+def test_linux_suspend_to_ram(initramfs, tmp_path):
     h = TypingHost(tmp_path, [SPEC], extra=["--persist"])   # up after init's poweroff
     try:
         text = lambda: "\n".join(h.snapshot())  # noqa: E731
-        resumed = lambda: any("init: resumed" in l for l in h.snapshot())  # noqa: E731
+        done = lambda r: any(f"init: round {r}: suspend exit" in l  # noqa: E731
+                             for l in h.snapshot())
+        # round 1: woken by console input (ttyS0 a wake-up source)
         # (init's own lines can be cut by the kernel's "PM: suspend entry")
-        h.wait_for(lambda l: "init: ttyS0 wakeup: enabled" in l, 240)
+        h.wait_for(lambda l: "init: round 1: ttyS0 wakeup: enabled" in l, 240)
         assert wait_state(h, "suspended", 60), text()
         out = text()
         assert "suspend: SBI SUSP extension detected" in out, out
         assert "init: power states: freeze mem" in out, out
-
-        # asleep: the VM takes no exits (no vCPU is scheduled), and stays asleep
-        before = exits(h)
-        time.sleep(2)
-        assert exits(h) == before, "the suspended VM ran"
-        assert state(h) == "suspended" and not resumed(), text()
+        asleep(h, text, 2)
+        assert not done(1), text()
 
         # a host pause of a guest-suspended VM keeps it suspended
         rep, _, _ = h.ctl("pause", "s")
         assert rep["state"] == "paused", rep
         rep, _, _ = h.ctl("resume", "s")
         assert rep["state"] == "suspended", rep
-        time.sleep(1)
-        assert state(h) == "suspended" and not resumed(), text()
+        asleep(h, text, 1)
+        assert not done(1), text()
 
-        # one byte of console input wakes it (ttyS0 is its wake-up source)
         h.type(b"\r")
-        h.wait_for(lambda l: "init: resumed" in l, 60)
+        h.wait_for(lambda l: "init: round 1: suspend exit 0" in l, 60)
         out = text()
-        assert "init: suspend exit 0" in out, out
         assert "PM: suspend exit" in out, out
         # the kernel's log, held back while its console was suspended
         assert "CPU1: off" in out, out       # the other vCPU was stopped first (HSM)
         assert "CPU1 is up" in out, out
+
+        # round 2: ttyS0 is no wake-up source: input does not wake it, the host does
+        h.wait_for(lambda l: "init: round 2: ttyS0 wakeup: disabled" in l, 60)
+        assert wait_state(h, "suspended", 60), text()
+        h.type(b"\r")
+        asleep(h, text, 2)
+        assert not done(2), text()
+        rep, _, _ = h.ctl("wake", "s")
+        assert rep["state"] == "running", rep
+        h.wait_for(lambda l: "init: round 2: suspend exit 0" in l, 60)
+        h.wait_for(lambda l: "init: resumed" in l, 30)
         assert state(h) in ("running", "down"), text()   # init powers off after
     finally:
         h.kill()
