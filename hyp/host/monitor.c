@@ -91,7 +91,7 @@ static void show_cfi(void)
 void monitor_open(void)
 {
 	pr_info("monitor: 0-%u focus a VM, l list, s stats, c CFI state, p pause, r resume, "
-		"X destroy (focused VM), Enter/q leave", nr_vms ? nr_vms - 1 : 0);
+		"w wake, X destroy (focused VM), Enter/q leave", nr_vms ? nr_vms - 1 : 0);
 }
 
 static void op_done(void *ctx, struct vm *vm, uint64_t result)
@@ -101,7 +101,7 @@ static void op_done(void *ctx, struct vm *vm, uint64_t result)
 	(void)result;	/* services.c already said "paused" / "destroyed" */
 }
 
-/* p, r, X: the focused VM, through the same operations as carapace-ctl. */
+/* p, r, w, X: the focused VM, through the same operations as carapace-ctl. */
 static void lifecycle_key(int c)
 {
 	struct vm *vm = &vms[focus];
@@ -115,13 +115,15 @@ static void lifecycle_key(int c)
 		rc = vmop_pause(vm, op_done, NULL);
 	else if (c == 'r')
 		rc = vmop_resume(vm);
+	else if (c == 'w')
+		rc = vmop_wake(vm);	/* a guest-suspended VM (SBI SUSP) */
 	else
 		rc = vmop_destroy(vm, op_done, NULL);
 	if (rc)
 		pr_info("monitor: vm %s is %s: cannot %s it now", vm->cfg.name, vm_state_name(vm),
-			c == 'p' ? "pause" : c == 'r' ? "resume" : "destroy");
-	else if (c == 'r')
-		pr_info("vm %s: resumed", vm->cfg.name);
+			c == 'p' ? "pause" : c == 'r' ? "resume" : c == 'w' ? "wake" : "destroy");
+	else if (c == 'r' || c == 'w')
+		pr_info("vm %s: %s", vm->cfg.name, c == 'r' ? "resumed" : "woken");
 }
 
 bool monitor_key(int c)
@@ -143,6 +145,7 @@ bool monitor_key(int c)
 		return true;
 	case 'p':
 	case 'r':
+	case 'w':
 	case 'X':
 		lifecycle_key(c);
 		return true;

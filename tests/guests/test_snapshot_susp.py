@@ -9,7 +9,8 @@ finishes its checks (and a second suspend) as the original would have.
 And the host's wake-up (carapace-ctl wake, as QEMU's system_wakeup): with
 sleep_ms=0 the guest suspends with no interrupt enabled, sleeps until the
 host wakes it, and resumes at resume_addr; wake is refused for a VM that is
-not guest-suspended (paused by the host, or down)."""
+not guest-suspended (paused by the host, or down). The monitor's `w` key
+does the same."""
 
 import time
 
@@ -17,6 +18,7 @@ import pytest
 
 from test_guests import EXIT_OK, Report, check_report, guests_built, vm_spec  # noqa: F401
 from test_snapshot import inspect, snap_host  # noqa: F401
+from test_snapshot_uart import TypingHost
 
 pytestmark = pytest.mark.quick
 
@@ -107,3 +109,17 @@ def test_host_wakes_a_suspended_vm(snap_host):
     h.wait_for(lambda l: l == "carapace: vm w: shut down", 30)
     rep, code, _ = h.ctl("wake", "w", check=False)
     assert code == 1 and rep["code"] == "bad-state", rep      # down: not suspended
+
+
+def test_monitor_key_wakes_a_suspended_vm(tmp_path, guests_built):
+    h = TypingHost(tmp_path, [vm_spec("m", "sbi_susp", 2, "sleep_ms=0")])
+    try:
+        h.wait_for(lambda l: l == "[m] SUSPENDING", 60)
+        assert wait_state(h, "m", "suspended", 5), h.snapshot()
+        h.type(b"\x1dw")      # Ctrl-] opens the monitor, w wakes the focused VM
+        h.wait_for(lambda l: l.endswith("vm m: woken"), 10)
+        h.wait_for(lambda l: l.startswith("[m] DONE:"), 30)
+        check_report(Report(h.guest("m")), "vm m (woken from the monitor)",
+                     ["PASS: susp: suspend to RAM: resumed at resume_addr"])
+    finally:
+        h.kill()
