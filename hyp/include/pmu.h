@@ -53,6 +53,7 @@ struct vcpu_pmu {
 struct pmu_live {
 	uint64_t base[PMU_CTR_INSTRET + 1];	/* host cycle/instret at start or load */
 	uint32_t fw_events;	/* bit c: a started counter counts firmware event c */
+	bool loaded;		/* base[] holds this run's start (folded at put) */
 };
 
 /* Pure logic (hyp/vmm/pmu_logic.c, host-tested). */
@@ -76,10 +77,11 @@ unsigned long pmu_counter_info(unsigned int i);
 /* Live counters (hyp/vmm/pmu.c). */
 struct vcpu;
 void pmu_vcpu_reset(struct vcpu *v);
-/** pmu_vcpu_load()/put() - only called when a hardware counter is configured
- *  (vcpu.c tests that first: guests without one pay one branch each way). */
+/** pmu_vcpu_put() - from vcpu_put() when a hardware counter is configured;
+ *  posts VCPU_REQ_PMU_LOAD so that pmu_vcpu_load() runs before the next entry
+ *  (guests without one pay one test per switch). */
 void pmu_vcpu_load(struct vcpu *v);
-void pmu_vcpu_put(struct vcpu *v);
+struct vcpu *pmu_vcpu_put(struct vcpu *v);	/* returns @v */
 /** pmu_hw_sync() - after the configured/started sets changed on the loaded vCPU. */
 void pmu_hw_sync(struct vcpu *v);
 /** pmu_read() - counter @i's value now (the vCPU is loaded here). */

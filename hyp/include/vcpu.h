@@ -83,6 +83,7 @@ struct vcpu_guest {
 #define VCPU_REQ_HFENCE_VVMA	(1UL << 1)	/* flush all of the VM's VS-stage entries */
 #define VCPU_REQ_SYNC_STATE	(1UL << 2)	/* copy live ssp/senvcfg to memory (host) */
 #define VCPU_REQ_STEAL		(1UL << 3)	/* report its wait for a hart (SBI STA) */
+#define VCPU_REQ_PMU_LOAD	(1UL << 4)	/* its configured cycle/instret: trap, count */
 
 #define VCPU_EXIT_CAUSES	24
 

@@ -8,9 +8,12 @@
  * the bit is cleared while the vCPU runs, so each read is a virtual-instruction
  * exit answered here with the vCPU's own value: the initial value it asked
  * for plus the host counter's advance while the counter was started and the
- * vCPU was on a hart. vcpu_load()/vcpu_put() call in only while a hardware
- * counter is configured, so other guests pay one branch each way. */
+ * vCPU was on a hart. vcpu_put() calls in only while a hardware counter is
+ * configured (one test for other guests) and posts VCPU_REQ_PMU_LOAD, so the
+ * next entry's vcpu_apply_pending() calls pmu_vcpu_load(): vcpu_load() has
+ * no test of its own. */
 #include <arch/riscv/csr.h>
+#include <atomic.h>
 #include <errno.h>
 #include <hart.h>
 #include <pmu.h>
@@ -27,6 +30,7 @@ void pmu_vcpu_reset(struct vcpu *v)
 {
 	/* v->g.pmu was cleared with the rest of v->g */
 	v->pmu_live.fw_events = 0;
+	v->pmu_live.loaded = false;
 }
 
 void pmu_hw_sync(struct vcpu *v)
@@ -35,28 +39,37 @@ void pmu_hw_sync(struct vcpu *v)
 	csr_write(CSR_HCOUNTEREN, HCOUNTEREN_DEFAULT & ~(unsigned long)(v->g.pmu.configured &
 									   PMU_HW_MASK));
 	v->pmu_live.fw_events = pmu_fw_events(&v->g.pmu);
+	v->pmu_live.loaded = true;	/* runs on the vCPU's hart, between its entries */
 }
 
-void pmu_vcpu_load(struct vcpu *v)
+/* cold and out of line: the vCPU switch keeps only vcpu.c's test */
+__attribute__((noinline, cold)) void pmu_vcpu_load(struct vcpu *v)
 {
 	uint32_t live = v->g.pmu.started & PMU_HW_MASK;
 
+	if (!(v->g.pmu.configured & PMU_HW_MASK))
+		return;		/* released since the request was posted */
 	for (unsigned int i = 0; i <= PMU_CTR_INSTRET; i++)
 		if (live & (1U << i))
 			v->pmu_live.base[i] = host_count(i);
+	v->pmu_live.loaded = true;
 	csr_write(CSR_HCOUNTEREN, HCOUNTEREN_DEFAULT & ~(unsigned long)(v->g.pmu.configured &
 									   PMU_HW_MASK));
 }
 
-void pmu_vcpu_put(struct vcpu *v)
+__attribute__((noinline, cold)) struct vcpu *pmu_vcpu_put(struct vcpu *v)
 {
 	uint32_t live = v->g.pmu.started & PMU_HW_MASK;
 
-	/* fold the live counts in: off its hart, value[] is the whole truth */
-	for (unsigned int i = 0; i <= PMU_CTR_INSTRET; i++)
+	/* fold the live counts in: off its hart, value[] is the whole truth
+	 * (not after a load that never entered: the bases are the last run's) */
+	for (unsigned int i = 0; i <= PMU_CTR_INSTRET && v->pmu_live.loaded; i++)
 		if (live & (1U << i))
 			v->g.pmu.value[i] += host_count(i) - v->pmu_live.base[i];
+	v->pmu_live.loaded = false;
+	atomic_or(&v->requests, VCPU_REQ_PMU_LOAD);	/* for its next entry */
 	csr_write(CSR_HCOUNTEREN, HCOUNTEREN_DEFAULT);
+	return v;
 }
 
 uint64_t pmu_read(const struct vcpu *v, unsigned int i)
@@ -124,5 +137,7 @@ int pmu_vcpu_restore(struct vcpu *v, const struct vcpu_pmu *in)
 		return -HYP_EINVAL;
 	v->g.pmu = *in;
 	v->pmu_live.fw_events = pmu_fw_events(in);
+	v->pmu_live.loaded = false;
+	atomic_or(&v->requests, VCPU_REQ_PMU_LOAD);	/* it may have hw counters */
 	return 0;
 }

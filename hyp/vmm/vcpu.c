@@ -75,12 +75,13 @@ void vcpu_load(struct vcpu *v)
 	if (hart_caps.zicfiss)
 		csr_write(CSR_SSP, v->g.csr.ssp);
 	__vcpu_fp_restore(&v->g.fp);
-	if (v->g.pmu.configured & PMU_HW_MASK)	/* guest reads of them trap */
-		pmu_vcpu_load(v);
 }
 
 void vcpu_put(struct vcpu *v)
 {
+	/* it hands v back: nothing is kept across the call (vCPU switch cost) */
+	if (v->g.pmu.configured & PMU_HW_MASK)	/* folds the live counts in */
+		v = pmu_vcpu_put(v);
 	v->g.csr.vsstatus = csr_read(CSR_VSSTATUS);
 	v->g.csr.vsie = csr_read(CSR_VSIE);
 	v->g.csr.vstvec = csr_read(CSR_VSTVEC);
@@ -99,8 +100,6 @@ void vcpu_put(struct vcpu *v)
 	if (v->irq_pending)
 		v->g.csr.hvip |= atomic_xchg(&v->irq_pending, 0);
 	__vcpu_fp_save(&v->g.fp);
-	if (v->g.pmu.configured & PMU_HW_MASK)
-		pmu_vcpu_put(v);
 	csr_write(CSR_HVIP, 0);
 	this_hart()->current = NULL;
 }
@@ -177,6 +176,8 @@ void vcpu_apply_pending_slow(struct vcpu *v)
 			hfence_vvma_all();
 		if (req & VCPU_REQ_SYNC_STATE)
 			save_live_cfi(v);
+		if (req & VCPU_REQ_PMU_LOAD)	/* posted by pmu_vcpu_put(): no test in vcpu_load() */
+			pmu_vcpu_load(v);
 		if (req & VCPU_REQ_STEAL)
 			steal_vcpu_in(v);
 	}

@@ -191,6 +191,10 @@ TEST(pmu_cycle_counts_only_while_started_and_loaded)
 	pmu_vcpu_put(v);			/* off its hart: folded in */
 	EXPECT_EQ(v->g.pmu.value[0], 150);
 	EXPECT_EQ(fake_csr[CSR_HCOUNTEREN], 0x7);
+	EXPECT_EQ(v->requests & VCPU_REQ_PMU_LOAD, VCPU_REQ_PMU_LOAD);	/* for the next entry */
+	fake_csr[CSR_CYCLE] = 4000;
+	pmu_vcpu_put(v);			/* loaded, never entered, put again */
+	EXPECT_EQ(v->g.pmu.value[0], 150);	/* nothing folded twice */
 	fake_csr[CSR_CYCLE] = 5000;		/* time off CPU does not count */
 	pmu_vcpu_load(v);
 	EXPECT_EQ(fake_csr[CSR_HCOUNTEREN], 0x6);
