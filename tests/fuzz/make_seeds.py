@@ -223,6 +223,15 @@ def seeds():
             vcpu_over={"hsm_state": 2, "waiting": 0, "resume_nonret": 1,
                        "resume_addr": RAM_BASE + 0x200000, "resume_opaque": 5,
                        "system_suspend": 1, "pte_ad_value": 0})), True),
+        # valid: SBI STA shared memory and PMU counters (cycle, instret, a firmware
+        # counter on IPI_SENT; two of them started)
+        ("valid-v2-sta-pmu", harness(stream(
+            name="perf", runs=((0x1000, 1),),
+            vcpu_over={"sta_shmem": RAM_BASE + 0x1040, "pmu_configured": 0b1101,
+                       "pmu_started": 0b1001,
+                       "pmu_event_idx": [0x1, 0, 0x2, 0xF0006] + [0] * 7,
+                       "pmu_value": [123456789, 0, 4242, 17] + [0] * 7}),
+            sizes=(0, 200, 100, 0, 0, 0)), True),
     ]
     # refused by the host, valid as a format
     out += [
@@ -289,6 +298,9 @@ def seeds():
                                                 runs=())), False),
         ("bad-vcpu-pmu-started", harness(stream(vcpu_over={"pmu_started": 1}, runs=())),
          False),
+        ("bad-vcpu-pmu-event", harness(stream(vcpu_over={"pmu_configured": 1 << 3,
+                                                         "pmu_event_idx": [0, 0, 0, 0xF0016]
+                                                         + [0] * 7}, runs=())), False),
     ]
     return out
 
