@@ -22,7 +22,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "guests"))
 from test_snapshot_uart import TypingHost  # noqa: E402
-from test_linux import INITRAMFS, KERNEL, initramfs  # noqa: E402,F401
+from test_linux import (INITRAMFS, KERNEL, cpu_with_cfi, initramfs,  # noqa: E402,F401
+                        run_reference)
 
 pytestmark = pytest.mark.linux
 
@@ -58,6 +59,16 @@ def asleep(h, text, seconds):
     assert state(h) == "suspended", text()
 
 
+def test_reference_no_suspend_to_ram(initramfs):
+    """Bare QEMU virt: OpenSBI 1.6 has no system-suspend device there, so no
+    SUSP, and Linux's `mem` is only s2idle (no `deep`); init does not sleep."""
+    rep, out = run_reference(initramfs, "suspend", cpu_with_cfi())
+    assert "Platform Suspend Device     : ---" in out, out
+    assert "suspend: SBI SUSP extension detected" not in out, out
+    assert rep.has("init: mem_sleep: [s2idle]"), out
+    assert rep.has("init: no deep sleep state"), out
+
+
 def test_linux_suspend_to_ram(initramfs, tmp_path):
     h = TypingHost(tmp_path, [SPEC], extra=["--persist"])   # up after init's poweroff
     try:
@@ -71,6 +82,7 @@ def test_linux_suspend_to_ram(initramfs, tmp_path):
         out = text()
         assert "suspend: SBI SUSP extension detected" in out, out
         assert "init: power states: freeze mem" in out, out
+        assert "init: mem_sleep: s2idle [deep]" in out, out
         asleep(h, text, 2)
         assert not done(1), text()
 
