@@ -42,7 +42,7 @@ void pmu_hw_sync(struct vcpu *v)
 	v->pmu_live.loaded = true;	/* runs on the vCPU's hart, between its entries */
 }
 
-/* cold and out of line: the vCPU switch keeps only vcpu.c's test */
+/* cold, out of line: posted work (VCPU_REQ_PMU_LOAD) before the vCPU's next entry */
 __attribute__((noinline, cold)) void pmu_vcpu_load(struct vcpu *v)
 {
 	uint32_t live = v->g.pmu.started & PMU_HW_MASK;
@@ -57,6 +57,7 @@ __attribute__((noinline, cold)) void pmu_vcpu_load(struct vcpu *v)
 									   PMU_HW_MASK));
 }
 
+/* returns @v so that vcpu_put() keeps no register across the call */
 __attribute__((noinline, cold)) struct vcpu *pmu_vcpu_put(struct vcpu *v)
 {
 	uint32_t live = v->g.pmu.started & PMU_HW_MASK;
