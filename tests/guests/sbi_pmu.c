@@ -313,6 +313,38 @@ static void instret_per_sbi_call(void)
 	stop(2, SBI_PMU_STOP_RESET);
 }
 
+/* A vCPU's cycle counts only while it is on a hart: across a 20 ms retentive
+ * suspend (the vCPU leaves its hart until the timer) it advances by far less
+ * than in 20 ms of spinning. */
+static void test_off_cpu(void)
+{
+	unsigned long t0, c0, spin_t, spin, idle_t, idle;
+
+	if (!check_eq(T, "config_matching(cycles) with AUTO_START",
+		      cfg(0, 1, SBI_PMU_CFG_FLAG_AUTO_START, EV_CYCLES).error, SBI_SUCCESS))
+		return;
+	t0 = rdtime();
+	c0 = csr_read(cycle);
+	udelay(20000);
+	spin_t = rdtime() - t0;
+	spin = csr_read(cycle) - c0;
+	csr_set(sie, MIP_STIP);
+	t0 = rdtime();
+	c0 = csr_read(cycle);
+	sbi_set_timer(t0 + us_to_ticks(20000));
+	sbi_hart_suspend(SBI_HSM_SUSPEND_RET_DEFAULT, 0, 0);
+	idle_t = rdtime() - t0;
+	idle = csr_read(cycle) - c0;
+	sbi_set_timer(-1UL);
+	csr_clear(sie, MIP_STIP);
+	stop(0, SBI_PMU_STOP_RESET);
+	report_info(T, "cycle: spinning %lu in %lu ticks, suspended %lu in %lu ticks", spin,
+		    spin_t, idle, idle_t);
+	check_ge(T, "the suspend lasted its 20 ms", idle_t, us_to_ticks(20000));
+	check_le(T, "cycle does not count while the vCPU is off its hart (< 1/4 of spinning)",
+		 idle * 4, spin / spin_t * idle_t);
+}
+
 static void test_carapace_only(void)
 {
 	struct sbiret r;
@@ -374,6 +406,7 @@ static void test_carapace_only(void)
 	check_eq(T, "start with both SET_INIT_VALUE and INIT_SNAPSHOT is INVALID_PARAM",
 		 start(3, 3, 0), SBI_ERR_INVALID_PARAM);
 	instret_per_sbi_call();
+	test_off_cpu();
 	test_fw("fence_i_sent", SBI_PMU_FW_FENCE_I_SENT, do_fence_i_self, 2);
 	test_fw("sfence_vma_sent", SBI_PMU_FW_SFENCE_VMA_SENT, do_sfence_self, 2);
 	test_fw("illegal_insn", SBI_PMU_FW_ILLEGAL_INSN, do_illegal, 3);
