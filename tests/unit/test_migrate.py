@@ -47,8 +47,9 @@ PAGE = 4096
 # --- building a migration stream ----------------------------------------------------
 
 
-def header():
-    return b"CARAMIGR" + struct.pack("<IIQQ", 1, 32, 0, 0)
+def header(version=2):
+    """The migration header (docs/migration.md: protocol version 2)."""
+    return b"CARAMIGR" + struct.pack("<IIQQ", version, 32, 0, 0)
 
 
 def section(stype, payload, instance=0):
@@ -431,6 +432,17 @@ def test_framer_holds_back_an_incomplete_section_header():
     assert framer.safe == len(data)
     assert [e.kind for e in events] == ["section-start", "section"]
     assert events[1].fields == {"downtime_ticks": 5, "timebase_hz": 10_000_000}
+
+
+@pytest.mark.parametrize("version", [1, 3])
+def test_framer_follows_protocol_2_only(version):
+    """A header of another protocol version (1: before snapshot format 2's VCPU
+    records) is not followed: its bytes are only counted."""
+    framer = ctl.MigFramer()
+    framer.feed(header(version) + section("ACCEPT", struct.pack("<II", 1, 0)))
+    assert framer.error == (f"migration stream version {version}, header size 32 "
+                            "(not 2, 32)")
+    assert framer.sections == 0
 
 
 def test_framer_abort_fields():
