@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from test_linux import (FIRMWARE, HYP, INITRAMFS, LAUNCHER, REF_TIMEOUT, ROOT,
+from test_linux import (CACHE, FIRMWARE, HYP, INITRAMFS, LAUNCHER, REF_TIMEOUT, ROOT,
                         cpu_with_cfi, run_carapace)
 
 pytestmark = pytest.mark.linux
@@ -54,7 +54,8 @@ def steal_initramfs():
     if not FIRMWARE.is_file():
         pytest.skip(f"OpenSBI firmware not found at {FIRMWARE}; run `make deps`")
     r = subprocess.run(["make", "-s", "-f", "tests/linux/linux.mk", "B=build",
-                        "linux-initramfs"], cwd=ROOT, capture_output=True, text=True)
+                        f"CACHE={CACHE}", "linux-initramfs"],
+                       cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, f"building the initramfs failed:\n{r.stdout}\n{r.stderr}"
     return INITRAMFS
 
