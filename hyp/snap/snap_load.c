@@ -223,6 +223,8 @@ static void got_config(const struct snap_config *c)
 {
 	const char *code, *why;
 
+	if (ld.version == 1 && c->vs_sv)	/* a reserved field there */
+		return refuse("bad-snapshot", "reserved field is not 0");
 	ld.vm = snap_admit(c, ld.name[0] ? ld.name : NULL, &code, &why);
 	if (!ld.vm)
 		return refuse(code, why);

@@ -125,7 +125,8 @@ def override(layout, raw, fields):
 
 def stream(name="alpha", nr_vcpus=1, ram=8 * MiB, runs=((0x200000, 1),), cfi=True,
            live=False, queued=b"hi\n", timebase=TIMEBASE, features=None, vcpu_over=None,
-           dev_over=None, end_over=None, version=snap.VERSION, vcpu_version=None):
+           dev_over=None, end_over=None, version=snap.VERSION, vcpu_version=None,
+           config_over=None):
     """A valid stream (unless an override makes a field wrong: the CRCs stay
     right, so the field checks see it); @runs: (offset in RAM, pages).
     @version: the header's; the VCPU records are of @vcpu_version (default the
@@ -140,6 +141,8 @@ def stream(name="alpha", nr_vcpus=1, ram=8 * MiB, runs=((0x200000, 1),), cfi=Tru
         "guest_time": 987654321, "timebase_hz": timebase,
         "kernel_image": b"linux.image", "initrd_image": b"rootfs.cpio.gz" if cfi else b"",
         "bootargs": b"console=ttyS0 quiet"})
+    if config_over:
+        config = override(snap.CONFIG, config, config_over)
     out.append(section(snap.SEC_CONFIG, 0, config))
     for i in range(nr_vcpus):
         rec = vcpu_record(i, cfi)
@@ -275,6 +278,9 @@ def seeds():
         ("bad-v1-header-v2-vcpu", harness(stream(name="mix", version=1, vcpu_version=2,
                                                  runs=())), False),
         ("bad-v2-header-v1-vcpu", harness(stream(name="mix", vcpu_version=1, runs=())), False),
+        # CONFIG's vs_sv is a reserved field in version 1
+        ("bad-v1-config-vs-sv", harness(stream(name="old", version=1, runs=(),
+                                               config_over={"vs_sv": 57})), False),
         ("bad-device-order", harness(one[:dev0 - snap.SECTION.size - snap.VCPU.size] +
                                      one[dev0:]), False),
         # a field out of range behind a good CRC

@@ -116,9 +116,11 @@ def crc32c(data):
     return crc ^ 0xFFFFFFFF
 
 
-def as_version_1(stream):
+def as_version_1(stream, vs_sv=0, vcpu_bytes=672):
     """The same snapshot as a version 1 writer would have made it: version 1
-    in the header, 672-byte VCPU records, CONFIG's vs_sv (then reserved) 0."""
+    in the header, 672-byte VCPU records, CONFIG's vs_sv (then reserved) 0
+    (@vs_sv: another value, which a version 1 stream must not have;
+    @vcpu_bytes: keep longer VCPU records, which it must not have either)."""
     out = bytearray(stream[:32])
     struct.pack_into("<I", out, 8, 1)
     pos = 32
@@ -127,9 +129,9 @@ def as_version_1(stream):
         payload = bytearray(stream[pos + 24:pos + 24 + length])
         pos += 24 + length
         if typ == 1:
-            struct.pack_into("<I", payload, 52, 0)
+            struct.pack_into("<I", payload, 52, vs_sv)
         elif typ == 2:
-            payload = payload[:672]
+            payload = payload[:vcpu_bytes]
         out += struct.pack("<IIQII", typ, inst, len(payload),
                            crc32c(payload), res) + payload
     return bytes(out)
@@ -169,12 +171,13 @@ def corrupt_cases(good):
         ("magic", b"XARASNAP" + good[8:], "magic"),
         ("version", good[:8] + struct.pack("<I", 3) + good[12:], "version"),
         # a version 2 body under a version 1 header: the VCPU record is too long
-        ("v1-header", good[:8] + struct.pack("<I", 1) + good[12:], "length"),
+        ("v1-header", as_version_1(good, vcpu_bytes=848), "length"),
         ("crc", good[:cfg_payload + 20] + bytes([good[cfg_payload + 20] ^ 1]) +
          good[cfg_payload + 21:], "CRC"),
         ("length", good[:hdr_len + 8] + struct.pack("<Q", 1 << 40) + good[hdr_len + 16:],
          "length"),
         ("trailing", good + b"\0" * 16, "after END"),
+        ("v1-vs-sv", as_version_1(good, vs_sv=57), "reserved"),
     ]
     return cases
 
