@@ -14,6 +14,7 @@ stays 0.
 
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,10 +22,11 @@ import pytest
 from test_linux import (CACHE, FIRMWARE, HYP, INITRAMFS, LAUNCHER, REF_TIMEOUT, ROOT,
                         cpu_with_cfi, run_carapace)
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "guest_kernel"))
+from test_guest_kernel import guest_kernel  # noqa: E402,F401  (the build fixture)
+
 pytestmark = pytest.mark.linux
 
-BUILD = ROOT / "guest-linux-patches" / "build.sh"
-BUILD_TIMEOUT = 3600    # a cold build: sid root + kernel, on 2 cores
 SPIN_S = 4
 USER_HZ = 100           # /proc/stat's unit
 STEAL_RE = re.compile(r"init: steal: cpus (\d+) spin (\d+) s, steal ticks before (\d+) after (\d+)")
@@ -32,20 +34,12 @@ DETECTED = "riscv-pv: SBI STA extension detected"
 
 
 @pytest.fixture(scope="session")
-def sta_kernel():
+def sta_kernel(guest_kernel):
     """Our guest kernel (CONFIG_PARAVIRT: it uses STA); building it is part of the test."""
-    try:
-        r = subprocess.run([str(BUILD), "kernel"], cwd=ROOT, capture_output=True, text=True,
-                           timeout=BUILD_TIMEOUT)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"guest kernel build took over {BUILD_TIMEOUT} s\n{e.stderr}")
-    assert r.returncode == 0, f"guest-linux-patches/build.sh kernel failed:\n{r.stderr[-6000:]}"
-    image = subprocess.run([str(BUILD), "image-path"], cwd=ROOT, capture_output=True,
-                           text=True, check=True).stdout.strip()
-    config = Path(image).parent / "config"
+    config = guest_kernel.parent / "config"
     assert "CONFIG_PARAVIRT=y" in config.read_text().splitlines(), \
         f"{config}: the guest kernel lost CONFIG_PARAVIRT, it would not use STA"
-    return image
+    return str(guest_kernel)
 
 
 @pytest.fixture(scope="session")
