@@ -11,7 +11,9 @@
  *    probes 0 and its function 0 gives NOT_SUPPORTED (bare OpenSBI has
  *    most of them, so this is not asked there).
  * Both: spec version >= 2.0; BASE, TIME, IPI, RFENCE, HSM, SRST, DBCN probe
- * non-zero; an unassigned EID probes 0 and calling it gives NOT_SUPPORTED.
+ * non-zero; an unassigned EID, an unused vendor EID and the first and last
+ * experimental EIDs (0x08000000-0x08FFFFFF: neither Carapace nor OpenSBI
+ * 1.6 has one) probe 0 and calling them gives NOT_SUPPORTED.
  */
 #include <hyp/sbi_sta.h>
 #include "libguest.h"
@@ -19,6 +21,8 @@
 #define T "base"
 #define UNKNOWN_EID	0x12345678UL	/* not assigned by the SBI spec */
 #define VENDOR_EID	0x09ABCDEFUL	/* vendor range, nobody's */
+#define EXPERIMENTAL_FIRST	0x08000000UL	/* experimental range, none used */
+#define EXPERIMENTAL_LAST	0x08FFFFFFUL
 
 static const struct {
 	unsigned long eid;
@@ -126,6 +130,11 @@ static void test_probes(void)
 	check_eq(T, "probe unassigned EID is 0", r.value, 0);
 	r = sbi_probe(VENDOR_EID);
 	check_eq(T, "probe unused vendor EID is 0", r.value, 0);
+	r = sbi_probe(EXPERIMENTAL_FIRST);
+	check_eq(T, "probe experimental EID 0x08000000 error", r.error, SBI_SUCCESS);
+	check_eq(T, "probe experimental EID 0x08000000 is 0", r.value, 0);
+	r = sbi_probe(EXPERIMENTAL_LAST);
+	check_eq(T, "probe experimental EID 0x08ffffff is 0", r.value, 0);
 }
 
 static void test_machine_ids(void)
@@ -157,6 +166,12 @@ static void test_unknown(void)
 	check_eq(T, "call to unassigned EID", r.error, SBI_ERR_NOT_SUPPORTED);
 	r = SBI_CALL0(VENDOR_EID, 0);
 	check_eq(T, "call to unused vendor EID", r.error,
+		 SBI_ERR_NOT_SUPPORTED);
+	r = SBI_CALL0(EXPERIMENTAL_FIRST, 0);
+	check_eq(T, "call to experimental EID 0x08000000", r.error,
+		 SBI_ERR_NOT_SUPPORTED);
+	r = SBI_CALL0(EXPERIMENTAL_LAST, 1);
+	check_eq(T, "call to experimental EID 0x08ffffff", r.error,
 		 SBI_ERR_NOT_SUPPORTED);
 }
 

@@ -13,6 +13,10 @@
 #define RESERVED_FEATURE	0x6UL		/* first unassigned standard id */
 #define LAST_RESERVED		0x3fffffffUL
 #define PLATFORM_FEATURE	0x40000000UL	/* platform range, none defined */
+#define GLOBAL_RESERVED		0x80000000UL	/* global, reserved: ..0xbfffffff */
+#define GLOBAL_RESERVED_LAST	0xbfffffffUL
+#define GLOBAL_PLATFORM		0xc0000000UL	/* global, platform: ..0xffffffff */
+#define GLOBAL_PLATFORM_LAST	0xffffffffUL
 
 static const char *const names[] = {
 	"misaligned_exc_deleg", "landing_pad", "shadow_stack", "double_trap",
@@ -62,6 +66,34 @@ static void test_errors(void)
 		 fwft_set(RESERVED_FEATURE, 0, 0).error, SBI_ERR_DENIED);
 	check_eq(T, "unknown FWFT function 2", SBI_CALL0(SBI_EXT_FWFT, 2).error,
 		 SBI_ERR_NOT_SUPPORTED);
+}
+
+/* Global feature IDs: none is defined, so the reserved ones and the
+ * platform-specific ones (neither Carapace nor OpenSBI 1.6 on QEMU virt
+ * implements one) give DENIED to get and set alike (SBI 3.0). */
+static void test_global(void)
+{
+	static const struct {
+		unsigned long f;
+		const char *name;
+	} ids[] = {
+		{ GLOBAL_RESERVED, "reserved global feature 0x80000000" },
+		{ GLOBAL_RESERVED_LAST, "reserved global feature 0xbfffffff" },
+		{ GLOBAL_PLATFORM, "unimplemented platform global feature 0xc0000000" },
+		{ GLOBAL_PLATFORM_LAST, "unimplemented platform global feature 0xffffffff" },
+	};
+	char what[96];
+	unsigned long i;
+
+	for (i = 0; i < ARRAY_SIZE(ids); i++) {
+		snprintf(what, sizeof(what), "get %s", ids[i].name);
+		check_eq(T, what, fwft_get(ids[i].f).error, SBI_ERR_DENIED);
+		snprintf(what, sizeof(what), "set %s", ids[i].name);
+		check_eq(T, what, fwft_set(ids[i].f, 0, 0).error, SBI_ERR_DENIED);
+	}
+	check_eq(T, "set reserved global feature 0x80000000 with LOCK",
+		 fwft_set(GLOBAL_RESERVED, 1, SBI_FWFT_SET_FLAG_LOCK).error,
+		 SBI_ERR_DENIED);
 }
 
 /* MISALIGNED_EXC_DELEG takes 0 or 1; setting what it holds changes nothing. */
@@ -191,6 +223,7 @@ void test_main(unsigned long hartid)
 	}
 	test_features();
 	test_errors();
+	test_global();
 	test_set();
 	test_pte_ad();
 	test_misaligned_carapace();

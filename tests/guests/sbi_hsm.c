@@ -7,7 +7,8 @@
  * under Carapace, but on bare OpenSBI (which lets S-mode run anywhere but its
  * own region) it is the firmware region at the RAM base. A suspend type
  * above 32 bits is only tried under Carapace: OpenSBI truncates it to 32
- * bits (type 0 = retentive).
+ * bits (type 0 = retentive). Platform-specific suspend types must give
+ * INVALID_PARAM under Carapace; bare OpenSBI 1.6's answer is only printed.
  */
 #include "libguest.h"
 
@@ -149,6 +150,37 @@ static void test_self_and_errors(unsigned long self)
 		 SBI_ERR_NOT_SUPPORTED);
 }
 
+/* Platform-specific suspend types (retentive 0x10000000-0x7fffffff,
+ * non-retentive 0x90000000-0xffffffff): Carapace implements none, so
+ * INVALID_PARAM (SBI 3.0: "platform-specific and unimplemented"). OpenSBI 1.6
+ * hands them to the platform's HSM device and, with none (QEMU virt), gives
+ * NOT_SUPPORTED without suspending: only printed there. A wake-up timer
+ * rescues us if one suspends; a non-retentive one would resume at a valid
+ * address (the hart entry, which this hart never gets to in these checks). */
+static void test_platform_suspend_types(void)
+{
+	static const unsigned long types[] = { 0x10000000, 0x7fffffff,
+					       0x90000000, 0xffffffff };
+	unsigned long i, resume = (unsigned long)_hart_entry;
+	char what[80];
+
+	for (i = 0; i < ARRAY_SIZE(types); i++) {
+		struct sbiret r;
+
+		arm_wakeup(50000);
+		r = sbi_hart_suspend(types[i], resume, 0);
+		snprintf(what, sizeof(what),
+			 "platform-specific suspend type 0x%lx is unimplemented",
+			 types[i]);
+		if (env.carapace)
+			check_eq(T, what, r.error, SBI_ERR_INVALID_PARAM);
+		else
+			report_info(T, "platform-specific suspend type 0x%lx: error %ld",
+				    types[i], r.error);
+	}
+	disarm_wakeup();
+}
+
 /* Suspend calls that must fail, and one whose type has upper bits set that
  * must not; a wake-up timer rescues us if one suspends. */
 static void test_suspend_errors(unsigned long bad_addr)
@@ -176,6 +208,7 @@ static void test_suspend_errors(unsigned long bad_addr)
 		 sbi_hart_suspend(SBI_HSM_SUSPEND_NON_RET_DEFAULT, bad_addr,
 				  0).error, SBI_ERR_INVALID_ADDRESS);
 	disarm_wakeup();
+	test_platform_suspend_types();
 }
 
 static void test_self_suspend(void)

@@ -94,13 +94,18 @@ unsigned long report_failures(void)
 
 void report_done(void)
 {
+	report_done_reason(SBI_SRST_REASON_NONE);
+}
+
+void report_done_reason(unsigned long reason)
+{
 	unsigned long f = report_failures();
 	struct sbiret r;
 
 	printf("DONE: %lu passed, %lu failed\n",
 	       __atomic_load_n(&passed, __ATOMIC_RELAXED), f);
 	r = sbi_system_reset(SBI_SRST_TYPE_SHUTDOWN,
-			     f ? SBI_SRST_REASON_SYSFAIL : SBI_SRST_REASON_NONE);
+			     f ? SBI_SRST_REASON_SYSFAIL : reason);
 	/* Only reached if shutdown failed; the driver then sees a timeout. */
 	printf("FAIL: report: SRST shutdown returned (got %ld, want no return)\n",
 	       r.error);

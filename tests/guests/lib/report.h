@@ -26,5 +26,7 @@ bool check_le(const char *test, const char *what, unsigned long got,
 unsigned long report_failures(void);
 /* DONE line, then SRST shutdown: reason 0 if all passed, else 1. */
 void report_done(void) __attribute__((noreturn));
+/* The same, with shutdown reason @reason instead of 0 if all passed. */
+void report_done_reason(unsigned long reason) __attribute__((noreturn));
 
 #endif
