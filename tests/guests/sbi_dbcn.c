@@ -11,6 +11,17 @@
  *    region (RAM base) gives INVALID_PARAM, base_hi != 0 gives FAILED, and
  *    other bad buffers are not checked (it reads/writes them, or hangs on a
  *    wrapping range), so they are not tried there.
+ *
+ * Reading real input (bootarg typed=1; tests/guests/test_dbcn_input.py):
+ * the payload prints "DBCN-READY", the harness types TYPED on the console,
+ * the payload waits for the 16550's LSR to say data ready (the same input:
+ * Carapace's DBCN reads the queue its emulated 16550 reads, OpenSBI reads
+ * the 16550), gives the rest settle_ms (default 500) to arrive, then reads
+ * with a 4-byte buffer (at most 4 bytes taken, nothing written past it) and
+ * with larger ones until all of TYPED came back in order; then a read
+ * returns 0. That the 4-byte read takes exactly 4 and the next one the
+ * other 11 at once is Carapace's behaviour (the spec only bounds the count
+ * by the buffer): checked under Carapace, printed on bare OpenSBI.
  */
 #include "libguest.h"
 
@@ -20,6 +31,13 @@
 static char line_buf[80];
 static char read_buf[16];
 static char long_buf[1200];
+
+#define TYPED		"DBCN-in 42 xyz!"	/* what the harness types */
+#define TYPED_LEN	(sizeof(TYPED) - 1)	/* 15: fits a 16550's FIFO */
+#define SMALL		4			/* the small read's buffer */
+#define UART_LSR	0x10000005UL		/* QEMU virt and Carapace alike */
+#define LSR_DR		0x01
+static char typed_buf[64];
 
 static void test_write(void)
 {
@@ -138,6 +156,73 @@ static void test_bad_buffers(void)
 	    SBI_ERR_INVALID_PARAM);
 }
 
+static bool untouched(const char *p, unsigned long n)
+{
+	for (unsigned long i = 0; i < n; i++)
+		if (p[i] != 0x5a)
+			return false;
+	return true;
+}
+
+static void test_typed_input(void)
+{
+	unsigned long settle = bootarg_ulong("settle_ms", 500);
+	unsigned long got = 0, calls = 0, first;
+	struct sbiret r;
+
+	printf("DBCN-READY: type %lu bytes\n", (unsigned long)TYPED_LEN);
+	if (!check_eq(T, "typed: input arrives",
+		      wait_for(*(volatile uint8_t *)UART_LSR & LSR_DR, 60000000), 1))
+		return;
+	udelay(settle * 1000);
+
+	memset(typed_buf, 0x5a, sizeof(typed_buf));
+	r = sbi_dbcn_read(SMALL, (unsigned long)typed_buf, 0);
+	check_eq(T, "typed: 4-byte read error", r.error, SBI_SUCCESS);
+	first = r.value;
+	if (!check_ge(T, "typed: 4-byte read takes some input", first, 1) ||
+	    !check_le(T, "typed: 4-byte read takes at most 4 bytes", first, SMALL))
+		return;
+	check_eq(T, "typed: 4-byte read writes nothing past the buffer",
+		 untouched(typed_buf + SMALL, sizeof(typed_buf) - SMALL), 1);
+	check_eq(T, "typed: 4-byte read got the first bytes typed",
+		 !memcmp(typed_buf, TYPED, first), 1);
+	if (env.carapace)
+		check_eq(T, "typed: 4-byte read takes exactly 4 of the 15 queued",
+			 first, SMALL);
+	else
+		report_info(T, "typed: 4-byte read took %lu", first);
+
+	/* the rest, in one read or (bare, byte by byte from a FIFO) several */
+	got = first;
+	while (got < TYPED_LEN && calls < 1000) {
+		char *at = typed_buf + got;
+
+		r = sbi_dbcn_read(sizeof(typed_buf) - got, (unsigned long)at, 0);
+		if (r.error || (unsigned long)r.value > sizeof(typed_buf) - got)
+			break;
+		if (!calls) {
+			if (env.carapace)
+				check_eq(T, "typed: the next read takes the other 11",
+					 r.value, TYPED_LEN - SMALL);
+			else
+				report_info(T, "typed: the next read took %ld", r.value);
+		}
+		got += r.value;
+		calls++;
+		if (!r.value)
+			udelay(1000);
+	}
+	check_eq(T, "typed: read error", r.error, SBI_SUCCESS);
+	check_eq(T, "typed: every byte typed was read", got, TYPED_LEN);
+	check_eq(T, "typed: the bytes read are the bytes typed, in order",
+		 !memcmp(typed_buf, TYPED, TYPED_LEN), 1);
+	check_eq(T, "typed: nothing written past the bytes read",
+		 untouched(typed_buf + got, sizeof(typed_buf) - got), 1);
+	r = sbi_dbcn_read(sizeof(typed_buf), (unsigned long)typed_buf, 0);
+	check_eq(T, "typed: then a read returns 0 bytes", r.value, 0);
+}
+
 void test_main(unsigned long hartid)
 {
 	(void)hartid;
@@ -148,4 +233,6 @@ void test_main(unsigned long hartid)
 	check_eq(T, "unknown DBCN function 3",
 		 SBI_CALL0(SBI_EXT_DBCN, 3).error, SBI_ERR_NOT_SUPPORTED);
 	test_bad_buffers();
+	if (bootarg_ulong("typed", 0))
+		test_typed_input();
 }
