@@ -43,22 +43,6 @@ static void entry_checks(unsigned long hartid, unsigned long opaque,
 	check_eq(T, what, !!(csr_read(sstatus) & SR_SIE), 0);
 }
 
-/* Arm a timer wake-up (interrupt enabled in sie, masked by sstatus.SIE). */
-static unsigned long arm_wakeup(unsigned long us)
-{
-	unsigned long when = rdtime() + us_to_ticks(us);
-
-	csr_set(sie, MIP_STIP);
-	sbi_set_timer(when);
-	return when;
-}
-
-static void disarm_wakeup(void)
-{
-	sbi_set_timer(-1UL);
-	csr_clear(sie, MIP_STIP);
-}
-
 static void secondary_loop(void) __attribute__((noreturn));
 
 static void resumed_main(unsigned long hartid, unsigned long opaque)
@@ -66,7 +50,7 @@ static void resumed_main(unsigned long hartid, unsigned long opaque)
 	entry_checks(hartid, opaque, OPAQUE_RESUME, "resumed");
 	check_ge(T, "non-retentive resume not before the wake-up time",
 		 rdtime(), deadline);
-	disarm_wakeup();
+	timer_disarm_wakeup();
 	WRITE_ONCE(resumed, 1);
 	secondary_loop();
 }
@@ -82,18 +66,18 @@ static void secondary_loop(void)
 		WRITE_ONCE(cmd, CMD_NONE);
 		switch (c) {
 		case CMD_RET_SUSPEND:
-			deadline = arm_wakeup(SUSPEND_US);
+			deadline = timer_arm_wakeup(SUSPEND_US);
 			WRITE_ONCE(suspending, 1);
 			ret_suspend = sbi_hart_suspend(SBI_HSM_SUSPEND_RET_DEFAULT,
 						       0, 0);
 			if (rdtime() < deadline)
 				ret_suspend.value = -1;	/* woke early */
-			disarm_wakeup();
+			timer_disarm_wakeup();
 			WRITE_ONCE(resumed, 1);
 			break;
 		case CMD_NONRET_SUSPEND:
 			hart_set_entry(resumed_main);
-			deadline = arm_wakeup(SUSPEND_US);
+			deadline = timer_arm_wakeup(SUSPEND_US);
 			WRITE_ONCE(suspending, 1);
 			r = sbi_hart_suspend(SBI_HSM_SUSPEND_NON_RET_DEFAULT,
 					     (unsigned long)_hart_entry,
@@ -169,7 +153,7 @@ static void test_platform_suspend_types(void)
 	for (i = 0; i < ARRAY_SIZE(types); i++) {
 		struct sbiret r;
 
-		arm_wakeup(50000);
+		timer_arm_wakeup(50000);
 		r = sbi_hart_suspend(types[i], resume, 0);
 		snprintf(what, sizeof(what),
 			 "platform-specific suspend type 0x%lx is unimplemented",
@@ -180,7 +164,7 @@ static void test_platform_suspend_types(void)
 			report_info(T, "platform-specific suspend type 0x%lx: error %ld",
 				    types[i], r.error);
 	}
-	disarm_wakeup();
+	timer_disarm_wakeup();
 }
 
 /* Suspend calls that must fail, and one whose type has upper bits set that
@@ -195,34 +179,34 @@ static void test_suspend_errors(unsigned long bad_addr)
 	for (i = 0; i < ARRAY_SIZE(reserved); i++) {
 		snprintf(what, sizeof(what), "suspend type 0x%lx is reserved",
 			 reserved[i]);
-		arm_wakeup(50000);
+		timer_arm_wakeup(50000);
 		check_eq(T, what, sbi_hart_suspend(reserved[i], 0, 0).error,
 			 SBI_ERR_INVALID_PARAM);
 	}
 	/* suspend_type is a uint32: the upper half of a0 is ignored (SBI binary
 	 * encoding), so this is the default retentive suspend */
-	arm_wakeup(20000);
+	timer_arm_wakeup(20000);
 	check_eq(T, "suspend type (1 << 63) | 0: upper bits ignored, suspends",
 		 sbi_hart_suspend((1UL << 63) | SBI_HSM_SUSPEND_RET_DEFAULT, 0, 0).error,
 		 SBI_SUCCESS);
-	arm_wakeup(50000);
+	timer_arm_wakeup(50000);
 	check_eq(T, "non-retentive suspend to a bad resume address",
 		 sbi_hart_suspend(SBI_HSM_SUSPEND_NON_RET_DEFAULT, bad_addr,
 				  0).error, SBI_ERR_INVALID_ADDRESS);
-	disarm_wakeup();
+	timer_disarm_wakeup();
 	test_platform_suspend_types();
 }
 
 static void test_self_suspend(void)
 {
-	unsigned long when = arm_wakeup(20000);
+	unsigned long when = timer_arm_wakeup(20000);
 	struct sbiret r = sbi_hart_suspend(SBI_HSM_SUSPEND_RET_DEFAULT, 0, 0);
 
 	check_eq(T, "retentive suspend of self returns SUCCESS", r.error,
 		 SBI_SUCCESS);
 	check_ge(T, "retentive suspend of self wakes at the timer", rdtime(),
 		 when);
-	disarm_wakeup();
+	timer_disarm_wakeup();
 }
 
 static bool saw_suspended(void)

@@ -49,21 +49,6 @@ static void expect_refused(const char *what, unsigned long type, unsigned long a
 	check_eq(T, what, system_suspend(type, addr, 0).error, want);
 }
 
-static unsigned long arm_wakeup(unsigned long us)
-{
-	unsigned long when = rdtime() + us_to_ticks(us);
-
-	csr_set(sie, MIP_STIP);
-	sbi_set_timer(when);
-	return when;
-}
-
-static void disarm_wakeup(void)
-{
-	sbi_set_timer(-1UL);
-	csr_clear(sie, MIP_STIP);
-}
-
 static void test_errors(unsigned long bad_addr)
 {
 	static const unsigned long reserved[] = { 0x1, 0x2, 0x7fffffff };
@@ -147,7 +132,7 @@ static void resumed_checks(unsigned long hartid, unsigned long opaque, unsigned 
 	} else {
 		report_info(T, "%s: woken with no interrupt enabled: by the host", how);
 	}
-	disarm_wakeup();
+	timer_disarm_wakeup();
 	if (target != -1UL) {
 		snprintf(what, sizeof(what), "%s: other hart still STOPPED", how);
 		check_eq(T, what, sbi_hart_status(target).value, SBI_HSM_STATE_STOPPED);
@@ -166,9 +151,9 @@ static void suspend_to_ram(unsigned long type, unsigned long opaque, unsigned lo
 
 	hart_set_entry(resumed);
 	if (us) {
-		deadline = arm_wakeup(us);
+		deadline = timer_arm_wakeup(us);
 	} else {
-		disarm_wakeup();	/* nothing in sie: no interrupt can wake us */
+		timer_disarm_wakeup();	/* nothing in sie: no interrupt can wake us */
 		deadline = 0;
 	}
 	mmu_enable();

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Time base for the guests, taken from /cpus timebase-frequency. */
+#include <arch/riscv/encoding.h>
 #include "fdt.h"
+#include "sbi.h"
 #include "timer.h"
 
 #define DEFAULT_TIMEBASE	10000000UL	/* QEMU virt, if the DT lacks it */
@@ -35,4 +37,19 @@ void udelay(unsigned long us)
 
 	while (rdtime() < end)
 		cpu_relax();
+}
+
+unsigned long timer_arm_wakeup(unsigned long us)
+{
+	unsigned long when = rdtime() + us_to_ticks(us);
+
+	csr_set(sie, MIP_STIP);
+	sbi_set_timer(when);
+	return when;
+}
+
+void timer_disarm_wakeup(void)
+{
+	sbi_set_timer(-1UL);
+	csr_clear(sie, MIP_STIP);
 }

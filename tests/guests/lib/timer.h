@@ -18,6 +18,10 @@ unsigned long timebase_hz(void);
 unsigned long us_to_ticks(unsigned long us);
 unsigned long ticks_to_us(unsigned long ticks);
 void udelay(unsigned long us);
+/* A timer wake-up in @us (STIP enabled in sie, left masked by sstatus.SIE
+ * as the caller has it); returns its deadline. Disarm cancels and disables. */
+unsigned long timer_arm_wakeup(unsigned long us);
+void timer_disarm_wakeup(void);
 
 /* Spin until @cond holds or @us microseconds pass; evaluates to @cond. */
 #define wait_for(cond, us) ({						\
