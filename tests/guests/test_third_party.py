@@ -120,7 +120,9 @@ def test_uboot_smode_under_carapace(uboot, tmp_path):
     isa, exts = check_uboot(console, "Carapace", "3.0")
     for name in ("SBI Base Functionality", "Timer Extension", "IPI Extension",
                  "RFENCE Extension", "Hart State Management Extension", "System Reset Extension",
-                 "Debug Console Extension", "Firmware Features Extension"):
+                 "Debug Console Extension", "Firmware Features Extension",
+                 "Performance Monitoring Unit Extension", "System Suspend Extension",
+                 "Steal-time Accounting Extension"):
         assert name in console, f"sbi lists no {name}\n{console}"
     single, _, multi = isa.partition("_")
     assert single == "rv64" + "".join(e for e in exts if len(e) == 1), (isa, exts)
