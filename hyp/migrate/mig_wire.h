@@ -22,7 +22,9 @@ enum mig_rx_event { MIG_RX_NONE, MIG_RX_HEADER, MIG_RX_SECTION, MIG_RX_DATA, MIG
 
 struct mig_rx {
 	enum { RX_HEADER, RX_SECTION, RX_PAYLOAD, RX_DATA, RX_WAIT } state;
-	uint8_t stage[MIG_STAGE_SIZE];
+	/* payloads are read in place as their structs (struct snap_vcpu has
+	 * 64-bit fields): aligned for them, never at the enum's offset 4 */
+	_Alignas(uint64_t) uint8_t stage[MIG_STAGE_SIZE];
 	size_t need, have;
 	struct snap_section sec;
 	uint64_t sec_offset;		/* stream offset of the section header */

@@ -39,6 +39,8 @@ UNIT_TESTS += test_sta
 unit-src-test_sta := hyp/vsbi/vsbi_sta.c hyp/vmm/steal_time.c
 UNIT_TESTS += test_pmu
 unit-src-test_pmu := hyp/vmm/pmu_logic.c hyp/vmm/pmu.c hyp/vsbi/vsbi_pmu.c
+UNIT_TESTS += test_mig_wire
+unit-src-test_mig_wire := hyp/migrate/mig_wire.c hyp/lib/crc32c.c
 # hyp/lib/entropy.c is not linked (its entropy_init() has rdtime inline asm):
 # the test defines entropy_fill(), hart_caps and timebase_hz itself.
 unit-src-test_fdt_guest := hyp/fdt/fdt_guest.c hyp/cfi/cfi.c hyp/lib/printf.c
