@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Runs the test tiers in order: host unit tests, a short fuzz run of the
-# snapshot restore path (docs/fuzzing.md), then the pytest suites
+# Runs the test tiers in order: host unit tests, short fuzz runs (the
+# snapshot restore path and the other parsers, docs/fuzzing.md), then the pytest suites
 # (quick tier: reference + guest tests under Carapace; then the Linux tier),
 # then the conformant tier: the CFI guest tests again, on the QEMU that
 # scripts/qemu-conformant.sh builds with platform/qemu-virt/patches (cached by
@@ -38,6 +38,8 @@ make --no-print-directory test-unit || rc=1
 # or the run fails.
 echo "== fuzz: snapshot restore (libFuzzer, short run) =="
 make --no-print-directory fuzz-snap-short || rc=1
+echo "== fuzz: decoder, host/guest DT, management, migration stream (short runs) =="
+make --no-print-directory fuzz-more-short || rc=1
 
 marks="quick or reference"
 [ "$tier" = all ] && marks="quick or reference or linux"

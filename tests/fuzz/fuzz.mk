@@ -142,3 +142,131 @@ fuzz-snap-cov: $(FUZZ_COV_B)/fuzz_snap_load
 	@$(LLVM_COV) show $< -instr-profile=$(FUZZ_COV_B)/snap.profdata -format=text \
 		-show-line-counts-or-regions $(FUZZ_COV_SHOW) > $(FUZZ_COV_B)/coverage.txt
 	@echo "line by line: $(FUZZ_COV_B)/coverage.txt"
+
+# ---- more targets: the other code that reads untrusted bytes ----------------
+# (docs/fuzzing.md, "More targets"). Each NAME has tests/fuzz/fuzz_NAME.c,
+# the hyp/ files fuzz-src-NAME, a seed corpus tests/fuzz/corpus/NAME/ and
+#   make fuzz-NAME        build $(B)/fuzz/fuzz_NAME
+#   make fuzz-NAME-short  fuzz-short-NAME runs, seed 1 (the quick test tier)
+#   make fuzz-NAME-long   FUZZ_LONG_RUNS runs (10 million)
+#   make fuzz-more-short  all of their short runs
+# hyp/ files are compiled with the renamed hyp printf (hyp_snprintf, linked
+# from hyp/lib/printf.c where needed) and libfdt's headers; libfdt itself is
+# compiled from $(LIBFDT_SRC) (as the unit tests do: never copied here).
+FUZZ_MORE := insn mgmt mig_recv fdt_host fdt_guest
+FUZZ_T_B := $(FUZZ_B)/t
+FUZZ_T_CFLAGS := $(FUZZ_CFLAGS) -I$(LIBFDT_SRC)
+FUZZ_T_HYP_CFLAGS := -Dsnprintf=hyp_snprintf -Dvsnprintf=hyp_vsnprintf
+FUZZ_T_LIBFDT_CFLAGS := $(filter-out -Wall -Wextra -Werror,$(FUZZ_T_CFLAGS)) -w \
+	-fno-sanitize=nonnull-attribute
+FUZZ_T_LIBFDT_NAMES := fdt fdt_ro fdt_rw fdt_sw fdt_wip fdt_strerror fdt_addresses
+FUZZ_T_LIBFDT := $(addprefix $(FUZZ_T_B)/libfdt/,$(addsuffix .o,$(FUZZ_T_LIBFDT_NAMES)))
+
+fuzz-src-insn := tests/fuzz/fuzz_insn.c hyp/arch/insn.c
+fuzz-opts-insn := -max_len=64
+fuzz-short-insn := 300000
+fuzz-src-mgmt := tests/fuzz/fuzz_mgmt.c hyp/host/mgmt.c hyp/lib/json.c hyp/lib/printf.c
+fuzz-opts-mgmt := -max_len=4608
+fuzz-short-mgmt := 50000
+fuzz-src-mig_recv := tests/fuzz/fuzz_mig_recv.c tests/unit/fake_csr.c hyp/migrate/mig_recv.c \
+	hyp/migrate/mig_wire.c hyp/snap/snap_load.c hyp/snap/snap_state.c hyp/cfi/cfi.c \
+	hyp/lib/crc32c.c hyp/lib/printf.c hyp/vdev/vuart.c hyp/vdev/vplic.c hyp/vdev/vmgenid.c \
+	hyp/vdev/devices.c hyp/vmm/pmu.c hyp/vmm/pmu_logic.c hyp/vmm/steal_time.c
+fuzz-opts-mig_recv := -max_len=65536
+fuzz-short-mig_recv := 100000
+fuzz-src-fdt_host := tests/fuzz/fuzz_fdt_host.c hyp/fdt/fdt_host.c
+fuzz-libfdt-fdt_host := y
+fuzz-opts-fdt_host := -max_len=16384
+fuzz-short-fdt_host := 100000
+fuzz-src-fdt_guest := tests/fuzz/fuzz_fdt_guest.c tests/unit/fake_csr.c hyp/fdt/fdt_guest.c \
+	hyp/cfi/cfi.c hyp/lib/printf.c
+fuzz-libfdt-fdt_guest := y
+fuzz-extra-fdt_guest = $(FUZZ_T_FDT_CHECK)
+fuzz-opts-fdt_guest := -max_len=2048
+fuzz-short-fdt_guest := 20000
+
+fuzz_t_obj = $(patsubst %.c,$(FUZZ_T_B)/obj/%.o,$(1))
+FUZZ_T_OBJS := $(sort $(foreach t,$(FUZZ_MORE),$(call fuzz_t_obj,$(fuzz-src-$(t)))))
+$(filter $(FUZZ_T_B)/obj/hyp/%,$(FUZZ_T_OBJS)): FUZZ_T_EXTRA := $(FUZZ_T_HYP_CFLAGS)
+
+$(FUZZ_T_OBJS): $(FUZZ_T_B)/obj/%.o: %.c tests/fuzz/fuzz_host.h tests/fuzz/fuzz.mk \
+		| fuzz-deps $(LIBFDT_SRC)/.done
+	@mkdir -p $(dir $@)
+	@echo "  FUZZCC  $<"
+	@$(FUZZ_CC) $(FUZZ_T_CFLAGS) $(FUZZ_T_EXTRA) -MMD -MP -c -o $@ $<
+
+$(FUZZ_T_LIBFDT): $(FUZZ_T_B)/libfdt/%.o: $(LIBFDT_SRC)/.done tests/fuzz/fuzz.mk | fuzz-deps
+	@mkdir -p $(dir $@)
+	@echo "  FUZZCC  libfdt/$*.c"
+	@$(FUZZ_CC) $(FUZZ_T_LIBFDT_CFLAGS) -c -o $@ $(LIBFDT_SRC)/$*.c
+
+-include $(FUZZ_T_OBJS:.o=.d)
+
+# fdt_check_full() (fdt_check.c) is not in the kernel's copy of libfdt: the
+# guest DT target takes that one object from Debian's libfdt-dev (bookworm,
+# installed here if missing, as fuzz-deps installs clang). Not instrumented;
+# what it calls resolves to the instrumented libfdt above.
+FUZZ_T_FDT_CHECK := $(FUZZ_T_B)/libfdt/fdt_check.o
+$(FUZZ_T_FDT_CHECK): | fuzz-deps
+	@a=$$(gcc -print-file-name=libfdt.a); \
+	if [ ! -f "$$a" ]; then \
+		SUDO=; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+		echo "[fuzz] installing libfdt-dev (fdt_check_full) from Debian"; \
+		$$SUDO apt-get update -q >/dev/null && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q \
+			--no-install-recommends libfdt-dev >/dev/null || \
+			{ echo "[fuzz] error: apt-get install libfdt-dev failed" >&2; exit 1; }; \
+		a=$$(gcc -print-file-name=libfdt.a); \
+	fi; \
+	mkdir -p $(dir $@) && cd $(dir $@) && ar x "$$a" fdt_check.o
+
+# $(1): the target's name
+define fuzz_more_rules
+$(FUZZ_B)/fuzz_$(1): $(call fuzz_t_obj,$(fuzz-src-$(1))) $(if $(fuzz-libfdt-$(1)),$(FUZZ_T_LIBFDT)) \
+		$(fuzz-extra-$(1))
+	@echo "  FUZZLD  $$@"
+	@$$(FUZZ_CC) $$(FUZZ_LDFLAGS) -o $$@ $$^
+
+.PHONY: fuzz-$(1) fuzz-$(1)-short fuzz-$(1)-long
+fuzz-$(1): $(FUZZ_B)/fuzz_$(1)
+
+fuzz-$(1)-short: $(FUZZ_B)/fuzz_$(1)
+	@rm -rf $(FUZZ_B)/short-$(1) && mkdir -p $(FUZZ_B)/short-$(1)/corpus
+	@echo "-- fuzz: $(1), $(fuzz-short-$(1)) runs over tests/fuzz/corpus/$(1)"
+	@$$(FUZZ_ENV) $(FUZZ_B)/fuzz_$(1) $(fuzz-opts-$(1)) -timeout=10 -rss_limit_mb=2048 \
+		-print_final_stats=1 -runs=$(fuzz-short-$(1)) -seed=1 \
+		-artifact_prefix=$(FUZZ_B)/short-$(1)/ $(FUZZ_B)/short-$(1)/corpus \
+		tests/fuzz/corpus/$(1) > $(FUZZ_B)/short-$(1)/log 2>&1; rc=$$$$?; \
+	grep -E '^(#[0-9]+[[:space:]]+DONE|stat::number_of_executed_units|stat::peak_rss_mb|Done )' \
+		$(FUZZ_B)/short-$(1)/log; \
+	if [ $$$$rc -ne 0 ]; then \
+		tail -n 60 $(FUZZ_B)/short-$(1)/log; \
+		echo "FAIL: fuzz: $(1) (exit status $$$$rc; reproducer: $$$$(ls $(FUZZ_B)/short-$(1)/crash-* \
+			$(FUZZ_B)/short-$(1)/leak-* $(FUZZ_B)/short-$(1)/timeout-* \
+			$(FUZZ_B)/short-$(1)/oom-* 2>/dev/null))"; \
+		exit 1; \
+	fi; \
+	echo "PASS: fuzz: $(1)"
+
+fuzz-$(1)-long: $(FUZZ_B)/fuzz_$(1)
+	@mkdir -p $(FUZZ_B)/long-$(1)/corpus
+	@echo "-- fuzz: $(1), $$(FUZZ_LONG_RUNS) runs (log: $(FUZZ_B)/long-$(1)/log)"
+	@$$(FUZZ_ENV) $(FUZZ_B)/fuzz_$(1) $(fuzz-opts-$(1)) -timeout=10 -rss_limit_mb=2048 \
+		-print_final_stats=1 -runs=$$(FUZZ_LONG_RUNS) \
+		-artifact_prefix=$(FUZZ_B)/long-$(1)/ $(FUZZ_B)/long-$(1)/corpus \
+		tests/fuzz/corpus/$(1) > $(FUZZ_B)/long-$(1)/log 2>&1; rc=$$$$?; \
+	grep -E '^(#[0-9]+[[:space:]]+DONE|stat::|Done )' $(FUZZ_B)/long-$(1)/log; \
+	if [ $$$$rc -ne 0 ]; then \
+		tail -n 60 $(FUZZ_B)/long-$(1)/log; \
+		echo "FAIL: fuzz: $(1) long run (exit status $$$$rc)"; exit 1; \
+	fi; \
+	echo "PASS: fuzz: $(1) long run"
+endef
+$(foreach t,$(FUZZ_MORE),$(eval $(call fuzz_more_rules,$(t))))
+
+# every short run, even after a failure; fails if one failed
+.PHONY: fuzz-more-short
+fuzz-more-short:
+	@rc=0; for t in $(FUZZ_MORE); do \
+		$(MAKE) --no-print-directory fuzz-$$t-short || rc=1; \
+	done; exit $$rc

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/* libFuzzer target: reading the host device tree, hyp/fdt/fdt_host.c
+ * (docs/fuzzing.md, "More targets"), over libfdt's read API compiled from
+ * Debian's linux-source. The DTB comes from OpenSBI, which got it from QEMU
+ * and the operator's -dtb or tools/carapace-run: trusted more than a guest,
+ * but a mistake in it must be refused, not turned into a wild access.
+ *
+ * One input is one DTB, copied into a heap block of exactly its size (a
+ * read past it is an ASan report; shorter than a header: zero-padded to one). fdt_host_parse() has no
+ * buffer size to check the header's totalsize against (the hypervisor
+ * trusts it): when the header claims more than the input has, the harness
+ * sets totalsize to the input's length, so the fuzzer's blobs stay inside
+ * what libfdt is allowed to read.
+ *
+ * Checked: on failure a non-empty message; on success 1..HOST_MAX_HARTS
+ * harts, 1..MM_MAX_RANGES memory ranges, reserved ranges within their array
+ * and the DT itself among them, an rng-seed of at most 64 bytes, at most
+ * HOST_MAX_VMS VMs each with a non-empty NUL-terminated name, NUL-terminated
+ * bootargs, a known CFI policy and a kernel (and an initrd if named) that is
+ * one of the registered images, image names NUL-terminated, unique and of a
+ * non-zero size; the same result when parsed again. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <libfdt.h>
+#include <errno.h>
+#include <fdt_host.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define CHECK(cond)								\
+	do {									\
+		if (!(cond)) {							\
+			fprintf(stderr, "fuzz_fdt_host: invariant broken at %s:%d: %s\n", \
+				__FILE__, __LINE__, #cond);			\
+			abort();						\
+		}								\
+	} while (0)
+
+static struct host_info hi, hi2;
+static int verbose = -1;
+
+static const struct host_image *image(const char *name)
+{
+	for (unsigned int i = 0; i < hi.nr_images; i++)
+		if (!strcmp(hi.images[i].name, name))
+			return &hi.images[i];
+	return NULL;
+}
+
+static void check_ok(const void *fdt)
+{
+	bool self = false;
+
+	CHECK(hi.nr_harts >= 1 && hi.nr_harts <= HOST_MAX_HARTS);
+	CHECK(hi.nr_mem >= 1 && hi.nr_mem <= MM_MAX_RANGES);
+	CHECK(hi.nr_reserved >= 1 && hi.nr_reserved <= MM_MAX_RANGES);
+	for (unsigned int i = 0; i < hi.nr_reserved; i++)
+		self |= hi.reserved[i].base == (uint64_t)(uintptr_t)fdt &&
+			hi.reserved[i].size == fdt_totalsize(fdt);
+	CHECK(self);
+	CHECK(hi.rng_seed_len <= sizeof(hi.rng_seed));
+	CHECK(hi.nr_images <= HOST_MAX_IMAGES);
+	for (unsigned int i = 0; i < hi.nr_images; i++) {
+		const struct host_image *im = &hi.images[i];
+
+		CHECK(memchr(im->name, 0, sizeof(im->name)) && im->name[0] && im->size);
+		for (unsigned int j = 0; j < i; j++)
+			CHECK(strcmp(hi.images[j].name, im->name));
+	}
+	CHECK(hi.nr_vms <= HOST_MAX_VMS);
+	for (unsigned int i = 0; i < hi.nr_vms; i++) {
+		const struct vm_desc *d = &hi.vms[i];
+
+		CHECK(memchr(d->name, 0, sizeof(d->name)) && d->name[0]);
+		CHECK(memchr(d->bootargs, 0, sizeof(d->bootargs)));
+		CHECK(memchr(d->kernel, 0, sizeof(d->kernel)) && image(d->kernel));
+		CHECK(memchr(d->initrd, 0, sizeof(d->initrd)));
+		CHECK(!d->initrd[0] || image(d->initrd));
+		CHECK((unsigned int)d->cfi <= CFI_POLICY_OFF);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *err = NULL, *err2 = NULL;
+	uint8_t *fdt;
+	size_t n;
+	int rc, rc2;
+
+	if (verbose < 0) {
+		const char *v = getenv("FUZZ_VERBOSE");
+
+		verbose = v && *v && *v != '0';
+	}
+	/* a block of exactly the input (zero-padded to a whole header), whose
+	 * header claims no more than that */
+	n = size < sizeof(struct fdt_header) ? sizeof(struct fdt_header) : size;
+	fdt = malloc(n);
+	CHECK(fdt);
+	memset(fdt, 0, n);
+	memcpy(fdt, data, size);
+	if (fdt_totalsize(fdt) > n)
+		fdt_set_totalsize(fdt, (uint32_t)n);
+
+	rc = fdt_host_parse(fdt, &hi, &err);
+	CHECK(err);
+	if (verbose)
+		fprintf(stderr, "fuzz_fdt_host: %d %s (%u harts, %u mem, %u vms, %u images)\n", rc,
+			err, hi.nr_harts, hi.nr_mem, hi.nr_vms, hi.nr_images);
+	if (rc) {
+		CHECK(rc < 0 && err[0]);
+	} else {
+		check_ok(fdt);
+	}
+	rc2 = fdt_host_parse(fdt, &hi2, &err2);
+	CHECK(rc2 == rc && !strcmp(err, err2) && !memcmp(&hi, &hi2, sizeof(hi)));
+	free(fdt);
+	return 0;
+}

@@ -1,0 +1,395 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Writes the seed corpora of the fuzz targets beyond the snapshot restore
+(docs/fuzzing.md, "More targets"), each into tests/fuzz/corpus/<target>/:
+
+  insn       instruction bytes: every load/store form, compressed and not,
+             the shadow-stack instructions, transformed (htinst) values
+  mgmt       management requests, one client connection per seed, behind
+             the 3-byte harness header of tests/fuzz/fuzz_mgmt.c
+  mig_recv   migration streams from a source (valid ones: pre-copy rounds,
+             ZERO, arriving paused, 1 and 2 vCPUs; and refusals), behind the
+             8-byte harness header of tests/fuzz/fuzz_mig_recv.c
+  fdt_guest  VM configurations for the guest DT builder (the 64-byte
+             record tests/fuzz/fuzz_fdt_guest.c reads)
+  fdt_host   host DTBs: QEMU virt's shape with Carapace's /chosen VM nodes,
+             compiled with dtc from the sources below
+
+The migration streams reuse the snapshot layouts of tools/carapace-snap
+through tests/fuzz/make_seeds.py. Deterministic: running it again writes the
+same bytes (dtc included).
+
+    /usr/bin/python3 tests/fuzz/make_more_seeds.py [TARGET...]
+"""
+
+import struct
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import make_seeds as ms  # noqa: E402  (the snapshot seeds' layouts and helpers)
+
+snap = ms.snap
+ROOT = ms.ROOT
+CORPUS = ROOT / "tests" / "fuzz" / "corpus"
+
+# ---- insn -------------------------------------------------------------------
+
+
+def insn_seeds():
+    def r32(v):
+        return struct.pack("<I", v)
+
+    def r16(v):
+        return struct.pack("<H", v)
+
+    out = {}
+    # lb lh lw ld lbu lhu lwu x10, 8(x11); sb sh sw sd x12, 8(x11)
+    for f3, n in enumerate(["lb", "lh", "lw", "ld", "lbu", "lhu", "lwu", "l7"]):
+        out[f"load-{n}"] = r32(0x03 | 10 << 7 | f3 << 12 | 11 << 15 | 8 << 20)
+    for f3, n in enumerate(["sb", "sh", "sw", "sd", "s4"]):
+        out[f"store-{n}"] = r32(0x23 | 12 << 20 | 11 << 15 | f3 << 12 | 8 << 7)
+    # c.lw c.ld c.sw c.sd (quadrant 0), c.lwsp c.ldsp c.swsp c.sdsp (quadrant 2)
+    for f3, n in ((2, "c.lw"), (3, "c.ld"), (6, "c.sw"), (7, "c.sd"), (1, "c.fld")):
+        out[f"cq0-{n}"] = r16(f3 << 13 | 3 << 7 | 1 << 5 | 2 << 2 | 0)
+    for f3, n in ((2, "c.lwsp"), (3, "c.ldsp"), (6, "c.swsp"), (7, "c.sdsp")):
+        out[f"cq2-{n}"] = r16(f3 << 13 | 9 << 7 | 5 << 2 | 2)
+    out["cq2-c.lwsp-x0"] = r16(2 << 13 | 0 << 7 | 2)
+    # shadow stack: c.sspush x1, c.sspopchk x5, sspush x1, sspopchk x5, ssamoswap.d
+    out["ss-c.sspush"] = r16(0x6081)
+    out["ss-c.sspopchk"] = r16(0x6281)
+    out["ss-sspush"] = r32(0xce104073)
+    out["ss-sspopchk"] = r32(0xcdc2c073)
+    out["ss-ssamoswap.d"] = r32(0x48b5352f)
+    # a short stream: c.lw, lw, c.sdsp, then a halfword of a 32-bit one
+    out["stream"] = r16(0x4188) + r32(0x0085a503) + r16(0xe426) + r16(0x0003)
+    # transformed (htinst) values: lw/sd from 32-bit and compressed traps
+    out["htinst-lw"] = struct.pack("<Q", 0x00002503)
+    out["htinst-c.lw"] = struct.pack("<Q", 0x00002501)
+    out["htinst-sd"] = struct.pack("<Q", 0x00c03023)
+    out["htinst-pseudo"] = struct.pack("<Q", 0x00002000)
+    out["htinst-high"] = struct.pack("<Q", 0x100002503)
+    return out
+
+# ---- mgmt -------------------------------------------------------------------
+
+
+def mgmt_seeds():
+    def conn(lines, flags=0, rd=0, wr=0):
+        return bytes([flags, rd, wr]) + b"".join(l + b"\n" for l in lines)
+
+    hello = b'{"v":1,"id":1,"cmd":"hello"}'
+    out = {
+        "hello": conn([hello]),
+        "all-reads": conn([hello, b'{"v":1,"cmd":"list"}', b'{"v":1,"id":2,"cmd":"images"}',
+                           b'{"v":1,"cmd":"stats"}', b'{"v":1,"cmd":"stats","vm":"beta"}',
+                           b'{"v":1,"id":3,"cmd":"cfi","vm":"gamma"}']),
+        "lifecycle": conn([b'{"v":1,"id":4,"cmd":"pause","vm":"alpha"}',
+                           b'{"v":1,"id":5,"cmd":"resume","vm":"beta"}',
+                           b'{"v":1,"id":6,"cmd":"wake","vm":"gamma"}',
+                           b'{"v":1,"id":7,"cmd":"destroy","vm":"beta"}']),
+        "lifecycle-fails": conn([b'{"v":1,"id":4,"cmd":"pause","vm":"beta"}',
+                                 b'{"v":1,"cmd":"resume","vm":"alpha"}',
+                                 b'{"v":1,"cmd":"wake","vm":"alpha"}',
+                                 b'{"v":1,"cmd":"destroy","vm":"alpha"}'], flags=0x04),
+        "create": conn([b'{"v":1,"id":9,"cmd":"create","name":"new-1","kernel":"alpha.kernel",'
+                        b'"initrd":"x","mem":33554432,"vcpus":2,"cfi":"strict",'
+                        b'"bootargs":"console=ttyS0 \\u00e9\\ud83d\\ude00","debug":true}',
+                        b'{"v":1,"cmd":"create","name":"Bad","kernel":"k"}',
+                        b'{"v":1,"cmd":"create","name":"x","kernel":"k","cfi":"maybe"}',
+                        b'{"v":1,"cmd":"create","name":"x","kernel":"k","mem":"1"}']),
+        "create-boot-fails": conn([b'{"v":1,"cmd":"create","name":"y","kernel":"k"}'],
+                                  flags=0x10),
+        "streams": conn([b'{"v":1,"id":10,"cmd":"snapshot","vm":"alpha","live":true}',
+                         b'{"v":1,"id":11,"cmd":"snapshot","vm":"beta"}',
+                         b'{"v":1,"id":12,"cmd":"restore","bytes":4096,"name":"back"}',
+                         b'{"v":1,"id":13,"cmd":"migrate","vm":"alpha","max_rounds":5}',
+                         b'{"v":1,"id":14,"cmd":"incoming","name":"in"}']),
+        "streams-err": conn([b'{"v":1,"id":10,"cmd":"snapshot","vm":"alpha"}',
+                             b'{"v":1,"id":12,"cmd":"restore","bytes":4096}',
+                             b'{"v":1,"id":13,"cmd":"migrate","vm":"beta"}',
+                             b'{"v":1,"id":14,"cmd":"incoming"}'], flags=0x08),
+        "streams-busy": conn([b'{"v":1,"cmd":"restore","bytes":40}',
+                              b'{"v":1,"cmd":"migrate","vm":"alpha"}'], flags=0x02, rd=1),
+        "no-stream": conn([b'{"v":1,"cmd":"snapshot","vm":"alpha"}',
+                           b'{"v":1,"cmd":"incoming"}'], flags=0x01),
+        "errors": conn([b'{"v":2,"cmd":"hello"}', b'{"cmd":"hello"}', b'{"v":1,"id":-1}',
+                        b'{"v":1,"id":"x","cmd":"hello"}', b'{"v":1,"cmd":"frob"}',
+                        b'{"v":1,"cmd":"list","extra' + b"k" * 60 + b'":1}',
+                        b'{"v":1,"cmd":"cfi"}', b'{"v":1,"cmd":"cfi","vm":1}',
+                        b'{"v":1,"cmd":"cfi","vm":"nobody"}',
+                        b'{"v":1,"cmd":"migrate","vm":"alpha","max_rounds":0}',
+                        b'{"v":1,"cmd":"hello","a":{"b":1}}', b'[1]', b'{"v":1,,}',
+                        b'{"v":1,"cmd":"hello"} x', b'{"v":1,"v":1}', b"\x00\xff{",
+                        b'{"v":18446744073709551615,"id":18446744073709551616}',
+                        b'{"v":-9223372036854775808,"s":"\\ud800"}', b'{"v":01}', b'']),
+        "json-strings": conn([b'{"v":1,"cmd":"hello","id":null,"s":"\\"\\\\\\/\\b\\f\\n\\r\\t'
+                              b'\\u0041\\u00ff\\u20ac\\udbff\\udfff \xc3\xa9 \xf0\x9f\x98\x80"}',
+                              b' { "v" : 1 , "cmd" : "list" } \r',
+                              b'{"v":1,"cmd":"hello","t":true,"f":false,"n":-0,"m":-1}']),
+        "overlong": conn([b'{"v":1,"cmd":"hello","pad":"' + b"a" * 4100 + b'"}', hello],
+                         rd=200, wr=13),
+        "split": bytes([0, 1, 1]) + hello + b"\n" + b'{"v":1,"cmd":"li',
+    }
+    return out
+
+# ---- mig_recv ---------------------------------------------------------------
+
+
+MIG_MAGIC = b"CARAMIGR"
+MIG_VERSION = 2
+CAPS, ACCEPT, ZERO, ROUND, SWITCHOVER, RUNNING, DONE, ABORT = range(16, 24)
+
+
+def mig_hdr(flags=0, wmode=0, sizes=ms.WHOLE):
+    return struct.pack("<BB6B", flags, wmode, *sizes)
+
+
+def mig_stream(name="alpha", nr_vcpus=1, ram=8 * ms.MiB, rounds=((((0x200000, 1),), ()),),
+               final_runs=((0x201000, 1),), paused=False, cfi=True, done=True,
+               end_over=None, abort_at=None, vcpu_over=None, config_over=None,
+               order=None):
+    """A source's stream: header, CONFIG, pre-copy rounds (each: MEMORY runs
+    and ZERO ranges, then ROUND), SWITCHOVER, memory sent while paused, the
+    VCPUs, the DEVICEs, END, DONE. @abort_at: an ABORT instead of the
+    section of that index (0 = CONFIG)."""
+    secs = []
+    config = snap.CONFIG.encode({
+        "name": name.encode(), "ram_gpa": ms.RAM_BASE, "ram_size": ram, "nr_vcpus": nr_vcpus,
+        "cfi_policy": 0 if cfi else 3, "features": ms.FEAT_ALL if cfi else ms.FEAT_NO_CFI,
+        "boot_count": 2, "debug_ext": 0, "guest_time": 123456789, "timebase_hz": ms.TIMEBASE,
+        "kernel_image": b"linux.image", "initrd_image": b"",
+        "bootargs": b"console=ttyS0"})
+    if config_over:
+        config = ms.override(snap.CONFIG, config, config_over)
+    secs.append((snap.SEC_CONFIG, 0, config))
+    pages = 0
+    seed = 0
+
+    def runs_of(runs):
+        nonlocal pages, seed
+        for off, n in runs:
+            body = snap.MEMRUN.encode({"gpa": ms.RAM_BASE + off, "pages": n})
+            body += b"".join(ms.page(seed + p) for p in range(n))
+            seed += n
+            secs.append((snap.SEC_MEMORY, 0, body))
+            pages += n
+
+    for k, (runs, zeros) in enumerate(rounds):
+        before = pages
+        runs_of(runs)
+        for off, n in zeros:
+            secs.append((ZERO, 0, struct.pack("<QQ", ms.RAM_BASE + off, n)))
+            pages += n
+        secs.append((ROUND, 0, struct.pack("<IIQQQ", k + 1, 0, pages - before, 1, 4096 * k)))
+    secs.append((SWITCHOVER, 0, struct.pack("<QII", 987654321, len(rounds), 1 if paused else 0)))
+    runs_of(final_runs)
+    for i in range(nr_vcpus):
+        rec = ms.vcpu_record(i, cfi)
+        if vcpu_over and i == nr_vcpus - 1:
+            rec = ms.override(snap.VCPU, rec, vcpu_over)
+        secs.append((snap.SEC_VCPU, i, rec))
+    for idx, (dname, layout) in enumerate(snap.DEVICES):
+        state = ms.device_state(dname, nr_vcpus, b"mig")
+        dev = snap.DEVICE.encode({"name": dname.encode(), "state_size": layout.size})
+        secs.append((snap.SEC_DEVICE, idx, dev + state))
+    end = {"sections": len(secs), "memory_pages": pages}
+    end.update(end_over or {})
+    secs.append((snap.SEC_END, 0, snap.END.encode(end)))
+    if done:
+        secs.append((DONE, 0, struct.pack("<QQ", 5000, ms.TIMEBASE)))
+    if order:
+        secs = order(secs)
+    if abort_at is not None:
+        secs[abort_at] = (ABORT, 0, struct.pack("<16s160s", b"no-memory", b"the source gave up"))
+        secs = secs[:abort_at + 1]
+    out = [snap.HEADER.encode({"magic": MIG_MAGIC, "version": MIG_VERSION, "header_size": 32,
+                               "flags": 0})]
+    out += [ms.section(t, i, p) for t, i, p in secs]
+    return b"".join(out)
+
+
+def mig_seeds():
+    h = mig_hdr()
+    two_rounds = ((((0x200000, 2), (0x7ff000, 1)), ()), (((0x200000, 1),), ((0x201000, 1),)))
+    dup_round = lambda s: s[:4] + [s[3]] + s[4:]  # noqa: E731  ROUND 1 twice
+    return {
+        "valid": h + mig_stream(),
+        "valid-2vcpus-rounds": h + mig_stream(nr_vcpus=2, rounds=two_rounds),
+        "valid-paused-nocfi": h + mig_stream(paused=True, cfi=False, rounds=()),
+        "valid-no-precopy": h + mig_stream(rounds=(), final_runs=((0, 1), (0x7ff000, 1))),
+        "valid-named": mig_hdr(flags=0x01) + mig_stream(name="taken"),
+        "valid-pieces": mig_hdr(sizes=(1, 7, 130, 255, 0, 33)) + mig_stream(nr_vcpus=2),
+        "valid-slow-tx": mig_hdr(flags=0x10) + mig_stream(),
+        "no-done": h + mig_stream(done=False),
+        "source-stops-reading": mig_hdr(wmode=255) + mig_stream(),
+        "stall": mig_hdr(sizes=(254, 0, 0, 0, 0, 0)) + mig_stream()[:3000],
+        "abort-config": h + mig_stream(abort_at=0),
+        "abort-vcpu": h + mig_stream(abort_at=5),
+        "bad-end-count": h + mig_stream(end_over={"sections": 1}),
+        "bad-round-order": h + mig_stream(order=dup_round, rounds=two_rounds),
+        "bad-name-taken": h + mig_stream(name="taken"),
+        "bad-too-big": h + mig_stream(ram=128 * ms.MiB),
+        "bad-no-zicfiss": mig_hdr(flags=0x04) + mig_stream(),
+        "bad-no-svadu": mig_hdr(flags=0x02) + mig_stream(),
+        "bad-vcpu-field": h + mig_stream(vcpu_over={"hsm_state": 9}),
+        "bad-snapshot-magic": h + ms.stream(runs=()),
+        "fixcrc-valid": mig_hdr(flags=0x08) + mig_stream(nr_vcpus=2),
+        "fixcrc-bad-config": mig_hdr(flags=0x08) + mig_stream(config_over={"nr_vcpus": 9}),
+    }
+
+# ---- fdt_guest --------------------------------------------------------------
+
+
+def fdt_guest_seeds():
+    def cfg(flags=0, vcpus=1, cfi=0, sv=39, ram_mib=64, boot=0, index=0, initrd=(0, 0),
+            bufsize=0, name=b"alpha", bootargs=b"", timebase=10000000):
+        rec = struct.pack("<BBBBHHIQQQ", flags, vcpus, cfi, sv, ram_mib, index, boot,
+                          initrd[0], initrd[1], bufsize)
+        rec += name.ljust(16, b"\0")[:16] + struct.pack("<I", timebase)
+        assert len(rec) == 56, len(rec)
+        return rec + bootargs
+
+    return {
+        "one": cfg(),
+        "two-cfi-initrd": cfg(vcpus=2, cfi=0, initrd=(0x88000000, 0x88100000),
+                              bootargs=b"console=ttyS0 root=/dev/ram0"),
+        "eight-sv57": cfg(flags=0x0f, vcpus=8, cfi=2, sv=57, ram_mib=2048, boot=7,
+                          bootargs=b"x" * 300),
+        "no-cfi-sv48": cfg(flags=0x10, vcpus=3, cfi=3, sv=48, name=b"a-very-long-nam"),
+        "tight-buffer": cfg(vcpus=4, bufsize=1500),
+        "tiny-buffer": cfg(bufsize=40),
+        "restored-features": cfg(flags=0x40 | 0x30, vcpus=2, initrd=(0x1f, 0), timebase=0),
+    }
+
+# ---- fdt_host ---------------------------------------------------------------
+
+
+FDT_HOST_DTS = {
+    "virt-2vms": """
+/dts-v1/;
+/ {
+	#address-cells = <2>; #size-cells = <2>;
+	compatible = "riscv-virtio";
+	chosen {
+		#address-cells = <2>; #size-cells = <2>;
+		stdout-path = "/soc/serial@10000000:115200";
+		rng-seed = [01 02 03 04 05 06 07 08 09 0a 0b 0c 0d 0e 0f 10
+			    11 12 13 14 15 16 17 18 19 1a 1b 1c 1d 1e 1f 20];
+		carapace,timeslice-us = <1000>;
+		carapace,partial-flush-ms = <0>;
+		carapace,vmid-bits = <4>;
+		carapace,stream-stall-ms = <500>;
+		vm@0 {
+			compatible = "carapace,vm";
+			carapace,name = "alpha";
+			carapace,memory = <0x0 0x8000000>;
+			carapace,vcpus = <2>;
+			carapace,cfi = "strict";
+			carapace,debug;
+			bootargs = "console=ttyS0 quiet";
+			kernel { compatible = "carapace,kernel"; reg = <0x0 0x84000000 0x0 0x200000>; };
+			ramdisk { compatible = "carapace,ramdisk"; reg = <0x0 0x86000000 0x0 0x100000>; };
+		};
+		vm@1 {
+			compatible = "carapace,vm";
+			#address-cells = <1>; #size-cells = <1>;
+			carapace,name = "beta";
+			carapace,memory = <0x4000000>;
+			carapace,cfi = "off";
+			module@0 { compatible = "carapace,kernel"; reg = <0x87000000 0x1000>; };
+		};
+		image@0 {
+			compatible = "carapace,image";
+			carapace,name = "spare.img";
+			reg = <0x0 0x88000000 0x0 0x1000>;
+		};
+	};
+	memory@80000000 { device_type = "memory"; reg = <0x0 0x80000000 0x0 0x40000000>; };
+	reserved-memory {
+		#address-cells = <2>; #size-cells = <2>; ranges;
+		mmode_resv0@80000000 { reg = <0x0 0x80000000 0x0 0x40000>; no-map; };
+		mmode_resv1@80040000 { reg = <0x0 0x80040000 0x0 0x20000>; no-map; };
+	};
+	cpus {
+		#address-cells = <1>; #size-cells = <0>;
+		timebase-frequency = <10000000>;
+		cpu@0 {
+			device_type = "cpu"; reg = <0>; status = "okay"; compatible = "riscv";
+			riscv,isa-extensions = "i", "m", "a", "f", "d", "c", "h", "zicsr", "zifencei",
+				"zicfilp", "zicfiss", "smstateen", "sstc", "svadu", "zimop", "zcmop";
+		};
+		cpu@1 {
+			device_type = "cpu"; reg = <1>; status = "okay"; compatible = "riscv";
+			riscv,isa-extensions = "i", "m", "h", "zicfilp", "zicfiss", "sstc";
+		};
+		cpu@2 { device_type = "cpu"; reg = <2>; status = "disabled"; };
+	};
+	soc {
+		#address-cells = <2>; #size-cells = <2>;
+		compatible = "simple-bus"; ranges;
+		serial@10000000 {
+			compatible = "ns16550a"; reg = <0x0 0x10000000 0x0 0x100>;
+			reg-shift = <0>;
+		};
+		virtio_mmio@10008000 { compatible = "virtio,mmio"; reg = <0x0 0x10008000 0x0 0x1000>; };
+	};
+};
+""",
+    "minimal": """
+/dts-v1/;
+/ {
+	#address-cells = <2>; #size-cells = <1>;
+	memory@80000000 { device_type = "memory"; reg = <0x0 0x80000000 0x8000000>; };
+	cpus { timebase-frequency = <0x0 0x989680>;
+		cpu@0 { device_type = "cpu"; reg = <0x0 0x0>; status = "ok"; }; };
+	uart@10000000 { compatible = "ns16550a"; reg = <0x0 0x10000000 0x100>; reg-shift = <2>; };
+};
+""",
+    "errors": """
+/dts-v1/;
+/ {
+	#address-cells = <2>; #size-cells = <2>;
+	chosen {
+		#address-cells = <2>; #size-cells = <2>;
+		stdout-path = "";
+		rng-seed = [00];
+		vm@0 { compatible = "carapace,vm"; carapace,name = "a"; carapace,memory = <1>;
+		       kernel { compatible = "carapace,kernel"; reg = <0 1 0 0>; }; };
+	};
+	memory@80000000 { device_type = "memory"; reg = <0x0 0x80000000 0x0 0x40000000 0 0 0 1>; };
+	cpus { #address-cells = <1>; #size-cells = <0>; timebase-frequency = <10000000>;
+		cpu@0 { device_type = "cpu"; reg = <0>; }; };
+};
+""",
+}
+
+
+def fdt_host_seeds():
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, src in FDT_HOST_DTS.items():
+            dts = Path(tmp) / (name + ".dts")
+            dts.write_text(src)
+            out[name] = subprocess.run(["dtc", "-q", "-I", "dts", "-O", "dtb", str(dts)],
+                                       check=True, capture_output=True).stdout
+    return out
+
+
+TARGETS = {"insn": insn_seeds, "mgmt": mgmt_seeds, "mig_recv": mig_seeds,
+           "fdt_guest": fdt_guest_seeds, "fdt_host": fdt_host_seeds}
+
+
+def main():
+    for target in sys.argv[1:] or TARGETS:
+        outdir = CORPUS / target
+        outdir.mkdir(parents=True, exist_ok=True)
+        for name, data in TARGETS[target]().items():
+            (outdir / name).write_bytes(data)
+            print(f"{target:10} {name:24} {len(data):6} bytes")
+
+
+if __name__ == "__main__":
+    main()
