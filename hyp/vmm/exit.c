@@ -108,14 +108,21 @@ static enum exit_action inject_access_fault(struct vcpu *v, unsigned long cause)
 }
 
 /* Decode the trapped access: htinst when it is a real transformed load/store,
- * else the instruction itself, fetched with HLVX. */
+ * else the instruction itself, fetched with HLVX. A pseudoinstruction in
+ * htinst (non-zero, bit 0 clear: 0x2000, 0x2020, 0x3000, 0x3020) says the
+ * fault came from an implicit access of the guest's VS-stage table walk, not
+ * from the instruction at sepc: never emulated, the guest gets an access fault
+ * (tests/guests/attack.c pt_walk_through_device). */
 static enum insn_kind decode_access(struct vcpu *v, struct mmio_access *a)
 {
+	unsigned long htinst = csr_read(CSR_HTINST);
 	uint32_t insn;
 	unsigned int len;
 	enum insn_kind kind;
 
-	if (insn_from_htinst(csr_read(CSR_HTINST), &insn, &len)) {
+	if (htinst && !(htinst & 1))
+		return INSN_KIND_OTHER;
+	if (insn_from_htinst(htinst, &insn, &len)) {
 		kind = insn_decode_mmio(insn, a);
 		a->insn_len = len;
 		return kind;
