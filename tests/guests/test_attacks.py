@@ -17,6 +17,7 @@ with the expected reason, no PANIC, the launcher's outcome. The summary
 policy and written to build/attacks-summary.txt.
 
 Rerun: /usr/bin/python3 -m pytest tests/guests/test_attacks.py -v -s
+(about a minute on 2 cores: marked quick).
 """
 
 import re
@@ -26,6 +27,8 @@ import pytest
 
 from test_guests import ROOT, guests_built  # noqa: F401
 from test_lifecycle import Host
+
+pytestmark = pytest.mark.quick
 
 # attack.c's table, in order: name -> what a correct hypervisor does.
 STOP = r"vcpu (\d+): access outside guest RAM that no device emulates \(cause {}: [A-Za-z/ -]+\)"
@@ -129,8 +132,9 @@ def attacker_lines(lines, idx):
     return out, inside, ended
 
 
-def run_batch(tmp_path, guests, policy, vms, tally, log):
-    victim = spec("victim", "victim", 1, policy, "64M", "period_ms=10 round_ms=200 late_ms=500")
+def run_batch(tmp_path, guests, policy, vms, tally, log, victim_args=""):
+    victim = spec("victim", "victim", 1, policy, "64M",
+                  "period_ms=10 round_ms=200 late_ms=500" + victim_args)
     specs = [victim]
     for name, idxs in vms:
         bootargs = f"from={idxs[0]} to={idxs[-1]}"
@@ -257,3 +261,16 @@ def test_attacks(guests_built, tmp_path, policy):
     assert tally.cases == len(CASES), f"{tally.cases} of {len(CASES)} cases ran\n{detail}"
     assert line == f"{len(CASES)} attacks, 0 hypervisor faults, 0 effects on the victim", \
         f"{policy}: {line}\n{detail}\n--- consoles ---\n" + "\n\n".join(t[-20000:] for t in texts)
+
+
+def test_victim_check_detects_corruption(guests_built, tmp_path):
+    """Negative control: a victim whose buffer changes (it flips a bit itself
+    in round 3) is counted as an effect on the victim, with one short case
+    beside it, and the summary line then is not the clean one."""
+    tally, log = Tally(), []
+    run_batch(tmp_path, guests_built, "trap", [("a", [NAMES.index("sbi_base_garbage")])],
+              tally, log, victim_args=" corrupt_round=3")
+    assert tally.cases == 1 and not tally.hyp, tally.hyp
+    assert tally.victim, "the harness did not notice the victim's changed memory"
+    assert any("buffer checksum" in v for v in tally.victim), tally.victim
+    assert tally.line().endswith(f"{len(tally.victim)} effects on the victim")

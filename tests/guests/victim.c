@@ -15,7 +15,8 @@
  * The harness reads the last round line after the attacks. A first line
  *   VICTIM-READY: ssp=0x... senvcfg=0x... ss=0|1
  * gives the values it must find in `carapace-ctl cfi`.
- * Any check that fails also prints a FAIL line at once.
+ * Any check that fails also prints a FAIL line at once. corrupt_round=N
+ * flips a bit of the buffer in round N itself (the harness's negative control).
  */
 #include "libguest.h"
 #include "cfi.h"
@@ -68,6 +69,7 @@ void test_main(unsigned long hartid)
 	unsigned long period_ms = bootarg_ulong("period_ms", 10);
 	unsigned long round_ms = bootarg_ulong("round_ms", 200);
 	unsigned long late_ms = bootarg_ulong("late_ms", 400);
+	unsigned long corrupt_round = bootarg_ulong("corrupt_round", 0);
 	unsigned long mem_bad = 0, cfi_bad = 0, timer_bad = 0, round = 0, i;
 	unsigned long start, senvcfg_want = 0, last_ticks = 0;
 	bool ss;
@@ -104,6 +106,8 @@ void test_main(unsigned long hartid)
 		while (rdtime() < round_end)
 			wfi();
 		round++;
+		if (round == corrupt_round)	/* negative control: the checks must see it */
+			buf[BUF_WORDS / 2] ^= 1;
 		if (sum_words(buf, BUF_WORDS) != buf_sum) {
 			mem_bad++;
 			report_fail(T, "round %lu: buffer checksum (got changed, want unchanged)", round);
