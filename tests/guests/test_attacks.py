@@ -245,14 +245,15 @@ def run_batch(tmp_path, guests, policy, vms, tally, log, victim_args=""):
 
 
 @pytest.mark.parametrize("policy", POLICIES)
-def test_attacks(guests_built, tmp_path, policy):
+def test_attacks(guests_built, tmp_path, capsys, policy):
     tally, log, texts = Tally(), [], []
     for vms in batches():
         texts.append(run_batch(tmp_path, guests_built, policy, vms, tally, log))
     line = tally.line()
-    print(f"\n{policy}: {line}")
-    for l in log:
-        print(l)
+    with capsys.disabled():     # shown even when pytest captures output
+        print(f"\n{policy}: {line}")
+        for l in log:
+            print(l)
     SUMMARY.parent.mkdir(exist_ok=True)
     old = SUMMARY.read_text().splitlines() if SUMMARY.is_file() else []
     keep = [l for l in old if not l.startswith(f"{policy}: ")]
