@@ -1236,6 +1236,61 @@ static void a_pt_race_fetch(void)
 	check_ge(T, "race: the AMO faulted as a store access fault some of the time", n[1], 1);
 }
 
+/* ---- interrupt and console storms ------------------------------------------ */
+
+static volatile unsigned long storm_irqs;
+
+static void timer_again(unsigned long irq)
+{
+	(void)irq;
+	storm_irqs++;
+	if (storm_irqs < 5000)
+		sbi_set_timer(0);		/* due at once: another interrupt */
+	else
+		sbi_set_timer(-1UL);
+}
+
+static void a_timer_storm(void)
+{
+	unsigned long i, woke = 0;
+
+	/* 5000 timer interrupts back to back, each re-armed in the past */
+	storm_irqs = 0;
+	trap_set_irq(IRQ_S_TIMER, timer_again);
+	csr_set(CSR_SIE, MIP_STIP);
+	sbi_set_timer(0);
+	csr_set(CSR_SSTATUS, SR_SIE);
+	wait_for(READ_ONCE(storm_irqs) >= 5000, 30000000);
+	csr_clear(CSR_SSTATUS, SR_SIE);
+	check_eq(T, "timer storm: 5000 interrupts taken", READ_ONCE(storm_irqs), 5000);
+	/* 5000 WFIs with a due timer enabled in sie, SIE off: each returns */
+	for (i = 0; i < 5000; i++) {
+		sbi_set_timer(0);
+		wfi();
+		woke += !!(csr_read(CSR_SIP) & MIP_STIP);
+	}
+	sbi_set_timer(-1UL);
+	csr_clear(CSR_SIE, MIP_STIP);
+	check_eq(T, "wfi storm: 5000 WFIs with a due timer all returned, STIP pending", woke, 5000);
+}
+
+static void a_dbcn_read_flood(void)
+{
+	static char in[64];
+	unsigned long i, bad = 0;
+
+	/* nobody types: every read takes 0 bytes and writes nothing */
+	memset(in, 0x77, sizeof(in));
+	for (i = 0; i < 5000; i++) {
+		struct sbiret r = sbi_dbcn_read(sizeof(in), (unsigned long)in, 0);
+
+		bad += r.error != SBI_SUCCESS || r.value != 0;
+	}
+	for (i = 0; i < sizeof(in); i++)
+		bad += in[i] != 0x77;
+	check_eq(T, "dbcn read flood: 5000 reads of no input, 0 bytes each, buffer untouched", bad, 0);
+}
+
 /* ---- attacks the hypervisor must answer by stopping this VM ------------------ */
 
 static void stop_expected(void)
@@ -1378,6 +1433,8 @@ static const struct attack attacks[] = {
 	{ "ssp_senvcfg_vs", a_ssp_vs, false, "ssp/senvcfg.SSE only while FWFT shadow_stack is on" },
 	{ "pt_walk_through_device", a_pt_walk_device, false, "VS-stage walk through a device: access fault" },
 	{ "pt_race_fetch", a_pt_race_fetch, false, "PTE/instruction rewritten during MMIO exits: no stop" },
+	{ "timer_wfi_storm", a_timer_storm, false, "5000 back-to-back timer interrupts, 5000 WFIs" },
+	{ "sbi_dbcn_read_flood", a_dbcn_read_flood, false, "5000 reads with no input: 0 bytes each" },
 	/* each of these ends the VM: one per VM, last */
 	{ "stop_load_hole", f_load_hole, true, "VM stopped: load guest-page fault outside RAM" },
 	{ "stop_store_top_gpa", f_store_top, true, "VM stopped: store guest-page fault outside RAM" },

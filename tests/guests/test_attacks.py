@@ -67,6 +67,8 @@ CASES = {
     "ssp_senvcfg_vs": "returns",
     "pt_walk_through_device": "returns",
     "pt_race_fetch": "returns",
+    "timer_wfi_storm": "returns",
+    "sbi_dbcn_read_flood": "returns",
     # these end their VM: the stop reason the hypervisor must print
     "stop_load_hole": STOP.format(21),
     "stop_store_top_gpa": STOP.format(23),
