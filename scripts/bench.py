@@ -9,7 +9,7 @@ payload or kernel directly on QEMU + OpenSBI) are measured in the same run.
 Writes build/bench/results.json and build/bench/ratios.png (gnuplot).
 
 Usage: scripts/bench.py [STEP ...]  (steps: micro switch cfi_violation linux_boot
-snapshot live_snapshot migration footprint; default all). A run of some steps only writes
+snapshot live_snapshot migration fairness footprint; default all). A run of some steps only writes
 build/bench/results-partial.json instead of results.json.
 """
 import importlib.machinery
@@ -38,6 +38,7 @@ PAYLOAD = ROOT / "build" / "bench" / "bench.bin"
 HYP = ROOT / "build" / "carapace.bin"
 DIRTIER = ROOT / "build" / "guests" / "dirtier.bin"
 ELP_PREEMPT = ROOT / "build" / "guests" / "cfi_elp_preempt.bin"
+FAIRNESS = ROOT / "build" / "bench" / "fairness.bin"
 CPU = "rv64,h=true,zicfilp=true,zicfiss=true,zimop=true,zcmop=true,sstc=true,svadu=true,smstateen=true"
 # CARAPACE_QEMU: the QEMU of the bare runs (tools/carapace-run honours it too).
 QEMU = os.environ.get("CARAPACE_QEMU") or "qemu-system-riscv64"
@@ -557,6 +558,96 @@ def migration(results):
                                      **dirty_logging_cost(),
                                      "unit": "guest-visible ms under -icount"}
 
+# --- fairness under abuse (issue 14) ------------------------------------------
+
+SLICE_US = 5000           # the scheduler's default slice, passed explicitly
+FAIR_RE = re.compile(r"^\[v\] FAIR (\w+) ?(\d*)$")
+ABUSES = ("console", "ipi", "spin", "rfence")
+
+
+def fair_run(smp, abuse, samples=500, abuser_vcpus=2):
+    """One victim VM (1 vCPU, tests/bench/fairness.c role=victim) alone
+    (abuse=None) or beside a 2-vCPU abuser VM on @smp host harts."""
+    vms = [f"name=v,kernel={FAIRNESS},vcpus=1,mem=64M,"
+           f"bootargs=role=victim samples={samples} period_us=1000 settle_ms=30"]
+    if abuse:
+        vms.append(f"name=a,kernel={FAIRNESS},vcpus={abuser_vcpus},mem=64M,"
+                   f"bootargs=role=abuser abuse={abuse}")
+    cmd = [sys.executable, str(ROOT / "tools" / "carapace-run"), "--batch", "--icount",
+           "--timeout", "300", "--smp", str(smp), "--timeslice-us", str(SLICE_US),
+           "--ctl-socket", f"/tmp/carapace-bench-{os.getpid()}-{time.monotonic_ns()}.sock"]
+    for vm in vms:
+        cmd += ["--vm", vm]
+    say(f"fairness: {smp} hart(s), victim " + (f"beside a 2-vCPU {abuse} abuser" if abuse
+                                               else "alone (baseline)"))
+    text = run(cmd, 330, stop_on="[v] FAIR end")
+    vals = {m.group(1): int(m.group(2) or 0) for l in text.splitlines()
+            if (m := FAIR_RE.match(l))}
+    if "end" not in vals:
+        # a starved victim never finishes: that is a failure of the bound, not of bench
+        say(f"fairness: the victim did not finish ({smp} harts, {abuse}):\n" + text[-1500:])
+        return None
+    us = lambda t: round(t * 1e6 / 10_000_000, 1)     # 10 MHz timebase
+    return {"lat_median_us": us(vals["lat_median_ticks"]), "lat_p99_us": us(vals["lat_p99_ticks"]),
+            "lat_max_us": us(vals["lat_max_ticks"]),
+            "lat_mean_us": round(vals["lat_mean_x100"] / 100 * 0.1, 2),
+            "iters_per_s": vals["iters_per_s"], "samples": vals["samples"]}
+
+
+def fairness(results):
+    """A victim VM's timer-interrupt latency (deadline to handler) and the rate
+    of a fixed loop, alone and then beside another VM on the same harts (the
+    scheduler shares every hart among all runnable vCPUs, no pinning): a
+    benign busy neighbour (`busy`: a loop with a 1 ms tick, the reference),
+    then the abuses: console flood (UART and DBCN), SBI IPI storm, spinning
+    with interrupts off, SBI RFENCE storm. N = 3 runnable vCPUs (the victim
+    and the neighbour's 2), H host harts, slice S, round-robin. Bounds:
+    - latency, p99 and max: <= ceil((N - H) / H) slices + 10 % of a slice (a
+      deadline that falls while the victim is off its hart waits for at most
+      that many other slices to end); on 2 harts plus half a slice: an exit
+      that waits for the other hart (a lock, an RFENCE acknowledgment) ends a
+      slice late by up to one turn of QEMU's single-threaded round robin
+      between harts (at most half the time to the next timer deadline; on
+      hardware microseconds).
+    - throughput, 1 hart: >= 0.9 / N of the victim alone (its 1/N share).
+      2 harts: >= 0.5 / N, a starvation floor only: under -icount the harts
+      share one instruction clock and QEMU splits it unevenly between busy
+      harts (a victim alone on its hart keeps 0.34 of its rate beside one
+      spinning vCPU on the other hart, 0.53 beside one that ticks), so the
+      H/N share of real hardware cannot be checked from guest time."""
+    n, slice_us = 3, SLICE_US
+    out, ok = {}, True
+    for smp in (1, 2):
+        base = fair_run(smp, None)
+        if base is None:
+            raise RuntimeError(f"fairness: the victim alone did not finish on {smp} hart(s)")
+        lat_bound = -(-(n - smp) // smp) * slice_us + slice_us / 10 + (slice_us / 2 if smp > 1 else 0)
+        tput_bound = (0.9 if smp == 1 else 0.5) / n
+        row = {"idle": base, "lat_bound_us": lat_bound, "tput_ratio_bound": round(tput_bound, 3)}
+        for abuse in ("busy",) + ABUSES:
+            r = fair_run(smp, abuse)
+            if r is None:
+                row[abuse] = {"pass": False, "finished": False}
+                ok = False
+                continue
+            r["tput_ratio"] = round(r["iters_per_s"] / base["iters_per_s"], 3)
+            if "busy" in row and row["busy"].get("iters_per_s"):
+                r["tput_vs_busy"] = round(r["iters_per_s"] / row["busy"]["iters_per_s"], 3)
+            # idle latency is below a tick (about 64 instructions): ratios against >= 0.1 us
+            r["lat_p99_ratio"] = round(r["lat_p99_us"] / max(base["lat_p99_us"], 0.1), 1)
+            r["lat_median_ratio"] = round(r["lat_median_us"] / max(base["lat_median_us"], 0.1), 1)
+            r["pass"] = (r["lat_p99_us"] <= lat_bound and r["lat_max_us"] <= lat_bound
+                         and r["tput_ratio"] >= tput_bound)
+            ok &= r["pass"]
+            row[abuse] = r
+        out[f"smp{smp}"] = row
+    results["fairness"] = {"what": "victim VM (1 vCPU, busy) beside a 2-vCPU neighbour VM on the "
+                                   "same harts: timer latency deadline-to-handler and loop "
+                                   "rate, vs the victim alone in the same run",
+                           "slice_us": slice_us, "runnable_vcpus": n, **out, "pass": ok,
+                           "unit": "guest-visible us under -icount; iterations per guest second"}
+
+
 def footprint(results):
     size = subprocess.run(["riscv64-unknown-elf-size", str(ROOT / "build" / "carapace.elf")],
                           capture_output=True, text=True).stdout.splitlines()[-1].split()
@@ -616,6 +707,27 @@ def table(results):
         print(f"dirty logging: a guest writing 16 MiB in a loop keeps {r['throughput_pct']} % "
               f"of its rate for {r['precopy_ms']:,} ms of pre-copy ({r['rounds']} rounds, "
               f"lost {r['lost_ms']} ms, {r['lost_ms_per_round']} ms a round)")
+    if "fairness" in results:
+        r = results["fairness"]
+        for smp in (1, 2):
+            row = r[f"smp{smp}"]
+            b = row["idle"]
+            print(f"fairness, {smp} hart(s), 3 runnable vCPUs; bounds: latency p99/max <= "
+                  f"{row['lat_bound_us']:,.0f} us, throughput >= {row['tput_ratio_bound']:.3f} "
+                  f"x alone")
+            print(f"  {'alone':<9} latency median {b['lat_median_us']:>8,.1f} us  p99 "
+                  f"{b['lat_p99_us']:>8,.1f} us  max {b['lat_max_us']:>8,.1f} us  "
+                  f"{b['iters_per_s']:>11,} iterations/s")
+            for abuse in ("busy",) + ABUSES:
+                a = row[abuse]
+                if not a.get("finished", True):
+                    print(f"  {abuse:<9} victim did not finish: FAIL")
+                    continue
+                print(f"  {abuse:<9} latency median {a['lat_median_us']:>8,.1f} us  p99 "
+                      f"{a['lat_p99_us']:>8,.1f} us  max {a['lat_max_us']:>8,.1f} us  "
+                      f"throughput {a['tput_ratio']:.3f} x alone "
+                      f"({a.get('tput_vs_busy', 1):.2f} x busy)  "
+                      f"{'pass' if a['pass'] else 'FAIL'}")
     if "footprint" in results:
         r = results["footprint"]
         print(f"image {r['image_bin_bytes']} bytes (text {r['text']}, data {r['data']}, "
@@ -645,11 +757,11 @@ def chart(results):
 
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
-    for f in (FW, IMAGE, INITRD, PAYLOAD, HYP, DIRTIER, ELP_PREEMPT):
+    for f in (FW, IMAGE, INITRD, PAYLOAD, HYP, DIRTIER, ELP_PREEMPT, FAIRNESS):
         if not f.exists():
             sys.exit(f"bench: missing {f} (run: make bench)")
     steps = {f.__name__: f for f in (micro, switch, cfi_violation, linux_boot, snapshot,
-                                     live_snapshot, migration, footprint)}
+                                     live_snapshot, migration, fairness, footprint)}
     chosen = sys.argv[1:] or list(steps)
     for name in chosen:
         if name not in steps:
@@ -663,6 +775,8 @@ def main():
     if chosen == list(steps):
         chart(results)
     say(f"results: {out}")
+    if "fairness" in results and not results["fairness"]["pass"]:
+        sys.exit("bench: a fairness bound failed (see above)")
 
 
 if __name__ == "__main__":
