@@ -3,22 +3,36 @@
 #ifndef HYP_ATOMIC_H
 #define HYP_ATOMIC_H
 
+#include <stdint.h>
+
+/* A ticket lock: harts get the lock in the order they asked for it. A
+ * test-and-set lock let one hart that takes and drops it in a loop (a guest
+ * flooding its console: vm->con_lock per byte) keep another hart spinning in
+ * an exit for tens of milliseconds, past its time slice, while a third VM
+ * waited for that hart (docs/performance.md, fairness). */
 struct spinlock {
-	volatile int locked;
+	union {
+		uint32_t word;
+		struct {
+			uint16_t owner;	/* the ticket being served */
+			uint16_t next;	/* the next ticket to hand out */
+		};
+	};
 };
 
-#define SPINLOCK_INIT { 0 }
+#define SPINLOCK_INIT { { 0 } }
 
 static inline void spin_lock(struct spinlock *l)
 {
-	while (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE))
-		while (__atomic_load_n(&l->locked, __ATOMIC_RELAXED))
-			;
+	uint16_t t = (uint16_t)(__atomic_fetch_add(&l->word, 1U << 16, __ATOMIC_ACQUIRE) >> 16);
+
+	while (__atomic_load_n(&l->owner, __ATOMIC_ACQUIRE) != t)
+		;
 }
 
 static inline void spin_unlock(struct spinlock *l)
 {
-	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&l->owner, (uint16_t)(l->owner + 1), __ATOMIC_RELEASE);
 }
 
 #define atomic_or(p, v)		__atomic_fetch_or((p), (v), __ATOMIC_SEQ_CST)
