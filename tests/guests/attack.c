@@ -1155,6 +1155,7 @@ static void a_pt_walk_device(void)
 		n = trap_disarm(&tr);
 		snprintf(w, sizeof(w), "walk through 0x%lx: sw gets one access fault", devs[i]);
 		check_eq(T, w, n == 1 && (tr.scause == EXC_STORE_ACCESS || tr.scause == EXC_LOAD_ACCESS), 1);
+		fetch_try(HOLE + 0x3000);	/* a fetch walking through it */
 	}
 	pt_root[1] = 0;
 	pt_off();
