@@ -122,6 +122,17 @@ bench: deps all guests bench-payloads linux-initramfs
 	@scripts/deps.sh bench
 	@$(PYTHON) scripts/bench.py
 
+# Soaks (docs/soak.md), never part of `make test` or CI: the guest-side fuzzer
+# beside a victim VM until GFUZZ_SOAK_OPS operations (default 10 million),
+# then Linux CFI guests on two hosts for LINUX_SOAK_MINUTES (default 30) with
+# pause/resume, live snapshots and live migrations.
+.PHONY: soak soak-gfuzz soak-linux
+soak: soak-gfuzz soak-linux
+soak-gfuzz: deps all guests
+	$(PYTHON) -m pytest -q -rfEs -s -m soak tests/guests/test_gfuzz.py
+soak-linux: deps all guests linux-initramfs
+	$(PYTHON) -m pytest -q -rfEs -s -m soak tests/linux/test_linux_soak.py
+
 # No file of the hypervisor may depend on one that depends back on it
 # (docs/architecture.md, "Layers"); the graph comes from the objects.
 depcheck: $(HYP_OBJS)

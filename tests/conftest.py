@@ -14,6 +14,7 @@ MARKERS = {
     "reference": "runs a guest directly on QEMU + OpenSBI (no Carapace)",
     "linux": "boots Linux guests under Carapace",
     "slow": "long-running runs",
+    "soak": "make soak only (guest fuzzer, Linux soak): never in make test",
     "cfi": "the CFI guest tests (tests/guests/test_cfi*.py, test_snapshot_elp.py): "
            "the conformant tier re-runs them on CARAPACE_QEMU",
     "conformant": "checks the conformant QEMU of CARAPACE_QEMU (make test-conformant)",

@@ -220,6 +220,18 @@ static void stats_entry(struct json_writer *w, const struct vm *vm)
 	jw_kv_u64(w, "mmio", c.mmio);
 	jw_kv_u64(w, "wfi", c.wfi);
 	jw_kv_u64(w, "injected", c.injected);
+	/* exits by exception cause, the non-zero ones: {"10": n, ...} */
+	jw_key(w, "by_cause");
+	jw_obj_begin(w);
+	for (unsigned int k = 0; k < VCPU_EXIT_CAUSES; k++) {
+		char key[4];
+
+		if (!c.by_cause[k])
+			continue;
+		snprintf(key, sizeof(key), "%u", k);
+		jw_kv_u64(w, key, c.by_cause[k]);
+	}
+	jw_obj_end(w);
 	jw_obj_end(w);
 }
 

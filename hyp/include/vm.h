@@ -177,6 +177,7 @@ uint64_t vm_exits(const struct vm *vm);
 struct vm_counts {
 	uint64_t exits, sbi, guest_page_faults, virtual_insn, host_irq, sw_check, wfi;
 	uint64_t mmio, injected, cfi_lp, cfi_ss;
+	uint64_t by_cause[VCPU_EXIT_CAUSES];	/* exits by exception cause (scause) */
 };
 /** vm_count() - sum @vm's counters into @c (read without stopping it); the
  *  CFI violations are the VM's lifetime totals, every boot included. */

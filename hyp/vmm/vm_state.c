@@ -80,6 +80,8 @@ void vm_count(const struct vm *vm, struct vm_counts *c)
 		c->wfi += s->wfi;
 		c->cfi_lp += vm->vcpus[i].cfi_stats.swcheck_lp;
 		c->cfi_ss += vm->vcpus[i].cfi_stats.swcheck_ss;
+		for (unsigned int k = 0; k < VCPU_EXIT_CAUSES; k++)
+			c->by_cause[k] += s->by_cause[k];
 	}
 	c->cfi_lp += vm->stats.cfi_lp_earlier;
 	c->cfi_ss += vm->stats.cfi_ss_earlier;
