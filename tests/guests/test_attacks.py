@@ -17,7 +17,7 @@ with the expected reason, no PANIC, the launcher's outcome. The summary
 policy and written to build/attacks-summary.txt.
 
 Rerun: /usr/bin/python3 -m pytest tests/guests/test_attacks.py -v -s
-(about a minute on 2 cores: marked quick).
+(one to two minutes on 2 cores: marked quick).
 """
 
 import re
