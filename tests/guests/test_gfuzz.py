@@ -60,6 +60,18 @@ class Pair(Host):
             self.proc.wait(timeout=90)
 
 
+def vm_lines(h, vm):
+    """@vm's console lines. QEMU writes a diagnostic for some CSR encodings
+    to stderr, which shares the console pipe: a guest line may follow one on
+    the same line, so the tag is looked for anywhere."""
+    tag = f"[{vm}] "
+    return [l[l.index(tag) + len(tag):] for l in h.snapshot() if tag in l]
+
+
+def victim_ok(h):
+    return len([l for l in vm_lines(h, "victim") if l.startswith("VICTIM: ok")])
+
+
 def parse_set(text):
     return sorted(int(x) for x in text.split(",")) if text.strip() not in ("", "-") else []
 
@@ -73,9 +85,8 @@ def run_seed(tmp_path, seed, ops, timeout=600):
         stats, _ = h.ctl("stats")
         by_vm = {v["name"]: v for v in stats["vms"]}
         # the victim goes on checking after the fuzzer is gone
-        n = len([l for l in h.guest("victim") if l.startswith("VICTIM: ok")])
-        h.wait_for(lambda l: len([x for x in h.guest("victim")
-                                  if x.startswith("VICTIM: ok")]) >= n + 2, 60)
+        n = victim_ok(h)
+        h.wait_for(lambda l: victim_ok(h) >= n + 2, 60)
         h.ctl("destroy", "victim")
         code = h.finish(120)
     finally:
@@ -83,12 +94,10 @@ def run_seed(tmp_path, seed, ops, timeout=600):
     log = "\n".join(h.snapshot())
     faults = [l for l in h.snapshot() if FAULT_RE.match(l)]
     assert not faults, f"seed {seed}: the hypervisor faulted: {faults}\n{log[-6000:]}"
-    victim = [l[l.index("[victim] ") + 9:] for l in h.snapshot() if "[victim] " in l]
+    victim = vm_lines(h, "victim")
     assert not [l for l in victim if l.startswith("FAIL")], f"seed {seed}: victim\n{log[-6000:]}"
     assert any(l.startswith("VICTIM: ok") for l in victim), log[-6000:]
-    # (QEMU writes a diagnostic for some CSR encodings to stderr, which the
-    # console pipe shares: a guest line may come after one on its line)
-    fuzz = [l[l.index("[fuzz] ") + 7:] for l in h.snapshot() if "[fuzz] " in l]
+    fuzz = vm_lines(h, "fuzz")
     done = next((m for l in fuzz if (m := DONE_RE.search(l))), None)
     stopped = end_line.startswith("carapace: vm fuzz: stopped")
     if done:

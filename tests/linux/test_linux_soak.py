@@ -167,6 +167,10 @@ def test_linux_soak(initramfs, tmp_path):
     finally:
         for h in hosts:
             h.kill()
+        OUT.parent.mkdir(parents=True, exist_ok=True)
+        for h in hosts:     # the whole consoles, for a look after a failure
+            (OUT.parent / f"linux-host-{h.tag}.log").write_text("\n".join(h.snapshot()) + "\n")
+        (OUT.parent / "linux-ops.json").write_text(json.dumps(log, indent=1) + "\n")
 
     text = "\n".join(l for h in hosts for l in h.snapshot())
     faults = [l for h in hosts for l in h.snapshot() if FAULT_RE.match(l)]
@@ -177,7 +181,8 @@ def test_linux_soak(initramfs, tmp_path):
         lines = a.guest(v) + b.guest(v)
         rep = CfiReport(lines)
         fails = rep.results("FAIL")
-        assert not fails, f"{v}: FAIL lines: {fails}"
+        assert not fails, f"{v}: FAIL lines: {fails}\n" + "\n".join(
+            l for l in lines if l.startswith("FAIL") or "cfitest: round" in l)[-3000:]
         got = sorted(r for h in hosts for r in rounds_of(h.guest(v)))
         assert len(got) == len(set(got)), f"{v}: a round ran twice: {got}"
         migrations = len([e for e in log if e["vm"] == v and e["op"] == "migrate"])
