@@ -116,6 +116,9 @@ def test_linux_soak(initramfs, tmp_path):
             if kind == "pause":
                 r = h.ctl("pause", vm).reply
                 assert r["ok"] and r["state"] == "paused", r
+                # lines the guest wrote before the pause may still be on their
+                # way through the host console and the launcher's pipe
+                time.sleep(0.5)
                 at = rounds_of(h.guest(vm))
                 time.sleep(2)
                 assert rounds_of(h.guest(vm)) == at, f"{vm} ran while paused"
