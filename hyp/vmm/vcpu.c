@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* vCPU state operations: reset, load/put of VS state around a run, posted
- * interrupts and requests, kicks. The run loop is in vcpu_run.c. */
+/* vCPU state operations: load/put of VS state around a run, posted
+ * interrupts and requests, kicks. Reset is in vcpu_reset.c, the run loop in
+ * vcpu_run.c. */
 #include <arch/riscv/csr.h>
 #include <string.h>
 #include <atomic.h>
@@ -12,31 +13,6 @@
 #include <steal_time.h>
 #include <tlb.h>
 #include <vm.h>
-
-static unsigned long henvcfg_base(void)
-{
-	/* Sstc for the guest, and Svpbmt when the hardware has it (ADUE follows
-	 * the guest's FWFT PTE_AD_HW_UPDATING, reset 0) */
-	return hart_caps.henvcfg_ok & (ENVCFG_STCE | ENVCFG_PBMTE);
-}
-
-void vcpu_reset(struct vcpu *v, unsigned long entry, unsigned long arg)
-{
-	memset(&v->g, 0, sizeof(v->g));
-	v->g.ctx.gpr[10] = v->id;
-	v->g.ctx.gpr[11] = arg;
-	v->g.ctx.sepc = entry;
-	/* enter VS-mode (SPP=1) with SIE=0, ELP=0 (SPELP clear) */
-	v->g.ctx.sstatus = SR_SPP | SR_FS_INITIAL | SR_UXL_64;
-	v->g.csr.vsstatus = SR_UXL_64;
-	v->g.csr.vstimecmp = -1UL;
-	v->irq_pending = 0;
-	v->requests = VCPU_REQ_FENCE_I | VCPU_REQ_HFENCE_VVMA;
-	cfi_vcpu_reset(v);
-	steal_vcpu_reset(v);
-	pmu_vcpu_reset(v);
-	v->henvcfg = henvcfg_base() | vcpu_henvcfg_guest(v);
-}
 
 /* hstatus is the hypervisor's, not the guest's: the same for every vCPU. */
 #define VCPU_HSTATUS	(HSTATUS_SPV | HSTATUS_SPVP | HSTATUS_VTW | HSTATUS_VSXL_64)

@@ -320,22 +320,6 @@ int vm_mmio_register(struct vm *vm, const struct mmio_region *r)
 
 /* hyp/vmm/vcpu.c's, which is not linked (its other functions drive CSRs
  * and harts) */
-void vcpu_reset(struct vcpu *v, unsigned long entry, unsigned long arg)
-{
-	memset(&v->g, 0, sizeof(v->g));
-	v->g.ctx.gpr[10] = v->id;
-	v->g.ctx.gpr[11] = arg;
-	v->g.ctx.sepc = entry;
-	v->g.ctx.sstatus = SR_SPP | SR_FS_INITIAL | SR_UXL_64;
-	v->g.csr.vsstatus = SR_UXL_64;
-	v->g.csr.vstimecmp = -1UL;
-	v->irq_pending = 0;
-	v->requests = VCPU_REQ_FENCE_I | VCPU_REQ_HFENCE_VVMA;
-	cfi_vcpu_reset(v);
-	v->henvcfg = (hart_caps.henvcfg_ok & (ENVCFG_STCE | ENVCFG_PBMTE | ENVCFG_ADUE)) |
-		     cfi_henvcfg(v);
-}
-
 void vcpu_kick(struct vcpu *v)
 {
 	CHECK(v->vm && v->id < v->vm->cfg.nr_vcpus);
