@@ -27,6 +27,7 @@ void cfi_vcpu_reset(struct vcpu *v)
 	v->g.csr.ssp = 0;
 	v->g.ctx.sstatus &= ~SR_SPELP;
 	v->g.csr.vsstatus &= ~SR_SPELP;
+	v->lp_window.owed = false;	/* went with the context it was owed to */
 }
 
 unsigned long cfi_henvcfg(const struct vcpu *v)

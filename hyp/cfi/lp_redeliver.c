@@ -21,7 +21,16 @@
  * SPELP again, so host IPIs are held off and the host timer is pushed to at
  * least LP_WINDOW_GUARD_US ahead while the window is open, IPIs only until an
  * exit the window stays open through (a write to a page being dirty-logged,
- * say) has cost the guest its SPELP anyway. */
+ * say) has cost the guest its SPELP anyway.
+ * The guest's own interrupts wait too, until the window closes: one taken at
+ * the faulting instruction (pending since the fault reached us) finds ELP=1,
+ * and a guest kernel that then runs another task returns to the instruction
+ * only after the window has closed; its fault reaches us a second time. The
+ * guest's timer cannot be held for certain (Sstc makes a vstimecmp write
+ * reach the interrupt "eventually"; QEMU 10.0.2 can raise a timer it had
+ * already fired after the write), so a window that closes with the fault not
+ * yet delivered leaves it "owed": counted once, it is re-delivered, not
+ * counted, when it comes back (cfi_lp_fault_owed()). */
 #include <arch/riscv/csr.h>
 #include <cfi.h>
 #include <exit.h>
@@ -30,6 +39,9 @@
 
 #define LP_WINDOW_GUARD_US	200
 #define INSN_SRET		0x10200073UL
+/* vstimecmp while the guest's timer is held: not a value a guest writes to
+ * stop its timer (-1), so a write the handler makes meanwhile is told apart */
+#define TIMER_PARKED		(~0UL - 1)
 
 bool cfi_lp_redeliver_ok(const struct vcpu *v)
 {
@@ -38,12 +50,17 @@ bool cfi_lp_redeliver_ok(const struct vcpu *v)
 
 static uint64_t guard_ticks(void)
 {
-	return timebase_hz * LP_WINDOW_GUARD_US / 1000000;
+	static uint64_t ticks;	/* (harts racing here all store the same value) */
+
+	if (__builtin_expect(!ticks, 0))
+		ticks = timebase_hz * LP_WINDOW_GUARD_US / 1000000;
+	return ticks;
 }
 
 enum exit_action cfi_lp_redeliver(struct vcpu *v)
 {
 	uint64_t now = time_now(), slice_end = csr_read(CSR_STIMECMP);
+	uint64_t guard_end = now + guard_ticks();
 
 	v->lp_window.open = true;
 	v->lp_window.pc = v->g.ctx.sepc;
@@ -59,16 +76,75 @@ enum exit_action cfi_lp_redeliver(struct vcpu *v)
 	csr_set(CSR_HSTATUS, HSTATUS_VTSR);
 	csr_write(CSR_SIE, MIP_STIP);
 	/* (a timer write costs: only when the slice would end too soon) */
-	v->lp_window.timer_moved = slice_end < now + guard_ticks();
+	v->lp_window.timer_moved = slice_end < guard_end;
 	if (v->lp_window.timer_moved)
-		csr_write(CSR_STIMECMP, now + guard_ticks());
+		csr_write(CSR_STIMECMP, guard_end);
+	v->lp_window.held_hvip = 0;
+	cfi_lp_window_hold_irqs(v);
+	/* a timer due later than the guard rarely fires inside the window; if
+	 * it does, the fault is owed (below) */
+	v->lp_window.held_vstimecmp = csr_read(CSR_VSTIMECMP);
+	v->lp_window.timer_parked = v->lp_window.held_vstimecmp < guard_end;
+	if (v->lp_window.timer_parked)
+		csr_write(CSR_VSTIMECMP, TIMER_PARKED);
 	v->vm->stats.injected++;
 	return EXIT_RESUME_SAME;
 }
 
-static void window_close(struct vcpu *v)
+void cfi_lp_window_hold_irqs(struct vcpu *v)
+{
+	unsigned long held = csr_read(CSR_HVIP) & VS_IRQ_MASK;
+
+	if (held) {
+		v->lp_window.held_hvip |= held;
+		csr_clear(CSR_HVIP, held);
+	}
+}
+
+/* The held interrupts become pending again; the external one is a level,
+ * which may have dropped meanwhile (vcpu_apply_pending() tracks it). A timer
+ * the handler set meanwhile is the guest's new one. */
+static inline __attribute__((always_inline)) void release_irqs(struct vcpu *v)
+{
+	unsigned long held = v->lp_window.held_hvip;
+
+	if (held)	/* (a level that rose meanwhile was held too) */
+		csr_set(CSR_HVIP, (held & ~MIP_VSEIP) | (v->ext_irq_live ? MIP_VSEIP : 0));
+	if (v->lp_window.timer_parked && csr_read(CSR_VSTIMECMP) == TIMER_PARKED)
+		csr_write(CSR_VSTIMECMP, v->lp_window.held_vstimecmp);
+}
+
+/* The fault was counted but the guest has not had it: it comes back to us
+ * when the guest returns to the instruction (with ELP=1, as the interrupt
+ * that came first found it), from the same address space. */
+static void note_owed(struct vcpu *v)
+{
+	v->lp_window.owed = true;
+	v->lp_window.owed_pc = v->lp_window.pc;
+	v->lp_window.owed_vsatp = csr_read(CSR_VSATP);
+}
+
+/* Closing other than at the guest's sret: was the last trap into the guest
+ * (@vscause) an interrupt at the faulting instruction, so before its fault? */
+static void note_owed_if_irq_first(struct vcpu *v, unsigned long vscause)
+{
+	if ((vscause & CAUSE_IRQ_FLAG) && csr_read(CSR_VSEPC) == v->lp_window.pc)
+		note_owed(v);
+}
+
+bool cfi_lp_fault_owed(struct vcpu *v)
+{
+	if (v->g.ctx.sepc != v->lp_window.owed_pc ||
+	    csr_read(CSR_VSATP) != v->lp_window.owed_vsatp)
+		return false;
+	v->lp_window.owed = false;
+	return true;
+}
+
+static inline __attribute__((always_inline)) void window_close(struct vcpu *v)
 {
 	v->lp_window.open = false;
+	release_irqs(v);
 	csr_write(CSR_HEDELEG, csr_read(CSR_HEDELEG) & ~BIT(EXC_SW_CHECK));
 	csr_clear(CSR_HSTATUS, HSTATUS_VTSR);
 	csr_write(CSR_SIE, MIP_SSIP | MIP_STIP);
@@ -77,11 +153,12 @@ static void window_close(struct vcpu *v)
 }
 
 /* A shadow-stack violation the guest kernel's handler made while the window
- * was open (hedeleg[18] gave it to the guest): the last trap into VS. The
- * re-delivered fault came first, so an older one cannot still be there. */
-static enum exit_action count_delegated(struct vcpu *v)
+ * was open (hedeleg[18] gave it to the guest): the last trap into VS
+ * (@vscause). The re-delivered fault came first, so an older one cannot
+ * still be there. */
+static inline __attribute__((always_inline)) enum exit_action count_delegated(struct vcpu *v, unsigned long vscause)
 {
-	if (csr_read(CSR_VSCAUSE) != EXC_SW_CHECK ||
+	if (vscause != EXC_SW_CHECK ||
 	    csr_read(CSR_VSTVAL) != SWCHECK_TVAL_SHADOW_STACK)
 		return EXIT_RESUME_SAME;
 	return cfi_count_violation(v, SWCHECK_TVAL_SHADOW_STACK, csr_read(CSR_VSEPC), true) ==
@@ -110,6 +187,8 @@ static void emulate_guest_sret(struct vcpu *v, bool force_elp)
 bool cfi_lp_window_exit(struct vcpu *v, unsigned long cause, unsigned long insn,
 			enum exit_action *act)
 {
+	unsigned long vscause;
+
 	if (v->g.ctx.sepc == v->lp_window.pc) {
 		/* before the faulting instruction ran again (the host was slow to
 		 * get there and the guard fired, say): ELP=1 survived this exit,
@@ -121,30 +200,38 @@ bool cfi_lp_window_exit(struct vcpu *v, unsigned long cause, unsigned long insn,
 		*act = EXIT_RESUME_SAME;
 		return true;
 	}
+	vscause = csr_read(CSR_VSCAUSE);
 	if (cause == (CAUSE_IRQ_FLAG | IRQ_S_TIMER) && v->lp_window.timer_moved &&
 	    v->lp_window.slice_left) {
+		note_owed_if_irq_first(v, vscause);
 		window_close(v);	/* the guard fired, not the end of the slice */
-		*act = count_delegated(v);
+		*act = count_delegated(v, vscause);
 		return true;
 	}
 	if (cause == EXC_VIRTUAL_INST && insn == INSN_SRET && (v->g.ctx.sstatus & SR_SPP)) {
-		/* an interrupt came first and its handler returns to the faulting
-		 * instruction (with SPELP=1, which this exit may have overwritten):
-		 * keep the window for the fault still to come */
-		bool pending = (csr_read(CSR_VSCAUSE) & CAUSE_IRQ_FLAG) &&
-			       csr_read(CSR_VSEPC) == v->lp_window.pc;
+		/* after an interrupt that came first (its trap is the last one):
+		 * back to the faulting instruction, with the ELP=1 this exit may
+		 * have overwritten, keeps the window for the fault still to come;
+		 * to user code elsewhere (another task), the fault is owed */
+		bool back = false;
 
-		emulate_guest_sret(v, pending);
-		if (pending) {
+		if (vscause & CAUSE_IRQ_FLAG) {
+			back = csr_read(CSR_VSEPC) == v->lp_window.pc;
+			if (!back && !(csr_read(CSR_VSSTATUS) & SR_SPP))
+				note_owed(v);
+		}
+		emulate_guest_sret(v, back);
+		if (back) {
 			*act = EXIT_RESUME_SAME;
 			return true;
 		}
 		window_close(v);
-		*act = count_delegated(v);
+		*act = count_delegated(v, vscause);
 		return true;
 	}
+	note_owed_if_irq_first(v, vscause);
 	window_close(v);
-	*act = count_delegated(v);
+	*act = count_delegated(v, vscause);
 	return *act == EXIT_VM_STOP;	/* otherwise the exit is handled as usual */
 }
 
@@ -158,6 +245,12 @@ void cfi_lp_window_exit_seen(struct vcpu *v)
 
 void cfi_lp_window_drop(struct vcpu *v)
 {
+	/* not yet at the instruction again: it faults to us when next run */
+	if (v->g.ctx.sepc == v->lp_window.pc)
+		note_owed(v);
+	else
+		note_owed_if_irq_first(v, csr_read(CSR_VSCAUSE));
 	v->lp_window.open = false;
+	release_irqs(v);
 	csr_write(CSR_SIE, MIP_SSIP | MIP_STIP);
 }

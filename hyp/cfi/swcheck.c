@@ -14,9 +14,12 @@ enum exit_action cfi_swcheck_exit(struct vcpu *v)
 	unsigned long tval = csr_read(CSR_STVAL);
 	enum exit_action act;
 
-	act = cfi_count_violation(v, tval, v->g.ctx.sepc, v->g.ctx.sstatus & SR_SPP);
-	if (act == EXIT_VM_STOP)
-		return act;
+	/* (the return of a fault whose delivery an interrupt got ahead of) */
+	if (!v->lp_window.owed || tval != SWCHECK_TVAL_LANDING_PAD || !cfi_lp_fault_owed(v)) {
+		act = cfi_count_violation(v, tval, v->g.ctx.sepc, v->g.ctx.sstatus & SR_SPP);
+		if (act == EXIT_VM_STOP)
+			return act;
+	}
 	/* A landing-pad fault's handler must find SPELP=1. Where an sret cannot
 	 * leave the guest's SPELP set (CFI self-test), the hardware delivers it. */
 	if (tval == SWCHECK_TVAL_LANDING_PAD && hart_caps.spelp_lost_at_sret &&

@@ -28,6 +28,12 @@ struct cfi_lp_window {
 	unsigned long pc;	/* the faulting instruction */
 	bool timer_moved;	/* the guard moved the slice's end */
 	uint64_t slice_left;	/* of the vCPU's time slice when it opened */
+	unsigned long held_hvip;	/* VS interrupts held back until it closes */
+	bool timer_parked;		/* the guest's timer is held too: */
+	uint64_t held_vstimecmp;	/* its deadline */
+	/* a fault counted, not yet delivered when its window closed */
+	bool owed;
+	unsigned long owed_pc, owed_vsatp;
 };
 
 struct cfi_stats {
@@ -84,6 +90,13 @@ bool cfi_lp_window_exit(struct vcpu *v, unsigned long cause, unsigned long insn,
 void cfi_lp_window_exit_seen(struct vcpu *v);
 /** cfi_lp_window_drop() - the vCPU leaves the hart with a window open. */
 void cfi_lp_window_drop(struct vcpu *v);
+/** cfi_lp_fault_owed() - is the landing-pad fault at @v's sepc one already
+ *  counted, whose window closed before the guest had it? (Then not again.)
+ *  Only while v->lp_window.owed. */
+bool cfi_lp_fault_owed(struct vcpu *v);
+/** cfi_lp_window_hold_irqs() - interrupts just posted to @v (hvip) wait until
+ *  its open window closes: none may be taken before the re-delivered fault. */
+void cfi_lp_window_hold_irqs(struct vcpu *v);
 /** cfi_spelp_selftest() - boot, hart 0: measure what the CPU does with a guest's
  *  SPELP across an exit and an sret (hart_caps.spelp_lost_at_*). */
 void cfi_spelp_selftest(void);

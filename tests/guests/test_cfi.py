@@ -258,16 +258,21 @@ def test_cfi_strict_stops_vm(guests_built, payload, kind):
 
 
 @pytest.mark.quick
-@pytest.mark.parametrize("policy,passes", [("trap", 3), ("delegate", 3), ("strict", 1)])
+@pytest.mark.parametrize("policy,passes", [("trap", 7), ("delegate", 7), ("strict", 5)])
 def test_cfi_elp_preempt(guests_built, policy, passes):
     """N faulting indirect jumps per pass with the host preempting every
     20 us: none lost, none extra, each handler sees SPELP=1 (the payload
-    checks it). Strict runs the U pass only (a VS fault would stop the VM)."""
+    checks it). Strict runs the U passes only (a VS fault would stop the VM).
+    Pass T lets the guest's own timer in between jumps and targets."""
     run, lp, ss, st = run_ok("cfi_elp_preempt", policy,
                              f"n={ELP_N} pass={passes} spelp_slack={ELP_SPELP_SLACK}",
                              smp=1, timeslice_us=ELP_SLICE_US)
     npass = bin(passes).count("1")
-    assert (lp, ss) == (npass * ELP_N, 0), f"observed lp={lp} ss={ss}\n{run.out}"
+    # pass T may lose a few to QEMU 10.0.2's Q5 (the payload checks each ran
+    # instead); the counters equal the guest's either way (run_ok)
+    lost = npass * ELP_N - lp
+    assert ss == 0 and 0 <= lost <= (ELP_SPELP_SLACK if passes & 4 else 0), \
+        f"observed lp={lp} ss={ss}\n{run.out}"
     # exits that were neither SBI calls nor traps handed to the guest (every
     # counted violation here was injected): host timer interrupts, plus a
     # few first-touch RAM faults

@@ -685,10 +685,14 @@ TEST(cfi_swcheck_redelivers_lp_where_sret_loses_spelp)
 	hart_caps.spelp_lost_at_sret = false;
 }
 
-static struct vcpu *open_window(enum cfi_policy policy)
+/* @hvip and @vstimecmp: the guest's interrupts and timer when it faulted */
+static struct vcpu *open_window_with(enum cfi_policy policy, unsigned long hvip,
+				     unsigned long vstimecmp)
 {
 	struct vcpu *v = setup(policy, true, true);
 
+	fake_csr[CSR_HVIP] = hvip;
+	fake_csr[CSR_VSTIMECMP] = vstimecmp;
 	hart_caps.spelp_lost_at_sret = true;
 	fake_csr[CSR_HEDELEG] = 0x1ff;
 	fake_csr[CSR_HSTATUS] = HSTATUS_SPV;
@@ -708,6 +712,11 @@ static struct vcpu *open_window(enum cfi_policy policy)
 	v->g.ctx.sstatus = SR_SPP | SR_SPELP;		/* trapped in VS, guest's SPELP=1 */
 	v->g.ctx.sepc = 0x2000;
 	return v;
+}
+
+static struct vcpu *open_window(enum cfi_policy policy)
+{
+	return open_window_with(policy, 0, -1UL);
 }
 
 TEST(cfi_lp_window_closes_at_the_guest_sret)
@@ -747,17 +756,95 @@ TEST(cfi_lp_window_waits_for_the_fault)
 	EXPECT_EQ(act, EXIT_RESUME_SAME);
 	EXPECT_TRUE(v->lp_window.open);
 
-	/* a VS interrupt came first; its handler returns to the faulting
-	 * instruction: window kept, ELP=1 for it */
-	v->g.ctx.sepc = 0x3000;
-	v->g.ctx.sstatus = SR_SPP;			/* this exit lost the guest's SPELP */
-	fake_csr[CSR_VSCAUSE] = CAUSE_IRQ_FLAG | 5;
-	fake_csr[CSR_VSEPC] = 0x1000;
+}
+
+/* No guest interrupt may come before the re-delivered fault: one would find
+ * ELP=1 at the faulting instruction, and a guest kernel that ran another task
+ * before returning there would bring the fault back to us after the window,
+ * counted twice (a Linux guest under 200 us slices did). */
+TEST(cfi_lp_window_holds_guest_interrupts_until_it_closes)
+{
+	struct vcpu *v;
+	enum exit_action act = EXIT_YIELD;
+
+	v = open_window_with(CFI_POLICY_TRAP, MIP_VSSIP | MIP_VSEIP, fake_time + 10);
+	v->ext_irq_live = true;
+	EXPECT_EQ(fake_csr[CSR_HVIP] & VS_IRQ_MASK, 0);
+	EXPECT_TRUE(fake_csr[CSR_VSTIMECMP] > fake_time + (1UL << 60));	/* parked */
+	/* posted while open (vcpu_apply_pending() before entry): held too */
+	fake_csr[CSR_HVIP] |= MIP_VSTIP;
+	cfi_lp_window_hold_irqs(v);
+	EXPECT_EQ(fake_csr[CSR_HVIP] & VS_IRQ_MASK, 0);
+	/* the handler's sret closes it: all given back, the timer as it was */
+	fake_csr[CSR_VSEPC] = 0x1004;
 	EXPECT_TRUE(cfi_lp_window_exit(v, EXC_VIRTUAL_INST, 0x10200073, &act));
-	EXPECT_TRUE(v->lp_window.open);
-	EXPECT_EQ(v->g.ctx.sepc, 0x1000);
-	EXPECT_EQ(!!(v->g.ctx.sstatus & SR_SPELP), 1);
+	EXPECT_FALSE(v->lp_window.open);
+	EXPECT_EQ(fake_csr[CSR_HVIP] & VS_IRQ_MASK, VS_IRQ_MASK);
+	EXPECT_EQ(fake_csr[CSR_VSTIMECMP], fake_time + 10);
+
+	/* the external level dropped meanwhile; the handler set a new timer;
+	 * the vCPU leaves the hart with the window open */
+	v = open_window_with(CFI_POLICY_TRAP, MIP_VSEIP, fake_time + 10);
+	v->ext_irq_live = false;
+	fake_csr[CSR_VSTIMECMP] = 777;
+	cfi_lp_window_drop(v);
+	EXPECT_FALSE(v->lp_window.open);
+	EXPECT_EQ(fake_csr[CSR_HVIP] & VS_IRQ_MASK, 0);
+	EXPECT_EQ(fake_csr[CSR_VSTIMECMP], 777);
+
+	/* a timer due after the guard is left alone (owed if it comes first) */
+	v = open_window_with(CFI_POLICY_TRAP, 0, fake_time + 1000000);
+	EXPECT_EQ(fake_csr[CSR_VSTIMECMP], fake_time + 1000000);
+}
+
+/* A window that closes before the guest had its fault (an interrupt came
+ * first and the guest kernel went to another task; the vCPU left the hart
+ * before the instruction ran again): when the fault comes back, it is
+ * re-delivered but not counted a second time. */
+TEST(cfi_lp_fault_owed_is_counted_once)
+{
+	struct vcpu *v = open_window(CFI_POLICY_TRAP);
+	enum exit_action act = EXIT_YIELD;
+
+	fake_csr[CSR_VSATP] = 0x8000000000012345UL;
+	fake_csr[CSR_VSCAUSE] = CAUSE_IRQ_FLAG | 5;	/* the timer, at the instruction */
+	fake_csr[CSR_VSEPC] = 0x5000;			/* its handler returns elsewhere */
+	fake_csr[CSR_VSSTATUS] = SR_SPIE;		/* to user code */
+	EXPECT_TRUE(cfi_lp_window_exit(v, EXC_VIRTUAL_INST, 0x10200073, &act));
+	EXPECT_FALSE(v->lp_window.open);
 	EXPECT_EQ(v->cfi_stats.swcheck_lp, 1);
+	/* the task comes back to it later: faults to us, re-delivered, not counted */
+	hart_caps.spelp_lost_at_sret = true;
+	v->g.ctx.sepc = 0x1000;
+	v->g.ctx.sstatus = 0;
+	fake_csr[CSR_STVAL] = SWCHECK_TVAL_LANDING_PAD;
+	EXPECT_EQ(cfi_swcheck_exit(v), EXIT_RESUME_SAME);
+	EXPECT_EQ(v->cfi_stats.swcheck_lp, 1);
+	EXPECT_TRUE(v->lp_window.open);
+	/* a new violation there is one more */
+	v->lp_window.open = false;
+	EXPECT_EQ(cfi_swcheck_exit(v), EXIT_RESUME_SAME);
+	EXPECT_EQ(v->cfi_stats.swcheck_lp, 2);
+
+	/* another address space at the same pc is not the owed fault */
+	v = open_window(CFI_POLICY_TRAP);
+	v->g.ctx.sepc = 0x1000;			/* before the instruction ran again */
+	cfi_lp_window_drop(v);
+	EXPECT_TRUE(v->lp_window.owed);
+	fake_csr[CSR_VSATP] = 0x8000000000099999UL;
+	v->g.ctx.sepc = 0x1000;
+	v->g.ctx.sstatus = 0;
+	fake_csr[CSR_STVAL] = SWCHECK_TVAL_LANDING_PAD;
+	hart_caps.spelp_lost_at_sret = true;
+	EXPECT_EQ(cfi_swcheck_exit(v), EXIT_RESUME_SAME);
+	EXPECT_EQ(v->cfi_stats.swcheck_lp, 2);
+
+	/* the handler's own return after the delivered fault owes nothing */
+	v = open_window(CFI_POLICY_TRAP);
+	fake_csr[CSR_VSEPC] = 0x1004;
+	EXPECT_TRUE(cfi_lp_window_exit(v, EXC_VIRTUAL_INST, 0x10200073, &act));
+	EXPECT_FALSE(v->lp_window.owed);
+	hart_caps.spelp_lost_at_sret = false;
 }
 
 TEST(cfi_lp_window_kernel_ss_violation_counts_and_stops_strict)

@@ -28,6 +28,9 @@ cfi_trap_vector:
 	bltz	t0, .Lirq
 	li	t1, EXC_ECALL_U
 	beq	t0, t1, .Luser_exit
+	li	t1, EXC_BREAKPOINT
+	beq	t0, t1, .Lbreak
+.Lrecord:
 	sd	t2, CR_SSTATUS(sp)
 	sd	t0, CR_SCAUSE(sp)
 	csrr	t1, CSR_STVAL
@@ -65,9 +68,38 @@ cfi_trap_vector:
 	sret
 
 .Lirq:
+	ld	t1, CR_DETOUR(sp)
+	bnez	t1, .Lswitch
 	/* Nothing here enables interrupts: count it and mask them all. */
 	inc	CR_IRQS
 	csrw	CSR_SIE, zero
+	j	.Lout
+
+.Lswitch:
+	inc	CR_IRQS
+	csrr	t0, CSR_TIME
+	ld	t1, CR_PERIOD(sp)
+	add	t0, t0, t1
+	csrw	CSR_STIMECMP, t0
+	li	t1, SR_SPELP
+	and	t0, t2, t1
+	beqz	t0, .Lout
+	csrc	CSR_SSTATUS, t1			/* the other task starts with ELP clear */
+	csrr	t0, CSR_SEPC
+	sd	t0, CR_DPC(sp)
+	ld	t0, CR_DETOUR(sp)
+	csrw	CSR_SEPC, t0
+	inc	CR_SWITCHES
+	j	.Lout
+
+.Lbreak:
+	ld	t1, CR_DETOUR(sp)
+	beqz	t1, .Lrecord
+	/* the other task yields: back to the interrupted one, ELP pending again */
+	ld	t0, CR_DPC(sp)
+	csrw	CSR_SEPC, t0
+	li	t1, SR_SPELP
+	csrs	CSR_SSTATUS, t1
 	j	.Lout
 
 .Luser_exit:

@@ -24,7 +24,11 @@
 #define CR_UA1		(11 * 8)	/* a cfi_enter_user() run */
 #define CR_SAVE		(12 * 8)	/* 3 scratch slots for the vector */
 #define CR_KCTX		(15 * 8)	/* ra, sp, s0..s11 of cfi_enter_user() */
-#define CR_SIZE		(29 * 8)
+#define CR_DETOUR	(29 * 8)	/* U pc of the "other task"; 0: none (below) */
+#define CR_PERIOD	(30 * 8)	/* timer ticks between the detour's interrupts */
+#define CR_DPC		(31 * 8)	/* the pc the detour interrupted */
+#define CR_SWITCHES	(32 * 8)	/* interrupts that found SPELP=1 and detoured */
+#define CR_SIZE		(33 * 8)
 
 #ifndef __ASSEMBLER__
 
@@ -56,12 +60,14 @@ struct cfi_rec {
 	unsigned long ua0, ua1;
 	unsigned long save[3];
 	unsigned long kctx[14];
+	unsigned long detour, period, dpc, switches;
 };
 
 _Static_assert(sizeof(struct cfi_rec) == CR_SIZE, "cfi_rec layout");
 _Static_assert(__builtin_offsetof(struct cfi_rec, kctx) == CR_KCTX, "cfi_rec kctx");
 _Static_assert(__builtin_offsetof(struct cfi_rec, irqs) == CR_IRQS, "cfi_rec irqs");
 _Static_assert(__builtin_offsetof(struct cfi_rec, ua0) == CR_UA0, "cfi_rec ua0");
+_Static_assert(__builtin_offsetof(struct cfi_rec, detour) == CR_DETOUR, "cfi_rec detour");
 
 /*
  * cfi_trap_vector (cfi.S) is all asm with no indirect jumps, so it can run
@@ -71,6 +77,13 @@ _Static_assert(__builtin_offsetof(struct cfi_rec, ua0) == CR_UA0, "cfi_rec ua0")
  * .option norvc). It does not start with an lpad: per the spec a trap
  * enters the handler with ELP clear. An ecall from U-mode is not recorded:
  * it ends the current cfi_enter_user() call instead.
+ *
+ * With rec->detour set, interrupts play a scheduler instead of being
+ * masked: each one (the Sstc timer) re-arms stimecmp rec->period ticks
+ * ahead, and one that came between an indirect jump and its target
+ * (sstatus.SPELP=1) "switches tasks": it returns to rec->detour with ELP
+ * clear, saving the pc and the pending ELP; the detour's ebreak switches
+ * back, to that pc with ELP=1 again, as a kernel resuming the task does.
  */
 void cfi_trap_vector(void);
 
