@@ -10,8 +10,8 @@
 #                         crash files under $(B)/fuzz/
 #   make fuzz-snap-cov    line coverage (llvm-cov) of the corpus so far
 # The real hyp/snap/snap_load.c, snap_state.c, cfi.c, crc32c.c and device
-# models are compiled with -DHOST_TEST; tests/fuzz/fuzz_snap_load.c stubs the
-# rest. A crash leaves $(B)/fuzz/{short,long}/crash-* (or leak-*, timeout-*,
+# models are compiled with -DHOST_TEST; tests/fuzz/fuzz_restore_host.c (shared
+# with the migration target) stubs the rest. A crash leaves $(B)/fuzz/{short,long}/crash-* (or leak-*, timeout-*,
 # oom-*): run
 # $(B)/fuzz/fuzz_snap_load FILE to see it again (FUZZ_VERBOSE=1: the outcome).
 FUZZ_CC ?= clang
@@ -23,7 +23,8 @@ FUZZ_CFLAGS := -std=gnu11 -DHOST_TEST -g -O1 -fno-omit-frame-pointer \
 	-Iinclude -Ihyp/include -Iplatform/$(PLATFORM)/include -Itests/unit
 FUZZ_LDFLAGS := $(FUZZ_SAN) -fsanitize=fuzzer
 
-FUZZ_SNAP_SRC := tests/fuzz/fuzz_snap_load.c tests/unit/fake_csr.c \
+FUZZ_SNAP_SRC := tests/fuzz/fuzz_snap_load.c tests/fuzz/fuzz_restore_host.c \
+	tests/fuzz/fuzz_clock_log.c tests/unit/fake_csr.c \
 	hyp/snap/snap_load.c hyp/snap/snap_state.c hyp/cfi/cfi.c hyp/lib/crc32c.c \
 	hyp/vdev/vuart.c hyp/vdev/vplic.c hyp/vdev/vmgenid.c hyp/vdev/devices.c \
 	hyp/vmm/pmu.c hyp/vmm/pmu_logic.c hyp/vmm/steal_time.c hyp/vmm/vcpu_reset.c
@@ -165,10 +166,11 @@ FUZZ_T_LIBFDT := $(addprefix $(FUZZ_T_B)/libfdt/,$(addsuffix .o,$(FUZZ_T_LIBFDT_
 fuzz-src-insn := tests/fuzz/fuzz_insn.c hyp/arch/insn.c
 fuzz-opts-insn := -max_len=64
 fuzz-short-insn := 300000
-fuzz-src-mgmt := tests/fuzz/fuzz_mgmt.c hyp/host/mgmt.c hyp/lib/json.c hyp/lib/printf.c
+fuzz-src-mgmt := tests/fuzz/fuzz_mgmt.c tests/fuzz/fuzz_clock_log.c hyp/host/mgmt.c hyp/lib/json.c hyp/lib/printf.c
 fuzz-opts-mgmt := -max_len=4608
 fuzz-short-mgmt := 50000
-fuzz-src-mig_recv := tests/fuzz/fuzz_mig_recv.c tests/unit/fake_csr.c hyp/migrate/mig_recv.c \
+fuzz-src-mig_recv := tests/fuzz/fuzz_mig_recv.c tests/fuzz/fuzz_restore_host.c tests/fuzz/fuzz_clock_log.c \
+	tests/unit/fake_csr.c hyp/migrate/mig_recv.c \
 	hyp/migrate/mig_wire.c hyp/snap/snap_load.c hyp/snap/snap_state.c hyp/cfi/cfi.c \
 	hyp/lib/crc32c.c hyp/lib/printf.c hyp/vdev/vuart.c hyp/vdev/vplic.c hyp/vdev/vmgenid.c \
 	hyp/vdev/devices.c hyp/vmm/pmu.c hyp/vmm/pmu_logic.c hyp/vmm/steal_time.c \

@@ -37,17 +37,10 @@
 #include <fdt_guest.h>
 #include <hart.h>
 #include <vm.h>
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond)								\
-	do {									\
-		if (!(cond)) {							\
-			fprintf(stderr, "fuzz_fdt_guest: invariant broken at %s:%d: %s\n", \
-				__FILE__, __LINE__, #cond);			\
-			abort();						\
-		}								\
-	} while (0)
 
 #define REC	56
 

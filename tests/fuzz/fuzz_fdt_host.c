@@ -25,20 +25,12 @@
 #include <libfdt.h>
 #include <errno.h>
 #include <fdt_host.h>
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond)								\
-	do {									\
-		if (!(cond)) {							\
-			fprintf(stderr, "fuzz_fdt_host: invariant broken at %s:%d: %s\n", \
-				__FILE__, __LINE__, #cond);			\
-			abort();						\
-		}								\
-	} while (0)
 
 static struct host_info hi, hi2;
-static int verbose = -1;
 
 static const struct host_image *image(const char *name)
 {
@@ -88,11 +80,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t n;
 	int rc, rc2;
 
-	if (verbose < 0) {
-		const char *v = getenv("FUZZ_VERBOSE");
-
-		verbose = v && *v && *v != '0';
-	}
 	/* a block of exactly the input (zero-padded to a whole header), whose
 	 * header claims no more than that */
 	n = size < sizeof(struct fdt_header) ? sizeof(struct fdt_header) : size;
@@ -105,7 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	rc = fdt_host_parse(fdt, &hi, &err);
 	CHECK(err);
-	if (verbose)
+	if (fuzz_verbose())
 		fprintf(stderr, "fuzz_fdt_host: %d %s (%u harts, %u mem, %u vms, %u images)\n", rc,
 			err, hi.nr_harts, hi.nr_mem, hi.nr_vms, hi.nr_images);
 	if (rc) {

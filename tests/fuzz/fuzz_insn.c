@@ -26,17 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <mmio.h>
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond)								\
-	do {									\
-		if (!(cond)) {							\
-			fprintf(stderr, "fuzz_insn: invariant broken at %s:%d: %s\n", \
-				__FILE__, __LINE__, #cond);			\
-			abort();						\
-		}								\
-	} while (0)
 
 static uint32_t field(uint32_t v, unsigned int hi, unsigned int lo)
 {

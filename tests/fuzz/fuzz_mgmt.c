@@ -42,17 +42,10 @@
 #include <vm.h>
 #include <vm_lifecycle.h>
 #include <vmops.h>
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond)								\
-	do {									\
-		if (!(cond)) {							\
-			fprintf(stderr, "fuzz_mgmt: invariant broken at %s:%d: %s\n", \
-				__FILE__, __LINE__, #cond);			\
-			abort();						\
-		}								\
-	} while (0)
 
 #define FL_NO_STREAM	0x01	/* no client on the stream port */
 #define FL_STREAM_BUSY	0x02	/* a snapshot or migration is under way */
@@ -73,32 +66,7 @@ struct hart_caps hart_caps = { .zicfilp = true, .zicfiss = true };
 uint64_t timebase_hz = 10000000;
 bool mig_send_active, mig_recv_active;
 const struct mig_host_ops vmops_migration;
-static uint64_t clock_ticks;
 static uint8_t flags;
-static int verbose = -1;
-
-uint64_t time_now(void)
-{
-	return clock_ticks += 100;
-}
-
-void pr_info(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!verbose)
-		return;
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-void hyp_panic(const char *fmt, ...)
-{
-	(void)fmt;
-	abort();
-}
 
 static void setup_vms(void)
 {
@@ -698,11 +666,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t len, lines = 0, line_len = 0, start = 0, replies = 0;
 	unsigned int polls = 0;
 
-	if (verbose < 0) {
-		const char *v = getenv("FUZZ_VERBOSE");
-
-		verbose = v && *v && *v != '0';
-	}
 	if (size < HDR)
 		return -1;
 	if (!inited) {
@@ -759,7 +722,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < port.out_len; i++) {
 			if (port.out[i] != '\n')
 				continue;
-			if (verbose)
+			if (fuzz_verbose())
 				fprintf(stderr, "reply: %.*s\n", (int)(i - s), port.out + s);
 			check_reply(port.out + s, i - s);
 			replies++;

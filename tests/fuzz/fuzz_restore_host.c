@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: MIT */
+/* The host under a restore or an incoming migration, for the snapshot and
+ * migration fuzz targets (fuzz_restore_host.h). */
+#include <string.h>
+#include <sanitizer/asan_interface.h>
+#include <arch/riscv/encoding.h>
+#include <entropy.h>
+#include <errno.h>
+#include <hart.h>
+#include <mm.h>
+#include <snapshot.h>
+#include <vdev.h>
+#include <virtio_console.h>
+#include <vm_lifecycle.h>
+#include <crc32c.h>
+#include "fuzz_restore_host.h"
+
+struct hart_caps hart_caps;
+uint64_t timebase_hz = 10000000;
+struct hart *test_this_hart;
+void (*vm_console_out)(struct vm *vm, const char *buf, size_t len);
+uint32_t snap_stall_ms = SNAP_STALL_MS_DEFAULT;
+struct fuzz_port port;
+struct fuzz_vms_seen vms_seen;
+struct vm fuzz_vm, scratch_vm;
+uint8_t *fuzz_ram;
+static uint8_t *host_ram;	/* FUZZ_RAM_CAP bytes, allocated once */
+
+/* ---- the host ---- */
+
+uint64_t mm_free_bytes(void)
+{
+	return FUZZ_RAM_CAP;
+}
+
+void vcon_poll(void)
+{
+}
+
+/* snap_save.c is not linked: no save is ever under way. */
+bool snap_busy_save(void);
+bool snap_busy_save(void)
+{
+	return false;
+}
+
+void fuzz_host_init(void)
+{
+	host_ram = malloc(FUZZ_RAM_CAP);
+	CHECK(host_ram);
+}
+
+void fuzz_host_input(uint8_t flags, const uint8_t *data, size_t len, const uint8_t sizes[6])
+{
+	bool all_empty = true;
+
+	memset(&port, 0, sizeof(port));
+	port.data = data;
+	port.len = len;
+	port.connected = true;
+	memcpy(port.sizes, sizes, sizeof(port.sizes));
+	for (int i = 0; i < 6; i++)
+		all_empty &= sizes[i] == 255;
+	/* a connected client that never sends keeps the load waiting (there is
+	 * no timeout): not an input worth having, so read as much as asked */
+	if (all_empty)
+		memset(port.sizes, 0, sizeof(port.sizes));
+	memset(&vms_seen, 0, sizeof(vms_seen));
+	hart_caps = (struct hart_caps){
+		.sstc = true, .zicfilp = true, .zicfiss = !(flags & FL_NO_ZICFISS),
+		.henvcfg_ok = ENVCFG_STCE | ENVCFG_PBMTE |
+			      ((flags & FL_NO_SVADU) ? 0 : ENVCFG_ADUE),
+		.fw_cfi = true, .vmid_bits = 14, .vs_sv = 48,
+	};
+}
+
+/* ---- the stream port ---- */
+
+bool snap_port_ready(void)
+{
+	return port.connected;
+}
+
+size_t snap_port_read(void *buf, size_t len)
+{
+	uint8_t v = port.sizes[port.turn++ % 6];
+	size_t n = len;
+
+	/* (a restore at its announced end asks for 0 bytes, to see the end) */
+	port.reads++;
+	/* read after a disconnect too: what came before it still counts */
+	if (!port.connected)
+		return 0;
+	if (port.pos == port.len) {
+		/* the client sent everything it had: after a few looks, it is gone */
+		if (++port.dry >= FUZZ_DRY_READS)
+			port.connected = false;
+		port.empty_reads++;
+		return 0;
+	}
+	if (v == 255) {
+		port.empty_reads++;
+		return 0;
+	}
+	if (v >= 128)
+		n = (size_t)(v - 127) * 256;
+	else if (v)
+		n = v;
+	n = MIN(n, MIN(len, port.len - port.pos));
+	memcpy(buf, port.data + port.pos, n);
+	port.pos += n;
+	return n;
+}
+
+size_t snap_port_write(const void *buf, size_t len)
+{
+	size_t n = port.slow_tx ? MIN(len, 7) : len;
+
+	CHECK(len > 0 && port.writable);	/* a restore never writes the stream */
+	if (!port.connected || (port.wmode == 255 && port.writes >= 1))
+		return 0;
+	port.writes++;
+	CHECK(port.out_len + n <= sizeof(port.out));
+	memcpy(port.out + port.out_len, buf, n);
+	port.out_len += n;
+	return n;
+}
+
+/* a migration's destination drains before the source sends: nothing there */
+void snap_port_drain(void)
+{
+}
+
+bool snap_port_stalled(uint64_t since)
+{
+	(void)since;
+	return (port.sizes[0] == 254 && port.empty_reads >= 3) ||
+	       (port.wmode == 255 && port.writes >= 1);
+}
+
+/* ---- the one free VM slot ---- */
+
+/* Guest RAM is the tail of the host block: ASan's redzone after the block
+ * catches a write past the end of RAM, and a poisoned guard before the VM's
+ * first byte one before it. (A malloc of 8 MiB or more per input costs ASan
+ * megabytes of shadow to clear: 300 inputs a second.) */
+#define RAM_GUARD	(64 * 1024)
+
+static uint8_t *ram_get(uint64_t size)
+{
+	uint8_t *ram = host_ram + FUZZ_RAM_CAP - size;
+
+	if (ram - host_ram >= RAM_GUARD)
+		ASAN_POISON_MEMORY_REGION(ram - RAM_GUARD, RAM_GUARD);
+	return ram;
+}
+
+static void ram_put(uint8_t *ram)
+{
+	if (ram - host_ram >= RAM_GUARD)
+		ASAN_UNPOISON_MEMORY_REGION(ram - RAM_GUARD, RAM_GUARD);
+}
+
+/* vm_alloc()'s own checks (hyp/vmm/vm.c check_desc) */
+static const char *check_desc(const struct vm_desc *d)
+{
+	if (!d->name[0] || strnlen(d->name, VM_NAME_LEN) == VM_NAME_LEN)
+		return "bad name";
+	if (!d->vcpus || d->vcpus > VM_MAX_VCPUS)
+		return "vcpus must be 1..8";
+	if (d->memory < 4 * SZ_2M || d->memory & (SZ_2M - 1) ||
+	    d->memory > (1UL << 41) - VM_GUEST_RAM_BASE)
+		return "memory must be a multiple of 2 MiB, at least 8 MiB";
+	if ((unsigned int)d->cfi > CFI_POLICY_OFF)
+		return "unknown cfi policy";
+	if (strnlen(d->bootargs, VM_BOOTARGS_LEN) == VM_BOOTARGS_LEN)
+		return "bootargs too long";
+	return NULL;
+}
+
+int vm_alloc(const struct vm_desc *d, bool need_images, struct vm **out, const char **why)
+{
+	struct vm *vm = &fuzz_vm;
+
+	CHECK(!need_images);		/* what a stream brings needs no images */
+	CHECK(!vms_seen.live);		/* one VM an input */
+	vms_seen.allocs++;
+	*why = check_desc(d);
+	if (*why) {
+		vms_seen.alloc_fails++;
+		return -HYP_EINVAL;
+	}
+	if (!strncmp(d->name, FUZZ_TAKEN_NAME, VM_NAME_LEN)) {
+		*why = "a VM with that name exists";
+		vms_seen.alloc_fails++;
+		return -HYP_EEXIST;
+	}
+	/* not zeroed: the real one zeroes a 2 MiB chunk at its first touch, and
+	 * nothing here reads RAM it did not write */
+	if (d->memory > FUZZ_RAM_CAP) {
+		*why = "not enough host memory";
+		vms_seen.alloc_fails++;
+		return -HYP_ENOMEM;
+	}
+	fuzz_ram = ram_get(d->memory);
+	memset(vm, 0, sizeof(*vm));
+	memcpy(vm->cfg.name, d->name, VM_NAME_LEN);
+	vm->state = VM_RESETTING;
+	vm->index = 5;
+	vm->serial = vms_seen.allocs;
+	vm->cfg.ram_gpa = VM_GUEST_RAM_BASE;
+	vm->cfg.ram_size = d->memory;
+	vm->cfg.nr_vcpus = d->vcpus;
+	vm->cfg.cfi_policy = d->cfi;
+	vm->cfg.features = vm_features(d->cfi);
+	vm->cfg.debug_ext = d->debug;
+	memcpy(vm->cfg.bootargs, d->bootargs, VM_BOOTARGS_LEN);
+	memcpy(vm->cfg.kernel_image, d->kernel, VM_IMAGE_NAME_LEN);
+	memcpy(vm->cfg.initrd_image, d->initrd, VM_IMAGE_NAME_LEN);
+	for (unsigned int i = 0; i < VM_MAX_VCPUS; i++) {
+		vm->vcpus[i].vm = vm;
+		vm->vcpus[i].id = i;
+		vm->vcpus[i].hart = -1;
+	}
+	vm->ram_hpa = (hpa_t)(uintptr_t)fuzz_ram;
+	for (unsigned int i = 0; i < vdev_count; i++)
+		CHECK(vdev_all[i]->reg(vm) == 0);
+	vms_seen.live = true;
+	*out = vm;
+	return 0;
+}
+
+uint64_t vm_destroy_finish(struct vm *vm)
+{
+	uint64_t freed = vm->cfg.ram_size;
+
+	CHECK(vm == &fuzz_vm && vms_seen.live);	/* no double free, no stray VM */
+	ram_put(fuzz_ram);
+	fuzz_ram = NULL;
+	vm->ram_hpa = 0;
+	vm->state = VM_EMPTY;
+	vm->cfg.nr_vcpus = 0;
+	vms_seen.live = false;
+	vms_seen.destroys++;
+	return freed;
+}
+
+void vm_start(struct vm *vm)
+{
+	CHECK(vm == &fuzz_vm && vms_seen.live && vm->state == VM_RESETTING);
+	vm->state = VM_RUNNING;
+	vms_seen.starts++;
+}
+
+void vm_start_paused(struct vm *vm)
+{
+	CHECK(vm == &fuzz_vm && vms_seen.live && vm->state == VM_RESETTING);
+	vm->state = VM_PAUSED;
+	vms_seen.starts++;
+	vms_seen.paused_starts++;
+}
+
+bool vm_gpa_range_is_ram(const struct vm *vm, gpa_t gpa, uint64_t len)
+{
+	return range_within(gpa, len, vm->cfg.ram_gpa, vm->cfg.ram_size);
+}
+
+void *vm_gpa_to_hva(struct vm *vm, gpa_t gpa, uint64_t len, bool write)
+{
+	(void)write;
+	CHECK(vm == &fuzz_vm && vms_seen.live);
+	if (!vm_gpa_range_is_ram(vm, gpa, len))
+		return NULL;
+	return fuzz_ram + (gpa - vm->cfg.ram_gpa);
+}
+
+int vm_mmio_register(struct vm *vm, const struct mmio_region *r)
+{
+	if (vm->nr_mmio >= VM_MMIO_MAX)
+		return -HYP_ENOMEM;
+	vm->mmio[vm->nr_mmio++] = *r;
+	return 0;
+}
+
+/* hyp/vmm/vcpu.c's, which is not linked (its other functions drive CSRs
+ * and harts) */
+void vcpu_kick(struct vcpu *v)
+{
+	CHECK(v->vm && v->id < v->vm->cfg.nr_vcpus);
+	vms_seen.kicks++;
+}
+
+/* Not the host's ChaCha20 stream (hyp/lib/entropy.c has inline asm):
+ * anything deterministic will do for a generation ID. */
+void entropy_fill(uint64_t stream, uint8_t *out, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		stream = stream * 6364136223846793005ULL + 1442695040888963407ULL;
+		out[i] = (uint8_t)(stream >> 56);
+	}
+}
+
+/* ---- checks both targets make ---- */
+
+void fuzz_fix_crcs(uint8_t *s, size_t len)
+{
+	size_t off = sizeof(struct snap_header);
+
+	while (off <= len && len - off >= sizeof(struct snap_section)) {
+		struct snap_section sec;
+		size_t avail = len - off - sizeof(sec);
+
+		memcpy(&sec, s + off, sizeof(sec));
+		if (sec.length > avail)
+			break;
+		sec.crc32c = crc32c(s + off + sizeof(sec), (size_t)sec.length);
+		memcpy(s + off, &sec, sizeof(sec));
+		off += sizeof(sec) + (size_t)sec.length;
+	}
+}
+
+void fuzz_check_devices(struct vm *vm)
+{
+	uint8_t state[1024];
+
+	scratch_vm = *vm;
+	for (unsigned int i = 0; i < vdev_count; i++) {
+		CHECK(vdev_all[i]->state_size <= sizeof(state));
+		vdev_all[i]->save(vm, state);
+		CHECK(vdev_all[i]->load(&scratch_vm, state) == 0);
+	}
+}

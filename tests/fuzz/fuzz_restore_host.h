@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/* The host a restore (fuzz_snap_load.c) or an incoming migration
+ * (fuzz_mig_recv.c) lands on, stubbed once for both (fuzz_restore_host.c;
+ * the clock and the log are fuzz_clock_log.c): the host's capabilities, the stream port with the
+ * fuzzer choosing how its reads are split, and one free VM slot whose RAM is
+ * the tail of one host block. docs/fuzzing.md says why each stub is what it
+ * is. */
+#ifndef FUZZ_RESTORE_HOST_H
+#define FUZZ_RESTORE_HOST_H
+#include <stddef.h>
+#include <stdint.h>
+#include <vm.h>
+#include "fuzz_check.h"
+
+#define FUZZ_RAM_CAP	(64ULL << 20)	/* a small host: bigger VMs get -HYP_ENOMEM */
+#define FUZZ_TAKEN_NAME	"taken"		/* a VM of that name exists on this host */
+#define FUZZ_DRY_READS	3		/* empty reads after the data before the client leaves */
+
+/* Flags in byte 0 of both targets' harness header. */
+#define FL_NAME		0x01	/* under a new name, "copy" */
+#define FL_NO_SVADU	0x02	/* the host lacks Svadu */
+#define FL_NO_ZICFISS	0x04	/* the host lacks Zicfiss */
+#define FL_FIX_CRC	0x08	/* every whole section's crc32c is set right first */
+
+/* The client on the stream port. Reads take sizes[] in turn: 0 as much as
+ * asked, 1..127 that many bytes, 128..254 (v - 127) * 256 bytes, 255 nothing
+ * this time; a first size of 254 makes the third empty read a stall. Writes
+ * (a migration's destination answers): wmode 255 = the port takes nothing
+ * from the 2nd write on; slow_tx = 7 bytes a time. */
+struct fuzz_port {
+	const uint8_t *data;
+	size_t len, pos;
+	uint8_t sizes[6], wmode;
+	bool slow_tx, writable, connected;
+	unsigned int turn, dry, writes;
+	uint64_t reads, empty_reads;
+	uint8_t out[16384];
+	size_t out_len;
+};
+extern struct fuzz_port port;
+
+/* What the VM slot went through during one input. */
+struct fuzz_vms_seen {
+	unsigned int allocs, alloc_fails, destroys, starts, paused_starts, kicks;
+	bool live;
+};
+extern struct fuzz_vms_seen vms_seen;
+extern struct vm fuzz_vm;	/* the one free slot */
+extern struct vm scratch_vm;	/* device states loaded again, to check them */
+extern uint8_t *fuzz_ram;	/* the VM's RAM while it exists */
+
+/** fuzz_host_init() - before the first input: the one block guest RAM comes
+ *  from (allocated in an input, it would look like a leak of that input). */
+void fuzz_host_init(void);
+/** fuzz_host_input() - a new input: header byte 0 @flags sets the host's
+ *  capabilities; a client connected with @data, read in @sizes; the slot free. */
+void fuzz_host_input(uint8_t flags, const uint8_t *data, size_t len, const uint8_t sizes[6]);
+/** fuzz_fix_crcs() - give each section of @s whose payload is all there (as the
+ *  sections claim to be laid out) the CRC of that payload. */
+void fuzz_fix_crcs(uint8_t *s, size_t len);
+/** fuzz_check_devices() - each device's state installed in @vm is one its
+ *  load hook accepts. */
+void fuzz_check_devices(struct vm *vm);
+
+#endif
