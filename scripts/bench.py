@@ -73,6 +73,17 @@ def carapace(vms, smp, timeout=600):
     return run(cmd, timeout + 30)
 
 
+def stop_launcher(p):
+    """SIGTERM: carapace-run takes QEMU down with it. Never SIGKILL: that
+    would leave its QEMU running. One still there after 60 s is a bug, and
+    is said so (the bench fails) rather than hidden."""
+    p.terminate()
+    try:
+        p.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"carapace-run (pid {p.pid}) did not exit within 60 s of SIGTERM")
+
+
 def run(cmd, timeout, stop_on=None):
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          stdin=subprocess.DEVNULL, text=True, errors="replace")
@@ -83,12 +94,7 @@ def run(cmd, timeout, stop_on=None):
             break
         if time.time() > end:
             break
-    p.terminate()   # the launcher takes QEMU down with it on SIGTERM
-    try:
-        p.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
+    stop_launcher(p)
     return "\n".join(lines)
 
 
@@ -229,11 +235,7 @@ def snapshot(results):
         live = ctl("snapshot", "s", str(tmp / "live.snap"), "--live")
         restored = ctl("restore", str(tmp / "plain.snap"), "--name", "r")
     finally:
-        p.terminate()
-        try:
-            p.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            p.kill()
+        stop_launcher(p)
         shutil.rmtree(tmp, ignore_errors=True)
     ram = 256 << 20
     results["snapshot_size"] = {"what": "snapshot of an idle 256 MiB Linux guest",
@@ -337,11 +339,7 @@ def dirtier_run(smp, mib=16, ram=64):
         plain, _, _ = snapshot_dropped(cc, ctl_sock, stream_sock, "d", False)
         wait_windows(windows() + 20)
     finally:
-        p.terminate()   # the launcher takes QEMU down with it on SIGTERM
-        try:
-            p.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            p.kill()
+        stop_launcher(p)
         shutil.rmtree(tmp, ignore_errors=True)
 
     # windows, and where the hypervisor's log lines fell among them: a line
@@ -442,11 +440,7 @@ class BenchHost:
             time.sleep(0.1)
 
     def stop(self):
-        self.p.terminate()   # the launcher takes QEMU down with it on SIGTERM
-        try:
-            self.p.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
+        stop_launcher(self.p)
 
 
 def migrate_once(src, vm, port, *extra):

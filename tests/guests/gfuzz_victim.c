@@ -92,8 +92,7 @@ void test_main(unsigned long hartid)
 		uint64_t sum;
 
 		deadline = timer_arm_wakeup(tick_us);
-		while (ticks == before)
-			wfi();
+		wfi_until(ticks != before);
 		now = rdtime();
 		if (now < deadline && early++ < 3)
 			report_fail(T, "timer woke %lu us early (got 0x%lx, want >= 0x%lx)",

@@ -36,8 +36,7 @@ static void other_main(unsigned long hartid, unsigned long opaque)
 	(void)opaque;
 	enable_soft_irq();
 	WRITE_ONCE(other_ready, true);
-	while (!READ_ONCE(other_quit))
-		wfi();
+	wfi_until(READ_ONCE(other_quit));
 	csr_clear(sstatus, SR_SIE);
 }
 

@@ -40,11 +40,19 @@ void test_main(unsigned long hartid)
 		unsigned long before = READ_ONCE(fired);
 
 		sbi_set_timer(deadline);
-		while (READ_ONCE(fired) == before) {
-			if (poll)
-				continue;
-			wfi();
-			wakeups++;
+		if (poll) {
+			while (READ_ONCE(fired) == before)
+				cpu_relax();
+		} else {
+			/* as wfi_until(), counting the wakeups */
+			csr_clear(sstatus, SR_SIE);
+			while (READ_ONCE(fired) == before) {
+				wfi();
+				wakeups++;
+				csr_set(sstatus, SR_SIE);
+				csr_clear(sstatus, SR_SIE);
+			}
+			csr_set(sstatus, SR_SIE);
 		}
 		if (fire_time < deadline)
 			early++;

@@ -63,6 +63,25 @@ static inline void wfi(void)
 	__asm__ volatile("wfi" ::: "memory");
 }
 
+/*
+ * Sleep until @cond holds, made true by interrupt handlers; sstatus.SIE is
+ * on before and after. The check and the wfi run with SIE off (a pending,
+ * enabled interrupt still ends the wfi), and the handler runs in the
+ * moment SIE is on between two checks: checked with SIE on, an interrupt
+ * that came between the check and the wfi would run its handler first and
+ * leave the wfi waiting for the next one (a one-shot timer: for ever).
+ */
+#define wfi_until(cond)							\
+	do {								\
+		csr_clear(sstatus, SR_SIE);				\
+		while (!(cond)) {					\
+			wfi();						\
+			csr_set(sstatus, SR_SIE);			\
+			csr_clear(sstatus, SR_SIE);			\
+		}							\
+		csr_set(sstatus, SR_SIE);				\
+	} while (0)
+
 /* Entry points in crt0.S (physical addresses, satp is Bare). */
 void _start(void);
 void _hart_entry(void);
