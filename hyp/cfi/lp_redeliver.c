@@ -156,7 +156,8 @@ static inline __attribute__((always_inline)) void window_close(struct vcpu *v)
  * was open (hedeleg[18] gave it to the guest): the last trap into VS
  * (@vscause). The re-delivered fault came first, so an older one cannot
  * still be there. */
-static inline __attribute__((always_inline)) enum exit_action count_delegated(struct vcpu *v, unsigned long vscause)
+static inline __attribute__((always_inline)) enum exit_action
+count_delegated(struct vcpu *v, unsigned long vscause)
 {
 	if (vscause != EXC_SW_CHECK ||
 	    csr_read(CSR_VSTVAL) != SWCHECK_TVAL_SHADOW_STACK)

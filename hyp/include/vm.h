@@ -19,7 +19,7 @@
 #define VM_KERNEL_OFFSET	SZ_2M		/* flat kernels load at RAM base + 2 MiB */
 #define VM_FDT_MAX		SZ_64K
 #define VM_MMIO_MAX		4
-#define VM_REASON_LEN		160
+#define VM_REASON_LEN		256
 
 /* Lifecycle. Only RUNNING VMs are scheduled; the others drain off the harts. */
 enum vm_state {

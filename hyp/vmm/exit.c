@@ -238,7 +238,14 @@ static __attribute__((noinline)) enum exit_action exit_guest_page_fault(struct v
 	r = vm_mmio_find(v->vm, gpa);
 	if (r)
 		return exit_mmio(v, cause, gpa, r);
-	return stop_vm(v, cause, "access outside guest RAM that no device emulates", gpa);
+	/* the guest's view as well: the virtual address it used and how the
+	 * hardware described the access */
+	vm_stop(v->vm, "vcpu %u: access outside guest RAM that no device emulates (cause %lu: %s) "
+		"at pc 0x%lx, address 0x%lx (guest virtual 0x%lx%s, htinst 0x%lx)", v->id, cause,
+		cause_name(cause), v->g.ctx.sepc, gpa, csr_read(CSR_STVAL),
+		(csr_read(CSR_HSTATUS) & HSTATUS_GVA) ? "" : ", not given",
+		csr_read(CSR_HTINST));
+	return EXIT_VM_STOP;
 }
 
 static enum exit_action exit_irq(struct vcpu *v, unsigned long irq)
