@@ -123,7 +123,6 @@ struct vm {
 	struct vm_image kernel, initrd;
 	gpa_t kernel_gpa, fdt_gpa;
 	struct vm_stats stats;
-	char reason[VM_REASON_LEN];	/* why it went down */
 	/* host console presentation of its output (hyp/host/console.c) */
 	struct spinlock con_lock;
 	char line[256];
@@ -136,6 +135,8 @@ struct vm {
 	struct vplic plic;
 	struct vmgenid genid;
 	struct vcpu vcpus[VM_MAX_VCPUS];
+
+	char reason[VM_REASON_LEN];	/* why it went down (cold: last, moves nothing) */
 };
 
 extern struct vm vms[VM_MAX];
