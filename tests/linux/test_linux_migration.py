@@ -264,15 +264,20 @@ def check_segment(lines, where, log):
     assert not missing, f"{where}: did not PASS there: {missing}\n{log}"
 
 
-def check_finished(lines, rounds, where, log):
+def check_finished(lines, rounds, where, log, hops=1):
     """cfitest's end on the last host: DONE with nothing failed, exit 0,
-    one dirty-memory check PASSed per round in all (@lines: every host's)."""
+    one dirty-memory check PASSed per round in all (@lines: every host's).
+    A move can cut the console line being printed in two: the source shows
+    the part it had when the guest paused (console_vm_flush()), the
+    destination the rest. So at most one PASS line a hop may not be read
+    whole; DONE's own count (nothing failed) covers the check itself."""
     rep = CfiReport(lines)
     assert not rep.results("FAIL"), f"{where}: FAIL lines\n{log}"
     done = rep.done()
     assert done and done[1] == 0, f"{where}: DONE {done}\n{log}"
     assert "init: cfitest exit 0" in lines, f"{where}\n{log}"
-    assert rep.results("PASS").count(DIRTY_CHECK) == rounds, f"{where}\n{log}"
+    dirty = rep.results("PASS").count(DIRTY_CHECK)
+    assert rounds - hops <= dirty <= rounds, f"{where}: {dirty} dirty checks read\n{log}"
     # guest time never went back (that is a FAIL), nor jumped far ahead
     steps = {int(m.group(1)): int(m.group(2)) for l in lines if (m := TIME_STEP_RE.search(l))}
     assert sorted(steps) == list(range(1, rounds + 1)), f"{where}: {steps}\n{log}"
@@ -471,7 +476,7 @@ def test_linux_cfi_guest_ping_pong(hosts):
         [(tag, rounds_of(seg)) for tag, seg in segments]
     for i, (tag, seg) in enumerate(segments[1:], start=1):
         check_segment(seg, f"alpha on {tag} after hop {i}", log)
-    check_finished([l for _, seg in segments for l in seg], P_ROUNDS, "alpha", log)
+    check_finished([l for _, seg in segments for l in seg], P_ROUNDS, "alpha", log, hops=3)
     check_trapped_here(b, segments[-1][1], "alpha on b at the end", log)
     beta = a.guest("beta")
     assert rounds_of(beta) == list(range(1, P_ROUNDS + 1)), rounds_of(beta)
