@@ -80,7 +80,7 @@ enum exit_action cfi_lp_redeliver(struct vcpu *v)
 	if (v->lp_window.timer_moved)
 		csr_write(CSR_STIMECMP, guard_end);
 	v->lp_window.held_hvip = 0;
-	cfi_lp_window_hold_irqs(v);
+	vcpu_hold_irqs(v);
 	/* a timer due later than the guard rarely fires inside the window; if
 	 * it does, the fault is owed (below) */
 	v->lp_window.held_vstimecmp = csr_read(CSR_VSTIMECMP);
@@ -89,16 +89,6 @@ enum exit_action cfi_lp_redeliver(struct vcpu *v)
 		csr_write(CSR_VSTIMECMP, TIMER_PARKED);
 	v->vm->stats.injected++;
 	return EXIT_RESUME_SAME;
-}
-
-void cfi_lp_window_hold_irqs(struct vcpu *v)
-{
-	unsigned long held = csr_read(CSR_HVIP) & VS_IRQ_MASK;
-
-	if (held) {
-		v->lp_window.held_hvip |= held;
-		csr_clear(CSR_HVIP, held);
-	}
 }
 
 /* The held interrupts become pending again; the external one is a level,

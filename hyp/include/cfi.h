@@ -94,9 +94,6 @@ void cfi_lp_window_drop(struct vcpu *v);
  *  counted, whose window closed before the guest had it? (Then not again.)
  *  Only while v->lp_window.owed. */
 bool cfi_lp_fault_owed(struct vcpu *v);
-/** cfi_lp_window_hold_irqs() - interrupts just posted to @v (hvip) wait until
- *  its open window closes: none may be taken before the re-delivered fault. */
-void cfi_lp_window_hold_irqs(struct vcpu *v);
 /** cfi_spelp_selftest() - boot, hart 0: measure what the CPU does with a guest's
  *  SPELP across an exit and an sret (hart_caps.spelp_lost_at_*). */
 void cfi_spelp_selftest(void);

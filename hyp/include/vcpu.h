@@ -4,6 +4,7 @@
  * bookkeeping about it (where it runs, counters, derived CSR values). */
 #ifndef HYP_VCPU_H
 #define HYP_VCPU_H
+#include <arch/riscv/csr.h>
 #include <arch/riscv/encoding.h>
 #include <types.h>
 #include <cfi.h>
@@ -144,6 +145,18 @@ static inline void vcpu_apply_pending(struct vcpu *v)
 	/* one test on the hot path: is there anything to do at all? */
 	if (v->requests | v->irq_pending | (v->ext_irq ^ v->ext_irq_live))
 		vcpu_apply_pending_slow(v);
+}
+/** vcpu_hold_irqs() - the loaded @v's pending VS interrupts (hvip) wait in its
+ *  open landing-pad window until it closes (cfi/lp_redeliver.c gives them
+ *  back): none may be taken before the fault the window re-delivers. */
+static inline void vcpu_hold_irqs(struct vcpu *v)
+{
+	unsigned long held = csr_read(CSR_HVIP) & VS_IRQ_MASK;
+
+	if (held) {
+		v->lp_window.held_hvip |= held;
+		csr_clear(CSR_HVIP, held);
+	}
 }
 /** vcpu_request_sync() - post VCPU_REQ_* work to @t; if @t runs on another hart,
  *  wait until it has done it (SBI RFENCE semantics). @self is the caller's vCPU. */

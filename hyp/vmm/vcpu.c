@@ -169,8 +169,9 @@ void vcpu_apply_pending_slow(struct vcpu *v)
 			csr_clear(CSR_HVIP, MIP_VSEIP);
 	}
 	if (v->lp_window.open)	/* not before the fault it re-delivers */
-		cfi_lp_window_hold_irqs(v);
+		vcpu_hold_irqs(v);
 }
+
 
 void vcpu_request_sync(struct vcpu *self, struct vcpu *t, unsigned long req)
 {

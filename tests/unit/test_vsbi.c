@@ -773,7 +773,7 @@ TEST(cfi_lp_window_holds_guest_interrupts_until_it_closes)
 	EXPECT_TRUE(fake_csr[CSR_VSTIMECMP] > fake_time + (1UL << 60));	/* parked */
 	/* posted while open (vcpu_apply_pending() before entry): held too */
 	fake_csr[CSR_HVIP] |= MIP_VSTIP;
-	cfi_lp_window_hold_irqs(v);
+	vcpu_hold_irqs(v);
 	EXPECT_EQ(fake_csr[CSR_HVIP] & VS_IRQ_MASK, 0);
 	/* the handler's sret closes it: all given back, the timer as it was */
 	fake_csr[CSR_VSEPC] = 0x1004;
