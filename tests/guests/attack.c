@@ -1076,6 +1076,8 @@ static pte_t pt_root[512] __attribute__((aligned(4096)));
 static pte_t pt_l1[512] __attribute__((aligned(4096)));
 static pte_t pt_l0[512] __attribute__((aligned(4096)));
 static uint32_t race_alt[1024] __attribute__((aligned(4096)));
+#define RACE_SB		0x00b501a3U	/* sb a1, 3(a0): UART scratch */
+#define RACE_ILLEGAL	0x00b50000U	/* c.unimp (0x0000), then RACE_SB's upper half */
 #define LEAF	(PTE_V | PTE_A | PTE_D | PTE_R | PTE_W | PTE_X)
 #define PTE(pa, f)	((((unsigned long)(pa)) >> 12) << 10 | (f))
 
@@ -1176,8 +1178,13 @@ static void race_flipper(unsigned long hartid, unsigned long opaque)
 		case 2: WRITE_ONCE(*p, PTE(race, PTE_V | PTE_A | PTE_R)); break; /* not executable */
 		default: WRITE_ONCE(*p, orig);
 		}
-		/* and rewrite the other page's instruction too */
-		WRITE_ONCE(race_alt[0], i & 1 ? 0x00b501a3U /* sb a1,3(a0) */ : 0xffffffffU);
+		/* and rewrite the other page's instruction too, between two
+		 * words with the same upper half: an executing hart may read a
+		 * 32-bit instruction as two 16-bit parcels (QEMU's translator
+		 * and the hypervisor's own fetch do), so a mix of the two must
+		 * be one of them. 0xffffffff there gave 0xffff01a3, sb t6,
+		 * -29(t5): a guest store to GPA 0x17, rightly a VM stop. */
+		WRITE_ONCE(race_alt[0], i & 1 ? RACE_SB : RACE_ILLEGAL);
 	}
 	WRITE_ONCE(*p, orig);
 }
@@ -1189,7 +1196,7 @@ static void a_pt_race_fetch(void)
 	const unsigned long iters = 20000;
 
 	pt_build();
-	race_alt[0] = 0x00b501a3U;		/* sb a1, 3(a0): UART scratch */
+	race_alt[0] = RACE_SB;
 	race_alt[1] = 0x00008067U;		/* ret */
 	race_stop = 0;
 	flag2 = 0;
@@ -1218,7 +1225,7 @@ static void a_pt_race_fetch(void)
 		else if (rec->scause == EXC_INST_PAGE_FAULT || rec->scause == EXC_INST_ACCESS)
 			n[2]++;
 		else if (rec->scause == EXC_ILLEGAL_INST)
-			n[3]++;		/* 0xffffffff fetched from the other page */
+			n[3]++;		/* RACE_ILLEGAL fetched from the other page */
 		else {
 			bad++;
 			last_bad = rec->scause;
