@@ -196,7 +196,7 @@ fuzz-src-fdt_guest := tests/fuzz/fuzz_fdt_guest.c tests/unit/fake_csr.c hyp/fdt/
 fuzz-libfdt-fdt_guest := plain
 fuzz-extra-fdt_guest = $(FUZZ_T_FDT_CHECK)
 fuzz-opts-fdt_guest := -max_len=2048
-fuzz-short-fdt_guest := 20000
+fuzz-short-fdt_guest := 100000
 
 fuzz_t_obj = $(patsubst %.c,$(FUZZ_T_B)/obj/%.o,$(1))
 FUZZ_T_OBJS := $(sort $(foreach t,$(FUZZ_MORE),$(call fuzz_t_obj,$(fuzz-src-$(t)))))
