@@ -172,7 +172,6 @@ void vcpu_apply_pending_slow(struct vcpu *v)
 		vcpu_hold_irqs(v);
 }
 
-
 void vcpu_request_sync(struct vcpu *self, struct vcpu *t, unsigned long req)
 {
 	int h;
