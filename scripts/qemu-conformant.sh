@@ -15,7 +15,7 @@
 # (a deb-src line under $CARAPACE_CACHE/apt; the system's sources are not
 # touched). A patch that no longer applies stops the build with its name.
 # Build-deps (meson, python3-pycotap from backports; ninja, glib, pixman,
-# libfdt, flex, bison from the release) are installed with apt if missing.
+# libfdt, flex, bison, python3-venv for configure's ensurepip, from the release) are installed with apt if missing.
 # CPU-heavy steps run under nice/ionice; QEMU_CONFORMANT_JOBS (default 2).
 set -euo pipefail
 
@@ -36,7 +36,7 @@ CONFIGURE_ARGS=(--python=/usr/bin/python3 --target-list=riscv64-softmmu
 	--disable-install-blobs)
 BUILD_DEPS_BPO=(meson python3-pycotap)
 BUILD_DEPS=(ninja-build libglib2.0-dev libpixman-1-dev libfdt-dev pkg-config flex bison
-	dpkg-dev git xz-utils)
+	dpkg-dev git xz-utils python3-venv)
 GIT=(git -c user.name=carapace -c user.email=carapace@localhost -c advice.detachedHead=false)
 
 # The source version of the installed qemu-system-riscv (what `make deps` put there).
