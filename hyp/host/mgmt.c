@@ -313,6 +313,7 @@ static void cmd_cfi(struct req *r)
 		jw_kv_u64(&w, "violations_ss", cs->swcheck_ss);
 		jw_kv_u64(&w, "last_pc", cs->last_pc);
 		jw_kv_u64(&w, "last_tval", cs->last_tval);
+		jw_kv_u64(&w, "lp_windows_cut", cs->lp_windows_cut);
 		jw_key(&w, "last_from");
 		if (cs->swcheck_lp || cs->swcheck_ss)
 			jw_str(&w, cs->last_from_vs ? "VS" : "VU");
