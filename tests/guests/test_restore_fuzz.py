@@ -42,6 +42,7 @@ pytestmark = pytest.mark.quick
 
 COUNT = int(os.environ.get("RESTORE_FUZZ_COUNT", "150"))
 SEED = int(os.environ.get("RESTORE_FUZZ_SEED", str(random.SystemRandom().randrange(1 << 32))))
+KEEP = os.environ.get("RESTORE_FUZZ_KEEP") == "1"   # every mutant kept in the test's tmp dir
 LIVE_MAX = 4            # accepted mutants running at once beside the victim
 SUMMARY = ROOT / "build" / "restore-fuzz-summary.txt"
 FAULT_MARKS = ("hypervisor trap", "PANIC", "store fault handler failed",
@@ -185,17 +186,34 @@ def test_restore_fuzz_execution(guests_built, tmp_path):
         reasons = collections.Counter()
         alive = collections.deque()
         mutant = tmp_path / "mutant.snap"
+        log = open(tmp_path / "mutations.log", "w")     # every mutant, in order
+        mutation = {}
+
+        def destroy(name):
+            """Every accepted mutant can be removed (one that shut down or
+            was stopped by the hypervisor is still listed, down)."""
+            try:
+                client.request("destroy", {"vm": name})
+            except (ctl.RemoteError, ctl.TransportError) as e:
+                pytest.fail(f"destroy {name} ({mutation[name]}, kept as {name}.snap): {e}\n" +
+                            "\n".join(h.snapshot()[-60:]))
         last_round, last_check = None, time.monotonic()
         t0 = time.monotonic()
         for i in range(COUNT):
             data, what = rng.choice(mutators).mutate()
             mutant.write_bytes(data)
+            if KEEP:
+                (tmp_path / f"mutant-{i}.snap").write_bytes(data)
+            log.write(f"{i} {what}\n")
+            log.flush()
             name = f"m{i % 1000}"
             try:
                 ctl.restore_vm(client, str(h.stream), mutant, name=name, verify=False,
                                stream_bytes=len(data))
                 outcomes["accepted"] += 1
                 alive.append(name)
+                mutation[name] = f"mutant {i}: {what}"
+                (tmp_path / f"{name}.snap").write_bytes(data)
             except ctl.RemoteError as e:
                 outcomes["refused"] += 1
                 reasons[e.code] += 1
@@ -203,12 +221,7 @@ def test_restore_fuzz_execution(guests_built, tmp_path):
                 pytest.fail(f"mutant {i} ({what}): restore raised {e!r}\n" +
                             "\n".join(h.snapshot()[-40:]))
             while len(alive) > LIVE_MAX:
-                gone = alive.popleft()
-                try:
-                    client.request("destroy", {"vm": gone})
-                except ctl.RemoteError as e:
-                    # a mutant that shut down or was stopped may be gone already
-                    assert e.code == "no-such-vm", f"destroy {gone}: {e} (mutant {what})"
+                destroy(alive.popleft())
             faults = host_faults(h.snapshot())
             if faults or h.proc.poll() is not None:
                 pytest.fail(f"host fault after mutant {i} ({what}):\n" + "\n".join(faults or
@@ -222,10 +235,7 @@ def test_restore_fuzz_execution(guests_built, tmp_path):
             fails = [l for l in h.guest("victim") if l.startswith("FAIL")]
             assert not fails, f"victim after mutant {i} ({what}): {fails}"
         for gone in alive:
-            try:
-                client.request("destroy", {"vm": gone})
-            except ctl.RemoteError as e:
-                assert e.code == "no-such-vm", f"destroy {gone}: {e}"
+            destroy(gone)
         listing = client.request("list")
         assert listing.get("ok"), listing
         elapsed = time.monotonic() - t0
@@ -240,3 +250,4 @@ def test_restore_fuzz_execution(guests_built, tmp_path):
             f.write(line + "\n")
     finally:
         h.kill()
+        (tmp_path / "console.log").write_text("\n".join(h.snapshot()) + "\n")
