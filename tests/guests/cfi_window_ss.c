@@ -14,10 +14,11 @@
  *
  * Prints "first violation pc 0x..." (the sspopchk) before the run; under
  * trap it ends with DONE after the ebreak comes back to its handler.
- * Runs only under Carapace; needs Q7 (SS instructions with satp Bare succeed)
- * as QEMU 10.0.2 has it. */
+ * Sv39 on: the shadow stack on a shadow-stack page, the user code on a U
+ * page. Runs only under Carapace. */
 #include "libguest.h"
 #include "cfi.h"
+#include "mmu.h"
 
 #define T "cfi_window_ss"
 
@@ -25,7 +26,7 @@ void win_vector(void);
 void win_user(void);
 void win_popchk(void);
 unsigned long win_seen[4];	/* [0] lp faults, [1] ss faults, [2] breakpoints, [3] other */
-static unsigned long ss_area[64] __attribute__((aligned(4096)));
+static unsigned long ss_area[PAGE_SIZE / 8] __attribute__((aligned(PAGE_SIZE)));
 static unsigned long ustack[256] __attribute__((aligned(16)));
 
 __asm__(".text\n"
@@ -71,13 +72,17 @@ __asm__(".text\n"
 	"	sd t1, 24(t0)\n"
 	"win_done:\n"
 	"	j win_done_c\n"
-	".align 2\n"
+	/* user code on a page of its own (mapped U, so not executable in S) */
+	".pushsection .text.win_user, \"ax\"\n"
+	".balign 4096\n"
 	".globl win_user\n"
 	"win_user:\n"
 	"	la a5, 5f\n"
 	"	jalr x0, 0(a5)\n"	/* a5: expects a landing pad */
 	".align 2\n"
-	"5:	j 5b\n");
+	"5:	j 5b\n"
+	".balign 4096\n"
+	".popsection\n");
 
 void win_done_c(void);
 void __attribute__((noreturn)) win_done_c(void)
@@ -97,7 +102,16 @@ void test_main(unsigned long hartid)
 	(void)hartid;
 	r = fwft_set(SBI_FWFT_SHADOW_STACK, 1, 0);
 	check_eq(T, "FWFT SHADOW_STACK on", r.error, 0);
-	csr_write(CSR_SSP, (unsigned long)&ss_area[64]);
+	/* Sv39: a shadow-stack page (the spec faults SS accesses with satp
+	 * Bare; QEMU 10.0.2 lets them through, Q7) and the user page */
+	mmu_init();
+	if (mmu_map((unsigned long)ss_area, PAGE_SIZE, MMU_SS) ||
+	    mmu_map((unsigned long)win_user, PAGE_SIZE, MMU_RX | MMU_U)) {
+		report_fail(T, "cannot build the page tables");
+		report_done();
+	}
+	mmu_enable();
+	csr_write(CSR_SSP, (unsigned long)&ss_area[PAGE_SIZE / 8]);
 	csr_set(CSR_SENVCFG, ENVCFG_LPE);
 	check_eq(T, "senvcfg.LPE is writable", !!(csr_read(CSR_SENVCFG) & ENVCFG_LPE), 1);
 	csr_clear(sstatus, SR_SIE);
