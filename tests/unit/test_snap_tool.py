@@ -2097,3 +2097,106 @@ def test_management_doc_lists_every_error_code_and_command():
     assert set(re.findall(r"^\| `([a-z-]+)` \|", table, re.MULTILINE)) == set(ctl.ERROR_CODES)
     for command in ctl.COMMANDS:
         assert f"### {command}" in text, command
+
+
+# --- the legal values: the same table, the same verdicts as the hypervisor ------------
+
+CASES_H = ROOT / "tests" / "unit" / "snap_legal_cases.h"
+
+
+def _c_defines(*paths):
+    """{name: body} of the object-like #defines in @paths (read here, not with
+    the tool's parser: the test does not trust the tool it checks)."""
+    out = {}
+    for path in paths:
+        text = re.sub(r"/\*.*?\*/", " ", path.read_text(), flags=re.S).replace("\\\n", " ")
+        out.update(re.findall(r"^\s*#define\s+(\w+)\b(?!\()\s+(.*)$", text, flags=re.M))
+    return out
+
+
+def _c_eval(expr, defines):
+    expr = re.sub(r"\b(0x[0-9a-fA-F]+|\d+)[uUlL]+\b", r"\1", expr)
+    expr = re.sub(r"\b[A-Z_][A-Z0-9_]*\b",
+                  lambda m: m.group(0) if m.group(0) in ("BIT", "_UL")
+                  else f"({_c_eval(defines[m.group(0)], defines)})", expr)
+    value = eval(expr, {"BIT": lambda n: 1 << n, "_UL": lambda x: x})   # noqa: S307 (our header)
+    return value & ((1 << 64) - 1)
+
+
+def _legal_cases():
+    """The crafted records of tests/unit/snap_legal_cases.h, which the C test
+    (tests/unit/test_snap_legal.c) restores through the hypervisor's loader:
+    (section, field, value, features, refused) each."""
+    defines = _c_defines(ROOT / "include/arch/riscv/encoding.h", HEADER_H, CASES_H)
+    body = re.sub(r"/\*.*?\*/", " ", CASES_H.read_text(), flags=re.S).replace("\\\n", " ")
+    table = body[body.index("#define SNAP_LEGAL_CASES(X)"):]
+    out = []
+    for row in re.findall(r"X\((\w+),\s*(\w+),\s*(.+?),\s*(\w+),\s*([01])\)", table):
+        section, field, value, features, refused = row
+        out.append(pytest.param(section, field, _c_eval(value, defines),
+                                _c_eval(features, defines), refused == "1",
+                                id=f"{section}-{field}-{value}-{features}"))
+    assert len(out) == table.count("X("), "a row this reader does not understand"
+    return out
+
+
+@pytest.mark.parametrize("section, field, value, features, refused", _legal_cases())
+def test_verify_gives_the_hypervisors_verdict(section, field, value, features, refused):
+    """verify refuses exactly the crafted records a restore refuses, naming the
+    field's byte (offsets from this file's own reading of the format)."""
+    b = Builder(nr_vcpus=1)
+    b.vcpus = [Builder.vcpu(1)]           # no CFI, STA or PMU state of its own
+    b.config["features"] = features
+    (b.config if section == "CONFIG" else b.vcpus[0])[field] = value
+    data = b.build()
+    if not refused:
+        assert snap.verify(data).valid
+        return
+    err = first_problem(data)
+    label = "CONFIG" if section == "CONFIG" else "VCPU 0"
+    payload = layout_offsets(data)[0 if section == "CONFIG" else 1][3]
+    off = (CONFIG_OFF if section == "CONFIG" else VCPU_OFF)[field]
+    assert (err.section, err.offset) == (label, payload + off), str(err)
+    assert err.message.startswith(f"{field} is "), str(err)
+
+
+def test_the_cases_cover_the_issue_22_records():
+    """FS Off, vsstatus bits 20, 21 and 34, senvcfg.LPE without Zicfilp: each
+    is among the refused cases."""
+    refused = {(p.values[1], p.values[2], p.values[3]) for p in _legal_cases() if p.values[4]}
+    assert ("sstatus", 1 << 8, 0x1F) in refused
+    for bit in (20, 21, 34):
+        assert ("vsstatus", (2 << 32) | 1 << bit, 0x1F) in refused
+    assert ("senvcfg", 1 << 2, 0x1E) in refused
+
+
+def test_rules_come_from_the_c_header(tmp_path, monkeypatch):
+    """The tool restates no rule: a table that allowed vsstatus bit 21 would
+    make it accept the record (and the repository's table refuses it)."""
+    for rel in snap.LEGAL_HEADERS:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / rel, tmp_path / rel)
+    legal_h = tmp_path / snap.LEGAL_HEADERS[-1]
+    text = legal_h.read_text()
+    assert "SR_MXR | SR_UXL | SR_SD, \\" in text
+    legal_h.write_text(text.replace("SR_MXR | SR_UXL | SR_SD, \\",
+                                    "SR_MXR | SR_UXL | SR_SD | BIT(21), \\"))
+    assert snap.load_legal_rules(str(ROOT)) == snap.LEGAL
+    b = Builder()
+    b.vcpus[1]["vsstatus"] |= 1 << 21
+    data = b.build()
+    assert "vsstatus" in first_problem(data).message
+    monkeypatch.setattr(snap, "LEGAL", snap.load_legal_rules(str(tmp_path)))
+    assert snap.verify(data).valid
+
+
+def test_table_rows_name_fields_of_the_structs():
+    """Every row is a field of its section's struct (the C build checks the
+    same with offsetof), and the C constants evaluate as the C compiler does."""
+    for section, layout in (("CONFIG", snap.CONFIG), ("VCPU", snap.VCPU)):
+        for rule in snap.LEGAL[section]["bits"] + snap.LEGAL[section]["values"]:
+            layout.offset(rule[0])
+    vsstatus = next(r for r in snap.LEGAL["VCPU"]["bits"] if r[0] == "vsstatus")
+    assert vsstatus[1] == (1 << 1) | (1 << 5) | (1 << 8) | (3 << 13) | (1 << 18) | (1 << 19) | \
+        (3 << 32) | (1 << 63)
+    assert vsstatus[2] == 1 << 23
