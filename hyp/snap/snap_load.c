@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Restoring a VM from the stream port, a piece at a time from the host
  * services' poll (hart 0). Every byte is checked before it is used: the
- * header, each section's type, order, length and CRC, every field (snap_state.c
- * and the device models' load hooks). The VM exists from CONFIG on but is
+ * header, each section's type, order, length and CRC, every field (snap_state.c,
+ * the legal-value table of snap_legal.c, the device models' load hooks). The VM exists from CONFIG on but is
  * never scheduled until END has been checked; on any refusal it is destroyed,
  * so there is never a half-restored guest, and other VMs are not touched. */
 #include <stddef.h>
