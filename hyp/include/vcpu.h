@@ -12,6 +12,12 @@
 
 struct vm;
 
+/* The HS sstatus bits of a vCPU's trapped context that are the hypervisor's,
+ * never the guest's nor a snapshot's: FP on (the guest's f registers are live
+ * on the hart while it runs) and 64-bit U-mode. The trap's SPP, SPIE and
+ * SPELP are the rest. */
+#define VCPU_SSTATUS_HOST	(SR_FS_INITIAL | SR_UXL_64)
+
 /* The trapped context: saved by vcpu_switch.S on every exit (offsets generated
  * by asm-offsets.c). */
 struct vcpu_regs {

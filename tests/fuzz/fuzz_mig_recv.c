@@ -187,11 +187,8 @@ static void check_installed(struct vm *vm)
 	snap_config_save(vm, 0, timebase_hz, &c);
 	CHECK(snap_config_check(&c) == NULL);
 	CHECK(c.ram_size <= FUZZ_RAM_CAP);
+	fuzz_check_vcpus(vm, &c);
 	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++) {
-		struct snap_vcpu s;
-
-		snap_vcpu_save(&vm->vcpus[i], &s);
-		CHECK(snap_vcpu_check(&s, &c) == NULL);
 		CHECK(vm->vcpus[i].last_hart == -1);
 	}
 	fuzz_check_devices(vm);

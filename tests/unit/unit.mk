@@ -32,13 +32,20 @@ unit-src-test_susp := hyp/vsbi/vsbi_susp.c hyp/vsbi/vsbi_hsm.c
 unit-src-test_printf := hyp/lib/printf.c
 unit-src-test_json := hyp/lib/json.c
 unit-src-test_tlb := hyp/mm/tlb.c hyp/mm/vmid.c
-unit-src-test_snap := hyp/snap/snap_state.c hyp/cfi/cfi.c hyp/lib/crc32c.c hyp/vmm/pmu_logic.c hyp/vmm/pmu.c
+unit-src-test_snap := hyp/snap/snap_state.c hyp/snap/snap_legal.c hyp/cfi/cfi.c hyp/lib/crc32c.c hyp/vmm/pmu_logic.c hyp/vmm/pmu.c
 unit-libfdt-test_fdt_host := y
 unit-src-test_insn := hyp/arch/insn.c
 UNIT_TESTS += test_sta
 unit-src-test_sta := hyp/vsbi/vsbi_sta.c hyp/vmm/steal_time.c
 UNIT_TESTS += test_pmu
 unit-src-test_pmu := hyp/vmm/pmu_logic.c hyp/vmm/pmu.c hyp/vsbi/vsbi_pmu.c
+# The restore of crafted records runs the real loader on the fuzz targets'
+# stub host (tests/fuzz/fuzz_restore_host.c), the same stubs both fuzzers use.
+UNIT_TESTS += test_snap_legal
+unit-src-test_snap_legal := tests/fuzz/fuzz_restore_host.c tests/fuzz/fuzz_clock_log.c \
+	hyp/snap/snap_load.c hyp/snap/snap_state.c hyp/snap/snap_legal.c hyp/cfi/cfi.c \
+	hyp/lib/crc32c.c hyp/vdev/vuart.c hyp/vdev/vplic.c hyp/vdev/vmgenid.c hyp/vdev/devices.c \
+	hyp/vmm/pmu.c hyp/vmm/pmu_logic.c hyp/vmm/steal_time.c hyp/vmm/vcpu_reset.c
 UNIT_TESTS += test_mig_wire
 unit-src-test_mig_wire := hyp/migrate/mig_wire.c hyp/lib/crc32c.c
 # hyp/lib/entropy.c is not linked (its entropy_init() has rdtime inline asm):
