@@ -22,7 +22,7 @@ UNIT_TESTS += test_insn test_fdt_guest test_json test_tlb test_snap test_susp
 UNIT_COMMON := tests/unit/main.c tests/unit/fake_csr.c
 
 # hyp sources each binary tests (and libfdt where it needs it)
-unit-src-test_mm := hyp/mm/mm.c
+unit-src-test_mm := hyp/mm/mm.c hyp/mm/mm_ranges.c
 unit-src-test_gstage := hyp/mm/gstage.c
 unit-src-test_fdt_host := hyp/fdt/fdt_host.c
 unit-src-test_vsbi := hyp/vsbi/vsbi.c hyp/vsbi/hartmask.c hyp/vsbi/vsbi_fwft.c hyp/cfi/cfi.c \
