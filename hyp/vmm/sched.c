@@ -153,7 +153,8 @@ static uint64_t next_guest_deadline(uint64_t now)
 		struct vcpu *v = slot_vcpu(s);
 
 		if (v && v->vm->state == VM_RUNNING && v->g.hsm.waiting && v->hart < 0) {
-			uint64_t t = v->g.csr.vstimecmp - v->vm->htimedelta;
+			/* in guest time: htimedelta may be negative */
+			uint64_t t = vcpu_timer_deadline(v, now);
 
 			if (t < best)
 				best = t;
@@ -179,10 +180,11 @@ void sched_idle(struct hart *h, uint64_t now, unsigned long gen)
 	 * and a pending interrupt makes wfi return at once: the hart would spin
 	 * (here, not in vcpu_put: a switch to another vCPU loads its own) */
 	csr_write(CSR_VSTIMECMP, -1UL);
-	if (atomic_load(&wake_gen) == gen && !(csr_read(CSR_SIP) & (MIP_SSIP | MIP_STIP))) {
+	if (atomic_load(&wake_gen) == gen && !(csr_read(CSR_SIP) & (MIP_SSIP | MIP_STIP)))
 		asm volatile("wfi");
-		h->idle_wakeups++;
-	}
+	/* counted slept or not: a hart whose deadline is always due already
+	 * never reaches the wfi, and must show as spinning too */
+	h->idle_wakeups++;
 	__atomic_fetch_and(&idle_harts, ~(1UL << h->index), __ATOMIC_SEQ_CST);
 	csr_write(CSR_STIMECMP, -1UL);
 	csr_clear(CSR_SIP, MIP_SSIP);
