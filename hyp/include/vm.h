@@ -187,17 +187,20 @@ void vm_count(const struct vm *vm, struct vm_counts *c);
 struct vm *vm_find(const char *name);
 
 /* Events the VM machinery posts for the host services (printing, power-off,
- * management replies); drained on hart 0. */
+ * management replies); drained on hart 0 (hyp/vmm/vm_events.c). */
 enum vm_event_kind {
 	VM_EV_DOWN,		/* stopped or shut down: vm->reason, vm->failed */
 	VM_EV_REBOOT,
 };
-/** vm_event_post() - queue an event; never blocks. */
+/** vm_event_post() - queue an event; never blocks. DOWN is never dropped; a
+ *  REBOOT notice is dropped, and counted, when the ring is full. */
 void vm_event_post(struct vm *vm, enum vm_event_kind kind);
 /** vm_event_pending() - is an event waiting? (a cheap look, no lock) */
 bool vm_event_pending(void);
 /** vm_event_take() - the oldest event, false if none. */
 bool vm_event_take(struct vm **vm, enum vm_event_kind *kind);
+/** vm_events_dropped() - REBOOT notices lost to a full ring since boot. */
+uint64_t vm_events_dropped(void);
 
 /* Guest memory (hyp/mm/guest_mem.c); the only way the hypervisor touches guest RAM. */
 #define VM_RAM_CHUNK	SZ_2M

@@ -376,6 +376,7 @@ def test_idle_harts_sleep_after_a_vm_shut_down(host_factory):
     # an idle hart wakes for its idle deadline and the channel's requests:
     # tens to hundreds a second, never hundreds of thousands
     assert all(0 <= g < 5000 for g in grown), grown
+    assert second["host"]["events_dropped"] == 0, second   # issue 22: drops are reported
     assert h.ctl("list")[0]["vms"][0]["state"] != "running"
 
 

@@ -41,6 +41,8 @@ UNIT_TESTS += test_pmu
 unit-src-test_pmu := hyp/vmm/pmu_logic.c hyp/vmm/pmu.c hyp/vsbi/vsbi_pmu.c
 UNIT_TESTS += test_guest_time
 unit-src-test_guest_time := hyp/vmm/vcpu_wake.c
+UNIT_TESTS += test_vm_events
+unit-src-test_vm_events := hyp/vmm/vm_events.c
 UNIT_TESTS += test_mig_wire
 unit-src-test_mig_wire := hyp/migrate/mig_wire.c hyp/lib/crc32c.c
 # hyp/lib/entropy.c is not linked (its entropy_init() has rdtime inline asm):
