@@ -7,6 +7,7 @@
 #include <types.h>
 #include <atomic.h>
 #include <cfi.h>
+#include <console_filter.h>
 #include <guest_map.h>
 #include <vcpu.h>
 #include <vdev.h>
@@ -128,7 +129,7 @@ struct vm {
 	char line[256];
 	unsigned int line_len;
 	uint64_t line_time;
-	uint8_t esc_state;
+	struct console_filter con_filter;	/* what may reach the host terminal */
 
 	/* guest state: the devices (each with its own save/restore) and the vCPUs */
 	struct vuart uart;

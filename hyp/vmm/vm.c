@@ -239,7 +239,7 @@ int vm_alloc(const struct vm_desc *d, bool need_images, struct vm **out, const c
 	vm->page_log = vm->page_sticky = NULL;
 	vm->log_tables = 0;
 	vm->line_len = 0;
-	vm->esc_state = 0;
+	console_filter_reset(&vm->con_filter);
 	memcpy(vm->cfg.name, d->name, VM_NAME_LEN);
 	vm->cfg.ram_gpa = VM_GUEST_RAM_BASE;
 	vm->cfg.ram_size = d->memory;
