@@ -4,6 +4,7 @@
 #include <arch/riscv/csr.h>
 #include <string.h>
 #include <errno.h>
+#include <entropy.h>
 #include <fdt_guest.h>
 #include <gstage.h>
 #include <hart.h>
@@ -119,6 +120,8 @@ int vm_reset(struct vm *vm)
 		gi.initrd_start = start;
 		gi.initrd_end = start + vm->initrd.size;
 	}
+	/* never the seed of an earlier boot or of the slot's earlier tenant */
+	entropy_fresh(gi.rng_seed, sizeof(gi.rng_seed));
 	spin_lock(&fdt_lock);
 	rc = fdt_guest_build(vm, &gi, fdt_buf, sizeof(fdt_buf));
 	if (!rc)

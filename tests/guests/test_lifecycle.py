@@ -418,3 +418,31 @@ def test_reboot_resets_cfi_state_and_this_boots_counters(host_factory):
     check_report(_report(h, "r"), "vm r (two boots)")
     counts = [l for l in h.snapshot() if l.startswith("carapace: vm r: exits")]
     assert counts and "cfi violations: landing pad 2, shadow stack 0" in counts[-1], counts
+
+
+def test_rng_seed_fresh_for_every_boot_and_every_tenant_of_a_slot(host_factory):
+    """Issue 22 (review): /chosen/rng-seed was derived from the VM's slot and
+    boot count, so the VM created in a slot after a destroy booted with its
+    predecessor's seed (a tenant could predict the next tenant's early
+    randomness). Every boot of every VM must get a seed never seen before:
+    three boots of one VM (it reboots itself), then two more VMs created in
+    its slot."""
+    h = host_factory([vm_spec("a", "rng_seed", 1, "reboots=2")], extra=["--persist"])
+    seeds = {}
+
+    def seed_of(vm, boot):
+        line = h.wait_for(lambda l: l.startswith(f"[{vm}] RNG-SEED boot {boot} "), 30)
+        seeds[(vm, boot)] = line.split()[-1]
+
+    for boot in range(3):
+        seed_of("a", boot)
+    h.wait_for(lambda l: l == "carapace: vm a: shut down", 30)
+    h.ctl("destroy", "a")
+    for vm in ("b", "c"):      # each created into the slot "a" had (the only one)
+        rep, _ = h.ctl("create", vm, "--kernel", "a.kernel", "--mem", "64M", "--vcpus", "1")
+        assert rep["ok"], rep
+        seed_of(vm, 0)
+        h.wait_for(lambda l: l == f"carapace: vm {vm}: shut down", 30)
+        h.ctl("destroy", vm)
+    assert len(seeds) == 5 and all(len(s) == 64 for s in seeds.values()), seeds
+    assert len(set(seeds.values())) == 5, seeds

@@ -45,10 +45,12 @@ UNIT_TESTS += test_vm_events
 unit-src-test_vm_events := hyp/vmm/vm_events.c
 UNIT_TESTS += test_console
 unit-src-test_console := hyp/host/console.c hyp/lib/console_filter.c
+UNIT_TESTS += test_entropy
+unit-src-test_entropy := hyp/lib/entropy.c
 UNIT_TESTS += test_mig_wire
 unit-src-test_mig_wire := hyp/migrate/mig_wire.c hyp/lib/crc32c.c
-# hyp/lib/entropy.c is not linked (its entropy_init() has rdtime inline asm):
-# the test defines entropy_fill(), hart_caps and timebase_hz itself.
+# the rng-seed comes from the caller: hyp/lib/entropy.c is not linked; the test
+# defines hart_caps and timebase_hz itself.
 unit-src-test_fdt_guest := hyp/fdt/fdt_guest.c hyp/cfi/cfi.c hyp/lib/printf.c
 unit-libfdt-test_fdt_guest := y
 
