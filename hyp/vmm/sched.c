@@ -99,11 +99,12 @@ static struct vm *claim_reboot(void)
 struct vcpu *sched_pick(uint64_t now, struct vm **reboot)
 {
 	struct vcpu *found = NULL;
-	unsigned int n = nr_slots();
+	unsigned int n = nr_slots(), i;
+	bool more = false;
 
 	spin_lock(&lock);
 	*reboot = claim_reboot();
-	for (unsigned int i = 0; i < n && !found && !*reboot; i++) {
+	for (i = 0; i < n && !found && !*reboot; i++) {
 		unsigned int s = (rr_next + i) % n;
 		struct vcpu *v = slot_vcpu(s);
 
@@ -113,7 +114,22 @@ struct vcpu *sched_pick(uint64_t now, struct vm **reboot)
 			rr_next = s + 1;
 		}
 	}
+	/* A kick wakes one idle hart. If more work waits and a hart sleeps,
+	 * wake the next one, which does the same on its way in: as many harts
+	 * wake as there are runnable vCPUs, one IPI each, and none when there is
+	 * nothing for them (no herd, and nothing more on the path unless some
+	 * hart sleeps). */
+	if (found && atomic_load(&idle_harts)) {
+		/* the slots not looked at yet, from the one after @found on */
+		for (unsigned int s = rr_next; i < n && !more; i++, s++) {
+			struct vcpu *v = slot_vcpu(s % n);
+
+			more = v && runnable(v, now);	/* (@found is on a hart now) */
+		}
+	}
 	spin_unlock(&lock);
+	if (more)
+		sched_kick_idle();
 	return found;
 }
 
