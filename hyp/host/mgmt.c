@@ -251,6 +251,7 @@ static void cmd_stats(struct req *r)
 	jw_key(&w, "host");
 	jw_obj_begin(&w);
 	jw_kv_u64(&w, "free_mem", mm_free_bytes());
+	jw_kv_u64(&w, "events_dropped", vm_events_dropped());
 	jw_key(&w, "idle_wakeups");	/* per hart */
 	jw_arr_begin(&w);
 	for (unsigned int i = 0; i < nr_harts; i++)

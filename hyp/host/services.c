@@ -54,6 +54,15 @@ static void handle_events(void)
 	enum vm_event_kind kind;
 	struct vm *vm;
 
+	static uint64_t dropped_seen;
+	uint64_t dropped = vm_events_dropped();
+
+	if (dropped != dropped_seen) {
+		pr_info("%lu VM reboot notices lost (the event ring was full): "
+			"%lu since boot", (unsigned long)(dropped - dropped_seen),
+			(unsigned long)dropped);
+		dropped_seen = dropped;
+	}
 	while (vm_event_take(&vm, &kind)) {
 		console_vm_flush(vm);
 		if (kind == VM_EV_REBOOT) {

@@ -179,6 +179,9 @@ uint64_t vcpu_exits(const struct vcpu *v);
 bool vcpu_wake_pending(const struct vcpu *v, uint64_t now);
 /** vcpu_wake_pending_live() - the same for the vCPU loaded on this hart. */
 bool vcpu_wake_pending_live(const struct vcpu *v);
+/** vcpu_timer_deadline() - host time at which @v's own timer fires (off-CPU
+ *  state): @now if due, ~0 if never within the host's time (guest_time.h). */
+uint64_t vcpu_timer_deadline(const struct vcpu *v, uint64_t now);
 
 /* The run loop (hyp/vmm/vcpu_run.c). */
 /** vcpu_start_on_hart() - load @v (picked by the scheduler) and enter it. */

@@ -7,6 +7,7 @@
 #include <types.h>
 #include <atomic.h>
 #include <cfi.h>
+#include <console_filter.h>
 #include <guest_map.h>
 #include <vcpu.h>
 #include <vdev.h>
@@ -128,7 +129,7 @@ struct vm {
 	char line[256];
 	unsigned int line_len;
 	uint64_t line_time;
-	uint8_t esc_state;
+	struct console_filter con_filter;	/* what may reach the host terminal */
 
 	/* guest state: the devices (each with its own save/restore) and the vCPUs */
 	struct vuart uart;
@@ -187,17 +188,20 @@ void vm_count(const struct vm *vm, struct vm_counts *c);
 struct vm *vm_find(const char *name);
 
 /* Events the VM machinery posts for the host services (printing, power-off,
- * management replies); drained on hart 0. */
+ * management replies); drained on hart 0 (hyp/vmm/vm_events.c). */
 enum vm_event_kind {
 	VM_EV_DOWN,		/* stopped or shut down: vm->reason, vm->failed */
 	VM_EV_REBOOT,
 };
-/** vm_event_post() - queue an event; never blocks. */
+/** vm_event_post() - queue an event; never blocks. DOWN is never dropped; a
+ *  REBOOT notice is dropped, and counted, when the ring is full. */
 void vm_event_post(struct vm *vm, enum vm_event_kind kind);
 /** vm_event_pending() - is an event waiting? (a cheap look, no lock) */
 bool vm_event_pending(void);
 /** vm_event_take() - the oldest event, false if none. */
 bool vm_event_take(struct vm **vm, enum vm_event_kind *kind);
+/** vm_events_dropped() - REBOOT notices lost to a full ring since boot. */
+uint64_t vm_events_dropped(void);
 
 /* Guest memory (hyp/mm/guest_mem.c); the only way the hypervisor touches guest RAM. */
 #define VM_RAM_CHUNK	SZ_2M

@@ -302,10 +302,12 @@ void vcpu_kick(struct vcpu *v)
 	vms_seen.kicks++;
 }
 
-/* Not the host's ChaCha20 stream (hyp/lib/entropy.c has inline asm):
- * anything deterministic will do for a generation ID. */
-void entropy_fill(uint64_t stream, uint8_t *out, size_t len)
+/* Not the host's ChaCha20 draws (hyp/lib/entropy.c has inline asm):
+ * anything deterministic that does not repeat will do for a generation ID. */
+void entropy_fresh(uint8_t *out, size_t len)
 {
+	static uint64_t stream;
+
 	for (size_t i = 0; i < len; i++) {
 		stream = stream * 6364136223846793005ULL + 1442695040888963407ULL;
 		out[i] = (uint8_t)(stream >> 56);

@@ -74,6 +74,11 @@
 #define SR_UXL_64	(_UL(2) << 32)
 #define SR_SD		(_UL(1) << 63)	/* read-only: FS (or VS, XS) is Dirty */
 
+/* hcounteren: the counters VS/VU may read (CY cycle, TM time, IR instret) */
+#define HCOUNTEREN_CY	BIT(0)
+#define HCOUNTEREN_TM	BIT(1)
+#define HCOUNTEREN_IR	BIT(2)
+
 /* hstatus */
 #define HSTATUS_VSBE	BIT(5)
 #define HSTATUS_GVA	BIT(6)
