@@ -453,6 +453,9 @@ void snap_save_poll(void)
 
 	if (sv.phase == P_IDLE)
 		return;
+	/* our pause ends in PAUSED once the vCPUs are off their harts */
+	if (__atomic_load_n(&sv.forced_pause, __ATOMIC_ACQUIRE) && sv.vm->state == VM_PAUSING)
+		vm_pause_settle(sv.vm);
 	do {
 		if (!snap_port_ready()) {
 			finish("the stream client went away");
@@ -463,9 +466,6 @@ void snap_save_poll(void)
 			       "(nothing of the new boot went out); take it again");
 			return;
 		}
-		/* our pause ends in PAUSED once the vCPUs are off their harts */
-		if (__atomic_load_n(&sv.forced_pause, __ATOMIC_ACQUIRE))
-			vm_pause_settle(sv.vm);
 		if (!push()) {
 			if (snap_port_stalled(sv.moved)) {
 				finish("the stream client stopped reading");
