@@ -418,7 +418,7 @@ static void cmd_destroy(struct req *r)
 
 		m.waiting = W_NONE;
 		reply_error(r->has_id, r->id, "busy",
-			    why ? why : "the VM is being reset (a reboot); try again");
+			    why ? why : "the VM is being reset (a reboot) or restored; try again");
 	}
 }
 
