@@ -27,6 +27,11 @@
 
 static const char *const policy_names[] = { "trap", "delegate", "strict", "off" };
 
+/* What a reply that comes later answers: a late callback of one kind never
+ * answers a request of another (its client may have gone, and the next
+ * client's request be waiting). */
+enum wait_kind { W_NONE, W_OP, W_SNAPSHOT, W_RESTORE, W_MIGRATE, W_INCOMING };
+
 static struct mgmt {
 	int port;			/* -1: no management device */
 	unsigned int generation;	/* the client connection the buffers belong to */
@@ -35,7 +40,7 @@ static struct mgmt {
 	bool discarding;		/* skipping the rest of an overlong line */
 	char reply[MGMT_REPLY_MAX];
 	size_t reply_len, reply_sent;	/* a reply still going out */
-	bool waiting;			/* a pause/destroy reply comes later */
+	enum wait_kind waiting;		/* a reply that comes later */
 	uint64_t wait_id;
 	bool wait_has_id;
 	char scratch[MGMT_LINE_MAX];	/* decoded JSON strings */
@@ -148,6 +153,8 @@ static void vm_entry(struct json_writer *w, const struct vm *vm)
 	jw_kv_str(w, "cfi", policy_names[vm->cfg.cfi_policy]);
 	jw_kv_u64(w, "boots", vm->cfg.boot_count);
 	jw_kv_bool(w, "failed", vm->failed);
+	if (vm_migration_word(vm))
+		jw_kv_str(w, "migration", vm_migration_word(vm));
 	jw_obj_end(w);
 }
 
@@ -332,9 +339,9 @@ static void op_done(void *ctx, struct vm *vm, uint64_t result)
 	struct json_writer w;
 
 	(void)ctx;
-	if (!m.waiting)
+	if (m.waiting != W_OP)
 		return;
-	m.waiting = false;
+	m.waiting = W_NONE;
 	reply_head(&w, m.wait_has_id, m.wait_id, true);
 	jw_kv_str(&w, "vm", vm->cfg.name);
 	if (result)
@@ -344,9 +351,9 @@ static void op_done(void *ctx, struct vm *vm, uint64_t result)
 	reply_send(&w);
 }
 
-static void start_wait(struct req *r)
+static void start_wait(struct req *r, enum wait_kind kind)
 {
-	m.waiting = true;
+	m.waiting = kind;
 	m.wait_has_id = r->has_id;
 	m.wait_id = r->id;
 }
@@ -355,10 +362,13 @@ static void cmd_pause(struct req *r)
 {
 	if (!get_vm(r, "vm", true))
 		return;
-	start_wait(r);
+	start_wait(r, W_OP);
 	if (vmop_pause(r->vm, op_done, &m)) {
-		m.waiting = false;
-		reply_error(r->has_id, r->id, "bad-state", "the VM is not running");
+		const char *why = vmop_refusal(r->vm, VMOP_PAUSE);
+
+		m.waiting = W_NONE;
+		reply_error(r->has_id, r->id, why ? "busy" : "bad-state",
+			    why ? why : "the VM is not running");
 	}
 }
 
@@ -369,7 +379,10 @@ static void cmd_resume(struct req *r)
 	if (!get_vm(r, "vm", true))
 		return;
 	if (vmop_resume(r->vm)) {
-		reply_error(r->has_id, r->id, "bad-state", "the VM is not paused");
+		const char *why = vmop_refusal(r->vm, VMOP_RESUME);
+
+		reply_error(r->has_id, r->id, why ? "busy" : "bad-state",
+			    why ? why : "the VM is not paused");
 		return;
 	}
 	pr_info("vm %s: resumed", r->vm->cfg.name);
@@ -401,10 +414,13 @@ static void cmd_destroy(struct req *r)
 {
 	if (!get_vm(r, "vm", true))
 		return;
-	start_wait(r);
+	start_wait(r, W_OP);
 	if (vmop_destroy(r->vm, op_done, &m)) {
-		m.waiting = false;
-		reply_error(r->has_id, r->id, "busy", "the VM is being destroyed or reset; try again");
+		const char *why = vmop_refusal(r->vm, VMOP_DESTROY);
+
+		m.waiting = W_NONE;
+		reply_error(r->has_id, r->id, "busy",
+			    why ? why : "the VM is being reset (a reboot) or restored; try again");
 	}
 }
 
@@ -557,9 +573,11 @@ static void snapshot_done(const struct snap_result *r)
 		if (snap_req.resume && !vmop_resume(snap_req.vm))
 			pr_info("vm %s: resumed after the snapshot", snap_req.vm->cfg.name);
 	}
-	if (!m.waiting)
-		return;
-	m.waiting = false;
+	if (r->err)
+		pr_info("vm %s: snapshot failed: %s", snap_req.vm->cfg.name, r->err);
+	if (m.waiting != W_SNAPSHOT)
+		return;		/* its client left: the reply is dropped */
+	m.waiting = W_NONE;
 	if (r->err) {
 		reply_error(m.wait_has_id, m.wait_id, "stream", r->err);
 		return;
@@ -572,9 +590,14 @@ static void snapshot_done(const struct snap_result *r)
 	jw_kv_u64(&w, "pages", r->pages);
 	jw_kv_u64(&w, "pause_us", ticks_to_us(pause));
 	jw_kv_bool(&w, "live", snap_req.live);
+	if (snap_req.live)
+		jw_kv_u64(&w, "memory_pause_us", r->ticks ? MAX(ticks_to_us(r->ticks), 1UL) : 0);
 	reply_send(&w);
 }
 
+/* The pause a snapshot asked for is over. Its waiter is &snap_req, not the
+ * client's: a client that left does not leave the VM paused for ever (the
+ * snapshot goes on, its reply dropped, as any operation already started). */
 static void snapshot_paused(void *ctx, struct vm *vm, uint64_t result)
 {
 	(void)ctx;
@@ -610,14 +633,14 @@ static void cmd_snapshot(struct req *r)
 	snap_req.vm = r->vm;
 	snap_req.live = live;
 	snap_req.paused_at = time_now();
-	start_wait(r);
+	start_wait(r, W_SNAPSHOT);
 	if (r->vm->state == VM_PAUSED) {
 		snap_req.resume = false;
 		snapshot_paused(NULL, r->vm, 0);
 	} else {
 		snap_req.resume = true;
-		if (vmop_pause(r->vm, snapshot_paused, &m)) {
-			m.waiting = false;
+		if (vmop_pause(r->vm, snapshot_paused, &snap_req)) {
+			m.waiting = W_NONE;
 			reply_error(r->has_id, r->id, "bad-state", "the VM is neither running nor paused");
 		}
 	}
@@ -632,9 +655,9 @@ static void restore_done(const struct snap_result *r)
 			(unsigned long)r->pages);
 	else
 		pr_info("restore refused: %s", r->err);
-	if (!m.waiting)
+	if (m.waiting != W_RESTORE)
 		return;
-	m.waiting = false;
+	m.waiting = W_NONE;
 	if (r->err) {
 		reply_error(m.wait_has_id, m.wait_id, r->code, r->err);
 		return;
@@ -662,9 +685,9 @@ static void cmd_restore(struct req *r)
 	if (!stream_free(r))
 		return;
 	snap_port_drain();
-	start_wait(r);
+	start_wait(r, W_RESTORE);
 	if (snap_load_start(bytes, name[0] ? name : NULL, restore_done)) {
-		m.waiting = false;
+		m.waiting = W_NONE;
 		reply_error(r->has_id, r->id, "busy", "a snapshot or restore is under way");
 	}
 }
@@ -677,9 +700,9 @@ static void migrate_done(const struct mig_result *r)
 
 	if (r->err)
 		pr_info("vm %s: migration failed: %s", r->vm_name, r->err);
-	if (!m.waiting)
+	if (m.waiting != W_MIGRATE)
 		return;
-	m.waiting = false;
+	m.waiting = W_NONE;
 	if (r->err) {
 		reply_error(m.wait_has_id, m.wait_id, r->code, r->err);
 		return;
@@ -714,10 +737,10 @@ static void cmd_migrate(struct req *r)
 	}
 	if (!stream_free(r))
 		return;
-	start_wait(r);
+	start_wait(r, W_MIGRATE);
 	rc = mig_send_start(r->vm, (unsigned int)rounds, &vmops_migration, migrate_done);
 	if (rc) {
-		m.waiting = false;
+		m.waiting = W_NONE;
 		reply_error(r->has_id, r->id, rc == -HYP_ENOMEM ? "no-memory" : "busy",
 			    rc == -HYP_ENOMEM ? "no memory for the migration's page maps" :
 			    "the stream port is busy");
@@ -732,11 +755,12 @@ static void incoming_done(const struct mig_result *r)
 
 	if (!r->err)
 		pr_info("vm %s: migrated in, running", r->vm_name);
-	if (!m.waiting)
+	if (m.waiting != W_INCOMING)
 		return;
-	m.waiting = false;
-	if (r->err) {
-		reply_error(m.wait_has_id, m.wait_id, r->code, r->err);
+	m.waiting = W_NONE;
+	if (r->err || !r->vm) {
+		reply_error(m.wait_has_id, m.wait_id, r->err ? r->code : "internal",
+			    r->err ? r->err : "the VM is gone");
 		return;
 	}
 	reply_head(&w, m.wait_has_id, m.wait_id, true);
@@ -757,9 +781,9 @@ static void cmd_incoming(struct req *r)
 		return;
 	if (!stream_free(r))
 		return;
-	start_wait(r);
+	start_wait(r, W_INCOMING);
 	if (mig_recv_start(name[0] ? name : NULL, false, &vmops_migration, incoming_done)) {
-		m.waiting = false;
+		m.waiting = W_NONE;
 		reply_error(r->has_id, r->id, "busy", "the stream port is busy");
 	}
 }
@@ -876,7 +900,7 @@ static void new_connection(void)
 	if (m.read_generation == m.generation)
 		return;
 	m.reply_len = m.reply_sent = 0;
-	m.waiting = false;
+	m.waiting = W_NONE;
 	vmop_cancel_waiter(&m);
 }
 

@@ -56,6 +56,12 @@ static void list_vms(void)
 			i == focus ? '*' : ' ', i, vm->cfg.name, vm_state_name(vm), vm->cfg.nr_vcpus,
 			(unsigned long)(vm->cfg.ram_size >> 20), vm->cfg.boot_count,
 			(const char *[]){ "trap", "delegate", "strict", "off" }[vm->cfg.cfi_policy]);
+		if (vm_migration_word(vm))
+			pr_info("    migration %s: %s", vm_migration_word(vm),
+				vm->mig_unconfirmed == VM_MIG_LEFT ?
+				"the destination may run it: destroy this copy if it does, "
+				"resume it if not" :
+				"the source may still hold a paused copy: destroy that one");
 		for (unsigned int c = 0; c < vm->cfg.nr_vcpus; c++)
 			pr_info("    vcpu %u: %s, pc 0x%lx", c, hsm_name(&vm->vcpus[c]),
 				vm->vcpus[c].g.ctx.sepc);
@@ -119,9 +125,16 @@ static void lifecycle_key(int c)
 		rc = vmop_wake(vm);	/* a guest-suspended VM (SBI SUSP) */
 	else
 		rc = vmop_destroy(vm, op_done, NULL);
-	if (rc)
-		pr_info("monitor: vm %s is %s: cannot %s it now", vm->cfg.name, vm_state_name(vm),
-			c == 'p' ? "pause" : c == 'r' ? "resume" : c == 'w' ? "wake" : "destroy");
+	if (rc) {
+		enum vmop op = c == 'p' ? VMOP_PAUSE : c == 'r' ? VMOP_RESUME :
+			       c == 'w' ? VMOP_WAKE : VMOP_DESTROY;
+		const char *why = vmop_refusal(vm, op);
+
+		pr_info("monitor: vm %s is %s: cannot %s it now%s%s", vm->cfg.name,
+			vm_state_name(vm),
+			c == 'p' ? "pause" : c == 'r' ? "resume" : c == 'w' ? "wake" : "destroy",
+			why ? ": " : "", why ? why : "");
+	}
 	else if (c == 'r' || c == 'w')
 		pr_info("vm %s: %s", vm->cfg.name, c == 'r' ? "resumed" : "woken");
 }

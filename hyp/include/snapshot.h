@@ -73,7 +73,9 @@ struct snap_result {
 	const char *err, *code;
 	struct vm *vm;
 	uint64_t bytes, pages;
-	uint64_t ticks;		/* a load: from its request to the VM running */
+	/* a load: from its request to the VM running; a live save: how long it
+	 * kept the VM paused for want of memory for copies (0: not at all) */
+	uint64_t ticks;
 };
 typedef void (*snap_done_fn)(const struct snap_result *r);
 
@@ -98,6 +100,10 @@ bool snap_port_stalled(uint64_t since);
 int snap_save_start(struct vm *vm, bool live, snap_done_fn done);
 /** snap_saving() - is @vm being saved (its memory must stay)? */
 bool snap_saving(const struct vm *vm);
+/** snap_holds_paused() - a save of @vm needs it paused until the stream is
+ *  out: a plain snapshot, or a live one that ran out of memory for copies.
+ *  Nobody else may resume it meanwhile. */
+bool snap_holds_paused(const struct vm *vm);
 /** snap_load_start() - read a stream of @bytes from the stream port into a
  *  new VM (named @name, or as saved when NULL); @done when it ended. */
 int snap_load_start(uint64_t bytes, const char *name, snap_done_fn done);

@@ -35,6 +35,13 @@ enum vm_state {
 	VM_DESTROYING,	/* resources are returned once every vCPU is off CPU */
 };
 
+/* A migration that ended without its last message: where the other copy may be. */
+enum vm_mig_unconfirmed {
+	VM_MIG_CONFIRMED,	/* no such migration */
+	VM_MIG_LEFT,		/* this paused copy stayed: the destination may run the VM */
+	VM_MIG_ARRIVED,		/* it runs here: the source may still hold a paused copy */
+};
+
 /* ISA and CFI features a VM was given (recorded so a restore can check that
  * a host offers them). */
 #define VM_FEAT_ZICFILP		(1U << 0)
@@ -116,10 +123,16 @@ struct vm {
 	 * the last take, NULL when off; pages the hypervisor wrote for the guest */
 	uint64_t *page_log, *page_sticky;
 	hpa_t log_tables;		/* one 4 KiB table per 2 MiB chunk */
+	/* bumped under mem_lock before a reboot discards RAM: a stream that
+	 * reads RAM over time (a live snapshot) must not mix two boots */
+	uint32_t ram_epoch;
 	struct spinlock mem_lock;
 	/* the state being loaded is this same VM moved here from another host
 	 * (migration), not a copy of it (restore): device identities stay */
 	bool moved_in;
+	/* a migration of this VM ended without its confirmation (docs/migration.md,
+	 * "Failure handling"): the other host may hold it too */
+	enum vm_mig_unconfirmed mig_unconfirmed;
 	volatile unsigned long tlb_harts;	/* harts that may cache its translations */
 	struct vm_image kernel, initrd;
 	gpa_t kernel_gpa, fdt_gpa;
@@ -165,6 +178,12 @@ void vm_shutdown(struct vm *vm, bool reboot, bool failure);
 int vm_request_pause(struct vm *vm);
 /** vm_resume() - PAUSED -> RUNNING. */
 int vm_resume(struct vm *vm);
+/** vm_pause_settle() - PAUSING -> PAUSED once no vCPU of @vm is on a hart;
+ *  true if it is PAUSED now. */
+bool vm_pause_settle(struct vm *vm);
+/** vm_unpause() - end a pause the hypervisor asked for itself, finished or
+ *  not (PAUSING or PAUSED -> RUNNING); -HYP_EBUSY in any other state. */
+int vm_unpause(struct vm *vm);
 /** vm_wake() - wake a RUNNING VM the guest suspended (SBI SUSP) as a wake-up
  *  interrupt would; -HYP_EBUSY if it is not suspended so. */
 int vm_wake(struct vm *vm);

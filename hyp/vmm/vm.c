@@ -239,6 +239,7 @@ int vm_alloc(const struct vm_desc *d, bool need_images, struct vm **out, const c
 	vm->nr_mmio = 0;
 	vm->cow = NULL;
 	vm->moved_in = false;
+	vm->mig_unconfirmed = VM_MIG_CONFIRMED;
 	vm->page_log = vm->page_sticky = NULL;
 	vm->log_tables = 0;
 	vm->line_len = 0;

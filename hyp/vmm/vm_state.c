@@ -148,6 +148,35 @@ int vm_resume(struct vm *vm)
 	return rc;
 }
 
+bool vm_pause_settle(struct vm *vm)
+{
+	bool paused;
+
+	sched_lock();
+	if (vm->state == VM_PAUSING && vm_off_cpu(vm))
+		vm->state = VM_PAUSED;
+	paused = vm->state == VM_PAUSED;
+	sched_unlock();
+	return paused;
+}
+
+int vm_unpause(struct vm *vm)
+{
+	int rc = -HYP_EBUSY;
+
+	sched_lock();
+	if (vm->state == VM_PAUSING || vm->state == VM_PAUSED) {
+		/* a vCPU still leaving its hart simply stays: RUNNING again */
+		steal_vm_resumed(vm, time_now());
+		vm->state = VM_RUNNING;
+		rc = 0;
+	}
+	sched_unlock();
+	if (!rc)
+		sched_kick_idle();
+	return rc;
+}
+
 int vm_wake(struct vm *vm)
 {
 	int rc = -HYP_EBUSY;

@@ -210,6 +210,17 @@ int vmop_wake(struct vm *vm)
 	return vm->index == 2 ? 0 : -HYP_EBUSY;
 }
 
+const char *vmop_refusal(const struct vm *vm, enum vmop op)
+{
+	CHECK(vm_slot_used(vm) && (unsigned int)op <= VMOP_DESTROY);
+	return vm->index == 1 ? "held by a stream" : NULL;
+}
+
+const char *vm_migration_word(const struct vm *vm)
+{
+	return vm->index == 3 ? "left-unconfirmed" : NULL;
+}
+
 void vmop_cancel_waiter(void *ctx)
 {
 	if (op.kind == OP_VM && op.ctx == ctx)

@@ -56,6 +56,15 @@ UNIT_TESTS += test_entropy
 unit-src-test_entropy := hyp/lib/entropy.c
 UNIT_TESTS += test_mig_wire
 unit-src-test_mig_wire := hyp/migrate/mig_wire.c hyp/lib/crc32c.c
+UNIT_TESTS += test_guest_mem
+unit-src-test_guest_mem := hyp/mm/guest_mem.c hyp/mm/dirty_log.c hyp/mm/gstage.c
+# the test looks at the G-stage tables around every call guest_mem.c and
+# dirty_log.c make into gstage.c
+unit-ldflags-test_guest_mem := -Wl,--wrap=gstage_map,--wrap=gstage_map_2m_split \
+	-Wl,--wrap=gstage_split_2m,--wrap=gstage_merge_2m
+UNIT_TESTS += test_snap_save
+unit-src-test_snap_save := hyp/snap/snap_save.c hyp/mm/guest_mem.c hyp/mm/dirty_log.c \
+	hyp/mm/gstage.c hyp/vmm/vm_state.c hyp/lib/crc32c.c
 # the rng-seed comes from the caller: hyp/lib/entropy.c is not linked; the test
 # defines hart_caps and timebase_hz itself.
 unit-src-test_fdt_guest := hyp/fdt/fdt_guest.c hyp/cfi/cfi.c hyp/lib/printf.c
@@ -99,7 +108,7 @@ define unit_bin_rule
 $(UNIT_B)/$(1): $(call unit_obj,tests/unit/$(1).c $(UNIT_COMMON) $(unit-src-$(1))) \
 		$(if $(unit-libfdt-$(1)),$(UNIT_LIBFDT_OBJS))
 	@echo "  HOSTLD  $$@"
-	@$$(HOSTCC) $$(UNIT_LDFLAGS) -o $$@ $$^
+	@$$(HOSTCC) $$(UNIT_LDFLAGS) $$(unit-ldflags-$(1)) -o $$@ $$^
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call unit_bin_rule,$(t))))
 
