@@ -443,8 +443,18 @@ class BenchHost:
         stop_launcher(self.p)
 
 
+def bench_credentials(tmp):
+    """Migration credentials for the two hosts (tools/carapace-tls init): the
+    stream goes over TLS, as users run it."""
+    creds = tmp / "tls"
+    subprocess.run([sys.executable, str(ROOT / "tools" / "carapace-tls"), "init", str(creds)],
+                   check=True, capture_output=True, text=True)
+    return creds
+
+
 def migrate_once(src, vm, port, *extra):
-    """carapace-ctl migrate: its final JSON reply (wall_us added by the tool)."""
+    """carapace-ctl migrate (extra: its options, the credentials among them):
+    its final JSON reply (wall_us added by the tool)."""
     r = subprocess.run([sys.executable, str(ROOT / "tools" / "carapace-ctl"), "--socket",
                         str(src.ctl_sock), "--stream-socket", str(src.stream_sock), "--json",
                         "--timeout", "600", "migrate", vm, f"127.0.0.1:{port}", *extra],
@@ -464,12 +474,13 @@ def linux_migration(kind, bootargs):
                                   "--vm", f"name=m,kernel={IMAGE},initrd={INITRD},mem=256M,"
                                           f"vcpus=1,bootargs=console=ttyS0 quiet {bootargs}"])
     src.stream_sock = tmp / "as.sock"
-    dst = BenchHost("b", tmp, 2, ["--incoming", str(port)])
+    creds = bench_credentials(tmp)
+    dst = BenchHost("b", tmp, 2, ["--incoming", str(port), "--tls-dir", str(creds)])
     try:
         src.wait_for("init: " if kind == "idle" else "cfitest: round 3/")
         dst.wait_for("waiting for an incoming migration")
         time.sleep(2)
-        reply = migrate_once(src, "m", port)
+        reply = migrate_once(src, "m", port, "--tls-dir", str(creds))
         dst.wait_for("vm m: migrated in")
     finally:
         src.stop()
@@ -493,7 +504,8 @@ def dirty_logging_cost():
                                   "--vm", f"name=d,kernel={DIRTIER},mem=64M,vcpus=1,"
                                           "bootargs=mib=16 win_us=1000 windows=30000"])
     src.stream_sock = tmp / "as.sock"
-    dst = BenchHost("b", tmp, 2, ["--incoming", str(port)])
+    creds = bench_credentials(tmp)
+    dst = BenchHost("b", tmp, 2, ["--incoming", str(port), "--tls-dir", str(creds)])
     dirty = re.compile(r"^\[d\] DIRTY (\d+) (\d+) (\d+) (\d+) (\d+)$")
     try:
         end = time.time() + 300
@@ -502,7 +514,7 @@ def dirty_logging_cost():
                 raise RuntimeError("the dirtier stopped early:\n" + "\n".join(src.lines[-30:]))
             time.sleep(0.05)
         dst.wait_for("waiting for an incoming migration")
-        reply = migrate_once(src, "d", port, "--max-rounds", "3")
+        reply = migrate_once(src, "d", port, "--max-rounds", "3", "--tls-dir", str(creds))
     finally:
         src.stop()
         dst.stop()

@@ -1,13 +1,20 @@
 # SPDX-License-Identifier: MIT
 """Shared pytest setup: the markers the test suites use, registered so that
-`-m quick` and friends select them without "unknown marker" warnings; and,
-under CI (CI=true), no silent skips: a test that skips (missing artifacts,
-tools, firmware) fails with the skip reason, and a module skipped at
-collection fails the session. xfail stays allowed."""
+`-m quick` and friends select them without "unknown marker" warnings; under
+CI (CI=true), no silent skips: a test that skips (missing artifacts, tools,
+firmware) fails with the skip reason, and a module skipped at collection
+fails the session (xfail stays allowed); and the migration credentials every
+migration test uses (the tls_creds fixture)."""
 
+import dataclasses
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
+
+TLS_TOOL = Path(__file__).resolve().parents[1] / "tools" / "carapace-tls"
 
 MARKERS = {
     "quick": "runs Carapace on QEMU with small guests (minutes)",
@@ -104,3 +111,28 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         terminalreporter.section("skipped at collection under CI", sep="=", red=True)
         for line in _collect_skips:
             terminalreporter.write_line(f"FAILED {line}: {CI_SKIP}")
+
+
+@dataclasses.dataclass
+class TlsCreds:
+    """Migration credentials made by tools/carapace-tls init (docs/user-guide.md):
+    @main, one CA's set for localhost (127.0.0.1, ::1; ca-key.pem included);
+    @second, another host of the same CA (hostb.test, 127.0.0.1, no CA key);
+    @other, a set of another CA, which the deployment of @main must refuse."""
+    main: Path
+    second: Path
+    other: Path
+
+
+@pytest.fixture(scope="session")
+def tls_creds(tmp_path_factory):
+    base = tmp_path_factory.mktemp("tls")
+
+    def init(name, *args):
+        r = subprocess.run([sys.executable, str(TLS_TOOL), "init", str(base / name), *args],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, f"carapace-tls init {name}: {r.stdout}{r.stderr}"
+        return base / name
+    main = init("main")
+    return TlsCreds(main, init("second", "--name", "hostb.test", "--ip", "127.0.0.1",
+                               "--ca", str(main)), init("other"))

@@ -387,18 +387,20 @@ def test_snapshot_restore_keeps_status(guest_kernel, gk_initramfs, tmp_path):
 MIG_HOLD_ROUNDS = 150   # 30 s: a move of a 256 MiB guest fits in it
 
 
-def test_migration_keeps_status(guest_kernel, gk_initramfs, tmp_path):
+def test_migration_keeps_status(guest_kernel, gk_initramfs, tmp_path, tls_creds):
     """The same processes moved live to a fresh host (carapace-ctl migrate
-    to a `carapace-run --incoming` host, over TCP): on the destination they
+    to a `carapace-run --incoming` host, over TLS): on the destination they
     go on with the same /proc/<pid>/status CFI lines."""
     from test_linux_migration import MigHost, check_moved, free_port
 
     port = free_port()
     a = b = None
     try:
-        a = MigHost(tmp_path, "a", [hold_spec(guest_kernel, gk_initramfs, MIG_HOLD_ROUNDS)])
+        a = MigHost(tmp_path, "a", [hold_spec(guest_kernel, gk_initramfs, MIG_HOLD_ROUNDS)],
+                    creds=tls_creds.main)
         a.wait_for(lambda l: l.startswith("[alpha] cfistatus: round 5/"), 120)
-        b = MigHost(tmp_path, "b", incoming=port, extra=["--expect", "alpha=shutdown"])
+        b = MigHost(tmp_path, "b", incoming=port, extra=["--expect", "alpha=shutdown"],
+                    creds=tls_creds.main)
         m = a.migrate("alpha", port)
         check_moved(m, "a -> b")
         b.wait_for(lambda l: l.startswith("[alpha] init: cfistatus exit"), 120)

@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: MIT
 """Live migration of bare-metal guests between two Carapace hosts (issue 10,
-item 5): two QEMUs on the loopback address, the stream over TCP, driven with
+item 5): two QEMUs on the loopback address, the stream over TLS with a
+certificate on each side (the tls_creds fixture), driven with
 tools/carapace-ctl migrate / incoming and tools/carapace-run --incoming as a
-user would.
+user would; plain TCP (loopback only) where a test reads the stream itself
+(the landing-pad test) and for one paused VM.  The transport's refusals are
+test_migration_tls.py's.
 
 - snap_cfi (marker protocol, tests/guests/snap_cfi.c) moved mid-wait to a
   fresh `carapace-run --incoming` host checks its CFI state there (ssp and
@@ -11,7 +14,8 @@ user would.
 - mig_dirty (tests/guests/mig_dirty.c) moved while it writes pages, through
   several pre-copy rounds, finds every page as it last wrote it;
 - a landing-pad check in flight (snap_elp, ELP expected in the VCPU section
-  of the stop-and-copy) fires on the destination as the guest's first act;
+  of the stop-and-copy, read off the stream by a proxy: plain TCP) fires on
+  the destination as the guest's first act;
 - a destination without Zicfilp/Zicfiss is refused before any memory moves;
 - every fault phase before the destination can run the VM (negotiation,
   rounds 1 and 2, stop-and-copy), by cutting the relay and by killing the
@@ -29,7 +33,6 @@ import re
 import socket
 import struct
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -54,30 +57,6 @@ def free_port():
     with socket.socket() as s:
         s.bind((ADDR, 0))
         return s.getsockname()[1]
-
-
-def _load_ctl():
-    """tools/carapace-ctl as a module (its docstring says how), for the hops
-    out of and into a `carapace-run --incoming` host: that host's stream port
-    is a TCP server (127.0.0.1:PORT), not a UNIX socket, and carapace-ctl's
-    migrate/incoming only connect a UNIX stream socket; here its own relay
-    (migrate_vm, incoming_vm) runs with a TCP stream connection."""
-    loader = importlib.machinery.SourceFileLoader("carapace_ctl", str(CTL))
-    spec = importlib.util.spec_from_loader("carapace_ctl", loader)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["carapace_ctl"] = mod
-    loader.exec_module(mod)
-    orig = mod.connect_stream
-
-    def connect_stream(path, timeout=mod.DEFAULT_TIMEOUT):
-        if isinstance(path, tuple):          # (host, port): a TCP stream port
-            return socket.create_connection(path, timeout)
-        return orig(path, timeout)
-    mod.connect_stream = connect_stream
-    return mod
-
-
-CTLMOD = _load_ctl()
 
 
 @dataclass
@@ -154,25 +133,35 @@ class CtlProc:
 
 
 class MigHost(Host):
-    """One host (a carapace-run) of a migration test, in its own directory:
-    --persist with a UNIX stream socket, or with @incoming a fresh host whose
-    stream port is the TCP server 127.0.0.1:@incoming (carapace-run
-    --incoming). Construction starts it; ready() waits for its management
-    channel (so that two hosts boot side by side)."""
+    """One host (a carapace-run) of a migration test, in its own directory,
+    with its stream socket: --persist, or with @incoming a fresh host waiting
+    for one VM, whose relay listens on 127.0.0.1:@incoming with TLS (@creds,
+    a credentials directory) or, with @plain, plain TCP (--incoming-plain);
+    the relay's events go to events.jsonl. Construction starts it; ready()
+    waits for its management channel (so that two hosts boot side by side)."""
 
-    def __init__(self, tmp_path, tag, vms=(), incoming=None, extra=(), timeout=300):
+    def __init__(self, tmp_path, tag, vms=(), incoming=None, extra=(), timeout=300,
+                 creds=None, plain=False, env=None):
         if not HYP.is_file():
             pytest.fail("build/carapace.bin missing: run `make`")
         d = tmp_path / tag
         d.mkdir()
-        self.tag, self.port = tag, incoming
+        self.tag, self.port, self.creds = tag, incoming, creds
         self.sock = d / "ctl.sock"
+        self.stream = d / "stream.sock"
+        self.events_path = d / "events.jsonl"
+        # an --incoming host's stream socket is the default one: stream.sock
+        # beside ctl.sock
+        args = []
         if incoming is None:
-            self.stream = d / "stream.sock"
-            args = ["--persist", "--stream-socket", str(self.stream)]
+            args += ["--persist", "--stream-socket", str(self.stream)]
+        elif plain:
+            args += ["--incoming-plain", str(incoming)]
         else:
-            self.stream = None
-            args = ["--incoming", str(incoming)]
+            args += ["--incoming", str(incoming)]
+            args += ["--tls-dir", str(creds)] if creds else []
+        if incoming is not None and env is None:
+            args += ["--incoming-events", str(self.events_path)]
         cmd = [str(LAUNCHER), "--batch", "--timeout", str(timeout), "--smp", "2",
                "--ctl-socket", str(self.sock), *args, *extra]
         for v in vms:
@@ -181,7 +170,7 @@ class MigHost(Host):
         self.lock = threading.Lock()
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     text=True, errors="replace")
+                                     text=True, errors="replace", env=env)
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 
@@ -192,10 +181,14 @@ class MigHost(Host):
     def console(self, n=80):
         return f"--- host {self.tag} console ---\n" + "\n".join(self.snapshot()[-n:])
 
+    def relay_events(self):
+        """The --incoming relay's events so far (carapace-run --incoming-events)."""
+        if not self.events_path.exists():
+            return []
+        return [json.loads(l) for l in self.events_path.read_text().splitlines() if l]
+
     def ctl(self, *args, check=True):
-        cmd = [str(CTL), "--socket", str(self.sock)]
-        if self.stream is not None:
-            cmd += ["--stream-socket", str(self.stream)]
+        cmd = [str(CTL), "--socket", str(self.sock), "--stream-socket", str(self.stream)]
         r = subprocess.run([*cmd, "--json", *args], capture_output=True, text=True,
                            timeout=MIG_TIMEOUT)
         m = _parse(r.returncode, r.stdout, r.stderr)
@@ -221,23 +214,25 @@ class MigHost(Host):
         return len([l for l in self.guest(vm) if l.startswith(prefix)])
 
     # -- the two ends of a migration, through carapace-ctl --
-    def migrate(self, vm, port, *opts, background=False):
+    def transport(self, plain):
+        if plain:
+            return ["--plain"]
+        assert self.creds, f"host {self.tag}: no credentials"
+        return ["--tls-dir", str(self.creds)]
+
+    def migrate(self, vm, port, *opts, background=False, plain=False):
         """carapace-ctl migrate @vm 127.0.0.1:@port on this host (the source)."""
-        if self.stream is None:
-            assert not opts and not background, "hooks only from a host with a UNIX stream"
-            return tcp_stream_migrate(self, vm, port)
         cmd = [str(CTL), "--socket", str(self.sock), "--stream-socket", str(self.stream),
-               "--json", "--timeout", "60", "migrate", vm, f"{ADDR}:{port}", *opts]
+               "--json", "--timeout", "60", "migrate", vm, f"{ADDR}:{port}",
+               *self.transport(plain), *opts]
         p = CtlProc(cmd)
         return p if background else p.finish()
 
-    def incoming(self, port, name=None):
+    def incoming(self, port, name=None, plain=False):
         """carapace-ctl incoming @port on this (running) host, in the
         background, once it listens; finish() gives its result."""
-        if self.stream is None:
-            return TcpStreamIncoming(self, port, name)
         cmd = [str(CTL), "--socket", str(self.sock), "--stream-socket", str(self.stream),
-               "--json", "--timeout", "60", "incoming", str(port)]
+               "--json", "--timeout", "60", "incoming", str(port), *self.transport(plain)]
         if name:
             cmd += ["--name", name]
         p = CtlProc(cmd)
@@ -245,60 +240,20 @@ class MigHost(Host):
         return p
 
 
-def tcp_stream_migrate(src, vm, port):
-    """migrate from a host whose stream port is TCP (see _load_ctl)."""
-    rep = CTLMOD.MigReporter(None)
-    try:
-        with CTLMOD.Client(src.sock, 60) as c:
-            reply = CTLMOD.migrate_vm(c, (ADDR, src.port), vm, ADDR, port, reporter=rep)
-        return Mig(0, rep.events, reply)
-    except CTLMOD.RemoteError as e:
-        return Mig(1, rep.events, e.reply, f"carapace-ctl: {e.code}: {e.message}")
-
-
-class TcpStreamIncoming:
-    """incoming into a host whose stream port is TCP (see _load_ctl), in a thread."""
-
-    def __init__(self, host, port, name=None):
-        self.rep = CTLMOD.MigReporter(None, role="destination")
-        self.result = None
-        self.thread = threading.Thread(target=self._run, args=(host, port, name), daemon=True)
-        self.thread.start()
-        end = time.monotonic() + 30
-        while not [e for e in self.rep.events if e["event"] == "listening"]:
-            assert time.monotonic() < end and self.thread.is_alive(), self.result
-            time.sleep(0.02)
-
-    def _run(self, host, port, name):
-        try:
-            reply = CTLMOD.incoming_vm(lambda: CTLMOD.Client(host.sock, 60), (ADDR, host.port),
-                                       ADDR, port, name, self.rep)
-            self.result = Mig(0, self.rep.events, reply)
-        except CTLMOD.RemoteError as e:
-            self.result = Mig(1, self.rep.events, e.reply, f"carapace-ctl: {e.code}: {e.message}")
-        except Exception as e:     # noqa: BLE001 - reported by finish()
-            self.result = Mig(2, self.rep.events, None, repr(e))
-
-    def finish(self, timeout=MIG_TIMEOUT):
-        self.thread.join(timeout)
-        assert not self.thread.is_alive(), "incoming did not end"
-        return self.result
-
-    def stop(self):
-        pass
-
-
 @pytest.fixture
-def hosts(tmp_path, guests_built):
-    """make(tag, vms, incoming=PORT, extra=...) starts a host; they boot side
-    by side (call .ready()); all are stopped (SIGTERM) at the end."""
+def hosts(tmp_path, guests_built, tls_creds):
+    """make(tag, vms, incoming=PORT, extra=...) starts a host (TLS credentials:
+    the fixture's main set); they boot side by side (call .ready()); all are
+    stopped (SIGTERM) at the end."""
     made, procs = [], []
 
     def make(tag, vms=(), **kw):
+        kw.setdefault("creds", tls_creds.main)
         h = MigHost(tmp_path, tag, vms, **kw)
         made.append(h)
         return h
     make.procs = procs
+    make.creds = tls_creds
     yield make
     for p in procs:
         p.stop()
@@ -373,6 +328,14 @@ def test_cfi_guest_moves_to_fresh_host(hosts):
     check_ok_migration(m, "c", "a -> b")
     assert a.vms() == {"other": "running"}, a.console()
     assert b.vms() == {"c": "running"}, b.console()
+    # both hosts authenticated: a saw b's certificate, b's relay a's
+    t = m.of("transport")[0]
+    assert (t["mode"], t["version"], t["subject"]) == ("tls", "TLSv1.3", "localhost"), t
+    relay = [e["event"] for e in b.relay_events()]
+    assert relay == ["listening", "accepted", "relaying", "caps", "config", "accept"] \
+        + ["round"] * m.reply["rounds"] + ["stop-and-copy", "end", "running", "done",
+                                           "arrived"], b.relay_events()
+    assert b.relay_events()[1]["mode"] == "tls" and b.relay_events()[1]["version"] == "TLSv1.3"
     # b's view of its CFI state: what the guest set on a (ssp as it printed
     # it). (a's `cfi` is no reference: it reads the saved context, stale for
     # a vCPU that has stayed on its hart since it set ssp and senvcfg.)
@@ -398,14 +361,17 @@ def test_cfi_guest_moves_to_fresh_host(hosts):
 def test_paused_vm_arrives_paused(hosts):
     """A VM its operator paused moves paused (SWITCHOVER's PAUSED flag): B
     lists it paused and it prints nothing there until it is resumed, then it
-    goes on and passes its checks. It once ran on B at once."""
+    goes on and passes its checks. It once ran on B at once. (The move is
+    plain TCP on the loopback: carapace-run --incoming-plain, migrate --plain.)"""
     port = free_port()
     a = hosts("a", [vm_spec("c", "snap_cfi", 2, "wait_ms=3000")])
-    b = hosts("b", incoming=port)
+    b = hosts("b", incoming=port, plain=True)
     a.ready(), b.ready()
     marker_line(a, "c", "SNAPSHOT-READY")
     a.ctl("pause", "c")
-    m = a.migrate("c", port)
+    m = a.migrate("c", port, plain=True)
+    assert m.of("transport")[0]["mode"] == "plain", m.text()
+    assert b.relay_events()[1]["event"] == "accepted" and b.relay_events()[1]["mode"] == "plain"
     check_ok_migration(m, "c", "a -> b, paused")
     assert a.vms() == {}, a.console()
     assert b.vms() == {"c": "paused"}, b.console()
@@ -657,9 +623,9 @@ def test_pending_landing_pad_moves(hosts):
     for i in range(n):
         vm = f"e{i}"
         port = free_port()
-        inc = b.incoming(port)
+        inc = b.incoming(port, plain=True)        # the tap reads the stream
         tap = TapProxy(port)
-        m = a.migrate(vm, tap.port)
+        m = a.migrate(vm, tap.port, plain=True)
         d = inc.finish()
         check_ok_migration(m, vm, f"{vm}: a -> b")
         assert d.rc == 0, d.text()
@@ -766,6 +732,8 @@ def test_fault_phases(hosts, how):
             "carapace: incoming migration failed:") and "waiting for another" in l]) == \
             len(PHASES), \
             b.console()
+        # its relay went back to waiting after each, as its hypervisor did
+        assert [e["event"] for e in b.relay_events()].count("ended") == 5, b.relay_events()
     a.wait_for(lambda l: l == "carapace: vm m: shut down", 90)
     rep = Report(a.guest("m"))
     check_report(rep, f"vm m on a after a failed migration at every phase ({how})")

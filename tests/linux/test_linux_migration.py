@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 """Live migration of a running Linux CFI guest between two Carapace hosts
 (issue 10, item 5, the Linux part): two QEMUs on the loopback address, the
-stream over TCP, driven with tools/carapace-ctl migrate / incoming and
-tools/carapace-run --incoming as a user would.
+stream over TLS with a certificate on each side (the tls_creds fixture),
+driven with tools/carapace-ctl migrate / incoming and tools/carapace-run
+--incoming as a user would.
 
 The guest runs one long-lived CFI process, cfitest --rounds --dirty: its own
 shadow stack on, and every round a check that all of its dirty memory (a few
@@ -149,21 +150,29 @@ class CtlProc:
 
 class MigHost(Host):
     """One host of a migration test (a carapace-run --batch), in its own
-    directory: --persist with a UNIX stream socket, or, with @incoming, a
-    fresh host waiting for one VM whose stream port is the TCP server
-    127.0.0.1:@incoming (and stays its stream port: the VM can move on)."""
+    directory with its UNIX stream socket, migrating with the TLS credentials
+    directory @creds (tools/carapace-tls init): --persist, or, with
+    @incoming, a fresh host waiting for one VM whose relay listens on
+    127.0.0.1:@incoming (the VM moves on from there through the stream
+    socket)."""
 
-    def __init__(self, tmp_path, tag, vms=(), incoming=None, extra=(), timeout=RUN_TIMEOUT):
+    def __init__(self, tmp_path, tag, vms=(), incoming=None, extra=(), timeout=RUN_TIMEOUT,
+                 creds=None):
         d = tmp_path / tag
         d.mkdir()
-        self.tag = tag
+        self.tag, self.creds = tag, creds
+        self.stream = str(d / "stream.sock")
+        args = ["--stream-socket", self.stream]
         if incoming is None:
-            self.stream = str(d / "stream.sock")
-            args = ["--persist", "--stream-socket", self.stream]
+            args += ["--persist"]
         else:
-            self.stream = f"tcp:{ADDR}:{incoming}"
-            args = ["--incoming", str(incoming)]
+            assert creds, "an --incoming host needs TLS credentials"
+            args += ["--incoming", str(incoming), "--tls-dir", str(creds)]
         super().__init__(d, vms, [*args, *extra], timeout)
+
+    def tls(self):
+        assert self.creds, f"host {self.tag}: no TLS credentials"
+        return ["--tls-dir", str(self.creds)]
 
     def kill(self):
         """SIGTERM only (the launcher takes QEMU down with it); never KILL."""
@@ -194,12 +203,12 @@ class MigHost(Host):
 
     def migrate(self, vm, port, *opts):
         """carapace-ctl migrate @vm 127.0.0.1:@port, this host the source."""
-        return self.ctl("migrate", vm, f"{ADDR}:{port}", *opts, check=False)
+        return self.ctl("migrate", vm, f"{ADDR}:{port}", *self.tls(), *opts, check=False)
 
     def incoming(self, port):
         """carapace-ctl incoming @port on this running host, in the
         background, once it listens."""
-        p = CtlProc(self._cmd("incoming", str(port)))
+        p = CtlProc(self._cmd("incoming", str(port), *self.tls()))
         p.wait_event("listening")
         return p
 
@@ -216,10 +225,11 @@ class MigHost(Host):
 
 
 @pytest.fixture
-def hosts(tmp_path, initramfs):
+def hosts(tmp_path, initramfs, tls_creds):
     made, procs = [], []
 
     def make(tag, vms=(), **kw):
+        kw.setdefault("creds", tls_creds.main)
         h = MigHost(tmp_path, tag, vms, **kw)
         made.append(h)
         return h
@@ -442,8 +452,8 @@ P_BETWEEN = 2       # rounds alpha runs on a host before it moves on
 def test_linux_cfi_guest_ping_pong(hosts):
     """alpha moves A -> B (a fresh --incoming host) -> A (`carapace-ctl
     incoming` on A, which still runs beta) -> B (`carapace-ctl incoming` on
-    B, whose stream port is its TCP port), a few rounds on each host: its
-    rounds go on across the hosts without a gap or a repeat, every check
+    B: its launcher's relay stopped once alpha had arrived), a few rounds on
+    each host: its rounds go on across the hosts without a gap or a repeat, every check
     passes on every host it came to, and it ends on B; beta on A never
     stops."""
     port = free_port()

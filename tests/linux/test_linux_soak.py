@@ -81,14 +81,15 @@ def wait_progress(hosts, vm, after, timeout=240):
                 + "\n".join(h.console() for h in hosts))
 
 
-def test_linux_soak(initramfs, tmp_path):
+def test_linux_soak(initramfs, tmp_path, tls_creds):
     vms = names()
     # room on each host for every guest (they may all end up on one)
     spare = f"{256 * GUESTS}M"
     timeout = int(MINUTES * 60 + 1200)
     a = MigHost(tmp_path, "a", [spec(v, ROUNDS, "carapace.dirty=4") for v in vms],
-                extra=["--spare-mem", spare], timeout=timeout)
-    b = MigHost(tmp_path, "b", [], extra=["--spare-mem", spare], timeout=timeout)
+                extra=["--spare-mem", spare], timeout=timeout, creds=tls_creds.main)
+    b = MigHost(tmp_path, "b", [], extra=["--spare-mem", spare], timeout=timeout,
+                creds=tls_creds.main)
     hosts = [a, b]
     where = {v: a for v in vms}
     ops = {"pause": 0, "snapshot": 0, "migrate": 0}

@@ -1643,27 +1643,33 @@ def test_e2e_qemu_listens_on_the_stream_socket(tmp_path, kernel, capsys):
     assert not stream_sock.exists() and not ctl_sock.exists()
 
 
-# --- --incoming PORT: a host waiting for one migrated VM (docs/migration.md) ------------
+# --- --incoming: a host waiting for one migrated VM (docs/migration.md) -----------------
 
 
-def test_stream_device_args_incoming_is_a_tcp_server():
-    args = cr.stream_device_args(Path("/unused.sock"), 4444)
-    assert args == ["-chardev", "socket,id=carapace-stream,host=127.0.0.1,port=4444,"
-                                "server=on,wait=off",
-                    "-device", "virtserialport,bus=carapace-vser.0,chardev=carapace-stream,"
-                               "name=org.carapace.stream,nr=2"]
-    assert "path=/s.sock" in cr.stream_device_args(Path("/s.sock"))[1]
+@pytest.fixture
+def no_tls_env(monkeypatch):
+    monkeypatch.delenv("CARAPACE_TLS_DIR", raising=False)
 
 
-def test_qemu_command_incoming(tmp_path, kernel):
-    host = host_for(kernel, incoming=4444, persist=True,
-                    stream_socket=Path("/run/x/stream.sock"))
+def incoming_host(kernel, tls_creds, argv=()):
+    args = cr.build_parser().parse_args(["--incoming", "4444", "--tls-dir",
+                                         str(tls_creds.main), *argv])
+    spec = cr.incoming_spec(args)
+    return host_for(kernel, incoming=spec, persist=True,
+                    stream_socket=Path("/run/x/stream.sock")), spec
+
+
+def test_qemu_command_incoming_keeps_a_unix_stream_socket(tmp_path, kernel, tls_creds):
+    """The hypervisor's stream port is the same private UNIX socket with
+    --incoming: QEMU never listens on TCP (the relay does, in front)."""
+    host, spec = incoming_host(kernel, tls_creds)
     cmd = cr.qemu_command(host, Path("/t/host.dtb"), [], batch=True)
     chardevs = [cmd[i + 1] for i, a in enumerate(cmd) if a == "-chardev"]
-    assert chardevs[1] == ("socket,id=carapace-stream,host=127.0.0.1,port=4444,server=on,"
+    assert chardevs[1] == ("socket,id=carapace-stream,path=/run/x/stream.sock,server=on,"
                            "wait=off")
-    assert not any("stream.sock" in a for a in cmd)
-    assert "name=org.carapace.stream,nr=2" in cmd[cmd.index(chardevs[1]) + 2]
+    assert not any("host=" in c or "port=" in c for c in chardevs)
+    assert (spec.addr, spec.port, spec.transport.mode) == ("127.0.0.1", 4444, "tls")
+    assert spec.transport.creds.cert == tls_creds.main / "server-cert.pem"
 
 
 def test_incoming_in_chosen_only_when_asked(tmp_path, kernel):
@@ -1680,53 +1686,111 @@ def test_incoming_property_compiles(tmp_path, kernel):
     assert fdtget(dtb, "/chosen", "carapace,persist") == ""
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--incoming", "0"], "--incoming 0: PORT must be 1..65535"),
-    (["--incoming", "65536"], "--incoming 65536: PORT must be 1..65535"),
-    (["--incoming", "http"], "--incoming http: PORT must be 1..65535"),
-    (["--incoming", "-1"], "PORT must be 1..65535"),
-    (["--incoming", "4444", "--restore", "a.snap"], "--incoming and --restore"),
-    (["--incoming", "4444", "--stream-socket", "/tmp/s.sock"],
-     "--incoming and --stream-socket"),
+@pytest.mark.parametrize("text, want", [
+    ("4444", ("127.0.0.1", 4444)), ("0.0.0.0:1", ("0.0.0.0", 1)),
+    ("[::]:65535", ("::", 65535)), ("b.example:4444", ("b.example", 4444)),
 ])
-def test_incoming_errors_exit_3(capsys, argv, message):
+def test_incoming_address(text, want):
+    assert cr.listen_address(text, "--incoming") == want
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--incoming", "0"], "--incoming 0: want [ADDR:]PORT, PORT 1..65535"),
+    (["--incoming", "65536"], "--incoming 65536: want [ADDR:]PORT, PORT 1..65535"),
+    (["--incoming", "http"], "--incoming http: want [ADDR:]PORT"),
+    (["--incoming", ":4444"], "--incoming :4444: want [ADDR:]PORT"),
+    (["--incoming", "4444", "--restore", "a.snap"], "--incoming and --restore"),
+    (["--incoming", "1", "--incoming-plain", "2"], "--incoming and --incoming-plain: give one"),
+    (["--tls-dir", "/x"], "--tls-dir needs --incoming"),
+    (["--incoming-events", "/x"], "--incoming-events needs --incoming"),
+    (["--incoming-plain", "4444", "--tls-peer", "a"],
+     "--incoming-plain and --tls-peer: plain TCP has no certificates"),
+])
+def test_incoming_errors_exit_3(capsys, no_tls_env, argv, message):
     assert cr.main(argv) == 3
     err = capsys.readouterr().err
     assert err.startswith("carapace-run: error: ") and message in err
 
 
-def test_incoming_port_in_use_refused():
+def test_incoming_needs_credentials(capsys, no_tls_env):
+    """--incoming is TLS by default: without credentials it does not start, and
+    says what to give (and that plain TCP is a loopback-only option)."""
+    assert cr.main(["--incoming", "4444"]) == 3
+    err = capsys.readouterr().err
+    for word in ("--incoming: no TLS credentials for the destination", "--tls-dir DIR",
+                 "server-cert.pem", "tools/carapace-tls init DIR",
+                 "--incoming-plain PORT (loopback only"):
+        assert word in err, word
+
+
+@pytest.mark.parametrize("addr", ["0.0.0.0:4444", "[::]:4444", "192.0.2.1:4444"])
+def test_incoming_plain_refuses_a_non_loopback_bind(capsys, no_tls_env, addr):
+    assert cr.main(["--incoming-plain", addr]) == 3
+    err = capsys.readouterr().err
+    assert f"--incoming-plain {addr}: plain TCP only on the loopback" in err
+
+
+def test_incoming_port_in_use_refused(kernel, tls_creds):
     busy = socket.socket()
     busy.bind(("127.0.0.1", 0))
     busy.listen(1)
     try:
         port = busy.getsockname()[1]
-        with pytest.raises(cr.LaunchError, match=f"--incoming {port}: cannot listen on "
+        args = cr.build_parser().parse_args(["--incoming", str(port), "--tls-dir",
+                                             str(tls_creds.main)])
+        with pytest.raises(cr.LaunchError, match=f"--incoming: cannot listen on "
                                                  f"127.0.0.1:{port}"):
-            cr.check_port_free(port)
+            cr.bind_incoming(cr.incoming_spec(args))
     finally:
         busy.close()
-    cr.check_port_free(port)                   # free again
+    cr.bind_incoming(cr.incoming_spec(args)).close()     # free again
 
 
 @needs_qemu
-def test_dry_run_incoming_needs_no_vm_and_implies_persist(kernel, capsys,
+def test_dry_run_incoming_needs_no_vm_and_implies_persist(kernel, capsys, tls_creds,
                                                           private_runtime_dir):
-    assert cr.main(["--dry-run", "--hyp", str(kernel), "--incoming", "4444"]) == 0
+    assert cr.main(["--dry-run", "--hyp", str(kernel), "--incoming", "0.0.0.0:4444",
+                    "--tls-dir", str(tls_creds.main)]) == 0
     out = capsys.readouterr().out
-    assert ("-chardev socket,id=carapace-stream,host=127.0.0.1,port=4444,server=on,wait=off"
-            in out)
-    assert "# stream port: TCP 127.0.0.1:4444 (--incoming" in out
+    assert "-chardev socket,id=carapace-stream,path=" in out and "port=4444" not in out
+    assert "# incoming: TLS relay on 0.0.0.0:4444, waiting for one migrated VM" in out
+    assert f"authenticated against {tls_creds.main / 'ca-cert.pem'}" in out
     assert "# --persist: the hypervisor stays up" in out
     assert "carapace,persist;" in out and "carapace,incoming;" in out
-    assert "stream.sock" not in out
+
+
+@needs_qemu
+def test_dry_run_incoming_plain_says_what_it_gives_up(kernel, capsys, no_tls_env,
+                                                      private_runtime_dir):
+    assert cr.main(["--dry-run", "--hyp", str(kernel), "--incoming-plain", "4444"]) == 0
+    out = capsys.readouterr().out
+    assert "# incoming: plain TCP relay on 127.0.0.1:4444 (not authenticated, not " \
+           "encrypted: any local user can send a stream)" in out
+
+
+def test_qemu_gets_a_private_umask(monkeypatch):
+    """QEMU creates the control and stream sockets: with umask 077 they are
+    its user's only, wherever they are."""
+    seen = {}
+
+    class FakePopen:
+        def __init__(self, cmd, **kw):
+            seen.update(kw)
+            raise OSError(2, "stop here")
+    monkeypatch.setattr(cr.subprocess, "Popen", FakePopen)
+    result = cr.run_batch(["qemu"], [], timeout=1, echo=None)
+    assert seen["umask"] == 0o077 and result.error
+    with pytest.raises(OSError):
+        cr.run_interactive(["qemu"], [], Path("/c.sock"))
+    assert seen["umask"] == 0o077
 
 
 def test_help_documents_incoming(capsys):
     with pytest.raises(SystemExit):
         cr.main(["--help"])
     out = capsys.readouterr().out
-    for word in ("--incoming PORT", "carapace,incoming", "carapace-ctl migrate VM "
-                 "127.0.0.1:PORT", "--incoming 4444"):
+    for word in ("--incoming [ADDR:]PORT", "carapace,incoming", "--tls-dir DIR",
+                 "carapace-ctl migrate VM\nHOST:PORT --tls-dir DIR", "--incoming-plain PORT",
+                 "--incoming 0.0.0.0:4444"):
         assert word in out, word
     assert "carapace,incoming;" in cr.__doc__

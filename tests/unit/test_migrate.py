@@ -3,14 +3,19 @@
 tools/carapace-ctl: the framing parser that follows a migration stream, the
 progress it prints, and the relay (migrate, incoming) between a fake source
 hypervisor (a control socket and a stream socket served by threads) and a
-fake destination (a TCP server thread), including every --cut-at and
---hold-at phase, and the argument checks.  No QEMU."""
+fake destination (a TLS server thread, Python's own ssl: the relay's TLS
+must speak with it), including every --cut-at and --hold-at phase; the
+transport's refusals (a destination whose certificate does not verify, or
+that refuses ours, never gets the source hypervisor asked anything; peers
+that do not authenticate never reach the destination's); plain TCP on the
+loopback only; and the argument checks.  No QEMU."""
 
 import importlib.machinery
 import importlib.util
 import io
 import json
 import socket
+import ssl
 import struct
 import subprocess
 import sys
@@ -39,6 +44,7 @@ def load(name, path):
 
 
 ctl = load("carapace_ctl", CTL)
+tls = ctl.tls_module()
 crc32c = ctl.snap_module().crc32c
 SEC = ctl.SEC
 PAGE = 4096
@@ -311,12 +317,27 @@ class FakeHost:
             s.close()
 
 
+def tls_context(creds_dir, role, ca_dir=None):
+    """An SSLContext of Python's own ssl for a fake peer: the certificate of
+    @role from @creds_dir, trusting the CA of @ca_dir (default: the same)."""
+    ca = (ca_dir or creds_dir) / "ca-cert.pem"
+    cert, key = tls.ROLE_FILES[role]
+    server = role == "server"
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER if server else ssl.PROTOCOL_TLS_CLIENT)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+    ctx.verify_mode = ssl.CERT_REQUIRED
+    ctx.load_verify_locations(str(ca))
+    ctx.load_cert_chain(str(creds_dir / cert), str(creds_dir / key))
+    return ctx
+
+
 class FakeDestination:
-    """carapace-run --incoming PORT seen from outside: a TCP server that runs
+    """carapace-run --incoming seen from outside: a relay that authenticates
+    the source (TLS with @ctx; None: plain TCP), says it is ready, then runs
     @script on one connection."""
 
-    def __init__(self, script):
-        self.script = script
+    def __init__(self, script, ctx=None):
+        self.script, self.ctx = script, ctx
         self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.listener.bind(("127.0.0.1", 0))
         self.listener.listen(1)
@@ -324,13 +345,24 @@ class FakeDestination:
         self.thread = threading.Thread(target=self.serve, daemon=True)
         self.thread.start()
         self.reply = None
+        self.handshake_error = None
 
     def serve(self):
         try:
             conn, _ = self.listener.accept()
         except OSError:
             return
+        if self.ctx is not None:
+            conn.settimeout(10)
+            try:
+                conn = self.ctx.wrap_socket(conn, server_side=True)
+            except (ssl.SSLError, OSError) as e:
+                self.handshake_error = e
+                conn.close()
+                return
+            conn.settimeout(None)
         with conn:
+            conn.sendall(tls.READY)
             self.reply = self.script(conn)
 
     def kill(self):
@@ -345,23 +377,41 @@ class FakeDestination:
         self.thread.join(5)
 
 
+TLS_MAIN = []          # the main credentials directory, once the fixture made it
+
+
+@pytest.fixture(autouse=True)
+def main_credentials(tls_creds, monkeypatch):
+    TLS_MAIN[:] = [tls_creds.main]
+    monkeypatch.delenv("CARAPACE_TLS_DIR", raising=False)
+
+
 @pytest.fixture
-def fakes(tmp_path):
+def fakes(tmp_path, tls_creds):
+    """make(src, dst, ctx): a fake source host and a fake destination (TLS
+    with the main credentials unless @ctx says otherwise; "plain": plain)."""
     made = []
 
-    def make(src=None, dst=None):
+    def make(src=None, dst=None, ctx="tls"):
         src = src or SourceScript()
         dst = dst or DestScript()
         host = FakeHost(tmp_path, "migrate", src)
-        dest = FakeDestination(dst)
+        if ctx == "tls":
+            ctx = tls_context(tls_creds.main, "server")
+        dest = FakeDestination(dst, None if ctx == "plain" else ctx)
         made.extend([host, dest])
         return host, dest, src, dst
+    make.creds = tls_creds
     yield make
     for m in made:
         m.close()
 
 
-def migrate(host, dest, *extra, json_out=False):
+def migrate(host, dest, *extra, json_out=False, creds=None):
+    """carapace-ctl migrate alpha to @dest, with the TLS credentials @creds
+    (default the fixture's main set) unless @extra asks for --plain or others."""
+    if not any(a == "--plain" or a.startswith("--tls-") for a in extra):
+        extra = ("--tls-dir", str(creds or TLS_MAIN[0]), *extra)
     argv = ["--socket", str(host.ctl_path), "--stream-socket", str(host.stream_path),
             "--timeout", "10", "migrate", "alpha", f"127.0.0.1:{dest.port}", *extra]
     if json_out:
@@ -553,7 +603,9 @@ def test_migrate_json_events_then_reply(fakes, capsys):
     lines = capsys.readouterr().out.strip().splitlines()
     objs = [json.loads(line) for line in lines]
     events = [o["event"] for o in objs[:-1]]
-    assert events[0] == "connected"
+    assert events[:3] == ["transport", "ready", "connected"]
+    assert objs[0]["mode"] == "tls" and objs[0]["subject"] == "localhost"
+    assert objs[0]["version"] == "TLSv1.3" and objs[0]["peer"] == f"127.0.0.1:{dest.port}"
     assert events.count("round") == 2
     assert events.index("caps") < events.index("config") < events.index("accept") \
         < events.index("round") < events.index("stop-and-copy") < events.index("end") \
@@ -592,7 +644,7 @@ def test_nothing_listens(tmp_path, capsys):
     port = s.getsockname()[1]
     s.close()
     rc = ctl.main(["--socket", str(tmp_path / "none.sock"), "migrate", "alpha",
-                   f"127.0.0.1:{port}"])
+                   f"127.0.0.1:{port}", "--tls-dir", str(TLS_MAIN[0])])
     assert rc == 2
     err = capsys.readouterr().err
     assert f"nothing listens at 127.0.0.1:{port} (connection refused)" in err
@@ -600,14 +652,173 @@ def test_nothing_listens(tmp_path, capsys):
 
 
 def test_destination_first_then_control_socket(tmp_path, capsys):
-    dest = FakeDestination(DestScript())
+    dest = FakeDestination(DestScript(), tls_context(TLS_MAIN[0], "server"))
     try:
         rc = ctl.main(["--socket", str(tmp_path / "none.sock"), "migrate", "alpha",
-                       f"127.0.0.1:{dest.port}"])
+                       f"127.0.0.1:{dest.port}", "--tls-dir", str(TLS_MAIN[0])])
     finally:
         dest.close()
     assert rc == 2
-    assert "no control socket" in capsys.readouterr().err
+    out, err = capsys.readouterr()
+    assert "the destination authenticated this host and is ready" in out
+    assert "no control socket" in err
+
+
+# --- the transport: who may take part ----------------------------------------------------------
+
+
+def untouched(host):
+    """The source hypervisor was asked nothing: no request, no stream connection."""
+    time.sleep(0.1)
+    return host.requests == [] and host.stream_conn is None
+
+
+def test_migrate_refuses_a_destination_whose_certificate_does_not_verify(fakes, capsys):
+    """A destination with another CA's certificate (it would accept ours):
+    the source refuses it in the handshake, before its hypervisor is asked
+    anything; exit 2, and with --json an error event that says why."""
+    host, dest, src, dst = fakes(ctx=tls_context(fakes.creds.other, "server",
+                                                 ca_dir=fakes.creds.main))
+    assert migrate(host, dest, json_out=True) == 2
+    out, err = capsys.readouterr()
+    assert "the destination's certificate does not verify" in err
+    assert f"is {fakes.creds.main / 'ca-cert.pem'} the CA that signed" in err
+    last = json.loads(out.strip().splitlines()[-1])
+    assert last["event"] == "error" and last["reason"] == "certificate" \
+        and last["stage"] == "tls", last
+    assert untouched(host) and src.outcome is None and dst.outcome is None
+    assert dest.handshake_error is not None           # our alert ended its handshake
+
+
+def test_migrate_checks_the_destinations_name(fakes, capsys):
+    host, dest, src, _ = fakes()
+    assert migrate(host, dest, "--tls-dir", str(fakes.creds.main), "--tls-name",
+                   "elsewhere.test") == 2
+    err = capsys.readouterr().err
+    assert "does not carry the expected name" in err and "elsewhere.test" in err
+    assert "--tls-name" in err and untouched(host)
+
+
+def test_migrate_to_a_destination_that_refuses_our_certificate(fakes, capsys):
+    """The destination trusts another CA: it refuses us; we say so (exit 2)
+    and the source hypervisor was asked nothing."""
+    host, dest, src, _ = fakes(ctx=tls_context(fakes.creds.main, "server",
+                                               ca_dir=fakes.creds.other))
+    assert migrate(host, dest, json_out=True) == 2
+    out, err = capsys.readouterr()
+    assert "the destination refused this host's certificate" in err
+    last = json.loads(out.strip().splitlines()[-1])
+    assert (last["reason"], last["stage"]) == ("refused-by-peer", "ready"), last
+    assert untouched(host)
+
+
+def test_migrate_plain_to_a_tls_destination_is_refused(fakes, capsys):
+    host, dest, _, _ = fakes()
+    assert ctl.main(["--socket", str(host.ctl_path), "--stream-socket", str(host.stream_path),
+                     "--timeout", "1", "migrate", "alpha", f"127.0.0.1:{dest.port}",
+                     "--plain"]) == 2
+    assert "did not say it is ready within 1 s (a TLS relay says nothing to a plain " \
+        "client" in capsys.readouterr().err
+    assert untouched(host)
+
+
+def test_migrate_over_plain_tcp_on_the_loopback(fakes, capsys):
+    host, dest, src, dst = fakes(ctx="plain")
+    assert migrate(host, dest, "--plain") == 0
+    dest.thread.join(5)
+    assert src.outcome == "done" and bytes(dst.received) == bytes(src.sent)
+    assert "plain TCP to 127.0.0.1" in capsys.readouterr().out
+
+
+def test_migrate_without_credentials_says_how(tmp_path, capsys):
+    rc = ctl.main(["--socket", str(tmp_path / "none.sock"), "migrate", "alpha",
+                   "127.0.0.1:4444"])
+    assert rc == 3
+    err = capsys.readouterr().err
+    assert "no TLS credentials for the source: give --tls-dir DIR" in err
+    assert "client-cert.pem" in err and "on the loopback only, --plain" in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["migrate", "alpha", "192.0.2.7:4444", "--plain"],
+    ["migrate", "alpha", "[2001:db8::1]:4444", "--plain"],
+    ["incoming", "4444", "--plain", "--listen", "0.0.0.0"],
+    ["incoming", "4444", "--plain", "--listen", "::"],
+])
+def test_plain_refused_off_the_loopback(tmp_path, capsys, argv):
+    """Plain TCP is for one machine: a non-loopback address is refused before
+    anything listens or connects."""
+    assert ctl.main(["--socket", str(tmp_path / "none.sock"), *argv]) == 3
+    assert "plain TCP only on the loopback" in capsys.readouterr().err
+
+
+def test_plain_and_certificates_do_not_mix(tmp_path, capsys):
+    assert ctl.main(["--socket", str(tmp_path / "none.sock"), "migrate", "alpha",
+                     "127.0.0.1:1", "--plain", "--tls-dir", str(TLS_MAIN[0])]) == 3
+    assert "--plain and --tls-dir" in capsys.readouterr().err
+
+
+def test_a_tampered_stream_breaks_the_migration(fakes, capsys):
+    """A byte changed on the wire (D to S, in the destination's header and
+    CAPS): the source's relay refuses the record, says so, and the source sees
+    its stream break: nothing altered reaches its hypervisor."""
+    host, dest, src, dst = fakes()
+    proxy = socket.create_server(("127.0.0.1", 0))
+    state = {"armed": False, "flipped": False}
+    header_record = 5 + 32 + 1 + 16     # S's migration header in one TLS 1.3 record
+
+    def forward_s_to_d(a, b):
+        """Follow the source's TLS records; its header arms the flip."""
+        buf = bytearray()
+        try:
+            while True:
+                data = a.recv(65536)
+                if not data:
+                    break
+                buf += data
+                while len(buf) >= 5 and len(buf) >= 5 + int.from_bytes(buf[3:5], "big"):
+                    n = 5 + int.from_bytes(buf[3:5], "big")
+                    if buf[0] == 23 and n == header_record:
+                        state["armed"] = True
+                    del buf[:n]
+                b.sendall(data)
+        except OSError:
+            pass
+
+    def forward_d_to_s(b, a):
+        try:
+            while True:
+                data = bytearray(b.recv(65536))
+                if not data:
+                    break
+                if state["armed"] and not state["flipped"]:
+                    data[-1] ^= 0x40                # in the tag of D's next record
+                    state["flipped"] = True
+                a.sendall(data)
+        except OSError:
+            pass
+
+    real = dest.port
+
+    def run():
+        a, _ = proxy.accept()
+        b = socket.create_connection(("127.0.0.1", real))
+        threading.Thread(target=forward_s_to_d, args=(a, b), daemon=True).start()
+        forward_d_to_s(b, a)
+        for z in (a, b):
+            z.close()
+    threading.Thread(target=run, daemon=True).start()
+    dest.port = proxy.getsockname()[1]
+    try:
+        assert migrate(host, dest) == 1
+    finally:
+        dest.port = real
+        proxy.close()
+    out, err = capsys.readouterr()
+    assert state["flipped"]
+    assert "warning: the connection with the destination: TLS: " in out, out
+    assert "carapace-ctl: stream: " in err
+    assert src.got == [] and src.outcome == "broken at negotiation"
 
 
 # --- the testing hooks ------------------------------------------------------------------------
@@ -668,7 +879,8 @@ def run_migrate_vm(host, dest, hook, on_line=lambda line: None):
     with ctl.Client(host.ctl_path, 10) as client:
         try:
             return ctl.migrate_vm(client, host.stream_path, "alpha", "127.0.0.1", dest.port,
-                                  reporter=reporter, hook=hook), out.getvalue()
+                                  reporter=reporter, hook=hook,
+                                  transport=tls.source_transport(TLS_MAIN[0])), out.getvalue()
         except ctl.RemoteError as e:
             return e, out.getvalue()
 
@@ -748,6 +960,37 @@ def test_hook_for_a_round_that_never_comes(fakes, capsys):
 # --- incoming ---------------------------------------------------------------------------------
 
 
+def tls_source(port, creds_dir, ca_dir=None):
+    """A source's relay seen from the destination: Python's own TLS client
+    (the certificate of @creds_dir, trusting @ca_dir's CA), past the ready mark."""
+    raw = socket.create_connection(("127.0.0.1", port), 10)
+    s = tls_context(creds_dir, "client", ca_dir).wrap_socket(raw, server_hostname="localhost")
+    assert recv_exact(s, len(tls.READY)) == tls.READY
+    return s
+
+
+def run_incoming(host, transport, reporter, sources, wait=10):
+    """incoming_vm on @host, calling each of @sources(port) once it listens."""
+    done = {}
+
+    def on_listening(line):
+        obj = json.loads(line)
+        if obj["event"] == "listening":
+            port = int(obj["listen"].rsplit(":", 1)[1])
+            done["thread"] = threading.Thread(target=lambda: [f(port) for f in sources],
+                                              daemon=True)
+            done["thread"].start()
+    reporter.out = watcher(on_listening)
+    try:
+        reply = ctl.incoming_vm(lambda: ctl.Client(host.ctl_path, 10), host.stream_path,
+                                "127.0.0.1", 0, "beta", reporter, wait=wait,
+                                transport=transport)
+    finally:
+        host.close()
+    done["thread"].join(10)
+    return reply
+
+
 def test_incoming_relays_and_prints_the_result(tmp_path, capsys):
     dst = DestScript()
     host = FakeHost(tmp_path, "incoming", dst)
@@ -755,22 +998,10 @@ def test_incoming_relays_and_prints_the_result(tmp_path, capsys):
     result = {}
 
     def source(port):
-        with socket.create_connection(("127.0.0.1", port)) as s:
+        with tls_source(port, TLS_MAIN[0]) as s:
             result["reply"] = src(s)
-
-    def on_line(line):
-        obj = json.loads(line)
-        if obj["event"] == "listening":
-            port = int(obj["listen"].rsplit(":", 1)[1])
-            result["thread"] = threading.Thread(target=source, args=(port,), daemon=True)
-            result["thread"].start()
-    try:
-        reporter = ctl.MigReporter(watcher(on_line), True, "destination")
-        reply = ctl.incoming_vm(lambda: ctl.Client(host.ctl_path, 10), host.stream_path,
-                                "127.0.0.1", 0, "beta", reporter, wait=10)
-    finally:
-        host.close()
-    result["thread"].join(5)
+    reporter = ctl.MigReporter(None, True, "destination")
+    reply = run_incoming(host, tls.destination_transport(TLS_MAIN[0]), reporter, [source])
     assert reply["ok"] is True and reply["vm"] == "alpha" and reply["downtime_us"] == 200
     assert reply["from"].startswith("127.0.0.1:")
     assert src.outcome == "done" and dst.outcome == "done"
@@ -779,6 +1010,70 @@ def test_incoming_relays_and_prints_the_result(tmp_path, capsys):
     assert req["name"] == "beta"
     assert ctl.show_incoming(reply).startswith(f"vm alpha: received from {reply['from']} and "
                                                "running: 6 pages, ")
+    accepted = [e for e in reporter.events if e["event"] == "accepted"]
+    assert len(accepted) == 1 and accepted[0]["subject"] == "localhost"
+    assert accepted[0]["mode"] == "tls" and accepted[0]["version"] == "TLSv1.3"
+
+
+def test_incoming_refuses_unauthenticated_peers_before_the_hypervisor(tmp_path, tls_creds):
+    """Plain bytes (a whole migration stream), a TLS client without a
+    certificate and one with another CA's come first: each is refused and
+    reported, none reaches the hypervisor (its stream sees the authenticated
+    source's bytes alone, and it is asked "incoming" once); the source that
+    authenticates then moves its VM."""
+    dst = DestScript()
+    host = FakeHost(tmp_path, "incoming", dst)
+    src = SourceScript()
+    seen = {}
+
+    def plain(port):
+        with socket.create_connection(("127.0.0.1", port), 10) as s:
+            s.sendall(header() + section("CONFIG", config()))
+            seen["plain"] = s.recv(100)          # TLS's alert or nothing, never a header
+
+    def no_certificate(port):
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.load_verify_locations(str(tls_creds.main / "ca-cert.pem"))
+        with ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), 10),
+                             server_hostname="localhost") as s:
+            with pytest.raises((ssl.SSLError, ConnectionResetError)):
+                s.sendall(header())
+                s.recv(8)
+
+    def other_ca(port):
+        with pytest.raises((ssl.SSLError, Closed, ConnectionResetError)):
+            tls_source(port, tls_creds.other, tls_creds.main)
+
+    def good(port):
+        time.sleep(0.3)                        # after the refusals were reported
+        with tls_source(port, tls_creds.second) as s:
+            src(s)
+    reporter = ctl.MigReporter(None, True, "destination")
+    reply = run_incoming(host, tls.destination_transport(tls_creds.main), reporter,
+                         [plain, no_certificate, other_ca, good])
+    refused = [(e["reason"]) for e in reporter.events if e["event"] == "refused"]
+    assert refused == ["not-tls", "no-certificate", "certificate"], reporter.events
+    assert not seen["plain"].startswith(b"CARAMIGR")
+    assert reply["ok"] is True and src.outcome == "done" and dst.outcome == "done"
+    assert bytes(dst.received) == bytes(src.sent)        # nothing of the others
+    assert [r["cmd"] for r in host.requests] == ["hello", "incoming"]
+    accepted = [e for e in reporter.events if e["event"] == "accepted"]
+    assert [a["subject"] for a in accepted] == ["hostb.test"]
+
+
+def test_incoming_plain_on_the_loopback(tmp_path):
+    dst = DestScript()
+    host = FakeHost(tmp_path, "incoming", dst)
+    src = SourceScript()
+
+    def source(port):
+        with socket.create_connection(("127.0.0.1", port), 10) as s:
+            assert recv_exact(s, 8) == tls.READY
+            src(s)
+    reporter = ctl.MigReporter(None, True, "destination")
+    reply = run_incoming(host, tls.plain_transport("127.0.0.1", "test"), reporter, [source])
+    assert reply["ok"] is True and bytes(dst.received) == bytes(src.sent)
+    assert [e["mode"] for e in reporter.events if e["event"] == "accepted"] == ["plain"]
 
 
 def test_incoming_wait_times_out(tmp_path, capsys):
@@ -792,13 +1087,14 @@ def test_incoming_wait_times_out(tmp_path, capsys):
         port = s.getsockname()[1]
         s.close()
         rc = ctl.main(["--socket", str(host.ctl_path), "--stream-socket",
-                       str(host.stream_path), "incoming", str(port), "--wait", "0.2"])
+                       str(host.stream_path), "incoming", str(port), "--wait", "0.2",
+                       "--tls-dir", str(TLS_MAIN[0])])
     finally:
         host.close()
     assert rc == 2
     out, err = capsys.readouterr()
-    assert f"waiting for a migration on 127.0.0.1:{port}" in out
-    assert f"no source connected to 127.0.0.1:{port} within 0.2 s" in err
+    assert f"waiting for a migration on 127.0.0.1:{port} (TLS)" in out
+    assert f"no source authenticated at 127.0.0.1:{port} within 0.2 s" in err
 
 
 def test_incoming_port_in_use(tmp_path, capsys):
@@ -808,7 +1104,7 @@ def test_incoming_port_in_use(tmp_path, capsys):
     busy.listen(1)
     try:
         rc = ctl.main(["--socket", str(host.ctl_path), "incoming",
-                       str(busy.getsockname()[1])])
+                       str(busy.getsockname()[1]), "--tls-dir", str(TLS_MAIN[0])])
     finally:
         busy.close()
         host.close()
@@ -876,31 +1172,17 @@ def test_migrate_as_a_program(fakes):
     host, dest, src, _ = fakes()
     proc = subprocess.run([sys.executable, str(CTL), "--socket", str(host.ctl_path),
                            "--stream-socket", str(host.stream_path), "migrate", "alpha",
-                           f"127.0.0.1:{dest.port}", "--json"],
+                           f"127.0.0.1:{dest.port}", "--json", "--tls-dir", str(TLS_MAIN[0])],
                           capture_output=True, text=True, timeout=30)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout.splitlines()[-1])["ok"] is True
     assert src.outcome == "done"
 
 
-def test_stream_socket_tcp_form_for_an_incoming_host():
-    """A host started with carapace-run --incoming PORT has its stream port on
-    TCP: --stream-socket tcp:HOST:PORT reaches it (to migrate its VM on)."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(1)
-    port = server.getsockname()[1]
-    try:
-        sock = ctl.connect_stream(Path(f"tcp:127.0.0.1:{port}"), 5)
-        conn, _ = server.accept()
-        sock.sendall(b"x")
-        assert conn.recv(1) == b"x"
-        sock.close()
-        conn.close()
-    finally:
-        server.close()
-    with pytest.raises(ctl.TransportError, match=rf"stream port tcp:127.0.0.1:{port}: "
-                                                 "nothing listens"):
-        ctl.connect_stream(f"tcp:127.0.0.1:{port}", 5)
-    with pytest.raises(ctl.UsageError, match="HOST:PORT"):
-        ctl.connect_stream("tcp:nowhere", 5)
+def test_stream_socket_is_never_tcp(capsys):
+    """The stream port is a UNIX socket on every host (an --incoming host's too):
+    the tcp:HOST:PORT form that reached a plain TCP stream port is refused."""
+    with pytest.raises(ctl.UsageError, match="a stream port is a UNIX socket, never TCP"):
+        ctl.connect_stream("tcp:127.0.0.1:4444", 5)
+    assert ctl.main(["--stream-socket", "tcp:127.0.0.1:4444", "restore", "/dev/null",
+                     "--no-verify"]) != 0
