@@ -24,6 +24,14 @@
 #define MGMT_LINE_MAX	4096		/* bytes per request line, newline included */
 #define MGMT_REPLY_MAX	8192
 #define MGMT_PORT_NAME	"org.carapace.control"
+/* What one poll serves at most: a client that streams requests (or one
+ * endless line) would otherwise keep hart 0 in mgmt_poll() for as long as it
+ * sends, and with it the vCPU that hart interrupted, the TLB shootdowns and
+ * remote fences aimed at that vCPU, and every other host service. The rest
+ * waits for the next poll, which comes at the scheduler's next pass
+ * (mgmt_busy()). */
+#define MGMT_POLL_LINES	4		/* request lines answered */
+#define MGMT_POLL_BYTES	MGMT_LINE_MAX	/* bytes taken off the port */
 
 static const char *const policy_names[] = { "trap", "delegate", "strict", "off" };
 
@@ -42,6 +50,7 @@ static struct mgmt {
 	char in[256];			/* bytes read from the port, not yet consumed */
 	size_t in_len, in_off;
 	unsigned int read_generation;	/* the client the line buffer belongs to */
+	bool more;			/* the last poll stopped at its bound */
 } m = { .port = -1 };
 
 /* ---- replies ---- */
@@ -912,8 +921,17 @@ static bool send_reply(void)
 	return true;
 }
 
+bool mgmt_busy(void)
+{
+	return m.more;
+}
+
 void mgmt_poll(void)
 {
+	unsigned int lines = 0;
+	size_t bytes = 0;
+
+	m.more = false;
 	if (!have_device)
 		return;
 	vcon_poll();
@@ -930,9 +948,14 @@ void mgmt_poll(void)
 	while (send_reply() && !m.waiting) {
 		char c;
 
+		if (lines == MGMT_POLL_LINES || bytes == MGMT_POLL_BYTES) {
+			m.more = true;	/* perhaps: the next poll looks */
+			return;
+		}
 		if (m.in_off == m.in_len && !refill())
 			return;
 		c = m.in[m.in_off++];
+		bytes++;
 		if (c != '\n') {
 			if (m.line_len < MGMT_LINE_MAX - 1)
 				m.line[m.line_len++] = c;
@@ -940,6 +963,7 @@ void mgmt_poll(void)
 				m.discarding = true;
 			continue;
 		}
+		lines++;
 		if (m.discarding)
 			reply_error(false, 0, "bad-request", "line too long (4096 bytes at most)");
 		else if (m.line_len)

@@ -39,6 +39,8 @@ UNIT_TESTS += test_sta
 unit-src-test_sta := hyp/vsbi/vsbi_sta.c hyp/vmm/steal_time.c
 UNIT_TESTS += test_pmu
 unit-src-test_pmu := hyp/vmm/pmu_logic.c hyp/vmm/pmu.c hyp/vsbi/vsbi_pmu.c
+UNIT_TESTS += test_mgmt
+unit-src-test_mgmt := hyp/host/mgmt.c hyp/lib/json.c
 UNIT_TESTS += test_mig_wire
 unit-src-test_mig_wire := hyp/migrate/mig_wire.c hyp/lib/crc32c.c
 # hyp/lib/entropy.c is not linked (its entropy_init() has rdtime inline asm):
