@@ -24,14 +24,15 @@
 #define MGMT_LINE_MAX	4096		/* bytes per request line, newline included */
 #define MGMT_REPLY_MAX	8192
 #define MGMT_PORT_NAME	"org.carapace.control"
-/* What one poll serves at most: a client that streams requests (or one
+/* How long one poll serves requests: a client that streams requests (or one
  * endless line) would otherwise keep hart 0 in mgmt_poll() for as long as it
  * sends, and with it the vCPU that hart interrupted, the TLB shootdowns and
- * remote fences aimed at that vCPU, and every other host service. The rest
- * waits for the next poll, which comes at the scheduler's next pass
- * (mgmt_busy()). */
-#define MGMT_POLL_LINES	4		/* request lines answered */
-#define MGMT_POLL_BYTES	MGMT_LINE_MAX	/* bytes taken off the port */
+ * remote fences aimed at that vCPU, and every other host service. The
+ * deadline is looked at before each request and each read of the port once
+ * the poll has done something, so a poll lasts at most this plus one request
+ * or one read's bytes; the rest waits for the next poll, at the scheduler's
+ * next pass (mgmt_busy()). */
+#define MGMT_POLL_BUDGET_US	1000
 
 static const char *const policy_names[] = { "trap", "delegate", "strict", "off" };
 
@@ -926,10 +927,17 @@ bool mgmt_busy(void)
 	return m.more;
 }
 
+/* The poll's time is up: say that more may wait, and stop. */
+static bool budget_spent(uint64_t until)
+{
+	m.more = time_now() >= until;
+	return m.more;
+}
+
 void mgmt_poll(void)
 {
-	unsigned int lines = 0;
-	size_t bytes = 0;
+	uint64_t until = time_now() + timebase_hz / 1000000 * MGMT_POLL_BUDGET_US;
+	bool progress = false;	/* the budget binds once something was done */
 
 	m.more = false;
 	if (!have_device)
@@ -948,14 +956,14 @@ void mgmt_poll(void)
 	while (send_reply() && !m.waiting) {
 		char c;
 
-		if (lines == MGMT_POLL_LINES || bytes == MGMT_POLL_BYTES) {
-			m.more = true;	/* perhaps: the next poll looks */
-			return;
+		if (m.in_off == m.in_len) {
+			if (progress && budget_spent(until))
+				return;
+			if (!refill())
+				return;
+			progress = true;
 		}
-		if (m.in_off == m.in_len && !refill())
-			return;
 		c = m.in[m.in_off++];
-		bytes++;
 		if (c != '\n') {
 			if (m.line_len < MGMT_LINE_MAX - 1)
 				m.line[m.line_len++] = c;
@@ -963,12 +971,16 @@ void mgmt_poll(void)
 				m.discarding = true;
 			continue;
 		}
-		lines++;
+		if (progress && budget_spent(until)) {
+			m.in_off--;	/* this line is answered at the next poll */
+			return;
+		}
 		if (m.discarding)
 			reply_error(false, 0, "bad-request", "line too long (4096 bytes at most)");
 		else if (m.line_len)
 			handle_line(m.line, m.line_len);
 		m.line_len = 0;
 		m.discarding = false;
+		progress = true;
 	}
 }
