@@ -171,21 +171,3 @@ void vcpu_apply_pending_slow(struct vcpu *v)
 	if (v->lp_window.open)	/* not before the fault it re-delivers */
 		vcpu_hold_irqs(v);
 }
-
-void vcpu_request_sync(struct vcpu *self, struct vcpu *t, unsigned long req)
-{
-	int h;
-
-	atomic_or(&t->requests, req);
-	h = t->hart;
-	if (t == self || h < 0)
-		return;		/* applied before it next enters the guest */
-	sbi_send_ipi(1, harts[h].hartid);
-	/* SBI RFENCE returns once the fence is done. Keep serving requests posted
-	 * to us meanwhile, or two vCPUs fencing each other would wait forever. */
-	while ((atomic_load(&t->requests) & req) && t->hart == h) {
-		vcpu_apply_pending(self);
-		tlb_service();
-	}
-}
-
