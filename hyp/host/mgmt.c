@@ -283,13 +283,16 @@ static void cmd_cfi(struct req *r)
 {
 	const struct vm *vm;
 	struct json_writer w;
+	uint64_t until;
 
 	if (!get_vm(r, "vm", true))
 		return;
 	vm = r->vm;
-	/* a vCPU that stayed on its hart keeps ssp/senvcfg in the CSRs only */
+	/* a vCPU that stayed on its hart keeps ssp/senvcfg in the CSRs only;
+	 * one deadline for them all bounds the reply's wait */
+	until = time_now() + timebase_hz * VCPU_SYNC_STATE_MS / 1000;
 	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++)
-		vcpu_sync_state(&r->vm->vcpus[i]);
+		vcpu_sync_state(&r->vm->vcpus[i], until);
 	reply_head(&w, r->has_id, r->id, true);
 	jw_kv_str(&w, "vm", vm->cfg.name);
 	jw_kv_str(&w, "policy", policy_names[vm->cfg.cfi_policy]);

@@ -116,10 +116,9 @@ static void save_live_cfi(struct vcpu *v)
 		v->g.csr.ssp = csr_read(CSR_SSP);
 }
 
-void vcpu_sync_state(struct vcpu *t)
+void vcpu_sync_state(struct vcpu *t, uint64_t deadline)
 {
 	struct hart *self = this_hart();
-	uint64_t deadline = time_now() + timebase_hz / 100;
 	int h;
 
 	if (t == self->current) {

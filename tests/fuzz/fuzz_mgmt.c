@@ -130,8 +130,9 @@ unsigned int vmid_usable(void)
 	return 16383;
 }
 
-void vcpu_sync_state(struct vcpu *t)
+void vcpu_sync_state(struct vcpu *t, uint64_t until)
 {
+	(void)until;
 	CHECK(t->vm && t->id < t->vm->cfg.nr_vcpus);
 }
 

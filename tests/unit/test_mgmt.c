@@ -56,10 +56,19 @@ void pr_info(const char *fmt, ...)
 	(void)fmt;
 }
 
+/* "alpha": 8 vCPUs, each on a hart that never gets to a sync request */
 struct vm *vm_find(const char *name)
 {
-	(void)name;
-	return NULL;
+	if (strcmp(name, "alpha"))
+		return NULL;
+	vms[0].state = VM_RUNNING;
+	strcpy(vms[0].cfg.name, "alpha");
+	vms[0].cfg.nr_vcpus = VM_MAX_VCPUS;
+	for (unsigned int i = 0; i < VM_MAX_VCPUS; i++) {
+		vms[0].vcpus[i].vm = &vms[0];
+		vms[0].vcpus[i].id = i;
+	}
+	return &vms[0];
 }
 
 const char *vm_state_name(const struct vm *vm)
@@ -90,9 +99,14 @@ uint64_t mm_free_bytes(void)
 	return 0;
 }
 
-void vcpu_sync_state(struct vcpu *v)
+static unsigned int syncs;
+
+void vcpu_sync_state(struct vcpu *v, uint64_t until)
 {
 	(void)v;
+	syncs++;
+	if (clock_ticks < until)
+		clock_ticks = until;	/* waited for the deadline: no answer */
 }
 
 bool cfi_vm_has_lp(const struct vm *vm)
@@ -247,6 +261,16 @@ size_t vcon_write(int p, const void *buf, size_t len)
 	return len;	/* a client that reads everything at once */
 }
 
+/* A client that sends one line */
+static void client_line(const char *line)
+{
+	free(port.in);
+	memset(&port, 0, sizeof(port));
+	port.in = strdup(line);
+	port.len = strlen(line);
+	mgmt_init(NULL);
+}
+
 /* A client that sends @n request lines, then @junk bytes without a newline
  * and one newline (when @junk). */
 static void client(unsigned int n, size_t junk)
@@ -315,4 +339,17 @@ TEST(mgmt_poll_idle_client_is_not_busy)
 	EXPECT_FALSE(mgmt_busy());
 	mgmt_poll();
 	EXPECT_FALSE(mgmt_busy());
+}
+
+TEST(mgmt_cfi_waits_for_all_vcpus_under_one_deadline)
+{
+	uint64_t start;
+
+	/* a VM whose 8 harts never answer: 10 ms for the request, not 10 each */
+	client_line("{\"v\":1,\"id\":1,\"cmd\":\"cfi\",\"vm\":\"alpha\"}\n");
+	start = clock_ticks;
+	mgmt_poll();
+	EXPECT_EQ(syncs, VM_MAX_VCPUS);
+	EXPECT_EQ(port.replies, 1);
+	EXPECT_TRUE(clock_ticks - start <= timebase_hz * VCPU_SYNC_STATE_MS / 1000 + 10 * TICK);
 }
