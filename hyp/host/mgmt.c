@@ -24,6 +24,15 @@
 #define MGMT_LINE_MAX	4096		/* bytes per request line, newline included */
 #define MGMT_REPLY_MAX	8192
 #define MGMT_PORT_NAME	"org.carapace.control"
+/* How long one poll serves requests: a client that streams requests (or one
+ * endless line) would otherwise keep hart 0 in mgmt_poll() for as long as it
+ * sends, and with it the vCPU that hart interrupted, the TLB shootdowns and
+ * remote fences aimed at that vCPU, and every other host service. The
+ * deadline is looked at before each request and each read of the port once
+ * the poll has done something, so a poll lasts at most this plus one request
+ * or one read's bytes; the rest waits for the next poll, at the scheduler's
+ * next pass (mgmt_busy()). */
+#define MGMT_POLL_BUDGET_US	1000
 
 static const char *const policy_names[] = { "trap", "delegate", "strict", "off" };
 
@@ -47,6 +56,7 @@ static struct mgmt {
 	char in[256];			/* bytes read from the port, not yet consumed */
 	size_t in_len, in_off;
 	unsigned int read_generation;	/* the client the line buffer belongs to */
+	bool more;			/* the last poll stopped at its bound */
 } m = { .port = -1 };
 
 /* ---- replies ---- */
@@ -281,13 +291,16 @@ static void cmd_cfi(struct req *r)
 {
 	const struct vm *vm;
 	struct json_writer w;
+	uint64_t until;
 
 	if (!get_vm(r, "vm", true))
 		return;
 	vm = r->vm;
-	/* a vCPU that stayed on its hart keeps ssp/senvcfg in the CSRs only */
+	/* a vCPU that stayed on its hart keeps ssp/senvcfg in the CSRs only;
+	 * one deadline for them all bounds the reply's wait */
+	until = time_now() + timebase_hz * VCPU_SYNC_STATE_MS / 1000;
 	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++)
-		vcpu_sync_state(&r->vm->vcpus[i]);
+		vcpu_sync_state(&r->vm->vcpus[i], until);
 	reply_head(&w, r->has_id, r->id, true);
 	jw_kv_str(&w, "vm", vm->cfg.name);
 	jw_kv_str(&w, "policy", policy_names[vm->cfg.cfi_policy]);
@@ -938,8 +951,24 @@ static bool send_reply(void)
 	return true;
 }
 
+bool mgmt_busy(void)
+{
+	return m.more;
+}
+
+/* The poll's time is up: say that more may wait, and stop. */
+static bool budget_spent(uint64_t until)
+{
+	m.more = time_now() >= until;
+	return m.more;
+}
+
 void mgmt_poll(void)
 {
+	uint64_t until = time_now() + timebase_hz / 1000000 * MGMT_POLL_BUDGET_US;
+	bool progress = false;	/* the budget binds once something was done */
+
+	m.more = false;
 	if (!have_device)
 		return;
 	vcon_poll();
@@ -956,8 +985,13 @@ void mgmt_poll(void)
 	while (send_reply() && !m.waiting) {
 		char c;
 
-		if (m.in_off == m.in_len && !refill())
-			return;
+		if (m.in_off == m.in_len) {
+			if (progress && budget_spent(until))
+				return;
+			if (!refill())
+				return;
+			progress = true;
+		}
 		c = m.in[m.in_off++];
 		if (c != '\n') {
 			if (m.line_len < MGMT_LINE_MAX - 1)
@@ -966,11 +1000,16 @@ void mgmt_poll(void)
 				m.discarding = true;
 			continue;
 		}
+		if (progress && budget_spent(until)) {
+			m.in_off--;	/* this line is answered at the next poll */
+			return;
+		}
 		if (m.discarding)
 			reply_error(false, 0, "bad-request", "line too long (4096 bytes at most)");
 		else if (m.line_len)
 			handle_line(m.line, m.line_len);
 		m.line_len = 0;
 		m.discarding = false;
+		progress = true;
 	}
 }

@@ -5,6 +5,7 @@
  * state without stopping them, so figures can be a time slice old. */
 #include <arch/riscv/encoding.h>
 #include <console.h>
+#include <hart.h>
 #include <monitor.h>
 #include <uart.h>
 #include <vm.h>
@@ -26,11 +27,11 @@ static const char *hsm_name(const struct vcpu *v)
 	return v->g.hsm.waiting ? "idle (wfi)" : v->hart >= 0 ? "running" : "runnable";
 }
 
-void monitor_print_vcpu_cfi(struct vcpu *v)
+void monitor_print_vcpu_cfi(struct vcpu *v, uint64_t until)
 {
 	const struct cfi_stats *cs = &v->cfi_stats;
 
-	vcpu_sync_state(v);	/* on a hart since it changed them: CSRs only */
+	vcpu_sync_state(v, until);	/* on a hart since it changed them: CSRs only */
 	pr_info("  vm %s vcpu %u: shadow stack %s%s, ssp=0x%lx, landing pads %s%s, "
 		"ELP=%lu, senvcfg=0x%lx",
 		v->vm->cfg.name, v->id, v->g.fwft.ss_value ? "on" : "off",
@@ -89,9 +90,12 @@ static void show_stats(void)
 
 static void show_cfi(void)
 {
+	/* one deadline for every vCPU shown: hart 0 waits ~10 ms at most */
+	uint64_t until = time_now() + timebase_hz * VCPU_SYNC_STATE_MS / 1000;
+
 	for (unsigned int i = 0; i < nr_vms; i++)
 		for (unsigned int c = 0; c < vms[i].cfg.nr_vcpus; c++)
-			monitor_print_vcpu_cfi(&vms[i].vcpus[c]);
+			monitor_print_vcpu_cfi(&vms[i].vcpus[c], until);
 }
 
 void monitor_open(void)

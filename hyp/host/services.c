@@ -102,7 +102,7 @@ bool host_poll(void)
 	/* the scheduler passes here on every vCPU switch on hart 0: do the work at
 	 * most once a millisecond, unless an event or an operation is waiting */
 	if (now - last < timebase_hz / 1000 && !vm_event_pending() && !vmops_pending() &&
-	    !snap_busy() && !mig_busy())
+	    !snap_busy() && !mig_busy() && !mgmt_busy())
 		return false;
 	last = now;
 	console_flush_stale();
@@ -115,5 +115,5 @@ bool host_poll(void)
 	mig_send_poll();
 	mig_recv_poll();
 	power_off_if_all_down();
-	return snap_busy() || mig_busy();
+	return snap_busy() || mig_busy() || mgmt_busy();
 }

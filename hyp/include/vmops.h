@@ -47,7 +47,8 @@ const char *vm_state_name(const struct vm *vm);
 /** host_poll() - the host services' turn on hart 0: console input, VM events
  *  (outcome lines, reboots), finished operations, the management channel,
  *  powering off when every VM is down. True while a snapshot or restore
- *  streams: call again soon. */
+ *  streams, or management requests wait beyond one poll's bound: call again
+ *  soon. */
 bool host_poll(void);
 /** host_set_persist() - stay up with no VM running (VMs come at run time). */
 void host_set_persist(bool persist);
