@@ -139,6 +139,24 @@ int vmop_destroy(struct vm *vm, vmop_done_fn done, void *ctx)
 	return -HYP_EBUSY;
 }
 
+const char *vmop_refusal(const struct vm *vm, enum vmop op)
+{
+	(void)vm;
+	(void)op;
+	return NULL;
+}
+
+const char *vm_migration_word(const struct vm *vm)
+{
+	(void)vm;
+	return NULL;
+}
+
+uint64_t vm_events_dropped(void)
+{
+	return 0;
+}
+
 int vmop_resume(struct vm *vm)
 {
 	(void)vm;

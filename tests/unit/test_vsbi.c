@@ -647,7 +647,7 @@ TEST(cfi_swcheck_redelivers_lp_where_sret_loses_spelp)
 	struct vcpu *v = setup(CFI_POLICY_TRAP, true, true);
 
 	hart_caps.spelp_lost_at_sret = true;
-	fake_csr[CSR_HEDELEG] = 0x1ff;
+	fake_csr[CSR_HEDELEG] = vm.hedeleg = 0x1ff;
 	fake_csr[CSR_HSTATUS] = HSTATUS_SPV;
 	fake_csr[CSR_SIE] = MIP_SSIP | MIP_STIP;
 	fake_csr[CSR_STIMECMP] = fake_time + 10;	/* the slice ends before the guard */
@@ -660,7 +660,8 @@ TEST(cfi_swcheck_redelivers_lp_where_sret_loses_spelp)
 	EXPECT_EQ(v->cfi_stats.swcheck_lp, 1);
 	EXPECT_EQ(v->g.ctx.sepc, 0x1000);		/* the same instruction again */
 	EXPECT_EQ(!!(v->g.ctx.sstatus & SR_SPELP), 1);	/* ELP=1 there (shared bit) */
-	EXPECT_EQ(fake_csr[CSR_HEDELEG], 0x1ffUL | (1UL << 18));
+	/* cause 18 alone: any other trap of the handler exits to us first */
+	EXPECT_EQ(fake_csr[CSR_HEDELEG], 1UL << 18);
 	EXPECT_EQ(!!(fake_csr[CSR_HSTATUS] & HSTATUS_VTSR), 1);
 	EXPECT_EQ(fake_csr[CSR_SIE], MIP_STIP);		/* no IPI before the handler reads SPELP */
 	EXPECT_TRUE(fake_csr[CSR_STIMECMP] >= fake_time + 2000);	/* 200 us guard */
@@ -694,7 +695,7 @@ static struct vcpu *open_window_with(enum cfi_policy policy, unsigned long hvip,
 	fake_csr[CSR_HVIP] = hvip;
 	fake_csr[CSR_VSTIMECMP] = vstimecmp;
 	hart_caps.spelp_lost_at_sret = true;
-	fake_csr[CSR_HEDELEG] = 0x1ff;
+	fake_csr[CSR_HEDELEG] = vm.hedeleg = 0x1ff;
 	fake_csr[CSR_HSTATUS] = HSTATUS_SPV;
 	fake_csr[CSR_SIE] = MIP_SSIP | MIP_STIP;
 	fake_csr[CSR_STIMECMP] = fake_time + 50000;
@@ -755,7 +756,45 @@ TEST(cfi_lp_window_waits_for_the_fault)
 	EXPECT_TRUE(cfi_lp_window_exit(v, CAUSE_IRQ_FLAG | IRQ_S_TIMER, 0, &act));
 	EXPECT_EQ(act, EXIT_RESUME_SAME);
 	EXPECT_TRUE(v->lp_window.open);
+}
 
+/* A handler that is the faulting instruction itself (it jumps to itself)
+ * looks like "not run yet" for ever: the window is kept for at most 3 more
+ * guard periods, then closed with the fault owed, and the timer exit goes on
+ * as usual (host services, slice end, scheduler). */
+TEST(cfi_lp_window_at_the_pc_has_a_bound)
+{
+	struct vcpu *v = open_window(CFI_POLICY_TRAP);
+	enum exit_action act = EXIT_YIELD;
+
+	v->g.ctx.sepc = 0x1000;
+	for (int i = 0; i < 3; i++) {
+		EXPECT_TRUE(cfi_lp_window_exit(v, CAUSE_IRQ_FLAG | IRQ_S_TIMER, 0, &act));
+		EXPECT_TRUE(v->lp_window.open);
+	}
+	EXPECT_FALSE(cfi_lp_window_exit(v, CAUSE_IRQ_FLAG | IRQ_S_TIMER, 0, &act));
+	EXPECT_FALSE(v->lp_window.open);
+	EXPECT_TRUE(v->lp_window.owed);
+	EXPECT_EQ(v->lp_window.owed_pc, 0x1000);
+	EXPECT_EQ(v->cfi_stats.lp_windows_cut, 1);
+	EXPECT_EQ(fake_csr[CSR_HEDELEG], 0x1ff);		/* the VM's own again */
+	EXPECT_EQ(fake_csr[CSR_HSTATUS] & HSTATUS_VTSR, 0);
+	EXPECT_EQ(fake_csr[CSR_SIE], MIP_SSIP | MIP_STIP);	/* host IPIs again */
+}
+
+/* Host work waiting (a kick, a TLB shootdown: SSIP pending) ends the window
+ * at the next timer exit, without a guard period more. */
+TEST(cfi_lp_window_gives_way_to_a_host_ipi)
+{
+	struct vcpu *v = open_window(CFI_POLICY_TRAP);
+	enum exit_action act = EXIT_YIELD;
+
+	v->g.ctx.sepc = 0x1000;
+	fake_csr[CSR_SIP] = MIP_SSIP;
+	EXPECT_FALSE(cfi_lp_window_exit(v, CAUSE_IRQ_FLAG | IRQ_S_TIMER, 0, &act));
+	EXPECT_FALSE(v->lp_window.open);
+	EXPECT_TRUE(v->lp_window.owed);
+	fake_csr[CSR_SIP] = 0;
 }
 
 /* No guest interrupt may come before the re-delivered fault: one would find

@@ -71,7 +71,7 @@ unit-ldflags-test_guest_mem := -Wl,--wrap=gstage_map,--wrap=gstage_map_2m_split 
 	-Wl,--wrap=gstage_split_2m,--wrap=gstage_merge_2m
 UNIT_TESTS += test_snap_save
 unit-src-test_snap_save := hyp/snap/snap_save.c hyp/mm/guest_mem.c hyp/mm/dirty_log.c \
-	hyp/mm/gstage.c hyp/vmm/vm_state.c hyp/lib/crc32c.c
+	hyp/mm/gstage.c hyp/vmm/vm_state.c hyp/vmm/vm_events.c hyp/lib/crc32c.c
 # the rng-seed comes from the caller: hyp/lib/entropy.c is not linked; the test
 # defines hart_caps and timebase_hz itself.
 unit-src-test_fdt_guest := hyp/fdt/fdt_guest.c hyp/cfi/cfi.c hyp/lib/printf.c
