@@ -671,7 +671,7 @@ def test_fault_phases(hosts, how):
     test) resumes it, B having nothing. The guest, mig_dirty writing all the
     while, passes its checks on A."""
     a = hosts("a", [vm_spec("m", "mig_dirty", 2, "mib=4 wait_ms=%d" % (
-        24000 if how == "cut" else 40000)), OTHER])
+        36000 if how == "cut" else 40000)), OTHER])
     port = free_port()
     b = hosts("b0", incoming=port)
     a.ready(), b.ready()
