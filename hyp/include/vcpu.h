@@ -187,7 +187,8 @@ bool vcpu_wake_pending(const struct vcpu *v, uint64_t now);
 /** vcpu_wake_pending_live() - the same for the vCPU loaded on this hart. */
 bool vcpu_wake_pending_live(const struct vcpu *v);
 /** vcpu_timer_deadline() - host time at which @v's own timer fires (off-CPU
- *  state): @now if due, ~0 if never within the host's time (guest_time.h). */
+ *  state): @now if due, ~0 if never within the host's time or if the guest
+ *  has not enabled its timer interrupt (it cannot wake the vCPU). */
 uint64_t vcpu_timer_deadline(const struct vcpu *v, uint64_t now);
 
 /* The run loop (hyp/vmm/vcpu_run.c). */

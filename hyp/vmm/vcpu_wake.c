@@ -26,6 +26,10 @@ bool vcpu_wake_pending(const struct vcpu *v, uint64_t now)
 
 uint64_t vcpu_timer_deadline(const struct vcpu *v, uint64_t now)
 {
+	/* a timer the guest has not enabled (vsie.STIE, guest layout) never
+	 * wakes it: an idle hart must not wake up for it, and spin if it is due */
+	if (!(v->g.csr.vsie & MIP_STIP))
+		return GUEST_TIMER_NEVER;
 	return guest_timer_host_deadline(v->g.csr.vstimecmp, v->vm->htimedelta, now);
 }
 

@@ -114,3 +114,15 @@ TEST(vcpu_timer_deadline_with_positive_htimedelta)
 	EXPECT_TRUE(vcpu_timer_deadline(v, NOW) - NOW >= CENTURIES);
 	EXPECT_FALSE(vcpu_wake_pending(v, NOW));
 }
+
+/* A due timer the guest has not enabled (vsie.STIE=0) cannot wake it: the
+ * idle harts get no deadline from it (they spun at 90 % of a host CPU). */
+TEST(vcpu_timer_deadline_needs_the_timer_enabled)
+{
+	struct vcpu *v = waiting_vcpu(0, 1000);
+
+	EXPECT_EQ(vcpu_timer_deadline(v, NOW), NOW);
+	v->g.csr.vsie = MIP_SSIP | MIP_SEIP;
+	EXPECT_EQ(vcpu_timer_deadline(v, NOW), GUEST_TIMER_NEVER);
+	EXPECT_FALSE(vcpu_wake_pending(v, NOW));
+}
