@@ -98,6 +98,7 @@ static struct vm *claim_reboot(void)
 
 struct vcpu *sched_pick(uint64_t now, struct vm **reboot)
 {
+	struct hart *h = this_hart();
 	struct vcpu *found = NULL;
 	unsigned int n = nr_slots(), i;
 	bool more = false;
@@ -110,25 +111,29 @@ struct vcpu *sched_pick(uint64_t now, struct vm **reboot)
 
 		if (v && runnable(v, now)) {
 			found = v;
-			v->hart = (int)this_hart()->index;
+			v->hart = (int)h->index;
 			rr_next = s + 1;
 		}
 	}
-	/* A kick wakes one idle hart. If more work waits and a hart sleeps,
-	 * wake the next one, which does the same on its way in: as many harts
-	 * wake as there are runnable vCPUs, one IPI each, and none when there is
-	 * nothing for them (no herd, and nothing more on the path unless some
-	 * hart sleeps). */
-	if (found && atomic_load(&idle_harts)) {
-		/* the slots not looked at yet, from the one after @found on */
-		for (unsigned int s = rr_next; i < n && !more; i++, s++) {
-			struct vcpu *v = slot_vcpu(s % n);
+	/* A kick wakes one idle hart. One just woken that finds more work
+	 * waiting while a hart sleeps wakes the next one, which does the same:
+	 * as many harts wake as there are runnable vCPUs, one IPI each, and
+	 * none when there is nothing for them (no herd). Work becomes runnable
+	 * only with a kick, so every such chain starts at a hart leaving its
+	 * idle wait: a busy hart's pick (a vCPU switch) pays one test. */
+	if (__builtin_expect(h->left_idle, 0)) {
+		h->left_idle = false;
+		if (found && atomic_load(&idle_harts)) {
+			/* the slots not looked at yet, from the one after @found on */
+			for (unsigned int s = rr_next; i < n && !more; i++, s++) {
+				struct vcpu *v = slot_vcpu(s % n);
 
-			more = v && runnable(v, now);	/* (@found is on a hart now) */
+				more = v && runnable(v, now);	/* (@found is on a hart now) */
+			}
 		}
 	}
 	spin_unlock(&lock);
-	if (more)
+	if (__builtin_expect(more, 0))
 		sched_kick_idle();
 	return found;
 }
@@ -202,6 +207,7 @@ void sched_idle(struct hart *h, uint64_t now, unsigned long gen)
 	 * never reaches the wfi, and must show as spinning too */
 	h->idle_wakeups++;
 	__atomic_fetch_and(&idle_harts, ~(1UL << h->index), __ATOMIC_SEQ_CST);
+	h->left_idle = true;
 	csr_write(CSR_STIMECMP, -1UL);
 	csr_clear(CSR_SIP, MIP_SSIP);
 }
