@@ -34,6 +34,7 @@
 #include <arch/riscv/csr.h>
 #include <cfi.h>
 #include <exit.h>
+#include <guest_time.h>
 #include <hart.h>
 #include <vm.h>
 
@@ -63,7 +64,7 @@ static uint64_t guard_ticks(void)
 enum exit_action cfi_lp_redeliver(struct vcpu *v)
 {
 	uint64_t slice_end = csr_read(CSR_STIMECMP);
-	uint64_t guard_end = time_now() + guard_ticks();
+	uint64_t now = time_now(), guard_end = now + guard_ticks();
 
 	v->lp_window.open = true;
 	v->lp_window.pc = v->g.ctx.sepc;
@@ -90,7 +91,9 @@ enum exit_action cfi_lp_redeliver(struct vcpu *v)
 	/* a timer due later than the guard rarely fires inside the window; if
 	 * it does, the fault is owed (below) */
 	v->lp_window.held_vstimecmp = csr_read(CSR_VSTIMECMP);
-	v->lp_window.timer_parked = v->lp_window.held_vstimecmp < guard_end;
+	/* (vstimecmp is guest time: compared where it fires in host time) */
+	v->lp_window.timer_parked = guest_timer_host_deadline(v->lp_window.held_vstimecmp,
+							     csr_read(CSR_HTIMEDELTA), now) < guard_end;
 	if (v->lp_window.timer_parked)
 		csr_write(CSR_VSTIMECMP, TIMER_PARKED);
 	v->vm->stats.injected++;

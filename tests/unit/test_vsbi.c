@@ -687,11 +687,14 @@ TEST(cfi_swcheck_redelivers_lp_where_sret_loses_spelp)
 }
 
 /* @hvip and @vstimecmp: the guest's interrupts and timer when it faulted */
+static unsigned long window_htimedelta;	/* guest time - host time while it opens */
+
 static struct vcpu *open_window_with(enum cfi_policy policy, unsigned long hvip,
 				     unsigned long vstimecmp)
 {
 	struct vcpu *v = setup(policy, true, true);
 
+	fake_csr[CSR_HTIMEDELTA] = window_htimedelta;
 	fake_csr[CSR_HVIP] = hvip;
 	fake_csr[CSR_VSTIMECMP] = vstimecmp;
 	hart_caps.spelp_lost_at_sret = true;
@@ -834,6 +837,24 @@ TEST(cfi_lp_window_holds_guest_interrupts_until_it_closes)
 	/* a timer due after the guard is left alone (owed if it comes first) */
 	v = open_window_with(CFI_POLICY_TRAP, 0, fake_time + 1000000);
 	EXPECT_EQ(fake_csr[CSR_VSTIMECMP], fake_time + 1000000);
+}
+
+/* vstimecmp is guest time: a guest whose clock runs 5 s ahead of the host's
+ * (htimedelta > 0, after a restore or a move) with its timer due within the
+ * guard has it held too, and one due after the guard in its time does not. */
+TEST(cfi_lp_window_parks_the_timer_in_guest_time)
+{
+	struct vcpu *v;
+
+	window_htimedelta = 50000000;
+	v = open_window_with(CFI_POLICY_TRAP, 0, fake_time + 50000000 + 10);
+	EXPECT_TRUE(v->lp_window.timer_parked);
+	EXPECT_TRUE(fake_csr[CSR_VSTIMECMP] > fake_time + (1UL << 60));	/* parked */
+	/* 5 s behind (htimedelta < 0): due 100 ms after the guard in its time */
+	window_htimedelta = -50000000UL;
+	v = open_window_with(CFI_POLICY_TRAP, 0, fake_time - 50000000 + 1000000);
+	EXPECT_FALSE(v->lp_window.timer_parked);
+	window_htimedelta = 0;
 }
 
 /* A window that closes before the guest had its fault (an interrupt came
