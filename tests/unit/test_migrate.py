@@ -1102,8 +1102,9 @@ class ArmedHost:
         self.attempts = 0
         self.ctl = listen_unix(self.ctl_path)
         self.stream = listen_unix(self.stream_path)
-        for target in (self.serve_ctl, self.serve_stream):
-            threading.Thread(target=target, daemon=True).start()
+        threading.Thread(target=self.serve_ctl, daemon=True).start()
+        self.streams = threading.Thread(target=self.serve_stream, daemon=True)
+        self.streams.start()
 
     def serve_ctl(self):
         while True:
@@ -1175,6 +1176,7 @@ def test_incoming_host_relay_refuses_retries_and_stops_once_arrived(tmp_path, tl
         assert not relay.thread.is_alive()
         with pytest.raises(ConnectionRefusedError):
             socket.create_connection(("127.0.0.1", port), 2)
+        host.streams.join(10)                    # the second attempt's script is over
     finally:
         relay.stop()
         host.close()
