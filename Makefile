@@ -131,8 +131,17 @@ bench: deps all guests bench-payloads linux-initramfs
 # 40 000 violations, which no hypervisor can prevent there;
 # LINUX_SOAK_QEMU=stock runs it on the installed QEMU anyway.
 LINUX_SOAK_QEMU ?= conformant
-.PHONY: soak soak-gfuzz soak-linux
-soak: soak-gfuzz soak-linux
+.PHONY: soak soak-gfuzz soak-linux soak-hold soak-restore
+soak: soak-hold soak-restore soak-gfuzz soak-linux
+# field-mutated snapshots restored into a running host beside a victim
+# (tests/guests/test_restore_fuzz.py); RESTORE_FUZZ_COUNT, default 100 000
+RESTORE_FUZZ_COUNT ?= 100000
+soak-restore: deps all guests
+	RESTORE_FUZZ_COUNT=$(RESTORE_FUZZ_COUNT) RESTORE_FUZZ_TIMEOUT=36000 \
+		$(PYTHON) -m pytest -q -rfEs -s tests/guests/test_restore_fuzz.py
+# every hart-holding path for a minute a policy, beside a victim (docs/security.md)
+soak-hold: deps all guests
+	HOLD_SECONDS=60 $(PYTHON) -m pytest -q -rfEs -s tests/guests/test_hold.py
 soak-gfuzz: deps all guests
 	$(PYTHON) -m pytest -q -rfEs -s -m soak tests/guests/test_gfuzz.py
 soak-linux: deps all guests linux-initramfs $(if $(filter conformant,$(LINUX_SOAK_QEMU)),qemu-conformant)

@@ -99,10 +99,15 @@ apply_series() {
 }
 
 # host_tools PKG...: install the system's own packages of that name when
-# their command is missing (patch and perl for the check).
+# they are not installed (patch and perl for the check). The package, not the
+# command: a minimal Debian has /usr/bin/perl from perl-base, without the
+# modules checkpatch.pl uses (Term::ANSIColor is in perl-modules).
 host_tools() {
 	local p missing=
-	for p in "$@"; do command -v "$p" >/dev/null || missing="$missing $p"; done
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+			missing="$missing $p"
+	done
 	[ -n "$missing" ] || return 0
 	say "installing$missing (from the system's own release)"
 	# shellcheck disable=SC2086

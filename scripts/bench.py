@@ -9,7 +9,7 @@ payload or kernel directly on QEMU + OpenSBI) are measured in the same run.
 Writes build/bench/results.json and build/bench/ratios.png (gnuplot).
 
 Usage: scripts/bench.py [STEP ...]  (steps: micro switch cfi_violation linux_boot
-snapshot live_snapshot migration fairness footprint; default all). A run of some steps only writes
+snapshot live_snapshot migration fairness exit_cost footprint; default all). A run of some steps only writes
 build/bench/results-partial.json instead of results.json.
 """
 import importlib.machinery
@@ -654,6 +654,63 @@ def fairness(results):
                            "unit": "guest-visible us under -icount; iterations per guest second"}
 
 
+# Exits whose work the hypervisor does on the caller's hart alone (no wait
+# for another hart, no reset): each must fit in the slack the fairness bounds
+# allow a slice end (S/10 = 0.5 M instructions at S = 5 ms).
+EXIT_COST_BOUND = 500_000
+EXIT_COST_OWN = ("cost_sbi_base", "cost_ipi_all", "cost_rfence_all", "cost_fence_i_all",
+                 "cost_pmu_config_all", "cost_pmu_start_stop", "cost_pmu_event_info_max",
+                 "cost_dbcn_write_max", "cost_dbcn_write_text", "cost_uart_newline",
+                 "cost_first_touch")
+REBOOT_RE = re.compile(r"\[r\] (BOOT|REBOOT) (\d+) boot (\d+)")
+
+
+def reboot_cost(initrd=None):
+    """Instructions from a guest's SRST reboot call (its REBOOT line) to the
+    first line of its next boot, per reboot: the VM's reset (RAM discarded,
+    kernel and initrd copied in, device tree built) on the hart that found
+    the VM off every hart, plus the few thousand instructions of the guest's
+    own start. 1 hart, 4 reboots."""
+    vm = f"name=r,kernel={PAYLOAD},mem=256M," + (f"initrd={initrd}," if initrd else "") + \
+        "bootargs=reboot=1 reboots=4"
+    text = carapace([vm], 1, timeout=120)
+    marks = [(m.group(1), int(m.group(2)), int(m.group(3)))
+             for l in text.splitlines() if (m := REBOOT_RE.match(l))]
+    gaps = [b[1] - a[1] for a, b in zip(marks, marks[1:])
+            if a[0] == "REBOOT" and b[0] == "BOOT" and b[2] == a[2] + 1]
+    if not gaps:
+        raise RuntimeError("exit_cost: no reboot measured:\n" + text[-2000:])
+    return max(gaps) * INSNS_PER_TICK
+
+
+def exit_cost(results):
+    """The most work one exit of each kind can make the hypervisor do
+    (tests/bench/bench.c cost=1: every argument at its most expensive), as
+    instructions per exit under -icount, counted by the guest with rdtime
+    across every privilege level and every hart. A VM of 8 vCPUs, 256 MiB,
+    on 1 and on 2 harts (on 2, the other hart is idle or runs the VM's
+    second vCPU). Then an SRST reboot, with the payload alone and with a
+    36.6 MB initrd (the Linux Image as a blob)."""
+    out = {}
+    for smp in (1, 2):
+        say(f"exit cost: 8-vCPU VM on {smp} hart(s)")
+        text = carapace([f"name=b,kernel={PAYLOAD},vcpus=8,mem=256M,bootargs=cost=1 iters=2000"],
+                        smp)
+        out[f"smp{smp}"] = bench_lines(text, "[b]")
+    say("exit cost: SRST reboot, small image and 36.6 MB initrd")
+    small, big = reboot_cost(), reboot_cost(IMAGE)
+    mib = IMAGE.stat().st_size / 2**20
+    out["reboot_small"] = small
+    out["reboot_initrd"] = big
+    out["reboot_per_mib"] = round((big - small) / mib)
+    own = {k: max(out["smp1"].get(k, 0), out["smp2"].get(k, 0)) for k in EXIT_COST_OWN}
+    out["own_max"] = max(own.values())
+    out["own_bound"] = EXIT_COST_BOUND
+    out["pass"] = out["own_max"] <= EXIT_COST_BOUND
+    results["exit_cost"] = {"what": "the most work one exit of each kind asks of the hypervisor",
+                            **out, "unit": "instructions per exit (-icount)"}
+
+
 def footprint(results):
     size = subprocess.run(["riscv64-unknown-elf-size", str(ROOT / "build" / "carapace.elf")],
                           capture_output=True, text=True).stdout.splitlines()[-1].split()
@@ -734,6 +791,15 @@ def table(results):
                       f"throughput {a['tput_ratio']:.3f} x alone "
                       f"({a.get('tput_vs_busy', 1):.2f} x busy)  "
                       f"{'pass' if a['pass'] else 'FAIL'}")
+    if "exit_cost" in results:
+        r = results["exit_cost"]
+        print(f"work per exit, instructions (1 hart / 2 harts); bound for the exits that wait "
+              f"for nothing: {r['own_bound']:,}")
+        for k in sorted(set(r["smp1"]) | set(r["smp2"])):
+            print(f"  {k:<28} {r['smp1'].get(k, 0):>12,.0f} {r['smp2'].get(k, 0):>12,.0f}")
+        print(f"  SRST reboot: {r['reboot_small']:,} (small image), {r['reboot_initrd']:,} "
+              f"(36.6 MB initrd): {r['reboot_per_mib']:,} per MiB of images")
+        print(f"  largest own work {r['own_max']:,.0f}: {'pass' if r['pass'] else 'FAIL'}")
     if "footprint" in results:
         r = results["footprint"]
         print(f"image {r['image_bin_bytes']} bytes (text {r['text']}, data {r['data']}, "
@@ -767,7 +833,7 @@ def main():
         if not f.exists():
             sys.exit(f"bench: missing {f} (run: make bench)")
     steps = {f.__name__: f for f in (micro, switch, cfi_violation, linux_boot, snapshot,
-                                     live_snapshot, migration, fairness, footprint)}
+                                     live_snapshot, migration, fairness, exit_cost, footprint)}
     chosen = sys.argv[1:] or list(steps)
     for name in chosen:
         if name not in steps:
@@ -783,6 +849,8 @@ def main():
     say(f"results: {out}")
     if "fairness" in results and not results["fairness"]["pass"]:
         sys.exit("bench: a fairness bound failed (see above)")
+    if "exit_cost" in results and not results["exit_cost"]["pass"]:
+        sys.exit("bench: an exit did more work than the per-exit bound (see above)")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,9 @@ void hart_init_csrs(unsigned long trap_vector)
 	csr_write(CSR_HEDELEG, HEDELEG_GUEST);
 	csr_write(CSR_HIDELEG, VS_IRQ_MASK);
 	csr_write(CSR_HVIP, 0);
-	csr_write(CSR_HCOUNTEREN, 0x7);		/* cycle, time, instret */
+	/* time only (as KVM): a guest's cycle and instret reads trap and read
+	 * its own virtual counters (hyp/vmm/pmu.c), never the host's */
+	csr_write(CSR_HCOUNTEREN, HCOUNTEREN_TM);
 	csr_write(CSR_HGEIE, 0);
 	if (hart_caps.smstateen)
 		csr_write(CSR_HSTATEEN0, HSTATEEN0_ENVCFG | HSTATEEN0_SE0);

@@ -50,24 +50,36 @@ __vcpu_enter:
 	ld	a0, G(10)
 	sret
 
-	/* Guest FP registers: saved/restored only when a vCPU leaves/enters a hart. */
+	/* Guest FP registers: saved/restored only when a vCPU leaves/enters a hart.
+	 * FS is switched on around the access and put back after (as KVM does):
+	 * the sstatus in force is whatever the last guest entry wrote, and no
+	 * value of it may turn an fsd here into an illegal instruction in HS. */
 	.option	push
 	.option	arch, +d
 	.globl __vcpu_fp_save
 __vcpu_fp_save:
+	li	t1, SR_FS
+	csrrs	t2, sstatus, t1		/* t2: the FS to put back */
 	.irp n, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
 	fsd	f\n, (FP_F + 8 * \n)(a0)
 	.endr
 	frcsr	t0
 	sd	t0, FP_FCSR(a0)
-	ret
+	j	.Lfp_done
 
 	.globl __vcpu_fp_restore
 __vcpu_fp_restore:
+	li	t1, SR_FS
+	csrrs	t2, sstatus, t1
 	.irp n, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
 	fld	f\n, (FP_F + 8 * \n)(a0)
 	.endr
 	ld	t0, FP_FCSR(a0)
 	fscsr	t0
+.Lfp_done:
+	/* FS as it was: clear it, then set what t2 had */
+	and	t2, t2, t1
+	csrc	sstatus, t1
+	csrs	sstatus, t2
 	ret
 	.option	pop

@@ -39,15 +39,26 @@ static bool request_shadow_stack(void)
 	return sbi_fwft_set(SBI_FWFT_SHADOW_STACK, 1, 0) == SBI_SUCCESS;
 }
 
+/* The free ranges (a boot-time set the DT sizes), then the page allocator
+ * over them. A set too fragmented for its slots is a boot failure: a range
+ * it could not reserve would be handed out. */
 static void setup_memory(void)
 {
-	for (unsigned int i = 0; i < host.nr_mem; i++)
-		mm_pool_add(&host_pool, host.mem[i].base, host.mem[i].size);
+	static struct mm_ranges free;
+	int rc = 0;
+
+	for (unsigned int i = 0; i < host.nr_mem && !rc; i++)
+		rc = mm_ranges_add(&free, host.mem[i].base, host.mem[i].size);
 	/* firmware below us, the image itself, reserved-memory, the DT, guest images */
-	mm_pool_reserve(&host_pool, host.mem[0].base,
-			(uint64_t)(uintptr_t)__image_end - host.mem[0].base);
-	for (unsigned int i = 0; i < host.nr_reserved; i++)
-		mm_pool_reserve(&host_pool, host.reserved[i].base, host.reserved[i].size);
+	if (!rc)
+		rc = mm_ranges_reserve(&free, host.mem[0].base,
+				       (uint64_t)(uintptr_t)__image_end - host.mem[0].base);
+	for (unsigned int i = 0; i < host.nr_reserved && !rc; i++)
+		rc = mm_ranges_reserve(&free, host.reserved[i].base, host.reserved[i].size);
+	if (rc)
+		hyp_panic("host memory layout: more than %u free ranges, or overlapping memory "
+			  "nodes (error %d)", MM_MAX_RANGES, rc);
+	mm_pool_init(&host_pool, &free);
 	pr_info("memory: %lu MiB free for guests and tables",
 		(unsigned long)(mm_pool_free_bytes(&host_pool) >> 20));
 }

@@ -34,10 +34,14 @@
 #include <arch/riscv/csr.h>
 #include <cfi.h>
 #include <exit.h>
+#include <guest_time.h>
 #include <hart.h>
 #include <vm.h>
 
 #define LP_WINDOW_GUARD_US	200
+/* guard periods a window may be extended by while the vCPU sits at the
+ * faulting pc: at most (1 + this) * LP_WINDOW_GUARD_US with host IPIs held */
+#define LP_WINDOW_MAX_REARMS	3
 #define INSN_SRET		0x10200073UL
 /* vstimecmp while the guest's timer is held: not a value a guest writes to
  * stop its timer (-1), so a write the handler makes meanwhile is told apart */
@@ -59,20 +63,23 @@ static uint64_t guard_ticks(void)
 
 enum exit_action cfi_lp_redeliver(struct vcpu *v)
 {
-	uint64_t now = time_now(), slice_end = csr_read(CSR_STIMECMP);
-	uint64_t guard_end = now + guard_ticks();
+	uint64_t slice_end = csr_read(CSR_STIMECMP);
+	uint64_t now = time_now(), guard_end = now + guard_ticks();
 
 	v->lp_window.open = true;
 	v->lp_window.pc = v->g.ctx.sepc;
-	/* the window's time does not count against the vCPU's slice */
-	v->lp_window.slice_left = slice_end > now ? slice_end - now : 0;
+	v->lp_window.rearms = 0;
+	v->lp_window.slice_end = slice_end;
 	/* ELP=1 at the faulting instruction: this CPU's sret takes it from the
 	 * guest's SPELP, banked in vsstatus only while henvcfg.LPE=1 */
 	if (v->henvcfg & ENVCFG_LPE)
 		csr_set(CSR_VSSTATUS, SR_SPELP);
 	else
 		v->g.ctx.sstatus |= SR_SPELP;
-	csr_set(CSR_HEDELEG, BIT(EXC_SW_CHECK));
+	/* cause 18 alone goes to the guest: any other trap its handler takes
+	 * exits to us first, so nothing overwrites vscause before the window
+	 * closes and count_delegated() looks at it */
+	csr_write(CSR_HEDELEG, BIT(EXC_SW_CHECK));
 	csr_set(CSR_HSTATUS, HSTATUS_VTSR);
 	csr_write(CSR_SIE, MIP_STIP);
 	/* (a timer write costs: only when the slice would end too soon) */
@@ -84,7 +91,9 @@ enum exit_action cfi_lp_redeliver(struct vcpu *v)
 	/* a timer due later than the guard rarely fires inside the window; if
 	 * it does, the fault is owed (below) */
 	v->lp_window.held_vstimecmp = csr_read(CSR_VSTIMECMP);
-	v->lp_window.timer_parked = v->lp_window.held_vstimecmp < guard_end;
+	/* (vstimecmp is guest time: compared where it fires in host time) */
+	v->lp_window.timer_parked = guest_timer_host_deadline(v->lp_window.held_vstimecmp,
+							     csr_read(CSR_HTIMEDELTA), now) < guard_end;
 	if (v->lp_window.timer_parked)
 		csr_write(CSR_VSTIMECMP, TIMER_PARKED);
 	v->vm->stats.injected++;
@@ -135,11 +144,13 @@ static inline __attribute__((always_inline)) void window_close(struct vcpu *v)
 {
 	v->lp_window.open = false;
 	release_irqs(v);
-	csr_write(CSR_HEDELEG, csr_read(CSR_HEDELEG) & ~BIT(EXC_SW_CHECK));
+	csr_write(CSR_HEDELEG, v->vm->hedeleg);
 	csr_clear(CSR_HSTATUS, HSTATUS_VTSR);
 	csr_write(CSR_SIE, MIP_SSIP | MIP_STIP);
+	/* the slice ends when it would have: a guest that opens windows back
+	 * to back cannot stretch it (if it has passed, the timer fires at once) */
 	if (v->lp_window.timer_moved)
-		csr_write(CSR_STIMECMP, time_now() + v->lp_window.slice_left);
+		csr_write(CSR_STIMECMP, v->lp_window.slice_end);
 }
 
 /* A shadow-stack violation the guest kernel's handler made while the window
@@ -186,6 +197,19 @@ bool cfi_lp_window_exit(struct vcpu *v, unsigned long cause, unsigned long insn,
 		 * keep the window, or the fault would come back to us a second time */
 		if (cause != (CAUSE_IRQ_FLAG | IRQ_S_TIMER))
 			return false;
+		/* ... but a guest whose handler is that very instruction looks the
+		 * same for ever (it jumps to itself): the window has a bound the
+		 * guest cannot extend, and gives way to host work (a kick, a TLB
+		 * shootdown) at once. Then the fault is owed and the timer exit
+		 * goes on as usual: host services, slice end, scheduler. */
+		if (v->lp_window.rearms >= LP_WINDOW_MAX_REARMS ||
+		    (csr_read(CSR_SIP) & MIP_SSIP)) {
+			note_owed(v);
+			window_close(v);
+			v->cfi_stats.lp_windows_cut++;
+			return false;
+		}
+		v->lp_window.rearms++;
 		csr_write(CSR_STIMECMP, time_now() + guard_ticks());
 		v->lp_window.timer_moved = true;
 		*act = EXIT_RESUME_SAME;
@@ -193,7 +217,7 @@ bool cfi_lp_window_exit(struct vcpu *v, unsigned long cause, unsigned long insn,
 	}
 	vscause = csr_read(CSR_VSCAUSE);
 	if (cause == (CAUSE_IRQ_FLAG | IRQ_S_TIMER) && v->lp_window.timer_moved &&
-	    v->lp_window.slice_left) {
+	    v->lp_window.slice_end > time_now()) {
 		note_owed_if_irq_first(v, vscause);
 		window_close(v);	/* the guard fired, not the end of the slice */
 		*act = count_delegated(v, vscause);

@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <printf.h>
 #include <cfi.h>
-#include <entropy.h>
 #include <fdt_guest.h>
 #include <hart.h>
 #include <vm.h>
@@ -239,7 +238,6 @@ int fdt_guest_build(const struct vm *vm, const struct guest_fdt_info *gi, void *
 {
 	void *fdt = buf;
 	char name[32];
-	uint8_t seed[32];
 
 	TRY(fdt_create(fdt, (int)size));
 	TRY(fdt_finish_reservemap(fdt));
@@ -259,8 +257,7 @@ int fdt_guest_build(const struct vm *vm, const struct guest_fdt_info *gi, void *
 	TRY(fdt_property_u32(fdt, "carapace,boot-count", vm->cfg.boot_count));
 	snprintf(name, sizeof(name), "/soc/serial@%lx", VUART_BASE);
 	TRY(fdt_property_string(fdt, "stdout-path", name));	/* as QEMU virt says it */
-	entropy_fill(((uint64_t)vm->index << 32) | vm->cfg.boot_count, seed, sizeof(seed));
-	TRY(fdt_property(fdt, "rng-seed", seed, sizeof(seed)));
+	TRY(fdt_property(fdt, "rng-seed", gi->rng_seed, sizeof(gi->rng_seed)));
 	TRY(fdt_property_string(fdt, "carapace,vm-name", vm->cfg.name));
 	TRY(fdt_end_node(fdt));
 

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* Host console: guest output as whole lines tagged "[vm] " (escape sequences
- * dropped). Keyboard input is the monitor's (monitor.c). */
+/* Host console: guest output as whole lines tagged "[vm] ", filtered so that
+ * a guest cannot drive the terminal, erase its tag or start a line of its
+ * own (hyp/include/console_filter.h). Keyboard input is the monitor's
+ * (monitor.c). */
 #include <atomic.h>
 #include <console.h>
+#include <console_filter.h>
 #include <hart.h>
 #include <log.h>
 #include <string.h>
@@ -26,49 +29,38 @@ static size_t take_line(struct vm *vm, char *out)
 	return n;
 }
 
-/* Guests must not drive the host terminal: drop ESC sequences (ESC x, and
- * CSI "ESC [ params final") instead of passing them on. */
-static bool drop_escape(struct vm *vm, char c)
-{
-	switch (vm->esc_state) {
-	case 1:
-		vm->esc_state = c == '[' ? 2 : 0;
-		return true;
-	case 2:
-		if (c >= 0x40 && c <= 0x7e)
-			vm->esc_state = 0;
-		return true;
-	default:
-		if (c != 0x1b)
-			return false;
-		vm->esc_state = 1;
-		return true;
-	}
-}
-
+/* Guest output, filtered byte by byte (the policy: console_filter.h), into
+ * the VM's line; a line goes out when it ends or fills the buffer (a
+ * character that would not fit starts the next one). */
 void console_vm_write(struct vm *vm, const char *buf, size_t len)
 {
 	char out[sizeof(vm->line)];
+	struct console_out o = { .n = 0, .action = CONSOLE_NONE };
 	size_t i = 0, n;
 
-	while (i < len) {
+	while (i < len || o.n) {
 		bool line_done = false;
 
 		spin_lock(&vm->con_lock);
-		for (; i < len && !line_done; i++) {
-			char c = buf[i];
-
-			if (c == '\n') {
-				line_done = true;
-				continue;
+		while (!line_done) {
+			if (!o.n && o.action == CONSOLE_NONE) {
+				if (i == len)
+					break;
+				console_filter_byte(&vm->con_filter, (uint8_t)buf[i++], &o);
 			}
-			if (c == '\r' || drop_escape(vm, c))
-				continue;
-			/* other control characters could still drive the host terminal */
-			if ((c < 0x20 && c != '\t' && c != '\b') || c == 0x7f)
-				c = '?';
-			vm->line[vm->line_len++] = c;
-			line_done = vm->line_len == sizeof(vm->line);
+			if (o.n > sizeof(vm->line) - vm->line_len) {
+				line_done = true;	/* o waits for the next line */
+				break;
+			}
+			memcpy(vm->line + vm->line_len, o.b, o.n);
+			vm->line_len += o.n;
+			o.n = 0;
+			if (o.action == CONSOLE_NEWLINE)
+				line_done = true;
+			else if (o.action == CONSOLE_ERASE)	/* only what is not shown yet */
+				vm->line_len -= console_erase_len(vm->line, vm->line_len);
+			o.action = CONSOLE_NONE;
+			line_done |= vm->line_len == sizeof(vm->line);
 		}
 		vm->line_time = time_now();
 		n = line_done ? take_line(vm, out) : 0;

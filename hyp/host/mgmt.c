@@ -24,8 +24,22 @@
 #define MGMT_LINE_MAX	4096		/* bytes per request line, newline included */
 #define MGMT_REPLY_MAX	8192
 #define MGMT_PORT_NAME	"org.carapace.control"
+/* How long one poll serves requests: a client that streams requests (or one
+ * endless line) would otherwise keep hart 0 in mgmt_poll() for as long as it
+ * sends, and with it the vCPU that hart interrupted, the TLB shootdowns and
+ * remote fences aimed at that vCPU, and every other host service. The
+ * deadline is looked at before each request and each read of the port once
+ * the poll has done something, so a poll lasts at most this plus one request
+ * or one read's bytes; the rest waits for the next poll, at the scheduler's
+ * next pass (mgmt_busy()). */
+#define MGMT_POLL_BUDGET_US	1000
 
 static const char *const policy_names[] = { "trap", "delegate", "strict", "off" };
+
+/* What a reply that comes later answers: a late callback of one kind never
+ * answers a request of another (its client may have gone, and the next
+ * client's request be waiting). */
+enum wait_kind { W_NONE, W_OP, W_SNAPSHOT, W_RESTORE, W_MIGRATE, W_INCOMING };
 
 static struct mgmt {
 	int port;			/* -1: no management device */
@@ -35,13 +49,14 @@ static struct mgmt {
 	bool discarding;		/* skipping the rest of an overlong line */
 	char reply[MGMT_REPLY_MAX];
 	size_t reply_len, reply_sent;	/* a reply still going out */
-	bool waiting;			/* a pause/destroy reply comes later */
+	enum wait_kind waiting;		/* a reply that comes later */
 	uint64_t wait_id;
 	bool wait_has_id;
 	char scratch[MGMT_LINE_MAX];	/* decoded JSON strings */
 	char in[256];			/* bytes read from the port, not yet consumed */
 	size_t in_len, in_off;
 	unsigned int read_generation;	/* the client the line buffer belongs to */
+	bool more;			/* the last poll stopped at its bound */
 } m = { .port = -1 };
 
 /* ---- replies ---- */
@@ -148,6 +163,8 @@ static void vm_entry(struct json_writer *w, const struct vm *vm)
 	jw_kv_str(w, "cfi", policy_names[vm->cfg.cfi_policy]);
 	jw_kv_u64(w, "boots", vm->cfg.boot_count);
 	jw_kv_bool(w, "failed", vm->failed);
+	if (vm_migration_word(vm))
+		jw_kv_str(w, "migration", vm_migration_word(vm));
 	jw_obj_end(w);
 }
 
@@ -251,6 +268,7 @@ static void cmd_stats(struct req *r)
 	jw_key(&w, "host");
 	jw_obj_begin(&w);
 	jw_kv_u64(&w, "free_mem", mm_free_bytes());
+	jw_kv_u64(&w, "events_dropped", vm_events_dropped());
 	jw_key(&w, "idle_wakeups");	/* per hart */
 	jw_arr_begin(&w);
 	for (unsigned int i = 0; i < nr_harts; i++)
@@ -273,13 +291,16 @@ static void cmd_cfi(struct req *r)
 {
 	const struct vm *vm;
 	struct json_writer w;
+	uint64_t until;
 
 	if (!get_vm(r, "vm", true))
 		return;
 	vm = r->vm;
-	/* a vCPU that stayed on its hart keeps ssp/senvcfg in the CSRs only */
+	/* a vCPU that stayed on its hart keeps ssp/senvcfg in the CSRs only;
+	 * one deadline for them all bounds the reply's wait */
+	until = time_now() + timebase_hz * VCPU_SYNC_STATE_MS / 1000;
 	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++)
-		vcpu_sync_state(&r->vm->vcpus[i]);
+		vcpu_sync_state(&r->vm->vcpus[i], until);
 	reply_head(&w, r->has_id, r->id, true);
 	jw_kv_str(&w, "vm", vm->cfg.name);
 	jw_kv_str(&w, "policy", policy_names[vm->cfg.cfi_policy]);
@@ -313,6 +334,7 @@ static void cmd_cfi(struct req *r)
 		jw_kv_u64(&w, "violations_ss", cs->swcheck_ss);
 		jw_kv_u64(&w, "last_pc", cs->last_pc);
 		jw_kv_u64(&w, "last_tval", cs->last_tval);
+		jw_kv_u64(&w, "lp_windows_cut", cs->lp_windows_cut);
 		jw_key(&w, "last_from");
 		if (cs->swcheck_lp || cs->swcheck_ss)
 			jw_str(&w, cs->last_from_vs ? "VS" : "VU");
@@ -330,9 +352,9 @@ static void op_done(void *ctx, struct vm *vm, uint64_t result)
 	struct json_writer w;
 
 	(void)ctx;
-	if (!m.waiting)
+	if (m.waiting != W_OP)
 		return;
-	m.waiting = false;
+	m.waiting = W_NONE;
 	reply_head(&w, m.wait_has_id, m.wait_id, true);
 	jw_kv_str(&w, "vm", vm->cfg.name);
 	if (result)
@@ -342,9 +364,9 @@ static void op_done(void *ctx, struct vm *vm, uint64_t result)
 	reply_send(&w);
 }
 
-static void start_wait(struct req *r)
+static void start_wait(struct req *r, enum wait_kind kind)
 {
-	m.waiting = true;
+	m.waiting = kind;
 	m.wait_has_id = r->has_id;
 	m.wait_id = r->id;
 }
@@ -353,10 +375,13 @@ static void cmd_pause(struct req *r)
 {
 	if (!get_vm(r, "vm", true))
 		return;
-	start_wait(r);
+	start_wait(r, W_OP);
 	if (vmop_pause(r->vm, op_done, &m)) {
-		m.waiting = false;
-		reply_error(r->has_id, r->id, "bad-state", "the VM is not running");
+		const char *why = vmop_refusal(r->vm, VMOP_PAUSE);
+
+		m.waiting = W_NONE;
+		reply_error(r->has_id, r->id, why ? "busy" : "bad-state",
+			    why ? why : "the VM is not running");
 	}
 }
 
@@ -367,7 +392,10 @@ static void cmd_resume(struct req *r)
 	if (!get_vm(r, "vm", true))
 		return;
 	if (vmop_resume(r->vm)) {
-		reply_error(r->has_id, r->id, "bad-state", "the VM is not paused");
+		const char *why = vmop_refusal(r->vm, VMOP_RESUME);
+
+		reply_error(r->has_id, r->id, why ? "busy" : "bad-state",
+			    why ? why : "the VM is not paused");
 		return;
 	}
 	pr_info("vm %s: resumed", r->vm->cfg.name);
@@ -399,10 +427,13 @@ static void cmd_destroy(struct req *r)
 {
 	if (!get_vm(r, "vm", true))
 		return;
-	start_wait(r);
+	start_wait(r, W_OP);
 	if (vmop_destroy(r->vm, op_done, &m)) {
-		m.waiting = false;
-		reply_error(r->has_id, r->id, "busy", "the VM is being destroyed or reset; try again");
+		const char *why = vmop_refusal(r->vm, VMOP_DESTROY);
+
+		m.waiting = W_NONE;
+		reply_error(r->has_id, r->id, "busy",
+			    why ? why : "the VM is being reset (a reboot) or restored; try again");
 	}
 }
 
@@ -555,9 +586,11 @@ static void snapshot_done(const struct snap_result *r)
 		if (snap_req.resume && !vmop_resume(snap_req.vm))
 			pr_info("vm %s: resumed after the snapshot", snap_req.vm->cfg.name);
 	}
-	if (!m.waiting)
-		return;
-	m.waiting = false;
+	if (r->err)
+		pr_info("vm %s: snapshot failed: %s", snap_req.vm->cfg.name, r->err);
+	if (m.waiting != W_SNAPSHOT)
+		return;		/* its client left: the reply is dropped */
+	m.waiting = W_NONE;
 	if (r->err) {
 		reply_error(m.wait_has_id, m.wait_id, "stream", r->err);
 		return;
@@ -570,9 +603,14 @@ static void snapshot_done(const struct snap_result *r)
 	jw_kv_u64(&w, "pages", r->pages);
 	jw_kv_u64(&w, "pause_us", ticks_to_us(pause));
 	jw_kv_bool(&w, "live", snap_req.live);
+	if (snap_req.live)
+		jw_kv_u64(&w, "memory_pause_us", r->ticks ? MAX(ticks_to_us(r->ticks), 1UL) : 0);
 	reply_send(&w);
 }
 
+/* The pause a snapshot asked for is over. Its waiter is &snap_req, not the
+ * client's: a client that left does not leave the VM paused for ever (the
+ * snapshot goes on, its reply dropped, as any operation already started). */
 static void snapshot_paused(void *ctx, struct vm *vm, uint64_t result)
 {
 	(void)ctx;
@@ -608,14 +646,14 @@ static void cmd_snapshot(struct req *r)
 	snap_req.vm = r->vm;
 	snap_req.live = live;
 	snap_req.paused_at = time_now();
-	start_wait(r);
+	start_wait(r, W_SNAPSHOT);
 	if (r->vm->state == VM_PAUSED) {
 		snap_req.resume = false;
 		snapshot_paused(NULL, r->vm, 0);
 	} else {
 		snap_req.resume = true;
-		if (vmop_pause(r->vm, snapshot_paused, &m)) {
-			m.waiting = false;
+		if (vmop_pause(r->vm, snapshot_paused, &snap_req)) {
+			m.waiting = W_NONE;
 			reply_error(r->has_id, r->id, "bad-state", "the VM is neither running nor paused");
 		}
 	}
@@ -630,9 +668,9 @@ static void restore_done(const struct snap_result *r)
 			(unsigned long)r->pages);
 	else
 		pr_info("restore refused: %s", r->err);
-	if (!m.waiting)
+	if (m.waiting != W_RESTORE)
 		return;
-	m.waiting = false;
+	m.waiting = W_NONE;
 	if (r->err) {
 		reply_error(m.wait_has_id, m.wait_id, r->code, r->err);
 		return;
@@ -660,9 +698,9 @@ static void cmd_restore(struct req *r)
 	if (!stream_free(r))
 		return;
 	snap_port_drain();
-	start_wait(r);
+	start_wait(r, W_RESTORE);
 	if (snap_load_start(bytes, name[0] ? name : NULL, restore_done)) {
-		m.waiting = false;
+		m.waiting = W_NONE;
 		reply_error(r->has_id, r->id, "busy", "a snapshot or restore is under way");
 	}
 }
@@ -675,9 +713,9 @@ static void migrate_done(const struct mig_result *r)
 
 	if (r->err)
 		pr_info("vm %s: migration failed: %s", r->vm_name, r->err);
-	if (!m.waiting)
+	if (m.waiting != W_MIGRATE)
 		return;
-	m.waiting = false;
+	m.waiting = W_NONE;
 	if (r->err) {
 		reply_error(m.wait_has_id, m.wait_id, r->code, r->err);
 		return;
@@ -712,10 +750,10 @@ static void cmd_migrate(struct req *r)
 	}
 	if (!stream_free(r))
 		return;
-	start_wait(r);
+	start_wait(r, W_MIGRATE);
 	rc = mig_send_start(r->vm, (unsigned int)rounds, &vmops_migration, migrate_done);
 	if (rc) {
-		m.waiting = false;
+		m.waiting = W_NONE;
 		reply_error(r->has_id, r->id, rc == -HYP_ENOMEM ? "no-memory" : "busy",
 			    rc == -HYP_ENOMEM ? "no memory for the migration's page maps" :
 			    "the stream port is busy");
@@ -730,11 +768,12 @@ static void incoming_done(const struct mig_result *r)
 
 	if (!r->err)
 		pr_info("vm %s: migrated in, running", r->vm_name);
-	if (!m.waiting)
+	if (m.waiting != W_INCOMING)
 		return;
-	m.waiting = false;
-	if (r->err) {
-		reply_error(m.wait_has_id, m.wait_id, r->code, r->err);
+	m.waiting = W_NONE;
+	if (r->err || !r->vm) {
+		reply_error(m.wait_has_id, m.wait_id, r->err ? r->code : "internal",
+			    r->err ? r->err : "the VM is gone");
 		return;
 	}
 	reply_head(&w, m.wait_has_id, m.wait_id, true);
@@ -755,9 +794,9 @@ static void cmd_incoming(struct req *r)
 		return;
 	if (!stream_free(r))
 		return;
-	start_wait(r);
+	start_wait(r, W_INCOMING);
 	if (mig_recv_start(name[0] ? name : NULL, false, &vmops_migration, incoming_done)) {
-		m.waiting = false;
+		m.waiting = W_NONE;
 		reply_error(r->has_id, r->id, "busy", "the stream port is busy");
 	}
 }
@@ -874,7 +913,7 @@ static void new_connection(void)
 	if (m.read_generation == m.generation)
 		return;
 	m.reply_len = m.reply_sent = 0;
-	m.waiting = false;
+	m.waiting = W_NONE;
 	vmop_cancel_waiter(&m);
 }
 
@@ -912,8 +951,24 @@ static bool send_reply(void)
 	return true;
 }
 
+bool mgmt_busy(void)
+{
+	return m.more;
+}
+
+/* The poll's time is up: say that more may wait, and stop. */
+static bool budget_spent(uint64_t until)
+{
+	m.more = time_now() >= until;
+	return m.more;
+}
+
 void mgmt_poll(void)
 {
+	uint64_t until = time_now() + timebase_hz / 1000000 * MGMT_POLL_BUDGET_US;
+	bool progress = false;	/* the budget binds once something was done */
+
+	m.more = false;
 	if (!have_device)
 		return;
 	vcon_poll();
@@ -930,8 +985,13 @@ void mgmt_poll(void)
 	while (send_reply() && !m.waiting) {
 		char c;
 
-		if (m.in_off == m.in_len && !refill())
-			return;
+		if (m.in_off == m.in_len) {
+			if (progress && budget_spent(until))
+				return;
+			if (!refill())
+				return;
+			progress = true;
+		}
 		c = m.in[m.in_off++];
 		if (c != '\n') {
 			if (m.line_len < MGMT_LINE_MAX - 1)
@@ -940,11 +1000,16 @@ void mgmt_poll(void)
 				m.discarding = true;
 			continue;
 		}
+		if (progress && budget_spent(until)) {
+			m.in_off--;	/* this line is answered at the next poll */
+			return;
+		}
 		if (m.discarding)
 			reply_error(false, 0, "bad-request", "line too long (4096 bytes at most)");
 		else if (m.line_len)
 			handle_line(m.line, m.line_len);
 		m.line_len = 0;
 		m.discarding = false;
+		progress = true;
 	}
 }

@@ -5,6 +5,7 @@
  * state without stopping them, so figures can be a time slice old. */
 #include <arch/riscv/encoding.h>
 #include <console.h>
+#include <hart.h>
 #include <monitor.h>
 #include <uart.h>
 #include <vm.h>
@@ -26,11 +27,11 @@ static const char *hsm_name(const struct vcpu *v)
 	return v->g.hsm.waiting ? "idle (wfi)" : v->hart >= 0 ? "running" : "runnable";
 }
 
-void monitor_print_vcpu_cfi(struct vcpu *v)
+void monitor_print_vcpu_cfi(struct vcpu *v, uint64_t until)
 {
 	const struct cfi_stats *cs = &v->cfi_stats;
 
-	vcpu_sync_state(v);	/* on a hart since it changed them: CSRs only */
+	vcpu_sync_state(v, until);	/* on a hart since it changed them: CSRs only */
 	pr_info("  vm %s vcpu %u: shadow stack %s%s, ssp=0x%lx, landing pads %s%s, "
 		"ELP=%lu, senvcfg=0x%lx",
 		v->vm->cfg.name, v->id, v->g.fwft.ss_value ? "on" : "off",
@@ -56,6 +57,12 @@ static void list_vms(void)
 			i == focus ? '*' : ' ', i, vm->cfg.name, vm_state_name(vm), vm->cfg.nr_vcpus,
 			(unsigned long)(vm->cfg.ram_size >> 20), vm->cfg.boot_count,
 			(const char *[]){ "trap", "delegate", "strict", "off" }[vm->cfg.cfi_policy]);
+		if (vm_migration_word(vm))
+			pr_info("    migration %s: %s", vm_migration_word(vm),
+				vm->mig_unconfirmed == VM_MIG_LEFT ?
+				"the destination may run it: destroy this copy if it does, "
+				"resume it if not" :
+				"the source may still hold a paused copy: destroy that one");
 		for (unsigned int c = 0; c < vm->cfg.nr_vcpus; c++)
 			pr_info("    vcpu %u: %s, pc 0x%lx", c, hsm_name(&vm->vcpus[c]),
 				vm->vcpus[c].g.ctx.sepc);
@@ -83,9 +90,12 @@ static void show_stats(void)
 
 static void show_cfi(void)
 {
+	/* one deadline for every vCPU shown: hart 0 waits ~10 ms at most */
+	uint64_t until = time_now() + timebase_hz * VCPU_SYNC_STATE_MS / 1000;
+
 	for (unsigned int i = 0; i < nr_vms; i++)
 		for (unsigned int c = 0; c < vms[i].cfg.nr_vcpus; c++)
-			monitor_print_vcpu_cfi(&vms[i].vcpus[c]);
+			monitor_print_vcpu_cfi(&vms[i].vcpus[c], until);
 }
 
 void monitor_open(void)
@@ -119,9 +129,16 @@ static void lifecycle_key(int c)
 		rc = vmop_wake(vm);	/* a guest-suspended VM (SBI SUSP) */
 	else
 		rc = vmop_destroy(vm, op_done, NULL);
-	if (rc)
-		pr_info("monitor: vm %s is %s: cannot %s it now", vm->cfg.name, vm_state_name(vm),
-			c == 'p' ? "pause" : c == 'r' ? "resume" : c == 'w' ? "wake" : "destroy");
+	if (rc) {
+		enum vmop op = c == 'p' ? VMOP_PAUSE : c == 'r' ? VMOP_RESUME :
+			       c == 'w' ? VMOP_WAKE : VMOP_DESTROY;
+		const char *why = vmop_refusal(vm, op);
+
+		pr_info("monitor: vm %s is %s: cannot %s it now%s%s", vm->cfg.name,
+			vm_state_name(vm),
+			c == 'p' ? "pause" : c == 'r' ? "resume" : c == 'w' ? "wake" : "destroy",
+			why ? ": " : "", why ? why : "");
+	}
 	else if (c == 'r' || c == 'w')
 		pr_info("vm %s: %s", vm->cfg.name, c == 'r' ? "resumed" : "woken");
 }

@@ -54,6 +54,15 @@ static void handle_events(void)
 	enum vm_event_kind kind;
 	struct vm *vm;
 
+	static uint64_t dropped_seen;
+	uint64_t dropped = vm_events_dropped();
+
+	if (dropped != dropped_seen) {
+		pr_info("%lu VM reboot notices lost (the event ring was full): "
+			"%lu since boot", (unsigned long)(dropped - dropped_seen),
+			(unsigned long)dropped);
+		dropped_seen = dropped;
+	}
 	while (vm_event_take(&vm, &kind)) {
 		console_vm_flush(vm);
 		if (kind == VM_EV_REBOOT) {
@@ -93,7 +102,7 @@ bool host_poll(void)
 	/* the scheduler passes here on every vCPU switch on hart 0: do the work at
 	 * most once a millisecond, unless an event or an operation is waiting */
 	if (now - last < timebase_hz / 1000 && !vm_event_pending() && !vmops_pending() &&
-	    !snap_busy() && !mig_busy())
+	    !snap_busy() && !mig_busy() && !mgmt_busy())
 		return false;
 	last = now;
 	console_flush_stale();
@@ -106,5 +115,5 @@ bool host_poll(void)
 	mig_send_poll();
 	mig_recv_poll();
 	power_off_if_all_down();
-	return snap_busy() || mig_busy();
+	return snap_busy() || mig_busy() || mgmt_busy();
 }

@@ -54,18 +54,55 @@ static int start_op(struct vm *vm, int kind, int rc, vmop_done_fn done, void *ct
 
 int vmop_pause(struct vm *vm, vmop_done_fn done, void *ctx)
 {
-	if (pending[vm->index].kind != OP_NONE)
+	if (pending[vm->index].kind != OP_NONE || snap_holds_paused(vm))
 		return -HYP_EBUSY;
 	return start_op(vm, OP_PAUSE, vm_request_pause(vm), done, ctx);
 }
 
+const char *vm_migration_word(const struct vm *vm)
+{
+	switch (vm->mig_unconfirmed) {
+	case VM_MIG_LEFT: return "left-unconfirmed";
+	case VM_MIG_ARRIVED: return "arrived-unconfirmed";
+	default: return NULL;
+	}
+}
+
+const char *vmop_refusal(const struct vm *vm, enum vmop op)
+{
+	bool held = snap_holds_paused(vm);
+
+	if (op == VMOP_DESTROY && snap_saving(vm))
+		return "a snapshot of the VM is being written: its memory must stay until the "
+		       "stream is out";
+	if (op != VMOP_DESTROY && held)
+		return "a snapshot of the VM is being written: it stays paused until the stream "
+		       "is out";
+	if (mig_sending(vm))
+		return "the VM is migrating: it stays as it is until the migration ends";
+	if (pending[vm->index].kind == OP_DESTROY)
+		return "the VM is being destroyed";
+	if (op != VMOP_DESTROY && pending[vm->index].kind == OP_PAUSE)
+		return "a pause of the VM is under way";
+	return NULL;
+}
+
 int vmop_destroy(struct vm *vm, vmop_done_fn done, void *ctx)
 {
-	if (snap_saving(vm) || mig_sending(vm))
-		return -HYP_EBUSY;	/* its memory is being streamed */
-	/* a pending pause is overtaken: destroy finishes it too */
-	if (pending[vm->index].kind == OP_DESTROY)
+	uint64_t freed;
+
+	/* its memory is being streamed, or it is going already (a pending
+	 * pause is overtaken: destroy finishes it too) */
+	if (vmop_refusal(vm, VMOP_DESTROY))
 		return -HYP_EBUSY;
+	if (mig_receiving(vm) && mig_recv_cancel(vm, &freed)) {
+		/* still arriving, never run: the receive ended and freed it */
+		pr_info("vm %s: destroyed while arriving, %lu MiB returned", vm->cfg.name,
+			(unsigned long)(freed >> 20));
+		if (done)
+			done(ctx, vm, freed);
+		return 0;
+	}
 	if (pending[vm->index].kind == OP_PAUSE && pending[vm->index].done)
 		pending[vm->index].done(pending[vm->index].ctx, vm, 0);
 	pending[vm->index].kind = OP_NONE;
@@ -74,10 +111,19 @@ int vmop_destroy(struct vm *vm, vmop_done_fn done, void *ctx)
 
 int vmop_resume(struct vm *vm)
 {
-	/* a migration's switchover holds it paused until it ends */
-	if (pending[vm->index].kind != OP_NONE || mig_sending(vm))
+	int rc;
+
+	/* a snapshot or a migration's switchover holds it paused until it ends */
+	if (vmop_refusal(vm, VMOP_RESUME))
 		return -HYP_EBUSY;
-	return vm_resume(vm);
+	rc = vm_resume(vm);
+	if (!rc && vm->mig_unconfirmed == VM_MIG_LEFT) {
+		/* the operator's word: the destination never ran it */
+		vm->mig_unconfirmed = VM_MIG_CONFIRMED;
+		pr_info("vm %s: resumed here after its unconfirmed migration: make sure the "
+			"destination does not run it", vm->cfg.name);
+	}
+	return rc;
 }
 
 int vmop_wake(struct vm *vm)
@@ -115,11 +161,11 @@ void vmops_poll(void)
 			continue;
 		sched_lock();
 		ready = vm_off_cpu(vm);
-		if (ready && pending[i].kind == OP_PAUSE && vm->state == VM_PAUSING)
-			vm->state = VM_PAUSED;
 		sched_unlock();
 		if (!ready)
 			continue;
+		if (pending[i].kind == OP_PAUSE)
+			vm_pause_settle(vm);
 		if (pending[i].kind == OP_DESTROY) {
 			console_vm_flush(vm);
 			result = vm_destroy_finish(vm);

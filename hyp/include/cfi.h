@@ -27,7 +27,8 @@ struct cfi_lp_window {
 	bool open;		/* hedeleg[18], hstatus.VTSR and the guard are set */
 	unsigned long pc;	/* the faulting instruction */
 	bool timer_moved;	/* the guard moved the slice's end */
-	uint64_t slice_left;	/* of the vCPU's time slice when it opened */
+	uint64_t slice_end;	/* of the vCPU's time slice when it opened */
+	unsigned int rearms;	/* guard periods added at the faulting pc */
 	unsigned long held_hvip;	/* VS interrupts held back until it closes */
 	bool timer_parked;		/* the guest's timer is held too: */
 	uint64_t held_vstimecmp;	/* its deadline */
@@ -39,6 +40,7 @@ struct cfi_lp_window {
 struct cfi_stats {
 	uint64_t swcheck_lp, swcheck_ss;	/* cause 18 by tval */
 	uint64_t last_pc, last_tval, last_from_vs;
+	uint64_t lp_windows_cut;	/* re-delivery windows ended by their bound */
 };
 
 /** vm_features() - the VM_FEAT_* (vm.h) a VM with @policy gets on this host. */

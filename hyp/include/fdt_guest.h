@@ -8,6 +8,7 @@ struct vm;
 
 struct guest_fdt_info {
 	gpa_t initrd_start, initrd_end;	/* 0/0: none */
+	uint8_t rng_seed[32];		/* /chosen/rng-seed: fresh for each boot */
 };
 
 /** fdt_guest_build() - write the DT for @vm into buf; 0, or a negative libfdt

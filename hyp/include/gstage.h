@@ -33,6 +33,13 @@ hpa_t gstage_pmd_table(uint64_t pmd);
 /** gstage_split_2m() - fill @table (a 4 KiB page) with the 2 MiB leaf *@pmd's
  *  512 pages at @prot and point *@pmd at it. The caller flushes. */
 void gstage_split_2m(uint64_t *pmd, hpa_t table, unsigned long prot);
+/** gstage_map_2m_split() - map the 2 MiB granule at @gpa to @hpa (both 2 MiB
+ *  aligned) as 512 4 KiB leaves at @prot, written into @table (a 4 KiB page)
+ *  before the one store that makes them visible: no walker ever sees a 2 MiB
+ *  leaf there (dirty logging). A missing level-1 table comes from @alloc.
+ *  -HYP_EEXIST if the granule is mapped already. */
+int gstage_map_2m_split(uint64_t root, gpa_t gpa, hpa_t hpa, hpa_t table, unsigned long prot,
+			gstage_alloc_fn alloc, void *ctx);
 /** gstage_merge_2m() - the split *@pmd becomes one 2 MiB leaf at @prot again
  *  (the table stays the caller's to free after a flush). */
 void gstage_merge_2m(uint64_t *pmd, unsigned long prot);

@@ -46,7 +46,8 @@ struct hart {
 	unsigned int index;	/* 0..nr_harts-1 */
 	struct vcpu *current;	/* vCPU loaded on this hart */
 	struct tlb_hart tlb;	/* translation-cache upkeep (hyp/mm/tlb.c) */
-	uint64_t idle_wakeups;	/* wfi returns: an idle hart that spins shows here */
+	uint64_t idle_wakeups;	/* idle passes (wfi or due at once): a spinning hart shows here */
+	bool left_idle;		/* its next pick passes a wake-up on (hyp/vmm/sched.c) */
 };
 
 extern struct hart harts[HART_MAX];

@@ -10,6 +10,10 @@ bool mgmt_init(const void *fdt);
 /** mgmt_arm_incoming() - wait on the stream port for one migrated VM (a host
  *  started for it: carapace,incoming). */
 void mgmt_arm_incoming(void);
-/** mgmt_poll() - read requests, answer them (hart 0 only). */
+/** mgmt_poll() - read requests, answer them (hart 0 only), for about 1 ms
+ *  at most (MGMT_POLL_BUDGET_US) plus one request. */
 void mgmt_poll(void);
+/** mgmt_busy() - the last mgmt_poll() stopped at its bound with input
+ *  perhaps left: poll again at the next pass, do not sleep. */
+bool mgmt_busy(void);
 #endif

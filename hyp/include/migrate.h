@@ -63,4 +63,12 @@ static inline bool mig_busy(void)
 }
 /** mig_recv_armed() - a receive waits for its client. */
 bool mig_recv_armed(void);
+/** mig_receiving() - is @vm the one a receive created (arriving, or run but
+ *  not yet confirmed by the source's DONE)? */
+bool mig_receiving(const struct vm *vm);
+/** mig_recv_cancel() - its operator destroys @vm, which is arriving: the
+ *  receive ends and never touches its slot again. True if the VM had not
+ *  run yet: then it is freed here (*@freed bytes) and the source told
+ *  (ABORT: it keeps its copy); false: destroy it as any VM. */
+bool mig_recv_cancel(struct vm *vm, uint64_t *freed);
 #endif

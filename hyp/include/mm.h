@@ -1,28 +1,45 @@
 /* SPDX-License-Identifier: MIT */
-/* Host physical memory allocator: free ranges carved out of the host DT's memory. */
+/* Host physical memory allocator: a page bitmap over the free ranges found at
+ * boot (mm_ranges.h), first fit.
+ *
+ * Bound: one bit per 4 KiB page (32 KiB per GiB, 1/32768 of the memory),
+ * placed at the start of each free range when the pool is laid out and never
+ * grown. A free clears bits and allocates nothing, so it cannot fail, however
+ * fragmented the pool is (a guest can choose the order in which a live
+ * snapshot copies and frees its chunks); the earlier free-range list lost
+ * every free once it held 32 pieces. Costs: a free O(pages / 64) word writes;
+ * an allocation O(pages of the pool / 64) word reads at worst. */
 #ifndef HYP_MM_H
 #define HYP_MM_H
 #include <types.h>
+#include <mm_ranges.h>
 
-#define MM_MAX_RANGES	32
-
-struct mm_range {
-	uint64_t base, size;
+/* One free range of the boot layout: its pages and their bits (1 = in use). */
+struct mm_region {
+	uint64_t base;		/* page-aligned, just past its own bitmap */
+	uint64_t pages;
+	uint64_t *used;		/* pages bits, in the range's first pages */
 };
 
-/* A set of free ranges, sorted by base and never overlapping. Plain data so
- * host unit tests can drive it. */
+/* Plain data so host unit tests can drive it over a buffer of their own. */
 struct mm_pool {
 	unsigned int nr;
-	struct mm_range r[MM_MAX_RANGES];
+	uint64_t free_pages;
+	struct mm_region reg[MM_MAX_RANGES];
 };
 
-/** mm_pool_add() - add [base, base+size) as free (merged with neighbours). */
-int mm_pool_add(struct mm_pool *p, uint64_t base, uint64_t size);
-/** mm_pool_reserve() - remove [base, base+size) from the free set (may split a range). */
-int mm_pool_reserve(struct mm_pool *p, uint64_t base, uint64_t size);
-/** mm_pool_alloc() - first fit of @size bytes aligned to @align (power of 2); 0 on failure. */
+/** mm_pool_init() - lay the pool out over @free: each range (trimmed to whole
+ *  pages) keeps its bitmap in its first pages, the rest is free. A range too
+ *  small to hold its bitmap and one page is left out. */
+void mm_pool_init(struct mm_pool *p, const struct mm_ranges *free);
+/** mm_pool_alloc() - first fit of @size bytes (rounded up to pages) aligned to
+ *  @align (a power of 2; at least a page is implied); 0 on failure. */
 uint64_t mm_pool_alloc(struct mm_pool *p, uint64_t size, uint64_t align);
+/** mm_pool_free() - give back [base, base+size) (size rounded up to pages as
+ *  mm_pool_alloc() did); base 0 is nothing. Never fails for what
+ *  mm_pool_alloc() gave; -HYP_EINVAL, nothing changed, for a range that is not
+ *  page-aligned, not in the pool or not wholly in use (a double free). */
+int mm_pool_free(struct mm_pool *p, uint64_t base, uint64_t size);
 /** mm_pool_free_bytes() - total free bytes. */
 uint64_t mm_pool_free_bytes(const struct mm_pool *p);
 
@@ -32,7 +49,7 @@ extern struct mm_pool host_pool;
 hpa_t mm_alloc(uint64_t size, uint64_t align);
 /** mm_alloc_raw() - the same, not zeroed (guest RAM: zeroed on first touch). */
 hpa_t mm_alloc_raw(uint64_t size, uint64_t align);
-/** mm_free() - give [pa, pa+size) back (a destroyed VM's blocks). */
+/** mm_free() - give [pa, pa+size) back (a destroyed VM's blocks); cannot fail. */
 void mm_free(hpa_t pa, uint64_t size);
 /** mm_free_bytes() - host memory still free. */
 uint64_t mm_free_bytes(void);

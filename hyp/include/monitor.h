@@ -18,6 +18,7 @@ bool monitor_key(int c);
 void monitor_open(void);
 /** monitor_focus() - index of the VM that gets host input. */
 unsigned int monitor_focus(void);
-/** monitor_print_vcpu_cfi() - one line in words about a vCPU's CFI state. */
-void monitor_print_vcpu_cfi(struct vcpu *v);
+/** monitor_print_vcpu_cfi() - one line in words about a vCPU's CFI state;
+ *  waits for its hart until @until at most (vcpu_sync_state()). */
+void monitor_print_vcpu_cfi(struct vcpu *v, uint64_t until);
 #endif

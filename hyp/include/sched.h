@@ -11,8 +11,9 @@ struct vm;
 extern uint64_t sched_slice_ticks;
 /* Host services run on hart 0 whenever it passes through the scheduler or
  * takes a timer exit (set at boot; the run loop knows nothing about them).
- * True: work is in flight (a stream moving): an idle hart 0 calls again at
- * once instead of sleeping, since the devices are polled, not interrupting. */
+ * True: work is in flight (a stream moving, management requests left over
+ * from a poll that reached its bound): an idle hart 0 calls again at once
+ * instead of sleeping, since the devices are polled, not interrupting. */
 extern bool (*sched_host_poll)(void);
 
 /** sched_loop() - run vCPUs on this hart forever (hyp/vmm/vcpu_run.c). */

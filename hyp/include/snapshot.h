@@ -11,8 +11,9 @@ struct vm;
 struct vcpu;
 struct vm_desc;
 
-/* The trapped-context sstatus bits that are the guest's. */
-#define SNAP_SSTATUS_GUEST	(SR_SPP | SR_SPIE | SR_SPELP | SR_FS)
+/* The trapped-context sstatus bits that are the guest's: a restore takes
+ * these from the record and the rest (FS, UXL) from the hypervisor. */
+#define SNAP_SSTATUS_GUEST	(SR_SPP | SR_SPIE | SR_SPELP)
 
 /** snap_header_check() - NULL if @h opens a stream we can read, else why not. */
 const char *snap_header_check(const struct snap_header *h);
@@ -21,6 +22,9 @@ void snap_config_save(const struct vm *vm, uint64_t guest_time, uint64_t timebas
 		      struct snap_config *c);
 /** snap_config_check() - NULL if every field is in range, else which is not. */
 const char *snap_config_check(const struct snap_config *c);
+/** snap_config_problem() - snap_config_check(), and *@offset: the offset in
+ *  the payload of the field at fault. */
+const char *snap_config_problem(const struct snap_config *c, uint32_t *offset);
 /** snap_config_desc() - the VM description a restore creates (@name: a new
  *  name, or NULL for the saved one). */
 void snap_config_desc(const struct snap_config *c, const char *name, struct vm_desc *d);
@@ -36,6 +40,21 @@ void snap_vcpu_from_stream(const void *payload, uint32_t version, uint32_t featu
 /** snap_vcpu_check() - NULL if the record can be installed in the VM @c
  *  describes (its features, its RAM), else why not. */
 const char *snap_vcpu_check(const struct snap_vcpu *s, const struct snap_config *c);
+/** snap_vcpu_problem() - snap_vcpu_check(), and *@offset: the offset in the
+ *  record of the field at fault. */
+const char *snap_vcpu_problem(const struct snap_vcpu *s, const struct snap_config *c,
+			      uint32_t *offset);
+
+/* The legal-value table (include/hyp/snapshot_legal.h), hyp/snap/snap_legal.c. */
+/** snap_legal_config()/snap_legal_vcpu() - NULL if every field the table has a
+ *  rule for holds a legal value (a VCPU record: for a VM given @features), else
+ *  the first rule broken, naming its field; *@offset: that field's offset. */
+const char *snap_legal_config(const struct snap_config *c, uint32_t *offset);
+const char *snap_legal_vcpu(const struct snap_vcpu *s, uint32_t features, uint32_t *offset);
+/** snap_legal_vcpu_mask() - clear every bit of @s that no bit rule allows a
+ *  VM given @features, and the read-only bits (value rules are the check's:
+ *  a value is never guessed). */
+void snap_legal_vcpu_mask(struct snap_vcpu *s, uint32_t features);
 /** snap_lost_features() - SNAP_FEAT_* the guest was given and a VM created
  *  here with its policy would not get (0: none lost). */
 uint32_t snap_lost_features(const struct snap_config *c);
@@ -54,7 +73,9 @@ struct snap_result {
 	const char *err, *code;
 	struct vm *vm;
 	uint64_t bytes, pages;
-	uint64_t ticks;		/* a load: from its request to the VM running */
+	/* a load: from its request to the VM running; a live save: how long it
+	 * kept the VM paused for want of memory for copies (0: not at all) */
+	uint64_t ticks;
 };
 typedef void (*snap_done_fn)(const struct snap_result *r);
 
@@ -79,6 +100,10 @@ bool snap_port_stalled(uint64_t since);
 int snap_save_start(struct vm *vm, bool live, snap_done_fn done);
 /** snap_saving() - is @vm being saved (its memory must stay)? */
 bool snap_saving(const struct vm *vm);
+/** snap_holds_paused() - a save of @vm needs it paused until the stream is
+ *  out: a plain snapshot, or a live one that ran out of memory for copies.
+ *  Nobody else may resume it meanwhile. */
+bool snap_holds_paused(const struct vm *vm);
 /** snap_load_start() - read a stream of @bytes from the stream port into a
  *  new VM (named @name, or as saved when NULL); @done when it ended. */
 int snap_load_start(uint64_t bytes, const char *name, snap_done_fn done);

@@ -12,6 +12,12 @@
 
 struct vm;
 
+/* The HS sstatus bits of a vCPU's trapped context that are the hypervisor's,
+ * never the guest's nor a snapshot's: FP on (the guest's f registers are live
+ * on the hart while it runs) and 64-bit U-mode. The trap's SPP, SPIE and
+ * SPELP are the rest. */
+#define VCPU_SSTATUS_HOST	(SR_FS_INITIAL | SR_UXL_64)
+
 /* The trapped context: saved by vcpu_switch.S on every exit (offsets generated
  * by asm-offsets.c). */
 struct vcpu_regs {
@@ -158,13 +164,20 @@ static inline void vcpu_hold_irqs(struct vcpu *v)
 		csr_clear(CSR_HVIP, held);
 	}
 }
-/** vcpu_request_sync() - post VCPU_REQ_* work to @t; if @t runs on another hart,
- *  wait until it has done it (SBI RFENCE semantics). @self is the caller's vCPU. */
-void vcpu_request_sync(struct vcpu *self, struct vcpu *t, unsigned long req);
+/** vcpu_request_sync() - post VCPU_REQ_* work @req to each vCPU of @self's VM
+ *  named in @targets (bit i: vCPU i) and wait until those running on other
+ *  harts have done it (SBI RFENCE semantics), at most VCPU_REQUEST_WAIT_US:
+ *  false if that ran out first (the caller's guest makes the call again;
+ *  hyp/vmm/vcpu_request.c). @self is the caller's vCPU, loaded here. */
+#define VCPU_REQUEST_WAIT_US	500	/* a tenth of the default time slice */
+bool vcpu_request_sync(struct vcpu *self, unsigned long targets, unsigned long req);
 /** vcpu_sync_state() - the host (hart 0) reads @t's CFI CSRs: have them in
  *  memory (struct vcpu_guest) as they are now, even if @t runs on a hart and
- *  has not been put since it changed them. Returns within ~10 ms. */
-void vcpu_sync_state(struct vcpu *t);
+ *  has not been put since it changed them. Waits for @t's hart until host
+ *  time @deadline at most: one deadline for all the vCPUs a request shows
+ *  (VCPU_SYNC_STATE_MS from its start) bounds the request, however many. */
+#define VCPU_SYNC_STATE_MS	10
+void vcpu_sync_state(struct vcpu *t, uint64_t deadline);
 /** vcpu_kick() - make @v leave the guest soon (or wake its idle hart). */
 void vcpu_kick(struct vcpu *v);
 /** vcpu_exits() - exits so far (sum of the per-cause counters). */
@@ -173,6 +186,10 @@ uint64_t vcpu_exits(const struct vcpu *v);
 bool vcpu_wake_pending(const struct vcpu *v, uint64_t now);
 /** vcpu_wake_pending_live() - the same for the vCPU loaded on this hart. */
 bool vcpu_wake_pending_live(const struct vcpu *v);
+/** vcpu_timer_deadline() - host time at which @v's own timer fires (off-CPU
+ *  state): @now if due, ~0 if never within the host's time or if the guest
+ *  has not enabled its timer interrupt (it cannot wake the vCPU). */
+uint64_t vcpu_timer_deadline(const struct vcpu *v, uint64_t now);
 
 /* The run loop (hyp/vmm/vcpu_run.c). */
 /** vcpu_start_on_hart() - load @v (picked by the scheduler) and enter it. */

@@ -7,6 +7,7 @@
 #include <types.h>
 #include <atomic.h>
 #include <cfi.h>
+#include <console_filter.h>
 #include <guest_map.h>
 #include <vcpu.h>
 #include <vdev.h>
@@ -32,6 +33,13 @@ enum vm_state {
 	VM_STOPPING,	/* going down: its outcome is being reported */
 	VM_DOWN,	/* shut down or stopped; runs again only if created anew */
 	VM_DESTROYING,	/* resources are returned once every vCPU is off CPU */
+};
+
+/* A migration that ended without its last message: where the other copy may be. */
+enum vm_mig_unconfirmed {
+	VM_MIG_CONFIRMED,	/* no such migration */
+	VM_MIG_LEFT,		/* this paused copy stayed: the destination may run the VM */
+	VM_MIG_ARRIVED,		/* it runs here: the source may still hold a paused copy */
 };
 
 /* ISA and CFI features a VM was given (recorded so a restore can check that
@@ -115,10 +123,16 @@ struct vm {
 	 * the last take, NULL when off; pages the hypervisor wrote for the guest */
 	uint64_t *page_log, *page_sticky;
 	hpa_t log_tables;		/* one 4 KiB table per 2 MiB chunk */
+	/* bumped under mem_lock before a reboot discards RAM: a stream that
+	 * reads RAM over time (a live snapshot) must not mix two boots */
+	uint32_t ram_epoch;
 	struct spinlock mem_lock;
 	/* the state being loaded is this same VM moved here from another host
 	 * (migration), not a copy of it (restore): device identities stay */
 	bool moved_in;
+	/* a migration of this VM ended without its confirmation (docs/migration.md,
+	 * "Failure handling"): the other host may hold it too */
+	enum vm_mig_unconfirmed mig_unconfirmed;
 	volatile unsigned long tlb_harts;	/* harts that may cache its translations */
 	struct vm_image kernel, initrd;
 	gpa_t kernel_gpa, fdt_gpa;
@@ -128,7 +142,7 @@ struct vm {
 	char line[256];
 	unsigned int line_len;
 	uint64_t line_time;
-	uint8_t esc_state;
+	struct console_filter con_filter;	/* what may reach the host terminal */
 
 	/* guest state: the devices (each with its own save/restore) and the vCPUs */
 	struct vuart uart;
@@ -164,6 +178,12 @@ void vm_shutdown(struct vm *vm, bool reboot, bool failure);
 int vm_request_pause(struct vm *vm);
 /** vm_resume() - PAUSED -> RUNNING. */
 int vm_resume(struct vm *vm);
+/** vm_pause_settle() - PAUSING -> PAUSED once no vCPU of @vm is on a hart;
+ *  true if it is PAUSED now. */
+bool vm_pause_settle(struct vm *vm);
+/** vm_unpause() - end a pause the hypervisor asked for itself, finished or
+ *  not (PAUSING or PAUSED -> RUNNING); -HYP_EBUSY in any other state. */
+int vm_unpause(struct vm *vm);
 /** vm_wake() - wake a RUNNING VM the guest suspended (SBI SUSP) as a wake-up
  *  interrupt would; -HYP_EBUSY if it is not suspended so. */
 int vm_wake(struct vm *vm);
@@ -187,17 +207,20 @@ void vm_count(const struct vm *vm, struct vm_counts *c);
 struct vm *vm_find(const char *name);
 
 /* Events the VM machinery posts for the host services (printing, power-off,
- * management replies); drained on hart 0. */
+ * management replies); drained on hart 0 (hyp/vmm/vm_events.c). */
 enum vm_event_kind {
 	VM_EV_DOWN,		/* stopped or shut down: vm->reason, vm->failed */
 	VM_EV_REBOOT,
 };
-/** vm_event_post() - queue an event; never blocks. */
+/** vm_event_post() - queue an event; never blocks. DOWN is never dropped; a
+ *  REBOOT notice is dropped, and counted, when the ring is full. */
 void vm_event_post(struct vm *vm, enum vm_event_kind kind);
 /** vm_event_pending() - is an event waiting? (a cheap look, no lock) */
 bool vm_event_pending(void);
 /** vm_event_take() - the oldest event, false if none. */
 bool vm_event_take(struct vm **vm, enum vm_event_kind *kind);
+/** vm_events_dropped() - REBOOT notices lost to a full ring since boot. */
+uint64_t vm_events_dropped(void);
 
 /* Guest memory (hyp/mm/guest_mem.c); the only way the hypervisor touches guest RAM. */
 #define VM_RAM_CHUNK	SZ_2M

@@ -10,15 +10,27 @@ struct vm;
 struct vm_desc;
 struct mig_host_ops;
 
+/* The operations, for vmop_refusal(). */
+enum vmop { VMOP_PAUSE, VMOP_RESUME, VMOP_WAKE, VMOP_DESTROY };
+
 /** vmop_done_fn - a pending operation finished; @result: bytes freed (destroy). */
 typedef void (*vmop_done_fn)(void *ctx, struct vm *vm, uint64_t result);
 
-/** vmop_pause()/vmop_destroy() - start it; 0 (then @done is called later, on
- *  hart 0), -HYP_EBUSY (wrong state, or another operation on it is pending). */
+/** vmop_pause()/vmop_destroy() - start it; 0 (then @done is called on hart 0,
+ *  later or, for a VM still arriving by migration, before this returns),
+ *  -HYP_EBUSY (wrong state, or vmop_refusal()). Destroying an arriving VM
+ *  ends its migration: the source is told and keeps its copy. */
 int vmop_pause(struct vm *vm, vmop_done_fn done, void *ctx);
 int vmop_destroy(struct vm *vm, vmop_done_fn done, void *ctx);
-/** vmop_resume() - PAUSED -> RUNNING at once. */
+/** vmop_resume() - PAUSED -> RUNNING at once; a copy left by an unconfirmed
+ *  migration is the operator's to resume (docs/migration.md). */
 int vmop_resume(struct vm *vm);
+/** vmop_refusal() - why @op may not be done on @vm now whatever its state (a
+ *  snapshot or migration holds it, another operation is pending), or NULL. */
+const char *vmop_refusal(const struct vm *vm, enum vmop op);
+/** vm_migration_word() - "left-unconfirmed", "arrived-unconfirmed" (a
+ *  migration of @vm ended without its confirmation), or NULL. */
+const char *vm_migration_word(const struct vm *vm);
 /** vmop_wake() - wake a guest-suspended (SBI SUSP) VM, as QEMU's system_wakeup. */
 int vmop_wake(struct vm *vm);
 /* the operations a migration uses (hyp/include/migrate.h) */
@@ -35,7 +47,8 @@ const char *vm_state_name(const struct vm *vm);
 /** host_poll() - the host services' turn on hart 0: console input, VM events
  *  (outcome lines, reboots), finished operations, the management channel,
  *  powering off when every VM is down. True while a snapshot or restore
- *  streams: call again soon. */
+ *  streams, or management requests wait beyond one poll's bound: call again
+ *  soon. */
 bool host_poll(void);
 /** host_set_persist() - stay up with no VM running (VMs come at run time). */
 void host_set_persist(bool persist);

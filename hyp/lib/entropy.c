@@ -1,11 +1,32 @@
 /* SPDX-License-Identifier: MIT */
-/* ChaCha20 (RFC 8439) keyed with the host's seed gives each VM its own
- * /chosen/rng-seed. Without one, a Linux guest spends ~150 M instructions
- * gathering jitter entropy before it reaches init (measured: docs/performance.md). */
+/* Fresh random bytes for guests (each boot's /chosen/rng-seed, each vmgenid)
+ * from ChaCha20 (RFC 8439). Keyed at boot from the host's /chosen/rng-seed
+ * and the boot time; every draw then takes a count that never repeats while
+ * the host runs and the time of the draw, and moves the key forward (fast key
+ * erasure: the key that made an output is gone once it is handed out), so no
+ * two draws are alike, a VM created in a slot never gets what the slot's
+ * earlier tenant got, and a key read out of memory later does not give back
+ * earlier seeds. Without a seed, a Linux guest spends ~150 M instructions
+ * gathering jitter entropy before it reaches init (docs/performance.md). */
 #include <string.h>
+#include <atomic.h>
 #include <entropy.h>
 
+#ifndef HOST_TEST
+static uint64_t ticks_now(void)
+{
+	uint64_t t;
+
+	asm volatile("rdtime %0" : "=r"(t));
+	return t;
+}
+#else
+uint64_t ticks_now(void);	/* tests/unit/test_entropy.c */
+#endif
+
 static uint32_t key[8];
+static uint64_t draws;
+static struct spinlock lock = SPINLOCK_INIT;
 
 static uint32_t rotl(uint32_t v, int n)
 {
@@ -54,29 +75,45 @@ void entropy_init(const uint8_t *seed, size_t len)
 {
 	uint8_t block[64];
 	uint32_t nonce[3] = { 0 };
-	uint64_t t;
+	uint64_t t = ticks_now();
 
 	/* fold the seed into the key, then whiten it through one block */
 	for (size_t i = 0; i < len; i++)
 		((uint8_t *)key)[i % sizeof(key)] ^= seed[i];
-	asm volatile("rdtime %0" : "=r"(t));
 	key[0] ^= (uint32_t)t;
 	key[1] ^= (uint32_t)(t >> 32);
 	chacha20_block(key, 0, nonce, block);
 	memcpy(key, block, sizeof(key));
+	memset(block, 0, sizeof(block));
 }
 
-void entropy_fill(uint64_t stream, uint8_t *out, size_t len)
+void entropy_fresh(uint8_t *out, size_t len)
 {
-	uint32_t nonce[3] = { 1, (uint32_t)stream, (uint32_t)(stream >> 32) };
+	uint64_t t = ticks_now(), n;
+	uint32_t k[8], nonce[3];
 	uint8_t block[64];
 
-	for (uint32_t ctr = 0; len; ctr++) {
-		size_t n = MIN(len, sizeof(block));
+	spin_lock(&lock);
+	n = ++draws;
+	key[0] ^= (uint32_t)t;
+	key[1] ^= (uint32_t)(t >> 32);
+	nonce[0] = 2;	/* this use's domain (entropy_init() took nonce 0) */
+	nonce[1] = (uint32_t)n;
+	nonce[2] = (uint32_t)(n >> 32);
+	memcpy(k, key, sizeof(k));
+	/* block 0 is the next key; the output comes from blocks 1.. */
+	chacha20_block(k, 0, nonce, block);
+	memcpy(key, block, sizeof(key));
+	spin_unlock(&lock);
+	for (uint32_t ctr = 1; len; ctr++) {
+		size_t m = MIN(len, sizeof(block));
 
-		chacha20_block(key, ctr, nonce, block);
-		memcpy(out, block, n);
-		out += n;
-		len -= n;
+		chacha20_block(k, ctr, nonce, block);
+		memcpy(out, block, m);
+		out += m;
+		len -= m;
 	}
+	memset(k, 0, sizeof(k));
+	memset(block, 0, sizeof(block));
+	asm volatile("" : : "r"(k), "r"(block) : "memory");	/* keep the erasure */
 }

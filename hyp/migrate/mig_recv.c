@@ -3,9 +3,13 @@
  * a time from the host services' poll on hart 0. Everything the source sends
  * is checked as a restore checks a snapshot (snap_admit(), snap_vcpu_check(),
  * the device models' load hooks), plus the protocol's order. The VM exists
- * from CONFIG on and runs only once END has been checked; until the source
- * says DONE, any failure destroys it, since the source then resumes its own
- * copy. Other VMs are never touched. */
+ * from CONFIG on and runs only once END has been checked. Until then any
+ * failure destroys it (the source resumes its copy on our ABORT); once it
+ * runs it stays, whatever comes or breaks: without DONE it is marked
+ * unconfirmed (the source may still hold a paused copy) and never an ABORT
+ * goes back. The VM is held by slot and creation number, so a VM its
+ * operator destroyed, and whatever takes the slot next, is never touched.
+ * Other VMs are never touched. */
 #include <arch/riscv/encoding.h>
 #include <string.h>
 #include <errno.h>
@@ -36,6 +40,7 @@ static struct {
 	struct mig_tx tx;
 	struct mig_rx rx;
 	struct vm *vm;
+	uint64_t vm_serial;		/* vm->serial when it was created here */
 	struct snap_config config;
 	bool started;			/* the guest runs here */
 	bool arrive_paused;		/* its operator had paused it at the source */
@@ -44,7 +49,7 @@ static struct {
 	uint64_t sections, pages;	/* since CONFIG, for END */
 	uint64_t start, switchover_at, guest_time;
 	char vm_name[VM_NAME_LEN];
-	char err[200];
+	char err[256];
 	const char *code;
 } mr;
 
@@ -95,18 +100,34 @@ int mig_recv_start(const char *name, bool armed, const struct mig_host_ops *ops,
 	return 0;
 }
 
-static void finish(bool ok)
+bool mig_receiving(const struct vm *vm)
+{
+	return mr.phase != R_IDLE && vm && mr.vm == vm;
+}
+
+/* The VM this receive created, if it still exists: a slot its operator
+ * emptied (and perhaps filled again) is not ours any more. */
+static struct vm *held_vm(void)
+{
+	if (mr.vm && (!vm_slot_used(mr.vm) || mr.vm->serial != mr.vm_serial))
+		mr.vm = NULL;
+	return mr.vm;
+}
+
+/* @ok: DONE came. @kept: no DONE, but the VM runs here (unconfirmed): the
+ * receive is over as well, no new attempt is awaited. */
+static void finish_as(bool ok, bool kept)
 {
 	struct mig_result r = {
 		.err = ok ? NULL : mr.err, .code = ok ? NULL : mr.code,
-		.vm_name = mr.vm_name, .vm = ok ? mr.vm : NULL,
+		.vm_name = mr.vm_name, .vm = ok || kept ? held_vm() : NULL,
 		.bytes = mr.rx.bytes, .pages = mr.pages, .rounds = mr.rounds,
 		.total_ticks = time_now() - mr.start,
 		.downtime_ticks = ok ? time_now() - mr.switchover_at : 0,
 	};
 	mig_done_fn done = mr.done;
 
-	if (!ok && mr.armed) {
+	if (!ok && !kept && mr.armed) {
 		/* a host waiting for one VM waits for the next attempt */
 		pr_info("incoming migration failed: %s; waiting for another", mr.err);
 		if (done)
@@ -118,9 +139,15 @@ static void finish(bool ok)
 		return;
 	}
 	mr.phase = R_IDLE;
+	mr.vm = NULL;
 	update_active();
 	if (done)
 		done(&r);
+}
+
+static void finish(bool ok)
+{
+	finish_as(ok, false);
 }
 
 /* Push what is staged, waiting up to 100 ms for the port: a refusal must
@@ -133,21 +160,39 @@ static void tx_flush(void)
 		vcon_poll();
 }
 
-/* Give up: the partial (or started, not yet confirmed) VM goes. */
+/* The stream ended without DONE after the VM started here: it stays (the
+ * source may have destroyed its copy on our RUNNING), and says so. */
+static void keep_unconfirmed(const char *why)
+{
+	struct vm *vm = held_vm();
+
+	snprintf(mr.err, sizeof(mr.err), "the VM runs here, but the source never confirmed it "
+		 "let its copy go (%s): if the source still lists it (paused, "
+		 "left-unconfirmed), destroy it there", why);
+	mr.code = "unconfirmed";
+	if (vm) {
+		vm->mig_unconfirmed = VM_MIG_ARRIVED;
+		pr_info("vm %s: arrived by a migration the source never confirmed (%s): it runs "
+			"here; if the source still holds a paused copy, destroy that one", mr.vm_name,
+			why);
+	}
+	finish_as(false, true);
+}
+
+/* Give up before the VM ran here: the partial VM goes (the source resumes
+ * its own copy). Once it runs here it stays: keep_unconfirmed(). */
 static void discard(const char *code, const char *why, bool tell)
 {
-	struct vm *vm = mr.vm;
+	struct vm *vm = held_vm();
 
+	if (mr.started)
+		return keep_unconfirmed(why);	/* never an ABORT after RUNNING */
 	snprintf(mr.err, sizeof(mr.err), "%s", why);
 	mr.code = code;
-	if (vm && mr.started) {
-		if (mr.ops->destroy(vm, NULL, NULL))
-			pr_info("vm %s: could not be destroyed", vm->cfg.name);
-	} else if (vm) {
+	if (vm) {
 		vm_destroy_finish(vm);	/* never scheduled, never on a hart */
-	}
-	if (vm)
 		pr_info("vm %s: incoming migration discarded: %s", mr.vm_name, why);
+	}
 	mr.vm = NULL;
 	if (tell)
 		tx_flush();
@@ -160,6 +205,28 @@ static void discard(const char *code, const char *why, bool tell)
 		tx_flush();
 	}
 	finish(false);
+}
+
+bool mig_recv_cancel(struct vm *vm, uint64_t *freed)
+{
+	if (!mig_receiving(vm))
+		return false;
+	if (!mr.started) {
+		/* never ran: it goes now, and the source keeps its copy */
+		*freed = vm->cfg.ram_size + vm->meta_size;
+		discard("aborted", "the VM was destroyed here by its operator while it arrived; "
+			"the source keeps its copy", true);
+		return true;
+	}
+	/* it ran here: its destroy goes on as any VM's; the receive ends, and
+	 * nothing of it may touch the slot again */
+	mr.vm = NULL;
+	snprintf(mr.err, sizeof(mr.err), "the VM was destroyed here by its operator before the "
+		 "source confirmed its migration");
+	mr.code = "aborted";
+	pr_info("vm %s: destroyed here before the source confirmed its migration", mr.vm_name);
+	finish_as(false, true);
+	return false;
 }
 
 /* Refuse what the source sent, naming the section and offset. */
@@ -201,6 +268,7 @@ static void got_config(void)
 	if (!mr.vm)
 		return refuse(code, why);
 	memcpy(mr.vm_name, mr.vm->cfg.name, sizeof(mr.vm_name));
+	mr.vm_serial = mr.vm->serial;
 	mr.vm->moved_in = true;
 	pr_info("vm %s: incoming migration: %lu MiB, %u vCPUs", mr.vm_name,
 		(unsigned long)(mr.config.ram_size >> 20), mr.config.nr_vcpus);

@@ -7,7 +7,11 @@
  *   switchover: once a round leaves few dirty pages (or the round limit),
  *              pause the VM, send the rest, the vCPUs, the devices, END.
  *   confirm:   RUNNING from the destination: destroy our copy, send DONE.
- * Until RUNNING arrives, any failure resumes the VM as it was. */
+ * Until END has gone out whole, any failure resumes the VM as it was (the
+ * destination cannot run it without END). From then on only the
+ * destination's ABORT resumes it: a broken or silent stream leaves it
+ * paused here, marked left-unconfirmed, since the destination may run it.
+ * It never runs twice; the operator decides on the copy left behind. */
 #include <arch/riscv/encoding.h>
 #include <string.h>
 #include <errno.h>
@@ -43,6 +47,7 @@ static struct {
 	char name[VM_NAME_LEN];		/* the VM is gone when the last poll ends */
 	bool logging, we_paused, paused;
 	bool peer_gave_up;		/* it sent ABORT: none goes back */
+	bool end_out;			/* END went out whole: the destination may run it */
 	/* pages to send this round, a bit per page, and where the scan is */
 	uint64_t *work;
 	uint64_t work_bytes, next_page;
@@ -52,7 +57,7 @@ static struct {
 	uint64_t last_dirty;		/* the round before's dirty pages */
 	unsigned int index;		/* vCPU, then device, being staged */
 	uint64_t start, pause_at, paused_at, downtime, peer_downtime;
-	char err[160];
+	char err[320];
 	const char *code;
 } ms;
 
@@ -108,10 +113,31 @@ static void finish(bool ok)
  * failed: resume the VM once it has (paused() sees it, ms being over). */
 static struct vm *orphan_pause;
 
+/* The stream ended after END went out without RUNNING or ABORT: the
+ * destination may run the VM, so this copy stays paused, marked. */
+static void leave_unconfirmed(const char *why)
+{
+	struct vm *vm = ms.vm;
+
+	snprintf(ms.err, sizeof(ms.err), "%s after the VM's whole state had gone to the "
+		 "destination: it may run the VM there. This copy stays paused (left-unconfirmed): "
+		 "destroy it once the destination lists the VM, resume it if the destination "
+		 "does not have it", why);
+	ms.code = "unconfirmed";
+	release();
+	vm->mig_unconfirmed = VM_MIG_LEFT;
+	pr_info("vm %s: migration unconfirmed (%s): paused here, left-unconfirmed; the "
+		"destination may run it: destroy this copy if it does, resume it if not",
+		vm->cfg.name, why);
+	finish(false);
+}
+
 static void fail(const char *code, const char *why)
 {
 	struct vm *vm = ms.vm;
 
+	if (ms.end_out && !ms.peer_gave_up)
+		return leave_unconfirmed(why);
 	snprintf(ms.err, sizeof(ms.err), "%s", why);
 	ms.code = code;
 	if (ms.phase == S_PAUSING && ms.we_paused && !ms.paused)
@@ -562,6 +588,7 @@ void mig_send_poll(void)
 			stage_state();
 			break;
 		case S_RUNNING:
+			ms.end_out = true;	/* from here on the destination may run it */
 			if (!ms.downtime) {
 				ms.downtime = time_now() - ms.pause_at;	/* END is out */
 				pr_info("vm %s: stop-and-copy sent in %lu us (%lu us since the pause "

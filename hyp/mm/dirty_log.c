@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* 4 KiB dirty logging for live migration. Guest RAM is mapped in 2 MiB
  * leaves; while a VM's pages are logged, each of its 2 MiB leaves is split
- * into 512 4 KiB leaves without W. A guest write (or shadow-stack access)
+ * into 512 4 KiB leaves without W (a chunk first touched meanwhile is
+ * mapped so from the start: no writable 2 MiB leaf is ever visible while
+ * logging). A guest write (or shadow-stack access)
  * faults once, vm_ram_resolve_write() gives W back and sets the page's bit.
  * vm_dirty_log_take() hands the bits over and takes W away again; stop
  * merges the leaves back. Writes the hypervisor makes for a guest go through
@@ -43,12 +45,23 @@ static uint64_t *chunk_pmd(const struct vm *vm, uint64_t c)
 	return gstage_pmd(vm->gstage_root, vm->cfg.ram_gpa + c * VM_RAM_CHUNK);
 }
 
-void dirty_log_split(struct vm *vm, uint64_t c)
+/* A logged chunk's 4 KiB leaves: writable only once a write was logged. */
+#define LOGGED_PROT	(GSTAGE_PROT_RAM & ~(unsigned long)PTE_W)
+
+static void split(struct vm *vm, uint64_t c)
 {
 	uint64_t *pmd = chunk_pmd(vm, c);
 
 	if (pmd && (*pmd & PTE_V) && !gstage_pmd_is_table(*pmd))
-		gstage_split_2m(pmd, split_table(vm, c), GSTAGE_PROT_RAM & ~(unsigned long)PTE_W);
+		gstage_split_2m(pmd, split_table(vm, c), LOGGED_PROT);
+}
+
+int dirty_log_map_chunk(struct vm *vm, uint64_t c, hpa_t hpa, gstage_alloc_fn alloc)
+{
+	/* never a writable 2 MiB leaf, even for an instant: another hart could
+	 * cache it and write the chunk unlogged until its next flush */
+	return gstage_map_2m_split(vm->gstage_root, vm->cfg.ram_gpa + c * VM_RAM_CHUNK, hpa,
+				   split_table(vm, c), LOGGED_PROT, alloc, vm);
 }
 
 void dirty_log_mark_range(struct vm *vm, gpa_t gpa, uint64_t len, uint64_t c, bool by_hyp)
@@ -81,7 +94,7 @@ int vm_dirty_log_start(struct vm *vm)
 	vm->page_log = (uint64_t *)(uintptr_t)(block + tables);
 	for (uint64_t c = 0; c < nr_chunks(vm); c++)
 		if (vm->populated[c / 64] & (1UL << (c % 64)))
-			dirty_log_split(vm, c);
+			split(vm, c);
 	spin_unlock(&vm->mem_lock);
 	/* no hart may keep a writable 2 MiB translation: writes must fault */
 	tlb_flush_vm_gstage(vm);
@@ -124,6 +137,8 @@ void vm_dirty_log_stop(struct vm *vm)
 	if (!vm->page_log)
 		return;
 	spin_lock(&vm->mem_lock);
+	/* logging ends before any leaf is writable again */
+	vm->page_log = vm->page_sticky = NULL;
 	for (uint64_t c = 0; c < nr_chunks(vm); c++) {
 		uint64_t *pmd = chunk_pmd(vm, c);
 
@@ -131,7 +146,6 @@ void vm_dirty_log_stop(struct vm *vm)
 		    gstage_pmd_table(*pmd) == split_table(vm, c))
 			gstage_merge_2m(pmd, GSTAGE_PROT_RAM);
 	}
-	vm->page_log = vm->page_sticky = NULL;
 	vm->log_tables = 0;
 	spin_unlock(&vm->mem_lock);
 	/* no hart walks the split tables any more once this returns */

@@ -143,15 +143,48 @@ hpa_t gstage_pmd_table(uint64_t pmd)
 	return (hpa_t)(uintptr_t)pte_table(pmd);
 }
 
-void gstage_split_2m(uint64_t *pmd, hpa_t table, unsigned long prot)
+/* Fill @table with the 512 4 KiB leaves of [hpa, hpa + 2 MiB), then point
+ * *@pmd at it in one store: a walker sees the old entry or the full table. */
+static void install_4k_table(uint64_t *pmd, hpa_t table, hpa_t hpa, unsigned long prot)
 {
 	uint64_t *t = (uint64_t *)(uintptr_t)table;
-	hpa_t hpa = (hpa_t)(uintptr_t)pte_table(*pmd);
 
 	for (unsigned int i = 0; i < 512; i++)
 		t[i] = make_pte(hpa + (uint64_t)i * PAGE_SIZE, LEAF_BITS | prot);
-	/* one store: a walker sees the old leaf or the full table */
 	__atomic_store_n(pmd, make_pte(table, PTE_TABLE_BITS), __ATOMIC_RELEASE);
+}
+
+void gstage_split_2m(uint64_t *pmd, hpa_t table, unsigned long prot)
+{
+	install_4k_table(pmd, table, (hpa_t)(uintptr_t)pte_table(*pmd), prot);
+}
+
+int gstage_map_2m_split(uint64_t root, gpa_t gpa, hpa_t hpa, hpa_t table, unsigned long prot,
+			gstage_alloc_fn alloc, void *ctx)
+{
+	uint64_t *top = (uint64_t *)(uintptr_t)root, *pte, *pmd;
+
+	if (((gpa | hpa) & (SZ_2M - 1)) || (table & (PAGE_SIZE - 1)) ||
+	    !(prot & (PTE_R | PTE_X)) || (prot & ~(unsigned long)(PTE_R | PTE_W | PTE_X)) ||
+	    (prot & (PTE_R | PTE_W)) == PTE_W)
+		return -HYP_EINVAL;
+	if (gpa >= (1UL << GSTAGE_GPA_BITS))
+		return -HYP_ERANGE;
+	pte = &top[pte_index(gpa, GSTAGE_LEVELS - 1)];
+	if (!(*pte & PTE_V)) {
+		uint64_t page = alloc(ctx);
+
+		if (!page)
+			return -HYP_ENOMEM;
+		*pte = make_pte(page, PTE_TABLE_BITS);
+	} else if (pte_is_leaf(*pte)) {
+		return -HYP_EEXIST;
+	}
+	pmd = &pte_table(*pte)[pte_index(gpa, 1)];
+	if (*pmd & PTE_V)
+		return -HYP_EEXIST;
+	install_4k_table(pmd, table, hpa, prot);
+	return 0;
 }
 
 void gstage_merge_2m(uint64_t *pmd, unsigned long prot)

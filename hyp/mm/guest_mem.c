@@ -109,13 +109,15 @@ int vm_ram_populate(struct vm *vm, gpa_t gpa, uint64_t len, bool write)
 		 * first write like any other write-protected chunk */
 		if (vm->dirty_tracking && !write)
 			prot &= ~(unsigned long)PTE_W;
-		rc = gstage_map(vm->gstage_root, cgpa, hpa, VM_RAM_CHUNK, prot, table_page, vm);
-		if (!rc && vm->page_log) {
+		if (vm->page_log) {
 			/* 4 KiB dirty logging: 4 KiB leaves, each writable only
 			 * once its first write has been logged */
-			dirty_log_split(vm, c);
-			if (write)
+			rc = dirty_log_map_chunk(vm, c, hpa, table_page);
+			if (!rc && write)
 				dirty_log_mark_range(vm, gpa, len, c, true);
+		} else {
+			rc = gstage_map(vm->gstage_root, cgpa, hpa, VM_RAM_CHUNK, prot, table_page,
+					vm);
 		}
 		if (!rc) {
 			vm->populated[c / 64] |= bit;
@@ -134,6 +136,8 @@ void vm_ram_discard(struct vm *vm)
 	uint64_t chunks = vm->cfg.ram_size / VM_RAM_CHUNK;
 
 	spin_lock(&vm->mem_lock);
+	/* before anything changes: a live snapshot must not read the new boot */
+	__atomic_store_n(&vm->ram_epoch, vm->ram_epoch + 1, __ATOMIC_RELEASE);
 	for (uint64_t c = 0; c < chunks; c++) {
 		/* the 2 MiB entry, a leaf or (dirty logging) a table of 4 KiB ones */
 		uint64_t *pmd = gstage_pmd(vm->gstage_root, vm->cfg.ram_gpa + c * VM_RAM_CHUNK);
@@ -185,10 +189,11 @@ bool vm_ram_resolve_write(struct vm *vm, gpa_t gpa)
 	if (pte && !(*pte & PTE_W)) {
 		done = true;	/* a write-protected chunk: retried either way */
 		if (before_first_write(vm, c)) {
-			*pte |= PTE_W;
-			vm->dirty[c / 64] |= 1UL << (c % 64);
+			/* logged before it is writable */
 			if (vm->page_log)
 				dirty_log_mark_range(vm, gpa, 1, c, false);
+			vm->dirty[c / 64] |= 1UL << (c % 64);
+			*pte |= PTE_W;
 			granted = true;
 		}
 	}

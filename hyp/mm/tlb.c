@@ -25,10 +25,16 @@ static void send_ipi(unsigned int hart)
 {
 	sbi_send_ipi(1, harts[hart].hartid);
 }
+
+static void full_fence(void)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);	/* fence rw,rw */
+}
 #else
 /* tests/unit/test_tlb.c records what would have been done */
 void local_flush(unsigned int what, unsigned int vmid);
 void send_ipi(unsigned int hart);
+void full_fence(void);
 #endif
 
 void tlb_vmid_recycled(uint16_t vmid);
@@ -104,8 +110,20 @@ void tlb_service(void)
 void tlb_flush_vm_gstage(struct vm *vm)
 {
 	unsigned int self = this_hart()->index;
-	unsigned long targets = tlb_gstage_targets(vm, self), vmid_bit = 1UL << vm->vmid;
+	unsigned long targets, vmid_bit = 1UL << vm->vmid;
 
+	/* Store->load order, as in Dekker's algorithm. We stored the new PTEs
+	 * and now load tlb_harts; a hart starting the VM stores its bit in
+	 * tlb_harts (an AMO with aq and rl, tlb_load_flushes()) before its
+	 * guest can walk the table. RVWMO lets a load be performed before an
+	 * earlier store to another address is visible (the store sits in a
+	 * store buffer), so without a full fence both could happen: we read
+	 * tlb_harts without its bit, and it reads the old, writable PTE and
+	 * caches it, and nobody flushes it there (its writes escape dirty
+	 * logging). With the fence, either our load sees its bit (it is sent a
+	 * flush) or its AMO comes after our PTE stores (it sees the new PTE). */
+	full_fence();
+	targets = tlb_gstage_targets(vm, self);
 	local_flush(TLB_GVMA, vm->vmid);
 	for (unsigned long m = targets; m; m &= m - 1) {
 		atomic_or(&harts[bit_first(m)].tlb.gvma_req, vmid_bit);

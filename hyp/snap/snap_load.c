@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* Restoring a VM from the stream port, a piece at a time from the host
  * services' poll (hart 0). Every byte is checked before it is used: the
- * header, each section's type, order, length and CRC, every field (snap_state.c
- * and the device models' load hooks). The VM exists from CONFIG on but is
+ * header, each section's type, order, length and CRC, every field (snap_state.c,
+ * the legal-value table of snap_legal.c, the device models' load hooks). The VM exists from CONFIG on but is
  * never scheduled until END has been checked; on any refusal it is destroyed,
  * so there is never a half-restored guest, and other VMs are not touched. */
+#include <stddef.h>
 #include <string.h>
+#include <cfi.h>
 #include <errno.h>
 #include <crc32c.h>
 #include <hart.h>
@@ -13,6 +15,7 @@
 #include <snapshot.h>
 #include <virtio_console.h>
 #include <vm.h>
+#include <vsbi.h>
 #include <vm_lifecycle.h>
 
 #define POLL_BUDGET_US	2000
@@ -88,6 +91,17 @@ static void refuse(const char *code, const char *why)
 		snprintf(ld.err, sizeof(ld.err), "section %s %u at offset %lu: %s",
 			 sec_name(ld.sec.type), ld.sec.instance, (unsigned long)ld.sec_offset, why);
 	ld.code = code;
+	finish(false);
+}
+
+/* Refuse a payload field: also the stream offset of the field at fault
+ * (@offset: in the payload). */
+static void refuse_field(const char *why, uint32_t offset)
+{
+	snprintf(ld.err, sizeof(ld.err), "section %s %u at offset %lu, byte %lu: %s",
+		 sec_name(ld.sec.type), ld.sec.instance, (unsigned long)ld.sec_offset,
+		 (unsigned long)(ld.sec_offset + sizeof(struct snap_section) + offset), why);
+	ld.code = "bad-snapshot";
 	finish(false);
 }
 
@@ -215,6 +229,11 @@ struct vm *snap_admit(const struct snap_config *c, const char *name, const char 
 	vm->cfg.features = c->features;
 	vm->cfg.vs_sv = c->vs_sv ? c->vs_sv : hart_caps.vs_sv;	/* version 1: not recorded */
 	vm->cfg.boot_count = c->boot_count;
+	/* and again what vm_alloc() derived from the features it gave: from the
+	 * guest's now (senvcfg trapped where the VM lacks CFI the host has; the
+	 * SBI extensions' probes), never from this host's */
+	vm->hstateen0 = cfi_hstateen0(vm);
+	vsbi_vm_init(vm);
 	*code = *why = NULL;
 	return vm;
 }
@@ -222,9 +241,13 @@ struct vm *snap_admit(const struct snap_config *c, const char *name, const char 
 static void got_config(const struct snap_config *c)
 {
 	const char *code, *why;
+	uint32_t offset;
 
 	if (ld.version == 1 && c->vs_sv)	/* a reserved field there */
-		return refuse("bad-snapshot", "reserved field is not 0");
+		return refuse_field("reserved field is not 0", offsetof(struct snap_config, vs_sv));
+	why = snap_config_problem(c, &offset);
+	if (why)
+		return refuse_field(why, offset);
 	ld.vm = snap_admit(c, ld.name[0] ? ld.name : NULL, &code, &why);
 	if (!ld.vm)
 		return refuse(code, why);
@@ -236,12 +259,12 @@ static void got_vcpu(const void *payload)
 {
 	struct snap_vcpu rec, *s = &rec;
 	const char *why;
+	uint32_t offset;
 
 	snap_vcpu_from_stream(payload, ld.version, ld.config.features, s);
-	why = snap_vcpu_check(s, &ld.config);
-
+	why = snap_vcpu_problem(s, &ld.config, &offset);
 	if (why)
-		return refuse("bad-snapshot", why);
+		return refuse_field(why, offset);
 	/* reset first: what the record does not hold (derived CSRs) is fresh */
 	vcpu_reset(&ld.vm->vcpus[ld.sec.instance], 0, 0);
 	snap_vcpu_load(&ld.vm->vcpus[ld.sec.instance], s);

@@ -9,7 +9,10 @@
  * G-stage; then it runs on, and a chunk the guest (or the hypervisor for it)
  * writes before it was sent is copied first (vm->cow), so the stream holds
  * RAM as it was at the pause. Shadow-stack accesses to a protected chunk
- * fault as writes, so they are copied too. */
+ * fault as writes, so they are copied too. With no memory for a copy, the VM
+ * is paused until the stream is out, then runs again. A reboot ends a live
+ * snapshot with an error before anything of the new boot is read (the VM's
+ * RAM epoch, checked under its memory lock). */
 #include <string.h>
 #include <errno.h>
 #include <arch/riscv/encoding.h>
@@ -42,7 +45,10 @@ static struct {
 	snap_done_fn done;
 	bool live;
 	bool forced_pause;		/* no memory for a copy: the VM waits for us */
+	uint64_t forced_at;		/* when that pause was asked for */
 	uint32_t boot_count;		/* a reboot during a live snapshot ends it */
+	uint32_t ram_epoch;		/* the VM's RAM epoch at the pause */
+	bool reset;			/* the VM's RAM was discarded: abort */
 	unsigned int index;		/* vCPU or device being staged */
 	uint64_t bytes, pages, sections, start;
 	uint64_t moved;			/* when the client last took a byte */
@@ -75,6 +81,11 @@ bool snap_busy_save(void)
 bool snap_saving(const struct vm *vm)
 {
 	return sv.phase != P_IDLE && sv.vm == vm;
+}
+
+bool snap_holds_paused(const struct vm *vm)
+{
+	return snap_saving(vm) && (!sv.live || __atomic_load_n(&sv.forced_pause, __ATOMIC_ACQUIRE));
 }
 
 /* Stage one section: header and payload (payload NULL: it follows in data). */
@@ -135,6 +146,12 @@ static bool take_chunk(void)
 			if (!bit(sv.pending, c))
 				continue;
 			spin_lock(&vm->mem_lock);
+			if (vm->ram_epoch != sv.ram_epoch) {
+				/* a reboot began: this RAM is not the paused guest's */
+				sv.reset = true;
+				spin_unlock(&vm->mem_lock);
+				return false;
+			}
 			sv.pending[c / 64] &= ~(1UL << (c % 64));
 			if (sv.copies[c]) {
 				sv.chunk_copy = sv.copies[c];
@@ -266,6 +283,8 @@ static bool stage_next(void)
 	case P_MEMORY:
 		if (stage_memory_run())
 			return true;
+		if (sv.reset)
+			return false;	/* never an END after a reset: the poll aborts */
 		sv.phase = P_END;
 		return stage_next();
 	case P_END: {
@@ -286,13 +305,17 @@ static bool keep_before_write(struct vm *vm, uint64_t c)
 {
 	hpa_t copy;
 
-	if (vm != sv.vm || !sv.pending || !bit(sv.pending, c) || sv.copies[c])
-		return true;	/* sent already, or kept already */
+	if (vm != sv.vm || !sv.pending || !bit(sv.pending, c) || sv.copies[c] ||
+	    vm->ram_epoch != sv.ram_epoch)
+		return true;	/* sent already, kept already, or a reboot ends it */
 	copy = mm_alloc_raw(VM_RAM_CHUNK, PAGE_SIZE);
 	if (!copy) {
-		/* no room for a copy: the VM waits until the stream is out */
-		sv.forced_pause = true;
-		vm_request_pause(vm);
+		/* no room for a copy: the VM waits, paused, until the stream is
+		 * out (a pause its operator asked for first stays theirs) */
+		if (!sv.forced_pause && !vm_request_pause(vm)) {
+			sv.forced_at = time_now();
+			__atomic_store_n(&sv.forced_pause, true, __ATOMIC_RELEASE);
+		}
 		return false;
 	}
 	memcpy((void *)(uintptr_t)copy, guest_chunk(vm, c), VM_RAM_CHUNK);
@@ -316,13 +339,17 @@ static void live_end(void)
 	mm_free(sv.send_buf, VM_RAM_CHUNK);
 	sv.pending = NULL;
 	vm_ram_unprotect(vm);
-	if (sv.forced_pause && vm->state == VM_PAUSED)
-		vm_resume(vm);
+	/* the pause we asked for ends with the stream, finished or not */
+	if (sv.forced_pause && !vm_unpause(vm))
+		pr_info("vm %s: runs again: the live snapshot kept it paused %lu us for want of "
+			"memory for copies", vm->cfg.name,
+			(unsigned long)((time_now() - sv.forced_at) * 1000000 / timebase_hz));
 }
 
 static void finish(const char *err)
 {
-	struct snap_result r = { err, err ? "stream" : NULL, sv.vm, sv.bytes, sv.pages, 0 };
+	struct snap_result r = { err, err ? "stream" : NULL, sv.vm, sv.bytes, sv.pages,
+				 sv.forced_pause ? time_now() - sv.forced_at + 1 : 0 };
 	snap_done_fn done = sv.done;
 
 	drop_chunk();
@@ -378,6 +405,7 @@ int snap_save_start(struct vm *vm, bool live, snap_done_fn done)
 	sv.done = done;
 	sv.live = live;
 	sv.boot_count = vm->cfg.boot_count;
+	sv.ram_epoch = vm->ram_epoch;
 	sv.chunks = vm->cfg.ram_size / VM_RAM_CHUNK;
 	sv.start = sv.moved = time_now();
 	if (live && live_begin(vm)) {
@@ -411,19 +439,31 @@ static bool push(void)
 	return true;
 }
 
+/* A reboot was asked for, is under way or happened since the pause. */
+static bool rebooting(const struct vm *vm)
+{
+	return sv.reset || vm->cfg.boot_count != sv.boot_count ||
+	       __atomic_load_n(&vm->ram_epoch, __ATOMIC_ACQUIRE) != sv.ram_epoch ||
+	       vm->state == VM_REBOOTING || vm->state == VM_RESETTING;
+}
+
 void snap_save_poll(void)
 {
 	uint64_t until = time_now() + timebase_hz / 1000000 * POLL_BUDGET_US;
 
 	if (sv.phase == P_IDLE)
 		return;
+	/* our pause ends in PAUSED once the vCPUs are off their harts */
+	if (__atomic_load_n(&sv.forced_pause, __ATOMIC_ACQUIRE) && sv.vm->state == VM_PAUSING)
+		vm_pause_settle(sv.vm);
 	do {
 		if (!snap_port_ready()) {
 			finish("the stream client went away");
 			return;
 		}
-		if (sv.live && sv.vm->cfg.boot_count != sv.boot_count) {
-			finish("the VM rebooted during the live snapshot");
+		if (rebooting(sv.vm)) {
+			finish("the VM rebooted during the live snapshot: the snapshot is aborted "
+			       "(nothing of the new boot went out); take it again");
 			return;
 		}
 		if (!push()) {
@@ -438,6 +478,7 @@ void snap_save_poll(void)
 			finish(NULL);
 			return;
 		}
-		stage_next();
+		if (!stage_next() && sv.reset)
+			continue;	/* the check above ends it */
 	} while (time_now() < until);
 }

@@ -2,6 +2,7 @@
 /* Guest state to and from the snapshot structs, and the checks a restore makes
  * before installing anything. Pure: host-tested (tests/unit/test_snap.c). */
 #include <arch/riscv/encoding.h>
+#include <stddef.h>
 #include <string.h>
 #include <cfi.h>
 #include <hart.h>
@@ -71,32 +72,45 @@ static bool name_ok(const char *s, size_t size)
 	return true;
 }
 
-const char *snap_config_check(const struct snap_config *c)
+const char *snap_config_problem(const struct snap_config *c, uint32_t *offset)
 {
+	const char *why = snap_legal_config(c, offset);
+
+	if (why)
+		return why;
+	*offset = offsetof(struct snap_config, name);
 	if (!name_ok(c->name, sizeof(c->name)))
 		return "name: 1-15 of a-z 0-9 _ -";
+	*offset = offsetof(struct snap_config, ram_gpa);
 	if (c->ram_gpa != VM_GUEST_RAM_BASE)
 		return "RAM base is not where this platform puts guest RAM";
+	*offset = offsetof(struct snap_config, ram_size);
 	if (c->ram_size < 4 * SZ_2M || c->ram_size & (SZ_2M - 1) ||
 	    c->ram_size > (1ULL << 40))
 		return "RAM size: a multiple of 2 MiB, 8 MiB to 1 TiB";
-	if (!c->nr_vcpus || c->nr_vcpus > VM_MAX_VCPUS)
+	*offset = offsetof(struct snap_config, nr_vcpus);
+	if (c->nr_vcpus > VM_MAX_VCPUS)
 		return "vCPU count: 1..8";
-	if (c->cfi_policy > CFI_POLICY_OFF)
-		return "unknown CFI policy";
-	if (c->features & ~SNAP_FEAT_ALL)
-		return "unknown features";
-	if (c->debug_ext > 1)
-		return "reserved or flag field out of range";
-	if (c->vs_sv && c->vs_sv != 39 && c->vs_sv != 48 && c->vs_sv != 57)
-		return "paging mode: 39, 48 or 57";
+	*offset = offsetof(struct snap_config, timebase_hz);
 	if (!c->timebase_hz)
 		return "timebase is 0";
-	if (!terminated(c->kernel_image, sizeof(c->kernel_image)) ||
-	    !terminated(c->initrd_image, sizeof(c->initrd_image)) ||
-	    !terminated(c->bootargs, sizeof(c->bootargs)))
+	*offset = offsetof(struct snap_config, kernel_image);
+	if (!terminated(c->kernel_image, sizeof(c->kernel_image)))
+		return "a string field is not NUL-terminated";
+	*offset = offsetof(struct snap_config, initrd_image);
+	if (!terminated(c->initrd_image, sizeof(c->initrd_image)))
+		return "a string field is not NUL-terminated";
+	*offset = offsetof(struct snap_config, bootargs);
+	if (!terminated(c->bootargs, sizeof(c->bootargs)))
 		return "a string field is not NUL-terminated";
 	return NULL;
+}
+
+const char *snap_config_check(const struct snap_config *c)
+{
+	uint32_t offset;
+
+	return snap_config_problem(c, &offset);
 }
 
 void snap_config_desc(const struct snap_config *c, const char *name, struct vm_desc *d)
@@ -127,7 +141,7 @@ void snap_vcpu_save(const struct vcpu *v, struct snap_vcpu *s)
 	for (unsigned int i = 1; i < 32; i++)
 		s->gpr[i] = g->ctx.gpr[i];
 	s->pc = g->ctx.sepc;
-	s->sstatus = g->ctx.sstatus & SNAP_SSTATUS_GUEST;
+	s->sstatus = g->ctx.sstatus & (SNAP_SSTATUS_GUEST | SR_FS);
 	s->vsstatus = g->csr.vsstatus;
 	s->vsie = g->csr.vsie;
 	s->vstvec = g->csr.vstvec;
@@ -165,6 +179,10 @@ void snap_vcpu_save(const struct vcpu *v, struct snap_vcpu *s)
 	s->pmu_started = g->pmu.started;
 	memcpy(s->pmu_event_idx, g->pmu.event_idx, sizeof(s->pmu_event_idx));
 	memcpy(s->pmu_value, g->pmu.value, sizeof(s->pmu_value));
+	/* what the guest's ISA cannot hold (a bit of an extension the hardware
+	 * has and the VM was not given, inert here) is not saved: never a record
+	 * a restore would refuse */
+	snap_legal_vcpu_mask(s, v->vm->cfg.features);
 }
 
 static void pmu_from_record(const struct snap_vcpu *s, struct vcpu_pmu *p)
@@ -206,41 +224,32 @@ static bool vsatp_mode_ok(uint64_t vsatp)
 	}
 }
 
-const char *snap_vcpu_check(const struct snap_vcpu *s, const struct snap_config *c)
+const char *snap_vcpu_problem(const struct snap_vcpu *s, const struct snap_config *c,
+			      uint32_t *offset)
 {
-	uint32_t features = c->features;
+	const char *why = snap_legal_vcpu(s, c->features, offset);
 	struct vcpu_pmu pmu;
 
-	if ((s->lp_value || s->lp_locked) && !(features & SNAP_FEAT_ZICFILP))
-		return "landing pads set, but the guest was not given Zicfilp";
-	if ((s->ss_value || s->ss_locked) && !(features & SNAP_FEAT_ZICFISS))
-		return "shadow stacks set, but the guest was not given Zicfiss";
+	if (why)
+		return why;
+	*offset = offsetof(struct snap_vcpu, gpr);
 	if (s->gpr[0])
 		return "x0 is not 0";
-	if (s->sstatus & ~(uint64_t)SNAP_SSTATUS_GUEST)
-		return "sstatus has bits that are not the guest's";
-	if (s->hvip & ~(uint64_t)VS_IRQ_MASK)
-		return "hvip has bits that are not virtual interrupts";
-	if (s->lp_value > 1 || s->lp_locked > 1 || s->ss_value > 1 || s->ss_locked > 1)
-		return "FWFT values and locks are 0 or 1";
-	if (s->hsm_state > VCPU_HSM_SUSPENDED)
-		return "unknown HSM state";
-	if (s->waiting > 1 || s->resume_nonret > 1 || s->system_suspend > 1)
-		return "wait flags are 0 or 1";
+	*offset = offsetof(struct snap_vcpu, system_suspend);
 	if (s->system_suspend && (s->hsm_state != VCPU_HSM_SUSPENDED || !s->resume_nonret))
 		return "a system suspend is a non-retentive suspend";
-	if (s->misaligned_locked > 1 || s->pte_ad_value > 1 || s->pte_ad_locked > 1)
-		return "FWFT values and locks are 0 or 1";
-	if ((s->pte_ad_value || s->pte_ad_locked) && !(features & SNAP_FEAT_SVADU))
-		return "A/D updating set, but the guest was not given Svadu";
-	if (s->reserved || s->reserved2 || s->reserved3[0] || s->reserved3[1])
+	*offset = offsetof(struct snap_vcpu, reserved3);
+	if (s->reserved3[0] || s->reserved3[1])
 		return "reserved field is not 0";
+	*offset = offsetof(struct snap_vcpu, vsatp);
 	if (!vsatp_mode_ok(s->vsatp))
 		return "the guest's page tables use a paging mode this host's CPU lacks";
+	*offset = offsetof(struct snap_vcpu, sta_shmem);
 	if (s->sta_shmem != SNAP_STA_OFF &&
 	    (s->sta_shmem % SBI_STA_RECORD_SIZE || s->sta_shmem < c->ram_gpa ||
 	     s->sta_shmem - c->ram_gpa > c->ram_size - SBI_STA_RECORD_SIZE))
 		return "STA shared memory: 64-byte aligned, inside the VM's RAM";
+	*offset = offsetof(struct snap_vcpu, pmu_configured);
 	pmu_from_record(s, &pmu);
 	if (!pmu_state_check(&pmu))
 		return "PMU counters: an unknown counter, an event it cannot count, or started "
@@ -248,16 +257,30 @@ const char *snap_vcpu_check(const struct snap_vcpu *s, const struct snap_config 
 	return NULL;
 }
 
+const char *snap_vcpu_check(const struct snap_vcpu *s, const struct snap_config *c)
+{
+	uint32_t offset;
+
+	return snap_vcpu_problem(s, c, &offset);
+}
+
 void snap_vcpu_load(struct vcpu *v, const struct snap_vcpu *s)
 {
 	struct vcpu_guest *g = &v->g;
+	struct snap_vcpu legal = *s;
 	struct vcpu_pmu pmu;
 
+	/* checked by snap_vcpu_check(); masked again all the same, so that no bit
+	 * a guest could not have written reaches a CSR */
+	snap_legal_vcpu_mask(&legal, v->vm->cfg.features);
+	s = &legal;
 	memset(g, 0, sizeof(*g));
 	for (unsigned int i = 1; i < 32; i++)
 		g->ctx.gpr[i] = s->gpr[i];
 	g->ctx.sepc = s->pc;
-	g->ctx.sstatus = (s->sstatus & SNAP_SSTATUS_GUEST) | SR_UXL_64;
+	/* the HS sstatus image: the trap's SPP, SPIE, SPELP are the guest's, the
+	 * rest (FS on, UXL) the hypervisor's own, as a vCPU reset sets them */
+	g->ctx.sstatus = (s->sstatus & SNAP_SSTATUS_GUEST) | VCPU_SSTATUS_HOST;
 	g->csr.vsstatus = s->vsstatus;
 	g->csr.vsie = s->vsie;
 	g->csr.vstvec = s->vstvec;

@@ -41,13 +41,10 @@ static int vmgenid_register(struct vm *vm)
 	return vm_mmio_register(vm, &r);
 }
 
-/* A fresh ID: from the host's seed, by VM creation serial and a counter. */
+/* A fresh ID, never one another VM or generation had. */
 static void new_id(struct vm *vm)
 {
-	static uint64_t generation;
-
-	entropy_fill((1ULL << 63) | (vm->serial << 24) | ++generation, vm->genid.s.id,
-		     sizeof(vm->genid.s.id));
+	entropy_fresh(vm->genid.s.id, sizeof(vm->genid.s.id));
 }
 
 static void vmgenid_reset(struct vm *vm)

@@ -2,24 +2,25 @@
 /* Guest PMU, the live part: virtual cycle/instret per vCPU and firmware event
  * counts.
  *
- * A guest's cycle and instret CSRs read the host's counters directly
- * (hcounteren.CY/IR = 1, hart.c) until the guest configures that counter
- * through SBI PMU. From then until it resets the counter (stop with RESET),
- * the bit is cleared while the vCPU runs, so each read is a virtual-instruction
- * exit answered here with the vCPU's own value: the initial value it asked
- * for plus the host counter's advance while the counter was started and the
- * vCPU was on a hart. vcpu_put() calls in only while a hardware counter is
- * configured (one test for other guests) and posts VCPU_REQ_PMU_LOAD, so the
- * next entry's vcpu_apply_pending() calls pmu_vcpu_load(): vcpu_load() has
- * no test of its own. */
+ * A guest never reads the host's cycle or instret: hcounteren has only TM
+ * set (hart.c, as KVM), so every read of cycle or instret from VS or VU is a
+ * virtual-instruction exit answered here with the vCPU's own counter: the
+ * initial value it asked for through SBI PMU plus the host counter's advance
+ * while the counter was started and the vCPU was on a hart; a counter it has
+ * not configured (or has released) reads its last value, 0 from boot, and
+ * does not advance. So the values never jump when the vCPU moves to another
+ * hart, across a snapshot and restore or a migration (the value is part of
+ * the vCPU's saved state: docs/snapshot-format.md), and they tell a guest
+ * nothing about the host or other VMs. vcpu_put() calls in only while a
+ * hardware counter is configured (one test for other guests) and posts
+ * VCPU_REQ_PMU_LOAD, so the next entry's vcpu_apply_pending() calls
+ * pmu_vcpu_load(): vcpu_load() has no test of its own. */
 #include <arch/riscv/csr.h>
 #include <atomic.h>
 #include <errno.h>
 #include <hart.h>
 #include <pmu.h>
 #include <vcpu.h>
-
-#define HCOUNTEREN_DEFAULT	0x7UL	/* cycle, time, instret: as hart_init_csrs() */
 
 static uint64_t host_count(unsigned int i)
 {
@@ -35,9 +36,6 @@ void pmu_vcpu_reset(struct vcpu *v)
 
 void pmu_hw_sync(struct vcpu *v)
 {
-	/* configured hardware counters trap; the others read the host's */
-	csr_write(CSR_HCOUNTEREN, HCOUNTEREN_DEFAULT & ~(unsigned long)(v->g.pmu.configured &
-									   PMU_HW_MASK));
 	v->pmu_live.fw_events = pmu_fw_events(&v->g.pmu);
 	v->pmu_live.loaded = true;	/* runs on the vCPU's hart, between its entries */
 }
@@ -53,8 +51,6 @@ __attribute__((noinline, cold)) void pmu_vcpu_load(struct vcpu *v)
 		if (live & (1U << i))
 			v->pmu_live.base[i] = host_count(i);
 	v->pmu_live.loaded = true;
-	csr_write(CSR_HCOUNTEREN, HCOUNTEREN_DEFAULT & ~(unsigned long)(v->g.pmu.configured &
-									   PMU_HW_MASK));
 }
 
 /* returns @v so that vcpu_put() keeps no register across the call */
@@ -69,7 +65,6 @@ __attribute__((noinline, cold)) struct vcpu *pmu_vcpu_put(struct vcpu *v)
 			v->g.pmu.value[i] += host_count(i) - v->pmu_live.base[i];
 	v->pmu_live.loaded = false;
 	atomic_or(&v->requests, VCPU_REQ_PMU_LOAD);	/* for its next entry */
-	csr_write(CSR_HCOUNTEREN, HCOUNTEREN_DEFAULT);
 	return v;
 }
 
@@ -104,7 +99,8 @@ void pmu_count_fw_slow(struct vcpu *v, unsigned int code, unsigned long n)
 			v->g.pmu.value[i] += n;
 }
 
-/* csrr rd, cycle/instret (csrrs/csrrc rd, csr, x0; csrrsi/csrrci rd, csr, 0) */
+/* csrr rd, cycle/instret (csrrs/csrrc rd, csr, x0; csrrsi/csrrci rd, csr, 0):
+ * every such read traps (hcounteren.CY/IR = 0) */
 #define INSN_OPCODE_SYSTEM	0x73
 int pmu_csr_exit(struct vcpu *v, unsigned long insn)
 {
@@ -120,7 +116,7 @@ int pmu_csr_exit(struct vcpu *v, unsigned long insn)
 	if ((f3 & 3) == 1 || rs1 || (vu && !(csr_read(CSR_SCOUNTEREN) & (1UL << i))))
 		return -1;
 	if (rd)
-		v->g.ctx.gpr[rd] = (v->g.pmu.configured & (1U << i)) ? pmu_read(v, i) : host_count(i);
+		v->g.ctx.gpr[rd] = pmu_read(v, i);	/* never the host's counter */
 	return 1;
 }
 

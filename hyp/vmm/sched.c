@@ -98,22 +98,43 @@ static struct vm *claim_reboot(void)
 
 struct vcpu *sched_pick(uint64_t now, struct vm **reboot)
 {
+	struct hart *h = this_hart();
 	struct vcpu *found = NULL;
-	unsigned int n = nr_slots();
+	unsigned int n = nr_slots(), i;
+	bool more = false;
 
 	spin_lock(&lock);
 	*reboot = claim_reboot();
-	for (unsigned int i = 0; i < n && !found && !*reboot; i++) {
+	for (i = 0; i < n && !found && !*reboot; i++) {
 		unsigned int s = (rr_next + i) % n;
 		struct vcpu *v = slot_vcpu(s);
 
 		if (v && runnable(v, now)) {
 			found = v;
-			v->hart = (int)this_hart()->index;
+			v->hart = (int)h->index;
 			rr_next = s + 1;
 		}
 	}
+	/* A kick wakes one idle hart. One just woken that finds more work
+	 * waiting while a hart sleeps wakes the next one, which does the same:
+	 * as many harts wake as there are runnable vCPUs, one IPI each, and
+	 * none when there is nothing for them (no herd). Work becomes runnable
+	 * only with a kick, so every such chain starts at a hart leaving its
+	 * idle wait: a busy hart's pick (a vCPU switch) pays one test. */
+	if (__builtin_expect(h->left_idle, 0)) {
+		h->left_idle = false;
+		if (found && atomic_load(&idle_harts)) {
+			/* the slots not looked at yet, from the one after @found on */
+			for (unsigned int s = rr_next; i < n && !more; i++, s++) {
+				struct vcpu *v = slot_vcpu(s % n);
+
+				more = v && runnable(v, now);	/* (@found is on a hart now) */
+			}
+		}
+	}
 	spin_unlock(&lock);
+	if (__builtin_expect(more, 0))
+		sched_kick_idle();
 	return found;
 }
 
@@ -153,7 +174,8 @@ static uint64_t next_guest_deadline(uint64_t now)
 		struct vcpu *v = slot_vcpu(s);
 
 		if (v && v->vm->state == VM_RUNNING && v->g.hsm.waiting && v->hart < 0) {
-			uint64_t t = v->g.csr.vstimecmp - v->vm->htimedelta;
+			/* in guest time: htimedelta may be negative */
+			uint64_t t = vcpu_timer_deadline(v, now);
 
 			if (t < best)
 				best = t;
@@ -179,11 +201,13 @@ void sched_idle(struct hart *h, uint64_t now, unsigned long gen)
 	 * and a pending interrupt makes wfi return at once: the hart would spin
 	 * (here, not in vcpu_put: a switch to another vCPU loads its own) */
 	csr_write(CSR_VSTIMECMP, -1UL);
-	if (atomic_load(&wake_gen) == gen && !(csr_read(CSR_SIP) & (MIP_SSIP | MIP_STIP))) {
+	if (atomic_load(&wake_gen) == gen && !(csr_read(CSR_SIP) & (MIP_SSIP | MIP_STIP)))
 		asm volatile("wfi");
-		h->idle_wakeups++;
-	}
+	/* counted slept or not: a hart whose deadline is always due already
+	 * never reaches the wfi, and must show as spinning too */
+	h->idle_wakeups++;
 	__atomic_fetch_and(&idle_harts, ~(1UL << h->index), __ATOMIC_SEQ_CST);
+	h->left_idle = true;
 	csr_write(CSR_STIMECMP, -1UL);
 	csr_clear(CSR_SIP, MIP_SSIP);
 }

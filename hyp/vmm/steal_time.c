@@ -7,6 +7,7 @@
  * interrupt is idle time, not steal. */
 #include <arch/riscv/encoding.h>
 #include <atomic.h>
+#include <guest_time.h>
 #include <hart.h>
 #include <steal_time.h>
 #include <vm.h>
@@ -59,14 +60,14 @@ static volatile struct sbi_sta_record *record(struct vcpu *v)
 	return vm_gpa_to_hva(v->vm, v->g.sta.shmem, SBI_STA_RECORD_SIZE, true);
 }
 
-/* Host time at which @v's own timer fires, if it has it enabled; else none. */
-static uint64_t timer_at(const struct vcpu *v)
+/* Host time at which @v's own timer fired by @now, if it has it enabled; else
+ * none. Compared in guest time: htimedelta is negative after a restore onto a
+ * host whose clock is ahead, and a timer at -1 (none) must never count. */
+static uint64_t timer_at(const struct vcpu *v, uint64_t now)
 {
-	uint64_t cmp = v->g.csr.vstimecmp, delta = v->vm->htimedelta;
-
 	if (!((v->g.csr.vsie << 1) & MIP_VSTIP))
 		return NO_TIME;
-	return cmp > delta ? cmp - delta : 0;	/* guest time before host 0: long past */
+	return guest_timer_fired_at(v->g.csr.vstimecmp, v->vm->htimedelta, now);
 }
 
 void steal_vcpu_out(struct vcpu *v)
@@ -94,7 +95,7 @@ void steal_vcpu_in(struct vcpu *v)
 
 	if (!v->g.sta.enabled)
 		return;		/* reset since it was posted: nothing to report to */
-	ticks = steal_wait_ticks(v->steal.off_at, v->steal.ready_at, timer_at(v), now);
+	ticks = steal_wait_ticks(v->steal.off_at, v->steal.ready_at, timer_at(v, now), now);
 	ns = v->steal.unreported_ns + steal_ticks_to_ns(ticks, timebase_hz);
 	r = record(v);
 	v->steal.ready_at = 0;

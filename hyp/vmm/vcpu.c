@@ -116,10 +116,9 @@ static void save_live_cfi(struct vcpu *v)
 		v->g.csr.ssp = csr_read(CSR_SSP);
 }
 
-void vcpu_sync_state(struct vcpu *t)
+void vcpu_sync_state(struct vcpu *t, uint64_t deadline)
 {
 	struct hart *self = this_hart();
-	uint64_t deadline = time_now() + timebase_hz / 100;
 	int h;
 
 	if (t == self->current) {
@@ -171,21 +170,3 @@ void vcpu_apply_pending_slow(struct vcpu *v)
 	if (v->lp_window.open)	/* not before the fault it re-delivers */
 		vcpu_hold_irqs(v);
 }
-
-void vcpu_request_sync(struct vcpu *self, struct vcpu *t, unsigned long req)
-{
-	int h;
-
-	atomic_or(&t->requests, req);
-	h = t->hart;
-	if (t == self || h < 0)
-		return;		/* applied before it next enters the guest */
-	sbi_send_ipi(1, harts[h].hartid);
-	/* SBI RFENCE returns once the fence is done. Keep serving requests posted
-	 * to us meanwhile, or two vCPUs fencing each other would wait forever. */
-	while ((atomic_load(&t->requests) & req) && t->hart == h) {
-		vcpu_apply_pending(self);
-		tlb_service();
-	}
-}
-

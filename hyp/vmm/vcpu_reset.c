@@ -22,7 +22,7 @@ void vcpu_reset(struct vcpu *v, unsigned long entry, unsigned long arg)
 	v->g.ctx.gpr[11] = arg;
 	v->g.ctx.sepc = entry;
 	/* enter VS-mode (SPP=1) with SIE=0, ELP=0 (SPELP clear) */
-	v->g.ctx.sstatus = SR_SPP | SR_FS_INITIAL | SR_UXL_64;
+	v->g.ctx.sstatus = SR_SPP | VCPU_SSTATUS_HOST;
 	v->g.csr.vsstatus = SR_UXL_64;
 	v->g.csr.vstimecmp = -1UL;
 	v->irq_pending = 0;

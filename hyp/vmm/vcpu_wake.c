@@ -2,6 +2,7 @@
 /* Would an interrupt wake a waiting vCPU now? Pure predicates, asked by the
  * scheduler (off-CPU state) and the run loop (the vCPU on this hart). */
 #include <arch/riscv/csr.h>
+#include <guest_time.h>
 #include <hart.h>
 #include <vm.h>
 
@@ -11,7 +12,7 @@ static bool wake_check(unsigned long hvip, unsigned long posted, bool ext, unsig
 {
 	unsigned long pending = (hvip & ~MIP_VSEIP) | posted | (ext ? MIP_VSEIP : 0);
 
-	if (now + htimedelta >= vstimecmp)
+	if (guest_timer_due(vstimecmp, htimedelta, now))
 		pending |= MIP_VSTIP;
 	/* vsie uses the guest's layout (SSIE=1, STIE=5, SEIE=9): shift to hvip's */
 	return pending & (vsie << 1) & VS_IRQ_MASK;
@@ -21,6 +22,15 @@ bool vcpu_wake_pending(const struct vcpu *v, uint64_t now)
 {
 	return wake_check(v->g.csr.hvip, v->irq_pending, v->ext_irq, v->g.csr.vsie,
 			  v->g.csr.vstimecmp, v->vm->htimedelta, now);
+}
+
+uint64_t vcpu_timer_deadline(const struct vcpu *v, uint64_t now)
+{
+	/* a timer the guest has not enabled (vsie.STIE, guest layout) never
+	 * wakes it: an idle hart must not wake up for it, and spin if it is due */
+	if (!(v->g.csr.vsie & MIP_STIP))
+		return GUEST_TIMER_NEVER;
+	return guest_timer_host_deadline(v->g.csr.vstimecmp, v->vm->htimedelta, now);
 }
 
 /* Same, for the vCPU loaded on this hart (state is in the CSRs). */

@@ -4,6 +4,7 @@
 #include <arch/riscv/csr.h>
 #include <string.h>
 #include <errno.h>
+#include <entropy.h>
 #include <fdt_guest.h>
 #include <gstage.h>
 #include <hart.h>
@@ -119,6 +120,8 @@ int vm_reset(struct vm *vm)
 		gi.initrd_start = start;
 		gi.initrd_end = start + vm->initrd.size;
 	}
+	/* never the seed of an earlier boot or of the slot's earlier tenant */
+	entropy_fresh(gi.rng_seed, sizeof(gi.rng_seed));
 	spin_lock(&fdt_lock);
 	rc = fdt_guest_build(vm, &gi, fdt_buf, sizeof(fdt_buf));
 	if (!rc)
@@ -236,10 +239,11 @@ int vm_alloc(const struct vm_desc *d, bool need_images, struct vm **out, const c
 	vm->nr_mmio = 0;
 	vm->cow = NULL;
 	vm->moved_in = false;
+	vm->mig_unconfirmed = VM_MIG_CONFIRMED;
 	vm->page_log = vm->page_sticky = NULL;
 	vm->log_tables = 0;
 	vm->line_len = 0;
-	vm->esc_state = 0;
+	console_filter_reset(&vm->con_filter);
 	memcpy(vm->cfg.name, d->name, VM_NAME_LEN);
 	vm->cfg.ram_gpa = VM_GUEST_RAM_BASE;
 	vm->cfg.ram_size = d->memory;

@@ -14,46 +14,6 @@
 #include <steal_time.h>
 #include <vm.h>
 
-
-#define EVENTS 32	/* more than VMs x kinds: the ring never overflows */
-static struct spinlock ev_lock = SPINLOCK_INIT;
-static struct { struct vm *vm; enum vm_event_kind kind; } ev_ring[EVENTS];
-static unsigned int ev_head, ev_tail;
-
-void vm_event_post(struct vm *vm, enum vm_event_kind kind)
-{
-	spin_lock(&ev_lock);
-	if (ev_head - ev_tail < EVENTS) {
-		ev_ring[ev_head % EVENTS].vm = vm;
-		ev_ring[ev_head % EVENTS].kind = kind;
-		ev_head++;
-	}
-	spin_unlock(&ev_lock);
-	/* the host services run on hart 0: wake it if it sleeps */
-	if (this_hart()->index != 0)
-		sbi_send_ipi(1, harts[0].hartid);
-}
-
-bool vm_event_pending(void)
-{
-	return atomic_load(&ev_head) != atomic_load(&ev_tail);
-}
-
-bool vm_event_take(struct vm **vm, enum vm_event_kind *kind)
-{
-	bool got = false;
-
-	spin_lock(&ev_lock);
-	if (ev_tail != ev_head) {
-		*vm = ev_ring[ev_tail % EVENTS].vm;
-		*kind = ev_ring[ev_tail % EVENTS].kind;
-		ev_tail++;
-		got = true;
-	}
-	spin_unlock(&ev_lock);
-	return got;
-}
-
 uint64_t vm_exits(const struct vm *vm)
 {
 	uint64_t n = 0;
@@ -179,6 +139,35 @@ int vm_resume(struct vm *vm)
 	sched_lock();
 	if (vm->state == VM_PAUSED) {
 		steal_vm_resumed(vm, time_now());	/* before any hart can pick it */
+		vm->state = VM_RUNNING;
+		rc = 0;
+	}
+	sched_unlock();
+	if (!rc)
+		sched_kick_idle();
+	return rc;
+}
+
+bool vm_pause_settle(struct vm *vm)
+{
+	bool paused;
+
+	sched_lock();
+	if (vm->state == VM_PAUSING && vm_off_cpu(vm))
+		vm->state = VM_PAUSED;
+	paused = vm->state == VM_PAUSED;
+	sched_unlock();
+	return paused;
+}
+
+int vm_unpause(struct vm *vm)
+{
+	int rc = -HYP_EBUSY;
+
+	sched_lock();
+	if (vm->state == VM_PAUSING || vm->state == VM_PAUSED) {
+		/* a vCPU still leaving its hart simply stays: RUNNING again */
+		steal_vm_resumed(vm, time_now());
 		vm->state = VM_RUNNING;
 		rc = 0;
 	}

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* SBI DBCN: the guest's debug console, multiplexed onto the host console by VM name. */
+#include <string.h>
 #include <vsbi.h>
 #include <vm.h>
 
 /* Bound the console work one call does (SBI lets a write take fewer bytes;
  * the guest calls again for the rest), so a guest flooding its console cannot
- * hold the host console, or its hart, for long. */
+ * hold the host console, or its hart, for long: at most 256 bytes, and at
+ * most one line, as one UART byte can end at most one (each line costs its
+ * "[name] " tag on the host console: 256 newlines were 256 lines). */
 #define DBCN_CHUNK	256
 
 /* The buffer must lie entirely in this VM's RAM; base_hi must be 0 on RV64. */
@@ -34,6 +37,10 @@ static void dbcn_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret)
 			break;
 		}
 		if (fid == SBI_DBCN_WRITE) {
+			const char *nl = len ? memchr(buf, '\n', len) : NULL;
+
+			if (nl)
+				len = (unsigned long)(nl - buf) + 1;
 			vm_console_out(v->vm, buf, len);
 			ret->value = len;
 		} else {

@@ -13,12 +13,20 @@ static bool suspend_type_valid(unsigned long type, bool *nonret)
 	return type == SBI_HSM_SUSPEND_RET_DEFAULT || *nonret;
 }
 
+/* The pc a start or resume address gives: sepc[0] is read-only 0, so on bare
+ * hardware the firmware's mret/sret drops bit 0 (an odd pc never reaches the
+ * CPU; QEMU 10.0.2 does not mask it). */
+static unsigned long entry_pc(unsigned long addr)
+{
+	return addr & ~1UL;
+}
+
 void vsbi_hsm_suspend(struct vcpu *v, bool nonret, unsigned long addr, unsigned long opaque)
 {
 	/* like WFI: resumes when an enabled interrupt is pending; the run loop
 	 * (resume_from_suspend) restarts a non-retentive one at addr */
 	v->g.hsm.resume_nonret = nonret;
-	v->g.hsm.resume_addr = addr;
+	v->g.hsm.resume_addr = entry_pc(addr);
 	v->g.hsm.resume_opaque = opaque;
 	v->g.hsm.system = false;
 	v->g.hsm.state = VCPU_HSM_SUSPENDED;
@@ -40,7 +48,7 @@ static long hart_start(struct vcpu *v, unsigned long hartid, unsigned long addr,
 		err = SBI_ERR_ALREADY_AVAILABLE;
 	} else {
 		/* a fresh hart: CFI state and FWFT locks reset too (docs/cfi.md §9.12) */
-		vcpu_reset(t, addr, opaque);
+		vcpu_reset(t, entry_pc(addr), opaque);
 		t->g.hsm.state = VCPU_HSM_STARTED;
 	}
 	sched_unlock();

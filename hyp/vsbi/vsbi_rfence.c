@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* SBI RFENCE: remote fence.i and VS-stage TLB flushes for the named vCPUs. Flushing
- * every VS-stage entry of the VM is a safe superset of any address/ASID range. */
+ * every VS-stage entry of the VM is a safe superset of any address/ASID range,
+ * so the range costs nothing: one call's work is at most one request per vCPU
+ * and a bounded wait (hyp/vmm/vcpu_request.c). */
+#include <bitops.h>
 #include <vsbi.h>
 #include <vm.h>
 
@@ -28,11 +31,14 @@ static void rfence_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret)
 	ret->error = vsbi_hart_mask(v->vm->cfg.nr_vcpus, VSBI_ARG(v, 0), VSBI_ARG(v, 1), &targets);
 	if (ret->error)
 		return;
-	for (unsigned int i = 0; i < v->vm->cfg.nr_vcpus; i++)
-		if (targets & (1UL << i)) {
-			vcpu_request_sync(v, &v->vm->vcpus[i], req);
-			pmu_count_fw(v, event, 1);
-		}
+	if (!vcpu_request_sync(v, targets, req)) {
+		/* a target's hart did not get to it in time: nothing is returned,
+		 * the guest makes the same call again after passing its entry
+		 * path (the slice may end there), and finds the done ones done */
+		ret->action = EXIT_RESUME_SAME;
+		return;
+	}
+	pmu_count_fw(v, event, bit_count(targets));
 }
 
 const struct vsbi_ext vsbi_rfence = {

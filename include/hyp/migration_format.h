@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The live-migration protocol, version 2 (docs/migration.md is normative;
+/* The live-migration protocol, version 3 (docs/migration.md is normative;
  * this header is its C form, shared by the hypervisor and its tests).
  *
  * Two byte streams between a source hypervisor (S) and a destination (D),
@@ -15,14 +15,18 @@
  *   D -> S  RUNNING | ABORT                             D runs the guest
  *   S -> D  DONE                                        S destroyed its copy
  *
- * Either side may send ABORT at any point; a broken stream is an abort. */
+ * Either side may send ABORT until it has sent END (S) or RUNNING (D); a
+ * broken stream is an abort until then. After END S never resumes its copy
+ * unless D's ABORT says D did not start it; after RUNNING D keeps the VM
+ * whatever happens. A stream that breaks in between leaves both copies,
+ * marked unconfirmed: S's paused, D's running (docs/migration.md). */
 #ifndef HYP_MIGRATION_FORMAT_H
 #define HYP_MIGRATION_FORMAT_H
 #include <stdint.h>
 #include <hyp/snapshot_format.h>
 
 #define MIG_MAGIC		"CARAMIGR"	/* 8 bytes, no NUL; in a snap_header */
-#define MIG_VERSION		2	/* 2: snapshot format 2 VCPU records */
+#define MIG_VERSION		3	/* 3: a move is kept once the VM ran on D */
 
 enum mig_section_type {
 	/* 1..5 as in the snapshot format: CONFIG, VCPU, DEVICE, MEMORY, END */

@@ -7,7 +7,10 @@
  *
  * bootargs: mode=micro (default) or mode=switch (vCPU switch ping-pong with
  * another VM on the same hart), iters=N, fwft_ss=1 (turn the shadow stack on
- * first, to measure the CFI state switch).
+ * first, to measure the CFI state switch), cost=1 (the largest work one exit
+ * of each kind can ask of the hypervisor: docs/performance.md, "Work per
+ * exit"), reboot=1 (print the time, then reboot the VM: the reset's cost is
+ * the time from one boot's REBOOT line to the next boot's BOOT line).
  */
 #include "libguest.h"
 
@@ -154,6 +157,147 @@ static void bench_switch(unsigned long n)
 	csr_clear(CSR_SIE, MIP_STIP);
 }
 
+/* ---- the most work one exit can ask for (cost=1) ---- */
+
+#define COST_EVENTS	4096		/* event_get_info's limit (hyp/vsbi/vsbi_pmu.c) */
+#define COST_DBCN	(64 * 1024)	/* far more than one DBCN call takes */
+
+static uint32_t cost_events[COST_EVENTS][4] __attribute__((aligned(16)));
+static char cost_dbcn[COST_DBCN];
+
+static void cost_report(const char *name, unsigned long t0, unsigned long n)
+{
+	report_bench(name, rdtime() - t0, n);
+}
+
+/* One exit per call, each with every argument at its most expensive. */
+static void bench_cost_sbi(unsigned long n)
+{
+	unsigned long t0, all = -1UL, i;
+
+	t0 = rdtime();
+	for (i = 0; i < n; i++)
+		SBI_CALL0(SBI_EXT_BASE, SBI_BASE_GET_SPEC_VERSION);
+	cost_report("cost_sbi_base", t0, n);
+
+	/* every vCPU of the VM (base -1), the caller included */
+	t0 = rdtime();
+	for (i = 0; i < n; i++)
+		sbi_send_ipi(0, all);
+	cost_report("cost_ipi_all", t0, n);
+	csr_clear(CSR_SIP, MIP_SSIP);
+
+	/* the whole address space, every vCPU */
+	t0 = rdtime();
+	for (i = 0; i < n; i++)
+		sbi_ecall(SBI_EXT_RFENCE, SBI_RFENCE_SFENCE_VMA, 0, all, 0, all, 0, 0);
+	cost_report("cost_rfence_all", t0, n);
+	t0 = rdtime();
+	for (i = 0; i < n; i++)
+		sbi_ecall(SBI_EXT_RFENCE, SBI_RFENCE_FENCE_I, 0, all, 0, 0, 0, 0);
+	cost_report("cost_fence_i_all", t0, n);
+
+	/* every counter: a configure no counter can take (scans them all),
+	 * then start and stop of every firmware counter */
+	t0 = rdtime();
+	for (i = 0; i < n; i++)
+		sbi_ecall(SBI_EXT_PMU, SBI_PMU_COUNTER_CONFIG_MATCHING, 0, 0x7fd, 0,
+			  0x10000, 0, 0);
+	cost_report("cost_pmu_config_all", t0, n);
+	sbi_ecall(SBI_EXT_PMU, SBI_PMU_COUNTER_CONFIG_MATCHING, 3, 0xff,
+		  SBI_PMU_CFG_FLAG_SKIP_MATCH, (15UL << 16) | SBI_PMU_FW_IPI_SENT, 0, 0);
+	t0 = rdtime();
+	for (i = 0; i < n; i++) {
+		sbi_ecall(SBI_EXT_PMU, SBI_PMU_COUNTER_START, 3, 1, 0, 0, 0, 0);
+		sbi_ecall(SBI_EXT_PMU, SBI_PMU_COUNTER_STOP, 3, 1, 0, 0, 0, 0);
+	}
+	cost_report("cost_pmu_start_stop", t0, 2 * n);
+
+	/* the most entries, each an event no counter counts (all scanned) */
+	for (i = 0; i < COST_EVENTS; i++)
+		cost_events[i][0] = 0x10000;	/* a cache event: none */
+	t0 = rdtime();
+	for (i = 0; i < n / 100 + 1; i++)
+		sbi_ecall(SBI_EXT_PMU, SBI_PMU_EVENT_GET_INFO, (unsigned long)cost_events, 0,
+			  COST_EVENTS, 0, 0, 0);
+	cost_report("cost_pmu_event_info_max", t0, n / 100 + 1);
+
+	/* a DBCN write of more than one call takes: every byte a newline,
+	 * each an empty line on the host console */
+	for (i = 0; i < COST_DBCN; i++)
+		cost_dbcn[i] = '\n';
+	t0 = rdtime();
+	for (i = 0; i < n / 100 + 1; i++)
+		sbi_dbcn_write(COST_DBCN, (unsigned long)cost_dbcn, 0);
+	cost_report("cost_dbcn_write_max", t0, n / 100 + 1);
+	for (i = 0; i < COST_DBCN; i++)
+		cost_dbcn[i] = 'x';
+	t0 = rdtime();
+	for (i = 0; i < n / 100 + 1; i++)
+		sbi_dbcn_write(COST_DBCN, (unsigned long)cost_dbcn, 0);
+	cost_report("cost_dbcn_write_text", t0, n / 100 + 1);
+}
+
+static volatile unsigned long spinner_up;
+
+static void spinner(unsigned long hartid, unsigned long opaque)
+{
+	(void)hartid;
+	(void)opaque;
+	WRITE_ONCE(spinner_up, 1);
+	for (;;)	/* busy on its hart: a fence must wait for its exit */
+		cpu_relax();
+}
+
+/* A remote fence to a vCPU that runs on another hart: the call returns once
+ * that hart has taken the IPI and fenced (hyp/vmm/vcpu_request.c). */
+static void bench_cost_rfence_running(unsigned long n)
+{
+	unsigned long other = other_hartid(), t0;
+
+	if (other == -1UL || hart_start(other, spinner, 0) ||
+	    !wait_for(READ_ONCE(spinner_up), 1000000)) {
+		printf("INFO: no second vCPU running\n");
+		return;
+	}
+	t0 = rdtime();
+	for (unsigned long i = 0; i < n; i++)
+		sbi_ecall(SBI_EXT_RFENCE, SBI_RFENCE_SFENCE_VMA, 1UL << other, 0, 0, -1UL, 0, 0);
+	cost_report("cost_rfence_running", t0, n);
+}
+
+/* Device exits: a UART byte that ends a full line (the host prints it). */
+static void bench_cost_mmio(unsigned long n)
+{
+	volatile uint8_t *thr = (volatile uint8_t *)0x10000000UL;
+	unsigned long t0 = rdtime();
+
+	for (unsigned long i = 0; i < n; i++)
+		*thr = '\n';
+	cost_report("cost_uart_newline", t0, n);
+}
+
+/* The first touch of a 2 MiB chunk of guest RAM: zeroed and mapped. */
+static void bench_cost_first_touch(void)
+{
+	unsigned long first = env.ram_base + 32 * 0x200000UL, n = 0, t0;
+	unsigned long end = env.ram_base + env.ram_size - 2 * 0x200000UL;
+
+	t0 = rdtime();
+	for (unsigned long a = first; a < end && n < 64; a += 0x200000UL, n++)
+		(void)*(volatile unsigned long *)a;
+	if (n)
+		cost_report("cost_first_touch", t0, n);
+}
+
+/* cost=1 reboot=1: the time of each boot, then a reboot at once. */
+static void bench_reboot(void)
+{
+	printf("REBOOT %lu boot %u\n", rdtime(), env.boot_count);
+	sbi_system_reset(SBI_SRST_TYPE_WARM_REBOOT, SBI_SRST_REASON_NONE);
+	report_done();
+}
+
 void test_main(unsigned long hartid)
 {
 	unsigned long n = bootarg_ulong("iters", 20000);
@@ -165,7 +309,16 @@ void test_main(unsigned long hartid)
 
 		printf("INFO: FWFT SET SHADOW_STACK=1: %ld\n", r.error);
 	}
-	if (mode_switch) {
+	if (bootarg_ulong("reboot", 0)) {
+		printf("BOOT %lu boot %u\n", rdtime(), env.boot_count);
+		if (env.boot_count < bootarg_ulong("reboots", 5))
+			bench_reboot();
+	} else if (bootarg_ulong("cost", 0)) {
+		bench_cost_sbi(n);
+		bench_cost_mmio(n / 100 + 1);
+		bench_cost_first_touch();
+		bench_cost_rfence_running(n / 10 + 1);
+	} else if (mode_switch) {
 		bench_switch(n);
 	} else {
 		bench_sbi(n);

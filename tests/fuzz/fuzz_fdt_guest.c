@@ -33,7 +33,6 @@
 #include <libfdt.h>
 #include <arch/riscv/encoding.h>
 #include <cfi.h>
-#include <entropy.h>
 #include <fdt_guest.h>
 #include <hart.h>
 #include <vm.h>
@@ -62,14 +61,6 @@ void vcpu_redirect_trap(struct vcpu *v, unsigned long cause, unsigned long tval)
 	(void)cause;
 	(void)tval;
 	abort();
-}
-
-void entropy_fill(uint64_t stream, uint8_t *out, size_t len)
-{
-	for (size_t i = 0; i < len; i++) {
-		stream = stream * 6364136223846793005ULL + 1442695040888963407ULL;
-		out[i] = (uint8_t)(stream >> 56);
-	}
 }
 
 static struct vm vm;

@@ -125,13 +125,19 @@ uint64_t mm_free_bytes(void)
 	return 1ULL << 30;
 }
 
+uint64_t vm_events_dropped(void)
+{
+	return 3;
+}
+
 unsigned int vmid_usable(void)
 {
 	return 16383;
 }
 
-void vcpu_sync_state(struct vcpu *t)
+void vcpu_sync_state(struct vcpu *t, uint64_t until)
 {
+	(void)until;
 	CHECK(t->vm && t->id < t->vm->cfg.nr_vcpus);
 }
 
@@ -203,6 +209,17 @@ int vmop_resume(struct vm *vm)
 int vmop_wake(struct vm *vm)
 {
 	return vm->index == 2 ? 0 : -HYP_EBUSY;
+}
+
+const char *vmop_refusal(const struct vm *vm, enum vmop op)
+{
+	CHECK(vm_slot_used(vm) && (unsigned int)op <= VMOP_DESTROY);
+	return vm->index == 1 ? "held by a stream" : NULL;
+}
+
+const char *vm_migration_word(const struct vm *vm)
+{
+	return vm->index == 3 ? "left-unconfirmed" : NULL;
 }
 
 void vmop_cancel_waiter(void *ctx)
@@ -702,7 +719,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		start = i + 1;
 	}
 
-	/* until all is read and the last poll started nothing */
+	/* until all is read, the last poll started nothing and left nothing
+	 * over (a poll serves a bounded share and says so: mgmt_busy()) */
 	for (;;) {
 		bool started;
 
@@ -710,7 +728,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		started = op.kind != OP_NONE;
 		op_finish();
 		CHECK(++polls < 100000);
-		if (port.pos == port.len && !started)
+		if (port.pos == port.len && !started && !mgmt_busy())
 			break;
 	}
 	mgmt_poll();		/* the last reply goes out */

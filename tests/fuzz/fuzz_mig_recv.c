@@ -22,11 +22,14 @@
  * busy flag; a second start while it runs is -HYP_EBUSY); never more read
  * than sent; what the destination wrote is a migration header and whole
  * sections with right CRCs, CAPS first, then at most ACCEPT, RUNNING and one
- * ABORT (NUL-terminated code and message) in that order; on success the VM
- * was started once, ACCEPT and RUNNING were sent, and its installed state
- * passes every check again; on failure an error and a known code, no VM
- * returned, and any VM created was destroyed exactly once (the real
- * destroy for one that had started); no sanitizer report; no hang. */
+ * ABORT (NUL-terminated code and message) in that order, never an ABORT
+ * after RUNNING; on success the VM was started once, ACCEPT and RUNNING were
+ * sent, and its installed state passes every check again; a VM that started
+ * is never destroyed by the receiver: without DONE it is returned with the
+ * code `unconfirmed`, marked arrived-unconfirmed, its state passing every
+ * check; on any other failure an error and a known code, no VM returned, no
+ * VM started, and any VM created destroyed exactly once; no sanitizer
+ * report; no hang. */
 #include <string.h>
 #include <crc32c.h>
 #include <errno.h>
@@ -45,7 +48,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 #define MAX_POLLS	200000
 
 bool mig_send_active;		/* mig_send.c is not linked */
-static unsigned int op_destroys;	/* of a started VM, through vmops */
+static unsigned int op_destroys;	/* through vmops: never, since protocol 3 */
 
 /* the host layer's lifecycle operations (vmops_migration) */
 static int op_pause(struct vm *vm, mig_vm_done_fn done, void *ctx)
@@ -104,7 +107,7 @@ static bool known_code(const char *code)
 {
 	static const char *const codes[] = { "bad-snapshot", "bad-stream", "invalid", "no-cfi",
 					     "no-feature", "exists", "no-memory", "no-stream",
-					     "stream", "aborted" };
+					     "stream", "aborted", "unconfirmed" };
 
 	for (size_t i = 0; i < ARRAY_SIZE(codes); i++)
 		if (!strcmp(code, codes[i]))
@@ -146,6 +149,8 @@ static unsigned int check_sent(void)
 		}
 		CHECK(s.crc32c == crc32c(pl, (size_t)s.length) && !s.reserved && !s.instance);
 		CHECK(s.type > last || s.type == MIG_SEC_ABORT);	/* CAPS, ACCEPT, RUNNING */
+		/* once the VM runs here no ABORT may tell the source to resume */
+		CHECK(s.type != MIG_SEC_ABORT || !(seen & (1U << (MIG_SEC_RUNNING - 16))));
 		CHECK(!(seen & (1U << (s.type - 16))));
 		switch (s.type) {
 		case MIG_SEC_CAPS:
@@ -187,11 +192,8 @@ static void check_installed(struct vm *vm)
 	snap_config_save(vm, 0, timebase_hz, &c);
 	CHECK(snap_config_check(&c) == NULL);
 	CHECK(c.ram_size <= FUZZ_RAM_CAP);
+	fuzz_check_vcpus(vm, &c);
 	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++) {
-		struct snap_vcpu s;
-
-		snap_vcpu_save(&vm->vcpus[i], &s);
-		CHECK(snap_vcpu_check(&s, &c) == NULL);
 		CHECK(vm->vcpus[i].last_hart == -1);
 	}
 	fuzz_check_devices(vm);
@@ -230,12 +232,19 @@ static void receive(const uint8_t *stream, size_t len, const uint8_t *hdr)
 		CHECK(!strcmp(done_seen.r.vm_name, done_seen.r.vm->cfg.name));
 		check_installed(done_seen.r.vm);
 		vm_destroy_finish(done_seen.r.vm);
+	} else if (!strcmp(done_seen.r.code, "unconfirmed")) {
+		/* it ran here: kept, marked, whatever broke after RUNNING */
+		CHECK(done_seen.r.err[0] && done_seen.r.vm && vms_seen.starts == 1);
+		CHECK((sent & (1U << 5)) && !(sent & (1U << 7)));
+		CHECK(done_seen.r.vm->mig_unconfirmed == VM_MIG_ARRIVED);
+		check_installed(done_seen.r.vm);
+		vm_destroy_finish(done_seen.r.vm);
 	} else {
 		CHECK(done_seen.r.err[0] && done_seen.r.code && known_code(done_seen.r.code));
-		CHECK(!done_seen.r.vm && !vms_seen.live);
+		CHECK(!done_seen.r.vm && !vms_seen.live && !vms_seen.starts);
 		CHECK(vms_seen.destroys == vms_seen.allocs - vms_seen.alloc_fails);
-		CHECK(op_destroys == vms_seen.starts);
 	}
+	CHECK(op_destroys == 0);
 	CHECK(!vms_seen.live && !fuzz_ram);
 	if (fuzz_verbose())
 		fprintf(stderr, "fuzz_mig_recv: %s%s%s (%lu of %zu bytes, %lu pages, %u rounds, "

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sanitizer/asan_interface.h>
 #include <arch/riscv/encoding.h>
+#include <cfi.h>
 #include <entropy.h>
 #include <errno.h>
 #include <hart.h>
@@ -12,6 +13,7 @@
 #include <vdev.h>
 #include <virtio_console.h>
 #include <vm_lifecycle.h>
+#include <vsbi.h>
 #include <crc32c.h>
 #include "fuzz_restore_host.h"
 
@@ -213,6 +215,8 @@ int vm_alloc(const struct vm_desc *d, bool need_images, struct vm **out, const c
 	vm->cfg.nr_vcpus = d->vcpus;
 	vm->cfg.cfi_policy = d->cfi;
 	vm->cfg.features = vm_features(d->cfi);
+	vm->hstateen0 = cfi_hstateen0(vm);	/* as vm_alloc(): from the features it gave */
+	vsbi_vm_init(vm);
 	vm->cfg.debug_ext = d->debug;
 	memcpy(vm->cfg.bootargs, d->bootargs, VM_BOOTARGS_LEN);
 	memcpy(vm->cfg.kernel_image, d->kernel, VM_IMAGE_NAME_LEN);
@@ -282,6 +286,14 @@ int vm_mmio_register(struct vm *vm, const struct mmio_region *r)
 	return 0;
 }
 
+/* hyp/vsbi/vsbi.c's, which is not linked (its registry pulls in every SBI
+ * extension): what matters here is which features the probes saw. */
+void vsbi_vm_init(struct vm *vm)
+{
+	vms_seen.probes++;
+	vms_seen.probed_features = vm->cfg.features;
+}
+
 /* hyp/vmm/vcpu.c's, which is not linked (its other functions drive CSRs
  * and harts) */
 void vcpu_kick(struct vcpu *v)
@@ -290,10 +302,12 @@ void vcpu_kick(struct vcpu *v)
 	vms_seen.kicks++;
 }
 
-/* Not the host's ChaCha20 stream (hyp/lib/entropy.c has inline asm):
- * anything deterministic will do for a generation ID. */
-void entropy_fill(uint64_t stream, uint8_t *out, size_t len)
+/* Not the host's ChaCha20 draws (hyp/lib/entropy.c has inline asm):
+ * anything deterministic that does not repeat will do for a generation ID. */
+void entropy_fresh(uint8_t *out, size_t len)
 {
+	static uint64_t stream;
+
 	for (size_t i = 0; i < len; i++) {
 		stream = stream * 6364136223846793005ULL + 1442695040888963407ULL;
 		out[i] = (uint8_t)(stream >> 56);
@@ -328,5 +342,26 @@ void fuzz_check_devices(struct vm *vm)
 		CHECK(vdev_all[i]->state_size <= sizeof(state));
 		vdev_all[i]->save(vm, state);
 		CHECK(vdev_all[i]->load(&scratch_vm, state) == 0);
+	}
+}
+
+void fuzz_check_vcpus(struct vm *vm, const struct snap_config *c)
+{
+	CHECK(vm->hstateen0 == cfi_hstateen0(vm));
+	CHECK(vms_seen.probes >= 1 && vms_seen.probed_features == vm->cfg.features);
+	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++) {
+		const struct vcpu *v = &vm->vcpus[i];
+		struct snap_vcpu s;
+
+		snap_vcpu_save(v, &s);
+		CHECK(snap_vcpu_check(&s, c) == NULL);
+		/* the save masks with the legal-value table: had the restore
+		 * installed a bit the table does not allow, it would show here */
+		CHECK((v->g.ctx.sstatus & SR_FS) && (v->g.ctx.sstatus & SR_UXL) == SR_UXL_64);
+		CHECK(s.pc == v->g.ctx.sepc && s.vsie == v->g.csr.vsie &&
+		      s.vsepc == v->g.csr.vsepc && s.scounteren == v->g.csr.scounteren &&
+		      s.senvcfg == v->g.csr.senvcfg && s.ssp == v->g.csr.ssp &&
+		      s.fcsr == v->g.fp.fcsr && s.hvip == v->g.csr.hvip);
+		CHECK((s.vsstatus & ~SR_SPELP) == (v->g.csr.vsstatus & ~SR_SPELP));
 	}
 }

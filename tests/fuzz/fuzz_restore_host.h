@@ -43,6 +43,8 @@ extern struct fuzz_port port;
 struct fuzz_vms_seen {
 	unsigned int allocs, alloc_fails, destroys, starts, paused_starts, kicks;
 	bool live;
+	unsigned int probes;		/* vsbi_vm_init() calls */
+	uint32_t probed_features;	/* the VM's features the last one saw */
 };
 extern struct fuzz_vms_seen vms_seen;
 extern struct vm fuzz_vm;	/* the one free slot */
@@ -61,5 +63,10 @@ void fuzz_fix_crcs(uint8_t *s, size_t len);
 /** fuzz_check_devices() - each device's state installed in @vm is one its
  *  load hook accepts. */
 void fuzz_check_devices(struct vm *vm);
+/** fuzz_check_vcpus() - what @vm (restored from a stream with @c) holds is
+ *  legal for it: every vCPU saves to a record the checks accept, with no bit
+ *  the save had to drop (hyp/include/snapshot_legal.h), FS on in its trapped
+ *  context; hstateen0 and the SBI probes follow the guest's features. */
+void fuzz_check_vcpus(struct vm *vm, const struct snap_config *c);
 
 #endif

@@ -91,11 +91,8 @@ static void check_installed(struct vm *vm, uint64_t stream_len)
 	CHECK(snap_config_check(&c) == NULL);
 	CHECK(c.ram_size <= FUZZ_RAM_CAP);
 	CHECK(!(c.features & ~vm_features((enum cfi_policy)c.cfi_policy)));
+	fuzz_check_vcpus(vm, &c);
 	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++) {
-		struct snap_vcpu s;
-
-		snap_vcpu_save(&vm->vcpus[i], &s);
-		CHECK(snap_vcpu_check(&s, &c) == NULL);
 		CHECK(vm->vcpus[i].last_hart == -1 && vm->vcpus[i].hart == -1);
 		CHECK(vm->vcpus[i].g.ctx.sstatus & SR_UXL_64);
 	}

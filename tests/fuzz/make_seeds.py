@@ -307,6 +307,20 @@ def seeds():
         ("bad-vcpu-pmu-event", harness(stream(vcpu_over={"pmu_configured": 1 << 3,
                                                          "pmu_event_idx": [0, 0, 0, 0xF0016]
                                                          + [0] * 7}, runs=())), False),
+        # restored CSRs a guest could never have written (include/hyp/snapshot_legal.h),
+        # behind fixed CRCs so that mutations explore the rules around them
+        ("fixcrc-legal-fs-off", harness(stream(vcpu_over={"sstatus": SSTATUS_SPP}, runs=()),
+                                        flags=FL_FIX_CRC), False),
+        ("fixcrc-legal-vsstatus-tw", harness(stream(vcpu_over={"vsstatus": (2 << 32) | 1 << 21},
+                                                    runs=()), flags=FL_FIX_CRC), False),
+        ("fixcrc-legal-vsstatus-sxl", harness(stream(vcpu_over={"vsstatus": (2 << 32) | 1 << 34},
+                                                     runs=()), flags=FL_FIX_CRC), False),
+        ("fixcrc-legal-senvcfg-lpe", harness(stream(cfi=False, vcpu_over={"senvcfg": 1 << 2},
+                                                    runs=()), flags=FL_FIX_CRC), False),
+        ("fixcrc-legal-vstvec-mode", harness(stream(vcpu_over={"vstvec": 0xffffffff80001002},
+                                                    runs=()), flags=FL_FIX_CRC), False),
+        ("fixcrc-legal-vsatp-mode", harness(stream(vcpu_over={"vsatp": 1 << 60}, runs=()),
+                                            flags=FL_FIX_CRC), False),
     ]
     return out
 

@@ -190,7 +190,12 @@ static void pass(bool user, unsigned long tick, unsigned long n, unsigned long s
 		 * first makes that common. An lpad target has ELP=1 before it too. */
 		snprintf(buf, sizeof(buf), "%s: the timer came between a jump and its target "
 			 "%lu times, another task ran first", p, rec.switches);
-		check_eq(T, buf, rec.switches > 0, 1);
+		/* under Carapace it must (the path this pass exists for); bare,
+		 * it is luck of timing (none in 20 000 jumps is common) */
+		if (env.carapace)
+			check_eq(T, buf, rec.switches > 0, 1);
+		else
+			report_info(T, "%s", buf);
 		report_info(T, "%s: %lu of them before non-lpad targets", p, switches);
 	}
 	if (user)

@@ -83,6 +83,32 @@ static void test_long_write(void)
 	check_eq(T, "long write: every byte written", done, sizeof(long_buf));
 }
 
+/* Several lines in one write. Carapace takes one line per call (each line
+ * costs a tagged line on the host console, so 256 newlines would be 256
+ * lines for one exit); bare OpenSBI takes them all. Every byte goes out. */
+static void test_multi_line_write(void)
+{
+	static const char lines[] = "INFO: dbcn: line one\nINFO: dbcn: line two\n";
+	unsigned long first_line = strlen("INFO: dbcn: line one\n");
+	unsigned long want_first = env.carapace ? first_line : sizeof(lines) - 1;
+	unsigned long done = 0, calls = 0, first = 0;
+
+	memcpy(line_buf, lines, sizeof(lines) - 1);
+	while (done < sizeof(lines) - 1 && calls < 10) {
+		struct sbiret r = sbi_dbcn_write(sizeof(lines) - 1 - done,
+						 (unsigned long)line_buf + done, 0);
+
+		if (r.error || !r.value)
+			break;
+		if (!calls)
+			first = r.value;
+		done += r.value;
+		calls++;
+	}
+	check_eq(T, "two lines: the first call took the first line", first, want_first);
+	check_eq(T, "two lines: every byte written", done, sizeof(lines) - 1);
+}
+
 static void test_read(void)
 {
 	struct sbiret r;
@@ -228,6 +254,7 @@ void test_main(unsigned long hartid)
 	(void)hartid;
 	test_write();
 	test_long_write();
+	test_multi_line_write();
 	test_read();
 	test_write_byte();
 	check_eq(T, "unknown DBCN function 3",

@@ -299,3 +299,28 @@ def test_cfi_isolation(guests_built):
         check_report(run.guests[vm], f"vm {vm}")
         assert observed(run.guests[vm], f"vm {vm}") == (0, 0)
         check_counters(run, vm, "trap")
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("policy", ["trap", "strict"])
+def test_cfi_violation_inside_redelivery_window(guests_built, policy):
+    """The guest kernel's landing-pad handler, entered through the hypervisor's
+    re-delivery window, breaks its shadow stack and takes another trap before
+    it returns (tests/guests/cfi_window_ss.c). The shadow-stack violation is
+    still seen: counted under trap (lp 1, ss 1), the VM stopped under strict
+    (a violation in VS). Only where the window exists (SPELP lost at sret)."""
+    if policy == "trap":
+        run, lp, ss, st = run_ok("cfi_window_ss", policy)
+        assert (lp, ss) == (1, 1), run.out
+        return
+    run = run_hyp([cfi_spec("t", "cfi_window_ss", 1, policy)], ["t"], expect=["t=stopped"])
+    assert_exit(run, EXIT_OK)
+    rep = run.guests["t"]
+    assert not rep.kind("DONE: "), f"the VM ran to the end under strict\n{run.out}"
+    pc = int(re.search(r"first violation pc 0x([0-9a-f]+)", "\n".join(rep.lines)).group(1), 16)
+    stops = [l for l in run.hyp if l.startswith("carapace: vm t: stopped:")]
+    assert stops and "shadow stack" in stops[0] and "strict" in stops[0], run.out
+    m = re.search(r"pc 0x([0-9a-f]+)", stops[0])
+    assert m and int(m.group(1), 16) == pc, f"stop names pc {m and m.group(1)}, want 0x{pc:x}"
+    st = stats(run, "t")
+    assert (st["lp"], st["ss"]) == (1, 1), st

@@ -3,16 +3,13 @@
  * with libfdt's read API. Linked with hyp/cfi/cfi.c (cfi_vm_has_lp/ss, fake
  * CSRs) and hyp/lib/printf.c (as hyp_snprintf). Defined here: hart_caps and
  * timebase_hz (hyp/arch/hart.c), vm_stop()/vcpu_redirect_trap() (referenced by
- * cfi.c) and entropy_fill(): hyp/lib/entropy.c cannot be built for the host
- * (entropy_init() has rdtime inline asm), so the stub records the stream it is
- * asked for and fills a pattern derived from it. */
+ * cfi.c). The rng-seed comes from the caller (struct guest_fdt_info). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <libfdt.h>
 #include <arch/riscv/encoding.h>
 #include <cfi.h>
-#include <entropy.h>
 #include <fdt_guest.h>
 #include <hart.h>
 #include <vm.h>
@@ -38,38 +35,6 @@ void vcpu_redirect_trap(struct vcpu *v, unsigned long cause, unsigned long tval)
 	abort();
 }
 
-static struct {
-	int calls;
-	uint64_t stream;
-	size_t len;
-} ent;
-
-static uint64_t splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/* what the stub gives for @stream */
-static void stub_bytes(uint64_t stream, uint8_t *out, size_t len)
-{
-	uint64_t s = stream;
-
-	for (size_t i = 0; i < len; i++)
-		out[i] = (uint8_t)splitmix64(&s);
-}
-
-void entropy_fill(uint64_t stream, uint8_t *out, size_t len)
-{
-	ent.calls++;
-	ent.stream = stream;
-	ent.len = len;
-	stub_bytes(stream, out, len);
-}
-
 /* ---- set-up and helpers ---- */
 
 #define RAM_SIZE	(256UL << 20)
@@ -82,7 +47,6 @@ static char dtb[VM_FDT_MAX] __attribute__((aligned(8)));
 static void setup(unsigned int nr_vcpus)
 {
 	memset(&vm, 0, sizeof(vm));
-	memset(&ent, 0, sizeof(ent));
 	memset(dtb, 0xa5, sizeof(dtb));
 	hart_caps = (struct hart_caps){ .sstc = true, .zicfilp = true, .zicfiss = true,
 					.zimop = true, .zcmop = true };
@@ -457,10 +421,11 @@ TEST(fdt_guest_memory_other_size)
 TEST(fdt_guest_chosen)
 {
 	struct guest_fdt_info gi = { .initrd_start = 0x8f000000, .initrd_end = 0x8f123456 };
-	uint8_t want[32];
 	int chosen, len;
 	const void *seed;
 
+	for (unsigned int i = 0; i < sizeof(gi.rng_seed); i++)
+		gi.rng_seed[i] = (uint8_t)(0x40 + i);
 	setup(2);
 	vm.cfg.boot_count = 3;
 	if (build(&gi))
@@ -475,12 +440,10 @@ TEST(fdt_guest_chosen)
 	EXPECT_EQ(prop_u32(chosen, "carapace,boot-count"), 3);
 	EXPECT_STREQ(prop_str(chosen, "carapace,vm-name"), "guest0");
 	EXPECT_STREQ(prop_str(chosen, "stdout-path"), "/soc/serial@10000000");
+	/* the seed the boot drew (vm_boot(): entropy_fresh()), as it is */
 	seed = fdt_getprop(dtb, chosen, "rng-seed", &len);
 	EXPECT_EQ(len, 32);
-	EXPECT_EQ(ent.calls, 1);
-	EXPECT_EQ(ent.stream, 3);	/* (index << 32) | boot_count */
-	stub_bytes(3, want, sizeof(want));
-	EXPECT_TRUE(seed && len == 32 && !memcmp(seed, want, 32));
+	EXPECT_TRUE(seed && len == 32 && !memcmp(seed, gi.rng_seed, 32));
 }
 
 /* stdout-path (a full path, as QEMU virt gives it) and the serial0 alias both
@@ -527,48 +490,6 @@ TEST(fdt_guest_long_bootargs)
 		return;
 	EXPECT_EQ(prop_len(node("/chosen"), "bootargs"), VM_BOOTARGS_LEN);
 	EXPECT_TRUE(prop_str(node("/chosen"), "bootargs") != NULL);
-}
-
-static void seed_of(unsigned int index, uint32_t boot_count, uint8_t out[32], uint64_t *stream)
-{
-	int len;
-	const void *p;
-
-	setup(1);
-	vm.index = index;
-	vm.cfg.boot_count = boot_count;
-	memset(out, 0, 32);
-	*stream = ~0ULL;
-	if (build(NULL))
-		return;
-	p = fdt_getprop(dtb, node("/chosen"), "rng-seed", &len);
-	EXPECT_EQ(len, 32);
-	if (p && len == 32)
-		memcpy(out, p, 32);
-	*stream = ent.stream;
-}
-
-TEST(fdt_guest_rng_seed_per_vm_and_boot)
-{
-	uint8_t a[32], b[32], c[32], d[32];
-	uint64_t sa, sb, sc, sd;
-
-	seed_of(0, 0, a, &sa);
-	seed_of(1, 0, b, &sb);
-	seed_of(0, 1, c, &sc);
-	seed_of(1, 1, d, &sd);
-	EXPECT_EQ(sa, 0);
-	EXPECT_EQ(sb, 1ULL << 32);
-	EXPECT_EQ(sc, 1);
-	EXPECT_EQ(sd, (1ULL << 32) | 1);
-	EXPECT_TRUE(memcmp(a, b, 32) != 0);
-	EXPECT_TRUE(memcmp(a, c, 32) != 0);
-	EXPECT_TRUE(memcmp(b, d, 32) != 0);
-	EXPECT_TRUE(memcmp(c, d, 32) != 0);
-	/* same VM, same boot: same stream */
-	seed_of(1, 1, a, &sa);
-	EXPECT_EQ(sa, sd);
-	EXPECT_TRUE(memcmp(a, d, 32) == 0);
 }
 
 /* ---- PLIC and UART ---- */

@@ -1389,8 +1389,10 @@ def make_snapshot(path, name="alpha", vcpus=1, mem=16 * MiB, pages=1):
            section(1, 0, struct.pack("<16sQQIIIIIIQQ32s32s512s", name.encode(), 0x80000000, mem,
                                      vcpus, 0, 0x1C, 1, 0, 0, 5, 10_000_000, b"k", b"", b""))]
     for i in range(vcpus):
+        # pc, then the trapped context (SPP, FS Initial) and vsstatus (UXL 64-bit)
         out.append(section(2, i, struct.pack("<32Q15Q32QQ4B3I2Q", *([0] * 32),
-                                             0x80200000, *([0] * 14), *([0] * 32), 0,
+                                             0x80200000, 0x2100, 2 << 32, *([0] * 12),
+                                             *([0] * 32), 0,
                                              0, 0, 0, 0, 1 if i == 0 else 0, 0, 0, 0, 0)))
     out.append(section(3, 0, struct.pack("<16sII", b"uart16550", 280, 0) + bytes(280)))
     out.append(section(3, 1, struct.pack("<16sII", b"plic", 204, 0) + bytes(204)))

@@ -34,6 +34,9 @@ static void setup(void)
 	for (unsigned int i = 0; i < 2; i++) {
 		vm.vcpus[i].vm = &vm;
 		vm.vcpus[i].id = i;
+		/* what vcpu_reset() gives every vCPU */
+		vm.vcpus[i].g.ctx.sstatus = SR_SPP | VCPU_SSTATUS_HOST;
+		vm.vcpus[i].g.csr.vsstatus = SR_UXL_64;
 	}
 }
 
@@ -173,8 +176,11 @@ TEST(snap_vcpu_round_trip)
 	memset(&vm.vcpus[0].g, 0x5a, sizeof(vm.vcpus[0].g));
 	snap_vcpu_load(&vm.vcpus[0], &s);
 	snap_vcpu_save(&vm.vcpus[0], &t);
+	/* the trapped context's FS is the hypervisor's own, as at a reset */
+	EXPECT_EQ(t.sstatus, SR_SPP | SR_SPELP | SR_FS_INITIAL);
+	t.sstatus = s.sstatus;
 	EXPECT_EQ(memcmp(&s, &t, sizeof(s)), 0);
-	EXPECT_EQ(vm.vcpus[0].g.ctx.sstatus & SR_UXL_64, SR_UXL_64);
+	EXPECT_EQ(vm.vcpus[0].g.ctx.sstatus, SR_SPP | SR_SPELP | VCPU_SSTATUS_HOST);
 	/* henvcfg follows the restored FWFT values */
 	EXPECT_EQ(vm.vcpus[0].henvcfg & (ENVCFG_LPE | ENVCFG_SSE | ENVCFG_ADUE),
 		  ENVCFG_LPE | ENVCFG_SSE | ENVCFG_ADUE);

@@ -161,7 +161,7 @@ class Builder:
     @staticmethod
     def vcpu(i):
         v = {"gpr": [0] + [0x1000 * i + r for r in range(1, 32)],
-             "pc": 0xFFFFFFFF80001234 + i, "sstatus": (1 << 8) | (1 << 5) | (1 << 23) | (3 << 13),
+             "pc": 0xFFFFFFFF80001234 + 2 * i, "sstatus": (1 << 8) | (1 << 5) | (1 << 23) | (3 << 13),
              "vsstatus": 0x8000000200006000, "vsie": 0x222, "vstvec": 0xFFFFFFFF80002000,
              "vsscratch": 0x11, "vsepc": 0x22, "vscause": 8, "vstval": 0x33,
              "vsatp": (8 << 60) | 0x81234, "vstimecmp": 0x123456789,
@@ -178,7 +178,7 @@ class Builder:
              "pmu_value": [0x123456, 0, 0x777, 5] + [0] * 7, "reserved3": [0, 0]}
         if i:
             v.update(hsm_state=0, lp_value=0, lp_locked=0, ss_value=0, ss_locked=0, ssp=0,
-                     senvcfg=0, sstatus=0, misaligned_locked=0, pte_ad_value=0,
+                     senvcfg=0, sstatus=1 << 13, misaligned_locked=0, pte_ad_value=0,
                      sta_shmem=STA_OFF, pmu_configured=0, pmu_started=0,
                      pmu_event_idx=[0] * 11, pmu_value=[0] * 11)
         return v
@@ -462,7 +462,7 @@ def test_inspect_text(valid):
     assert ("vcpu 0: started, pc=0xffffffff80001234\n"
             "  CFI: shadow stack on (locked), ssp=0xff60000001234000, landing pads on (locked), "
             "ELP=expected, senvcfg.LPE=1 SSE=1") in text
-    assert ("vcpu 1: stopped, pc=0xffffffff80001235\n"
+    assert ("vcpu 1: stopped, pc=0xffffffff80001236\n"
             "  CFI: shadow stack off, landing pads off, ELP=none, senvcfg.LPE=0 SSE=0\n"
             "  FWFT: misaligned exception delegation on, PTE A/D hardware updating off\n"
             "  STA shared memory: none\n"
@@ -754,34 +754,35 @@ FIELD_CASES = [
     (_config(name=b"abcdefghijklmnop"), "CONFIG", 0, "NUL-terminated"),
     (_config(ram_size=8 * MiB - 2 * MiB), "CONFIG", 24, "ram_size"),
     (_config(ram_size=16 * MiB + PAGE), "CONFIG", 24, "multiple of 2 MiB"),
-    (_config(nr_vcpus=0), "CONFIG", 32, "nr_vcpus 0 must be 1..8"),
-    (_config(nr_vcpus=9), "CONFIG", 32, "nr_vcpus 9 must be 1..8"),
-    (_config(cfi_policy=4), "CONFIG", 36, "cfi_policy 4 must be 0..3"),
-    (_config(features=0x20), "CONFIG", 40, "features 0x20"),
-    (_config(debug_ext=2), "CONFIG", 48, "debug_ext 2 must be 0 or 1"),
-    (_config(vs_sv=1), "CONFIG", 52, "vs_sv is 1, must be 39, 48 or 57"),
-    (_config(vs_sv=64), "CONFIG", 52, "vs_sv is 64"),
-    (_config(vs_sv=0xFFFFFFFF), "CONFIG", 52, "vs_sv is 4294967295"),
+    (_config(nr_vcpus=0), "CONFIG", 32, "nr_vcpus is 0x0; legal: 1..8"),
+    (_config(nr_vcpus=9), "CONFIG", 32, "nr_vcpus is 0x9; legal: 1..8"),
+    (_config(cfi_policy=4), "CONFIG", 36, "cfi_policy is 0x4; legal: 0..3"),
+    (_config(features=0x20), "CONFIG", 40, "features is 0x20; bits 0x20 are not legal"),
+    (_config(debug_ext=2), "CONFIG", 48, "debug_ext is 0x2; bits 0x2 are not legal for this VM: 0 or 1"),
+    (_config(vs_sv=1), "CONFIG", 52, "vs_sv is 0x1; legal: 39, 48 or 57"),
+    (_config(vs_sv=64), "CONFIG", 52, "vs_sv is 0x40"),
+    (_config(vs_sv=0xFFFFFFFF), "CONFIG", 52, "vs_sv is 0xffffffff"),
     (_config(kernel_image=b"k" * 32), "CONFIG", 72, "kernel_image is not NUL-terminated"),
     (_config(initrd_image=b"i" * 32), "CONFIG", 104, "initrd_image is not NUL-terminated"),
     (_config(bootargs=b"b" * 512), "CONFIG", 136, "bootargs is not NUL-terminated"),
     (_config(timebase_hz=0), "CONFIG", 64, "timebase_hz is 0"),
     (_vcpu(0, gpr=[5] + [0] * 31), "VCPU 0", 0, "x0 is 0x5, must be 0"),
-    (_vcpu(0, sstatus=(1 << 8) | (1 << 1)), "VCPU 0", 264, "bits 0x2 that are not the guest's"),
-    (_vcpu(1, sstatus=1 << 18), "VCPU 1", 264, "only SPP, SPIE, SPELP, FS"),
-    (_vcpu(0, hvip=(1 << 6) | (1 << 1)), "VCPU 0", 344, "hvip 0x42 has bits 0x2"),
-    (_vcpu(1, hvip=1 << 5), "VCPU 1", 344, "not virtual interrupts"),
-    (_both(_config(features=0x1E), _vcpu(1, lp_value=1)), "VCPU 0", 640,
-     "lp_value is set, but the CONFIG's features do not give the guest Zicfilp"),
-    (_both(_config(features=0x1D), _vcpu(0, ss_value=0)), "VCPU 0", 643,
-     "ss_locked is set, but the CONFIG's features do not give the guest Zicfiss"),
-    (_vcpu(1, lp_value=2), "VCPU 1", 640, "lp_value is 2"),
-    (_vcpu(0, lp_locked=2), "VCPU 0", 641, "lp_locked is 2"),
-    (_vcpu(0, ss_value=3), "VCPU 0", 642, "ss_value is 3"),
-    (_vcpu(0, ss_locked=255), "VCPU 0", 643, "ss_locked is 255"),
-    (_vcpu(0, hsm_state=3), "VCPU 0", 644, "hsm_state 3 must be 0..2"),
-    (_vcpu(1, waiting=2), "VCPU 1", 648, "waiting is 2"),
-    (_vcpu(0, resume_nonret=7), "VCPU 0", 652, "resume_nonret is 7"),
+    (_vcpu(0, sstatus=(1 << 8) | (1 << 13) | (1 << 1)), "VCPU 0", 264, "bits 0x2 are not legal"),
+    (_vcpu(1, sstatus=1 << 18), "VCPU 1", 264, "only SPIE, SPP, FS; SPELP with Zicfilp"),
+    (_vcpu(0, hvip=(1 << 6) | (1 << 1)), "VCPU 0", 344, "hvip is 0x42; bits 0x2 are not legal"),
+    (_vcpu(1, hvip=1 << 5), "VCPU 1", 344, "only VSSIP, VSTIP, VSEIP"),
+    (_both(_config(features=0x1E), _vcpu(0, sstatus=(1 << 8) | (1 << 13), senvcfg=1 << 3)),
+     "VCPU 0", 640,
+     "lp_value is 0x1; bits 0x1 are not legal for this VM: 0 or 1 with Zicfilp, else 0"),
+    (_both(_config(features=0x1D), _vcpu(0, ss_value=0, senvcfg=1 << 2, ssp=0)), "VCPU 0", 643,
+     "ss_locked is 0x1; bits 0x1 are not legal for this VM: 0 or 1 with Zicfiss, else 0"),
+    (_vcpu(1, lp_value=2), "VCPU 1", 640, "lp_value is 0x2"),
+    (_vcpu(0, lp_locked=2), "VCPU 0", 641, "lp_locked is 0x2"),
+    (_vcpu(0, ss_value=3), "VCPU 0", 642, "ss_value is 0x3"),
+    (_vcpu(0, ss_locked=255), "VCPU 0", 643, "ss_locked is 0xff"),
+    (_vcpu(0, hsm_state=3), "VCPU 0", 644, "hsm_state is 0x3; legal: 0..2"),
+    (_vcpu(1, waiting=2), "VCPU 1", 648, "waiting is 0x2"),
+    (_vcpu(0, resume_nonret=7), "VCPU 0", 652, "resume_nonret is 0x7"),
     (_uart(thre_pending=2), "DEVICE 0 (uart16550)", 24 + 7, "thre_pending is 2"),
     (_uart(irq_level=2), "DEVICE 0 (uart16550)", 24 + 8, "irq_level is 2"),
     (_uart(ier=0x10), "DEVICE 0 (uart16550)", 24 + 0, "ier 0x10"),
@@ -818,19 +819,19 @@ def _pmu(i, configured=None, started=None, **events):
 
 # The version 2 tail of the VCPU record: each rule, the field's payload offset.
 V2_FIELD_CASES = [
-    (_vcpu(0, misaligned_locked=2), "VCPU 0", 672, "misaligned_locked is 2, must be 0 or 1"),
-    (_vcpu(1, pte_ad_value=2), "VCPU 1", 673, "pte_ad_value is 2, must be 0 or 1"),
-    (_vcpu(0, pte_ad_locked=3), "VCPU 0", 674, "pte_ad_locked is 3, must be 0 or 1"),
-    (_vcpu(0, system_suspend=2), "VCPU 0", 675, "system_suspend is 2, must be 0 or 1"),
+    (_vcpu(0, misaligned_locked=2), "VCPU 0", 672, "misaligned_locked is 0x2; bits 0x2 are not legal for this VM: 0 or 1"),
+    (_vcpu(1, pte_ad_value=2), "VCPU 1", 673, "pte_ad_value is 0x2"),
+    (_vcpu(0, pte_ad_locked=3), "VCPU 0", 674, "pte_ad_locked is 0x3"),
+    (_vcpu(0, system_suspend=2), "VCPU 0", 675, "system_suspend is 0x2"),
     (_both(_config(features=0x0F), _vcpu(1, pte_ad_value=0)), "VCPU 0", 673,
-     "pte_ad_value is set, but the CONFIG's features do not give the guest Svadu"),
+     "pte_ad_value is 0x1; bits 0x1 are not legal for this VM: 0 or 1 with Svadu, else 0"),
     (_both(_config(features=0x0F), _vcpu(0, pte_ad_value=0, pte_ad_locked=1)), "VCPU 0", 674,
-     "pte_ad_locked is set, but the CONFIG's features do not give the guest Svadu"),
+     "pte_ad_locked is 0x1; bits 0x1 are not legal for this VM: 0 or 1 with Svadu"),
     (_vcpu(0, system_suspend=1), "VCPU 0", 675,
      "system_suspend is set, but the vCPU is not in a non-retentive suspend"),
     (_vcpu(1, system_suspend=1, hsm_state=2), "VCPU 1", 675, "(hsm_state 2, resume_nonret 1)"),
     (_vcpu(1, system_suspend=1, resume_nonret=1), "VCPU 1", 675, "non-retentive suspend"),
-    (_vcpu(0, reserved=1), "VCPU 0", 676, "reserved is 0x1, must be 0"),
+    (_vcpu(0, reserved=1), "VCPU 0", 676, "reserved is 0x1; bits 0x1 are not legal for this VM: 0"),
     (_vcpu(0, sta_shmem=RAM_GPA + 0x3020), "VCPU 0", 680,
      "sta_shmem 0x80003020 is not 64-byte aligned"),
     (_vcpu(1, sta_shmem=STA_OFF - 1), "VCPU 1", 680, "not 64-byte aligned"),
@@ -862,7 +863,7 @@ V2_FIELD_CASES = [
     (_pmu(0, e3=0), "VCPU 0", 708, "pmu_event_idx[3] is 0x0; firmware counter 3"),
     (_pmu(0, e3=0x1), "VCPU 0", 708, "firmware events"),
     (_pmu(1, configured=1 << 10, e10=0x2), "VCPU 1", 696 + 40, "pmu_event_idx[10] is 0x2"),
-    (_vcpu(0, reserved2=5), "VCPU 0", 740, "reserved2 is 0x5, must be 0"),
+    (_vcpu(0, reserved2=5), "VCPU 0", 740, "reserved2 is 0x5; bits 0x5 are not legal"),
     (_vcpu(1, reserved3=[1, 0]), "VCPU 1", 832, "reserved3[0] is 0x1, must be 0"),
     (_vcpu(0, reserved3=[0, 1 << 63]), "VCPU 0", 840, "reserved3[1] is 0x8000000000000000"),
 ]
@@ -894,8 +895,8 @@ def test_lenient_parse_reports_each_bad_tail_field():
     s = snap.parse(data, strict=False)
     payload = s.sections[1].payload
     got = [(p.section, p.offset - payload) for p in s.problems]
-    assert got == [("VCPU 0", 672), ("VCPU 0", 673), ("VCPU 0", 675), ("VCPU 0", 676),
-                   ("VCPU 0", 740), ("VCPU 0", 840), ("VCPU 0", 680), ("VCPU 0", 688),
+    assert got == [("VCPU 0", 672), ("VCPU 0", 673), ("VCPU 0", 676), ("VCPU 0", 740),
+                   ("VCPU 0", 675), ("VCPU 0", 840), ("VCPU 0", 680), ("VCPU 0", 688),
                    ("VCPU 0", 692), ("VCPU 0", 696), ("VCPU 0", 704), ("VCPU 0", 708)], got
     assert all(p.type_name == "VCPU" and p.instance == 0 for p in s.problems)
 
@@ -968,7 +969,7 @@ def test_version_1_checks_what_it_has():
     data = b.build()
     err = first_problem(data)
     assert err.section == "VCPU 1" and err.offset == layout_offsets(data)[2][3] + 644
-    assert "hsm_state 5" in err.message
+    assert "hsm_state is 0x5" in err.message
 
 
 @pytest.mark.parametrize("version, length, message", [
@@ -1232,7 +1233,8 @@ def test_cfi_state_without_the_feature_is_fine_when_off():
     b = Builder()
     b.config["features"] = 0x1C                     # no Zicfilp, no Zicfiss
     for v in b.vcpus:
-        v.update(lp_value=0, lp_locked=0, ss_value=0, ss_locked=0)
+        v.update(lp_value=0, lp_locked=0, ss_value=0, ss_locked=0, ssp=0, senvcfg=0,
+                 sstatus=v["sstatus"] & ~(1 << 23))
     assert snap.verify(b.build()).valid
 
 
@@ -1420,13 +1422,13 @@ def test_lenient_parse_collects_problems_and_keeps_going():
     assert len(s.vcpus) == 2 and len(s.devices) == 3 and s.end is not None
     text = snap.inspect_text(s)
     assert "BAD (payload has 0x" in text
-    assert "INVALID: 2 problem(s):" in text and "hsm_state 9" in text
+    assert "INVALID: 2 problem(s):" in text and "hsm_state is 0x9" in text
     j = snap.inspect_json(s)
     assert not j["valid"] and [p["section"] for p in j["problems"]] == ["VCPU 0", "VCPU 1"]
     assert j["problems"][1] == {"section": "VCPU 1", "type": "VCPU", "instance": 1,
                                 "offset": layout_offsets(bytes(data))[2][3] + 644,
-                                "message": "hsm_state 9 must be 0..2 (stopped, started, "
-                                           "suspended)"}
+                                "message": "hsm_state is 0x9; legal: 0..2 (stopped, "
+                                           "started, suspended)"}
     assert [x["crc_ok"] for x in j["sections"]][:3] == [True, False, True]
 
 
@@ -1474,7 +1476,7 @@ def test_diff_reports_each_kind():
     assert "config boot_count: 1 | 2" in text
     assert 'config bootargs: "console=ttyS0 quiet" | "quiet"' in text
     assert "vcpu 0 x10/a0: 0xa | 0xdead" in text
-    assert "vcpu 1 pc: 0xffffffff80001235 | 0xffffffff80001239" in text
+    assert "vcpu 1 pc: 0xffffffff80001236 | 0xffffffff8000123a" in text
     assert "device 0 uart16550 scr: 0x5a | 0x11" in text
     assert "device 1 plic pending: 0x400 | 0" in text
     assert "memory: 3 page(s) differ" in text
@@ -2095,3 +2097,106 @@ def test_management_doc_lists_every_error_code_and_command():
     assert set(re.findall(r"^\| `([a-z-]+)` \|", table, re.MULTILINE)) == set(ctl.ERROR_CODES)
     for command in ctl.COMMANDS:
         assert f"### {command}" in text, command
+
+
+# --- the legal values: the same table, the same verdicts as the hypervisor ------------
+
+CASES_H = ROOT / "tests" / "unit" / "snap_legal_cases.h"
+
+
+def _c_defines(*paths):
+    """{name: body} of the object-like #defines in @paths (read here, not with
+    the tool's parser: the test does not trust the tool it checks)."""
+    out = {}
+    for path in paths:
+        text = re.sub(r"/\*.*?\*/", " ", path.read_text(), flags=re.S).replace("\\\n", " ")
+        out.update(re.findall(r"^\s*#define\s+(\w+)\b(?!\()\s+(.*)$", text, flags=re.M))
+    return out
+
+
+def _c_eval(expr, defines):
+    expr = re.sub(r"\b(0x[0-9a-fA-F]+|\d+)[uUlL]+\b", r"\1", expr)
+    expr = re.sub(r"\b[A-Z_][A-Z0-9_]*\b",
+                  lambda m: m.group(0) if m.group(0) in ("BIT", "_UL")
+                  else f"({_c_eval(defines[m.group(0)], defines)})", expr)
+    value = eval(expr, {"BIT": lambda n: 1 << n, "_UL": lambda x: x})   # noqa: S307 (our header)
+    return value & ((1 << 64) - 1)
+
+
+def _legal_cases():
+    """The crafted records of tests/unit/snap_legal_cases.h, which the C test
+    (tests/unit/test_snap_legal.c) restores through the hypervisor's loader:
+    (section, field, value, features, refused) each."""
+    defines = _c_defines(ROOT / "include/arch/riscv/encoding.h", HEADER_H, CASES_H)
+    body = re.sub(r"/\*.*?\*/", " ", CASES_H.read_text(), flags=re.S).replace("\\\n", " ")
+    table = body[body.index("#define SNAP_LEGAL_CASES(X)"):]
+    out = []
+    for row in re.findall(r"X\((\w+),\s*(\w+),\s*(.+?),\s*(\w+),\s*([01])\)", table):
+        section, field, value, features, refused = row
+        out.append(pytest.param(section, field, _c_eval(value, defines),
+                                _c_eval(features, defines), refused == "1",
+                                id=f"{section}-{field}-{value}-{features}"))
+    assert len(out) == table.count("X("), "a row this reader does not understand"
+    return out
+
+
+@pytest.mark.parametrize("section, field, value, features, refused", _legal_cases())
+def test_verify_gives_the_hypervisors_verdict(section, field, value, features, refused):
+    """verify refuses exactly the crafted records a restore refuses, naming the
+    field's byte (offsets from this file's own reading of the format)."""
+    b = Builder(nr_vcpus=1)
+    b.vcpus = [Builder.vcpu(1)]           # no CFI, STA or PMU state of its own
+    b.config["features"] = features
+    (b.config if section == "CONFIG" else b.vcpus[0])[field] = value
+    data = b.build()
+    if not refused:
+        assert snap.verify(data).valid
+        return
+    err = first_problem(data)
+    label = "CONFIG" if section == "CONFIG" else "VCPU 0"
+    payload = layout_offsets(data)[0 if section == "CONFIG" else 1][3]
+    off = (CONFIG_OFF if section == "CONFIG" else VCPU_OFF)[field]
+    assert (err.section, err.offset) == (label, payload + off), str(err)
+    assert err.message.startswith(f"{field} is "), str(err)
+
+
+def test_the_cases_cover_the_issue_22_records():
+    """FS Off, vsstatus bits 20, 21 and 34, senvcfg.LPE without Zicfilp: each
+    is among the refused cases."""
+    refused = {(p.values[1], p.values[2], p.values[3]) for p in _legal_cases() if p.values[4]}
+    assert ("sstatus", 1 << 8, 0x1F) in refused
+    for bit in (20, 21, 34):
+        assert ("vsstatus", (2 << 32) | 1 << bit, 0x1F) in refused
+    assert ("senvcfg", 1 << 2, 0x1E) in refused
+
+
+def test_rules_come_from_the_c_header(tmp_path, monkeypatch):
+    """The tool restates no rule: a table that allowed vsstatus bit 21 would
+    make it accept the record (and the repository's table refuses it)."""
+    for rel in snap.LEGAL_HEADERS:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / rel, tmp_path / rel)
+    legal_h = tmp_path / snap.LEGAL_HEADERS[-1]
+    text = legal_h.read_text()
+    assert "SR_MXR | SR_UXL | SR_SD, \\" in text
+    legal_h.write_text(text.replace("SR_MXR | SR_UXL | SR_SD, \\",
+                                    "SR_MXR | SR_UXL | SR_SD | BIT(21), \\"))
+    assert snap.load_legal_rules(str(ROOT)) == snap.LEGAL
+    b = Builder()
+    b.vcpus[1]["vsstatus"] |= 1 << 21
+    data = b.build()
+    assert "vsstatus" in first_problem(data).message
+    monkeypatch.setattr(snap, "LEGAL", snap.load_legal_rules(str(tmp_path)))
+    assert snap.verify(data).valid
+
+
+def test_table_rows_name_fields_of_the_structs():
+    """Every row is a field of its section's struct (the C build checks the
+    same with offsetof), and the C constants evaluate as the C compiler does."""
+    for section, layout in (("CONFIG", snap.CONFIG), ("VCPU", snap.VCPU)):
+        for rule in snap.LEGAL[section]["bits"] + snap.LEGAL[section]["values"]:
+            layout.offset(rule[0])
+    vsstatus = next(r for r in snap.LEGAL["VCPU"]["bits"] if r[0] == "vsstatus")
+    assert vsstatus[1] == (1 << 1) | (1 << 5) | (1 << 8) | (3 << 13) | (1 << 18) | (1 << 19) | \
+        (3 << 32) | (1 << 63)
+    assert vsstatus[2] == 1 << 23

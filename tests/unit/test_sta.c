@@ -317,6 +317,38 @@ TEST(steal_wfi_is_idle_until_an_interrupt)
 	EXPECT_EQ(r->steal, 40 * 100);
 }
 
+/* The review's finding: with a negative htimedelta (restored 5 s behind the
+ * host's clock) a vCPU waiting with its timer enabled but off (vstimecmp -1)
+ * was found "ready" since host time |htimedelta| - 1: all its idle time was
+ * reported to the guest as steal. */
+TEST(steal_negative_htimedelta_idle_is_not_steal)
+{
+	struct vcpu *v = setup();
+	struct sbi_sta_record *r = enable(v);
+
+	vm.htimedelta = (uint64_t)-50000000LL;
+	fake_time = 60000000;
+	steal_vcpu_in(v);
+	v->g.hsm.waiting = true;
+	v->g.csr.vsie = MIP_STIP;	/* guest layout: STIE */
+	v->g.csr.vstimecmp = -1UL;
+	steal_vcpu_out(v);
+	fake_time = 90000000;		/* 3 s idle, then an IPI (not STIE) picked it */
+	v->g.hsm.waiting = false;
+	steal_vcpu_in(v);
+	EXPECT_EQ(r->steal, 0);
+
+	/* its timer at guest time 40 000 000 (host 90 000 000) fires; picked 40
+	 * ticks later: that much is steal */
+	v->g.hsm.waiting = true;
+	v->g.csr.vstimecmp = 40000000;
+	steal_vcpu_out(v);
+	fake_time = 90000040;
+	v->g.hsm.waiting = false;
+	steal_vcpu_in(v);
+	EXPECT_EQ(r->steal, 40 * 100);
+}
+
 TEST(steal_posted_interrupt_makes_it_ready)
 {
 	struct vcpu *v = setup();

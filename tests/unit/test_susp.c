@@ -35,11 +35,13 @@ void sched_kick_idle(void)
 {
 }
 
+static unsigned long reset_entry;
+
 void vcpu_reset(struct vcpu *v, unsigned long entry, unsigned long arg)
 {
 	(void)v;
-	(void)entry;
 	(void)arg;
+	reset_entry = entry;
 }
 
 /* the contract of hyp/mm/guest_mem.c: the whole range inside RAM, no wrap */
@@ -250,4 +252,27 @@ TEST(susp_hsm_suspend_is_not_system)
 	EXPECT_TRUE(v->g.hsm.resume_nonret);
 	EXPECT_EQ(v->g.hsm.resume_opaque, 3);
 	EXPECT_FALSE(v->g.hsm.system);
+}
+
+/* sepc[0] is read-only 0: an odd start or resume address loses bit 0, as the
+ * firmware's mret would drop it on bare hardware (never an odd guest pc). */
+TEST(susp_odd_resume_address_loses_bit_0)
+{
+	struct vcpu *v = setup(VCPU_HSM_STOPPED);
+
+	expect_suspended(v, call(v, 0, 0, RESUME + 1, OPAQUE), RESUME, OPAQUE);
+}
+
+TEST(hsm_odd_start_address_loses_bit_0)
+{
+	struct vcpu *v = setup(VCPU_HSM_STOPPED);
+	struct vsbi_ret ret = { .error = SBI_ERR_NOT_SUPPORTED, .action = EXIT_RESUME_NEXT };
+
+	reset_entry = 0;
+	VSBI_ARG(v, 0) = 1;		/* hart 1, stopped */
+	VSBI_ARG(v, 1) = RESUME + 3;
+	VSBI_ARG(v, 2) = OPAQUE;
+	vsbi_hsm.call(v, SBI_HSM_HART_START, &ret);
+	EXPECT_EQ(ret.error, SBI_SUCCESS);
+	EXPECT_EQ(reset_entry, RESUME + 2);
 }

@@ -44,6 +44,20 @@ void send_ipi(unsigned int hart)
 
 static struct vm vm_a, vm_b;
 
+/* tlb_flush_vm_gstage()'s fence between the PTE stores and reading
+ * tlb_harts: a hart that starts running @racer_vm as the fence completes
+ * (its AMO on tlb_harts ordered before our load) must be among the targets. */
+static struct vm *racer_vm;
+static unsigned int racer_hart, fences;
+
+void full_fence(void);
+void full_fence(void)
+{
+	fences++;
+	if (racer_vm)
+		tlb_load_flushes(&harts[racer_hart], &racer_vm->vcpus[0]);
+}
+
 static void reset(void)
 {
 	memset(harts, 0, sizeof(harts));
@@ -52,6 +66,8 @@ static void reset(void)
 	memset(flushed, 0, sizeof(flushed));
 	memset(gvma_count, 0, sizeof(gvma_count));
 	ipis = 0;
+	racer_vm = NULL;
+	fences = 0;
 	test_this_hart = &harts[0];
 	vmid_init(14);
 }
@@ -214,4 +230,23 @@ TEST(tlb_service_handles_several_vmids)
 	tlb_service();
 	EXPECT_EQ(gvma_count[2], 2);
 	EXPECT_EQ(harts[2].tlb.gvma_req, 0);
+}
+
+/* The review's finding: no fence between the PTE update and reading
+ * tlb_harts, so a hart that had just started running the VM could be missed
+ * (store->load reordering). Its bit, visible by the time the fence
+ * completes, must make it a target. */
+TEST(tlb_flush_vm_gstage_reads_harts_after_a_full_fence)
+{
+	reset();
+	make_vm(&vm_a, 1, 1);
+	load(0, &vm_a.vcpus[0]);
+	racer_vm = &vm_a;
+	racer_hart = 5;
+	test_this_hart = &harts[0];
+	tlb_flush_vm_gstage(&vm_a);
+	EXPECT_EQ(fences, 1);
+	EXPECT_EQ(ipis, 1UL << 5);
+	EXPECT_EQ(gvma_count[5], 1);
+	EXPECT_EQ(gvma_vmid[5], vm_a.vmid);
 }

@@ -647,7 +647,7 @@ TEST(cfi_swcheck_redelivers_lp_where_sret_loses_spelp)
 	struct vcpu *v = setup(CFI_POLICY_TRAP, true, true);
 
 	hart_caps.spelp_lost_at_sret = true;
-	fake_csr[CSR_HEDELEG] = 0x1ff;
+	fake_csr[CSR_HEDELEG] = vm.hedeleg = 0x1ff;
 	fake_csr[CSR_HSTATUS] = HSTATUS_SPV;
 	fake_csr[CSR_SIE] = MIP_SSIP | MIP_STIP;
 	fake_csr[CSR_STIMECMP] = fake_time + 10;	/* the slice ends before the guard */
@@ -660,7 +660,8 @@ TEST(cfi_swcheck_redelivers_lp_where_sret_loses_spelp)
 	EXPECT_EQ(v->cfi_stats.swcheck_lp, 1);
 	EXPECT_EQ(v->g.ctx.sepc, 0x1000);		/* the same instruction again */
 	EXPECT_EQ(!!(v->g.ctx.sstatus & SR_SPELP), 1);	/* ELP=1 there (shared bit) */
-	EXPECT_EQ(fake_csr[CSR_HEDELEG], 0x1ffUL | (1UL << 18));
+	/* cause 18 alone: any other trap of the handler exits to us first */
+	EXPECT_EQ(fake_csr[CSR_HEDELEG], 1UL << 18);
 	EXPECT_EQ(!!(fake_csr[CSR_HSTATUS] & HSTATUS_VTSR), 1);
 	EXPECT_EQ(fake_csr[CSR_SIE], MIP_STIP);		/* no IPI before the handler reads SPELP */
 	EXPECT_TRUE(fake_csr[CSR_STIMECMP] >= fake_time + 2000);	/* 200 us guard */
@@ -686,15 +687,18 @@ TEST(cfi_swcheck_redelivers_lp_where_sret_loses_spelp)
 }
 
 /* @hvip and @vstimecmp: the guest's interrupts and timer when it faulted */
+static unsigned long window_htimedelta;	/* guest time - host time while it opens */
+
 static struct vcpu *open_window_with(enum cfi_policy policy, unsigned long hvip,
 				     unsigned long vstimecmp)
 {
 	struct vcpu *v = setup(policy, true, true);
 
+	fake_csr[CSR_HTIMEDELTA] = window_htimedelta;
 	fake_csr[CSR_HVIP] = hvip;
 	fake_csr[CSR_VSTIMECMP] = vstimecmp;
 	hart_caps.spelp_lost_at_sret = true;
-	fake_csr[CSR_HEDELEG] = 0x1ff;
+	fake_csr[CSR_HEDELEG] = vm.hedeleg = 0x1ff;
 	fake_csr[CSR_HSTATUS] = HSTATUS_SPV;
 	fake_csr[CSR_SIE] = MIP_SSIP | MIP_STIP;
 	fake_csr[CSR_STIMECMP] = fake_time + 50000;
@@ -755,7 +759,45 @@ TEST(cfi_lp_window_waits_for_the_fault)
 	EXPECT_TRUE(cfi_lp_window_exit(v, CAUSE_IRQ_FLAG | IRQ_S_TIMER, 0, &act));
 	EXPECT_EQ(act, EXIT_RESUME_SAME);
 	EXPECT_TRUE(v->lp_window.open);
+}
 
+/* A handler that is the faulting instruction itself (it jumps to itself)
+ * looks like "not run yet" for ever: the window is kept for at most 3 more
+ * guard periods, then closed with the fault owed, and the timer exit goes on
+ * as usual (host services, slice end, scheduler). */
+TEST(cfi_lp_window_at_the_pc_has_a_bound)
+{
+	struct vcpu *v = open_window(CFI_POLICY_TRAP);
+	enum exit_action act = EXIT_YIELD;
+
+	v->g.ctx.sepc = 0x1000;
+	for (int i = 0; i < 3; i++) {
+		EXPECT_TRUE(cfi_lp_window_exit(v, CAUSE_IRQ_FLAG | IRQ_S_TIMER, 0, &act));
+		EXPECT_TRUE(v->lp_window.open);
+	}
+	EXPECT_FALSE(cfi_lp_window_exit(v, CAUSE_IRQ_FLAG | IRQ_S_TIMER, 0, &act));
+	EXPECT_FALSE(v->lp_window.open);
+	EXPECT_TRUE(v->lp_window.owed);
+	EXPECT_EQ(v->lp_window.owed_pc, 0x1000);
+	EXPECT_EQ(v->cfi_stats.lp_windows_cut, 1);
+	EXPECT_EQ(fake_csr[CSR_HEDELEG], 0x1ff);		/* the VM's own again */
+	EXPECT_EQ(fake_csr[CSR_HSTATUS] & HSTATUS_VTSR, 0);
+	EXPECT_EQ(fake_csr[CSR_SIE], MIP_SSIP | MIP_STIP);	/* host IPIs again */
+}
+
+/* Host work waiting (a kick, a TLB shootdown: SSIP pending) ends the window
+ * at the next timer exit, without a guard period more. */
+TEST(cfi_lp_window_gives_way_to_a_host_ipi)
+{
+	struct vcpu *v = open_window(CFI_POLICY_TRAP);
+	enum exit_action act = EXIT_YIELD;
+
+	v->g.ctx.sepc = 0x1000;
+	fake_csr[CSR_SIP] = MIP_SSIP;
+	EXPECT_FALSE(cfi_lp_window_exit(v, CAUSE_IRQ_FLAG | IRQ_S_TIMER, 0, &act));
+	EXPECT_FALSE(v->lp_window.open);
+	EXPECT_TRUE(v->lp_window.owed);
+	fake_csr[CSR_SIP] = 0;
 }
 
 /* No guest interrupt may come before the re-delivered fault: one would find
@@ -795,6 +837,24 @@ TEST(cfi_lp_window_holds_guest_interrupts_until_it_closes)
 	/* a timer due after the guard is left alone (owed if it comes first) */
 	v = open_window_with(CFI_POLICY_TRAP, 0, fake_time + 1000000);
 	EXPECT_EQ(fake_csr[CSR_VSTIMECMP], fake_time + 1000000);
+}
+
+/* vstimecmp is guest time: a guest whose clock runs 5 s ahead of the host's
+ * (htimedelta > 0, after a restore or a move) with its timer due within the
+ * guard has it held too, and one due after the guard in its time does not. */
+TEST(cfi_lp_window_parks_the_timer_in_guest_time)
+{
+	struct vcpu *v;
+
+	window_htimedelta = 50000000;
+	v = open_window_with(CFI_POLICY_TRAP, 0, fake_time + 50000000 + 10);
+	EXPECT_TRUE(v->lp_window.timer_parked);
+	EXPECT_TRUE(fake_csr[CSR_VSTIMECMP] > fake_time + (1UL << 60));	/* parked */
+	/* 5 s behind (htimedelta < 0): due 100 ms after the guard in its time */
+	window_htimedelta = -50000000UL;
+	v = open_window_with(CFI_POLICY_TRAP, 0, fake_time - 50000000 + 1000000);
+	EXPECT_FALSE(v->lp_window.timer_parked);
+	window_htimedelta = 0;
 }
 
 /* A window that closes before the guest had its fault (an interrupt came

@@ -22,7 +22,7 @@ UNIT_TESTS += test_insn test_fdt_guest test_json test_tlb test_snap test_susp
 UNIT_COMMON := tests/unit/main.c tests/unit/fake_csr.c
 
 # hyp sources each binary tests (and libfdt where it needs it)
-unit-src-test_mm := hyp/mm/mm.c
+unit-src-test_mm := hyp/mm/mm.c hyp/mm/mm_ranges.c
 unit-src-test_gstage := hyp/mm/gstage.c
 unit-src-test_fdt_host := hyp/fdt/fdt_host.c
 unit-src-test_vsbi := hyp/vsbi/vsbi.c hyp/vsbi/hartmask.c hyp/vsbi/vsbi_fwft.c hyp/cfi/cfi.c \
@@ -32,17 +32,48 @@ unit-src-test_susp := hyp/vsbi/vsbi_susp.c hyp/vsbi/vsbi_hsm.c
 unit-src-test_printf := hyp/lib/printf.c
 unit-src-test_json := hyp/lib/json.c
 unit-src-test_tlb := hyp/mm/tlb.c hyp/mm/vmid.c
-unit-src-test_snap := hyp/snap/snap_state.c hyp/cfi/cfi.c hyp/lib/crc32c.c hyp/vmm/pmu_logic.c hyp/vmm/pmu.c
+unit-src-test_snap := hyp/snap/snap_state.c hyp/snap/snap_legal.c hyp/cfi/cfi.c hyp/lib/crc32c.c hyp/vmm/pmu_logic.c hyp/vmm/pmu.c
 unit-libfdt-test_fdt_host := y
 unit-src-test_insn := hyp/arch/insn.c
 UNIT_TESTS += test_sta
 unit-src-test_sta := hyp/vsbi/vsbi_sta.c hyp/vmm/steal_time.c
 UNIT_TESTS += test_pmu
 unit-src-test_pmu := hyp/vmm/pmu_logic.c hyp/vmm/pmu.c hyp/vsbi/vsbi_pmu.c
+# The restore of crafted records runs the real loader on the fuzz targets'
+# stub host (tests/fuzz/fuzz_restore_host.c), the same stubs both fuzzers use.
+UNIT_TESTS += test_snap_legal
+unit-src-test_snap_legal := tests/fuzz/fuzz_restore_host.c tests/fuzz/fuzz_clock_log.c \
+	hyp/snap/snap_load.c hyp/snap/snap_state.c hyp/snap/snap_legal.c hyp/cfi/cfi.c \
+	hyp/lib/crc32c.c hyp/vdev/vuart.c hyp/vdev/vplic.c hyp/vdev/vmgenid.c hyp/vdev/devices.c \
+	hyp/vmm/pmu.c hyp/vmm/pmu_logic.c hyp/vmm/steal_time.c hyp/vmm/vcpu_reset.c
+UNIT_TESTS += test_guest_time
+unit-src-test_guest_time := hyp/vmm/vcpu_wake.c
+UNIT_TESTS += test_vm_events
+unit-src-test_vm_events := hyp/vmm/vm_events.c
+UNIT_TESTS += test_console
+unit-src-test_console := hyp/host/console.c hyp/lib/console_filter.c
+UNIT_TESTS += test_entropy
+unit-src-test_entropy := hyp/lib/entropy.c
+UNIT_TESTS += test_vcpu_request
+unit-src-test_vcpu_request := hyp/vmm/vcpu_request.c
+UNIT_TESTS += test_vcon
+unit-src-test_vcon := hyp/drivers/virtio_console.c
+unit-libfdt-test_vcon := y
+UNIT_TESTS += test_mgmt
+unit-src-test_mgmt := hyp/host/mgmt.c hyp/lib/json.c
 UNIT_TESTS += test_mig_wire
 unit-src-test_mig_wire := hyp/migrate/mig_wire.c hyp/lib/crc32c.c
-# hyp/lib/entropy.c is not linked (its entropy_init() has rdtime inline asm):
-# the test defines entropy_fill(), hart_caps and timebase_hz itself.
+UNIT_TESTS += test_guest_mem
+unit-src-test_guest_mem := hyp/mm/guest_mem.c hyp/mm/dirty_log.c hyp/mm/gstage.c
+# the test looks at the G-stage tables around every call guest_mem.c and
+# dirty_log.c make into gstage.c
+unit-ldflags-test_guest_mem := -Wl,--wrap=gstage_map,--wrap=gstage_map_2m_split \
+	-Wl,--wrap=gstage_split_2m,--wrap=gstage_merge_2m
+UNIT_TESTS += test_snap_save
+unit-src-test_snap_save := hyp/snap/snap_save.c hyp/mm/guest_mem.c hyp/mm/dirty_log.c \
+	hyp/mm/gstage.c hyp/vmm/vm_state.c hyp/vmm/vm_events.c hyp/lib/crc32c.c
+# the rng-seed comes from the caller: hyp/lib/entropy.c is not linked; the test
+# defines hart_caps and timebase_hz itself.
 unit-src-test_fdt_guest := hyp/fdt/fdt_guest.c hyp/cfi/cfi.c hyp/lib/printf.c
 unit-libfdt-test_fdt_guest := y
 
@@ -56,6 +87,10 @@ $(call unit_obj,hyp/lib/printf.c tests/unit/test_printf.c): \
 	UNIT_EXTRA_CFLAGS := -Dsnprintf=hyp_snprintf -Dvsnprintf=hyp_vsnprintf
 $(call unit_obj,hyp/fdt/fdt_guest.c): \
 	UNIT_EXTRA_CFLAGS := -Dsnprintf=hyp_snprintf -Dvsnprintf=hyp_vsnprintf
+# char is unsigned on RISC-V: test the console code as the target compiles it
+# (a signed char hid raw bytes 0x80-0xff from a `c < 0x20` test on x86).
+$(call unit_obj,hyp/host/console.c hyp/lib/console_filter.c tests/unit/test_console.c): \
+	UNIT_EXTRA_CFLAGS := -funsigned-char
 
 UNIT_OBJS := $(sort $(call unit_obj,$(UNIT_COMMON) \
 	$(foreach t,$(UNIT_TESTS),tests/unit/$(t).c $(unit-src-$(t)))))
@@ -80,7 +115,7 @@ define unit_bin_rule
 $(UNIT_B)/$(1): $(call unit_obj,tests/unit/$(1).c $(UNIT_COMMON) $(unit-src-$(1))) \
 		$(if $(unit-libfdt-$(1)),$(UNIT_LIBFDT_OBJS))
 	@echo "  HOSTLD  $$@"
-	@$$(HOSTCC) $$(UNIT_LDFLAGS) -o $$@ $$^
+	@$$(HOSTCC) $$(UNIT_LDFLAGS) $$(unit-ldflags-$(1)) -o $$@ $$^
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call unit_bin_rule,$(t))))
 

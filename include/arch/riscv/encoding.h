@@ -61,13 +61,23 @@
 #define SR_SIE		BIT(1)
 #define SR_SPIE		BIT(5)
 #define SR_SPP		BIT(8)
+#define SR_FS_SHIFT	13
 #define SR_FS		(_UL(3) << 13)
 #define SR_FS_INITIAL	(_UL(1) << 13)
 #define SR_FS_DIRTY	(_UL(3) << 13)
 #define SR_SUM		BIT(18)
+#define SR_MXR		BIT(19)
 #define SR_SPELP	BIT(23)	/* Zicfilp: ELP of the trapped context */
 #define SR_SDT		BIT(24)
+#define SR_UXL_SHIFT	32
+#define SR_UXL		(_UL(3) << 32)
 #define SR_UXL_64	(_UL(2) << 32)
+#define SR_SD		(_UL(1) << 63)	/* read-only: FS (or VS, XS) is Dirty */
+
+/* hcounteren: the counters VS/VU may read (CY cycle, TM time, IR instret) */
+#define HCOUNTEREN_CY	BIT(0)
+#define HCOUNTEREN_TM	BIT(1)
+#define HCOUNTEREN_IR	BIT(2)
 
 /* hstatus */
 #define HSTATUS_VSBE	BIT(5)
@@ -91,6 +101,14 @@
 #define ENVCFG_PBMTE	BIT(62)
 #define ENVCFG_STCE	BIT(63)
 
+/* stvec/vstvec MODE (bits 1:0): 0 Direct, 1 Vectored, 2 and 3 reserved */
+#define TVEC_MODE_MASK	_UL(3)
+
+/* counteren (scounteren/hcounteren): the cycle, time and instret bits */
+#define COUNTEREN_CY	BIT(0)
+#define COUNTEREN_TM	BIT(1)
+#define COUNTEREN_IR	BIT(2)
+
 #define HSTATEEN0_ENVCFG BIT(62)
 #define HSTATEEN0_SE0	 BIT(63)
 
@@ -101,6 +119,7 @@
 #define ATP_MODE_SV39		8UL
 #define ATP_MODE_SV48		9UL
 #define ATP_MODE_SV57		10UL
+#define ATP_MODE_MASK		_UL(0xf)
 #define HGATP_VMID_SHIFT	44
 #define HGATP_VMID_MASK		_UL(0x3fff)
 #define HGATP_PPN_MASK		_UL(0xfffffffffff)

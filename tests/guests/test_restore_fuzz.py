@@ -1,0 +1,253 @@
+# SPDX-License-Identifier: MIT
+"""Restore fuzzer: execution, not only parsing (issue 22, section 3).
+
+The libFuzzer target (tests/fuzz, snap_load) checks that the loader never
+misreads bytes; this one checks what a snapshot the loader ACCEPTS does to a
+real host. It takes valid snapshots of running guests (snap_cfi with 2 vCPUs,
+CFI on, paging, shadow stack; the victim guest with its timer), mutates them
+field by field (each CONFIG, VCPU and DEVICE field, from the format's own
+field table in tools/carapace-snap: boundary values, single bits, all ones,
+random words; 1 to 3 fields at once, section CRCs recomputed so that the
+mutation reaches the hypervisor's checks), and restores every mutant
+(unverified: the tool's checks are skipped on purpose) into one running
+Carapace host beside a victim VM (tests/guests/victim.c: checks its memory,
+code, timer and CFI state every round). A mutant that is accepted runs for
+a moment beside the others (up to LIVE_MAX at once), then is destroyed.
+
+Checked throughout: the host never faults (no hypervisor trap or PANIC, QEMU
+alive), every restore gets an answer (ok or a refusal), every accepted VM can
+be destroyed, the management channel answers, and the victim stays clean
+(no FAIL line, its rounds go on).
+
+Quick tier: RESTORE_FUZZ_COUNT (default 150) mutants; `make soak-restore`
+runs 100 000. Seed: RESTORE_FUZZ_SEED (default: a new one, printed).
+Figures go to build/restore-fuzz-summary.txt.
+"""
+
+import collections
+import importlib.machinery
+import importlib.util
+import os
+import random
+import struct
+import sys
+import time
+
+import pytest
+
+from test_guests import ROOT, vm_spec, guests_built  # noqa: F401
+from test_snapshot import SnapHost
+
+pytestmark = pytest.mark.quick
+
+COUNT = int(os.environ.get("RESTORE_FUZZ_COUNT", "150"))
+SEED = int(os.environ.get("RESTORE_FUZZ_SEED", str(random.SystemRandom().randrange(1 << 32))))
+KEEP = os.environ.get("RESTORE_FUZZ_KEEP") == "1"   # every mutant kept in the test's tmp dir
+LIVE_MAX = 4            # accepted mutants running at once beside the victim
+SUMMARY = ROOT / "build" / "restore-fuzz-summary.txt"
+FAULT_MARKS = ("hypervisor trap", "PANIC", "store fault handler failed",
+               "code should not be reached", "Segmentation fault", "Aborted")
+
+
+def load_tool(name, path):
+    loader = importlib.machinery.SourceFileLoader(name, str(path))
+    spec = importlib.util.spec_from_loader(name, loader)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    loader.exec_module(mod)
+    return mod
+
+
+snap = load_tool("carapace_snap_fuzz", ROOT / "tools" / "carapace-snap")
+ctl = load_tool("carapace_ctl_fuzz", ROOT / "tools" / "carapace-ctl")
+
+
+class Mutator:
+    """Field-level mutations of one snapshot stream (uncompressed)."""
+
+    WIDTH = {"B": 1, "I": 4, "Q": 8}
+
+    def __init__(self, stream, rng):
+        self.base = bytes(stream)
+        self.rng = rng
+        self.fields = []        # (payload offset, section header offset, layout, field, kind, count)
+        pos = snap.HEADER.size
+        devices = dict(snap.DEVICES)
+        while pos < len(stream):
+            sec = snap.SECTION.decode(stream, pos)
+            payload = pos + snap.SECTION.size
+            if sec["type"] == snap.SEC_CONFIG:
+                self._add(payload, pos, snap.CONFIG)
+            elif sec["type"] == snap.SEC_VCPU:
+                self._add(payload, pos, snap.VCPU)
+            elif sec["type"] == snap.SEC_DEVICE:
+                dev = snap.DEVICE.decode(stream, payload)
+                self._add(payload, pos, snap.DEVICE)
+                layout = devices.get(snap.cstr(dev["name"]))
+                if layout:
+                    self._add(payload + snap.DEVICE.size, pos, layout)
+            elif sec["type"] == snap.SEC_END:
+                break
+            pos = payload + sec["length"]
+        assert self.fields, "no sections found in the base snapshot"
+        # half the picks go to the registers and settings the hypervisor
+        # loads into the hart (CSRs, CFI, HSM, the VM's configuration)
+        self.hot = [f for f in self.fields
+                    if (f[2] is snap.VCPU and f[3] not in ("gpr", "f")) or f[2] is snap.CONFIG]
+
+    def _add(self, base, section, layout):
+        for fname, kind, count, off in layout.fields:
+            if kind != "s" or fname in ("name", "bootargs", "rx", "id"):
+                self.fields.append((base + off, section, layout, fname, kind, count))
+
+    def value(self, old, width):
+        bits = 8 * width
+        top = (1 << bits) - 1
+        r = self.rng
+        choice = r.randrange(9)
+        if choice == 0:
+            return old ^ (1 << r.randrange(bits))
+        if choice == 1:
+            return r.choice([0, 1, top, top >> 1, 1 << (bits - 1)])
+        if choice == 2:
+            return (old + r.choice([-1, 1, 2, -2, 4096, -4096])) & top
+        if choice == 3:
+            return r.getrandbits(bits)
+        if choice == 4:             # a small number: indices, states, levels
+            return r.randrange(64)
+        if choice == 5:             # a high bit of a CSR (WPRI, mode fields)
+            return old | (1 << r.randrange(max(1, bits - 32), bits))
+        if choice == 6:
+            return old & ~(1 << r.randrange(bits)) & top
+        if choice == 7:             # two bits flipped
+            return old ^ (1 << r.randrange(bits)) ^ (1 << r.randrange(bits))
+        return old ^ (r.getrandbits(bits) & r.getrandbits(bits))
+
+    def mutate(self):
+        buf = bytearray(self.base)
+        touched, what = set(), []
+        for _ in range(self.rng.choice([1, 1, 1, 2, 3])):
+            pool = self.hot if self.rng.random() < 0.5 else self.fields
+            base, section, layout, fname, kind, count = self.rng.choice(pool)
+            idx = self.rng.randrange(count)
+            if kind == "s":
+                off = base + idx
+                old = buf[off]
+                new = self.value(old, 1)
+                buf[off] = new
+            else:
+                width = self.WIDTH[kind]
+                off = base + idx * width
+                old = int.from_bytes(buf[off:off + width], "little")
+                new = self.value(old, width)
+                buf[off:off + width] = new.to_bytes(width, "little")
+            touched.add(section)
+            name = f"{layout.name}.{fname}" + (f"[{idx}]" if count > 1 else "")
+            what.append(f"{name} 0x{old:x}->0x{new:x}")
+        for section in touched:
+            sec = snap.SECTION.decode(buf, section)
+            start = section + snap.SECTION.size
+            crc = snap.crc32c(bytes(buf[start:start + sec["length"]]))
+            struct.pack_into("<I", buf, section + snap.SECTION.offset("crc32c"), crc)
+        return bytes(buf), "; ".join(what)
+
+
+def take_base(h, tmp_path, name, ready, live):
+    h.wait_for(lambda l: l.startswith(f"[{name}] {ready}"), 90)
+    path = tmp_path / f"{name}.snap"
+    args = ["snapshot", name, str(path), "--no-compress"] + (["--live"] if live else [])
+    rep, _, _ = h.ctl(*args)
+    assert rep["ok"], rep
+    return path.read_bytes()
+
+
+def host_faults(lines):
+    return [l for l in lines if any(m in l for m in FAULT_MARKS)]
+
+
+def test_restore_fuzz_execution(guests_built, tmp_path):
+    rng = random.Random(SEED)
+    print(f"restore fuzz: seed {SEED}, {COUNT} mutants")
+    victim = ("name=victim,kernel=build/guests/victim.bin,vcpus=1,mem=64M,cfi=trap,"
+              "bootargs=period_ms=10 round_ms=200 late_ms=5000")
+    h = SnapHost(tmp_path, [victim,
+                            vm_spec("base1", "snap_cfi", 2, "wait_ms=600000"),
+                            vm_spec("base2", "demo", 1, "count=1000000 delay_us=50000")],
+                 extra=["--expect", "victim=destroyed", "--persist"],
+                 timeout=int(os.environ.get("RESTORE_FUZZ_TIMEOUT", "3600")))
+    try:
+        bases = [take_base(h, tmp_path, "base1", "SNAPSHOT-READY", False),
+                 take_base(h, tmp_path, "base2", "hello from 0 (3/", True)]
+        h.ctl("destroy", "base1")
+        h.ctl("destroy", "base2")
+        mutators = [Mutator(b, rng) for b in bases]
+        client = ctl.Client(str(h.sock), timeout=60)
+        outcomes = collections.Counter()
+        reasons = collections.Counter()
+        alive = collections.deque()
+        mutant = tmp_path / "mutant.snap"
+        log = open(tmp_path / "mutations.log", "w")     # every mutant, in order
+        mutation = {}
+
+        def destroy(name):
+            """Every accepted mutant can be removed (one that shut down or
+            was stopped by the hypervisor is still listed, down)."""
+            try:
+                client.request("destroy", {"vm": name})
+            except (ctl.RemoteError, ctl.TransportError) as e:
+                pytest.fail(f"destroy {name} ({mutation[name]}, kept as {name}.snap): {e}\n" +
+                            "\n".join(h.snapshot()[-60:]))
+        last_round, last_check = None, time.monotonic()
+        t0 = time.monotonic()
+        for i in range(COUNT):
+            data, what = rng.choice(mutators).mutate()
+            mutant.write_bytes(data)
+            if KEEP:
+                (tmp_path / f"mutant-{i}.snap").write_bytes(data)
+            log.write(f"{i} {what}\n")
+            log.flush()
+            name = f"m{i % 1000}"
+            try:
+                ctl.restore_vm(client, str(h.stream), mutant, name=name, verify=False,
+                               stream_bytes=len(data))
+                outcomes["accepted"] += 1
+                alive.append(name)
+                mutation[name] = f"mutant {i}: {what}"
+                (tmp_path / f"{name}.snap").write_bytes(data)
+            except ctl.RemoteError as e:
+                outcomes["refused"] += 1
+                reasons[e.code] += 1
+            except Exception as e:  # noqa: BLE001: no answer at all is the host's fault
+                pytest.fail(f"mutant {i} ({what}): restore raised {e!r}\n" +
+                            "\n".join(h.snapshot()[-40:]))
+            while len(alive) > LIVE_MAX:
+                destroy(alive.popleft())
+            faults = host_faults(h.snapshot())
+            if faults or h.proc.poll() is not None:
+                pytest.fail(f"host fault after mutant {i} ({what}):\n" + "\n".join(faults or
+                            h.snapshot()[-40:]))
+            if time.monotonic() - last_check > 5:
+                last_check = time.monotonic()
+                rounds = [l for l in h.guest("victim") if l.startswith("VICTIM: round")]
+                assert rounds and rounds[-1] != last_round, \
+                    f"the victim stopped after mutant {i} ({what})"
+                last_round = rounds[-1]
+            fails = [l for l in h.guest("victim") if l.startswith("FAIL")]
+            assert not fails, f"victim after mutant {i} ({what}): {fails}"
+        for gone in alive:
+            destroy(gone)
+        listing = client.request("list")
+        assert listing.get("ok"), listing
+        elapsed = time.monotonic() - t0
+        rounds = [l for l in h.guest("victim") if l.startswith("VICTIM: round")]
+        line = (f"restore fuzz seed {SEED}: {COUNT} mutants in {elapsed:.0f} s "
+                f"({COUNT / elapsed:.1f}/s), accepted {outcomes['accepted']}, refused "
+                f"{outcomes['refused']}, 0 host faults, victim clean ({rounds[-1] if rounds else '?'});"
+                f" refusals by code: {dict(reasons.most_common(8))}")
+        print(line)
+        SUMMARY.parent.mkdir(exist_ok=True)
+        with open(SUMMARY, "a") as f:
+            f.write(line + "\n")
+    finally:
+        h.kill()
+        (tmp_path / "console.log").write_text("\n".join(h.snapshot()) + "\n")

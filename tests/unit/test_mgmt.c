@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: MIT */
+/* hyp/host/mgmt.c: how much one mgmt_poll() does. A client that streams
+ * requests, or one endless line, must not keep hart 0 in a single poll: a
+ * poll serves requests for MGMT_POLL_BUDGET_US (1 ms) and then says that
+ * input may be left (mgmt_busy()), so the scheduler's next pass serves the
+ * rest. The clock here moves 10 us at every look and mgmt.c looks at least
+ * once per request and per read of the port, so a poll may answer at most
+ * 1 ms / 10 us + 1 requests and read as often.
+ *
+ * The control port is a buffer here; what mgmt.c asks of the rest of the
+ * hypervisor is stubbed (only hello is sent). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <cfi.h>
+#include <hart.h>
+#include <log.h>
+#include <mgmt.h>
+#include <migrate.h>
+#include <mm.h>
+#include <snapshot.h>
+#include <tlb.h>
+#include <vcpu.h>
+#include <virtio_console.h>
+#include <vm.h>
+#include <vm_lifecycle.h>
+#include <vmops.h>
+#include "test.h"
+
+#define TICK		100	/* per look at the clock: 10 us at 10 MHz */
+#define BUDGET		10000	/* MGMT_POLL_BUDGET_US in ticks */
+#define POLL_LOOKS	(BUDGET / TICK + 1)
+#define READ		256	/* mgmt.c reads the port this much at a time */
+#define PORT		3
+
+/* ---- the hypervisor around mgmt.c ---- */
+
+struct vm vms[VM_MAX];
+unsigned int nr_vms;
+struct hart harts[HART_MAX];
+unsigned int nr_harts = 1;
+uint64_t timebase_hz = 10000000;
+bool mig_send_active, mig_recv_active;
+const struct mig_host_ops vmops_migration;
+static uint64_t clock_ticks;
+
+uint64_t time_now(void)
+{
+	return clock_ticks += TICK;
+}
+
+void pr_info(const char *fmt, ...)
+{
+	(void)fmt;
+}
+
+/* "alpha": 8 vCPUs, each on a hart that never gets to a sync request */
+struct vm *vm_find(const char *name)
+{
+	if (strcmp(name, "alpha"))
+		return NULL;
+	vms[0].state = VM_RUNNING;
+	strcpy(vms[0].cfg.name, "alpha");
+	vms[0].cfg.nr_vcpus = VM_MAX_VCPUS;
+	for (unsigned int i = 0; i < VM_MAX_VCPUS; i++) {
+		vms[0].vcpus[i].vm = &vms[0];
+		vms[0].vcpus[i].id = i;
+	}
+	return &vms[0];
+}
+
+const char *vm_state_name(const struct vm *vm)
+{
+	(void)vm;
+	return "running";
+}
+
+void vm_count(const struct vm *vm, struct vm_counts *c)
+{
+	(void)vm;
+	memset(c, 0, sizeof(*c));
+}
+
+const struct host_image *image_at(unsigned int i)
+{
+	(void)i;
+	return NULL;
+}
+
+unsigned int vmid_usable(void)
+{
+	return 63;
+}
+
+uint64_t mm_free_bytes(void)
+{
+	return 0;
+}
+
+static unsigned int syncs;
+
+void vcpu_sync_state(struct vcpu *v, uint64_t until)
+{
+	(void)v;
+	syncs++;
+	if (clock_ticks < until)
+		clock_ticks = until;	/* waited for the deadline: no answer */
+}
+
+bool cfi_vm_has_lp(const struct vm *vm)
+{
+	(void)vm;
+	return false;
+}
+
+bool cfi_vm_has_ss(const struct vm *vm)
+{
+	(void)vm;
+	return false;
+}
+
+bool cfi_vcpu_elp(const struct vcpu *v)
+{
+	(void)v;
+	return false;
+}
+
+int vmop_pause(struct vm *vm, vmop_done_fn done, void *ctx)
+{
+	(void)vm, (void)done, (void)ctx;
+	return -HYP_EBUSY;
+}
+
+int vmop_destroy(struct vm *vm, vmop_done_fn done, void *ctx)
+{
+	(void)vm, (void)done, (void)ctx;
+	return -HYP_EBUSY;
+}
+
+const char *vmop_refusal(const struct vm *vm, enum vmop op)
+{
+	(void)vm;
+	(void)op;
+	return NULL;
+}
+
+const char *vm_migration_word(const struct vm *vm)
+{
+	(void)vm;
+	return NULL;
+}
+
+uint64_t vm_events_dropped(void)
+{
+	return 0;
+}
+
+int vmop_resume(struct vm *vm)
+{
+	(void)vm;
+	return -HYP_EBUSY;
+}
+
+int vmop_wake(struct vm *vm)
+{
+	(void)vm;
+	return -HYP_EBUSY;
+}
+
+void vmop_cancel_waiter(void *ctx)
+{
+	(void)ctx;
+}
+
+int vm_create(const struct vm_desc *d, struct vm **out, const char **why)
+{
+	(void)d, (void)out;
+	*why = "not here";
+	return -HYP_EINVAL;
+}
+
+bool snap_port_ready(void)
+{
+	return false;
+}
+
+void snap_port_drain(void)
+{
+}
+
+bool snap_busy(void)
+{
+	return false;
+}
+
+bool mig_recv_armed(void)
+{
+	return false;
+}
+
+int snap_save_start(struct vm *vm, bool live, snap_done_fn done)
+{
+	(void)vm, (void)live, (void)done;
+	return -HYP_EBUSY;
+}
+
+int snap_load_start(uint64_t bytes, const char *name, snap_done_fn done)
+{
+	(void)bytes, (void)name, (void)done;
+	return -HYP_EBUSY;
+}
+
+int mig_send_start(struct vm *vm, unsigned int max_rounds, const struct mig_host_ops *ops,
+		   mig_done_fn done)
+{
+	(void)vm, (void)max_rounds, (void)ops, (void)done;
+	return -HYP_EBUSY;
+}
+
+int mig_recv_start(const char *name, bool armed, const struct mig_host_ops *ops,
+		   mig_done_fn done)
+{
+	(void)name, (void)armed, (void)ops, (void)done;
+	return -HYP_EBUSY;
+}
+
+/* ---- the control port: what the client sent, what it got back ---- */
+
+static struct {
+	char *in;
+	size_t len, pos;
+	size_t replies;		/* newlines written back */
+} port;
+
+bool vcon_init(const void *fdt)
+{
+	(void)fdt;
+	return true;
+}
+
+void vcon_poll(void)
+{
+}
+
+int vcon_port_find(const char *name)
+{
+	return strcmp(name, "org.carapace.control") ? -1 : PORT;
+}
+
+unsigned int vcon_port_generation(int p)
+{
+	(void)p;
+	return 1;
+}
+
+unsigned int vcon_read_generation(int p)
+{
+	(void)p;
+	return 1;
+}
+
+size_t vcon_read(int p, void *buf, size_t len)
+{
+	size_t n = len < port.len - port.pos ? len : port.len - port.pos;
+
+	(void)p;
+	memcpy(buf, port.in + port.pos, n);
+	port.pos += n;
+	return n;
+}
+
+size_t vcon_write(int p, const void *buf, size_t len)
+{
+	(void)p;
+	for (size_t i = 0; i < len; i++)
+		port.replies += ((const char *)buf)[i] == '\n';
+	return len;	/* a client that reads everything at once */
+}
+
+/* A client that sends one line */
+static void client_line(const char *line)
+{
+	free(port.in);
+	memset(&port, 0, sizeof(port));
+	port.in = strdup(line);
+	port.len = strlen(line);
+	mgmt_init(NULL);
+}
+
+/* A client that sends @n request lines, then @junk bytes without a newline
+ * and one newline (when @junk). */
+static void client(unsigned int n, size_t junk)
+{
+	static const char req[] = "{\"v\":1,\"id\":7,\"cmd\":\"hello\"}\n";
+	size_t len = n * (sizeof(req) - 1) + (junk ? junk + 1 : 0);
+
+	free(port.in);
+	memset(&port, 0, sizeof(port));
+	port.in = malloc(len ? len : 1);
+	for (unsigned int i = 0; i < n; i++)
+		memcpy(port.in + i * (sizeof(req) - 1), req, sizeof(req) - 1);
+	if (junk) {
+		memset(port.in + n * (sizeof(req) - 1), 'x', junk);
+		port.in[len - 1] = '\n';
+	}
+	port.len = len;
+	mgmt_init(NULL);
+}
+
+TEST(mgmt_poll_answers_a_bounded_number_of_requests)
+{
+	unsigned int polls = 0;
+
+	client(1000, 0);
+	mgmt_poll();
+	EXPECT_TRUE(port.replies > 0);
+	EXPECT_TRUE(port.replies <= POLL_LOOKS);
+	EXPECT_TRUE(mgmt_busy());	/* the scheduler polls again at once */
+	while (mgmt_busy() && polls++ < 1000) {
+		size_t before = port.replies;
+
+		mgmt_poll();
+		EXPECT_TRUE(port.replies - before <= POLL_LOOKS);
+	}
+	EXPECT_EQ(port.replies, 1000);	/* every request answered, once */
+	EXPECT_EQ(port.pos, port.len);
+	EXPECT_FALSE(mgmt_busy());	/* nothing left: hart 0 may sleep */
+}
+
+TEST(mgmt_poll_takes_a_bounded_number_of_bytes)
+{
+	unsigned int polls = 0;
+	size_t before;
+
+	/* one line of 1 MiB: refused, but read through, a share per poll */
+	client(0, 1 << 20);
+	mgmt_poll();
+	EXPECT_TRUE(port.pos <= POLL_LOOKS * READ);
+	EXPECT_EQ(port.replies, 0);
+	EXPECT_TRUE(mgmt_busy());
+	while (mgmt_busy() && polls++ < 10000) {
+		before = port.pos;
+		mgmt_poll();
+		EXPECT_TRUE(port.pos - before <= POLL_LOOKS * READ);
+	}
+	EXPECT_EQ(port.pos, port.len);
+	EXPECT_EQ(port.replies, 1);	/* "line too long", once */
+}
+
+TEST(mgmt_poll_idle_client_is_not_busy)
+{
+	client(2, 0);
+	mgmt_poll();
+	EXPECT_EQ(port.replies, 2);
+	EXPECT_FALSE(mgmt_busy());
+	mgmt_poll();
+	EXPECT_FALSE(mgmt_busy());
+}
+
+TEST(mgmt_cfi_waits_for_all_vcpus_under_one_deadline)
+{
+	uint64_t start;
+
+	/* a VM whose 8 harts never answer: 10 ms for the request, not 10 each */
+	client_line("{\"v\":1,\"id\":1,\"cmd\":\"cfi\",\"vm\":\"alpha\"}\n");
+	start = clock_ticks;
+	mgmt_poll();
+	EXPECT_EQ(syncs, VM_MAX_VCPUS);
+	EXPECT_EQ(port.replies, 1);
+	EXPECT_TRUE(clock_ticks - start <= timebase_hz * VCPU_SYNC_STATE_MS / 1000 + 10 * TICK);
+}

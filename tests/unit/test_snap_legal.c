@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT */
+/* Restored state is checked like the guest's own writes (issue 22): crafted
+ * snapshot streams, one class of illegal value each (snap_legal_cases.h,
+ * shared with the carapace-snap test), go through the real loader
+ * (hyp/snap/snap_load.c, snap_state.c, snap_legal.c) on the fuzz targets'
+ * stub host (tests/fuzz/fuzz_restore_host.c): each is refused naming the
+ * field's byte, or installed legal. Also what a restore installs and what a
+ * save writes, and the features a restored VM's derived state follows. */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <arch/riscv/encoding.h>
+#include <cfi.h>
+#include <crc32c.h>
+#include <hart.h>
+#include <snapshot.h>
+#include <vdev.h>
+#include <vm.h>
+#include <vm_lifecycle.h>
+#include "../fuzz/fuzz_restore_host.h"
+#include "snap_legal_cases.h"
+#include "test.h"
+
+#define RAM_SIZE	(8UL << 20)
+
+static uint8_t stream[8192];
+static struct vm tmpl;		/* the VM the crafted records come from */
+
+static struct {
+	unsigned int calls;
+	char err[256];
+	const char *code;
+	struct vm *vm;
+} seen;
+
+static void done(const struct snap_result *r)
+{
+	seen.calls++;
+	seen.code = r->code;
+	seen.vm = r->vm;
+	if (r->err)
+		snprintf(seen.err, sizeof(seen.err), "%s", r->err);
+}
+
+/* A legal 1-vCPU VM given @features, as a restore's CONFIG and VCPU records. */
+static void base(uint32_t features, struct snap_config *c, struct snap_vcpu *s)
+{
+	static bool host;
+
+	if (!host) {
+		fuzz_host_init();
+		host = true;
+	}
+	fuzz_host_input(0, NULL, 0, (const uint8_t[6]){ 0 });	/* the host's caps */
+	memset(&tmpl, 0, sizeof(tmpl));
+	strcpy(tmpl.cfg.name, "crafted");
+	tmpl.cfg.ram_gpa = VM_GUEST_RAM_BASE;
+	tmpl.cfg.ram_size = RAM_SIZE;
+	tmpl.cfg.nr_vcpus = 1;
+	tmpl.cfg.cfi_policy = CFI_POLICY_TRAP;
+	tmpl.cfg.features = features;
+	tmpl.cfg.vs_sv = 39;
+	tmpl.cfg.boot_count = 1;
+	tmpl.vcpus[0].vm = &tmpl;
+	vcpu_reset(&tmpl.vcpus[0], VM_GUEST_RAM_BASE, 0);
+	snap_config_save(&tmpl, 1000, timebase_hz, c);
+	snap_vcpu_save(&tmpl.vcpus[0], s);
+}
+
+static size_t section(size_t off, uint32_t type, uint32_t instance, const void *p, size_t len)
+{
+	struct snap_section sec = { type, instance, len, crc32c(p, len), 0 };
+
+	memcpy(stream + off, &sec, sizeof(sec));
+	memcpy(stream + off + sizeof(sec), p, len);
+	return off + sizeof(sec) + len;
+}
+
+/* The whole stream: header, CONFIG, VCPU 0, the devices (reset state), END. */
+static size_t build(const struct snap_config *c, const struct snap_vcpu *s)
+{
+	struct snap_header h = { .version = SNAP_VERSION, .header_size = sizeof(h) };
+	uint8_t dev[1024];
+	struct snap_end end = { 2 + vdev_count, 0 };
+	size_t off = sizeof(h);
+
+	memcpy(h.magic, SNAP_MAGIC, sizeof(h.magic));
+	memcpy(stream, &h, sizeof(h));
+	off = section(off, SNAP_SEC_CONFIG, 0, c, sizeof(*c));
+	off = section(off, SNAP_SEC_VCPU, 0, s, sizeof(*s));
+	for (unsigned int i = 0; i < vdev_count; i++) {
+		struct snap_device d = { .state_size = vdev_all[i]->state_size };
+
+		memset(dev, 0, sizeof(dev));
+		strcpy(d.name, vdev_all[i]->name);
+		memcpy(dev, &d, sizeof(d));
+		off = section(off, SNAP_SEC_DEVICE, i, dev, sizeof(d) + d.state_size);
+	}
+	return section(off, SNAP_SEC_END, 0, &end, sizeof(end));
+}
+
+/* Restore @len bytes of stream on the stub host; the outcome is in seen. */
+static void restore(size_t len)
+{
+	fuzz_host_input(0, stream, len, (const uint8_t[6]){ 0 });
+	memset(&seen, 0, sizeof(seen));
+	EXPECT_EQ(snap_load_start(len, NULL, done), 0);
+	for (unsigned int polls = 0; snap_busy() && polls < 10000; polls++)
+		snap_load_poll();
+	EXPECT_FALSE(snap_busy());
+	EXPECT_EQ(seen.calls, 1);
+}
+
+/* Stream offsets of the payloads: CONFIG's, then VCPU 0's. */
+#define CONFIG_AT	(sizeof(struct snap_header) + sizeof(struct snap_section))
+#define VCPU_AT		(CONFIG_AT + sizeof(struct snap_config) + sizeof(struct snap_section))
+
+static void set(void *rec, size_t offset, size_t size, uint64_t v)
+{
+	uint8_t b = (uint8_t)v;
+	uint32_t w = (uint32_t)v;
+
+	memcpy((uint8_t *)rec + offset, size == 1 ? (void *)&b : size == 4 ? (void *)&w : (void *)&v,
+	       size);
+}
+
+struct legal_case {
+	const char *name;
+	bool config;
+	size_t offset, size;
+	uint64_t value;
+	uint32_t features;
+	bool refused;
+};
+
+#define REC_CONFIG	struct snap_config
+#define REC_VCPU	struct snap_vcpu
+#define CASE(sec, f, value, features, refused) \
+	{ #sec " " #f " = " #value, SNAP_SEC_##sec == SNAP_SEC_CONFIG, offsetof(REC_##sec, f), \
+	  sizeof(((REC_##sec *)0)->f), value, features, refused },
+static const struct legal_case cases[] = { SNAP_LEGAL_CASES(CASE) };
+
+TEST(each_class_of_illegal_value_is_refused_at_its_byte)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		const struct legal_case *k = &cases[i];
+		struct snap_config c;
+		struct snap_vcpu s;
+		char want[64];
+
+		base(k->features, &c, &s);
+		set(k->config ? (void *)&c : (void *)&s, k->offset, k->size, k->value);
+		restore(build(&c, &s));
+		if (!k->refused) {
+			if (!seen.vm)
+				unit_fail_str(__FILE__, __LINE__, "legal case", "refusal", k->name,
+					      seen.err);
+			else
+				vm_destroy_finish(seen.vm);
+			continue;
+		}
+		snprintf(want, sizeof(want), ", byte %lu: ",
+			 (unsigned long)((k->config ? CONFIG_AT : VCPU_AT) + k->offset));
+		if (seen.vm || !seen.code || strcmp(seen.code, "bad-snapshot") ||
+		    !strstr(seen.err, want))
+			unit_fail_str(__FILE__, __LINE__, k->name, want, k->name,
+				      seen.vm ? "restored" : seen.err);
+		EXPECT_FALSE(vms_seen.live);	/* nothing half-restored */
+		if (seen.vm)
+			vm_destroy_finish(seen.vm);
+	}
+}
+
+/* The trapped context's FS: a record's FS (Initial, Clean, Dirty) is
+ * accepted, and the restored vCPU gets the hypervisor's own. */
+TEST(restore_installs_the_hypervisors_fs_and_the_guests_trap_bits)
+{
+	struct snap_config c;
+	struct snap_vcpu s;
+
+	base(SNAP_FEAT_ALL, &c, &s);
+	s.sstatus = SR_SPIE | SR_FS_DIRTY | SR_SPELP;
+	s.vsstatus = SR_UXL_64 | SR_FS_DIRTY | SR_SD | SR_SUM;
+	restore(build(&c, &s));
+	EXPECT_TRUE(seen.vm != NULL);
+	if (!seen.vm)
+		return;
+	EXPECT_EQ(seen.vm->vcpus[0].g.ctx.sstatus, SR_SPIE | SR_SPELP | VCPU_SSTATUS_HOST);
+	/* SD is the CPU's to compute: never written to vsstatus */
+	EXPECT_EQ(seen.vm->vcpus[0].g.csr.vsstatus, SR_UXL_64 | SR_FS_DIRTY | SR_SUM);
+	vm_destroy_finish(seen.vm);
+}
+
+/* The loader masks what it installs with the same table even if a check
+ * were missing: nothing a guest could not have written reaches a CSR. */
+TEST(load_masks_with_the_table)
+{
+	struct snap_config c;
+	struct snap_vcpu s;
+	struct vcpu *v = &tmpl.vcpus[0];
+
+	base(SNAP_FEAT_ALL & ~(SNAP_FEAT_ZICFILP | SNAP_FEAT_ZICFISS), &c, &s);
+	s.sstatus = SR_SPP;				/* FS Off */
+	s.vsstatus = SR_UXL_64 | BIT(20) | BIT(21) | BIT(34) | SR_SPELP;
+	s.senvcfg = ENVCFG_LPE | ENVCFG_SSE | ENVCFG_CBZE;
+	s.scounteren = ~0UL;
+	s.vsie = ~0UL;
+	s.ssp = 0x1000;
+	s.pc = 0x80000001;
+	snap_vcpu_load(v, &s);
+	EXPECT_EQ(v->g.ctx.sstatus, SR_SPP | VCPU_SSTATUS_HOST);
+	EXPECT_EQ(v->g.csr.vsstatus, SR_UXL_64);
+	EXPECT_EQ(v->g.csr.senvcfg, 0);
+	EXPECT_EQ(v->g.csr.scounteren, COUNTEREN_CY | COUNTEREN_TM | COUNTEREN_IR);
+	EXPECT_EQ(v->g.csr.vsie, MIP_SSIP | MIP_STIP | MIP_SEIP);
+	EXPECT_EQ(v->g.csr.ssp, 0);
+	EXPECT_EQ(v->g.ctx.sepc, 0x80000000);
+}
+
+/* A save writes only what a restore accepts: whatever the hardware let the
+ * guest leave in a CSR of an extension it was not given is not saved. */
+TEST(save_never_writes_what_a_restore_refuses)
+{
+	static const uint32_t features[] = {
+		SNAP_FEAT_ALL, SNAP_FEAT_ALL & ~(SNAP_FEAT_ZICFILP | SNAP_FEAT_ZICFISS),
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(features); i++) {
+		struct snap_config c;
+		struct snap_vcpu s;
+		struct vcpu *v = &tmpl.vcpus[0];
+
+		base(features[i], &c, &s);
+		v->g.csr.vsstatus = ~(SR_UXL | SR_SPELP) | SR_UXL_64;
+		v->g.csr.senvcfg = ~0UL;
+		v->g.csr.scounteren = ~0UL;
+		v->g.csr.vsie = ~0UL;
+		v->g.csr.vsepc = 0x80000003;
+		v->g.ctx.sepc = 0x80000005;	/* an odd HSM start address, not entered yet */
+		v->g.fp.fcsr = ~0UL;
+		v->irq_pending = ~0UL;
+		snap_vcpu_save(v, &s);
+		EXPECT_TRUE(snap_vcpu_check(&s, &c) == NULL);
+		EXPECT_EQ(s.vsstatus & (BIT(20) | BIT(21) | BIT(34) | SR_SD), 0);
+		EXPECT_EQ(s.senvcfg & ~(ENVCFG_FIOM | ENVCFG_LPE | ENVCFG_SSE), 0);
+	}
+}
+
+/* A restored VM's derived state follows the features the guest was given,
+ * not the ones a VM created on this host would get: a guest without Zicfilp
+ * on a host with it keeps its senvcfg accesses trapped (hstateen0.ENVCFG 0),
+ * so it can never turn on user landing pads. */
+TEST(restore_derives_hstateen0_and_probes_from_the_guests_features)
+{
+	struct snap_config c;
+	struct snap_vcpu s;
+	uint32_t no_cfi = SNAP_FEAT_ALL & ~(SNAP_FEAT_ZICFILP | SNAP_FEAT_ZICFISS);
+
+	base(no_cfi, &c, &s);
+	restore(build(&c, &s));
+	EXPECT_TRUE(seen.vm != NULL);
+	if (!seen.vm)
+		return;
+	EXPECT_EQ(seen.vm->cfg.features, no_cfi);
+	EXPECT_EQ(seen.vm->hstateen0 & HSTATEEN0_ENVCFG, 0);
+	EXPECT_EQ(seen.vm->hstateen0, cfi_hstateen0(seen.vm));
+	EXPECT_EQ(vms_seen.probed_features, no_cfi);
+	vm_destroy_finish(seen.vm);
+}

@@ -1,0 +1,435 @@
+/* SPDX-License-Identifier: MIT */
+/* hyp/snap/snap_save.c, the live snapshot's lifecycle, over the real guest
+ * memory code (guest_mem.c, dirty_log.c, gstage.c) and the real VM state
+ * machine (vm_state.c); the stream port is a buffer the test lets fill at
+ * its pace, the scheduler a stub with every vCPU off its hart.
+ *
+ * - Out of memory for a copy, the snapshot pauses the VM: it must run again
+ *   when the stream ends, whether the stream completed or broke off.
+ * - A reboot during a live snapshot must end it with an error, never with a
+ *   stream that mixes two boots: here the reboot's unmapping and reloading
+ *   happen between two polls, as on another hart, before the boot count
+ *   changes. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arch/riscv/encoding.h>
+#include <crc32c.h>
+#include <errno.h>
+#include <gstage.h>
+#include <hart.h>
+#include <mm.h>
+#include <sbi_client.h>
+#include <sched.h>
+#include <steal_time.h>
+#include <snapshot.h>
+#include <tlb.h>
+#include <vm.h>
+#include "test.h"
+
+#define RAM_SIZE	(8 * SZ_2M)
+#define GPA(c, off)	(VM_GUEST_RAM_BASE + (uint64_t)(c) * SZ_2M + (off))
+#define STREAM_MAX	(RAM_SIZE + SZ_2M)
+
+/* ---- the host around the snapshot engine ---- */
+
+struct hart harts[HART_MAX];
+struct hart *test_this_hart = &harts[0];
+uint64_t timebase_hz = 1000000;
+static uint64_t now;
+
+uint64_t time_now(void)
+{
+	return ++now;
+}
+
+static int alloc_budget = -1;		/* mm_alloc_raw()s left; < 0: no limit */
+
+hpa_t mm_alloc(uint64_t size, uint64_t align)
+{
+	void *p = aligned_alloc(align, ALIGN_UP(size, align));
+
+	if (p)
+		memset(p, 0, size);
+	return (hpa_t)(uintptr_t)p;
+}
+
+hpa_t mm_alloc_raw(uint64_t size, uint64_t align)
+{
+	if (alloc_budget == 0)
+		return 0;
+	if (alloc_budget > 0)
+		alloc_budget--;
+	return mm_alloc(size, align);
+}
+
+void mm_free(hpa_t pa, uint64_t size)
+{
+	(void)size;
+	free((void *)(uintptr_t)pa);
+}
+
+void tlb_flush_vm_gstage(struct vm *vm)
+{
+	(void)vm;
+}
+
+void tlb_local_gstage(const struct vm *vm)
+{
+	(void)vm;
+}
+
+/* the scheduler: no vCPU is on a hart, kicks go nowhere */
+void sched_lock(void)
+{
+}
+
+void sched_unlock(void)
+{
+}
+
+void sched_kick_idle(void)
+{
+}
+
+void vcpu_kick(struct vcpu *v)
+{
+	(void)v;
+}
+
+bool vm_off_cpu(const struct vm *vm)
+{
+	(void)vm;
+	return true;
+}
+
+uint64_t vcpu_exits(const struct vcpu *v)
+{
+	(void)v;
+	return 0;
+}
+
+void steal_vm_resumed(struct vm *vm, uint64_t t)
+{
+	(void)vm;
+	(void)t;
+}
+
+long sbi_send_ipi(unsigned long mask, unsigned long base)
+{
+	(void)mask;
+	(void)base;
+	return 0;
+}
+
+void pr_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	printf("  carapace: ");
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+}
+
+void hyp_panic(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	abort();
+}
+
+/* what the snapshot writes besides memory: the contents do not matter here */
+void snap_config_save(const struct vm *vm, uint64_t guest_time, uint64_t hz,
+		      struct snap_config *c)
+{
+	(void)vm;
+	(void)guest_time;
+	(void)hz;
+	memset(c, 0, sizeof(*c));
+}
+
+void snap_vcpu_save(const struct vcpu *v, struct snap_vcpu *s)
+{
+	(void)v;
+	memset(s, 0, sizeof(*s));
+}
+
+static void dev_save(struct vm *vm, void *out)
+{
+	(void)vm;
+	memset(out, 0x5a, 8);
+}
+
+static const struct vdev_ops dev = { .name = "test", .state_size = 8, .save = dev_save };
+const struct vdev_ops *const vdev_all[] = { &dev };
+const unsigned int vdev_count = 1;
+
+/* ---- the stream port: a buffer that takes bytes up to a limit ---- */
+
+static uint8_t *stream;
+static size_t stream_len, stream_limit;
+static bool client_there = true;
+
+bool snap_port_ready(void)
+{
+	return client_there;
+}
+
+size_t snap_port_write(const void *buf, size_t len)
+{
+	size_t n = stream_limit > stream_len ? MIN(len, stream_limit - stream_len) : 0;
+
+	memcpy(stream + stream_len, buf, n);
+	stream_len += n;
+	return n;
+}
+
+bool snap_port_stalled(uint64_t since)
+{
+	(void)since;
+	return false;
+}
+
+void vcon_poll(void)
+{
+}
+
+/* ---- the VM ---- */
+
+struct vm vms[VM_MAX];
+unsigned int nr_vms = 1;
+#define tvm (vms[0])	/* the VM being saved */
+static struct snap_result result;
+static bool ended;
+static char result_err[256];
+
+static void done(const struct snap_result *r)
+{
+	result = *r;
+	ended = true;
+	if (r->err)
+		snprintf(result_err, sizeof(result_err), "%s", r->err);
+	result.err = r->err ? result_err : NULL;
+}
+
+/* Each chunk's pages hold its fill byte: boot 1 writes 0x10 + chunk. */
+static void fill_chunk(unsigned int c, uint8_t byte)
+{
+	static uint8_t buf[SZ_2M];
+
+	memset(buf, byte, sizeof(buf));
+	vm_copy_to_guest(&tvm, GPA(c, 0), buf, sizeof(buf));
+}
+
+/* A paused VM of 16 MiB whose chunks 0..@chunks-1 hold boot 1's data. */
+static void vm_new(unsigned int chunks)
+{
+	memset(&tvm, 0, sizeof(tvm));
+	tvm.cfg.ram_gpa = VM_GUEST_RAM_BASE;
+	tvm.cfg.ram_size = RAM_SIZE;
+	tvm.cfg.nr_vcpus = 1;
+	tvm.cfg.boot_count = 1;
+	tvm.vcpus[0].vm = &tvm;
+	tvm.vcpus[0].hart = -1;
+	memcpy(tvm.cfg.name, "tvm", 4);
+	tvm.ram_hpa = (hpa_t)(uintptr_t)aligned_alloc(SZ_2M, RAM_SIZE);
+	tvm.meta_hpa = mm_alloc(vm_meta_size(RAM_SIZE), GSTAGE_ROOT_SIZE);
+	vm_ram_init(&tvm);
+	for (unsigned int c = 0; c < chunks; c++)
+		fill_chunk(c, (uint8_t)(0x10 + c));
+	tvm.state = VM_PAUSED;
+	if (!stream)
+		stream = malloc(STREAM_MAX);
+	stream_len = stream_limit = 0;
+	client_there = true;
+	alloc_budget = -1;
+	ended = false;
+	memset(&result, 0, sizeof(result));
+}
+
+static void vm_free(void)
+{
+	free((void *)(uintptr_t)tvm.ram_hpa);
+	mm_free(tvm.meta_hpa, 0);
+}
+
+/* Start a live snapshot as the management channel does: the VM paused,
+ * its state staged, then it runs on. */
+static void live_snapshot(void)
+{
+	EXPECT_EQ(snap_save_start(&tvm, true, done), 0);
+	EXPECT_EQ(vm_resume(&tvm), 0);
+	EXPECT_EQ(tvm.state, VM_RUNNING);
+}
+
+/* Poll until the snapshot ended (the port takes everything from now on). */
+static void poll_to_the_end(void)
+{
+	stream_limit = STREAM_MAX;
+	for (unsigned int i = 0; i < 1000 && !ended; i++)
+		snap_save_poll();
+	EXPECT_TRUE(ended);
+}
+
+/* Every MEMORY page in the stream holds boot 1's byte for its chunk; the
+ * number of pages checked. */
+static uint64_t check_memory_is_boot_1(void)
+{
+	size_t off = sizeof(struct snap_header);
+	uint64_t pages = 0;
+
+	while (off + sizeof(struct snap_section) <= stream_len) {
+		struct snap_section s;
+
+		memcpy(&s, stream + off, sizeof(s));
+		off += sizeof(s);
+		if (s.type == SNAP_SEC_MEMORY && off + sizeof(struct snap_mem_run) <= stream_len) {
+			struct snap_mem_run run;
+
+			memcpy(&run, stream + off, sizeof(run));
+			for (uint64_t p = 0; p < run.pages; p++) {
+				size_t at = off + sizeof(run) + p * SNAP_PAGE_SIZE;
+				uint64_t c = (run.gpa + p * SNAP_PAGE_SIZE - VM_GUEST_RAM_BASE) / SZ_2M;
+
+				if (at + SNAP_PAGE_SIZE > stream_len)
+					break;
+				for (unsigned int b = 0; b < SNAP_PAGE_SIZE; b++)
+					if (stream[at + b] != 0x10 + c) {
+						EXPECT_EQ(stream[at + b], 0x10 + c);
+						return pages;
+					}
+				pages++;
+			}
+		}
+		off += s.length;
+	}
+	return pages;
+}
+
+/* ---- out of memory for a copy ---- */
+
+TEST(snap_save_pause_for_memory_ends_with_the_stream)
+{
+	vm_new(6);
+	live_snapshot();
+	/* no memory for any copy from now on; the client reads nothing yet */
+	alloc_budget = 0;
+	snap_save_poll();
+	/* the guest writes chunk 4, not sent yet: its copy cannot be made */
+	EXPECT_TRUE(vm_ram_resolve_write(&tvm, GPA(4, 64)));
+	EXPECT_TRUE(tvm.state == VM_PAUSING || tvm.state == VM_PAUSED);
+	snap_save_poll();
+	EXPECT_EQ(tvm.state, VM_PAUSED);	/* its vCPUs are off their harts */
+	poll_to_the_end();
+	EXPECT_TRUE(result.err == NULL);
+	EXPECT_NE(result.ticks, 0);		/* the pause is reported */
+	/* the snapshot holds RAM as it was; the VM runs again */
+	EXPECT_EQ(check_memory_is_boot_1(), 6 * 512);
+	EXPECT_EQ(tvm.state, VM_RUNNING);
+	/* and its write goes through now: no snapshot protects RAM any more */
+	EXPECT_TRUE(!vm_ram_resolve_write(&tvm, GPA(4, 64)));
+	vm_free();
+}
+
+TEST(snap_save_pause_for_memory_ends_when_the_client_leaves)
+{
+	vm_new(6);
+	live_snapshot();
+	alloc_budget = 0;
+	snap_save_poll();
+	EXPECT_TRUE(vm_ram_resolve_write(&tvm, GPA(2, 0)));
+	snap_save_poll();
+	client_there = false;
+	snap_save_poll();
+	EXPECT_TRUE(ended);
+	EXPECT_TRUE(result.err != NULL);
+	EXPECT_EQ(tvm.state, VM_RUNNING);
+	vm_free();
+}
+
+TEST(snap_save_pause_for_memory_leaves_an_operator_pause_alone)
+{
+	vm_new(6);
+	live_snapshot();
+	alloc_budget = 0;
+	snap_save_poll();
+	/* its operator paused it first; then a write needs a copy */
+	EXPECT_EQ(vm_request_pause(&tvm), 0);
+	EXPECT_TRUE(vm_ram_resolve_write(&tvm, GPA(3, 0)));
+	EXPECT_TRUE(vm_pause_settle(&tvm));
+	poll_to_the_end();
+	EXPECT_TRUE(result.err == NULL);
+	EXPECT_EQ(result.ticks, 0);
+	EXPECT_EQ(tvm.state, VM_PAUSED);	/* still the operator's pause */
+	vm_free();
+}
+
+/* ---- a reboot during a live snapshot ---- */
+
+/* What a reboot does to RAM on another hart before it counts the boot:
+ * unmap everything, then load the images again (boot 2's bytes). */
+static void reboot_reloads_ram(void)
+{
+	vm_ram_discard(&tvm);
+	fill_chunk(1, 0xee);
+	fill_chunk(2, 0xee);
+	fill_chunk(3, 0xee);
+}
+
+TEST(snap_save_reboot_discarding_ram_aborts_the_live_snapshot)
+{
+	vm_new(4);
+	live_snapshot();
+	/* the client takes the state and some of chunk 0, then waits */
+	stream_limit = 64 * 1024;
+	snap_save_poll();
+	EXPECT_TRUE(!ended);
+	reboot_reloads_ram();	/* the boot count has not changed yet */
+	poll_to_the_end();
+	EXPECT_TRUE(result.err != NULL);
+	/* nothing of boot 2 went out */
+	check_memory_is_boot_1();
+	/* the snapshot let go of the VM: writes go through */
+	EXPECT_TRUE(tvm.cow == NULL);
+	EXPECT_TRUE(!vm_ram_resolve_write(&tvm, GPA(2, 0)));
+	vm_free();
+}
+
+TEST(snap_save_reboot_asked_for_aborts_the_live_snapshot)
+{
+	vm_new(4);
+	live_snapshot();
+	stream_limit = 64 * 1024;
+	snap_save_poll();
+	/* SRST reboot: the VM is REBOOTING until a hart resets it */
+	vm_shutdown(&tvm, true, false);
+	EXPECT_EQ(tvm.state, VM_REBOOTING);
+	poll_to_the_end();
+	EXPECT_TRUE(result.err != NULL);
+	EXPECT_TRUE(tvm.cow == NULL);
+	vm_free();
+}
+
+TEST(snap_save_live_snapshot_without_trouble_is_whole)
+{
+	vm_new(4);
+	live_snapshot();
+	stream_limit = 64 * 1024;
+	snap_save_poll();
+	/* the guest writes every chunk while the stream goes: copies are kept */
+	for (unsigned int c = 0; c < 4; c++)
+		EXPECT_TRUE(vm_ram_resolve_write(&tvm, GPA(c, 0)));
+	memset((void *)(uintptr_t)(tvm.ram_hpa + 3 * SZ_2M), 0xee, SZ_2M);
+	poll_to_the_end();
+	EXPECT_TRUE(result.err == NULL);
+	EXPECT_EQ(result.ticks, 0);
+	EXPECT_EQ(check_memory_is_boot_1(), 4 * 512);
+	EXPECT_EQ(tvm.state, VM_RUNNING);
+	vm_free();
+}

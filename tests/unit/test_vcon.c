@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/* hyp/drivers/virtio_console.c against a device played here: the registers
+ * of a virtio-mmio virtio-serial device (MULTIPORT, 2 ports, queues of 32)
+ * and what it does when notified. The control receive queue can be told to
+ * answer every buffer given back with a new control message at once, as
+ * QEMU does while a client connects and leaves in a loop: one vcon_poll()
+ * must still end, after at most a queue's worth of messages. */
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+#include <libfdt.h>
+#include <hart.h>
+#include <log.h>
+#include <virtio_console.h>
+#include <virtio_mmio.h>
+#include "test.h"
+
+#define NR_QUEUES	12	/* 2 per port for 5 ports, and the control pair */
+#define CTL_RX		2
+#define CTL_TX		3
+#define QUEUE_SIZE	32
+
+uint64_t timebase_hz = 10000000;
+static uint64_t clock_ticks;
+
+uint64_t time_now(void)
+{
+	return clock_ticks += 100;
+}
+
+void pr_info(const char *fmt, ...)
+{
+	(void)fmt;
+}
+
+/* ---- the device ---- */
+
+static uint32_t window[0x200 / 4] __attribute__((aligned(4096)));	/* read directly at probe */
+
+static struct {
+	uint32_t sel, feat_sel, status;
+	struct {
+		uint64_t desc, avail, used;
+		uint32_t num;
+		bool ready;
+		uint16_t next_avail;
+	} q[NR_QUEUES];
+	bool flood;		/* every control rx buffer given back is filled again */
+	unsigned int flood_msgs;
+	uint16_t open;
+} dev;
+
+static struct virtq_desc *desc_of(unsigned int qi)
+{
+	return (struct virtq_desc *)(uintptr_t)dev.q[qi].desc;
+}
+
+static struct virtq_avail *avail_of(unsigned int qi)
+{
+	return (struct virtq_avail *)(uintptr_t)dev.q[qi].avail;
+}
+
+static struct virtq_used *used_of(unsigned int qi)
+{
+	return (struct virtq_used *)(uintptr_t)dev.q[qi].used;
+}
+
+/* Take the next buffer the driver gave; false if none. */
+static bool take(unsigned int qi, uint16_t *id)
+{
+	if (avail_of(qi)->idx == dev.q[qi].next_avail)
+		return false;
+	*id = avail_of(qi)->ring[dev.q[qi].next_avail++ % dev.q[qi].num];
+	return true;
+}
+
+static void give_back(unsigned int qi, uint16_t id, uint32_t len)
+{
+	struct virtq_used *u = used_of(qi);
+
+	u->ring[u->idx % dev.q[qi].num] = (struct virtq_used_elem){ id, len };
+	__atomic_store_n(&u->idx, (uint16_t)(u->idx + 1), __ATOMIC_RELEASE);
+}
+
+/* A control message from the device: port 1 opened or closed. */
+static bool post_control(void)
+{
+	struct { uint32_t id; uint16_t event, value; } m = { 1, 6, dev.open ^= 1 };
+	uint16_t id;
+
+	if (!take(CTL_RX, &id))
+		return false;
+	memcpy((void *)(uintptr_t)desc_of(CTL_RX)[id].addr, &m, sizeof(m));
+	give_back(CTL_RX, id, sizeof(m));
+	dev.flood_msgs++;
+	return true;
+}
+
+static void notify(unsigned int qi)
+{
+	uint16_t id;
+
+	if (qi == CTL_TX)	/* the driver's control messages: taken */
+		while (take(CTL_TX, &id))
+			give_back(CTL_TX, id, 0);
+	if (qi == CTL_RX && dev.flood)
+		post_control();
+}
+
+uint32_t vcon_test_rd(unsigned int off)
+{
+	switch (off) {
+	case VIRTIO_MMIO_DEVICE_FEATURES:
+		/* VERSION_1 (bit 32), MULTIPORT (bit 1) */
+		return dev.feat_sel ? 1u << (VIRTIO_F_VERSION_1 - 32) : 1u << 1;
+	case VIRTIO_MMIO_QUEUE_NUM_MAX:
+		return dev.sel < NR_QUEUES ? QUEUE_SIZE : 0;
+	case VIRTIO_MMIO_QUEUE_READY:
+		return dev.sel < NR_QUEUES && dev.q[dev.sel].ready;
+	case VIRTIO_MMIO_STATUS:
+		return dev.status;
+	case VIRTIO_MMIO_CONFIG + 4:
+		return 2;	/* max_nr_ports */
+	default:
+		return off < sizeof(window) ? window[off / 4] : 0;
+	}
+}
+
+void vcon_test_wr(unsigned int off, uint32_t v)
+{
+	uint32_t s = dev.sel < NR_QUEUES ? dev.sel : 0;
+
+	switch (off) {
+	case VIRTIO_MMIO_DEVICE_FEATURES_SEL: dev.feat_sel = v; break;
+	case VIRTIO_MMIO_QUEUE_SEL: dev.sel = v; break;
+	case VIRTIO_MMIO_QUEUE_NUM: dev.q[s].num = v; break;
+	case VIRTIO_MMIO_QUEUE_READY: dev.q[s].ready = v; break;
+	case VIRTIO_MMIO_QUEUE_NOTIFY: notify(v); break;
+	case VIRTIO_MMIO_STATUS: dev.status = v; break;
+	case VIRTIO_MMIO_QUEUE_DESC_LOW: dev.q[s].desc = (dev.q[s].desc & ~0xffffffffULL) | v; break;
+	case VIRTIO_MMIO_QUEUE_DESC_HIGH: dev.q[s].desc = (dev.q[s].desc & 0xffffffffULL) | (uint64_t)v << 32; break;
+	case VIRTIO_MMIO_QUEUE_DRIVER_LOW: dev.q[s].avail = (dev.q[s].avail & ~0xffffffffULL) | v; break;
+	case VIRTIO_MMIO_QUEUE_DRIVER_HIGH: dev.q[s].avail = (dev.q[s].avail & 0xffffffffULL) | (uint64_t)v << 32; break;
+	case VIRTIO_MMIO_QUEUE_DEVICE_LOW: dev.q[s].used = (dev.q[s].used & ~0xffffffffULL) | v; break;
+	case VIRTIO_MMIO_QUEUE_DEVICE_HIGH: dev.q[s].used = (dev.q[s].used & 0xffffffffULL) | (uint64_t)v << 32; break;
+	default: break;
+	}
+}
+
+/* A host DT with the device at @window's address. */
+static void host_dt(void *fdt, size_t size)
+{
+	uint64_t base = (uintptr_t)window;
+	fdt32_t reg[4] = { cpu_to_fdt32((uint32_t)(base >> 32)), cpu_to_fdt32((uint32_t)base),
+			   0, cpu_to_fdt32(0x1000) };
+	int node;
+
+	fdt_create_empty_tree(fdt, (int)size);
+	fdt_setprop_u32(fdt, 0, "#address-cells", 2);
+	fdt_setprop_u32(fdt, 0, "#size-cells", 2);
+	node = fdt_add_subnode(fdt, 0, "virtio_mmio@0");
+	fdt_setprop_string(fdt, node, "compatible", "virtio,mmio");
+	fdt_setprop(fdt, node, "reg", reg, sizeof(reg));
+}
+
+static char fdt[1024];
+
+static void start(void)
+{
+	memset(&dev, 0, sizeof(dev));
+	window[VIRTIO_MMIO_MAGIC_VALUE / 4] = VIRTIO_MMIO_MAGIC;
+	window[VIRTIO_MMIO_VERSION / 4] = VIRTIO_MMIO_VERSION_MODERN;
+	window[VIRTIO_MMIO_DEVICE_ID / 4] = VIRTIO_ID_CONSOLE;
+	host_dt(fdt, sizeof(fdt));
+	/* a poll that never ends fails the test instead of hanging it */
+	alarm(5);
+}
+
+TEST(vcon_starts_on_the_played_device)
+{
+	start();
+	EXPECT_TRUE(vcon_init(fdt));
+	EXPECT_TRUE(dev.status & VIRTIO_STATUS_DRIVER_OK);
+	EXPECT_TRUE(dev.q[CTL_RX].ready && dev.q[CTL_TX].ready);
+}
+
+TEST(vcon_poll_ends_while_control_messages_keep_coming)
+{
+	unsigned int after_first;
+
+	start();
+	EXPECT_TRUE(vcon_init(fdt));
+	dev.flood = true;
+	EXPECT_TRUE(post_control());
+	vcon_poll();
+	after_first = dev.flood_msgs;
+	/* one queue's worth handled (each answered by a new message) */
+	EXPECT_TRUE(after_first >= QUEUE_SIZE);
+	EXPECT_TRUE(after_first <= QUEUE_SIZE + 1);
+	vcon_poll();	/* the next poll goes on where this one stopped */
+	EXPECT_TRUE(dev.flood_msgs > after_first);
+}
