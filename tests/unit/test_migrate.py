@@ -1112,6 +1112,115 @@ def test_incoming_port_in_use(tmp_path, capsys):
     assert "cannot listen on 127.0.0.1:" in capsys.readouterr().err
 
 
+# --- carapace-run --incoming: the relay of a host waiting for one VM ----------------------------
+
+
+class ArmedHost:
+    """A hypervisor started with /chosen carapace,incoming, seen from its
+    sockets: the control socket answers hello; each connection to the stream
+    socket is a migration attempt, run by the next of @scripts (DestScript)."""
+
+    def __init__(self, tmp_path, scripts):
+        self.ctl_path, self.stream_path = tmp_path / "ctl.sock", tmp_path / "stream.sock"
+        self.scripts = list(scripts)
+        self.attempts = 0
+        self.ctl = listen_unix(self.ctl_path)
+        self.stream = listen_unix(self.stream_path)
+        threading.Thread(target=self.serve_ctl, daemon=True).start()
+        self.streams = threading.Thread(target=self.serve_stream, daemon=True)
+        self.streams.start()
+
+    def serve_ctl(self):
+        while True:
+            try:
+                conn, _ = self.ctl.accept()
+            except OSError:
+                return
+            with conn:
+                buf = b""
+                while not buf.rstrip(b"\n").endswith(b"}"):
+                    data = conn.recv(4096)
+                    if not data:
+                        break
+                    buf += data
+                for line in buf.split(b"\n"):
+                    if line.strip():
+                        req = json.loads(line)
+                        conn.sendall(json.dumps({"v": 1, "id": req.get("id"), "ok": True,
+                                                 "protocol": 1}).encode() + b"\n")
+
+    def serve_stream(self):
+        while self.scripts:
+            try:
+                conn, _ = self.stream.accept()
+            except OSError:
+                return
+            self.attempts += 1
+            with conn:
+                self.scripts.pop(0)(conn)
+
+    def close(self):
+        for s in (self.ctl, self.stream):
+            s.close()
+
+
+class Running:
+    """What IncomingRelay needs of QEMU's process: that it runs."""
+
+    def poll(self):
+        return None
+
+
+def test_incoming_host_relay_refuses_retries_and_stops_once_arrived(tmp_path, tls_creds):
+    """carapace-run --incoming's relay (IncomingRelay) with a fake armed
+    hypervisor: a plain peer is refused and never reaches the stream socket; an
+    authenticated source that gives up is relayed, and the relay waits for the
+    next one (as the hypervisor does); the next moves its VM, byte for byte,
+    and the relay stops listening. Every step is an event in the events file."""
+    cr = load("carapace_run", ROOT / "tools" / "carapace-run")
+    first, second = DestScript(), DestScript()
+    host = ArmedHost(tmp_path, [first, second])
+    events = tmp_path / "events.jsonl"
+    spec = cr.IncomingSpec("127.0.0.1", 0, tls.destination_transport(tls_creds.main), events)
+    sock = cr.bind_incoming(spec)
+    port = spec.port = sock.getsockname()[1]
+    out = io.StringIO()
+    relay = cr.IncomingRelay(spec, sock, host.ctl_path, host.stream_path, 10, out=out)
+    relay.start(Running())
+    try:
+        with socket.create_connection(("127.0.0.1", port), 10) as s:
+            s.sendall(header() + section("CONFIG", config()))
+            s.recv(100)
+        with tls_source(port, tls_creds.second) as s:       # authenticated, then gives up
+            s.sendall(header())
+        src = SourceScript()
+        with tls_source(port, tls_creds.main) as s:
+            assert src(s)["ok"] is True
+        relay.thread.join(10)
+        assert not relay.thread.is_alive()
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.1", port), 2)
+        host.streams.join(10)                    # the second attempt's script is over
+    finally:
+        relay.stop()
+        host.close()
+    assert host.attempts == 2                                 # the plain peer: never
+    assert first.outcome == "broken at negotiation" and second.outcome == "done"
+    assert bytes(second.received) == bytes(src.sent)
+    kinds = [json.loads(line)["event"] for line in events.read_text().splitlines()]
+    ended = kinds.index("ended")
+    assert kinds[:4] == ["listening", "refused", "accepted", "relaying"], kinds
+    assert kinds[ended + 1:ended + 3] == ["accepted", "relaying"], kinds
+    assert kinds[-1] == "arrived" and kinds.count("ended") == 1, kinds
+    for word in ("caps", "accept", "round", "stop-and-copy", "end", "running", "done"):
+        assert word in kinds[ended + 3:-1], (word, kinds)
+    text = out.getvalue()
+    assert f"carapace-run: incoming: listening on 127.0.0.1:{port} (TLS)" in text
+    assert "carapace-run: incoming: refused 127.0.0.1:" in text and ": not-tls: " in text
+    assert "waiting for another" in text
+    assert f"arrived; no longer listening on 127.0.0.1:{port}" in text
+
+
 # --- arguments ----------------------------------------------------------------------------------
 
 
