@@ -470,7 +470,7 @@ def test_name_clash_on_running_host(hosts):
     (exists) before any memory moves, both sides say so, nothing changes;
     with --name c2 it comes in."""
     port = free_port()
-    a = hosts("a", [vm_spec("c", "snap_cfi", 2, "wait_ms=6000")])
+    a = hosts("a", [vm_spec("c", "snap_cfi", 2, "wait_ms=12000")])
     b = hosts("b", [vm_spec("c", "demo", 1, "count=100000 delay_us=20000")])
     a.ready(), b.ready()
     marker_line(a, "c", "SNAPSHOT-READY")
@@ -500,7 +500,7 @@ def test_ping_pong(hosts):
     """(f) snap_cfi A -> B (B a fresh --incoming host) -> A (carapace-ctl
     incoming on A) -> B -> A while it waits: its checks pass at the end, on A."""
     port = free_port()
-    a = hosts("a", [vm_spec("c", "snap_cfi", 2, "wait_ms=12000"), OTHER])
+    a = hosts("a", [vm_spec("c", "snap_cfi", 2, "wait_ms=20000"), OTHER])
     b = hosts("b", incoming=port)
     a.ready(), b.ready()
     marker_line(a, "c", "SNAPSHOT-READY")
