@@ -234,6 +234,9 @@ def test_restore_fuzz_execution(guests_built, tmp_path):
                 last_round = rounds[-1]
             fails = [l for l in h.guest("victim") if l.startswith("FAIL")]
             assert not fails, f"victim after mutant {i} ({what}): {fails}"
+            if (i + 1) % 1000 == 0:     # progress on a long soak
+                print(f"restore fuzz: {i + 1}/{COUNT} in {time.monotonic() - t0:.0f} s, "
+                      f"accepted {outcomes['accepted']}, refused {outcomes['refused']}", flush=True)
         for gone in alive:
             destroy(gone)
         listing = client.request("list")
