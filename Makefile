@@ -134,11 +134,12 @@ LINUX_SOAK_QEMU ?= conformant
 .PHONY: soak soak-gfuzz soak-linux soak-hold soak-restore
 soak: soak-hold soak-restore soak-gfuzz soak-linux
 # field-mutated snapshots restored into a running host beside a victim
-# (tests/guests/test_restore_fuzz.py); RESTORE_FUZZ_COUNT, default 100 000
+# (tests/guests/test_restore_fuzz.py); RESTORE_FUZZ_COUNT, default 100 000;
+# the run (mutations.log, console.log, the mutants alive) stays in build/soak-restore
 RESTORE_FUZZ_COUNT ?= 100000
 soak-restore: deps all guests
 	RESTORE_FUZZ_COUNT=$(RESTORE_FUZZ_COUNT) RESTORE_FUZZ_TIMEOUT=36000 \
-		$(PYTHON) -m pytest -q -rfEs -s tests/guests/test_restore_fuzz.py
+		$(PYTHON) -m pytest -q -rfEs -s --basetemp=$(B)/soak-restore tests/guests/test_restore_fuzz.py
 # every hart-holding path for a minute a policy, beside a victim (docs/security.md)
 soak-hold: deps all guests
 	HOLD_SECONDS=60 $(PYTHON) -m pytest -q -rfEs -s tests/guests/test_hold.py

@@ -251,8 +251,11 @@ def test_restore_fuzz_execution(guests_built, tmp_path):
                 last_round = rounds[-1]
             if time.monotonic() - last_check > 5:
                 last_check = time.monotonic()
-                assert last_round is not None and last_round != checked_round, \
-                    f"the victim stopped after mutant {i} ({what})"
+                if last_round is None or last_round == checked_round:
+                    pytest.fail(f"the victim printed no round for 5 s, after mutant {i} ({what});"
+                                f" running beside it: " +
+                                "; ".join(f"{n} = {mutation[n]}" for n in alive) +
+                                "\n--- console ---\n" + "\n".join(h.snapshot()[-120:]))
                 checked_round = last_round
             if (i + 1) % 1000 == 0:     # progress on a long soak
                 print(f"restore fuzz: {i + 1}/{COUNT} in {time.monotonic() - t0:.0f} s, "
