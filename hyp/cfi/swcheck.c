@@ -3,7 +3,7 @@
  * handed to the guest (trap, strict) or, under strict, a violation in the
  * guest kernel stops the VM. Under delegate they never come here. */
 #include <arch/riscv/csr.h>
-#include <hyp/sbi_defs.h>
+#include <abi/sbi_defs.h>
 #include <cfi.h>
 #include <exit.h>
 #include <hart.h>

@@ -168,7 +168,7 @@ static inline void vcpu_hold_irqs(struct vcpu *v)
  *  named in @targets (bit i: vCPU i) and wait until those running on other
  *  harts have done it (SBI RFENCE semantics), at most VCPU_REQUEST_WAIT_US:
  *  false if that ran out first (the caller's guest makes the call again;
- *  hyp/vmm/vcpu_request.c). @self is the caller's vCPU, loaded here. */
+ *  hyp/state/vcpu_request.c). @self is the caller's vCPU, loaded here. */
 #define VCPU_REQUEST_WAIT_US	500	/* a tenth of the default time slice */
 bool vcpu_request_sync(struct vcpu *self, unsigned long targets, unsigned long req);
 /** vcpu_sync_state() - the host (hart 0) reads @t's CFI CSRs: have them in
@@ -191,7 +191,7 @@ bool vcpu_wake_pending_live(const struct vcpu *v);
  *  has not enabled its timer interrupt (it cannot wake the vCPU). */
 uint64_t vcpu_timer_deadline(const struct vcpu *v, uint64_t now);
 
-/* The run loop (hyp/vmm/vcpu_run.c). */
+/* The run loop (hyp/run/vcpu_run.c). */
 /** vcpu_start_on_hart() - load @v (picked by the scheduler) and enter it. */
 void vcpu_start_on_hart(struct vcpu *v) __attribute__((noreturn));
 /** vcpu_handle_exit() - called by the trap vector on a fresh stack: handle the
@@ -208,7 +208,7 @@ long vcpu_exit_fast(struct vcpu *v);
 void vcpu_exit_finish(struct vcpu *v) __attribute__((noreturn));
 
 /* arch/vcpu_enter.S: enter a guest context; exits come back through the trap
- * vector (arch/vcpu_switch.S), never to the caller. */
+ * vector (run/vcpu_switch.S), never to the caller. */
 void __vcpu_enter(struct vcpu *v) __attribute__((noreturn));
 void __vcpu_fp_save(struct vcpu_fp *fp);
 void __vcpu_fp_restore(const struct vcpu_fp *fp);

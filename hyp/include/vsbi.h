@@ -4,7 +4,7 @@
 #define HYP_VSBI_H
 #include <types.h>
 #include <exit.h>
-#include <hyp/sbi_defs.h>
+#include <abi/sbi_defs.h>
 
 struct vcpu;
 struct vm;

@@ -5,7 +5,7 @@
  * vcpu_reset() and the RAM check are stubs defined here. */
 #include <string.h>
 #include <arch/riscv/encoding.h>
-#include <hyp/sbi_defs.h>
+#include <abi/sbi_defs.h>
 #include <exit.h>
 #include <vm.h>
 #include <vsbi.h>
