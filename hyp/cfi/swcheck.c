@@ -5,8 +5,9 @@
 #include <arch/riscv/csr.h>
 #include <abi/sbi_defs.h>
 #include <cfi.h>
-#include <exit.h>
+#include <exit_action.h>
 #include <hart.h>
+#include <trap_inject.h>
 #include <vm.h>
 
 enum exit_action cfi_swcheck_exit(struct vcpu *v)

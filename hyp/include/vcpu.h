@@ -191,22 +191,6 @@ bool vcpu_wake_pending_live(const struct vcpu *v);
  *  has not enabled its timer interrupt (it cannot wake the vCPU). */
 uint64_t vcpu_timer_deadline(const struct vcpu *v, uint64_t now);
 
-/* The run loop (hyp/run/vcpu_run.c). */
-/** vcpu_start_on_hart() - load @v (picked by the scheduler) and enter it. */
-void vcpu_start_on_hart(struct vcpu *v) __attribute__((noreturn));
-/** vcpu_handle_exit() - called by the trap vector on a fresh stack: handle the
- *  exit, then enter the same vCPU again or the next one the scheduler picks. */
-void vcpu_handle_exit(struct vcpu *v) __attribute__((noreturn));
-/* What vcpu_exit_fast() tells the trap vector (values used by vcpu_switch.S). */
-#define VCPU_EXIT_DONE		0	/* handled: re-enter with the partial restore */
-#define VCPU_EXIT_FINISH	1	/* handled: save the rest, vcpu_exit_finish() */
-#define VCPU_EXIT_FULL		2	/* not touched: save the rest, vcpu_handle_exit() */
-/** vcpu_exit_fast() - the hot exits (SBI calls, device accesses) served with
- *  only the caller-saved guest registers saved; see VCPU_EXIT_*. */
-long vcpu_exit_fast(struct vcpu *v);
-/** vcpu_exit_finish() - after VCPU_EXIT_FINISH, with the whole context saved. */
-void vcpu_exit_finish(struct vcpu *v) __attribute__((noreturn));
-
 /* arch/vcpu_enter.S: enter a guest context; exits come back through the trap
  * vector (run/vcpu_switch.S), never to the caller. */
 void __vcpu_enter(struct vcpu *v) __attribute__((noreturn));

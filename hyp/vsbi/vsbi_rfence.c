@@ -4,6 +4,7 @@
  * so the range costs nothing: one call's work is at most one request per vCPU
  * and a bounded wait (hyp/state/vcpu_request.c). */
 #include <bitops.h>
+#include <hartmask.h>
 #include <vsbi.h>
 #include <vm.h>
 

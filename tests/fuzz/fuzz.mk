@@ -9,7 +9,7 @@
 #   make fuzz-snap-long   FUZZ_LONG_RUNS inputs (10 million), corpus and
 #                         crash files under $(B)/fuzz/
 #   make fuzz-snap-cov    line coverage (llvm-cov) of the corpus so far
-# The real hyp/snap/snap_load.c, snap_state.c, snap_legal.c, cfi.c, crc32c.c and device
+# The real hyp/snap/snap_load.c, snap_state.c, snap_legal.c, state/cfi_state.c, crc32c.c and device
 # models are compiled with -DHOST_TEST; tests/fuzz/fuzz_restore_host.c (shared
 # with the migration target) stubs the rest. A crash leaves $(B)/fuzz/{short,long}/crash-* (or leak-*, timeout-*,
 # oom-*): run

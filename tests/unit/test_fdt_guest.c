@@ -3,7 +3,7 @@
  * with libfdt's read API. Linked with hyp/state/cfi_state.c (cfi_vm_has_lp/ss, fake
  * CSRs) and hyp/lib/printf.c (as hyp_snprintf). Defined here: hart_caps and
  * timebase_hz (hyp/arch/hart.c), vm_stop()/vcpu_redirect_trap() (referenced by
- * cfi.c). The rng-seed comes from the caller (struct guest_fdt_info). */
+ * cfi_state.c). The rng-seed comes from the caller (struct guest_fdt_info). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <arch/riscv/encoding.h>
 #include <abi/sbi_defs.h>
-#include <exit.h>
+#include <exit_action.h>
 #include <vm.h>
 #include <vsbi.h>
 #include "test.h"

@@ -11,8 +11,10 @@
 #include <abi/sbi_defs.h>
 #include <abi/sbi_sta.h>
 #include <cfi.h>
-#include <exit.h>
+#include <exit_action.h>
+#include <hartmask.h>
 #include <hart.h>
+#include <trap_inject.h>
 #include <vm.h>
 #include <vsbi.h>
 #include "test.h"
@@ -414,7 +416,7 @@ TEST(vsbi_fwft_pte_ad_hw_updating)
 	EXPECT_EQ(v->henvcfg, ENVCFG_STCE);
 }
 
-/* ---- cfi.c: FWFT backends ---- */
+/* ---- cfi_state.c: FWFT backends ---- */
 
 TEST(cfi_fwft_shadow_stack_set_get)
 {
