@@ -5,7 +5,7 @@
 #ifndef HYP_SNAPSHOT_H
 #define HYP_SNAPSHOT_H
 #include <types.h>
-#include <hyp/snapshot_format.h>
+#include <abi/snapshot_format.h>
 
 struct vm;
 struct vcpu;
@@ -45,7 +45,7 @@ const char *snap_vcpu_check(const struct snap_vcpu *s, const struct snap_config 
 const char *snap_vcpu_problem(const struct snap_vcpu *s, const struct snap_config *c,
 			      uint32_t *offset);
 
-/* The legal-value table (include/hyp/snapshot_legal.h), hyp/snap/snap_legal.c. */
+/* The legal-value table (include/abi/snapshot_legal.h), hyp/snap/snap_legal.c. */
 /** snap_legal_config()/snap_legal_vcpu() - NULL if every field the table has a
  *  rule for holds a legal value (a VCPU record: for a VM given @features), else
  *  the first rule broken, naming its field; *@offset: that field's offset. */

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* The legal-value table (include/hyp/snapshot_legal.h) as the hypervisor uses
+/* The legal-value table (include/abi/snapshot_legal.h) as the hypervisor uses
  * it: a restore or an incoming migration checks every record with it before
  * installing anything, and masks what it installs with it; a snapshot or an
  * outgoing migration masks what it writes with it, so that Carapace never
  * writes a record it would refuse. Pure: host-tested (tests/unit). */
 #include <stddef.h>
 #include <string.h>
-#include <hyp/snapshot_legal.h>
+#include <abi/snapshot_legal.h>
 #include <snapshot.h>
 
 struct bit_rule {

@@ -7,7 +7,7 @@
 #include <cfi.h>
 #include <hart.h>
 #include <pmu.h>
-#include <hyp/sbi_sta.h>
+#include <abi/sbi_sta.h>
 #include <snapshot.h>
 #include <vm.h>
 #include <vm_lifecycle.h>

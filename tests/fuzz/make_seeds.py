@@ -307,7 +307,7 @@ def seeds():
         ("bad-vcpu-pmu-event", harness(stream(vcpu_over={"pmu_configured": 1 << 3,
                                                          "pmu_event_idx": [0, 0, 0, 0xF0016]
                                                          + [0] * 7}, runs=())), False),
-        # restored CSRs a guest could never have written (include/hyp/snapshot_legal.h),
+        # restored CSRs a guest could never have written (include/abi/snapshot_legal.h),
         # behind fixed CRCs so that mutations explore the rules around them
         ("fixcrc-legal-fs-off", harness(stream(vcpu_over={"sstatus": SSTATUS_SPP}, runs=()),
                                         flags=FL_FIX_CRC), False),

@@ -6,7 +6,7 @@ control socket and a fake stream socket).
 The snapshots are made here by a writer of our own: its struct formats, field
 offsets and CRC come from docs/snapshot-format.md, not from the tool, so the
 tool's parser is checked against a second reading of the format.  The layouts
-are also checked against the C header (include/hyp/snapshot_format.h)."""
+are also checked against the C header (include/abi/snapshot_format.h)."""
 
 import importlib.machinery
 import importlib.util
@@ -32,7 +32,7 @@ pytestmark = pytest.mark.quick
 ROOT = Path(__file__).resolve().parents[2]
 SNAP_TOOL = ROOT / "tools" / "carapace-snap"
 CTL = ROOT / "tools" / "carapace-ctl"
-HEADER_H = ROOT / "include" / "hyp" / "snapshot_format.h"
+HEADER_H = ROOT / "include" / "abi" / "snapshot_format.h"
 MiB = 1 << 20
 PAGE = 4096
 RAM_GPA = 0x80000000

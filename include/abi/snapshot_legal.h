@@ -14,7 +14,7 @@
  * names) to verify files with the very same rules. Keep it parseable: rows
  * are X(...) (continued with backslashes like the rest of the macro); their
  * arguments are a field name of the struct, integer constant expressions
- * (numbers, names #defined in this file, hyp/snapshot_format.h or
+ * (numbers, names #defined in this file, abi/snapshot_format.h or
  * arch/riscv/encoding.h, BIT(), _UL(), | & ~ << >> + - and parentheses) and
  * a string literal last.
  *
@@ -23,7 +23,7 @@
 #ifndef HYP_SNAPSHOT_LEGAL_H
 #define HYP_SNAPSHOT_LEGAL_H
 #include <arch/riscv/encoding.h>
-#include <hyp/snapshot_format.h>
+#include <abi/snapshot_format.h>
 
 /* Bit rules. X(field, any, zicfilp, zicfiss, svadu, what): a bit of the field
  * may be 1 if it is in @any, or in the column of an extension the CONFIG's
