@@ -8,7 +8,6 @@ import json
 import os
 import socket
 import subprocess
-import threading
 import time
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from carapace.cli.ctl import main
 from carapace.client import Client, build_request
 from carapace.errors import UsageError
 from carapace.paths import default_ctl_socket
+from harness.fakes import FakeHypervisor
 
 pytestmark = pytest.mark.quick
 
@@ -71,77 +71,16 @@ def error(code, text):
                             "error": text}
 
 
-class FakeHyp:
-    """A UNIX socket server in a thread.  @handler gets each request line parsed
-    (or the raw bytes if it is not JSON) and returns a dict (sent as a JSON line),
-    bytes (sent as they are), None (no reply) or a callable(conn) that does the
-    answering itself.  Every line received is kept in .lines."""
-
-    def __init__(self, path, handler=canned):
-        self.path, self.handler = path, handler
-        self.lines, self.connections, self.empty_lines = [], 0, 0
-        self.stop = threading.Event()
-        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.listener.bind(str(path))
-        self.listener.listen(4)
-        self.listener.settimeout(0.05)
-        self.thread = threading.Thread(target=self.serve, daemon=True)
-        self.thread.start()
-
-    @property
-    def requests(self):
-        return [json.loads(line) for line in self.lines]
-
-    def serve(self):
-        while not self.stop.is_set():
-            try:
-                conn, _ = self.listener.accept()
-            except (TimeoutError, socket.timeout):
-                continue
-            except OSError:
-                return
-            self.connections += 1
-            conn.settimeout(0.05)
-            try:
-                self.talk(conn)
-            finally:
-                conn.close()
-
-    def talk(self, conn):
-        buffer = b""
-        while not self.stop.is_set():
-            try:
-                data = conn.recv(65536)
-            except (TimeoutError, socket.timeout):
-                continue
-            except OSError:
-                return
-            if not data:
-                return
-            buffer += data
-            while b"\n" in buffer:
-                line, _, buffer = buffer.partition(b"\n")
-                if not line:
-                    self.empty_lines += 1  # as the hypervisor: no reply
-                    continue
-                self.lines.append(line)
-                try:
-                    request = json.loads(line)
-                except ValueError:
-                    request = line
-                reply = self.handler(request)
-                if callable(reply):
-                    reply(conn)
-                    return
-                if isinstance(reply, dict):
-                    reply = json.dumps(reply, separators=(",", ":")).encode() + b"\n"
-                if reply:
-                    conn.sendall(reply)
-
-    def close(self):
-        self.stop.set()
-        self.thread.join(5)
-        self.listener.close()
+def FakeHyp(path, handler=canned):
+    """The harness's fake hypervisor with a one-argument @handler(request) whose
+    callable answers take the connection and end it (as a client that is
+    answered, then dropped)."""
+    def answer(request, hyp):
+        reply = handler(request)
+        if callable(reply):
+            return lambda h: (reply(h.conn), h.hang_up())
+        return reply
+    return FakeHypervisor(path, None, answer)
 
 
 @pytest.fixture
@@ -473,7 +412,7 @@ def test_raw_ok_and_long_lines_go_out_unchanged(hyp, sock_path, capsys):
     assert json.loads(capsys.readouterr().out)["id"] == 42
     long = '{"v":1,"cmd":"' + "x" * 5000 + '"}'
     server_lines = len(hyp.lines)
-    hyp.handler = lambda r: b'{"v":1,"id":null,"ok":false,"code":"bad-request",' \
+    hyp.handler = lambda r, h: b'{"v":1,"id":null,"ok":false,"code":"bad-request",' \
                             b'"error":"line too long"}\n'
     assert run(sock_path, "raw", long) == 1
     assert hyp.lines[server_lines] == long.encode()

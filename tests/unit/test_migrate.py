@@ -33,6 +33,7 @@ from carapace.migration import MigReporter, incoming_vm, migrate_vm, parse_targe
 from carapace.relay import SEC, Hook, MigFramer, cstr_text, parse_phase
 from carapace.streams import connect_stream
 from carapace.tls import READY, ROLE_FILES, destination_transport, plain_transport, source_transport
+from harness.fakes import FakeHypervisor
 
 pytestmark = pytest.mark.quick
 
@@ -243,72 +244,21 @@ def listen_unix(path):
     return s
 
 
-class FakeHost:
-    """A hypervisor's control socket and stream socket: "hello" is answered at
-    once; @command ("migrate" or "incoming") runs @script on the stream
-    connection, then answers with the script's reply fields."""
-
-    def __init__(self, tmp_path, command, script):
-        self.ctl_path, self.stream_path = tmp_path / "ctl.sock", tmp_path / "stream.sock"
-        self.command, self.script = command, script
-        self.ctl = listen_unix(self.ctl_path)
-        self.stream = listen_unix(self.stream_path)
-        self.stream_conn = None
-        self.requests = []
-        self.threads = [threading.Thread(target=self.serve_stream, daemon=True),
-                        threading.Thread(target=self.serve_ctl, daemon=True)]
-        for t in self.threads:
-            t.start()
-
-    def serve_stream(self):
-        try:
-            conn, _ = self.stream.accept()
-        except OSError:
-            return
-        self.stream_conn = conn
-
-    def serve_ctl(self):
-        while True:
-            try:
-                conn, _ = self.ctl.accept()
-            except OSError:
-                return
-            with conn:
-                buf = b""
-                while True:
-                    try:
-                        data = conn.recv(65536)
-                    except OSError:
-                        break
-                    if not data:
-                        break
-                    buf += data
-                    while b"\n" in buf:
-                        line, _, buf = buf.partition(b"\n")
-                        if not line:
-                            continue
-                        req = json.loads(line)
-                        self.requests.append(req)
-                        if req["cmd"] == "hello":
-                            reply = {"ok": True, "protocol": 1}
-                        elif req["cmd"] == self.command:
-                            deadline = time.monotonic() + 5
-                            while self.stream_conn is None and time.monotonic() < deadline:
-                                time.sleep(0.01)
-                            reply = self.script(self.stream_conn)
-                            self.stream_conn.close()
-                        else:
-                            reply = {"ok": False, "code": "unknown-command", "error": "?"}
-                        out = {"v": 1, "id": req.get("id"), **reply}
-                        conn.sendall(json.dumps(out).encode() + b"\n")
-
-    def close(self):
-        for s in (self.ctl, self.stream):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            s.close()
+def FakeHost(tmp_path, command, script):
+    """The harness's fake hypervisor: "hello" is answered at once; @command
+    ("migrate" or "incoming") runs @script on the stream connection, then
+    answers with the script's reply fields."""
+    def handler(req, hyp):
+        if req["cmd"] == "hello":
+            reply = {"ok": True, "protocol": 1}
+        elif req["cmd"] == command:
+            stream = hyp.wait_stream(5)
+            reply = script(stream)
+            stream.close()
+        else:
+            reply = {"ok": False, "code": "unknown-command", "error": "?"}
+        return {"v": 1, "id": req.get("id"), **reply}
+    return FakeHypervisor(tmp_path / "ctl.sock", tmp_path / "stream.sock", handler)
 
 
 def tls_context(creds_dir, role, ca_dir=None):
@@ -664,7 +614,7 @@ def test_destination_first_then_control_socket(tmp_path, capsys):
 def untouched(host):
     """The source hypervisor was asked nothing: no request, no stream connection."""
     time.sleep(0.1)
-    return host.requests == [] and host.stream_conn is None
+    return host.requests == [] and host.stream is None
 
 
 def test_migrate_refuses_a_destination_whose_certificate_does_not_verify(fakes, capsys):

@@ -14,11 +14,9 @@ import os
 import random
 import re
 import shutil
-import socket
 import struct
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -41,6 +39,7 @@ from carapace.snapshot_legal import LEGAL, LEGAL_HEADERS, load_legal_rules
 from carapace.snapshot_text import inspect_json, inspect_text, uart_queue
 from carapace.streams import Progress
 from carapace.units import human_size
+from harness.fakes import FakeHypervisor, err, ok
 
 pytestmark = pytest.mark.quick
 
@@ -1591,110 +1590,6 @@ def test_stdlib_only():
 # --- carapace-ctl snapshot / restore against a fake hypervisor -------------------------------
 
 
-class FakeSnapHyp:
-    """A control socket and a stream socket, served by threads, like QEMU's two
-    chardevs in front of the hypervisor.  @handler(request, hyp) answers each
-    request (parsed JSON) with a dict, None (no reply) or a callable(hyp) that
-    sends itself; hyp.stream is the stream connection (or None), hyp.reply()
-    sends a reply line."""
-
-    def __init__(self, ctl_path, stream_path, handler):
-        self.handler = handler
-        self.requests, self.stream, self.stream_connections = [], None, 0
-        self.stream_bytes = bytearray()
-        self.stop = threading.Event()
-        self.conn = None
-        self.listeners = []
-        for path, serve in ((ctl_path, self.serve_ctl), (stream_path, self.serve_stream)):
-            if path is None:
-                continue
-            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            listener.bind(str(path))
-            listener.listen(4)
-            listener.settimeout(0.05)
-            self.listeners.append(listener)
-            threading.Thread(target=serve, args=(listener,), daemon=True).start()
-
-    def accept(self, listener):
-        while not self.stop.is_set():
-            try:
-                conn, _ = listener.accept()
-                return conn
-            except (TimeoutError, socket.timeout):
-                continue
-            except OSError:
-                return None
-        return None
-
-    def serve_stream(self, listener):
-        while True:
-            conn = self.accept(listener)
-            if conn is None:
-                return
-            self.stream_connections += 1
-            self.stream = conn
-
-    def serve_ctl(self, listener):
-        while True:
-            conn = self.accept(listener)
-            if conn is None:
-                return
-            self.conn = conn
-            conn.settimeout(0.05)
-            buffer = b""
-            while not self.stop.is_set():
-                try:
-                    data = conn.recv(65536)
-                except (TimeoutError, socket.timeout):
-                    continue
-                except OSError:
-                    break
-                if not data:
-                    break
-                buffer += data
-                while b"\n" in buffer:
-                    line, _, buffer = buffer.partition(b"\n")
-                    if not line:
-                        continue
-                    request = json.loads(line)
-                    self.requests.append(request)
-                    answer = self.handler(request, self)
-                    if callable(answer):
-                        answer(self)
-                    elif answer is not None:
-                        self.reply(answer)
-            conn.close()
-
-    def reply(self, obj):
-        self.conn.sendall(json.dumps(obj).encode() + b"\n")
-
-    def read_stream(self, count, timeout=10):
-        """Read @count bytes from the stream connection (restore)."""
-        deadline = time.monotonic() + timeout
-        self.stream.settimeout(timeout)
-        while len(self.stream_bytes) < count and time.monotonic() < deadline:
-            chunk = self.stream.recv(min(65536, count - len(self.stream_bytes)))
-            if not chunk:
-                break
-            self.stream_bytes += chunk
-        return bytes(self.stream_bytes)
-
-    def close(self):
-        self.stop.set()
-        for listener in self.listeners:
-            listener.close()
-        if self.stream:
-            self.stream.close()
-
-
-def ok(request, **fields):
-    return {"v": 1, "id": request["id"], "ok": True, **fields}
-
-
-def err(request, code, message):
-    return {"v": 1, "id": request["id"], "ok": False, "code": code, "error": message}
-
-
 HELLO = {"protocol": 1, "hypervisor": "carapace", "vm_max": 8, "harts": 2,
          "commands": list(COMMANDS)}
 
@@ -1709,7 +1604,7 @@ def fake(socks):
     servers = []
 
     def start(handler, stream=True):
-        servers.append(FakeSnapHyp(socks[0], socks[1] if stream else None, handler))
+        servers.append(FakeHypervisor(socks[0], socks[1] if stream else None, handler))
         return servers[-1]
     yield start
     for server in servers:
