@@ -10,7 +10,7 @@ channel, FileError a local file problem."""
 import time
 from pathlib import Path
 
-from . import checks, tls
+from . import checks
 from .checks import vm_name
 from .client import DEFAULT_TIMEOUT, Client
 from .errors import FileError, UsageError
@@ -141,6 +141,7 @@ class Host:
 
     @staticmethod
     def _transport(host, plain, tls_dir, side, tls_name=None):
+        from . import tls      # imported when needed: carapace-ctl starts faster
         try:
             if plain:
                 return tls.plain_transport(host, f"{side} plain {host}")

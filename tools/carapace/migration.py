@@ -11,7 +11,6 @@ import re
 import socket
 import time
 
-from . import tls
 from .client import DEFAULT_TIMEOUT
 from .errors import TransportError, UsageError
 from .limits import CFI_POLICIES
@@ -71,6 +70,7 @@ def connect_destination(host, port, transport, timeout=DEFAULT_TIMEOUT, reporter
     authenticates both hosts, then the destination's ready mark.  Raises
     TransportError (Refusal when a side refused the other) before the source
     hypervisor has been asked anything."""
+    from . import tls      # imported when needed: carapace-ctl starts faster
 
     reporter = reporter or MigReporter(None)
     where = f"{host}:{port}"
@@ -257,6 +257,7 @@ def migrate_vm(client, stream_path, vm, host, port, max_rounds=None, reporter=No
 
 
 def listen_tcp(addr, port):
+    from . import tls      # imported when needed: carapace-ctl starts faster
     try:
         return tls.listen(addr, port)
     except socket.gaierror as e:
@@ -276,6 +277,7 @@ def incoming_vm(client_factory, stream_path, addr, port, name=None, reporter=Non
     and the stream socket, send "incoming" (@name: the VM's new name) and
     relay until the reply.  Returns the reply with "from" and "wall_us"
     added."""
+    from . import tls      # imported when needed: carapace-ctl starts faster
 
     if transport is None:
         raise UsageError("incoming_vm: give a transport (carapace-tls "
@@ -323,6 +325,7 @@ def relay_armed(remote, stream_path, reporter, idle_timeout):
     (arrived, confirmed, why): arrived once the hypervisor has started the VM
     (it keeps it, and waits for no other migration), confirmed once S's DONE
     has gone to it; why the relay ended early, else None."""
+    from . import tls      # imported when needed: carapace-ctl starts faster
 
     local = relay = None
     try:

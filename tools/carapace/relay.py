@@ -15,7 +15,6 @@ import selectors
 import struct
 import time
 
-from . import tls
 from .errors import RemoteError, TransportError, UsageError
 from .units import KiB, MiB
 from .streams import STREAM_CHUNK
@@ -507,6 +506,7 @@ class MigRelay:
             self.close()               # the other host is gone: the migration is over
 
     def pull(self, pipe):
+        from . import tls      # imported when needed: carapace-ctl starts faster
         try:
             data = pipe.src.recv(STREAM_CHUNK)
         except (BlockingIOError, InterruptedError):

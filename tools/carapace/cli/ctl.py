@@ -39,7 +39,6 @@ import sys
 import time
 from pathlib import Path
 
-from .. import tls
 from ..checks import bootargs, cfi_policy, image_name, vcpu_count, vm_mem, vm_name
 from ..client import DEFAULT_TIMEOUT, MAX_TIMEOUT, Client
 from ..errors import FileError, RemoteError, TransportError, UsageError
@@ -408,6 +407,7 @@ def add_transport_options(parser, side):
 def transport_from_args(args, host):
     """The carapace-tls Transport the TRANSPORT options ask for (@host: where
     migrate connects, or where incoming listens)."""
+    from .. import tls      # imported when needed: carapace-ctl starts faster
 
     source = args.command == "migrate"
     named = [(opt, value) for opt, value in (
