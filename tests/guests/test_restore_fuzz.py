@@ -25,15 +25,20 @@ Figures go to build/restore-fuzz-summary.txt.
 """
 
 import collections
-import importlib.machinery
-import importlib.util
 import os
 import random
 import struct
-import sys
 import time
 
 import pytest
+
+from carapace.client import Client
+from carapace.crc32c import crc32c
+from carapace.errors import RemoteError, TransportError
+from carapace.snapshot import cstr
+from carapace.snapshot_format import (CONFIG, DEVICE, DEVICES, HEADER, SEC_CONFIG, SEC_DEVICE,
+                                      SEC_END, SEC_VCPU, SECTION, VCPU)
+from carapace.streams import restore_vm
 
 from test_guests import ROOT, vm_spec, guests_built  # noqa: F401
 from test_snapshot import SnapHost
@@ -49,19 +54,6 @@ FAULT_MARKS = ("hypervisor trap", "PANIC", "store fault handler failed",
                "code should not be reached", "Segmentation fault", "Aborted")
 
 
-def load_tool(name, path):
-    loader = importlib.machinery.SourceFileLoader(name, str(path))
-    spec = importlib.util.spec_from_loader(name, loader)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    loader.exec_module(mod)
-    return mod
-
-
-snap = load_tool("carapace_snap_fuzz", ROOT / "tools" / "carapace-snap")
-ctl = load_tool("carapace_ctl_fuzz", ROOT / "tools" / "carapace-ctl")
-
-
 class Mutator:
     """Field-level mutations of one snapshot stream (uncompressed)."""
 
@@ -71,29 +63,29 @@ class Mutator:
         self.base = bytes(stream)
         self.rng = rng
         self.fields = []        # (payload offset, section header offset, layout, field, kind, count)
-        pos = snap.HEADER.size
-        devices = dict(snap.DEVICES)
+        pos = HEADER.size
+        devices = dict(DEVICES)
         while pos < len(stream):
-            sec = snap.SECTION.decode(stream, pos)
-            payload = pos + snap.SECTION.size
-            if sec["type"] == snap.SEC_CONFIG:
-                self._add(payload, pos, snap.CONFIG)
-            elif sec["type"] == snap.SEC_VCPU:
-                self._add(payload, pos, snap.VCPU)
-            elif sec["type"] == snap.SEC_DEVICE:
-                dev = snap.DEVICE.decode(stream, payload)
-                self._add(payload, pos, snap.DEVICE)
-                layout = devices.get(snap.cstr(dev["name"]))
+            sec = SECTION.decode(stream, pos)
+            payload = pos + SECTION.size
+            if sec["type"] == SEC_CONFIG:
+                self._add(payload, pos, CONFIG)
+            elif sec["type"] == SEC_VCPU:
+                self._add(payload, pos, VCPU)
+            elif sec["type"] == SEC_DEVICE:
+                dev = DEVICE.decode(stream, payload)
+                self._add(payload, pos, DEVICE)
+                layout = devices.get(cstr(dev["name"]))
                 if layout:
-                    self._add(payload + snap.DEVICE.size, pos, layout)
-            elif sec["type"] == snap.SEC_END:
+                    self._add(payload + DEVICE.size, pos, layout)
+            elif sec["type"] == SEC_END:
                 break
             pos = payload + sec["length"]
         assert self.fields, "no sections found in the base snapshot"
         # half the picks go to the registers and settings the hypervisor
         # loads into the hart (CSRs, CFI, HSM, the VM's configuration)
         self.hot = [f for f in self.fields
-                    if (f[2] is snap.VCPU and f[3] not in ("gpr", "f")) or f[2] is snap.CONFIG]
+                    if (f[2] is VCPU and f[3] not in ("gpr", "f")) or f[2] is CONFIG]
 
     def _add(self, base, section, layout):
         for fname, kind, count, off in layout.fields:
@@ -145,10 +137,10 @@ class Mutator:
             name = f"{layout.name}.{fname}" + (f"[{idx}]" if count > 1 else "")
             what.append(f"{name} 0x{old:x}->0x{new:x}")
         for section in touched:
-            sec = snap.SECTION.decode(buf, section)
-            start = section + snap.SECTION.size
-            crc = snap.crc32c(bytes(buf[start:start + sec["length"]]))
-            struct.pack_into("<I", buf, section + snap.SECTION.offset("crc32c"), crc)
+            sec = SECTION.decode(buf, section)
+            start = section + SECTION.size
+            crc = crc32c(bytes(buf[start:start + sec["length"]]))
+            struct.pack_into("<I", buf, section + SECTION.offset("crc32c"), crc)
         return bytes(buf), "; ".join(what)
 
 
@@ -196,7 +188,7 @@ def test_restore_fuzz_execution(guests_built, tmp_path):
         h.ctl("destroy", "base1")
         h.ctl("destroy", "base2")
         mutators = [Mutator(b, rng) for b in bases]
-        client = ctl.Client(str(h.sock), timeout=60)
+        client = Client(str(h.sock), timeout=60)
         outcomes = collections.Counter()
         reasons = collections.Counter()
         alive = collections.deque()
@@ -209,7 +201,7 @@ def test_restore_fuzz_execution(guests_built, tmp_path):
             was stopped by the hypervisor is still listed, down)."""
             try:
                 client.request("destroy", {"vm": name})
-            except (ctl.RemoteError, ctl.TransportError) as e:
+            except (RemoteError, TransportError) as e:
                 pytest.fail(f"destroy {name} ({mutation[name]}, kept as {name}.snap): {e}\n" +
                             "\n".join(h.snapshot()[-60:]))
         last_round, checked_round, last_check = None, None, time.monotonic()
@@ -224,13 +216,13 @@ def test_restore_fuzz_execution(guests_built, tmp_path):
             log.flush()
             name = f"m{i % 1000}"
             try:
-                ctl.restore_vm(client, str(h.stream), mutant, name=name, verify=False,
+                restore_vm(client, str(h.stream), mutant, name=name, verify=False,
                                stream_bytes=len(data))
                 outcomes["accepted"] += 1
                 alive.append(name)
                 mutation[name] = f"mutant {i}: {what}"
                 (tmp_path / f"{name}.snap").write_bytes(data)
-            except ctl.RemoteError as e:
+            except RemoteError as e:
                 outcomes["refused"] += 1
                 reasons[e.code] += 1
             except Exception as e:  # noqa: BLE001: no answer at all is the host's fault
