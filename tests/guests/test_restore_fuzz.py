@@ -175,13 +175,15 @@ def host_faults(lines):
 def test_restore_fuzz_execution(guests_built, tmp_path):
     rng = random.Random(SEED)
     print(f"restore fuzz: seed {SEED}, {COUNT} mutants")
+    timeout = int(os.environ.get("RESTORE_FUZZ_TIMEOUT", "3600"))
+    # the victim checks itself for as long as the run may last (its default is 10 minutes)
     victim = ("name=victim,kernel=build/guests/victim.bin,vcpus=1,mem=64M,cfi=trap,"
-              "bootargs=period_ms=10 round_ms=200 late_ms=5000")
+              f"bootargs=period_ms=10 round_ms=200 late_ms=5000 run_ms={timeout * 1000}")
     h = SnapHost(tmp_path, [victim,
                             vm_spec("base1", "snap_cfi", 2, "wait_ms=600000"),
                             vm_spec("base2", "demo", 1, "count=1000000 delay_us=50000")],
                  extra=["--expect", "victim=destroyed", "--persist"],
-                 timeout=int(os.environ.get("RESTORE_FUZZ_TIMEOUT", "3600")))
+                 timeout=timeout)
     try:
         bases = [take_base(h, tmp_path, "base1", "SNAPSHOT-READY", False),
                  take_base(h, tmp_path, "base2", "hello from 0 (3/", True)]
