@@ -109,6 +109,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 from .. import tls
@@ -658,6 +659,11 @@ def terminate(signum, frame):
 
 
 def main(argv=None):
+    # Installed here, not under `if __name__ == "__main__"`: the command is a
+    # thin script that imports this module, and without the handler a SIGTERM
+    # ends the launcher at once and leaves QEMU (in its own session) running.
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, terminate)
     try:
         return launch(argv)
     except (LaunchError, OSError) as e:    # OSError: --keep or --log not writable
@@ -669,5 +675,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    signal.signal(signal.SIGTERM, terminate)
     sys.exit(main())
