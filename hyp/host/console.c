@@ -38,6 +38,7 @@ void console_vm_write(struct vm *vm, const char *buf, size_t len)
 	struct console_out o = { .n = 0, .action = CONSOLE_NONE };
 	size_t i = 0, n;
 
+	atomic_add(&vm->stats.console_bytes, len);	/* vCPUs of a VM write from several harts */
 	while (i < len || o.n) {
 		bool line_done = false;
 

@@ -57,6 +57,7 @@ static struct mgmt {
 	size_t in_len, in_off;
 	unsigned int read_generation;	/* the client the line buffer belongs to */
 	bool more;			/* the last poll stopped at its bound */
+	uint64_t requests, errors;	/* lines answered, error replies (metrics) */
 } m = { .port = -1 };
 
 /* ---- replies ---- */
@@ -79,6 +80,7 @@ static void reply_send(struct json_writer *w)
 	jw_obj_end(w);
 	if (!jw_finish(w)) {
 		/* never send a cut-off object: say what happened instead */
+		m.errors++;
 		jw_init(w, m.reply, sizeof(m.reply) - 1);
 		jw_obj_begin(w);
 		jw_kv_u64(w, "v", MGMT_PROTOCOL);
@@ -99,6 +101,7 @@ static void reply_error(bool has_id, uint64_t id, const char *code, const char *
 {
 	struct json_writer w;
 
+	m.errors++;
 	reply_head(&w, has_id, id, false);
 	jw_kv_str(&w, "code", code);
 	jw_kv_str(&w, "error", msg);
@@ -170,9 +173,9 @@ static void vm_entry(struct json_writer *w, const struct vm *vm)
 
 static void cmd_hello(struct req *r)
 {
-	static const char *const cmds[] = { "hello", "list", "images", "stats", "cfi", "pause",
-					    "resume", "wake", "destroy", "create", "snapshot",
-					    "restore", "migrate", "incoming" };
+	static const char *const cmds[] = { "hello", "list", "images", "stats", "metrics", "cfi",
+					    "pause", "resume", "wake", "destroy", "create",
+					    "snapshot", "restore", "migrate", "incoming" };
 	struct json_writer w;
 
 	reply_head(&w, r->has_id, r->id, true);
@@ -221,6 +224,31 @@ static void cmd_images(struct req *r)
 	reply_send(&w);
 }
 
+/* Exits by exception cause, the non-zero ones: "by_cause":{"10": n, ...}. */
+static void by_cause(struct json_writer *w, const struct vm_counts *c)
+{
+	jw_key(w, "by_cause");
+	jw_obj_begin(w);
+	for (unsigned int k = 0; k < VCPU_EXIT_CAUSES; k++) {
+		char key[4];
+
+		if (!c->by_cause[k])
+			continue;
+		snprintf(key, sizeof(key), "%u", k);
+		jw_kv_u64(w, key, c->by_cause[k]);
+	}
+	jw_obj_end(w);
+}
+
+static void idle_wakeups(struct json_writer *w)
+{
+	jw_key(w, "idle_wakeups");	/* per hart */
+	jw_arr_begin(w);
+	for (unsigned int i = 0; i < nr_harts; i++)
+		jw_u64(w, harts[i].idle_wakeups);
+	jw_arr_end(w);
+}
+
 static void stats_entry(struct json_writer *w, const struct vm *vm)
 {
 	struct vm_counts c;
@@ -237,18 +265,7 @@ static void stats_entry(struct json_writer *w, const struct vm *vm)
 	jw_kv_u64(w, "mmio", c.mmio);
 	jw_kv_u64(w, "wfi", c.wfi);
 	jw_kv_u64(w, "injected", c.injected);
-	/* exits by exception cause, the non-zero ones: {"10": n, ...} */
-	jw_key(w, "by_cause");
-	jw_obj_begin(w);
-	for (unsigned int k = 0; k < VCPU_EXIT_CAUSES; k++) {
-		char key[4];
-
-		if (!c.by_cause[k])
-			continue;
-		snprintf(key, sizeof(key), "%u", k);
-		jw_kv_u64(w, key, c.by_cause[k]);
-	}
-	jw_obj_end(w);
+	by_cause(w, &c);
 	jw_obj_end(w);
 }
 
@@ -269,12 +286,74 @@ static void cmd_stats(struct req *r)
 	jw_obj_begin(&w);
 	jw_kv_u64(&w, "free_mem", mm_free_bytes());
 	jw_kv_u64(&w, "events_dropped", vm_events_dropped());
-	jw_key(&w, "idle_wakeups");	/* per hart */
-	jw_arr_begin(&w);
-	for (unsigned int i = 0; i < nr_harts; i++)
-		jw_u64(&w, harts[i].idle_wakeups);
-	jw_arr_end(&w);
+	idle_wakeups(&w);
 	jw_obj_end(&w);
+	reply_send(&w);
+}
+
+/* metrics: every counter, for scrapers (carapace-ctl metrics). One VM per
+ * reply: a reply then has a bound far below MGMT_REPLY_MAX whatever the
+ * counts (tests/unit/test_mgmt.c fills every field), where all VMs with every
+ * exit cause in one line would not fit. Without "vm": the host's counters and
+ * the names of the VMs to ask for. Counters are read as they are, without
+ * stopping the VM (each 64-bit word whole, the set not at one instant). */
+static void metrics_vm(struct json_writer *w, const struct vm *vm)
+{
+	struct vm_counts c;
+	uint64_t steal_ns = 0;
+
+	vm_count(vm, &c);
+	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++)
+		steal_ns += vm->vcpus[i].steal.total_ns;
+	jw_kv_str(w, "vm", vm->cfg.name);
+	jw_kv_u64(w, "index", vm->index);
+	jw_kv_str(w, "state", vm_state_name(vm));
+	jw_kv_u64(w, "vcpus", vm->cfg.nr_vcpus);
+	jw_kv_u64(w, "mem", vm->cfg.ram_size);
+	jw_kv_str(w, "cfi", policy_names[vm->cfg.cfi_policy]);
+	jw_kv_u64(w, "boots", vm->cfg.boot_count);
+	jw_kv_bool(w, "failed", vm->failed);
+	jw_kv_u64(w, "exits", c.exits);
+	jw_kv_u64(w, "host_irq", c.host_irq);
+	by_cause(w, &c);
+	jw_kv_u64(w, "mmio", c.mmio);
+	jw_kv_u64(w, "wfi", c.wfi);
+	jw_kv_u64(w, "injected", c.injected);
+	jw_kv_u64(w, "violations_lp", c.cfi_lp);
+	jw_kv_u64(w, "violations_ss", c.cfi_ss);
+	jw_kv_u64(w, "steal_ns", steal_ns);
+	jw_kv_u64(w, "console_bytes", vm->stats.console_bytes);
+}
+
+static void metrics_host(struct json_writer *w)
+{
+	jw_kv_u64(w, "harts", nr_harts);
+	jw_kv_u64(w, "vm_max", VM_MAX);
+	jw_kv_u64(w, "mem_total", mm_total_bytes());
+	jw_kv_u64(w, "mem_free", mm_free_bytes());
+	jw_kv_u64(w, "events_dropped", vm_events_dropped());
+	jw_kv_u64(w, "requests", m.requests);
+	jw_kv_u64(w, "request_errors", m.errors);
+	idle_wakeups(w);
+	jw_key(w, "vms");
+	jw_arr_begin(w);
+	for (unsigned int i = 0; i < nr_vms; i++)
+		if (vm_slot_used(&vms[i]))
+			jw_str(w, vms[i].cfg.name);
+	jw_arr_end(w);
+}
+
+static void cmd_metrics(struct req *r)
+{
+	struct json_writer w;
+
+	if (!get_vm(r, "vm", false))
+		return;
+	reply_head(&w, r->has_id, r->id, true);
+	if (r->vm)
+		metrics_vm(&w, r->vm);
+	else
+		metrics_host(&w);
 	reply_send(&w);
 }
 
@@ -825,6 +904,7 @@ static const struct command commands[] = {
 	{ "list", cmd_list, { NULL } },
 	{ "images", cmd_images, { NULL } },
 	{ "stats", cmd_stats, { "vm", NULL } },
+	{ "metrics", cmd_metrics, { "vm", NULL } },
 	{ "cfi", cmd_cfi, { "vm", NULL } },
 	{ "pause", cmd_pause, { "vm", NULL } },
 	{ "resume", cmd_resume, { "vm", NULL } },
@@ -847,6 +927,7 @@ static void handle_line(const char *line, size_t len)
 	size_t off, cmd_len;
 	uint64_t v;
 
+	m.requests++;
 	if (json_parse_flat(line, len, &o, m.scratch, sizeof(m.scratch), &err, &off)) {
 		char msg[96];
 
@@ -1004,8 +1085,10 @@ void mgmt_poll(void)
 			m.in_off--;	/* this line is answered at the next poll */
 			return;
 		}
-		if (m.discarding)
+		if (m.discarding) {
+			m.requests++;
 			reply_error(false, 0, "bad-request", "line too long (4096 bytes at most)");
+		}
 		else if (m.line_len)
 			handle_line(m.line, m.line_len);
 		m.line_len = 0;

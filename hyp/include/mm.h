@@ -53,4 +53,6 @@ hpa_t mm_alloc_raw(uint64_t size, uint64_t align);
 void mm_free(hpa_t pa, uint64_t size);
 /** mm_free_bytes() - host memory still free. */
 uint64_t mm_free_bytes(void);
+/** mm_total_bytes() - host memory the pool manages (free and in use; fixed at boot). */
+uint64_t mm_total_bytes(void);
 #endif

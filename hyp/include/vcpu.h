@@ -104,6 +104,8 @@ struct vcpu_steal {
 	uint64_t off_at;		/* it left its hart (~0: has not run since reset) */
 	volatile uint64_t ready_at;	/* it could run again from then; 0: waiting for an irq */
 	uint64_t unreported_ns;		/* steal its record could not take yet */
+	uint64_t total_ns;		/* all steal counted since the VM was created
+					 * (metrics; a reboot keeps it) */
 };
 
 struct vcpu {

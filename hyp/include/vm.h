@@ -84,6 +84,7 @@ struct mmio_region {
 
 struct vm_stats {
 	uint64_t mmio, injected;
+	uint64_t console_bytes;		/* the guest wrote to its console (UART, DBCN) */
 	/* CFI violations of earlier boots: a vCPU's counters restart with a
 	 * reboot, the VM's lifetime totals go on */
 	uint64_t cfi_lp_earlier, cfi_ss_earlier;

@@ -187,4 +187,14 @@ uint64_t mm_free_bytes(void)
 	spin_unlock(&host_pool_lock);
 	return n;
 }
+
+uint64_t mm_total_bytes(void)
+{
+	uint64_t pages = 0;
+
+	/* the layout is fixed once the pool is laid out: no lock */
+	for (unsigned int i = 0; i < host_pool.nr; i++)
+		pages += host_pool.reg[i].pages;
+	return pages * PAGE_SIZE;
+}
 #endif

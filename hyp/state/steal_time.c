@@ -96,7 +96,9 @@ void steal_vcpu_in(struct vcpu *v)
 	if (!v->g.sta.enabled)
 		return;		/* reset since it was posted: nothing to report to */
 	ticks = steal_wait_ticks(v->steal.off_at, v->steal.ready_at, timer_at(v, now), now);
-	ns = v->steal.unreported_ns + steal_ticks_to_ns(ticks, timebase_hz);
+	ns = steal_ticks_to_ns(ticks, timebase_hz);
+	v->steal.total_ns += ns;
+	ns += v->steal.unreported_ns;
 	r = record(v);
 	v->steal.ready_at = 0;
 	v->steal.off_at = NO_TIME;	/* running: nothing to count until it leaves */

@@ -10,7 +10,7 @@ import threading
 import time
 
 HELLO = {"protocol": 1, "hypervisor": "carapace", "vm_max": 8, "harts": 2,
-         "commands": ["hello", "list", "images", "stats", "cfi", "pause", "resume", "wake",
+         "commands": ["hello", "list", "images", "stats", "metrics", "cfi", "pause", "resume", "wake",
                       "destroy", "create", "snapshot", "restore", "migrate", "incoming"]}
 
 

@@ -5,7 +5,8 @@
  * input may be left (mgmt_busy()), so the scheduler's next pass serves the
  * rest. The clock here moves 10 us at every look and mgmt.c looks at least
  * once per request and per read of the port, so a poll may answer at most
- * 1 ms / 10 us + 1 requests and read as often.
+ * 1 ms / 10 us + 1 requests and read as often. And the bound of a metrics
+ * reply: every counter at its largest still fits in a reply line.
  *
  * The control port is a buffer here; what mgmt.c asks of the rest of the
  * hypervisor is stubbed (only hello is sent). */
@@ -45,6 +46,13 @@ uint64_t timebase_hz = 10000000;
 bool mig_send_active, mig_recv_active;
 const struct mig_host_ops vmops_migration;
 static uint64_t clock_ticks;
+static bool counters_full;	/* every counter at UINT64_MAX, names 15 bytes */
+#define LONG_NAME	"abcdefghijklmno"
+
+uint64_t mm_total_bytes(void)
+{
+	return counters_full ? UINT64_MAX : 0;
+}
 
 uint64_t time_now(void)
 {
@@ -59,10 +67,10 @@ void pr_info(const char *fmt, ...)
 /* "alpha": 8 vCPUs, each on a hart that never gets to a sync request */
 struct vm *vm_find(const char *name)
 {
-	if (strcmp(name, "alpha"))
+	if (strcmp(name, "alpha") && strcmp(name, LONG_NAME))
 		return NULL;
 	vms[0].state = VM_RUNNING;
-	strcpy(vms[0].cfg.name, "alpha");
+	strcpy(vms[0].cfg.name, name);
 	vms[0].cfg.nr_vcpus = VM_MAX_VCPUS;
 	for (unsigned int i = 0; i < VM_MAX_VCPUS; i++) {
 		vms[0].vcpus[i].vm = &vms[0];
@@ -80,7 +88,7 @@ const char *vm_state_name(const struct vm *vm)
 void vm_count(const struct vm *vm, struct vm_counts *c)
 {
 	(void)vm;
-	memset(c, 0, sizeof(*c));
+	memset(c, counters_full ? 0xff : 0, sizeof(*c));
 }
 
 const struct host_image *image_at(unsigned int i)
@@ -96,7 +104,7 @@ unsigned int vmid_usable(void)
 
 uint64_t mm_free_bytes(void)
 {
-	return 0;
+	return counters_full ? UINT64_MAX : 0;
 }
 
 static unsigned int syncs;
@@ -154,7 +162,7 @@ const char *vm_migration_word(const struct vm *vm)
 
 uint64_t vm_events_dropped(void)
 {
-	return 0;
+	return counters_full ? UINT64_MAX : 0;
 }
 
 int vmop_resume(struct vm *vm)
@@ -232,6 +240,8 @@ static struct {
 	char *in;
 	size_t len, pos;
 	size_t replies;		/* newlines written back */
+	char out[4 * 8192];	/* what was written back (the first bytes) */
+	size_t out_len;
 } port;
 
 bool vcon_init(const void *fdt, uint64_t timebase)
@@ -275,8 +285,11 @@ size_t vcon_read(int p, void *buf, size_t len)
 size_t vcon_write(int p, const void *buf, size_t len)
 {
 	(void)p;
-	for (size_t i = 0; i < len; i++)
+	for (size_t i = 0; i < len; i++) {
 		port.replies += ((const char *)buf)[i] == '\n';
+		if (port.out_len < sizeof(port.out) - 1)
+			port.out[port.out_len++] = ((const char *)buf)[i];
+	}
 	return len;	/* a client that reads everything at once */
 }
 
@@ -371,4 +384,97 @@ TEST(mgmt_cfi_waits_for_all_vcpus_under_one_deadline)
 	EXPECT_EQ(syncs, VM_MAX_VCPUS);
 	EXPECT_EQ(port.replies, 1);
 	EXPECT_TRUE(clock_ticks - start <= timebase_hz * VCPU_SYNC_STATE_MS / 1000 + 10 * TICK);
+}
+
+/* The length of the @n-th reply line (from 0) written back, newline included. */
+static size_t reply_len(unsigned int n)
+{
+	const char *line = port.out, *end;
+
+	while (n--)
+		line = strchr(line, '\n') + 1;
+	end = strchr(line, '\n');
+	return (size_t)(end - line) + 1;
+}
+
+/* The integer after "key": in the @n-th reply line. */
+static uint64_t reply_u64(unsigned int n, const char *key)
+{
+	const char *line = port.out;
+	char pattern[64];
+
+	while (n--)
+		line = strchr(line, '\n') + 1;
+	snprintf(pattern, sizeof(pattern), "\"%s\":", key);
+	line = strstr(line, pattern);
+	return line ? strtoull(line + strlen(pattern), NULL, 10) : ~0ULL - 1;
+}
+
+static void fill_vms(void)
+{
+	nr_vms = VM_MAX;
+	nr_harts = HART_MAX;
+	for (unsigned int i = 0; i < VM_MAX; i++) {
+		struct vm *vm = &vms[i];
+
+		vm->state = VM_RUNNING;
+		vm->index = i;
+		snprintf(vm->cfg.name, sizeof(vm->cfg.name), "abcdefghijklm%02u", i);
+		vm->cfg.nr_vcpus = VM_MAX_VCPUS;
+		vm->cfg.boot_count = UINT32_MAX;
+		vm->cfg.ram_size = UINT64_MAX;
+		vm->failed = true;
+		vm->stats.console_bytes = UINT64_MAX;
+		for (unsigned int k = 0; k < VM_MAX_VCPUS; k++)
+			vm->vcpus[k].steal.total_ns = UINT64_MAX / VM_MAX_VCPUS;
+		harts[i % HART_MAX].idle_wakeups = UINT64_MAX;
+	}
+}
+
+TEST(mgmt_metrics_vm_reply_fits_with_every_counter_at_its_largest)
+{
+	counters_full = true;
+	fill_vms();
+	client_line("{\"v\":1,\"id\":18446744073709551615,\"cmd\":\"metrics\",\"vm\":\"" LONG_NAME
+		    "\"}\n");
+	mgmt_poll();
+	EXPECT_EQ(port.replies, 1);
+	EXPECT_TRUE(strstr(port.out, "\"ok\":true") != NULL);
+	EXPECT_TRUE(strstr(port.out, "\"vm\":\"" LONG_NAME "\"") != NULL);
+	/* all 24 causes, each at its largest */
+	EXPECT_TRUE(strstr(port.out, "\"0\":18446744073709551615,") != NULL);
+	EXPECT_TRUE(strstr(port.out, "\"23\":18446744073709551615}") != NULL);
+	EXPECT_EQ(reply_u64(0, "console_bytes"), UINT64_MAX);
+	EXPECT_EQ(reply_u64(0, "violations_ss"), UINT64_MAX);
+	/* docs/management.md promises at most 1536 bytes: a sixth of a line */
+	EXPECT_TRUE(reply_len(0) <= 1536);
+	counters_full = false;
+}
+
+TEST(mgmt_metrics_host_reply_fits_with_every_slot_and_hart)
+{
+	counters_full = true;
+	fill_vms();
+	client_line("{\"v\":1,\"id\":18446744073709551615,\"cmd\":\"metrics\"}\n");
+	mgmt_poll();
+	EXPECT_EQ(port.replies, 1);
+	EXPECT_TRUE(strstr(port.out, "\"ok\":true") != NULL);
+	EXPECT_TRUE(strstr(port.out, "\"vms\":[\"abcdefghijklm00\",") != NULL);
+	EXPECT_TRUE(strstr(port.out, "\"abcdefghijklm07\"]") != NULL);
+	EXPECT_EQ(reply_u64(0, "mem_total"), UINT64_MAX);
+	EXPECT_TRUE(reply_len(0) <= 1536);
+	counters_full = false;
+}
+
+TEST(mgmt_metrics_counts_requests_and_error_replies)
+{
+	/* two requests between the scrapes: one refused, one answered */
+	client_line("{\"v\":1,\"id\":1,\"cmd\":\"metrics\"}\n"
+		    "not json\n"
+		    "{\"v\":1,\"id\":2,\"cmd\":\"hello\"}\n"
+		    "{\"v\":1,\"id\":3,\"cmd\":\"metrics\"}\n");
+	mgmt_poll();
+	EXPECT_EQ(port.replies, 4);
+	EXPECT_EQ(reply_u64(3, "requests") - reply_u64(0, "requests"), 3);
+	EXPECT_EQ(reply_u64(3, "request_errors") - reply_u64(0, "request_errors"), 1);
 }

@@ -427,6 +427,28 @@ TEST(steal_unreported_until_the_record_is_writable)
 	EXPECT_EQ(r->steal, 100);
 }
 
+TEST(steal_total_counts_each_wait_once_and_outlives_a_reset)
+{
+	struct vcpu *v = setup();
+
+	enable(v);
+	steal_vcpu_in(v);
+	fake_time = 2000000;
+	steal_vcpu_out(v);
+	fake_time = 2000100;
+	ram_busy = true;		/* the record cannot take it yet: counted now */
+	steal_vcpu_in(v);
+	ram_busy = false;
+	EXPECT_EQ(v->steal.total_ns, 100 * 100);
+	fake_time = 2001000;
+	steal_vcpu_out(v);
+	fake_time = 2001200;
+	steal_vcpu_in(v);		/* reports both waits; counts the new one only */
+	EXPECT_EQ(v->steal.total_ns, 300 * 100);
+	steal_vcpu_reset(v);		/* a reboot: the VM's total goes on (metrics) */
+	EXPECT_EQ(v->steal.total_ns, 300 * 100);
+}
+
 TEST(steal_records_are_per_vcpu)
 {
 	struct vcpu *a = setup(), *b = &vm.vcpus[1];

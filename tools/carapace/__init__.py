@@ -11,7 +11,8 @@
     h.migrate("beta", "hostb:4444", tls_dir="/etc/carapace/tls")
 
 Modules, one concern each: host (Host), client (the management protocol),
-checks (argument checks), streams (snapshot and restore streams), relay and
+checks (argument checks), metrics (the Prometheus text of the counters),
+streams (snapshot and restore streams), relay and
 migration (live migration), tls (its transport), snapshot, snapshot_format,
 snapshot_legal, snapshot_text, snapshot_diff, crc32c (the snapshot format),
 launcher, vmspec, devicetree, console, restorer, incoming (carapace-run),

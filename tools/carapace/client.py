@@ -23,7 +23,7 @@ MAX_LINE = 4096                # bytes per request line, newline included
 MAX_REPLY = 64 * 1024          # replies are at most 8192 bytes; accept more, to be lenient
 DEFAULT_TIMEOUT = 30.0
 MAX_TIMEOUT = 86400.0
-COMMANDS = ("hello", "list", "images", "stats", "cfi", "pause", "resume", "wake", "destroy",
+COMMANDS = ("hello", "list", "images", "stats", "metrics", "cfi", "pause", "resume", "wake", "destroy",
             "create", "snapshot", "restore", "migrate", "incoming")
 ERROR_CODES = ("bad-request", "version", "unknown-command", "no-such-vm", "bad-state",
                "exists", "no-memory", "invalid", "busy", "internal", "unsupported",

@@ -15,6 +15,7 @@ from .checks import vm_name
 from .client import DEFAULT_TIMEOUT, Client
 from .errors import FileError, UsageError
 from .limits import DEFAULT_CFI, DEFAULT_MEM, DEFAULT_VCPUS
+from .metrics import collect, exposition
 from .migration import MigReporter, connect_destination, incoming_vm, migrate_vm, parse_target
 from .paths import default_ctl_socket, default_stream_socket
 from .relay import MIG_MAX_ROUNDS
@@ -61,6 +62,16 @@ class Host:
 
     def cfi(self, vm):
         return self.request("cfi", vm=vm_name(vm))
+
+    def metrics(self):
+        """Every counter: {"host": {...}, "vms": [{...}, ...]}, the replies of
+        the metrics command (the host's, then one per VM, on one connection)."""
+        with self.client() as c:
+            return collect(c)
+
+    def metrics_text(self):
+        """metrics() in the Prometheus text exposition format (0.0.4)."""
+        return exposition(self.metrics())
 
     def pause(self, vm):
         return self.request("pause", vm=vm_name(vm))

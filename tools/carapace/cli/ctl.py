@@ -43,6 +43,7 @@ from ..checks import bootargs, cfi_policy, image_name, vcpu_count, vm_mem, vm_na
 from ..client import DEFAULT_TIMEOUT, MAX_TIMEOUT, Client
 from ..errors import FileError, RemoteError, TransportError, UsageError
 from ..limits import CFI_POLICIES, DEFAULT_CFI, DEFAULT_MEM, DEFAULT_VCPUS
+from ..metrics import collect, exposition
 from ..migration import Refusal, MigReporter, connect_destination, incoming_vm, migrate_vm, parse_target, tcp_port
 from ..paths import default_stream_socket
 from ..relay import MIG_MAX_ROUNDS, Hook, parse_phase
@@ -218,6 +219,9 @@ commands:
   images                 images in host RAM that create can boot (VM.kernel,
                          VM.initrd of the boot VMs, carapace-run --image NAME)
   stats [VM]             exit counters (all VMs, or one) and free host memory
+  metrics                every counter of the host and its VMs in the Prometheus
+                         text format (--json: the counters as one JSON object),
+                         for a textfile collector or a scraper
   cfi VM                 each vCPU's CFI state in words
   pause VM               stop VM's vCPUs (replies once all are off their harts)
   resume VM              let a paused VM run again
@@ -298,6 +302,9 @@ examples:
   carapace-ctl pause alpha && carapace-ctl resume alpha
   carapace-ctl create gamma --kernel alpha.kernel --initrd alpha.initrd --mem 256M
   carapace-ctl --json stats alpha
+  carapace-ctl metrics > /var/lib/node_exporter/textfile/carapace.prom.$$ &&
+      mv /var/lib/node_exporter/textfile/carapace.prom.$$ \
+         /var/lib/node_exporter/textfile/carapace.prom
   carapace-ctl snapshot alpha alpha.snap && carapace-ctl restore alpha.snap --name alpha2
   carapace-ctl migrate alpha b.example:4444 --tls-dir /etc/carapace/tls --max-rounds 10
   carapace-ctl --socket /tmp/dst.sock incoming 4444 --listen 0.0.0.0 --tls-dir tls \
@@ -330,6 +337,7 @@ def build_parser():
     for name in ("hello", "list", "images"):
         sub.add_parser(name)
     sub.add_parser("stats").add_argument("vm", nargs="?", metavar="VM")
+    sub.add_parser("metrics")
     for name in ("cfi", "pause", "resume", "wake", "destroy"):
         sub.add_parser(name).add_argument("vm", metavar="VM")
     create = sub.add_parser("create")
@@ -465,6 +473,8 @@ def run(argv):
         return run_stream_command(args)
     if args.command in ("migrate", "incoming"):
         return run_migration_command(args)
+    if args.command == "metrics":
+        return run_metrics(args)
     cmd, request_args = request_for(args)          # checked before connecting
     with Client(args.socket, args.timeout) as client:
         try:
@@ -474,6 +484,22 @@ def run(argv):
                 print_reply(e.reply, True, cmd)
             raise
     print_reply(reply, args.json, cmd)
+    return EXIT_OK
+
+
+def run_metrics(args):
+    """metrics: the host's counters, then each VM's, printed at once."""
+    with Client(args.socket, args.timeout) as client:
+        try:
+            data = collect(client)
+        except RemoteError as e:
+            if args.json:
+                print_reply(e.reply, True, "metrics")
+            raise
+    if args.json:
+        print(json.dumps(data, separators=(",", ":"), ensure_ascii=False))
+    else:
+        sys.stdout.write(exposition(data))
     return EXIT_OK
 
 
