@@ -16,9 +16,9 @@ import re
 
 import pytest
 
-from test_guests import (EXIT_OK, HYP_TIMEOUT, assert_carapace_mode,  # noqa: F401
-                         assert_exit, check_report, guests_built, run_carapace,
-                         run_reference, vm_spec)
+from harness.report import check_report
+from harness.runs import (EXIT_OK, HYP_TIMEOUT, assert_carapace_mode, assert_exit, run_carapace,
+                          run_reference, vm_spec)
 
 STATS_RE = re.compile(r"carapace: vm (?P<vm>[a-z0-9_-]+): exits (?P<exits>\d+), "
                       r"sbi calls (?P<sbi>\d+), wfi (?P<wfi>\d+), injected traps (?P<inj>\d+), "

@@ -17,8 +17,8 @@ import re
 
 import pytest
 
-from test_guests import (EXIT_OK, assert_carapace_mode, assert_exit,  # noqa: F401
-                         check_report, guests_built, run_reference, vm_spec)
+from harness.report import check_report
+from harness.runs import EXIT_OK, assert_carapace_mode, assert_exit, run_reference, vm_spec
 from test_cfi import observed, run_hyp, stats
 
 PAYLOAD = "cfi_gstage"
