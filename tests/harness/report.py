@@ -2,10 +2,14 @@
 """The result protocol of the bare-metal test payloads (tests/guests/lib): a
 payload prints `PASS: t: what`, `FAIL: t: what (got X, want Y)`, `SKIP: ...`,
 `INFO: ...` and finally `DONE: N passed, M failed`. Report holds one guest's
-lines, check_report() fails the test on anything but a clean DONE."""
+lines, check_report() fails the test on anything but a clean DONE; the CFI
+payloads' `INFO: observed lp=N ss=M` line (what their trap handler saw) is
+observed()'s."""
 
 import re
 from dataclasses import dataclass, field
+
+OBSERVED_RE = re.compile(r"INFO: observed lp=(\d+) ss=(\d+)")   # the CFI payloads
 
 
 @dataclass
@@ -43,3 +47,11 @@ def check_report(rep, where, markers=()):
     assert passes, f"{where}: no PASS lines\n--- log ---\n{text}"
     for m in markers:
         assert m in rep.lines, f"{where}: missing line '{m}'\n--- log ---\n{text}"
+
+
+def observed(rep, where):
+    """(lp, ss) the guest's handler saw."""
+    hits = [OBSERVED_RE.match(l) for l in rep.lines]
+    hits = [m for m in hits if m]
+    assert hits, f"{where}: no 'INFO: observed' line\n" + "\n".join(rep.lines)
+    return int(hits[-1].group(1)), int(hits[-1].group(2))

@@ -62,6 +62,12 @@ def run_reference(name, bootargs=None, smp=2):
 
 # --- Carapace, through the launcher ------------------------------------------------------
 
+# the hypervisor's counters of a VM, printed when it goes down
+STATS_RE = re.compile(r"carapace: vm (?P<vm>[a-z0-9_-]+): exits (?P<exits>\d+), "
+                      r"sbi calls (?P<sbi>\d+), wfi (?P<wfi>\d+), injected traps (?P<inj>\d+), "
+                      r"cfi violations: landing pad (?P<lp>\d+), shadow stack (?P<ss>\d+)")
+
+
 @dataclass
 class Run:
     code: int
@@ -130,3 +136,19 @@ def assert_carapace_mode(rep, where):
     inits = rep.kind("INFO: init:")
     assert inits and all(", carapace," in l for l in inits), \
         f"{where}: guest did not detect Carapace\n" + "\n".join(rep.lines)
+
+
+def run_hyp(vms, names, smp=2, expect=(), timeslice_us=None, timeout=HYP_TIMEOUT):
+    """run_carapace() plus a host time slice (--timeslice-us); a Run."""
+    extra = ("--timeslice-us", str(timeslice_us)) if timeslice_us else ()
+    return run_carapace(vms, smp=smp, expect=expect, names=names, extra=extra,
+                        timeout=timeout)
+
+
+def stats(run, vm):
+    """The hypervisor's counters for @vm in @run (STATS_RE), as ints."""
+    for line in run.hyp:
+        m = STATS_RE.match(line)
+        if m and m.group("vm") == vm:
+            return {k: int(v) for k, v in m.groupdict().items() if k != "vm"}
+    raise AssertionError(f"no counter line for vm {vm}\n{run.out}")
