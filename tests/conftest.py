@@ -4,7 +4,8 @@
 CI (CI=true), no silent skips: a test that skips (missing artifacts, tools,
 firmware) fails with the skip reason, and a module skipped at collection
 fails the session (xfail stays allowed); and the migration credentials every
-migration test uses (the tls_creds fixture)."""
+migration test uses (the tls_creds fixture); our guest kernel, which the
+Linux tier and tests/guest_kernel both boot (the guest_kernel fixture)."""
 
 import dataclasses
 import os
@@ -20,6 +21,9 @@ TESTS = Path(__file__).resolve().parent
 for _path in (TESTS.parent / "tools", TESTS):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
+
+# The harness' asserts explain themselves as a test module's do.
+pytest.register_assert_rewrite("harness")
 
 TLS_TOOL = TESTS.parent / "tools" / "carapace-tls"
 
@@ -143,3 +147,12 @@ def tls_creds(tmp_path_factory):
     main = init("main")
     return TlsCreds(main, init("second", "--name", "hostb.test", "--ip", "127.0.0.1",
                                "--ca", str(main)), init("other"))
+
+
+@pytest.fixture(scope="session")
+def guest_kernel():
+    """Build (or find cached) our Image; the build failing is a failure.
+    (harness is imported here, not at the top: tests/unit/test_ci_skips.py
+    runs a copy of this file where there is no harness.)"""
+    from harness.linux import build_guest_kernel
+    return build_guest_kernel()

@@ -8,27 +8,20 @@ them from outside the process); then the upstream riscv CFI kselftests
 then under Carapace. The kernel is built here if it is not cached (a cold build is a
 few minutes on 2 cores); a failed build fails the tests."""
 
-import os
 import re
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "linux"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "guests"))
-from test_linux import (FIRMWARE, NO_CFI_CPU, OLD_OPENSBI, REQUIRED_FULL,  # noqa: E402
-                        check_cfi, cpu_with_cfi, run_carapace)
+from harness.hosts import SnapHost
+from harness.linux import (NO_CFI_CPU, OLD_OPENSBI, REQUIRED_FULL, check_cfi, check_moved,
+                           cpu_with_cfi, mig_host, run_carapace)
+from harness.paths import CACHE, FIRMWARE, LAUNCHER, ROOT
+from harness.ports import free_port
 
 pytestmark = pytest.mark.linux
 
-ROOT = Path(__file__).resolve().parents[2]
-CACHE = Path(os.environ.get("CARAPACE_CACHE")
-             or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "carapace")
-BUILD = ROOT / "guest-linux-patches" / "build.sh"
 GK_INITRAMFS = ROOT / "build" / "guest-kernel" / "initramfs.cpio.gz"
-BUILD_TIMEOUT = 3600    # a cold build: sid root + kernel, on 2 cores
 REF_TIMEOUT = 120
 
 BOOT_RE = re.compile(r"riscv: user CFI: shadow stack (.*?); landing pads (.*)$")
@@ -48,21 +41,6 @@ STATUS_OFF = {m: ("ok" if m == "off" else "failed(-22)", "[]", "[]") for m in ST
 
 BOOT_ON = ("on", "on")
 BOOT_NO_ISA = ("off, the ISA lacks Zicfiss", "off, the ISA lacks Zicfilp")
-
-
-@pytest.fixture(scope="session")
-def guest_kernel():
-    """Build (or find cached) our Image; the build failing is a failure."""
-    try:
-        r = subprocess.run([str(BUILD), "kernel"], cwd=ROOT, capture_output=True, text=True,
-                           timeout=BUILD_TIMEOUT)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"guest kernel build took over {BUILD_TIMEOUT} s\n{e.stderr}")
-    assert r.returncode == 0, f"guest-linux-patches/build.sh kernel failed:\n{r.stderr[-6000:]}"
-    image = Path(subprocess.run([str(BUILD), "image-path"], cwd=ROOT, capture_output=True,
-                                text=True, check=True).stdout.strip())
-    assert image.is_file(), f"no Image at {image}\n{r.stderr}"
-    return image
 
 
 @pytest.fixture(scope="session")
@@ -340,9 +318,6 @@ def test_snapshot_restore_keeps_status(guest_kernel, gk_initramfs, tmp_path):
     and restored into a fresh QEMU: the same processes go on, and their
     /proc/<pid>/status lines are what they were; the kernel reseeds its RNG
     (vmgenid, as the cover letter says)."""
-    from test_lifecycle import LAUNCHER
-    from test_snapshot import SnapHost
-
     class TermSnapHost(SnapHost):
         def kill(self):
             """SIGTERM only (the launcher takes QEMU down with it)."""
@@ -391,16 +366,14 @@ def test_migration_keeps_status(guest_kernel, gk_initramfs, tmp_path, tls_creds)
     """The same processes moved live to a fresh host (carapace-ctl migrate
     to a `carapace-run --incoming` host, over TLS): on the destination they
     go on with the same /proc/<pid>/status CFI lines."""
-    from test_linux_migration import MigHost, check_moved, free_port
-
     port = free_port()
     a = b = None
     try:
-        a = MigHost(tmp_path, "a", [hold_spec(guest_kernel, gk_initramfs, MIG_HOLD_ROUNDS)],
-                    creds=tls_creds.main)
+        a = mig_host(tmp_path, "a", [hold_spec(guest_kernel, gk_initramfs, MIG_HOLD_ROUNDS)],
+                     creds=tls_creds.main)
         a.wait_for(lambda l: l.startswith("[alpha] cfistatus: round 5/"), 120)
-        b = MigHost(tmp_path, "b", incoming=port, extra=["--expect", "alpha=shutdown"],
-                    creds=tls_creds.main)
+        b = mig_host(tmp_path, "b", incoming=port, extra=["--expect", "alpha=shutdown"],
+                     creds=tls_creds.main)
         m = a.migrate("alpha", port)
         check_moved(m, "a -> b")
         b.wait_for(lambda l: l.startswith("[alpha] init: cfistatus exit"), 120)

@@ -25,8 +25,8 @@ import time
 
 import pytest
 
-from test_guests import ROOT, guests_built  # noqa: F401
-from test_lifecycle import Host
+from harness.hosts import Host
+from harness.paths import ROOT
 
 pytestmark = pytest.mark.quick
 

@@ -16,14 +16,9 @@ import re
 
 import pytest
 
-from test_guests import (EXIT_OK, HYP_TIMEOUT, assert_carapace_mode,  # noqa: F401
-                         assert_exit, check_report, guests_built, run_carapace,
-                         run_reference, vm_spec)
-
-STATS_RE = re.compile(r"carapace: vm (?P<vm>[a-z0-9_-]+): exits (?P<exits>\d+), "
-                      r"sbi calls (?P<sbi>\d+), wfi (?P<wfi>\d+), injected traps (?P<inj>\d+), "
-                      r"cfi violations: landing pad (?P<lp>\d+), shadow stack (?P<ss>\d+)")
-OBSERVED_RE = re.compile(r"INFO: observed lp=(\d+) ss=(\d+)")
+from harness.report import check_report, observed
+from harness.runs import (EXIT_OK, assert_carapace_mode, assert_exit, run_hyp, run_reference,
+                          stats, vm_spec)
 
 # The conformant tier (docs/cfi.md §7.1): cfi_ss expects the spec's access
 # fault where QEMU 10.0.2 lets SS instructions through (Q7).
@@ -68,35 +63,11 @@ def test_cfi_reference(guests_built, name):
 
 # --- Carapace ------------------------------------------------------------------------------
 
-def run_hyp(vms, names, smp=2, expect=(), timeslice_us=None, timeout=HYP_TIMEOUT):
-    """test_guests.run_carapace plus a host time slice; returns a test_guests.Run."""
-    extra = ("--timeslice-us", str(timeslice_us)) if timeslice_us else ()
-    return run_carapace(vms, smp=smp, expect=expect, names=names, extra=extra,
-                        timeout=timeout)
-
-
 def cfi_spec(name, payload, vcpus=1, cfi=None, bootargs=None):
     spec = vm_spec(name, payload, vcpus)
     if cfi:
         spec += f",cfi={cfi}"
     return spec + (f",bootargs={bootargs}" if bootargs else "")
-
-
-def stats(run, vm):
-    """The hypervisor's counters for @vm, as ints."""
-    for line in run.hyp:
-        m = STATS_RE.match(line)
-        if m and m.group("vm") == vm:
-            return {k: int(v) for k, v in m.groupdict().items() if k != "vm"}
-    raise AssertionError(f"no counter line for vm {vm}\n{run.out}")
-
-
-def observed(rep, where):
-    """(lp, ss) the guest's handler saw."""
-    hits = [OBSERVED_RE.match(l) for l in rep.lines]
-    hits = [m for m in hits if m]
-    assert hits, f"{where}: no 'INFO: observed' line\n" + "\n".join(rep.lines)
-    return int(hits[-1].group(1)), int(hits[-1].group(2))
 
 
 SELFTEST_RE = re.compile(r"carapace: CFI self-test: the guest's sstatus.SPELP "

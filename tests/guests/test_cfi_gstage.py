@@ -17,9 +17,9 @@ import re
 
 import pytest
 
-from test_guests import (EXIT_OK, assert_carapace_mode, assert_exit,  # noqa: F401
-                         check_report, guests_built, run_reference, vm_spec)
-from test_cfi import observed, run_hyp, stats
+from harness.report import check_report, observed
+from harness.runs import (EXIT_OK, assert_carapace_mode, assert_exit, run_hyp, run_reference,
+                          stats, vm_spec)
 
 PAYLOAD = "cfi_gstage"
 T = f"PASS: {PAYLOAD}: "

@@ -14,8 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from test_guests import guests_built  # noqa: F401
-from test_snapshot import snap_host  # noqa: F401
 from test_snapshot_elp import SPEC, catch_pending_elp, check_restored
 
 ROOT = Path(__file__).resolve().parents[2]

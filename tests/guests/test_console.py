@@ -12,7 +12,7 @@ import unicodedata
 
 import pytest
 
-from test_guests import EXIT_OK, guests_built, run_carapace, vm_spec  # noqa: F401
+from harness.runs import EXIT_OK, run_carapace, vm_spec
 
 pytestmark = pytest.mark.quick
 

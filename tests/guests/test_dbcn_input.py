@@ -18,9 +18,10 @@ import time
 
 import pytest
 
-from test_guests import (FIRMWARE, GUESTS, QEMU, ROOT, Report, check_report,  # noqa: F401
-                         guests_built, qemu_cpu, vm_spec)
-from test_snapshot_uart import TypingHost
+from harness.hosts import TypingHost
+from harness.paths import FIRMWARE, GUESTS, QEMU, ROOT
+from harness.report import Report, check_report
+from harness.runs import qemu_cpu, vm_spec
 
 pytestmark = pytest.mark.quick
 

@@ -17,8 +17,9 @@ import subprocess
 
 import pytest
 
-from test_guests import (FIRMWARE, GUESTS, QEMU, check_report, guests_built,  # noqa: F401
-                         qemu_cpu, run_carapace)
+from harness.paths import FIRMWARE, GUESTS, QEMU
+from harness.report import check_report
+from harness.runs import qemu_cpu, run_carapace
 
 pytestmark = pytest.mark.quick
 

@@ -23,12 +23,11 @@ import json
 import os
 import re
 import time
-from pathlib import Path
 
 import pytest
 
-from test_guests import ROOT, guests_built  # noqa: F401
-from test_lifecycle import Host
+from harness.hosts import Host
+from harness.paths import ROOT
 
 QUICK_SEEDS = [1, 2, 3, 4, 5]
 QUICK_OPS = 60_000

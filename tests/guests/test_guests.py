@@ -6,28 +6,13 @@ A payload prints `PASS: t: what`, `FAIL: t: what (got X, want Y)`, `SKIP: ...`,
 `INFO: ...` and finally `DONE: N passed, M failed`, then shuts down via SRST.
 """
 
-import os
 import re
-import subprocess
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-GUESTS = ROOT / "build" / "guests"
-HYP = ROOT / "build" / "carapace.bin"
-LAUNCHER = ROOT / "tools" / "carapace-run"
-CACHE = Path(os.environ.get("CARAPACE_CACHE")
-             or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "carapace")
-FIRMWARE = CACHE / "fw_dynamic.bin"
-# The QEMU of the bare reference runs; tools/carapace-run honours the same variable.
-QEMU = os.environ.get("CARAPACE_QEMU") or "qemu-system-riscv64"
-DEFAULT_CPU = "rv64,h=true,zicfilp=true,zicfiss=true,zimop=true,zcmop=true,sstc=true,svadu=true,smstateen=true"
-
-REF_TIMEOUT = 60        # seconds for one bare-QEMU run
-HYP_TIMEOUT = 60        # the launcher's --timeout
-EXIT_OK, EXIT_VM = 0, 1
+from harness.report import check_report
+from harness.runs import (EXIT_OK, EXIT_VM, assert_carapace_mode, assert_exit, run_carapace,
+                          run_reference, vm_spec)
 
 # name -> bootargs for the single-VM runs (short variants of the knobs).
 PAYLOADS = {
@@ -75,81 +60,7 @@ MARKERS = {
 }
 
 
-def qemu_cpu():
-    """The CPU model every run uses, from the platform makefile if it is there."""
-    mk = ROOT / "platform" / "qemu-virt" / "platform.mk"
-    if mk.is_file():
-        m = re.search(r"^PLATFORM_QEMU_CPU\s*\??=\s*(\S+)", mk.read_text(), re.M)
-        if m:
-            return m.group(1)
-    return DEFAULT_CPU
-
-
-@dataclass
-class Report:
-    """The result lines of one guest (one VM, or the whole bare-QEMU console)."""
-    lines: list = field(default_factory=list)
-
-    def kind(self, prefix):
-        return [l for l in self.lines if l.startswith(prefix)]
-
-    def done(self):
-        """(passed, failed) from the DONE line, or None."""
-        for l in self.kind("DONE: "):
-            m = re.match(r"DONE: (\d+) passed, (\d+) failed", l)
-            if m:
-                return int(m.group(1)), int(m.group(2))
-        return None
-
-    def last_boot(self):
-        """Lines of the last boot (a rebooting payload prints its checks per boot)."""
-        starts = [i for i, l in enumerate(self.lines) if l.startswith("INFO: init:")]
-        return self.lines[starts[-1]:] if starts else self.lines
-
-
-def check_report(rep, where, markers=()):
-    """Fail on any FAIL line, a missing or bad DONE line, or a missing marker."""
-    text = "\n".join(rep.lines)
-    fails = rep.kind("FAIL: ")
-    assert not fails, f"{where}: failed checks:\n" + "\n".join(fails) + f"\n--- log ---\n{text}"
-    done = rep.done()
-    assert done is not None, f"{where}: no DONE line\n--- log ---\n{text}"
-    passes = [l for l in rep.last_boot() if l.startswith("PASS: ")]
-    assert done == (len(passes), 0), \
-        f"{where}: DONE says {done}, log has {len(passes)} PASS lines\n--- log ---\n{text}"
-    assert passes, f"{where}: no PASS lines\n--- log ---\n{text}"
-    for m in markers:
-        assert m in rep.lines, f"{where}: missing line '{m}'\n--- log ---\n{text}"
-
-
-@pytest.fixture(scope="session")
-def guests_built():
-    """Build the payloads once (cheap when they are up to date)."""
-    r = subprocess.run(["make", "-s", "guests"], cwd=ROOT, capture_output=True, text=True)
-    assert r.returncode == 0, f"make guests failed:\n{r.stdout}\n{r.stderr}"
-    return GUESTS
-
-
 # --- reference: bare QEMU + OpenSBI ---------------------------------------------------
-
-def run_reference(name, bootargs=None, smp=2):
-    if not FIRMWARE.is_file():
-        pytest.skip(f"OpenSBI firmware not found at {FIRMWARE}; run `make deps`")
-    cmd = [QEMU, "-machine", "virt", "-cpu", qemu_cpu(),
-           "-smp", str(smp), "-m", "256M", "-nographic", "-bios", str(FIRMWARE),
-           "-kernel", str(GUESTS / f"{name}.bin")]
-    if bootargs:
-        cmd += ["-append", bootargs]
-    try:
-        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True,
-                           timeout=REF_TIMEOUT, cwd=ROOT)
-    except subprocess.TimeoutExpired as e:
-        out = (e.stdout or b"").decode(errors="replace")
-        pytest.fail(f"{name}: bare QEMU timed out after {REF_TIMEOUT} s\n{out}")
-    out = r.stdout.decode(errors="replace")
-    rep = Report([l.rstrip("\r") for l in out.splitlines()])
-    return r.returncode, rep, out
-
 
 @pytest.mark.reference
 @pytest.mark.parametrize("name", sorted(PAYLOADS))
@@ -162,75 +73,6 @@ def test_reference(guests_built, name):
 
 
 # --- Carapace, through the launcher ------------------------------------------------------
-
-@dataclass
-class Run:
-    code: int
-    out: str
-    guests: dict        # VM name -> Report
-    order: list         # (VM name, text) in console order
-    hyp: list           # "carapace: ..." lines
-
-
-def vm_spec(name, payload, vcpus=2, bootargs=None):
-    spec = f"name={name},kernel=build/guests/{payload}.bin,vcpus={vcpus}"
-    return spec + (f",bootargs={bootargs}" if bootargs else "")   # bootargs= goes last
-
-
-def private_socket():
-    """A control socket of this run alone: runs never collide with each other
-    or with an interactive `make run` (which uses the default path)."""
-    private_socket.count = getattr(private_socket, "count", 0) + 1
-    return f"/tmp/carapace-test-{os.getpid()}-{private_socket.count}.sock"
-
-
-def run_carapace(vms, smp=2, expect=(), names=None, icount=False, extra=(),
-                 timeout=HYP_TIMEOUT):
-    """Run the launcher in batch mode; @vms are --vm specs, @names their VM names.
-    @icount: guest time counts instructions, so timing checks do not depend on
-    how busy the host machine is. @extra: more launcher options."""
-    if not HYP.is_file():
-        pytest.skip("build/carapace.bin not built yet")
-    if not LAUNCHER.is_file():
-        pytest.skip("tools/carapace-run not there yet")
-    cmd = [str(LAUNCHER), "--batch", "--timeout", str(timeout), "--smp", str(smp),
-           "--ctl-socket", private_socket(), *extra]
-    if icount:
-        cmd.append("--icount")
-    for e in expect:
-        cmd += ["--expect", e]
-    for v in vms:
-        cmd += ["--vm", v]
-    try:
-        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                           errors="replace", timeout=timeout + 60, cwd=ROOT)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"launcher hung past its own timeout\n{e.stdout}")
-    guests = {n: Report() for n in names}
-    order, hyp = [], []
-    # Only the live console: the summary after it repeats guest lines, indented.
-    live = r.stdout.split("\n==== carapace-run summary ====")[0]
-    for line in live.splitlines():
-        line = line.rstrip("\r")
-        m = re.match(r"^\[([a-z0-9_-]+)\] (.*)$", line)
-        if m and m.group(1) in guests:
-            guests[m.group(1)].lines.append(m.group(2))
-            order.append((m.group(1), m.group(2)))
-        elif line.startswith("carapace: "):
-            hyp.append(line)
-    return Run(r.returncode, r.stdout + r.stderr, guests, order, hyp)
-
-
-def assert_exit(run, want):
-    assert run.code == want, f"launcher exit {run.code}, want {want}\n{run.out}"
-
-
-def assert_carapace_mode(rep, where):
-    """The payload must have seen /chosen carapace,boot-count (mode detection)."""
-    inits = rep.kind("INFO: init:")
-    assert inits and all(", carapace," in l for l in inits), \
-        f"{where}: guest did not detect Carapace\n" + "\n".join(rep.lines)
-
 
 def index_of(run, vm, pred):
     for i, (name, text) in enumerate(run.order):

@@ -8,126 +8,20 @@ scenarios (vCPUs moving between harts, fewer VMIDs than VMs).
 The hypervisor runs in batch mode with a control socket; the tests drive it
 with tools/carapace-ctl --json, exactly as a user's script would."""
 
-import json
 import os
 import re
 import signal
 import socket
-import subprocess
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from test_guests import (EXIT_OK, HYP, LAUNCHER, ROOT, Report, check_report,  # noqa: F401
-                         guests_built, run_carapace, vm_spec)
+from harness.hosts import Host
+from harness.report import Report, check_report
+from harness.runs import EXIT_OK, run_carapace, vm_spec
 
 pytestmark = pytest.mark.quick
-
-CTL = ROOT / "tools" / "carapace-ctl"
-
-
-class Host:
-    """One Carapace run in the background, its console collected line by line."""
-
-    def __init__(self, tmp_path, vms, extra=(), timeout=90):
-        if not HYP.is_file():
-            pytest.fail("build/carapace.bin missing: run `make`")
-        self.sock = tmp_path / "ctl.sock"
-        cmd = [str(LAUNCHER), "--batch", "--timeout", str(timeout), "--smp", "2",
-               "--ctl-socket", str(self.sock), *extra]
-        for v in vms:
-            cmd += ["--vm", v]
-        self.lines = []
-        self.lock = threading.Lock()
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     text=True, errors="replace")
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-        self.wait_for(lambda l: "management channel" in l, 30)
-
-    def _read(self):
-        for line in self.proc.stdout:
-            with self.lock:
-                self.lines.append(line.rstrip("\r\n"))
-
-    def snapshot(self):
-        with self.lock:
-            return list(self.lines)
-
-    def wait_for(self, pred, timeout):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            for line in self.snapshot():
-                if pred(line):
-                    return line
-            if self.proc.poll() is not None and not self.reader.is_alive():
-                break
-            time.sleep(0.05)
-        pytest.fail(f"timed out waiting for a console line\n" + "\n".join(self.snapshot()))
-
-    def guest(self, name):
-        return [l[len(name) + 3:] for l in self.snapshot() if l.startswith(f"[{name}] ")]
-
-    def ctl(self, *args, check=True):
-        r = subprocess.run([str(CTL), "--socket", str(self.sock), "--json", *args],
-                           capture_output=True, text=True, timeout=60)
-        if check:
-            assert r.returncode == 0, f"carapace-ctl {args}: {r.returncode}\n{r.stdout}{r.stderr}"
-        return json.loads(r.stdout) if r.stdout.strip() else None, r.returncode
-
-    def raw(self, line, timeout=10):
-        """Send bytes on the control socket ourselves; the reply line as a dict."""
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(timeout)
-            s.connect(str(self.sock))
-            s.sendall(line if isinstance(line, bytes) else line.encode())
-            buf = b""
-            while not buf.endswith(b"\n"):
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                buf += chunk
-        return json.loads(buf)
-
-    def raw_all(self, data, want_id, timeout=10):
-        """Send @data; every reply line up to the one with id @want_id."""
-        replies = []
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(timeout)
-            s.connect(str(self.sock))
-            s.sendall(data.encode())
-            buf = b""
-            while not replies or replies[-1].get("id") != want_id:
-                while b"\n" not in buf:
-                    chunk = s.recv(65536)
-                    assert chunk, f"connection closed; replies so far {replies}"
-                    buf += chunk
-                line, _, buf = buf.partition(b"\n")
-                replies.append(json.loads(line))
-        return replies
-
-    def finish(self, timeout=120):
-        try:
-            self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            pytest.fail("the run did not end\n" + "\n".join(self.snapshot()))
-        self.reader.join(5)
-        return self.proc.returncode
-
-    def kill(self):
-        """SIGTERM first: the launcher then takes QEMU down with it (a KILL
-        would leave QEMU running in its own session)."""
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
 
 
 @pytest.fixture

@@ -20,9 +20,10 @@ import time
 
 import pytest
 
-from test_guests import Report, check_report, guests_built, vm_spec  # noqa: F401
-from test_migration import (OTHER, check_ok_migration, free_port, hosts,  # noqa: F401
-                            life, marker_line)
+from harness.migration import OTHER, check_ok_migration, life, marker_line
+from harness.ports import free_port
+from harness.report import Report, check_report
+from harness.runs import vm_spec
 
 pytestmark = pytest.mark.quick
 

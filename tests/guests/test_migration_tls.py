@@ -31,9 +31,9 @@ import pytest
 
 from carapace import tls
 
-from test_guests import ROOT, guests_built, vm_spec  # noqa: F401
-from test_migration import (ADDR, OTHER, check_ok_migration, free_mem,  # noqa: F401
-                            free_port, hosts)
+from harness.migration import ADDR, OTHER, check_ok_migration, free_mem
+from harness.ports import free_port
+from harness.runs import vm_spec
 
 pytestmark = pytest.mark.quick
 

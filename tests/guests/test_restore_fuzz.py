@@ -40,8 +40,9 @@ from carapace.snapshot_format import (CONFIG, DEVICE, DEVICES, HEADER, SEC_CONFI
                                       SEC_END, SEC_VCPU, SECTION, VCPU)
 from carapace.streams import restore_vm
 
-from test_guests import ROOT, vm_spec, guests_built  # noqa: F401
-from test_snapshot import SnapHost
+from harness.hosts import SnapHost
+from harness.paths import ROOT
+from harness.runs import vm_spec
 
 pytestmark = pytest.mark.quick
 

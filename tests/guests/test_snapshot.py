@@ -6,7 +6,6 @@ new VM, which checks itself (tests/guests/snap_cfi.c). Plus every refusal: a
 truncated, corrupted, wrong-magic or wrong-version file, impossible fields,
 a name clash, too little memory; none creates a VM or disturbs the others."""
 
-import json
 import re
 import struct
 import subprocess
@@ -14,50 +13,12 @@ import time
 
 import pytest
 
-from test_guests import (EXIT_OK, ROOT, Report, check_report,  # noqa: F401
-                         guests_built, vm_spec)
-from test_lifecycle import CTL, Host
+from harness.paths import SNAP
+from harness.report import Report, check_report
+from harness.runs import EXIT_OK, vm_spec
+from harness.snapshots import crc32c, inspect
 
 pytestmark = pytest.mark.quick
-
-SNAP = ROOT / "tools" / "carapace-snap"
-
-
-class SnapHost(Host):
-    def __init__(self, tmp_path, vms, extra=(), timeout=120):
-        self.stream = tmp_path / "stream.sock"
-        super().__init__(tmp_path, vms, ["--stream-socket", str(self.stream), *extra], timeout)
-
-    def ctl(self, *args, check=True):
-        r = subprocess.run([str(CTL), "--socket", str(self.sock), "--stream-socket",
-                            str(self.stream), "--json", *args],
-                           capture_output=True, text=True, timeout=120)
-        if check:
-            assert r.returncode == 0, (f"carapace-ctl {args}: {r.returncode}\n{r.stdout}"
-                                       f"{r.stderr}\n--- console ---\n" +
-                                       "\n".join(self.snapshot()[-60:]))
-        out = r.stdout.strip().splitlines()
-        return (json.loads(out[-1]) if out else None), r.returncode, r.stderr
-
-
-@pytest.fixture
-def snap_host(tmp_path, guests_built):
-    hosts = []
-
-    def make(*args, **kw):
-        h = SnapHost(tmp_path, *args, **kw)
-        hosts.append(h)
-        return h
-    yield make
-    for h in hosts:
-        h.kill()
-
-
-def inspect(path):
-    r = subprocess.run([str(SNAP), "inspect", "--json", str(path)], capture_output=True,
-                       text=True, timeout=60)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return json.loads(r.stdout)
 
 
 def snapshot_and_restore(h, tmp_path, live):
@@ -104,17 +65,6 @@ def test_snapshot_restore_cfi_state(snap_host, tmp_path, live):
     h.ctl("destroy", "other")
     h.wait_for(lambda l: l == "carapace: vm copy: shut down", 30)
     assert h.finish() == EXIT_OK
-
-
-def crc32c(data):
-    """CRC32C (Castagnoli), as the format uses it; written here so that the
-    test does not trust the tool it checks."""
-    crc = 0xFFFFFFFF
-    for b in data:
-        crc ^= b
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
-    return crc ^ 0xFFFFFFFF
 
 
 def as_version_1(stream, vs_sv=0, vcpu_bytes=672):

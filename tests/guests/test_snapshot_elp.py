@@ -13,8 +13,9 @@ import time
 
 import pytest
 
-from test_guests import Report, check_report, guests_built  # noqa: F401
-from test_snapshot import CTL, inspect, snap_host  # noqa: F401
+from harness.paths import CTL
+from harness.report import Report, check_report
+from harness.snapshots import inspect
 
 pytestmark = pytest.mark.quick
 

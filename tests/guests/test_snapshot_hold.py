@@ -20,9 +20,8 @@ import time
 
 import pytest
 
-from test_guests import ROOT, guests_built  # noqa: F401
-from test_snapshot import SnapHost, snap_host  # noqa: F401
-from test_snapshot_stall import control, wait_new_line
+from harness.hosts import control, wait_new_line
+from harness.paths import ROOT
 
 pytestmark = pytest.mark.quick
 

@@ -13,8 +13,9 @@ import subprocess
 
 import pytest
 
-from test_guests import EXIT_OK, guests_built, vm_spec  # noqa: F401
-from test_snapshot import SNAP, crc32c, snap_host  # noqa: F401
+from harness.paths import SNAP
+from harness.runs import EXIT_OK, vm_spec
+from harness.snapshots import crc32c
 
 pytestmark = pytest.mark.quick
 

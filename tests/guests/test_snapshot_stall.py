@@ -6,46 +6,18 @@ and answers `stream`; a restore whose client stops sending answers
 next client. The hosts run with --stream-stall-ms 1500 (default 30 s)."""
 
 import gzip
-import json
 import socket
 import time
 
 import pytest
 
-from test_guests import guests_built, vm_spec  # noqa: F401
-from test_snapshot import inspect, snap_host  # noqa: F401
+from harness.hosts import control, wait_new_line
+from harness.runs import vm_spec
+from harness.snapshots import inspect
 
 pytestmark = pytest.mark.quick
 
 STALL_MS = 1500
-
-
-def control(h, request, timeout=60, then=None):
-    """One request on its own control connection; its reply (skipping the
-    id-null line a fresh connection may get, docs/management.md). @then()
-    runs after the request is sent."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as c:
-        c.settimeout(timeout)
-        c.connect(str(h.sock))
-        c.sendall(b"\n" + json.dumps(request).encode() + b"\n")
-        if then:
-            then()
-        buf = b""
-        while True:
-            while b"\n" not in buf:
-                try:
-                    chunk = c.recv(65536)
-                except TimeoutError:
-                    state = h.ctl("list", check=False)
-                    pytest.fail(f"no reply to {request} in {timeout} s; list now: {state}"
-                                "\n--- console ---\n" + "\n".join(
-                                    l for l in h.snapshot() if "DIRTY" not in l))
-                assert chunk, f"control connection closed before the reply to {request}"
-                buf += chunk
-            line, _, buf = buf.partition(b"\n")
-            reply = json.loads(line)
-            if reply.get("id") == request["id"]:
-                return reply
 
 
 def vm_names(h):
@@ -89,15 +61,6 @@ def test_snapshot_client_that_stops_reading_is_dropped_and_the_vm_resumes(snap_h
     runs = inspect(path)["memory"]["runs"]
     assert sum(r["pages"] for r in runs) >= 2048 and max(r["pages"] for r in runs) == 64, runs
     h.ctl("destroy", "busy")
-
-
-def wait_new_line(h, seen, prefix, timeout=30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if any(l.startswith(prefix) for l in h.snapshot()[seen:]):
-            return
-        time.sleep(0.1)
-    pytest.fail(f"no new '{prefix}' line after line {seen}\n" + "\n".join(h.snapshot()[-30:]))
 
 
 def test_restore_client_that_stops_sending_is_dropped_and_no_vm_is_made(snap_host, tmp_path):

@@ -16,9 +16,10 @@ import time
 
 import pytest
 
-from test_guests import EXIT_OK, Report, check_report, guests_built, vm_spec  # noqa: F401
-from test_snapshot import inspect, snap_host  # noqa: F401
-from test_snapshot_uart import TypingHost
+from harness.hosts import TypingHost
+from harness.report import Report, check_report
+from harness.runs import vm_spec
+from harness.snapshots import inspect
 
 pytestmark = pytest.mark.quick
 

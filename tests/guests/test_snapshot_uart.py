@@ -11,53 +11,17 @@ boot, hyp/host/monitor.c). A batch run gives QEMU no input (stdin is
 /dev/null), so the original runs under carapace-run without --batch, with a
 pipe as its terminal: QEMU (-nographic) reads the bytes from it."""
 
-import subprocess
-import threading
-
 import pytest
 
-from test_guests import LAUNCHER, ROOT, Report, check_report, guests_built  # noqa: F401
-from test_lifecycle import Host
-from test_snapshot import SnapHost, inspect, snap_host  # noqa: F401
+from harness.hosts import TypingHost
+from harness.report import Report, check_report
+from harness.snapshots import inspect
 
 pytestmark = pytest.mark.quick
 
 SPEC = "name=orig,kernel=build/guests/snap_uart.bin,vcpus=1,mem=16M"
 TYPED = b"snap-UART 0123 xyz!"
 SRC = 10
-
-
-class TypingHost(SnapHost):
-    """An interactive carapace-run (no --batch) whose terminal is a pipe: what
-    type() writes is keyboard input for the focused VM. Console lines as Host."""
-
-    def __init__(self, tmp_path, vms, extra=()):
-        self.stream = tmp_path / "stream.sock"
-        self.sock = tmp_path / "ctl.sock"
-        cmd = [str(LAUNCHER), "--smp", "2", "--ctl-socket", str(self.sock),
-               "--stream-socket", str(self.stream), *extra]
-        for v in vms:
-            cmd += ["--vm", v]
-        self.lines = []
-        self.lock = threading.Lock()
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     text=True, errors="replace")
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-        self.wait_for(lambda l: "management channel" in l, 30)
-
-    def type(self, data):
-        self.proc.stdin.write(data.decode())
-        self.proc.stdin.flush()
-
-    def kill(self):
-        Host.kill(self)
-        if self.proc.stdin and not self.proc.stdin.closed:
-            try:
-                self.proc.stdin.close()
-            except BrokenPipeError:
-                pass
 
 
 @pytest.fixture

@@ -16,8 +16,9 @@ import time
 
 import pytest
 
-from test_guests import CACHE, FIRMWARE, QEMU, qemu_cpu
-from test_snapshot_uart import TypingHost
+from harness.hosts import TypingHost
+from harness.paths import CACHE, FIRMWARE, QEMU
+from harness.runs import qemu_cpu
 
 pytestmark = pytest.mark.quick
 

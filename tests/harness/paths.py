@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Where the tree and its tools are, for every test: one definition."""
 
+import os
 import sys
 from pathlib import Path
 
@@ -18,3 +19,5 @@ LAUNCHER = TOOLS / "carapace-run"
 CTL = TOOLS / "carapace-ctl"
 SNAP = TOOLS / "carapace-snap"
 TLS = TOOLS / "carapace-tls"
+# The QEMU of the bare reference runs; tools/carapace-run honours the same variable.
+QEMU = os.environ.get("CARAPACE_QEMU") or "qemu-system-riscv64"

@@ -8,39 +8,24 @@ with the same shadow stack, still catching violations; the other guest never
 stops."""
 
 import re
-import sys
+import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "guests"))
-from test_lifecycle import Host  # noqa: E402
-from test_linux import (INITRAMFS, KERNEL, CfiReport, check_cfi,  # noqa: E402,F401
-                        cpu_with_cfi, initramfs, run_reference)
+from harness.hosts import Host, SnapHost
+from harness.linux import (INITRAMFS, KERNEL, REQUIRED_ROUNDS, CfiReport, check_cfi,
+                           cpu_with_cfi, rounds_of, run_reference)
+from harness.paths import LAUNCHER, ROOT
 
 pytestmark = pytest.mark.linux
 
 ROUNDS = 40
-REQUIRED_ROUNDS = [
-    "rounds: shadow stack on in the long-running process",
-    "rounds: 1000 balanced calls at the ssp of round 1",
-    "rounds: corrupted return in a child -> SIGSEGV/SEGV_CPERR",
-    "rounds: PR_GET_SHADOW_STACK_STATUS still reports ENABLE",
-    "landing pads: PR_GET_CFI reports ENABLE",
-    "landing pads: indirect call to a non-lpad target -> SIGSEGV/SEGV_CPERR",
-    "landing pads: lpad label mismatch -> SIGSEGV/SEGV_CPERR",
-]
-ROUND_RE = re.compile(r"cfitest: round (\d+)/(\d+)")
 
 
 def spec(name, rounds=ROUNDS, quiet="quiet"):
     return (f"name={name},kernel={KERNEL},initrd={INITRAMFS},mem=256M,vcpus=2,"
             f"bootargs=console=ttyS0 {quiet} carapace.test=rounds carapace.rounds={rounds}")
-
-
-def rounds_of(lines):
-    return [int(m.group(1)) for l in lines if (m := ROUND_RE.search(l))]
 
 
 def test_reference_rounds(initramfs):
@@ -86,7 +71,6 @@ def test_pause_resume_linux_cfi(initramfs, tmp_path):
 # --- snapshot and restore -------------------------------------------------------------
 
 def snap_host(tmp_path, vms, timeout=500):
-    from test_snapshot import SnapHost
     return SnapHost(tmp_path, vms, timeout=timeout)
 
 
@@ -97,9 +81,6 @@ def test_snapshot_linux_into_fresh_qemu(initramfs, tmp_path, live):
     same process goes on from its round, with the same shadow stack (the ssp
     of round 1), and still catches a corrupted return and landing-pad
     violations."""
-    import subprocess
-    from test_lifecycle import LAUNCHER, ROOT
-
     path = tmp_path / "alpha.snap"
     srcdir = tmp_path / "src"
     srcdir.mkdir()
@@ -165,8 +146,6 @@ def two_restores(tmp_path, extra_bootargs=""):
     last round it had printed when the snapshot reply came, the listing taken
     with both restores up, the host's console, r1's and r2's consoles and
     the restores' durations."""
-    from test_snapshot import SnapHost
-
     path = tmp_path / "alpha.snap"
     srcdir, dstdir = tmp_path / "src", tmp_path / "dst"
     srcdir.mkdir()

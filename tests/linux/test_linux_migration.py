@@ -32,29 +32,20 @@ QEMU) are tests/guests/test_migration.py's, with bare-metal guests; the
 cuts after the destination ran the VM (both copies kept, marked) are
 tests/guests/test_migration_end.py's."""
 
-import json
 import re
-import socket
-import subprocess
-import sys
-import threading
 import time
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "guests"))
-from test_lifecycle import CTL, Host  # noqa: E402
-from test_linux import (INITRAMFS, KERNEL, CfiReport, cpu_with_cfi,  # noqa: E402,F401
-                        initramfs, run_reference)
-from test_linux_lifecycle import REQUIRED_ROUNDS, rounds_of  # noqa: E402
+from harness.linux import (DIRTY_CHECK, REQUIRED_ROUNDS, RUN_TIMEOUT, CfiReport, check_moved,
+                           cpu_with_cfi, mig_host, rounds_of, rounds_spec, run_reference,
+                           wait_round)
+from harness.ports import free_port
 
 pytestmark = pytest.mark.linux
 
-ADDR = "127.0.0.1"
 NO_CFI_CPU = "rv64,h=true,sstc=true,svadu=true"     # no Zicfilp/Zicfiss
 DIRTY_MIB = 8
-DIRTY_CHECK = "rounds: every dirty page holds the previous round's pattern"
 TIME_CHECK = "rounds: guest time went on from the previous round"
 TIME_STEP_RE = re.compile(r"PASS: cfi: rounds: guest time went on from the previous round "
                           r"\(round (\d+): \+(\d+) us monotonic")
@@ -63,165 +54,10 @@ MAX_TIME_STEP_S = 30    # between two rounds, a move's downtime included
 # stack was turned on before the rounds, on the first host)
 REQUIRED_AFTER = [c for c in REQUIRED_ROUNDS if not c.startswith("rounds: shadow stack on")] \
     + [DIRTY_CHECK, TIME_CHECK]
-RUN_TIMEOUT = 400       # each host's carapace-run --timeout
-MIG_TIMEOUT = 180       # one carapace-ctl migrate / incoming
-
-
-def spec(name, rounds, extra=""):
-    """A Linux CFI guest running cfitest --rounds (with @extra boot args)."""
-    return (f"name={name},kernel={KERNEL},initrd={INITRAMFS},mem=256M,vcpus=2,"
-            f"bootargs=console=ttyS0 quiet carapace.test=rounds carapace.rounds={rounds}"
-            + (f" {extra}" if extra else ""))
 
 
 def dirty_spec(name, rounds):
-    return spec(name, rounds, f"carapace.dirty={DIRTY_MIB}")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind((ADDR, 0))
-        return s.getsockname()[1]
-
-
-def ctl_objects(out):
-    return [json.loads(l) for l in out.splitlines() if l.strip().startswith("{")]
-
-
-class MigResult:
-    """What one carapace-ctl migrate/incoming --json said."""
-
-    def __init__(self, rc, out, err):
-        objs = ctl_objects(out)
-        self.rc, self.err = rc, err
-        self.events = [o for o in objs if "event" in o]
-        replies = [o for o in objs if "event" not in o]
-        self.reply = replies[-1] if replies else None
-
-    def of(self, kind):
-        return [e for e in self.events if e.get("event") == kind]
-
-    def text(self):
-        return (f"exit {self.rc}\n" + "\n".join(json.dumps(e) for e in self.events)
-                + f"\nreply {self.reply}\nstderr {self.err}")
-
-
-class CtlProc:
-    """A carapace-ctl in the background (incoming waits for the source), its
-    stdout collected as it comes."""
-
-    def __init__(self, cmd):
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
-        self.lines, self.lock = [], threading.Lock()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            with self.lock:
-                self.lines.append(line)
-
-    def wait_event(self, kind, timeout=30):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            with self.lock:
-                if any(e.get("event") == kind for e in ctl_objects("".join(self.lines))):
-                    return
-            if self.proc.poll() is not None and not self.reader.is_alive():
-                break
-            time.sleep(0.05)
-        pytest.fail(f"carapace-ctl gave no {kind} event\n" + "".join(self.lines))
-
-    def finish(self, timeout=MIG_TIMEOUT):
-        try:
-            self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.stop()
-            pytest.fail("carapace-ctl did not end\n" + "".join(self.lines))
-        self.reader.join(5)
-        return MigResult(self.proc.returncode, "".join(self.lines), self.proc.stderr.read())
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait()
-
-
-class MigHost(Host):
-    """One host of a migration test (a carapace-run --batch), in its own
-    directory with its UNIX stream socket, migrating with the TLS credentials
-    directory @creds (tools/carapace-tls init): --persist, or, with
-    @incoming, a fresh host waiting for one VM whose relay listens on
-    127.0.0.1:@incoming (the VM moves on from there through the stream
-    socket)."""
-
-    def __init__(self, tmp_path, tag, vms=(), incoming=None, extra=(), timeout=RUN_TIMEOUT,
-                 creds=None):
-        d = tmp_path / tag
-        d.mkdir()
-        self.tag, self.creds = tag, creds
-        self.stream = str(d / "stream.sock")
-        args = ["--stream-socket", self.stream]
-        if incoming is None:
-            args += ["--persist"]
-        else:
-            assert creds, "an --incoming host needs TLS credentials"
-            args += ["--incoming", str(incoming), "--tls-dir", str(creds)]
-        super().__init__(d, vms, [*args, *extra], timeout)
-
-    def tls(self):
-        assert self.creds, f"host {self.tag}: no TLS credentials"
-        return ["--tls-dir", str(self.creds)]
-
-    def kill(self):
-        """SIGTERM only (the launcher takes QEMU down with it); never KILL."""
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=90)
-            except subprocess.TimeoutExpired:
-                pytest.fail(f"host {self.tag}: carapace-run still runs 90 s after SIGTERM")
-
-    def console(self, n=100):
-        return f"--- host {self.tag} console ---\n" + "\n".join(self.snapshot()[-n:])
-
-    def _cmd(self, *args):
-        return [str(CTL), "--socket", str(self.sock), "--stream-socket", self.stream,
-                "--json", "--timeout", "60", *args]
-
-    def ctl(self, *args, check=True):
-        r = subprocess.run(self._cmd(*args), capture_output=True, text=True,
-                           timeout=MIG_TIMEOUT)
-        m = MigResult(r.returncode, r.stdout, r.stderr)
-        if check:
-            assert r.returncode == 0, f"carapace-ctl {args}: {m.text()}\n{self.console()}"
-        return m
-
-    def vms(self):
-        return {v["name"]: v["state"] for v in self.ctl("list").reply["vms"]}
-
-    def migrate(self, vm, port, *opts):
-        """carapace-ctl migrate @vm 127.0.0.1:@port, this host the source."""
-        return self.ctl("migrate", vm, f"{ADDR}:{port}", *self.tls(), *opts, check=False)
-
-    def incoming(self, port):
-        """carapace-ctl incoming @port on this running host, in the
-        background, once it listens."""
-        p = CtlProc(self._cmd("incoming", str(port), *self.tls()))
-        p.wait_event("listening")
-        return p
-
-    def wait_round(self, vm, n, timeout):
-        """Until @vm has printed its round @n (or a later one) here."""
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            if [r for r in rounds_of(self.guest(vm)) if r >= n]:
-                return
-            if self.proc.poll() is not None and not self.reader.is_alive():
-                break
-            time.sleep(0.1)
-        pytest.fail(f"{vm} did not reach round {n}\n{self.console()}")
+    return rounds_spec(name, rounds, f"carapace.dirty={DIRTY_MIB}")
 
 
 @pytest.fixture
@@ -230,7 +66,7 @@ def hosts(tmp_path, initramfs, tls_creds):
 
     def make(tag, vms=(), **kw):
         kw.setdefault("creds", tls_creds.main)
-        h = MigHost(tmp_path, tag, vms, **kw)
+        h = mig_host(tmp_path, tag, vms, **kw)
         made.append(h)
         return h
     make.procs = procs
@@ -241,25 +77,11 @@ def hosts(tmp_path, initramfs, tls_creds):
         h.kill()
 
 
-def check_moved(m, where):
-    """A migration that went through, every phase reported."""
-    assert m.rc == 0 and m.reply and m.reply["ok"] and m.reply["vm"] == "alpha", \
-        f"{where}: {m.text()}"
-    kinds = [e["event"] for e in m.events]
-    for k in ("caps", "accept", "round", "stop-and-copy", "running", "done"):
-        assert k in kinds, f"{where}: no {k} event: {m.text()}"
-    assert not m.of("abort"), f"{where}: {m.text()}"
-    assert m.reply["rounds"] >= 1 and m.reply["pages"] > 0, m.reply
-    print(f"{where}: {m.reply['rounds']} pre-copy rounds, {m.reply['pages']} pages, "
-          f"{m.reply['bytes']} bytes, {m.reply['total_us'] / 1e6:.1f} s, downtime "
-          f"{m.reply['downtime_us']} + {m.reply.get('dest_downtime_us')} us")
-
-
 def check_cfi_on(h, where):
     """The hypervisor's view on host @h: alpha's CFI as the guest set it
     (shadow stacks and landing pads given, each running vCPU's shadow stack
     on and locked through FWFT)."""
-    cfi = h.ctl("cfi", "alpha").reply
+    cfi, _ = h.ctl("cfi", "alpha")
     assert cfi["shadow_stacks"] and cfi["landing_pads"] and cfi["policy"] == "trap", \
         (where, cfi)
     assert all(v["ss_enabled"] and v["ss_locked"] for v in cfi["vcpus"]
@@ -395,8 +217,8 @@ def test_linux_cfi_guest_moves_to_fresh_host(hosts):
     return and landing-pad violations still SIGSEGV/SEGV_CPERR, its guest
     time never went back); beta never stops; A lists alpha no more."""
     port = free_port()
-    a = hosts("a", [dirty_spec("alpha", A_ROUNDS), spec("beta", B_ROUNDS)])
-    a.wait_round("alpha", A_MIGRATE_AT, 300)
+    a = hosts("a", [dirty_spec("alpha", A_ROUNDS), rounds_spec("beta", B_ROUNDS)])
+    wait_round(a, "alpha", A_MIGRATE_AT, 300)
     # B starts now: its clock is behind A's by A's run so far, so a move
     # that did not carry the guest's time over would set it back
     b = hosts("b", incoming=port, extra=["--expect", "alpha=shutdown"])
@@ -457,15 +279,15 @@ def test_linux_cfi_guest_ping_pong(hosts):
     passes on every host it came to, and it ends on B; beta on A never
     stops."""
     port = free_port()
-    a = hosts("a", [dirty_spec("alpha", P_ROUNDS), spec("beta", P_ROUNDS)])
-    a.wait_round("alpha", P_FIRST_AT, 300)
+    a = hosts("a", [dirty_spec("alpha", P_ROUNDS), rounds_spec("beta", P_ROUNDS)])
+    wait_round(a, "alpha", P_FIRST_AT, 300)
     b = hosts("b", incoming=port, extra=["--expect", "alpha=shutdown"])   # clock behind A's
     m = a.migrate("alpha", port, "--max-rounds", "6")
     check_moved(m, "hop 1: a -> b")
     assert b.vms() == {"alpha": "running"} and "alpha" not in a.vms()
     for hop, (src, dst) in enumerate([(b, a), (a, b)], start=2):
         last = max(rounds_of(a.guest("alpha")) + rounds_of(b.guest("alpha")))
-        src.wait_round("alpha", last + P_BETWEEN, 60)
+        wait_round(src, "alpha", last + P_BETWEEN, 60)
         check_cfi_on(src, f"before hop {hop}, on {src.tag}")
         p = free_port()
         inc = dst.incoming(p)
@@ -513,7 +335,7 @@ def test_linux_cfi_guest_refused_without_cfi(hosts):
     a = hosts("a", [dirty_spec("alpha", R_ROUNDS)],
               extra=["--expect", "alpha=shutdown"])
     b = hosts("b", incoming=port, extra=["--cpu", NO_CFI_CPU])
-    a.wait_round("alpha", 3, 300)
+    wait_round(a, "alpha", 3, 300)
     m = a.migrate("alpha", port)
     assert m.rc == 1, m.text()
     assert m.reply and not m.reply["ok"] and m.reply["code"] == "no-cfi", m.text()
@@ -558,11 +380,11 @@ def test_linux_cfi_guest_survives_broken_moves(hosts):
     shadow stack, landing pads and guest time)."""
     port = free_port()
     a = hosts("a", [dirty_spec("alpha", F_ROUNDS)])
-    a.wait_round("alpha", 3, 300)
+    wait_round(a, "alpha", 3, 300)
     b = hosts("b", incoming=port, extra=["--expect", "alpha=shutdown"])
     for phase in F_PHASES:
         last = max(rounds_of(a.guest("alpha")))
-        a.wait_round("alpha", last + 1, 60)
+        wait_round(a, "alpha", last + 1, 60)
         m = a.migrate("alpha", port, "--max-rounds", "4", "--cut-at", phase)
         where = f"cut at {phase}"
         print(f"{where}: {m.reply and m.reply.get('code')}: {m.reply and m.reply.get('error')}")
@@ -573,7 +395,7 @@ def test_linux_cfi_guest_survives_broken_moves(hosts):
         assert not m.of("done"), f"{where}: {m.text()}"
         if m.reply["code"] == "unconfirmed":
             assert phase == "stop-and-copy", f"{where}: {m.text()}"
-            vm = next(v for v in a.ctl("list").reply["vms"] if v["name"] == "alpha")
+            vm = next(v for v in a.ctl("list")[0]["vms"] if v["name"] == "alpha")
             assert vm["state"] == "paused" and vm["migration"] == "left-unconfirmed", vm
             wait_no_vms(b)      # B never got END: it never ran alpha
             a.ctl("resume", "alpha")

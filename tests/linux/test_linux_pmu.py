@@ -15,8 +15,8 @@ import subprocess
 
 import pytest
 
-from test_linux import FIRMWARE, INITRAMFS, KERNEL, LAUNCHER, CfiReport, cpu_with_cfi, \
-    initramfs, run_carapace  # noqa: F401
+from harness.linux import INITRAMFS, KERNEL, cpu_with_cfi, run_carapace
+from harness.paths import FIRMWARE
 
 pytestmark = pytest.mark.linux
 

@@ -27,18 +27,13 @@ import os
 import random
 import re
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "guests"))
-from test_linux import CfiReport, initramfs  # noqa: E402,F401
-from test_linux_lifecycle import rounds_of  # noqa: E402
-from test_guests import ROOT  # noqa: E402
-from test_linux_migration import (DIRTY_CHECK, MigHost,  # noqa: E402,F401
-                                  free_port, spec)
+from harness.linux import DIRTY_CHECK, CfiReport, mig_host, rounds_of, rounds_spec, wait_round
+from harness.paths import ROOT, SNAP
+from harness.ports import free_port
 
 pytestmark = pytest.mark.soak
 
@@ -47,7 +42,6 @@ GUESTS = int(os.environ.get("LINUX_SOAK_GUESTS", 4))
 INTERVAL_S = float(os.environ.get("LINUX_SOAK_INTERVAL_S", 20))
 ROUNDS = 1_000_000          # more than any soak reaches: the loop never ends by itself
 FAULT_RE = re.compile(r"^carapace: (PANIC|.*hypervisor trap)")
-SNAP = ROOT / "tools" / "carapace-snap"
 OUT = ROOT / "build" / "soak" / "linux.json"
 
 
@@ -86,10 +80,10 @@ def test_linux_soak(initramfs, tmp_path, tls_creds):
     # room on each host for every guest (they may all end up on one)
     spare = f"{256 * GUESTS}M"
     timeout = int(MINUTES * 60 + 1200)
-    a = MigHost(tmp_path, "a", [spec(v, ROUNDS, "carapace.dirty=4") for v in vms],
-                extra=["--spare-mem", spare], timeout=timeout, creds=tls_creds.main)
-    b = MigHost(tmp_path, "b", [], extra=["--spare-mem", spare], timeout=timeout,
-                creds=tls_creds.main)
+    a = mig_host(tmp_path, "a", [rounds_spec(v, ROUNDS, "carapace.dirty=4") for v in vms],
+                 extra=["--spare-mem", spare], timeout=timeout, creds=tls_creds.main)
+    b = mig_host(tmp_path, "b", [], extra=["--spare-mem", spare], timeout=timeout,
+                 creds=tls_creds.main)
     hosts = [a, b]
     where = {v: a for v in vms}
     ops = {"pause": 0, "snapshot": 0, "migrate": 0}
@@ -98,7 +92,7 @@ def test_linux_soak(initramfs, tmp_path, tls_creds):
     try:
         t_boot = time.monotonic()
         for v in vms:
-            a.wait_round(v, 2, 900)
+            wait_round(a, v, 2, 900)
         boot_s = time.monotonic() - t_boot
         t0 = time.monotonic()
         end = t0 + MINUTES * 60
@@ -115,7 +109,7 @@ def test_linux_soak(initramfs, tmp_path, tls_creds):
             before = latest_round(hosts, vm)
             t = time.monotonic()
             if kind == "pause":
-                r = h.ctl("pause", vm).reply
+                r = h.ctl("pause", vm)[0]
                 assert r["ok"] and r["state"] == "paused", r
                 # lines the guest wrote before the pause may still be on their
                 # way through the host console and the launcher's pipe
@@ -123,11 +117,11 @@ def test_linux_soak(initramfs, tmp_path, tls_creds):
                 at = rounds_of(h.guest(vm))
                 time.sleep(2)
                 assert rounds_of(h.guest(vm)) == at, f"{vm} ran while paused"
-                r = h.ctl("resume", vm).reply
+                r = h.ctl("resume", vm)[0]
                 assert r["ok"] and r["state"] == "running", r
             elif kind == "snapshot":
                 path = tmp_path / f"{vm}-{i}.snap"
-                r = h.ctl("snapshot", vm, str(path), "--live").reply
+                r = h.ctl("snapshot", vm, str(path), "--live")[0]
                 assert r["ok"] and r["live"], r
                 v = subprocess.run([str(SNAP), "verify", str(path)], capture_output=True,
                                    text=True, timeout=300)
@@ -161,8 +155,8 @@ def test_linux_soak(initramfs, tmp_path, tls_creds):
             h = where[v]
             last = latest_round(hosts, v)
             wait_progress(hosts, v, last)
-            cfi = h.ctl("cfi", v).reply
-            stats = {s["name"]: s for s in h.ctl("stats", v).reply["vms"]}[v]
+            cfi = h.ctl("cfi", v)[0]
+            stats = {s["name"]: s for s in h.ctl("stats", v)[0]["vms"]}[v]
             here = stay_lines(h, v)
             results[v] = {"host": h.tag, "cfi": cfi, "stats": stats, "here": here}
         # stop: the guests are destroyed, the hosts (persist) are ended

@@ -14,16 +14,11 @@ stays 0.
 
 import re
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-from test_linux import (CACHE, FIRMWARE, HYP, INITRAMFS, LAUNCHER, REF_TIMEOUT, ROOT,
-                        cpu_with_cfi, run_carapace)
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "guest_kernel"))
-from test_guest_kernel import guest_kernel  # noqa: E402,F401  (the build fixture)
+from harness.linux import INITRAMFS, REF_TIMEOUT, cpu_with_cfi, run_carapace
+from harness.paths import CACHE, FIRMWARE, HYP, LAUNCHER, ROOT
 
 pytestmark = pytest.mark.linux
 

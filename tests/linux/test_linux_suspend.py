@@ -15,16 +15,12 @@ wake-up source ignores typed input and ends with the host's
 `carapace-ctl wake` (as QEMU's system_wakeup)."""
 
 import re
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "guests"))
-from test_snapshot_uart import TypingHost  # noqa: E402
-from test_linux import (INITRAMFS, KERNEL, cpu_with_cfi, initramfs,  # noqa: E402,F401
-                        run_reference)
+from harness.hosts import TypingHost
+from harness.linux import INITRAMFS, KERNEL, cpu_with_cfi, run_reference
 
 pytestmark = pytest.mark.linux
 

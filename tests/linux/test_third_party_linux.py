@@ -9,15 +9,13 @@ turned shadow stacks or landing pads on."""
 
 import re
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "guests"))
-from test_lifecycle import Host  # noqa: E402
-from test_linux import (CACHE, FIRMWARE, INITRAMFS, REF_TIMEOUT, REQUIRED_OFF,  # noqa: E402,F401
-                        CfiReport, check_cfi, cpu_with_cfi, initramfs, run_carapace)
+from harness.hosts import Host
+from harness.linux import (INITRAMFS, REF_TIMEOUT, REQUIRED_OFF, CfiReport, check_cfi,
+                           cpu_with_cfi, run_carapace)
+from harness.paths import CACHE, FIRMWARE
 
 pytestmark = pytest.mark.linux
 

@@ -69,11 +69,7 @@ def test_installed_package_imports_outside_the_tree(venv):
 
 
 def test_sdist_holds_what_a_wheel_needs(tmp_path):
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        import carapace_build
-    finally:
-        sys.path.remove(str(ROOT / "tools"))
+    import carapace_build   # tools/carapace_build.py: tools/ is on sys.path (tests/conftest.py)
     name = carapace_build.build_sdist(str(tmp_path))
     with tarfile.open(tmp_path / name) as tar:
         names = tar.getnames()

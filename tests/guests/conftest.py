@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: MIT
+"""Fixtures of the bare-metal guest tests (the classes are tests/harness'):
+guests_built (the payloads, built once a session), snap_host (SnapHosts,
+stopped at the end) and hosts (the hosts of a migration test)."""
+
+import pytest
+
+from harness.hosts import SnapHost
+from harness.migration import MigHost
+from harness.runs import build_guests
+
+
+@pytest.fixture(scope="session")
+def guests_built():
+    """Build the payloads once (cheap when they are up to date)."""
+    return build_guests()
+
+
+@pytest.fixture
+def snap_host(tmp_path, guests_built):
+    """make(vms, extra=..., timeout=...) starts a SnapHost in tmp_path; every
+    one is stopped (SIGTERM) at the end."""
+    hosts = []
+
+    def make(*args, **kw):
+        h = SnapHost(tmp_path, *args, **kw)
+        hosts.append(h)
+        return h
+    yield make
+    for h in hosts:
+        h.kill()
+
+
+@pytest.fixture
+def hosts(tmp_path, guests_built, tls_creds):
+    """make(tag, vms, incoming=PORT, extra=...) starts a host (TLS credentials:
+    the fixture's main set); they boot side by side (call .ready()); all are
+    stopped (SIGTERM) at the end."""
+    made, procs = [], []
+
+    def make(tag, vms=(), **kw):
+        kw.setdefault("creds", tls_creds.main)
+        h = MigHost(tmp_path, tag, vms, **kw)
+        made.append(h)
+        return h
+    make.procs = procs
+    make.creds = tls_creds
+    yield make
+    for p in procs:
+        p.stop()
+    for h in made:
+        h.kill()
