@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: MIT
 """Fixtures of the bare-metal guest tests (the classes are tests/harness'):
 guests_built (the payloads, built once a session), snap_host (SnapHosts,
-stopped at the end) and hosts (the hosts of a migration test)."""
+stopped at the end), host_factory (plain Hosts, the same) and hosts (the hosts of a migration test)."""
 
 import pytest
 
-from harness.hosts import SnapHost
+from harness.hosts import Host, SnapHost
 from harness.migration import MigHost
 from harness.runs import build_guests
 
@@ -14,6 +14,21 @@ from harness.runs import build_guests
 def guests_built():
     """Build the payloads once (cheap when they are up to date)."""
     return build_guests()
+
+
+@pytest.fixture
+def host_factory(tmp_path, guests_built):
+    """make(vms, extra=..., timeout=...) starts a Host in tmp_path; every one
+    is stopped (SIGTERM) at the end."""
+    hosts = []
+
+    def make(*args, **kw):
+        h = Host(tmp_path, *args, **kw)
+        hosts.append(h)
+        return h
+    yield make
+    for h in hosts:
+        h.kill()
 
 
 @pytest.fixture

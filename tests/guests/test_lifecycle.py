@@ -17,24 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.hosts import Host
 from harness.report import Report, check_report
 from harness.runs import EXIT_OK, run_carapace, vm_spec
 
 pytestmark = pytest.mark.quick
-
-
-@pytest.fixture
-def host_factory(tmp_path, guests_built):
-    hosts = []
-
-    def make(*args, **kw):
-        h = Host(tmp_path, *args, **kw)
-        hosts.append(h)
-        return h
-    yield make
-    for h in hosts:
-        h.kill()
 
 
 def hellos(lines):

@@ -13,8 +13,8 @@ import subprocess
 import pytest
 
 from harness.exposition import parse_exposition
-from test_guests import guests_built, vm_spec  # noqa: F401
-from test_lifecycle import CTL, host_factory  # noqa: F401
+from harness.paths import CTL
+from harness.runs import vm_spec
 
 pytestmark = pytest.mark.quick
 
