@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Installs or fetches everything Carapace needs, idempotently.
 #   host   : QEMU 10 (bookworm-backports), cross compilers, dtc, cpio, pytest,
-#            openssl (tools/carapace-tls init: migration credentials)
+#            openssl (tools/carapace-tls init: migration credentials),
+#            pip and venv (`pip install .` of the carapace package, and its test)
 #   fetched: OpenSBI >= 1.6 (trixie .deb), libfdt source (linux-source-7.2),
 #            guest kernel + busybox-static (sid riscv64 .debs),
 #            U-Boot's S-mode build (trixie u-boot-qemu), a third-party guest
@@ -109,7 +110,7 @@ host_ok() {
 	[ -f /usr/riscv64-linux-gnu/lib/libc.a ] &&
 	command -v dtc >/dev/null && command -v cpio >/dev/null &&
 	command -v openssl >/dev/null &&
-	/usr/bin/python3 -c 'import pytest, ssl' 2>/dev/null
+	/usr/bin/python3 -c 'import pytest, ssl, pip, ensurepip' 2>/dev/null
 }
 
 deps_host() {
@@ -122,13 +123,14 @@ deps_host() {
 	fi
 	say "apt-get update"
 	$SUDO apt-get update -q >/dev/null || die "apt-get update failed"
-	say "installing QEMU 10 (bookworm-backports), cross compilers, dtc, pytest, openssl"
+	say "installing QEMU 10 (bookworm-backports), cross compilers, dtc, pytest, openssl, pip"
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \
 		qemu-system-riscv/bookworm-backports qemu-system-common/bookworm-backports \
 		qemu-system-data/bookworm-backports opensbi/bookworm-backports \
 		gcc-riscv64-linux-gnu libc6-dev-riscv64-cross gcc-riscv64-unknown-elf \
 		device-tree-compiler cpio \
-		xz-utils gzip python3 python3-pytest ca-certificates openssl gcc make libc6-dev \
+		xz-utils gzip python3 python3-pytest python3-pip python3-venv ca-certificates openssl \
+		gcc make libc6-dev \
 		>/dev/null ||
 		die "apt-get install failed"
 	host_ok || die "host tools still missing after install"
