@@ -149,7 +149,7 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 	if (host.timeslice_us)
 		sched_slice_ticks = host.timebase_hz * host.timeslice_us / 1000000;
 
-	HYP_ASSERT(vsbi_registry_check());
+	HYP_ASSERT(vsbi_init());	/* the SBI lookup, from the one table */
 	harts_online = 1;
 	for (unsigned int i = 1; i < nr_harts; i++) {
 		long rc = sbi_hart_start(harts[i].hartid, secondary_entry,

@@ -97,7 +97,7 @@ enum exit_action cfi_lp_redeliver(struct vcpu *v)
 	if (v->lp_window.timer_parked)
 		csr_write(CSR_VSTIMECMP, TIMER_PARKED);
 	v->vm->stats.injected++;
-	return EXIT_RESUME_SAME;
+	return EXIT_RESUME;
 }
 
 /* The held interrupts become pending again; the external one is a level,
@@ -162,9 +162,9 @@ count_delegated(struct vcpu *v, unsigned long vscause)
 {
 	if (vscause != EXC_SW_CHECK ||
 	    csr_read(CSR_VSTVAL) != SWCHECK_TVAL_SHADOW_STACK)
-		return EXIT_RESUME_SAME;
+		return EXIT_RESUME;
 	return cfi_count_violation(v, SWCHECK_TVAL_SHADOW_STACK, csr_read(CSR_VSEPC), true) ==
-			       EXIT_VM_STOP ? EXIT_VM_STOP : EXIT_RESUME_SAME;
+			       EXIT_VM_STOP ? EXIT_VM_STOP : EXIT_RESUME;
 }
 
 /* The guest's own sret, done for it (VTSR trapped it): re-executed after our
@@ -212,7 +212,7 @@ bool cfi_lp_window_exit(struct vcpu *v, unsigned long cause, unsigned long insn,
 		v->lp_window.rearms++;
 		csr_write(CSR_STIMECMP, time_now() + guard_ticks());
 		v->lp_window.timer_moved = true;
-		*act = EXIT_RESUME_SAME;
+		*act = EXIT_RESUME;
 		return true;
 	}
 	vscause = csr_read(CSR_VSCAUSE);
@@ -237,7 +237,7 @@ bool cfi_lp_window_exit(struct vcpu *v, unsigned long cause, unsigned long insn,
 		}
 		emulate_guest_sret(v, back);
 		if (back) {
-			*act = EXIT_RESUME_SAME;
+			*act = EXIT_RESUME;
 			return true;
 		}
 		window_close(v);

@@ -48,7 +48,8 @@ uint32_t vm_features(enum cfi_policy policy);
 /** cfi_vm_has_lp()/cfi_vm_has_ss() - what this VM may use (host caps and policy). */
 bool cfi_vm_has_lp(const struct vm *vm);
 bool cfi_vm_has_ss(const struct vm *vm);
-/** cfi_vcpu_reset() - FWFT values and locks to 0; henvcfg LPE/SSE, senvcfg, ssp, SPELP cleared. */
+/** cfi_vcpu_reset() - henvcfg LPE/SSE, senvcfg, ssp, SPELP cleared (the FWFT
+ *  values and locks: fwft_vcpu_reset()). */
 void cfi_vcpu_reset(struct vcpu *v);
 /** cfi_spelp_to_spec() - a stopped vCPU's sstatus/vsstatus as the spec places
  *  SPELP: ELP in @sstatus (the trapped context), the guest's own in @vsstatus. */
@@ -66,9 +67,9 @@ unsigned long cfi_hstateen0(const struct vm *vm);
 bool cfi_senvcfg_insn(struct vcpu *v, unsigned long insn);
 /** cfi_henvcfg() - henvcfg CFI bits derived from the vCPU's FWFT state (never raw). */
 unsigned long cfi_henvcfg(const struct vcpu *v);
-/** cfi_fwft_set()/cfi_fwft_get() - FWFT backends; return SBI_ERR_* codes. */
-long cfi_fwft_set(struct vcpu *v, unsigned long feature, unsigned long value, unsigned long flags);
-long cfi_fwft_get(struct vcpu *v, unsigned long feature, unsigned long *value);
+/** cfi_apply_henvcfg() - the loaded vCPU's henvcfg LPE/SSE after its FWFT
+ *  LANDING_PAD/SHADOW_STACK value changed (fwft.c); senvcfg.SSE follows. */
+void cfi_apply_henvcfg(struct vcpu *v);
 /** cfi_hedeleg() - hedeleg bit for cause 18 under the VM's policy. */
 unsigned long cfi_hedeleg(const struct vm *vm);
 /** cfi_count_violation() - count a software check at @pc (tval 2: landing pad, 3:

@@ -8,11 +8,14 @@
 
 struct vcpu;
 
-/** vcpu_exit() - handle the exit the hardware just reported for @v. */
-enum exit_action vcpu_exit(struct vcpu *v);
-/** exit_mmio_fast() - emulate a device access using only the caller-saved part of
- *  the context; false (with nothing changed) when the full path must do it. */
-bool exit_mmio_fast(struct vcpu *v, unsigned long cause);
+/** vcpu_exit() - route the exit @cause the hardware just reported for @v to its
+ *  handler, with the whole context saved; the verdict says what next and how
+ *  far the pc moves (the caller moves it, and counts the exit). */
+struct exit_verdict vcpu_exit(struct vcpu *v, unsigned long cause);
+/** vcpu_exit_hot() - the same route with only the caller-saved guest registers
+ *  saved: it serves SBI calls and device accesses that need no more, and
+ *  returns EXIT_FULL, with nothing changed, for every other exit. */
+struct exit_verdict vcpu_exit_hot(struct vcpu *v, unsigned long cause);
 /** vcpu_fetch_insn() - read the guest instruction at @pc with HLVX; 0 on fault. */
 unsigned long vcpu_fetch_insn(unsigned long pc);
 /* arch/trap.S: one HLVX.HU with the fault caught (*scause = 0 when it worked). */

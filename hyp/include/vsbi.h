@@ -12,12 +12,16 @@ struct vm;
 /* 3.0: Linux uses FWFT only from 3.0 on (docs/cfi.md §9.12) */
 #define VSBI_SPEC_VERSION	SBI_SPEC_VERSION(3, 0)
 
-/* Result of one SBI call. The dispatcher writes error/value to a0/a1 and
- * advances sepc, unless the handler chose another action. */
+/* Result of one SBI call. The dispatcher writes error/value to a0/a1 and its
+ * verdict moves the pc past the ecall, unless the call does not return (the VM
+ * stopped) or is to be made again. */
 struct vsbi_ret {
 	long error;		/* SBI_SUCCESS or SBI_ERR_* */
 	unsigned long value;
-	enum exit_action action;	/* EXIT_RESUME_NEXT unless the call does not return */
+	/* EXIT_RESUME: the call returns; EXIT_YIELD: it returns, then the vCPU
+	 * gives the hart away; EXIT_VM_STOP: it never returns */
+	enum exit_action action;
+	bool again;		/* not made yet: nothing returned, the guest makes it again */
 };
 
 struct vsbi_ext {
@@ -30,23 +34,40 @@ struct vsbi_ext {
 	void (*call)(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret);
 };
 
-extern const struct vsbi_ext vsbi_base, vsbi_time, vsbi_ipi, vsbi_rfence, vsbi_hsm,
-	vsbi_srst, vsbi_dbcn, vsbi_fwft, vsbi_debug, vsbi_susp;
+/* The one table of the SBI extensions guests see: X(NAME) for the descriptor
+ * `const struct vsbi_ext vsbi_NAME` its file defines (vsbi_NAME.c; BASE in
+ * vsbi.c). The registry and the dispatcher's lookup are built from it alone
+ * (vsbi_init()); tests/unit/test_vsbi.c checks that every extension
+ * docs/sbi.md promises is in it and that none collides in the lookup. */
+#define VSBI_EXTENSIONS(X)                                                   \
+	X(base) X(time) X(ipi) X(rfence) X(hsm) X(srst) X(dbcn) X(fwft)     \
+	X(susp) X(pmu) X(sta) X(debug)
+#define VSBI_DECLARE(name) extern const struct vsbi_ext vsbi_##name;
+VSBI_EXTENSIONS(VSBI_DECLARE)
+#undef VSBI_DECLARE
 
 /** vsbi_hsm_suspend() - @v waits, consuming no host CPU, until an interrupt it
  *  enabled in sie is pending; if @nonret it then restarts at @addr in S-mode
  *  with a0 = hart id, a1 = @opaque, satp = 0, SIE = 0. HSM hart_suspend and
  *  SUSP system_suspend share it. */
 void vsbi_hsm_suspend(struct vcpu *v, bool nonret, unsigned long addr, unsigned long opaque);
-extern const struct vsbi_ext vsbi_pmu;
-extern const struct vsbi_ext vsbi_sta;
+/* Slots of the dispatcher's lookup: an extension's slot is its EID modulo
+ * this (27: the smallest modulus that keeps the table's EIDs apart). */
+#define VSBI_SLOTS 27
+/** vsbi_lookup_build() - fill @slots (VSBI_SLOTS entries) from the @n extensions
+ *  @exts; false if one owns more than one EID or two share a slot. */
+bool vsbi_lookup_build(const struct vsbi_ext *const *exts, unsigned int n,
+		       const struct vsbi_ext **slots);
+/** vsbi_init() - boot: build the dispatcher's lookup from VSBI_EXTENSIONS;
+ *  false if the table does not fit it (see vsbi_lookup_build()). */
+bool vsbi_init(void);
 /** vsbi_vm_init() - evaluate each extension's probe for @vm once. */
 void vsbi_vm_init(struct vm *vm);
-/** vsbi_dispatch() - the VS ecall exit. */
-enum exit_action vsbi_dispatch(struct vcpu *v);
+/** vsbi_dispatch() - the VS ecall exit: a0/a1 written, the pc stepped past the
+ *  ecall (4) when the call returns. */
+struct exit_verdict vsbi_dispatch(struct vcpu *v);
 /** vsbi_find() - the extension serving @eid for @vm, or NULL. */
 const struct vsbi_ext *vsbi_find(const struct vm *vm, unsigned long eid);
-bool vsbi_registry_check(void);
 
 #define VSBI_ARG(v, n) ((v)->g.ctx.gpr[10 + (n)])
 #endif

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Per-vCPU CFI state: FWFT LANDING_PAD/SHADOW_STACK drive henvcfg.LPE/SSE (with
- * LOCK). Software-check exits are handled in swcheck.c. */
+/* Per-vCPU CFI state: the FWFT LANDING_PAD/SHADOW_STACK values (set through
+ * the feature table, fwft.c) drive henvcfg.LPE/SSE; where SPELP lives; senvcfg
+ * accesses of a VM without CFI. Software-check exits are handled in swcheck.c. */
 #include <arch/riscv/csr.h>
 #include <abi/sbi_defs.h>
 #include <cfi.h>
@@ -21,7 +22,7 @@ bool cfi_vm_has_ss(const struct vm *vm)
 
 void cfi_vcpu_reset(struct vcpu *v)
 {
-	v->g.fwft = (struct cfi_fwft){ 0 };
+	/* (the FWFT values and locks are reset by fwft_vcpu_reset()) */
 	v->henvcfg &= ~(ENVCFG_LPE | ENVCFG_SSE);
 	v->g.csr.senvcfg = 0;
 	v->g.csr.ssp = 0;
@@ -91,63 +92,12 @@ bool cfi_vcpu_elp(const struct vcpu *v)
 	return s & SR_SPELP;
 }
 
-/* The vCPU is loaded on this hart: keep the live henvcfg in step. */
-static void apply_henvcfg(struct vcpu *v)
+void cfi_apply_henvcfg(struct vcpu *v)
 {
 	v->henvcfg = (v->henvcfg & ~(ENVCFG_LPE | ENVCFG_SSE)) | cfi_henvcfg(v);
 	csr_write(CSR_HENVCFG, v->henvcfg);
 	if (!(v->henvcfg & ENVCFG_SSE))	/* guest's senvcfg.SSE must read 0 now */
 		csr_clear(CSR_SENVCFG, ENVCFG_SSE);
-}
-
-long cfi_fwft_set(struct vcpu *v, unsigned long feature, unsigned long value,
-		  unsigned long flags)
-{
-	uint8_t *val, *locked;
-	bool supported;
-
-	switch (feature) {
-	case SBI_FWFT_LANDING_PAD:
-		val = &v->g.fwft.lp_value;
-		locked = &v->g.fwft.lp_locked;
-		supported = cfi_vm_has_lp(v->vm);
-		break;
-	case SBI_FWFT_SHADOW_STACK:
-		val = &v->g.fwft.ss_value;
-		locked = &v->g.fwft.ss_locked;
-		supported = cfi_vm_has_ss(v->vm);
-		break;
-	default:
-		return SBI_ERR_DENIED;	/* caller filters defined-but-unsupported IDs */
-	}
-	if (!supported)
-		return SBI_ERR_NOT_SUPPORTED;
-	if (flags & ~SBI_FWFT_SET_FLAG_LOCK || value > 1)
-		return SBI_ERR_INVALID_PARAM;
-	if (*locked)
-		return SBI_ERR_DENIED_LOCKED;
-	*val = (uint8_t)value;
-	*locked = flags & SBI_FWFT_SET_FLAG_LOCK;
-	apply_henvcfg(v);
-	return SBI_SUCCESS;
-}
-
-long cfi_fwft_get(struct vcpu *v, unsigned long feature, unsigned long *value)
-{
-	switch (feature) {
-	case SBI_FWFT_LANDING_PAD:
-		if (!cfi_vm_has_lp(v->vm))
-			return SBI_ERR_NOT_SUPPORTED;
-		*value = v->g.fwft.lp_value;
-		return SBI_SUCCESS;
-	case SBI_FWFT_SHADOW_STACK:
-		if (!cfi_vm_has_ss(v->vm))
-			return SBI_ERR_NOT_SUPPORTED;
-		*value = v->g.fwft.ss_value;
-		return SBI_SUCCESS;
-	default:
-		return SBI_ERR_DENIED;
-	}
 }
 
 /* A VM without Zicfilp or Zicfiss (cfi=off) on a host that has them must not

@@ -3,6 +3,7 @@
  * vcpu_load()), so the host fuzz targets run this very code. */
 #include <string.h>
 #include <cfi.h>
+#include <fwft.h>
 #include <hart.h>
 #include <pmu.h>
 #include <steal_time.h>
@@ -27,6 +28,7 @@ void vcpu_reset(struct vcpu *v, unsigned long entry, unsigned long arg)
 	v->g.csr.vstimecmp = -1UL;
 	v->irq_pending = 0;
 	v->requests = VCPU_REQ_FENCE_I | VCPU_REQ_HFENCE_VVMA;
+	fwft_vcpu_reset(v);
 	cfi_vcpu_reset(v);
 	steal_vcpu_reset(v);
 	pmu_vcpu_reset(v);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* SBI dispatch: registry lookup, the only place a0/a1 and sepc are written;
- * and BASE, the extension that describes the registry (probe_extension asks
- * it), so it lives with it. */
+/* SBI dispatch: the registry (VSBI_EXTENSIONS) and the lookup built from it,
+ * the only place a0/a1 are written; and BASE, the extension that describes
+ * the registry (probe_extension asks it), so it lives with it. */
 #include <abi/sbi_sta.h>
 #include <vsbi.h>
 #include <vm.h>
@@ -15,32 +15,35 @@ const struct vsbi_ext vsbi_base = {
 	.call = base_call,
 };
 
-/* Ordered by how often guests call them. */
-static const struct vsbi_ext *const registry[] = {
-	&vsbi_time, &vsbi_ipi, &vsbi_rfence, &vsbi_dbcn, &vsbi_hsm,
-	&vsbi_base, &vsbi_fwft, &vsbi_srst, &vsbi_susp, &vsbi_pmu, &vsbi_debug,
-	&vsbi_sta,
-};
+#define VSBI_ENTRY(name) &vsbi_##name,
+static const struct vsbi_ext *const registry[] = { VSBI_EXTENSIONS(VSBI_ENTRY) };
+#undef VSBI_ENTRY
 
-/* Every extension here owns exactly one EID, and EID % 27 differs for all of
- * them (27 is the smallest modulus that also keeps STA and PMU apart): one
- * division and one compare find the handler on every SBI call.
- * (-Woverride-init would flag a collision; vsbi_registry_check() re-checks.) */
-#define VSBI_SLOTS 27
-static const struct vsbi_ext *const by_slot[VSBI_SLOTS] = {
-	[SBI_EXT_TIME % VSBI_SLOTS] = &vsbi_time,
-	[SBI_EXT_IPI % VSBI_SLOTS] = &vsbi_ipi,
-	[SBI_EXT_RFENCE % VSBI_SLOTS] = &vsbi_rfence,
-	[SBI_EXT_DBCN % VSBI_SLOTS] = &vsbi_dbcn,
-	[SBI_EXT_HSM % VSBI_SLOTS] = &vsbi_hsm,
-	[SBI_EXT_BASE % VSBI_SLOTS] = &vsbi_base,
-	[SBI_EXT_FWFT % VSBI_SLOTS] = &vsbi_fwft,
-	[SBI_EXT_SRST % VSBI_SLOTS] = &vsbi_srst,
-	[SBI_EXT_SUSP % VSBI_SLOTS] = &vsbi_susp,
-	[SBI_EXT_PMU % VSBI_SLOTS] = &vsbi_pmu,
-	[SBI_EXT_STA % VSBI_SLOTS] = &vsbi_sta,
-	[SBI_EXT_CARAPACE_DEBUG % VSBI_SLOTS] = &vsbi_debug,
-};
+/* The dispatcher's lookup, derived from the registry at boot (vsbi_init()):
+ * every extension owns exactly one EID and EID % VSBI_SLOTS differs for all
+ * of them, so one division and one compare find the handler on every call. */
+static const struct vsbi_ext *by_slot[VSBI_SLOTS];
+
+bool vsbi_lookup_build(const struct vsbi_ext *const *exts, unsigned int n,
+		       const struct vsbi_ext **slots)
+{
+	for (unsigned int i = 0; i < VSBI_SLOTS; i++)
+		slots[i] = NULL;
+	for (unsigned int i = 0; i < n; i++) {
+		const struct vsbi_ext *e = exts[i];
+		unsigned long slot = e->eid_first % VSBI_SLOTS;
+
+		if (e->eid_first != e->eid_last || slots[slot])
+			return false;
+		slots[slot] = e;
+	}
+	return true;
+}
+
+bool vsbi_init(void)
+{
+	return vsbi_lookup_build(registry, ARRAY_SIZE(registry), by_slot);
+}
 
 static inline const struct vsbi_ext *lookup(unsigned long eid)
 {
@@ -57,16 +60,6 @@ const struct vsbi_ext *vsbi_find(const struct vm *vm, unsigned long eid)
 	return e && !(vm->sbi_hidden & (1U << (eid % VSBI_SLOTS))) ? e : NULL;
 }
 
-/** vsbi_registry_check() - the switch above serves exactly the registry. */
-bool vsbi_registry_check(void)
-{
-	for (unsigned int i = 0; i < ARRAY_SIZE(registry); i++)
-		if (lookup(registry[i]->eid_first) != registry[i] ||
-		    registry[i]->eid_first != registry[i]->eid_last)
-			return false;
-	return true;
-}
-
 void vsbi_vm_init(struct vm *vm)
 {
 	vm->sbi_hidden = 0;
@@ -75,22 +68,20 @@ void vsbi_vm_init(struct vm *vm)
 			vm->sbi_hidden |= 1U << i;
 }
 
-enum exit_action vsbi_dispatch(struct vcpu *v)
+struct exit_verdict vsbi_dispatch(struct vcpu *v)
 {
 	unsigned long eid = VSBI_ARG(v, 7), fid = VSBI_ARG(v, 6);
 	const struct vsbi_ext *e = lookup(eid);
-	struct vsbi_ret ret = { .error = SBI_ERR_NOT_SUPPORTED, .action = EXIT_RESUME_NEXT };
+	struct vsbi_ret ret = { .error = SBI_ERR_NOT_SUPPORTED, .action = EXIT_RESUME };
 
 	/* extensions this VM may not see were worked out once, at creation */
 	if (e && !(v->vm->sbi_hidden & (1U << (eid % VSBI_SLOTS))))
 		e->call(v, fid, &ret);
-	if (ret.action == EXIT_RESUME_NEXT || ret.action == EXIT_YIELD) {
-		VSBI_ARG(v, 0) = (unsigned long)ret.error;
-		VSBI_ARG(v, 1) = ret.value;
-		v->g.ctx.sepc += 4;
-		return ret.action == EXIT_YIELD ? EXIT_YIELD : EXIT_RESUME_SAME;
-	}
-	return ret.action;
+	if (__builtin_expect(ret.again, 0) || ret.action == EXIT_VM_STOP)
+		return exit_stay((int)ret.action);
+	VSBI_ARG(v, 0) = (unsigned long)ret.error;
+	VSBI_ARG(v, 1) = ret.value;
+	return (struct exit_verdict){ (int)ret.action, 4 };	/* past the ecall */
 }
 
 static void base_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret)

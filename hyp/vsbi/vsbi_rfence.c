@@ -36,7 +36,7 @@ static void rfence_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret)
 		/* a target's hart did not get to it in time: nothing is returned,
 		 * the guest makes the same call again after passing its entry
 		 * path (the slice may end there), and finds the done ones done */
-		ret->action = EXIT_RESUME_SAME;
+		ret->again = true;
 		return;
 	}
 	pmu_count_fw(v, event, bit_count(targets));

@@ -55,7 +55,7 @@ static struct vsbi_ret call(struct vcpu *v, unsigned long fid, unsigned long a0,
 			    unsigned long a1, unsigned long a2, unsigned long a3,
 			    unsigned long a4)
 {
-	struct vsbi_ret r = { .error = 12345, .action = EXIT_RESUME_NEXT };
+	struct vsbi_ret r = { .error = 12345, .action = EXIT_RESUME };
 
 	VSBI_ARG(v, 0) = a0;
 	VSBI_ARG(v, 1) = a1;

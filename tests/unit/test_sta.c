@@ -69,7 +69,7 @@ static struct sbi_sta_record *rec_at(gpa_t gpa)
 static struct vsbi_ret call(struct vcpu *v, unsigned long fid, unsigned long lo,
 			    unsigned long hi, unsigned long flags)
 {
-	struct vsbi_ret ret = { .error = 12345, .value = 777, .action = EXIT_RESUME_NEXT };
+	struct vsbi_ret ret = { .error = 12345, .value = 777, .action = EXIT_RESUME };
 
 	VSBI_ARG(v, 0) = lo;
 	VSBI_ARG(v, 1) = hi;

@@ -78,7 +78,7 @@ static struct vcpu *setup(enum vcpu_hsm_state other_state)
 static struct vsbi_ret call(struct vcpu *v, unsigned long fid, unsigned long type,
 			    unsigned long addr, unsigned long opaque)
 {
-	struct vsbi_ret ret = { .error = SBI_ERR_NOT_SUPPORTED, .action = EXIT_RESUME_NEXT };
+	struct vsbi_ret ret = { .error = SBI_ERR_NOT_SUPPORTED, .action = EXIT_RESUME };
 
 	VSBI_ARG(v, 0) = type;
 	VSBI_ARG(v, 1) = addr;
@@ -91,7 +91,7 @@ static struct vsbi_ret call(struct vcpu *v, unsigned long fid, unsigned long typ
 static void expect_refused(struct vcpu *v, struct vsbi_ret r, long err)
 {
 	EXPECT_EQ(r.error, err);
-	EXPECT_EQ(r.action, EXIT_RESUME_NEXT);
+	EXPECT_EQ(r.action, EXIT_RESUME);
 	EXPECT_EQ(v->g.hsm.state, VCPU_HSM_STARTED);
 	EXPECT_FALSE(v->g.hsm.waiting);
 	EXPECT_FALSE(v->g.hsm.system);
@@ -240,7 +240,7 @@ TEST(susp_single_vcpu_vm)
 TEST(susp_hsm_suspend_is_not_system)
 {
 	struct vcpu *v = setup(VCPU_HSM_STOPPED);
-	struct vsbi_ret r = { .error = SBI_ERR_NOT_SUPPORTED, .action = EXIT_RESUME_NEXT };
+	struct vsbi_ret r = { .error = SBI_ERR_NOT_SUPPORTED, .action = EXIT_RESUME };
 
 	v->g.hsm.system = true;	/* left over from an earlier system suspend */
 	VSBI_ARG(v, 0) = SBI_HSM_SUSPEND_NON_RET_DEFAULT;
@@ -266,7 +266,7 @@ TEST(susp_odd_resume_address_loses_bit_0)
 TEST(hsm_odd_start_address_loses_bit_0)
 {
 	struct vcpu *v = setup(VCPU_HSM_STOPPED);
-	struct vsbi_ret ret = { .error = SBI_ERR_NOT_SUPPORTED, .action = EXIT_RESUME_NEXT };
+	struct vsbi_ret ret = { .error = SBI_ERR_NOT_SUPPORTED, .action = EXIT_RESUME };
 
 	reset_entry = 0;
 	VSBI_ARG(v, 0) = 1;		/* hart 1, stopped */

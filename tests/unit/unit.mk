@@ -25,7 +25,7 @@ UNIT_COMMON := tests/unit/main.c tests/unit/fake_csr.c
 unit-src-test_mm := hyp/mm/mm.c hyp/mm/mm_ranges.c
 unit-src-test_gstage := hyp/mm/gstage.c
 unit-src-test_fdt_host := hyp/fdt/fdt_host.c
-unit-src-test_vsbi := hyp/vsbi/vsbi.c hyp/lib/hartmask.c hyp/vsbi/vsbi_fwft.c hyp/state/cfi_state.c \
+unit-src-test_vsbi := hyp/vsbi/vsbi.c hyp/lib/hartmask.c hyp/vsbi/vsbi_fwft.c hyp/state/fwft.c hyp/state/cfi_state.c \
 	hyp/cfi/lp_redeliver.c hyp/cfi/violation.c \
 	hyp/cfi/swcheck.c
 unit-src-test_susp := hyp/vsbi/vsbi_susp.c hyp/vsbi/vsbi_hsm.c
@@ -45,7 +45,7 @@ UNIT_TESTS += test_snap_legal
 unit-src-test_snap_legal := tests/fuzz/fuzz_restore_host.c tests/fuzz/fuzz_clock_log.c \
 	hyp/snap/snap_load.c hyp/snap/snap_state.c hyp/snap/snap_legal.c hyp/state/cfi_state.c \
 	hyp/lib/crc32c.c hyp/vdev/vuart.c hyp/vdev/vplic.c hyp/vdev/vmgenid.c hyp/vdev/devices.c \
-	hyp/state/pmu.c hyp/state/pmu_logic.c hyp/state/steal_time.c hyp/state/vcpu_reset.c
+	hyp/state/pmu.c hyp/state/pmu_logic.c hyp/state/steal_time.c hyp/state/vcpu_reset.c hyp/state/fwft.c
 UNIT_TESTS += test_guest_time
 unit-src-test_guest_time := hyp/state/vcpu_wake.c
 UNIT_TESTS += test_vm_events
