@@ -14,7 +14,7 @@ hyp-objs-y += host/console.o host/mgmt.o host/monitor.o host/services.o host/vmo
 hyp-objs-y += lib/console_filter.o lib/crc32c.o lib/entropy.o lib/json.o lib/log.o lib/printf.o lib/string.o
 hyp-objs-y += migrate/mig_recv.o migrate/mig_send.o migrate/mig_wire.o
 hyp-objs-y += mm/dirty_log.o mm/gstage.o mm/guest_mem.o mm/mm.o mm/mm_ranges.o mm/tlb.o mm/vmid.o
-hyp-objs-y += snap/snap_legal.o snap/snap_load.o snap/snap_port.o snap/snap_save.o snap/snap_state.o
+hyp-objs-y += snap/snap_admit.o snap/snap_record.o snap/snap_load.o snap/snap_port.o snap/snap_save.o snap/snap_state.o
 hyp-objs-y += vdev/devices.o vdev/mmio.o vdev/vmgenid.o vdev/vplic.o vdev/vuart.o
 hyp-objs-y += vmm/exit.o vmm/sched.o vmm/trap_inject.o vmm/vcpu.o vmm/vcpu_request.o \
 	      vmm/vcpu_reset.o vmm/vcpu_run.o vmm/vcpu_wake.o vmm/vm.o vmm/vm_events.o vmm/vm_state.o \
