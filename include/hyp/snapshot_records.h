@@ -94,13 +94,13 @@
 	  "bit 0 is 0 (sepc[0] is read-only 0)") \
 	X(sstatus,    uint64_t, , SNAP_BITS(SR_SPIE | SR_SPP | SR_FS, SR_SPELP, 0, 0), \
 	  SNAP_VALUE(SR_FS_SHIFT, 3, BIT(1) | BIT(2) | BIT(3)), 0, SNAP_HOOK, \
-	  "only SPIE, SPP, FS (Initial, Clean or Dirty, never Off: the f registers are live); " \
-	  "SPELP with Zicfilp") \
+	  "only SPIE, SPP, FS; SPELP with Zicfilp; " \
+	  "FS Initial, Clean or Dirty, never Off (the f registers are live)") \
 	X(vsstatus,   uint64_t, , \
 	  SNAP_BITS(SR_SIE | SR_SPIE | SR_SPP | SR_FS | SR_SUM | SR_MXR | SR_UXL | SR_SD, SR_SPELP, 0, 0), \
 	  SNAP_VALUE(SR_UXL_SHIFT, 3, BIT(2)), SR_SD, SNAP_LIVE(csr.vsstatus), \
-	  "only SIE, SPIE, SPP, FS, SUM, MXR, UXL (2: 64-bit U-mode), SD (read-only: FS is Dirty); " \
-	  "SPELP with Zicfilp") \
+	  "only SIE, SPIE, SPP, FS, SUM, MXR, UXL, SD; SPELP with Zicfilp; " \
+	  "UXL 2 (64-bit U-mode); SD is read-only (FS is Dirty)") \
 	X(vsie,       uint64_t, , SNAP_BITS(MIP_SSIP | MIP_STIP | MIP_SEIP, 0, 0, 0), SNAP_ANY_VALUE, 0, \
 	  SNAP_LIVE(csr.vsie), "only SSIE, STIE, SEIE") \
 	X(vstvec,     uint64_t, , SNAP_ANY_BITS, SNAP_VALUE(0, TVEC_MODE_MASK, BIT(0) | BIT(1)), 0, \
