@@ -134,11 +134,12 @@ LINUX_SOAK_QEMU ?= conformant
 .PHONY: soak soak-gfuzz soak-linux soak-hold soak-restore
 soak: soak-hold soak-restore soak-gfuzz soak-linux
 # field-mutated snapshots restored into a running host beside a victim
-# (tests/guests/test_restore_fuzz.py); RESTORE_FUZZ_COUNT, default 100 000
+# (tests/guests/test_restore_fuzz.py); RESTORE_FUZZ_COUNT, default 100 000;
+# the run (mutations.log, console.log, the mutants alive) stays in build/soak-restore
 RESTORE_FUZZ_COUNT ?= 100000
 soak-restore: deps all guests
 	RESTORE_FUZZ_COUNT=$(RESTORE_FUZZ_COUNT) RESTORE_FUZZ_TIMEOUT=36000 \
-		$(PYTHON) -m pytest -q -rfEs -s tests/guests/test_restore_fuzz.py
+		$(PYTHON) -m pytest -q -rfEs -s --basetemp=$(B)/soak-restore tests/guests/test_restore_fuzz.py
 # every hart-holding path for a minute a policy, beside a victim (docs/security.md)
 soak-hold: deps all guests
 	HOLD_SECONDS=60 $(PYTHON) -m pytest -q -rfEs -s tests/guests/test_hold.py
@@ -148,10 +149,11 @@ soak-linux: deps all guests linux-initramfs $(if $(filter conformant,$(LINUX_SOA
 	$(if $(filter conformant,$(LINUX_SOAK_QEMU)),CARAPACE_QEMU=$$(scripts/qemu-conformant.sh path) \
 		CARAPACE_CONFORMANT=1) $(PYTHON) -m pytest -q -rfEs -s -m soak tests/linux/test_linux_soak.py
 
-# No file of the hypervisor may depend on one that depends back on it
-# (docs/architecture.md, "Layers"); the graph comes from the objects.
-depcheck: $(HYP_OBJS)
-	@$(PYTHON) scripts/depgraph.py --nm $(CROSS)gcc-nm $(HYP_OBJS)
+# Every file of the hypervisor is in a layer (its folder, hyp/layers.txt) and
+# uses none of a higher layer, and no file depends on one that depends back
+# on it (docs/architecture.md, "Layers"); the graph comes from the objects.
+depcheck: $(HYP_OBJS) hyp/layers.txt
+	@$(PYTHON) scripts/depgraph.py --nm $(CROSS)gcc-nm --layers hyp/layers.txt $(HYP_OBJS)
 
 deps-host:
 	@scripts/deps.sh host firmware libfdt

@@ -12,8 +12,6 @@ Usage: scripts/bench.py [STEP ...]  (steps: micro switch cfi_violation linux_boo
 snapshot live_snapshot migration fairness exit_cost footprint; default all). A run of some steps only writes
 build/bench/results-partial.json instead of results.json.
 """
-import importlib.machinery
-import importlib.util
 import json
 import os
 import re
@@ -256,12 +254,10 @@ def snapshot(results):
 
 
 def ctl_module():
-    """tools/carapace-ctl as a module, for its Client (docs/management.md)."""
-    loader = importlib.machinery.SourceFileLoader("carapace_ctl", str(ROOT / "tools" / "carapace-ctl"))
-    spec = importlib.util.spec_from_loader("carapace_ctl", loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
+    """The management client (tools/carapace/client.py, docs/management.md)."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    from carapace import client
+    return client
 
 
 def snapshot_dropped(cc, ctl_sock, stream_sock, vm, live):

@@ -4,11 +4,16 @@
 
 File A depends on file B when A's object uses a symbol (function or data) that
 B's object defines.  Calls made through function pointers registered at run
-time are not edges: that is how a lower layer reaches a higher one without a
-cycle.  Prints every cycle (strongly connected component of more than one
-file) and exits 1 if there is any.
+time are not edges: that is how a lower layer reaches a higher one.
 
-    scripts/depgraph.py [--nm NM] [--dot] OBJ...
+With --layers FILE (hyp/layers.txt: one layer a line, lowest first, its name
+and then its folders), the folder of each file is its layer, and the check
+fails on a file in no layer and on an upward edge (a file using a file of a
+higher layer).  It always fails on a cycle (a strongly connected component of
+more than one file), which within one layer the order does not rule out.
+Prints every problem and exits 1 if there is any.
+
+    scripts/depgraph.py [--nm NM] [--layers FILE] [--dot] OBJ...
 """
 import argparse
 import subprocess
@@ -46,6 +51,47 @@ def build_graph(nm, objs):
     graph = {n: sorted({defs[s] for s in u if s in defs and defs[s] != n})
              for n, u in uses.items()}
     return graph
+
+
+def parse_layers(text):
+    """{folder: (rank, layer name)} from the layers file's text; rank 0 is the
+    lowest layer. A folder named twice is an error: it would have two layers."""
+    folders = {}
+    for lineno, line in enumerate(text.splitlines(), 1):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        if len(words) < 2:
+            raise ValueError(f"line {lineno}: layer {words[0]} has no folder")
+        rank = len({r for r, _ in folders.values()})
+        for folder in words[1:]:
+            if folder in folders:
+                raise ValueError(f"line {lineno}: folder {folder} is already in "
+                                 f"layer {folders[folder][1]}")
+            folders[folder] = (rank, words[0])
+    return folders
+
+
+def layer_of(folders, name):
+    """(rank, layer name) of file @name ("folder/file"), or None if no layer has its folder."""
+    folder, sep, _ = name.partition("/")
+    return folders.get(folder) if sep else None
+
+
+def unplaced(graph, folders):
+    return sorted(n for n in graph if layer_of(folders, n) is None)
+
+
+def upward_edges(graph, folders):
+    """(file, its layer, used file, that file's layer) for every edge to a higher layer."""
+    out = []
+    for n in sorted(graph):
+        mine = layer_of(folders, n)
+        for s in graph[n]:
+            theirs = layer_of(folders, s)
+            if mine and theirs and theirs[0] > mine[0]:
+                out.append((n, mine[1], s, theirs[1]))
+    return out
 
 
 def sccs(graph):
@@ -90,10 +136,12 @@ def sccs(graph):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--nm", default="riscv64-unknown-elf-gcc-nm")
+    ap.add_argument("--layers", help="the layers file (hyp/layers.txt)")
     ap.add_argument("--dot", action="store_true", help="print the graph in DOT")
     ap.add_argument("objs", nargs="+")
     args = ap.parse_args(argv)
     graph = build_graph(args.nm, args.objs)
+    bad = 0
     if args.dot:
         print("digraph hyp {")
         for n, succ in sorted(graph.items()):
@@ -105,9 +153,18 @@ def main(argv=None):
         print(f"cycle among {len(c)} files: {' '.join(c)}")
         for n in c:
             print(f"  {n} -> {' '.join(s for s in graph[n] if s in c)}")
-    if not cycles:
-        print(f"no dependency cycle among {len(graph)} files")
-    return 1 if cycles else 0
+    bad += len(cycles)
+    if args.layers:
+        folders = parse_layers(Path(args.layers).read_text())
+        for n in unplaced(graph, folders):
+            print(f"{n}: in no layer (its folder is not in {args.layers})")
+        for n, mine, s, theirs in upward_edges(graph, folders):
+            print(f"upward: {n} ({mine}) uses {s} ({theirs})")
+        bad += len(unplaced(graph, folders)) + len(upward_edges(graph, folders))
+    if not bad:
+        layered = f", no upward dependency in {args.layers}" if args.layers else ""
+        print(f"no dependency cycle{layered} among {len(graph)} files")
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

@@ -14,7 +14,14 @@ from pathlib import Path
 
 import pytest
 
-TLS_TOOL = Path(__file__).resolve().parents[1] / "tools" / "carapace-tls"
+# The one place tests/ edits sys.path: the harness package (tests/harness) and
+# the tools' package (tools/carapace) import from the source tree, uninstalled.
+TESTS = Path(__file__).resolve().parent
+for _path in (TESTS.parent / "tools", TESTS):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
+
+TLS_TOOL = TESTS.parent / "tools" / "carapace-tls"
 
 MARKERS = {
     "quick": "runs Carapace on QEMU with small guests (minutes)",

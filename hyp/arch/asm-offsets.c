@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <hart.h>
 #include <vcpu.h>
+#include <vcpu_run.h>
 
 #define DEFINE(sym, val) asm volatile("\n.ascii \"->" #sym " %0\"" ::"i"(val))
 #define OFFSET(sym, str, mem) DEFINE(sym, offsetof(struct str, mem))

@@ -18,7 +18,7 @@ void hart_init_csrs(unsigned long trap_vector)
 	csr_write(CSR_HIDELEG, VS_IRQ_MASK);
 	csr_write(CSR_HVIP, 0);
 	/* time only (as KVM): a guest's cycle and instret reads trap and read
-	 * its own virtual counters (hyp/vmm/pmu.c), never the host's */
+	 * its own virtual counters (hyp/state/pmu.c), never the host's */
 	csr_write(CSR_HCOUNTEREN, HCOUNTEREN_TM);
 	csr_write(CSR_HGEIE, 0);
 	if (hart_caps.smstateen)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Guest entry: __vcpu_enter() loads a vCPU's trapped context and srets into
  * it; it never returns (the next exit arrives at the trap vector,
- * arch/vcpu_switch.S). Also the guest FP save/restore used when a vCPU
+ * run/vcpu_switch.S). Also the guest FP save/restore used when a vCPU
  * lands on or leaves a hart. */
 #include <generated/asm-offsets.h>
 #include <arch/riscv/encoding.h>

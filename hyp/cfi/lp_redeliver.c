@@ -33,7 +33,7 @@
  * counted, when it comes back (cfi_lp_fault_owed()). */
 #include <arch/riscv/csr.h>
 #include <cfi.h>
-#include <exit.h>
+#include <exit_action.h>
 #include <guest_time.h>
 #include <hart.h>
 #include <vm.h>

@@ -3,10 +3,11 @@
  * handed to the guest (trap, strict) or, under strict, a violation in the
  * guest kernel stops the VM. Under delegate they never come here. */
 #include <arch/riscv/csr.h>
-#include <hyp/sbi_defs.h>
+#include <abi/sbi_defs.h>
 #include <cfi.h>
-#include <exit.h>
+#include <exit_action.h>
 #include <hart.h>
+#include <trap_inject.h>
 #include <vm.h>
 
 enum exit_action cfi_swcheck_exit(struct vcpu *v)

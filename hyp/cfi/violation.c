@@ -5,7 +5,7 @@
  * (lp_redeliver.c). */
 #include <arch/riscv/csr.h>
 #include <cfi.h>
-#include <exit.h>
+#include <exit_action.h>
 #include <vm.h>
 
 enum exit_action cfi_count_violation(struct vcpu *v, unsigned long tval, unsigned long pc,

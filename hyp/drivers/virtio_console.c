@@ -23,7 +23,7 @@
 #include <libfdt.h>
 #include <string.h>
 #include <console.h>
-#include <hart.h>
+#include <hart.h>		/* time_now() (inline: the time CSR) */
 #include <virtio_console.h>
 #include <virtio_mmio.h>
 
@@ -609,9 +609,9 @@ static bool vcon_start(uintptr_t base)
  * taking it: PORT_ADD for every port, PORT_NAME, PORT_OPEN when a client is
  * connected) and we have handled all it sent. Notifications are asynchronous
  * (QEMU's ioeventfd, TCG too), so this takes a few main-loop rounds. */
-static void vcon_settle(void)
+static void vcon_settle(uint64_t timebase)
 {
-	uint64_t start = time_now(), max = timebase_hz * SETTLE_MAX_MS / 1000;
+	uint64_t start = time_now(), max = timebase * SETTLE_MAX_MS / 1000;
 
 	while (vc.up && time_now() - start < max) {
 		ctl_poll();
@@ -620,7 +620,7 @@ static void vcon_settle(void)
 		    READ_ONCE(vc.ctl_rx.ring->used.idx) == vc.ctl_rx.last_used)
 			return;
 		/* memory only, no MMIO: QEMU's main loop needs its big lock */
-		for (uint64_t t = time_now(); time_now() - t < timebase_hz / 20000;)
+		for (uint64_t t = time_now(); time_now() - t < timebase / 20000;)
 			;
 	}
 }
@@ -643,7 +643,7 @@ static bool node_reg(const void *fdt, int node, uint64_t *base, uint64_t *size)
 	return true;
 }
 
-bool vcon_init(const void *fdt)
+bool vcon_init(const void *fdt, uint64_t timebase)
 {
 	for (int node = fdt_node_offset_by_compatible(fdt, -1, "virtio,mmio"); node >= 0;
 	     node = fdt_node_offset_by_compatible(fdt, node, "virtio,mmio")) {
@@ -670,7 +670,7 @@ bool vcon_init(const void *fdt)
 		}
 		if (!vcon_start((uintptr_t)base))
 			continue;
-		vcon_settle();
+		vcon_settle(timebase);
 		if (!vc.up)
 			continue;
 		pr_info("vcon: virtio-serial at 0x%lx, max %u ports", (unsigned long)base,

@@ -898,7 +898,7 @@ static bool have_device;
 
 bool mgmt_init(const void *fdt)
 {
-	have_device = vcon_init(fdt);
+	have_device = vcon_init(fdt, timebase_hz);
 	return have_device;
 }
 

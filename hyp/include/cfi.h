@@ -3,7 +3,7 @@
 #ifndef HYP_CFI_H
 #define HYP_CFI_H
 #include <types.h>
-#include <exit.h>
+#include <exit_action.h>
 
 struct vcpu;
 struct vm;

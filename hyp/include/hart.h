@@ -47,7 +47,7 @@ struct hart {
 	struct vcpu *current;	/* vCPU loaded on this hart */
 	struct tlb_hart tlb;	/* translation-cache upkeep (hyp/mm/tlb.c) */
 	uint64_t idle_wakeups;	/* idle passes (wfi or due at once): a spinning hart shows here */
-	bool left_idle;		/* its next pick passes a wake-up on (hyp/vmm/sched.c) */
+	bool left_idle;		/* its next pick passes a wake-up on (hyp/state/sched.c) */
 };
 
 extern struct hart harts[HART_MAX];

@@ -5,7 +5,7 @@
 #ifndef HYP_MIGRATE_H
 #define HYP_MIGRATE_H
 #include <types.h>
-#include <hyp/migration_format.h>
+#include <abi/migration_format.h>
 
 struct vm;
 

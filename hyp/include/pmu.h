@@ -17,7 +17,7 @@
 #ifndef HYP_PMU_H
 #define HYP_PMU_H
 #include <types.h>
-#include <hyp/sbi_defs.h>
+#include <abi/sbi_defs.h>
 
 #define PMU_CTR_CYCLE		0
 #define PMU_CTR_HOLE		1
@@ -56,7 +56,7 @@ struct pmu_live {
 	bool loaded;		/* base[] holds this run's start (folded at put) */
 };
 
-/* Pure logic (hyp/vmm/pmu_logic.c, host-tested). */
+/* Pure logic (hyp/state/pmu_logic.c, host-tested). */
 /** pmu_counter_mask() - (counter_idx_base, counter_idx_mask) to a set of our
  *  counters; false if the set is empty or names an invalid counter. */
 bool pmu_counter_mask(unsigned long base, unsigned long mask, uint32_t *out);
@@ -74,7 +74,7 @@ bool pmu_state_check(const struct vcpu_pmu *p);
 /** pmu_counter_info() - counter_get_info's value for a valid counter. */
 unsigned long pmu_counter_info(unsigned int i);
 
-/* Live counters (hyp/vmm/pmu.c). */
+/* Live counters (hyp/state/pmu.c). */
 struct vcpu;
 void pmu_vcpu_reset(struct vcpu *v);
 /** pmu_vcpu_put() - from vcpu_put() when a hardware counter is configured;

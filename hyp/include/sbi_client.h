@@ -4,7 +4,7 @@
 #ifndef HYP_SBI_CLIENT_H
 #define HYP_SBI_CLIENT_H
 #include <stdbool.h>
-#include <hyp/sbi_defs.h>
+#include <abi/sbi_defs.h>
 
 struct sbiret {
 	long error;

@@ -16,7 +16,7 @@ extern uint64_t sched_slice_ticks;
  * instead of sleeping, since the devices are polled, not interrupting. */
 extern bool (*sched_host_poll)(void);
 
-/** sched_loop() - run vCPUs on this hart forever (hyp/vmm/vcpu_run.c). */
+/** sched_loop() - run vCPUs on this hart forever (hyp/run/vcpu_run.c). */
 void sched_loop(void) __attribute__((noreturn));
 /** sched_next() - the next vCPU for this hart (marked as on it); idles until
  *  one is runnable, and resets VMs that asked for a reboot meanwhile. */

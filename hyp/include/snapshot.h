@@ -5,7 +5,7 @@
 #ifndef HYP_SNAPSHOT_H
 #define HYP_SNAPSHOT_H
 #include <types.h>
-#include <hyp/snapshot_format.h>
+#include <abi/snapshot_format.h>
 
 struct vm;
 struct vcpu;
@@ -55,7 +55,7 @@ const char *snap_vcpu_problem(const struct snap_vcpu *s, const struct snap_confi
  *  value is never guessed). */
 void snap_vcpu_mask(struct snap_vcpu *s, uint32_t features);
 
-/* The record tables (include/hyp/snapshot_records.h), hyp/snap/snap_record.c. */
+/* The record tables (include/abi/snapshot_records.h), hyp/snap/snap_record.c. */
 /** struct snap_field - a row of a record table: where the field is in its
  *  record (and in struct vcpu_guest: @live, -1 when the record's hook does
  *  it), its width and count, and its legal values. */

@@ -6,7 +6,7 @@
 #ifndef HYP_STEAL_TIME_H
 #define HYP_STEAL_TIME_H
 #include <types.h>
-#include <hyp/sbi_sta.h>
+#include <abi/sbi_sta.h>
 
 struct vcpu;
 struct vm;

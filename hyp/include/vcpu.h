@@ -168,7 +168,7 @@ static inline void vcpu_hold_irqs(struct vcpu *v)
  *  named in @targets (bit i: vCPU i) and wait until those running on other
  *  harts have done it (SBI RFENCE semantics), at most VCPU_REQUEST_WAIT_US:
  *  false if that ran out first (the caller's guest makes the call again;
- *  hyp/vmm/vcpu_request.c). @self is the caller's vCPU, loaded here. */
+ *  hyp/state/vcpu_request.c). @self is the caller's vCPU, loaded here. */
 #define VCPU_REQUEST_WAIT_US	500	/* a tenth of the default time slice */
 bool vcpu_request_sync(struct vcpu *self, unsigned long targets, unsigned long req);
 /** vcpu_sync_state() - the host (hart 0) reads @t's CFI CSRs: have them in
@@ -191,24 +191,8 @@ bool vcpu_wake_pending_live(const struct vcpu *v);
  *  has not enabled its timer interrupt (it cannot wake the vCPU). */
 uint64_t vcpu_timer_deadline(const struct vcpu *v, uint64_t now);
 
-/* The run loop (hyp/vmm/vcpu_run.c). */
-/** vcpu_start_on_hart() - load @v (picked by the scheduler) and enter it. */
-void vcpu_start_on_hart(struct vcpu *v) __attribute__((noreturn));
-/** vcpu_handle_exit() - called by the trap vector on a fresh stack: handle the
- *  exit, then enter the same vCPU again or the next one the scheduler picks. */
-void vcpu_handle_exit(struct vcpu *v) __attribute__((noreturn));
-/* What vcpu_exit_fast() tells the trap vector (values used by vcpu_switch.S). */
-#define VCPU_EXIT_DONE		0	/* handled: re-enter with the partial restore */
-#define VCPU_EXIT_FINISH	1	/* handled: save the rest, vcpu_exit_finish() */
-#define VCPU_EXIT_FULL		2	/* not touched: save the rest, vcpu_handle_exit() */
-/** vcpu_exit_fast() - the hot exits (SBI calls, device accesses) served with
- *  only the caller-saved guest registers saved; see VCPU_EXIT_*. */
-long vcpu_exit_fast(struct vcpu *v);
-/** vcpu_exit_finish() - after VCPU_EXIT_FINISH, with the whole context saved. */
-void vcpu_exit_finish(struct vcpu *v) __attribute__((noreturn));
-
 /* arch/vcpu_enter.S: enter a guest context; exits come back through the trap
- * vector (arch/vcpu_switch.S), never to the caller. */
+ * vector (run/vcpu_switch.S), never to the caller. */
 void __vcpu_enter(struct vcpu *v) __attribute__((noreturn));
 void __vcpu_fp_save(struct vcpu_fp *fp);
 void __vcpu_fp_restore(const struct vcpu_fp *fp);

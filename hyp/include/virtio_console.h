@@ -35,8 +35,8 @@
 /** vcon_init() - find and start the virtio-serial device in the host DT; false
  *  if there is none (the hypervisor then runs without a management channel).
  *  Waits (at most 1 s, typically a few ms) until QEMU has announced and named
- *  its ports. Call once. */
-bool vcon_init(const void *fdt);
+ *  its ports; @timebase: host timer ticks per second (time_now()). Call once. */
+bool vcon_init(const void *fdt, uint64_t timebase);
 /** vcon_poll() - handle control messages (port added/named, host client
  *  connected/gone), reclaim tx buffers, collect received data. Call often. */
 void vcon_poll(void);

@@ -167,7 +167,7 @@ static inline struct vcpu *vm_vcpu(struct vm *vm, unsigned long hartid)
 	return hartid < vm->cfg.nr_vcpus ? &vm->vcpus[hartid] : NULL;
 }
 
-/* State changes any layer may ask for (hyp/vmm/vm_state.c). Each takes the
+/* State changes any layer may ask for (hyp/state/vm_state.c). Each takes the
  * scheduler lock, kicks the VM's vCPUs and posts an event for the host
  * services; none prints or waits. */
 /** vm_stop() - stop @vm for good with a reason (fatal guest error). Other VMs go on. */
@@ -207,7 +207,7 @@ void vm_count(const struct vm *vm, struct vm_counts *c);
 struct vm *vm_find(const char *name);
 
 /* Events the VM machinery posts for the host services (printing, power-off,
- * management replies); drained on hart 0 (hyp/vmm/vm_events.c). */
+ * management replies); drained on hart 0 (hyp/state/vm_events.c). */
 enum vm_event_kind {
 	VM_EV_DOWN,		/* stopped or shut down: vm->reason, vm->failed */
 	VM_EV_REBOOT,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Creating, resetting and destroying VMs (hyp/vmm/vm.c), and the host images
+/* Creating, resetting and destroying VMs (hyp/lifecycle/vm_lifecycle.c), and the host images
  * they boot from. */
 #ifndef HYP_VM_LIFECYCLE_H
 #define HYP_VM_LIFECYCLE_H

@@ -3,8 +3,8 @@
 #ifndef HYP_VSBI_H
 #define HYP_VSBI_H
 #include <types.h>
-#include <exit.h>
-#include <hyp/sbi_defs.h>
+#include <exit_action.h>
+#include <abi/sbi_defs.h>
 
 struct vcpu;
 struct vm;
@@ -47,10 +47,6 @@ enum exit_action vsbi_dispatch(struct vcpu *v);
 /** vsbi_find() - the extension serving @eid for @vm, or NULL. */
 const struct vsbi_ext *vsbi_find(const struct vm *vm, unsigned long eid);
 bool vsbi_registry_check(void);
-/** vsbi_hart_mask() - turn (hart_mask, hart_mask_base) into a bitmap of vCPU ids.
- *  Returns SBI_SUCCESS or SBI_ERR_INVALID_PARAM if any named hart does not exist. */
-long vsbi_hart_mask(unsigned int nr_vcpus, unsigned long mask, unsigned long base,
-		    unsigned long *out);
 
 #define VSBI_ARG(v, n) ((v)->g.ctx.gpr[10 + (n)])
 #endif

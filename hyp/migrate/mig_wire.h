@@ -5,7 +5,7 @@
 #ifndef HYP_MIGRATE_WIRE_H
 #define HYP_MIGRATE_WIRE_H
 #include <types.h>
-#include <hyp/migration_format.h>
+#include <abi/migration_format.h>
 
 #define MIG_STAGE_SIZE	1024	/* the largest non-memory payload fits */
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The record tables (include/hyp/snapshot_records.h) as the hypervisor uses
+/* The record tables (include/abi/snapshot_records.h) as the hypervisor uses
  * them: one engine checks a record's every field against its legal values,
  * masks what a save writes and a restore installs, and copies the fields that
  * are plain members of struct vcpu_guest both ways; the tables say which.

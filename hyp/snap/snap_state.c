@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Guest state to and from the snapshot structs, and the checks a restore makes
  * before installing anything: CONFIG, and the vCPU records (their tables in
- * include/hyp/snapshot_records.h, their hooks here: what a table does not copy
+ * include/abi/snapshot_records.h, their hooks here: what a table does not copy
  * or check), and the reader of older VCPU records. Pure: host-tested
  * (tests/unit/test_snap.c). */
 #include <arch/riscv/encoding.h>
@@ -10,7 +10,7 @@
 #include <cfi.h>
 #include <hart.h>
 #include <pmu.h>
-#include <hyp/sbi_sta.h>
+#include <abi/sbi_sta.h>
 #include <snapshot.h>
 #include <vm.h>
 #include <vm_lifecycle.h>

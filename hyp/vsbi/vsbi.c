@@ -2,7 +2,7 @@
 /* SBI dispatch: registry lookup, the only place a0/a1 and sepc are written;
  * and BASE, the extension that describes the registry (probe_extension asks
  * it), so it lives with it. */
-#include <hyp/sbi_sta.h>
+#include <abi/sbi_sta.h>
 #include <vsbi.h>
 #include <vm.h>
 

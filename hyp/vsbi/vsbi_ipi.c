@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* SBI IPI: a supervisor software interrupt (VSSIP) to each named vCPU of the same VM. */
 #include <arch/riscv/csr.h>
+#include <hartmask.h>
 #include <vsbi.h>
 #include <vm.h>
 

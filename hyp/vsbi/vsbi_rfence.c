@@ -2,8 +2,9 @@
 /* SBI RFENCE: remote fence.i and VS-stage TLB flushes for the named vCPUs. Flushing
  * every VS-stage entry of the VM is a safe superset of any address/ASID range,
  * so the range costs nothing: one call's work is at most one request per vCPU
- * and a bounded wait (hyp/vmm/vcpu_request.c). */
+ * and a bounded wait (hyp/state/vcpu_request.c). */
 #include <bitops.h>
+#include <hartmask.h>
 #include <vsbi.h>
 #include <vm.h>
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* SBI STA: a vCPU registers (or drops) the 64-byte record in which the
- * hypervisor reports its steal time (hyp/vmm/steal_time.c keeps it up to date). */
+ * hypervisor reports its steal time (hyp/state/steal_time.c keeps it up to date). */
 #include <string.h>
-#include <hyp/sbi_sta.h>
+#include <abi/sbi_sta.h>
 #include <vsbi.h>
 #include <vm.h>
 

@@ -250,7 +250,7 @@ static void spinner(unsigned long hartid, unsigned long opaque)
 }
 
 /* A remote fence to a vCPU that runs on another hart: the call returns once
- * that hart has taken the IPI and fenced (hyp/vmm/vcpu_request.c). */
+ * that hart has taken the IPI and fenced (hyp/state/vcpu_request.c). */
 static void bench_cost_rfence_running(unsigned long n)
 {
 	unsigned long other = other_hartid(), t0;

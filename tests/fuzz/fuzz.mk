@@ -9,7 +9,7 @@
 #   make fuzz-snap-long   FUZZ_LONG_RUNS inputs (10 million), corpus and
 #                         crash files under $(B)/fuzz/
 #   make fuzz-snap-cov    line coverage (llvm-cov) of the corpus so far
-# The real hyp/snap/snap_load.c, snap_state.c, snap_legal.c, cfi.c, crc32c.c and device
+# The real hyp/snap/snap_load.c, snap_admit.c, snap_state.c, snap_record.c, state/cfi_state.c, crc32c.c and device
 # models are compiled with -DHOST_TEST; tests/fuzz/fuzz_restore_host.c (shared
 # with the migration target) stubs the rest. A crash leaves $(B)/fuzz/{short,long}/crash-* (or leak-*, timeout-*,
 # oom-*): run
@@ -25,9 +25,9 @@ FUZZ_LDFLAGS := $(FUZZ_SAN) -fsanitize=fuzzer
 
 FUZZ_SNAP_SRC := tests/fuzz/fuzz_snap_load.c tests/fuzz/fuzz_restore_host.c \
 	tests/fuzz/fuzz_clock_log.c tests/unit/fake_csr.c \
-	hyp/snap/snap_load.c hyp/snap/snap_admit.c hyp/snap/snap_state.c hyp/snap/snap_record.c hyp/cfi/cfi.c \
+	hyp/snap/snap_load.c hyp/snap/snap_admit.c hyp/snap/snap_state.c hyp/snap/snap_record.c hyp/state/cfi_state.c \
 	hyp/lib/crc32c.c hyp/vdev/vuart.c hyp/vdev/vplic.c hyp/vdev/vmgenid.c hyp/vdev/devices.c \
-	hyp/vmm/pmu.c hyp/vmm/pmu_logic.c hyp/vmm/steal_time.c hyp/vmm/vcpu_reset.c
+	hyp/state/pmu.c hyp/state/pmu_logic.c hyp/state/steal_time.c hyp/state/vcpu_reset.c
 FUZZ_SNAP_OBJS := $(patsubst %.c,$(FUZZ_B)/obj/%.o,$(FUZZ_SNAP_SRC))
 FUZZ_SNAP := $(FUZZ_B)/fuzz_snap_load
 FUZZ_SNAP_CORPUS := tests/fuzz/corpus/snap_load
@@ -182,10 +182,10 @@ fuzz-short-mgmt := 50000
 fuzz-src-mig_recv := tests/fuzz/fuzz_mig_recv.c tests/fuzz/fuzz_restore_host.c tests/fuzz/fuzz_clock_log.c \
 	tests/unit/fake_csr.c hyp/migrate/mig_recv.c \
 	hyp/migrate/mig_wire.c hyp/snap/snap_load.c hyp/snap/snap_admit.c hyp/snap/snap_state.c hyp/snap/snap_record.c \
-	hyp/cfi/cfi.c \
+	hyp/state/cfi_state.c \
 	hyp/lib/crc32c.c hyp/lib/printf.c hyp/vdev/vuart.c hyp/vdev/vplic.c hyp/vdev/vmgenid.c \
-	hyp/vdev/devices.c hyp/vmm/pmu.c hyp/vmm/pmu_logic.c hyp/vmm/steal_time.c \
-	hyp/vmm/vcpu_reset.c
+	hyp/vdev/devices.c hyp/state/pmu.c hyp/state/pmu_logic.c hyp/state/steal_time.c \
+	hyp/state/vcpu_reset.c
 fuzz-opts-mig_recv := -max_len=65536
 fuzz-short-mig_recv := 100000
 fuzz-src-fdt_host := tests/fuzz/fuzz_fdt_host.c hyp/fdt/fdt_host.c
@@ -193,7 +193,7 @@ fuzz-libfdt-fdt_host := y
 fuzz-opts-fdt_host := -max_len=16384
 fuzz-short-fdt_host := 100000
 fuzz-src-fdt_guest := tests/fuzz/fuzz_fdt_guest.c tests/unit/fake_csr.c hyp/fdt/fdt_guest.c \
-	hyp/cfi/cfi.c hyp/lib/printf.c
+	hyp/state/cfi_state.c hyp/lib/printf.c
 fuzz-libfdt-fdt_guest := plain
 fuzz-extra-fdt_guest = $(FUZZ_T_FDT_CHECK)
 fuzz-opts-fdt_guest := -max_len=2048

@@ -47,7 +47,7 @@ struct hart_caps hart_caps;
 uint64_t timebase_hz;
 struct hart *test_this_hart;
 
-/* referenced by hyp/cfi/cfi.c, never called by the builder */
+/* referenced by hyp/state/cfi_state.c, never called by the builder */
 void vm_stop(struct vm *vm, const char *fmt, ...)
 {
 	(void)vm;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* libFuzzer target: the MMIO load/store decoder, hyp/arch/insn.c
- * (docs/fuzzing.md). Both ways hyp/vmm/exit.c decode_access() gets an
+ * (docs/fuzzing.md). Both ways hyp/dispatch/exit.c decode_access() gets an
  * instruction are driven from one input:
  *
  *  - the fetched form: the bytes at the guest pc, read the way
@@ -19,7 +19,7 @@
  * never a plain access; and a load or store decoded from its fetched form
  * decodes the same from the transformed form the H extension defines for it
  * (Priv spec, "Transformed Instruction"), with the trapping length.
- * The access is zeroed before each decode, as hyp/vmm/exit.c's callers do
+ * The access is zeroed before each decode, as hyp/dispatch/exit.c's callers do
  * (the decoder leaves sign_extend alone for a 32-bit store; it is read for
  * loads only). */
 #include <stdio.h>

@@ -382,9 +382,10 @@ static struct {
 	size_t out_len;
 } port;
 
-bool vcon_init(const void *fdt)
+bool vcon_init(const void *fdt, uint64_t timebase)
 {
 	(void)fdt;
+	(void)timebase;
 	return true;
 }
 

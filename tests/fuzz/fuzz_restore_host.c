@@ -163,7 +163,7 @@ static void ram_put(uint8_t *ram)
 		ASAN_UNPOISON_MEMORY_REGION(ram - RAM_GUARD, RAM_GUARD);
 }
 
-/* vm_alloc()'s own checks (hyp/vmm/vm.c check_desc) */
+/* vm_alloc()'s own checks (hyp/lifecycle/vm_lifecycle.c check_desc) */
 static const char *check_desc(const struct vm_desc *d)
 {
 	if (!d->name[0] || strnlen(d->name, VM_NAME_LEN) == VM_NAME_LEN)
@@ -294,7 +294,7 @@ void vsbi_vm_init(struct vm *vm)
 	vms_seen.probed_features = vm->cfg.features;
 }
 
-/* hyp/vmm/vcpu.c's, which is not linked (its other functions drive CSRs
+/* hyp/state/vcpu.c's, which is not linked (its other functions drive CSRs
  * and harts) */
 void vcpu_kick(struct vcpu *v)
 {

@@ -238,7 +238,7 @@ def mig_seeds():
         "bad-snapshot-magic": h + ms.stream(runs=()),
         "fixcrc-valid": mig_hdr(flags=0x08) + mig_stream(nr_vcpus=2),
         "fixcrc-bad-config": mig_hdr(flags=0x08) + mig_stream(config_over={"nr_vcpus": 9}),
-        # restored CSRs a guest could never have written (include/hyp/snapshot_legal.h)
+        # restored CSRs a guest could never have written (include/abi/snapshot_records.h)
         "fixcrc-legal-fs-off": mig_hdr(flags=0x08) + mig_stream(vcpu_over={"sstatus": 1 << 8}),
         "fixcrc-legal-vsstatus-tw": mig_hdr(flags=0x08) + mig_stream(
             vcpu_over={"vsstatus": (2 << 32) | 1 << 21}),

@@ -10,7 +10,7 @@ plain snapshot files, which the harness also takes. Seeds named fixcrc-* have
 the harness set every CRC right before the restore reads the stream, so the
 fuzzer's changes to them reach the field checks.
 
-The layouts, the device list and the CRC come from tools/carapace-snap (the
+The layouts, the device list and the CRC come from the carapace package (the
 reference reader), so the seeds follow the format it checks; every seed meant
 to be valid is verified with it before it is written.
 
@@ -19,8 +19,6 @@ to be valid is verified with it before it is written.
 Deterministic: running it again writes the same bytes.
 """
 
-import importlib.machinery
-import importlib.util
 import struct
 import sys
 from pathlib import Path
@@ -29,17 +27,10 @@ ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "tests" / "fuzz" / "corpus" / "snap_load"
 
 
-def load_tool():
-    path = ROOT / "tools" / "carapace-snap"
-    loader = importlib.machinery.SourceFileLoader("carapace_snap", str(path))
-    spec = importlib.util.spec_from_loader("carapace_snap", loader)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["carapace_snap"] = mod
-    loader.exec_module(mod)
-    return mod
-
-
-snap = load_tool()
+sys.path.insert(0, str(ROOT / "tools"))       # run as a script: the carapace package
+from carapace import snapshot  # noqa: E402
+from carapace import snapshot_format as snap  # noqa: E402
+from carapace.crc32c import crc32c  # noqa: E402
 
 RAM_BASE = 0x80000000
 MiB = 1 << 20
@@ -61,7 +52,7 @@ def harness(stream, flags=0, delta=0, sizes=WHOLE):
 
 def section(stype, instance, payload, crc=None):
     hdr = snap.SECTION.encode({"type": stype, "instance": instance, "length": len(payload),
-                               "crc32c": snap.crc32c(payload) if crc is None else crc})
+                               "crc32c": crc32c(payload) if crc is None else crc})
     return hdr + payload
 
 
@@ -307,7 +298,7 @@ def seeds():
         ("bad-vcpu-pmu-event", harness(stream(vcpu_over={"pmu_configured": 1 << 3,
                                                          "pmu_event_idx": [0, 0, 0, 0xF0016]
                                                          + [0] * 7}, runs=())), False),
-        # restored CSRs a guest could never have written (include/hyp/snapshot_legal.h),
+        # restored CSRs a guest could never have written (include/abi/snapshot_records.h),
         # behind fixed CRCs so that mutations explore the rules around them
         ("fixcrc-legal-fs-off", harness(stream(vcpu_over={"sstatus": SSTATUS_SPP}, runs=()),
                                         flags=FL_FIX_CRC), False),
@@ -333,11 +324,11 @@ def main():
         if valid is None:
             pass                         # valid once the harness fixes its CRCs
         elif valid:
-            snap.verify(stream_bytes)    # raises if not
+            snapshot.verify(stream_bytes)    # raises if not
         else:
             try:
-                snap.verify(stream_bytes)
-            except snap.SnapError:
+                snapshot.verify(stream_bytes)
+            except snapshot.SnapError:
                 pass
             else:
                 # announced-length seeds are valid files: the damage is in the header

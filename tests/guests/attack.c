@@ -19,7 +19,7 @@
  */
 #include "libguest.h"
 #include "cfi.h"
-#include <hyp/sbi_sta.h>
+#include <abi/sbi_sta.h>
 
 #define T "attack"
 

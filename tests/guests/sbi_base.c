@@ -15,7 +15,7 @@
  * experimental EIDs (0x08000000-0x08FFFFFF: neither Carapace nor OpenSBI
  * 1.6 has one) probe 0 and calling them gives NOT_SUPPORTED.
  */
-#include <hyp/sbi_sta.h>
+#include <abi/sbi_sta.h>
 #include "libguest.h"
 
 #define T "base"

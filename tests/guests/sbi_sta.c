@@ -16,7 +16,7 @@
  * Mode-dependent: bare OpenSBI 1.6 has no STA (probe 0, NOT_SUPPORTED), so
  * only that is checked there.
  */
-#include <hyp/sbi_sta.h>
+#include <abi/sbi_sta.h>
 #include "libguest.h"
 
 #define T "sta"

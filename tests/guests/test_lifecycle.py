@@ -11,6 +11,7 @@ with tools/carapace-ctl --json, exactly as a user's script would."""
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import threading
@@ -144,6 +145,41 @@ def host_factory(tmp_path, guests_built):
 
 def hellos(lines):
     return [l for l in lines if l.startswith("hello from ")]
+
+
+def qemu_pids_serving(sock):
+    """PIDs of the QEMU processes whose control socket is @sock."""
+    pids = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            cmd = (d / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if cmd and cmd[0].endswith(b"qemu-system-riscv64") and \
+                any(str(sock).encode() in a for a in cmd):
+            pids.append(int(d.name))
+    return pids
+
+
+def test_sigterm_takes_qemu_down(host_factory):
+    """SIGTERM to the launcher stops its QEMU (it runs in a session of its own,
+    so nothing else would): the thin carapace-run script once imported the
+    launcher without installing its SIGTERM handler, and every test host left
+    a QEMU running."""
+    h = host_factory([vm_spec("a", "demo", 1, "count=1000000 delay_us=50000")])
+    h.wait_for(lambda l: l.startswith("[a] hello from"), 30)
+    pids = qemu_pids_serving(h.sock)
+    assert len(pids) == 1, pids
+    h.kill()
+    deadline = time.monotonic() + 10
+    while qemu_pids_serving(h.sock) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = qemu_pids_serving(h.sock)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"QEMU {left} still runs after carapace-run got SIGTERM"
 
 
 def test_pause_resume_other_vm_goes_on(host_factory):

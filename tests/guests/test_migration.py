@@ -26,8 +26,6 @@ test_migration_tls.py's.
 
 Runtime: about 2.5 minutes on 2 cores (the fault phases are most of it)."""
 
-import importlib.machinery
-import importlib.util
 import json
 import re
 import socket
@@ -38,6 +36,8 @@ import time
 from dataclasses import dataclass, field
 
 import pytest
+
+from carapace.snapshot_format import VCPU
 
 from test_guests import (EXIT_OK, HYP, LAUNCHER, ROOT, Report, check_report,  # noqa: F401
                          guests_built, run_reference, vm_spec)
@@ -530,22 +530,12 @@ SPELP = 1 << 23
 SEC_VCPU = 2
 
 
-def _load_snap():
-    loader = importlib.machinery.SourceFileLoader("carapace_snap",
-                                                  str(ROOT / "tools" / "carapace-snap"))
-    spec = importlib.util.spec_from_loader("carapace_snap", loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
-
-
 class TapProxy:
     """A TCP proxy between carapace-ctl migrate and the destination that
     reads the source's stream as it goes by and keeps its VCPU sections
     (decoded with carapace-snap's layout): the vCPU state of the stop-and-copy."""
 
     def __init__(self, dest_port):
-        self.snap = _load_snap()
         self.listener = socket.create_server((ADDR, 0))
         self.port = self.listener.getsockname()[1]
         self.dest_port = dest_port
@@ -592,7 +582,7 @@ class TapProxy:
             if len(buf) < 24 + length:
                 return
             if stype == SEC_VCPU:
-                self.vcpus.append(self.snap.VCPU.decode(bytes(buf[24:24 + length])))
+                self.vcpus.append(VCPU.decode(bytes(buf[24:24 + length])))
             del buf[:24 + length]
 
     def finish(self):

@@ -19,18 +19,17 @@ local user can reach"), with real Carapace hosts: docs/migration.md,
 Plain TCP off the loopback is refused by the tools themselves (tests/unit:
 test_launcher.py, test_migrate.py, test_tls.py)."""
 
-import importlib.machinery
-import importlib.util
 import os
 import re
 import socket
 import ssl
 import struct
-import sys
 import threading
 import time
 
 import pytest
+
+from carapace import tls
 
 from test_guests import ROOT, guests_built, vm_spec  # noqa: F401
 from test_migration import (ADDR, OTHER, check_ok_migration, free_mem,  # noqa: F401
@@ -38,17 +37,6 @@ from test_migration import (ADDR, OTHER, check_ok_migration, free_mem,  # noqa: 
 
 pytestmark = pytest.mark.quick
 
-
-def _load_tls():
-    if "carapace_tls" in sys.modules:
-        return sys.modules["carapace_tls"]
-    loader = importlib.machinery.SourceFileLoader("carapace_tls",
-                                                  str(ROOT / "tools" / "carapace-tls"))
-    spec = importlib.util.spec_from_loader("carapace_tls", loader)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["carapace_tls"] = module
-    loader.exec_module(module)
-    return module
 
 VICTIM = vm_spec("victim", "demo", 1, "count=100000 delay_us=20000")
 # what a destination hypervisor prints once bytes reach its stream port
@@ -180,7 +168,6 @@ def test_source_refuses_an_unverified_destination(hosts):
     that does not carry the expected name: refused in the handshake (exit 2,
     reason and stage in the JSON error event), A's hypervisor is never asked
     to migrate and its VM runs on."""
-    tls = _load_tls()
     a = hosts("a", [vm_spec("c", "demo", 1, "count=100000 delay_us=20000"), OTHER])
     a.ready()
     a.wait_for(lambda l: l.startswith("[c] hello"), 30)

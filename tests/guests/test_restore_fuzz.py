@@ -25,15 +25,20 @@ Figures go to build/restore-fuzz-summary.txt.
 """
 
 import collections
-import importlib.machinery
-import importlib.util
 import os
 import random
 import struct
-import sys
 import time
 
 import pytest
+
+from carapace.client import Client
+from carapace.crc32c import crc32c
+from carapace.errors import RemoteError, TransportError
+from carapace.snapshot import cstr
+from carapace.snapshot_format import (CONFIG, DEVICE, DEVICES, HEADER, SEC_CONFIG, SEC_DEVICE,
+                                      SEC_END, SEC_VCPU, SECTION, VCPU)
+from carapace.streams import restore_vm
 
 from test_guests import ROOT, vm_spec, guests_built  # noqa: F401
 from test_snapshot import SnapHost
@@ -49,19 +54,6 @@ FAULT_MARKS = ("hypervisor trap", "PANIC", "store fault handler failed",
                "code should not be reached", "Segmentation fault", "Aborted")
 
 
-def load_tool(name, path):
-    loader = importlib.machinery.SourceFileLoader(name, str(path))
-    spec = importlib.util.spec_from_loader(name, loader)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    loader.exec_module(mod)
-    return mod
-
-
-snap = load_tool("carapace_snap_fuzz", ROOT / "tools" / "carapace-snap")
-ctl = load_tool("carapace_ctl_fuzz", ROOT / "tools" / "carapace-ctl")
-
-
 class Mutator:
     """Field-level mutations of one snapshot stream (uncompressed)."""
 
@@ -71,29 +63,29 @@ class Mutator:
         self.base = bytes(stream)
         self.rng = rng
         self.fields = []        # (payload offset, section header offset, layout, field, kind, count)
-        pos = snap.HEADER.size
-        devices = dict(snap.DEVICES)
+        pos = HEADER.size
+        devices = dict(DEVICES)
         while pos < len(stream):
-            sec = snap.SECTION.decode(stream, pos)
-            payload = pos + snap.SECTION.size
-            if sec["type"] == snap.SEC_CONFIG:
-                self._add(payload, pos, snap.CONFIG)
-            elif sec["type"] == snap.SEC_VCPU:
-                self._add(payload, pos, snap.VCPU)
-            elif sec["type"] == snap.SEC_DEVICE:
-                dev = snap.DEVICE.decode(stream, payload)
-                self._add(payload, pos, snap.DEVICE)
-                layout = devices.get(snap.cstr(dev["name"]))
+            sec = SECTION.decode(stream, pos)
+            payload = pos + SECTION.size
+            if sec["type"] == SEC_CONFIG:
+                self._add(payload, pos, CONFIG)
+            elif sec["type"] == SEC_VCPU:
+                self._add(payload, pos, VCPU)
+            elif sec["type"] == SEC_DEVICE:
+                dev = DEVICE.decode(stream, payload)
+                self._add(payload, pos, DEVICE)
+                layout = devices.get(cstr(dev["name"]))
                 if layout:
-                    self._add(payload + snap.DEVICE.size, pos, layout)
-            elif sec["type"] == snap.SEC_END:
+                    self._add(payload + DEVICE.size, pos, layout)
+            elif sec["type"] == SEC_END:
                 break
             pos = payload + sec["length"]
         assert self.fields, "no sections found in the base snapshot"
         # half the picks go to the registers and settings the hypervisor
         # loads into the hart (CSRs, CFI, HSM, the VM's configuration)
         self.hot = [f for f in self.fields
-                    if (f[2] is snap.VCPU and f[3] not in ("gpr", "f")) or f[2] is snap.CONFIG]
+                    if (f[2] is VCPU and f[3] not in ("gpr", "f")) or f[2] is CONFIG]
 
     def _add(self, base, section, layout):
         for fname, kind, count, off in layout.fields:
@@ -145,10 +137,10 @@ class Mutator:
             name = f"{layout.name}.{fname}" + (f"[{idx}]" if count > 1 else "")
             what.append(f"{name} 0x{old:x}->0x{new:x}")
         for section in touched:
-            sec = snap.SECTION.decode(buf, section)
-            start = section + snap.SECTION.size
-            crc = snap.crc32c(bytes(buf[start:start + sec["length"]]))
-            struct.pack_into("<I", buf, section + snap.SECTION.offset("crc32c"), crc)
+            sec = SECTION.decode(buf, section)
+            start = section + SECTION.size
+            crc = crc32c(bytes(buf[start:start + sec["length"]]))
+            struct.pack_into("<I", buf, section + SECTION.offset("crc32c"), crc)
         return bytes(buf), "; ".join(what)
 
 
@@ -161,6 +153,21 @@ def take_base(h, tmp_path, name, ready, live):
     return path.read_bytes()
 
 
+class ConsoleTail:
+    """The console lines not read yet: each mutant's checks look only at what
+    its restore printed (rescanning the whole console made a 100 000-mutant
+    soak quadratic)."""
+
+    def __init__(self, host):
+        self.host, self.seen = host, 0
+
+    def read(self):
+        with self.host.lock:
+            new = self.host.lines[self.seen:]
+        self.seen += len(new)
+        return new
+
+
 def host_faults(lines):
     return [l for l in lines if any(m in l for m in FAULT_MARKS)]
 
@@ -168,20 +175,22 @@ def host_faults(lines):
 def test_restore_fuzz_execution(guests_built, tmp_path):
     rng = random.Random(SEED)
     print(f"restore fuzz: seed {SEED}, {COUNT} mutants")
+    timeout = int(os.environ.get("RESTORE_FUZZ_TIMEOUT", "3600"))
+    # the victim checks itself for as long as the run may last (its default is 10 minutes)
     victim = ("name=victim,kernel=build/guests/victim.bin,vcpus=1,mem=64M,cfi=trap,"
-              "bootargs=period_ms=10 round_ms=200 late_ms=5000")
+              f"bootargs=period_ms=10 round_ms=200 late_ms=5000 run_ms={timeout * 1000}")
     h = SnapHost(tmp_path, [victim,
                             vm_spec("base1", "snap_cfi", 2, "wait_ms=600000"),
                             vm_spec("base2", "demo", 1, "count=1000000 delay_us=50000")],
                  extra=["--expect", "victim=destroyed", "--persist"],
-                 timeout=int(os.environ.get("RESTORE_FUZZ_TIMEOUT", "3600")))
+                 timeout=timeout)
     try:
         bases = [take_base(h, tmp_path, "base1", "SNAPSHOT-READY", False),
                  take_base(h, tmp_path, "base2", "hello from 0 (3/", True)]
         h.ctl("destroy", "base1")
         h.ctl("destroy", "base2")
         mutators = [Mutator(b, rng) for b in bases]
-        client = ctl.Client(str(h.sock), timeout=60)
+        client = Client(str(h.sock), timeout=60)
         outcomes = collections.Counter()
         reasons = collections.Counter()
         alive = collections.deque()
@@ -194,10 +203,11 @@ def test_restore_fuzz_execution(guests_built, tmp_path):
             was stopped by the hypervisor is still listed, down)."""
             try:
                 client.request("destroy", {"vm": name})
-            except (ctl.RemoteError, ctl.TransportError) as e:
+            except (RemoteError, TransportError) as e:
                 pytest.fail(f"destroy {name} ({mutation[name]}, kept as {name}.snap): {e}\n" +
                             "\n".join(h.snapshot()[-60:]))
-        last_round, last_check = None, time.monotonic()
+        last_round, checked_round, last_check = None, None, time.monotonic()
+        console = ConsoleTail(h)
         t0 = time.monotonic()
         for i in range(COUNT):
             data, what = rng.choice(mutators).mutate()
@@ -208,13 +218,13 @@ def test_restore_fuzz_execution(guests_built, tmp_path):
             log.flush()
             name = f"m{i % 1000}"
             try:
-                ctl.restore_vm(client, str(h.stream), mutant, name=name, verify=False,
+                restore_vm(client, str(h.stream), mutant, name=name, verify=False,
                                stream_bytes=len(data))
                 outcomes["accepted"] += 1
                 alive.append(name)
                 mutation[name] = f"mutant {i}: {what}"
                 (tmp_path / f"{name}.snap").write_bytes(data)
-            except ctl.RemoteError as e:
+            except RemoteError as e:
                 outcomes["refused"] += 1
                 reasons[e.code] += 1
             except Exception as e:  # noqa: BLE001: no answer at all is the host's fault
@@ -222,23 +232,33 @@ def test_restore_fuzz_execution(guests_built, tmp_path):
                             "\n".join(h.snapshot()[-40:]))
             while len(alive) > LIVE_MAX:
                 destroy(alive.popleft())
-            faults = host_faults(h.snapshot())
+            new = console.read()
+            faults = host_faults(new)
             if faults or h.proc.poll() is not None:
                 pytest.fail(f"host fault after mutant {i} ({what}):\n" + "\n".join(faults or
                             h.snapshot()[-40:]))
+            victim_lines = [l[len("[victim] "):] for l in new if l.startswith("[victim] ")]
+            fails = [l for l in victim_lines if l.startswith("FAIL")]
+            assert not fails, f"victim after mutant {i} ({what}): {fails}"
+            rounds = [l for l in victim_lines if l.startswith("VICTIM: round")]
+            if rounds:
+                last_round = rounds[-1]
             if time.monotonic() - last_check > 5:
                 last_check = time.monotonic()
-                rounds = [l for l in h.guest("victim") if l.startswith("VICTIM: round")]
-                assert rounds and rounds[-1] != last_round, \
-                    f"the victim stopped after mutant {i} ({what})"
-                last_round = rounds[-1]
-            fails = [l for l in h.guest("victim") if l.startswith("FAIL")]
-            assert not fails, f"victim after mutant {i} ({what}): {fails}"
+                if last_round is None or last_round == checked_round:
+                    pytest.fail(f"the victim printed no round for 5 s, after mutant {i} ({what});"
+                                f" running beside it: " +
+                                "; ".join(f"{n} = {mutation[n]}" for n in alive) +
+                                "\n--- console ---\n" + "\n".join(h.snapshot()[-120:]))
+                checked_round = last_round
             if (i + 1) % 1000 == 0:     # progress on a long soak
                 print(f"restore fuzz: {i + 1}/{COUNT} in {time.monotonic() - t0:.0f} s, "
                       f"accepted {outcomes['accepted']}, refused {outcomes['refused']}", flush=True)
         for gone in alive:
             destroy(gone)
+        late = console.read()
+        assert not host_faults(late) and h.proc.poll() is None, "\n".join(late[-40:])
+        assert not [l for l in late if l.startswith("[victim] FAIL")], late
         listing = client.request("list")
         assert listing.get("ok"), listing
         elapsed = time.monotonic() - t0

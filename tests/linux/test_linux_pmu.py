@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Linux perf on the guest PMU (SBI PMU, hyp/vsbi/vsbi_pmu.c, hyp/vmm/pmu.c).
+"""Linux perf on the guest PMU (SBI PMU, hyp/vsbi/vsbi_pmu.c, hyp/state/pmu.c).
 
 Debian's kernel (CONFIG_PERF_EVENTS, CONFIG_RISCV_PMU_SBI) is used: our own
 guest kernel is built without perf events. The init script

@@ -9,7 +9,7 @@
 #ifndef UNIT_SNAP_LEGAL_CASES_H
 #define UNIT_SNAP_LEGAL_CASES_H
 #include <arch/riscv/encoding.h>
-#include <hyp/snapshot_format.h>
+#include <abi/snapshot_format.h>
 
 #define NO_LP	(SNAP_FEAT_ALL & ~SNAP_FEAT_ZICFILP)
 #define NO_SS	(SNAP_FEAT_ALL & ~SNAP_FEAT_ZICFISS)

@@ -4,38 +4,27 @@ UNIX socket with canned replies.  They check the exact requests (protocol
 version 1, docs/management.md), the output for people and for scripts, every
 exit status, and argument checking."""
 
-import importlib.machinery
-import importlib.util
 import json
 import os
 import socket
 import subprocess
-import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from carapace.cli.ctl import main
+from carapace.client import Client, build_request
+from carapace.errors import UsageError
+from carapace.paths import default_ctl_socket
+from harness.fakes import FakeHypervisor
+
 pytestmark = pytest.mark.quick
 
 ROOT = Path(__file__).resolve().parents[2]
 CTL = ROOT / "tools" / "carapace-ctl"
-LAUNCHER = ROOT / "tools" / "carapace-run"
 MiB = 1 << 20
 BIG = (1 << 64) - 2            # more than a double can hold exactly
-
-
-def load(name, path):
-    loader = importlib.machinery.SourceFileLoader(name, str(path))
-    spec = importlib.util.spec_from_loader(name, loader)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    loader.exec_module(module)
-    return module
-
-
-ctl = load("carapace_ctl", CTL)
 
 
 # --- the fake hypervisor -----------------------------------------------------------
@@ -82,77 +71,16 @@ def error(code, text):
                             "error": text}
 
 
-class FakeHyp:
-    """A UNIX socket server in a thread.  @handler gets each request line parsed
-    (or the raw bytes if it is not JSON) and returns a dict (sent as a JSON line),
-    bytes (sent as they are), None (no reply) or a callable(conn) that does the
-    answering itself.  Every line received is kept in .lines."""
-
-    def __init__(self, path, handler=canned):
-        self.path, self.handler = path, handler
-        self.lines, self.connections, self.empty_lines = [], 0, 0
-        self.stop = threading.Event()
-        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.listener.bind(str(path))
-        self.listener.listen(4)
-        self.listener.settimeout(0.05)
-        self.thread = threading.Thread(target=self.serve, daemon=True)
-        self.thread.start()
-
-    @property
-    def requests(self):
-        return [json.loads(line) for line in self.lines]
-
-    def serve(self):
-        while not self.stop.is_set():
-            try:
-                conn, _ = self.listener.accept()
-            except (TimeoutError, socket.timeout):
-                continue
-            except OSError:
-                return
-            self.connections += 1
-            conn.settimeout(0.05)
-            try:
-                self.talk(conn)
-            finally:
-                conn.close()
-
-    def talk(self, conn):
-        buffer = b""
-        while not self.stop.is_set():
-            try:
-                data = conn.recv(65536)
-            except (TimeoutError, socket.timeout):
-                continue
-            except OSError:
-                return
-            if not data:
-                return
-            buffer += data
-            while b"\n" in buffer:
-                line, _, buffer = buffer.partition(b"\n")
-                if not line:
-                    self.empty_lines += 1  # as the hypervisor: no reply
-                    continue
-                self.lines.append(line)
-                try:
-                    request = json.loads(line)
-                except ValueError:
-                    request = line
-                reply = self.handler(request)
-                if callable(reply):
-                    reply(conn)
-                    return
-                if isinstance(reply, dict):
-                    reply = json.dumps(reply, separators=(",", ":")).encode() + b"\n"
-                if reply:
-                    conn.sendall(reply)
-
-    def close(self):
-        self.stop.set()
-        self.thread.join(5)
-        self.listener.close()
+def FakeHyp(path, handler=canned):
+    """The harness's fake hypervisor with a one-argument @handler(request) whose
+    callable answers take the connection and end it (as a client that is
+    answered, then dropped)."""
+    def answer(request, hyp):
+        reply = handler(request)
+        if callable(reply):
+            return lambda h: (reply(h.conn), h.hang_up())
+        return reply
+    return FakeHypervisor(path, None, answer)
 
 
 @pytest.fixture
@@ -181,7 +109,7 @@ def serve(sock_path):
 
 
 def run(sock_path, *argv):
-    return ctl.main(["--socket", str(sock_path), *argv])
+    return main(["--socket", str(sock_path), *argv])
 
 
 # --- requests: exactly as specified --------------------------------------------------
@@ -220,7 +148,7 @@ def test_request_lines(hyp, sock_path, capsys, argv, want):
 
 
 def test_one_connection_many_requests_ids_increase(hyp, sock_path):
-    with ctl.Client(sock_path, timeout=5) as client:
+    with Client(sock_path, timeout=5) as client:
         assert client.request("list")["vms"][0]["name"] == "alpha"
         assert client.request("pause", {"vm": "alpha"})["state"] == "paused"
     first, second = hyp.requests
@@ -231,17 +159,17 @@ def test_one_connection_many_requests_ids_increase(hyp, sock_path):
 def test_ids_differ_between_clients(hyp, sock_path):
     """A reply left over from an earlier client must not match a new request."""
     for _ in range(4):
-        with ctl.Client(sock_path, timeout=5) as client:
+        with Client(sock_path, timeout=5) as client:
             client.request("hello")
     ids = {r["id"] for r in hyp.requests}
     assert len(ids) == 4
 
 
 def test_build_request_leaves_out_none_and_limits_length():
-    line = ctl.build_request("create", 5, {"name": "a", "initrd": None, "mem": 1})
+    line = build_request("create", 5, {"name": "a", "initrd": None, "mem": 1})
     assert line == b'{"v":1,"id":5,"cmd":"create","name":"a","mem":1}\n'
-    with pytest.raises(ctl.UsageError, match="at most 4096"):
-        ctl.build_request("create", 5, {"bootargs": "x" * 4096})
+    with pytest.raises(UsageError, match="at most 4096"):
+        build_request("create", 5, {"bootargs": "x" * 4096})
 
 
 # --- output -----------------------------------------------------------------------
@@ -484,7 +412,7 @@ def test_raw_ok_and_long_lines_go_out_unchanged(hyp, sock_path, capsys):
     assert json.loads(capsys.readouterr().out)["id"] == 42
     long = '{"v":1,"cmd":"' + "x" * 5000 + '"}'
     server_lines = len(hyp.lines)
-    hyp.handler = lambda r: b'{"v":1,"id":null,"ok":false,"code":"bad-request",' \
+    hyp.handler = lambda r, h: b'{"v":1,"id":null,"ok":false,"code":"bad-request",' \
                             b'"error":"line too long"}\n'
     assert run(sock_path, "raw", long) == 1
     assert hyp.lines[server_lines] == long.encode()
@@ -544,7 +472,7 @@ def test_limits_accepted(hyp, sock_path):
 
 def test_help_exits_0(capsys):
     with pytest.raises(SystemExit) as info:
-        ctl.main(["--help"])
+        main(["--help"])
     assert info.value.code == 0
     out = capsys.readouterr().out
     for word in ("create NAME --kernel IMG", "raw LINE", "CARAPACE_CTL_SOCKET",
@@ -558,29 +486,26 @@ def test_help_exits_0(capsys):
 def test_default_socket(monkeypatch):
     monkeypatch.delenv("CARAPACE_CTL_SOCKET", raising=False)
     monkeypatch.setenv("XDG_RUNTIME_DIR", "/run/user/1234")
-    assert ctl.default_socket() == Path(f"/run/user/1234/carapace-{os.getuid()}/ctl.sock")
+    assert default_ctl_socket() == Path(f"/run/user/1234/carapace-{os.getuid()}/ctl.sock")
     monkeypatch.setenv("XDG_RUNTIME_DIR", "")
-    assert ctl.default_socket() == Path(f"/tmp/carapace-{os.getuid()}/ctl.sock")
+    assert default_ctl_socket() == Path(f"/tmp/carapace-{os.getuid()}/ctl.sock")
     monkeypatch.delenv("XDG_RUNTIME_DIR")
-    assert ctl.default_socket() == Path(f"/tmp/carapace-{os.getuid()}/ctl.sock")
+    assert default_ctl_socket() == Path(f"/tmp/carapace-{os.getuid()}/ctl.sock")
     monkeypatch.setenv("CARAPACE_CTL_SOCKET", "/x/y.sock")
-    assert ctl.default_socket() == Path("/x/y.sock")
+    assert default_ctl_socket() == Path("/x/y.sock")
 
 
-@pytest.mark.parametrize("env", [{}, {"XDG_RUNTIME_DIR": "/run/u"},
-                                 {"CARAPACE_CTL_SOCKET": "/s/c.sock"}])
-def test_default_socket_same_as_launcher(monkeypatch, env):
-    launcher = load("carapace_run", LAUNCHER)
-    for name in ("XDG_RUNTIME_DIR", "CARAPACE_CTL_SOCKET"):
-        monkeypatch.delenv(name, raising=False)
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    assert ctl.default_socket() == launcher.default_ctl_socket()
+def test_default_socket_same_as_launcher():
+    """carapace-run and carapace-ctl share one implementation of the defaults."""
+    import carapace.launcher
+    import carapace.paths
+    assert carapace.launcher.default_ctl_socket is carapace.paths.default_ctl_socket
+    assert carapace.launcher.default_stream_socket is carapace.paths.default_stream_socket
 
 
 def test_env_socket_is_used(hyp, sock_path, monkeypatch, capsys):
     monkeypatch.setenv("CARAPACE_CTL_SOCKET", str(sock_path))
-    assert ctl.main(["pause", "alpha"]) == 0
+    assert main(["pause", "alpha"]) == 0
     assert hyp.requests[0]["cmd"] == "pause"
 
 
@@ -626,7 +551,7 @@ def test_leading_newline_and_fragment_reply_skipped(tmp_path):
         orig(conn)
     server.talk = talk
     try:
-        with ctl.Client(sock, timeout=5) as c:
+        with Client(sock, timeout=5) as c:
             reply = c.request("list")
         assert reply["ok"] and reply["vms"] == []
         assert server.empty_lines == 1

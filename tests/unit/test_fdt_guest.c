@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* hyp/fdt/fdt_guest.c: fdt_guest_build() for a struct vm set up here, read back
- * with libfdt's read API. Linked with hyp/cfi/cfi.c (cfi_vm_has_lp/ss, fake
+ * with libfdt's read API. Linked with hyp/state/cfi_state.c (cfi_vm_has_lp/ss, fake
  * CSRs) and hyp/lib/printf.c (as hyp_snprintf). Defined here: hart_caps and
  * timebase_hz (hyp/arch/hart.c), vm_stop()/vcpu_redirect_trap() (referenced by
- * cfi.c). The rng-seed comes from the caller (struct guest_fdt_info). */
+ * cfi_state.c). The rng-seed comes from the caller (struct guest_fdt_info). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

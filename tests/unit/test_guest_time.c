@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Guest time against host time (hyp/include/guest_time.h) and the wake-up
- * predicates built on it (hyp/vmm/vcpu_wake.c). The review's finding: a
+ * predicates built on it (hyp/state/vcpu_wake.c). The review's finding: a
  * negative htimedelta (a restore or an incoming migration onto a host whose
  * clock is ahead) was treated as unsigned, so a vCPU waiting with its timer
  * off (vstimecmp = -1) gave the scheduler a deadline in the past: idle harts

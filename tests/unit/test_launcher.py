@@ -4,8 +4,6 @@ tree, the control socket, console parsing, the batch runner and exit statuses.
 Tests that need dtc, QEMU, the firmware or the cross compiler skip when those
 are missing."""
 
-import importlib.machinery
-import importlib.util
 import os
 import shutil
 import socket
@@ -19,6 +17,22 @@ from pathlib import Path
 
 import pytest
 
+from carapace import console
+from carapace.cli import run as run_cli
+from carapace.cli.run import (bind_incoming, build_parser, incoming_spec, listen_address, main,
+                              parse_expects, persist_settled, run_interactive, run_qemu)
+from carapace.console import (RunResult, VmResult, exit_status, parse_console, print_summary,
+                              run_batch)
+from carapace.devicetree import build_dtb, dts_string, inject_chosen
+from carapace.errors import LaunchError
+from carapace.launcher import (DEFAULT_CPU, QEMU, HostConfig, ctl_device_args, ctl_socket_path,
+                               prepare_ctl_socket, qemu_command, remove_ctl_socket,
+                               stream_device_args, stream_socket_path)
+from carapace.paths import cache_dir, default_ctl_socket, default_stream_socket
+from carapace.restorer import parse_restores
+from carapace.vmspec import (check_host_memory, default_host_mem, parse_images, parse_size,
+                             parse_vm_spec, parse_vms, place_images)
+
 # scripts/run-tests.sh selects tests by marker; these take seconds, so: quick.
 pytestmark = pytest.mark.quick
 
@@ -27,21 +41,10 @@ LAUNCHER = ROOT / "tools" / "carapace-run"
 MiB = 1 << 20
 
 
-def load_launcher():
-    loader = importlib.machinery.SourceFileLoader("carapace_run", str(LAUNCHER))
-    spec = importlib.util.spec_from_loader("carapace_run", loader)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["carapace_run"] = module
-    loader.exec_module(module)
-    return module
-
-
-cr = load_launcher()
-
 needs_dtc = pytest.mark.skipif(not (shutil.which("dtc") and shutil.which("fdtget")),
                                reason="dtc/fdtget not installed")
-FIRMWARE = cr.cache_dir() / "fw_dynamic.bin"
-needs_qemu = pytest.mark.skipif(not (shutil.which(cr.QEMU) and shutil.which("dtc")
+FIRMWARE = cache_dir() / "fw_dynamic.bin"
+needs_qemu = pytest.mark.skipif(not (shutil.which(QEMU) and shutil.which("dtc")
                                      and FIRMWARE.is_file()),
                                 reason="QEMU, dtc or OpenSBI firmware missing (make deps)")
 CROSS_GCC = "riscv64-unknown-elf-gcc"
@@ -80,7 +83,7 @@ def linux_image(path, text_offset, image_size, efi=False, file_size=4096):
 
 
 def test_spec_defaults(kernel):
-    vm = cr.parse_vm_spec(f"kernel={kernel}", 3)
+    vm = parse_vm_spec(f"kernel={kernel}", 3)
     assert (vm.index, vm.name, vm.kernel, vm.initrd) == (3, "vm3", kernel, None)
     assert (vm.mem, vm.vcpus, vm.cfi, vm.bootargs) == (64 * MiB, 1, "trap", None)
     assert vm.kernel_info.kind == "flat binary"
@@ -89,28 +92,28 @@ def test_spec_defaults(kernel):
 def test_spec_all_keys(kernel, tmp_path):
     initrd = tmp_path / "rd.cpio"
     initrd.write_bytes(b"070701")
-    vm = cr.parse_vm_spec(f"name=web_1,kernel={kernel},initrd={initrd},mem=1G,vcpus=8,"
+    vm = parse_vm_spec(f"name=web_1,kernel={kernel},initrd={initrd},mem=1G,vcpus=8,"
                           "cfi=strict,bootargs=console=hvc0", 0)
     assert (vm.name, vm.initrd, vm.mem, vm.vcpus, vm.cfi, vm.bootargs) == \
         ("web_1", initrd, 1 << 30, 8, "strict", "console=hvc0")
 
 
 def test_bootargs_takes_the_rest_verbatim(kernel):
-    vm = cr.parse_vm_spec(f"kernel={kernel},bootargs=a=1,b,mem=32M, x=\"y\\z\"", 0)
+    vm = parse_vm_spec(f"kernel={kernel},bootargs=a=1,b,mem=32M, x=\"y\\z\"", 0)
     assert vm.bootargs == 'a=1,b,mem=32M, x="y\\z"'
     assert vm.mem == 64 * MiB       # "mem=32M" belonged to the bootargs
 
 
 def test_relative_kernel_path_becomes_absolute(kernel, monkeypatch):
     monkeypatch.chdir(kernel.parent)
-    assert cr.parse_vm_spec("kernel=guest.bin", 0).kernel == kernel
+    assert parse_vm_spec("kernel=guest.bin", 0).kernel == kernel
 
 
 @pytest.mark.parametrize("text, size", [("64M", 64 * MiB), ("64m", 64 * MiB),
                                         ("2G", 2 << 30), ("8192K", 8 * MiB),
                                         ("16MiB", 16 * MiB), ("4194304", 4 * MiB)])
 def test_parse_size(text, size):
-    assert cr.parse_size(text, "x") == size
+    assert parse_size(text, "x") == size
 
 
 @pytest.mark.parametrize("spec, message", [
@@ -137,13 +140,13 @@ def test_parse_size(text, size):
     ("kernel={k},bootargs=" + "x" * 512, "bootargs longer than 511 bytes"),
 ])
 def test_spec_errors(kernel, spec, message):
-    with pytest.raises(cr.LaunchError) as info:
-        cr.parse_vm_spec(spec.format(k=kernel), 0)
+    with pytest.raises(LaunchError) as info:
+        parse_vm_spec(spec.format(k=kernel), 0)
     assert message in str(info.value)
 
 
 def test_longest_name_and_bootargs_accepted(kernel):
-    vm = cr.parse_vm_spec(f"name={'a' * 15},kernel={kernel},bootargs={'x' * 511}", 0)
+    vm = parse_vm_spec(f"name={'a' * 15},kernel={kernel},bootargs={'x' * 511}", 0)
     assert vm.name == "a" * 15 and len(vm.bootargs) == 511
 
 
@@ -154,41 +157,41 @@ def test_longest_name_and_bootargs_accepted(kernel):
 def test_unbootable_kernels_rejected(tmp_path, head, message):
     path = tmp_path / "k"
     path.write_bytes(head + (b"\0" * 100 if head else b""))
-    with pytest.raises(cr.LaunchError, match=message):
-        cr.parse_vm_spec(f"kernel={path}", 0)
+    with pytest.raises(LaunchError, match=message):
+        parse_vm_spec(f"kernel={path}", 0)
 
 
 def test_linux_image_detected(tmp_path):
     image = linux_image(tmp_path / "Image", 0x200000, 20 * MiB)
-    info = cr.parse_vm_spec(f"kernel={image}", 0).kernel_info
+    info = parse_vm_spec(f"kernel={image}", 0).kernel_info
     assert (info.kind, info.load_offset, info.claim) == ("Linux Image", 0x200000, 20 * MiB)
     efi = linux_image(tmp_path / "Image.efi", 0x200000, 20 * MiB, efi=True)
-    assert cr.parse_vm_spec(f"kernel={efi}", 0).kernel_info.kind == "Linux Image (EFI stub)"
+    assert parse_vm_spec(f"kernel={efi}", 0).kernel_info.kind == "Linux Image (EFI stub)"
 
 
 def test_guest_ram_must_hold_the_kernel(tmp_path):
     image = linux_image(tmp_path / "Image", 0x200000, 62 * MiB)
-    with pytest.raises(cr.LaunchError, match="mem=64M is too small.*at least 66M"):
-        cr.parse_vm_spec(f"kernel={image}", 0)
-    assert cr.parse_vm_spec(f"kernel={image},mem=66M", 0).mem == 66 * MiB
+    with pytest.raises(LaunchError, match="mem=64M is too small.*at least 66M"):
+        parse_vm_spec(f"kernel={image}", 0)
+    assert parse_vm_spec(f"kernel={image},mem=66M", 0).mem == 66 * MiB
 
 
 def test_guest_ram_must_hold_kernel_and_initrd(kernel, tmp_path):
     initrd = tmp_path / "rd"
     initrd.write_bytes(b"\0" * (62 * MiB))
-    with pytest.raises(cr.LaunchError, match="and initrd"):
-        cr.parse_vm_spec(f"kernel={kernel},initrd={initrd}", 0)
+    with pytest.raises(LaunchError, match="and initrd"):
+        parse_vm_spec(f"kernel={kernel},initrd={initrd}", 0)
 
 
 def test_vm_names_unique(kernel):
-    with pytest.raises(cr.LaunchError, match="two VMs are named 'vm1'"):
-        cr.parse_vms([f"name=vm1,kernel={kernel}", f"kernel={kernel}"])
+    with pytest.raises(LaunchError, match="two VMs are named 'vm1'"):
+        parse_vms([f"name=vm1,kernel={kernel}", f"kernel={kernel}"])
 
 
 def test_at_most_eight_vms(kernel):
-    assert len(cr.parse_vms([f"kernel={kernel}"] * 8)) == 8
-    with pytest.raises(cr.LaunchError, match="at most 8"):
-        cr.parse_vms([f"kernel={kernel}"] * 9)
+    assert len(parse_vms([f"kernel={kernel}"] * 8)) == 8
+    with pytest.raises(LaunchError, match="at most 8"):
+        parse_vms([f"kernel={kernel}"] * 9)
 
 
 # --- placement ----------------------------------------------------------------------
@@ -201,8 +204,8 @@ def sized(tmp_path, name, size):
 
 
 def test_single_image_sits_16m_below_ram_end(kernel):
-    vms = cr.parse_vms([f"name=a,kernel={kernel}"])
-    (image,) = cr.place_images(vms, 512 * MiB)
+    vms = parse_vms([f"name=a,kernel={kernel}"])
+    (image,) = place_images(vms, 512 * MiB)
     assert (image.vm, image.kind, image.size) == ("a", "kernel", 5000)
     assert image.addr == 0x9EE00000     # 0xa0000000 - 16M - 5000, rounded down to 2M
 
@@ -210,8 +213,8 @@ def test_single_image_sits_16m_below_ram_end(kernel):
 def test_images_stack_downward_aligned(tmp_path):
     k1, k2 = sized(tmp_path, "k1", 3 * MiB + 1), sized(tmp_path, "k2", 2 * MiB)
     rd = sized(tmp_path, "rd", 5 * MiB)
-    vms = cr.parse_vms([f"name=a,kernel={k1},initrd={rd}", f"name=b,kernel={k2}"])
-    images = cr.place_images(vms, 1 << 30)
+    vms = parse_vms([f"name=a,kernel={k1},initrd={rd}", f"name=b,kernel={k2}"])
+    images = place_images(vms, 1 << 30)
     assert [(i.vm, i.kind) for i in images] == [("a", "kernel"), ("a", "ramdisk"),
                                                 ("b", "kernel")]
     top = 0x80000000 + (1 << 30) - 16 * MiB
@@ -224,29 +227,29 @@ def test_images_stack_downward_aligned(tmp_path):
 
 def test_images_must_stay_above_64m(tmp_path):
     big = sized(tmp_path, "big", 40 * MiB)
-    vms = cr.parse_vms([f"kernel={big},mem=64M"])
-    with pytest.raises(cr.LaunchError, match="host RAM too small, use --mem"):
-        cr.place_images(vms, 96 * MiB)
+    vms = parse_vms([f"kernel={big},mem=64M"])
+    with pytest.raises(LaunchError, match="host RAM too small, use --mem"):
+        place_images(vms, 96 * MiB)
     # 128M: top of images at 0x87000000, the 40M image starts at 0x84800000: fits.
-    assert cr.place_images(vms, 128 * MiB)[0].addr == 0x84800000
+    assert place_images(vms, 128 * MiB)[0].addr == 0x84800000
 
 
 def test_default_host_mem(kernel, tmp_path):
-    vms = cr.parse_vms([f"kernel={kernel}"])
-    assert cr.default_host_mem(vms) == 512 * MiB     # the floor
+    vms = parse_vms([f"kernel={kernel}"])
+    assert default_host_mem(vms) == 512 * MiB     # the floor
     rd = sized(tmp_path, "rd", 3 * MiB)
-    vms = cr.parse_vms([f"kernel={kernel},mem=256M,initrd={rd}", f"kernel={kernel},mem=128M"])
+    vms = parse_vms([f"kernel={kernel},mem=256M,initrd={rd}", f"kernel={kernel},mem=128M"])
     # guest RAM 384M + images rounded to 2M (2M + 4M + 2M) + 256M
-    assert cr.default_host_mem(vms) == (384 + 8 + 256) * MiB
+    assert default_host_mem(vms) == (384 + 8 + 256) * MiB
 
 
 def test_host_ram_must_hold_guest_ram(kernel):
-    vms = cr.parse_vms([f"kernel={kernel},mem=512M"])
-    images = cr.place_images(vms, 512 * MiB)
-    with pytest.raises(cr.LaunchError, match="cannot hold 512M of guest RAM.*--mem 770M"):
-        cr.check_host_memory(vms, images, 512 * MiB)
-    mem = cr.default_host_mem(vms)
-    cr.check_host_memory(vms, cr.place_images(vms, mem), mem)
+    vms = parse_vms([f"kernel={kernel},mem=512M"])
+    images = place_images(vms, 512 * MiB)
+    with pytest.raises(LaunchError, match="cannot hold 512M of guest RAM.*--mem 770M"):
+        check_host_memory(vms, images, 512 * MiB)
+    mem = default_host_mem(vms)
+    check_host_memory(vms, place_images(vms, mem), mem)
 
 
 # --- device tree ---------------------------------------------------------------------
@@ -288,20 +291,20 @@ def fdtget(dtb, node, prop, kind=None):
 
 def two_vms(tmp_path, kernel):
     rd = sized(tmp_path, "rd", 3 * MiB)
-    vms = cr.parse_vms([f"name=a,kernel={kernel},mem=128M,vcpus=2,cfi=off,bootargs={TRICKY}",
+    vms = parse_vms([f"name=a,kernel={kernel},mem=128M,vcpus=2,cfi=off,bootargs={TRICKY}",
                         f"name=b,kernel={kernel},initrd={rd}"])
-    return vms, cr.place_images(vms, 512 * MiB)
+    return vms, place_images(vms, 512 * MiB)
 
 
 def test_dts_string_escapes():
-    assert cr.dts_string('a"b\\c') == '"a\\"b\\\\c"'
-    assert cr.dts_string("t\tü") == '"t\\x09\\xc3\\xbc"'
+    assert dts_string('a"b\\c') == '"a\\"b\\\\c"'
+    assert dts_string("t\tü") == '"t\\x09\\xc3\\xbc"'
 
 
 @needs_dtc
 def test_vm_nodes_compile_and_read_back(tmp_path, kernel):
     vms, images = two_vms(tmp_path, kernel)
-    dtb = compile_dts(tmp_path, cr.inject_chosen(BASE_DTS, vms, images, timeslice_us=2500))
+    dtb = compile_dts(tmp_path, inject_chosen(BASE_DTS, vms, images, timeslice_us=2500))
     assert fdtget(dtb, "/chosen", "stdout-path") == "/soc/serial@10000000"
     assert fdtget(dtb, "/chosen", "carapace,timeslice-us") == "2500"
     assert fdtget(dtb, "/chosen", "#address-cells") == "2"
@@ -335,7 +338,7 @@ def test_chosen_created_when_missing(tmp_path, kernel):
     vms, images = two_vms(tmp_path, kernel)
     base = BASE_DTS.replace('\tchosen {\n\t\tstdout-path = "/soc/serial@10000000";\n\t};\n', "")
     assert "chosen" not in base
-    dtb = compile_dts(tmp_path, cr.inject_chosen(base, vms, images))
+    dtb = compile_dts(tmp_path, inject_chosen(base, vms, images))
     assert fdtget(dtb, "/chosen/vm@1", "carapace,name") == "b"
     with pytest.raises(subprocess.CalledProcessError):
         fdtget(dtb, "/chosen", "carapace,timeslice-us")
@@ -347,7 +350,7 @@ def test_existing_chosen_cells_and_subnodes_kept(tmp_path, kernel):
     base = BASE_DTS.replace('\t\tstdout-path = "/soc/serial@10000000";\n',
                             "\t\t#address-cells = <0x1>;\n\t\tx = <1>;\n\n"
                             "\t\tother {\n\t\t\ty = <2>;\n\t\t};\n")
-    dts = cr.inject_chosen(base, vms, images, timeslice_us=7)
+    dts = inject_chosen(base, vms, images, timeslice_us=7)
     assert dts.count("#address-cells = <0x1>") == 1
     dtb = compile_dts(tmp_path, dts)       # our properties still precede subnodes
     assert fdtget(dtb, "/chosen", "#address-cells") == "1"
@@ -358,10 +361,10 @@ def test_existing_chosen_cells_and_subnodes_kept(tmp_path, kernel):
 
 @needs_qemu
 def test_build_dtb_from_qemu(tmp_path, kernel):
-    vms = cr.parse_vms([f"name=a,kernel={kernel}"])
-    host = cr.HostConfig(hyp=kernel, bios=FIRMWARE, mem=512 * MiB, smp=3)
-    images = cr.place_images(vms, host.mem)
-    dtb, dts = cr.build_dtb(host, vms, images, tmp_path)
+    vms = parse_vms([f"name=a,kernel={kernel}"])
+    host = HostConfig(hyp=kernel, bios=FIRMWARE, mem=512 * MiB, smp=3)
+    images = place_images(vms, host.mem)
+    dtb, dts = build_dtb(host, vms, images, tmp_path)
     assert dtb == tmp_path / "host.dtb" and "vm@0 {" in dts
     assert fdtget(dtb, "/memory@80000000", "reg", "x") == "0 80000000 0 20000000"
     assert fdtget(dtb, "/cpus/cpu@2", "device_type") == "cpu"
@@ -372,23 +375,23 @@ def test_build_dtb_from_qemu(tmp_path, kernel):
 
 @needs_qemu
 def test_qemu_dump_error_is_reported(tmp_path, kernel):
-    host = cr.HostConfig(hyp=kernel, bios=FIRMWARE, mem=512 * MiB, cpu="no-such-cpu")
-    with pytest.raises(cr.LaunchError, match="QEMU device tree dump failed"):
-        cr.build_dtb(host, [], [], tmp_path)
+    host = HostConfig(hyp=kernel, bios=FIRMWARE, mem=512 * MiB, cpu="no-such-cpu")
+    with pytest.raises(LaunchError, match="QEMU device tree dump failed"):
+        build_dtb(host, [], [], tmp_path)
 
 
 # --- QEMU command line ----------------------------------------------------------------
 
 
 def host_for(kernel, **kw):
-    return cr.HostConfig(hyp=Path("/h/carapace.bin"), bios=Path("/fw.bin"), mem=768 * MiB,
+    return HostConfig(hyp=Path("/h/carapace.bin"), bios=Path("/fw.bin"), mem=768 * MiB,
                          **kw)
 
 
 def test_qemu_command_interactive(tmp_path, kernel):
     vms, images = two_vms(tmp_path, kernel)
-    cmd = cr.qemu_command(host_for(kernel), Path("/t/host.dtb"), images, batch=False)
-    assert cmd[:13] == [cr.QEMU, "-machine", "virt", "-cpu", cr.DEFAULT_CPU, "-smp", "2",
+    cmd = qemu_command(host_for(kernel), Path("/t/host.dtb"), images, batch=False)
+    assert cmd[:13] == [QEMU, "-machine", "virt", "-cpu", DEFAULT_CPU, "-smp", "2",
                         "-m", "768M", "-bios", "/fw.bin", "-kernel", "/h/carapace.bin"]
     assert cmd[13:15] == ["-dtb", "/t/host.dtb"]
     loaders = [cmd[i + 1] for i, a in enumerate(cmd) if a == "-device"
@@ -402,7 +405,7 @@ def test_qemu_command_interactive(tmp_path, kernel):
 def test_qemu_command_batch_icount_extra(tmp_path, kernel):
     vms, images = two_vms(tmp_path, kernel)
     host = host_for(kernel, icount=True, smp=4, extra=["-d", "guest_errors"])
-    cmd = cr.qemu_command(host, Path("/t/host.dtb"), images, batch=True)
+    cmd = qemu_command(host, Path("/t/host.dtb"), images, batch=True)
     assert "-nographic" not in cmd
     assert cmd[-8:] == ["-display", "none", "-serial", "stdio", "-monitor", "none",
                         "-d", "guest_errors"]
@@ -416,8 +419,8 @@ def test_loader_path_commas_doubled(tmp_path, monkeypatch):
     odd.mkdir()
     k = sized(odd, "k", 100)
     monkeypatch.chdir(odd)          # a relative kernel= path becomes absolute
-    vms = cr.parse_vms(["kernel=k"])
-    cmd = cr.qemu_command(host_for(k), Path("/d"), cr.place_images(vms, 512 * MiB), True)
+    vms = parse_vms(["kernel=k"])
+    cmd = qemu_command(host_for(k), Path("/d"), place_images(vms, 512 * MiB), True)
     escaped = str(odd).replace(",", ",,")
     assert any(a.startswith(f"loader,file={escaped}/k,addr=") for a in cmd)
 
@@ -427,11 +430,11 @@ def test_loader_path_commas_doubled(tmp_path, monkeypatch):
 
 def test_parse_images(tmp_path, kernel):
     web, rd = sized(tmp_path, "web", 3 * MiB), sized(tmp_path, "rd", 100)
-    vms = cr.parse_vms([f"name=a,kernel={kernel}"])
-    images = cr.parse_images([f"web={web}", f"web-rd.v2_x={rd}", f"{'n' * 31}={rd}"], vms)
+    vms = parse_vms([f"name=a,kernel={kernel}"])
+    images = parse_images([f"web={web}", f"web-rd.v2_x={rd}", f"{'n' * 31}={rd}"], vms)
     assert [(i.name, i.path) for i in images] == [("web", web), ("web-rd.v2_x", rd),
                                                    ("n" * 31, rd)]
-    assert cr.parse_images([], vms) == []
+    assert parse_images([], vms) == []
 
 
 @pytest.mark.parametrize("item, message", [
@@ -450,42 +453,42 @@ def test_parse_images(tmp_path, kernel):
 def test_image_errors(tmp_path, kernel, item, message):
     f, empty = sized(tmp_path, "f", 10), tmp_path / "empty"
     empty.write_bytes(b"")
-    vms = cr.parse_vms([f"name=a,kernel={kernel}", f"name=b,kernel={kernel}"])
-    with pytest.raises(cr.LaunchError) as info:
-        cr.parse_images([item.format(f=f, empty=empty)], vms)
+    vms = parse_vms([f"name=a,kernel={kernel}", f"name=b,kernel={kernel}"])
+    with pytest.raises(LaunchError) as info:
+        parse_images([item.format(f=f, empty=empty)], vms)
     assert message in str(info.value)
 
 
 def test_image_names_unique(tmp_path):
     f = sized(tmp_path, "f", 10)
-    with pytest.raises(cr.LaunchError, match="two images are named 'web'"):
-        cr.parse_images([f"web={f}", f"x={f}", f"web={f}"], [])
+    with pytest.raises(LaunchError, match="two images are named 'web'"):
+        parse_images([f"web={f}", f"x={f}", f"web={f}"], [])
 
 
 def test_image_named_like_an_absent_vm_is_fine(tmp_path, kernel):
     f = sized(tmp_path, "f", 10)
-    vms = cr.parse_vms([f"name=a,kernel={kernel}"])
-    assert cr.parse_images([f"zz.kernel={f}"], vms)[0].name == "zz.kernel"
+    vms = parse_vms([f"name=a,kernel={kernel}"])
+    assert parse_images([f"zz.kernel={f}"], vms)[0].name == "zz.kernel"
 
 
 def test_at_most_24_images_in_all(tmp_path, kernel):
     f = sized(tmp_path, "f", 10)
-    assert len(cr.parse_images([f"i{n}={f}" for n in range(24)], [])) == 24
-    with pytest.raises(cr.LaunchError, match="25 images in all .*at most 24"):
-        cr.parse_images([f"i{n}={f}" for n in range(25)], [])
+    assert len(parse_images([f"i{n}={f}" for n in range(24)], [])) == 24
+    with pytest.raises(LaunchError, match="25 images in all .*at most 24"):
+        parse_images([f"i{n}={f}" for n in range(25)], [])
     # The VMs' own kernels and initrds count: 1 + 2 + 21 = 24 fits, 25 does not.
-    vms = cr.parse_vms([f"name=a,kernel={kernel}", f"name=b,kernel={kernel},initrd={f}"])
-    assert len(cr.parse_images([f"i{n}={f}" for n in range(21)], vms)) == 21
-    with pytest.raises(cr.LaunchError, match="25 images in all"):
-        cr.parse_images([f"i{n}={f}" for n in range(22)], vms)
+    vms = parse_vms([f"name=a,kernel={kernel}", f"name=b,kernel={kernel},initrd={f}"])
+    assert len(parse_images([f"i{n}={f}" for n in range(21)], vms)) == 21
+    with pytest.raises(LaunchError, match="25 images in all"):
+        parse_images([f"i{n}={f}" for n in range(22)], vms)
 
 
 def test_extra_images_placed_after_the_vms_images(tmp_path):
     k, rd = sized(tmp_path, "k", 3 * MiB + 1), sized(tmp_path, "rd", 5 * MiB)
     web = sized(tmp_path, "web", 2 * MiB)
-    vms = cr.parse_vms([f"name=a,kernel={k},initrd={rd}"])
-    extra = cr.parse_images([f"web={web}", f"web2={k}"], vms)
-    images = cr.place_images(vms, 1 << 30, extra)
+    vms = parse_vms([f"name=a,kernel={k},initrd={rd}"])
+    extra = parse_images([f"web={web}", f"web2={k}"], vms)
+    images = place_images(vms, 1 << 30, extra)
     assert [(i.vm, i.kind, i.name) for i in images] == [
         ("a", "kernel", "a.kernel"), ("a", "ramdisk", "a.initrd"),
         (None, "image", "web"), (None, "image", "web2")]
@@ -495,43 +498,43 @@ def test_extra_images_placed_after_the_vms_images(tmp_path):
 
 def test_images_without_vms(tmp_path):
     web = sized(tmp_path, "web", 5000)
-    (image,) = cr.place_images([], 512 * MiB, cr.parse_images([f"web={web}"], []))
+    (image,) = place_images([], 512 * MiB, parse_images([f"web={web}"], []))
     assert (image.vm, image.kind, image.name, image.addr) == (None, "image", "web", 0x9EE00000)
-    cr.check_host_memory([], [image], 512 * MiB)
-    cr.check_host_memory([], [], 512 * MiB)              # no VMs, no images: fine
+    check_host_memory([], [image], 512 * MiB)
+    check_host_memory([], [], 512 * MiB)              # no VMs, no images: fine
 
 
 def test_default_host_mem_counts_images_and_spare(tmp_path, kernel):
     big = tmp_path / "big"
     with open(big, "wb") as f:          # sparse: only the size matters
         f.truncate(300 * MiB + 1)
-    vms = cr.parse_vms([f"kernel={kernel},mem=256M"])
-    extra = cr.parse_images([f"big={big}"], vms)
+    vms = parse_vms([f"kernel={kernel},mem=256M"])
+    extra = parse_images([f"big={big}"], vms)
     # guest RAM 256M + images (2M + 302M) + 256M
-    assert cr.default_host_mem(vms, extra) == (256 + 2 + 302 + 256) * MiB
-    assert cr.default_host_mem(vms, extra, spare=1 << 30) == (256 + 2 + 302 + 256 + 1024) * MiB
-    assert cr.default_host_mem([], [], spare=0) == 512 * MiB           # the floor
-    assert cr.default_host_mem([], [], spare=512 * MiB) == 768 * MiB
+    assert default_host_mem(vms, extra) == (256 + 2 + 302 + 256) * MiB
+    assert default_host_mem(vms, extra, spare=1 << 30) == (256 + 2 + 302 + 256 + 1024) * MiB
+    assert default_host_mem([], [], spare=0) == 512 * MiB           # the floor
+    assert default_host_mem([], [], spare=512 * MiB) == 768 * MiB
 
 
 def test_host_ram_must_hold_spare_mem(kernel):
-    vms = cr.parse_vms([f"kernel={kernel},mem=128M"])
-    images = cr.place_images(vms, 512 * MiB)
-    cr.check_host_memory(vms, images, 512 * MiB, spare=256 * MiB)
-    with pytest.raises(cr.LaunchError,
+    vms = parse_vms([f"kernel={kernel},mem=128M"])
+    images = place_images(vms, 512 * MiB)
+    check_host_memory(vms, images, 512 * MiB, spare=256 * MiB)
+    with pytest.raises(LaunchError,
                        match="cannot hold 128M of guest RAM, 512M of --spare-mem.*--mem 898M"):
-        cr.check_host_memory(vms, images, 512 * MiB, spare=512 * MiB)
-    mem = cr.default_host_mem(vms, spare=512 * MiB)
-    cr.check_host_memory(vms, cr.place_images(vms, mem), mem, spare=512 * MiB)
+        check_host_memory(vms, images, 512 * MiB, spare=512 * MiB)
+    mem = default_host_mem(vms, spare=512 * MiB)
+    check_host_memory(vms, place_images(vms, mem), mem, spare=512 * MiB)
 
 
 @needs_dtc
 def test_image_nodes_and_persist_in_chosen(tmp_path, kernel):
     web = sized(tmp_path, "web", 3 * MiB + 5)
     vms, _ = two_vms(tmp_path, kernel)
-    extra = cr.parse_images([f"web={web}", f"rd.x_1={kernel}"], vms)
-    images = cr.place_images(vms, 512 * MiB, extra)
-    dtb = compile_dts(tmp_path, cr.inject_chosen(BASE_DTS, vms, images, persist=True))
+    extra = parse_images([f"web={web}", f"rd.x_1={kernel}"], vms)
+    images = place_images(vms, 512 * MiB, extra)
+    dtb = compile_dts(tmp_path, inject_chosen(BASE_DTS, vms, images, persist=True))
     assert fdtget(dtb, "/chosen", "carapace,persist") == ""
     web_image, rd_image = images[3:]
     node = f"/chosen/image@{web_image.addr:x}"
@@ -552,15 +555,15 @@ def test_image_nodes_and_persist_in_chosen(tmp_path, kernel):
 @needs_dtc
 def test_stream_stall_in_chosen_only_when_given(tmp_path, kernel):
     vms, images = two_vms(tmp_path, kernel)
-    assert "stream-stall" not in cr.inject_chosen(BASE_DTS, vms, images)
-    dtb = compile_dts(tmp_path, cr.inject_chosen(BASE_DTS, vms, images, stream_stall_ms=1500))
+    assert "stream-stall" not in inject_chosen(BASE_DTS, vms, images)
+    dtb = compile_dts(tmp_path, inject_chosen(BASE_DTS, vms, images, stream_stall_ms=1500))
     assert fdtget(dtb, "/chosen", "carapace,stream-stall-ms") == "1500"
 
 
 @needs_dtc
 def test_no_persist_no_images_no_nodes(tmp_path, kernel):
     vms, images = two_vms(tmp_path, kernel)
-    dts = cr.inject_chosen(BASE_DTS, vms, images)
+    dts = inject_chosen(BASE_DTS, vms, images)
     assert "carapace,persist" not in dts and "image@" not in dts
     dtb = compile_dts(tmp_path, dts)
     with pytest.raises(subprocess.CalledProcessError):
@@ -570,8 +573,8 @@ def test_no_persist_no_images_no_nodes(tmp_path, kernel):
 @needs_dtc
 def test_persist_with_no_vms(tmp_path):
     web = sized(tmp_path, "web", 100)
-    images = cr.place_images([], 512 * MiB, cr.parse_images([f"web={web}"], []))
-    dtb = compile_dts(tmp_path, cr.inject_chosen(BASE_DTS, [], images, persist=True))
+    images = place_images([], 512 * MiB, parse_images([f"web={web}"], []))
+    dtb = compile_dts(tmp_path, inject_chosen(BASE_DTS, [], images, persist=True))
     assert fdtget(dtb, "/chosen", "carapace,persist") == ""
     assert fdtget(dtb, f"/chosen/image@{images[0].addr:x}", "carapace,name") == "web"
 
@@ -580,16 +583,16 @@ def test_persist_with_no_vms(tmp_path):
 def test_image_reg_follows_existing_chosen_cells(tmp_path):
     """If QEMU's /chosen had its own cells, image reg is written in them."""
     web = sized(tmp_path, "web", 100)
-    images = cr.place_images([], 512 * MiB, cr.parse_images([f"web={web}"], []))
+    images = place_images([], 512 * MiB, parse_images([f"web={web}"], []))
     base = BASE_DTS.replace('\t\tstdout-path = "/soc/serial@10000000";\n',
                             "\t\t#address-cells = <0x01>;\n\t\t#size-cells = <0x01>;\n")
-    dtb = compile_dts(tmp_path, cr.inject_chosen(base, [], images))
+    dtb = compile_dts(tmp_path, inject_chosen(base, [], images))
     assert fdtget(dtb, f"/chosen/image@{images[0].addr:x}", "reg", "x") == \
         f"{images[0].addr:x} 64"
     base = BASE_DTS.replace('\t\tstdout-path = "/soc/serial@10000000";\n',
                             "\t\t#address-cells = <0x00>;\n")
-    with pytest.raises(cr.LaunchError, match="#address-cells = <0>"):
-        cr.inject_chosen(base, [], images)
+    with pytest.raises(LaunchError, match="#address-cells = <0>"):
+        inject_chosen(base, [], images)
 
 
 # --- the control socket ------------------------------------------------------------------
@@ -597,30 +600,30 @@ def test_image_reg_follows_existing_chosen_cells(tmp_path):
 
 def test_default_ctl_socket(monkeypatch):
     monkeypatch.setenv("XDG_RUNTIME_DIR", "/run/user/7")
-    assert cr.default_ctl_socket() == Path(f"/run/user/7/carapace-{os.getuid()}/ctl.sock")
+    assert default_ctl_socket() == Path(f"/run/user/7/carapace-{os.getuid()}/ctl.sock")
     monkeypatch.setenv("XDG_RUNTIME_DIR", "")
-    assert cr.default_ctl_socket() == Path(f"/tmp/carapace-{os.getuid()}/ctl.sock")
+    assert default_ctl_socket() == Path(f"/tmp/carapace-{os.getuid()}/ctl.sock")
     monkeypatch.delenv("XDG_RUNTIME_DIR")
-    assert cr.default_ctl_socket() == Path(f"/tmp/carapace-{os.getuid()}/ctl.sock")
+    assert default_ctl_socket() == Path(f"/tmp/carapace-{os.getuid()}/ctl.sock")
     monkeypatch.setenv("CARAPACE_CTL_SOCKET", "/s/c.sock")
-    assert cr.default_ctl_socket() == Path("/s/c.sock")
+    assert default_ctl_socket() == Path("/s/c.sock")
 
 
 def test_ctl_device_args():
-    assert cr.ctl_device_args(Path("/r/ctl.sock")) == [
+    assert ctl_device_args(Path("/r/ctl.sock")) == [
         "-global", "virtio-mmio.force-legacy=false",
         "-device", "virtio-serial-device,id=carapace-vser",
         "-chardev", "socket,id=carapace-ctl,path=/r/ctl.sock,server=on,wait=off",
         "-device", "virtserialport,bus=carapace-vser.0,chardev=carapace-ctl,"
                    "name=org.carapace.control,nr=1"]
-    assert "path=/a,,b/c.sock,server" in cr.ctl_device_args(Path("/a,b/c.sock"))[5]
+    assert "path=/a,,b/c.sock,server" in ctl_device_args(Path("/a,b/c.sock"))[5]
 
 
 def test_default_socket_directory_created_private(private_runtime_dir):
-    path = cr.ctl_socket_path(None)
+    path = ctl_socket_path(None)
     assert path == private_runtime_dir / f"carapace-{os.getuid()}" / "ctl.sock"
     assert not path.parent.exists()
-    assert cr.prepare_ctl_socket(path, private=True) == path
+    assert prepare_ctl_socket(path, private=True) == path
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     assert not path.exists()
 
@@ -629,29 +632,29 @@ def test_default_socket_directory_mode_tightened(private_runtime_dir):
     directory = private_runtime_dir / f"carapace-{os.getuid()}"
     directory.mkdir(parents=True)
     directory.chmod(0o755)
-    cr.prepare_ctl_socket(directory / "ctl.sock", private=True)
+    prepare_ctl_socket(directory / "ctl.sock", private=True)
     assert stat.S_IMODE(directory.stat().st_mode) == 0o700
 
 
 def test_default_socket_directory_of_someone_else(private_runtime_dir, monkeypatch):
     directory = private_runtime_dir / "carapace-x"
     directory.mkdir(parents=True)
-    monkeypatch.setattr(cr.os, "getuid", lambda: os.stat(directory).st_uid + 1)
-    with pytest.raises(cr.LaunchError, match="belongs to another user; use --ctl-socket"):
-        cr.prepare_ctl_socket(directory / "ctl.sock", private=True)
+    monkeypatch.setattr(os, "getuid", lambda: os.stat(directory).st_uid + 1)
+    with pytest.raises(LaunchError, match="belongs to another user; use --ctl-socket"):
+        prepare_ctl_socket(directory / "ctl.sock", private=True)
 
 
 def test_default_socket_directory_symlink_refused(private_runtime_dir, tmp_path):
     (tmp_path / "elsewhere").mkdir()
     private_runtime_dir.mkdir()
     (private_runtime_dir / "carapace-x").symlink_to(tmp_path / "elsewhere")
-    with pytest.raises(cr.LaunchError, match="is not a directory"):
-        cr.prepare_ctl_socket(private_runtime_dir / "carapace-x" / "ctl.sock", private=True)
+    with pytest.raises(LaunchError, match="is not a directory"):
+        prepare_ctl_socket(private_runtime_dir / "carapace-x" / "ctl.sock", private=True)
 
 
 def test_chosen_socket_directory_created(tmp_path):
     path = tmp_path / "a" / "b" / "ctl.sock"
-    cr.prepare_ctl_socket(path)
+    prepare_ctl_socket(path)
     assert path.parent.is_dir() and stat.S_IMODE(path.parent.stat().st_mode) == 0o700
 
 
@@ -665,8 +668,8 @@ def listening(path):
 def test_socket_in_use_refused(tmp_path):
     path = tmp_path / "ctl.sock"
     with listening(path):
-        with pytest.raises(cr.LaunchError) as info:
-            cr.prepare_ctl_socket(path)
+        with pytest.raises(LaunchError) as info:
+            prepare_ctl_socket(path)
         assert str(info.value) == f"another Carapace is using {path}; use --ctl-socket"
         assert path.exists()                          # left alone
 
@@ -677,33 +680,33 @@ def test_stale_socket_removed(tmp_path):
     stale.bind(str(path))                             # bound, nobody listening
     stale.close()
     assert stat.S_ISSOCK(path.lstat().st_mode)
-    cr.prepare_ctl_socket(path)
+    prepare_ctl_socket(path)
     assert not path.exists()
 
 
 def test_non_socket_at_the_path_refused(tmp_path):
     path = tmp_path / "ctl.sock"
     path.write_text("precious")
-    with pytest.raises(cr.LaunchError, match="exists and is not a socket; use --ctl-socket"):
-        cr.prepare_ctl_socket(path)
+    with pytest.raises(LaunchError, match="exists and is not a socket; use --ctl-socket"):
+        prepare_ctl_socket(path)
     assert path.read_text() == "precious"
 
 
 def test_socket_path_too_long(tmp_path):
-    with pytest.raises(cr.LaunchError, match="path too long for a UNIX socket"):
-        cr.ctl_socket_path("/tmp/" + "x" * 103)
-    assert cr.ctl_socket_path("/tmp/" + "x" * 102) == Path("/tmp/" + "x" * 102)
-    assert cr.ctl_socket_path("rel.sock") == Path.cwd() / "rel.sock"
+    with pytest.raises(LaunchError, match="path too long for a UNIX socket"):
+        ctl_socket_path("/tmp/" + "x" * 103)
+    assert ctl_socket_path("/tmp/" + "x" * 102) == Path("/tmp/" + "x" * 102)
+    assert ctl_socket_path("rel.sock") == Path.cwd() / "rel.sock"
 
 
 def test_remove_ctl_socket(tmp_path):
     path = tmp_path / "ctl.sock"
-    cr.remove_ctl_socket(path)                        # absent: fine
+    remove_ctl_socket(path)                        # absent: fine
     with listening(path):
-        cr.remove_ctl_socket(path)
+        remove_ctl_socket(path)
     assert not path.exists()
     path.write_text("not ours")
-    cr.remove_ctl_socket(path)                        # not a socket: left alone
+    remove_ctl_socket(path)                        # not a socket: left alone
     assert path.exists()
 
 
@@ -711,15 +714,15 @@ def test_qemu_command_has_the_management_device(tmp_path, kernel):
     vms, images = two_vms(tmp_path, kernel)
     host = host_for(kernel, ctl_socket=Path("/run/c,1/ctl.sock"))
     for batch in (False, True):
-        cmd = cr.qemu_command(host, Path("/t/host.dtb"), images, batch=batch)
-        args = cr.ctl_device_args(Path("/run/c,1/ctl.sock"))
+        cmd = qemu_command(host, Path("/t/host.dtb"), images, batch=batch)
+        args = ctl_device_args(Path("/run/c,1/ctl.sock"))
         i = cmd.index("-global")
         assert cmd[i:i + len(args)] == args
         assert "socket,id=carapace-ctl,path=/run/c,,1/ctl.sock,server=on,wait=off" in cmd
         assert not any("semihosting" in a for a in cmd)
     # Without a socket path in the config: the default one.
-    cmd = cr.qemu_command(host_for(kernel), Path("/t/host.dtb"), images, batch=True)
-    assert f"path={cr.default_ctl_socket()}," in cmd[cmd.index("-chardev") + 1]
+    cmd = qemu_command(host_for(kernel), Path("/t/host.dtb"), images, batch=True)
+    assert f"path={default_ctl_socket()}," in cmd[cmd.index("-chardev") + 1]
 
 
 # --- console parsing and exit statuses ----------------------------------------------
@@ -745,7 +748,7 @@ carapace: all VMs down, powering off (some VM failed)\r
 
 
 def test_parse_console_outcomes():
-    r = cr.parse_console(CONSOLE, ["a", "b", "c", "d", "e"])
+    r = parse_console(CONSOLE, ["a", "b", "c", "d", "e"])
     outcomes = {n: (v.outcome, v.reason) for n, v in r.vms.items()}
     assert outcomes == {"a": ("shutdown", ""),
                         "b": ("stopped", "guest page fault at 0x1000"),
@@ -760,7 +763,7 @@ def test_parse_console_outcomes():
 
 
 def test_parse_console_destroyed():
-    r = cr.parse_console("carapace: vm a: destroyed, 64 MiB returned\n"
+    r = parse_console("carapace: vm a: destroyed, 64 MiB returned\n"
                          "carapace: vm b: shut down\n"
                          "carapace: vm b: destroyed, 64 MiB returned\n"
                          "[c] carapace: vm c: destroyed\n"
@@ -772,13 +775,13 @@ def test_parse_console_destroyed():
 
 
 def test_parse_console_reboot_reopens():
-    r = cr.parse_console("carapace: vm a: shut down (system failure)\n"
+    r = parse_console("carapace: vm a: shut down (system failure)\n"
                          "carapace: vm a: rebooting\n", ["a"])
     assert r.vms["a"].outcome == "running" and not r.all_down
 
 
 def test_parse_console_panic_and_lookalikes():
-    r = cr.parse_console("carapace: vm a: shut downx\n"
+    r = parse_console("carapace: vm a: shut downx\n"
                          " carapace: vm a: shut down\n"
                          "carapace: all VMs downer\n"
                          "carapace: PANIC: bad trap\ncarapace: PANIC: second\n", ["a"])
@@ -788,7 +791,7 @@ def test_parse_console_panic_and_lookalikes():
 
 
 def result_with(outcomes, **kw):
-    r = cr.RunResult({n: cr.VmResult(n, o) for n, o in outcomes.items()}, **kw)
+    r = RunResult({n: VmResult(n, o) for n, o in outcomes.items()}, **kw)
     return r
 
 
@@ -808,7 +811,7 @@ def result_with(outcomes, **kw):
     ({"a": "running", "b": "running"}, {"timed_out": True}, {"a": "stopped", "b": "running"}, 2),
 ])
 def test_exit_status(outcomes, kw, expect, code):
-    assert cr.exit_status(result_with(outcomes, **kw), expect)[0] == code
+    assert exit_status(result_with(outcomes, **kw), expect)[0] == code
 
 
 @pytest.mark.parametrize("outcomes, expect, code", [
@@ -823,25 +826,25 @@ def test_exit_status(outcomes, kw, expect, code):
 ])
 def test_exit_status_persist_timeout_is_the_end(outcomes, expect, code):
     r = result_with(outcomes, timed_out=True, persist=True)
-    assert cr.exit_status(r, expect)[0] == code
+    assert exit_status(r, expect)[0] == code
 
 
 def test_exit_status_persist_error_still_counts():
     r = result_with({"a": "shutdown"}, error="QEMU exited (status 1) before all VMs were down",
                     persist=True)
-    assert cr.exit_status(r)[0] == 3
+    assert exit_status(r)[0] == 3
 
 
 def test_run_batch_persist_ends_at_the_timeout():
     start = time.monotonic()
-    r = cr.run_batch(script("""
+    r = run_batch(script("""
         import time
         print("carapace: vm a: shut down", flush=True)
         time.sleep(300)
         """), ["a"], timeout=1.0, echo=None, persist=True)
     assert time.monotonic() - start < 10
     assert r.timed_out and r.persist and r.vms["a"].outcome == "shutdown"
-    assert cr.exit_status(r) == (0, "every VM ended as expected")
+    assert exit_status(r) == (0, "every VM ended as expected")
 
 
 def test_run_batch_persist_ends_once_every_expected_vm_ended():
@@ -856,39 +859,39 @@ def test_run_batch_persist_ends_once_every_expected_vm_ended():
         time.sleep(300)
         """)
     start = time.monotonic()
-    settled = cr.persist_settled({"a": "shutdown", "b": "destroyed"}, None)
-    r = cr.run_batch(prog, ["a", "b"], timeout=60, echo=None, persist=True, settled=settled)
+    settled = persist_settled({"a": "shutdown", "b": "destroyed"}, None)
+    r = run_batch(prog, ["a", "b"], timeout=60, echo=None, persist=True, settled=settled)
     assert time.monotonic() - start < 15
     assert r.settled and not r.timed_out and r.error is None, r
-    assert cr.exit_status(r, {"a": "shutdown", "b": "destroyed"})[0] == 0
+    assert exit_status(r, {"a": "shutdown", "b": "destroyed"})[0] == 0
     # one VM still to end: the timeout stays the end
     start = time.monotonic()
-    r = cr.run_batch(prog, ["a", "b"], timeout=2.0, echo=None, persist=True,
-                     settled=cr.persist_settled({"a": "shutdown", "b": "failed"}, None))
+    r = run_batch(prog, ["a", "b"], timeout=2.0, echo=None, persist=True,
+                     settled=persist_settled({"a": "shutdown", "b": "failed"}, None))
     assert r.timed_out and not r.settled
     assert time.monotonic() - start >= 2.0
     # no --expect, or a VM expected to keep running: only the timeout ends it
-    assert cr.persist_settled({}, None) is None
-    assert cr.persist_settled({"a": "running"}, None) is None
+    assert persist_settled({}, None) is None
+    assert persist_settled({"a": "running"}, None) is None
 
 
 def test_zero_vms_need_persist():
-    with pytest.raises(cr.LaunchError, match="give at least one --vm .or --persist"):
-        cr.parse_vms([])
-    assert cr.parse_vms([], persist=True) == []
+    with pytest.raises(LaunchError, match="give at least one --vm .or --persist"):
+        parse_vms([])
+    assert parse_vms([], persist=True) == []
 
 
 def test_expect_runtime_vm_needs_persist():
-    with pytest.raises(cr.LaunchError, match="no VM named 'late'"):
-        cr.parse_expects(["late=shutdown"], {"a"})
-    assert cr.parse_expects(["late=shutdown"], {"a"}, persist=True) == {"late": "shutdown"}
-    with pytest.raises(cr.LaunchError, match="no VM named 'Late'"):
-        cr.parse_expects(["Late=shutdown"], {"a"}, persist=True)
+    with pytest.raises(LaunchError, match="no VM named 'late'"):
+        parse_expects(["late=shutdown"], {"a"})
+    assert parse_expects(["late=shutdown"], {"a"}, persist=True) == {"late": "shutdown"}
+    with pytest.raises(LaunchError, match="no VM named 'Late'"):
+        parse_expects(["Late=shutdown"], {"a"}, persist=True)
 
 
 def test_summary_lists_each_vm_and_its_console(capsys):
-    r = cr.parse_console(CONSOLE, ["a", "b"])
-    assert cr.print_summary(r, {"b": "shutdown"}) == 1
+    r = parse_console(CONSOLE, ["a", "b"])
+    assert print_summary(r, {"b": "shutdown"}) == 1
     out = capsys.readouterr().out
     assert "vm a: shutdown\n    [a] hello from a\n" in out
     assert "vm b: stopped: guest page fault at 0x1000 (expected shutdown)\n" in out
@@ -912,13 +915,13 @@ def test_run_batch_clean_run(tmp_path, capsys):
         time.sleep(0.2)
         out.write(b"carapace: all VMs down, powering off\r\n[a] no newline")
         """)
-    r = cr.run_batch(cmd, ["a"], timeout=20, log_path=log)
+    r = run_batch(cmd, ["a"], timeout=20, log_path=log)
     assert (r.all_down, r.timed_out, r.error, r.qemu_status) == (True, False, None, 0)
     assert r.vms["a"].outcome == "shutdown"
     assert r.vms["a"].console == ["hi", "no newline"]
     assert log.read_bytes().startswith(b"[a] hi\r\n")      # raw, \r kept
     assert "carapace: vm a: shut down\n" in capsys.readouterr().out   # echoed live
-    assert cr.exit_status(r)[0] == 0
+    assert exit_status(r)[0] == 0
 
 
 @pytest.fixture
@@ -936,7 +939,7 @@ def stdin_with_data():
 
 
 def test_run_batch_stdin_is_not_read(stdin_with_data):
-    r = cr.run_batch(script("""
+    r = run_batch(script("""
         import sys
         data = sys.stdin.read()
         print("carapace: vm a: shut down" if data == "" else "stdin had data")
@@ -949,10 +952,10 @@ def test_run_batch_timeout_kills_the_process_group(tmp_path):
     pidfile = tmp_path / "child.pid"
     cmd = ["sh", "-c", f"sleep 300 & echo $! > {pidfile}; echo '[a] started'; wait"]
     start = time.monotonic()
-    r = cr.run_batch(cmd, ["a"], timeout=1.0, echo=None)
+    r = run_batch(cmd, ["a"], timeout=1.0, echo=None)
     assert time.monotonic() - start < 10
     assert r.timed_out and r.vms["a"].console == ["started"]
-    assert cr.exit_status(r)[0] == 2
+    assert exit_status(r)[0] == 2
     child = int(pidfile.read_text())
     for _ in range(50):           # the grandchild must be gone too
         if not Path(f"/proc/{child}").exists() or \
@@ -964,7 +967,7 @@ def test_run_batch_timeout_kills_the_process_group(tmp_path):
 
 
 def test_run_batch_early_exit_is_an_error():
-    r = cr.run_batch(script("""
+    r = run_batch(script("""
         import sys
         print("carapace: vm a: shut down")
         print("carapace: PANIC: no memory")
@@ -972,13 +975,13 @@ def test_run_batch_early_exit_is_an_error():
         """), ["a", "b"], timeout=20, echo=None)
     assert not r.timed_out and r.qemu_status == 1
     assert "before all VMs were down" in r.error and "no memory" in r.error
-    assert cr.exit_status(r)[0] == 3
+    assert exit_status(r)[0] == 3
 
 
 def test_run_batch_hung_after_poweroff(monkeypatch):
-    monkeypatch.setattr(cr, "POWEROFF_GRACE", 0.5)
+    monkeypatch.setattr(console, "POWEROFF_GRACE", 0.5)
     start = time.monotonic()
-    r = cr.run_batch(script("""
+    r = run_batch(script("""
         import time
         print("carapace: vm a: shut down")
         print("carapace: all VMs down, powering off", flush=True)
@@ -986,13 +989,13 @@ def test_run_batch_hung_after_poweroff(monkeypatch):
         """), ["a"], timeout=60, echo=None)
     assert time.monotonic() - start < 20      # not the whole timeout
     assert not r.timed_out and "did not exit" in r.error
-    assert cr.exit_status(r)[0] == 3
+    assert exit_status(r)[0] == 3
 
 
 def test_run_batch_missing_program():
-    r = cr.run_batch(["/nonexistent/qemu"], ["a"], timeout=5, echo=None)
+    r = run_batch(["/nonexistent/qemu"], ["a"], timeout=5, echo=None)
     assert "cannot start /nonexistent/qemu" in r.error
-    assert cr.exit_status(r)[0] == 3
+    assert exit_status(r)[0] == 3
 
 
 # --- the command line ---------------------------------------------------------------
@@ -1018,14 +1021,14 @@ def test_run_batch_missing_program():
     (["--vm", "kernel={k}", "--bogus"], "unrecognized arguments"),
 ])
 def test_main_errors_exit_3(kernel, capsys, argv, message):
-    assert cr.main([a.format(k=kernel) for a in argv]) == 3
+    assert main([a.format(k=kernel) for a in argv]) == 3
     err = capsys.readouterr().err
     assert err.startswith("carapace-run: error: ") and message in err
 
 
 def test_help_documents_the_contract(capsys):
     with pytest.raises(SystemExit) as info:
-        cr.main(["--help"])
+        main(["--help"])
     assert info.value.code == 0
     out = capsys.readouterr().out
     for word in ("carapace,vm", "carapace,kernel", "bootargs=TEXT", "timeout: QEMU was killed"):
@@ -1048,7 +1051,7 @@ def test_help_documents_the_contract(capsys):
     (["--batch", "--vm", "kernel={k}", "--expect", "late=shutdown"], "no VM named 'late'"),
 ])
 def test_main_new_option_errors_exit_3(kernel, capsys, argv, message):
-    assert cr.main([a.format(k=kernel) for a in argv]) == 3
+    assert main([a.format(k=kernel) for a in argv]) == 3
     err = capsys.readouterr().err
     assert err.startswith("carapace-run: error: ") and message in err
 
@@ -1057,7 +1060,7 @@ def test_main_new_option_errors_exit_3(kernel, capsys, argv, message):
 def test_main_socket_in_use_exits_3(kernel, tmp_path, capsys):
     path = tmp_path / "busy.sock"
     with listening(path):
-        assert cr.main(["--batch", "--hyp", str(kernel), "--ctl-socket", str(path),
+        assert main(["--batch", "--hyp", str(kernel), "--ctl-socket", str(path),
                         "--vm", f"kernel={kernel}"]) == 3
     err = capsys.readouterr().err
     assert f"carapace-run: error: another Carapace is using {path}; use --ctl-socket" in err
@@ -1065,7 +1068,7 @@ def test_main_socket_in_use_exits_3(kernel, tmp_path, capsys):
 
 def test_help_documents_images_and_management(capsys):
     with pytest.raises(SystemExit):
-        cr.main(["--help"])
+        main(["--help"])
     out = capsys.readouterr().out
     for word in ("--image NAME=PATH", "--spare-mem SIZE", "--persist", "--ctl-socket PATH",
                  "carapace,image", "carapace,persist", "VM.kernel", "VM.initrd",
@@ -1080,7 +1083,7 @@ def test_executable_with_shebang():
 
 @needs_qemu
 def test_unwritable_log_exits_3(kernel, capsys, private_runtime_dir):
-    assert cr.main(["--batch", "--hyp", str(kernel), "--log", "/nonexistent/dir/log",
+    assert main(["--batch", "--hyp", str(kernel), "--log", "/nonexistent/dir/log",
                     "--vm", f"kernel={kernel}"]) == 3
     assert not any(private_runtime_dir.glob("*/ctl.sock"))     # cleaned up
     assert "No such file or directory: '/nonexistent/dir/log'" in capsys.readouterr().err
@@ -1089,7 +1092,7 @@ def test_unwritable_log_exits_3(kernel, capsys, private_runtime_dir):
 @needs_qemu
 def test_dry_run_prints_command_and_tree(kernel, tmp_path, capsys):
     keep = tmp_path / "keep"
-    code = cr.main(["--dry-run", "--keep", str(keep), "--hyp", str(kernel),
+    code = main(["--dry-run", "--keep", str(keep), "--hyp", str(kernel),
                     "--vm", f"name=a,kernel={kernel},bootargs=x,y", "--timeslice-us", "900"])
     assert code == 0
     out = capsys.readouterr().out
@@ -1102,7 +1105,7 @@ def test_dry_run_prints_command_and_tree(kernel, tmp_path, capsys):
 @needs_qemu
 def test_dry_run_images_persist_socket(kernel, tmp_path, capsys, private_runtime_dir):
     keep, web = tmp_path / "keep", sized(tmp_path, "web", 3 * MiB)
-    code = cr.main(["--dry-run", "--keep", str(keep), "--hyp", str(kernel), "--persist",
+    code = main(["--dry-run", "--keep", str(keep), "--hyp", str(kernel), "--persist",
                     "--image", f"web={web}", "--spare-mem", "1G"])
     assert code == 0
     out = capsys.readouterr().out
@@ -1126,7 +1129,7 @@ def test_dry_run_images_persist_socket(kernel, tmp_path, capsys, private_runtime
 
 @needs_qemu
 def test_dry_run_lists_the_vms_image_names(kernel, tmp_path, capsys):
-    assert cr.main(["--dry-run", "--hyp", str(kernel), "--vm", f"name=a,kernel={kernel}"]) == 0
+    assert main(["--dry-run", "--hyp", str(kernel), "--vm", f"name=a,kernel={kernel}"]) == 0
     assert ", image a.kernel" in capsys.readouterr().out
 
 
@@ -1171,7 +1174,7 @@ def launch(tmp_path, kernel, message, *extra, power_off=True, vms=("a", "b")):
     argv = ["--batch", "--hyp", str(hyp), "--ctl-socket", str(tmp_path / "ctl.sock"), *extra]
     for name in vms:
         argv += ["--vm", f"name={name},kernel={kernel}"]
-    return cr.main(argv)
+    return main(argv)
 
 
 ALL_DOWN = "carapace: all VMs down, powering off\r\n"
@@ -1231,7 +1234,7 @@ def test_e2e_socket_announced_and_removed(tmp_path, kernel, capsys):
 @needs_cross
 def test_e2e_default_socket(tmp_path, kernel, capsys, private_runtime_dir):
     hyp = fake_hypervisor(tmp_path, "carapace: vm a: shut down\r\n" + ALL_DOWN)
-    assert cr.main(["--batch", "--hyp", str(hyp), "--vm", f"name=a,kernel={kernel}"]) == 0
+    assert main(["--batch", "--hyp", str(hyp), "--vm", f"name=a,kernel={kernel}"]) == 0
     directory = private_runtime_dir / f"carapace-{os.getuid()}"
     assert f"control socket {directory / 'ctl.sock'}" in capsys.readouterr().err
     assert stat.S_IMODE(directory.stat().st_mode) == 0o700
@@ -1246,7 +1249,7 @@ def test_e2e_qemu_listens_on_the_socket(tmp_path, kernel):
     path = tmp_path / "ctl.sock"
     hyp = fake_hypervisor(tmp_path, "carapace: vm a: shut down\r\n", power_off=False)
     codes = []
-    runner = threading.Thread(target=lambda: codes.append(cr.main(
+    runner = threading.Thread(target=lambda: codes.append(main(
         ["--batch", "--timeout", "5", "--persist", "--hyp", str(hyp), "--ctl-socket",
          str(path), "--vm", f"name=a,kernel={kernel}"])))
     runner.start()
@@ -1259,7 +1262,7 @@ def test_e2e_qemu_listens_on_the_socket(tmp_path, kernel):
         client.connect(str(path))                 # QEMU's chardev accepts
         client.close()
         # A second launcher on the same socket is refused.
-        assert cr.main(["--batch", "--hyp", str(hyp), "--ctl-socket", str(path),
+        assert main(["--batch", "--hyp", str(hyp), "--ctl-socket", str(path),
                         "--vm", f"name=a,kernel={kernel}"]) == 3
     finally:
         runner.join(60)
@@ -1298,11 +1301,11 @@ def test_e2e_persist_without_vms(tmp_path, kernel, capsys):
 
 
 def test_stream_device_args():
-    assert cr.stream_device_args(Path("/r/stream.sock")) == [
+    assert stream_device_args(Path("/r/stream.sock")) == [
         "-chardev", "socket,id=carapace-stream,path=/r/stream.sock,server=on,wait=off",
         "-device", "virtserialport,bus=carapace-vser.0,chardev=carapace-stream,"
                    "name=org.carapace.stream,nr=2"]
-    assert "path=/a,,b/s.sock,server" in cr.stream_device_args(Path("/a,b/s.sock"))[1]
+    assert "path=/a,,b/s.sock,server" in stream_device_args(Path("/a,b/s.sock"))[1]
 
 
 def test_qemu_command_has_the_stream_port_after_the_control_port(tmp_path, kernel):
@@ -1310,63 +1313,50 @@ def test_qemu_command_has_the_stream_port_after_the_control_port(tmp_path, kerne
     host = host_for(kernel, ctl_socket=Path("/run/c/ctl.sock"),
                     stream_socket=Path("/run/s,1/stream.sock"))
     for batch in (False, True):
-        cmd = cr.qemu_command(host, Path("/t/host.dtb"), images, batch=batch)
-        ctl_args = cr.ctl_device_args(Path("/run/c/ctl.sock"))
-        stream_args = cr.stream_device_args(Path("/run/s,1/stream.sock"))
+        cmd = qemu_command(host, Path("/t/host.dtb"), images, batch=batch)
+        ctl_args = ctl_device_args(Path("/run/c/ctl.sock"))
+        stream_args = stream_device_args(Path("/run/s,1/stream.sock"))
         i = cmd.index("-global")
         assert cmd[i:i + len(ctl_args) + len(stream_args)] == ctl_args + stream_args
     # Without a stream path in the config: stream.sock beside the control socket.
-    cmd = cr.qemu_command(host_for(kernel, ctl_socket=Path("/run/c/ctl.sock")),
+    cmd = qemu_command(host_for(kernel, ctl_socket=Path("/run/c/ctl.sock")),
                           Path("/t/host.dtb"), images, batch=True)
     assert "socket,id=carapace-stream,path=/run/c/stream.sock,server=on,wait=off" in cmd
 
 
 def test_default_stream_socket(monkeypatch, private_runtime_dir):
     monkeypatch.delenv("CARAPACE_STREAM_SOCKET", raising=False)
-    assert cr.default_stream_socket() == \
+    assert default_stream_socket() == \
         private_runtime_dir / f"carapace-{os.getuid()}" / "stream.sock"
-    assert cr.default_stream_socket(Path("/x/my.sock")) == Path("/x/my.stream.sock")
+    assert default_stream_socket(Path("/x/my.sock")) == Path("/x/my.stream.sock")
     # two hosts with their own control sockets in one directory never share one
-    assert cr.default_stream_socket(Path("/tmp/a.sock")) != cr.default_stream_socket(Path("/tmp/b.sock"))
-    assert cr.default_stream_socket(Path("/x/ctl.sock")) == Path("/x/stream.sock")
+    assert default_stream_socket(Path("/tmp/a.sock")) != default_stream_socket(Path("/tmp/b.sock"))
+    assert default_stream_socket(Path("/x/ctl.sock")) == Path("/x/stream.sock")
     monkeypatch.setenv("CARAPACE_STREAM_SOCKET", "/s/stream-1.sock")
-    assert cr.default_stream_socket(Path("/x/my.sock")) == Path("/s/stream-1.sock")
-
-
-def test_default_stream_socket_same_as_ctl(monkeypatch):
-    ctl = cr.ctl_module()
-    for env in ({}, {"CARAPACE_CTL_SOCKET": "/c/ctl.sock"},
-                {"CARAPACE_STREAM_SOCKET": "/s/s.sock"}):
-        for name in ("CARAPACE_CTL_SOCKET", "CARAPACE_STREAM_SOCKET"):
-            monkeypatch.delenv(name, raising=False)
-        for name, value in env.items():
-            monkeypatch.setenv(name, value)
-        assert cr.default_stream_socket() == ctl.default_stream_socket()
-        assert cr.default_stream_socket(Path("/o/c.sock")) == \
-            ctl.default_stream_socket(Path("/o/c.sock"))
+    assert default_stream_socket(Path("/x/my.sock")) == Path("/s/stream-1.sock")
 
 
 def test_stream_socket_path_checks(tmp_path, monkeypatch):
     monkeypatch.delenv("CARAPACE_STREAM_SOCKET", raising=False)
     ctl_sock = tmp_path / "ctl.sock"
-    assert cr.stream_socket_path(None, ctl_sock) == tmp_path / "stream.sock"
-    assert cr.stream_socket_path("rel.sock", ctl_sock) == Path.cwd() / "rel.sock"
-    with pytest.raises(cr.LaunchError, match="path too long.*use a shorter --stream-socket"):
-        cr.stream_socket_path("/tmp/" + "x" * 103, ctl_sock)
-    with pytest.raises(cr.LaunchError, match="both .*; use --stream-socket"):
-        cr.stream_socket_path(str(ctl_sock), ctl_sock)
+    assert stream_socket_path(None, ctl_sock) == tmp_path / "stream.sock"
+    assert stream_socket_path("rel.sock", ctl_sock) == Path.cwd() / "rel.sock"
+    with pytest.raises(LaunchError, match="path too long.*use a shorter --stream-socket"):
+        stream_socket_path("/tmp/" + "x" * 103, ctl_sock)
+    with pytest.raises(LaunchError, match="both .*; use --stream-socket"):
+        stream_socket_path(str(ctl_sock), ctl_sock)
 
 
 def test_stream_socket_in_use_or_not_a_socket(tmp_path):
     path = tmp_path / "stream.sock"
     with listening(path):
-        with pytest.raises(cr.LaunchError) as info:
-            cr.prepare_ctl_socket(path, option="--stream-socket")
+        with pytest.raises(LaunchError) as info:
+            prepare_ctl_socket(path, option="--stream-socket")
         assert str(info.value) == f"another Carapace is using {path}; use --stream-socket"
     path.unlink()
     path.write_text("x")
-    with pytest.raises(cr.LaunchError, match="is not a socket; use --stream-socket"):
-        cr.prepare_ctl_socket(path, option="--stream-socket")
+    with pytest.raises(LaunchError, match="is not a socket; use --stream-socket"):
+        prepare_ctl_socket(path, option="--stream-socket")
 
 
 def crc32c(data):
@@ -1407,12 +1397,12 @@ def make_snapshot(path, name="alpha", vcpus=1, mem=16 * MiB, pages=1):
 def test_parse_restores(tmp_path, kernel):
     a = make_snapshot(tmp_path / "a.snap", "alpha", vcpus=2, mem=32 * MiB, pages=3)
     b = make_snapshot(tmp_path / "b.snap", "beta")
-    vms = cr.parse_vms([f"name=vm0,kernel={kernel}"])
-    ra, rb = cr.parse_restores([str(a), str(b)], vms)
+    vms = parse_vms([f"name=vm0,kernel={kernel}"])
+    ra, rb = parse_restores([str(a), str(b)], vms)
     assert (ra.path, ra.name, ra.vcpus, ra.mem, ra.size, ra.pages) == \
         (a, "alpha", 2, 32 * MiB, a.stat().st_size, 3)
     assert rb.name == "beta"
-    assert cr.parse_restores([], vms) == []
+    assert parse_restores([], vms) == []
 
 
 @pytest.mark.parametrize("make, message", [
@@ -1424,33 +1414,33 @@ def test_parse_restores(tmp_path, kernel):
 def test_parse_restores_checks_the_file(tmp_path, make, message):
     path = tmp_path / "x.snap"
     make(path)
-    with pytest.raises(cr.LaunchError) as info:
-        cr.parse_restores([str(path)], [])
+    with pytest.raises(LaunchError) as info:
+        parse_restores([str(path)], [])
     assert str(info.value).startswith(f"--restore {path}: ") and message in str(info.value)
 
 
 def test_parse_restores_names_unique(tmp_path, kernel):
     a = make_snapshot(tmp_path / "a.snap", "alpha")
     a2 = make_snapshot(tmp_path / "a2.snap", "alpha")
-    with pytest.raises(cr.LaunchError, match="holds vm alpha, and a --restore .*a.snap has"):
-        cr.parse_restores([str(a), str(a2)], [])
-    vms = cr.parse_vms([f"name=alpha,kernel={kernel}"])
-    with pytest.raises(cr.LaunchError, match="holds vm alpha, and a --vm has that name"):
-        cr.parse_restores([str(a)], vms)
+    with pytest.raises(LaunchError, match="holds vm alpha, and a --restore .*a.snap has"):
+        parse_restores([str(a), str(a2)], [])
+    vms = parse_vms([f"name=alpha,kernel={kernel}"])
+    with pytest.raises(LaunchError, match="holds vm alpha, and a --vm has that name"):
+        parse_restores([str(a)], vms)
     files = [str(make_snapshot(tmp_path / f"{i}.snap", f"v{i}")) for i in range(8)]
-    with pytest.raises(cr.LaunchError, match="1 VMs and 8 --restore: the hypervisor runs at "
+    with pytest.raises(LaunchError, match="1 VMs and 8 --restore: the hypervisor runs at "
                                              "most 8"):
-        cr.parse_restores(files, cr.parse_vms([f"name=z,kernel={kernel}"]))
+        parse_restores(files, parse_vms([f"name=z,kernel={kernel}"]))
 
 
 def test_main_restore_errors_exit_3(tmp_path, capsys):
     bad = tmp_path / "bad.snap"
     bad.write_bytes(b"not a snapshot at all, but long enough for a header")
-    assert cr.main(["--restore", str(bad)]) == 3
+    assert main(["--restore", str(bad)]) == 3
     err = capsys.readouterr().err
     assert err.startswith(f"carapace-run: error: --restore {bad}: {bad}: not a valid snapshot: "
                           "header, byte 0: bad magic")
-    assert cr.main(["--restore", str(tmp_path / "nope.snap")]) == 3
+    assert main(["--restore", str(tmp_path / "nope.snap")]) == 3
     assert "cannot read" in capsys.readouterr().err
 
 
@@ -1458,18 +1448,18 @@ def test_restore_implies_persist_and_names_count_for_expect(tmp_path):
     """--restore without --vm is fine (it implies --persist), and --expect may
     name the restored VM; checked before the host is set up."""
     snap = make_snapshot(tmp_path / "a.snap", "alpha")
-    args = cr.build_parser().parse_args(["--batch", "--restore", str(snap),
+    args = build_parser().parse_args(["--batch", "--restore", str(snap),
                                          "--expect", "alpha=running"])
-    restores = cr.parse_restores(args.restore, cr.parse_vms(args.vm, persist=True))
-    assert cr.parse_expects(args.expect, {r.name for r in restores}) == {"alpha": "running"}
-    with pytest.raises(cr.LaunchError, match="give at least one --vm"):
-        cr.parse_vms([], persist=False)
+    restores = parse_restores(args.restore, parse_vms(args.vm, persist=True))
+    assert parse_expects(args.expect, {r.name for r in restores}) == {"alpha": "running"}
+    with pytest.raises(LaunchError, match="give at least one --vm"):
+        parse_vms([], persist=False)
 
 
 @needs_qemu
 def test_dry_run_restore(kernel, tmp_path, capsys, private_runtime_dir):
     snap = make_snapshot(tmp_path / "a.snap", "alpha", mem=512 * MiB, pages=2)
-    code = cr.main(["--dry-run", "--hyp", str(kernel), "--restore", str(snap),
+    code = main(["--dry-run", "--hyp", str(kernel), "--restore", str(snap),
                     "--vm", f"name=b,kernel={kernel}", "--batch", "--expect", "alpha=running"])
     assert code == 0
     out = capsys.readouterr().out
@@ -1488,7 +1478,7 @@ def test_dry_run_restore(kernel, tmp_path, capsys, private_runtime_dir):
 @needs_qemu
 def test_restore_ram_counts_in_host_memory(kernel, tmp_path, capsys):
     snap = make_snapshot(tmp_path / "a.snap", "alpha", mem=512 * MiB)
-    assert cr.main(["--dry-run", "--hyp", str(kernel), "--restore", str(snap),
+    assert main(["--dry-run", "--hyp", str(kernel), "--restore", str(snap),
                     "--mem", "512M"]) == 3
     assert "512M for --restore VMs" in capsys.readouterr().err
 
@@ -1497,7 +1487,7 @@ def test_restore_ram_counts_in_host_memory(kernel, tmp_path, capsys):
 def test_main_stream_socket_in_use_exits_3(kernel, tmp_path, capsys):
     busy = tmp_path / "stream.sock"
     with listening(busy):
-        assert cr.main(["--batch", "--hyp", str(kernel), "--ctl-socket",
+        assert main(["--batch", "--hyp", str(kernel), "--ctl-socket",
                         str(tmp_path / "ctl.sock"), "--vm", f"kernel={kernel}"]) == 3
         assert busy.exists()                                  # another's: left alone
     err = capsys.readouterr().err
@@ -1561,17 +1551,17 @@ def fake_run(tmp_path, mode, batch=True, timeout=20):
     """run_qemu() with FAKE_QEMU for QEMU: the launcher's --restore path."""
     ctl_sock, stream_sock = tmp_path / "ctl.sock", tmp_path / "stream.sock"
     snap = make_snapshot(tmp_path / "a.snap", "alpha")
-    restores = cr.parse_restores([str(snap)], [])
+    restores = parse_restores([str(snap)], [])
     cmd = [sys.executable, "-c", FAKE_QEMU, str(ctl_sock), str(stream_sock), mode]
     if not batch:
         cmd = [sys.executable, "-c", FAKE_QEMU.replace("print(", "(lambda *a, **k: None)("),
                str(ctl_sock), str(stream_sock), mode]
-    host = cr.HostConfig(hyp=Path("/h"), bios=Path("/b"), mem=512 * MiB, persist=True,
+    host = HostConfig(hyp=Path("/h"), bios=Path("/b"), mem=512 * MiB, persist=True,
                          ctl_socket=ctl_sock, stream_socket=stream_sock)
-    args = cr.build_parser().parse_args((["--batch", "--timeout", str(timeout)] if batch
+    args = build_parser().parse_args((["--batch", "--timeout", str(timeout)] if batch
                                          else []) + ["--restore", str(snap)])
     start = time.monotonic()
-    code = cr.run_qemu(args, cmd, [], host, {}, restores)
+    code = run_qemu(args, cmd, [], host, {}, restores)
     return code, time.monotonic() - start, snap
 
 
@@ -1608,7 +1598,7 @@ def test_restore_interactive_error_exits_3(tmp_path, capsys):
 
 def test_help_documents_restore(capsys):
     with pytest.raises(SystemExit):
-        cr.main(["--help"])
+        main(["--help"])
     out = capsys.readouterr().out
     for word in ("--restore FILE", "--stream-socket PATH", "implies --persist",
                  "CARAPACE_STREAM_SOCKET", "stream.sock"):
@@ -1623,7 +1613,7 @@ def test_e2e_qemu_listens_on_the_stream_socket(tmp_path, kernel, capsys):
     ctl_sock, stream_sock = tmp_path / "ctl.sock", tmp_path / "s" / "stream.sock"
     hyp = fake_hypervisor(tmp_path, "carapace: vm a: shut down\r\n", power_off=False)
     codes = []
-    runner = threading.Thread(target=lambda: codes.append(cr.main(
+    runner = threading.Thread(target=lambda: codes.append(main(
         ["--batch", "--timeout", "4", "--persist", "--hyp", str(hyp), "--ctl-socket",
          str(ctl_sock), "--stream-socket", str(stream_sock), "--vm",
          f"name=a,kernel={kernel}"])))
@@ -1652,9 +1642,9 @@ def no_tls_env(monkeypatch):
 
 
 def incoming_host(kernel, tls_creds, argv=()):
-    args = cr.build_parser().parse_args(["--incoming", "4444", "--tls-dir",
+    args = build_parser().parse_args(["--incoming", "4444", "--tls-dir",
                                          str(tls_creds.main), *argv])
-    spec = cr.incoming_spec(args)
+    spec = incoming_spec(args)
     return host_for(kernel, incoming=spec, persist=True,
                     stream_socket=Path("/run/x/stream.sock")), spec
 
@@ -1663,7 +1653,7 @@ def test_qemu_command_incoming_keeps_a_unix_stream_socket(tmp_path, kernel, tls_
     """The hypervisor's stream port is the same private UNIX socket with
     --incoming: QEMU never listens on TCP (the relay does, in front)."""
     host, spec = incoming_host(kernel, tls_creds)
-    cmd = cr.qemu_command(host, Path("/t/host.dtb"), [], batch=True)
+    cmd = qemu_command(host, Path("/t/host.dtb"), [], batch=True)
     chardevs = [cmd[i + 1] for i, a in enumerate(cmd) if a == "-chardev"]
     assert chardevs[1] == ("socket,id=carapace-stream,path=/run/x/stream.sock,server=on,"
                            "wait=off")
@@ -1673,14 +1663,14 @@ def test_qemu_command_incoming_keeps_a_unix_stream_socket(tmp_path, kernel, tls_
 
 
 def test_incoming_in_chosen_only_when_asked(tmp_path, kernel):
-    assert "carapace,incoming" not in cr.inject_chosen(BASE_DTS, [], [], persist=True)
-    dts = cr.inject_chosen(BASE_DTS, [], [], persist=True, incoming=True)
+    assert "carapace,incoming" not in inject_chosen(BASE_DTS, [], [], persist=True)
+    dts = inject_chosen(BASE_DTS, [], [], persist=True, incoming=True)
     assert "\t\tcarapace,persist;\n" in dts and "\t\tcarapace,incoming;\n" in dts
 
 
 @needs_dtc
 def test_incoming_property_compiles(tmp_path, kernel):
-    dtb = compile_dts(tmp_path, cr.inject_chosen(BASE_DTS, [], [], persist=True,
+    dtb = compile_dts(tmp_path, inject_chosen(BASE_DTS, [], [], persist=True,
                                                  incoming=True))
     assert fdtget(dtb, "/chosen", "carapace,incoming") == ""
     assert fdtget(dtb, "/chosen", "carapace,persist") == ""
@@ -1691,7 +1681,7 @@ def test_incoming_property_compiles(tmp_path, kernel):
     ("[::]:65535", ("::", 65535)), ("b.example:4444", ("b.example", 4444)),
 ])
 def test_incoming_address(text, want):
-    assert cr.listen_address(text, "--incoming") == want
+    assert listen_address(text, "--incoming") == want
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -1707,7 +1697,7 @@ def test_incoming_address(text, want):
      "--incoming-plain and --tls-peer: plain TCP has no certificates"),
 ])
 def test_incoming_errors_exit_3(capsys, no_tls_env, argv, message):
-    assert cr.main(argv) == 3
+    assert main(argv) == 3
     err = capsys.readouterr().err
     assert err.startswith("carapace-run: error: ") and message in err
 
@@ -1715,7 +1705,7 @@ def test_incoming_errors_exit_3(capsys, no_tls_env, argv, message):
 def test_incoming_needs_credentials(capsys, no_tls_env):
     """--incoming is TLS by default: without credentials it does not start, and
     says what to give (and that plain TCP is a loopback-only option)."""
-    assert cr.main(["--incoming", "4444"]) == 3
+    assert main(["--incoming", "4444"]) == 3
     err = capsys.readouterr().err
     for word in ("--incoming: no TLS credentials for the destination", "--tls-dir DIR",
                  "server-cert.pem", "tools/carapace-tls init DIR",
@@ -1725,7 +1715,7 @@ def test_incoming_needs_credentials(capsys, no_tls_env):
 
 @pytest.mark.parametrize("addr", ["0.0.0.0:4444", "[::]:4444", "192.0.2.1:4444"])
 def test_incoming_plain_refuses_a_non_loopback_bind(capsys, no_tls_env, addr):
-    assert cr.main(["--incoming-plain", addr]) == 3
+    assert main(["--incoming-plain", addr]) == 3
     err = capsys.readouterr().err
     assert f"--incoming-plain {addr}: plain TCP only on the loopback" in err
 
@@ -1736,20 +1726,20 @@ def test_incoming_port_in_use_refused(kernel, tls_creds):
     busy.listen(1)
     try:
         port = busy.getsockname()[1]
-        args = cr.build_parser().parse_args(["--incoming", str(port), "--tls-dir",
+        args = build_parser().parse_args(["--incoming", str(port), "--tls-dir",
                                              str(tls_creds.main)])
-        with pytest.raises(cr.LaunchError, match=f"--incoming: cannot listen on "
+        with pytest.raises(LaunchError, match=f"--incoming: cannot listen on "
                                                  f"127.0.0.1:{port}"):
-            cr.bind_incoming(cr.incoming_spec(args))
+            bind_incoming(incoming_spec(args))
     finally:
         busy.close()
-    cr.bind_incoming(cr.incoming_spec(args)).close()     # free again
+    bind_incoming(incoming_spec(args)).close()     # free again
 
 
 @needs_qemu
 def test_dry_run_incoming_needs_no_vm_and_implies_persist(kernel, capsys, tls_creds,
                                                           private_runtime_dir):
-    assert cr.main(["--dry-run", "--hyp", str(kernel), "--incoming", "0.0.0.0:4444",
+    assert main(["--dry-run", "--hyp", str(kernel), "--incoming", "0.0.0.0:4444",
                     "--tls-dir", str(tls_creds.main)]) == 0
     out = capsys.readouterr().out
     assert "-chardev socket,id=carapace-stream,path=" in out and "port=4444" not in out
@@ -1762,7 +1752,7 @@ def test_dry_run_incoming_needs_no_vm_and_implies_persist(kernel, capsys, tls_cr
 @needs_qemu
 def test_dry_run_incoming_plain_says_what_it_gives_up(kernel, capsys, no_tls_env,
                                                       private_runtime_dir):
-    assert cr.main(["--dry-run", "--hyp", str(kernel), "--incoming-plain", "4444"]) == 0
+    assert main(["--dry-run", "--hyp", str(kernel), "--incoming-plain", "4444"]) == 0
     out = capsys.readouterr().out
     assert "# incoming: plain TCP relay on 127.0.0.1:4444 (not authenticated, not " \
            "encrypted: any local user can send a stream)" in out
@@ -1777,20 +1767,20 @@ def test_qemu_gets_a_private_umask(monkeypatch):
         def __init__(self, cmd, **kw):
             seen.update(kw)
             raise OSError(2, "stop here")
-    monkeypatch.setattr(cr.subprocess, "Popen", FakePopen)
-    result = cr.run_batch(["qemu"], [], timeout=1, echo=None)
+    monkeypatch.setattr(subprocess, "Popen", FakePopen)
+    result = run_batch(["qemu"], [], timeout=1, echo=None)
     assert seen["umask"] == 0o077 and result.error
     with pytest.raises(OSError):
-        cr.run_interactive(["qemu"], [], Path("/c.sock"))
+        run_interactive(["qemu"], [], Path("/c.sock"))
     assert seen["umask"] == 0o077
 
 
 def test_help_documents_incoming(capsys):
     with pytest.raises(SystemExit):
-        cr.main(["--help"])
+        main(["--help"])
     out = capsys.readouterr().out
     for word in ("--incoming [ADDR:]PORT", "carapace,incoming", "--tls-dir DIR",
                  "carapace-ctl migrate VM\nHOST:PORT --tls-dir DIR", "--incoming-plain PORT",
                  "--incoming 0.0.0.0:4444"):
         assert word in out, word
-    assert "carapace,incoming;" in cr.__doc__
+    assert "carapace,incoming;" in run_cli.__doc__

@@ -234,9 +234,10 @@ static struct {
 	size_t replies;		/* newlines written back */
 } port;
 
-bool vcon_init(const void *fdt)
+bool vcon_init(const void *fdt, uint64_t timebase)
 {
 	(void)fdt;
+	(void)timebase;
 	return true;
 }
 

@@ -10,8 +10,6 @@ that refuses ours, never gets the source hypervisor asked anything; peers
 that do not authenticate never reach the destination's); plain TCP on the
 loopback only; and the argument checks.  No QEMU."""
 
-import importlib.machinery
-import importlib.util
 import io
 import json
 import socket
@@ -25,6 +23,18 @@ from pathlib import Path
 
 import pytest
 
+from carapace.cli.ctl import main, show_incoming
+from carapace.client import COMMANDS, ERROR_CODES, Client
+from carapace.crc32c import crc32c
+from carapace.cli.run import bind_incoming
+from carapace.errors import RemoteError, UsageError
+from carapace.incoming import IncomingRelay, IncomingSpec
+from carapace.migration import MigReporter, incoming_vm, migrate_vm, parse_target
+from carapace.relay import SEC, Hook, MigFramer, cstr_text, parse_phase
+from carapace.streams import connect_stream
+from carapace.tls import READY, ROLE_FILES, destination_transport, plain_transport, source_transport
+from harness.fakes import FakeHypervisor
+
 pytestmark = pytest.mark.quick
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,21 +42,6 @@ CTL = ROOT / "tools" / "carapace-ctl"
 MiB = 1 << 20
 
 
-def load(name, path):
-    if name in sys.modules:
-        return sys.modules[name]
-    loader = importlib.machinery.SourceFileLoader(name, str(path))
-    spec = importlib.util.spec_from_loader(name, loader)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    loader.exec_module(module)
-    return module
-
-
-ctl = load("carapace_ctl", CTL)
-tls = ctl.tls_module()
-crc32c = ctl.snap_module().crc32c
-SEC = ctl.SEC
 PAGE = 4096
 
 
@@ -146,15 +141,15 @@ class SourceScript:
             if stype == SEC["ABORT"]:
                 self.outcome = "refused"
                 return {"ok": False, "code": "refused", "error": "the destination refused: "
-                        + ctl.cstr_text(payload[16:])}
+                        + cstr_text(payload[16:])}
             self.send(sock, section("CONFIG", self.config_payload))
             stype, _, payload = read_section(sock)
             self.got.append(stype)
             if stype == SEC["ABORT"]:
                 self.outcome = "refused"
-                code = ctl.cstr_text(payload[:16])
+                code = cstr_text(payload[:16])
                 return {"ok": False, "code": code,
-                        "error": "the destination refused: " + ctl.cstr_text(payload[16:])}
+                        "error": "the destination refused: " + cstr_text(payload[16:])}
             pages = 0
             for n, count in enumerate(self.rounds, 1):
                 self.phase = f"round:{n}"
@@ -176,8 +171,8 @@ class SourceScript:
             self.got.append(stype)
             if stype != SEC["RUNNING"]:
                 self.outcome = "refused"
-                return {"ok": False, "code": ctl.cstr_text(payload[:16]),
-                        "error": ctl.cstr_text(payload[16:])}
+                return {"ok": False, "code": cstr_text(payload[:16]),
+                        "error": cstr_text(payload[16:])}
             self.send(sock, section("DONE", ticks(3000)))
             self.outcome = "done"
             return {"ok": True, "vm": "alpha", "rounds": len(self.rounds), "pages": pages + 1,
@@ -249,79 +244,28 @@ def listen_unix(path):
     return s
 
 
-class FakeHost:
-    """A hypervisor's control socket and stream socket: "hello" is answered at
-    once; @command ("migrate" or "incoming") runs @script on the stream
-    connection, then answers with the script's reply fields."""
-
-    def __init__(self, tmp_path, command, script):
-        self.ctl_path, self.stream_path = tmp_path / "ctl.sock", tmp_path / "stream.sock"
-        self.command, self.script = command, script
-        self.ctl = listen_unix(self.ctl_path)
-        self.stream = listen_unix(self.stream_path)
-        self.stream_conn = None
-        self.requests = []
-        self.threads = [threading.Thread(target=self.serve_stream, daemon=True),
-                        threading.Thread(target=self.serve_ctl, daemon=True)]
-        for t in self.threads:
-            t.start()
-
-    def serve_stream(self):
-        try:
-            conn, _ = self.stream.accept()
-        except OSError:
-            return
-        self.stream_conn = conn
-
-    def serve_ctl(self):
-        while True:
-            try:
-                conn, _ = self.ctl.accept()
-            except OSError:
-                return
-            with conn:
-                buf = b""
-                while True:
-                    try:
-                        data = conn.recv(65536)
-                    except OSError:
-                        break
-                    if not data:
-                        break
-                    buf += data
-                    while b"\n" in buf:
-                        line, _, buf = buf.partition(b"\n")
-                        if not line:
-                            continue
-                        req = json.loads(line)
-                        self.requests.append(req)
-                        if req["cmd"] == "hello":
-                            reply = {"ok": True, "protocol": 1}
-                        elif req["cmd"] == self.command:
-                            deadline = time.monotonic() + 5
-                            while self.stream_conn is None and time.monotonic() < deadline:
-                                time.sleep(0.01)
-                            reply = self.script(self.stream_conn)
-                            self.stream_conn.close()
-                        else:
-                            reply = {"ok": False, "code": "unknown-command", "error": "?"}
-                        out = {"v": 1, "id": req.get("id"), **reply}
-                        conn.sendall(json.dumps(out).encode() + b"\n")
-
-    def close(self):
-        for s in (self.ctl, self.stream):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            s.close()
+def FakeHost(tmp_path, command, script):
+    """The harness's fake hypervisor: "hello" is answered at once; @command
+    ("migrate" or "incoming") runs @script on the stream connection, then
+    answers with the script's reply fields."""
+    def handler(req, hyp):
+        if req["cmd"] == "hello":
+            reply = {"ok": True, "protocol": 1}
+        elif req["cmd"] == command:
+            stream = hyp.wait_stream(5)
+            reply = script(stream)
+            stream.close()
+        else:
+            reply = {"ok": False, "code": "unknown-command", "error": "?"}
+        return {"v": 1, "id": req.get("id"), **reply}
+    return FakeHypervisor(tmp_path / "ctl.sock", tmp_path / "stream.sock", handler)
 
 
 def tls_context(creds_dir, role, ca_dir=None):
     """An SSLContext of Python's own ssl for a fake peer: the certificate of
     @role from @creds_dir, trusting the CA of @ca_dir (default: the same)."""
     ca = (ca_dir or creds_dir) / "ca-cert.pem"
-    cert, key = tls.ROLE_FILES[role]
+    cert, key = ROLE_FILES[role]
     server = role == "server"
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER if server else ssl.PROTOCOL_TLS_CLIENT)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_3
@@ -362,7 +306,7 @@ class FakeDestination:
                 return
             conn.settimeout(None)
         with conn:
-            conn.sendall(tls.READY)
+            conn.sendall(READY)
             self.reply = self.script(conn)
 
     def kill(self):
@@ -416,7 +360,7 @@ def migrate(host, dest, *extra, json_out=False, creds=None):
             "--timeout", "10", "migrate", "alpha", f"127.0.0.1:{dest.port}", *extra]
     if json_out:
         argv.append("--json")
-    rc = ctl.main(argv)
+    rc = main(argv)
     dest.thread.join(5)            # the destination's script has seen the end
     return rc
 
@@ -434,7 +378,7 @@ def whole_stream():
 
 
 def events_of(chunks):
-    framer = ctl.MigFramer()
+    framer = MigFramer()
     events = []
     for chunk in chunks:
         events += framer.feed(chunk)
@@ -472,7 +416,7 @@ def test_framer_offsets_and_fields():
 
 
 def test_framer_holds_back_an_incomplete_section_header():
-    framer = ctl.MigFramer()
+    framer = MigFramer()
     data = header() + section("RUNNING", ticks(5))
     framer.feed(data[:20])
     assert framer.safe == 0                    # the header is not complete
@@ -489,7 +433,7 @@ def test_framer_follows_protocol_3_only(version):
     """A header of another protocol version (1: before snapshot format 2's VCPU
     records; 2: before a move was kept once the VM ran on the destination) is
     not followed: its bytes are only counted."""
-    framer = ctl.MigFramer()
+    framer = MigFramer()
     framer.feed(header(version) + section("ACCEPT", struct.pack("<II", 1, 0)))
     assert framer.error == (f"migration stream version {version}, header size 32 "
                             "(not 3, 32)")
@@ -502,7 +446,7 @@ def test_framer_abort_fields():
 
 
 def test_framer_big_memory_is_not_buffered():
-    framer = ctl.MigFramer()
+    framer = MigFramer()
     framer.feed(header())
     run = section("MEMORY", memory(0x80000000, 512))
     for i in range(0, len(run), 65536):
@@ -512,7 +456,7 @@ def test_framer_big_memory_is_not_buffered():
 
 
 def test_framer_wrong_magic_sets_error_and_counts_on():
-    framer = ctl.MigFramer()
+    framer = MigFramer()
     framer.feed(b"CARASNAP" + bytes(24))
     assert "not a migration stream" in framer.error
     assert framer.feed(b"x" * 100) == []
@@ -529,7 +473,7 @@ def test_framer_wrong_payload_size_gives_no_fields():
 
 def report(events, as_json=False):
     out = io.StringIO()
-    rep = ctl.MigReporter(out, as_json)
+    rep = MigReporter(out, as_json)
     for direction, ev, relayed in events:
         rep.stream_event(direction, ev, relayed)
     return out.getvalue()
@@ -643,7 +587,7 @@ def test_nothing_listens(tmp_path, capsys):
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()
-    rc = ctl.main(["--socket", str(tmp_path / "none.sock"), "migrate", "alpha",
+    rc = main(["--socket", str(tmp_path / "none.sock"), "migrate", "alpha",
                    f"127.0.0.1:{port}", "--tls-dir", str(TLS_MAIN[0])])
     assert rc == 2
     err = capsys.readouterr().err
@@ -654,7 +598,7 @@ def test_nothing_listens(tmp_path, capsys):
 def test_destination_first_then_control_socket(tmp_path, capsys):
     dest = FakeDestination(DestScript(), tls_context(TLS_MAIN[0], "server"))
     try:
-        rc = ctl.main(["--socket", str(tmp_path / "none.sock"), "migrate", "alpha",
+        rc = main(["--socket", str(tmp_path / "none.sock"), "migrate", "alpha",
                        f"127.0.0.1:{dest.port}", "--tls-dir", str(TLS_MAIN[0])])
     finally:
         dest.close()
@@ -670,7 +614,7 @@ def test_destination_first_then_control_socket(tmp_path, capsys):
 def untouched(host):
     """The source hypervisor was asked nothing: no request, no stream connection."""
     time.sleep(0.1)
-    return host.requests == [] and host.stream_conn is None
+    return host.requests == [] and host.stream is None
 
 
 def test_migrate_refuses_a_destination_whose_certificate_does_not_verify(fakes, capsys):
@@ -714,7 +658,7 @@ def test_migrate_to_a_destination_that_refuses_our_certificate(fakes, capsys):
 
 def test_migrate_plain_to_a_tls_destination_is_refused(fakes, capsys):
     host, dest, _, _ = fakes()
-    assert ctl.main(["--socket", str(host.ctl_path), "--stream-socket", str(host.stream_path),
+    assert main(["--socket", str(host.ctl_path), "--stream-socket", str(host.stream_path),
                      "--timeout", "1", "migrate", "alpha", f"127.0.0.1:{dest.port}",
                      "--plain"]) == 2
     assert "did not say it is ready within 1 s (a TLS relay says nothing to a plain " \
@@ -731,7 +675,7 @@ def test_migrate_over_plain_tcp_on_the_loopback(fakes, capsys):
 
 
 def test_migrate_without_credentials_says_how(tmp_path, capsys):
-    rc = ctl.main(["--socket", str(tmp_path / "none.sock"), "migrate", "alpha",
+    rc = main(["--socket", str(tmp_path / "none.sock"), "migrate", "alpha",
                    "127.0.0.1:4444"])
     assert rc == 3
     err = capsys.readouterr().err
@@ -748,12 +692,12 @@ def test_migrate_without_credentials_says_how(tmp_path, capsys):
 def test_plain_refused_off_the_loopback(tmp_path, capsys, argv):
     """Plain TCP is for one machine: a non-loopback address is refused before
     anything listens or connects."""
-    assert ctl.main(["--socket", str(tmp_path / "none.sock"), *argv]) == 3
+    assert main(["--socket", str(tmp_path / "none.sock"), *argv]) == 3
     assert "plain TCP only on the loopback" in capsys.readouterr().err
 
 
 def test_plain_and_certificates_do_not_mix(tmp_path, capsys):
-    assert ctl.main(["--socket", str(tmp_path / "none.sock"), "migrate", "alpha",
+    assert main(["--socket", str(tmp_path / "none.sock"), "migrate", "alpha",
                      "127.0.0.1:1", "--plain", "--tls-dir", str(TLS_MAIN[0])]) == 3
     assert "--plain and --tls-dir" in capsys.readouterr().err
 
@@ -875,20 +819,20 @@ def watcher(on_line):
 
 def run_migrate_vm(host, dest, hook, on_line=lambda line: None):
     out = watcher(on_line)
-    reporter = ctl.MigReporter(out)
-    with ctl.Client(host.ctl_path, 10) as client:
+    reporter = MigReporter(out)
+    with Client(host.ctl_path, 10) as client:
         try:
-            return ctl.migrate_vm(client, host.stream_path, "alpha", "127.0.0.1", dest.port,
+            return migrate_vm(client, host.stream_path, "alpha", "127.0.0.1", dest.port,
                                   reporter=reporter, hook=hook,
-                                  transport=tls.source_transport(TLS_MAIN[0])), out.getvalue()
-        except ctl.RemoteError as e:
+                                  transport=source_transport(TLS_MAIN[0])), out.getvalue()
+        except RemoteError as e:
             return e, out.getvalue()
 
 
 @pytest.mark.parametrize("phase", ["negotiation", "round:1", "round:2", "stop-and-copy"])
 def test_hold_at_then_go_on(fakes, phase):
     host, dest, src, dst = fakes()
-    hook = ctl.Hook("hold", ctl.parse_phase(phase, "--hold-at"), 0.3)
+    hook = Hook("hold", parse_phase(phase, "--hold-at"), 0.3)
     t0 = time.monotonic()
     reply, out = run_migrate_vm(host, dest, hook)
     assert time.monotonic() - t0 >= 0.3
@@ -903,24 +847,24 @@ def test_hold_at_then_go_on(fakes, phase):
                                    "confirmation"])
 def test_hold_at_and_kill_the_destination(fakes, phase):
     host, dest, src, dst = fakes()
-    hook = ctl.Hook("hold", ctl.parse_phase(phase, "--hold-at"), 0.5)
+    hook = Hook("hold", parse_phase(phase, "--hold-at"), 0.5)
 
     def on_line(line):
         if line.startswith(f"hook: hold at {phase}: relaying stops"):
             dest.kill()
     reply, out = run_migrate_vm(host, dest, hook, on_line)
     dest.thread.join(5)
-    assert isinstance(reply, ctl.RemoteError) and reply.code == "stream"
+    assert isinstance(reply, RemoteError) and reply.code == "stream"
     assert src.outcome.startswith("broken at") and SEC["RUNNING"] not in src.got
     assert dst.outcome != "done"
 
 
 def test_hold_at_confirmation_never_forwards_running(fakes):
     host, dest, src, dst = fakes()
-    hook = ctl.Hook("hold", ("confirmation", None), 0.2)
+    hook = Hook("hold", ("confirmation", None), 0.2)
     reply, out = run_migrate_vm(host, dest, hook)
     dest.thread.join(5)
-    assert isinstance(reply, ctl.RemoteError) and reply.code == "stream"
+    assert isinstance(reply, RemoteError) and reply.code == "stream"
     assert "hook: hold at confirmation over: RUNNING is not forwarded, closing both " \
            "connections" in out
     assert src.outcome == "broken at confirmation" and SEC["RUNNING"] not in src.got
@@ -938,7 +882,7 @@ def test_hook_at_done_forwards_running_but_never_done(fakes, capsys, action):
         out = capsys.readouterr().out
         assert "hook: cut at done: closing both connections" in out
     else:
-        reply, out = run_migrate_vm(host, dest, ctl.Hook("hold", ("done", None), 0.2))
+        reply, out = run_migrate_vm(host, dest, Hook("hold", ("done", None), 0.2))
         assert isinstance(reply, dict) and reply["ok"] is True
         assert "hook: hold at done over: DONE is not forwarded, closing both connections" \
             in out
@@ -965,7 +909,7 @@ def tls_source(port, creds_dir, ca_dir=None):
     (the certificate of @creds_dir, trusting @ca_dir's CA), past the ready mark."""
     raw = socket.create_connection(("127.0.0.1", port), 10)
     s = tls_context(creds_dir, "client", ca_dir).wrap_socket(raw, server_hostname="localhost")
-    assert recv_exact(s, len(tls.READY)) == tls.READY
+    assert recv_exact(s, len(READY)) == READY
     return s
 
 
@@ -982,7 +926,7 @@ def run_incoming(host, transport, reporter, sources, wait=10):
             done["thread"].start()
     reporter.out = watcher(on_listening)
     try:
-        reply = ctl.incoming_vm(lambda: ctl.Client(host.ctl_path, 10), host.stream_path,
+        reply = incoming_vm(lambda: Client(host.ctl_path, 10), host.stream_path,
                                 "127.0.0.1", 0, "beta", reporter, wait=wait,
                                 transport=transport)
     finally:
@@ -1000,15 +944,15 @@ def test_incoming_relays_and_prints_the_result(tmp_path, capsys):
     def source(port):
         with tls_source(port, TLS_MAIN[0]) as s:
             result["reply"] = src(s)
-    reporter = ctl.MigReporter(None, True, "destination")
-    reply = run_incoming(host, tls.destination_transport(TLS_MAIN[0]), reporter, [source])
+    reporter = MigReporter(None, True, "destination")
+    reply = run_incoming(host, destination_transport(TLS_MAIN[0]), reporter, [source])
     assert reply["ok"] is True and reply["vm"] == "alpha" and reply["downtime_us"] == 200
     assert reply["from"].startswith("127.0.0.1:")
     assert src.outcome == "done" and dst.outcome == "done"
     assert bytes(dst.received) == bytes(src.sent)
     req = [r for r in host.requests if r["cmd"] == "incoming"][0]
     assert req["name"] == "beta"
-    assert ctl.show_incoming(reply).startswith(f"vm alpha: received from {reply['from']} and "
+    assert show_incoming(reply).startswith(f"vm alpha: received from {reply['from']} and "
                                                "running: 6 pages, ")
     accepted = [e for e in reporter.events if e["event"] == "accepted"]
     assert len(accepted) == 1 and accepted[0]["subject"] == "localhost"
@@ -1048,8 +992,8 @@ def test_incoming_refuses_unauthenticated_peers_before_the_hypervisor(tmp_path, 
         time.sleep(0.3)                        # after the refusals were reported
         with tls_source(port, tls_creds.second) as s:
             src(s)
-    reporter = ctl.MigReporter(None, True, "destination")
-    reply = run_incoming(host, tls.destination_transport(tls_creds.main), reporter,
+    reporter = MigReporter(None, True, "destination")
+    reply = run_incoming(host, destination_transport(tls_creds.main), reporter,
                          [plain, no_certificate, other_ca, good])
     refused = [(e["reason"]) for e in reporter.events if e["event"] == "refused"]
     assert refused == ["not-tls", "no-certificate", "certificate"], reporter.events
@@ -1068,10 +1012,10 @@ def test_incoming_plain_on_the_loopback(tmp_path):
 
     def source(port):
         with socket.create_connection(("127.0.0.1", port), 10) as s:
-            assert recv_exact(s, 8) == tls.READY
+            assert recv_exact(s, 8) == READY
             src(s)
-    reporter = ctl.MigReporter(None, True, "destination")
-    reply = run_incoming(host, tls.plain_transport("127.0.0.1", "test"), reporter, [source])
+    reporter = MigReporter(None, True, "destination")
+    reply = run_incoming(host, plain_transport("127.0.0.1", "test"), reporter, [source])
     assert reply["ok"] is True and bytes(dst.received) == bytes(src.sent)
     assert [e["mode"] for e in reporter.events if e["event"] == "accepted"] == ["plain"]
 
@@ -1079,14 +1023,14 @@ def test_incoming_plain_on_the_loopback(tmp_path):
 def test_incoming_wait_times_out(tmp_path, capsys):
     host = FakeHost(tmp_path, "incoming", DestScript())
     try:
-        rc = ctl.main(["--socket", str(host.ctl_path), "--stream-socket",
+        rc = main(["--socket", str(host.ctl_path), "--stream-socket",
                        str(host.stream_path), "incoming", "0", "--wait", "0.2"])
         assert rc == 3                       # port 0 is refused before anything
         s = socket.socket()
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
         s.close()
-        rc = ctl.main(["--socket", str(host.ctl_path), "--stream-socket",
+        rc = main(["--socket", str(host.ctl_path), "--stream-socket",
                        str(host.stream_path), "incoming", str(port), "--wait", "0.2",
                        "--tls-dir", str(TLS_MAIN[0])])
     finally:
@@ -1103,7 +1047,7 @@ def test_incoming_port_in_use(tmp_path, capsys):
     busy.bind(("127.0.0.1", 0))
     busy.listen(1)
     try:
-        rc = ctl.main(["--socket", str(host.ctl_path), "incoming",
+        rc = main(["--socket", str(host.ctl_path), "incoming",
                        str(busy.getsockname()[1]), "--tls-dir", str(TLS_MAIN[0])])
     finally:
         busy.close()
@@ -1177,15 +1121,14 @@ def test_incoming_host_relay_refuses_retries_and_stops_once_arrived(tmp_path, tl
     authenticated source that gives up is relayed, and the relay waits for the
     next one (as the hypervisor does); the next moves its VM, byte for byte,
     and the relay stops listening. Every step is an event in the events file."""
-    cr = load("carapace_run", ROOT / "tools" / "carapace-run")
     first, second = DestScript(), DestScript()
     host = ArmedHost(tmp_path, [first, second])
     events = tmp_path / "events.jsonl"
-    spec = cr.IncomingSpec("127.0.0.1", 0, tls.destination_transport(tls_creds.main), events)
-    sock = cr.bind_incoming(spec)
+    spec = IncomingSpec("127.0.0.1", 0, destination_transport(tls_creds.main), events)
+    sock = bind_incoming(spec)
     port = spec.port = sock.getsockname()[1]
     out = io.StringIO()
-    relay = cr.IncomingRelay(spec, sock, host.ctl_path, host.stream_path, 10, out=out)
+    relay = IncomingRelay(spec, sock, host.ctl_path, host.stream_path, 10, out=out)
     relay.start(Running())
     try:
         with socket.create_connection(("127.0.0.1", port), 10) as s:
@@ -1249,28 +1192,28 @@ def test_incoming_host_relay_refuses_retries_and_stops_once_arrived(tmp_path, tl
     (["incoming", "4444", "--wait", "0"], "--wait 0: must be more than 0"),
 ])
 def test_usage_errors_exit_3_before_connecting(tmp_path, capsys, argv, message):
-    rc = ctl.main(["--socket", str(tmp_path / "none.sock"), *argv])
+    rc = main(["--socket", str(tmp_path / "none.sock"), *argv])
     assert rc == 3
     assert message in capsys.readouterr().err
 
 
 def test_ipv6_target_and_phases():
-    assert ctl.parse_target("[::1]:4444") == ("::1", 4444)
-    assert ctl.parse_target("example.org:1") == ("example.org", 1)
-    assert ctl.parse_phase("round:12", "--cut-at") == ("round", 12)
-    assert ctl.parse_phase("stop-and-copy", "--cut-at") == ("stop-and-copy", None)
+    assert parse_target("[::1]:4444") == ("::1", 4444)
+    assert parse_target("example.org:1") == ("example.org", 1)
+    assert parse_phase("round:12", "--cut-at") == ("round", 12)
+    assert parse_phase("stop-and-copy", "--cut-at") == ("stop-and-copy", None)
 
 
 def test_new_error_codes_known():
     for code in ("refused", "bad-stream", "aborted", "no-stream", "busy", "bad-state", "no-cfi",
                  "no-feature", "no-memory", "exists", "stream"):
-        assert code in ctl.ERROR_CODES
-    assert "migrate" in ctl.COMMANDS and "incoming" in ctl.COMMANDS
+        assert code in ERROR_CODES
+    assert "migrate" in COMMANDS and "incoming" in COMMANDS
 
 
 def test_help_lists_migration(capsys):
     with pytest.raises(SystemExit) as e:
-        ctl.main(["--help"])
+        main(["--help"])
     assert e.value.code == 0
     out = capsys.readouterr().out
     assert "migrate VM HOST:PORT [--max-rounds N] [--json]" in out
@@ -1291,7 +1234,7 @@ def test_migrate_as_a_program(fakes):
 def test_stream_socket_is_never_tcp(capsys):
     """The stream port is a UNIX socket on every host (an --incoming host's too):
     the tcp:HOST:PORT form that reached a plain TCP stream port is refused."""
-    with pytest.raises(ctl.UsageError, match="a stream port is a UNIX socket, never TCP"):
-        ctl.connect_stream("tcp:127.0.0.1:4444", 5)
-    assert ctl.main(["--stream-socket", "tcp:127.0.0.1:4444", "restore", "/dev/null",
+    with pytest.raises(UsageError, match="a stream port is a UNIX socket, never TCP"):
+        connect_stream("tcp:127.0.0.1:4444", 5)
+    assert main(["--stream-socket", "tcp:127.0.0.1:4444", "restore", "/dev/null",
                      "--no-verify"]) != 0

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* The guest PMU: hyp/vmm/pmu_logic.c (counter sets, event matching, the
- * checks a restored state must pass), hyp/vmm/pmu.c (live cycle/instret
+/* The guest PMU: hyp/state/pmu_logic.c (counter sets, event matching, the
+ * checks a restored state must pass), hyp/state/pmu.c (live cycle/instret
  * against the fake CSR file, firmware counts, save/restore, the CSR-read
  * emulation) and hyp/vsbi/vsbi_pmu.c (each function's errors). Guest RAM is
  * a host buffer behind stubs of vm_gpa_range_is_ram()/vm_gpa_to_hva(). */
 #include <string.h>
 #include <arch/riscv/encoding.h>
-#include <hyp/sbi_defs.h>
+#include <abi/sbi_defs.h>
 #include <errno.h>
 #include <hart.h>
 #include <pmu.h>

@@ -2,7 +2,7 @@
 /* Restored state is checked like the guest's own writes (issue 22): crafted
  * snapshot streams, one class of illegal value each (snap_legal_cases.h,
  * shared with the carapace-snap test), go through the real loader
- * (hyp/snap/snap_load.c, snap_state.c, snap_legal.c) on the fuzz targets'
+ * (hyp/snap/snap_load.c, snap_admit.c, snap_state.c, snap_record.c) on the fuzz targets'
  * stub host (tests/fuzz/fuzz_restore_host.c): each is refused naming the
  * field's byte, or installed legal. Also what a restore installs and what a
  * save writes, and the features a restored VM's derived state follows. */

@@ -6,50 +6,52 @@ control socket and a fake stream socket).
 The snapshots are made here by a writer of our own: its struct formats, field
 offsets and CRC come from docs/snapshot-format.md, not from the tool, so the
 tool's parser is checked against a second reading of the format.  The layouts
-are also checked against the C header (include/hyp/snapshot_format.h)."""
+are also checked against the C header (include/abi/snapshot_format.h)."""
 
-import importlib.machinery
-import importlib.util
 import gzip
 import json
 import os
 import random
 import re
 import shutil
-import socket
 import struct
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from pathlib import Path
 
 import pytest
 
+from carapace import paths, snapshot, snapshot_legal
+from carapace import snapshot_format as snapfmt
+from carapace.cli import ctl as ctl_cli
+from carapace.cli import snap as snap_cli
+from carapace.client import COMMANDS, ERROR_CODES
+from carapace.crc32c import crc32c
+from carapace.paths import default_stream_socket
+from carapace.snapshot import SnapError, parse, stream_size
+from carapace.snapshot_diff import diff, diff_text
+from carapace.snapshot_format import (DEVICES, FEAT_SVADU, HEADER, MEMRUN, PLIC, PMU_COUNTERS,
+                                      SECTION, UART, VCPU_V1_SIZE, VERSION, VERSIONS, VMGENID,
+                                      Layout)
+from carapace.snapshot_legal import LEGAL, LEGAL_HEADERS, load_legal_rules
+from carapace.snapshot_text import inspect_json, inspect_text, uart_queue
+from carapace.streams import Progress
+from carapace.units import human_size
+from harness.fakes import FakeHypervisor, err, ok
+
 pytestmark = pytest.mark.quick
 
 ROOT = Path(__file__).resolve().parents[2]
 SNAP_TOOL = ROOT / "tools" / "carapace-snap"
-CTL = ROOT / "tools" / "carapace-ctl"
-HEADER_H = ROOT / "include" / "hyp" / "snapshot_format.h"
-RECORDS_H = ROOT / "include" / "hyp" / "snapshot_records.h"
+HEADER_H = ROOT / paths.ABI_INCLUDE / "snapshot_format.h"
+RECORDS_H = ROOT / paths.ABI_INCLUDE / "snapshot_records.h"
 MiB = 1 << 20
 PAGE = 4096
 RAM_GPA = 0x80000000
 
 
-def load(name, path):
-    loader = importlib.machinery.SourceFileLoader(name, str(path))
-    spec = importlib.util.spec_from_loader(name, loader)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    loader.exec_module(module)
-    return module
-
-
-snap = load("carapace_snap", SNAP_TOOL)
-ctl = load("carapace_ctl", CTL)
 
 
 # --- an independent writer ---------------------------------------------------------
@@ -289,8 +291,8 @@ def fix_crcs(data):
 
 
 def first_problem(data):
-    with pytest.raises(snap.SnapError) as info:
-        snap.verify(data)
+    with pytest.raises(SnapError) as info:
+        snapshot.verify(data)
     return info.value
 
 
@@ -303,31 +305,31 @@ def valid():
 
 
 def test_crc32c_check_value():
-    assert snap.crc32c(b"123456789") == 0xE3069283
+    assert crc32c(b"123456789") == 0xE3069283
     assert crc32c_ref(b"123456789") == 0xE3069283 == crc32c_bitwise(b"123456789")
-    assert snap.crc32c(b"") == 0
+    assert crc32c(b"") == 0
 
 
 def test_crc32c_fast_path_matches_the_reference():
     rng = random.Random(7)
     data = bytes(rng.randrange(256) for _ in range(70_001))
-    assert snap.crc32c(data) == crc32c_ref(data)
+    assert crc32c(data) == crc32c_ref(data)
     for n in (4095, 4096, 4097, 4098, 4099, 8191):
-        assert snap.crc32c(data[:n]) == crc32c_ref(data[:n]), n
-    assert snap.crc32c(data[:5000] + b"x") == crc32c_ref(data[:5000] + b"x")
+        assert crc32c(data[:n]) == crc32c_ref(data[:n]), n
+    assert crc32c(data[:5000] + b"x") == crc32c_ref(data[:5000] + b"x")
     # Continuing a CRC over pieces gives the CRC of the whole.
-    assert snap.crc32c(data[30_000:], snap.crc32c(data[:30_000])) == crc32c_ref(data)
-    assert snap.crc32c(memoryview(bytearray(data[:9000]))) == crc32c_ref(data[:9000])
+    assert crc32c(data[30_000:], crc32c(data[:30_000])) == crc32c_ref(data)
+    assert crc32c(memoryview(bytearray(data[:9000]))) == crc32c_ref(data[:9000])
 
 
 def test_layout_sizes_match_this_writer_and_the_c_header():
     ours = {"snap_header": HEADER_FMT, "snap_section": SECTION_FMT, "snap_config": CONFIG_FMT,
             "snap_vcpu_v2": VCPU_FMT, "snap_device": DEVICE_FMT, "snap_mem_run": "<QQ",
             "snap_end": "<QQ"}
-    tool = {"snap_header": snap.HEADER, "snap_section": snap.SECTION, "snap_config": snap.CONFIG,
-            "snap_vcpu_v2": snap.VCPU_V2, "snap_device": snap.DEVICE, "snap_mem_run": snap.MEMRUN,
-            "snap_end": snap.END, "snap_vcpu": snap.VCPU}
-    tool.update({layout.name: layout for _, _, _, layout in snap.RECORDS})
+    tool = {"snap_header": HEADER, "snap_section": SECTION, "snap_config": snapfmt.CONFIG,
+            "snap_vcpu_v2": snapfmt.VCPU_V2, "snap_device": snapfmt.DEVICE, "snap_mem_run": MEMRUN,
+            "snap_end": snapfmt.END, "snap_vcpu": snapfmt.VCPU}
+    tool.update({layout.name: layout for _, _, _, layout in snapfmt.RECORDS})
     asserts = dict(re.findall(r"sizeof\(struct (\w+)\) == (\d+)",
                               HEADER_H.read_text() + RECORDS_H.read_text()))
     assert set(asserts) == set(tool)
@@ -336,21 +338,21 @@ def test_layout_sizes_match_this_writer_and_the_c_header():
     for name, layout in tool.items():
         assert layout.size == int(asserts[name]), name
     # a version 3 VCPU payload: each record behind 8 bytes of {id, size}
-    assert snap.VCPU.size == sum(8 + layout.size for _, _, _, layout in snap.RECORDS) == 896
-    assert struct.calcsize(UART_FMT) == snap.UART.size == 280
-    assert struct.calcsize(PLIC_FMT) == snap.PLIC.size == 204
-    assert struct.calcsize(VMGENID_FMT) == snap.VMGENID.size == 24
-    assert [name for name, _ in snap.DEVICES] == ["uart16550", "plic", "vmgenid"]
+    assert snapfmt.VCPU.size == sum(8 + layout.size for _, _, _, layout in snapfmt.RECORDS) == 896
+    assert struct.calcsize(UART_FMT) == UART.size == 280
+    assert struct.calcsize(PLIC_FMT) == PLIC.size == 204
+    assert struct.calcsize(VMGENID_FMT) == VMGENID.size == 24
+    assert [name for name, _ in DEVICES] == ["uart16550", "plic", "vmgenid"]
     for name, off in CONFIG_OFF.items():
-        assert snap.CONFIG.offset(name) == off, name
+        assert snapfmt.CONFIG.offset(name) == off, name
     for name, off in VCPU_OFF.items():
-        assert snap.VCPU_V2.offset(name) == off, name
+        assert snapfmt.VCPU_V2.offset(name) == off, name
     for name, off in UART_OFF.items():
-        assert snap.UART.offset(name) == off, name
+        assert UART.offset(name) == off, name
     for name, off in PLIC_OFF.items():
-        assert snap.PLIC.offset(name) == off, name
+        assert PLIC.offset(name) == off, name
     for name, off in VMGENID_OFF.items():
-        assert snap.VMGENID.offset(name) == off, name
+        assert VMGENID.offset(name) == off, name
 
 
 @pytest.mark.skipif(not shutil.which("cc"), reason="no host C compiler")
@@ -359,27 +361,27 @@ def test_layout_offsets_match_the_c_header(tmp_path):
     lines = ['#include <stdio.h>', '#include <stddef.h>', f'#include "{HEADER_H}"',
              "int main(void) {"]
     expect = []
-    for layout in (snap.HEADER, snap.SECTION, snap.CONFIG, snap.VCPU_V2, snap.DEVICE, snap.MEMRUN,
-                   snap.END) + tuple(layout for _, _, _, layout in snap.RECORDS):
+    for layout in (HEADER, SECTION, snapfmt.CONFIG, snapfmt.VCPU_V2, snapfmt.DEVICE, MEMRUN,
+                   snapfmt.END) + tuple(layout for _, _, _, layout in snapfmt.RECORDS):
         for fname, _, _, off in layout.fields:
             lines.append(f'printf("%zu\\n", offsetof(struct {layout.name}, {fname}));')
             expect.append(off)
         lines.append(f'printf("%zu\\n", sizeof(struct {layout.name}));')
         expect.append(layout.size)
     # the version 3 VCPU payload: the records in struct snap_vcpu, and their ids
-    for rid, upper, name, layout in snap.RECORDS:
+    for rid, upper, name, layout in snapfmt.RECORDS:
         lines.append(f'printf("%zu\\n", offsetof(struct snap_vcpu, {name}_rec));')
-        expect.append(snap.VCPU.offset(f"{name}_rec_id"))
+        expect.append(snapfmt.VCPU.offset(f"{name}_rec_id"))
         for fname, _, _, _ in layout.fields:
             lines.append(f'printf("%zu\\n", offsetof(struct snap_vcpu, {name}.{fname}));')
-            expect.append(snap.VCPU.offset(fname))
+            expect.append(snapfmt.VCPU.offset(fname))
         lines.append(f'printf("%d\\n", (int)SNAP_REC_ID_{upper});')
         expect.append(rid)
     # the versions and the constants of the VCPU record's version 2 fields
-    for macro, value in (("SNAP_VERSION", snap.VERSION), ("SNAP_VERSION_MIN", min(snap.VERSIONS)),
-                         ("SNAP_VCPU_V1_SIZE", snap.VCPU_V1_SIZE),
-                         ("SNAP_PMU_COUNTERS", snap.PMU_COUNTERS),
-                         ("SNAP_STA_OFF", snap.STA_OFF), ("SNAP_FEAT_SVADU", snap.FEAT_SVADU)):
+    for macro, value in (("SNAP_VERSION", VERSION), ("SNAP_VERSION_MIN", min(VERSIONS)),
+                         ("SNAP_VCPU_V1_SIZE", VCPU_V1_SIZE),
+                         ("SNAP_PMU_COUNTERS", PMU_COUNTERS),
+                         ("SNAP_STA_OFF", snapfmt.STA_OFF), ("SNAP_FEAT_SVADU", FEAT_SVADU)):
         lines.append(f'printf("%llu\\n", (unsigned long long)({macro}));')
         expect.append(value)
     lines.append("return 0; }")
@@ -396,11 +398,11 @@ def test_docs_tables_match_the_layouts():
     """docs/snapshot-format.md gives each struct as a table of offset, size,
     field: the same as the tool's."""
     text = (ROOT / "docs" / "snapshot-format.md").read_text()
-    for layout in (snap.HEADER, snap.SECTION, snap.CONFIG, snap.VCPU_V2, snap.DEVICE, snap.MEMRUN,
-                   snap.END, snap.UART, snap.PLIC, snap.VMGENID) + tuple(
-                       layout for _, _, _, layout in snap.RECORDS):
+    for layout in (HEADER, SECTION, snapfmt.CONFIG, snapfmt.VCPU_V2, snapfmt.DEVICE, MEMRUN,
+                   snapfmt.END, UART, PLIC, VMGENID) + tuple(
+                       layout for _, _, _, layout in snapfmt.RECORDS):
         for fname, kind, count, off in layout.fields:
-            size = snap.Layout.SIZES[kind] * count
+            size = Layout.SIZES[kind] * count
             row = re.compile(rf"^\| {off} \| {size} \| `{re.escape(fname)}", re.MULTILINE)
             assert row.search(text), (layout.name, fname, off, size)
 
@@ -409,7 +411,7 @@ def test_docs_tables_match_the_layouts():
 
 
 def test_valid_snapshot_verifies(valid):
-    s = snap.verify(valid)
+    s = snapshot.verify(valid)
     assert s.valid and s.size == len(valid)
     assert [sec.label for sec in s.sections] == [
         "CONFIG", "VCPU 0", "VCPU 1", "DEVICE 0 (uart16550)", "DEVICE 1 (plic)",
@@ -428,7 +430,7 @@ def test_valid_snapshot_verifies(valid):
 ])
 def test_valid_variants(kw):
     b = Builder(**kw)
-    assert snap.verify(b.build()).valid
+    assert snapshot.verify(b.build()).valid
 
 
 @pytest.mark.parametrize("vs_sv", [0, 39, 48, 57])
@@ -437,7 +439,7 @@ def test_config_paging_modes(vs_sv):
     0: not recorded."""
     b = Builder()
     b.config["vs_sv"] = vs_sv
-    s = snap.verify(b.build())
+    s = snapshot.verify(b.build())
     assert s.config["vs_sv"] == vs_sv
 
 
@@ -451,25 +453,25 @@ def test_version_1_config_reserved_must_be_0():
     assert err.section == "CONFIG" and err.offset == 32 + 24 + 52, str(err)
     assert "vs_sv is 39, must be 0" in err.message
     b.config["reserved"] = 0
-    assert snap.verify(b.build()).config["vs_sv"] == 0
+    assert snapshot.verify(b.build()).config["vs_sv"] == 0
 
 
 def test_live_flag():
     b = Builder()
     b.flags = 1
-    s = snap.verify(b.build())
+    s = snapshot.verify(b.build())
     assert s.live
-    assert "flags: live" in snap.inspect_text(s)
+    assert "flags: live" in inspect_text(s)
 
 
 def test_pc_outside_ram_is_allowed():
     b = Builder()
     b.vcpus[0]["pc"] = 0x1000                 # the guest's business
-    assert snap.verify(b.build()).valid
+    assert snapshot.verify(b.build()).valid
 
 
 def test_inspect_text(valid):
-    text = snap.inspect_text(snap.parse(valid, strict=False))
+    text = inspect_text(parse(valid, strict=False))
     assert "Carapace snapshot, version 2" in text and "flags: none" in text
     assert re.search(r"\b32\s+CONFIG\s+648\s+0x[0-9a-f]{8} ok", text)
     assert "config: vm alpha" in text
@@ -523,13 +525,13 @@ def test_inspect_uart_fifo_wraps():
     rx[254:256], rx[0:3] = b"ab", b"cde"
     tail = (1 << 32) - 2                      # free-running counters wrap too
     b.uart.update(rx_tail=tail, rx_head=3, rx=bytes(rx))
-    s = snap.verify(b.build())
-    assert snap.uart_queue(s.devices[0]["fields"]) == b"abcde"
-    assert "RX FIFO: 5 byte(s) queued" in snap.inspect_text(s)
+    s = snapshot.verify(b.build())
+    assert uart_queue(s.devices[0]["fields"]) == b"abcde"
+    assert "RX FIFO: 5 byte(s) queued" in inspect_text(s)
 
 
 def test_inspect_json(valid):
-    j = snap.inspect_json(snap.parse(valid, strict=False))
+    j = inspect_json(parse(valid, strict=False))
     assert j["valid"] and j["problems"] == [] and j["bytes"] == len(valid)
     assert j["header"] == {"magic": "CARASNAP", "version": 2, "header_size": 32, "flags": 0,
                            "live": False, "reserved": 0}
@@ -579,9 +581,9 @@ def test_inspect_json(valid):
 
 def test_inspect_counts_stored_zero_pages():
     b = Builder(pages=[(RAM_GPA, [bytes(PAGE), page_of(1)])])
-    s = snap.verify(b.build())
+    s = snapshot.verify(b.build())
     assert s.runs[0]["zero_pages"] == 1
-    assert "1 stored page(s) are all zero" in snap.inspect_text(s)
+    assert "1 stored page(s) are all zero" in inspect_text(s)
 
 
 # --- corruption: every kind must be caught ---------------------------------------------
@@ -616,8 +618,8 @@ def test_one_flipped_byte_anywhere_is_detected():
         for xor in (0xFF, 0x80) if n % 3 == 0 else (0xFF,):
             bad = bytearray(data)
             bad[n] ^= xor
-            with pytest.raises(snap.SnapError):
-                snap.verify(bytes(bad))
+            with pytest.raises(SnapError):
+                snapshot.verify(bytes(bad))
 
 
 def test_single_bit_flips_in_headers():
@@ -631,10 +633,10 @@ def test_single_bit_flips_in_headers():
             bad = bytearray(data)
             bad[n] ^= 1 << bit
             if n == 16 and bit == 0:
-                assert snap.verify(bytes(bad)).live
+                assert snapshot.verify(bytes(bad)).live
                 continue
-            with pytest.raises(snap.SnapError):
-                snap.verify(bytes(bad))
+            with pytest.raises(SnapError):
+                snapshot.verify(bytes(bad))
 
 
 @pytest.mark.parametrize("offset, fmt, value, where, message", [
@@ -896,7 +898,7 @@ def test_out_of_range_fields(change, label, field_offset, message):
     err = first_problem(data)
     assert err.section == label, str(err)
     assert message in err.message, str(err)
-    payload = {sec.label: sec.payload for sec in snap.parse(data, strict=False).sections}[label]
+    payload = {sec.label: sec.payload for sec in parse(data, strict=False).sections}[label]
     assert err.offset == payload + field_offset, str(err)
     assert str(err).startswith(f"{label}, byte {payload + field_offset}: ")
 
@@ -911,7 +913,7 @@ def test_lenient_parse_reports_each_bad_tail_field():
                       reserved2=1, reserved3=[0, 2])
     b.vcpus[0]["pmu_event_idx"][:4] = [1, 0, 2, 0xF0006]
     data = b.build()
-    s = snap.parse(data, strict=False)
+    s = parse(data, strict=False)
     payload = s.sections[1].payload
     got = [(p.section, p.offset - payload) for p in s.problems]
     assert got == [("VCPU 0", 676), ("VCPU 0", 740), ("VCPU 0", 840), ("VCPU 0", 672),
@@ -934,7 +936,7 @@ def test_lenient_parse_reports_each_bad_tail_field():
 def test_valid_version_2_tails(change):
     b = Builder()
     change(b)
-    assert snap.verify(b.build()).valid
+    assert snapshot.verify(b.build()).valid
 
 
 def test_version_1_stream_still_reads():
@@ -944,7 +946,7 @@ def test_version_1_stream_still_reads():
     b.version = 1
     data = b.build()
     assert layout_offsets(data)[1][4] == 672
-    s = snap.verify(data)
+    s = snapshot.verify(data)
     assert s.valid and s.version == 1
     for v in s.vcpus:
         assert v["record_version"] == 1
@@ -954,7 +956,7 @@ def test_version_1_stream_still_reads():
         assert (v["pmu_configured"], v["pmu_started"]) == (0, 0)
         assert v["pmu_event_idx"] == [0] * 11 and v["pmu_value"] == [0] * 11
     assert s.vcpus[0]["pc"] == 0xFFFFFFFF80001234 and s.vcpus[1]["gpr"][31] == 0x1000 + 31
-    text = snap.inspect_text(s)
+    text = inspect_text(s)
     assert "Carapace snapshot, version 1" in text and "  704  VCPU 0" in text
     assert re.search(r"VCPU 0\s+672\s+0x[0-9a-f]{8} ok", text)
     assert ("  FWFT: misaligned exception delegation on, PTE A/D hardware updating on\n"
@@ -963,7 +965,7 @@ def test_version_1_stream_still_reads():
             "  (a version 1 record: FWFT PTE A/D as its writer ran the guest, no STA, no PMU, "
             "no system suspend)\n") in text
     assert text.rstrip().endswith("valid")
-    j = snap.inspect_json(s)
+    j = inspect_json(s)
     assert j["valid"] and j["header"]["version"] == 1
     assert [x["length"] for x in j["sections"] if x["type"] == "VCPU"] == [672, 672]
     v0 = j["vcpus"][0]
@@ -975,9 +977,9 @@ def test_version_1_without_svadu_has_ad_updating_off():
     b = Builder()
     b.version = 1
     b.config["features"] = 0x0F
-    s = snap.verify(b.build())
+    s = snapshot.verify(b.build())
     assert [v["pte_ad_value"] for v in s.vcpus] == [0, 0]
-    assert "PTE A/D hardware updating off" in snap.inspect_text(s)
+    assert "PTE A/D hardware updating off" in inspect_text(s)
 
 
 def test_version_1_checks_what_it_has():
@@ -1027,10 +1029,10 @@ def test_inspect_system_suspend():
     b = Builder()
     b.vcpus[1].update(hsm_state=2, resume_nonret=1, resume_addr=0x80200000, resume_opaque=7,
                       system_suspend=1)
-    s = snap.verify(b.build())
+    s = snapshot.verify(b.build())
     assert ("vcpu 1: suspended, non-retentive resume pending at 0x80200000 (opaque 0x7), "
-            "system suspend (SBI SUSP: the whole VM sleeps), pc=") in snap.inspect_text(s)
-    j = snap.inspect_json(s)
+            "system suspend (SBI SUSP: the whole VM sleeps), pc=") in inspect_text(s)
+    j = inspect_json(s)
     assert j["vcpus"][1]["system_suspend"] is True and j["vcpus"][0]["system_suspend"] is False
 
 
@@ -1039,10 +1041,10 @@ def test_diff_version_2_fields():
     b.vcpus[0]["pmu_value"][3] = 6
     b.vcpus[0]["sta_shmem"] = STA_OFF
     b.vcpus[1]["pte_ad_locked"] = 1
-    d = snap.diff(snap.verify(a.build()), snap.verify(b.build()))
+    d = diff(snapshot.verify(a.build()), snapshot.verify(b.build()))
     assert {(x["vcpu"], x["field"]) for x in d["vcpus"]} == {
         (0, "pmu_value[3]"), (0, "sta_shmem"), (1, "pte_ad_locked")}
-    text = snap.diff_text(d)
+    text = diff_text(d)
     assert "vcpu 0 pmu_value[3]: 5 | 6" in text
     assert "vcpu 0 sta_shmem: 0x80003000 | 0xffffffffffffffff" in text
 
@@ -1057,10 +1059,10 @@ def test_diff_version_1_and_its_version_2_equivalent_are_identical():
         v.update(misaligned_locked=0, pte_ad_value=1, pte_ad_locked=0, system_suspend=0,
                  sta_shmem=STA_OFF, pmu_configured=0, pmu_started=0,
                  pmu_event_idx=[0] * 11, pmu_value=[0] * 11)
-    d = snap.diff(snap.verify(a.build()), snap.verify(b.build()))
+    d = diff(snapshot.verify(a.build()), snapshot.verify(b.build()))
     assert d["identical"], d
-    d = snap.diff(snap.verify(a.build()), snap.verify(Builder().build()))
-    assert ("vcpu 0 pmu_configured: 0 | 0xd" in snap.diff_text(d)
+    d = diff(snapshot.verify(a.build()), snapshot.verify(Builder().build()))
+    assert ("vcpu 0 pmu_configured: 0 | 0xd" in diff_text(d)
             and not d["identical"])
 
 
@@ -1069,14 +1071,14 @@ def test_main_on_a_version_1_file(tmp_path, capsys):
     b.version = 1
     path = tmp_path / "old.snap"
     path.write_bytes(b.build())
-    assert snap.main(["verify", str(path)]) == 0
+    assert snap_cli.main(["verify", str(path)]) == 0
     assert "valid snapshot of vm alpha" in capsys.readouterr().out
-    assert snap.main(["--json", "inspect", str(path)]) == 0
+    assert snap_cli.main(["--json", "inspect", str(path)]) == 0
     j = json.loads(capsys.readouterr().out)
     assert j["header"]["version"] == 1 and j["vcpus"][0]["record_version"] == 1
     bad = tmp_path / "v4.snap"
     bad.write_bytes(patch(b.build(), 8, "<I", 4))
-    assert snap.main(["verify", str(bad)]) == 1
+    assert snap_cli.main(["verify", str(bad)]) == 1
     assert ("header, byte 8: version 4 is not supported (this reader knows versions 1, 2 and 3)"
             in capsys.readouterr().err)
 
@@ -1107,7 +1109,7 @@ def test_vmgenid_padding_must_be_zero(pad_byte):
     assert err.section == "DEVICE 2 (vmgenid)" and err.offset == payload + 24 + 17, str(err)
     assert str(err) == (f"DEVICE 2 (vmgenid), byte {payload + 24 + 17}: padding bytes 17..23 "
                         "must be 0")
-    j = snap.inspect_json(snap.parse(data, strict=False))
+    j = inspect_json(parse(data, strict=False))
     assert j["problems"] == [{"section": "DEVICE 2 (vmgenid)", "type": "DEVICE", "instance": 2,
                               "offset": payload + 24 + 17,
                               "message": "padding bytes 17..23 must be 0"}]
@@ -1116,13 +1118,13 @@ def test_vmgenid_padding_must_be_zero(pad_byte):
 def test_vmgenid_level_and_padding_both_reported():
     b = Builder()
     b.genid.update(level=2, pad=bytes(6) + b"\1")
-    s = snap.parse(b.build(), strict=False)
+    s = parse(b.build(), strict=False)
     assert [(p.section, p.message) for p in s.problems] == [
         ("DEVICE 2 (vmgenid)", "level is 2, must be 0 or 1"),
         ("DEVICE 2 (vmgenid)", "padding bytes 17..23 must be 0")]
     payload = s.sections[5].payload
     assert [p.offset for p in s.problems] == [payload + 24 + 16, payload + 24 + 17]
-    text = snap.inspect_text(s)
+    text = inspect_text(s)
     assert "INVALID: 2 problem(s):" in text and "level is 2" in text
 
 
@@ -1131,7 +1133,7 @@ def test_vmgenid_level_and_padding_both_reported():
 def test_vmgenid_any_id_either_level_is_valid(level, genid):
     b = Builder()
     b.genid.update(id=genid, level=level)
-    s = snap.verify(b.build())
+    s = snapshot.verify(b.build())
     assert s.devices[2]["fields"]["id"] == genid and s.devices[2]["fields"]["level"] == level
 
 
@@ -1174,12 +1176,12 @@ def test_inspect_vmgenid_notification_pending(capsys, tmp_path):
     path.write_bytes(b.build())
     guid = str(uuid.UUID(bytes=bytes(range(0xA0, 0xB0))))  # stream order, 8-4-4-4-12
     assert guid == "a0a1a2a3-a4a5-a6a7-a8a9-aaabacadaeaf"
-    assert snap.main(["inspect", str(path)]) == 0
+    assert snap_cli.main(["inspect", str(path)]) == 0
     text = capsys.readouterr().out
     assert (f"device 2 vmgenid (24 bytes of state):\n  generation ID {guid}\n"
             "  notification pending: yes (interrupt line high: the guest has not read this ID "
             "yet)\n") in text
-    assert snap.main(["inspect", "--json", str(path)]) == 0
+    assert snap_cli.main(["inspect", "--json", str(path)]) == 0
     genid = json.loads(capsys.readouterr().out)["devices"][2]
     assert genid["generation_id"] == genid["state"]["id"] == guid
     assert genid["notification_pending"] is True and genid["state"]["level"] == 1
@@ -1188,13 +1190,13 @@ def test_inspect_vmgenid_notification_pending(capsys, tmp_path):
 def test_diff_vmgenid(tmp_path, capsys):
     a, b = Builder(), Builder()
     b.genid.update(id=GENID[::-1], level=1)
-    d = snap.diff(snap.verify(a.build()), snap.verify(b.build()))
+    d = diff(snapshot.verify(a.build()), snapshot.verify(b.build()))
     assert not d["identical"]
     assert d["devices"] == [
         {"device": 2, "name": "vmgenid", "field": "id",
          "a": "01234567-89ab-cdef-fedc-ba9876543210", "b": "10325476-98ba-dcfe-efcd-ab8967452301"},
         {"device": 2, "name": "vmgenid", "field": "level", "a": 0, "b": 1}]
-    text = snap.diff_text(d)
+    text = diff_text(d)
     assert ('device 2 vmgenid id: "01234567-89ab-cdef-fedc-ba9876543210" | '
             '"10325476-98ba-dcfe-efcd-ab8967452301"') in text
     assert "device 2 vmgenid level: 0 | 1" in text
@@ -1203,11 +1205,11 @@ def test_diff_vmgenid(tmp_path, capsys):
     pa, pb = tmp_path / "a.snap", tmp_path / "b.snap"
     pa.write_bytes(a.build())
     pb.write_bytes(b.build())
-    assert snap.main(["--json", "diff", str(pa), str(pb)]) == 1
+    assert snap_cli.main(["--json", "diff", str(pa), str(pb)]) == 1
     assert json.loads(capsys.readouterr().out)["devices"] == d["devices"]
     # only the ID differs: two snapshots of one VM a restore apart
     b.genid["level"] = 0
-    d = snap.diff(snap.verify(a.build()), snap.verify(b.build()))
+    d = diff(snapshot.verify(a.build()), snapshot.verify(b.build()))
     assert [x["field"] for x in d["devices"]] == ["id"]
 
 
@@ -1242,9 +1244,9 @@ def test_devices_match_the_hypervisor():
             name = re.search(r'\.name = "([^"]+)"', m.group(2)).group(1)
             state = re.search(r"\.state_size = sizeof\(struct (\w+)\)", m.group(2)).group(1)
             models[m.group(1)] = (name, state)
-    assert [models[o][0] for o in ops] == [name for name, _ in snap.DEVICES]
-    for o, (name, layout) in zip(ops, snap.DEVICES):
-        ours = [(f, off, snap.Layout.SIZES[kind] * count) for f, kind, count, off in layout.fields]
+    assert [models[o][0] for o in ops] == [name for name, _ in DEVICES]
+    for o, (name, layout) in zip(ops, DEVICES):
+        ours = [(f, off, Layout.SIZES[kind] * count) for f, kind, count, off in layout.fields]
         assert _c_struct_fields(header, models[o][1], defines) == ours, name
 
 
@@ -1254,13 +1256,13 @@ def test_cfi_state_without_the_feature_is_fine_when_off():
     for v in b.vcpus:
         v.update(lp_value=0, lp_locked=0, ss_value=0, ss_locked=0, ssp=0, senvcfg=0,
                  sstatus=v["sstatus"] & ~(1 << 23))
-    assert snap.verify(b.build()).valid
+    assert snapshot.verify(b.build()).valid
 
 
 def test_full_fifo_is_fine():
     b = Builder()
     b.uart.update(rx_head=356, rx_tail=100)       # exactly 256 queued
-    assert snap.verify(b.build()).valid
+    assert snapshot.verify(b.build()).valid
 
 
 @pytest.mark.parametrize("runs, message", [
@@ -1362,18 +1364,18 @@ def test_gzip_file_reads_as_its_stream(tmp_path):
     raw, packed = tmp_path / "raw.snap", tmp_path / "gz.snap"
     raw.write_bytes(data)
     packed.write_bytes(gzip.compress(data, 1))
-    a, b = snap.verify(raw), snap.verify(packed)
+    a, b = snapshot.verify(raw), snapshot.verify(packed)
     assert (a.compressed, b.compressed) == (False, True)
     assert a.size == b.size == len(data) and b.file_size == packed.stat().st_size
-    assert snap.inspect_json(a)["sections"] == snap.inspect_json(b)["sections"]
-    assert snap.diff(a, b)["identical"]
-    assert snap.stream_size(packed) == snap.stream_size(raw) == len(data)
+    assert inspect_json(a)["sections"] == inspect_json(b)["sections"]
+    assert diff(a, b)["identical"]
+    assert stream_size(packed) == stream_size(raw) == len(data)
 
 
 def test_gzip_multi_member_file_is_one_stream():
     """RFC 1952: members one after another expand to their concatenation."""
     data = small()
-    assert snap.verify(gzip.compress(data[:1000]) + gzip.compress(data[1000:])).valid
+    assert snapshot.verify(gzip.compress(data[:1000]) + gzip.compress(data[1000:])).valid
 
 
 def test_gzip_truncated_anywhere_is_refused():
@@ -1390,8 +1392,8 @@ def test_gzip_damage_is_refused_with_the_stream_offset():
     for n in [rng.randrange(10, len(packed)) for _ in range(200)] + list(range(len(packed) - 8, len(packed))):
         bad = bytearray(packed)
         bad[n] ^= 1 << rng.randrange(8)
-        with pytest.raises(snap.SnapError) as e:
-            snap.verify(bytes(bad))
+        with pytest.raises(SnapError) as e:
+            snapshot.verify(bytes(bad))
         assert 0 <= e.value.offset <= len(data), (n, str(e.value))
 
 
@@ -1404,7 +1406,7 @@ def test_gzip_the_stream_inside_is_checked_too():
 
 def test_gzip_trailing_bytes_are_counted_up_to_a_bound(monkeypatch):
     data = small()
-    monkeypatch.setattr(snap, "TRAILING_SCAN_MAX", 3 << 20)
+    monkeypatch.setattr(snapshot, "TRAILING_SCAN_MAX", 3 << 20)
     err = first_problem(gzip.compress(data + bytes(50 << 20)))     # a small bomb
     assert err.section == "after END" and "at least 3145728 trailing" in err.message
     err = first_problem(gzip.compress(data + b"junk"))
@@ -1414,9 +1416,9 @@ def test_gzip_trailing_bytes_are_counted_up_to_a_bound(monkeypatch):
 def test_gzip_inspect_and_verify_say_so(tmp_path, capsys):
     path = tmp_path / "a.snap"
     path.write_bytes(gzip.compress(small()))
-    assert snap.main(["inspect", str(path)]) == 0
+    assert snap_cli.main(["inspect", str(path)]) == 0
     assert "gzip-compressed file:" in capsys.readouterr().out
-    assert snap.main(["verify", "--json", str(path)]) == 0
+    assert snap_cli.main(["verify", "--json", str(path)]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["compressed"] is True and out["file_bytes"] == path.stat().st_size
     assert out["bytes"] == len(small())
@@ -1435,14 +1437,14 @@ def test_lenient_parse_collects_problems_and_keeps_going():
     data = bytearray(b.build())
     pos, _, _, payload, _ = layout_offsets(bytes(data))[1]       # VCPU 0: break its CRC
     data[payload + 8] ^= 0x40
-    s = snap.parse(bytes(data), strict=False)
+    s = parse(bytes(data), strict=False)
     assert not s.valid and s.complete
     assert [p.section for p in s.problems] == ["VCPU 0", "VCPU 1"]
     assert len(s.vcpus) == 2 and len(s.devices) == 3 and s.end is not None
-    text = snap.inspect_text(s)
+    text = inspect_text(s)
     assert "BAD (payload has 0x" in text
     assert "INVALID: 2 problem(s):" in text and "hsm_state is 0x9" in text
-    j = snap.inspect_json(s)
+    j = inspect_json(s)
     assert not j["valid"] and [p["section"] for p in j["problems"]] == ["VCPU 0", "VCPU 1"]
     assert j["problems"][1] == {"section": "VCPU 1", "type": "VCPU", "instance": 1,
                                 "offset": layout_offsets(bytes(data))[2][3] + 644,
@@ -1453,19 +1455,19 @@ def test_lenient_parse_collects_problems_and_keeps_going():
 
 def test_lenient_parse_of_a_truncated_file_shows_what_it_read():
     data = Builder().build()
-    s = snap.parse(data[:800], strict=False)        # in VCPU 0's payload
+    s = parse(data[:800], strict=False)        # in VCPU 0's payload
     assert s.config is not None and not s.vcpus and not s.complete
     assert "truncated" in s.problems[-1].message
-    assert "config: vm alpha" in snap.inspect_text(s)
+    assert "config: vm alpha" in inspect_text(s)
 
 
 # --- diff --------------------------------------------------------------------------------
 
 
 def test_diff_identical(valid):
-    d = snap.diff(snap.verify(valid), snap.verify(valid))
+    d = diff(snapshot.verify(valid), snapshot.verify(valid))
     assert d["identical"] and d["memory"]["pages"] == 0
-    assert snap.diff_text(d) == "identical guest state"
+    assert diff_text(d) == "identical guest state"
 
 
 def test_diff_reports_each_kind():
@@ -1480,7 +1482,7 @@ def test_diff_reports_each_kind():
     b.plic["pending"] = 0
     b.runs = [(RAM_GPA, [page_of(1), page_of(99)]), (RAM_GPA + 2 * PAGE, [page_of(3)]),
               (RAM_GPA + 5 * PAGE, [page_of(7)])]          # last page now zero, one new page
-    d = snap.diff(snap.verify(a.build()), snap.verify(b.build()))
+    d = diff(snapshot.verify(a.build()), snapshot.verify(b.build()))
     assert not d["identical"]
     assert {x["field"] for x in d["config"]} == {"boot_count", "bootargs"}
     assert {(x["vcpu"], x["field"]) for x in d["vcpus"]} == {(1, "pc"), (0, "x10"), (0, "f3")}
@@ -1491,7 +1493,7 @@ def test_diff_reports_each_kind():
     assert m["ranges"] == [{"gpa": RAM_GPA + PAGE, "pages": 1},
                            {"gpa": RAM_GPA + 5 * PAGE, "pages": 1},
                            {"gpa": RAM_GPA + 16 * MiB - PAGE, "pages": 1}]
-    text = snap.diff_text(d)
+    text = diff_text(d)
     assert "config boot_count: 1 | 2" in text
     assert 'config bootargs: "console=ttyS0 quiet" | "quiet"' in text
     assert "vcpu 0 x10/a0: 0xa | 0xdead" in text
@@ -1506,13 +1508,13 @@ def test_diff_reports_each_kind():
 def test_diff_stored_zero_page_equals_elided():
     a = Builder(pages=[(RAM_GPA, [page_of(1)])])
     b = Builder(pages=[(RAM_GPA, [page_of(1), bytes(PAGE)])])
-    assert snap.diff(snap.verify(a.build()), snap.verify(b.build()))["identical"]
+    assert diff(snapshot.verify(a.build()), snapshot.verify(b.build()))["identical"]
 
 
 def test_diff_vcpu_count_and_live_flag():
     a, b = Builder(nr_vcpus=1), Builder(nr_vcpus=2)
     b.flags = 1
-    d = snap.diff(snap.verify(a.build()), snap.verify(b.build()))
+    d = diff(snapshot.verify(a.build()), snapshot.verify(b.build()))
     assert {"field": "live", "a": False, "b": True} in d["header"]
     assert {"vcpu": 1, "field": "present", "a": False, "b": True} in d["vcpus"]
     assert any(x["field"] == "nr_vcpus" for x in d["config"])
@@ -1536,48 +1538,48 @@ def files(tmp_path, valid):
 
 def test_main_verify(files, capsys):
     a, _, bad = files
-    assert snap.main(["verify", str(a)]) == 0
+    assert snap_cli.main(["verify", str(a)]) == 0
     assert capsys.readouterr().out.startswith(f"{a}: valid snapshot of vm alpha: 2 vCPU(s), "
                                               "16M RAM, 4 page(s) in 3 run(s)")
-    assert snap.main(["verify", str(bad)]) == 1
+    assert snap_cli.main(["verify", str(bad)]) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"carapace-snap: {bad}: invalid: END, byte ")
     assert "truncated" in err
-    assert snap.main(["verify", str(a.parent / "nope")]) == 1
+    assert snap_cli.main(["verify", str(a.parent / "nope")]) == 1
     assert "cannot read" in capsys.readouterr().err
 
 
 def test_main_json(files, capsys):
     a, b, bad = files
-    assert snap.main(["--json", "verify", str(a)]) == 0
+    assert snap_cli.main(["--json", "verify", str(a)]) == 0
     j = json.loads(capsys.readouterr().out)
     assert j["valid"] and j["vm"] == "alpha" and j["pages"] == 4 and j["error"] is None
-    assert snap.main(["verify", "--json", str(bad)]) == 1
+    assert snap_cli.main(["verify", "--json", str(bad)]) == 1
     j = json.loads(capsys.readouterr().out)
     assert not j["valid"] and j["error"]["section"] == "END"
     assert "truncated" in j["error"]["message"] and j["error"]["offset"] == bad.stat().st_size
-    assert snap.main(["inspect", "--json", str(bad)]) == 1
+    assert snap_cli.main(["inspect", "--json", str(bad)]) == 1
     j = json.loads(capsys.readouterr().out)
     assert not j["valid"] and j["config"]["name"] == "alpha"
-    assert snap.main(["--json", "diff", str(a), str(b)]) == 1
+    assert snap_cli.main(["--json", "diff", str(a), str(b)]) == 1
     j = json.loads(capsys.readouterr().out)
     assert j["vcpus"] == [{"vcpu": 0, "field": "pc", "a": 0xFFFFFFFF80001234, "b": 0x80200000}]
 
 
 def test_main_inspect_and_diff_statuses(files, capsys):
     a, b, bad = files
-    assert snap.main(["inspect", str(a)]) == 0
+    assert snap_cli.main(["inspect", str(a)]) == 0
     assert "config: vm alpha" in capsys.readouterr().out
-    assert snap.main(["inspect", str(bad)]) == 1
+    assert snap_cli.main(["inspect", str(bad)]) == 1
     assert "INVALID" in capsys.readouterr().out
-    assert snap.main(["diff", str(a), str(a)]) == 0
-    assert snap.main(["diff", str(a), str(b)]) == 1
+    assert snap_cli.main(["diff", str(a), str(a)]) == 0
+    assert snap_cli.main(["diff", str(a), str(b)]) == 1
     assert "vcpu 0 pc: 0xffffffff80001234 | 0x80200000" in capsys.readouterr().out
-    assert snap.main(["diff", str(a), str(bad)]) == 2
+    assert snap_cli.main(["diff", str(a), str(bad)]) == 2
     assert f"carapace-snap: {bad}: invalid: END, byte" in capsys.readouterr().err
-    assert snap.main(["diff", str(a), "/nonexistent"]) == 2
-    assert snap.main([]) == 2
-    assert snap.main(["verify"]) == 2
+    assert snap_cli.main(["diff", str(a), "/nonexistent"]) == 2
+    assert snap_cli.main([]) == 2
+    assert snap_cli.main(["verify"]) == 2
     assert "usage" in capsys.readouterr().err
 
 
@@ -1595,119 +1597,20 @@ def test_runs_as_a_program(files):
 
 
 def test_stdlib_only():
-    imports = set(re.findall(r"^(?:import|from) (\w+)", SNAP_TOOL.read_text(), re.MULTILINE))
-    assert imports <= set(sys.stdlib_module_names), imports - set(sys.stdlib_module_names)
+    """The tools and their package import the standard library and themselves only."""
+    files = [*(ROOT / "tools").glob("carapace-*"), *(ROOT / "tools" / "carapace").rglob("*.py")]
+    assert len(files) > 20
+    for path in files:
+        imports = set(re.findall(r"^(?:import|from) (\w+)", path.read_text(), re.MULTILINE))
+        outside = imports - set(sys.stdlib_module_names) - {"carapace"}
+        assert not outside, f"{path}: {outside}"
 
 
 # --- carapace-ctl snapshot / restore against a fake hypervisor -------------------------------
 
 
-class FakeSnapHyp:
-    """A control socket and a stream socket, served by threads, like QEMU's two
-    chardevs in front of the hypervisor.  @handler(request, hyp) answers each
-    request (parsed JSON) with a dict, None (no reply) or a callable(hyp) that
-    sends itself; hyp.stream is the stream connection (or None), hyp.reply()
-    sends a reply line."""
-
-    def __init__(self, ctl_path, stream_path, handler):
-        self.handler = handler
-        self.requests, self.stream, self.stream_connections = [], None, 0
-        self.stream_bytes = bytearray()
-        self.stop = threading.Event()
-        self.conn = None
-        self.listeners = []
-        for path, serve in ((ctl_path, self.serve_ctl), (stream_path, self.serve_stream)):
-            if path is None:
-                continue
-            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            listener.bind(str(path))
-            listener.listen(4)
-            listener.settimeout(0.05)
-            self.listeners.append(listener)
-            threading.Thread(target=serve, args=(listener,), daemon=True).start()
-
-    def accept(self, listener):
-        while not self.stop.is_set():
-            try:
-                conn, _ = listener.accept()
-                return conn
-            except (TimeoutError, socket.timeout):
-                continue
-            except OSError:
-                return None
-        return None
-
-    def serve_stream(self, listener):
-        while True:
-            conn = self.accept(listener)
-            if conn is None:
-                return
-            self.stream_connections += 1
-            self.stream = conn
-
-    def serve_ctl(self, listener):
-        while True:
-            conn = self.accept(listener)
-            if conn is None:
-                return
-            self.conn = conn
-            conn.settimeout(0.05)
-            buffer = b""
-            while not self.stop.is_set():
-                try:
-                    data = conn.recv(65536)
-                except (TimeoutError, socket.timeout):
-                    continue
-                except OSError:
-                    break
-                if not data:
-                    break
-                buffer += data
-                while b"\n" in buffer:
-                    line, _, buffer = buffer.partition(b"\n")
-                    if not line:
-                        continue
-                    request = json.loads(line)
-                    self.requests.append(request)
-                    answer = self.handler(request, self)
-                    if callable(answer):
-                        answer(self)
-                    elif answer is not None:
-                        self.reply(answer)
-            conn.close()
-
-    def reply(self, obj):
-        self.conn.sendall(json.dumps(obj).encode() + b"\n")
-
-    def read_stream(self, count, timeout=10):
-        """Read @count bytes from the stream connection (restore)."""
-        deadline = time.monotonic() + timeout
-        self.stream.settimeout(timeout)
-        while len(self.stream_bytes) < count and time.monotonic() < deadline:
-            chunk = self.stream.recv(min(65536, count - len(self.stream_bytes)))
-            if not chunk:
-                break
-            self.stream_bytes += chunk
-        return bytes(self.stream_bytes)
-
-    def close(self):
-        self.stop.set()
-        for listener in self.listeners:
-            listener.close()
-        if self.stream:
-            self.stream.close()
-
-
-def ok(request, **fields):
-    return {"v": 1, "id": request["id"], "ok": True, **fields}
-
-
-def err(request, code, message):
-    return {"v": 1, "id": request["id"], "ok": False, "code": code, "error": message}
-
-
 HELLO = {"protocol": 1, "hypervisor": "carapace", "vm_max": 8, "harts": 2,
-         "commands": list(ctl.COMMANDS)}
+         "commands": list(COMMANDS)}
 
 
 @pytest.fixture
@@ -1720,7 +1623,7 @@ def fake(socks):
     servers = []
 
     def start(handler, stream=True):
-        servers.append(FakeSnapHyp(socks[0], socks[1] if stream else None, handler))
+        servers.append(FakeHypervisor(socks[0], socks[1] if stream else None, handler))
         return servers[-1]
     yield start
     for server in servers:
@@ -1728,7 +1631,7 @@ def fake(socks):
 
 
 def ctl_main(socks, *argv):
-    return ctl.main(["--socket", str(socks[0]), "--stream-socket", str(socks[1]), *argv])
+    return ctl_cli.main(["--socket", str(socks[0]), "--stream-socket", str(socks[1]), *argv])
 
 
 def wait_stream(hyp, connections=1):
@@ -1786,10 +1689,10 @@ def test_ctl_snapshot_writes_the_file(fake, socks, tmp_path, valid, capsys):
     assert server.stream_connections == 1
     stdout = capsys.readouterr().out
     assert stdout == (f"vm alpha: snapshot written: {len(valid)} bytes "
-                      f"({snap.human_size(len(valid))}), 4 memory pages, paused 1.234 ms; "
-                      f"saved to {out} (gzip, {snap.human_size(out.stat().st_size)}, "
+                      f"({human_size(len(valid))}), 4 memory pages, paused 1.234 ms; "
+                      f"saved to {out} (gzip, {human_size(out.stat().st_size)}, "
                       f"{100.0 * out.stat().st_size / len(valid):.1f} % of the stream)\n")
-    checked = snap.verify(out)
+    checked = snapshot.verify(out)
     assert checked.valid and checked.compressed and checked.size == len(valid)
 
 
@@ -2053,13 +1956,13 @@ def test_default_stream_socket(monkeypatch, tmp_path):
     monkeypatch.delenv("CARAPACE_STREAM_SOCKET", raising=False)
     monkeypatch.delenv("CARAPACE_CTL_SOCKET", raising=False)
     monkeypatch.setenv("XDG_RUNTIME_DIR", "/run/user/5")
-    assert ctl.default_stream_socket() == Path(f"/run/user/5/carapace-{os.getuid()}/stream.sock")
-    assert ctl.default_stream_socket(Path("/x/c.sock")) == Path("/x/c.stream.sock")
-    assert ctl.default_stream_socket(Path("/x/ctl.sock")) == Path("/x/stream.sock")
+    assert default_stream_socket() == Path(f"/run/user/5/carapace-{os.getuid()}/stream.sock")
+    assert default_stream_socket(Path("/x/c.sock")) == Path("/x/c.stream.sock")
+    assert default_stream_socket(Path("/x/ctl.sock")) == Path("/x/stream.sock")
     monkeypatch.setenv("CARAPACE_CTL_SOCKET", "/y/ctl.sock")
-    assert ctl.default_stream_socket() == Path("/y/stream.sock")
+    assert default_stream_socket() == Path("/y/stream.sock")
     monkeypatch.setenv("CARAPACE_STREAM_SOCKET", "/z/s.sock")
-    assert ctl.default_stream_socket(Path("/x/c.sock")) == Path("/z/s.sock")
+    assert default_stream_socket(Path("/x/c.sock")) == Path("/z/s.sock")
 
 
 def test_ctl_stream_socket_follows_socket_option(fake, socks, tmp_path, valid, monkeypatch):
@@ -2067,13 +1970,13 @@ def test_ctl_stream_socket_follows_socket_option(fake, socks, tmp_path, valid, m
     monkeypatch.delenv("CARAPACE_STREAM_SOCKET", raising=False)
     fake(snapshot_server(valid))
     out = tmp_path / "x.snap"
-    assert ctl.main(["--socket", str(socks[0]), "snapshot", "alpha", str(out)]) == 0
+    assert ctl_cli.main(["--socket", str(socks[0]), "snapshot", "alpha", str(out)]) == 0
     assert gzip.decompress(out.read_bytes()) == valid
 
 
 def test_ctl_help_mentions_snapshot_and_restore(capsys):
     with pytest.raises(SystemExit):
-        ctl.main(["--help"])
+        ctl_cli.main(["--help"])
     out = capsys.readouterr().out
     for word in ("snapshot VM FILE [--live]", "restore FILE [--name NEW]", "--stream-socket",
                  "CARAPACE_STREAM_SOCKET", "docs/snapshot-format.md"):
@@ -2087,9 +1990,9 @@ def test_progress_on_a_terminal_and_elsewhere(monkeypatch):
         def isatty(self):
             return True
     clock = [100.0]
-    monkeypatch.setattr(ctl.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(time, "monotonic", lambda: clock[0])
     tty = Tty()
-    p = ctl.Progress(tty, "snapshot alpha")
+    p = Progress(tty, "snapshot alpha")
     clock[0] += 0.5
     p.update(2 * MiB)
     clock[0] += 0.5
@@ -2098,7 +2001,7 @@ def test_progress_on_a_terminal_and_elsewhere(monkeypatch):
                               f"\rsnapshot alpha: 4.0 MiB ({4 * MiB} bytes), 4.0 MiB/s "
                               "in 1.00 s\033[K\n")
     plain = io.StringIO()
-    p = ctl.Progress(plain, "restore a.snap", total=8 * MiB)
+    p = Progress(plain, "restore a.snap", total=8 * MiB)
     clock[0] += 0.5
     p.update(MiB)                       # less than a second: nothing yet
     clock[0] += 1.0
@@ -2113,8 +2016,8 @@ def test_progress_on_a_terminal_and_elsewhere(monkeypatch):
 def test_management_doc_lists_every_error_code_and_command():
     text = (ROOT / "docs" / "management.md").read_text()
     table = text[text.index("### Error codes"):text.index("The checks run in this order")]
-    assert set(re.findall(r"^\| `([a-z-]+)` \|", table, re.MULTILINE)) == set(ctl.ERROR_CODES)
-    for command in ctl.COMMANDS:
+    assert set(re.findall(r"^\| `([a-z-]+)` \|", table, re.MULTILINE)) == set(ERROR_CODES)
+    for command in COMMANDS:
         assert f"### {command}" in text, command
 
 
@@ -2169,7 +2072,7 @@ def test_verify_gives_the_hypervisors_verdict(section, field, value, features, r
     (b.config if section == "CONFIG" else b.vcpus[0])[field] = value
     data = b.build()
     if not refused:
-        assert snap.verify(data).valid
+        assert snapshot.verify(data).valid
         return
     err = first_problem(data)
     label = "CONFIG" if section == "CONFIG" else "VCPU 0"
@@ -2192,30 +2095,30 @@ def test_the_cases_cover_the_issue_22_records():
 def test_rules_come_from_the_c_header(tmp_path, monkeypatch):
     """The tool restates no rule: a table that allowed vsstatus bit 21 would
     make it accept the record (and the repository's table refuses it)."""
-    for rel in snap.LEGAL_HEADERS:
+    for rel in LEGAL_HEADERS:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / rel, tmp_path / rel)
-    legal_h = tmp_path / snap.LEGAL_HEADERS[-1]
+    legal_h = tmp_path / LEGAL_HEADERS[-1]
     text = legal_h.read_text()
     assert "SR_MXR | SR_UXL | SR_SD, SR_SPELP" in text
     legal_h.write_text(text.replace("SR_MXR | SR_UXL | SR_SD, SR_SPELP",
                                     "SR_MXR | SR_UXL | SR_SD | BIT(21), SR_SPELP"))
-    assert snap.load_legal_rules(str(ROOT)) == snap.LEGAL
+    assert load_legal_rules(str(ROOT)) == LEGAL
     b = Builder()
     b.vcpus[1]["vsstatus"] |= 1 << 21
     data = b.build()
     assert "vsstatus" in first_problem(data).message
-    monkeypatch.setattr(snap, "LEGAL", snap.load_legal_rules(str(tmp_path)))
-    assert snap.verify(data).valid
+    monkeypatch.setattr(snapshot_legal, "LEGAL", load_legal_rules(str(tmp_path)))
+    assert snapshot.verify(data).valid
 
 
 def test_table_rows_name_fields_of_the_structs():
     """Every row is a field of its section's struct (the C build checks the
     same with offsetof), and the C constants evaluate as the C compiler does."""
-    for section, layout in (("CONFIG", snap.CONFIG), ("VCPU", snap.VCPU)):
-        for rule in snap.LEGAL[section]["bits"] + snap.LEGAL[section]["values"]:
+    for section, layout in (("CONFIG", snapfmt.CONFIG), ("VCPU", snapfmt.VCPU)):
+        for rule in LEGAL[section]["bits"] + LEGAL[section]["values"]:
             layout.offset(rule[0])
-    vsstatus = next(r for r in snap.LEGAL["VCPU"]["bits"] if r[0] == "vsstatus")
+    vsstatus = next(r for r in LEGAL["VCPU"]["bits"] if r[0] == "vsstatus")
     assert vsstatus[1] == (1 << 1) | (1 << 5) | (1 << 8) | (3 << 13) | (1 << 18) | (1 << 19) | \
         (3 << 32) | (1 << 63)
     assert vsstatus[2] == 1 << 23

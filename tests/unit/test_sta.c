@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* SBI STA: set_shmem's argument checks (hyp/vsbi/vsbi_sta.c) and the steal
- * computation and record update (hyp/vmm/steal_time.c). Guest RAM is a small
+ * computation and record update (hyp/state/steal_time.c). Guest RAM is a small
  * host buffer; vm_gpa_to_hva(), time_now() and timebase_hz are defined here. */
 #include <string.h>
 #include <arch/riscv/encoding.h>
-#include <hyp/sbi_defs.h>
-#include <hyp/sbi_sta.h>
+#include <abi/sbi_defs.h>
+#include <abi/sbi_sta.h>
 #include <hart.h>
 #include <steal_time.h>
 #include <vm.h>

@@ -5,8 +5,8 @@
  * vcpu_reset() and the RAM check are stubs defined here. */
 #include <string.h>
 #include <arch/riscv/encoding.h>
-#include <hyp/sbi_defs.h>
-#include <exit.h>
+#include <abi/sbi_defs.h>
+#include <exit_action.h>
 #include <vm.h>
 #include <vsbi.h>
 #include "test.h"

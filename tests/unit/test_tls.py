@@ -7,8 +7,6 @@ checks of the destination, the ready mark, the TLS connection the relay
 drives (bytes intact both ways, a tampered record breaks the stream), and
 plain TCP kept to the loopback.  No QEMU; openssl makes the credentials."""
 
-import importlib.machinery
-import importlib.util
 import os
 import socket
 import ssl
@@ -21,24 +19,12 @@ from pathlib import Path
 
 import pytest
 
+from carapace import tls
+
 pytestmark = pytest.mark.quick
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOL = ROOT / "tools" / "carapace-tls"
-
-
-def load(name, path):
-    if name in sys.modules:
-        return sys.modules[name]
-    loader = importlib.machinery.SourceFileLoader(name, str(path))
-    spec = importlib.util.spec_from_loader(name, loader)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    loader.exec_module(module)
-    return module
-
-
-tls = load("carapace_tls", TOOL)
 
 
 @pytest.fixture(autouse=True)

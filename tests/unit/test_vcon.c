@@ -20,7 +20,7 @@
 #define CTL_TX		3
 #define QUEUE_SIZE	32
 
-uint64_t timebase_hz = 10000000;
+#define TIMEBASE	10000000
 static uint64_t clock_ticks;
 
 uint64_t time_now(void)
@@ -179,7 +179,7 @@ static void start(void)
 TEST(vcon_starts_on_the_played_device)
 {
 	start();
-	EXPECT_TRUE(vcon_init(fdt));
+	EXPECT_TRUE(vcon_init(fdt, TIMEBASE));
 	EXPECT_TRUE(dev.status & VIRTIO_STATUS_DRIVER_OK);
 	EXPECT_TRUE(dev.q[CTL_RX].ready && dev.q[CTL_TX].ready);
 }
@@ -189,7 +189,7 @@ TEST(vcon_poll_ends_while_control_messages_keep_coming)
 	unsigned int after_first;
 
 	start();
-	EXPECT_TRUE(vcon_init(fdt));
+	EXPECT_TRUE(vcon_init(fdt, TIMEBASE));
 	dev.flood = true;
 	EXPECT_TRUE(post_control());
 	vcon_poll();

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* hyp/vmm/vcpu_request.c: an SBI remote fence posts its request to every
+/* hyp/state/vcpu_request.c: an SBI remote fence posts its request to every
  * target, IPIs the ones on other harts, and waits for them at most
  * VCPU_REQUEST_WAIT_US; a target whose hart never gets to it makes the call
  * fail (the guest retries it) instead of holding the caller's hart for ever.

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* hyp/vmm/vm_events.c: the event ring hart 0 drains. The review's finding:
+/* hyp/state/vm_events.c: the event ring hart 0 drains. The review's finding:
  * a full ring dropped events silently; a lost DOWN left its VM STOPPING for
  * ever. Now DOWN always has room, a REBOOT notice that finds none is counted,
  * and the order of what was queued is kept. */

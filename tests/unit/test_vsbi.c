@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* hyp/vsbi/vsbi.c (hart masks, registry lookup, dispatch), hyp/vsbi/vsbi_fwft.c
- * and hyp/cfi/cfi.c (FWFT LANDING_PAD/SHADOW_STACK, software-check routing).
+ * and hyp/state/cfi_state.c (FWFT LANDING_PAD/SHADOW_STACK, software-check routing).
  * and the landing-pad re-delivery window (hyp/cfi/lp_redeliver.c).
  * The other extensions are stubs defined here; so are hart_caps (hyp/arch/hart.c),
  * time_now(), vm_stop() and vcpu_redirect_trap(). */
@@ -8,11 +8,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <arch/riscv/encoding.h>
-#include <hyp/sbi_defs.h>
-#include <hyp/sbi_sta.h>
+#include <abi/sbi_defs.h>
+#include <abi/sbi_sta.h>
 #include <cfi.h>
-#include <exit.h>
+#include <exit_action.h>
+#include <hartmask.h>
 #include <hart.h>
+#include <trap_inject.h>
 #include <vm.h>
 #include <vsbi.h>
 #include "test.h"
@@ -414,7 +416,7 @@ TEST(vsbi_fwft_pte_ad_hw_updating)
 	EXPECT_EQ(v->henvcfg, ENVCFG_STCE);
 }
 
-/* ---- cfi.c: FWFT backends ---- */
+/* ---- cfi_state.c: FWFT backends ---- */
 
 TEST(cfi_fwft_shadow_stack_set_get)
 {

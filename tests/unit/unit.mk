@@ -25,37 +25,37 @@ UNIT_COMMON := tests/unit/main.c tests/unit/fake_csr.c
 unit-src-test_mm := hyp/mm/mm.c hyp/mm/mm_ranges.c
 unit-src-test_gstage := hyp/mm/gstage.c
 unit-src-test_fdt_host := hyp/fdt/fdt_host.c
-unit-src-test_vsbi := hyp/vsbi/vsbi.c hyp/vsbi/hartmask.c hyp/vsbi/vsbi_fwft.c hyp/cfi/cfi.c \
+unit-src-test_vsbi := hyp/vsbi/vsbi.c hyp/lib/hartmask.c hyp/vsbi/vsbi_fwft.c hyp/state/cfi_state.c \
 	hyp/cfi/lp_redeliver.c hyp/cfi/violation.c \
 	hyp/cfi/swcheck.c
 unit-src-test_susp := hyp/vsbi/vsbi_susp.c hyp/vsbi/vsbi_hsm.c
 unit-src-test_printf := hyp/lib/printf.c
 unit-src-test_json := hyp/lib/json.c
 unit-src-test_tlb := hyp/mm/tlb.c hyp/mm/vmid.c
-unit-src-test_snap := hyp/snap/snap_state.c hyp/snap/snap_record.c hyp/cfi/cfi.c hyp/lib/crc32c.c hyp/vmm/pmu_logic.c hyp/vmm/pmu.c
+unit-src-test_snap := hyp/snap/snap_state.c hyp/snap/snap_record.c hyp/state/cfi_state.c hyp/lib/crc32c.c hyp/state/pmu_logic.c hyp/state/pmu.c
 unit-libfdt-test_fdt_host := y
 unit-src-test_insn := hyp/arch/insn.c
 UNIT_TESTS += test_sta
-unit-src-test_sta := hyp/vsbi/vsbi_sta.c hyp/vmm/steal_time.c
+unit-src-test_sta := hyp/vsbi/vsbi_sta.c hyp/state/steal_time.c
 UNIT_TESTS += test_pmu
-unit-src-test_pmu := hyp/vmm/pmu_logic.c hyp/vmm/pmu.c hyp/vsbi/vsbi_pmu.c
+unit-src-test_pmu := hyp/state/pmu_logic.c hyp/state/pmu.c hyp/vsbi/vsbi_pmu.c
 # The restore of crafted records runs the real loader on the fuzz targets'
 # stub host (tests/fuzz/fuzz_restore_host.c), the same stubs both fuzzers use.
 UNIT_TESTS += test_snap_legal
 unit-src-test_snap_legal := tests/fuzz/fuzz_restore_host.c tests/fuzz/fuzz_clock_log.c \
-	hyp/snap/snap_load.c hyp/snap/snap_admit.c hyp/snap/snap_state.c hyp/snap/snap_record.c hyp/cfi/cfi.c \
+	hyp/snap/snap_load.c hyp/snap/snap_admit.c hyp/snap/snap_state.c hyp/snap/snap_record.c hyp/state/cfi_state.c \
 	hyp/lib/crc32c.c hyp/vdev/vuart.c hyp/vdev/vplic.c hyp/vdev/vmgenid.c hyp/vdev/devices.c \
-	hyp/vmm/pmu.c hyp/vmm/pmu_logic.c hyp/vmm/steal_time.c hyp/vmm/vcpu_reset.c
+	hyp/state/pmu.c hyp/state/pmu_logic.c hyp/state/steal_time.c hyp/state/vcpu_reset.c
 UNIT_TESTS += test_guest_time
-unit-src-test_guest_time := hyp/vmm/vcpu_wake.c
+unit-src-test_guest_time := hyp/state/vcpu_wake.c
 UNIT_TESTS += test_vm_events
-unit-src-test_vm_events := hyp/vmm/vm_events.c
+unit-src-test_vm_events := hyp/state/vm_events.c
 UNIT_TESTS += test_console
 unit-src-test_console := hyp/host/console.c hyp/lib/console_filter.c
 UNIT_TESTS += test_entropy
 unit-src-test_entropy := hyp/lib/entropy.c
 UNIT_TESTS += test_vcpu_request
-unit-src-test_vcpu_request := hyp/vmm/vcpu_request.c
+unit-src-test_vcpu_request := hyp/state/vcpu_request.c
 UNIT_TESTS += test_vcon
 unit-src-test_vcon := hyp/drivers/virtio_console.c
 unit-libfdt-test_vcon := y
@@ -71,10 +71,10 @@ unit-ldflags-test_guest_mem := -Wl,--wrap=gstage_map,--wrap=gstage_map_2m_split 
 	-Wl,--wrap=gstage_split_2m,--wrap=gstage_merge_2m
 UNIT_TESTS += test_snap_save
 unit-src-test_snap_save := hyp/snap/snap_save.c hyp/mm/guest_mem.c hyp/mm/dirty_log.c \
-	hyp/mm/gstage.c hyp/vmm/vm_state.c hyp/vmm/vm_events.c hyp/lib/crc32c.c
+	hyp/mm/gstage.c hyp/state/vm_state.c hyp/state/vm_events.c hyp/lib/crc32c.c
 # the rng-seed comes from the caller: hyp/lib/entropy.c is not linked; the test
 # defines hart_caps and timebase_hz itself.
-unit-src-test_fdt_guest := hyp/fdt/fdt_guest.c hyp/cfi/cfi.c hyp/lib/printf.c
+unit-src-test_fdt_guest := hyp/fdt/fdt_guest.c hyp/state/cfi_state.c hyp/lib/printf.c
 unit-libfdt-test_fdt_guest := y
 
 UNIT_LIBFDT_NAMES := fdt fdt_ro fdt_rw fdt_sw fdt_wip fdt_strerror fdt_addresses fdt_empty_tree

@@ -3,7 +3,7 @@
 #ifndef GUEST_SBI_H
 #define GUEST_SBI_H
 
-#include <hyp/sbi_defs.h>
+#include <abi/sbi_defs.h>
 
 struct sbiret {
 	long error;

@@ -23,7 +23,7 @@
 #ifndef HYP_MIGRATION_FORMAT_H
 #define HYP_MIGRATION_FORMAT_H
 #include <stdint.h>
-#include <hyp/snapshot_format.h>
+#include <abi/snapshot_format.h>
 
 #define MIG_MAGIC		"CARAMIGR"	/* 8 bytes, no NUL; in a snap_header */
 #define MIG_VERSION		4	/* 4: VCPU sections of records (snapshot version 3) */

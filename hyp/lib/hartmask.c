@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* SBI hart masks: (hart_mask, hart_mask_base) as IPI and RFENCE take them. */
-#include <vsbi.h>
+#include <abi/sbi_defs.h>
+#include <hartmask.h>
 
 long vsbi_hart_mask(unsigned int nr_vcpus, unsigned long mask, unsigned long base,
 		    unsigned long *out)

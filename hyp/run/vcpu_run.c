@@ -9,6 +9,7 @@
 #include <sched.h>
 #include <steal_time.h>
 #include <tlb.h>
+#include <vcpu_run.h>
 #include <vm.h>
 #include <vm_lifecycle.h>
 #include <vsbi.h>

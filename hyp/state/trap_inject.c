@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The one path that delivers an exception into a guest, as hardware would. */
 #include <arch/riscv/csr.h>
-#include <exit.h>
 #include <hart.h>
+#include <trap_inject.h>
 #include <vm.h>
 
 void vcpu_redirect_trap(struct vcpu *v, unsigned long cause, unsigned long tval)

@@ -29,7 +29,7 @@
  * the tables, so the table is the layout: fields follow each other in row
  * order, with no padding. The hypervisor checks, masks, saves and loads with
  * the tables (hyp/snap/snap_record.c); tools/carapace-snap parses this file
- * (names from arch/riscv/encoding.h and hyp/snapshot_format.h) for the layouts
+ * (names from arch/riscv/encoding.h and abi/snapshot_format.h) for the layouts
  * and rules of the very same records. Keep it parseable: rows are X(...),
  * continued with backslashes; rule arguments are integer constant expressions
  * (numbers, #defined names, BIT(), _UL(), | & ~ << >> + - and parentheses).

@@ -2,7 +2,7 @@
 /* Per-vCPU CFI state: FWFT LANDING_PAD/SHADOW_STACK drive henvcfg.LPE/SSE (with
  * LOCK). Software-check exits are handled in swcheck.c. */
 #include <arch/riscv/csr.h>
-#include <hyp/sbi_defs.h>
+#include <abi/sbi_defs.h>
 #include <cfi.h>
 #include <hart.h>
 #include <vm.h>

@@ -9,6 +9,7 @@
 #include <pmu.h>
 #include <sched.h>
 #include <tlb.h>
+#include <trap_inject.h>
 #include <vm.h>
 #include <vsbi.h>
 

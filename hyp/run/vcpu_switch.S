@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The trap vector: every exit from a guest starts here. It saves the guest
  * GPRs, switches to the hart's hypervisor stack (fresh every time: nothing
- * lives on it between exits) and goes to the run loop (vmm/vcpu_run.c), which
+ * lives on it between exits) and goes to the run loop (run/vcpu_run.c), which
  * ends by entering a context again (arch/vcpu_enter.S): the same vCPU, or
  * another one after a switch. Entry is a separate file, so the code flows one
  * way: vector -> run loop -> dispatch -> handler -> verdict -> entry.

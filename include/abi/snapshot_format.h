@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The snapshot stream, version 3 (docs/snapshot-format.md is normative; this
- * header and hyp/snapshot_records.h, the state records, are its C form,
+ * header and abi/snapshot_records.h, the state records, are its C form,
  * shared by the hypervisor, its tests and tools/carapace-snap).
  *
  * A stream is a header, then sections, each a section header and a payload:
@@ -10,7 +10,7 @@
 #ifndef HYP_SNAPSHOT_FORMAT_H
 #define HYP_SNAPSHOT_FORMAT_H
 #include <stdint.h>
-#include <hyp/snapshot_records.h>
+#include <abi/snapshot_records.h>
 
 #define SNAP_MAGIC		"CARASNAP"	/* 8 bytes, no NUL */
 #define SNAP_VERSION		3	/* 3: a VCPU section is a list of records */
@@ -48,7 +48,7 @@ struct snap_section {
 };
 
 /* CONFIG (instance 0): struct snap_config; VCPU (instance = guest hart id):
- * struct snap_vcpu, the records of hyp/snapshot_records.h. */
+ * struct snap_vcpu, the records of abi/snapshot_records.h. */
 
 /* DEVICE (instance = index): a name, then the model's own state bytes. */
 struct snap_device {

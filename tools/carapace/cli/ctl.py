@@ -1,0 +1,640 @@
+# SPDX-License-Identifier: MIT
+"""carapace-ctl: manage a running Carapace hypervisor over its control channel.
+
+The hypervisor owns a virtio-serial device that no guest sees; QEMU connects
+its port "org.carapace.control" to a UNIX socket (carapace-run --ctl-socket,
+whose path carapace-run prints when it starts).  On it runs a line protocol,
+one JSON object per line; docs/management.md is its specification.  A second
+port, "org.carapace.stream" (carapace-run --stream-socket), carries the bytes
+of snapshot streams (docs/snapshot-format.md).  In short:
+
+    request  {"v":1,"id":7,"cmd":"pause","vm":"alpha"}
+    reply    {"v":1,"id":7,"ok":true,"vm":"alpha","state":"paused"}
+    error    {"v":1,"id":7,"ok":false,"code":"bad-state","error":"vm alpha is not running"}
+
+Exit status: 0 the command succeeded; 1 the hypervisor answered with an error;
+2 transport problem (no socket, refused, timeout, connection closed, a reply
+that is not a reply to this request, a stream of the wrong length); 3 usage
+error, or a local file problem (snapshot FILE not writable, restore FILE not
+readable or not a valid snapshot).
+
+From Python, use the carapace package (docs/python-api.md).
+
+Live migration (docs/migration.md): `migrate VM HOST:PORT` connects to the
+destination's relay over TLS (tools/carapace-tls: both hosts authenticated
+with X.509 certificates, or plain TCP on the loopback when asked for with
+--plain), waits until the destination says it is ready, then relays the
+migration stream both ways between the source hypervisor's stream port and
+that connection while the "migrate" request runs; `incoming PORT` is the
+same relay on a running destination, which refuses every peer that does not
+authenticate before any of its bytes reach the hypervisor.  The relay
+follows both directions' framing to print progress, and has testing hooks
+(--cut-at, --hold-at) that break or stall it at a phase.
+"""
+
+import argparse
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+from ..checks import bootargs, cfi_policy, image_name, vcpu_count, vm_mem, vm_name
+from ..client import DEFAULT_TIMEOUT, MAX_TIMEOUT, Client
+from ..errors import FileError, RemoteError, TransportError, UsageError
+from ..limits import CFI_POLICIES, DEFAULT_CFI, DEFAULT_MEM, DEFAULT_VCPUS
+from ..migration import Refusal, MigReporter, connect_destination, incoming_vm, migrate_vm, parse_target, tcp_port
+from ..paths import default_stream_socket
+from ..relay import MIG_MAX_ROUNDS, Hook, parse_phase
+from ..streams import restore_vm, snapshot_vm, verify_snapshot
+from ..units import human_size
+
+EXIT_OK, EXIT_REMOTE, EXIT_TRANSPORT, EXIT_USAGE = 0, 1, 2, 3
+
+
+def request_for(args):
+    """(cmd, arguments) of the request the command line asks for, checked."""
+    c = args.command
+    if c in ("hello", "list", "images"):
+        return c, {}
+    if c == "stats":
+        return c, {"vm": vm_name(args.vm)} if args.vm is not None else {}
+    if c in ("cfi", "pause", "resume", "wake", "destroy"):
+        return c, {"vm": vm_name(args.vm)}
+    if c == "create":
+        return c, {"name": vm_name(args.name),
+                   "kernel": image_name(args.kernel, "--kernel"),
+                   "initrd": image_name(args.initrd, "--initrd") if args.initrd else None,
+                   "mem": vm_mem(args.mem) if args.mem is not None else DEFAULT_MEM,
+                   "vcpus": vcpu_count(args.vcpus) if args.vcpus is not None
+                   else DEFAULT_VCPUS,
+                   "cfi": cfi_policy(args.cfi) if args.cfi is not None else DEFAULT_CFI,
+                   "bootargs": bootargs(args.bootargs)}
+    raise UsageError(f"unknown command '{c}'")
+
+
+# --- output for people -------------------------------------------------------------
+
+
+def hexa(value):
+    return f"{value:#x}" if isinstance(value, int) else str(value)
+
+
+def table(headers, rows):
+    """Aligned columns; numbers right-aligned."""
+    rows = [[str(cell) for cell in row] for row in rows]
+    widths = [max(len(x) for x in column) for column in zip(headers, *rows)]
+    numeric = [all(re.fullmatch(r"-?[0-9]+", row[i]) for row in rows) if rows else False
+               for i in range(len(headers))]
+    lines = []
+    for row in [list(headers)] + rows:
+        cells = [cell.rjust(w) if num else cell.ljust(w)
+                 for cell, w, num in zip(row, widths, numeric)]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def yes_no(value):
+    return "yes" if value else "no"
+
+
+def show_hello(r):
+    vmids = f", {r['vmids']} VMIDs" if isinstance(r.get("vmids"), int) else ""
+    return (f"{r.get('hypervisor', '?')} hypervisor, protocol {r.get('protocol', '?')}, "
+            f"{r.get('harts', '?')} harts, at most {r.get('vm_max', '?')} VMs{vmids}\n"
+            f"commands: {' '.join(r.get('commands', []))}")
+
+
+def show_list(r):
+    vms = r.get("vms", [])
+    if not vms:
+        return "no VMs"
+    return table(["NAME", "INDEX", "STATE", "VCPUS", "MEM", "CFI", "BOOTS", "FAILED"],
+                 [[v.get("name"), v.get("index"),
+                   v.get("state") + (f" ({v['migration']})" if v.get("migration") else ""),
+                   v.get("vcpus"),
+                   human_size(v.get("mem")), v.get("cfi"), v.get("boots"),
+                   yes_no(v.get("failed"))] for v in vms])
+
+
+def show_images(r):
+    images = r.get("images", [])
+    if not images:
+        return "no images"
+    return table(["NAME", "BYTES", "SIZE"],
+                 [[i.get("name"), i.get("size"), human_size(i.get("size"))] for i in images])
+
+
+STATS_COLUMNS = (("exits", "EXITS"), ("sbi", "SBI"), ("guest_page_faults", "PAGE-FAULTS"),
+                 ("virtual_insn", "VIRT-INSN"), ("host_irq", "HOST-IRQ"),
+                 ("sw_check", "SW-CHECK"), ("mmio", "MMIO"), ("wfi", "WFI"),
+                 ("injected", "INJECTED"))
+
+
+def show_stats(r):
+    vms = r.get("vms", [])
+    out = table(["NAME"] + [h for _, h in STATS_COLUMNS],
+                [[v.get("name")] + [v.get(k) for k, _ in STATS_COLUMNS] for v in vms]) \
+        if vms else "no VMs"
+    free = (r.get("host") or {}).get("free_mem")
+    if free is not None:
+        out += f"\nhost: {human_size(free)} free ({free} bytes)"
+    return out
+
+
+def on_off(enabled, locked):
+    return ("on" if enabled else "off") + (" (locked)" if locked else "")
+
+
+def show_vcpu_cfi(v):
+    parts = [f"shadow stack {on_off(v.get('ss_enabled'), v.get('ss_locked'))}"]
+    if v.get("ss_enabled") or v.get("ssp"):
+        parts.append(f"ssp={hexa(v.get('ssp'))}")
+    parts.append(f"landing pads {on_off(v.get('lp_enabled'), v.get('lp_locked'))}")
+    parts.append(f"ELP={'expected' if v.get('elp') else 'none'}")
+    parts.append(f"senvcfg={hexa(v.get('senvcfg'))}")
+    lp, ss = v.get("violations_lp", 0), v.get("violations_ss", 0)
+    if lp or ss or v.get("last_from"):
+        text = f"violations: {lp} landing pad, {ss} shadow stack"
+        if v.get("last_from"):
+            text += (f"; last at pc {hexa(v.get('last_pc'))}, tval {hexa(v.get('last_tval'))}"
+                     f", from {v.get('last_from')}")
+    else:
+        text = "violations: none"
+    parts.append(text)
+    return f"vcpu {v.get('id')} ({v.get('hsm')}): " + ", ".join(parts)
+
+
+def show_cfi(r):
+    asked = r.get("policy_requested")
+    policy = r.get("policy")
+    if asked and asked != policy:
+        policy = f"{policy} (asked for {asked}, which cannot be exact on this CPU)"
+    head = (f"vm {r.get('vm')}: policy {policy}; may use landing pads: "
+            f"{yes_no(r.get('landing_pads'))}, shadow stacks: {yes_no(r.get('shadow_stacks'))}")
+    return "\n".join([head] + [show_vcpu_cfi(v) for v in r.get("vcpus", [])])
+
+
+SHOW = {
+    "hello": show_hello,
+    "list": show_list,
+    "images": show_images,
+    "stats": show_stats,
+    "cfi": show_cfi,
+    "pause": lambda r: f"vm {r.get('vm')}: {r.get('state')}",
+    "resume": lambda r: f"vm {r.get('vm')}: {r.get('state')}",
+    "wake": lambda r: f"vm {r.get('vm')}: {r.get('state')}",
+    "destroy": lambda r: f"vm {r.get('vm')}: destroyed, {human_size(r.get('freed'))} freed",
+    "create": lambda r: f"vm {r.get('vm')}: created, index {r.get('index')}",
+    "snapshot": lambda r: (f"vm {r.get('vm')}: {'live ' if r.get('live') else ''}snapshot "
+                           f"written: {r.get('bytes')} bytes ({human_size(r.get('bytes'))}), "
+                           f"{r.get('pages')} memory pages, "
+                           f"paused {pause_text(r.get('pause_us'))}"),
+    "restore": lambda r: (f"vm {r.get('vm')}: restored, index {r.get('index')}, "
+                          f"{r.get('pages')} memory pages"),
+    "migrate": lambda r: show_migrate(r),
+    "incoming": lambda r: show_incoming(r),
+}
+
+
+def pause_text(us):
+    if not isinstance(us, int):
+        return str(us)
+    return f"{us / 1000:.3f} ms" if us < 10_000_000 else f"{us / 1e6:.1f} s"
+
+
+# --- command line --------------------------------------------------------------------
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(f"{message} (see --help)")
+
+
+EPILOG = """\
+commands:
+  hello                  protocol version, harts, the commands the hypervisor knows
+  list                   VMs: state, vCPUs, memory, CFI policy, boots
+  images                 images in host RAM that create can boot (VM.kernel,
+                         VM.initrd of the boot VMs, carapace-run --image NAME)
+  stats [VM]             exit counters (all VMs, or one) and free host memory
+  cfi VM                 each vCPU's CFI state in words
+  pause VM               stop VM's vCPUs (replies once all are off their harts)
+  resume VM              let a paused VM run again
+  wake VM                wake a VM its guest suspended (SBI SUSP, state
+                         "suspended"), as a wake-up interrupt would
+  destroy VM             stop VM and give its memory back
+  create NAME --kernel IMG [--initrd IMG] [--mem 64M] [--vcpus 1] [--cfi trap]
+         [--bootargs TEXT]
+                         a new VM booting from images (see `images`)
+  snapshot VM FILE [--live] [--no-compress]
+                         save VM (paused meanwhile, then resumed) to FILE: the
+                         stream goes to FILE.tmp, gzipped unless --no-compress,
+                         renamed to FILE once complete
+  restore FILE [--name NEW] [--no-verify]
+                         check FILE (as carapace-snap verify does), then create
+                         and start the VM it holds, as NEW if given; a gzip
+                         FILE is expanded on the way (the hypervisor reads the
+                         stream only)
+  migrate VM HOST:PORT [--max-rounds N] [--json] [TRANSPORT] [--tls-name NAME]
+                         live-migrate VM to the destination listening at
+                         HOST:PORT (carapace-run --incoming PORT there, or
+                         carapace-ctl incoming PORT): this command relays the
+                         stream between the local stream socket and a TLS
+                         connection, printing each pre-copy round; the VM stays
+                         here unless the destination confirms it runs
+  incoming PORT [--listen ADDR] [--name NEW] [--wait SEC] [--json] [TRANSPORT]
+         [--tls-peer NAME]...
+                         receive one VM on this (running) host: listen on
+                         ADDR:PORT (default 127.0.0.1), wait for a source that
+                         authenticates (others are refused, and reported), relay
+  raw LINE               send LINE verbatim, print the reply line (debugging)
+
+TRANSPORT (migrate, incoming; docs/migration.md, "Transport"): TLS 1.3 with an
+X.509 certificate on each side, checked against one CA:
+  --tls-dir DIR          ca-cert.pem and the side's certificate and key:
+                         client-cert.pem, client-key.pem (migrate: the source),
+                         server-cert.pem, server-key.pem (incoming: the
+                         destination); default $CARAPACE_TLS_DIR;
+                         `tools/carapace-tls init DIR` makes a test set
+  --tls-ca F, --tls-cert F, --tls-key F   the files one by one
+  --tls-name NAME        migrate: the name the destination's certificate must
+                         carry (default: HOST)
+  --tls-peer NAME        incoming: accept only a source whose certificate
+                         carries NAME (repeatable; default: any the CA signed)
+  --plain                plain TCP, neither authenticated nor encrypted: only
+                         on the loopback (HOST, ADDR 127.0.0.1, ::1, localhost)
+
+migrate testing hooks (for tests; docs/migration.md):
+  --cut-at PHASE         close both connections when the relay reaches PHASE
+  --hold-at PHASE --hold-seconds S
+                         stop relaying for S seconds at PHASE (a test kills the
+                         destination meanwhile)
+  PHASE: negotiation (the destination's CAPS went to the source), round:N
+  (round N's ROUND went to the destination), stop-and-copy (SWITCHOVER, the
+  next section's header and half its payload went), confirmation (the
+  destination's RUNNING arrived: it is never forwarded), done (RUNNING went to
+  the source, whose DONE is never forwarded)
+
+exit status: 0 ok; 1 the hypervisor answered an error (CODE on stderr);
+2 transport problem (no socket, refused, timeout, closed, a stream of the wrong
+length, nothing listening at HOST:PORT, a destination that failed or refused
+the TLS handshake); 3 usage error or a local file problem (FILE unwritable,
+unreadable, or not a valid snapshot; TLS credentials missing or unusable).
+
+The socket is where carapace-run --ctl-socket put it (carapace-run prints it);
+default $CARAPACE_CTL_SOCKET, else ${XDG_RUNTIME_DIR:-/tmp}/carapace-$UID/ctl.sock.
+Snapshot streams travel on the stream socket (carapace-run --stream-socket):
+default $CARAPACE_STREAM_SOCKET, else stream.sock beside a ctl.sock control
+socket, NAME.stream.sock beside any other NAME.sock.
+A host started with carapace-run --incoming PORT has one too (the network
+side is its TLS relay's).
+--timeout bounds silence: a snapshot or restore may take longer while bytes
+keep moving.  Progress (bytes, MiB/s) goes to stderr when it is a terminal, or
+with --progress.  Protocol: docs/management.md; format: docs/snapshot-format.md.
+
+examples:
+  carapace-ctl list
+  carapace-ctl pause alpha && carapace-ctl resume alpha
+  carapace-ctl create gamma --kernel alpha.kernel --initrd alpha.initrd --mem 256M
+  carapace-ctl --json stats alpha
+  carapace-ctl snapshot alpha alpha.snap && carapace-ctl restore alpha.snap --name alpha2
+  carapace-ctl migrate alpha b.example:4444 --tls-dir /etc/carapace/tls --max-rounds 10
+  carapace-ctl --socket /tmp/dst.sock incoming 4444 --listen 0.0.0.0 --tls-dir tls \
+      --name alpha2
+  carapace-ctl migrate alpha 127.0.0.1:4444 --plain      # tests, one machine
+"""
+
+
+def build_parser():
+    p = Parser(prog="carapace-ctl", epilog=EPILOG,
+               formatter_class=argparse.RawDescriptionHelpFormatter,
+               description="Manage a running Carapace hypervisor (list, pause, resume, "
+                           "destroy, create VMs; counters and CFI state).")
+    p.add_argument("--socket", type=Path, metavar="PATH",
+                   help="control socket (default: $CARAPACE_CTL_SOCKET or "
+                        "${XDG_RUNTIME_DIR:-/tmp}/carapace-$UID/ctl.sock)")
+    p.add_argument("--json", action="store_true",
+                   help="print the reply object as JSON on one line")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SEC",
+                   help=f"wait this long for the reply (default {DEFAULT_TIMEOUT:g}); "
+                        "snapshot/restore: for silence")
+    p.add_argument("--stream-socket", type=Path, metavar="PATH",
+                   help="stream socket for snapshot/restore/migrate/incoming (default: "
+                        "$CARAPACE_STREAM_SOCKET, else stream.sock beside a ctl.sock, NAME.stream.sock "
+                        "beside NAME.sock)")
+    p.add_argument("--progress", action="store_true",
+                   help="snapshot/restore: show progress on stderr even when it is not a "
+                        "terminal")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    for name in ("hello", "list", "images"):
+        sub.add_parser(name)
+    sub.add_parser("stats").add_argument("vm", nargs="?", metavar="VM")
+    for name in ("cfi", "pause", "resume", "wake", "destroy"):
+        sub.add_parser(name).add_argument("vm", metavar="VM")
+    create = sub.add_parser("create")
+    create.add_argument("name", metavar="NAME")
+    create.add_argument("--kernel", required=True, metavar="IMG")
+    create.add_argument("--initrd", metavar="IMG")
+    create.add_argument("--mem", metavar="SIZE", help="guest RAM (default 64M)")
+    create.add_argument("--vcpus", metavar="N", help="1..8 (default 1)")
+    create.add_argument("--cfi", metavar="POLICY",
+                        help=f"{' | '.join(CFI_POLICIES)} (default trap)")
+    create.add_argument("--bootargs", metavar="TEXT")
+    snapshot = sub.add_parser("snapshot")
+    snapshot.add_argument("vm", metavar="VM")
+    snapshot.add_argument("file", type=Path, metavar="FILE")
+    snapshot.add_argument("--live", action="store_true",
+                          help="ask for a live snapshot (the VM runs on meanwhile)")
+    snapshot.add_argument("--no-compress", action="store_true",
+                          help="write the stream itself, not gzipped")
+    restore = sub.add_parser("restore")
+    restore.add_argument("file", type=Path, metavar="FILE")
+    restore.add_argument("--name", metavar="NEW", help="the restored VM's name")
+    restore.add_argument("--no-verify", action="store_true",
+                         help="send FILE without checking it first (to test the "
+                              "hypervisor's own checks)")
+    migrate = sub.add_parser("migrate")
+    migrate.add_argument("vm", metavar="VM")
+    migrate.add_argument("target", metavar="HOST:PORT")
+    migrate.add_argument("--max-rounds", metavar="N",
+                         help=f"pre-copy rounds at most, 1..{MIG_MAX_ROUNDS} (default: the "
+                              "hypervisor's, 30)")
+    migrate.add_argument("--json", dest="sub_json", action="store_true",
+                         help="one JSON object per progress event, then the reply")
+    migrate.add_argument("--cut-at", metavar="PHASE",
+                         help="testing: close both connections at PHASE")
+    migrate.add_argument("--hold-at", metavar="PHASE",
+                         help="testing: stop relaying for --hold-seconds at PHASE")
+    migrate.add_argument("--hold-seconds", type=float, metavar="S",
+                         help="testing: how long --hold-at holds")
+    add_transport_options(migrate, "source")
+    incoming = sub.add_parser("incoming")
+    incoming.add_argument("port", metavar="PORT")
+    incoming.add_argument("--listen", default="127.0.0.1", metavar="ADDR",
+                          help="address to listen on (default 127.0.0.1)")
+    incoming.add_argument("--name", metavar="NEW", help="the received VM's name here")
+    incoming.add_argument("--wait", type=float, metavar="SEC",
+                          help="give up if no source connects within SEC (default: wait)")
+    incoming.add_argument("--json", dest="sub_json", action="store_true",
+                          help="one JSON object per progress event, then the reply")
+    add_transport_options(incoming, "destination")
+    sub.add_parser("raw").add_argument("line", metavar="LINE")
+    return p
+
+
+def add_transport_options(parser, side):
+    """The TRANSPORT options of migrate (@side "source") and incoming."""
+    files = ("client-cert.pem, client-key.pem" if side == "source"
+             else "server-cert.pem, server-key.pem")
+    parser.add_argument("--tls-dir", type=Path, metavar="DIR",
+                        help=f"credentials: ca-cert.pem, {files} (default $CARAPACE_TLS_DIR)")
+    parser.add_argument("--tls-ca", type=Path, metavar="FILE", help="the CA certificate")
+    parser.add_argument("--tls-cert", type=Path, metavar="FILE", help="this side's certificate")
+    parser.add_argument("--tls-key", type=Path, metavar="FILE", help="this side's private key")
+    if side == "source":
+        parser.add_argument("--tls-name", metavar="NAME",
+                            help="the name the destination's certificate must carry "
+                                 "(default: HOST)")
+    else:
+        parser.add_argument("--tls-peer", action="append", metavar="NAME",
+                            help="accept only a source whose certificate carries NAME "
+                                 "(repeatable)")
+    parser.add_argument("--plain", action="store_true",
+                        help="plain TCP, not authenticated, not encrypted: loopback only")
+
+
+def transport_from_args(args, host):
+    """The carapace-tls Transport the TRANSPORT options ask for (@host: where
+    migrate connects, or where incoming listens)."""
+    from .. import tls      # imported when needed: carapace-ctl starts faster
+
+    source = args.command == "migrate"
+    named = [(opt, value) for opt, value in (
+        ("--tls-dir", args.tls_dir), ("--tls-ca", args.tls_ca), ("--tls-cert", args.tls_cert),
+        ("--tls-key", args.tls_key),
+        ("--tls-name", getattr(args, "tls_name", None)),
+        ("--tls-peer", getattr(args, "tls_peer", None))) if value]
+    try:
+        if args.plain:
+            if named:
+                raise UsageError(f"{args.command}: --plain and {named[0][0]}: plain TCP has no "
+                                 "certificates")
+            what = f"migrate --plain {host}" if source else f"incoming --plain --listen {host}"
+            return tls.plain_transport(host, what)
+        hint = "; or, on the loopback only, --plain"
+        if source:
+            return tls.source_transport(args.tls_dir, args.tls_ca, args.tls_cert, args.tls_key,
+                                        args.tls_name, hint)
+        return tls.destination_transport(args.tls_dir, args.tls_ca, args.tls_cert,
+                                         args.tls_key, args.tls_peer or (), hint)
+    except tls.ConfigError as e:
+        raise FileError(str(e)) from None
+
+
+def print_reply(reply, as_json, command):
+    if as_json:
+        print(json.dumps(reply, separators=(",", ":"), ensure_ascii=False))
+    else:
+        print(SHOW[command](reply))
+
+
+def run(argv):
+    args = build_parser().parse_args(argv)
+    if args.command is None:
+        raise UsageError("no command given (see --help)")
+    if not 0 < args.timeout <= MAX_TIMEOUT:
+        raise UsageError(f"--timeout {args.timeout:g}: must be more than 0 and at most "
+                         f"{MAX_TIMEOUT:g}")
+    if args.command == "raw":
+        if "\n" in args.line:
+            raise UsageError("raw: LINE must not contain a newline")
+        if not args.line:
+            raise UsageError("raw: LINE is empty (the hypervisor answers no empty line)")
+        with Client(args.socket, args.timeout) as client:
+            line = client.raw(args.line)
+        print(line)
+        try:
+            reply = json.loads(line)
+        except ValueError:
+            raise TransportError("the reply is not JSON") from None
+        if isinstance(reply, dict) and reply.get("ok") is False:
+            raise RemoteError(str(reply.get("code")), str(reply.get("error")), reply)
+        return EXIT_OK
+    if args.command in ("snapshot", "restore"):
+        return run_stream_command(args)
+    if args.command in ("migrate", "incoming"):
+        return run_migration_command(args)
+    cmd, request_args = request_for(args)          # checked before connecting
+    with Client(args.socket, args.timeout) as client:
+        try:
+            reply = client.request(cmd, request_args)
+        except RemoteError as e:
+            if args.json:
+                print_reply(e.reply, True, cmd)
+            raise
+    print_reply(reply, args.json, cmd)
+    return EXIT_OK
+
+
+def run_stream_command(args):
+    """snapshot and restore: the control socket and the stream socket."""
+    progress = sys.stderr if (args.progress or sys.stderr.isatty()) else None
+    stream_path = args.stream_socket or default_stream_socket(args.socket)
+    if args.command == "snapshot":
+        vm = vm_name(args.vm)
+        if args.file.is_dir():
+            raise UsageError(f"snapshot: {args.file} is a directory; give a file name")
+    else:
+        name = vm_name(args.name) if args.name is not None else None
+        stream_bytes = None
+        if not args.no_verify:
+            stream_bytes = verify_snapshot(args.file).size     # before connecting
+    with Client(args.socket, args.timeout) as client:
+        try:
+            if args.command == "snapshot":
+                reply = snapshot_vm(client, stream_path, vm, args.file, args.live, progress,
+                                    compress=not args.no_compress)
+            else:
+                reply = restore_vm(client, stream_path, args.file, name, verify=False,
+                                   progress=progress, stream_bytes=stream_bytes)
+        except RemoteError as e:
+            if args.json:
+                print_reply(e.reply, True, args.command)
+            raise
+    if args.json:
+        print_reply(reply, True, args.command)
+    elif args.command == "snapshot":
+        saved = (f"saved to {args.file} (gzip, {human_size(reply['file_bytes'])}, "
+                 f"{100.0 * reply['file_bytes'] / max(reply.get('bytes') or 1, 1):.1f} % of "
+                 "the stream)") if reply["compressed"] else f"saved to {args.file}"
+        print(SHOW["snapshot"](reply) + "; " + saved)
+    else:
+        print(SHOW["restore"](reply) + f" (from {args.file})")
+    return EXIT_OK
+
+
+def migration_hook(args):
+    """The --cut-at / --hold-at testing hook of migrate, checked, or None."""
+    if args.cut_at is not None and args.hold_at is not None:
+        raise UsageError("migrate: give --cut-at or --hold-at, not both")
+    if args.hold_at is None and args.hold_seconds is not None:
+        raise UsageError("migrate: --hold-seconds needs --hold-at")
+    if args.cut_at is not None:
+        return Hook("cut", parse_phase(args.cut_at, "--cut-at"))
+    if args.hold_at is not None:
+        phase = parse_phase(args.hold_at, "--hold-at")
+        if args.hold_seconds is None:
+            raise UsageError("migrate: --hold-at needs --hold-seconds S")
+        if not 0 <= args.hold_seconds <= MAX_TIMEOUT:
+            raise UsageError(f"--hold-seconds {args.hold_seconds:g}: must be 0..{MAX_TIMEOUT:g}")
+        return Hook("hold", phase, args.hold_seconds)
+    return None
+
+
+def max_rounds(text):
+    if text is None:
+        return None
+    if not re.fullmatch(r"[0-9]{1,3}", text) or not 1 <= int(text) <= MIG_MAX_ROUNDS:
+        raise UsageError(f"--max-rounds {text}: must be 1..{MIG_MAX_ROUNDS}")
+    return int(text)
+
+
+def downtime_text(reply):
+    src, dst = reply.get("downtime_us"), reply.get("dest_downtime_us")
+    if isinstance(src, int) and isinstance(dst, int):
+        return (f"downtime {pause_text(src + dst)} of virtual time ({pause_text(src)} on the "
+                f"source + {pause_text(dst)} on the destination)")
+    return f"downtime {pause_text(src)} on the source"
+
+
+def show_migrate(r):
+    wall = r.get("wall_us")
+    total = r.get("total_us")
+    return (f"vm {r.get('vm')}: migrated to {r.get('to', '?')} in "
+            f"{wall / 1e6:.2f} s wall time" if isinstance(wall, int) else
+            f"vm {r.get('vm')}: migrated to {r.get('to', '?')}") + \
+        (f" ({total / 1e6:.2f} s on the source)" if isinstance(total, int) else "") + \
+        (f": {r.get('bytes')} bytes ({human_size(r.get('bytes'))}), {r.get('rounds')} "
+         f"round(s), {r.get('pages')} pages; {downtime_text(r)}")
+
+
+def show_incoming(r):
+    index = f", index {r['index']}" if isinstance(r.get("index"), int) else ""
+    rounds = f"{r['rounds']} round(s), " if isinstance(r.get("rounds"), int) else ""
+    return (f"vm {r.get('vm')}: received from {r.get('from', '?')} and running{index}: "
+            f"{rounds}{r.get('pages')} pages, {r.get('bytes')} bytes "
+            f"({human_size(r.get('bytes'))}), downtime {pause_text(r.get('downtime_us'))} "
+            "on this host")
+
+
+def run_migration_command(args):
+    """migrate and incoming: the control socket, the stream socket, TCP."""
+    as_json = args.json or args.sub_json
+    stream_path = args.stream_socket or default_stream_socket(args.socket)
+    if args.command == "migrate":
+        vm = vm_name(args.vm)
+        host, port = parse_target(args.target)
+        rounds = max_rounds(args.max_rounds)
+        hook = migration_hook(args)
+        transport = transport_from_args(args, host)
+        reporter = MigReporter(sys.stdout, as_json, "source")
+    else:
+        port = tcp_port(args.port, f"incoming {args.port}")
+        name = vm_name(args.name) if args.name is not None else None
+        if args.wait is not None and not 0 < args.wait <= MAX_TIMEOUT:
+            raise UsageError(f"--wait {args.wait:g}: must be more than 0 and at most "
+                             f"{MAX_TIMEOUT:g}")
+        transport = transport_from_args(args, args.listen)
+        reporter = MigReporter(sys.stdout, as_json, "destination")
+    try:
+        if args.command == "migrate":
+            start = time.monotonic()
+            # first: is D there, and is it who we think (before S is asked anything)
+            remote = connect_destination(host, port, transport, args.timeout, reporter)
+            try:
+                with Client(args.socket, args.timeout) as client:
+                    reply = migrate_vm(client, stream_path, vm, host, port, rounds, reporter,
+                                       hook, remote, start)
+            finally:
+                remote.close()
+        else:
+            with Client(args.socket, args.timeout) as client:
+                client.request("hello")       # fail now, not after a source came
+            reply = incoming_vm(lambda: Client(args.socket, args.timeout), stream_path,
+                                args.listen, port, name, reporter, args.wait, transport)
+    except RemoteError as e:
+        if as_json:
+            print_reply(e.reply, True, args.command)
+        raise
+    except TransportError as e:
+        if as_json:       # the last line a script reads: why (stderr has it too)
+            fields = {"reason": e.reason, "stage": e.stage} if isinstance(e, Refusal) else {}
+            reporter.note("error", f"error: {e}", error=str(e), **fields)
+        raise
+    if as_json:
+        print_reply(reply, True, args.command)
+    else:
+        print(SHOW[args.command](reply))
+    return EXIT_OK
+
+
+def main(argv=None):
+    try:
+        return run(argv)
+    except FileError as e:
+        print(f"carapace-ctl: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except UsageError as e:
+        print(f"carapace-ctl: usage: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except RemoteError as e:
+        print(f"carapace-ctl: {e.code}: {e.message}", file=sys.stderr)
+        return EXIT_REMOTE
+    except TransportError as e:
+        print(f"carapace-ctl: {e}", file=sys.stderr)
+        return EXIT_TRANSPORT
+    except KeyboardInterrupt:
+        print("carapace-ctl: interrupted", file=sys.stderr)
+        return 130
+

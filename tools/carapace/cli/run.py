@@ -1,0 +1,678 @@
+# SPDX-License-Identifier: MIT
+"""carapace-run: boot the Carapace hypervisor with one or more VMs on QEMU virt.
+
+The launcher describes the VMs to the hypervisor through the host device tree,
+much like Xen's dom0less boot.  It asks QEMU for the tree of the machine it is
+about to start (-machine virt,dumpdtb=...), adds one node per VM under /chosen
+and boots with that tree (-dtb).  The kernel and initrd images, and the extra
+images of --image, are put in host RAM by QEMU (-device loader), at the top of
+RAM, and their places are recorded in the nodes.  Nothing else in the tree is
+changed.
+
+Device tree convention (all under /chosen; "vm@N" in the order given):
+
+    chosen {
+        #address-cells = <2>;                 /* added if absent */
+        #size-cells = <2>;                    /* added if absent */
+        carapace,timeslice-us = <N>;          /* only with --timeslice-us */
+        carapace,partial-flush-ms = <0>;      /* only with --batch: whole lines */
+        carapace,persist;                     /* only with --persist: stay up
+                                                 when every VM is down */
+        carapace,vmid-bits = <N>;             /* only with --vmid-bits: use at
+                                                 most N bits of VMID */
+        carapace,stream-stall-ms = <N>;       /* only with --stream-stall-ms */
+        carapace,incoming;                    /* only with --incoming: at boot, wait
+                                                 for one migrated VM on the stream
+                                                 port (implies carapace,persist) */
+        vm@0 {
+            compatible = "carapace,vm";
+            #address-cells = <2>;             /* for the module nodes' reg */
+            #size-cells = <2>;
+            carapace,name = "a";              /* [a-z0-9_-]{1,15} */
+            carapace,memory = <HI LO>;        /* guest RAM in bytes, 64-bit */
+            carapace,vcpus = <2>;
+            carapace,cfi = "trap";            /* trap | delegate | strict | off */
+            bootargs = "console=hvc0";        /* only if given */
+            kernel@ADDR {                     /* also image "a.kernel" */
+                compatible = "carapace,kernel";
+                reg = <ADDR_HI ADDR_LO SIZE_HI SIZE_LO>;  /* exact file size */
+            };
+            ramdisk@ADDR {                    /* only with initrd=; image "a.initrd" */
+                compatible = "carapace,ramdisk";
+                reg = <...>;
+            };
+        };
+        image@ADDR {                          /* one per --image NAME=PATH */
+            compatible = "carapace,image";
+            carapace,name = "NAME";           /* [a-z0-9_.-]{1,31} */
+            reg = <ADDR_HI ADDR_LO SIZE_HI SIZE_LO>;  /* /chosen's cells */
+        };
+    };
+
+Images are what VMs created at run time (carapace-ctl create) boot from.  The
+hypervisor names each boot VM's kernel "VM.kernel" and its initrd "VM.initrd";
+those names are reserved, an --image cannot take them.
+
+The hypervisor's management channel is a virtio-serial device (virtio-mmio)
+that no guest sees; its port "org.carapace.control" is connected to the UNIX
+socket of --ctl-socket, where tools/carapace-ctl talks to it (protocol:
+docs/management.md).  A second port, "org.carapace.stream", carries snapshot
+streams (docs/snapshot-format.md) through the socket of --stream-socket.  The
+QEMU arguments are in ctl_device_args() and stream_device_args().
+
+--incoming [ADDR:]PORT (implies --persist) makes a fresh host that waits for
+one VM migrated to it (docs/migration.md): /chosen gets carapace,incoming,
+which arms one receive at boot, and the launcher runs the host's migration
+relay (class IncomingRelay): a TLS 1.3 server on ADDR:PORT (default
+127.0.0.1) that authenticates each source by its X.509 certificate
+(tools/carapace-tls; --tls-dir or --tls-ca/--tls-cert/--tls-key) and only
+then connects it to the hypervisor's stream port, which stays a UNIX socket
+like any host's: a peer that fails the handshake never reaches the
+hypervisor.  --incoming-plain [ADDR:]PORT is the same relay without TLS, for
+tests on one machine: loopback addresses only.  The relay stops listening
+once a VM has arrived.
+
+--restore FILE (repeatable, implies --persist) checks each snapshot file
+before QEMU starts, waits until the management channel answers "hello", then
+restores the files one by one through the management client
+(carapace.streams); a failed restore stops QEMU and exits with 3.
+
+Batch mode reads the hypervisor's console.  It relies on these lines:
+
+    [NAME] text                                 guest NAME printed "text"
+    carapace: vm NAME: shut down                outcome "shutdown"
+    carapace: vm NAME: shut down (system failure)   outcome "failed"
+    carapace: vm NAME: stopped: REASON          outcome "stopped"
+    carapace: vm NAME: not created: REASON      outcome "stopped"
+    carapace: vm NAME: rebooting                outcome "running" again
+    carapace: vm NAME: destroyed, ...           outcome "destroyed" (carapace-ctl
+                                                destroy), if it was running
+    carapace: all VMs down, powering off        QEMU is about to exit
+    carapace: PANIC: ...                        reported if QEMU then exits
+
+With --persist the hypervisor does not power off when every VM is down, so a
+batch run ends at its timeout; that is then the normal end, and the outcomes
+(every VM "shutdown" unless --expect says otherwise) decide the exit status.
+When every --expect names an end other than "running", the run ends as soon
+as all those VMs have reached it, every --restore is done and no VM runs.
+
+From Python: carapace.launcher, carapace.vmspec, carapace.console
+(docs/python-api.md).
+"""
+
+import argparse
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+from .. import tls
+from ..console import DEFAULT_TIMEOUT, EXIT_ERROR, EXIT_OK, OUTCOMES, print_summary, run_batch
+from ..devicetree import DTC, build_dtb
+from ..errors import LaunchError
+from ..incoming import INCOMING_HOST, IncomingRelay, IncomingSpec, RELAY_IDLE_MARGIN
+from ..launcher import (DEFAULT_CPU, DEFAULT_SMP, HostConfig, QEMU, ctl_socket_path,
+    prepare_ctl_socket, qemu_command, remove_ctl_socket, stream_socket_path)
+from ..limits import MAX_HARTS, NAME_RE
+from ..paths import CTL_SOCKET_ENV, SOURCE_ROOT, STREAM_SOCKET_ENV, cache_dir
+from ..restorer import Restorer, parse_restores
+from ..vmspec import (IMAGE_ALIGN, RAM_BASE, check_host_memory, default_host_mem, format_size,
+    parse_images, parse_size, parse_vms, place_images)
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise LaunchError(f"{message} (see --help)")
+
+
+EPILOG = """\
+VM specification (one --vm per VM, in order; they become /chosen/vm@0, vm@1, ...):
+  name=NAME        [a-z0-9_-]{1,15}, unique (default vmN)
+  kernel=PATH      S-mode kernel: flat binary or RISC-V Linux Image (required)
+  initrd=PATH      initial ramdisk
+  mem=SIZE         guest RAM, K/M/G suffix, multiple of 2M, >= 8M (default 64M)
+  vcpus=N          1..8 (default 1)
+  cfi=POLICY       trap | delegate | strict | off (default trap)
+  bootargs=TEXT    must come last: everything after it, commas included
+
+Each VM becomes a /chosen node (compatible "carapace,vm") with carapace,name,
+carapace,memory (64-bit), carapace,vcpus, carapace,cfi, bootargs and the
+module nodes kernel@ADDR / ramdisk@ADDR (compatible "carapace,kernel" /
+"carapace,ramdisk", reg = <addr size>, 2+2 cells).  Each --image NAME=PATH
+becomes /chosen/image@ADDR (compatible "carapace,image", carapace,name = NAME,
+reg = <addr size> in /chosen's cells, 2+2).  QEMU loads all images there,
+2 MiB aligned, stacked downward from 16 MiB below the end of host RAM: the
+VMs' kernels and initrds in order, then the --image files.  --persist adds
+/chosen/carapace,persist; --incoming (--incoming-plain) adds
+/chosen/carapace,incoming.
+
+Images (for VMs created at run time with carapace-ctl create):
+  --image NAME=PATH  NAME is [a-z0-9_.-]{1,31}, unique; each boot VM's kernel
+                     and initrd are images too, named VM.kernel and VM.initrd
+                     (so those names are reserved).  At most 24 images in all.
+  --spare-mem SIZE   host RAM kept free for such VMs (added to the default --mem)
+  --persist          the hypervisor stays up when every VM is down; --vm may
+                     then be left out (a host waiting for VMs)
+
+Management: QEMU connects the hypervisor's control port to the UNIX socket
+--ctl-socket (default $CARAPACE_CTL_SOCKET, else
+${XDG_RUNTIME_DIR:-/tmp}/carapace-$UID/ctl.sock, directory mode 0700), where
+tools/carapace-ctl connects (docs/management.md), and its snapshot stream port
+to --stream-socket (default $CARAPACE_STREAM_SOCKET, else stream.sock beside
+a ctl.sock control socket, NAME.stream.sock beside any other NAME.sock).  The launcher refuses to start if another Carapace answers
+on either, and removes both when it exits.
+
+Snapshots: --restore FILE (repeatable) checks each file before starting,
+implies --persist, waits until the hypervisor answers hello, then restores the
+VMs one by one (progress on stderr) and runs on, interactively or in batch;
+--expect may name them.  A failed restore stops QEMU: exit status 3 with the
+hypervisor's message.  Files come from `carapace-ctl snapshot VM FILE`
+(docs/snapshot-format.md; tools/carapace-snap inspects them).
+
+Live migration: --incoming [ADDR:]PORT starts a fresh host that waits for
+one VM (implies --persist; --vm optional): /chosen/carapace,incoming arms one
+receive at boot, and the launcher's relay listens on ADDR:PORT (default
+127.0.0.1; 0.0.0.0 or [::] for every interface) with TLS 1.3, authenticating
+each source by its certificate (--tls-dir DIR: ca-cert.pem, server-cert.pem,
+server-key.pem; or --tls-ca/--tls-cert/--tls-key; default $CARAPACE_TLS_DIR;
+`tools/carapace-tls init DIR` makes a test set; --tls-peer NAME narrows the
+sources to those named NAME).  Only an authenticated source is connected to
+the hypervisor's stream port, which stays a UNIX socket; a refused peer is
+reported (`carapace-run: incoming: refused ADDR:PORT: REASON: ...`, and as
+JSON in --incoming-events FILE).  On the source run `carapace-ctl migrate VM
+HOST:PORT --tls-dir DIR` (docs/migration.md).  --incoming-plain PORT does the
+same without TLS, for tests on one machine: a loopback ADDR only, and any
+local user can then reach the hypervisor with a stream.  Not with --restore.
+Give it host RAM for the VM (--spare-mem or --mem): the source refuses a
+destination with too little free memory.  Once a VM has arrived, the relay
+stops listening; the VM moves on from there like any host's, through its
+stream socket (ping-pong).
+
+Interactively, QEMU owns Ctrl-A (Ctrl-A X quits). Keyboard input goes to the
+focused VM; Ctrl-] opens Carapace's monitor (a digit gives that VM the
+keyboard; l lists VMs, s shows exit counters, c shows CFI state).
+
+Batch mode exit status:
+  0  every VM shut down cleanly (or ended as --expect said; outcomes are
+     shutdown, failed, stopped, destroyed, running)
+  1  a VM failed or was stopped (or did not end as expected)
+  2  timeout: QEMU was killed
+  3  launcher or QEMU error: bad arguments, QEMU did not start or ended
+     before all VMs were down
+--expect NAME=running makes the timeout the expected end of the run.  With
+--persist the hypervisor never powers off by itself: the run ends at the
+timeout, which is then not an error, and the --expect outcomes (every VM
+"shutdown" unless said otherwise) still decide the status; when every
+--expect names an end other than "running", the run ends as soon as those VMs
+have all reached it (and every --restore is done, and no VM runs).  With
+--persist, --expect may also name VMs that carapace-ctl will create.
+
+Examples:
+  tools/carapace-run --vm name=a,kernel=build/guests/demo.bin,vcpus=2 \\
+                     --vm name=b,kernel=Image,initrd=rootfs.cpio,mem=256M,bootargs=console=hvc0
+  tools/carapace-run --batch --timeout 60 --expect bad=stopped --vm ... --vm name=bad,...
+  tools/carapace-run --dry-run --keep /tmp/cr --vm kernel=guest.bin
+  tools/carapace-run --persist --image web=Image --image web-rd=rootfs.cpio \\
+                     --spare-mem 512M --ctl-socket /tmp/c1.sock
+  tools/carapace-run --restore alpha.snap --batch --timeout 60 --expect alpha=shutdown
+  tools/carapace-run --incoming 0.0.0.0:4444 --tls-dir /etc/carapace/tls \\
+                     --ctl-socket /tmp/dst.sock --spare-mem 256M
+  tools/carapace-run --incoming-plain 4444 --ctl-socket /tmp/dst.sock --spare-mem 256M
+"""
+
+
+def build_parser():
+    root = SOURCE_ROOT                 # build/carapace.bin of the tree the tools came from
+    p = Parser(prog="carapace-run", epilog=EPILOG,
+               formatter_class=argparse.RawDescriptionHelpFormatter,
+               description="Boot the Carapace hypervisor and its VMs on QEMU virt.")
+    p.add_argument("--vm", action="append", default=[], metavar="SPEC",
+                   help="a VM: name=,kernel=,initrd=,mem=,vcpus=,cfi=,bootargs= (see below); "
+                        "at least one unless --persist")
+    p.add_argument("--image", action="append", default=[], metavar="NAME=PATH",
+                   help="an extra image in host RAM for VMs created at run time, repeatable")
+    p.add_argument("--spare-mem", metavar="SIZE", default="0",
+                   help="host RAM left for VMs created at run time, added to the "
+                        "default --mem (default 0)")
+    p.add_argument("--persist", action="store_true",
+                   help="the hypervisor stays up when every VM is down (/chosen/carapace,"
+                        "persist); --vm becomes optional")
+    p.add_argument("--ctl-socket", metavar="PATH",
+                   help="UNIX socket of the management channel, for carapace-ctl "
+                        "(default: $CARAPACE_CTL_SOCKET or "
+                        "${XDG_RUNTIME_DIR:-/tmp}/carapace-$UID/ctl.sock)")
+    p.add_argument("--stream-socket", metavar="PATH",
+                   help="UNIX socket of the snapshot stream port (default: "
+                        "$CARAPACE_STREAM_SOCKET, else stream.sock beside a ctl.sock, NAME.stream.sock "
+                        "beside NAME.sock)")
+    p.add_argument("--restore", action="append", default=[], metavar="FILE",
+                   help="restore the VM saved in FILE once the hypervisor is up "
+                        "(repeatable; implies --persist)")
+    p.add_argument("--incoming", metavar="[ADDR:]PORT",
+                   help="a host waiting for one migrated VM: /chosen/carapace,incoming, and "
+                        "a TLS relay on ADDR:PORT (default ADDR 127.0.0.1) that authenticates "
+                        "the source before it reaches the hypervisor; needs TLS credentials "
+                        "(--tls-dir); implies --persist; not with --restore")
+    p.add_argument("--incoming-plain", metavar="[ADDR:]PORT",
+                   help="as --incoming, but plain TCP, neither authenticated nor encrypted: "
+                        "for tests on one machine, loopback ADDR only")
+    p.add_argument("--tls-dir", type=Path, metavar="DIR",
+                   help="--incoming: ca-cert.pem, server-cert.pem, server-key.pem (default "
+                        "$CARAPACE_TLS_DIR; tools/carapace-tls init DIR makes a test set)")
+    p.add_argument("--tls-ca", type=Path, metavar="FILE", help="--incoming: the CA certificate")
+    p.add_argument("--tls-cert", type=Path, metavar="FILE",
+                   help="--incoming: this host's (server) certificate")
+    p.add_argument("--tls-key", type=Path, metavar="FILE", help="--incoming: its private key")
+    p.add_argument("--tls-peer", action="append", metavar="NAME",
+                   help="--incoming: accept only a source whose certificate carries NAME "
+                        "(repeatable; default: any the CA signed)")
+    p.add_argument("--incoming-events", type=Path, metavar="FILE",
+                   help="--incoming: append the relay's events to FILE, one JSON object a line")
+    p.add_argument("--hyp", type=Path, metavar="PATH",
+                   default=root / "build" / "carapace.bin",
+                   help="hypervisor image (default: %(default)s)")
+    p.add_argument("--bios", type=Path, metavar="PATH", default=cache_dir() / "fw_dynamic.bin",
+                   help="OpenSBI fw_dynamic (default: %(default)s)")
+    p.add_argument("--smp", type=int, default=DEFAULT_SMP, metavar="N",
+                   help=f"host harts, 1..{MAX_HARTS} (default {DEFAULT_SMP})")
+    p.add_argument("--mem", metavar="SIZE",
+                   help="host RAM (default: guest RAM + images + 256M + --spare-mem, "
+                        "at least 512M)")
+    p.add_argument("--cpu", default=DEFAULT_CPU, metavar="STRING",
+                   help="QEMU -cpu (default: %(default)s)")
+    p.add_argument("--timeslice-us", type=int, metavar="N",
+                   help="scheduler timeslice: /chosen/carapace,timeslice-us")
+    p.add_argument("--vmid-bits", type=int, metavar="N",
+                   help="use at most N VMID bits, 0..14 (tests: more VMs than VMIDs)")
+    p.add_argument("--stream-stall-ms", type=int, metavar="MS",
+                   help="abandon a snapshot or restore whose client moves no byte for MS "
+                        "ms (default 30000): a stuck client keeps no VM paused")
+    p.add_argument("--icount", action="store_true",
+                   help="deterministic timing: -icount shift=0,align=off")
+    p.add_argument("--qemu-arg", action="append", default=[], metavar="ARG",
+                   help="extra QEMU argument, repeatable (write --qemu-arg=-d for dashes)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the QEMU command and the device tree; do not run")
+    p.add_argument("--keep", type=Path, metavar="DIR",
+                   help="keep the generated device tree files in DIR")
+    p.add_argument("--batch", action="store_true",
+                   help="no terminal: follow the console, summarise, exit with a status")
+    p.add_argument("--timeout", type=float, metavar="SECONDS",
+                   help=f"batch: kill QEMU after this long (default {DEFAULT_TIMEOUT:g})")
+    p.add_argument("--expect", action="append", default=[], metavar="NAME=OUTCOME",
+                   help=f"batch: VM NAME must end {'|'.join(OUTCOMES)}")
+    p.add_argument("--log", type=Path, metavar="FILE", help="batch: raw console to FILE")
+    return p
+
+
+def parse_expects(items, names, persist=False):
+    """--expect NAME=OUTCOME.  With @persist NAME may be a VM that carapace-ctl
+    creates later (it must still be a valid VM name)."""
+    expect = {}
+    for item in items:
+        name, eq, outcome = item.partition("=")
+        if not eq or outcome not in OUTCOMES:
+            raise LaunchError(f"--expect {item}: want NAME=OUTCOME, OUTCOME one of "
+                              f"{', '.join(OUTCOMES)}")
+        if name not in names and not (persist and NAME_RE.match(name)):
+            raise LaunchError(f"--expect {item}: no VM named '{name}'")
+        expect[name] = outcome
+    return expect
+
+
+def parse_spare_mem(text):
+    spare = parse_size(text, "--spare-mem")
+    if spare % IMAGE_ALIGN:
+        raise LaunchError(f"--spare-mem {text}: must be a multiple of 2M")
+    return spare
+
+
+def listen_address(text, option):
+    """[ADDR:]PORT (IPv6 as [ADDR]:PORT) -> (addr, port); ADDR defaults to
+    127.0.0.1."""
+    addr, sep, port = text.rpartition(":")
+    if not sep:
+        addr, port = INCOMING_HOST, text
+    elif addr.startswith("[") and addr.endswith("]"):
+        addr = addr[1:-1]
+    if not addr or not re.fullmatch(r"[0-9]{1,5}", port) or not 1 <= int(port) <= 65535:
+        raise LaunchError(f"{option} {text}: want [ADDR:]PORT, PORT 1..65535")
+    return addr, int(port)
+
+
+TLS_OPTIONS = ("tls_dir", "tls_ca", "tls_cert", "tls_key", "tls_peer")
+
+
+def incoming_spec(args):
+    """--incoming / --incoming-plain checked, with its transport (carapace-tls);
+    None without either.  The default needs credentials; plain TCP only when
+    asked for, and only on the loopback."""
+    given = [f"--{name.replace('_', '-')}" for name in TLS_OPTIONS if getattr(args, name)]
+    if args.incoming is None and args.incoming_plain is None:
+        extra = given + (["--incoming-events"] if args.incoming_events else [])
+        if extra:
+            raise LaunchError(f"{extra[0]} needs --incoming")
+        return None
+    if args.incoming is not None and args.incoming_plain is not None:
+        raise LaunchError("--incoming and --incoming-plain: give one")
+    if args.restore:
+        raise LaunchError("--incoming and --restore: a host waiting for a migrated VM "
+                          "restores nothing at start (restore later with carapace-ctl)")
+    try:
+        if args.incoming_plain is not None:
+            addr, port = listen_address(args.incoming_plain, "--incoming-plain")
+            if given:
+                raise LaunchError(f"--incoming-plain and {given[0]}: plain TCP has no "
+                                  "certificates (use --incoming for TLS)")
+            transport = tls.plain_transport(addr, f"--incoming-plain {args.incoming_plain}")
+        else:
+            addr, port = listen_address(args.incoming, "--incoming")
+            transport = tls.destination_transport(
+                args.tls_dir, args.tls_ca, args.tls_cert, args.tls_key, args.tls_peer or (),
+                plain_hint="; or, for tests on one machine, --incoming-plain PORT (loopback "
+                           "only, neither authenticated nor encrypted)")
+    except tls.ConfigError as e:
+        raise LaunchError(str(e) if args.incoming_plain is not None
+                          else f"--incoming: {e}") from None
+    return IncomingSpec(addr, port, transport, args.incoming_events)
+
+
+def bind_incoming(spec):
+    """The relay's listening socket, bound now: a port in use fails before QEMU
+    starts, not later."""
+    try:
+        return tls.listen(spec.addr, spec.port)
+    except OSError as e:
+        raise LaunchError(f"--incoming: cannot listen on {spec.where}: "
+                          f"{e.strerror or e}") from None
+
+
+def host_config(args, vms, extra=(), spare=0, persist=None, incoming=None):
+    if not 1 <= args.smp <= MAX_HARTS:
+        raise LaunchError(f"--smp {args.smp}: must be 1..{MAX_HARTS}")
+    mem = parse_size(args.mem, "--mem") if args.mem else default_host_mem(vms, extra, spare)
+    if mem % IMAGE_ALIGN or mem == 0:
+        raise LaunchError(f"--mem {args.mem}: must be a non-zero multiple of 2M")
+    if args.vmid_bits is not None and not 0 <= args.vmid_bits <= 14:
+        raise LaunchError(f"--vmid-bits {args.vmid_bits}: must be 0..14")
+    if args.stream_stall_ms is not None and not 100 <= args.stream_stall_ms <= 3_600_000:
+        raise LaunchError(f"--stream-stall-ms {args.stream_stall_ms}: must be 100..3600000")
+    if args.timeslice_us is not None and not 0 < args.timeslice_us < 1 << 32:
+        raise LaunchError(f"--timeslice-us {args.timeslice_us}: must be 1..{(1 << 32) - 1}")
+    if not args.bios.is_file():
+        raise LaunchError(f"OpenSBI firmware not found: {args.bios}; run `make deps`")
+    if not args.hyp.is_file():
+        msg = f"hypervisor image not found: {args.hyp}; build it with `make`"
+        if not args.dry_run:
+            raise LaunchError(msg)
+        print(f"carapace-run: warning: {msg}", file=sys.stderr)
+    for tool in (QEMU, DTC):
+        if not shutil.which(tool):
+            raise LaunchError(f"{tool} not found; run `make deps`")
+    ctl_socket = ctl_socket_path(args.ctl_socket)
+    return HostConfig(hyp=args.hyp.absolute(), bios=args.bios.absolute(), mem=mem,
+                      smp=args.smp, cpu=args.cpu, timeslice_us=args.timeslice_us,
+                      icount=args.icount, batch=args.batch, extra=list(args.qemu_arg),
+                      persist=args.persist if persist is None else persist,
+                      ctl_socket=ctl_socket, vmid_bits=args.vmid_bits,
+                      stream_stall_ms=args.stream_stall_ms,
+                      stream_socket=stream_socket_path(args.stream_socket, ctl_socket),
+                      incoming=incoming)
+
+
+def check_batch_options(args):
+    if not args.batch:
+        for flag, value in (("--timeout", args.timeout), ("--expect", args.expect),
+                            ("--log", args.log)):
+            if value:
+                raise LaunchError(f"{flag} needs --batch")
+    if args.timeout is not None and args.timeout <= 0:
+        raise LaunchError(f"--timeout {args.timeout:g}: must be positive")
+
+
+def print_dry_run(cmd, dts, vms, images, host, kept, spare=0, restores=()):
+    print("# QEMU command line")
+    print(shlex.join(cmd))
+    spare_text = f", {format_size(spare)} kept spare" if spare else ""
+    print(f"\n# host RAM {format_size(host.mem)} at {RAM_BASE:#x}{spare_text}; images:")
+    kinds = {vm.name: vm.kernel_info.kind for vm in vms}
+    for image in images:
+        if image.vm is None:
+            print(f"#   image {image.name}: {image.path} ({image.size} bytes) "
+                  f"at {image.addr:#x}")
+            continue
+        kind = kinds[image.vm] if image.kind == "kernel" else "initrd"
+        print(f"#   vm {image.vm}: {image.kind} {image.path} ({kind}, {image.size} bytes) "
+              f"at {image.addr:#x}, image {image.name}")
+    if not images:
+        print("#   (none)")
+    print(f"# control socket: {host.ctl_socket} (carapace-ctl --socket PATH; not created "
+          "by --dry-run)")
+    print(f"# stream socket: {host.stream_socket} (snapshot streams; not created by "
+          "--dry-run)")
+    if host.incoming is not None:
+        print(f"# incoming: {incoming_text(host.incoming)}")
+    if host.persist:
+        print("# --persist: the hypervisor stays up when every VM is down")
+    for r in restores:
+        print(f"# restore: {r.path}: vm {r.name}, {r.vcpus} vCPU(s), {format_size(r.mem)} "
+              f"RAM, {r.pages} memory pages, {r.size} bytes (once the hypervisor answers "
+              "hello)")
+    if not kept:
+        print("# (the files above are temporary; use --keep DIR to keep them)")
+    print("\n# host device tree")
+    print(dts, end="")
+
+
+def incoming_text(spec):
+    """What the --incoming relay does, in words."""
+    t = spec.transport
+    if t.mode == "tls":
+        peers = f", only sources named {', '.join(t.peers)}" if t.peers else ""
+        return (f"TLS relay on {spec.where}, waiting for one migrated VM (sources "
+                f"authenticated against {t.creds.ca}{peers}; this host is {t.creds.cert}; "
+                f"carapace-ctl migrate VM {spec.where} --tls-dir ...)")
+    return (f"plain TCP relay on {spec.where} (not authenticated, not encrypted: any local "
+            f"user can send a stream), waiting for one migrated VM (carapace-ctl migrate VM "
+            f"{spec.where} --plain)")
+
+
+def stream_text(host):
+    """Where the stream port is, for the start-up line."""
+    text = f"stream socket {host.stream_socket}"
+    if host.incoming is not None:
+        text += f", {incoming_text(host.incoming)}"
+    return text
+
+
+def run_interactive(cmd, vms, ctl_socket, persist=False, stream=None, on_start=None):
+    """@stream: where the stream port is, in words (stream_text()); @on_start(proc)
+    runs once QEMU has started (--restore, --incoming)."""
+    names = ", ".join(f"{i}={vm.name}" for i, vm in enumerate(vms)) or "none yet"
+    print(f"carapace-run: starting QEMU; quit with Ctrl-A X; "
+          f"Ctrl-] then N gives the keyboard to VM N ({names}), "
+          f"Ctrl-] l/s/c lists VMs, counters, CFI state", file=sys.stderr)
+    print(f"carapace-run: control socket {ctl_socket} "
+          f"(carapace-ctl --socket {shlex.quote(str(ctl_socket))} list)"
+          + (f", {stream}" if stream else "")
+          + ("; --persist: stays up when every VM is down" if persist else ""),
+          file=sys.stderr)
+    # umask 077: QEMU's sockets (control, stream) are its user's only
+    proc = subprocess.Popen(cmd, umask=0o077)
+    if on_start:
+        on_start(proc)
+    try:
+        while True:
+            try:
+                status = proc.wait()
+                return status if status >= 0 else 128 - status
+            except KeyboardInterrupt:
+                continue    # QEMU got the same SIGINT and exits on its own
+    finally:
+        if proc.poll() is None:    # we were terminated: do not leave QEMU behind
+            proc.terminate()
+            proc.wait()
+
+
+def launch(argv):
+    args = build_parser().parse_args(argv)
+    check_batch_options(args)
+    incoming = incoming_spec(args)
+    # --restore and --incoming imply --persist
+    persist = args.persist or bool(args.restore) or incoming is not None
+    vms = parse_vms(args.vm, persist)
+    restores = parse_restores(args.restore, vms)
+    expect = parse_expects(args.expect, {vm.name for vm in vms}
+                           | {r.name for r in restores}, persist)
+    extra = parse_images(args.image, vms)
+    spare = parse_spare_mem(args.spare_mem)
+    restored = sum(r.mem for r in restores)
+    host = host_config(args, vms, extra, spare + restored, persist, incoming)
+    images = place_images(vms, host.mem, extra)
+    check_host_memory(vms, images, host.mem, spare, restored)
+    if args.keep:
+        args.keep.mkdir(parents=True, exist_ok=True)
+    listening = None
+    if not args.dry_run:
+        # The default directory is checked to be ours; a path the user chose is
+        # the user's business.
+        default_ctl = not args.ctl_socket and not os.environ.get(CTL_SOCKET_ENV)
+        default_stream = not args.stream_socket and not os.environ.get(STREAM_SOCKET_ENV)
+        prepare_ctl_socket(host.ctl_socket, private=default_ctl)
+        prepare_ctl_socket(host.stream_socket, private=default_ctl and default_stream,
+                           option="--stream-socket")
+        if incoming is not None:
+            listening = bind_incoming(incoming)
+    try:
+        with tempfile.TemporaryDirectory(prefix="carapace-run.") as tmp:
+            workdir = args.keep.absolute() if args.keep else Path(tmp)
+            dtb, dts = build_dtb(host, vms, images, workdir)
+            cmd = qemu_command(host, dtb, images, args.batch)
+            if args.dry_run:
+                print_dry_run(cmd, dts, vms, images, host, bool(args.keep), spare, restores)
+                return EXIT_OK
+            return run_qemu(args, cmd, vms, host, expect, restores, listening)
+    finally:
+        if listening is not None:
+            listening.close()
+        if not args.dry_run:
+            remove_ctl_socket(host.ctl_socket)
+            remove_ctl_socket(host.stream_socket)
+
+
+def run_qemu(args, cmd, vms, host, expect, restores=(), listening=None):
+    """Run QEMU interactively or in batch; restore @restores once the
+    hypervisor answers; with --incoming, run the relay on @listening.
+    Returns the exit status."""
+    restorer = relay = None
+    crlf = not args.batch and sys.stderr.isatty()
+    if restores:
+        restorer = Restorer(list(restores), host.ctl_socket, host.stream_socket,
+                            group=args.batch, crlf=crlf)
+    if host.incoming is not None:
+        stall = (host.stream_stall_ms or 30000) / 1000
+        relay = IncomingRelay(host.incoming, listening, host.ctl_socket, host.stream_socket,
+                              stall + RELAY_IDLE_MARGIN, crlf=crlf)
+    try:
+        return run_with_helpers(args, cmd, vms, host, expect, restores, restorer, relay)
+    finally:
+        if relay:
+            relay.stop()
+
+
+def run_with_helpers(args, cmd, vms, host, expect, restores, restorer, relay):
+    helpers = [h for h in (restorer, relay) if h]
+
+    def on_start(proc):
+        for helper in helpers:
+            helper.start(proc)
+    if not args.batch:
+        status = run_interactive(cmd, vms, host.ctl_socket, host.persist, stream_text(host),
+                                 on_start)
+        return restore_failed(restorer) or status
+    timeout = DEFAULT_TIMEOUT if args.timeout is None else args.timeout
+    if restorer:
+        restorer.hello_timeout = timeout
+    note = "; --persist: the run ends at the timeout" if host.persist else ""
+    print(f"carapace-run: batch run, timeout {timeout:g} s, control socket "
+          f"{host.ctl_socket}, {stream_text(host)}{note}", file=sys.stderr)
+    names = [vm.name for vm in vms] + [r.name for r in restores]
+    names += [name for name in expect if name not in names]   # created at run time
+    result = run_batch(cmd, names, timeout, args.log, persist=host.persist,
+                       on_start=on_start if helpers else None,
+                       settled=persist_settled(expect, restorer) if host.persist else None)
+    if restore_failed(restorer, result.error):
+        return EXIT_ERROR
+    if result.settled:
+        print("carapace-run: --persist: every expected VM ended; run over", file=sys.stderr)
+    elif result.timed_out and host.persist:
+        print(f"carapace-run: --persist: run ended at the timeout ({timeout:g} s)",
+              file=sys.stderr)
+    elif result.timed_out:
+        print(f"carapace-run: timeout after {timeout:g} s", file=sys.stderr)
+    elif result.error:
+        print(f"carapace-run: {result.error}", file=sys.stderr)
+    return print_summary(result, expect)
+
+
+def persist_settled(expect, restorer):
+    """For a --persist batch run: a test that names what each VM must end as
+    (--expect, none of them "running") is over once all of them have, every
+    --restore is done and no other VM runs; it need not wait for the timeout."""
+    if not expect or "running" in expect.values():
+        return None
+
+    def settled(result):
+        if restorer and len(restorer.results) < len(restorer.restores):
+            return False
+        if any(result.vms[name].outcome != outcome for name, outcome in expect.items()):
+            return False
+        return all(vm.outcome != "running" for vm in result.vms.values())
+    return settled
+
+
+def restore_failed(restorer, qemu_error=None):
+    """EXIT_ERROR after printing why, if a --restore failed or the run ended
+    before every file was restored; else None.  QEMU has exited."""
+    if restorer is None:
+        return None
+    restorer.join(5.0)
+    if not restorer.error and len(restorer.results) < len(restorer.restores):
+        spec = restorer.restores[len(restorer.results)]
+        restorer.error = f"restore {spec.path}: not done, the run ended first"
+    if restorer.error:
+        print(f"carapace-run: error: {restorer.error}", file=sys.stderr)
+        if qemu_error:
+            print(f"carapace-run: {qemu_error}", file=sys.stderr)
+        return EXIT_ERROR
+    return None
+
+
+def terminate(signum, frame):
+    raise SystemExit(128 + signum)   # unwinds, so QEMU is killed and files removed
+
+
+def main(argv=None):
+    # Installed here, not under `if __name__ == "__main__"`: the command is a
+    # thin script that imports this module, and without the handler a SIGTERM
+    # ends the launcher at once and leaves QEMU (in its own session) running.
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, terminate)
+    try:
+        return launch(argv)
+    except (LaunchError, OSError) as e:    # OSError: --keep or --log not writable
+        print(f"carapace-run: error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("carapace-run: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,157 @@
+# SPDX-License-Identifier: MIT
+"""carapace-run --restore: the snapshot files checked before QEMU starts
+(parse_restores), then restored one by one through the management client
+once the hypervisor answers "hello" (Restorer, a thread beside QEMU)."""
+
+import dataclasses
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+from .client import Client, DEFAULT_TIMEOUT
+from .errors import LaunchError, RemoteError, TransportError, UsageError
+from .limits import MAX_VMS
+from .streams import restore_vm, verify_snapshot
+
+HELLO_TIMEOUT = 120.0          # --restore: how long the hypervisor may take to answer
+
+
+@dataclasses.dataclass
+class RestoreSpec:
+    """A --restore FILE, checked: the VM it holds."""
+    path: Path
+    name: str
+    vcpus: int
+    mem: int
+    size: int          # bytes of the stream (a gzip file expanded)
+    pages: int         # memory pages in it
+
+
+def parse_restores(items, vms):
+    """Check each --restore FILE as the hypervisor will (carapace-snap's
+    checks, through carapace-ctl) before anything starts; the VMs' names must
+    differ from each other and from the --vm names."""
+    restores, names = [], {vm.name: "--vm" for vm in vms}
+    for item in items:
+        path = Path(item).expanduser().absolute()
+        try:
+            snap = verify_snapshot(path)
+        except UsageError as e:
+            raise LaunchError(f"--restore {item}: {e}") from None
+        name = snap.config["name"].split(b"\0", 1)[0].decode()
+        if name in names:
+            raise LaunchError(f"--restore {item}: it holds vm {name}, and a {names[name]} "
+                              "has that name already (names must be unique)")
+        names[name] = f"--restore {item}"
+        restores.append(RestoreSpec(path, name, snap.config["nr_vcpus"],
+                                    snap.config["ram_size"], snap.size, snap.memory_pages))
+    if len(vms) + len(restores) > MAX_VMS:
+        raise LaunchError(f"{len(vms)} VMs and {len(restores)} --restore: the hypervisor runs "
+                          f"at most {MAX_VMS}")
+    return restores
+
+
+def hello_client(ctl_socket, timeout, gone):
+    """A carapace-ctl Client once the hypervisor answers hello on @ctl_socket,
+    or None if @gone() says QEMU ended first; TransportError after @timeout
+    seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if gone():
+            return None
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TransportError(f"the hypervisor did not answer hello on "
+                                     f"{ctl_socket} within {timeout:g} s")
+        try:
+            client = Client(ctl_socket, timeout=min(left, 1.0))
+        except TransportError:
+            time.sleep(0.1)                # QEMU has not made the socket yet
+            continue
+        client.timeout = max(left, 0.1)
+        try:
+            client.request("hello")
+        except BaseException:
+            client.close()
+            raise
+        client.timeout = DEFAULT_TIMEOUT
+        return client
+
+
+class Restorer:
+    """Restores the --restore files once the hypervisor answers, in a thread,
+    while the console runs as usual.  On a failure it stops QEMU and keeps the
+    message in .error (carapace-run then exits with 3)."""
+
+    def __init__(self, restores, ctl_socket, stream_socket, hello_timeout=HELLO_TIMEOUT,
+                 out=None, crlf=False, group=False):
+        self.restores, self.ctl_socket, self.stream_socket = restores, ctl_socket, stream_socket
+        self.group = group                   # batch: QEMU leads its own process group
+        self.hello_timeout = hello_timeout
+        self.out = out or sys.stderr
+        self.eol = "\r\n" if crlf else "\n"   # the terminal is raw while QEMU owns it
+        self.error = None
+        self.proc = None
+        self.thread = None
+        self.results = []
+
+    def say(self, text):
+        self.out.write(f"carapace-run: {text}{self.eol}")
+        self.out.flush()
+
+    def start(self, proc):
+        self.proc = proc
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def join(self, timeout=None):
+        if self.thread:
+            self.thread.join(timeout)
+
+    def qemu_gone(self):
+        return self.proc is not None and self.proc.poll() is not None
+
+    def connect(self):
+        """A client once the hypervisor answers hello, or None if QEMU ended."""
+        return hello_client(self.ctl_socket, self.hello_timeout, self.qemu_gone)
+
+    def run(self):
+        current = None
+        try:
+            client = self.connect()
+            if client is None:
+                return
+            with client:
+                for spec in self.restores:
+                    current = spec
+                    self.say(f"restoring vm {spec.name} from {spec.path} ({spec.size} bytes, "
+                             f"{spec.pages} memory pages)")
+                    reply = restore_vm(client, self.stream_socket, spec.path, verify=False,
+                                           stream_bytes=spec.size)
+                    self.results.append(reply)
+                    self.say(f"restored vm {reply.get('vm')} from {spec.path}: index "
+                             f"{reply.get('index')}, {reply.get('pages')} memory pages")
+        except RemoteError as e:
+            self.fail(current, f"{e.code}: {e.message}")
+        except (TransportError, UsageError) as e:
+            self.fail(current, str(e))
+        except Exception as e:                 # keep the launcher's promise: QEMU stops
+            self.fail(current, f"{type(e).__name__}: {e}")
+
+    def fail(self, spec, message):
+        what = f"restore {spec.path}" if spec else "restore"
+        self.error = f"{what}: {message}"
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            try:
+                if self.group:
+                    os.killpg(proc.pid, signal.SIGTERM)
+                else:
+                    proc.terminate()
+            except ProcessLookupError:
+                pass
+
+

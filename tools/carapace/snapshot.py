@@ -1,0 +1,702 @@
+# SPDX-License-Identifier: MIT
+"""The snapshot reader (docs/snapshot-format.md): parse() checks a stream or a
+file (gzip-compressed or not) section by section, as a restore does, and
+returns a Snapshot; every problem is a SnapError naming the section and the
+byte offset (from the start of the uncompressed stream) of what is wrong.
+verify() is parse() that stops at the first problem."""
+
+import gzip
+import io
+import os
+import zlib
+
+from .crc32c import crc32c
+from .snapshot_format import (CONFIG, DEVICE, DEVICES, END, FEAT_ALL, F_LIVE, GZIP_MAGIC, HEADER,
+    KNOWN_FLAGS, MAGIC, MAX_VCPUS, MEMRUN, NAME_RE, PAGE_SIZE, PLIC, PLIC_CONTEXTS, PMU_CYCLE,
+    PMU_EVENT_CYCLES, PMU_EVENT_INSTRUCTIONS, PMU_EVENT_TYPE_FW, PMU_FW_EVENTS, PMU_FW_FIRST,
+    PMU_INSTRET, PMU_VALID, PRIO_MAX, RAM_ALIGN, RAM_MIN, RUN_MAX_PAGES, SECTION, SECTION_TYPES,
+    SEC_CONFIG, SEC_DEVICE, SEC_END, SEC_MEMORY, SEC_VCPU, STA_OFF, STA_SIZE, TRAILING_SCAN_MAX,
+    UART, UART_IER_MASK, UART_MCR_MASK, UART_RX_FIFO, RECORDS, VCPU, VCPU_V2, VCPU_V2_ONLY,
+    VERSION, VERSIONS, VMGENID, fixed_length, vcpu_size, pmu_event_words, vcpu_from_stream)
+from .snapshot_legal import legal_problems
+
+
+# --- errors ------------------------------------------------------------------------
+
+
+class SnapError(Exception):
+    """A problem in a snapshot: @section names where ("header", "CONFIG",
+    "VCPU 1", "DEVICE 0 (uart16550)", "MEMORY run 3", "END", ...), @offset is the
+    byte offset from the start of the stream of what is wrong."""
+
+    def __init__(self, section, offset, message, type_name=None, instance=None):
+        super().__init__(f"{section}, byte {offset}: {message}")
+        self.section, self.offset, self.message = section, offset, message
+        self.type_name, self.instance = type_name, instance
+
+    def as_json(self):
+        return {"section": self.section, "type": self.type_name, "instance": self.instance,
+                "offset": self.offset, "message": self.message}
+
+
+class _Fatal(Exception):
+    """Parsing cannot go on (wraps the SnapError)."""
+
+
+# --- the parser --------------------------------------------------------------------
+
+
+class Section:
+    def __init__(self, offset, hdr, ordinal):
+        self.offset = offset                        # of the section header
+        self.type, self.instance = hdr["type"], hdr["instance"]
+        self.length, self.crc, self.reserved = hdr["length"], hdr["crc32c"], hdr["reserved"]
+        self.ordinal = ordinal                      # MEMORY: its index among the runs
+        self.crc_actual = None                      # CRC32C of the payload, once read
+        self.device_name = None
+
+    @property
+    def payload(self):
+        return self.offset + SECTION.size
+
+    @property
+    def type_name(self):
+        return SECTION_TYPES.get(self.type, f"type {self.type}")
+
+    @property
+    def label(self):
+        if self.type == SEC_VCPU:
+            return f"VCPU {self.instance}"
+        if self.type == SEC_DEVICE:
+            name = f" ({self.device_name})" if self.device_name else ""
+            return f"DEVICE {self.instance}{name}"
+        if self.type == SEC_MEMORY:
+            return f"MEMORY run {self.ordinal}"
+        if self.type in SECTION_TYPES:
+            return SECTION_TYPES[self.type]
+        return f"section of type {self.type}"
+
+    @property
+    def crc_ok(self):
+        return self.crc_actual is not None and self.crc_actual == self.crc
+
+    def as_json(self):
+        return {"offset": self.offset, "type": self.type_name, "type_code": self.type,
+                "instance": self.instance, "length": self.length, "crc32c": self.crc,
+                "crc_ok": self.crc_ok, "label": self.label}
+
+
+class Snapshot:
+    """What parse() found.  @problems is empty for a valid stream."""
+
+    def __init__(self, name):
+        self.name = name            # the file's name, for messages
+        self.size = 0               # bytes read
+        self.header = None
+        self.sections = []
+        self.config = None
+        self.vcpus = []             # decoded VCPU payloads, in stream order
+        self.devices = []           # {"index", "name", "state_size", "state" (bytes), ...}
+        self.runs = []              # {"gpa", "pages", "data_offset", "zero_pages"}
+        self.end = None
+        self.problems = []
+        self.complete = False       # the END was reached
+        self.source = None          # how to read the pages again (diff)
+        self.compressed = False     # the file is gzip (the stream expanded from it)
+        self.file_size = 0          # bytes of the file itself
+
+    @property
+    def valid(self):
+        return self.complete and not self.problems
+
+    @property
+    def live(self):
+        return bool(self.header and self.header["flags"] & F_LIVE)
+
+    @property
+    def version(self):
+        return self.header["version"] if self.header else None
+
+    @property
+    def memory_pages(self):
+        return sum(run["pages"] for run in self.runs)
+
+
+def cstr(raw):
+    """The text of a NUL-terminated field (bytes up to the first NUL)."""
+    return raw.split(b"\0", 1)[0].decode("utf-8", "backslashreplace")
+
+
+class _Parser:
+    def __init__(self, f, snap, strict):
+        self.f, self.snap, self.strict = f, snap, strict
+        self.pos = 0
+        self.section = None
+        self.phase = 0              # highest section type seen so far
+        self.prev_run_end = None
+        self.nr_vcpus = None        # the CONFIG's, clamped to 1..8 to go on checking
+        self.version = VERSION      # the header's, once read
+
+    # -- reading and reporting
+
+    def read(self, n, what, label):
+        data = self.f.read(n)
+        if len(data) < n:
+            end = self.pos + len(data)
+            self.pos = end
+            self.snap.size = end
+            start = end - len(data)
+            self.fatal(label, end, f"truncated: the stream ends at byte {end}, in the middle "
+                                   f"of {what} (bytes {start}..{start + n - 1})")
+        self.pos += n
+        self.snap.size = self.pos
+        return data
+
+    def error(self, label, offset, message):
+        sec = self.section
+        return SnapError(label, offset, message,
+                         sec.type_name if sec and label != "header" else None,
+                         sec.instance if sec and label != "header" else None)
+
+    def problem(self, label, offset, message):
+        err = self.error(label, offset, message)
+        if self.strict:
+            raise err
+        self.snap.problems.append(err)
+
+    def fatal(self, label, offset, message):
+        raise _Fatal(self.error(label, offset, message))
+
+    def field_problem(self, layout, base, fname, message, index=0):
+        sec = self.section
+        self.problem(sec.label, base + layout.offset(fname, index), message)
+
+    # -- the stream
+
+    def run(self):
+        self.header()
+        while True:
+            offset = self.pos
+            raw = self.f.read(SECTION.size)
+            self.section = None
+            if not raw:
+                self.fatal("END", offset, f"truncated: the stream ends at byte {offset} "
+                                          "without an END section")
+            if len(raw) < SECTION.size:
+                end = offset + len(raw)
+                self.snap.size = end
+                self.fatal(f"section header at byte {offset}", end,
+                           f"truncated: the stream ends at byte {end}, in the middle of a "
+                           f"section header (bytes {offset}..{offset + SECTION.size - 1})")
+            self.pos += SECTION.size
+            self.snap.size = self.pos
+            ordinal = len(self.snap.runs)
+            sec = Section(offset, SECTION.decode(raw), ordinal)
+            self.section = sec
+            self.snap.sections.append(sec)
+            self.section_header(sec)
+            payload = self.read(sec.length, f"the {sec.label} payload", sec.label)
+            sec.crc_actual = crc32c(payload)
+            if sec.crc_actual != sec.crc:
+                self.problem(sec.label, sec.offset + SECTION.offset("crc32c"),
+                             f"CRC32C mismatch: the section header says {sec.crc:#010x}, "
+                             f"the payload (bytes {sec.payload}..{sec.payload + sec.length - 1}) "
+                             f"has {sec.crc_actual:#010x}")
+            {SEC_CONFIG: self.config, SEC_VCPU: self.vcpu, SEC_DEVICE: self.device,
+             SEC_MEMORY: self.memory, SEC_END: self.end}[sec.type](sec, payload)
+            self.phase = max(self.phase, sec.type)
+            if sec.type == SEC_END:
+                break
+        self.snap.complete = True
+        self.section = None
+        rest, more = 0, False
+        while True:
+            chunk = self.f.read(1 << 20)
+            if not chunk:
+                break
+            rest += len(chunk)
+            if rest >= TRAILING_SCAN_MAX:
+                more = True
+                break
+        if rest:
+            self.snap.size = self.pos + rest
+            count = f"at least {rest}" if more else str(rest)
+            self.problem("after END", self.pos, f"{count} trailing byte(s) after the END "
+                                                "section (nothing may follow END)")
+
+    def header(self):
+        raw = self.read(HEADER.size, "the header", "header")
+        h = HEADER.decode(raw)
+        self.snap.header = h
+        if h["magic"] != MAGIC:
+            self.fatal("header", 0, f"bad magic {h['magic']!r}, expected {MAGIC!r}: "
+                                    "not a Carapace snapshot")
+        if h["version"] not in VERSIONS:
+            self.fatal("header", HEADER.offset("version"),
+                       f"version {h['version']} is not supported (this reader knows "
+                       f"versions {', '.join(map(str, VERSIONS[:-1]))} and {VERSIONS[-1]})")
+        self.version = h["version"]
+        if h["header_size"] != HEADER.size:
+            self.fatal("header", HEADER.offset("header_size"),
+                       f"header_size {h['header_size']}, must be {HEADER.size}")
+        if h["flags"] & ~KNOWN_FLAGS:
+            self.problem("header", HEADER.offset("flags"),
+                         f"unknown flag bits {h['flags'] & ~KNOWN_FLAGS:#x} in flags "
+                         f"{h['flags']:#x} (known: {KNOWN_FLAGS:#x} live)")
+        if h["reserved"]:
+            self.problem("header", HEADER.offset("reserved"),
+                         f"reserved is {h['reserved']:#x}, must be 0")
+
+    def section_header(self, sec):
+        label = sec.label
+        if sec.type not in SECTION_TYPES:
+            self.fatal(label, sec.offset, f"unknown section type {sec.type} (version "
+                                          f"{self.version} has 1 CONFIG, 2 VCPU, 3 DEVICE, "
+                                          "4 MEMORY, 5 END)")
+        length_at = sec.offset + SECTION.offset("length")
+        fixed = fixed_length(self.version)
+        if sec.type in fixed:
+            want = fixed[sec.type]
+            if sec.length != want:
+                self.fatal(label, length_at, f"length {sec.length}, must be {want} "
+                                             f"(the size of its payload struct in version "
+                                             f"{self.version})")
+        elif sec.type == SEC_DEVICE:
+            biggest = max(layout.size for _, layout in DEVICES)
+            if not DEVICE.size <= sec.length <= DEVICE.size + biggest:
+                self.fatal(label, length_at, f"length {sec.length}, must be {DEVICE.size} + "
+                                             "the device's state size")
+        elif sec.type == SEC_MEMORY:
+            pages, rest = divmod(sec.length - MEMRUN.size, PAGE_SIZE)
+            if sec.length < MEMRUN.size or rest or not 1 <= pages <= RUN_MAX_PAGES:
+                self.fatal(label, length_at, f"length {sec.length}, must be {MEMRUN.size} + "
+                                             f"pages * {PAGE_SIZE} with 1..{RUN_MAX_PAGES} "
+                                             "pages")
+        if sec.reserved:
+            self.problem(label, sec.offset + SECTION.offset("reserved"),
+                         f"reserved is {sec.reserved:#x}, must be 0")
+        self.order(sec)
+
+    def instance_problem(self, sec, want):
+        self.problem(sec.label, sec.offset + SECTION.offset("instance"),
+                     f"instance {sec.instance}, expected {want}")
+
+    def expected_next(self):
+        """What the stream needs next, in words (for order problems)."""
+        if not self.snap.sections[:-1]:
+            return "CONFIG"
+        nr = self.nr_vcpus
+        if self.phase <= SEC_VCPU and (nr is None or len(self.snap.vcpus) < nr):
+            return f"VCPU {len(self.snap.vcpus)}"
+        if self.phase <= SEC_DEVICE and len(self.snap.devices) < len(DEVICES):
+            i = len(self.snap.devices)
+            return f"DEVICE {i} ({DEVICES[i][0]})"
+        return "MEMORY or END"
+
+    def order(self, sec):
+        """The order rules: CONFIG, VCPU 0..n-1, DEVICE 0..k-1, MEMORY..., END."""
+        first = len(self.snap.sections) == 1
+        where = sec.offset + SECTION.offset("type")
+        if first and sec.type != SEC_CONFIG:
+            self.problem(sec.label, where, f"the first section is {sec.type_name}; it must be "
+                                           "CONFIG")
+            return
+        if sec.type == SEC_CONFIG:
+            if not first:
+                self.problem(sec.label, where, "a second CONFIG section (there is exactly "
+                                               "one, first)")
+            elif sec.instance:
+                self.instance_problem(sec, 0)
+            return
+        if sec.type < self.phase:
+            self.problem(sec.label, where, f"{sec.type_name} section after a "
+                                           f"{SECTION_TYPES[self.phase]} section; "
+                                           f"expected {self.expected_next()}")
+            return
+        nr = self.nr_vcpus
+        vcpus, devices = len(self.snap.vcpus), len(self.snap.devices)
+        if sec.type == SEC_VCPU:
+            if nr is not None and vcpus >= nr:
+                self.problem(sec.label, where, f"a VCPU section too many: the CONFIG says "
+                                               f"{nr} vCPU(s)")
+            elif sec.instance != vcpus:
+                self.instance_problem(sec, vcpus)
+            return
+        if nr is not None and vcpus < nr:
+            self.problem(sec.label, where, f"{sec.type_name} section where VCPU {vcpus} was "
+                                           f"expected (the CONFIG says {nr} vCPU(s))")
+            return
+        if sec.type == SEC_DEVICE:
+            if devices >= len(DEVICES):
+                self.problem(sec.label, where, f"a DEVICE section too many (version "
+                                               f"{self.version} has {len(DEVICES)} devices)")
+            elif sec.instance != devices:
+                self.instance_problem(sec, devices)
+            return
+        if devices < len(DEVICES):
+            self.problem(sec.label, where, f"{sec.type_name} section where DEVICE {devices} "
+                                           f"({DEVICES[devices][0]}) was expected")
+            return
+        if sec.instance:
+            self.instance_problem(sec, 0)
+
+    # -- payloads
+
+    def check_cstr(self, layout, base, values, fname):
+        if b"\0" not in values[fname]:
+            self.field_problem(layout, base, fname, f"{fname} is not NUL-terminated within its "
+                                                    f"{len(values[fname])} bytes")
+
+    def config(self, sec, payload):
+        c = CONFIG.decode(payload)
+        if self.snap.config is not None:       # a second CONFIG: reported by order()
+            return
+        self.snap.config = c
+        self.nr_vcpus = max(1, min(c["nr_vcpus"], MAX_VCPUS))
+        base = sec.payload
+        name = c["name"].split(b"\0", 1)[0]
+        if b"\0" not in c["name"] or not NAME_RE.match(name):
+            self.field_problem(CONFIG, base, "name", f"name {c['name']!r} must be "
+                                                     "[a-z0-9_-]{1,15}, NUL-terminated")
+        if c["ram_size"] % RAM_ALIGN or c["ram_size"] < RAM_MIN:
+            self.field_problem(CONFIG, base, "ram_size", f"ram_size {c['ram_size']:#x} must be "
+                                                         "a multiple of 2 MiB, at least 8 MiB")
+        if c["ram_gpa"] + c["ram_size"] > 1 << 64:
+            self.field_problem(CONFIG, base, "ram_size", "ram_gpa + ram_size is beyond 2^64")
+        if self.version == 1 and c["vs_sv"]:
+            self.field_problem(CONFIG, base, "vs_sv",
+                               f"vs_sv is {c['vs_sv']}, must be 0 (reserved in version 1)")
+        for fname, message, _ in legal_problems("CONFIG", c, 0):
+            if not (fname == "vs_sv" and self.version == 1):
+                self.field_problem(CONFIG, base, fname, message)
+        if not c["timebase_hz"]:
+            self.field_problem(CONFIG, base, "timebase_hz", "timebase_hz is 0")
+        for fname in ("kernel_image", "initrd_image", "bootargs"):
+            self.check_cstr(CONFIG, base, c, fname)
+
+    def vcpu(self, sec, payload):
+        features = self.snap.config["features"] if self.snap.config else FEAT_ALL
+        v = vcpu_from_stream(payload, self.version, features)
+        v["instance"] = sec.instance
+        v["record_version"] = self.version
+        self.snap.vcpus.append(v)
+        base = sec.payload
+        # where a field is in this version's payload (older ones: by name)
+        layout = VCPU if self.version >= 3 else VCPU_V2
+        if self.version >= 3:
+            for rid, upper, name, rec in RECORDS:
+                if v[f"{name}_rec_id"] != rid:
+                    self.field_problem(VCPU, base, f"{name}_rec_id",
+                                       f"record id {v[f'{name}_rec_id']} where {upper} ({rid}) "
+                                       "must be (CORE, FP, CFI, FWFT, HSM, STA, PMU by id)")
+                    return
+                if v[f"{name}_rec_size"] != rec.size:
+                    self.field_problem(VCPU, base, f"{name}_rec_size",
+                                       f"{upper} record size {v[f'{name}_rec_size']}, must be "
+                                       f"{rec.size}")
+                    return
+        else:
+            old = VCPU_V2.decode(bytes(payload[:vcpu_size(self.version)]).ljust(VCPU_V2.size,
+                                                                                b"\0"))
+            for fname, _, count, _ in VCPU_V2_ONLY:
+                values = old[fname] if count > 1 else [old[fname]]
+                for i, value in enumerate(values):
+                    if not value:
+                        continue
+                    if count > 1:
+                        msg = f"{fname}[{i}] is {value:#x}, must be 0"
+                    else:
+                        msg = f"{fname} is {value:#x}; bits {value:#x} are not legal for this VM: 0"
+                    self.field_problem(VCPU_V2, base, fname, msg, i)
+        if v["gpr"][0]:
+            self.field_problem(layout, base, "gpr", f"x0 is {v['gpr'][0]:#x}, must be 0")
+        # a version 1 record's tail is the reader's own, and always legal
+        for fname, message, i in legal_problems("VCPU", v, features):
+            self.field_problem(layout, base, fname, message, i)
+        if self.version >= 2:
+            self.vcpu_tail(v, base, layout)
+
+    def vcpu_tail(self, v, base, layout):
+        """The rules of the records the tables cannot say (SUSP, STA, PMU)."""
+        def bad(fname, message, index=0):
+            self.field_problem(layout, base, fname, message, index)
+        if v["system_suspend"] == 1 and (v["hsm_state"] != 2 or v["resume_nonret"] != 1):
+            bad("system_suspend", "system_suspend is set, but the vCPU is not in a "
+                                  "non-retentive suspend (hsm_state 2, resume_nonret 1): a "
+                                  "system suspend is one")
+        sta = v["sta_shmem"]
+        if sta != STA_OFF:
+            cfg = self.snap.config
+            if sta % STA_SIZE:
+                bad("sta_shmem", f"sta_shmem {sta:#x} is not {STA_SIZE}-byte aligned (all ones "
+                                 "is none)")
+            elif cfg and not (cfg["ram_gpa"] <= sta and
+                              sta + STA_SIZE <= cfg["ram_gpa"] + cfg["ram_size"]):
+                bad("sta_shmem", f"sta_shmem {sta:#x}..{sta + STA_SIZE - 1:#x} is not inside "
+                                 f"RAM {cfg['ram_gpa']:#x}.."
+                                 f"{cfg['ram_gpa'] + cfg['ram_size'] - 1:#x}")
+        configured, started = v["pmu_configured"], v["pmu_started"]
+        if configured & ~PMU_VALID:
+            bad("pmu_configured", f"pmu_configured {configured:#x} has bits "
+                                  f"{configured & ~PMU_VALID:#x} that are no counter (valid: "
+                                  f"{PMU_VALID:#x}: 0 cycle, 2 instret, 3..10 firmware)")
+        if started & ~configured:
+            bad("pmu_started", f"pmu_started {started:#x} has bits {started & ~configured:#x} "
+                               f"that are not configured (pmu_configured {configured:#x})")
+        for i, idx in enumerate(v["pmu_event_idx"]):
+            if not configured >> i & 1:
+                if idx:
+                    bad("pmu_event_idx", f"pmu_event_idx[{i}] is {idx:#x}, but counter {i} is "
+                                         "not configured (must be 0)", i)
+            elif i in (PMU_CYCLE, PMU_INSTRET):
+                want = PMU_EVENT_CYCLES if i == PMU_CYCLE else PMU_EVENT_INSTRUCTIONS
+                if idx != want:
+                    bad("pmu_event_idx", f"pmu_event_idx[{i}] is {idx:#x}; counter {i} counts "
+                                         f"{pmu_event_words(want)} ({want:#x}) only", i)
+            elif i >= PMU_FW_FIRST and not (idx >> 16 == PMU_EVENT_TYPE_FW and
+                                            idx & 0xFFFF < len(PMU_FW_EVENTS)):
+                bad("pmu_event_idx", f"pmu_event_idx[{i}] is {idx:#x}; firmware counter {i} "
+                                     f"counts firmware events 0xf0000..0xf{len(PMU_FW_EVENTS) - 1:04x} "
+                                     "only", i)
+
+    def device(self, sec, payload):
+        d = DEVICE.decode(payload)
+        index = len(self.snap.devices)
+        name = cstr(d["name"])
+        sec.device_name = name
+        state = payload[DEVICE.size:]
+        entry = {"index": sec.instance, "name": name, "state_size": d["state_size"],
+                 "state": bytes(state), "fields": None}
+        self.snap.devices.append(entry)
+        base = sec.payload
+        if b"\0" not in d["name"]:
+            self.field_problem(DEVICE, base, "name", "name is not NUL-terminated")
+        if DEVICE.size + d["state_size"] != sec.length:
+            self.field_problem(DEVICE, base, "state_size",
+                               f"state_size {d['state_size']} does not match the section "
+                               f"length {sec.length} (must be {DEVICE.size} + state_size)")
+            return
+        if d["reserved"]:
+            self.field_problem(DEVICE, base, "reserved", f"reserved is {d['reserved']:#x}, "
+                                                         "must be 0")
+        if index >= len(DEVICES):
+            return                                  # reported by order()
+        want_name, layout = DEVICES[index]
+        if name != want_name:
+            self.field_problem(DEVICE, base, "name", f"device {index} is {name!r}; version "
+                                                     f"{self.version} has {want_name!r} there")
+            return
+        if d["state_size"] != layout.size:
+            self.field_problem(DEVICE, base, "state_size",
+                               f"state_size {d['state_size']}, {want_name} has {layout.size}")
+            return
+        entry["fields"] = layout.decode(state)
+        state_base = base + DEVICE.size
+        {"uart16550": self.uart_state, "plic": self.plic_state,
+         "vmgenid": self.vmgenid_state}[want_name](entry["fields"], state_base)
+
+    def uart_state(self, s, base):
+        def bad(fname, message):
+            self.problem(self.section.label, base + UART.offset(fname), message)
+        if s["ier"] & ~UART_IER_MASK:
+            bad("ier", f"ier {s['ier']:#x} has bits outside {UART_IER_MASK:#x}")
+        if s["mcr"] & ~UART_MCR_MASK:
+            bad("mcr", f"mcr {s['mcr']:#x} has bits outside {UART_MCR_MASK:#x}")
+        for fname in ("thre_pending", "irq_level"):
+            if s[fname] > 1:
+                bad(fname, f"{fname} is {s[fname]}, must be 0 or 1")
+        if any(s["pad"]):
+            bad("pad", "padding bytes 9..15 must be 0")
+        queued = (s["rx_head"] - s["rx_tail"]) & 0xFFFFFFFF
+        if queued > UART_RX_FIFO:
+            bad("rx_head", f"rx_head {s['rx_head']} - rx_tail {s['rx_tail']} = {queued} bytes "
+                           f"queued; at most {UART_RX_FIFO}")
+
+    def plic_state(self, s, base):
+        nr = self.nr_vcpus or PLIC_CONTEXTS
+
+        def bad(fname, message, index=0):
+            self.problem(self.section.label, base + PLIC.offset(fname, index), message)
+        for i, prio in enumerate(s["priority"]):
+            if prio > PRIO_MAX:
+                bad("priority", f"priority[{i}] is {prio}, must be 0..{PRIO_MAX}", i)
+            elif i == 0 and prio:
+                bad("priority", f"priority[0] is {prio}: source 0 does not exist, must be 0")
+        for fname in ("level", "pending", "claimed"):
+            if s[fname] & 1:
+                bad(fname, f"{fname} {s[fname]:#x} has bit 0 set (source 0 does not exist)")
+        for c in range(PLIC_CONTEXTS):
+            if s["enable"][c] & 1:
+                bad("enable", f"enable[{c}] {s['enable'][c]:#x} has bit 0 set", c)
+            elif c >= nr and s["enable"][c]:
+                bad("enable", f"enable[{c}] is {s['enable'][c]:#x}, but the VM has {nr} "
+                              "vCPU(s) (contexts beyond them must be 0)", c)
+        for c in range(PLIC_CONTEXTS):
+            if s["threshold"][c] > PRIO_MAX:
+                bad("threshold", f"threshold[{c}] is {s['threshold'][c]}, must be "
+                                 f"0..{PRIO_MAX}", c)
+            elif c >= nr and s["threshold"][c]:
+                bad("threshold", f"threshold[{c}] is {s['threshold'][c]}, but the VM has {nr} "
+                                 "vCPU(s) (contexts beyond them must be 0)", c)
+
+    def vmgenid_state(self, s, base):
+        """The model's load() checks (hyp/vdev/vmgenid.c); any id is valid (a
+        restore replaces it anyway)."""
+        def bad(fname, message):
+            self.problem(self.section.label, base + VMGENID.offset(fname), message)
+        if s["level"] > 1:
+            bad("level", f"level is {s['level']}, must be 0 or 1")
+        if any(s["pad"]):
+            start = VMGENID.offset("pad")
+            bad("pad", f"padding bytes {start}..{start + len(s['pad']) - 1} must be 0")
+
+    def memory(self, sec, payload):
+        r = MEMRUN.decode(payload)
+        base = sec.payload
+        zero = bytes(PAGE_SIZE)
+        data = memoryview(payload)[MEMRUN.size:]
+        run = {"gpa": r["gpa"], "pages": r["pages"], "data_offset": base + MEMRUN.size,
+               "zero_pages": sum(1 for i in range(0, len(data), PAGE_SIZE)
+                                 if data[i:i + PAGE_SIZE] == zero)}
+        self.snap.runs.append(run)
+        if not 1 <= r["pages"] <= RUN_MAX_PAGES:
+            self.field_problem(MEMRUN, base, "pages",
+                               f"pages {r['pages']} must be 1..{RUN_MAX_PAGES}")
+        elif MEMRUN.size + r["pages"] * PAGE_SIZE != sec.length:
+            self.field_problem(MEMRUN, base, "pages",
+                               f"pages {r['pages']} does not match the section length "
+                               f"{sec.length} (must be {MEMRUN.size} + pages * {PAGE_SIZE})")
+        run["pages"] = (sec.length - MEMRUN.size) // PAGE_SIZE    # what the bytes hold
+        if r["gpa"] % PAGE_SIZE:
+            self.field_problem(MEMRUN, base, "gpa", f"gpa {r['gpa']:#x} is not page aligned")
+        end = r["gpa"] + run["pages"] * PAGE_SIZE
+        cfg = self.snap.config
+        if cfg and not (cfg["ram_gpa"] <= r["gpa"] and end <= cfg["ram_gpa"] + cfg["ram_size"]):
+            self.field_problem(MEMRUN, base, "gpa",
+                               f"run {r['gpa']:#x}..{end - 1:#x} is not inside RAM "
+                               f"{cfg['ram_gpa']:#x}..{cfg['ram_gpa'] + cfg['ram_size'] - 1:#x}")
+        elif self.prev_run_end is not None and r["gpa"] < self.prev_run_end:
+            self.field_problem(MEMRUN, base, "gpa",
+                               f"gpa {r['gpa']:#x} is below the end of the previous run "
+                               f"{self.prev_run_end:#x} (runs must be in increasing order, "
+                               "not overlapping)")
+        self.prev_run_end = max(end, self.prev_run_end or 0)
+
+    def end(self, sec, payload):
+        e = END.decode(payload)
+        self.snap.end = e
+        base = sec.payload
+        before = len(self.snap.sections) - 1
+        if e["sections"] != before:
+            self.field_problem(END, base, "sections", f"sections is {e['sections']}, but "
+                                                      f"{before} sections came before END")
+        pages = self.snap.memory_pages
+        if e["memory_pages"] != pages:
+            self.field_problem(END, base, "memory_pages",
+                               f"memory_pages is {e['memory_pages']}, but the MEMORY sections "
+                               f"hold {pages} pages")
+
+
+class GzipDamage(OSError):
+    """The gzip layer of a compressed snapshot file is damaged or cut short."""
+
+
+class _GzipStream:
+    """The stream inside a gzip file: read() and seek() as a binary file,
+    any damage of the gzip layer (bad header, corrupt deflate data, its CRC32
+    or length trailer wrong, the file cut short) raised as GzipDamage."""
+
+    def __init__(self, raw):
+        self.raw = raw
+        self.gz = gzip.GzipFile(fileobj=raw, mode="rb")
+
+    def _guard(self, op, *args):
+        try:
+            return op(*args)
+        except (gzip.BadGzipFile, EOFError, zlib.error) as e:
+            raise GzipDamage(f"the gzip layer is damaged: {e}") from None
+
+    def read(self, n=-1):
+        return self._guard(self.gz.read, n)
+
+    def seek(self, offset):
+        return self._guard(self.gz.seek, offset)
+
+    def close(self):
+        self.gz.close()
+        self.raw.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def open_stream(source):
+    """(file object reading the stream, name, compressed, file bytes) for
+    @source: a path or bytes (tests).  A file that starts with gzip's magic is
+    expanded as it is read; any other is the stream itself."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        raw, name = io.BytesIO(bytes(source)), "<bytes>"
+        size = len(source)
+    else:
+        raw, name = open(source, "rb"), str(source)
+        size = os.fstat(raw.fileno()).st_size
+    compressed = raw.read(len(GZIP_MAGIC)) == GZIP_MAGIC
+    raw.seek(0)
+    return (_GzipStream(raw) if compressed else raw), name, compressed, size
+
+
+def _open(source):
+    f, name, _, _ = open_stream(source)
+    return f, name
+
+
+def stream_size(source):
+    """Bytes of the stream in @source (a gzip file expanded), without checking it."""
+    f, _, compressed, size = open_stream(source)
+    with f:
+        if not compressed:
+            return size
+        total = 0
+        while True:
+            chunk = f.read(1 << 20)
+            if not chunk:
+                return total
+            total += len(chunk)
+
+
+def parse(source, strict=True):
+    """Read the stream in @source (a path or bytes) and check every rule.
+    strict: raise SnapError at the first problem.  Otherwise collect the
+    problems in .problems and decode as much as possible (inspect)."""
+    f, name, compressed, file_size = open_stream(source)
+    snap = Snapshot(name)
+    snap.source = source
+    snap.compressed, snap.file_size = compressed, file_size
+    with f:
+        parser = _Parser(f, snap, strict)
+        try:
+            parser.run()
+        except _Fatal as e:
+            err = e.args[0]
+            if strict:
+                raise err from None
+            snap.problems.append(err)
+        except GzipDamage as e:
+            # Where the expanded stream stopped: what came before was read and checked.
+            label = parser.section.label if parser.section else "gzip"
+            err = SnapError(label, parser.pos, f"{e} (after {parser.pos} bytes of the stream; "
+                                               f"the compressed file is {file_size} bytes)")
+            if strict:
+                raise err from None
+            snap.problems.append(err)
+    return snap
+
+
+def verify(source):
+    """The Snapshot if @source is a valid stream; else SnapError (the first problem)."""
+    return parse(source, strict=True)
+
+

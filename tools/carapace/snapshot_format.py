@@ -1,0 +1,277 @@
+# SPDX-License-Identifier: MIT
+"""The snapshot format (docs/snapshot-format.md; include/abi/snapshot_format.h
+and include/abi/snapshot_records.h are its C form): the constants, and a
+Layout per record (header, section header, CONFIG, VCPU, DEVICE, the devices'
+states, MEMORY run, END) that unpacks it into named fields.  CONFIG and the
+vCPU records (CORE, FP, CFI, FWFT, HSM, STA, PMU) are not restated here: their
+layouts are read from the record tables of snapshot_records.h, the tables the
+hypervisor saves and loads with.  Versions 1, 2 and 3 are read: a version 2
+VCPU section is one 848-byte record (VCPU_V2), a version 1 one its first 672
+bytes; vcpu_from_stream() reads both into the records' fields by name."""
+
+import re
+import struct
+
+from . import c_header, paths
+from .limits import CFI_POLICIES, MAX_VCPUS  # noqa: F401 (names of the format too)
+from .units import MiB
+
+
+MAGIC = b"CARASNAP"
+VERSION = 3                    # what Carapace writes
+VERSIONS = (1, 2, 3)           # what this reader reads (older VCPU records are converted)
+PAGE_SIZE = 4096
+RUN_MAX_PAGES = 512
+F_LIVE = 1 << 0
+KNOWN_FLAGS = F_LIVE
+RAM_ALIGN = 2 * MiB
+RAM_MIN = 8 * MiB
+
+SEC_CONFIG, SEC_VCPU, SEC_DEVICE, SEC_MEMORY, SEC_END = 1, 2, 3, 4, 5
+SECTION_TYPES = {SEC_CONFIG: "CONFIG", SEC_VCPU: "VCPU", SEC_DEVICE: "DEVICE",
+                 SEC_MEMORY: "MEMORY", SEC_END: "END"}
+
+FEATURES = ((1 << 0, "zicfilp"), (1 << 1, "zicfiss"), (1 << 2, "sstc"),
+            (1 << 3, "svpbmt"), (1 << 4, "svadu"))
+FEAT_ALL = 0x1F
+HSM_STATES = ("stopped", "started", "suspended")
+
+SSTATUS_SPIE = 1 << 5
+SSTATUS_SPP = 1 << 8
+SSTATUS_FS_SHIFT = 13
+SSTATUS_FS = 3 << SSTATUS_FS_SHIFT
+SSTATUS_SPELP = 1 << 23
+SSTATUS_KNOWN = SSTATUS_SPIE | SSTATUS_SPP | SSTATUS_FS | SSTATUS_SPELP
+FS_STATES = ("off", "initial", "clean", "dirty")
+HVIP_BITS = ((1 << 2, "VSSIP"), (1 << 6, "VSTIP"), (1 << 10, "VSEIP"))
+FEAT_ZICFILP, FEAT_ZICFISS = 1 << 0, 1 << 1
+ENVCFG_LPE = 1 << 2
+ENVCFG_SSE = 1 << 3
+SATP_MODES = {0: "bare", 8: "sv39", 9: "sv48", 10: "sv57"}
+FEAT_SVADU = 1 << 4
+
+VCPU_V1_SIZE = 672             # a version 1 VCPU section ends before misaligned_locked
+STA_OFF = (1 << 64) - 1        # sta_shmem: no STA shared memory
+STA_SIZE = 64                  # the steal-time record (SBI STA), 64-byte aligned
+PMU_COUNTERS = 11              # 0 cycle, 1 (a hole: time is not counted), 2 instret, 3..10 firmware
+PMU_CYCLE, PMU_INSTRET = 0, 2
+PMU_FW_FIRST = 3
+PMU_VALID = (1 << PMU_CYCLE) | (1 << PMU_INSTRET) | (((1 << PMU_COUNTERS) - 1)
+                                                   & ~((1 << PMU_FW_FIRST) - 1))   # 0x7fd
+PMU_EVENT_CYCLES, PMU_EVENT_INSTRUCTIONS = 0x1, 0x2       # hardware general events (type 0)
+PMU_EVENT_TYPE_FW = 0xF
+PMU_FW_EVENTS = ("misaligned_load", "misaligned_store", "access_load", "access_store",
+                 "illegal_insn", "set_timer", "ipi_sent", "ipi_rcvd", "fence_i_sent",
+                 "fence_i_rcvd", "sfence_vma_sent", "sfence_vma_rcvd",
+                 "sfence_vma_asid_sent", "sfence_vma_asid_rcvd", "hfence_gvma_sent",
+                 "hfence_gvma_rcvd", "hfence_gvma_vmid_sent", "hfence_gvma_vmid_rcvd",
+                 "hfence_vvma_sent", "hfence_vvma_rcvd", "hfence_vvma_asid_sent",
+                 "hfence_vvma_asid_rcvd")          # SBI v3.0 firmware events, codes 0..21
+
+GPR_NAMES = ("zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1",
+             "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7",
+             "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11",
+             "t3", "t4", "t5", "t6")
+FPR_NAMES = ("ft0", "ft1", "ft2", "ft3", "ft4", "ft5", "ft6", "ft7", "fs0", "fs1",
+             "fa0", "fa1", "fa2", "fa3", "fa4", "fa5", "fa6", "fa7",
+             "fs2", "fs3", "fs4", "fs5", "fs6", "fs7", "fs8", "fs9", "fs10", "fs11",
+             "ft8", "ft9", "ft10", "ft11")
+
+NAME_RE = re.compile(rb"[a-z0-9_-]{1,15}\Z")
+
+UART_RX_FIFO = 256
+PLIC_SOURCES = 32
+PLIC_CONTEXTS = 8
+PRIO_MAX = 7
+UART_IER_MASK = 0x0F           # the model's own load() checks (hyp/vdev/vuart.c)
+UART_MCR_MASK = 0x1F
+VMGENID_ID_SIZE = 16
+
+GZIP_MAGIC = b"\x1f\x8b"       # a gzip-compressed snapshot file (RFC 1952)
+TRAILING_SCAN_MAX = 64 * MiB   # bytes after END counted at most (a gzip bomb stops here)
+
+
+class Layout:
+    """A fixed-size little-endian struct: fields (name, kind, count) with kind
+    B (u8), I (u32), Q (u64) or s (bytes, count long).  count > 1 on B/I/Q makes
+    an array (a list).  The offsets follow from the order: no padding."""
+
+    SIZES = {"B": 1, "I": 4, "Q": 8, "s": 1}
+
+    def __init__(self, name, fields, size=None):
+        self.name = name
+        self.fields = []
+        offset = 0
+        for field in fields:
+            fname, kind, count = (field + (1,))[:3]
+            width = self.SIZES[kind]
+            if kind != "s":
+                assert offset % width == 0, (name, fname)    # naturally aligned
+            self.fields.append((fname, kind, count, offset))
+            offset += width * count
+        self.size = offset
+        assert size is None or self.size == size, (name, self.size, size)
+        self.offsets = {fname: off for fname, _, _, off in self.fields}
+
+    def decode(self, buf, base=0):
+        out = {}
+        for fname, kind, count, off in self.fields:
+            if kind == "s":
+                out[fname] = bytes(buf[base + off:base + off + count])
+            elif count == 1:
+                out[fname] = struct.unpack_from("<" + kind, buf, base + off)[0]
+            else:
+                out[fname] = list(struct.unpack_from(f"<{count}{kind}", buf, base + off))
+        return out
+
+    def encode(self, values):
+        """The struct's bytes from @values (missing fields are zero)."""
+        buf = bytearray(self.size)
+        for fname, kind, count, off in self.fields:
+            value = values.get(fname)
+            if value is None:
+                continue
+            if kind == "s":
+                value = bytes(value)[:count]
+                buf[off:off + len(value)] = value
+            elif count == 1:
+                struct.pack_into("<" + kind, buf, off, value)
+            else:
+                struct.pack_into(f"<{count}{kind}", buf, off, *value)
+        return bytes(buf)
+
+    def offset(self, fname, index=0):
+        """Byte offset of field @fname (element @index of an array)."""
+        for name, kind, _, off in self.fields:
+            if name == fname:
+                return off + index * self.SIZES[kind]
+        raise KeyError(fname)
+
+
+HEADER = Layout("snap_header", [("magic", "s", 8), ("version", "I"), ("header_size", "I"),
+                                ("flags", "Q"), ("reserved", "Q")], 32)
+SECTION = Layout("snap_section", [("type", "I"), ("instance", "I"), ("length", "Q"),
+                                  ("crc32c", "I"), ("reserved", "I")], 24)
+DEVICE = Layout("snap_device", [("name", "s", 16), ("state_size", "I"), ("reserved", "I")],
+                24)
+MEMRUN = Layout("snap_mem_run", [("gpa", "Q"), ("pages", "Q")], 16)
+END = Layout("snap_end", [("sections", "Q"), ("memory_pages", "Q")], 16)
+UART = Layout("uart16550 state", [
+    ("ier", "B"), ("lcr", "B"), ("mcr", "B"), ("scr", "B"), ("fcr", "B"), ("dll", "B"),
+    ("dlm", "B"), ("thre_pending", "B"), ("irq_level", "B"), ("pad", "s", 7),
+    ("rx_head", "I"), ("rx_tail", "I"), ("rx", "s", UART_RX_FIFO)], 280)
+PLIC = Layout("plic state", [
+    ("priority", "I", PLIC_SOURCES), ("level", "I"), ("pending", "I"), ("claimed", "I"),
+    ("enable", "I", PLIC_CONTEXTS), ("threshold", "I", PLIC_CONTEXTS)], 204)
+VMGENID = Layout("vmgenid state", [("id", "s", VMGENID_ID_SIZE), ("level", "B"),
+                                   ("pad", "s", 7)], 24)
+
+# The devices of versions 1 and 2, in stream order: (name, state layout).
+DEVICES = (("uart16550", UART), ("plic", PLIC), ("vmgenid", VMGENID))
+SECTION_MAX = MEMRUN.size + RUN_MAX_PAGES * PAGE_SIZE
+
+
+# --- CONFIG and the vCPU records (include/abi/snapshot_records.h) --------------------
+
+C_KINDS = {"uint8_t": "B", "uint32_t": "I", "uint64_t": "Q", "char": "s"}
+
+
+def _table(functions, objects, macro):
+    """The fields of record table @macro: (name, kind, count, bits, value,
+    readonly, what), bits (any, zicfilp, zicfiss, svadu) and value (shift,
+    mask, legal) evaluated; a frozen table's rows (name, type, dim) have no
+    rules (None)."""
+    out = []
+    for args in c_header.c_rows(functions[macro]):
+        name, ctype, dim = args[:3]
+        count = c_header.c_value(dim.strip()[1:-1], objects) if dim.strip() else 1
+        kind = C_KINDS[ctype.strip()]
+        if len(args) == 3:
+            out.append((name, kind, count, None, None, None, None))
+            continue
+        bits = tuple(c_header.c_value(e, objects)
+                     for e in c_header.call_args(args[3], "SNAP_BITS", objects))
+        value = tuple(c_header.c_value(e, objects)
+                      for e in c_header.call_args(args[4], "SNAP_VALUE", objects))
+        if len(bits) != 4 or len(value) != 3:
+            raise ValueError(f"{macro}: row {name}: unexpected rules")
+        out.append((name, kind, count, bits, value, c_header.c_value(args[5], objects),
+                    c_header.c_string(args[7])))
+    return out
+
+
+def load_records(root=None):
+    """The tables of include/abi/snapshot_records.h under @root (default:
+    paths.header_root()): {"CONFIG": fields, "V2": fields (the frozen version
+    2 record), "records": [(id, NAME, name, fields)] in stream order}."""
+    objects, functions = c_header.read_macros(root or paths.header_root())
+    records = []
+    for rid, name_upper, name in c_header.c_rows(functions["SNAP_VCPU_RECORDS"]):
+        records.append((c_header.c_value(rid, objects), name_upper, name,
+                        _table(functions, objects, f"SNAP_REC_{name_upper}")))
+    return {"CONFIG": _table(functions, objects, "SNAP_CONFIG_FIELDS"),
+            "V2": _table(functions, objects, "SNAP_VCPU_V2_FIELDS"), "records": records}
+
+
+def _layout(name, fields):
+    return Layout(name, [(f[0], f[1], f[2]) for f in fields])
+
+
+TABLES = load_records()
+CONFIG = _layout("snap_config", TABLES["CONFIG"])
+# (id, NAME, name, Layout) of each vCPU record, in stream order
+RECORDS = [(rid, upper, name, _layout(f"snap_rec_{name}", fields))
+           for rid, upper, name, fields in TABLES["records"]]
+# a version 3 VCPU payload: each record behind its {id, size} header
+VCPU = Layout("snap_vcpu", [f for _, _, name, layout in RECORDS
+                            for f in [(f"{name}_rec_id", "I"), (f"{name}_rec_size", "I")] +
+                            [(fname, kind, count) for fname, kind, count, _ in layout.fields]])
+VCPU_V2 = _layout("snap_vcpu_v2", TABLES["V2"])
+VCPU_V2_ONLY = [f for f in VCPU_V2.fields if f[0] not in VCPU.offsets]   # reserved: 0
+assert VCPU_V2.offset("misaligned_locked") == VCPU_V1_SIZE
+
+
+def vcpu_size(version):
+    """A VCPU section's length in a stream of @version."""
+    return VCPU_V1_SIZE if version == 1 else VCPU_V2.size if version == 2 else VCPU.size
+
+
+def fixed_length(version):
+    """{section type: payload length} of the fixed-size sections of @version."""
+    return {SEC_CONFIG: CONFIG.size, SEC_VCPU: vcpu_size(version), SEC_END: END.size}
+
+
+def vcpu_from_stream(payload, version, features):
+    """A VCPU payload of a @version stream as the current records' fields (one
+    dict; each record's header as <name>_rec_id/_rec_size): a version 1 or 2
+    record's fields go to their namesakes, and a version 1 record gets what
+    its writer ran the guest with (A/D updating on where the guest had Svadu,
+    no STA shared memory, no PMU, the rest 0)."""
+    if version >= 3:
+        return VCPU.decode(bytes(payload[:VCPU.size]).ljust(VCPU.size, b"\0"))
+    old = VCPU_V2.decode(bytes(payload[:vcpu_size(version)]).ljust(VCPU_V2.size, b"\0"))
+    if version == 1:
+        old["pte_ad_value"] = 1 if features & FEAT_SVADU else 0
+        old["sta_shmem"] = STA_OFF
+    v = VCPU.decode(bytes(VCPU.size))
+    for rid, _, name, layout in RECORDS:
+        v[f"{name}_rec_id"], v[f"{name}_rec_size"] = rid, layout.size
+    for fname in VCPU.offsets:
+        if fname in old:
+            v[fname] = old[fname]
+    return v
+
+
+FIXED_LENGTH = fixed_length(VERSION)
+
+
+def pmu_event_words(idx):
+    """An SBI PMU event_idx in words: type (bits 19:16) and code (bits 15:0)."""
+    etype, code = idx >> 16, idx & 0xFFFF
+    if idx == PMU_EVENT_CYCLES:
+        return "cycles"
+    if idx == PMU_EVENT_INSTRUCTIONS:
+        return "instructions"
+    if etype == PMU_EVENT_TYPE_FW and code < len(PMU_FW_EVENTS):
+        return f"firmware {PMU_FW_EVENTS[code]}"
+    return f"event type {etype:#x} code {code:#x}"

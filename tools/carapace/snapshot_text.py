@@ -1,0 +1,375 @@
+# SPDX-License-Identifier: MIT
+"""A parsed snapshot for people (inspect_text) and for programs (inspect_json):
+sections, config, each vCPU's registers and CFI/FWFT/SUSP/STA/PMU state in
+words, the devices' states, the memory runs."""
+
+import json
+
+from .snapshot import cstr
+from .snapshot_format import (CFI_POLICIES, ENVCFG_LPE, ENVCFG_SSE, FEATURES, FS_STATES, GPR_NAMES,
+    HSM_STATES, HVIP_BITS, KNOWN_FLAGS, PAGE_SIZE, PLIC_CONTEXTS, PMU_COUNTERS, PMU_CYCLE,
+    PMU_FW_FIRST, PMU_INSTRET, SATP_MODES, SSTATUS_FS, SSTATUS_FS_SHIFT, SSTATUS_KNOWN, SSTATUS_SPELP,
+    SSTATUS_SPIE, SSTATUS_SPP, STA_OFF, STA_SIZE, UART_RX_FIFO, VCPU, VERSION,
+    pmu_event_words)
+from .units import human_size
+
+
+# --- words for people ----------------------------------------------------------------
+
+
+def on_off(value, locked):
+    return ("on" if value else "off") + (" (locked)" if locked else "")
+
+
+def cfi_words(v):
+    """A vCPU's CFI state in words, as carapace-ctl cfi says it."""
+    parts = [f"shadow stack {on_off(v['ss_value'], v['ss_locked'])}"]
+    if v["ss_value"] or v["ssp"]:
+        parts.append(f"ssp={v['ssp']:#x}")
+    parts.append(f"landing pads {on_off(v['lp_value'], v['lp_locked'])}")
+    parts.append(f"ELP={'expected' if v['sstatus'] & SSTATUS_SPELP else 'none'}")
+    parts.append(f"senvcfg.LPE={int(bool(v['senvcfg'] & ENVCFG_LPE))} "
+                 f"SSE={int(bool(v['senvcfg'] & ENVCFG_SSE))}")
+    return ", ".join(parts)
+
+
+def sstatus_words(value):
+    words = [f"SPP={'S' if value & SSTATUS_SPP else 'U'}",
+             f"SPIE={int(bool(value & SSTATUS_SPIE))}",
+             f"SPELP={int(bool(value & SSTATUS_SPELP))}",
+             f"FS={FS_STATES[(value & SSTATUS_FS) >> SSTATUS_FS_SHIFT]}"]
+    if value & ~SSTATUS_KNOWN:
+        words.append(f"other bits {value & ~SSTATUS_KNOWN:#x}")
+    return " ".join(words)
+
+
+def hvip_words(value):
+    words = [name for bit, name in HVIP_BITS if value & bit]
+    other = value & ~sum(bit for bit, _ in HVIP_BITS)
+    if other:
+        words.append(f"other bits {other:#x}")
+    return " ".join(words) or "none"
+
+
+def vsatp_words(value):
+    mode = value >> 60
+    return (f"{SATP_MODES.get(mode, f'mode {mode}')}, asid {(value >> 44) & 0xFFFF}, "
+            f"root {(value & ((1 << 44) - 1)) << 12:#x}")
+
+
+def features_words(value):
+    return [name for bit, name in FEATURES if value & bit]
+
+
+def bits_list(mask):
+    return [i for i in range(32) if mask >> i & 1]
+
+
+def sources_text(mask):
+    return " ".join(str(i) for i in bits_list(mask)) or "none"
+
+
+def uart_queue(s):
+    queued = min((s["rx_head"] - s["rx_tail"]) & 0xFFFFFFFF, UART_RX_FIFO)
+    return bytes(s["rx"][(s["rx_tail"] + i) % UART_RX_FIFO] for i in range(queued))
+
+
+def guid_text(raw):
+    """16 bytes as a GUID-style string: the bytes in stream order, in hex,
+    grouped 4-2-2-2-6 (no field is byte-swapped)."""
+    h = bytes(raw).hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+
+def printable(data):
+    return "".join(chr(b) if 0x20 <= b < 0x7F else "." for b in data)
+
+
+def hsm_words(v):
+    state = HSM_STATES[v["hsm_state"]] if v["hsm_state"] < len(HSM_STATES) \
+        else f"hsm state {v['hsm_state']}"
+    extra = []
+    if v["waiting"]:
+        extra.append("waiting (WFI or retentive suspend)")
+    if v["resume_nonret"]:
+        extra.append(f"non-retentive resume pending at {v['resume_addr']:#x} "
+                     f"(opaque {v['resume_opaque']:#x})")
+    if v["system_suspend"]:
+        extra.append("system suspend (SBI SUSP: the whole VM sleeps)")
+    return state + "".join(f", {x}" for x in extra)
+
+
+def fwft_words(v):
+    """The vCPU's memory FWFT features in words (MISALIGNED_EXC_DELEG's value
+    is always 1 under Carapace: misaligned accesses trap to the guest)."""
+    return (f"misaligned exception delegation on{' (locked)' if v['misaligned_locked'] else ''}"
+            f", PTE A/D hardware updating {on_off(v['pte_ad_value'], v['pte_ad_locked'])}")
+
+
+def sta_words(v):
+    sta = v["sta_shmem"]
+    return "none" if sta == STA_OFF else f"{STA_SIZE} bytes at {sta:#x}"
+
+
+def pmu_kind(i):
+    return {PMU_CYCLE: "cycle", PMU_INSTRET: "instret"}.get(
+        i, "firmware" if PMU_FW_FIRST <= i < PMU_COUNTERS else "none")
+
+
+def pmu_counters(v):
+    """The configured counters: [{counter, kind, event_idx, event, started, value}]."""
+    return [{"counter": i, "kind": pmu_kind(i), "event_idx": v["pmu_event_idx"][i],
+             "event": pmu_event_words(v["pmu_event_idx"][i]),
+             "started": bool(v["pmu_started"] >> i & 1), "value": v["pmu_value"][i]}
+            for i in range(PMU_COUNTERS) if v["pmu_configured"] >> i & 1]
+
+
+def pmu_words(v):
+    counters = pmu_counters(v)
+    if not counters:
+        return ["  PMU: no counter configured"]
+    started = [c["counter"] for c in counters if c["started"]]
+    out = [f"  PMU: counters configured {' '.join(str(c['counter']) for c in counters)}, "
+           f"started {' '.join(map(str, started)) or 'none'}"]
+    for c in counters:
+        out.append(f"    counter {c['counter']} ({c['kind']}): {c['event']} "
+                   f"(event {c['event_idx']:#x}), {'started' if c['started'] else 'stopped'}, "
+                   f"value {c['value']:#x}")
+    return out
+
+
+def config_json(c):
+    return {"name": cstr(c["name"]), "ram_gpa": c["ram_gpa"], "ram_size": c["ram_size"],
+            "nr_vcpus": c["nr_vcpus"], "cfi_policy": c["cfi_policy"],
+            "cfi": CFI_POLICIES[c["cfi_policy"]] if c["cfi_policy"] < 4 else None,
+            "features": c["features"], "feature_names": features_words(c["features"]),
+            "boot_count": c["boot_count"], "debug_ext": c["debug_ext"],
+            "vs_sv": c["vs_sv"], "guest_time": c["guest_time"],
+            "timebase_hz": c["timebase_hz"], "kernel_image": cstr(c["kernel_image"]),
+            "initrd_image": cstr(c["initrd_image"]), "bootargs": cstr(c["bootargs"])}
+
+
+def vcpu_json(v):
+    out = {k: v[k] for k, _, _, _ in VCPU.fields}
+    out["instance"] = v["instance"]
+    out["record_version"] = v.get("record_version", VERSION)
+    out["fwft"] = {"misaligned_deleg": True, "misaligned_locked": bool(v["misaligned_locked"]),
+                   "pte_ad": bool(v["pte_ad_value"]), "pte_ad_locked": bool(v["pte_ad_locked"]),
+                   "text": fwft_words(v)}
+    out["system_suspend"] = bool(v["system_suspend"])
+    out["sta"] = {"shmem": None if v["sta_shmem"] == STA_OFF else v["sta_shmem"],
+                  "text": sta_words(v)}
+    out["pmu"] = {"configured": bits_list(v["pmu_configured"]),
+                  "started": bits_list(v["pmu_started"]), "counters": pmu_counters(v)}
+    out["hsm"] = HSM_STATES[v["hsm_state"]] if v["hsm_state"] < 3 else None
+    out["cfi"] = {"shadow_stack": bool(v["ss_value"]), "ss_locked": bool(v["ss_locked"]),
+                  "ssp": v["ssp"], "landing_pads": bool(v["lp_value"]),
+                  "lp_locked": bool(v["lp_locked"]), "elp": bool(v["sstatus"] & SSTATUS_SPELP),
+                  "senvcfg_lpe": bool(v["senvcfg"] & ENVCFG_LPE),
+                  "senvcfg_sse": bool(v["senvcfg"] & ENVCFG_SSE), "text": cfi_words(v)}
+    return out
+
+
+def device_fields(d):
+    """A device's state as flat {field: value} (value: int or str), for JSON and diff."""
+    s = d["fields"]
+    if s is None:
+        return {"state": d["state"].hex()}
+    if d["name"] == "uart16550":
+        out = {k: s[k] for k in ("ier", "lcr", "mcr", "scr", "fcr", "dll", "dlm",
+                                 "thre_pending", "irq_level", "rx_head", "rx_tail")}
+        out["rx_queue"] = uart_queue(s).hex()
+        return out
+    if d["name"] == "vmgenid":
+        return {"id": guid_text(s["id"]), "level": s["level"]}
+    out = {f"priority[{i}]": p for i, p in enumerate(s["priority"])}
+    out.update({k: s[k] for k in ("level", "pending", "claimed")})
+    out.update({f"enable[{c}]": e for c, e in enumerate(s["enable"])})
+    out.update({f"threshold[{c}]": t for c, t in enumerate(s["threshold"])})
+    return out
+
+
+def device_json(d):
+    out = {"index": d["index"], "name": d["name"], "state_size": d["state_size"],
+           "state": device_fields(d)}
+    s = d["fields"]
+    if s is not None and d["name"] == "uart16550":
+        out["rx_queued"] = len(uart_queue(s))
+    elif s is not None and d["name"] == "plic":
+        out["pending_sources"] = bits_list(s["pending"])
+        out["enabled_sources"] = [bits_list(e) for e in s["enable"]]
+        out["claimed_sources"] = bits_list(s["claimed"])
+    elif s is not None and d["name"] == "vmgenid":
+        out["generation_id"] = guid_text(s["id"])
+        out["notification_pending"] = bool(s["level"])
+    return out
+
+
+def memory_summary(snap):
+    cfg = snap.config
+    ram_pages = cfg["ram_size"] // PAGE_SIZE if cfg else None
+    pages = snap.memory_pages
+    return {"runs": [{"gpa": r["gpa"], "pages": r["pages"]} for r in snap.runs],
+            "run_count": len(snap.runs), "pages": pages, "bytes": pages * PAGE_SIZE,
+            "ram_pages": ram_pages,
+            "zero_pages_elided": ram_pages - pages if ram_pages is not None else None,
+            "zero_pages_stored": sum(r["zero_pages"] for r in snap.runs)}
+
+
+def compression_text(snap):
+    if not snap.size:
+        return "empty stream"
+    return f"{100.0 * snap.file_size / snap.size:.1f} % of the stream"
+
+
+def inspect_json(snap):
+    h = snap.header
+    return {
+        "file": snap.name, "bytes": snap.size, "valid": snap.valid,
+        "compressed": snap.compressed, "file_bytes": snap.file_size,
+        "problems": [p.as_json() for p in snap.problems],
+        "header": None if h is None else {
+            "magic": h["magic"].decode("latin-1"), "version": h["version"],
+            "header_size": h["header_size"], "flags": h["flags"], "live": snap.live,
+            "reserved": h["reserved"]},
+        "sections": [s.as_json() for s in snap.sections],
+        "config": config_json(snap.config) if snap.config else None,
+        "vcpus": [vcpu_json(v) for v in snap.vcpus],
+        "devices": [device_json(d) for d in snap.devices],
+        "memory": memory_summary(snap),
+        "end": snap.end,
+    }
+
+
+def columns(items, per_line, indent="    "):
+    return [indent + "  ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+
+
+def inspect_text(snap, max_runs=64):
+    """The contents of a (possibly invalid) Snapshot, for people."""
+    out = []
+    h = snap.header
+    if h is None:
+        out.append(f"{snap.name}: {snap.size} bytes, no complete header")
+    else:
+        flags = "live" if snap.live else "none"
+        if h["flags"] & ~KNOWN_FLAGS:
+            flags += f", unknown {h['flags'] & ~KNOWN_FLAGS:#x}"
+        out.append(f"{snap.name}: Carapace snapshot, version {h['version']}, {snap.size} bytes "
+                   f"({human_size(snap.size)}), flags: {flags}")
+    if snap.compressed:
+        out.append(f"  gzip-compressed file: {snap.file_size} bytes "
+                   f"({human_size(snap.file_size)}, {compression_text(snap)}); offsets below "
+                   "are in the expanded stream")
+    if snap.sections:
+        out.append("")
+        out.append(f"sections ({len(snap.sections)}):")
+        out.append(f"  {'OFFSET':>10}  {'SECTION':<22}  {'LENGTH':>8}  CRC32C")
+        for s in snap.sections:
+            if s.crc_actual is None:
+                crc = f"{s.crc:#010x} (not read)"
+            elif s.crc_ok:
+                crc = f"{s.crc:#010x} ok"
+            else:
+                crc = f"{s.crc:#010x} BAD (payload has {s.crc_actual:#010x})"
+            out.append(f"  {s.offset:>10}  {s.label:<22}  {s.length:>8}  {crc}")
+    c = snap.config
+    if c:
+        policy = CFI_POLICIES[c["cfi_policy"]] if c["cfi_policy"] < 4 \
+            else f"policy {c['cfi_policy']}"
+        hz = c["timebase_hz"]
+        seconds = f" ({c['guest_time'] / hz:.6f} s at {hz} Hz)" if hz else f" (timebase {hz})"
+        out += ["", f"config: vm {cstr(c['name'])}",
+                f"  RAM {human_size(c['ram_size'])} ({c['ram_size']:#x} bytes) at "
+                f"{c['ram_gpa']:#x}, {c['nr_vcpus']} vCPU(s), CFI policy {policy}",
+                f"  features: {' '.join(features_words(c['features'])) or 'none'} "
+                f"({c['features']:#x}), debug extension: {'on' if c['debug_ext'] else 'off'}, "
+                f"boot count {c['boot_count']}",
+                f"  guest time {c['guest_time']}{seconds}",
+                f"  kernel image {cstr(c['kernel_image']) or '(none)'}, initrd image "
+                f"{cstr(c['initrd_image']) or '(none)'}",
+                f"  bootargs {json.dumps(cstr(c['bootargs']), ensure_ascii=False)}"]
+    for v in snap.vcpus:
+        out += ["", f"vcpu {v['instance']}: {hsm_words(v)}, pc={v['pc']:#x}",
+                f"  CFI: {cfi_words(v)}",
+                f"  FWFT: {fwft_words(v)}",
+                f"  STA shared memory: {sta_words(v)}"]
+        out += pmu_words(v)
+        if v.get("record_version", VERSION) == 1:
+            out.append("  (a version 1 record: FWFT PTE A/D as its writer ran the guest, no "
+                       "STA, no PMU, no system suspend)")
+        out += [f"  sstatus={v['sstatus']:#x} ({sstatus_words(v['sstatus'])}), "
+                f"hvip={v['hvip']:#x} ({hvip_words(v['hvip'])})",
+                f"  vsstatus={v['vsstatus']:#x} vsie={v['vsie']:#x} vstvec={v['vstvec']:#x} "
+                f"vsscratch={v['vsscratch']:#x}",
+                f"  vsepc={v['vsepc']:#x} vscause={v['vscause']:#x} vstval={v['vstval']:#x}",
+                f"  vsatp={v['vsatp']:#x} ({vsatp_words(v['vsatp'])})",
+                f"  vstimecmp={v['vstimecmp']:#x} scounteren={v['scounteren']:#x} "
+                f"senvcfg={v['senvcfg']:#x} ssp={v['ssp']:#x}",
+                "  registers:"]
+        out += columns([f"x{i}/{GPR_NAMES[i]}={v['gpr'][i]:#x}" for i in range(32)], 4)
+        out.append(f"  floating point: fcsr={v['fcsr']:#x}")
+        out += columns([f"f{i}={v['f'][i]:#x}" for i in range(32)], 4)
+    for d in snap.devices:
+        s = d["fields"]
+        head = f"device {d['index']} {d['name']} ({d['state_size']} bytes of state)"
+        if s is None:
+            out += ["", f"{head}: not decoded"]
+        elif d["name"] == "uart16550":
+            queue = uart_queue(s)
+            out += ["", f"{head}:",
+                    f"  ier={s['ier']:#04x} lcr={s['lcr']:#04x} mcr={s['mcr']:#04x} "
+                    f"scr={s['scr']:#04x} fcr={s['fcr']:#04x} divisor="
+                    f"{s['dlm'] << 8 | s['dll']:#06x} (dll {s['dll']:#04x}, dlm {s['dlm']:#04x})",
+                    f"  THR-empty interrupt pending: {'yes' if s['thre_pending'] else 'no'}, "
+                    f"interrupt line: {'high' if s['irq_level'] else 'low'}",
+                    f"  RX FIFO: {len(queue)} byte(s) queued (head {s['rx_head']}, tail "
+                    f"{s['rx_tail']})" + (":" if queue else "")]
+            for i in range(0, len(queue), 16):
+                chunk = queue[i:i + 16]
+                out.append(f"    {chunk.hex(' '):<47}  |{printable(chunk)}|")
+        elif d["name"] == "vmgenid":
+            pending = ("yes (interrupt line high: the guest has not read this ID yet)"
+                       if s["level"] else "no (interrupt line low)")
+            out += ["", f"{head}:",
+                    f"  generation ID {guid_text(s['id'])}",
+                    f"  notification pending: {pending}",
+                    "  (a restore replaces the ID with a fresh one and raises the line)"]
+        else:
+            nr = c["nr_vcpus"] if c else PLIC_CONTEXTS
+            contexts = [i for i in range(PLIC_CONTEXTS)
+                        if i < nr or s["enable"][i] or s["threshold"][i]]
+            prios = [f"{i}={p}" for i, p in enumerate(s["priority"]) if p]
+            out += ["", f"{head}:",
+                    f"  pending sources: {sources_text(s['pending'])}; claimed (in service): "
+                    f"{sources_text(s['claimed'])}; lines high: {sources_text(s['level'])}",
+                    f"  priorities: {' '.join(prios) or 'all 0'}"]
+            for ctx in contexts:
+                out.append(f"  context {ctx} (vcpu {ctx}): enabled sources "
+                           f"{sources_text(s['enable'][ctx])}, threshold {s['threshold'][ctx]}")
+    if snap.runs or snap.complete:
+        m = memory_summary(snap)
+        out += ["", f"memory: {m['run_count']} run(s), {m['pages']} page(s) stored "
+                    f"({human_size(m['bytes'])})"
+                + (f", {m['zero_pages_elided']} zero page(s) elided, of {m['ram_pages']} "
+                   f"pages of RAM" if m["ram_pages"] is not None else "")]
+        if m["zero_pages_stored"]:
+            out.append(f"  {m['zero_pages_stored']} stored page(s) are all zero "
+                       "(a writer may elide them)")
+        for r in snap.runs[:max_runs]:
+            end = r["gpa"] + r["pages"] * PAGE_SIZE - 1
+            out.append(f"  {r['gpa']:#x}..{end:#x}  {r['pages']} page(s)")
+        if len(snap.runs) > max_runs:
+            out.append(f"  ... {len(snap.runs) - max_runs} more run(s) (--json lists all)")
+    if snap.end:
+        out += ["", f"end: {snap.end['sections']} sections, {snap.end['memory_pages']} memory "
+                    "pages"]
+    out.append("")
+    if snap.problems:
+        out.append(f"INVALID: {len(snap.problems)} problem(s):")
+        out += [f"  {p}" for p in snap.problems]
+    else:
+        out.append("valid")
+    return "\n".join(out)
+
+
