@@ -28,42 +28,117 @@ const char *snap_config_problem(const struct snap_config *c, uint32_t *offset);
 /** snap_config_desc() - the VM description a restore creates (@name: a new
  *  name, or NULL for the saved one). */
 void snap_config_desc(const struct snap_config *c, const char *name, struct vm_desc *d);
-/** snap_vcpu_save()/snap_vcpu_load() - a vCPU's guest state (off its hart). */
+/** snap_vcpu_save()/snap_vcpu_load() - a vCPU's guest state (off its hart),
+ *  every record of it. */
 void snap_vcpu_save(const struct vcpu *v, struct snap_vcpu *s);
 void snap_vcpu_load(struct vcpu *v, const struct snap_vcpu *s);
 /** snap_vcpu_size() - a VCPU section's length in a stream of @version. */
 uint64_t snap_vcpu_size(uint32_t version);
 /** snap_vcpu_from_stream() - a VCPU payload of a @version stream as the
- *  current record (a version 1 record gets what its writer gave the guest). */
-void snap_vcpu_from_stream(const void *payload, uint32_t version, uint32_t features,
-			   struct snap_vcpu *s);
-/** snap_vcpu_check() - NULL if the record can be installed in the VM @c
+ *  current records (an older record gets what its writer gave the guest);
+ *  NULL, or why not (a record header, a field with no place in the current
+ *  records that is not 0) and *@offset: the payload offset at fault. */
+const char *snap_vcpu_from_stream(const void *payload, uint32_t version, uint32_t features,
+				  struct snap_vcpu *s, uint32_t *offset);
+/** snap_vcpu_stream_offset() - where the byte at @offset of struct snap_vcpu
+ *  came from in a VCPU payload of a @version stream. */
+uint32_t snap_vcpu_stream_offset(uint32_t version, uint32_t offset);
+/** snap_vcpu_check() - NULL if the records can be installed in the VM @c
  *  describes (its features, its RAM), else why not. */
 const char *snap_vcpu_check(const struct snap_vcpu *s, const struct snap_config *c);
-/** snap_vcpu_problem() - snap_vcpu_check(), and *@offset: the offset in the
- *  record of the field at fault. */
+/** snap_vcpu_problem() - snap_vcpu_check(), and *@offset: the offset in
+ *  struct snap_vcpu of the field at fault. */
 const char *snap_vcpu_problem(const struct snap_vcpu *s, const struct snap_config *c,
 			      uint32_t *offset);
+/** snap_vcpu_mask() - clear every bit of @s that no bit rule allows a VM
+ *  given @features, and the read-only bits (value rules are the check's: a
+ *  value is never guessed). */
+void snap_vcpu_mask(struct snap_vcpu *s, uint32_t features);
 
-/* The legal-value table (include/abi/snapshot_legal.h), hyp/snap/snap_legal.c. */
-/** snap_legal_config()/snap_legal_vcpu() - NULL if every field the table has a
- *  rule for holds a legal value (a VCPU record: for a VM given @features), else
- *  the first rule broken, naming its field; *@offset: that field's offset. */
+/* The record tables (include/abi/snapshot_records.h), hyp/snap/snap_record.c. */
+/** struct snap_field - a row of a record table: where the field is in its
+ *  record (and in struct vcpu_guest: @live, -1 when the record's hook does
+ *  it), its width and count, and its legal values. */
+struct snap_field {
+	const char *name;
+	uint16_t offset;
+	uint16_t width, count;
+	uint64_t any, zicfilp, zicfiss, svadu;	/* bit rule */
+	uint8_t shift;				/* value rule */
+	uint64_t vmask, legal;
+	uint64_t readonly;
+	int16_t live;
+	uint16_t live_size;
+	const char *bits_why, *value_why;
+};
+/** struct snap_record_desc - a vCPU record: its id, its table, where it is in
+ *  struct snap_vcpu, and the hooks for what the table does not copy or check
+ *  (NULL: none). A check hook's *@offset is in the record. */
+struct snap_record_desc {
+	uint32_t id;
+	const char *name;
+	uint16_t offset, size;	/* of its fields, behind its struct snap_record */
+	const struct snap_field *fields;
+	size_t nr_fields;
+	void (*save)(const struct vcpu *v, void *rec);
+	void (*load)(struct vcpu *v, const void *rec);
+	const char *(*check)(const void *rec, const struct snap_config *c, uint32_t *offset);
+};
+extern const struct snap_record_desc snap_vcpu_records[];
+extern const size_t snap_nr_vcpu_records;
+extern const struct snap_field snap_config_fields[];
+extern const size_t snap_nr_config_fields;
+/** struct snap_v2_field - a field of the frozen version 2 VCPU record. */
+struct snap_v2_field {
+	const char *name;
+	uint16_t offset;
+	uint16_t width, count;
+};
+extern const struct snap_v2_field snap_vcpu_v2_fields[];
+extern const size_t snap_nr_vcpu_v2_fields;
+const struct snap_v2_field *snap_v2_field(const char *name);
+/** snap_get()/snap_put() - a little-endian integer of @size bytes at @p. */
+uint64_t snap_get(const void *p, size_t size);
+void snap_put(void *p, size_t size, uint64_t v);
+/** snap_fields_check() - NULL if each field of @rec holds a legal value for a
+ *  VM given @features, else the first rule broken, naming its field;
+ *  *@offset: that element's offset in @rec. */
+const char *snap_fields_check(const void *rec, const struct snap_field *fields, size_t n,
+			      uint32_t features, uint32_t *offset);
+/** snap_fields_mask() - clear the bits no bit rule allows, and the read-only. */
+void snap_fields_mask(void *rec, const struct snap_field *fields, size_t n, uint32_t features);
+/** snap_fields_save()/snap_fields_load() - copy the fields with a live member
+ *  from/to @live (a struct vcpu_guest). */
+void snap_fields_save(const void *live, void *rec, const struct snap_field *fields, size_t n);
+void snap_fields_load(void *live, const void *rec, const struct snap_field *fields, size_t n);
+/** snap_legal_config() - snap_fields_check() of CONFIG's table. */
 const char *snap_legal_config(const struct snap_config *c, uint32_t *offset);
-const char *snap_legal_vcpu(const struct snap_vcpu *s, uint32_t features, uint32_t *offset);
-/** snap_legal_vcpu_mask() - clear every bit of @s that no bit rule allows a
- *  VM given @features, and the read-only bits (value rules are the check's:
- *  a value is never guessed). */
-void snap_legal_vcpu_mask(struct snap_vcpu *s, uint32_t features);
 /** snap_lost_features() - SNAP_FEAT_* the guest was given and a VM created
  *  here with its policy would not get (0: none lost). */
 uint32_t snap_lost_features(const struct snap_config *c);
 
+/* Admission, shared by restores and incoming migrations (snap_admit.c). */
+/** snap_section_length() - the payload length of a CONFIG, VCPU, DEVICE
+ *  (@instance: its index) or END section in a @version stream; 0: none. */
+uint64_t snap_section_length(uint32_t type, uint32_t instance, uint32_t version);
 /** snap_admit() - check @c as a restore does and create its VM (named @name,
  *  or as saved when NULL), not started; NULL with the refusal's @code and
- *  @why. Shared by restores and incoming migrations. */
+ *  @why. */
 struct vm *snap_admit(const struct snap_config *c, const char *name, const char **code,
 		      const char **why);
+/** snap_admit_vcpu() - check the VCPU payload of a @version stream for the
+ *  VM @c describes and install it in @vm's vCPU @instance; else why not, and
+ *  *@offset: the payload offset of the field at fault. */
+const char *snap_admit_vcpu(struct vm *vm, uint32_t instance, const void *payload,
+			    uint32_t version, const struct snap_config *c, uint32_t *offset);
+/** snap_admit_device() - check the DEVICE payload for device @index and
+ *  install it; else why not. */
+const char *snap_admit_device(struct vm *vm, uint32_t index, const void *payload);
+/** snap_device_save() - device @index's DEVICE payload into @payload (@room
+ *  bytes); its length. */
+size_t snap_device_save(struct vm *vm, uint32_t index, void *payload, size_t room);
+/* The largest DEVICE payload (a struct snap_device and the model's state). */
+#define SNAP_DEVICE_MAX		(sizeof(struct snap_device) + 512)
 
 #define SNAP_PORT_NAME	"org.carapace.stream"
 

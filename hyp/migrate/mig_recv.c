@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The destination side of a live migration (docs/migration.md), a piece at
  * a time from the host services' poll on hart 0. Everything the source sends
- * is checked as a restore checks a snapshot (snap_admit(), snap_vcpu_check(),
- * the device models' load hooks), plus the protocol's order. The VM exists
+ * is checked as a restore checks a snapshot, by the same code (hyp/snap/
+ * snap_admit.c: the CONFIG, the vCPU records' tables and hooks, the device
+ * models' load hooks), plus the protocol's order. The VM exists
  * from CONFIG on and runs only once END has been checked. Until then any
  * failure destroys it (the source resumes its copy on our ABORT); once it
  * runs it stays, whatever comes or breaks: without DONE it is marked
@@ -355,16 +356,16 @@ static void got_end(const struct snap_end *e)
 	mr.phase = R_RUNNING;
 }
 
-/* Exactly the payload size each section type has. */
+/* Exactly the payload size each section type has: the state sections' as a
+ * restore admits them (snap_section_length()), and the protocol's own. */
 static bool length_ok(const struct snap_section *s)
 {
 	switch (s->type) {
-	case SNAP_SEC_CONFIG: return s->length == sizeof(struct snap_config);
-	case SNAP_SEC_VCPU: return s->length == sizeof(struct snap_vcpu);
+	case SNAP_SEC_CONFIG:
+	case SNAP_SEC_VCPU:
 	case SNAP_SEC_DEVICE:
-		return s->instance < vdev_count &&
-		       s->length == sizeof(struct snap_device) + vdev_all[s->instance]->state_size;
-	case SNAP_SEC_END: return s->length == sizeof(struct snap_end);
+	case SNAP_SEC_END:
+		return s->length == snap_section_length(s->type, s->instance, SNAP_VERSION);
 	case MIG_SEC_ZERO: return s->length == sizeof(struct mig_zero);
 	case MIG_SEC_ROUND: return s->length == sizeof(struct mig_round);
 	case MIG_SEC_SWITCHOVER: return s->length == sizeof(struct mig_switchover);
@@ -444,31 +445,26 @@ static void got_section(void)
 	}
 	case SNAP_SEC_VCPU: {
 		const char *why;
+		uint32_t offset;
 
 		if (mr.phase != R_STATE || s->instance != mr.next_vcpu ||
 		    s->instance >= mr.config.nr_vcpus)
 			return refuse("bad-stream", "VCPU out of order");
-		why = snap_vcpu_check(pl, &mr.config);
+		why = snap_admit_vcpu(mr.vm, s->instance, pl, SNAP_VERSION, &mr.config, &offset);
 		if (why)
 			return refuse("bad-stream", why);
-		vcpu_reset(&mr.vm->vcpus[s->instance], 0, 0);
-		snap_vcpu_load(&mr.vm->vcpus[s->instance], pl);
 		mr.next_vcpu++;
 		return;
 	}
 	case SNAP_SEC_DEVICE: {
-		const struct vdev_ops *ops = vdev_all[s->instance];
-		struct snap_device d;
+		const char *why;
 
 		if (mr.phase != R_STATE || mr.next_vcpu != mr.config.nr_vcpus ||
 		    s->instance != mr.next_dev)
 			return refuse("bad-stream", "DEVICE out of order");
-		memcpy(&d, pl, sizeof(d));
-		if (d.reserved || d.state_size != ops->state_size ||
-		    strncmp(d.name, ops->name, sizeof(d.name)) || !memchr(d.name, 0, sizeof(d.name)))
-			return refuse("bad-stream", "not the device this host has at that index");
-		if (ops->load(mr.vm, (const uint8_t *)pl + sizeof(d)))
-			return refuse("bad-stream", "a device register is out of range");
+		why = snap_admit_device(mr.vm, s->instance, pl);
+		if (why)
+			return refuse("bad-stream", why);
 		mr.next_dev++;
 		return;
 	}

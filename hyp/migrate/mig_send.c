@@ -416,15 +416,10 @@ static void stage_state(void)
 		mig_tx_section(&ms.tx, SNAP_SEC_VCPU, ms.index, &s, sizeof(s));
 	} else if (ms.index < vm->cfg.nr_vcpus + vdev_count) {
 		unsigned int d = ms.index - vm->cfg.nr_vcpus;
-		const struct vdev_ops *ops = vdev_all[d];
-		uint8_t payload[sizeof(struct snap_device) + 512];
-		struct snap_device h = { .state_size = ops->state_size };
+		uint8_t payload[SNAP_DEVICE_MAX];
 
-		HYP_ASSERT(ops->state_size <= sizeof(payload) - sizeof(h));
-		memcpy(h.name, ops->name, MIN(strlen(ops->name), sizeof(h.name) - 1));
-		memcpy(payload, &h, sizeof(h));
-		ops->save(vm, payload + sizeof(h));
-		mig_tx_section(&ms.tx, SNAP_SEC_DEVICE, d, payload, sizeof(h) + ops->state_size);
+		mig_tx_section(&ms.tx, SNAP_SEC_DEVICE, d, payload,
+			       snap_device_save(vm, d, payload, sizeof(payload)));
 	} else {
 		struct snap_end e = { ms.tx.sections, ms.pages };
 

@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Restoring a VM from the stream port, a piece at a time from the host
  * services' poll (hart 0). Every byte is checked before it is used: the
- * header, each section's type, order, length and CRC, every field (snap_state.c,
- * the legal-value table of snap_legal.c, the device models' load hooks). The VM exists from CONFIG on but is
- * never scheduled until END has been checked; on any refusal it is destroyed,
+ * header, each section's type, order, length and CRC, every field
+ * (snap_admit.c: the records' tables and hooks, the device models' load
+ * hooks). The VM exists from CONFIG on but is never scheduled until END has been checked; on any refusal it is destroyed,
  * so there is never a half-restored guest, and other VMs are not touched. */
 #include <stddef.h>
 #include <string.h>
-#include <cfi.h>
 #include <errno.h>
 #include <crc32c.h>
 #include <hart.h>
@@ -15,7 +14,6 @@
 #include <snapshot.h>
 #include <virtio_console.h>
 #include <vm.h>
-#include <vsbi.h>
 #include <vm_lifecycle.h>
 
 #define POLL_BUDGET_US	2000
@@ -128,19 +126,6 @@ int snap_load_start(uint64_t bytes, const char *name, snap_done_fn done)
 	return 0;
 }
 
-static uint64_t expected_length(const struct snap_section *s)
-{
-	switch (s->type) {
-	case SNAP_SEC_CONFIG: return sizeof(struct snap_config);
-	case SNAP_SEC_VCPU: return snap_vcpu_size(ld.version);
-	case SNAP_SEC_DEVICE:
-		return s->instance < vdev_count ?
-		       sizeof(struct snap_device) + vdev_all[s->instance]->state_size : 0;
-	case SNAP_SEC_END: return sizeof(struct snap_end);
-	default: return 0;
-	}
-}
-
 /* A section header arrived: is it the one that may come now? */
 static void got_section(void)
 {
@@ -182,60 +167,9 @@ static void got_section(void)
 	default:
 		return refuse("bad-snapshot", "unknown section type");
 	}
-	if (s->length != expected_length(s))
+	if (s->length != snap_section_length(s->type, s->instance, ld.version))
 		return refuse("bad-snapshot", "impossible length for this section");
 	expect((size_t)s->length, L_PAYLOAD);
-}
-
-struct vm *snap_admit(const struct snap_config *c, const char *name, const char **code,
-		      const char **why)
-{
-	struct vm_desc d;
-	struct vm *vm;
-	uint32_t lost;
-	int rc;
-
-	*code = "bad-snapshot";
-	*why = snap_config_check(c);
-	if (*why)
-		return NULL;
-	*code = "invalid";
-	*why = "saved on a host with another timebase";
-	if (c->timebase_hz != timebase_hz)
-		return NULL;
-	lost = snap_lost_features(c);
-	*code = "no-cfi";
-	*why = lost & SNAP_FEAT_ZICFISS ?
-	       "the guest was given shadow stacks (Zicfiss) and this host cannot "
-	       "give them: it would lose its protection" :
-	       "the guest was given landing pads (Zicfilp) and this host cannot "
-	       "give them: it would lose its protection";
-	if (lost & (SNAP_FEAT_ZICFILP | SNAP_FEAT_ZICFISS))
-		return NULL;
-	*code = "no-feature";
-	*why = "the guest was given an extension this host lacks";
-	if (lost)
-		return NULL;
-	*why = "the guest was given a wider paging mode (Sv48/Sv57) than this host's CPU has";
-	if (c->vs_sv > hart_caps.vs_sv)
-		return NULL;
-	snap_config_desc(c, name, &d);
-	rc = vm_alloc(&d, false, &vm, why);
-	if (rc) {
-		*code = rc == -HYP_EEXIST ? "exists" : rc == -HYP_ENOMEM ? "no-memory" : "invalid";
-		return NULL;
-	}
-	/* exactly what the guest had: its ISA, boot count (rng-seed) */
-	vm->cfg.features = c->features;
-	vm->cfg.vs_sv = c->vs_sv ? c->vs_sv : hart_caps.vs_sv;	/* version 1: not recorded */
-	vm->cfg.boot_count = c->boot_count;
-	/* and again what vm_alloc() derived from the features it gave: from the
-	 * guest's now (senvcfg trapped where the VM lacks CFI the host has; the
-	 * SBI extensions' probes), never from this host's */
-	vm->hstateen0 = cfi_hstateen0(vm);
-	vsbi_vm_init(vm);
-	*code = *why = NULL;
-	return vm;
 }
 
 static void got_config(const struct snap_config *c)
@@ -257,31 +191,21 @@ static void got_config(const struct snap_config *c)
 
 static void got_vcpu(const void *payload)
 {
-	struct snap_vcpu rec, *s = &rec;
 	const char *why;
 	uint32_t offset;
 
-	snap_vcpu_from_stream(payload, ld.version, ld.config.features, s);
-	why = snap_vcpu_problem(s, &ld.config, &offset);
+	why = snap_admit_vcpu(ld.vm, ld.sec.instance, payload, ld.version, &ld.config, &offset);
 	if (why)
 		return refuse_field(why, offset);
-	/* reset first: what the record does not hold (derived CSRs) is fresh */
-	vcpu_reset(&ld.vm->vcpus[ld.sec.instance], 0, 0);
-	snap_vcpu_load(&ld.vm->vcpus[ld.sec.instance], s);
 	ld.next_vcpu++;
 }
 
 static void got_device(const uint8_t *payload)
 {
-	const struct vdev_ops *ops = vdev_all[ld.sec.instance];
-	struct snap_device d;
+	const char *why = snap_admit_device(ld.vm, ld.sec.instance, payload);
 
-	memcpy(&d, payload, sizeof(d));
-	if (d.reserved || d.state_size != ops->state_size ||
-	    strncmp(d.name, ops->name, sizeof(d.name)) || !memchr(d.name, 0, sizeof(d.name)))
-		return refuse("bad-snapshot", "not the device this host has at that index");
-	if (ops->load(ld.vm, payload + sizeof(d)))
-		return refuse("bad-snapshot", "a device register is out of range");
+	if (why)
+		return refuse("bad-snapshot", why);
 	ld.next_dev++;
 }
 

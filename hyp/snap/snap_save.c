@@ -32,7 +32,7 @@ enum phase { P_IDLE, P_HEADER, P_CONFIG, P_VCPU, P_DEVICE, P_PREFIX, P_MEMORY, P
 #define PREFIX_MAX	(sizeof(struct snap_header) + \
 			 sizeof(struct snap_section) + sizeof(struct snap_config) + \
 			 SNAP_MAX_VCPUS * (sizeof(struct snap_section) + sizeof(struct snap_vcpu)) + \
-			 4 * (sizeof(struct snap_section) + sizeof(struct snap_device) + 512))
+			 4 * (sizeof(struct snap_section) + SNAP_DEVICE_MAX))
 #define PAGES_PER_CHUNK	(VM_RAM_CHUNK / SNAP_PAGE_SIZE)
 /* A run's CRC is computed before it is sent, in one go on hart 0, where a
  * vCPU waits meanwhile: runs of 64 pages keep that to ~1 ms (2 MiB runs held
@@ -260,15 +260,10 @@ static bool stage_next(void)
 		return true;
 	}
 	case P_DEVICE: {
-		const struct vdev_ops *ops = vdev_all[sv.index];
-		uint8_t payload[sizeof(struct snap_device) + 512];
-		struct snap_device d = { .state_size = ops->state_size };
+		uint8_t payload[SNAP_DEVICE_MAX];
 
-		HYP_ASSERT(ops->state_size <= sizeof(payload) - sizeof(d));
-		memcpy(d.name, ops->name, MIN(strlen(ops->name), sizeof(d.name) - 1));
-		memcpy(payload, &d, sizeof(d));
-		ops->save(vm, payload + sizeof(d));
-		stage_small(SNAP_SEC_DEVICE, sv.index, payload, sizeof(d) + ops->state_size);
+		stage_small(SNAP_SEC_DEVICE, sv.index, payload,
+			    snap_device_save(vm, sv.index, payload, sizeof(payload)));
 		if (++sv.index == vdev_count)
 			sv.phase = sv.live ? P_PREFIX : P_MEMORY;
 		return true;

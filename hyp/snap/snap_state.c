@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Guest state to and from the snapshot structs, and the checks a restore makes
- * before installing anything. Pure: host-tested (tests/unit/test_snap.c). */
+ * before installing anything: CONFIG, and the vCPU records (their tables in
+ * include/abi/snapshot_records.h, their hooks here: what a table does not copy
+ * or check), and the reader of older VCPU records. Pure: host-tested
+ * (tests/unit/test_snap.c). */
 #include <arch/riscv/encoding.h>
 #include <stddef.h>
 #include <string.h>
@@ -29,7 +32,7 @@ const char *snap_header_check(const struct snap_header *h)
 	if (memcmp(h->magic, SNAP_MAGIC, sizeof(h->magic)))
 		return "not a Carapace snapshot (bad magic)";
 	if (h->version < SNAP_VERSION_MIN || h->version > SNAP_VERSION)
-		return "unknown snapshot version (this Carapace reads versions 1 and 2)";
+		return "unknown snapshot version (this Carapace reads versions 1, 2 and 3)";
 	if (h->header_size != sizeof(*h))
 		return "bad header size";
 	if (h->flags & ~SNAP_F_LIVE)
@@ -133,83 +136,32 @@ uint32_t snap_lost_features(const struct snap_config *c)
 	return c->features & ~vm_features((enum cfi_policy)c->cfi_policy);
 }
 
-void snap_vcpu_save(const struct vcpu *v, struct snap_vcpu *s)
-{
-	const struct vcpu_guest *g = &v->g;
+/* The records' hooks: what their tables do not copy or check. */
 
-	memset(s, 0, sizeof(*s));
+/* CORE: x0 is 0; the trapped sstatus keeps the guest's bits and FS, with
+ * SPELP where the spec keeps it (whatever this CPU does); interrupts other
+ * harts posted count as pending (vcpu_put folds them). */
+static void core_save(const struct vcpu *v, void *rec)
+{
+	struct snap_rec_core *r = rec;
+
 	for (unsigned int i = 1; i < 32; i++)
-		s->gpr[i] = g->ctx.gpr[i];
-	s->pc = g->ctx.sepc;
-	s->sstatus = g->ctx.sstatus & (SNAP_SSTATUS_GUEST | SR_FS);
-	s->vsstatus = g->csr.vsstatus;
-	s->vsie = g->csr.vsie;
-	s->vstvec = g->csr.vstvec;
-	s->vsscratch = g->csr.vsscratch;
-	s->vsepc = g->csr.vsepc;
-	s->vscause = g->csr.vscause;
-	s->vstval = g->csr.vstval;
-	s->vsatp = g->csr.vsatp;
-	s->vstimecmp = g->csr.vstimecmp;
-	/* files hold SPELP where the spec keeps it, whatever this CPU does */
-	cfi_spelp_to_spec(v, &s->sstatus, &s->vsstatus);
-	/* interrupts other harts posted count as pending (vcpu_put folds them) */
-	s->hvip = (g->csr.hvip | v->irq_pending) & VS_IRQ_MASK;
-	s->scounteren = g->csr.scounteren;
-	s->senvcfg = g->csr.senvcfg;
-	s->ssp = g->csr.ssp;
-	memcpy(s->f, g->fp.f, sizeof(s->f));
-	s->fcsr = g->fp.fcsr;
-	s->lp_value = g->fwft.lp_value;
-	s->lp_locked = g->fwft.lp_locked;
-	s->ss_value = g->fwft.ss_value;
-	s->ss_locked = g->fwft.ss_locked;
-	s->hsm_state = g->hsm.state;
-	s->waiting = g->hsm.waiting;
-	s->resume_nonret = g->hsm.resume_nonret;
-	s->resume_addr = g->hsm.resume_addr;
-	s->resume_opaque = g->hsm.resume_opaque;
-	s->misaligned_locked = g->fwft_mem.misaligned_locked;
-	s->pte_ad_value = g->fwft_mem.pte_ad_value;
-	s->pte_ad_locked = g->fwft_mem.pte_ad_locked;
-	s->system_suspend = g->hsm.system;
-	s->sta_shmem = g->sta.enabled ? g->sta.shmem : SNAP_STA_OFF;
-	/* off its hart, a vCPU's PMU struct holds every counter's value */
-	s->pmu_configured = g->pmu.configured;
-	s->pmu_started = g->pmu.started;
-	memcpy(s->pmu_event_idx, g->pmu.event_idx, sizeof(s->pmu_event_idx));
-	memcpy(s->pmu_value, g->pmu.value, sizeof(s->pmu_value));
-	/* what the guest's ISA cannot hold (a bit of an extension the hardware
-	 * has and the VM was not given, inert here) is not saved: never a record
-	 * a restore would refuse */
-	snap_legal_vcpu_mask(s, v->vm->cfg.features);
+		r->gpr[i] = v->g.ctx.gpr[i];
+	r->gpr[0] = 0;
+	r->sstatus = v->g.ctx.sstatus & (SNAP_SSTATUS_GUEST | SR_FS);
+	cfi_spelp_to_spec(v, &r->sstatus, &r->vsstatus);
+	r->hvip = (r->hvip | v->irq_pending) & VS_IRQ_MASK;
 }
 
-static void pmu_from_record(const struct snap_vcpu *s, struct vcpu_pmu *p)
+/* The HS sstatus image: the trap's SPP, SPIE, SPELP are the guest's, the
+ * rest (FS on, UXL) the hypervisor's own, as a vCPU reset sets them. */
+static void core_load(struct vcpu *v, const void *rec)
 {
-	memset(p, 0, sizeof(*p));
-	p->configured = s->pmu_configured;
-	p->started = s->pmu_started;
-	memcpy(p->event_idx, s->pmu_event_idx, sizeof(p->event_idx));
-	memcpy(p->value, s->pmu_value, sizeof(p->value));
-}
+	const struct snap_rec_core *r = rec;
 
-uint64_t snap_vcpu_size(uint32_t version)
-{
-	return version == 1 ? SNAP_VCPU_V1_SIZE : sizeof(struct snap_vcpu);
-}
-
-void snap_vcpu_from_stream(const void *payload, uint32_t version, uint32_t features,
-			   struct snap_vcpu *s)
-{
-	memset(s, 0, sizeof(*s));
-	memcpy(s, payload, snap_vcpu_size(version));
-	if (version == 1) {
-		/* what a version 1 writer ran its guests with: A/D updating on
-		 * wherever they had Svadu, no STA, no PMU */
-		s->pte_ad_value = !!(features & SNAP_FEAT_SVADU);
-		s->sta_shmem = SNAP_STA_OFF;
-	}
+	for (unsigned int i = 1; i < 32; i++)
+		v->g.ctx.gpr[i] = r->gpr[i];
+	v->g.ctx.sstatus = (r->sstatus & SNAP_SSTATUS_GUEST) | VCPU_SSTATUS_HOST;
 }
 
 /* Bare, or a mode the host CPU has: a write of another is ignored (WARL). */
@@ -224,36 +176,303 @@ static bool vsatp_mode_ok(uint64_t vsatp)
 	}
 }
 
-const char *snap_vcpu_problem(const struct snap_vcpu *s, const struct snap_config *c,
-			      uint32_t *offset)
+static const char *core_check(const void *rec, const struct snap_config *c, uint32_t *offset)
 {
-	const char *why = snap_legal_vcpu(s, c->features, offset);
+	const struct snap_rec_core *r = rec;
+
+	(void)c;
+	*offset = offsetof(struct snap_rec_core, gpr);
+	if (r->gpr[0])
+		return "x0 is not 0";
+	*offset = offsetof(struct snap_rec_core, vsatp);
+	if (!vsatp_mode_ok(r->vsatp))
+		return "the guest's page tables use a paging mode this host's CPU lacks";
+	return NULL;
+}
+
+static const char *hsm_check(const void *rec, const struct snap_config *c, uint32_t *offset)
+{
+	const struct snap_rec_hsm *r = rec;
+
+	(void)c;
+	*offset = offsetof(struct snap_rec_hsm, system_suspend);
+	if (r->system_suspend && (r->hsm_state != VCPU_HSM_SUSPENDED || !r->resume_nonret))
+		return "a system suspend is a non-retentive suspend";
+	return NULL;
+}
+
+static void sta_save(const struct vcpu *v, void *rec)
+{
+	struct snap_rec_sta *r = rec;
+
+	r->sta_shmem = v->g.sta.enabled ? v->g.sta.shmem : SNAP_STA_OFF;
+}
+
+static void sta_load(struct vcpu *v, const void *rec)
+{
+	const struct snap_rec_sta *r = rec;
+
+	v->g.sta.enabled = r->sta_shmem != SNAP_STA_OFF;
+	v->g.sta.shmem = v->g.sta.enabled ? r->sta_shmem : 0;
+}
+
+static const char *sta_check(const void *rec, const struct snap_config *c, uint32_t *offset)
+{
+	const struct snap_rec_sta *r = rec;
+
+	*offset = offsetof(struct snap_rec_sta, sta_shmem);
+	if (r->sta_shmem != SNAP_STA_OFF &&
+	    (r->sta_shmem % SBI_STA_RECORD_SIZE || r->sta_shmem < c->ram_gpa ||
+	     r->sta_shmem - c->ram_gpa > c->ram_size - SBI_STA_RECORD_SIZE))
+		return "STA shared memory: 64-byte aligned, inside the VM's RAM";
+	return NULL;
+}
+
+static void pmu_from_record(const struct snap_rec_pmu *r, struct vcpu_pmu *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->configured = r->pmu_configured;
+	p->started = r->pmu_started;
+	memcpy(p->event_idx, r->pmu_event_idx, sizeof(p->event_idx));
+	memcpy(p->value, r->pmu_value, sizeof(p->value));
+}
+
+/* off its hart, a vCPU's PMU struct holds every counter's value (the table
+ * copied it); the live counters follow it */
+static void pmu_load(struct vcpu *v, const void *rec)
+{
 	struct vcpu_pmu pmu;
 
-	if (why)
-		return why;
-	*offset = offsetof(struct snap_vcpu, gpr);
-	if (s->gpr[0])
-		return "x0 is not 0";
-	*offset = offsetof(struct snap_vcpu, system_suspend);
-	if (s->system_suspend && (s->hsm_state != VCPU_HSM_SUSPENDED || !s->resume_nonret))
-		return "a system suspend is a non-retentive suspend";
-	*offset = offsetof(struct snap_vcpu, reserved3);
-	if (s->reserved3[0] || s->reserved3[1])
-		return "reserved field is not 0";
-	*offset = offsetof(struct snap_vcpu, vsatp);
-	if (!vsatp_mode_ok(s->vsatp))
-		return "the guest's page tables use a paging mode this host's CPU lacks";
-	*offset = offsetof(struct snap_vcpu, sta_shmem);
-	if (s->sta_shmem != SNAP_STA_OFF &&
-	    (s->sta_shmem % SBI_STA_RECORD_SIZE || s->sta_shmem < c->ram_gpa ||
-	     s->sta_shmem - c->ram_gpa > c->ram_size - SBI_STA_RECORD_SIZE))
-		return "STA shared memory: 64-byte aligned, inside the VM's RAM";
-	*offset = offsetof(struct snap_vcpu, pmu_configured);
-	pmu_from_record(s, &pmu);
+	pmu_from_record(rec, &pmu);
+	memset(&v->g.pmu, 0, sizeof(v->g.pmu));
+	pmu_vcpu_restore(v, &pmu);	/* checked by pmu_check(); posts its load */
+}
+
+static const char *pmu_check(const void *rec, const struct snap_config *c, uint32_t *offset)
+{
+	struct vcpu_pmu pmu;
+
+	(void)c;
+	*offset = offsetof(struct snap_rec_pmu, pmu_configured);
+	pmu_from_record(rec, &pmu);
 	if (!pmu_state_check(&pmu))
 		return "PMU counters: an unknown counter, an event it cannot count, or started "
 		       "without an event";
+	return NULL;
+}
+
+#define SNAP_LIVE(m)	offsetof(struct vcpu_guest, m), sizeof(((struct vcpu_guest *)0)->m)
+#define SNAP_HOOK	-1, 0
+#define BITS_WHY(f, what)	#f " has a bit a guest given this VM's ISA cannot hold (legal: " what ")"
+#define VALUE_WHY(f, what)	#f " is out of range (legal: " what ")"
+/* A row as a struct snap_field (the bits and value rules expand to several
+ * initializers, so each record's macro builds its row itself). */
+#define HEAD(T, name, type) \
+	#name, offsetof(T, name), sizeof(type), sizeof(((T *)0)->name) / sizeof(type)
+#define WHY(name, what)		BITS_WHY(name, what), VALUE_WHY(name, what)
+#define CORE_FIELD(n, t, d, bits, value, ro, live, what) \
+	{ HEAD(struct snap_rec_core, n, t), bits, value, ro, live, WHY(n, what) },
+#define FP_FIELD(n, t, d, bits, value, ro, live, what) \
+	{ HEAD(struct snap_rec_fp, n, t), bits, value, ro, live, WHY(n, what) },
+#define CFI_FIELD(n, t, d, bits, value, ro, live, what) \
+	{ HEAD(struct snap_rec_cfi, n, t), bits, value, ro, live, WHY(n, what) },
+#define FWFT_FIELD(n, t, d, bits, value, ro, live, what) \
+	{ HEAD(struct snap_rec_fwft, n, t), bits, value, ro, live, WHY(n, what) },
+#define HSM_FIELD(n, t, d, bits, value, ro, live, what) \
+	{ HEAD(struct snap_rec_hsm, n, t), bits, value, ro, live, WHY(n, what) },
+#define STA_FIELD(n, t, d, bits, value, ro, live, what) \
+	{ HEAD(struct snap_rec_sta, n, t), bits, value, ro, live, WHY(n, what) },
+#define PMU_FIELD(n, t, d, bits, value, ro, live, what) \
+	{ HEAD(struct snap_rec_pmu, n, t), bits, value, ro, live, WHY(n, what) },
+
+static const struct snap_field core_fields[] = { SNAP_REC_CORE(CORE_FIELD) };
+static const struct snap_field fp_fields[] = { SNAP_REC_FP(FP_FIELD) };
+static const struct snap_field cfi_fields[] = { SNAP_REC_CFI(CFI_FIELD) };
+static const struct snap_field fwft_fields[] = { SNAP_REC_FWFT(FWFT_FIELD) };
+static const struct snap_field hsm_fields[] = { SNAP_REC_HSM(HSM_FIELD) };
+static const struct snap_field sta_fields[] = { SNAP_REC_STA(STA_FIELD) };
+static const struct snap_field pmu_fields[] = { SNAP_REC_PMU(PMU_FIELD) };
+
+#define RECORD(id, NAME, name, save, load, check) \
+	{ id, #NAME, offsetof(struct snap_vcpu, name), sizeof(struct snap_rec_##name), \
+	  name##_fields, ARRAY_SIZE(name##_fields), save, load, check }
+const struct snap_record_desc snap_vcpu_records[] = {
+	RECORD(SNAP_REC_ID_CORE, CORE, core, core_save, core_load, core_check),
+	RECORD(SNAP_REC_ID_FP, FP, fp, NULL, NULL, NULL),
+	RECORD(SNAP_REC_ID_CFI, CFI, cfi, NULL, NULL, NULL),
+	RECORD(SNAP_REC_ID_FWFT, FWFT, fwft, NULL, NULL, NULL),
+	RECORD(SNAP_REC_ID_HSM, HSM, hsm, NULL, NULL, hsm_check),
+	RECORD(SNAP_REC_ID_STA, STA, sta, sta_save, sta_load, sta_check),
+	RECORD(SNAP_REC_ID_PMU, PMU, pmu, NULL, pmu_load, pmu_check),
+};
+const size_t snap_nr_vcpu_records = ARRAY_SIZE(snap_vcpu_records);
+
+#define REC_COUNT(id, NAME, name)	+1
+_Static_assert(ARRAY_SIZE(snap_vcpu_records) == 0 SNAP_VCPU_RECORDS(REC_COUNT),
+	       "a descriptor for every record of SNAP_VCPU_RECORDS");
+
+static void *rec_of(struct snap_vcpu *s, const struct snap_record_desc *d)
+{
+	return (uint8_t *)s + d->offset;
+}
+
+static const void *crec_of(const struct snap_vcpu *s, const struct snap_record_desc *d)
+{
+	return (const uint8_t *)s + d->offset;
+}
+
+static void set_headers(struct snap_vcpu *s)
+{
+	for (size_t i = 0; i < snap_nr_vcpu_records; i++) {
+		const struct snap_record_desc *d = &snap_vcpu_records[i];
+		struct snap_record h = { d->id, d->size };
+
+		memcpy((uint8_t *)s + d->offset - sizeof(h), &h, sizeof(h));
+	}
+}
+
+void snap_vcpu_mask(struct snap_vcpu *s, uint32_t features)
+{
+	for (size_t i = 0; i < snap_nr_vcpu_records; i++) {
+		const struct snap_record_desc *d = &snap_vcpu_records[i];
+
+		snap_fields_mask(rec_of(s, d), d->fields, d->nr_fields, features);
+	}
+}
+
+void snap_vcpu_save(const struct vcpu *v, struct snap_vcpu *s)
+{
+	memset(s, 0, sizeof(*s));
+	set_headers(s);
+	for (size_t i = 0; i < snap_nr_vcpu_records; i++) {
+		const struct snap_record_desc *d = &snap_vcpu_records[i];
+
+		snap_fields_save(&v->g, rec_of(s, d), d->fields, d->nr_fields);
+		if (d->save)
+			d->save(v, rec_of(s, d));
+	}
+	/* what the guest's ISA cannot hold (a bit of an extension the hardware
+	 * has and the VM was not given, inert here) is not saved: never a record
+	 * a restore would refuse */
+	snap_vcpu_mask(s, v->vm->cfg.features);
+}
+
+uint64_t snap_vcpu_size(uint32_t version)
+{
+	return version == 1 ? SNAP_VCPU_V1_SIZE :
+	       version == 2 ? sizeof(struct snap_vcpu_v2) : sizeof(struct snap_vcpu);
+}
+
+/* The record field named @name, and its offset in struct snap_vcpu. */
+static const struct snap_field *field_named(const char *name, uint32_t *at)
+{
+	for (size_t i = 0; i < snap_nr_vcpu_records; i++) {
+		const struct snap_record_desc *d = &snap_vcpu_records[i];
+
+		for (size_t j = 0; j < d->nr_fields; j++)
+			if (!strcmp(d->fields[j].name, name)) {
+				*at = d->offset + d->fields[j].offset;
+				return &d->fields[j];
+			}
+	}
+	return NULL;
+}
+
+/* Versions 1 and 2: each field goes to its namesake; one without MUST be 0
+ * (a reserved field). A version 1 record is the first 672 bytes of a
+ * version 2 one, and gets what its writer ran the guest with: A/D updating
+ * on wherever it had Svadu, no STA, no PMU. */
+static const char *from_v2(const uint8_t *payload, uint32_t version, uint32_t features,
+			   struct snap_vcpu *s, uint32_t *offset)
+{
+	struct snap_vcpu_v2 old;
+
+	memset(&old, 0, sizeof(old));
+	memcpy(&old, payload, snap_vcpu_size(version));
+	if (version == 1) {
+		old.pte_ad_value = !!(features & SNAP_FEAT_SVADU);
+		old.sta_shmem = SNAP_STA_OFF;
+	}
+	memset(s, 0, sizeof(*s));
+	set_headers(s);
+	for (size_t i = 0; i < snap_nr_vcpu_v2_fields; i++) {
+		const struct snap_v2_field *o = &snap_vcpu_v2_fields[i];
+		uint32_t at;
+		const struct snap_field *f = field_named(o->name, &at);
+
+		for (unsigned int e = 0; e < o->count; e++) {
+			uint64_t v = snap_get((const uint8_t *)&old + o->offset + e * o->width, o->width);
+
+			if (!f) {
+				*offset = o->offset + e * o->width;
+				if (v)
+					return "reserved field is not 0";
+				continue;
+			}
+			snap_put((uint8_t *)s + at + e * f->width, f->width, v);
+		}
+	}
+	return NULL;
+}
+
+const char *snap_vcpu_from_stream(const void *payload, uint32_t version, uint32_t features,
+				  struct snap_vcpu *s, uint32_t *offset)
+{
+	if (version < 3)
+		return from_v2(payload, version, features, s, offset);
+	memcpy(s, payload, sizeof(*s));
+	for (size_t i = 0; i < snap_nr_vcpu_records; i++) {
+		const struct snap_record_desc *d = &snap_vcpu_records[i];
+		struct snap_record h;
+
+		*offset = d->offset - sizeof(h);
+		memcpy(&h, (const uint8_t *)s + *offset, sizeof(h));
+		if (h.id != d->id)
+			return "records out of order, missing or unknown (CORE, FP, CFI, FWFT, HSM, STA, "
+			       "PMU by id)";
+		*offset += offsetof(struct snap_record, size);
+		if (h.size != d->size)
+			return "a record's size is not its layout's";
+	}
+	return NULL;
+}
+
+uint32_t snap_vcpu_stream_offset(uint32_t version, uint32_t offset)
+{
+	if (version >= 3)
+		return offset;
+	for (size_t i = 0; i < snap_nr_vcpu_records; i++) {
+		const struct snap_record_desc *d = &snap_vcpu_records[i];
+
+		for (size_t j = 0; j < d->nr_fields; j++) {
+			const struct snap_field *f = &d->fields[j];
+			uint32_t at = d->offset + f->offset;
+			const struct snap_v2_field *o;
+
+			if (offset < at || offset >= at + f->width * f->count)
+				continue;
+			o = snap_v2_field(f->name);
+			return o ? o->offset + (offset - at) / f->width * o->width : 0;
+		}
+	}
+	return 0;
+}
+
+const char *snap_vcpu_problem(const struct snap_vcpu *s, const struct snap_config *c,
+			      uint32_t *offset)
+{
+	for (size_t i = 0; i < snap_nr_vcpu_records; i++) {
+		const struct snap_record_desc *d = &snap_vcpu_records[i];
+		const char *why = snap_fields_check(crec_of(s, d), d->fields, d->nr_fields,
+						    c->features, offset);
+
+		if (!why && d->check)
+			why = d->check(crec_of(s, d), c, offset);
+		if (why) {
+			*offset += d->offset;
+			return why;
+		}
+	}
 	return NULL;
 }
 
@@ -266,56 +485,22 @@ const char *snap_vcpu_check(const struct snap_vcpu *s, const struct snap_config 
 
 void snap_vcpu_load(struct vcpu *v, const struct snap_vcpu *s)
 {
-	struct vcpu_guest *g = &v->g;
 	struct snap_vcpu legal = *s;
-	struct vcpu_pmu pmu;
 
 	/* checked by snap_vcpu_check(); masked again all the same, so that no bit
 	 * a guest could not have written reaches a CSR */
-	snap_legal_vcpu_mask(&legal, v->vm->cfg.features);
-	s = &legal;
-	memset(g, 0, sizeof(*g));
-	for (unsigned int i = 1; i < 32; i++)
-		g->ctx.gpr[i] = s->gpr[i];
-	g->ctx.sepc = s->pc;
-	/* the HS sstatus image: the trap's SPP, SPIE, SPELP are the guest's, the
-	 * rest (FS on, UXL) the hypervisor's own, as a vCPU reset sets them */
-	g->ctx.sstatus = (s->sstatus & SNAP_SSTATUS_GUEST) | VCPU_SSTATUS_HOST;
-	g->csr.vsstatus = s->vsstatus;
-	g->csr.vsie = s->vsie;
-	g->csr.vstvec = s->vstvec;
-	g->csr.vsscratch = s->vsscratch;
-	g->csr.vsepc = s->vsepc;
-	g->csr.vscause = s->vscause;
-	g->csr.vstval = s->vstval;
-	g->csr.vsatp = s->vsatp;
-	g->csr.vstimecmp = s->vstimecmp;
-	g->csr.hvip = s->hvip & VS_IRQ_MASK;
-	g->csr.scounteren = s->scounteren;
-	g->csr.senvcfg = s->senvcfg;
-	g->csr.ssp = s->ssp;
-	memcpy(g->fp.f, s->f, sizeof(g->fp.f));
-	g->fp.fcsr = s->fcsr;
-	g->fwft.lp_value = s->lp_value;
-	g->fwft.lp_locked = s->lp_locked;
-	g->fwft.ss_value = s->ss_value;
-	g->fwft.ss_locked = s->ss_locked;
-	g->hsm.state = (enum vcpu_hsm_state)s->hsm_state;
-	g->hsm.waiting = s->waiting;
-	g->hsm.resume_nonret = s->resume_nonret;
-	g->hsm.resume_addr = s->resume_addr;
-	g->hsm.resume_opaque = s->resume_opaque;
-	g->hsm.system = s->system_suspend;
-	g->fwft_mem.misaligned_locked = s->misaligned_locked;
-	g->fwft_mem.pte_ad_value = s->pte_ad_value;
-	g->fwft_mem.pte_ad_locked = s->pte_ad_locked;
-	g->sta.enabled = s->sta_shmem != SNAP_STA_OFF;
-	g->sta.shmem = g->sta.enabled ? s->sta_shmem : 0;
+	snap_vcpu_mask(&legal, v->vm->cfg.features);
+	memset(&v->g, 0, sizeof(v->g));
 	v->irq_pending = 0;
+	v->requests = VCPU_REQ_FENCE_I | VCPU_REQ_HFENCE_VVMA;	/* the PMU's hook adds its load */
+	for (size_t i = 0; i < snap_nr_vcpu_records; i++) {
+		const struct snap_record_desc *d = &snap_vcpu_records[i];
+
+		snap_fields_load(&v->g, crec_of(&legal, d), d->fields, d->nr_fields);
+		if (d->load)
+			d->load(v, crec_of(&legal, d));
+	}
 	/* derived state follows the restored FWFT values (never taken raw) */
 	v->henvcfg = (v->henvcfg & ~(ENVCFG_LPE | ENVCFG_SSE | ENVCFG_ADUE)) | vcpu_henvcfg_guest(v);
 	cfi_spelp_from_spec(v);
-	v->requests = VCPU_REQ_FENCE_I | VCPU_REQ_HFENCE_VVMA;
-	pmu_from_record(s, &pmu);
-	pmu_vcpu_restore(v, &pmu);	/* checked by snap_vcpu_check(); posts its load */
 }

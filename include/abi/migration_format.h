@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The live-migration protocol, version 3 (docs/migration.md is normative;
+/* The live-migration protocol, version 4 (docs/migration.md is normative;
  * this header is its C form, shared by the hypervisor and its tests).
  *
  * Two byte streams between a source hypervisor (S) and a destination (D),
@@ -26,7 +26,7 @@
 #include <abi/snapshot_format.h>
 
 #define MIG_MAGIC		"CARAMIGR"	/* 8 bytes, no NUL; in a snap_header */
-#define MIG_VERSION		3	/* 3: a move is kept once the VM ran on D */
+#define MIG_VERSION		4	/* 4: VCPU sections of records (snapshot version 3) */
 
 enum mig_section_type {
 	/* 1..5 as in the snapshot format: CONFIG, VCPU, DEVICE, MEMORY, END */

@@ -358,10 +358,10 @@ void fuzz_check_vcpus(struct vm *vm, const struct snap_config *c)
 		/* the save masks with the legal-value table: had the restore
 		 * installed a bit the table does not allow, it would show here */
 		CHECK((v->g.ctx.sstatus & SR_FS) && (v->g.ctx.sstatus & SR_UXL) == SR_UXL_64);
-		CHECK(s.pc == v->g.ctx.sepc && s.vsie == v->g.csr.vsie &&
-		      s.vsepc == v->g.csr.vsepc && s.scounteren == v->g.csr.scounteren &&
-		      s.senvcfg == v->g.csr.senvcfg && s.ssp == v->g.csr.ssp &&
-		      s.fcsr == v->g.fp.fcsr && s.hvip == v->g.csr.hvip);
-		CHECK((s.vsstatus & ~SR_SPELP) == (v->g.csr.vsstatus & ~SR_SPELP));
+		CHECK(s.core.pc == v->g.ctx.sepc && s.core.vsie == v->g.csr.vsie &&
+		      s.core.vsepc == v->g.csr.vsepc && s.core.scounteren == v->g.csr.scounteren &&
+		      s.core.senvcfg == v->g.csr.senvcfg && s.cfi.ssp == v->g.csr.ssp &&
+		      s.fp.fcsr == v->g.fp.fcsr && s.core.hvip == v->g.csr.hvip);
+		CHECK((s.core.vsstatus & ~SR_SPELP) == (v->g.csr.vsstatus & ~SR_SPELP));
 	}
 }

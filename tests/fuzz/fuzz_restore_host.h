@@ -65,7 +65,7 @@ void fuzz_fix_crcs(uint8_t *s, size_t len);
 void fuzz_check_devices(struct vm *vm);
 /** fuzz_check_vcpus() - what @vm (restored from a stream with @c) holds is
  *  legal for it: every vCPU saves to a record the checks accept, with no bit
- *  the save had to drop (hyp/include/snapshot_legal.h), FS on in its trapped
+ *  the save had to drop (include/abi/snapshot_records.h), FS on in its trapped
  *  context; hstateen0 and the SBI probes follow the guest's features. */
 void fuzz_check_vcpus(struct vm *vm, const struct snap_config *c);
 

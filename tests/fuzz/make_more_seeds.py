@@ -15,8 +15,8 @@
   fdt_host   host DTBs: QEMU virt's shape with Carapace's /chosen VM nodes,
              compiled with dtc from the sources below
 
-The migration streams reuse the snapshot layouts of tools/carapace-snap
-through tests/fuzz/make_seeds.py. Deterministic: running it again writes the
+The migration streams (protocol 4) reuse the snapshot layouts of the
+carapace package through tests/fuzz/make_seeds.py. Deterministic: running it again writes the
 same bytes (dtc included).
 
     /usr/bin/python3 tests/fuzz/make_more_seeds.py [TARGET...]
@@ -139,7 +139,7 @@ def mgmt_seeds():
 
 
 MIG_MAGIC = b"CARAMIGR"
-MIG_VERSION = 3
+MIG_VERSION = 4                # include/abi/migration_format.h: VCPU sections of records
 CAPS, ACCEPT, ZERO, ROUND, SWITCHOVER, RUNNING, DONE, ABORT = range(16, 24)
 
 
@@ -238,7 +238,7 @@ def mig_seeds():
         "bad-snapshot-magic": h + ms.stream(runs=()),
         "fixcrc-valid": mig_hdr(flags=0x08) + mig_stream(nr_vcpus=2),
         "fixcrc-bad-config": mig_hdr(flags=0x08) + mig_stream(config_over={"nr_vcpus": 9}),
-        # restored CSRs a guest could never have written (include/abi/snapshot_legal.h)
+        # restored CSRs a guest could never have written (include/abi/snapshot_records.h)
         "fixcrc-legal-fs-off": mig_hdr(flags=0x08) + mig_stream(vcpu_over={"sstatus": 1 << 8}),
         "fixcrc-legal-vsstatus-tw": mig_hdr(flags=0x08) + mig_stream(
             vcpu_over={"vsstatus": (2 << 32) | 1 << 21}),

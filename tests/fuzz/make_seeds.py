@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: MIT
 """Writes the seed corpus of the snapshot-restore fuzz target
 (tests/fuzz/corpus/snap_load/): small valid snapshot streams of a tiny VM
-(8 MiB RAM, 1-2 vCPUs, a few memory runs, every CRC right; format version 2,
-and version 1 streams, which a restore reads too) and some damaged
+(8 MiB RAM, 1-2 vCPUs, a few memory runs, every CRC right; format version 3,
+the same seeds in version 2 (named v2-*: the reader of older versions, which
+reads their one VCPU record into the records by name) and version 1 streams,
+which a restore reads too) and some damaged
 ones, each behind the 8-byte harness header tests/fuzz/fuzz_snap_load.c reads
 (flags, announced-length delta, six chunk sizes); seeds named *.snap are
 plain snapshot files, which the harness also takes. Seeds named fixcrc-* have
@@ -19,6 +21,7 @@ to be valid is verified with it before it is written.
 Deterministic: running it again writes the same bytes.
 """
 
+import functools
 import struct
 import sys
 from pathlib import Path
@@ -65,7 +68,13 @@ def page(seed):
     return bytes(buf)
 
 
-def vcpu_record(i, cfi=True):
+def vcpu_layout(version):
+    """The VCPU payload's layout in a @version stream (a version 1 record is
+    the first VCPU_V1_SIZE bytes of the version 2 one)."""
+    return snap.VCPU if version >= 3 else snap.VCPU_V2
+
+
+def vcpu_record(i, cfi=True, version=snap.VERSION):
     v = {"gpr": [0] + [0x1000 * (i + 1) + r for r in range(1, 32)],
          "pc": RAM_BASE + 0x200000 + 0x40 * i,
          "sstatus": SSTATUS_SPP | SSTATUS_SPIE | SSTATUS_FS_DIRTY | (SSTATUS_SPELP if cfi else 0),
@@ -82,7 +91,10 @@ def vcpu_record(i, cfi=True):
          "sta_shmem": snap.STA_OFF}
     if cfi:
         v.update(lp_value=1, lp_locked=1, ss_value=1, ss_locked=0)
-    return snap.VCPU.encode(v)
+    if version >= 3:                # each record behind its {id, size}
+        for rid, _, name, layout in snap.RECORDS:
+            v[f"{name}_rec_id"], v[f"{name}_rec_size"] = rid, layout.size
+    return vcpu_layout(version).encode(v)
 
 
 def device_state(name, nr_vcpus, queued=b""):
@@ -135,11 +147,12 @@ def stream(name="alpha", nr_vcpus=1, ram=8 * MiB, runs=((0x200000, 1),), cfi=Tru
     if config_over:
         config = override(snap.CONFIG, config, config_over)
     out.append(section(snap.SEC_CONFIG, 0, config))
+    rec_version = vcpu_version or version
     for i in range(nr_vcpus):
-        rec = vcpu_record(i, cfi)
+        rec = vcpu_record(i, cfi, rec_version)
         if vcpu_over and i == nr_vcpus - 1:
-            rec = override(snap.VCPU, rec, vcpu_over)
-        rec = rec[:snap.vcpu_size(vcpu_version or version)]
+            rec = override(vcpu_layout(rec_version), rec, vcpu_over)
+        rec = rec[:snap.vcpu_size(rec_version)]
         out.append(section(snap.SEC_VCPU, i, rec))
     for idx, (dname, layout) in enumerate(snap.DEVICES):
         state = device_state(dname, nr_vcpus, queued)
@@ -182,12 +195,45 @@ def flip(data, at, xor=0x01):
 
 def seeds():
     """(file name, bytes, valid?) of every seed (None: valid once the harness
-    has set its CRCs right)."""
-    one = stream()
-    two = stream(name="beta-2", nr_vcpus=2,
-                 runs=((0x0, 1), (0x1000, 1), (0x400000, 1)))   # adjacent runs, a gap
-    plain_off = stream(name="gamma_0", cfi=False, live=True, runs=(), queued=b"")
+    has set its CRCs right): those of the version written, those of version 2
+    named v2-*, and those only one version has."""
+    out = versioned_seeds(snap.VERSION)
+    out += [("v2-" + name, data, valid) for name, data, valid in versioned_seeds(2)]
     old = stream(name="old-1", nr_vcpus=2, version=1, runs=((0x0, 1), (0x3000, 2)))
+    out += [
+        # valid: a version 1 stream (672-byte VCPU records), whole and split
+        ("valid-v1-2vcpu.snap", old, True),
+        ("valid-v1-2vcpu-split", harness(old, sizes=(5, 200, 1, 255, 167, 3)), True),
+        # the VCPU length follows the header's version, whatever the body holds
+        ("bad-v1-header-v2-vcpu", harness(stream(name="mix", version=1, vcpu_version=2,
+                                                 runs=())), False),
+        ("bad-v2-header-v1-vcpu", harness(stream(name="mix", version=2, vcpu_version=1,
+                                                 runs=())), False),
+        ("bad-v3-header-v2-vcpu", harness(stream(name="mix", version=3, vcpu_version=2,
+                                                 runs=())), False),
+        ("bad-v2-header-v3-vcpu", harness(stream(name="mix", version=2, vcpu_version=3,
+                                                 runs=())), False),
+        # CONFIG's vs_sv is a reserved field in version 1
+        ("bad-v1-config-vs-sv", harness(stream(name="old", version=1, runs=(),
+                                               config_over={"vs_sv": 57})), False),
+        # the version 2 record's reserved fields have no place in the records
+        ("bad-vcpu-reserved3", harness(stream(version=2, vcpu_over={"reserved3": [0, 1]},
+                                              runs=())), False),
+        # version 3: the records in id order, each of its own size
+        ("bad-v3-record-order", harness(stream(vcpu_over={"fp_rec_id": 3}, runs=())), False),
+        ("fixcrc-bad-v3-record-size", harness(stream(vcpu_over={"pmu_rec_size": 8}, runs=()),
+                                              flags=FL_FIX_CRC), False),
+    ]
+    return out
+
+
+def versioned_seeds(version):
+    """The seeds of streams of @version (2 or 3), named without it."""
+    vstream = functools.partial(stream, version=version)
+    one = vstream()
+    two = vstream(name="beta-2", nr_vcpus=2,
+                  runs=((0x0, 1), (0x1000, 1), (0x400000, 1)))   # adjacent runs, a gap
+    plain_off = vstream(name="gamma_0", cfi=False, live=True, runs=(), queued=b"")
     out = [
         # valid, the way a file is read: one piece per request
         ("valid-1vcpu.snap", one, True),
@@ -201,25 +247,22 @@ def seeds():
         # valid, with a UART queue that fills the ring
         # runs on the first and the last page of RAM (the harness has RAM end
         # where its heap block ends, so one byte too far is an ASan report)
-        ("valid-ram-edges", harness(stream(name="edge", runs=((0x0, 1), (8 * MiB - 4096, 1))),
+        ("valid-ram-edges", harness(vstream(name="edge", runs=((0x0, 1), (8 * MiB - 4096, 1))),
                                     flags=FL_FIX_CRC, sizes=(0, 100, 0, 0, 0, 0)), True),
-        ("valid-64mib-edges", harness(stream(name="cap", ram=64 * MiB,
+        ("valid-64mib-edges", harness(vstream(name="cap", ram=64 * MiB,
                                              runs=((0x0, 1), (64 * MiB - 4096, 1))),
                                       flags=FL_FIX_CRC), True),
-        ("valid-uart-full", harness(stream(name="delta", queued=bytes(range(256)), runs=()),
+        ("valid-uart-full", harness(vstream(name="delta", queued=bytes(range(256)), runs=()),
                                     sizes=(200, 100, 0, 0, 0, 0)), True),
-        # valid: a version 1 stream (672-byte VCPU records), whole and split
-        ("valid-v1-2vcpu.snap", old, True),
-        ("valid-v1-2vcpu-split", harness(old, sizes=(5, 200, 1, 255, 167, 3)), True),
         # valid: a vCPU in a system suspend (SBI SUSP), PTE A/D updating off
-        ("valid-v2-system-suspend", harness(stream(
+        ("valid-system-suspend", harness(vstream(
             name="susp", nr_vcpus=2, runs=(),
             vcpu_over={"hsm_state": 2, "waiting": 0, "resume_nonret": 1,
                        "resume_addr": RAM_BASE + 0x200000, "resume_opaque": 5,
                        "system_suspend": 1, "pte_ad_value": 0})), True),
         # valid: SBI STA shared memory and PMU counters (cycle, instret, a firmware
         # counter on IPI_SENT; two of them started)
-        ("valid-v2-sta-pmu", harness(stream(
+        ("valid-sta-pmu", harness(vstream(
             name="perf", runs=((0x1000, 1),),
             vcpu_over={"sta_shmem": RAM_BASE + 0x1040, "pmu_configured": 0b1101,
                        "pmu_started": 0b1001,
@@ -229,12 +272,12 @@ def seeds():
     ]
     # refused by the host, valid as a format
     out += [
-        ("host-exists", harness(stream(name="taken", runs=())), True),
-        ("host-no-memory", harness(stream(name="big", ram=128 * MiB, runs=())), True),
-        ("host-no-cfi", harness(stream(name="ss", runs=()), flags=FL_NO_ZICFISS), True),
-        ("host-no-feature", harness(stream(name="adu", runs=()), flags=FL_NO_SVADU), True),
-        ("host-timebase", harness(stream(name="tb", timebase=24000000, runs=())), True),
-        ("host-no-cfi-lp", harness(stream(name="lp", cfi=False, features=FEAT_NO_CFI | 1,
+        ("host-exists", harness(vstream(name="taken", runs=())), True),
+        ("host-no-memory", harness(vstream(name="big", ram=128 * MiB, runs=())), True),
+        ("host-no-cfi", harness(vstream(name="ss", runs=()), flags=FL_NO_ZICFISS), True),
+        ("host-no-feature", harness(vstream(name="adu", runs=()), flags=FL_NO_SVADU), True),
+        ("host-timebase", harness(vstream(name="tb", timebase=24000000, runs=())), True),
+        ("host-no-cfi-lp", harness(vstream(name="lp", cfi=False, features=FEAT_NO_CFI | 1,
                                           runs=())), True),
     ]
     # the harness makes the CRCs right (FL_FIX_CRC): mutations reach the fields
@@ -245,7 +288,7 @@ def seeds():
                                              sizes=(3, 200, 0, 1, 255, 77)), True),
         # a field changed after the CRC was taken: the harness takes it again
         ("fixcrc-stale-crc", harness(flip(one, boot, 0x10), flags=FL_FIX_CRC), None),
-        ("fixcrc-bad-vcpu-x0", harness(stream(vcpu_over={"gpr": [1] + [0] * 31}, runs=()),
+        ("fixcrc-bad-vcpu-x0", harness(vstream(vcpu_over={"gpr": [1] + [0] * 31}, runs=()),
                                        flags=FL_FIX_CRC), False),
     ]
     # damaged streams
@@ -264,53 +307,45 @@ def seeds():
         ("bad-announced-longer", harness(one, delta=40), False),
         ("bad-announced-shorter", harness(one, delta=-17), False),
         ("bad-header-version", harness(flip(one, 8, 0x02)), False),
-        ("bad-header-version-3", harness(flip(one, 8, 0x01)), False),
-        # the VCPU length follows the header's version, whatever the body holds
-        ("bad-v1-header-v2-vcpu", harness(stream(name="mix", version=1, vcpu_version=2,
-                                                 runs=())), False),
-        ("bad-v2-header-v1-vcpu", harness(stream(name="mix", vcpu_version=1, runs=())), False),
-        # CONFIG's vs_sv is a reserved field in version 1
-        ("bad-v1-config-vs-sv", harness(stream(name="old", version=1, runs=(),
-                                               config_over={"vs_sv": 57})), False),
-        ("bad-device-order", harness(one[:dev0 - snap.SECTION.size - snap.VCPU.size] +
+        # a version no reader knows (3 for a version 2 stream, 4 for a version 3 one)
+        ("bad-header-version-next", harness(flip(one, 8, version ^ (version + 1))), False),
+        ("bad-device-order", harness(one[:dev0 - snap.SECTION.size - snap.vcpu_size(version)] +
                                      one[dev0:]), False),
         # a field out of range behind a good CRC
-        ("bad-end-counts", harness(stream(end_over={"memory_pages": 2})), False),
-        ("bad-uart-range.snap", stream(dev_over={"uart16550": {"mcr": 0x3F}}), False),
-        ("bad-plic-context", harness(stream(dev_over={"plic": {"threshold": [0, 3] + [0] * 6}})),
+        ("bad-end-counts", harness(vstream(end_over={"memory_pages": 2})), False),
+        ("bad-uart-range.snap", vstream(dev_over={"uart16550": {"mcr": 0x3F}}), False),
+        ("bad-plic-context", harness(vstream(dev_over={"plic": {"threshold": [0, 3] + [0] * 6}})),
          False),
-        ("bad-vmgenid-pad", harness(stream(dev_over={"vmgenid": {"pad": b"\x01"}}, runs=())),
+        ("bad-vmgenid-pad", harness(vstream(dev_over={"vmgenid": {"pad": b"\x01"}}, runs=())),
          False),
-        ("bad-vcpu-hsm", harness(stream(nr_vcpus=2, vcpu_over={"hsm_state": 3}, runs=())),
+        ("bad-vcpu-hsm", harness(vstream(nr_vcpus=2, vcpu_over={"hsm_state": 3}, runs=())),
          False),
-        ("bad-vcpu-nocfi-lp", harness(stream(cfi=False, vcpu_over={"lp_value": 1}, runs=())),
+        ("bad-vcpu-nocfi-lp", harness(vstream(cfi=False, vcpu_over={"lp_value": 1}, runs=())),
          False),
         # the version 2 tail's rules
-        ("bad-vcpu-noadu", harness(stream(features=FEAT_ALL & ~0x10, runs=())), False),
-        ("bad-vcpu-susp-running", harness(stream(vcpu_over={"system_suspend": 1}, runs=())),
+        ("bad-vcpu-noadu", harness(vstream(features=FEAT_ALL & ~0x10, runs=())), False),
+        ("bad-vcpu-susp-running", harness(vstream(vcpu_over={"system_suspend": 1}, runs=())),
          False),
-        ("bad-vcpu-reserved3", harness(stream(vcpu_over={"reserved3": [0, 1]}, runs=())),
-         False),
-        ("bad-vcpu-sta-outside", harness(stream(vcpu_over={"sta_shmem": RAM_BASE - 64},
+        ("bad-vcpu-sta-outside", harness(vstream(vcpu_over={"sta_shmem": RAM_BASE - 64},
                                                 runs=())), False),
-        ("bad-vcpu-pmu-started", harness(stream(vcpu_over={"pmu_started": 1}, runs=())),
+        ("bad-vcpu-pmu-started", harness(vstream(vcpu_over={"pmu_started": 1}, runs=())),
          False),
-        ("bad-vcpu-pmu-event", harness(stream(vcpu_over={"pmu_configured": 1 << 3,
+        ("bad-vcpu-pmu-event", harness(vstream(vcpu_over={"pmu_configured": 1 << 3,
                                                          "pmu_event_idx": [0, 0, 0, 0xF0016]
                                                          + [0] * 7}, runs=())), False),
-        # restored CSRs a guest could never have written (include/abi/snapshot_legal.h),
+        # restored CSRs a guest could never have written (include/abi/snapshot_records.h),
         # behind fixed CRCs so that mutations explore the rules around them
-        ("fixcrc-legal-fs-off", harness(stream(vcpu_over={"sstatus": SSTATUS_SPP}, runs=()),
+        ("fixcrc-legal-fs-off", harness(vstream(vcpu_over={"sstatus": SSTATUS_SPP}, runs=()),
                                         flags=FL_FIX_CRC), False),
-        ("fixcrc-legal-vsstatus-tw", harness(stream(vcpu_over={"vsstatus": (2 << 32) | 1 << 21},
+        ("fixcrc-legal-vsstatus-tw", harness(vstream(vcpu_over={"vsstatus": (2 << 32) | 1 << 21},
                                                     runs=()), flags=FL_FIX_CRC), False),
-        ("fixcrc-legal-vsstatus-sxl", harness(stream(vcpu_over={"vsstatus": (2 << 32) | 1 << 34},
+        ("fixcrc-legal-vsstatus-sxl", harness(vstream(vcpu_over={"vsstatus": (2 << 32) | 1 << 34},
                                                      runs=()), flags=FL_FIX_CRC), False),
-        ("fixcrc-legal-senvcfg-lpe", harness(stream(cfi=False, vcpu_over={"senvcfg": 1 << 2},
+        ("fixcrc-legal-senvcfg-lpe", harness(vstream(cfi=False, vcpu_over={"senvcfg": 1 << 2},
                                                     runs=()), flags=FL_FIX_CRC), False),
-        ("fixcrc-legal-vstvec-mode", harness(stream(vcpu_over={"vstvec": 0xffffffff80001002},
+        ("fixcrc-legal-vstvec-mode", harness(vstream(vcpu_over={"vstvec": 0xffffffff80001002},
                                                     runs=()), flags=FL_FIX_CRC), False),
-        ("fixcrc-legal-vsatp-mode", harness(stream(vcpu_over={"vsatp": 1 << 60}, runs=()),
+        ("fixcrc-legal-vsatp-mode", harness(vstream(vcpu_over={"vsatp": 1 << 60}, runs=()),
                                             flags=FL_FIX_CRC), False),
     ]
     return out
@@ -332,7 +367,7 @@ def main():
                 pass
             else:
                 # announced-length seeds are valid files: the damage is in the header
-                assert name.startswith("bad-announced"), name
+                assert name.removeprefix("v2-").startswith("bad-announced"), name
         (outdir / name).write_bytes(data)
         print(f"{name:28} {len(data):6} bytes{'  (damaged)' if valid is False else ''}")
 

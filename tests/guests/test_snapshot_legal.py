@@ -21,8 +21,8 @@ pytestmark = pytest.mark.quick
 
 SECTION = struct.Struct("<IIQII")
 CONFIG_FEATURES = 40                   # payload offsets (docs/snapshot-format.md)
-VCPU_SSTATUS, VCPU_VSSTATUS, VCPU_SENVCFG = 264, 272, 360
-VCPU_LP = 640                          # lp_value, lp_locked
+VCPU_SSTATUS, VCPU_VSSTATUS, VCPU_SENVCFG = 8 + 264, 8 + 272, 8 + 360   # CORE at 8
+VCPU_LP = 656 + 8                       # CFI at 656 (ssp, then lp_value, lp_locked)
 SR_FS, SR_SPELP = 3 << 13, 1 << 23
 ENVCFG_LPE = 1 << 2
 

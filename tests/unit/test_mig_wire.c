@@ -102,9 +102,9 @@ static void vcpu_in_place(size_t chunk)
 	size_t off;
 
 	memset(&v, 0, sizeof(v));
-	v.pc = 0x80200000;
-	v.gpr[10] = 0x1234;
-	v.fcsr = 0x7;
+	v.core.pc = 0x80200000;
+	v.core.gpr[10] = 0x1234;
+	v.fp.fcsr = 0x7;
 	off = put_header();
 	off = put_section(off, SNAP_SEC_VCPU, 1, &v, sizeof(v));
 	in = (typeof(in)){ stream, off, 0, chunk };
@@ -118,9 +118,9 @@ static void vcpu_in_place(size_t chunk)
 	/* mig_recv.c hands the stage to snap_vcpu_check()/snap_vcpu_load() as is */
 	EXPECT_EQ((uintptr_t)r->stage % _Alignof(struct snap_vcpu), 0);
 	staged = (const struct snap_vcpu *)(const void *)r->stage;
-	EXPECT_EQ(staged->pc, 0x80200000);
-	EXPECT_EQ(staged->gpr[10], 0x1234);
-	EXPECT_EQ(staged->fcsr, 0x7);
+	EXPECT_EQ(staged->core.pc, 0x80200000);
+	EXPECT_EQ(staged->core.gpr[10], 0x1234);
+	EXPECT_EQ(staged->fp.fcsr, 0x7);
 	EXPECT_EQ(r->bytes, off);
 }
 

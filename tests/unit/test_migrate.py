@@ -12,6 +12,7 @@ loopback only; and the argument checks.  No QEMU."""
 
 import io
 import json
+import re
 import socket
 import ssl
 import struct
@@ -30,6 +31,7 @@ from carapace.cli.run import bind_incoming
 from carapace.errors import RemoteError, UsageError
 from carapace.incoming import IncomingRelay, IncomingSpec
 from carapace.migration import MigReporter, incoming_vm, migrate_vm, parse_target
+from carapace import paths, relay
 from carapace.relay import SEC, Hook, MigFramer, cstr_text, parse_phase
 from carapace.streams import connect_stream
 from carapace.tls import READY, ROLE_FILES, destination_transport, plain_transport, source_transport
@@ -48,8 +50,8 @@ PAGE = 4096
 # --- building a migration stream ----------------------------------------------------
 
 
-def header(version=3):
-    """The migration header (docs/migration.md: protocol version 3)."""
+def header(version=4):
+    """The migration header (docs/migration.md: protocol version 4)."""
     return b"CARAMIGR" + struct.pack("<IIQQ", version, 32, 0, 0)
 
 
@@ -385,6 +387,17 @@ def events_of(chunks):
     return framer, events
 
 
+
+def test_relay_speaks_the_hypervisors_protocol_version():
+    """The relay frames the stream it forwards by the protocol's header: a
+    version other than the hypervisor's (include/abi/migration_format.h) makes
+    it drop every migration (format 3 bumped the protocol to 4)."""
+    text = (ROOT / paths.ABI_INCLUDE / "migration_format.h").read_text()
+    version = int(re.search(r"#define MIG_VERSION\s+(\d+)", text).group(1))
+    magic = re.search(r'#define MIG_MAGIC\s+"(\w+)"', text).group(1).encode()
+    assert (relay.MIG_VERSION, relay.MIG_MAGIC) == (version, magic)
+
+
 def test_framer_one_chunk_and_byte_by_byte_agree():
     data = whole_stream()
     f1, e1 = events_of([data])
@@ -428,15 +441,16 @@ def test_framer_holds_back_an_incomplete_section_header():
     assert events[1].fields == {"downtime_ticks": 5, "timebase_hz": 10_000_000}
 
 
-@pytest.mark.parametrize("version", [1, 2, 4])
-def test_framer_follows_protocol_3_only(version):
+@pytest.mark.parametrize("version", [1, 2, 3, 5])
+def test_framer_follows_protocol_4_only(version):
     """A header of another protocol version (1: before snapshot format 2's VCPU
-    records; 2: before a move was kept once the VM ran on the destination) is
-    not followed: its bytes are only counted."""
+    records; 2: before a move was kept once the VM ran on the destination; 3:
+    before the VCPU sections were records) is not followed: its bytes are only
+    counted."""
     framer = MigFramer()
     framer.feed(header(version) + section("ACCEPT", struct.pack("<II", 1, 0)))
     assert framer.error == (f"migration stream version {version}, header size 32 "
-                            "(not 3, 32)")
+                            "(not 4, 32)")
     assert framer.sections == 0
 
 

@@ -75,7 +75,7 @@ def test_sdist_holds_what_a_wheel_needs(tmp_path):
         names = tar.getnames()
     base = name.removesuffix(".tar.gz")
     for member in ("pyproject.toml", "tools/carapace_build.py", "tools/carapace/host.py",
-                   "include/abi/snapshot_legal.h"):
+                   "include/abi/snapshot_records.h"):
         assert f"{base}/{member}" in names
 
 

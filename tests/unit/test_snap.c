@@ -169,23 +169,23 @@ TEST(snap_vcpu_round_trip)
 	v->g.hsm.waiting = true;
 	v->g.fp.f[31] = 0x4000000000000000UL;
 	snap_vcpu_save(v, &s);
-	EXPECT_EQ(s.sstatus, SR_SPP | SR_SPELP | SR_FS_DIRTY);	/* UXL is not the guest's */
-	EXPECT_EQ(s.hvip, MIP_VSSIP | MIP_VSTIP);
+	EXPECT_EQ(s.core.sstatus, SR_SPP | SR_SPELP | SR_FS_DIRTY);	/* UXL is not the guest's */
+	EXPECT_EQ(s.core.hvip, MIP_VSSIP | MIP_VSTIP);
 	EXPECT_TRUE(vcpu_check(&s, vm.cfg.features) == NULL);
 
 	memset(&vm.vcpus[0].g, 0x5a, sizeof(vm.vcpus[0].g));
 	snap_vcpu_load(&vm.vcpus[0], &s);
 	snap_vcpu_save(&vm.vcpus[0], &t);
 	/* the trapped context's FS is the hypervisor's own, as at a reset */
-	EXPECT_EQ(t.sstatus, SR_SPP | SR_SPELP | SR_FS_INITIAL);
-	t.sstatus = s.sstatus;
+	EXPECT_EQ(t.core.sstatus, SR_SPP | SR_SPELP | SR_FS_INITIAL);
+	t.core.sstatus = s.core.sstatus;
 	EXPECT_EQ(memcmp(&s, &t, sizeof(s)), 0);
 	EXPECT_EQ(vm.vcpus[0].g.ctx.sstatus, SR_SPP | SR_SPELP | VCPU_SSTATUS_HOST);
 	/* henvcfg follows the restored FWFT values */
 	EXPECT_EQ(vm.vcpus[0].henvcfg & (ENVCFG_LPE | ENVCFG_SSE | ENVCFG_ADUE),
 		  ENVCFG_LPE | ENVCFG_SSE | ENVCFG_ADUE);
-	EXPECT_EQ(s.pte_ad_value, 1);
-	EXPECT_EQ(s.misaligned_locked, 1);
+	EXPECT_EQ(s.fwft.pte_ad_value, 1);
+	EXPECT_EQ(s.fwft.misaligned_locked, 1);
 }
 
 /* STA's record and the PMU's counters travel in the VCPU record and come
@@ -205,9 +205,9 @@ TEST(snap_vcpu_sta_pmu)
 	v->g.pmu.value[PMU_CTR_CYCLE] = 1234567;
 	v->g.pmu.value[PMU_CTR_FW_FIRST] = 42;
 	snap_vcpu_save(v, &s);
-	EXPECT_EQ(s.sta_shmem, VM_GUEST_RAM_BASE + 0x1000);
-	EXPECT_EQ(s.pmu_configured, v->g.pmu.configured);
-	EXPECT_EQ(s.pmu_value[PMU_CTR_CYCLE], 1234567);
+	EXPECT_EQ(s.sta.sta_shmem, VM_GUEST_RAM_BASE + 0x1000);
+	EXPECT_EQ(s.pmu.pmu_configured, v->g.pmu.configured);
+	EXPECT_EQ(s.pmu.pmu_value[PMU_CTR_CYCLE], 1234567);
 	EXPECT_TRUE(vcpu_check(&s, vm.cfg.features) == NULL);
 	memset(&vm.vcpus[1].g, 0x5a, sizeof(vm.vcpus[1].g));
 	snap_vcpu_load(&vm.vcpus[1], &s);
@@ -221,58 +221,132 @@ TEST(snap_vcpu_sta_pmu)
 	/* disabled STA: the all-ones value, and nothing enabled on load */
 	v->g.sta.enabled = false;
 	snap_vcpu_save(v, &t);
-	EXPECT_EQ(t.sta_shmem, SNAP_STA_OFF);
+	EXPECT_EQ(t.sta.sta_shmem, SNAP_STA_OFF);
 	snap_vcpu_load(&vm.vcpus[1], &t);
 	EXPECT_FALSE(vm.vcpus[1].g.sta.enabled);
 	/* STA outside RAM, straddling its end, or misaligned */
-	bad = s; bad.sta_shmem = VM_GUEST_RAM_BASE - 64;
+	bad = s; bad.sta.sta_shmem = VM_GUEST_RAM_BASE - 64;
 	EXPECT_TRUE(vcpu_check(&bad, vm.cfg.features) != NULL);
-	bad = s; bad.sta_shmem = VM_GUEST_RAM_BASE + vm.cfg.ram_size - 32;
+	bad = s; bad.sta.sta_shmem = VM_GUEST_RAM_BASE + vm.cfg.ram_size - 32;
 	EXPECT_TRUE(vcpu_check(&bad, vm.cfg.features) != NULL);
-	bad = s; bad.sta_shmem = VM_GUEST_RAM_BASE + vm.cfg.ram_size - 64;
+	bad = s; bad.sta.sta_shmem = VM_GUEST_RAM_BASE + vm.cfg.ram_size - 64;
 	EXPECT_TRUE(vcpu_check(&bad, vm.cfg.features) == NULL);
-	bad = s; bad.sta_shmem = VM_GUEST_RAM_BASE + 8;
+	bad = s; bad.sta.sta_shmem = VM_GUEST_RAM_BASE + 8;
 	EXPECT_TRUE(vcpu_check(&bad, vm.cfg.features) != NULL);
-	bad = s; bad.sta_shmem = 0xffffffffffffffc0UL;
+	bad = s; bad.sta.sta_shmem = 0xffffffffffffffc0UL;
 	EXPECT_TRUE(vcpu_check(&bad, vm.cfg.features) != NULL);
 	/* PMU: the time hole, started without an event, an event the counter cannot count */
-	bad = s; bad.pmu_configured |= 1U << PMU_CTR_HOLE;
+	bad = s; bad.pmu.pmu_configured |= 1U << PMU_CTR_HOLE;
 	EXPECT_TRUE(vcpu_check(&bad, vm.cfg.features) != NULL);
-	bad = s; bad.pmu_started |= 1U << PMU_CTR_INSTRET;
+	bad = s; bad.pmu.pmu_started |= 1U << PMU_CTR_INSTRET;
 	EXPECT_TRUE(vcpu_check(&bad, vm.cfg.features) != NULL);
-	bad = s; bad.pmu_event_idx[PMU_CTR_CYCLE] = PMU_EVENT_HW_INSNS;
+	bad = s; bad.pmu.pmu_event_idx[PMU_CTR_CYCLE] = PMU_EVENT_HW_INSNS;
 	EXPECT_TRUE(vcpu_check(&bad, vm.cfg.features) != NULL);
-	bad = s; bad.pmu_event_idx[PMU_CTR_INSTRET] = PMU_EVENT_HW_INSNS;	/* not configured */
+	bad = s; bad.pmu.pmu_event_idx[PMU_CTR_INSTRET] = PMU_EVENT_HW_INSNS;	/* not configured */
 	EXPECT_TRUE(vcpu_check(&bad, vm.cfg.features) != NULL);
 }
 
-/* A version 1 record (672 bytes) reads as what its writer gave the guest:
- * A/D updating on where it had Svadu, no STA; the rest as written. */
-TEST(snap_vcpu_version_1)
+/* The version 2 record of @s, field by field (written here, not taken from
+ * the code under test's tables). */
+static void as_v2(const struct snap_vcpu *s, struct snap_vcpu_v2 *o)
+{
+	memset(o, 0, sizeof(*o));
+	memcpy(o->gpr, s->core.gpr, sizeof(o->gpr));
+	o->pc = s->core.pc; o->sstatus = s->core.sstatus; o->vsstatus = s->core.vsstatus;
+	o->vsie = s->core.vsie; o->vstvec = s->core.vstvec; o->vsscratch = s->core.vsscratch;
+	o->vsepc = s->core.vsepc; o->vscause = s->core.vscause; o->vstval = s->core.vstval;
+	o->vsatp = s->core.vsatp; o->vstimecmp = s->core.vstimecmp; o->hvip = s->core.hvip;
+	o->scounteren = s->core.scounteren; o->senvcfg = s->core.senvcfg; o->ssp = s->cfi.ssp;
+	memcpy(o->f, s->fp.f, sizeof(o->f));
+	o->fcsr = s->fp.fcsr;
+	o->lp_value = s->cfi.lp_value; o->lp_locked = s->cfi.lp_locked;
+	o->ss_value = s->cfi.ss_value; o->ss_locked = s->cfi.ss_locked;
+	o->hsm_state = s->hsm.hsm_state; o->waiting = s->hsm.waiting;
+	o->resume_nonret = s->hsm.resume_nonret; o->resume_addr = s->hsm.resume_addr;
+	o->resume_opaque = s->hsm.resume_opaque; o->system_suspend = (uint8_t)s->hsm.system_suspend;
+	o->misaligned_locked = s->fwft.misaligned_locked; o->pte_ad_value = s->fwft.pte_ad_value;
+	o->pte_ad_locked = s->fwft.pte_ad_locked; o->sta_shmem = s->sta.sta_shmem;
+	o->pmu_configured = s->pmu.pmu_configured; o->pmu_started = s->pmu.pmu_started;
+	memcpy(o->pmu_event_idx, s->pmu.pmu_event_idx, sizeof(o->pmu_event_idx));
+	memcpy(o->pmu_value, s->pmu.pmu_value, sizeof(o->pmu_value));
+}
+
+/* Versions 1 and 2: a version 2 record is the same state in the records; a
+ * version 1 record (672 bytes) reads as what its writer gave the guest: A/D
+ * updating on where it had Svadu, no STA; the rest as written. */
+TEST(snap_vcpu_versions_1_and_2)
 {
 	struct snap_vcpu s, t;
+	struct snap_vcpu_v2 o, bad;
 	uint8_t v1[SNAP_VCPU_V1_SIZE + 8];
+	uint32_t off;
 
 	setup();
 	EXPECT_EQ(snap_vcpu_size(1), 672);
+	EXPECT_EQ(snap_vcpu_size(2), 848);
 	EXPECT_EQ(snap_vcpu_size(SNAP_VERSION), sizeof(struct snap_vcpu));
 	vm.vcpus[0].g.ctx.gpr[5] = 55;
+	vm.vcpus[0].g.hsm.resume_opaque = 0x1234;
+	vm.vcpus[0].g.fwft.ss_locked = 1;
+	vm.vcpus[0].g.pmu.value[4] = 77;
 	snap_vcpu_save(&vm.vcpus[0], &s);
-	memcpy(v1, &s, SNAP_VCPU_V1_SIZE);
-	memset(v1 + SNAP_VCPU_V1_SIZE, 0xee, 8);	/* not part of the record */
-	snap_vcpu_from_stream(v1, 1, SNAP_FEAT_ALL, &t);
-	EXPECT_EQ(t.gpr[5], 55);
-	EXPECT_EQ(t.pte_ad_value, 1);
-	EXPECT_EQ(t.sta_shmem, SNAP_STA_OFF);
-	EXPECT_EQ(t.reserved, 0);
-	EXPECT_TRUE(vcpu_check(&t, SNAP_FEAT_ALL) == NULL);
-	snap_vcpu_from_stream(v1, 1, SNAP_FEAT_ALL & ~SNAP_FEAT_SVADU, &t);
-	EXPECT_EQ(t.pte_ad_value, 0);
-	EXPECT_TRUE(vcpu_check(&t, SNAP_FEAT_ALL & ~SNAP_FEAT_SVADU) == NULL);
-	/* a version 2 record is taken whole */
-	s.pte_ad_value = 0;
-	snap_vcpu_from_stream(&s, 2, SNAP_FEAT_ALL, &t);
+	as_v2(&s, &o);
+	EXPECT_TRUE(snap_vcpu_from_stream(&o, 2, SNAP_FEAT_ALL, &t, &off) == NULL);
 	EXPECT_EQ(memcmp(&s, &t, sizeof(s)), 0);
+	memcpy(v1, &o, SNAP_VCPU_V1_SIZE);
+	memset(v1 + SNAP_VCPU_V1_SIZE, 0xee, 8);	/* not part of the record */
+	EXPECT_TRUE(snap_vcpu_from_stream(v1, 1, SNAP_FEAT_ALL, &t, &off) == NULL);
+	EXPECT_EQ(t.core.gpr[5], 55);
+	EXPECT_EQ(t.hsm.resume_opaque, 0x1234);
+	EXPECT_EQ(t.cfi.ss_locked, 1);
+	EXPECT_EQ(t.fwft.pte_ad_value, 1);
+	EXPECT_EQ(t.sta.sta_shmem, SNAP_STA_OFF);
+	EXPECT_EQ(t.pmu.pmu_value[4], 0);
+	EXPECT_TRUE(vcpu_check(&t, SNAP_FEAT_ALL) == NULL);
+	EXPECT_TRUE(snap_vcpu_from_stream(v1, 1, SNAP_FEAT_ALL & ~SNAP_FEAT_SVADU, &t, &off) == NULL);
+	EXPECT_EQ(t.fwft.pte_ad_value, 0);
+	EXPECT_TRUE(vcpu_check(&t, SNAP_FEAT_ALL & ~SNAP_FEAT_SVADU) == NULL);
+	/* a version 2 field with no place in the records is reserved: 0 */
+	bad = o; bad.reserved2 = 1;
+	EXPECT_TRUE(snap_vcpu_from_stream(&bad, 2, SNAP_FEAT_ALL, &t, &off) != NULL);
+	EXPECT_EQ(off, offsetof(struct snap_vcpu_v2, reserved2));
+	bad = o; bad.reserved3[1] = 1;
+	EXPECT_TRUE(snap_vcpu_from_stream(&bad, 2, SNAP_FEAT_ALL, &t, &off) != NULL);
+	EXPECT_EQ(off, offsetof(struct snap_vcpu_v2, reserved3[1]));
+	bad = o; bad.reserved = 1;
+	EXPECT_TRUE(snap_vcpu_from_stream(&bad, 2, SNAP_FEAT_ALL, &t, &off) != NULL);
+	EXPECT_EQ(off, offsetof(struct snap_vcpu_v2, reserved));
+	/* a refusal of a converted record names the byte of the version 2 payload */
+	EXPECT_EQ(snap_vcpu_stream_offset(2, offsetof(struct snap_vcpu, core.vsstatus)),
+		  offsetof(struct snap_vcpu_v2, vsstatus));
+	EXPECT_EQ(snap_vcpu_stream_offset(2, offsetof(struct snap_vcpu, pmu.pmu_value[3])),
+		  offsetof(struct snap_vcpu_v2, pmu_value[3]));
+	EXPECT_EQ(snap_vcpu_stream_offset(2, offsetof(struct snap_vcpu, hsm.system_suspend)),
+		  offsetof(struct snap_vcpu_v2, system_suspend));
+	EXPECT_EQ(snap_vcpu_stream_offset(3, 123), 123);
+}
+
+/* Version 3: the records in id order, each of its own size. */
+TEST(snap_vcpu_record_headers)
+{
+	struct snap_vcpu s, t, bad;
+	uint32_t off;
+
+	setup();
+	snap_vcpu_save(&vm.vcpus[0], &s);
+	EXPECT_EQ(s.core_rec.id, SNAP_REC_ID_CORE);
+	EXPECT_EQ(s.core_rec.size, sizeof(s.core));
+	EXPECT_EQ(s.pmu_rec.id, SNAP_REC_ID_PMU);
+	EXPECT_EQ(s.pmu_rec.size, sizeof(s.pmu));
+	EXPECT_EQ(offsetof(struct snap_vcpu, core), sizeof(struct snap_record));
+	EXPECT_TRUE(snap_vcpu_from_stream(&s, 3, SNAP_FEAT_ALL, &t, &off) == NULL);
+	EXPECT_EQ(memcmp(&s, &t, sizeof(s)), 0);
+	bad = s; bad.sta_rec.id = SNAP_REC_ID_PMU;
+	EXPECT_TRUE(snap_vcpu_from_stream(&bad, 3, SNAP_FEAT_ALL, &t, &off) != NULL);
+	EXPECT_EQ(off, offsetof(struct snap_vcpu, sta_rec.id));
+	bad = s; bad.cfi_rec.size = 8;
+	EXPECT_TRUE(snap_vcpu_from_stream(&bad, 3, SNAP_FEAT_ALL, &t, &off) != NULL);
+	EXPECT_EQ(off, offsetof(struct snap_vcpu, cfi_rec.size));
 }
 
 TEST(snap_vcpu_checks)
@@ -283,34 +357,35 @@ TEST(snap_vcpu_checks)
 	setup();
 	snap_vcpu_save(&vm.vcpus[0], &s);
 	EXPECT_TRUE(vcpu_check(&s, all) == NULL);
-	bad = s; bad.gpr[0] = 1;		EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
-	bad = s; bad.sstatus = SR_SIE;		EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
-	bad = s; bad.hvip = MIP_SEIP;		EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
-	bad = s; bad.ss_locked = 2;		EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
-	bad = s; bad.hsm_state = 3;		EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
-	bad = s; bad.waiting = 2;		EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
+	bad = s; bad.core.gpr[0] = 1;		EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
+	bad = s; bad.core.sstatus = SR_SIE;		EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
+	bad = s; bad.core.hvip = MIP_SEIP;		EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
+	bad = s; bad.cfi.ss_locked = 2;		EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
+	bad = s; bad.hsm.hsm_state = 3;		EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
+	bad = s; bad.hsm.waiting = 2;		EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
 	/* CFI on in a guest that was not given CFI: refused, never half-installed */
-	bad = s; bad.ss_value = 1;		EXPECT_TRUE(vcpu_check(&bad, no_cfi) != NULL);
-	bad = s; bad.lp_locked = 1;		EXPECT_TRUE(vcpu_check(&bad, no_cfi) != NULL);
-	bad = s; bad.pc = 0x1234;		EXPECT_TRUE(vcpu_check(&bad, all) == NULL);
+	bad = s; bad.cfi.ss_value = 1;		EXPECT_TRUE(vcpu_check(&bad, no_cfi) != NULL);
+	bad = s; bad.cfi.lp_locked = 1;		EXPECT_TRUE(vcpu_check(&bad, no_cfi) != NULL);
+	bad = s; bad.core.pc = 0x1234;		EXPECT_TRUE(vcpu_check(&bad, all) == NULL);
 	/* paging modes: Bare and Sv39 always, Sv48/Sv57 where this CPU has them */
 	hart_caps.vs_sv = 48;
-	bad = s; bad.vsatp = ATP_MODE_SV48 << ATP_MODE_SHIFT | 0x80123;
+	bad = s; bad.core.vsatp = ATP_MODE_SV48 << ATP_MODE_SHIFT | 0x80123;
 	EXPECT_TRUE(vcpu_check(&bad, all) == NULL);
-	bad = s; bad.vsatp = ATP_MODE_SV57 << ATP_MODE_SHIFT;
+	bad = s; bad.core.vsatp = ATP_MODE_SV57 << ATP_MODE_SHIFT;
 	EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
-	bad = s; bad.vsatp = 5UL << ATP_MODE_SHIFT;	EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
+	bad = s; bad.core.vsatp = 5UL << ATP_MODE_SHIFT;	EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
 	hart_caps.vs_sv = 57;
-	bad = s; bad.vsatp = ATP_MODE_SV57 << ATP_MODE_SHIFT;
+	bad = s; bad.core.vsatp = ATP_MODE_SV57 << ATP_MODE_SHIFT;
 	EXPECT_TRUE(vcpu_check(&bad, all) == NULL);
 	/* version 2 fields */
-	bad = s; bad.pte_ad_value = 2;		EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
-	bad = s; bad.misaligned_locked = 2;	EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
-	bad = s; bad.pte_ad_locked = 1;
+	bad = s; bad.fwft.pte_ad_value = 2;		EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
+	bad = s; bad.fwft.misaligned_locked = 2;	EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
+	bad = s; bad.fwft.pte_ad_locked = 1;
 	EXPECT_TRUE(vcpu_check(&bad, all & ~SNAP_FEAT_SVADU) != NULL);
-	bad = s; bad.reserved = 1;		EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
-	bad = s; bad.reserved3[1] = 1;		EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
-	bad = s; bad.system_suspend = 1;	EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
-	bad.hsm_state = VCPU_HSM_SUSPENDED; bad.resume_nonret = 1;
+	bad = s; bad.cfi.cfi_reserved = 1;	EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
+	bad = s; bad.fwft.fwft_reserved[4] = 1;	EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
+	bad = s; bad.pmu.pmu_reserved = 1;	EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
+	bad = s; bad.hsm.system_suspend = 1;	EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
+	bad.hsm.hsm_state = VCPU_HSM_SUSPENDED; bad.hsm.resume_nonret = 1;
 	EXPECT_TRUE(vcpu_check(&bad, all) == NULL);
 }

@@ -2,7 +2,7 @@
 /* Restored state is checked like the guest's own writes (issue 22): crafted
  * snapshot streams, one class of illegal value each (snap_legal_cases.h,
  * shared with the carapace-snap test), go through the real loader
- * (hyp/snap/snap_load.c, snap_state.c, snap_legal.c) on the fuzz targets'
+ * (hyp/snap/snap_load.c, snap_admit.c, snap_state.c, snap_record.c) on the fuzz targets'
  * stub host (tests/fuzz/fuzz_restore_host.c): each is refused naming the
  * field's byte, or installed legal. Also what a restore installs and what a
  * save writes, and the features a restored VM's derived state follows. */
@@ -133,11 +133,18 @@ struct legal_case {
 	bool refused;
 };
 
-#define REC_CONFIG	struct snap_config
-#define REC_VCPU	struct snap_vcpu
-#define CASE(sec, f, value, features, refused) \
-	{ #sec " " #f " = " #value, SNAP_SEC_##sec == SNAP_SEC_CONFIG, offsetof(REC_##sec, f), \
-	  sizeof(((REC_##sec *)0)->f), value, features, refused },
+/* Where a case's field is: CONFIG's payload, or VCPU 0's record. */
+#define AT_CONFIG(f)	offsetof(struct snap_config, f), sizeof(((struct snap_config *)0)->f)
+#define AT_REC(r, f)	offsetof(struct snap_vcpu, r.f), sizeof(((struct snap_vcpu *)0)->r.f)
+#define AT_CORE(f)	AT_REC(core, f)
+#define AT_FP(f)	AT_REC(fp, f)
+#define AT_CFI(f)	AT_REC(cfi, f)
+#define AT_FWFT(f)	AT_REC(fwft, f)
+#define AT_HSM(f)	AT_REC(hsm, f)
+#define AT_STA(f)	AT_REC(sta, f)
+#define AT_PMU(f)	AT_REC(pmu, f)
+#define CASE(rec, f, value, features, refused) \
+	{ #rec " " #f " = " #value, !strcmp(#rec, "CONFIG"), AT_##rec(f), value, features, refused },
 static const struct legal_case cases[] = { SNAP_LEGAL_CASES(CASE) };
 
 TEST(each_class_of_illegal_value_is_refused_at_its_byte)
@@ -179,8 +186,8 @@ TEST(restore_installs_the_hypervisors_fs_and_the_guests_trap_bits)
 	struct snap_vcpu s;
 
 	base(SNAP_FEAT_ALL, &c, &s);
-	s.sstatus = SR_SPIE | SR_FS_DIRTY | SR_SPELP;
-	s.vsstatus = SR_UXL_64 | SR_FS_DIRTY | SR_SD | SR_SUM;
+	s.core.sstatus = SR_SPIE | SR_FS_DIRTY | SR_SPELP;
+	s.core.vsstatus = SR_UXL_64 | SR_FS_DIRTY | SR_SD | SR_SUM;
 	restore(build(&c, &s));
 	EXPECT_TRUE(seen.vm != NULL);
 	if (!seen.vm)
@@ -200,13 +207,13 @@ TEST(load_masks_with_the_table)
 	struct vcpu *v = &tmpl.vcpus[0];
 
 	base(SNAP_FEAT_ALL & ~(SNAP_FEAT_ZICFILP | SNAP_FEAT_ZICFISS), &c, &s);
-	s.sstatus = SR_SPP;				/* FS Off */
-	s.vsstatus = SR_UXL_64 | BIT(20) | BIT(21) | BIT(34) | SR_SPELP;
-	s.senvcfg = ENVCFG_LPE | ENVCFG_SSE | ENVCFG_CBZE;
-	s.scounteren = ~0UL;
-	s.vsie = ~0UL;
-	s.ssp = 0x1000;
-	s.pc = 0x80000001;
+	s.core.sstatus = SR_SPP;				/* FS Off */
+	s.core.vsstatus = SR_UXL_64 | BIT(20) | BIT(21) | BIT(34) | SR_SPELP;
+	s.core.senvcfg = ENVCFG_LPE | ENVCFG_SSE | ENVCFG_CBZE;
+	s.core.scounteren = ~0UL;
+	s.core.vsie = ~0UL;
+	s.cfi.ssp = 0x1000;
+	s.core.pc = 0x80000001;
 	snap_vcpu_load(v, &s);
 	EXPECT_EQ(v->g.ctx.sstatus, SR_SPP | VCPU_SSTATUS_HOST);
 	EXPECT_EQ(v->g.csr.vsstatus, SR_UXL_64);
@@ -241,8 +248,8 @@ TEST(save_never_writes_what_a_restore_refuses)
 		v->irq_pending = ~0UL;
 		snap_vcpu_save(v, &s);
 		EXPECT_TRUE(snap_vcpu_check(&s, &c) == NULL);
-		EXPECT_EQ(s.vsstatus & (BIT(20) | BIT(21) | BIT(34) | SR_SD), 0);
-		EXPECT_EQ(s.senvcfg & ~(ENVCFG_FIOM | ENVCFG_LPE | ENVCFG_SSE), 0);
+		EXPECT_EQ(s.core.vsstatus & (BIT(20) | BIT(21) | BIT(34) | SR_SD), 0);
+		EXPECT_EQ(s.core.senvcfg & ~(ENVCFG_FIOM | ENVCFG_LPE | ENVCFG_SSE), 0);
 	}
 }
 

@@ -46,6 +46,7 @@ pytestmark = pytest.mark.quick
 ROOT = Path(__file__).resolve().parents[2]
 SNAP_TOOL = ROOT / "tools" / "carapace-snap"
 HEADER_H = ROOT / paths.ABI_INCLUDE / "snapshot_format.h"
+RECORDS_H = ROOT / paths.ABI_INCLUDE / "snapshot_records.h"
 MiB = 1 << 20
 PAGE = 4096
 RAM_GPA = 0x80000000
@@ -323,15 +324,21 @@ def test_crc32c_fast_path_matches_the_reference():
 
 def test_layout_sizes_match_this_writer_and_the_c_header():
     ours = {"snap_header": HEADER_FMT, "snap_section": SECTION_FMT, "snap_config": CONFIG_FMT,
-            "snap_vcpu": VCPU_FMT, "snap_device": DEVICE_FMT, "snap_mem_run": "<QQ",
+            "snap_vcpu_v2": VCPU_FMT, "snap_device": DEVICE_FMT, "snap_mem_run": "<QQ",
             "snap_end": "<QQ"}
     tool = {"snap_header": HEADER, "snap_section": SECTION, "snap_config": snapfmt.CONFIG,
-            "snap_vcpu": snapfmt.VCPU, "snap_device": snapfmt.DEVICE, "snap_mem_run": MEMRUN,
-            "snap_end": snapfmt.END}
-    asserts = dict(re.findall(r"sizeof\(struct (\w+)\) == (\d+)", HEADER_H.read_text()))
-    assert set(asserts) == set(ours)
+            "snap_vcpu_v2": snapfmt.VCPU_V2, "snap_device": snapfmt.DEVICE, "snap_mem_run": MEMRUN,
+            "snap_end": snapfmt.END, "snap_vcpu": snapfmt.VCPU}
+    tool.update({layout.name: layout for _, _, _, layout in snapfmt.RECORDS})
+    asserts = dict(re.findall(r"sizeof\(struct (\w+)\) == (\d+)",
+                              HEADER_H.read_text() + RECORDS_H.read_text()))
+    assert set(asserts) == set(tool)
     for name, fmt in ours.items():
         assert struct.calcsize(fmt) == tool[name].size == int(asserts[name]), name
+    for name, layout in tool.items():
+        assert layout.size == int(asserts[name]), name
+    # a version 3 VCPU payload: each record behind 8 bytes of {id, size}
+    assert snapfmt.VCPU.size == sum(8 + layout.size for _, _, _, layout in snapfmt.RECORDS) == 896
     assert struct.calcsize(UART_FMT) == UART.size == 280
     assert struct.calcsize(PLIC_FMT) == PLIC.size == 204
     assert struct.calcsize(VMGENID_FMT) == VMGENID.size == 24
@@ -339,7 +346,7 @@ def test_layout_sizes_match_this_writer_and_the_c_header():
     for name, off in CONFIG_OFF.items():
         assert snapfmt.CONFIG.offset(name) == off, name
     for name, off in VCPU_OFF.items():
-        assert snapfmt.VCPU.offset(name) == off, name
+        assert snapfmt.VCPU_V2.offset(name) == off, name
     for name, off in UART_OFF.items():
         assert UART.offset(name) == off, name
     for name, off in PLIC_OFF.items():
@@ -354,13 +361,22 @@ def test_layout_offsets_match_the_c_header(tmp_path):
     lines = ['#include <stdio.h>', '#include <stddef.h>', f'#include "{HEADER_H}"',
              "int main(void) {"]
     expect = []
-    for layout in (HEADER, SECTION, snapfmt.CONFIG, snapfmt.VCPU, snapfmt.DEVICE, MEMRUN,
-                   snapfmt.END):
+    for layout in (HEADER, SECTION, snapfmt.CONFIG, snapfmt.VCPU_V2, snapfmt.DEVICE, MEMRUN,
+                   snapfmt.END) + tuple(layout for _, _, _, layout in snapfmt.RECORDS):
         for fname, _, _, off in layout.fields:
             lines.append(f'printf("%zu\\n", offsetof(struct {layout.name}, {fname}));')
             expect.append(off)
         lines.append(f'printf("%zu\\n", sizeof(struct {layout.name}));')
         expect.append(layout.size)
+    # the version 3 VCPU payload: the records in struct snap_vcpu, and their ids
+    for rid, upper, name, layout in snapfmt.RECORDS:
+        lines.append(f'printf("%zu\\n", offsetof(struct snap_vcpu, {name}_rec));')
+        expect.append(snapfmt.VCPU.offset(f"{name}_rec_id"))
+        for fname, _, _, _ in layout.fields:
+            lines.append(f'printf("%zu\\n", offsetof(struct snap_vcpu, {name}.{fname}));')
+            expect.append(snapfmt.VCPU.offset(fname))
+        lines.append(f'printf("%d\\n", (int)SNAP_REC_ID_{upper});')
+        expect.append(rid)
     # the versions and the constants of the VCPU record's version 2 fields
     for macro, value in (("SNAP_VERSION", VERSION), ("SNAP_VERSION_MIN", min(VERSIONS)),
                          ("SNAP_VCPU_V1_SIZE", VCPU_V1_SIZE),
@@ -371,7 +387,8 @@ def test_layout_offsets_match_the_c_header(tmp_path):
     lines.append("return 0; }")
     src, exe = tmp_path / "offsets.c", tmp_path / "offsets"
     src.write_text("\n".join(lines))
-    subprocess.run(["cc", "-std=c11", "-o", str(exe), str(src)], check=True)
+    subprocess.run(["cc", "-std=c11", "-I", str(ROOT / "include"), "-o", str(exe), str(src)],
+                   check=True)
     got = [int(x) for x in subprocess.run([str(exe)], capture_output=True, text=True,
                                           check=True).stdout.split()]
     assert got == expect
@@ -381,8 +398,9 @@ def test_docs_tables_match_the_layouts():
     """docs/snapshot-format.md gives each struct as a table of offset, size,
     field: the same as the tool's."""
     text = (ROOT / "docs" / "snapshot-format.md").read_text()
-    for layout in (HEADER, SECTION, snapfmt.CONFIG, snapfmt.VCPU, snapfmt.DEVICE, MEMRUN,
-                   snapfmt.END, UART, PLIC, VMGENID):
+    for layout in (HEADER, SECTION, snapfmt.CONFIG, snapfmt.VCPU_V2, snapfmt.DEVICE, MEMRUN,
+                   snapfmt.END, UART, PLIC, VMGENID) + tuple(
+                       layout for _, _, _, layout in snapfmt.RECORDS):
         for fname, kind, count, off in layout.fields:
             size = Layout.SIZES[kind] * count
             row = re.compile(rf"^\| {off} \| {size} \| `{re.escape(fname)}", re.MULTILINE)
@@ -527,11 +545,11 @@ def test_inspect_json(valid):
     # the version 2 fields, raw and in words
     assert v0["record_version"] == 2
     assert (v0["misaligned_locked"], v0["pte_ad_value"], v0["pte_ad_locked"],
-            v0["system_suspend"], v0["reserved"]) == (1, 1, 0, 0, 0)
+            v0["system_suspend"], v0["cfi_reserved"]) == (1, 1, 0, 0, 0)
     assert v0["sta_shmem"] == RAM_GPA + 0x3000 and v0["sta"]["shmem"] == RAM_GPA + 0x3000
     assert v0["pmu_configured"] == 0b1101 and v0["pmu_started"] == 0b1001
     assert v0["pmu_event_idx"][:4] == [1, 0, 2, 0xF0006] and v0["pmu_value"][3] == 5
-    assert v0["reserved2"] == 0 and v0["reserved3"] == [0, 0]
+    assert v0["pmu_reserved"] == 0 and v0["fwft_reserved"] == [0] * 5
     assert v0["fwft"] == {"misaligned_deleg": True, "misaligned_locked": True, "pte_ad": True,
                           "pte_ad_locked": False,
                           "text": "misaligned exception delegation on (locked), PTE A/D "
@@ -623,8 +641,8 @@ def test_single_bit_flips_in_headers():
 
 @pytest.mark.parametrize("offset, fmt, value, where, message", [
     (0, "<8s", b"CARASNAX", 0, "bad magic"),
-    (8, "<I", 3, 8, "version 3 is not supported (this reader knows versions 1 and 2)"),
-    (8, "<I", 0, 8, "version 0 is not supported (this reader knows versions 1 and 2)"),
+    (8, "<I", 4, 8, "version 4 is not supported (this reader knows versions 1, 2 and 3)"),
+    (8, "<I", 0, 8, "version 0 is not supported (this reader knows versions 1, 2 and 3)"),
     (8, "<I", 0xFFFFFFFF, 8, "version 4294967295 is not supported"),
     (12, "<I", 40, 12, "header_size 40, must be 32"),
     (16, "<Q", 2, 16, "unknown flag bits 0x2"),
@@ -886,7 +904,8 @@ def test_out_of_range_fields(change, label, field_offset, message):
 
 
 def test_lenient_parse_reports_each_bad_tail_field():
-    """inspect: every rule of the version 2 tail that fails is a problem of its own."""
+    """inspect: every rule of the version 2 tail that fails is a problem of its own
+    (first the reserved fields, which have no place in the version 3 records)."""
     b = Builder()
     b.config["features"] = 0x0F
     b.vcpus[0].update(misaligned_locked=7, pte_ad_value=1, system_suspend=1, reserved=1,
@@ -897,8 +916,8 @@ def test_lenient_parse_reports_each_bad_tail_field():
     s = parse(data, strict=False)
     payload = s.sections[1].payload
     got = [(p.section, p.offset - payload) for p in s.problems]
-    assert got == [("VCPU 0", 672), ("VCPU 0", 673), ("VCPU 0", 676), ("VCPU 0", 740),
-                   ("VCPU 0", 675), ("VCPU 0", 840), ("VCPU 0", 680), ("VCPU 0", 688),
+    assert got == [("VCPU 0", 676), ("VCPU 0", 740), ("VCPU 0", 840), ("VCPU 0", 672),
+                   ("VCPU 0", 673), ("VCPU 0", 675), ("VCPU 0", 680), ("VCPU 0", 688),
                    ("VCPU 0", 692), ("VCPU 0", 696), ("VCPU 0", 704), ("VCPU 0", 708)], got
     assert all(p.type_name == "VCPU" and p.instance == 0 for p in s.problems)
 
@@ -932,7 +951,7 @@ def test_version_1_stream_still_reads():
     for v in s.vcpus:
         assert v["record_version"] == 1
         assert (v["misaligned_locked"], v["pte_ad_value"], v["pte_ad_locked"],
-                v["system_suspend"], v["reserved"]) == (0, 1, 0, 0, 0)   # Svadu: A/D updating on
+                v["system_suspend"], v["cfi_reserved"]) == (0, 1, 0, 0, 0)   # Svadu: A/D on
         assert v["sta_shmem"] == STA_OFF
         assert (v["pmu_configured"], v["pmu_started"]) == (0, 0)
         assert v["pmu_event_idx"] == [0] * 11 and v["pmu_value"] == [0] * 11
@@ -1057,10 +1076,10 @@ def test_main_on_a_version_1_file(tmp_path, capsys):
     assert snap_cli.main(["--json", "inspect", str(path)]) == 0
     j = json.loads(capsys.readouterr().out)
     assert j["header"]["version"] == 1 and j["vcpus"][0]["record_version"] == 1
-    bad = tmp_path / "v3.snap"
-    bad.write_bytes(patch(b.build(), 8, "<I", 3))
+    bad = tmp_path / "v4.snap"
+    bad.write_bytes(patch(b.build(), 8, "<I", 4))
     assert snap_cli.main(["verify", str(bad)]) == 1
-    assert ("header, byte 8: version 3 is not supported (this reader knows versions 1 and 2)"
+    assert ("header, byte 8: version 4 is not supported (this reader knows versions 1, 2 and 3)"
             in capsys.readouterr().err)
 
 
@@ -1380,9 +1399,9 @@ def test_gzip_damage_is_refused_with_the_stream_offset():
 
 def test_gzip_the_stream_inside_is_checked_too():
     bad = bytearray(small())
-    bad[8] = 3                                          # version 3
+    bad[8] = 4                                          # version 4
     err = first_problem(gzip.compress(bytes(bad)))
-    assert err.section == "header" and "version 3" in err.message
+    assert err.section == "header" and "version 4" in err.message
 
 
 def test_gzip_trailing_bytes_are_counted_up_to_a_bound(monkeypatch):
@@ -2030,7 +2049,7 @@ def _legal_cases():
     """The crafted records of tests/unit/snap_legal_cases.h, which the C test
     (tests/unit/test_snap_legal.c) restores through the hypervisor's loader:
     (section, field, value, features, refused) each."""
-    defines = _c_defines(ROOT / "include/arch/riscv/encoding.h", HEADER_H, CASES_H)
+    defines = _c_defines(ROOT / "include/arch/riscv/encoding.h", HEADER_H, RECORDS_H, CASES_H)
     body = re.sub(r"/\*.*?\*/", " ", CASES_H.read_text(), flags=re.S).replace("\\\n", " ")
     table = body[body.index("#define SNAP_LEGAL_CASES(X)"):]
     out = []
@@ -2081,9 +2100,9 @@ def test_rules_come_from_the_c_header(tmp_path, monkeypatch):
         shutil.copy(ROOT / rel, tmp_path / rel)
     legal_h = tmp_path / LEGAL_HEADERS[-1]
     text = legal_h.read_text()
-    assert "SR_MXR | SR_UXL | SR_SD, \\" in text
-    legal_h.write_text(text.replace("SR_MXR | SR_UXL | SR_SD, \\",
-                                    "SR_MXR | SR_UXL | SR_SD | BIT(21), \\"))
+    assert "SR_MXR | SR_UXL | SR_SD, SR_SPELP" in text
+    legal_h.write_text(text.replace("SR_MXR | SR_UXL | SR_SD, SR_SPELP",
+                                    "SR_MXR | SR_UXL | SR_SD | BIT(21), SR_SPELP"))
     assert load_legal_rules(str(ROOT)) == LEGAL
     b = Builder()
     b.vcpus[1]["vsstatus"] |= 1 << 21

@@ -15,6 +15,7 @@ checks (argument checks), metrics (the Prometheus text of the counters),
 streams (snapshot and restore streams), relay and
 migration (live migration), tls (its transport), snapshot, snapshot_format,
 snapshot_legal, snapshot_text, snapshot_diff, crc32c (the snapshot format),
+c_header (the C tables it reads),
 launcher, vmspec, devicetree, console, restorer, incoming (carapace-run),
 paths (default locations), limits and units (shared constants), errors, and
 cli (the four commands' main functions)."""

@@ -12,13 +12,13 @@ STREAM_SOCKET_ENV = "CARAPACE_STREAM_SOCKET"
 STREAM_SOCKET_NAME = "stream.sock"     # default: beside the control socket
 CACHE_ENV = "CARAPACE_CACHE"
 
-# The C headers the snapshot reader parses (snapshot_legal.py), relative to the
+# The C headers the snapshot reader parses (c_header.py), relative to the
 # source tree's root. The hypervisor's ABI headers live in ONE folder: rename
 # it here.
 ABI_INCLUDE = "include/abi"
 ARCH_INCLUDE = "include/arch/riscv"
 C_HEADERS = (f"{ARCH_INCLUDE}/encoding.h", f"{ABI_INCLUDE}/snapshot_format.h",
-             f"{ABI_INCLUDE}/snapshot_legal.h")
+             f"{ABI_INCLUDE}/snapshot_records.h")
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 # tools/carapace/ -> the source tree's root (meaningless once installed).

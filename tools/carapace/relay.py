@@ -23,7 +23,7 @@ from .streams import STREAM_CHUNK
 
 
 MIG_MAGIC = b"CARAMIGR"
-MIG_VERSION = 3
+MIG_VERSION = 4                # include/abi/migration_format.h (4: VCPU sections of records)
 MIG_HEADER = 32                # struct snap_header
 MIG_SECTION_HEADER = 24        # struct snap_section
 MIG_KEEP_MAX = 4096            # payloads kept to be read (every one but MEMORY, VCPU, DEVICE)

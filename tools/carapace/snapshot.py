@@ -16,8 +16,8 @@ from .snapshot_format import (CONFIG, DEVICE, DEVICES, END, FEAT_ALL, F_LIVE, GZ
     PMU_EVENT_CYCLES, PMU_EVENT_INSTRUCTIONS, PMU_EVENT_TYPE_FW, PMU_FW_EVENTS, PMU_FW_FIRST,
     PMU_INSTRET, PMU_VALID, PRIO_MAX, RAM_ALIGN, RAM_MIN, RUN_MAX_PAGES, SECTION, SECTION_TYPES,
     SEC_CONFIG, SEC_DEVICE, SEC_END, SEC_MEMORY, SEC_VCPU, STA_OFF, STA_SIZE, TRAILING_SCAN_MAX,
-    UART, UART_IER_MASK, UART_MCR_MASK, UART_RX_FIFO, VCPU, VERSION, VERSIONS, VMGENID,
-    fixed_length, pmu_event_words, vcpu_from_stream)
+    UART, UART_IER_MASK, UART_MCR_MASK, UART_RX_FIFO, RECORDS, VCPU, VCPU_V2, VCPU_V2_ONLY,
+    VERSION, VERSIONS, VMGENID, fixed_length, vcpu_size, pmu_event_words, vcpu_from_stream)
 from .snapshot_legal import legal_problems
 
 
@@ -234,7 +234,7 @@ class _Parser:
         if h["version"] not in VERSIONS:
             self.fatal("header", HEADER.offset("version"),
                        f"version {h['version']} is not supported (this reader knows "
-                       f"versions {' and '.join(map(str, VERSIONS))})")
+                       f"versions {', '.join(map(str, VERSIONS[:-1]))} and {VERSIONS[-1]})")
         self.version = h["version"]
         if h["header_size"] != HEADER.size:
             self.fatal("header", HEADER.offset("header_size"),
@@ -366,7 +366,7 @@ class _Parser:
         if self.version == 1 and c["vs_sv"]:
             self.field_problem(CONFIG, base, "vs_sv",
                                f"vs_sv is {c['vs_sv']}, must be 0 (reserved in version 1)")
-        for fname, message in legal_problems("CONFIG", c, 0):
+        for fname, message, _ in legal_problems("CONFIG", c, 0):
             if not (fname == "vs_sv" and self.version == 1):
                 self.field_problem(CONFIG, base, fname, message)
         if not c["timebase_hz"]:
@@ -381,25 +381,49 @@ class _Parser:
         v["record_version"] = self.version
         self.snap.vcpus.append(v)
         base = sec.payload
+        # where a field is in this version's payload (older ones: by name)
+        layout = VCPU if self.version >= 3 else VCPU_V2
+        if self.version >= 3:
+            for rid, upper, name, rec in RECORDS:
+                if v[f"{name}_rec_id"] != rid:
+                    self.field_problem(VCPU, base, f"{name}_rec_id",
+                                       f"record id {v[f'{name}_rec_id']} where {upper} ({rid}) "
+                                       "must be (CORE, FP, CFI, FWFT, HSM, STA, PMU by id)")
+                    return
+                if v[f"{name}_rec_size"] != rec.size:
+                    self.field_problem(VCPU, base, f"{name}_rec_size",
+                                       f"{upper} record size {v[f'{name}_rec_size']}, must be "
+                                       f"{rec.size}")
+                    return
+        else:
+            old = VCPU_V2.decode(bytes(payload[:vcpu_size(self.version)]).ljust(VCPU_V2.size,
+                                                                                b"\0"))
+            for fname, _, count, _ in VCPU_V2_ONLY:
+                values = old[fname] if count > 1 else [old[fname]]
+                for i, value in enumerate(values):
+                    if not value:
+                        continue
+                    if count > 1:
+                        msg = f"{fname}[{i}] is {value:#x}, must be 0"
+                    else:
+                        msg = f"{fname} is {value:#x}; bits {value:#x} are not legal for this VM: 0"
+                    self.field_problem(VCPU_V2, base, fname, msg, i)
         if v["gpr"][0]:
-            self.field_problem(VCPU, base, "gpr", f"x0 is {v['gpr'][0]:#x}, must be 0")
+            self.field_problem(layout, base, "gpr", f"x0 is {v['gpr'][0]:#x}, must be 0")
         # a version 1 record's tail is the reader's own, and always legal
-        for fname, message in legal_problems("VCPU", v, features):
-            self.field_problem(VCPU, base, fname, message)
+        for fname, message, i in legal_problems("VCPU", v, features):
+            self.field_problem(layout, base, fname, message, i)
         if self.version >= 2:
-            self.vcpu_tail(v, base, features)
+            self.vcpu_tail(v, base, layout)
 
-    def vcpu_tail(self, v, base, features):
-        """The rules of the VCPU record's version 2 fields (FWFT, SUSP, STA, PMU)."""
+    def vcpu_tail(self, v, base, layout):
+        """The rules of the records the tables cannot say (SUSP, STA, PMU)."""
         def bad(fname, message, index=0):
-            self.field_problem(VCPU, base, fname, message, index)
+            self.field_problem(layout, base, fname, message, index)
         if v["system_suspend"] == 1 and (v["hsm_state"] != 2 or v["resume_nonret"] != 1):
             bad("system_suspend", "system_suspend is set, but the vCPU is not in a "
                                   "non-retentive suspend (hsm_state 2, resume_nonret 1): a "
                                   "system suspend is one")
-        for i, value in enumerate(v["reserved3"]):
-            if value:
-                bad("reserved3", f"reserved3[{i}] is {value:#x}, must be 0", i)
         sta = v["sta_shmem"]
         if sta != STA_OFF:
             cfg = self.snap.config

@@ -1,20 +1,25 @@
 # SPDX-License-Identifier: MIT
 """The snapshot format (docs/snapshot-format.md; include/abi/snapshot_format.h
-is its C form): the constants, and a Layout per record (header, section
-header, CONFIG, VCPU, DEVICE, the devices' states, MEMORY run, END) that
-unpacks it into named fields.  Versions 1 and 2 are read; a version 1 VCPU
-record is the first 672 bytes of the 848-byte one (vcpu_from_stream())."""
+and include/abi/snapshot_records.h are its C form): the constants, and a
+Layout per record (header, section header, CONFIG, VCPU, DEVICE, the devices'
+states, MEMORY run, END) that unpacks it into named fields.  CONFIG and the
+vCPU records (CORE, FP, CFI, FWFT, HSM, STA, PMU) are not restated here: their
+layouts are read from the record tables of snapshot_records.h, the tables the
+hypervisor saves and loads with.  Versions 1, 2 and 3 are read: a version 2
+VCPU section is one 848-byte record (VCPU_V2), a version 1 one its first 672
+bytes; vcpu_from_stream() reads both into the records' fields by name."""
 
 import re
 import struct
 
+from . import c_header, paths
 from .limits import CFI_POLICIES, MAX_VCPUS  # noqa: F401 (names of the format too)
 from .units import MiB
 
 
 MAGIC = b"CARASNAP"
-VERSION = 2                    # what Carapace writes
-VERSIONS = (1, 2)              # what this reader reads (a version 1 VCPU record is shorter)
+VERSION = 3                    # what Carapace writes
+VERSIONS = (1, 2, 3)           # what this reader reads (older VCPU records are converted)
 PAGE_SIZE = 4096
 RUN_MAX_PAGES = 512
 F_LIVE = 1 << 0
@@ -45,7 +50,6 @@ ENVCFG_SSE = 1 << 3
 SATP_MODES = {0: "bare", 8: "sv39", 9: "sv48", 10: "sv57"}
 FEAT_SVADU = 1 << 4
 
-# The VCPU record's version 2 tail (docs/snapshot-format.md, VCPU).
 VCPU_V1_SIZE = 672             # a version 1 VCPU section ends before misaligned_locked
 STA_OFF = (1 << 64) - 1        # sta_shmem: no STA shared memory
 STA_SIZE = 64                  # the steal-time record (SBI STA), 64-byte aligned
@@ -94,7 +98,7 @@ class Layout:
 
     SIZES = {"B": 1, "I": 4, "Q": 8, "s": 1}
 
-    def __init__(self, name, fields, size):
+    def __init__(self, name, fields, size=None):
         self.name = name
         self.fields = []
         offset = 0
@@ -106,7 +110,7 @@ class Layout:
             self.fields.append((fname, kind, count, offset))
             offset += width * count
         self.size = offset
-        assert self.size == size, (name, self.size, size)
+        assert size is None or self.size == size, (name, self.size, size)
         self.offsets = {fname: off for fname, _, _, off in self.fields}
 
     def decode(self, buf, base=0):
@@ -148,25 +152,6 @@ HEADER = Layout("snap_header", [("magic", "s", 8), ("version", "I"), ("header_si
                                 ("flags", "Q"), ("reserved", "Q")], 32)
 SECTION = Layout("snap_section", [("type", "I"), ("instance", "I"), ("length", "Q"),
                                   ("crc32c", "I"), ("reserved", "I")], 24)
-CONFIG = Layout("snap_config", [
-    ("name", "s", 16), ("ram_gpa", "Q"), ("ram_size", "Q"), ("nr_vcpus", "I"),
-    ("cfi_policy", "I"), ("features", "I"), ("boot_count", "I"), ("debug_ext", "I"),
-    ("vs_sv", "I"), ("guest_time", "Q"), ("timebase_hz", "Q"),
-    ("kernel_image", "s", 32), ("initrd_image", "s", 32), ("bootargs", "s", 512)], 648)
-VCPU_CSRS = ("pc", "sstatus", "vsstatus", "vsie", "vstvec", "vsscratch", "vsepc", "vscause",
-             "vstval", "vsatp", "vstimecmp", "hvip", "scounteren", "senvcfg", "ssp")
-VCPU = Layout("snap_vcpu", [("gpr", "Q", 32)] + [(name, "Q") for name in VCPU_CSRS] + [
-    ("f", "Q", 32), ("fcsr", "Q"),
-    ("lp_value", "B"), ("lp_locked", "B"), ("ss_value", "B"), ("ss_locked", "B"),
-    ("hsm_state", "I"), ("waiting", "I"), ("resume_nonret", "I"),
-    ("resume_addr", "Q"), ("resume_opaque", "Q"),
-    # version 2 from here (a version 1 record ends above: VCPU_V1_SIZE)
-    ("misaligned_locked", "B"), ("pte_ad_value", "B"), ("pte_ad_locked", "B"),
-    ("system_suspend", "B"), ("reserved", "I"), ("sta_shmem", "Q"),
-    ("pmu_configured", "I"), ("pmu_started", "I"), ("pmu_event_idx", "I", PMU_COUNTERS),
-    ("reserved2", "I"), ("pmu_value", "Q", PMU_COUNTERS), ("reserved3", "Q", 2)], 848)
-assert VCPU.offset("misaligned_locked") == VCPU_V1_SIZE
-VCPU_V2_FIELDS = tuple(f[0] for f in VCPU.fields if f[3] >= VCPU_V1_SIZE)
 DEVICE = Layout("snap_device", [("name", "s", 16), ("state_size", "I"), ("reserved", "I")],
                 24)
 MEMRUN = Layout("snap_mem_run", [("gpa", "Q"), ("pages", "Q")], 16)
@@ -186,9 +171,69 @@ DEVICES = (("uart16550", UART), ("plic", PLIC), ("vmgenid", VMGENID))
 SECTION_MAX = MEMRUN.size + RUN_MAX_PAGES * PAGE_SIZE
 
 
+# --- CONFIG and the vCPU records (include/abi/snapshot_records.h) --------------------
+
+C_KINDS = {"uint8_t": "B", "uint32_t": "I", "uint64_t": "Q", "char": "s"}
+
+
+def _table(functions, objects, macro):
+    """The fields of record table @macro: (name, kind, count, bits, value,
+    readonly, what), bits (any, zicfilp, zicfiss, svadu) and value (shift,
+    mask, legal) evaluated; a frozen table's rows (name, type, dim) have no
+    rules (None)."""
+    out = []
+    for args in c_header.c_rows(functions[macro]):
+        name, ctype, dim = args[:3]
+        count = c_header.c_value(dim.strip()[1:-1], objects) if dim.strip() else 1
+        kind = C_KINDS[ctype.strip()]
+        if len(args) == 3:
+            out.append((name, kind, count, None, None, None, None))
+            continue
+        bits = tuple(c_header.c_value(e, objects)
+                     for e in c_header.call_args(args[3], "SNAP_BITS", objects))
+        value = tuple(c_header.c_value(e, objects)
+                      for e in c_header.call_args(args[4], "SNAP_VALUE", objects))
+        if len(bits) != 4 or len(value) != 3:
+            raise ValueError(f"{macro}: row {name}: unexpected rules")
+        out.append((name, kind, count, bits, value, c_header.c_value(args[5], objects),
+                    c_header.c_string(args[7])))
+    return out
+
+
+def load_records(root=None):
+    """The tables of include/abi/snapshot_records.h under @root (default:
+    paths.header_root()): {"CONFIG": fields, "V2": fields (the frozen version
+    2 record), "records": [(id, NAME, name, fields)] in stream order}."""
+    objects, functions = c_header.read_macros(root or paths.header_root())
+    records = []
+    for rid, name_upper, name in c_header.c_rows(functions["SNAP_VCPU_RECORDS"]):
+        records.append((c_header.c_value(rid, objects), name_upper, name,
+                        _table(functions, objects, f"SNAP_REC_{name_upper}")))
+    return {"CONFIG": _table(functions, objects, "SNAP_CONFIG_FIELDS"),
+            "V2": _table(functions, objects, "SNAP_VCPU_V2_FIELDS"), "records": records}
+
+
+def _layout(name, fields):
+    return Layout(name, [(f[0], f[1], f[2]) for f in fields])
+
+
+TABLES = load_records()
+CONFIG = _layout("snap_config", TABLES["CONFIG"])
+# (id, NAME, name, Layout) of each vCPU record, in stream order
+RECORDS = [(rid, upper, name, _layout(f"snap_rec_{name}", fields))
+           for rid, upper, name, fields in TABLES["records"]]
+# a version 3 VCPU payload: each record behind its {id, size} header
+VCPU = Layout("snap_vcpu", [f for _, _, name, layout in RECORDS
+                            for f in [(f"{name}_rec_id", "I"), (f"{name}_rec_size", "I")] +
+                            [(fname, kind, count) for fname, kind, count, _ in layout.fields]])
+VCPU_V2 = _layout("snap_vcpu_v2", TABLES["V2"])
+VCPU_V2_ONLY = [f for f in VCPU_V2.fields if f[0] not in VCPU.offsets]   # reserved: 0
+assert VCPU_V2.offset("misaligned_locked") == VCPU_V1_SIZE
+
+
 def vcpu_size(version):
-    """A VCPU section's length in a stream of @version (1 or 2)."""
-    return VCPU_V1_SIZE if version == 1 else VCPU.size
+    """A VCPU section's length in a stream of @version."""
+    return VCPU_V1_SIZE if version == 1 else VCPU_V2.size if version == 2 else VCPU.size
 
 
 def fixed_length(version):
@@ -197,13 +242,23 @@ def fixed_length(version):
 
 
 def vcpu_from_stream(payload, version, features):
-    """A VCPU payload of a @version stream as the current (version 2) record:
-    a version 1 record gets what its writer ran the guest with (A/D updating
-    on where the guest had Svadu, no STA shared memory, no PMU, the rest 0)."""
-    v = VCPU.decode(bytes(payload[:VCPU.size]).ljust(VCPU.size, b"\0"))
+    """A VCPU payload of a @version stream as the current records' fields (one
+    dict; each record's header as <name>_rec_id/_rec_size): a version 1 or 2
+    record's fields go to their namesakes, and a version 1 record gets what
+    its writer ran the guest with (A/D updating on where the guest had Svadu,
+    no STA shared memory, no PMU, the rest 0)."""
+    if version >= 3:
+        return VCPU.decode(bytes(payload[:VCPU.size]).ljust(VCPU.size, b"\0"))
+    old = VCPU_V2.decode(bytes(payload[:vcpu_size(version)]).ljust(VCPU_V2.size, b"\0"))
     if version == 1:
-        v["pte_ad_value"] = 1 if features & FEAT_SVADU else 0
-        v["sta_shmem"] = STA_OFF
+        old["pte_ad_value"] = 1 if features & FEAT_SVADU else 0
+        old["sta_shmem"] = STA_OFF
+    v = VCPU.decode(bytes(VCPU.size))
+    for rid, _, name, layout in RECORDS:
+        v[f"{name}_rec_id"], v[f"{name}_rec_size"] = rid, layout.size
+    for fname in VCPU.offsets:
+        if fname in old:
+            v[fname] = old[fname]
     return v
 
 

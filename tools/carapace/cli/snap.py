@@ -8,10 +8,11 @@ its C form):
     header (32 bytes), then sections, each a 24-byte section header and a
     payload: CONFIG, VCPU x nr_vcpus, DEVICE x 3, MEMORY x runs, END.
 
-Versions 1 and 2 are read (Carapace writes 2; a version 1 VCPU section is the
-first 672 bytes of the 848-byte record, and its version 2 fields are filled in
-as a version 1 writer ran the guest: vcpu_from_stream()).  Any other version
-is refused.
+Versions 1, 2 and 3 are read (Carapace writes 3, whose VCPU section is the
+records CORE, FP, CFI, FWFT, HSM, STA, PMU; a version 2 VCPU section is one
+848-byte record, read into the records by field name, and a version 1 one is
+its first 672 bytes, the rest filled in as a version 1 writer ran the guest:
+vcpu_from_stream()).  Any other version is refused.
 
     carapace-snap inspect FILE      sections, CRCs, config, vCPUs (registers,
                                     CFI/FWFT state in words, SUSP, STA, PMU
@@ -24,11 +25,12 @@ is refused.
 Every problem names the section and the byte offset (from the start of the
 stream, i.e. of the file once a gzip file is expanded) of what is wrong.  --json prints one JSON object instead.
 
-The legal values of the restored registers and vCPU fields are not restated
-here: they are read from include/abi/snapshot_legal.h (with the names of
-include/arch/riscv/encoding.h and include/abi/snapshot_format.h), the table
-the hypervisor checks and masks with, so both refuse the same records.  The
-tool therefore runs from a Carapace source tree.
+The layouts of CONFIG and the vCPU records and the legal values of their
+fields are not restated here: they are read from the record tables of
+include/abi/snapshot_records.h (with the names of include/arch/riscv/encoding.h
+and include/abi/snapshot_format.h), the tables the hypervisor saves, checks and
+masks with, so both read and refuse the same records.  The tool therefore
+needs a Carapace source tree (or the copy of the headers a package installs).
 
 From Python: the carapace.snapshot module (docs/python-api.md).
 """

@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: MIT */
+/* The state records of the snapshot stream and the migration protocol, each
+ * described once (docs/snapshot-format.md, "VCPU", "Legal values" is
+ * normative; this header is their C form).
+ *
+ * Every stateful part of a vCPU has its own record, with its own id: CORE
+ * (the trapped context and the VS CSRs), FP, CFI (shadow-stack pointer, FWFT
+ * LANDING_PAD/SHADOW_STACK values and locks), FWFT (the memory features),
+ * HSM (HSM and SBI SUSP), STA, PMU. A VCPU section is the records in id
+ * order, each behind a struct snap_record. A new extension adds a record (a
+ * new id); a record never changes its layout (a change is a new id), so no
+ * extension grows another's record.
+ *
+ * Each record is one table, SNAP_REC_<NAME>(X), a row per field:
+ *   X(name, type, dim, bits, value, readonly, live, what)
+ *   type      uint8_t, uint32_t, uint64_t or char; dim: empty or [count]
+ *   bits      SNAP_BITS(any, zicfilp, zicfiss, svadu): a bit may be 1 if it
+ *             is in @any, or in the column of an extension the CONFIG's
+ *             features give the guest; SNAP_ANY_BITS: every bit
+ *   value     SNAP_VALUE(shift, mask, legal): (field >> shift) & mask is a
+ *             value v below 64 with bit v of @legal set; SNAP_ANY_VALUE: any
+ *   readonly  bits a record may hold (the CPU reads them back) that are never
+ *             written to a CSR nor saved
+ *   live      SNAP_LIVE(member): the field is that member of struct
+ *             vcpu_guest, copied both ways by the table; SNAP_HOOK: the
+ *             record's own save/load hook (hyp/snap/snap_state.c) does it
+ *   what      the legal values in words: a refusal names the field and says it
+ * The rules apply to each element of an array. The structs are generated from
+ * the tables, so the table is the layout: fields follow each other in row
+ * order, with no padding. The hypervisor checks, masks, saves and loads with
+ * the tables (hyp/snap/snap_record.c); tools/carapace-snap parses this file
+ * (names from arch/riscv/encoding.h and abi/snapshot_format.h) for the layouts
+ * and rules of the very same records. Keep it parseable: rows are X(...),
+ * continued with backslashes; rule arguments are integer constant expressions
+ * (numbers, #defined names, BIT(), _UL(), | & ~ << >> + - and parentheses).
+ *
+ * What the host adds (the hypervisor only; a file does not say which host it
+ * goes to): a vsatp MODE this host's CPU lacks is refused. */
+#ifndef HYP_SNAPSHOT_RECORDS_H
+#define HYP_SNAPSHOT_RECORDS_H
+#include <stdint.h>
+#include <arch/riscv/encoding.h>
+
+#define SNAP_BITS(any, zicfilp, zicfiss, svadu)	(any), (zicfilp), (zicfiss), (svadu)
+#define SNAP_ANY_BITS		SNAP_BITS(~_UL(0), 0, 0, 0)
+#define SNAP_VALUE(shift, mask, legal)		(shift), (mask), (legal)
+#define SNAP_ANY_VALUE		SNAP_VALUE(0, 0, 1)
+
+#define SNAP_FEAT_ZICFILP	(1U << 0)
+#define SNAP_FEAT_ZICFISS	(1U << 1)
+#define SNAP_FEAT_SSTC		(1U << 2)
+#define SNAP_FEAT_SVPBMT	(1U << 3)
+#define SNAP_FEAT_SVADU		(1U << 4)
+#define SNAP_FEAT_ALL		0x1fU
+
+#define SNAP_STA_OFF		UINT64_MAX	/* sta_shmem: none */
+#define SNAP_PMU_COUNTERS	11
+
+/* CONFIG (a section of its own, instance 0): what the VM is. Saved and
+ * loaded by snap_config_save()/snap_config_desc(). */
+#define SNAP_CONFIG_FIELDS(X) \
+	X(name,          char,     [16], SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_HOOK, \
+	  "NUL-terminated, [a-z0-9_-]{1,15}") \
+	X(ram_gpa,       uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_HOOK, "guest RAM base") \
+	X(ram_size,      uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_HOOK, \
+	  "a multiple of 2 MiB, at least 8 MiB") \
+	X(nr_vcpus,      uint32_t, , SNAP_ANY_BITS, SNAP_VALUE(0, 0xffffffff, 0x1fe), 0, SNAP_HOOK, \
+	  "1..8") \
+	X(cfi_policy,    uint32_t, , SNAP_ANY_BITS, SNAP_VALUE(0, 0xffffffff, 0xf), 0, SNAP_HOOK, \
+	  "0..3 (trap, delegate, strict, off)") \
+	X(features,      uint32_t, , SNAP_BITS(SNAP_FEAT_ALL, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_HOOK, \
+	  "Zicfilp, Zicfiss, Sstc, Svpbmt, Svadu (bits 0..4)") \
+	X(boot_count,    uint32_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_HOOK, "any") \
+	X(debug_ext,     uint32_t, , SNAP_BITS(1, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_HOOK, "0 or 1") \
+	X(vs_sv,         uint32_t, , SNAP_ANY_BITS, \
+	  SNAP_VALUE(0, 0xffffffff, BIT(0) | BIT(39) | BIT(48) | BIT(57)), 0, SNAP_HOOK, \
+	  "39, 48 or 57 (0: not recorded)") \
+	X(guest_time,    uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_HOOK, "any") \
+	X(timebase_hz,   uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_HOOK, "not 0") \
+	X(kernel_image,  char,     [32], SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_HOOK, "NUL-terminated") \
+	X(initrd_image,  char,     [32], SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_HOOK, "NUL-terminated") \
+	X(bootargs,      char,     [512], SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_HOOK, "NUL-terminated")
+
+/* CORE: the trapped context and the VS-level CSRs. sstatus is the trapped
+ * context (the HS sstatus image the vCPU is entered with): only SPP, SPIE and
+ * SPELP are the guest's; FS says that the FP record's registers are live
+ * (never Off), and a restore installs the hypervisor's own FS, as a vCPU
+ * reset does. The CFI bits of sstatus, vsstatus and senvcfg (SPELP: ELP; LPE,
+ * SSE) stay in these CSR images, ruled by the Zicfilp/Zicfiss columns. */
+#define SNAP_REC_CORE(X) \
+	X(gpr,        uint64_t, [32], SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_HOOK, \
+	  "x0..x31; x0 is 0") \
+	X(pc,         uint64_t, , SNAP_BITS(~_UL(1), 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_LIVE(ctx.sepc), \
+	  "bit 0 is 0 (sepc[0] is read-only 0)") \
+	X(sstatus,    uint64_t, , SNAP_BITS(SR_SPIE | SR_SPP | SR_FS, SR_SPELP, 0, 0), \
+	  SNAP_VALUE(SR_FS_SHIFT, 3, BIT(1) | BIT(2) | BIT(3)), 0, SNAP_HOOK, \
+	  "only SPIE, SPP, FS; SPELP with Zicfilp; " \
+	  "FS Initial, Clean or Dirty, never Off (the f registers are live)") \
+	X(vsstatus,   uint64_t, , \
+	  SNAP_BITS(SR_SIE | SR_SPIE | SR_SPP | SR_FS | SR_SUM | SR_MXR | SR_UXL | SR_SD, SR_SPELP, 0, 0), \
+	  SNAP_VALUE(SR_UXL_SHIFT, 3, BIT(2)), SR_SD, SNAP_LIVE(csr.vsstatus), \
+	  "only SIE, SPIE, SPP, FS, SUM, MXR, UXL, SD; SPELP with Zicfilp; " \
+	  "UXL 2 (64-bit U-mode); SD is read-only (FS is Dirty)") \
+	X(vsie,       uint64_t, , SNAP_BITS(MIP_SSIP | MIP_STIP | MIP_SEIP, 0, 0, 0), SNAP_ANY_VALUE, 0, \
+	  SNAP_LIVE(csr.vsie), "only SSIE, STIE, SEIE") \
+	X(vstvec,     uint64_t, , SNAP_ANY_BITS, SNAP_VALUE(0, TVEC_MODE_MASK, BIT(0) | BIT(1)), 0, \
+	  SNAP_LIVE(csr.vstvec), "MODE 0 (Direct) or 1 (Vectored)") \
+	X(vsscratch,  uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_LIVE(csr.vsscratch), "any") \
+	X(vsepc,      uint64_t, , SNAP_BITS(~_UL(1), 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_LIVE(csr.vsepc), \
+	  "bit 0 is 0 (sepc[0] is read-only 0)") \
+	X(vscause,    uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_LIVE(csr.vscause), "any") \
+	X(vstval,     uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_LIVE(csr.vstval), "any") \
+	X(vsatp,      uint64_t, , SNAP_ANY_BITS, SNAP_VALUE(ATP_MODE_SHIFT, ATP_MODE_MASK, \
+	  BIT(0) | BIT(ATP_MODE_SV39) | BIT(ATP_MODE_SV48) | BIT(ATP_MODE_SV57)), 0, \
+	  SNAP_LIVE(csr.vsatp), "MODE Bare, Sv39, Sv48 or Sv57") \
+	X(vstimecmp,  uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_LIVE(csr.vstimecmp), \
+	  "any (guest time)") \
+	X(hvip,       uint64_t, , SNAP_BITS(VS_IRQ_MASK, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_LIVE(csr.hvip), \
+	  "only VSSIP, VSTIP, VSEIP") \
+	X(scounteren, uint64_t, , SNAP_BITS(COUNTEREN_CY | COUNTEREN_TM | COUNTEREN_IR, 0, 0, 0), \
+	  SNAP_ANY_VALUE, 0, SNAP_LIVE(csr.scounteren), \
+	  "only CY, TM, IR (the guest has no other counter)") \
+	X(senvcfg,    uint64_t, , SNAP_BITS(ENVCFG_FIOM, ENVCFG_LPE, ENVCFG_SSE, 0), SNAP_ANY_VALUE, 0, \
+	  SNAP_LIVE(csr.senvcfg), "only FIOM; LPE with Zicfilp, SSE with Zicfiss")
+
+/* FP: the floating-point registers. */
+#define SNAP_REC_FP(X) \
+	X(f,          uint64_t, [32], SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_LIVE(fp.f), "any") \
+	X(fcsr,       uint64_t, , SNAP_BITS(0xff, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_LIVE(fp.fcsr), \
+	  "only fflags and frm (bits 0..7)")
+
+/* CFI: the shadow-stack pointer and the FWFT LANDING_PAD/SHADOW_STACK values
+ * and locks (landing pads on: lp_value; ELP itself is sstatus.SPELP, CORE). */
+#define SNAP_REC_CFI(X) \
+	X(ssp,          uint64_t, , SNAP_BITS(0, 0, ~_UL(0), 0), SNAP_ANY_VALUE, 0, SNAP_LIVE(csr.ssp), \
+	  "0 unless the guest has Zicfiss") \
+	X(lp_value,     uint8_t, , SNAP_BITS(0, 1, 0, 0), SNAP_ANY_VALUE, 0, SNAP_LIVE(fwft.lp_value), \
+	  "0 or 1 with Zicfilp, else 0") \
+	X(lp_locked,    uint8_t, , SNAP_BITS(0, 1, 0, 0), SNAP_ANY_VALUE, 0, SNAP_LIVE(fwft.lp_locked), \
+	  "0 or 1 with Zicfilp, else 0") \
+	X(ss_value,     uint8_t, , SNAP_BITS(0, 0, 1, 0), SNAP_ANY_VALUE, 0, SNAP_LIVE(fwft.ss_value), \
+	  "0 or 1 with Zicfiss, else 0") \
+	X(ss_locked,    uint8_t, , SNAP_BITS(0, 0, 1, 0), SNAP_ANY_VALUE, 0, SNAP_LIVE(fwft.ss_locked), \
+	  "0 or 1 with Zicfiss, else 0") \
+	X(cfi_reserved, uint32_t, , SNAP_BITS(0, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_HOOK, "0")
+
+/* FWFT: the memory features. MISALIGNED_EXC_DELEG is always 1 under
+ * Carapace: only its lock is state. */
+#define SNAP_REC_FWFT(X) \
+	X(misaligned_locked, uint8_t, , SNAP_BITS(1, 0, 0, 0), SNAP_ANY_VALUE, 0, \
+	  SNAP_LIVE(fwft_mem.misaligned_locked), "0 or 1") \
+	X(pte_ad_value,      uint8_t, , SNAP_BITS(0, 0, 0, 1), SNAP_ANY_VALUE, 0, \
+	  SNAP_LIVE(fwft_mem.pte_ad_value), "0 or 1 with Svadu, else 0") \
+	X(pte_ad_locked,     uint8_t, , SNAP_BITS(0, 0, 0, 1), SNAP_ANY_VALUE, 0, \
+	  SNAP_LIVE(fwft_mem.pte_ad_locked), "0 or 1 with Svadu, else 0") \
+	X(fwft_reserved,     uint8_t, [5], SNAP_BITS(0, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_HOOK, "0")
+
+/* HSM: SBI HSM and SBI SUSP (a system suspend is a non-retentive suspend of
+ * the vCPU that made it, flagged system_suspend). */
+#define SNAP_REC_HSM(X) \
+	X(hsm_state,      uint32_t, , SNAP_ANY_BITS, SNAP_VALUE(0, 0xffffffff, BIT(0) | BIT(1) | BIT(2)), \
+	  0, SNAP_LIVE(hsm.state), "0..2 (stopped, started, suspended)") \
+	X(waiting,        uint32_t, , SNAP_BITS(1, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_LIVE(hsm.waiting), \
+	  "0 or 1") \
+	X(resume_nonret,  uint32_t, , SNAP_BITS(1, 0, 0, 0), SNAP_ANY_VALUE, 0, \
+	  SNAP_LIVE(hsm.resume_nonret), "0 or 1") \
+	X(system_suspend, uint32_t, , SNAP_BITS(1, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_LIVE(hsm.system), \
+	  "0 or 1") \
+	X(resume_addr,    uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_LIVE(hsm.resume_addr), "any") \
+	X(resume_opaque,  uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_LIVE(hsm.resume_opaque), \
+	  "any")
+
+/* STA: the steal-time shared memory (SNAP_STA_OFF: none). */
+#define SNAP_REC_STA(X) \
+	X(sta_shmem, uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_HOOK, \
+	  "all ones (none), or 64-byte aligned inside the VM's RAM")
+
+/* PMU: the SBI PMU counters 0..SNAP_PMU_COUNTERS-1. */
+#define SNAP_REC_PMU(X) \
+	X(pmu_configured, uint32_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_LIVE(pmu.configured), \
+	  "counters 0, 2..10") \
+	X(pmu_started,    uint32_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_LIVE(pmu.started), \
+	  "within pmu_configured") \
+	X(pmu_event_idx,  uint32_t, [SNAP_PMU_COUNTERS], SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, \
+	  SNAP_LIVE(pmu.event_idx), "the event a configured counter counts, else 0") \
+	X(pmu_reserved,   uint32_t, , SNAP_BITS(0, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_HOOK, "0") \
+	X(pmu_value,      uint64_t, [SNAP_PMU_COUNTERS], SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, \
+	  SNAP_LIVE(pmu.value), "any")
+
+/* The vCPU records, in stream order: X(id, NAME, name). */
+#define SNAP_VCPU_RECORDS(X) \
+	X(1, CORE, core) \
+	X(2, FP, fp) \
+	X(3, CFI, cfi) \
+	X(4, FWFT, fwft) \
+	X(5, HSM, hsm) \
+	X(6, STA, sta) \
+	X(7, PMU, pmu)
+
+/* A record in a VCPU section: this, then @size bytes of its fields. */
+struct snap_record {
+	uint32_t id;		/* SNAP_REC_ID_* */
+	uint32_t size;		/* sizeof its struct snap_rec_* */
+};
+
+#define SNAP_MEMBER(name, type, dim, ...)	type name dim;
+#define SNAP_REC_ID(id, NAME, name)		SNAP_REC_ID_##NAME = id,
+#define SNAP_REC_STRUCT(id, NAME, name)		struct snap_rec_##name { SNAP_REC_##NAME(SNAP_MEMBER) };
+#define SNAP_REC_SLOT(id, NAME, name)		struct snap_record name##_rec; struct snap_rec_##name name;
+
+enum snap_record_id { SNAP_VCPU_RECORDS(SNAP_REC_ID) };
+struct snap_config { SNAP_CONFIG_FIELDS(SNAP_MEMBER) };
+SNAP_VCPU_RECORDS(SNAP_REC_STRUCT)
+
+/* VCPU (version 3): every record, in id order. */
+struct snap_vcpu { SNAP_VCPU_RECORDS(SNAP_REC_SLOT) };
+
+/* The VCPU record of versions 1 and 2 (frozen: read, converted, never
+ * written). X(name, type, dim). A version 3 field takes the value of the
+ * field of the same name; a field with no such namesake MUST be 0. */
+#define SNAP_VCPU_V2_FIELDS(X) \
+	X(gpr, uint64_t, [32]) X(pc, uint64_t, ) X(sstatus, uint64_t, ) X(vsstatus, uint64_t, ) \
+	X(vsie, uint64_t, ) X(vstvec, uint64_t, ) X(vsscratch, uint64_t, ) X(vsepc, uint64_t, ) \
+	X(vscause, uint64_t, ) X(vstval, uint64_t, ) X(vsatp, uint64_t, ) X(vstimecmp, uint64_t, ) \
+	X(hvip, uint64_t, ) X(scounteren, uint64_t, ) X(senvcfg, uint64_t, ) X(ssp, uint64_t, ) \
+	X(f, uint64_t, [32]) X(fcsr, uint64_t, ) \
+	X(lp_value, uint8_t, ) X(lp_locked, uint8_t, ) X(ss_value, uint8_t, ) X(ss_locked, uint8_t, ) \
+	X(hsm_state, uint32_t, ) X(waiting, uint32_t, ) X(resume_nonret, uint32_t, ) \
+	X(resume_addr, uint64_t, ) X(resume_opaque, uint64_t, ) \
+	X(misaligned_locked, uint8_t, ) X(pte_ad_value, uint8_t, ) X(pte_ad_locked, uint8_t, ) \
+	X(system_suspend, uint8_t, ) X(reserved, uint32_t, ) X(sta_shmem, uint64_t, ) \
+	X(pmu_configured, uint32_t, ) X(pmu_started, uint32_t, ) \
+	X(pmu_event_idx, uint32_t, [SNAP_PMU_COUNTERS]) X(reserved2, uint32_t, ) \
+	X(pmu_value, uint64_t, [SNAP_PMU_COUNTERS]) X(reserved3, uint64_t, [2])
+
+#define SNAP_V2_MEMBER(name, type, dim)	type name dim;
+struct snap_vcpu_v2 { SNAP_VCPU_V2_FIELDS(SNAP_V2_MEMBER) };
+
+#define SNAP_VCPU_V1_SIZE	672	/* a version 1 record ends before misaligned_locked */
+
+_Static_assert(sizeof(struct snap_config) == 648, "snap_config");
+_Static_assert(sizeof(struct snap_rec_core) == 368, "snap_rec_core");
+_Static_assert(sizeof(struct snap_rec_fp) == 264, "snap_rec_fp");
+_Static_assert(sizeof(struct snap_rec_cfi) == 16, "snap_rec_cfi");
+_Static_assert(sizeof(struct snap_rec_fwft) == 8, "snap_rec_fwft");
+_Static_assert(sizeof(struct snap_rec_hsm) == 32, "snap_rec_hsm");
+_Static_assert(sizeof(struct snap_rec_sta) == 8, "snap_rec_sta");
+_Static_assert(sizeof(struct snap_rec_pmu) == 144, "snap_rec_pmu");
+_Static_assert(sizeof(struct snap_vcpu) == 896, "snap_vcpu");
+_Static_assert(sizeof(struct snap_vcpu_v2) == 848, "snap_vcpu_v2");
+#endif
