@@ -16,34 +16,29 @@ def guests_built():
     return build_guests()
 
 
-@pytest.fixture
-def host_factory(tmp_path, guests_built):
-    """make(vms, extra=..., timeout=...) starts a Host in tmp_path; every one
-    is stopped (SIGTERM) at the end."""
-    hosts = []
+def started_hosts(cls, tmp_path):
+    """A fixture body: make(vms, extra=..., timeout=...) starts a @cls in
+    tmp_path; every one is stopped (SIGTERM) at the end."""
+    made = []
 
     def make(*args, **kw):
-        h = Host(tmp_path, *args, **kw)
-        hosts.append(h)
-        return h
+        made.append(cls(tmp_path, *args, **kw))
+        return made[-1]
     yield make
-    for h in hosts:
+    for h in made:
         h.kill()
+
+
+@pytest.fixture
+def host_factory(tmp_path, guests_built):
+    """Plain Hosts (see started_hosts)."""
+    yield from started_hosts(Host, tmp_path)
 
 
 @pytest.fixture
 def snap_host(tmp_path, guests_built):
-    """make(vms, extra=..., timeout=...) starts a SnapHost in tmp_path; every
-    one is stopped (SIGTERM) at the end."""
-    hosts = []
-
-    def make(*args, **kw):
-        h = SnapHost(tmp_path, *args, **kw)
-        hosts.append(h)
-        return h
-    yield make
-    for h in hosts:
-        h.kill()
+    """SnapHosts, with a stream socket (see started_hosts)."""
+    yield from started_hosts(SnapHost, tmp_path)
 
 
 @pytest.fixture

@@ -1,28 +1,8 @@
 # SPDX-License-Identifier: MIT
-"""The transport that carries a live migration between two hosts.
-
-A migration stream (docs/migration.md) crosses networks nobody trusts, so the
-two relays that carry it (carapace-ctl migrate on the source, carapace-run
---incoming or carapace-ctl incoming on the destination) speak TLS 1.3 with an
-X.509 certificate on each side, as QEMU's tls-creds-x509 migration does: the
-destination is the TLS server, the source the client, and each checks the
-other's certificate against the CA it was given (never the system's CAs).  A
-peer that fails the handshake is refused before any byte of its reaches a
-hypervisor: the destination's relay connects to its hypervisor's stream port
-(a UNIX socket) only after the source has been authenticated.  Plain TCP is
-kept for tests and debugging on one machine, only when asked for explicitly
-and only on the loopback.  docs/migration.md, "Transport", is the contract.
-
-Credentials, as QEMU's tls-creds-x509 dir= lays them out:
-
-    DIR/ca-cert.pem                        the CA both sides trust
-    DIR/server-cert.pem, server-key.pem    the destination's (TLS server)
-    DIR/client-cert.pem, client-key.pem    the source's (TLS client)
-
---tls-dir DIR (or $CARAPACE_TLS_DIR) names the directory; --tls-ca, --tls-cert
-and --tls-key name files one by one (they win over the directory's).
-
-"""
+"""The transport that carries a live migration between two hosts: TLS 1.3
+with an X.509 certificate on each side (the credentials' layout and the
+rules are in carapace-tls's help, carapace/cli/tls.py; docs/migration.md,
+"Transport", is the contract)."""
 
 import dataclasses
 import ipaddress
