@@ -125,6 +125,11 @@ uint64_t mm_free_bytes(void)
 	return 1ULL << 30;
 }
 
+uint64_t mm_total_bytes(void)
+{
+	return 1ULL << 31;
+}
+
 uint64_t vm_events_dropped(void)
 {
 	return 3;
