@@ -135,6 +135,22 @@ def test_plain_on_the_loopback(host):
     assert tls.plain_transport(host, "--plain").mode == "plain"
 
 
+@pytest.mark.parametrize("host", ["localhost", "LocalHost.", "relay.localhost"])
+def test_localhost_names_need_no_resolver(host, monkeypatch):
+    """A minimal Debian has no /etc/hosts: its resolver knows no "localhost".
+    RFC 6761 reserves the names for the loopback, so they are taken as it
+    without asking (the fresh-machine run failed here)."""
+    real = socket.getaddrinfo
+
+    def no_hosts_file(name, *args, **kw):
+        if "localhost" in str(name).lower():
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return real(name, *args, **kw)
+    monkeypatch.setattr(socket, "getaddrinfo", no_hosts_file)
+    assert tls.plain_transport(host, "--plain").mode == "plain"
+    assert not tls.is_loopback("localhost.example.com")
+
+
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "", "10.1.2.3", "192.0.2.7",
                                   "no-such-host.invalid"])
 def test_plain_refused_off_the_loopback(host):

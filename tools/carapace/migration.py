@@ -15,6 +15,7 @@ from .client import DEFAULT_TIMEOUT
 from .errors import TransportError, UsageError
 from .limits import CFI_POLICIES
 from .relay import MIG_FWFT, SEC, SNAP_FEATURES, MigRelay
+from .hostnames import host_address
 from .streams import connect_stream
 from .units import human_size
 
@@ -40,7 +41,7 @@ def connect_tcp(host, port, timeout=DEFAULT_TIMEOUT):
     --incoming, or carapace-ctl incoming)."""
     where = f"{host}:{port}"
     try:
-        sock = socket.create_connection((host, port), timeout=timeout)
+        sock = socket.create_connection((host_address(host), port), timeout=timeout)
     except ConnectionRefusedError:
         raise TransportError(f"nothing listens at {where} (connection refused): start the "
                              "destination first (carapace-run --incoming PORT for a fresh "

@@ -20,6 +20,8 @@ import threading
 import time
 from pathlib import Path
 
+from .hostnames import host_address
+
 
 TLS_DIR_ENV = "CARAPACE_TLS_DIR"
 CA_FILE = "ca-cert.pem"
@@ -173,7 +175,7 @@ def is_loopback(host):
     if host in ("", None):
         return False                   # the wildcard: every interface
     try:
-        infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+        infos = socket.getaddrinfo(host_address(host), None, type=socket.SOCK_STREAM)
     except socket.gaierror:
         return False
     addrs = {info[4][0].split("%", 1)[0] for info in infos}
@@ -531,7 +533,8 @@ def _peer_text(peer):
 
 def listen(addr, port, backlog=8):
     """A TCP listener on @addr:@port (OSError if it cannot)."""
-    infos = socket.getaddrinfo(addr, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    infos = socket.getaddrinfo(host_address(addr), port, type=socket.SOCK_STREAM,
+                               flags=socket.AI_PASSIVE)
     family, stype, proto, _, sockaddr = infos[0]
     sock = socket.socket(family, stype, proto)
     try:
