@@ -79,10 +79,14 @@ struct vm *vm_find(const char *name)
 	return &vms[0];
 }
 
+/* the state list reads; a wake can find the guest asleep again at once */
+static const char *stub_state = "running";
+static bool wake_then_suspend_again;
+
 const char *vm_state_name(const struct vm *vm)
 {
 	(void)vm;
-	return "running";
+	return stub_state;
 }
 
 void vm_count(const struct vm *vm, struct vm_counts *c)
@@ -174,7 +178,10 @@ int vmop_resume(struct vm *vm)
 int vmop_wake(struct vm *vm)
 {
 	(void)vm;
-	return -HYP_EBUSY;
+	if (!wake_then_suspend_again)
+		return -HYP_EBUSY;
+	stub_state = "suspended";	/* the guest ran on another hart and slept again */
+	return 0;
 }
 
 void vmop_cancel_waiter(void *ctx)
@@ -477,4 +484,20 @@ TEST(mgmt_metrics_counts_requests_and_error_replies)
 	EXPECT_EQ(port.replies, 4);
 	EXPECT_EQ(reply_u64(3, "requests") - reply_u64(0, "requests"), 3);
 	EXPECT_EQ(reply_u64(3, "request_errors") - reply_u64(0, "request_errors"), 1);
+}
+
+TEST(mgmt_wake_reply_says_what_the_wake_did)
+{
+	/* the guest may suspend itself again before the reply is written:
+	 * the reply still says the wake made it run (it once read the state
+	 * again and answered "suspended" to a wake that worked) */
+	wake_then_suspend_again = true;
+	stub_state = "suspended";
+	client_line("{\"v\":1,\"id\":5,\"cmd\":\"wake\",\"vm\":\"alpha\"}\n");
+	mgmt_poll();
+	wake_then_suspend_again = false;
+	stub_state = "running";
+	EXPECT_EQ(port.replies, 1);
+	EXPECT_TRUE(strstr(port.out, "\"ok\":true") != NULL);
+	EXPECT_TRUE(strstr(port.out, "\"state\":\"running\"") != NULL);
 }
