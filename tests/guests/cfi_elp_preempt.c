@@ -27,7 +27,9 @@
  * 0: on QEMU 10.0.2 a host that deschedules QEMU for longer than the
  * hypervisor's guard can still land an exit in the handler before it reads
  * sstatus (docs/cfi.md §7.3); in pass T it also lets K targets run whose
- * ELP an exit cleared in the detour's return. Informational: the time taken.
+ * ELP an exit cleared in the detour's return. Informational: the time taken,
+ * and how often pass T's timer came between a jump and its target (the
+ * driver requires it where the hypervisor hands the faults over).
  * Run under Carapace with a short time slice (--timeslice-us 20) so that
  * the hypervisor preempts the loop thousands of times. Prints
  * "INFO: observed lp=N ss=0" for the driver to compare with the counters.
@@ -188,14 +190,12 @@ static void pass(bool user, unsigned long tick, unsigned long n, unsigned long s
 		 * handler is taken after its sret, so the bad loop rarely sees one
 		 * between jump and target; a hypervisor that handles the fault
 		 * first makes that common. An lpad target has ELP=1 before it too. */
-		snprintf(buf, sizeof(buf), "%s: the timer came between a jump and its target "
-			 "%lu times, another task ran first", p, rec.switches);
-		/* under Carapace it must (the path this pass exists for); bare,
-		 * it is luck of timing (none in 20 000 jumps is common) */
-		if (env.carapace)
-			check_eq(T, buf, rec.switches > 0, 1);
-		else
-			report_info(T, "%s", buf);
+		/* Where the hypervisor hands each fault over it must happen (the
+		 * path this pass exists for): the driver checks it, as only it
+		 * knows whether the faults went through the hypervisor (bare, or
+		 * delegate on a CPU that keeps SPELP, it is luck of timing). */
+		report_info(T, "%s: the timer came between a jump and its target "
+			    "%lu times, another task ran first", p, rec.switches);
 		report_info(T, "%s: %lu of them before non-lpad targets", p, switches);
 	}
 	if (user)
