@@ -12,7 +12,7 @@ import pytest
 
 from harness.report import check_report
 from harness.runs import (EXIT_OK, EXIT_VM, assert_carapace_mode, assert_exit, run_carapace,
-                          run_reference, vm_spec)
+                          run_hyp, run_reference, vm_spec)
 
 # name -> bootargs for the single-VM runs (short variants of the knobs).
 PAYLOADS = {
@@ -32,6 +32,7 @@ PAYLOADS = {
     "demo": "count=3 delay_us=1000",
     "spin": "spin_ms=300",
     "sleeper": "ticks=5 period_ms=20",
+    "fp_isolation": "iters=2000",
 }
 
 # Lines a payload must print besides its PASS lines: (all modes, Carapace only).
@@ -135,6 +136,21 @@ def test_carapace(guests_built, name):
         # would hang until the timeout)
         assert "carapace: vm t: shut down" in run.hyp, \
             f"sbi_srst: the VM did not end as a plain shutdown\n{run.out}"
+
+
+@pytest.mark.quick
+def test_fp_isolation(guests_built):
+    """Three VMs on one hart, 100 us slices, each filling f0-f31 and fcsr
+    with values of its own and reading them back after a spin: nobody sees
+    another VM's FP state, and each loop is preempted many times."""
+    markers = ("0x2a0f0000", "0x4b0f0000", "0x8c0f0000")
+    vms = [vm_spec(n, "fp_isolation", 1, f"marker={m} iters=100000 min_gaps=50")
+           for n, m in zip("abc", markers)]
+    run = run_hyp(vms, list("abc"), smp=1, timeslice_us=100, timeout=120)
+    assert_exit(run, EXIT_OK)
+    for vm in "abc":
+        assert_carapace_mode(run.guests[vm], f"vm {vm}")
+        check_report(run.guests[vm], f"vm {vm}")
 
 
 @pytest.mark.quick
