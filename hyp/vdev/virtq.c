@@ -106,10 +106,10 @@ static int fail(struct virtq *q, enum virtq_fault f)
 
 int virtq_enable(struct virtq *q, struct vm *vm)
 {
-	if (q->ready)
-		return 0;
 	if (q->fault)
 		return -HYP_EINVAL;	/* only a reset clears a fault */
+	if (q->ready)
+		return 0;
 	if (!is_pow2(q->size) || q->size > q->max_size)
 		return fail(q, VIRTQ_FAULT_SIZE);
 	if (q->desc % DESC_ALIGN || q->avail % AVAIL_ALIGN || q->used % USED_ALIGN)
