@@ -28,7 +28,8 @@
  *    summed right, head < size, not held already;
  *  - bounded work: per call at most min(size, limit) descriptors copied and
  *    at most two guest mappings; a take maps nothing for writing, a return
- *    maps for writing only inside the used ring, a refused return nothing;
+ *    maps for writing only inside the used ring and at least the bytes it
+ *    writes (so they are marked dirty), a refused return nothing;
  *  - a return writes the element and then used.idx = the device's count;
  *  - the interrupt decision is !(avail.flags & 1) on a working queue;
  *  - enabling agrees with the rules (size, alignment, RAM); a fault holds
@@ -316,6 +317,8 @@ static void op_push(uint8_t a, uint16_t b, uint16_t c)
 		memcpy(&id, ram + (e - RAM_GPA), 4);
 		memcpy(&len, ram + (e + 4 - RAM_GPA), 4);
 		CHECK(id == head && len == c);
+		/* every byte it wrote was mapped for writing, so marked dirty */
+		CHECK(write_lo <= q.used + 2 && write_hi >= e + 8);
 	}
 	CHECK(!(q.busy[head / 64] >> (head % 64) & 1));
 	CHECK(held_count() == q.in_flight);
