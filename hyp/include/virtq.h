@@ -79,8 +79,8 @@ struct virtq {
 };
 
 /** virtq_init() - a queue of the device's, not ready: at most @max_size
- *  entries (a power of two, at most VIRTQ_SIZE_MAX), chains of at most
- *  @chain_max descriptors (capped at @max_size). */
+ *  entries (a power of two; more than VIRTQ_SIZE_MAX is cut to it), chains
+ *  of at most @chain_max descriptors (1..max_size). */
 void virtq_init(struct virtq *q, uint16_t max_size, uint16_t chain_max);
 /** virtq_reset() - device reset (or QueueReset): not ready, configuration
  *  and progress cleared, the fault forgotten; the limits stay. */

@@ -50,8 +50,9 @@ static bool is_pow2(uint64_t v)
 
 void virtq_init(struct virtq *q, uint16_t max_size, uint16_t chain_max)
 {
-	q->max_size = max_size;
-	q->chain_max = MIN(chain_max, max_size);
+	/* the bitmaps and the chain's segments hold VIRTQ_SIZE_MAX entries */
+	q->max_size = MIN(max_size, VIRTQ_SIZE_MAX);
+	q->chain_max = MAX(MIN(chain_max, q->max_size), 1);
 	virtq_reset(q);
 }
 

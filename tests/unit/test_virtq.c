@@ -797,3 +797,22 @@ TEST(virtq_fault_names_are_distinct)
 	}
 	EXPECT_STREQ(virtq_fault_name(VIRTQ_FAULT_COUNT), "unknown");
 }
+
+TEST(virtq_device_limits_are_kept_within_the_walker_s_storage)
+{
+	virtq_init(&q, 4 * VIRTQ_SIZE_MAX, 4 * VIRTQ_SIZE_MAX);
+	EXPECT_EQ(q.max_size, VIRTQ_SIZE_MAX);
+	EXPECT_EQ(q.chain_max, VIRTQ_SIZE_MAX);
+	virtq_init(&q, QMAX, 0);
+	EXPECT_EQ(q.chain_max, 1);
+	/* a queue larger than the storage is refused at QUEUE_READY */
+	vm_new();
+	virtq_init(&q, 4 * VIRTQ_SIZE_MAX, 4 * VIRTQ_SIZE_MAX);
+	virtq_set_size(&q, 2 * VIRTQ_SIZE_MAX);
+	virtq_set_desc(&q, DESC);
+	virtq_set_avail(&q, AVAIL + 0x1000);
+	virtq_set_used(&q, USED + 0x1000);
+	EXPECT_EQ(virtq_enable(&q, &tvm), -HYP_EINVAL);
+	EXPECT_EQ(q.fault, VIRTQ_FAULT_SIZE);
+	vm_free();
+}
