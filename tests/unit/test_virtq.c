@@ -816,3 +816,36 @@ TEST(virtq_device_limits_are_kept_within_the_walker_s_storage)
 	EXPECT_EQ(q.fault, VIRTQ_FAULT_SIZE);
 	vm_free();
 }
+
+static bool cow_ready;
+
+/* a live snapshot that has not copied the chunk yet: no write now */
+static bool cow(struct vm *vm, uint64_t chunk)
+{
+	(void)vm;
+	(void)chunk;
+	return cow_ready;
+}
+
+TEST(virtq_push_waits_while_a_live_snapshot_cannot_copy_the_used_ring)
+{
+	setup();
+	desc(0, BUF, 8, VIRTQ_DESC_F_WRITE, 0);
+	offer(0);
+	EXPECT_EQ(virtq_pop(&q, &tvm, &chain), 1);
+	tvm.cow = cow;
+	cow_ready = false;
+	vm_ram_write_protect(&tvm);
+	EXPECT_EQ(virtq_push(&q, &tvm, 0, 8), -HYP_EBUSY);
+	/* nothing written, still held: the device tries again */
+	EXPECT_EQ(q.next_used, 0);
+	EXPECT_EQ(q.in_flight, 1);
+	EXPECT_EQ(((uint16_t *)((uint8_t *)(uintptr_t)tvm.ram_hpa + (USED - RAM)))[1], 0);
+	cow_ready = true;
+	EXPECT_EQ(virtq_push(&q, &tvm, 0, 8), 0);
+	EXPECT_EQ(used_idx(), 1);
+	EXPECT_EQ(q.in_flight, 0);
+	/* the chunk the used ring is in counts as written for the snapshot */
+	EXPECT_TRUE(tvm.dirty[0] & 1);
+	vm_free();
+}
