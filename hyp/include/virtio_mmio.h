@@ -52,6 +52,7 @@
 /* --- split virtqueue (virtio 1.x section 2.7) --- */
 #define VIRTQ_DESC_F_NEXT		1
 #define VIRTQ_DESC_F_WRITE		2	/* device writes the buffer */
+#define VIRTQ_DESC_F_INDIRECT		4	/* a table of descriptors (never offered) */
 #define VIRTQ_AVAIL_F_NO_INTERRUPT	1
 #define VIRTQ_USED_F_NO_NOTIFY		1
 

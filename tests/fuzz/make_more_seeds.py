@@ -14,6 +14,9 @@
              record tests/fuzz/fuzz_fdt_guest.c reads)
   fdt_host   host DTBs: QEMU virt's shape with Carapace's /chosen VM nodes,
              compiled with dtc from the sources below
+  virtq      guest virtqueues: a queue configuration, a script of operations
+             and a guest RAM image with the rings (tests/fuzz/fuzz_virtq.c):
+             good chains and one seed per refusal of docs/virtio.md
 
 The migration streams (protocol 4) reuse the snapshot layouts of the
 carapace package through tests/fuzz/make_seeds.py. Deterministic: running it again writes the
@@ -382,8 +385,125 @@ def fdt_host_seeds():
     return out
 
 
+# ---- virtq ------------------------------------------------------------------
+
+VQ_RAM = 0x80000000
+VQ_RAM_SIZE = 0x4000
+VQ_NEXT, VQ_WRITE, VQ_INDIRECT = 1, 2, 4
+OP_POP, OP_PUSH, OP_GUEST_WRITE, OP_INTERRUPT, OP_RESET, OP_RACE = range(6)
+
+
+def virtq_seeds():
+    """Rings at RAM offsets 0 (descriptors), 0x100 (avail), 0x200 (used),
+    buffers from 0x1000; the RAM image stops after the used ring."""
+    D, A, U = 0x000, 0x100, 0x200
+
+    def seed(descs=(), heads=(), ops=(), qnum=8, log2max=4, chain_max=16, start=0,
+             avail_flags=0, avail_idx=None, rings=(D, A, U), offsets=True, image=0x300):
+        ram = bytearray(image)
+        d, a, u = rings if offsets else (D, A, U)
+        for i, (addr, ln, flags, nxt) in descs:
+            struct.pack_into("<QIHH", ram, d + 16 * i, addr, ln, flags, nxt)
+        n = max(qnum, 1)
+        for k, h in enumerate(heads):
+            struct.pack_into("<H", ram, a + 4 + 2 * ((start + k) % n), h)
+        idx = (start + len(heads)) & 0xffff if avail_idx is None else avail_idx
+        struct.pack_into("<HH", ram, a, avail_flags, idx)
+        if u + 4 <= len(ram):   # a refused ring may lie past the image
+            struct.pack_into("<H", ram, u + 2, start & 0xffff)
+        hdr = struct.pack("<HBBHBBQQQ", qnum, log2max, chain_max - 1, start & 0xffff,
+                          len(ops), 1 if offsets else 0, *rings)
+        assert len(hdr) == 32
+        return hdr + b"".join(struct.pack("<BBHH", *o) for o in ops) + bytes(ram)
+
+    def buf(off):
+        return VQ_RAM + 0x1000 + off
+
+    pop = (OP_POP, 0, 0, 0)
+    irq = (OP_INTERRUPT, 0, 0, 0)
+
+    def push(nth=0, written=0):
+        return (OP_PUSH, nth, 0, written)
+
+    blk = [(0, (buf(0), 16, VQ_NEXT, 1)), (1, (buf(0x100), 512, VQ_NEXT | VQ_WRITE, 2)),
+           (2, (buf(0x400), 1, VQ_WRITE, 0))]
+    every = [(i, (buf(0x10 * i), 8, VQ_NEXT if i < 7 else 0, i + 1)) for i in range(8)]
+    return {
+        # good chains
+        "empty": seed(ops=[pop, irq]),
+        "one-readable": seed([(0, (buf(0), 512, 0, 0))], [0], [pop, push(), irq, pop]),
+        "blk-shape": seed(blk, [0], [pop, push(0, 513), irq]),
+        "two-chains-out-of-order": seed(
+            [(3, (buf(0), 64, 0, 0)), (5, (buf(0x40), 64, VQ_WRITE, 0))], [3, 5],
+            [pop, pop, push(1, 64), push(0, 0), irq]),
+        "no-interrupt": seed([(0, (buf(0), 8, 0, 0))], [0], [pop, push(), irq], avail_flags=1),
+        "full-queue": seed([(i, (buf(0x10 * i), 16, VQ_WRITE, 0)) for i in range(8)],
+                           list(range(8)), [pop] * 9 + [push(0, 16)] * 8 + [irq]),
+        "every-descriptor": seed(every, [0], [pop, push()]),
+        "end-of-ram": seed([(0, (VQ_RAM + VQ_RAM_SIZE - 64, 64, VQ_WRITE, 0))], [0], [pop]),
+        "wrap-index": seed([(2, (buf(0), 8, VQ_WRITE, 0))], [2], [pop, push(0, 8), irq],
+                           start=0xffff),
+        "size-256": seed([(0, (buf(0), 8, 0, 0))], [0], [pop, push()], qnum=256, log2max=8,
+                         chain_max=256, rings=(0x000, 0x1000, 0x1400), image=0x1c08),
+        "guest-offers-later": seed([(1, (buf(0), 8, 0, 0))], [], [
+            pop, (OP_GUEST_WRITE, 0, A + 4, 1), (OP_GUEST_WRITE, 0, A + 2, 1), pop, push()]),
+        "reset-after-fault": seed([(0, (buf(0), 0, 0, 0))], [0], [
+            pop, pop, (OP_GUEST_WRITE, 0, D + 8, 8), (OP_GUEST_WRITE, 0, A + 2, 0),
+            (OP_RESET, 0, 0, 0), (OP_GUEST_WRITE, 0, A + 2, 1), pop, push(), irq]),
+        "reset-new-size": seed([(0, (buf(0), 8, 0, 0))], [0], [(OP_RESET, 1, 4, 0), pop]),
+        # a guest rewriting the first descriptor under the walker
+        "race-desc-addr": seed(blk, [0], [(OP_RACE, 0, D + 0, 0xffff), push()]),
+        "race-desc-next": seed(blk, [0], [(OP_RACE, 0, D + 14, 0), push()]),
+        "race-desc-flags": seed(blk, [0], [(OP_RACE, 1, D + 16 + 12, VQ_NEXT | VQ_INDIRECT)]),
+        # refusals while taking a chain
+        "bad-loop": seed([(0, (buf(0), 8, VQ_NEXT, 1)), (1, (buf(8), 8, VQ_NEXT, 0))], [0],
+                         [pop, pop, push()]),
+        "bad-self-loop": seed([(4, (buf(0), 8, VQ_NEXT, 4))], [4], [pop]),
+        "bad-longer-than-queue": seed(
+            [(i, (buf(0x10 * i), 8, VQ_NEXT, (i + 1) % 8)) for i in range(8)], [0], [pop]),
+        "bad-longer-than-limit": seed(every[:4] + [(3, (buf(0x30), 8, VQ_NEXT, 4)),
+                                                   (4, (buf(0x40), 8, 0, 0))],
+                                      [0], [pop], chain_max=4),
+        "bad-next": seed([(0, (buf(0), 8, VQ_NEXT, 8))], [0], [pop]),
+        "bad-head": seed([], [8], [pop]),
+        "bad-head-held": seed([(1, (buf(0), 8, 0, 0))], [1, 1], [pop, pop]),
+        "bad-avail-jump": seed([(0, (buf(0), 8, 0, 0))], [0], [pop], avail_idx=9),
+        # one chain held by the device, eight more offered: nine out of eight
+        "bad-avail-over-held": seed([(i, (buf(0x10 * i), 8, 0, 0)) for i in range(8)], [0],
+                                    [pop, (OP_GUEST_WRITE, 0, A + 2, 9), pop]),
+        "bad-avail-back": seed([(0, (buf(0), 8, 0, 0))], [0],
+                               [pop, (OP_GUEST_WRITE, 0, A + 2, 0), pop]),
+        "bad-outside-ram": seed([(0, (VQ_RAM - 0x1000, 16, 0, 0))], [0], [pop]),
+        "bad-mmio-window": seed([(0, (0x10000000, 8, VQ_WRITE, 0))], [0], [pop]),
+        "bad-straddles-end": seed([(0, (VQ_RAM + VQ_RAM_SIZE - 8, 16, VQ_WRITE, 0))], [0],
+                                  [pop]),
+        "bad-wraps-2-64": seed([(0, ((1 << 64) - 0x1000, VQ_RAM + 0x2000, 0, 0))], [0], [pop]),
+        "bad-len-0": seed([(0, (buf(0), 16, VQ_NEXT, 1)), (1, (buf(16), 0, VQ_WRITE, 0))],
+                          [0], [pop]),
+        "bad-readable-after-writable": seed(
+            [(0, (buf(0), 16, VQ_NEXT | VQ_WRITE, 1)), (1, (buf(16), 16, 0, 0))], [0], [pop]),
+        "bad-indirect": seed([(0, (buf(0), 32, VQ_INDIRECT, 0))], [0], [pop]),
+        "bad-push-not-held": seed([(0, (buf(0), 8, 0, 0))], [0],
+                                  [(OP_PUSH, 0x80, 0, 0), pop, (OP_PUSH, 0x80, 3, 0), push()]),
+        # refusals at QUEUE_READY
+        "cfg-size-3": seed(qnum=3, ops=[pop]),
+        "cfg-size-0": seed(qnum=0, ops=[pop]),
+        "cfg-size-above-max": seed(qnum=32, log2max=4, ops=[pop]),
+        "cfg-desc-misaligned": seed(rings=(D + 8, A, U), ops=[pop]),
+        "cfg-avail-misaligned": seed(rings=(D, A + 1, U), ops=[pop]),
+        "cfg-used-misaligned": seed(rings=(D, A, U + 2), ops=[pop]),
+        "cfg-desc-outside-ram": seed(rings=(0x1000, VQ_RAM + A, VQ_RAM + U), offsets=False,
+                                     ops=[pop]),
+        "cfg-used-past-end": seed(rings=(D, A, VQ_RAM_SIZE - 4 - 8 * 8), ops=[pop]),
+        "cfg-desc-wraps": seed(rings=((1 << 64) - 64, VQ_RAM + A, VQ_RAM + U), offsets=False,
+                               ops=[pop]),
+    }
+
+
+
 TARGETS = {"insn": insn_seeds, "mgmt": mgmt_seeds, "mig_recv": mig_seeds,
-           "fdt_guest": fdt_guest_seeds, "fdt_host": fdt_host_seeds}
+           "fdt_guest": fdt_guest_seeds, "fdt_host": fdt_host_seeds,
+           "virtq": virtq_seeds}
 
 
 def main():
