@@ -184,7 +184,7 @@ static const char *vplic_check(const struct vm *vm, const void *state, uint32_t 
 
 	*offset = offsetof(struct snap_dev_plic, priority);
 	if (s->priority[0])
-		return "priority[0] is not 0 (source 0 does not exist)";
+		return "priority of source 0 is not 0 (source 0 does not exist)";
 	for (unsigned int c = vm->cfg.nr_vcpus; c < VPLIC_MAX_CTX; c++) {
 		*offset = (uint32_t)(offsetof(struct snap_dev_plic, enable) + c * sizeof(s->enable[0]));
 		if (s->enable[c])
