@@ -48,8 +48,7 @@
 	X(mcr,          uint8_t,  , SNAP_BITS(0x1f, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_STATE, \
 	  "bits 0-4 only (DTR, RTS, OUT1, OUT2, LOOP)") \
 	X(scr,          uint8_t,  , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, "any") \
-	X(fcr,          uint8_t,  , SNAP_BITS(0xf9, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_STATE, \
-	  "as last written, without bits 1-2 (the FIFO resets clear themselves)") \
+	X(fcr,          uint8_t,  , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, "any") \
 	X(dll,          uint8_t,  , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, "any") \
 	X(dlm,          uint8_t,  , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, "any") \
 	X(thre_pending, uint8_t,  , SNAP_BITS(1, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_STATE, "0 or 1") \

@@ -94,8 +94,7 @@
 	X(uart16550, ier, 0, 0x10, 1) \
 	X(uart16550, mcr, 0, 0x1f, 0) \
 	X(uart16550, mcr, 0, 0x20, 1) \
-	X(uart16550, fcr, 0, 0xc1, 0) \
-	X(uart16550, fcr, 0, 0x02, 1) \
+	X(uart16550, fcr, 0, 0xff, 0) \
 	X(uart16550, thre_pending, 0, 2, 1) \
 	X(uart16550, irq_level, 0, 1, 0) \
 	X(uart16550, irq_level, 0, 2, 1) \
