@@ -16,8 +16,8 @@
 #define ENABLE_STRIDE	0x80
 #define CTX_BASE	0x200000
 #define CTX_STRIDE	0x1000
-#define PRIO_MAX	7
-#define SRC_MASK	(~1U)	/* source 0 does not exist */
+#define PRIO_MAX	SNAP_PLIC_PRIO_MAX	/* what its table allows */
+#define SRC_MASK	SNAP_PLIC_SOURCE_BITS	/* source 0 does not exist */
 
 /* Highest-priority pending, enabled source above the threshold; 0 if none. */
 static unsigned int best_source(const struct snap_dev_plic *p, unsigned int ctx)

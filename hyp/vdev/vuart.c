@@ -134,7 +134,7 @@ static void uart_write(struct vm *vm, unsigned int reg, uint8_t val)
 		/* enabling THRI while THR is empty raises the interrupt (16550) */
 		if ((val & IER_THRI) && !(u->ier & IER_THRI))
 			u->thre_pending = true;
-		u->ier = val & 0x0f;
+		u->ier = val & SNAP_UART_IER_BITS;	/* what its table allows */
 		break;
 	case REG_IIR_FCR:
 		u->fcr = val & ~0x06;	/* FIFO reset bits self-clear */
@@ -143,7 +143,7 @@ static void uart_write(struct vm *vm, unsigned int reg, uint8_t val)
 		u->lcr = val;
 		break;
 	case REG_MCR:
-		u->mcr = val & 0x1f;
+		u->mcr = val & SNAP_UART_MCR_BITS;
 		break;
 	case REG_SCR:
 		u->scr = val;
@@ -236,7 +236,7 @@ static const char *vuart_check(const struct vm *vm, const void *state, uint32_t 
 	(void)vm;
 	*offset = offsetof(struct snap_dev_uart16550, rx_head);
 	if (s->rx_head - s->rx_tail > VUART_RX_FIFO)
-		return "rx_head is more than 256 bytes ahead of rx_tail (the receive FIFO's size)";
+		return "rx_head is ahead of rx_tail by more than the receive FIFO holds (256 bytes)";
 	return NULL;
 }
 

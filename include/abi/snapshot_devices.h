@@ -25,6 +25,8 @@
 #include <abi/snapshot_records.h>
 
 #define SNAP_UART_RX_FIFO	256	/* bytes of the receive FIFO's ring */
+#define SNAP_UART_IER_BITS	0x0f	/* the interrupt enables */
+#define SNAP_UART_MCR_BITS	0x1f	/* DTR, RTS, OUT1, OUT2, LOOP */
 #define SNAP_PLIC_SOURCES	32	/* PLIC sources 1..31: source 0 does not exist */
 #define SNAP_PLIC_CONTEXTS	8	/* one S-mode context per vCPU */
 #define SNAP_PLIC_SOURCE_BITS	0xfffffffeU	/* a mask of sources: never bit 0 */
@@ -42,10 +44,10 @@
  * rx_head - rx_tail (mod 2^32) bytes are queued: the model's hook checks
  * that this is at most SNAP_UART_RX_FIFO. */
 #define SNAP_DEV_UART16550(X) \
-	X(ier,          uint8_t,  , SNAP_BITS(0x0f, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_STATE, \
+	X(ier,          uint8_t,  , SNAP_BITS(SNAP_UART_IER_BITS, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_STATE, \
 	  "bits 0-3 only (the interrupt enables)") \
 	X(lcr,          uint8_t,  , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, "any") \
-	X(mcr,          uint8_t,  , SNAP_BITS(0x1f, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_STATE, \
+	X(mcr,          uint8_t,  , SNAP_BITS(SNAP_UART_MCR_BITS, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_STATE, \
 	  "bits 0-4 only (DTR, RTS, OUT1, OUT2, LOOP)") \
 	X(scr,          uint8_t,  , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, "any") \
 	X(fcr,          uint8_t,  , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, "any") \
