@@ -137,7 +137,8 @@ uint32_t snap_lost_features(const struct snap_config *c)
 	return c->features & ~vm_features((enum cfi_policy)c->cfi_policy);
 }
 
-/* The records' hooks: what their tables do not copy or check. */
+/* CORE's hooks, what its table does not copy or check (the other records'
+ * hooks are in the files that own their state). */
 
 /* CORE: x0 is 0; the trapped sstatus keeps the guest's bits and FS, with
  * SPELP where the spec keeps it (whatever this CPU does); interrupts other
