@@ -98,6 +98,10 @@ int pmu_csr_exit(struct vcpu *v, unsigned long insn);
 void pmu_vcpu_save(const struct vcpu *v, struct vcpu_pmu *out);
 /** pmu_vcpu_restore() - install @in on the off-CPU @v after pmu_state_check(). */
 int pmu_vcpu_restore(struct vcpu *v, const struct vcpu_pmu *in);
+/* The PMU record's snapshot hooks, which the snap layer reads
+ * (hyp/snap/snap_state.c; hyp/include/snap_table.h). */
+struct snap_record_ops;
+extern const struct snap_record_ops pmu_record;
 void pmu_count_fw_slow(struct vcpu *v, unsigned int code, unsigned long n);
 /** pmu_count_fw() - @n occurrences of firmware event @code (SBI_PMU_FW_*) on
  *  @v, from its own hart. One test when no started counter counts it. */

@@ -5,7 +5,7 @@
 #ifndef HYP_SNAPSHOT_H
 #define HYP_SNAPSHOT_H
 #include <types.h>
-#include <abi/snapshot_format.h>
+#include <snap_table.h>
 
 struct vm;
 struct vcpu;
@@ -55,34 +55,18 @@ const char *snap_vcpu_problem(const struct snap_vcpu *s, const struct snap_confi
  *  value is never guessed). */
 void snap_vcpu_mask(struct snap_vcpu *s, uint32_t features);
 
-/* The record tables (include/abi/snapshot_records.h), hyp/snap/snap_record.c. */
-/** struct snap_field - a row of a record table: where the field is in its
- *  record (and in struct vcpu_guest: @live, -1 when the record's hook does
- *  it), its width and count, and its legal values. */
-struct snap_field {
-	const char *name;
-	uint16_t offset;
-	uint16_t width, count;
-	uint64_t any, zicfilp, zicfiss, svadu;	/* bit rule */
-	uint8_t shift;				/* value rule */
-	uint64_t vmask, legal;
-	uint64_t readonly;
-	int16_t live;
-	uint16_t live_size;
-	const char *bits_why, *value_why;
-};
+/* The record tables (include/abi/snapshot_records.h; their rows as struct
+ * snap_field, snap_table.h), hyp/snap/snap_record.c. */
 /** struct snap_record_desc - a vCPU record: its id, its table, where it is in
- *  struct snap_vcpu, and the hooks for what the table does not copy or check
- *  (NULL: none). A check hook's *@offset is in the record. */
+ *  struct snap_vcpu, and the hooks of the file that owns its state (NULL:
+ *  none). A check hook's *@offset is in the record. */
 struct snap_record_desc {
 	uint32_t id;
 	const char *name;
 	uint16_t offset, size;	/* of its fields, behind its struct snap_record */
 	const struct snap_field *fields;
 	size_t nr_fields;
-	void (*save)(const struct vcpu *v, void *rec);
-	void (*load)(struct vcpu *v, const void *rec);
-	const char *(*check)(const void *rec, const struct snap_config *c, uint32_t *offset);
+	const struct snap_record_ops *ops;
 };
 extern const struct snap_record_desc snap_vcpu_records[];
 extern const size_t snap_nr_vcpu_records;
@@ -131,11 +115,21 @@ struct vm *snap_admit(const struct snap_config *c, const char *name, const char 
  *  *@offset: the payload offset of the field at fault. */
 const char *snap_admit_vcpu(struct vm *vm, uint32_t instance, const void *payload,
 			    uint32_t version, const struct snap_config *c, uint32_t *offset);
-/** snap_admit_device() - check the DEVICE payload for device @index and
- *  install it; else why not. */
+/** snap_admit_device_at() - check the DEVICE payload for device @index with
+ *  the model's table (include/abi/snapshot_devices.h) and check hook, and
+ *  install it; else why not, naming the field, and *@offset: the payload
+ *  offset at fault. */
+const char *snap_admit_device_at(struct vm *vm, uint32_t index, const void *payload,
+				 uint32_t *offset);
+/** snap_admit_device() - snap_admit_device_at() without the offset. */
 const char *snap_admit_device(struct vm *vm, uint32_t index, const void *payload);
+/** snap_device_check() - NULL if @state is one device @index of @vm can
+ *  hold (its table's rules and its check hook), else why not and *@offset:
+ *  the offset in @state of the field at fault. */
+const char *snap_device_check(const struct vm *vm, uint32_t index, const void *state,
+			      uint32_t *offset);
 /** snap_device_save() - device @index's DEVICE payload into @payload (@room
- *  bytes); its length. */
+ *  bytes), masked with its table; its length. */
 size_t snap_device_save(struct vm *vm, uint32_t index, void *payload, size_t room);
 /* The largest DEVICE payload (a struct snap_device and the model's state). */
 #define SNAP_DEVICE_MAX		(sizeof(struct snap_device) + 512)

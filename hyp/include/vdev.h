@@ -1,76 +1,76 @@
 /* SPDX-License-Identifier: MIT */
-/* Emulated devices each VM gets: a 16550 UART wired to a PLIC. Each model
- * keeps its guest-visible state in one plain struct (no pointers, no locks)
- * beside its lock, and offers save/load hooks over that struct, so snapshot
- * code needs to know no device. */
+/* Emulated devices each VM gets: a 16550 UART wired to a PLIC, and a VM
+ * generation ID. Each model keeps its guest-visible state in one plain
+ * struct (no pointers, no locks) beside its lock: the struct generated from
+ * its table in include/abi/snapshot_devices.h, so that the snapshot code
+ * checks, masks and saves it with that table and the model's hooks, and
+ * knows no device. */
 #ifndef HYP_VDEV_H
 #define HYP_VDEV_H
 #include <types.h>
 #include <atomic.h>
 #include <guest_map.h>
+#include <snap_table.h>
 
 struct vm;
 
-#define VUART_RX_FIFO	256	/* received bytes the guest has not read yet */
-#define VPLIC_NR_SRC	32	/* sources 1..31 */
-#define VPLIC_MAX_CTX	8	/* one S-mode context per vCPU */
+#define VUART_RX_FIFO	SNAP_UART_RX_FIFO	/* received bytes the guest has not read yet */
+#define VPLIC_NR_SRC	SNAP_PLIC_SOURCES	/* sources 1..31 */
+#define VPLIC_MAX_CTX	SNAP_PLIC_CONTEXTS	/* one S-mode context per vCPU */
 
-struct vuart_state {
-	uint8_t ier, lcr, mcr, scr, fcr, dll, dlm;
-	uint8_t thre_pending;	/* THR-empty interrupt condition, cleared by an IIR read */
-	uint8_t irq_level;	/* what the UART drives onto its PLIC line */
-	uint8_t pad[7];
-	uint32_t rx_head, rx_tail;	/* free-running; rx_head - rx_tail bytes queued */
-	uint8_t rx[VUART_RX_FIFO];
-};
-
+/* struct snap_dev_uart16550: ier, lcr, mcr, scr, fcr, dll, dlm; thre_pending
+ * (the THR-empty interrupt condition, cleared by an IIR read); irq_level
+ * (what the UART drives onto its PLIC line); rx_head, rx_tail (free-running:
+ * rx_head - rx_tail bytes queued) and the ring rx. */
 struct vuart {
 	struct spinlock lock;
-	struct vuart_state s;
+	struct snap_dev_uart16550 s;
 };
 
-struct vplic_state {
-	uint32_t priority[VPLIC_NR_SRC];
-	uint32_t level;			/* device lines (bit per source) */
-	uint32_t pending;
-	uint32_t claimed;		/* in service: not pending again until completed */
-	uint32_t enable[VPLIC_MAX_CTX];
-	uint32_t threshold[VPLIC_MAX_CTX];
-};
-
+/* struct snap_dev_plic: priority, level (device lines, a bit per source),
+ * pending, claimed (in service: not pending again until completed), enable
+ * and threshold per context. */
 struct vplic {
 	struct spinlock lock;
-	struct vplic_state s;
+	struct snap_dev_plic s;
 };
 
-struct vmgenid_state {
-	uint8_t id[16];		/* the VM generation ID the guest reads */
-	uint8_t level;		/* interrupt line up: a new ID not read yet */
-	uint8_t pad[7];
-};
-
+/* struct snap_dev_vmgenid: id (what the guest reads), level (interrupt line
+ * up: a new ID not read yet). */
 struct vmgenid {
 	struct spinlock lock;
-	struct vmgenid_state s;
+	struct snap_dev_vmgenid s;
 };
 
 /* One device model as the rest of the hypervisor sees it. */
 struct vdev_ops {
-	const char *name;
-	uint32_t state_size;	/* bytes save() writes and load() reads */
+	const char *name;	/* its DEVICE sections': SNAP_DEVICES' name */
+	uint32_t state_size;	/* sizeof its struct snap_dev_<name> */
+	/* its table: the rows of SNAP_DEV_<NAME> (VDEV_STATE() fills these) */
+	const struct snap_field *fields;
+	size_t nr_fields;
 	/** reg() - add its MMIO window (once, at VM creation). */
 	int (*reg)(struct vm *vm);
 	/** reset() - power-on state (VM boot and reboot). */
 	void (*reset)(struct vm *vm);
 	/** save() - copy the guest-visible state out (the VM is paused). */
 	void (*save)(struct vm *vm, void *out);
-	/** load() - check and install saved state; -HYP_EINVAL names nothing
-	 *  installed when any field is out of range. */
-	int (*load)(struct vm *vm, const void *in);
+	/** check() - what its table cannot say (NULL: nothing): NULL if @state,
+	 *  whose table's rules hold, is one @vm's model can hold; else why not,
+	 *  naming the field, and *@offset: the field's in @state. */
+	const char *(*check)(const struct vm *vm, const void *state, uint32_t *offset);
+	/** load() - install a state its table and check() accepted. */
+	void (*load)(struct vm *vm, const void *in);
 };
 
-extern const struct vdev_ops vuart_ops, vplic_ops, vmgenid_ops;
-/* every device model, in a stable order (snapshots use it) */
+/* The state part of a model's struct vdev_ops: @model's name and struct, and
+ * @rows, its table as struct snap_field rows. */
+#define VDEV_STATE(model, rows) 	.name = #model, .state_size = sizeof(struct snap_dev_##model), 	.fields = (rows), .nr_fields = ARRAY_SIZE(rows)
+
+/* Each model's ops, named for it: uart16550_ops, plic_ops, vmgenid_ops. */
+#define VDEV_OPS_DECL(index, NAME, name)	extern const struct vdev_ops name##_ops;
+SNAP_DEVICES(VDEV_OPS_DECL)
+/* every device model, in SNAP_DEVICES' order (snapshots use it) */
 extern const struct vdev_ops *const vdev_all[];
 extern const unsigned int vdev_count;
 

@@ -46,6 +46,12 @@ struct vsbi_ext {
 VSBI_EXTENSIONS(VSBI_DECLARE)
 #undef VSBI_DECLARE
 
+/* The snapshot record hooks of the state these extensions own (HSM and
+ * SUSP: the HSM record; STA: the STA record), which the snap layer reads
+ * (hyp/snap/snap_state.c; hyp/include/snap_table.h). */
+struct snap_record_ops;
+extern const struct snap_record_ops vsbi_hsm_record, vsbi_sta_record;
+
 /** vsbi_hsm_suspend() - @v waits, consuming no host CPU, until an interrupt it
  *  enabled in sie is pending; if @nonret it then restarts at @addr in S-mode
  *  with a0 = hart id, a1 = @opaque, satp = 0, SIE = 0. HSM hart_suspend and

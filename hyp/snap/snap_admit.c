@@ -3,7 +3,10 @@
  * an incoming migration (hyp/migrate/mig_recv.c): the length each section
  * type has, the CONFIG that creates the VM, a VCPU section's records (checked
  * with their tables and hooks, then installed), a DEVICE section (the model
- * at that index, its load hook). Nothing is installed that was not checked. */
+ * at that index: checked with its table, include/abi/snapshot_devices.h, and
+ * its check hook, then installed by its load hook). Nothing is installed that
+ * was not checked. Also the DEVICE payloads both writers send. */
+#include <stddef.h>
 #include <string.h>
 #include <errno.h>
 #include <cfi.h>
@@ -99,28 +102,64 @@ const char *snap_admit_vcpu(struct vm *vm, uint32_t instance, const void *payloa
 	return NULL;
 }
 
-const char *snap_admit_device(struct vm *vm, uint32_t index, const void *payload)
+const char *snap_device_check(const struct vm *vm, uint32_t index, const void *state,
+			      uint32_t *offset)
 {
 	const struct vdev_ops *ops = vdev_all[index];
-	struct snap_device d;
+	const char *why = snap_fields_check(state, ops->fields, ops->nr_fields, 0, offset);
 
+	return why || !ops->check ? why : ops->check(vm, state, offset);
+}
+
+const char *snap_admit_device_at(struct vm *vm, uint32_t index, const void *payload,
+				 uint32_t *offset)
+{
+	const struct vdev_ops *ops = vdev_all[index];
+	uint64_t state[(SNAP_DEVICE_MAX - sizeof(struct snap_device)) / sizeof(uint64_t)];
+	struct snap_device d;
+	const char *why;
+
+	HYP_ASSERT(ops->state_size <= sizeof(state));
 	memcpy(&d, payload, sizeof(d));
-	if (d.reserved || d.state_size != ops->state_size ||
-	    strncmp(d.name, ops->name, sizeof(d.name)) || !memchr(d.name, 0, sizeof(d.name)))
+	*offset = offsetof(struct snap_device, name);
+	if (strncmp(d.name, ops->name, sizeof(d.name)) || !memchr(d.name, 0, sizeof(d.name)))
 		return "not the device this host has at that index";
-	if (ops->load(vm, (const uint8_t *)payload + sizeof(d)))
-		return "a device register is out of range";
+	*offset = offsetof(struct snap_device, state_size);
+	if (d.state_size != ops->state_size)
+		return "state_size is not that of the device this host has at that index";
+	*offset = offsetof(struct snap_device, reserved);
+	if (d.reserved)
+		return "reserved field is not 0";
+	/* a copy, aligned for the model's hook */
+	memcpy(state, (const uint8_t *)payload + sizeof(d), ops->state_size);
+	why = snap_device_check(vm, index, state, offset);
+	if (why) {
+		*offset += sizeof(d);
+		return why;
+	}
+	ops->load(vm, state);
 	return NULL;
+}
+
+const char *snap_admit_device(struct vm *vm, uint32_t index, const void *payload)
+{
+	uint32_t offset;
+
+	return snap_admit_device_at(vm, index, payload, &offset);
 }
 
 size_t snap_device_save(struct vm *vm, uint32_t index, void *payload, size_t room)
 {
 	const struct vdev_ops *ops = vdev_all[index];
 	struct snap_device d = { .state_size = ops->state_size };
+	uint8_t *state = (uint8_t *)payload + sizeof(d);
 
 	HYP_ASSERT(sizeof(d) + ops->state_size <= room);
 	memcpy(d.name, ops->name, MIN(strlen(ops->name), sizeof(d.name) - 1));
 	memcpy(payload, &d, sizeof(d));
-	ops->save(vm, (uint8_t *)payload + sizeof(d));
+	ops->save(vm, state);
+	/* the model holds only legal values; masked all the same, as a vCPU's
+	 * records are, so a save never writes what a restore refuses */
+	snap_fields_mask(state, ops->fields, ops->nr_fields, 0);
 	return sizeof(d) + ops->state_size;
 }

@@ -2,8 +2,8 @@
 /* Restoring a VM from the stream port, a piece at a time from the host
  * services' poll (hart 0). Every byte is checked before it is used: the
  * header, each section's type, order, length and CRC, every field
- * (snap_admit.c: the records' tables and hooks, the device models' load
- * hooks). The VM exists from CONFIG on but is never scheduled until END has been checked; on any refusal it is destroyed,
+ * (snap_admit.c: the records' and the device states' tables and hooks).
+ * The VM exists from CONFIG on but is never scheduled until END has been checked; on any refusal it is destroyed,
  * so there is never a half-restored guest, and other VMs are not touched. */
 #include <stddef.h>
 #include <string.h>
@@ -202,10 +202,11 @@ static void got_vcpu(const void *payload)
 
 static void got_device(const uint8_t *payload)
 {
-	const char *why = snap_admit_device(ld.vm, ld.sec.instance, payload);
+	uint32_t offset;
+	const char *why = snap_admit_device_at(ld.vm, ld.sec.instance, payload, &offset);
 
 	if (why)
-		return refuse("bad-snapshot", why);
+		return refuse_field(why, offset);
 	ld.next_dev++;
 }
 

@@ -3,21 +3,17 @@
  * them: one engine checks a record's every field against its legal values,
  * masks what a save writes and a restore installs, and copies the fields that
  * are plain members of struct vcpu_guest both ways; the tables say which.
- * Restore, incoming migration, snapshot and outgoing migration alike. Also
- * the CONFIG table and the frozen version 2 VCPU layout. Pure: host-tested
+ * Restore, incoming migration, snapshot and outgoing migration alike, for
+ * the vCPU records and the device states (include/abi/snapshot_devices.h,
+ * whose rows the models hand over in struct vdev_ops). Also the CONFIG
+ * table and the frozen version 2 VCPU layout. Pure: host-tested
  * (tests/unit). */
 #include <stddef.h>
 #include <string.h>
 #include <snapshot.h>
 
-#define BITS_WHY(f, what)	#f " has a bit a guest given this VM's ISA cannot hold (legal: " what ")"
-#define VALUE_WHY(f, what)	#f " is out of range (legal: " what ")"
-#define SNAP_HOOK		-1, 0
-
 #define CONFIG_FIELD(name, type, dim, bits, value, ro, live, what) \
-	{ #name, offsetof(struct snap_config, name), sizeof(type), \
-	  sizeof(((struct snap_config *)0)->name) / sizeof(type), bits, value, ro, live, \
-	  BITS_WHY(name, what), VALUE_WHY(name, what) },
+	{ SNAP_ROW_HEAD(struct snap_config, name, type), bits, value, ro, live, SNAP_WHY(name, what) },
 const struct snap_field snap_config_fields[] = { SNAP_CONFIG_FIELDS(CONFIG_FIELD) };
 const size_t snap_nr_config_fields = ARRAY_SIZE(snap_config_fields);
 

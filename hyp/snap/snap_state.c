@@ -1,19 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /* Guest state to and from the snapshot structs, and the checks a restore makes
  * before installing anything: CONFIG, and the vCPU records (their tables in
- * include/abi/snapshot_records.h, their hooks here: what a table does not copy
- * or check), and the reader of older VCPU records. Pure: host-tested
- * (tests/unit/test_snap.c). */
+ * include/abi/snapshot_records.h; their hooks, what a table does not copy or
+ * check, are their owners': CORE's here, HSM's in hyp/vsbi/vsbi_hsm.c, STA's
+ * in hyp/vsbi/vsbi_sta.c, PMU's in hyp/state/pmu.c), and the reader of older
+ * VCPU records. Pure: host-tested (tests/unit/test_snap.c). */
 #include <arch/riscv/encoding.h>
 #include <stddef.h>
 #include <string.h>
 #include <cfi.h>
 #include <hart.h>
 #include <pmu.h>
-#include <abi/sbi_sta.h>
 #include <snapshot.h>
 #include <vm.h>
 #include <vm_lifecycle.h>
+#include <vsbi.h>
 
 _Static_assert(SNAP_FEAT_ZICFILP == VM_FEAT_ZICFILP && SNAP_FEAT_ZICFISS == VM_FEAT_ZICFISS &&
 	       SNAP_FEAT_SSTC == VM_FEAT_SSTC && SNAP_FEAT_SVPBMT == VM_FEAT_SVPBMT &&
@@ -136,7 +137,8 @@ uint32_t snap_lost_features(const struct snap_config *c)
 	return c->features & ~vm_features((enum cfi_policy)c->cfi_policy);
 }
 
-/* The records' hooks: what their tables do not copy or check. */
+/* CORE's hooks, what its table does not copy or check (the other records'
+ * hooks are in the files that own their state). */
 
 /* CORE: x0 is 0; the trapped sstatus keeps the guest's bits and FS, with
  * SPELP where the spec keeps it (whatever this CPU does); interrupts other
@@ -190,100 +192,29 @@ static const char *core_check(const void *rec, const struct snap_config *c, uint
 	return NULL;
 }
 
-static const char *hsm_check(const void *rec, const struct snap_config *c, uint32_t *offset)
-{
-	const struct snap_rec_hsm *r = rec;
-
-	(void)c;
-	*offset = offsetof(struct snap_rec_hsm, system_suspend);
-	if (r->system_suspend && (r->hsm_state != VCPU_HSM_SUSPENDED || !r->resume_nonret))
-		return "a system suspend is a non-retentive suspend";
-	return NULL;
-}
-
-static void sta_save(const struct vcpu *v, void *rec)
-{
-	struct snap_rec_sta *r = rec;
-
-	r->sta_shmem = v->g.sta.enabled ? v->g.sta.shmem : SNAP_STA_OFF;
-}
-
-static void sta_load(struct vcpu *v, const void *rec)
-{
-	const struct snap_rec_sta *r = rec;
-
-	v->g.sta.enabled = r->sta_shmem != SNAP_STA_OFF;
-	v->g.sta.shmem = v->g.sta.enabled ? r->sta_shmem : 0;
-}
-
-static const char *sta_check(const void *rec, const struct snap_config *c, uint32_t *offset)
-{
-	const struct snap_rec_sta *r = rec;
-
-	*offset = offsetof(struct snap_rec_sta, sta_shmem);
-	if (r->sta_shmem != SNAP_STA_OFF &&
-	    (r->sta_shmem % SBI_STA_RECORD_SIZE || r->sta_shmem < c->ram_gpa ||
-	     r->sta_shmem - c->ram_gpa > c->ram_size - SBI_STA_RECORD_SIZE))
-		return "STA shared memory: 64-byte aligned, inside the VM's RAM";
-	return NULL;
-}
-
-static void pmu_from_record(const struct snap_rec_pmu *r, struct vcpu_pmu *p)
-{
-	memset(p, 0, sizeof(*p));
-	p->configured = r->pmu_configured;
-	p->started = r->pmu_started;
-	memcpy(p->event_idx, r->pmu_event_idx, sizeof(p->event_idx));
-	memcpy(p->value, r->pmu_value, sizeof(p->value));
-}
-
-/* off its hart, a vCPU's PMU struct holds every counter's value (the table
- * copied it); the live counters follow it */
-static void pmu_load(struct vcpu *v, const void *rec)
-{
-	struct vcpu_pmu pmu;
-
-	pmu_from_record(rec, &pmu);
-	memset(&v->g.pmu, 0, sizeof(v->g.pmu));
-	pmu_vcpu_restore(v, &pmu);	/* checked by pmu_check(); posts its load */
-}
-
-static const char *pmu_check(const void *rec, const struct snap_config *c, uint32_t *offset)
-{
-	struct vcpu_pmu pmu;
-
-	(void)c;
-	*offset = offsetof(struct snap_rec_pmu, pmu_configured);
-	pmu_from_record(rec, &pmu);
-	if (!pmu_state_check(&pmu))
-		return "PMU counters: an unknown counter, an event it cannot count, or started "
-		       "without an event";
-	return NULL;
-}
+static const struct snap_record_ops core_record = {
+	.save = core_save,
+	.load = core_load,
+	.check = core_check,
+};
 
 #define SNAP_LIVE(m)	offsetof(struct vcpu_guest, m), sizeof(((struct vcpu_guest *)0)->m)
-#define SNAP_HOOK	-1, 0
-#define BITS_WHY(f, what)	#f " has a bit a guest given this VM's ISA cannot hold (legal: " what ")"
-#define VALUE_WHY(f, what)	#f " is out of range (legal: " what ")"
 /* A row as a struct snap_field (the bits and value rules expand to several
  * initializers, so each record's macro builds its row itself). */
-#define HEAD(T, name, type) \
-	#name, offsetof(T, name), sizeof(type), sizeof(((T *)0)->name) / sizeof(type)
-#define WHY(name, what)		BITS_WHY(name, what), VALUE_WHY(name, what)
 #define CORE_FIELD(n, t, d, bits, value, ro, live, what) \
-	{ HEAD(struct snap_rec_core, n, t), bits, value, ro, live, WHY(n, what) },
+	{ SNAP_ROW_HEAD(struct snap_rec_core, n, t), bits, value, ro, live, SNAP_WHY(n, what) },
 #define FP_FIELD(n, t, d, bits, value, ro, live, what) \
-	{ HEAD(struct snap_rec_fp, n, t), bits, value, ro, live, WHY(n, what) },
+	{ SNAP_ROW_HEAD(struct snap_rec_fp, n, t), bits, value, ro, live, SNAP_WHY(n, what) },
 #define CFI_FIELD(n, t, d, bits, value, ro, live, what) \
-	{ HEAD(struct snap_rec_cfi, n, t), bits, value, ro, live, WHY(n, what) },
+	{ SNAP_ROW_HEAD(struct snap_rec_cfi, n, t), bits, value, ro, live, SNAP_WHY(n, what) },
 #define FWFT_FIELD(n, t, d, bits, value, ro, live, what) \
-	{ HEAD(struct snap_rec_fwft, n, t), bits, value, ro, live, WHY(n, what) },
+	{ SNAP_ROW_HEAD(struct snap_rec_fwft, n, t), bits, value, ro, live, SNAP_WHY(n, what) },
 #define HSM_FIELD(n, t, d, bits, value, ro, live, what) \
-	{ HEAD(struct snap_rec_hsm, n, t), bits, value, ro, live, WHY(n, what) },
+	{ SNAP_ROW_HEAD(struct snap_rec_hsm, n, t), bits, value, ro, live, SNAP_WHY(n, what) },
 #define STA_FIELD(n, t, d, bits, value, ro, live, what) \
-	{ HEAD(struct snap_rec_sta, n, t), bits, value, ro, live, WHY(n, what) },
+	{ SNAP_ROW_HEAD(struct snap_rec_sta, n, t), bits, value, ro, live, SNAP_WHY(n, what) },
 #define PMU_FIELD(n, t, d, bits, value, ro, live, what) \
-	{ HEAD(struct snap_rec_pmu, n, t), bits, value, ro, live, WHY(n, what) },
+	{ SNAP_ROW_HEAD(struct snap_rec_pmu, n, t), bits, value, ro, live, SNAP_WHY(n, what) },
 
 static const struct snap_field core_fields[] = { SNAP_REC_CORE(CORE_FIELD) };
 static const struct snap_field fp_fields[] = { SNAP_REC_FP(FP_FIELD) };
@@ -293,17 +224,18 @@ static const struct snap_field hsm_fields[] = { SNAP_REC_HSM(HSM_FIELD) };
 static const struct snap_field sta_fields[] = { SNAP_REC_STA(STA_FIELD) };
 static const struct snap_field pmu_fields[] = { SNAP_REC_PMU(PMU_FIELD) };
 
-#define RECORD(id, NAME, name, save, load, check) \
+/* Each record's hooks are its owner's (NULL: the table does everything). */
+#define RECORD(id, NAME, name, ops) \
 	{ id, #NAME, offsetof(struct snap_vcpu, name), sizeof(struct snap_rec_##name), \
-	  name##_fields, ARRAY_SIZE(name##_fields), save, load, check }
+	  name##_fields, ARRAY_SIZE(name##_fields), ops }
 const struct snap_record_desc snap_vcpu_records[] = {
-	RECORD(SNAP_REC_ID_CORE, CORE, core, core_save, core_load, core_check),
-	RECORD(SNAP_REC_ID_FP, FP, fp, NULL, NULL, NULL),
-	RECORD(SNAP_REC_ID_CFI, CFI, cfi, NULL, NULL, NULL),
-	RECORD(SNAP_REC_ID_FWFT, FWFT, fwft, NULL, NULL, NULL),
-	RECORD(SNAP_REC_ID_HSM, HSM, hsm, NULL, NULL, hsm_check),
-	RECORD(SNAP_REC_ID_STA, STA, sta, sta_save, sta_load, sta_check),
-	RECORD(SNAP_REC_ID_PMU, PMU, pmu, NULL, pmu_load, pmu_check),
+	RECORD(SNAP_REC_ID_CORE, CORE, core, &core_record),
+	RECORD(SNAP_REC_ID_FP, FP, fp, NULL),
+	RECORD(SNAP_REC_ID_CFI, CFI, cfi, NULL),
+	RECORD(SNAP_REC_ID_FWFT, FWFT, fwft, NULL),
+	RECORD(SNAP_REC_ID_HSM, HSM, hsm, &vsbi_hsm_record),
+	RECORD(SNAP_REC_ID_STA, STA, sta, &vsbi_sta_record),
+	RECORD(SNAP_REC_ID_PMU, PMU, pmu, &pmu_record),
 };
 const size_t snap_nr_vcpu_records = ARRAY_SIZE(snap_vcpu_records);
 
@@ -348,8 +280,8 @@ void snap_vcpu_save(const struct vcpu *v, struct snap_vcpu *s)
 		const struct snap_record_desc *d = &snap_vcpu_records[i];
 
 		snap_fields_save(&v->g, rec_of(s, d), d->fields, d->nr_fields);
-		if (d->save)
-			d->save(v, rec_of(s, d));
+		if (d->ops && d->ops->save)
+			d->ops->save(v, rec_of(s, d));
 	}
 	/* what the guest's ISA cannot hold (a bit of an extension the hardware
 	 * has and the VM was not given, inert here) is not saved: never a record
@@ -466,8 +398,8 @@ const char *snap_vcpu_problem(const struct snap_vcpu *s, const struct snap_confi
 		const char *why = snap_fields_check(crec_of(s, d), d->fields, d->nr_fields,
 						    c->features, offset);
 
-		if (!why && d->check)
-			why = d->check(crec_of(s, d), c, offset);
+		if (!why && d->ops && d->ops->check)
+			why = d->ops->check(crec_of(s, d), c, offset);
 		if (why) {
 			*offset += d->offset;
 			return why;
@@ -497,8 +429,8 @@ void snap_vcpu_load(struct vcpu *v, const struct snap_vcpu *s)
 		const struct snap_record_desc *d = &snap_vcpu_records[i];
 
 		snap_fields_load(&v->g, crec_of(&legal, d), d->fields, d->nr_fields);
-		if (d->load)
-			d->load(v, crec_of(&legal, d));
+		if (d->ops && d->ops->load)
+			d->ops->load(v, crec_of(&legal, d));
 	}
 	/* derived state follows the restored FWFT values (never taken raw) */
 	v->henvcfg = (v->henvcfg & ~(ENVCFG_LPE | ENVCFG_SSE | ENVCFG_ADUE)) | vcpu_henvcfg_guest(v);

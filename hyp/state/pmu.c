@@ -10,16 +10,20 @@
  * not configured (or has released) reads its last value, 0 from boot, and
  * does not advance. So the values never jump when the vCPU moves to another
  * hart, across a snapshot and restore or a migration (the value is part of
- * the vCPU's saved state: docs/snapshot-format.md), and they tell a guest
+ * the vCPU's saved state, the PMU record whose hooks are here:
+ * docs/snapshot-format.md), and they tell a guest
  * nothing about the host or other VMs. vcpu_put() calls in only while a
  * hardware counter is configured (one test for other guests) and posts
  * VCPU_REQ_PMU_LOAD, so the next entry's vcpu_apply_pending() calls
  * pmu_vcpu_load(): vcpu_load() has no test of its own. */
+#include <stddef.h>
+#include <string.h>
 #include <arch/riscv/csr.h>
 #include <atomic.h>
 #include <errno.h>
 #include <hart.h>
 #include <pmu.h>
+#include <snap_table.h>
 #include <vcpu.h>
 
 static uint64_t host_count(unsigned int i)
@@ -138,3 +142,43 @@ int pmu_vcpu_restore(struct vcpu *v, const struct vcpu_pmu *in)
 	atomic_or(&v->requests, VCPU_REQ_PMU_LOAD);	/* it may have hw counters */
 	return 0;
 }
+
+/* The PMU record: the table copies the counters into the vCPU's PMU struct
+ * (off its hart it holds every counter's value); the live counters follow
+ * it, and only a state pmu_state_check() accepts is installed. */
+static void pmu_from_record(const struct snap_rec_pmu *r, struct vcpu_pmu *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->configured = r->pmu_configured;
+	p->started = r->pmu_started;
+	memcpy(p->event_idx, r->pmu_event_idx, sizeof(p->event_idx));
+	memcpy(p->value, r->pmu_value, sizeof(p->value));
+}
+
+static void pmu_record_load(struct vcpu *v, const void *rec)
+{
+	struct vcpu_pmu pmu;
+
+	pmu_from_record(rec, &pmu);
+	memset(&v->g.pmu, 0, sizeof(v->g.pmu));
+	pmu_vcpu_restore(v, &pmu);	/* checked by pmu_record_check(); posts its load */
+}
+
+static const char *pmu_record_check(const void *rec, const struct snap_config *c,
+				    uint32_t *offset)
+{
+	struct vcpu_pmu pmu;
+
+	(void)c;
+	*offset = offsetof(struct snap_rec_pmu, pmu_configured);
+	pmu_from_record(rec, &pmu);
+	if (!pmu_state_check(&pmu))
+		return "PMU counters: an unknown counter, an event it cannot count, or started "
+		       "without an event";
+	return NULL;
+}
+
+const struct snap_record_ops pmu_record = {
+	.load = pmu_record_load,
+	.check = pmu_record_check,
+};

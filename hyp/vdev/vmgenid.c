@@ -4,7 +4,6 @@
  * Linux guest reseeds its random number generator (add_vmfork_randomness)
  * and two restores of one snapshot never share their randomness. */
 #include <string.h>
-#include <errno.h>
 #include <entropy.h>
 #include <mmio.h>
 #include <vm.h>
@@ -62,30 +61,27 @@ static void vmgenid_save(struct vm *vm, void *out)
 	spin_unlock(&vm->genid.lock);
 }
 
-/* A restore is a new generation: the saved ID is checked, then replaced, and
- * the guest is told. A migration moves the same VM: its ID stays (the VM
- * Generation ID spec changes it for copies, not for a live move). */
-static int vmgenid_load(struct vm *vm, const void *in)
-{
-	static const uint8_t zero[sizeof(vm->genid.s.pad)];
-	struct vmgenid_state s;
+#define FIELD(n, t, d, bits, value, ro, live, what) \
+	{ SNAP_ROW_HEAD(struct snap_dev_vmgenid, n, t), bits, value, ro, live, SNAP_DEV_WHY(n, what) },
+static const struct snap_field fields[] = { SNAP_DEV_VMGENID(FIELD) };
 
-	memcpy(&s, in, sizeof(s));
-	if (s.level > 1 || memcmp(s.pad, zero, sizeof(zero)))
-		return -HYP_EINVAL;
+/* A restore is a new generation: the saved ID (checked by the table) is
+ * replaced, and the guest is told. A migration moves the same VM: its ID
+ * stays (the VM Generation ID spec changes it for copies, not for a live
+ * move). */
+static void vmgenid_load(struct vm *vm, const void *in)
+{
 	spin_lock(&vm->genid.lock);
-	vm->genid.s = s;
+	memcpy(&vm->genid.s, in, sizeof(vm->genid.s));
 	if (!vm->moved_in) {
 		new_id(vm);
 		set_line(vm, true);
 	}
 	spin_unlock(&vm->genid.lock);
-	return 0;
 }
 
 const struct vdev_ops vmgenid_ops = {
-	.name = "vmgenid",
-	.state_size = sizeof(struct vmgenid_state),
+	VDEV_STATE(vmgenid, fields),
 	.reg = vmgenid_register,
 	.reset = vmgenid_reset,
 	.save = vmgenid_save,

@@ -2,6 +2,7 @@
 /* PLIC model (RISC-V PLIC spec 1.0): priorities, pending, per-context enable,
  * threshold, claim/complete. Context i is vCPU i's S-mode external interrupt,
  * delivered as hvip.VSEIP. Level-triggered sources. */
+#include <stddef.h>
 #include <string.h>
 #include <errno.h>
 #include <bitops.h>
@@ -15,11 +16,11 @@
 #define ENABLE_STRIDE	0x80
 #define CTX_BASE	0x200000
 #define CTX_STRIDE	0x1000
-#define PRIO_MAX	7
-#define SRC_MASK	(~1U)	/* source 0 does not exist */
+#define PRIO_MAX	SNAP_PLIC_PRIO_MAX	/* what its table allows */
+#define SRC_MASK	SNAP_PLIC_SOURCE_BITS	/* source 0 does not exist */
 
 /* Highest-priority pending, enabled source above the threshold; 0 if none. */
-static unsigned int best_source(const struct vplic_state *p, unsigned int ctx)
+static unsigned int best_source(const struct snap_dev_plic *p, unsigned int ctx)
 {
 	uint32_t cand = p->pending & ~p->claimed & p->enable[ctx] & SRC_MASK;
 	unsigned int best = 0, best_prio = p->threshold[ctx];
@@ -54,7 +55,7 @@ static void update_outputs(struct vm *vm)
 
 void vplic_set_level(struct vm *vm, unsigned int irq, bool level)
 {
-	struct vplic_state *p = &vm->plic.s;
+	struct snap_dev_plic *p = &vm->plic.s;
 
 	if (!irq || irq >= VPLIC_NR_SRC)
 		return;
@@ -72,7 +73,7 @@ void vplic_set_level(struct vm *vm, unsigned int irq, bool level)
 
 static uint32_t claim(struct vm *vm, unsigned int ctx)
 {
-	struct vplic_state *p = &vm->plic.s;
+	struct snap_dev_plic *p = &vm->plic.s;
 	unsigned int s = best_source(p, ctx);
 
 	if (s) {
@@ -84,7 +85,7 @@ static uint32_t claim(struct vm *vm, unsigned int ctx)
 
 static void complete(struct vm *vm, unsigned int ctx, uint32_t s)
 {
-	struct vplic_state *p = &vm->plic.s;
+	struct snap_dev_plic *p = &vm->plic.s;
 
 	/* ignore ids that are not enabled for this context (PLIC spec) */
 	if (!s || s >= VPLIC_NR_SRC || !(p->enable[ctx] & (1U << s)))
@@ -96,7 +97,7 @@ static void complete(struct vm *vm, unsigned int ctx, uint32_t s)
 
 static int vplic_access(struct vm *vm, void *priv, struct mmio_access *a)
 {
-	struct vplic_state *p = &vm->plic.s;
+	struct snap_dev_plic *p = &vm->plic.s;
 	uint64_t off = a->gpa - VPLIC_BASE;
 	uint32_t val = (uint32_t)a->value, *reg = NULL;
 
@@ -171,32 +172,44 @@ static void vplic_save(struct vm *vm, void *out)
 	spin_unlock(&vm->plic.lock);
 }
 
-static int vplic_load(struct vm *vm, const void *in)
-{
-	struct vplic_state s;
+#define FIELD(n, t, d, bits, value, ro, live, what) \
+	{ SNAP_ROW_HEAD(struct snap_dev_plic, n, t), bits, value, ro, live, SNAP_DEV_WHY(n, what) },
+static const struct snap_field fields[] = { SNAP_DEV_PLIC(FIELD) };
 
-	memcpy(&s, in, sizeof(s));
-	for (unsigned int i = 0; i < VPLIC_NR_SRC; i++)
-		if (s.priority[i] > PRIO_MAX || (!i && s.priority[i]))
-			return -HYP_EINVAL;
-	for (unsigned int c = 0; c < VPLIC_MAX_CTX; c++)
-		if (s.threshold[c] > PRIO_MAX || (s.enable[c] & ~SRC_MASK) ||
-		    (c >= vm->cfg.nr_vcpus && (s.enable[c] || s.threshold[c])))
-			return -HYP_EINVAL;
-	if ((s.level | s.pending | s.claimed) & ~SRC_MASK)
-		return -HYP_EINVAL;
-	spin_lock(&vm->plic.lock);
-	vm->plic.s = s;
-	update_outputs(vm);
-	spin_unlock(&vm->plic.lock);
-	return 0;
+/* What the table cannot say: source 0 has no priority, and a context of a
+ * vCPU the VM does not have enables nothing. */
+static const char *vplic_check(const struct vm *vm, const void *state, uint32_t *offset)
+{
+	const struct snap_dev_plic *s = state;
+
+	*offset = offsetof(struct snap_dev_plic, priority);
+	if (s->priority[0])
+		return "priority of source 0 is not 0 (source 0 does not exist)";
+	for (unsigned int c = vm->cfg.nr_vcpus; c < VPLIC_MAX_CTX; c++) {
+		*offset = (uint32_t)(offsetof(struct snap_dev_plic, enable) + c * sizeof(s->enable[0]));
+		if (s->enable[c])
+			return "enable is not 0 for a context of a vCPU the VM does not have";
+		*offset = (uint32_t)(offsetof(struct snap_dev_plic, threshold) +
+				     c * sizeof(s->threshold[0]));
+		if (s->threshold[c])
+			return "threshold is not 0 for a context of a vCPU the VM does not have";
+	}
+	return NULL;
 }
 
-const struct vdev_ops vplic_ops = {
-	.name = "plic",
-	.state_size = sizeof(struct vplic_state),
+static void vplic_load(struct vm *vm, const void *in)
+{
+	spin_lock(&vm->plic.lock);
+	memcpy(&vm->plic.s, in, sizeof(vm->plic.s));
+	update_outputs(vm);
+	spin_unlock(&vm->plic.lock);
+}
+
+const struct vdev_ops plic_ops = {
+	VDEV_STATE(plic, fields),
 	.reg = vplic_register,
 	.reset = vplic_reset,
 	.save = vplic_save,
+	.check = vplic_check,
 	.load = vplic_load,
 };

@@ -3,6 +3,7 @@
  * VM name), receive comes from its own RX FIFO, which the host console fills; interrupts
  * (RX data, THR empty) go to the PLIC, so Linux's 8250 driver runs
  * interrupt-driven instead of polling. */
+#include <stddef.h>
 #include <string.h>
 #include <errno.h>
 #include <mmio.h>
@@ -31,13 +32,13 @@
 #define LSR_TEMT	0x40
 #define MSR_DEFAULT	0xb0	/* DCD, DSR, CTS */
 
-static bool rx_ready(const struct vuart_state *s)
+static bool rx_ready(const struct snap_dev_uart16550 *s)
 {
 	return s->rx_head != s->rx_tail;
 }
 
 /* Lock held. */
-static size_t rx_take(struct vuart_state *s, char *buf, size_t len)
+static size_t rx_take(struct snap_dev_uart16550 *s, char *buf, size_t len)
 {
 	size_t n = 0;
 
@@ -49,7 +50,7 @@ static size_t rx_take(struct vuart_state *s, char *buf, size_t len)
 /* Interrupt line: RX data, or THR empty, when enabled. Lock held. */
 static void update_irq(struct vm *vm)
 {
-	struct vuart_state *u = &vm->uart.s;
+	struct snap_dev_uart16550 *u = &vm->uart.s;
 	bool level = ((u->ier & IER_RDI) && rx_ready(u)) ||
 		     ((u->ier & IER_THRI) && u->thre_pending);
 
@@ -61,14 +62,14 @@ static void update_irq(struct vm *vm)
 }
 
 /* Transmit is instant: THR and the shifter are always empty. */
-static uint8_t lsr(const struct vuart_state *u)
+static uint8_t lsr(const struct snap_dev_uart16550 *u)
 {
 	return LSR_THRE | LSR_TEMT | (rx_ready(u) ? LSR_DR : 0);
 }
 
 static uint8_t read_iir(struct vm *vm)
 {
-	struct vuart_state *u = &vm->uart.s;
+	struct snap_dev_uart16550 *u = &vm->uart.s;
 	uint8_t fifo = (u->fcr & FCR_FIFO_EN) ? IIR_FIFO : 0;
 
 	if ((u->ier & IER_RDI) && rx_ready(u))
@@ -82,7 +83,7 @@ static uint8_t read_iir(struct vm *vm)
 
 static uint8_t uart_read(struct vm *vm, unsigned int reg)
 {
-	struct vuart_state *u = &vm->uart.s;
+	struct snap_dev_uart16550 *u = &vm->uart.s;
 	char c;
 
 	switch (reg) {
@@ -112,7 +113,7 @@ static uint8_t uart_read(struct vm *vm, unsigned int reg)
 
 static void uart_write(struct vm *vm, unsigned int reg, uint8_t val)
 {
-	struct vuart_state *u = &vm->uart.s;
+	struct snap_dev_uart16550 *u = &vm->uart.s;
 	char c = (char)val;
 
 	switch (reg) {
@@ -133,7 +134,7 @@ static void uart_write(struct vm *vm, unsigned int reg, uint8_t val)
 		/* enabling THRI while THR is empty raises the interrupt (16550) */
 		if ((val & IER_THRI) && !(u->ier & IER_THRI))
 			u->thre_pending = true;
-		u->ier = val & 0x0f;
+		u->ier = val & SNAP_UART_IER_BITS;	/* what its table allows */
 		break;
 	case REG_IIR_FCR:
 		u->fcr = val & ~0x06;	/* FIFO reset bits self-clear */
@@ -142,7 +143,7 @@ static void uart_write(struct vm *vm, unsigned int reg, uint8_t val)
 		u->lcr = val;
 		break;
 	case REG_MCR:
-		u->mcr = val & 0x1f;
+		u->mcr = val & SNAP_UART_MCR_BITS;
 		break;
 	case REG_SCR:
 		u->scr = val;
@@ -179,7 +180,7 @@ static int vuart_access(struct vm *vm, void *priv, struct mmio_access *a)
 
 size_t vuart_input(struct vm *vm, const char *buf, size_t len)
 {
-	struct vuart_state *u = &vm->uart.s;
+	struct snap_dev_uart16550 *u = &vm->uart.s;
 	size_t n = 0;
 
 	spin_lock(&vm->uart.lock);
@@ -223,27 +224,34 @@ static void vuart_save(struct vm *vm, void *out)
 	spin_unlock(&vm->uart.lock);
 }
 
-static int vuart_load(struct vm *vm, const void *in)
+#define FIELD(n, t, d, bits, value, ro, live, what) \
+	{ SNAP_ROW_HEAD(struct snap_dev_uart16550, n, t), bits, value, ro, live, SNAP_DEV_WHY(n, what) },
+static const struct snap_field fields[] = { SNAP_DEV_UART16550(FIELD) };
+
+/* What the table cannot say: the queue is at most the ring. */
+static const char *vuart_check(const struct vm *vm, const void *state, uint32_t *offset)
 {
-	struct vuart_state s;
+	const struct snap_dev_uart16550 *s = state;
 
-	static const uint8_t zero[sizeof(s.pad)];
-
-	memcpy(&s, in, sizeof(s));
-	if (s.rx_head - s.rx_tail > VUART_RX_FIFO || s.thre_pending > 1 || s.irq_level > 1 ||
-	    s.ier & ~0x0fU || s.mcr & ~0x1fU || memcmp(s.pad, zero, sizeof(zero)))
-		return -HYP_EINVAL;
-	spin_lock(&vm->uart.lock);
-	vm->uart.s = s;
-	spin_unlock(&vm->uart.lock);
-	return 0;
+	(void)vm;
+	*offset = offsetof(struct snap_dev_uart16550, rx_head);
+	if (s->rx_head - s->rx_tail > VUART_RX_FIFO)
+		return "rx_head is ahead of rx_tail by more than the receive FIFO holds (256 bytes)";
+	return NULL;
 }
 
-const struct vdev_ops vuart_ops = {
-	.name = "uart16550",
-	.state_size = sizeof(struct vuart_state),
+static void vuart_load(struct vm *vm, const void *in)
+{
+	spin_lock(&vm->uart.lock);
+	memcpy(&vm->uart.s, in, sizeof(vm->uart.s));
+	spin_unlock(&vm->uart.lock);
+}
+
+const struct vdev_ops uart16550_ops = {
+	VDEV_STATE(uart16550, fields),
 	.reg = vuart_register,
 	.reset = vuart_reset,
 	.save = vuart_save,
+	.check = vuart_check,
 	.load = vuart_load,
 };

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* SBI HSM: the per-vCPU start/stop/suspend state machine. HSM state changes
- * happen under the scheduler lock, which also guards "is it on a hart". */
+ * happen under the scheduler lock, which also guards "is it on a hart". And
+ * that state (with SBI SUSP's system suspend) as a snapshot's HSM record. */
+#include <stddef.h>
 #include <arch/riscv/csr.h>
 #include <sched.h>
+#include <snap_table.h>
 #include <vsbi.h>
 #include <vm.h>
 
@@ -121,4 +124,22 @@ const struct vsbi_ext vsbi_hsm = {
 	.eid_first = SBI_EXT_HSM,
 	.eid_last = SBI_EXT_HSM,
 	.call = hsm_call,
+};
+
+/* The HSM record: the table copies every field; a system suspend (SBI SUSP)
+ * is a non-retentive suspend of the vCPU that made it. */
+static const char *hsm_record_check(const void *rec, const struct snap_config *c,
+				    uint32_t *offset)
+{
+	const struct snap_rec_hsm *r = rec;
+
+	(void)c;
+	*offset = offsetof(struct snap_rec_hsm, system_suspend);
+	if (r->system_suspend && (r->hsm_state != VCPU_HSM_SUSPENDED || !r->resume_nonret))
+		return "a system suspend is a non-retentive suspend";
+	return NULL;
+}
+
+const struct snap_record_ops vsbi_hsm_record = {
+	.check = hsm_record_check,
 };

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* SBI STA: a vCPU registers (or drops) the 64-byte record in which the
- * hypervisor reports its steal time (hyp/state/steal_time.c keeps it up to date). */
+ * hypervisor reports its steal time (hyp/state/steal_time.c keeps it up to
+ * date); and that registration as a snapshot's STA record. */
+#include <stddef.h>
 #include <string.h>
 #include <abi/sbi_sta.h>
+#include <snap_table.h>
 #include <vsbi.h>
 #include <vm.h>
 
@@ -49,4 +52,40 @@ const struct vsbi_ext vsbi_sta = {
 	.eid_first = SBI_EXT_STA,
 	.eid_last = SBI_EXT_STA,
 	.call = sta_call,
+};
+
+/* The STA record: the registration, SNAP_STA_OFF for none. */
+static void sta_record_save(const struct vcpu *v, void *rec)
+{
+	struct snap_rec_sta *r = rec;
+
+	r->sta_shmem = v->g.sta.enabled ? v->g.sta.shmem : SNAP_STA_OFF;
+}
+
+static void sta_record_load(struct vcpu *v, const void *rec)
+{
+	const struct snap_rec_sta *r = rec;
+
+	v->g.sta.enabled = r->sta_shmem != SNAP_STA_OFF;
+	v->g.sta.shmem = v->g.sta.enabled ? r->sta_shmem : 0;
+}
+
+/* What set_shmem accepts: 64-byte aligned, inside the VM's RAM. */
+static const char *sta_record_check(const void *rec, const struct snap_config *c,
+				    uint32_t *offset)
+{
+	const struct snap_rec_sta *r = rec;
+
+	*offset = offsetof(struct snap_rec_sta, sta_shmem);
+	if (r->sta_shmem != SNAP_STA_OFF &&
+	    (r->sta_shmem % SBI_STA_RECORD_SIZE || r->sta_shmem < c->ram_gpa ||
+	     r->sta_shmem - c->ram_gpa > c->ram_size - SBI_STA_RECORD_SIZE))
+		return "STA shared memory: 64-byte aligned, inside the VM's RAM";
+	return NULL;
+}
+
+const struct snap_record_ops vsbi_sta_record = {
+	.save = sta_record_save,
+	.load = sta_record_load,
+	.check = sta_record_check,
 };

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The snapshot stream, version 3 (docs/snapshot-format.md is normative; this
- * header and abi/snapshot_records.h, the state records, are its C form,
- * shared by the hypervisor, its tests and tools/carapace-snap).
+ * header, abi/snapshot_records.h (the vCPU records) and
+ * abi/snapshot_devices.h (the device states) are its C form, shared by the
+ * hypervisor, its tests and tools/carapace-snap).
  *
  * A stream is a header, then sections, each a section header and a payload:
  *   CONFIG, VCPU x nr_vcpus, DEVICE x every device, MEMORY x runs, END.
@@ -11,6 +12,7 @@
 #define HYP_SNAPSHOT_FORMAT_H
 #include <stdint.h>
 #include <abi/snapshot_records.h>
+#include <abi/snapshot_devices.h>
 
 #define SNAP_MAGIC		"CARASNAP"	/* 8 bytes, no NUL */
 #define SNAP_VERSION		3	/* 3: a VCPU section is a list of records */
@@ -50,9 +52,10 @@ struct snap_section {
 /* CONFIG (instance 0): struct snap_config; VCPU (instance = guest hart id):
  * struct snap_vcpu, the records of abi/snapshot_records.h. */
 
-/* DEVICE (instance = index): a name, then the model's own state bytes. */
+/* DEVICE (instance = index): a name, then the model's state, a struct
+ * snap_dev_<name> of abi/snapshot_devices.h. */
 struct snap_device {
-	char name[16];		/* "uart16550", "plic", "vmgenid" (NUL-terminated) */
+	char name[16];		/* SNAP_DEVICES' name at that index (NUL-terminated) */
 	uint32_t state_size;	/* bytes that follow */
 	uint32_t reserved;	/* 0 */
 };

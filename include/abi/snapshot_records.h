@@ -23,7 +23,10 @@
  *             written to a CSR nor saved
  *   live      SNAP_LIVE(member): the field is that member of struct
  *             vcpu_guest, copied both ways by the table; SNAP_HOOK: the
- *             record's own save/load hook (hyp/snap/snap_state.c) does it
+ *             record's own save/load hooks do it (struct snap_record_ops,
+ *             in the file that owns the state: hyp/snap/snap_state.c for
+ *             CORE, hyp/vsbi/vsbi_hsm.c HSM, vsbi_sta.c STA, state/pmu.c PMU);
+ *             SNAP_STATE (abi/snapshot_devices.h): the model's own state
  *   what      the legal values in words: a refusal names the field and says it
  * The rules apply to each element of an array. The structs are generated from
  * the tables, so the table is the layout: fields follow each other in row

@@ -27,7 +27,8 @@ FUZZ_SNAP_SRC := tests/fuzz/fuzz_snap_load.c tests/fuzz/fuzz_restore_host.c \
 	tests/fuzz/fuzz_clock_log.c tests/unit/fake_csr.c \
 	hyp/snap/snap_load.c hyp/snap/snap_admit.c hyp/snap/snap_state.c hyp/snap/snap_record.c hyp/state/cfi_state.c \
 	hyp/lib/crc32c.c hyp/vdev/vuart.c hyp/vdev/vplic.c hyp/vdev/vmgenid.c hyp/vdev/devices.c \
-	hyp/state/pmu.c hyp/state/pmu_logic.c hyp/state/steal_time.c hyp/state/vcpu_reset.c hyp/state/fwft.c
+	hyp/state/pmu.c hyp/state/pmu_logic.c hyp/state/steal_time.c hyp/state/vcpu_reset.c hyp/state/fwft.c \
+	hyp/vsbi/vsbi_hsm.c hyp/vsbi/vsbi_sta.c
 FUZZ_SNAP_OBJS := $(patsubst %.c,$(FUZZ_B)/obj/%.o,$(FUZZ_SNAP_SRC))
 FUZZ_SNAP := $(FUZZ_B)/fuzz_snap_load
 FUZZ_SNAP_CORPUS := tests/fuzz/corpus/snap_load
@@ -185,7 +186,7 @@ fuzz-src-mig_recv := tests/fuzz/fuzz_mig_recv.c tests/fuzz/fuzz_restore_host.c t
 	hyp/state/cfi_state.c \
 	hyp/lib/crc32c.c hyp/lib/printf.c hyp/vdev/vuart.c hyp/vdev/vplic.c hyp/vdev/vmgenid.c \
 	hyp/vdev/devices.c hyp/state/pmu.c hyp/state/pmu_logic.c hyp/state/steal_time.c \
-	hyp/state/vcpu_reset.c hyp/state/fwft.c
+	hyp/state/vcpu_reset.c hyp/state/fwft.c hyp/vsbi/vsbi_hsm.c hyp/vsbi/vsbi_sta.c
 fuzz-opts-mig_recv := -max_len=65536
 fuzz-short-mig_recv := 100000
 fuzz-src-fdt_host := tests/fuzz/fuzz_fdt_host.c hyp/fdt/fdt_host.c

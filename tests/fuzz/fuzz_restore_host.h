@@ -48,7 +48,6 @@ struct fuzz_vms_seen {
 };
 extern struct fuzz_vms_seen vms_seen;
 extern struct vm fuzz_vm;	/* the one free slot */
-extern struct vm scratch_vm;	/* device states loaded again, to check them */
 extern uint8_t *fuzz_ram;	/* the VM's RAM while it exists */
 
 /** fuzz_host_init() - before the first input: the one block guest RAM comes
@@ -61,7 +60,7 @@ void fuzz_host_input(uint8_t flags, const uint8_t *data, size_t len, const uint8
  *  sections claim to be laid out) the CRC of that payload. */
 void fuzz_fix_crcs(uint8_t *s, size_t len);
 /** fuzz_check_devices() - each device's state installed in @vm is one its
- *  load hook accepts. */
+ *  table and check hook accept (include/abi/snapshot_devices.h). */
 void fuzz_check_devices(struct vm *vm);
 /** fuzz_check_vcpus() - what @vm (restored from a stream with @c) holds is
  *  legal for it: every vCPU saves to a record the checks accept, with no bit

@@ -316,7 +316,7 @@ def versioned_seeds(version):
         ("bad-uart-range.snap", vstream(dev_over={"uart16550": {"mcr": 0x3F}}), False),
         ("bad-plic-context", harness(vstream(dev_over={"plic": {"threshold": [0, 3] + [0] * 6}})),
          False),
-        ("bad-vmgenid-pad", harness(vstream(dev_over={"vmgenid": {"pad": b"\x01"}}, runs=())),
+        ("bad-vmgenid-pad", harness(vstream(dev_over={"vmgenid": {"pad": b"\x01" + bytes(6)}}, runs=())),
          False),
         ("bad-vcpu-hsm", harness(vstream(nr_vcpus=2, vcpu_over={"hsm_state": 3}, runs=())),
          False),

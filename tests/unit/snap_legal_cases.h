@@ -82,4 +82,44 @@
 	X(CONFIG, debug_ext, 2, SNAP_FEAT_ALL, 1) \
 	X(CONFIG, vs_sv, 40, SNAP_FEAT_ALL, 1) \
 	X(CONFIG, vs_sv, 48, SNAP_FEAT_ALL, 0)
+
+/* Device states (include/abi/snapshot_devices.h), the same way: X(model,
+ * field, index, value, refused) sets element @index of @field (0: a field
+ * that is no array) in the otherwise all-zero state of @model (its power-on
+ * state: legal) of a 1-vCPU VM. The field a refusal names is @field: the
+ * table's rules, and each model's hook (the UART's queue, the PLIC's source
+ * 0 and the contexts of vCPUs the VM does not have). */
+#define SNAP_DEVICE_CASES(X) \
+	X(uart16550, ier, 0, 0x0f, 0) \
+	X(uart16550, ier, 0, 0x10, 1) \
+	X(uart16550, mcr, 0, 0x1f, 0) \
+	X(uart16550, mcr, 0, 0x20, 1) \
+	X(uart16550, fcr, 0, 0xff, 0) \
+	X(uart16550, thre_pending, 0, 2, 1) \
+	X(uart16550, irq_level, 0, 1, 0) \
+	X(uart16550, irq_level, 0, 2, 1) \
+	X(uart16550, pad, 0, 1, 1) \
+	X(uart16550, pad, 6, 0x80, 1) \
+	X(uart16550, rx_head, 0, 256, 0) \
+	X(uart16550, rx_head, 0, 257, 1) \
+	X(uart16550, rx, 255, 0xff, 0) \
+	X(plic, priority, 3, 7, 0) \
+	X(plic, priority, 3, 8, 1) \
+	X(plic, priority, 31, 0x80000001, 1) \
+	X(plic, priority, 0, 1, 1) \
+	X(plic, level, 0, 1, 1) \
+	X(plic, pending, 0, 0x400, 0) \
+	X(plic, pending, 0, 0x401, 1) \
+	X(plic, claimed, 0, 1, 1) \
+	X(plic, enable, 0, 0xfffffffe, 0) \
+	X(plic, enable, 0, 1, 1) \
+	X(plic, enable, 1, 0x400, 1) \
+	X(plic, threshold, 0, 7, 0) \
+	X(plic, threshold, 0, 8, 1) \
+	X(plic, threshold, 7, 1, 1) \
+	X(vmgenid, id, 15, 0xff, 0) \
+	X(vmgenid, level, 0, 1, 0) \
+	X(vmgenid, level, 0, 2, 1) \
+	X(vmgenid, pad, 0, 1, 1) \
+	X(vmgenid, pad, 6, 0x80, 1)
 #endif

@@ -13,6 +13,7 @@
 #include <cfi.h>
 #include <crc32c.h>
 #include <hart.h>
+#include <log.h>
 #include <snapshot.h>
 #include <vdev.h>
 #include <vm.h>
@@ -25,6 +26,9 @@
 
 static uint8_t stream[8192];
 static struct vm tmpl;		/* the VM the crafted records come from */
+/* each device's state in the stream build() writes: all zero (power-on) but
+ * for what a test sets */
+static uint64_t devs[4][SNAP_DEVICE_MAX / sizeof(uint64_t)];
 
 static struct {
 	unsigned int calls;
@@ -63,6 +67,7 @@ static void base(uint32_t features, struct snap_config *c, struct snap_vcpu *s)
 	tmpl.cfg.boot_count = 1;
 	tmpl.vcpus[0].vm = &tmpl;
 	vcpu_reset(&tmpl.vcpus[0], VM_GUEST_RAM_BASE, 0);
+	memset(devs, 0, sizeof(devs));
 	snap_config_save(&tmpl, 1000, timebase_hz, c);
 	snap_vcpu_save(&tmpl.vcpus[0], s);
 }
@@ -91,9 +96,11 @@ static size_t build(const struct snap_config *c, const struct snap_vcpu *s)
 	for (unsigned int i = 0; i < vdev_count; i++) {
 		struct snap_device d = { .state_size = vdev_all[i]->state_size };
 
+		HYP_ASSERT(i < ARRAY_SIZE(devs) && d.state_size <= sizeof(devs[i]));
 		memset(dev, 0, sizeof(dev));
 		strcpy(d.name, vdev_all[i]->name);
 		memcpy(dev, &d, sizeof(d));
+		memcpy(dev + sizeof(d), devs[i], d.state_size);
 		off = section(off, SNAP_SEC_DEVICE, i, dev, sizeof(d) + d.state_size);
 	}
 	return section(off, SNAP_SEC_END, 0, &end, sizeof(end));
@@ -176,6 +183,127 @@ TEST(each_class_of_illegal_value_is_refused_at_its_byte)
 		if (seen.vm)
 			vm_destroy_finish(seen.vm);
 	}
+}
+
+/* The stream offset of DEVICE @index's payload in what build() writes. */
+static size_t device_at(unsigned int index)
+{
+	size_t at = VCPU_AT + sizeof(struct snap_vcpu) + sizeof(struct snap_section);
+
+	for (unsigned int i = 0; i < index; i++)
+		at += sizeof(struct snap_device) + vdev_all[i]->state_size +
+		      sizeof(struct snap_section);
+	return at;
+}
+
+struct device_case {
+	const char *name, *model, *field;
+	unsigned int index;
+	uint64_t value;
+	bool refused;
+};
+
+#define DEVICE_CASE(model, field, index, value, refused) \
+	{ #model " " #field "[" #index "] = " #value, #model, #field, index, value, refused },
+static const struct device_case device_cases[] = { SNAP_DEVICE_CASES(DEVICE_CASE) };
+
+/* The row of @field in device @dev's table. */
+static const struct snap_field *device_field(unsigned int dev, const char *field)
+{
+	for (size_t i = 0; i < vdev_all[dev]->nr_fields; i++)
+		if (!strcmp(vdev_all[dev]->fields[i].name, field))
+			return &vdev_all[dev]->fields[i];
+	return NULL;
+}
+
+TEST(each_illegal_device_field_is_refused_by_name_at_its_byte)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(device_cases); i++) {
+		const struct device_case *k = &device_cases[i];
+		const struct snap_field *f = NULL;
+		unsigned int dev = 0;
+		struct snap_config c;
+		struct snap_vcpu s;
+		size_t at;
+		char want[96];
+
+		while (dev < vdev_count && strcmp(vdev_all[dev]->name, k->model))
+			dev++;
+		if (dev < vdev_count)
+			f = device_field(dev, k->field);
+		if (!f || k->index >= f->count) {
+			unit_fail_str(__FILE__, __LINE__, k->name, "a field of the model", k->name,
+				      "none");
+			continue;
+		}
+		base(SNAP_FEAT_ALL, &c, &s);
+		at = f->offset + k->index * f->width;
+		snap_put((uint8_t *)devs[dev] + at, f->width, k->value);
+		restore(build(&c, &s));
+		if (!k->refused) {
+			if (!seen.vm)
+				unit_fail_str(__FILE__, __LINE__, "legal case", "refusal", k->name,
+					      seen.err);
+			else
+				vm_destroy_finish(seen.vm);
+			continue;
+		}
+		/* the field's stream byte, then its name */
+		snprintf(want, sizeof(want), "section DEVICE %u at offset %lu, byte %lu: %s ", dev,
+			 (unsigned long)(device_at(dev) - sizeof(struct snap_section)),
+			 (unsigned long)(device_at(dev) + sizeof(struct snap_device) + at), k->field);
+		if (seen.vm || !seen.code || strcmp(seen.code, "bad-snapshot") ||
+		    !strstr(seen.err, want))
+			unit_fail_str(__FILE__, __LINE__, k->name, want, k->name,
+				      seen.vm ? "restored" : seen.err);
+		EXPECT_FALSE(vms_seen.live);	/* nothing half-restored */
+		if (seen.vm)
+			vm_destroy_finish(seen.vm);
+	}
+}
+
+/* The models are the header's: each index holds the model SNAP_DEVICES
+ * names there, with its struct's size, and every row of its table. */
+TEST(device_models_are_the_headers_tables)
+{
+#define ROWS(field, type, dim, ...)	+1
+#define MODEL(i, NAME, model) \
+	EXPECT_TRUE(i < vdev_count && !strcmp(vdev_all[i]->name, #model)); \
+	EXPECT_EQ(vdev_all[i]->state_size, sizeof(struct snap_dev_##model)); \
+	EXPECT_EQ(vdev_all[i]->nr_fields, 0 SNAP_DEV_##NAME(ROWS));
+	SNAP_DEVICES(MODEL)
+#undef MODEL
+#undef ROWS
+#define COUNT(index, NAME, name)	+1
+	EXPECT_EQ(vdev_count, 0 SNAP_DEVICES(COUNT));
+#undef COUNT
+}
+
+/* What a model holds saves to a state its table and hook accept, and a save
+ * masks with the table: a bit the model should never hold is not written. */
+TEST(device_save_writes_what_a_restore_accepts)
+{
+	struct snap_config c;
+	struct snap_vcpu s;
+	uint8_t payload[SNAP_DEVICE_MAX];
+	uint32_t offset;
+
+	base(SNAP_FEAT_ALL, &c, &s);
+	tmpl.uart.s.rx_head = 300;
+	tmpl.uart.s.rx_tail = 100;
+	tmpl.uart.s.ier = 0xff;			/* never so in the model: masked */
+	tmpl.plic.s.priority[5] = 7;
+	tmpl.plic.s.enable[0] = 1U << 5;
+	tmpl.genid.s.level = 1;
+	for (unsigned int i = 0; i < vdev_count; i++) {
+		EXPECT_EQ(snap_device_save(&tmpl, i, payload, sizeof(payload)),
+			  sizeof(struct snap_device) + vdev_all[i]->state_size);
+		EXPECT_TRUE(snap_device_check(&tmpl, i, payload + sizeof(struct snap_device),
+					      &offset) == NULL);
+	}
+	snap_device_save(&tmpl, SNAP_DEV_INDEX_UART16550, payload, sizeof(payload));
+	EXPECT_EQ(payload[sizeof(struct snap_device) +
+			  offsetof(struct snap_dev_uart16550, ier)], 0x0f);
 }
 
 /* The trapped context's FS: a record's FS (Initial, Clean, Dirty) is

@@ -47,6 +47,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SNAP_TOOL = ROOT / "tools" / "carapace-snap"
 HEADER_H = ROOT / paths.ABI_INCLUDE / "snapshot_format.h"
 RECORDS_H = ROOT / paths.ABI_INCLUDE / "snapshot_records.h"
+DEVICES_H = ROOT / paths.ABI_INCLUDE / "snapshot_devices.h"
 MiB = 1 << 20
 PAGE = 4096
 RAM_GPA = 0x80000000
@@ -93,7 +94,7 @@ CONFIG_FMT = "<16sQQIIIIIIQQ32s32s512s"                  # 648
 VCPU_V1_FMT = "<32Q15Q32QQ4B3I2Q"                        # 672: a version 1 record
 VCPU_FMT = VCPU_V1_FMT + "4BIQII11II11Q2Q"                # 848: version 2
 DEVICE_FMT = "<16sII"                                    # 24
-UART_FMT = "<9B7xII256s"                                 # 280
+UART_FMT = "<9B7sII256s"                                 # 280
 PLIC_FMT = "<32I3I8I8I"                                  # 204
 VMGENID_FMT = "<16sB7s"                                  # 24
 CONFIG, VCPU, DEVICE, MEMORY, END = 1, 2, 3, 4, 5
@@ -148,7 +149,7 @@ class Builder:
         self.vcpus = [self.vcpu(i) for i in range(nr_vcpus)]
         self.uart = {"ier": 0x01, "lcr": 0x03, "mcr": 0x08, "scr": 0x5A, "fcr": 0x07,
                      "dll": 0x01, "dlm": 0x00, "thre_pending": 1, "irq_level": 0,
-                     "rx_head": 105, "rx_tail": 100,
+                     "pad": bytes(7), "rx_head": 105, "rx_tail": 100,
                      "rx": bytes(100) + b"hello" + bytes(151)}
         self.plic = {"priority": [0] + [1] * 31, "level": 1 << 10, "pending": 1 << 10,
                      "claimed": 0, "enable": [1 << 10] + [0] * 7, "threshold": [0] * 8}
@@ -210,7 +211,8 @@ class Builder:
     def uart_state(self):
         u = self.uart
         return struct.pack(UART_FMT, *[u[k] for k in ("ier", "lcr", "mcr", "scr", "fcr", "dll",
-                                                      "dlm", "thre_pending", "irq_level")],
+                                                      "dlm", "thre_pending", "irq_level",
+                                                      "pad")],
                            u["rx_head"], u["rx_tail"], u["rx"])
 
     def plic_state(self):
@@ -330,8 +332,10 @@ def test_layout_sizes_match_this_writer_and_the_c_header():
             "snap_vcpu_v2": snapfmt.VCPU_V2, "snap_device": snapfmt.DEVICE, "snap_mem_run": MEMRUN,
             "snap_end": snapfmt.END, "snap_vcpu": snapfmt.VCPU}
     tool.update({layout.name: layout for _, _, _, layout in snapfmt.RECORDS})
+    tool.update({layout.name: layout for _, layout in DEVICES})
     asserts = dict(re.findall(r"sizeof\(struct (\w+)\) == (\d+)",
-                              HEADER_H.read_text() + RECORDS_H.read_text()))
+                              HEADER_H.read_text() + RECORDS_H.read_text() +
+                              DEVICES_H.read_text()))
     assert set(asserts) == set(tool)
     for name, fmt in ours.items():
         assert struct.calcsize(fmt) == tool[name].size == int(asserts[name]), name
@@ -357,12 +361,16 @@ def test_layout_sizes_match_this_writer_and_the_c_header():
 
 @pytest.mark.skipif(not shutil.which("cc"), reason="no host C compiler")
 def test_layout_offsets_match_the_c_header(tmp_path):
-    """Every field's offset in the tool equals offsetof() in the C header."""
+    """Every field's offset in the tool equals offsetof() in the C header, the
+    device states' too (the tool reads them from the tables of
+    snapshot_devices.h), and the models' order and names are SNAP_DEVICES'
+    as the C preprocessor expands it."""
     lines = ['#include <stdio.h>', '#include <stddef.h>', f'#include "{HEADER_H}"',
              "int main(void) {"]
     expect = []
     for layout in (HEADER, SECTION, snapfmt.CONFIG, snapfmt.VCPU_V2, snapfmt.DEVICE, MEMRUN,
-                   snapfmt.END) + tuple(layout for _, _, _, layout in snapfmt.RECORDS):
+                   snapfmt.END) + tuple(layout for _, _, _, layout in snapfmt.RECORDS) + \
+            tuple(layout for _, layout in DEVICES):
         for fname, _, _, off in layout.fields:
             lines.append(f'printf("%zu\\n", offsetof(struct {layout.name}, {fname}));')
             expect.append(off)
@@ -377,6 +385,11 @@ def test_layout_offsets_match_the_c_header(tmp_path):
             expect.append(snapfmt.VCPU.offset(fname))
         lines.append(f'printf("%d\\n", (int)SNAP_REC_ID_{upper});')
         expect.append(rid)
+    # the device models, in stream order: index and name
+    lines.append('#define MODEL(index, NAME, name) printf("%d\\n%s\\n", index, #name);')
+    lines.append("SNAP_DEVICES(MODEL)")
+    for index, (name, _) in enumerate(DEVICES):
+        expect += [index, name]
     # the versions and the constants of the VCPU record's version 2 fields
     for macro, value in (("SNAP_VERSION", VERSION), ("SNAP_VERSION_MIN", min(VERSIONS)),
                          ("SNAP_VCPU_V1_SIZE", VCPU_V1_SIZE),
@@ -389,8 +402,9 @@ def test_layout_offsets_match_the_c_header(tmp_path):
     src.write_text("\n".join(lines))
     subprocess.run(["cc", "-std=c11", "-I", str(ROOT / "include"), "-o", str(exe), str(src)],
                    check=True)
-    got = [int(x) for x in subprocess.run([str(exe)], capture_output=True, text=True,
-                                          check=True).stdout.split()]
+    got = [int(x) if x.isdigit() else x
+           for x in subprocess.run([str(exe)], capture_output=True, text=True,
+                                   check=True).stdout.split()]
     assert got == expect
 
 
@@ -803,24 +817,29 @@ FIELD_CASES = [
     (_vcpu(0, hsm_state=3), "VCPU 0", 644, "hsm_state is 0x3; legal: 0..2"),
     (_vcpu(1, waiting=2), "VCPU 1", 648, "waiting is 0x2"),
     (_vcpu(0, resume_nonret=7), "VCPU 0", 652, "resume_nonret is 0x7"),
-    (_uart(thre_pending=2), "DEVICE 0 (uart16550)", 24 + 7, "thre_pending is 2"),
-    (_uart(irq_level=2), "DEVICE 0 (uart16550)", 24 + 8, "irq_level is 2"),
-    (_uart(ier=0x10), "DEVICE 0 (uart16550)", 24 + 0, "ier 0x10"),
-    (_uart(mcr=0x20), "DEVICE 0 (uart16550)", 24 + 2, "mcr 0x20"),
+    (_uart(thre_pending=2), "DEVICE 0 (uart16550)", 24 + 7,
+     "thre_pending is 0x2; bits 0x2 are not legal for this VM: 0 or 1"),
+    (_uart(irq_level=2), "DEVICE 0 (uart16550)", 24 + 8, "irq_level is 0x2"),
+    (_uart(ier=0x10), "DEVICE 0 (uart16550)", 24 + 0, "ier is 0x10; bits 0x10 are not legal"),
+    (_uart(mcr=0x28), "DEVICE 0 (uart16550)", 24 + 2, "mcr is 0x28; bits 0x20 are not legal"),
     (_uart(rx_head=357), "DEVICE 0 (uart16550)", 24 + 16, "257 bytes queued"),
     (_uart(rx_head=99), "DEVICE 0 (uart16550)", 24 + 16, "bytes queued"),
-    (_plic("priority", 3, 8), "DEVICE 1 (plic)", 24 + 12, "priority[3] is 8"),
+    (_plic("priority", 3, 8), "DEVICE 1 (plic)", 24 + 12, "priority[3] is 0x8; legal: 0..7"),
     (_plic("priority", 0, 1), "DEVICE 1 (plic)", 24 + 0, "source 0"),
-    (_plic("pending", None, 1), "DEVICE 1 (plic)", 24 + 132, "pending 0x1 has bit 0"),
-    (_plic("level", None, 3), "DEVICE 1 (plic)", 24 + 128, "level 0x3 has bit 0"),
-    (_plic("claimed", None, 1), "DEVICE 1 (plic)", 24 + 136, "claimed 0x1"),
-    (_plic("enable", 1, 1), "DEVICE 1 (plic)", 24 + 144, "enable[1] 0x1 has bit 0"),
+    (_plic("pending", None, 1), "DEVICE 1 (plic)", 24 + 132,
+     "pending is 0x1; bits 0x1 are not legal for this VM: sources 1..31 (bit 0 is 0)"),
+    (_plic("level", None, 3), "DEVICE 1 (plic)", 24 + 128, "level is 0x3; bits 0x1 are not legal"),
+    (_plic("claimed", None, 1), "DEVICE 1 (plic)", 24 + 136, "claimed is 0x1"),
+    (_plic("enable", 1, 1), "DEVICE 1 (plic)", 24 + 144, "enable[1] is 0x1; bits 0x1 are not legal"),
     (_plic("enable", 2, 4), "DEVICE 1 (plic)", 24 + 148, "contexts beyond them must be 0"),
-    (_plic("threshold", 1, 8), "DEVICE 1 (plic)", 24 + 176, "threshold[1] is 8"),
+    (_plic("threshold", 1, 8), "DEVICE 1 (plic)", 24 + 176, "threshold[1] is 0x8; legal: 0..7"),
     (_plic("threshold", 5, 1), "DEVICE 1 (plic)", 24 + 192, "contexts beyond them"),
-    (_genid(level=2), "DEVICE 2 (vmgenid)", 24 + 16, "level is 2, must be 0 or 1"),
-    (_genid(level=0xFF), "DEVICE 2 (vmgenid)", 24 + 16, "level is 255"),
-    (_genid(pad=b"\1" + bytes(6)), "DEVICE 2 (vmgenid)", 24 + 17, "padding bytes 17..23 must be 0"),
+    (_genid(level=2), "DEVICE 2 (vmgenid)", 24 + 16,
+     "level is 0x2; bits 0x2 are not legal for this VM: 0 or 1"),
+    (_genid(level=0xFF), "DEVICE 2 (vmgenid)", 24 + 16, "level is 0xff"),
+    (_genid(pad=b"\1" + bytes(6)), "DEVICE 2 (vmgenid)", 24 + 17,
+     "pad[0] is 0x1; bits 0x1 are not legal for this VM: 0"),
+    (_genid(pad=bytes(5) + b"\4\0"), "DEVICE 2 (vmgenid)", 24 + 22, "pad[5] is 0x4"),
 ]
 
 
@@ -1084,13 +1103,17 @@ def test_main_on_a_version_1_file(tmp_path, capsys):
 
 
 def test_uart_padding_must_be_zero():
+    """Each padding byte is a field element of its own: the one not 0 is named."""
     b = Builder()
     secs = b.sections()
     state = bytearray(b.uart_state())
     state[12] = 1
     secs[3][2] = b.device_payload(b"uart16550", bytes(state))
-    err = first_problem(b.build(secs))
-    assert err.section == "DEVICE 0 (uart16550)" and "padding" in err.message
+    data = b.build(secs)
+    err = first_problem(data)
+    payload = layout_offsets(data)[3][3]               # DEVICE 0's payload
+    assert err.section == "DEVICE 0 (uart16550)" and err.offset == payload + 24 + 12, str(err)
+    assert err.message == "pad[3] is 0x1; bits 0x1 are not legal for this VM: 0"
 
 
 # --- the VM generation ID (DEVICE 2) ----------------------------------------------------
@@ -1098,7 +1121,7 @@ def test_uart_padding_must_be_zero():
 
 @pytest.mark.parametrize("pad_byte", range(17, 24))
 def test_vmgenid_padding_must_be_zero(pad_byte):
-    """Each of the 7 padding bytes on its own is refused, at the padding's offset."""
+    """Each of the 7 padding bytes on its own is refused, at its own offset."""
     b = Builder()
     pad = bytearray(7)
     pad[pad_byte - 17] = 0x80
@@ -1106,13 +1129,12 @@ def test_vmgenid_padding_must_be_zero(pad_byte):
     data = b.build()
     err = first_problem(data)
     payload = layout_offsets(data)[5][3]               # DEVICE 2's payload
-    assert err.section == "DEVICE 2 (vmgenid)" and err.offset == payload + 24 + 17, str(err)
-    assert str(err) == (f"DEVICE 2 (vmgenid), byte {payload + 24 + 17}: padding bytes 17..23 "
-                        "must be 0")
+    message = f"pad[{pad_byte - 17}] is 0x80; bits 0x80 are not legal for this VM: 0"
+    assert err.section == "DEVICE 2 (vmgenid)" and err.offset == payload + 24 + pad_byte, str(err)
+    assert str(err) == f"DEVICE 2 (vmgenid), byte {payload + 24 + pad_byte}: {message}"
     j = inspect_json(parse(data, strict=False))
     assert j["problems"] == [{"section": "DEVICE 2 (vmgenid)", "type": "DEVICE", "instance": 2,
-                              "offset": payload + 24 + 17,
-                              "message": "padding bytes 17..23 must be 0"}]
+                              "offset": payload + 24 + pad_byte, "message": message}]
 
 
 def test_vmgenid_level_and_padding_both_reported():
@@ -1120,12 +1142,12 @@ def test_vmgenid_level_and_padding_both_reported():
     b.genid.update(level=2, pad=bytes(6) + b"\1")
     s = parse(b.build(), strict=False)
     assert [(p.section, p.message) for p in s.problems] == [
-        ("DEVICE 2 (vmgenid)", "level is 2, must be 0 or 1"),
-        ("DEVICE 2 (vmgenid)", "padding bytes 17..23 must be 0")]
+        ("DEVICE 2 (vmgenid)", "level is 0x2; bits 0x2 are not legal for this VM: 0 or 1"),
+        ("DEVICE 2 (vmgenid)", "pad[6] is 0x1; bits 0x1 are not legal for this VM: 0")]
     payload = s.sections[5].payload
-    assert [p.offset for p in s.problems] == [payload + 24 + 16, payload + 24 + 17]
+    assert [p.offset for p in s.problems] == [payload + 24 + 16, payload + 24 + 23]
     text = inspect_text(s)
-    assert "INVALID: 2 problem(s):" in text and "level is 2" in text
+    assert "INVALID: 2 problem(s):" in text and "level is 0x2" in text
 
 
 @pytest.mark.parametrize("level", [0, 1])
@@ -1134,7 +1156,8 @@ def test_vmgenid_any_id_either_level_is_valid(level, genid):
     b = Builder()
     b.genid.update(id=genid, level=level)
     s = snapshot.verify(b.build())
-    assert s.devices[2]["fields"]["id"] == genid and s.devices[2]["fields"]["level"] == level
+    assert bytes(s.devices[2]["fields"]["id"]) == genid
+    assert s.devices[2]["fields"]["level"] == level
 
 
 def test_vmgenid_name_and_state_size():
@@ -1213,41 +1236,19 @@ def test_diff_vmgenid(tmp_path, capsys):
     assert [x["field"] for x in d["devices"]] == ["id"]
 
 
-def _c_struct_fields(text, struct_name, defines):
-    """[(field, offset, size)] of a C struct of uint8_t/uint32_t fields (no padding)."""
-    body = re.search(rf"struct {struct_name} {{(.*?)\n}};", text, re.DOTALL).group(1)
-    body = re.sub(r"/\*.*?\*/", "", body, flags=re.DOTALL)
-    out, offset = [], 0
-    for ctype, names in re.findall(r"uint(8|32)_t\s+([^;]+);", body):
-        for decl in names.split(","):
-            m = re.fullmatch(r"\s*(\w+)(?:\[(\w+)\])?\s*", decl)
-            count = m.group(2) or "1"
-            count = int(defines.get(count, count), 0)
-            size = int(ctype) // 8 * count
-            out.append((m.group(1), offset, size))
-            offset += size
-    return out
-
-
-def test_devices_match_the_hypervisor():
-    """DEVICES is hyp/vdev/devices.c's vdev_all[] in order, each with the name
-    and state struct (field offsets and sizes) of its model."""
+def test_devices_are_the_hypervisors_models():
+    """Every model of SNAP_DEVICES is a hypervisor model named for it, whose
+    state is its table's struct (VDEV_STATE), and vdev_all[] is SNAP_DEVICES
+    in order (the C unit test device_models_are_the_headers_tables checks
+    the same at run time)."""
     vdev = ROOT / "hyp" / "vdev"
-    header = (ROOT / "hyp" / "include" / "vdev.h").read_text()
-    defines = dict(re.findall(r"^#define\s+(\w+)\s+(\w+)", header, re.MULTILINE))
-    order = re.search(r"vdev_all\[\] = {([^}]*)}", (vdev / "devices.c").read_text()).group(1)
-    ops = re.findall(r"&(\w+)", order)
+    assert "SNAP_DEVICES(DEVICE_OPS)" in (vdev / "devices.c").read_text()
     models = {}
     for src in vdev.glob("*.c"):
-        for m in re.finditer(r"const struct vdev_ops (\w+) = {(.*?)};", src.read_text(),
+        for m in re.finditer(r"const struct vdev_ops (\w+)_ops = {(.*?)};", src.read_text(),
                              re.DOTALL):
-            name = re.search(r'\.name = "([^"]+)"', m.group(2)).group(1)
-            state = re.search(r"\.state_size = sizeof\(struct (\w+)\)", m.group(2)).group(1)
-            models[m.group(1)] = (name, state)
-    assert [models[o][0] for o in ops] == [name for name, _ in DEVICES]
-    for o, (name, layout) in zip(ops, DEVICES):
-        ours = [(f, off, Layout.SIZES[kind] * count) for f, kind, count, off in layout.fields]
-        assert _c_struct_fields(header, models[o][1], defines) == ours, name
+            models[m.group(1)] = re.search(r"VDEV_STATE\((\w+),", m.group(2)).group(1)
+    assert models == {name: name for name, _ in DEVICES}
 
 
 def test_cfi_state_without_the_feature_is_fine_when_off():
@@ -2051,7 +2052,7 @@ def _legal_cases():
     (section, field, value, features, refused) each."""
     defines = _c_defines(ROOT / "include/arch/riscv/encoding.h", HEADER_H, RECORDS_H, CASES_H)
     body = re.sub(r"/\*.*?\*/", " ", CASES_H.read_text(), flags=re.S).replace("\\\n", " ")
-    table = body[body.index("#define SNAP_LEGAL_CASES(X)"):]
+    table = body[body.index("#define SNAP_LEGAL_CASES(X)"):body.index("#define SNAP_DEVICE_CASES")]
     out = []
     for row in re.findall(r"X\((\w+),\s*(\w+),\s*(.+?),\s*(\w+),\s*([01])\)", table):
         section, field, value, features, refused = row
@@ -2082,6 +2083,60 @@ def test_verify_gives_the_hypervisors_verdict(section, field, value, features, r
     assert err.message.startswith(f"{field} is "), str(err)
 
 
+def _device_cases():
+    """The crafted device states of tests/unit/snap_legal_cases.h, which the C
+    test restores through the hypervisor's loader: (model, field, index,
+    value, refused) each."""
+    defines = _c_defines(ROOT / "include/arch/riscv/encoding.h", HEADER_H, CASES_H)
+    body = re.sub(r"/\*.*?\*/", " ", CASES_H.read_text(), flags=re.S).replace("\\\n", " ")
+    table = body[body.index("#define SNAP_DEVICE_CASES(X)"):]
+    out = []
+    for row in re.findall(r"X\((\w+),\s*(\w+),\s*(\d+),\s*(\w+),\s*([01])\)", table):
+        model, field, index, value, refused = row
+        out.append(pytest.param(model, field, int(index), _c_eval(value, defines),
+                                refused == "1", id=f"{model}-{field}[{index}]-{value}"))
+    assert len(out) == table.count("X(") > 0, "a row this reader does not understand"
+    return out
+
+
+# Offsets of the device states' fields (the document's tables).
+DEVICE_OFF = {"uart16550": UART_OFF, "plic": PLIC_OFF, "vmgenid": VMGENID_OFF}
+
+
+@pytest.mark.parametrize("model, field, index, value, refused", _device_cases())
+def test_verify_gives_the_hypervisors_verdict_on_device_states(model, field, index, value,
+                                                               refused):
+    """verify refuses exactly the crafted device states a restore refuses
+    (tests/unit/test_snap_legal.c), naming the field's element at its byte."""
+    b = Builder(nr_vcpus=1)
+    b.vcpus = [Builder.vcpu(1)]
+    b.uart = {k: (bytes(len(v)) if isinstance(v, bytes) else 0) for k, v in b.uart.items()}
+    b.plic = {k: ([0] * len(v) if isinstance(v, list) else 0) for k, v in b.plic.items()}
+    b.genid = {"id": bytes(16), "level": 0, "pad": bytes(7)}
+    state = {"uart16550": b.uart, "plic": b.plic, "vmgenid": b.genid}[model]
+    if isinstance(state[field], bytes):
+        raw = bytearray(state[field])
+        raw[index] = value
+        state[field] = bytes(raw)
+    elif isinstance(state[field], list):
+        state[field][index] = value
+    else:
+        assert index == 0
+        state[field] = value
+    data = b.build()
+    if not refused:
+        assert snapshot.verify(data).valid
+        return
+    err = first_problem(data)
+    dev = [name for name, _ in DEVICES].index(model)
+    payload = layout_offsets(data)[2 + dev][3]
+    width = 1 if model != "plic" and field not in ("rx_head", "rx_tail") else 4
+    at = payload + 24 + DEVICE_OFF[model][field] + index * width
+    assert (err.section, err.offset) == (f"DEVICE {dev} ({model})", at), str(err)
+    name = f"{field}[{index}]" if field in ("pad", "priority", "enable", "threshold") else field
+    assert err.message.startswith(f"{name} "), str(err)
+
+
 def test_the_cases_cover_the_issue_22_records():
     """FS Off, vsstatus bits 20, 21 and 34, senvcfg.LPE without Zicfilp: each
     is among the refused cases."""
@@ -2098,7 +2153,7 @@ def test_rules_come_from_the_c_header(tmp_path, monkeypatch):
     for rel in LEGAL_HEADERS:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / rel, tmp_path / rel)
-    legal_h = tmp_path / LEGAL_HEADERS[-1]
+    legal_h = tmp_path / RECORDS_H.relative_to(ROOT)
     text = legal_h.read_text()
     assert "SR_MXR | SR_UXL | SR_SD, SR_SPELP" in text
     legal_h.write_text(text.replace("SR_MXR | SR_UXL | SR_SD, SR_SPELP",
@@ -2110,6 +2165,29 @@ def test_rules_come_from_the_c_header(tmp_path, monkeypatch):
     assert "vsstatus" in first_problem(data).message
     monkeypatch.setattr(snapshot_legal, "LEGAL", load_legal_rules(str(tmp_path)))
     assert snapshot.verify(data).valid
+
+
+def test_device_tables_come_from_the_c_header(tmp_path, monkeypatch):
+    """The tool restates no device layout or rule: a uart16550 table whose
+    ier allowed bit 4 makes it accept such a state, and one that names a
+    field otherwise gives the layout that name."""
+    for rel in LEGAL_HEADERS:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / rel, tmp_path / rel)
+    devices_h = tmp_path / DEVICES_H.relative_to(ROOT)
+    text = devices_h.read_text()
+    assert "#define SNAP_UART_IER_BITS	0x0f" in text
+    text = text.replace("#define SNAP_UART_IER_BITS	0x0f", "#define SNAP_UART_IER_BITS	0x1f")
+    devices_h.write_text(text.replace("X(rx_tail,", "X(rx_read,"))
+    b = Builder()
+    b.uart["ier"] = 0x11
+    data = b.build()
+    assert first_problem(data).message.startswith("ier is 0x11")
+    monkeypatch.setattr(snapshot_legal, "LEGAL", load_legal_rules(str(tmp_path)))
+    assert snapshot.verify(data).valid
+    theirs = {name: fields for _, _, name, fields in snapfmt.load_records(tmp_path)["devices"]}
+    assert [f[0] for f in theirs["uart16550"]][10:12] == ["rx_head", "rx_read"]
+    assert [f[0] for f in UART.fields][10:12] == ["rx_head", "rx_tail"]
 
 
 def test_table_rows_name_fields_of_the_structs():

@@ -32,7 +32,8 @@ unit-src-test_susp := hyp/vsbi/vsbi_susp.c hyp/vsbi/vsbi_hsm.c
 unit-src-test_printf := hyp/lib/printf.c
 unit-src-test_json := hyp/lib/json.c
 unit-src-test_tlb := hyp/mm/tlb.c hyp/mm/vmid.c
-unit-src-test_snap := hyp/snap/snap_state.c hyp/snap/snap_record.c hyp/state/cfi_state.c hyp/lib/crc32c.c hyp/state/pmu_logic.c hyp/state/pmu.c
+unit-src-test_snap := hyp/snap/snap_state.c hyp/snap/snap_record.c hyp/state/cfi_state.c hyp/lib/crc32c.c hyp/state/pmu_logic.c hyp/state/pmu.c \
+	hyp/vsbi/vsbi_hsm.c hyp/vsbi/vsbi_sta.c
 unit-libfdt-test_fdt_host := y
 unit-src-test_insn := hyp/arch/insn.c
 UNIT_TESTS += test_sta
@@ -45,7 +46,8 @@ UNIT_TESTS += test_snap_legal
 unit-src-test_snap_legal := tests/fuzz/fuzz_restore_host.c tests/fuzz/fuzz_clock_log.c \
 	hyp/snap/snap_load.c hyp/snap/snap_admit.c hyp/snap/snap_state.c hyp/snap/snap_record.c hyp/state/cfi_state.c \
 	hyp/lib/crc32c.c hyp/vdev/vuart.c hyp/vdev/vplic.c hyp/vdev/vmgenid.c hyp/vdev/devices.c \
-	hyp/state/pmu.c hyp/state/pmu_logic.c hyp/state/steal_time.c hyp/state/vcpu_reset.c hyp/state/fwft.c
+	hyp/state/pmu.c hyp/state/pmu_logic.c hyp/state/steal_time.c hyp/state/vcpu_reset.c hyp/state/fwft.c \
+	hyp/vsbi/vsbi_hsm.c hyp/vsbi/vsbi_sta.c
 UNIT_TESTS += test_guest_time
 unit-src-test_guest_time := hyp/state/vcpu_wake.c
 UNIT_TESTS += test_vm_events

@@ -18,7 +18,7 @@ CACHE_ENV = "CARAPACE_CACHE"
 ABI_INCLUDE = "include/abi"
 ARCH_INCLUDE = "include/arch/riscv"
 C_HEADERS = (f"{ARCH_INCLUDE}/encoding.h", f"{ABI_INCLUDE}/snapshot_format.h",
-             f"{ABI_INCLUDE}/snapshot_records.h")
+             f"{ABI_INCLUDE}/snapshot_records.h", f"{ABI_INCLUDE}/snapshot_devices.h")
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 # tools/carapace/ -> the source tree's root (meaningless once installed).

@@ -12,12 +12,12 @@ import zlib
 
 from .crc32c import crc32c
 from .snapshot_format import (CONFIG, DEVICE, DEVICES, END, FEAT_ALL, F_LIVE, GZIP_MAGIC, HEADER,
-    KNOWN_FLAGS, MAGIC, MAX_VCPUS, MEMRUN, NAME_RE, PAGE_SIZE, PLIC, PLIC_CONTEXTS, PMU_CYCLE,
+    KNOWN_FLAGS, MAGIC, MAX_VCPUS, MEMRUN, NAME_RE, PAGE_SIZE, PLIC_CONTEXTS, PMU_CYCLE,
     PMU_EVENT_CYCLES, PMU_EVENT_INSTRUCTIONS, PMU_EVENT_TYPE_FW, PMU_FW_EVENTS, PMU_FW_FIRST,
-    PMU_INSTRET, PMU_VALID, PRIO_MAX, RAM_ALIGN, RAM_MIN, RUN_MAX_PAGES, SECTION, SECTION_TYPES,
+    PMU_INSTRET, PMU_VALID, RAM_ALIGN, RAM_MIN, RUN_MAX_PAGES, SECTION, SECTION_TYPES,
     SEC_CONFIG, SEC_DEVICE, SEC_END, SEC_MEMORY, SEC_VCPU, STA_OFF, STA_SIZE, TRAILING_SCAN_MAX,
-    UART, UART_IER_MASK, UART_MCR_MASK, UART_RX_FIFO, RECORDS, VCPU, VCPU_V2, VCPU_V2_ONLY,
-    VERSION, VERSIONS, VMGENID, fixed_length, vcpu_size, pmu_event_words, vcpu_from_stream)
+    UART_RX_FIFO, RECORDS, VCPU, VCPU_V2, VCPU_V2_ONLY, VERSION, VERSIONS, fixed_length,
+    vcpu_size, pmu_event_words, vcpu_from_stream)
 from .snapshot_legal import legal_problems
 
 
@@ -492,63 +492,37 @@ class _Parser:
             return
         entry["fields"] = layout.decode(state)
         state_base = base + DEVICE.size
-        {"uart16550": self.uart_state, "plic": self.plic_state,
-         "vmgenid": self.vmgenid_state}[want_name](entry["fields"], state_base)
+        # the table's rules (include/abi/snapshot_devices.h), then, as a
+        # restore does, what the table cannot say: the model's hook
+        problems = legal_problems(want_name, entry["fields"], 0)
+        for fname, message, i in problems:
+            self.field_problem(layout, state_base, fname, message, i)
+        hook = {"uart16550": self.uart_state, "plic": self.plic_state}.get(want_name)
+        if hook and not problems:
+            hook(entry["fields"], layout, state_base)
 
-    def uart_state(self, s, base):
-        def bad(fname, message):
-            self.problem(self.section.label, base + UART.offset(fname), message)
-        if s["ier"] & ~UART_IER_MASK:
-            bad("ier", f"ier {s['ier']:#x} has bits outside {UART_IER_MASK:#x}")
-        if s["mcr"] & ~UART_MCR_MASK:
-            bad("mcr", f"mcr {s['mcr']:#x} has bits outside {UART_MCR_MASK:#x}")
-        for fname in ("thre_pending", "irq_level"):
-            if s[fname] > 1:
-                bad(fname, f"{fname} is {s[fname]}, must be 0 or 1")
-        if any(s["pad"]):
-            bad("pad", "padding bytes 9..15 must be 0")
+    def uart_state(self, s, layout, base):
+        """The UART model's hook (hyp/vdev/vuart.c): the queue fits the ring."""
         queued = (s["rx_head"] - s["rx_tail"]) & 0xFFFFFFFF
         if queued > UART_RX_FIFO:
-            bad("rx_head", f"rx_head {s['rx_head']} - rx_tail {s['rx_tail']} = {queued} bytes "
-                           f"queued; at most {UART_RX_FIFO}")
+            self.field_problem(layout, base, "rx_head",
+                               f"rx_head {s['rx_head']} - rx_tail {s['rx_tail']} = {queued} "
+                               f"bytes queued; at most {UART_RX_FIFO}")
 
-    def plic_state(self, s, base):
+    def plic_state(self, s, layout, base):
+        """The PLIC model's hook (hyp/vdev/vplic.c): source 0 has no priority,
+        the contexts of vCPUs the VM does not have are 0."""
         nr = self.nr_vcpus or PLIC_CONTEXTS
-
-        def bad(fname, message, index=0):
-            self.problem(self.section.label, base + PLIC.offset(fname, index), message)
-        for i, prio in enumerate(s["priority"]):
-            if prio > PRIO_MAX:
-                bad("priority", f"priority[{i}] is {prio}, must be 0..{PRIO_MAX}", i)
-            elif i == 0 and prio:
-                bad("priority", f"priority[0] is {prio}: source 0 does not exist, must be 0")
-        for fname in ("level", "pending", "claimed"):
-            if s[fname] & 1:
-                bad(fname, f"{fname} {s[fname]:#x} has bit 0 set (source 0 does not exist)")
-        for c in range(PLIC_CONTEXTS):
-            if s["enable"][c] & 1:
-                bad("enable", f"enable[{c}] {s['enable'][c]:#x} has bit 0 set", c)
-            elif c >= nr and s["enable"][c]:
-                bad("enable", f"enable[{c}] is {s['enable'][c]:#x}, but the VM has {nr} "
-                              "vCPU(s) (contexts beyond them must be 0)", c)
-        for c in range(PLIC_CONTEXTS):
-            if s["threshold"][c] > PRIO_MAX:
-                bad("threshold", f"threshold[{c}] is {s['threshold'][c]}, must be "
-                                 f"0..{PRIO_MAX}", c)
-            elif c >= nr and s["threshold"][c]:
-                bad("threshold", f"threshold[{c}] is {s['threshold'][c]}, but the VM has {nr} "
-                                 "vCPU(s) (contexts beyond them must be 0)", c)
-
-    def vmgenid_state(self, s, base):
-        """The model's load() checks (hyp/vdev/vmgenid.c); any id is valid (a
-        restore replaces it anyway)."""
-        def bad(fname, message):
-            self.problem(self.section.label, base + VMGENID.offset(fname), message)
-        if s["level"] > 1:
-            bad("level", f"level is {s['level']}, must be 0 or 1")
-        if any(s["pad"]):
-            start = VMGENID.offset("pad")
-            bad("pad", f"padding bytes {start}..{start + len(s['pad']) - 1} must be 0")
+        if s["priority"][0]:
+            self.field_problem(layout, base, "priority",
+                               f"priority[0] is {s['priority'][0]}: source 0 does not exist, "
+                               "must be 0")
+        for c in range(nr, PLIC_CONTEXTS):
+            for fname in ("enable", "threshold"):
+                if s[fname][c]:
+                    self.field_problem(layout, base, fname,
+                                       f"{fname}[{c}] is {s[fname][c]:#x}, but the VM has {nr} "
+                                       "vCPU(s) (contexts beyond them must be 0)", c)
 
     def memory(self, sec, payload):
         r = MEMRUN.decode(payload)

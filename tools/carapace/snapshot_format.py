@@ -1,13 +1,15 @@
 # SPDX-License-Identifier: MIT
-"""The snapshot format (docs/snapshot-format.md; include/abi/snapshot_format.h
-and include/abi/snapshot_records.h are its C form): the constants, and a
-Layout per record (header, section header, CONFIG, VCPU, DEVICE, the devices'
-states, MEMORY run, END) that unpacks it into named fields.  CONFIG and the
-vCPU records (CORE, FP, CFI, FWFT, HSM, STA, PMU) are not restated here: their
-layouts are read from the record tables of snapshot_records.h, the tables the
-hypervisor saves and loads with.  Versions 1, 2 and 3 are read: a version 2
-VCPU section is one 848-byte record (VCPU_V2), a version 1 one its first 672
-bytes; vcpu_from_stream() reads both into the records' fields by name."""
+"""The snapshot format (docs/snapshot-format.md; include/abi/snapshot_format.h,
+snapshot_records.h and snapshot_devices.h are its C form): the constants, and
+a Layout per record (header, section header, CONFIG, VCPU, DEVICE, the devices'
+states, MEMORY run, END) that unpacks it into named fields.  CONFIG, the vCPU
+records (CORE, FP, CFI, FWFT, HSM, STA, PMU) and the device states
+(uart16550, plic, vmgenid) are not restated here: their layouts, the device
+models' order and names are read from the tables of snapshot_records.h and
+snapshot_devices.h, the tables the hypervisor saves and loads with.
+Versions 1, 2 and 3 are read: a version 2 VCPU section is one 848-byte record
+(VCPU_V2), a version 1 one its first 672 bytes; vcpu_from_stream() reads both
+into the records' fields by name."""
 
 import re
 import struct
@@ -79,14 +81,6 @@ FPR_NAMES = ("ft0", "ft1", "ft2", "ft3", "ft4", "ft5", "ft6", "ft7", "fs0", "fs1
 
 NAME_RE = re.compile(rb"[a-z0-9_-]{1,15}\Z")
 
-UART_RX_FIFO = 256
-PLIC_SOURCES = 32
-PLIC_CONTEXTS = 8
-PRIO_MAX = 7
-UART_IER_MASK = 0x0F           # the model's own load() checks (hyp/vdev/vuart.c)
-UART_MCR_MASK = 0x1F
-VMGENID_ID_SIZE = 16
-
 GZIP_MAGIC = b"\x1f\x8b"       # a gzip-compressed snapshot file (RFC 1952)
 TRAILING_SCAN_MAX = 64 * MiB   # bytes after END counted at most (a gzip bomb stops here)
 
@@ -156,22 +150,10 @@ DEVICE = Layout("snap_device", [("name", "s", 16), ("state_size", "I"), ("reserv
                 24)
 MEMRUN = Layout("snap_mem_run", [("gpa", "Q"), ("pages", "Q")], 16)
 END = Layout("snap_end", [("sections", "Q"), ("memory_pages", "Q")], 16)
-UART = Layout("uart16550 state", [
-    ("ier", "B"), ("lcr", "B"), ("mcr", "B"), ("scr", "B"), ("fcr", "B"), ("dll", "B"),
-    ("dlm", "B"), ("thre_pending", "B"), ("irq_level", "B"), ("pad", "s", 7),
-    ("rx_head", "I"), ("rx_tail", "I"), ("rx", "s", UART_RX_FIFO)], 280)
-PLIC = Layout("plic state", [
-    ("priority", "I", PLIC_SOURCES), ("level", "I"), ("pending", "I"), ("claimed", "I"),
-    ("enable", "I", PLIC_CONTEXTS), ("threshold", "I", PLIC_CONTEXTS)], 204)
-VMGENID = Layout("vmgenid state", [("id", "s", VMGENID_ID_SIZE), ("level", "B"),
-                                   ("pad", "s", 7)], 24)
-
-# The devices of versions 1 and 2, in stream order: (name, state layout).
-DEVICES = (("uart16550", UART), ("plic", PLIC), ("vmgenid", VMGENID))
 SECTION_MAX = MEMRUN.size + RUN_MAX_PAGES * PAGE_SIZE
 
 
-# --- CONFIG and the vCPU records (include/abi/snapshot_records.h) --------------------
+# --- CONFIG, the vCPU records and the device states (snapshot_records.h, _devices.h) -
 
 C_KINDS = {"uint8_t": "B", "uint32_t": "I", "uint64_t": "Q", "char": "s"}
 
@@ -201,16 +183,27 @@ def _table(functions, objects, macro):
 
 
 def load_records(root=None):
-    """The tables of include/abi/snapshot_records.h under @root (default:
-    paths.header_root()): {"CONFIG": fields, "V2": fields (the frozen version
-    2 record), "records": [(id, NAME, name, fields)] in stream order}."""
+    """The tables of include/abi/snapshot_records.h and snapshot_devices.h
+    under @root (default: paths.header_root()): {"CONFIG": fields, "V2":
+    fields (the frozen version 2 record), "records": [(id, NAME, name,
+    fields)] in stream order, "devices": [(index, NAME, name, fields)] in
+    stream order, "constants": the #defined numbers the readers use}."""
     objects, functions = c_header.read_macros(root or paths.header_root())
-    records = []
+    records, devices = [], []
     for rid, name_upper, name in c_header.c_rows(functions["SNAP_VCPU_RECORDS"]):
         records.append((c_header.c_value(rid, objects), name_upper, name,
                         _table(functions, objects, f"SNAP_REC_{name_upper}")))
+    for index, name_upper, name in c_header.c_rows(functions["SNAP_DEVICES"]):
+        devices.append((c_header.c_value(index, objects), name_upper, name,
+                        _table(functions, objects, f"SNAP_DEV_{name_upper}")))
+    if [d[0] for d in devices] != list(range(len(devices))):
+        raise ValueError("SNAP_DEVICES: the indices are not 0, 1, 2, ... in order")
+    constants = {name: c_header.c_value(name, objects) for name in
+                 ("SNAP_UART_RX_FIFO", "SNAP_PLIC_SOURCES", "SNAP_PLIC_CONTEXTS",
+                  "SNAP_PLIC_PRIO_MAX")}
     return {"CONFIG": _table(functions, objects, "SNAP_CONFIG_FIELDS"),
-            "V2": _table(functions, objects, "SNAP_VCPU_V2_FIELDS"), "records": records}
+            "V2": _table(functions, objects, "SNAP_VCPU_V2_FIELDS"), "records": records,
+            "devices": devices, "constants": constants}
 
 
 def _layout(name, fields):
@@ -227,6 +220,15 @@ VCPU = Layout("snap_vcpu", [f for _, _, name, layout in RECORDS
                             for f in [(f"{name}_rec_id", "I"), (f"{name}_rec_size", "I")] +
                             [(fname, kind, count) for fname, kind, count, _ in layout.fields]])
 VCPU_V2 = _layout("snap_vcpu_v2", TABLES["V2"])
+# The device models in stream order, each with the layout of its struct
+# snap_dev_<name>: (name, Layout).  Versions 1, 2 and 3 have these three.
+DEVICES = tuple((name, _layout(f"snap_dev_{name}", fields))
+                for _, _, name, fields in TABLES["devices"])
+UART, PLIC, VMGENID = (dict(DEVICES)[name] for name in ("uart16550", "plic", "vmgenid"))
+UART_RX_FIFO = TABLES["constants"]["SNAP_UART_RX_FIFO"]
+PLIC_SOURCES = TABLES["constants"]["SNAP_PLIC_SOURCES"]
+PLIC_CONTEXTS = TABLES["constants"]["SNAP_PLIC_CONTEXTS"]
+PRIO_MAX = TABLES["constants"]["SNAP_PLIC_PRIO_MAX"]
 VCPU_V2_ONLY = [f for f in VCPU_V2.fields if f[0] not in VCPU.offsets]   # reserved: 0
 assert VCPU_V2.offset("misaligned_locked") == VCPU_V1_SIZE
 

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
-"""The legal values of the fields a restore installs, read from the record
-tables of include/abi/snapshot_records.h (paths.C_HEADERS), the tables the
-hypervisor checks and masks with, not restated here, so that this reader and
-a restore refuse exactly the same records."""
+"""The legal values of the fields a restore installs, read from the tables of
+include/abi/snapshot_records.h and snapshot_devices.h (paths.C_HEADERS), the
+tables the hypervisor checks and masks with, not restated here, so that this
+reader and a restore refuse exactly the same records and device states."""
 
 from . import paths
 from .c_header import MASK64
@@ -21,14 +21,17 @@ def _rules(fields):
 
 
 def _legal(tables):
-    return {"CONFIG": _rules(tables["CONFIG"]),
-            "VCPU": _rules([f for _, _, _, fields in tables["records"] for f in fields])}
+    out = {"CONFIG": _rules(tables["CONFIG"]),
+           "VCPU": _rules([f for _, _, _, fields in tables["records"] for f in fields])}
+    out.update({name: _rules(fields) for _, _, name, fields in tables["devices"]})
+    return out
 
 
 def load_legal_rules(root=SOURCE_ROOT):
     """The legal-value rules of the tables of include/abi/snapshot_records.h
-    under @root: {"CONFIG"/"VCPU": {"bits": [(field, any, zicfilp, zicfiss,
-    svadu, what)], "values": [(field, shift, mask, legal, what)]}}."""
+    and snapshot_devices.h under @root: {"CONFIG"/"VCPU"/a device model's
+    name: {"bits": [(field, any, zicfilp, zicfiss, svadu, what)], "values":
+    [(field, shift, mask, legal, what)]}}."""
     return _legal(load_records(root))
 
 
@@ -36,9 +39,10 @@ LEGAL = _legal(TABLES)
 
 
 def legal_problems(section, record, features):
-    """(field, message, index) for each rule of include/abi/snapshot_records.h
-    that the decoded @record of @section ("CONFIG" or "VCPU") breaks, for a VM
-    given @features (the CONFIG's); @index: the element of an array."""
+    """(field, message, index) for each rule of the tables that the decoded
+    @record of @section ("CONFIG", "VCPU" or a device model's name: its state)
+    breaks, for a VM given @features (the CONFIG's; a device's rules have no
+    extension columns); @index: the element of an array."""
     out = []
     for field, any_, lp, ss, ad, what in LEGAL[section]["bits"]:
         allowed = (any_ | (lp if features & FEAT_ZICFILP else 0) |
