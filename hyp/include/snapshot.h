@@ -134,11 +134,21 @@ const char *snap_admit_vcpu(struct vm *vm, uint32_t instance, const void *payloa
 /** snap_admit_device() - check the DEVICE payload for device @index and
  *  install it; else why not. */
 const char *snap_admit_device(struct vm *vm, uint32_t index, const void *payload);
-/** snap_device_save() - device @index's DEVICE payload into @payload (@room
- *  bytes); its length. */
-size_t snap_device_save(struct vm *vm, uint32_t index, void *payload, size_t room);
 /* The largest DEVICE payload (a struct snap_device and the model's state). */
 #define SNAP_DEVICE_MAX		(sizeof(struct snap_device) + 512)
+
+/* The state both senders stage on their transmitter (snap_emit.c). */
+struct section_tx;
+/** snap_emit_config() - stage CONFIG: what @vm is, @guest_time its time now. */
+void snap_emit_config(struct section_tx *t, const struct vm *vm, uint64_t guest_time);
+/** snap_state_pieces() - how many pieces @vm's state has: a VCPU section
+ *  per vCPU, then a DEVICE section per device model. */
+unsigned int snap_state_pieces(const struct vm *vm);
+/** snap_emit_state() - stage piece @index (below snap_state_pieces()) of
+ *  @vm's state, whose vCPUs are off their harts. */
+void snap_emit_state(struct section_tx *t, struct vm *vm, unsigned int index);
+/** snap_emit_end() - stage END: the sections @t staged, @pages pages. */
+void snap_emit_end(struct section_tx *t, uint64_t pages);
 
 #define SNAP_PORT_NAME	"org.carapace.stream"
 

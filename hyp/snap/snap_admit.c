@@ -112,15 +112,3 @@ const char *snap_admit_device(struct vm *vm, uint32_t index, const void *payload
 		return "a device register is out of range";
 	return NULL;
 }
-
-size_t snap_device_save(struct vm *vm, uint32_t index, void *payload, size_t room)
-{
-	const struct vdev_ops *ops = vdev_all[index];
-	struct snap_device d = { .state_size = ops->state_size };
-
-	HYP_ASSERT(sizeof(d) + ops->state_size <= room);
-	memcpy(d.name, ops->name, MIN(strlen(ops->name), sizeof(d.name) - 1));
-	memcpy(payload, &d, sizeof(d));
-	ops->save(vm, (uint8_t *)payload + sizeof(d));
-	return sizeof(d) + ops->state_size;
-}

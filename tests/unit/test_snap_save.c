@@ -144,7 +144,8 @@ void hyp_panic(const char *fmt, ...)
 	abort();
 }
 
-/* what the snapshot writes besides memory: the contents do not matter here */
+/* what the snapshot writes besides memory (staged by hyp/snap/snap_emit.c,
+ * linked): the contents do not matter here */
 void snap_config_save(const struct vm *vm, uint64_t guest_time, uint64_t hz,
 		      struct snap_config *c)
 {
@@ -169,18 +170,6 @@ static void dev_save(struct vm *vm, void *out)
 static const struct vdev_ops dev = { .name = "test", .state_size = 8, .save = dev_save };
 const struct vdev_ops *const vdev_all[] = { &dev };
 const unsigned int vdev_count = 1;
-
-/* a DEVICE payload as hyp/snap/snap_admit.c writes it (not linked here) */
-size_t snap_device_save(struct vm *vm, uint32_t index, void *payload, size_t room)
-{
-	struct snap_device d = { .state_size = vdev_all[index]->state_size };
-
-	(void)room;
-	strcpy(d.name, vdev_all[index]->name);
-	memcpy(payload, &d, sizeof(d));
-	vdev_all[index]->save(vm, (uint8_t *)payload + sizeof(d));
-	return sizeof(d) + d.state_size;
-}
 
 /* ---- the stream port: a buffer that takes bytes up to a limit ---- */
 
