@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The framing snapshots and migrations share on the stream port
- * (docs/snapshot-format.md, "Stream layout"; docs/migration.md, "Framing"):
- * a header (its magic and version the caller's), then sections of a
- * struct snap_section and its payload, a MEMORY section's pages behind its
- * run header. A transmitter stages one section at a time and pushes it as
+ * (docs/snapshot-format.md, "Layout", "Sections"; docs/migration.md,
+ * "Header", "Sections"): a header (its magic and version the caller's), then
+ * sections of a struct snap_section and its payload, a MEMORY section's pages
+ * behind its run header. A transmitter stages one section at a time and pushes it as
  * the port takes bytes (hyp/snap/section_tx.c); a receiver reads exactly
  * what the next step needs, pages straight to where the caller says
  * (hyp/snap/section_rx.c). Neither knows what a section means. */

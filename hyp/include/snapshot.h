@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Snapshots of one VM (docs/snapshot-format.md): the guest state to and from
  * the stream structs (snap_state.c, pure), and the stream engines that save
- * a VM to the stream port and restore one from it (snap_save.c, snap_load.c). */
+ * a VM to the stream port and restore one from it (snap_save.c, snap_load.c;
+ * their framing, shared with migrations: section_stream.h). */
 #ifndef HYP_SNAPSHOT_H
 #define HYP_SNAPSHOT_H
 #include <types.h>

@@ -308,7 +308,7 @@ static bool stage_run(void)
 			section_tx_small(&ms.tx, MIG_SEC_ZERO, 0, &z, sizeof(z));
 		} else {
 			section_tx_pages(&ms.tx, ms.vm->cfg.ram_gpa + first * SNAP_PAGE_SIZE, count,
-				     (const void *)(uintptr_t)ms.buf);
+					 (const void *)(uintptr_t)ms.buf);
 		}
 		ms.round_pages += count;
 		ms.pages += count;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Migration message framing on the stream port (docs/migration.md,
- * "Framing"): the snapshot format's header and section framing
- * (hyp/snap/section_tx.c, section_rx.c) with the migration magic. Nothing
- * here knows what a message means. */
+ * "Header", "Sections"): the snapshot format's header and section framing
+ * (hyp/snap/section_tx.c, section_rx.c) with the migration magic, and ABORT.
+ * Nothing here knows what another message means. */
 #include <string.h>
 #include <printf.h>
 #include <snapshot.h>
