@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <cfi.h>
 #include <hart.h>
-#include <log.h>
 #include <snapshot.h>
 #include <vdev.h>
 #include <vm.h>
