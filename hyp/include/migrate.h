@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Live migration of one VM (docs/migration.md): the source's engine sends it
  * on the stream port (mig_send.c), the destination's receives it
- * (mig_recv.c); both frame their messages with mig_wire.c. */
+ * (mig_recv.c); both frame their messages as snapshots do (section_stream.h)
+ * with the protocol's header and ABORT (mig_wire.c). */
 #ifndef HYP_MIGRATE_H
 #define HYP_MIGRATE_H
 #include <types.h>

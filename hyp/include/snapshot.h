@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Snapshots of one VM (docs/snapshot-format.md): the guest state to and from
  * the stream structs (snap_state.c, pure), and the stream engines that save
- * a VM to the stream port and restore one from it (snap_save.c, snap_load.c). */
+ * a VM to the stream port and restore one from it (snap_save.c, snap_load.c;
+ * their framing, shared with migrations: section_stream.h). */
 #ifndef HYP_SNAPSHOT_H
 #define HYP_SNAPSHOT_H
 #include <types.h>
@@ -133,6 +134,19 @@ const char *snap_device_check(const struct vm *vm, uint32_t index, const void *s
 size_t snap_device_save(struct vm *vm, uint32_t index, void *payload, size_t room);
 /* The largest DEVICE payload (a struct snap_device and the model's state). */
 #define SNAP_DEVICE_MAX		(sizeof(struct snap_device) + 512)
+
+/* The state both senders stage on their transmitter (snap_emit.c). */
+struct section_tx;
+/** snap_emit_config() - stage CONFIG: what @vm is, @guest_time its time now. */
+void snap_emit_config(struct section_tx *t, const struct vm *vm, uint64_t guest_time);
+/** snap_state_pieces() - how many pieces @vm's state has: a VCPU section
+ *  per vCPU, then a DEVICE section per device model. */
+unsigned int snap_state_pieces(const struct vm *vm);
+/** snap_emit_state() - stage piece @index (below snap_state_pieces()) of
+ *  @vm's state, whose vCPUs are off their harts. */
+void snap_emit_state(struct section_tx *t, struct vm *vm, unsigned int index);
+/** snap_emit_end() - stage END: the sections @t staged, @pages pages. */
+void snap_emit_end(struct section_tx *t, uint64_t pages);
 
 #define SNAP_PORT_NAME	"org.carapace.stream"
 

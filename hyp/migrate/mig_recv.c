@@ -38,8 +38,8 @@ static struct {
 	char name[VM_NAME_LEN];		/* "": the name sent */
 	const struct mig_host_ops *ops;
 	mig_done_fn done;
-	struct mig_tx tx;
-	struct mig_rx rx;
+	struct section_tx tx;
+	struct section_rx rx;
 	struct vm *vm;
 	uint64_t vm_serial;		/* vm->serial when it was created here */
 	struct snap_config config;
@@ -70,7 +70,7 @@ bool mig_recv_armed(void)
 
 static void reset_for_client(void)
 {
-	mig_tx_reset(&mr.tx);
+	section_tx_reset(&mr.tx);
 	mig_rx_reset(&mr.rx);
 	mr.vm = NULL;
 	mr.started = false;
@@ -157,7 +157,7 @@ static void tx_flush(void)
 {
 	uint64_t until = time_now() + timebase_hz / 10;
 
-	while (!mig_tx_push(&mr.tx) && snap_port_ready() && time_now() < until)
+	while (!section_tx_push(&mr.tx) && snap_port_ready() && time_now() < until)
 		vcon_poll();
 }
 
@@ -197,12 +197,8 @@ static void discard(const char *code, const char *why, bool tell)
 	mr.vm = NULL;
 	if (tell)
 		tx_flush();
-	if (tell && mig_tx_idle(&mr.tx) && snap_port_ready()) {
-		struct mig_abort a = { 0 };
-
-		snprintf(a.code, sizeof(a.code), "%s", code);
-		snprintf(a.message, sizeof(a.message), "%s", why);
-		mig_tx_section(&mr.tx, MIG_SEC_ABORT, 0, &a, sizeof(a));
+	if (tell && section_tx_idle(&mr.tx) && snap_port_ready()) {
+		mig_tx_abort(&mr.tx, code, why);
 		tx_flush();
 	}
 	finish(false);
@@ -257,7 +253,7 @@ static void send_caps(void)
 
 	mig_tx_header(&mr.tx);
 	tx_flush();	/* the header must be out before CAPS is staged over it */
-	mig_tx_section(&mr.tx, MIG_SEC_CAPS, 0, &c, sizeof(c));
+	section_tx_small(&mr.tx, MIG_SEC_CAPS, 0, &c, sizeof(c));
 }
 
 static void got_config(void)
@@ -276,7 +272,7 @@ static void got_config(void)
 	{
 		struct mig_accept a = { mr.vm->index, 0 };
 
-		mig_tx_section(&mr.tx, MIG_SEC_ACCEPT, 0, &a, sizeof(a));
+		section_tx_small(&mr.tx, MIG_SEC_ACCEPT, 0, &a, sizeof(a));
 	}
 	mr.phase = R_PRECOPY;
 }
@@ -313,7 +309,7 @@ static void got_memory(void)
 	if (!p)
 		return refuse("bad-stream", why);
 	mr.pages += run.pages;
-	mig_rx_data(&mr.rx, p, run.pages * SNAP_PAGE_SIZE);
+	section_rx_data(&mr.rx, p, run.pages * SNAP_PAGE_SIZE);
 }
 
 static void got_zero(const struct mig_zero *z)
@@ -348,7 +344,7 @@ static void got_end(const struct snap_end *e)
 	{
 		struct mig_running r = { time_now() - mr.switchover_at, timebase_hz };
 
-		mig_tx_section(&mr.tx, MIG_SEC_RUNNING, 0, &r, sizeof(r));
+		section_tx_small(&mr.tx, MIG_SEC_RUNNING, 0, &r, sizeof(r));
 	}
 	pr_info("vm %s: %s here %lu us after the switchover began; waiting for the "
 		"source to let it go", mr.vm_name, mr.arrive_paused ? "paused (as it was)" : "running",
@@ -497,9 +493,9 @@ static void recv_poll(void)
 
 	do {
 		bool connected = snap_port_ready();
-		enum mig_rx_event e;
+		enum section_rx_event e;
 
-		if (connected && !mig_tx_push(&mr.tx)) {
+		if (connected && !section_tx_push(&mr.tx)) {
 			if (snap_port_stalled(mr.tx.moved))
 				return discard("stream", "the source stopped reading", false);
 			vcon_poll();
@@ -508,7 +504,7 @@ static void recv_poll(void)
 		/* bytes that came before a disconnect still count (DONE, ABORT) */
 		e = mig_rx_poll(&mr.rx);
 		switch (e) {
-		case MIG_RX_NONE:
+		case SECTION_RX_NONE:
 			if (!connected) {
 				if (mr.armed && mr.phase == R_HELLO && !mr.rx.bytes) {
 					mr.rx.moved = mr.tx.moved = time_now();
@@ -522,7 +518,7 @@ static void recv_poll(void)
 				return discard("no-stream", "no byte from the source in time", false);
 			vcon_poll();
 			return;
-		case MIG_RX_HEADER: {
+		case SECTION_RX_HEADER: {
 			const char *why = mig_rx_header_check(&mr.rx);
 
 			if (why)
@@ -531,10 +527,10 @@ static void recv_poll(void)
 			mr.phase = R_CONFIG;
 			break;
 		}
-		case MIG_RX_SECTION:
+		case SECTION_RX_PAYLOAD:
 			got_section();
 			break;
-		case MIG_RX_DATA:
+		case SECTION_RX_DATA:
 			break;
 		default:
 			return refuse("bad-stream", mr.rx.why ? mr.rx.why : "bad framing");

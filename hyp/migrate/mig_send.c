@@ -23,7 +23,6 @@
 #include <mm.h>
 #include <printf.h>
 #include <snapshot.h>
-#include <vdev.h>
 #include <virtio_console.h>
 #include <vm.h>
 #include <vm_lifecycle.h>
@@ -41,8 +40,8 @@ static struct {
 	const struct mig_host_ops *ops;
 	mig_done_fn done;
 	unsigned int max_rounds;
-	struct mig_tx tx;
-	struct mig_rx rx;
+	struct section_tx tx;
+	struct section_rx rx;
 	uint32_t boot_count;
 	char name[VM_NAME_LEN];		/* the VM is gone when the last poll ends */
 	bool logging, we_paused, paused;
@@ -55,7 +54,7 @@ static struct {
 	uint32_t round, precopy_rounds;
 	uint64_t round_pages, pages;
 	uint64_t last_dirty;		/* the round before's dirty pages */
-	unsigned int index;		/* vCPU, then device, being staged */
+	unsigned int index;		/* piece of the state being staged (snap_emit.c) */
 	uint64_t start, pause_at, paused_at, downtime, peer_downtime;
 	char err[320];
 	const char *code;
@@ -148,13 +147,9 @@ static void fail(const char *code, const char *why)
 		pr_info("vm %s: resumed here: the migration failed", vm->cfg.name);
 	ms.vm = vm;
 	/* tell the destination, if a whole message still fits the stream */
-	if (!ms.peer_gave_up && mig_tx_idle(&ms.tx) && snap_port_ready()) {
-		struct mig_abort a = { 0 };
-
-		snprintf(a.code, sizeof(a.code), "%s", code);
-		snprintf(a.message, sizeof(a.message), "%s", why);
-		mig_tx_section(&ms.tx, MIG_SEC_ABORT, 0, &a, sizeof(a));
-		mig_tx_push(&ms.tx);
+	if (!ms.peer_gave_up && section_tx_idle(&ms.tx) && snap_port_ready()) {
+		mig_tx_abort(&ms.tx, code, why);
+		section_tx_push(&ms.tx);
 	}
 	finish(false);
 }
@@ -226,7 +221,7 @@ int mig_send_start(struct vm *vm, unsigned int max_rounds, const struct mig_host
 		return -HYP_ENOMEM;
 	}
 	snap_port_drain();
-	mig_tx_reset(&ms.tx);
+	section_tx_reset(&ms.tx);
 	mig_rx_reset(&ms.rx);
 	mig_tx_header(&ms.tx);
 	ms.phase = S_CAPS;
@@ -310,10 +305,10 @@ static bool stage_run(void)
 		if (zero) {
 			struct mig_zero z = { ms.vm->cfg.ram_gpa + first * SNAP_PAGE_SIZE, count };
 
-			mig_tx_section(&ms.tx, MIG_SEC_ZERO, 0, &z, sizeof(z));
+			section_tx_small(&ms.tx, MIG_SEC_ZERO, 0, &z, sizeof(z));
 		} else {
-			mig_tx_pages(&ms.tx, ms.vm->cfg.ram_gpa + first * SNAP_PAGE_SIZE, count,
-				     (const void *)(uintptr_t)ms.buf);
+			section_tx_pages(&ms.tx, ms.vm->cfg.ram_gpa + first * SNAP_PAGE_SIZE, count,
+					 (const void *)(uintptr_t)ms.buf);
 		}
 		ms.round_pages += count;
 		ms.pages += count;
@@ -354,7 +349,7 @@ static void switchover(void)
 	for (uint64_t i = 0; i < nr_pages() / 64; i++)
 		ms.work[i] |= more[i];
 	mm_free((hpa_t)(uintptr_t)more, ms.work_bytes);
-	mig_tx_section(&ms.tx, MIG_SEC_SWITCHOVER, 0, &s, sizeof(s));
+	section_tx_small(&ms.tx, MIG_SEC_SWITCHOVER, 0, &s, sizeof(s));
 	ms.paused_at = time_now();
 	pr_info("vm %s: switchover: paused in %lu us, %lu pages left", ms.name,
 		(unsigned long)ticks_us(ms.paused_at - ms.pause_at), (unsigned long)work_count());
@@ -377,7 +372,7 @@ static void end_round(void)
 	dirty = work_count();
 	r.dirty = dirty;
 	r.bytes = ms.tx.bytes;
-	mig_tx_section(&ms.tx, MIG_SEC_ROUND, 0, &r, sizeof(r));
+	section_tx_small(&ms.tx, MIG_SEC_ROUND, 0, &r, sizeof(r));
 	pr_info("vm %s: migration round %u: %lu pages sent, %lu dirty", ms.vm->cfg.name,
 		ms.round, (unsigned long)ms.round_pages, (unsigned long)dirty);
 	ms.next_page = 0;
@@ -402,31 +397,18 @@ static void end_round(void)
 	}
 }
 
-/* After SWITCHOVER: the rest of the pages, the vCPUs, the devices, END. */
+/* After SWITCHOVER: the rest of the pages, the vCPUs and devices as a
+ * snapshot sends them (snap_emit.c), END. */
 static void stage_state(void)
 {
-	struct vm *vm = ms.vm;
-
 	if (stage_run())
 		return;
-	if (ms.index < vm->cfg.nr_vcpus) {
-		struct snap_vcpu s;
-
-		snap_vcpu_save(&vm->vcpus[ms.index], &s);
-		mig_tx_section(&ms.tx, SNAP_SEC_VCPU, ms.index, &s, sizeof(s));
-	} else if (ms.index < vm->cfg.nr_vcpus + vdev_count) {
-		unsigned int d = ms.index - vm->cfg.nr_vcpus;
-		uint8_t payload[SNAP_DEVICE_MAX];
-
-		mig_tx_section(&ms.tx, SNAP_SEC_DEVICE, d, payload,
-			       snap_device_save(vm, d, payload, sizeof(payload)));
+	if (ms.index < snap_state_pieces(ms.vm)) {
+		snap_emit_state(&ms.tx, ms.vm, ms.index++);
 	} else {
-		struct snap_end e = { ms.tx.sections, ms.pages };
-
-		mig_tx_section(&ms.tx, SNAP_SEC_END, 0, &e, sizeof(e));
+		snap_emit_end(&ms.tx, ms.pages);
 		ms.phase = S_RUNNING;
 	}
-	ms.index++;
 }
 
 /* A message from the destination. */
@@ -451,14 +433,12 @@ static void got_message(void)
 		if (s->type == MIG_SEC_CAPS && s->length == sizeof(struct mig_caps)) {
 			struct mig_caps c;
 			const char *code, *why;
-			struct snap_config cfg;
 
 			memcpy(&c, ms.rx.stage, sizeof(c));
 			why = caps_refusal(&c, &code);
 			if (why)
 				return fail(code, why);
-			snap_config_save(ms.vm, time_now() + ms.vm->htimedelta, timebase_hz, &cfg);
-			mig_tx_section(&ms.tx, SNAP_SEC_CONFIG, 0, &cfg, sizeof(cfg));
+			snap_emit_config(&ms.tx, ms.vm, time_now() + ms.vm->htimedelta);
 			ms.tx.sections = 1;	/* END counts from CONFIG on */
 			ms.phase = S_ACCEPT;
 			return;
@@ -493,7 +473,7 @@ static void got_message(void)
 			pr_info("vm %s: migrated (%lu pages, %lu bytes, %u pre-copy rounds), destroyed "
 				"here", vm->cfg.name, (unsigned long)ms.pages,
 				(unsigned long)ms.tx.bytes, ms.precopy_rounds);
-			mig_tx_section(&ms.tx, MIG_SEC_DONE, 0, &d, sizeof(d));
+			section_tx_small(&ms.tx, MIG_SEC_DONE, 0, &d, sizeof(d));
 			ms.phase = S_DONE;
 			return;
 		}
@@ -508,20 +488,20 @@ static void got_message(void)
 static bool listen(void)
 {
 	for (;;) {
-		enum mig_rx_event e = mig_rx_poll(&ms.rx);
+		enum section_rx_event e = mig_rx_poll(&ms.rx);
 		const char *why;
 
 		switch (e) {
-		case MIG_RX_NONE:
+		case SECTION_RX_NONE:
 			return true;
-		case MIG_RX_HEADER:
+		case SECTION_RX_HEADER:
 			why = mig_rx_header_check(&ms.rx);
 			if (why) {
 				fail("bad-stream", why);
 				return false;
 			}
 			break;
-		case MIG_RX_SECTION:
+		case SECTION_RX_PAYLOAD:
 			if (ms.rx.sec.type == SNAP_SEC_MEMORY) {
 				fail("bad-stream", "the destination sent memory");
 				return false;
@@ -559,7 +539,7 @@ void mig_send_poll(void)
 		if (ms.phase < S_RUNNING && ms.vm->state != VM_RUNNING &&
 		    ms.vm->state != VM_PAUSING && ms.vm->state != VM_PAUSED)
 			return fail("bad-state", "the VM went down during the migration");
-		if (!mig_tx_push(&ms.tx)) {
+		if (!section_tx_push(&ms.tx)) {
 			if (ms.phase == S_DONE && snap_port_stalled(ms.tx.moved))
 				return finish(true);
 			if (snap_port_stalled(ms.tx.moved))

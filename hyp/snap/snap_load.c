@@ -1,45 +1,37 @@
 /* SPDX-License-Identifier: MIT */
 /* Restoring a VM from the stream port, a piece at a time from the host
- * services' poll (hart 0). Every byte is checked before it is used: the
- * header, each section's type, order, length and CRC, every field
- * (snap_admit.c: the records' and the device states' tables and hooks).
- * The VM exists from CONFIG on but is never scheduled until END has been checked; on any refusal it is destroyed,
+ * services' poll (hart 0), read by the shared receiver (section_rx.c: the
+ * framing, lengths a section cannot have, CRCs; memory straight into the
+ * VM's RAM). Every byte is checked before it is used: the header, each
+ * section's type, order, length and CRC, every field (snap_admit.c: the
+ * records' and the device states' tables and hooks). The VM exists from
+ * CONFIG on but is never scheduled until END has been checked; on any refusal it is destroyed,
  * so there is never a half-restored guest, and other VMs are not touched. */
 #include <stddef.h>
 #include <string.h>
 #include <errno.h>
-#include <crc32c.h>
 #include <hart.h>
 #include <printf.h>
+#include <section_stream.h>
 #include <snapshot.h>
 #include <virtio_console.h>
 #include <vm.h>
 #include <vm_lifecycle.h>
 
 #define POLL_BUDGET_US	2000
-#define STAGE_SIZE	1024	/* the largest non-memory payload fits */
-
-enum phase { L_IDLE, L_HEADER, L_SECTION, L_PAYLOAD, L_DATA };
 
 static struct {
-	enum phase phase;
+	bool busy;
 	snap_done_fn done;
 	char name[VM_NAME_LEN];		/* "" : the saved name */
 	struct vm *vm;
 	struct snap_config config;
-	uint32_t version;		/* the stream's (snap_header_check()) */
-	uint64_t total, offset;		/* stream length announced, bytes read */
+	uint32_t version;		/* the stream's (snap_header_check()); 0: none yet */
+	uint64_t total;			/* stream length announced: rx's limit */
 	uint64_t sections, pages, start;
-	uint64_t moved;			/* when the last byte came */
-	struct snap_section sec;
-	uint64_t sec_offset;		/* stream offset of the section header */
 	unsigned int next_vcpu, next_dev;
 	gpa_t next_gpa;			/* MEMORY runs go up */
-	uint8_t stage[STAGE_SIZE];
-	size_t need, have;		/* bytes wanted into stage, bytes there */
-	uint8_t *data;			/* MEMORY: guest RAM being filled */
-	uint64_t data_len, data_off;
-	uint32_t crc;
+	struct section_rx rx;		/* its sec: the section being read */
 	char err[160];
 	const char *code;
 } ld;
@@ -54,7 +46,7 @@ static const char *sec_name(uint32_t type)
 bool snap_busy_load(void);
 bool snap_busy_load(void)
 {
-	return ld.phase != L_IDLE;
+	return ld.busy;
 }
 
 bool snap_busy_save(void);
@@ -65,7 +57,7 @@ bool snap_busy(void)
 
 static void finish(bool ok)
 {
-	struct snap_result r = { ok ? NULL : ld.err, ok ? NULL : ld.code, ld.vm, ld.offset,
+	struct snap_result r = { ok ? NULL : ld.err, ok ? NULL : ld.code, ld.vm, ld.rx.bytes,
 				 ld.pages, time_now() - ld.start };
 	snap_done_fn done = ld.done;
 
@@ -74,7 +66,7 @@ static void finish(bool ok)
 		vm_destroy_finish(ld.vm);
 		r.vm = NULL;
 	}
-	ld.phase = L_IDLE;
+	ld.busy = false;
 	ld.vm = NULL;
 	if (done)
 		done(&r);
@@ -83,11 +75,12 @@ static void finish(bool ok)
 /* Refuse, naming the section and the stream offset. */
 static void refuse(const char *code, const char *why)
 {
-	if (ld.phase == L_HEADER)
+	if (!ld.version)
 		snprintf(ld.err, sizeof(ld.err), "header: %s", why);
 	else
 		snprintf(ld.err, sizeof(ld.err), "section %s %u at offset %lu: %s",
-			 sec_name(ld.sec.type), ld.sec.instance, (unsigned long)ld.sec_offset, why);
+			 sec_name(ld.rx.sec.type), ld.rx.sec.instance,
+			 (unsigned long)ld.rx.sec_offset, why);
 	ld.code = code;
 	finish(false);
 }
@@ -97,17 +90,10 @@ static void refuse(const char *code, const char *why)
 static void refuse_field(const char *why, uint32_t offset)
 {
 	snprintf(ld.err, sizeof(ld.err), "section %s %u at offset %lu, byte %lu: %s",
-		 sec_name(ld.sec.type), ld.sec.instance, (unsigned long)ld.sec_offset,
-		 (unsigned long)(ld.sec_offset + sizeof(struct snap_section) + offset), why);
+		 sec_name(ld.rx.sec.type), ld.rx.sec.instance, (unsigned long)ld.rx.sec_offset,
+		 (unsigned long)(ld.rx.sec_offset + sizeof(struct snap_section) + offset), why);
 	ld.code = "bad-snapshot";
 	finish(false);
-}
-
-static void expect(size_t n, enum phase phase)
-{
-	ld.need = n;
-	ld.have = 0;
-	ld.phase = phase;
 }
 
 int snap_load_start(uint64_t bytes, const char *name, snap_done_fn done)
@@ -121,20 +107,30 @@ int snap_load_start(uint64_t bytes, const char *name, snap_done_fn done)
 		memcpy(ld.name, name, MIN(strlen(name), sizeof(ld.name) - 1));
 	ld.done = done;
 	ld.total = bytes;
-	ld.start = ld.moved = time_now();
-	expect(sizeof(struct snap_header), L_HEADER);
+	ld.start = time_now();
+	section_rx_reset(&ld.rx, bytes);
+	ld.busy = true;
 	return 0;
+}
+
+/* The header arrived: a snapshot we can read? */
+static void got_header(void)
+{
+	const struct snap_header *h = (const void *)ld.rx.stage;
+	const char *why = snap_header_check(h);
+
+	if (why)
+		return refuse("bad-snapshot", why);
+	ld.version = h->version;
 }
 
 /* A section header arrived: is it the one that may come now? */
 static void got_section(void)
 {
-	struct snap_section *s = &ld.sec;
+	const struct snap_section *s = &ld.rx.sec;
 	bool have_config = ld.vm != NULL;
+	const char *why;
 
-	memcpy(s, ld.stage, sizeof(*s));
-	if (s->reserved)
-		return refuse("bad-snapshot", "reserved field is not 0");
 	switch (s->type) {
 	case SNAP_SEC_CONFIG:
 		if (have_config)
@@ -155,11 +151,7 @@ static void got_section(void)
 			return refuse("bad-snapshot", "out of order (memory follows the devices)");
 		if (s->instance)
 			return refuse("bad-snapshot", "MEMORY instance is not 0");
-		if (s->length < sizeof(struct snap_mem_run) || s->length > SNAP_SECTION_MAX ||
-		    (s->length - sizeof(struct snap_mem_run)) % SNAP_PAGE_SIZE)
-			return refuse("bad-snapshot", "impossible MEMORY length");
-		expect(sizeof(struct snap_mem_run), L_PAYLOAD);
-		return;
+		break;
 	case SNAP_SEC_END:
 		if (!have_config || ld.next_dev != vdev_count || s->instance)
 			return refuse("bad-snapshot", "END before the VM state is complete");
@@ -167,9 +159,12 @@ static void got_section(void)
 	default:
 		return refuse("bad-snapshot", "unknown section type");
 	}
-	if (s->length != snap_section_length(s->type, s->instance, ld.version))
+	if (s->type != SNAP_SEC_MEMORY &&
+	    s->length != snap_section_length(s->type, s->instance, ld.version))
 		return refuse("bad-snapshot", "impossible length for this section");
-	expect((size_t)s->length, L_PAYLOAD);
+	why = section_rx_take(&ld.rx);
+	if (why)
+		refuse("bad-snapshot", why);
 }
 
 static void got_config(const struct snap_config *c)
@@ -194,7 +189,7 @@ static void got_vcpu(const void *payload)
 	const char *why;
 	uint32_t offset;
 
-	why = snap_admit_vcpu(ld.vm, ld.sec.instance, payload, ld.version, &ld.config, &offset);
+	why = snap_admit_vcpu(ld.vm, ld.rx.sec.instance, payload, ld.version, &ld.config, &offset);
 	if (why)
 		return refuse_field(why, offset);
 	ld.next_vcpu++;
@@ -203,7 +198,7 @@ static void got_vcpu(const void *payload)
 static void got_device(const uint8_t *payload)
 {
 	uint32_t offset;
-	const char *why = snap_admit_device_at(ld.vm, ld.sec.instance, payload, &offset);
+	const char *why = snap_admit_device_at(ld.vm, ld.rx.sec.instance, payload, &offset);
 
 	if (why)
 		return refuse_field(why, offset);
@@ -213,7 +208,8 @@ static void got_device(const uint8_t *payload)
 static void got_run(const struct snap_mem_run *run)
 {
 	struct vm *vm = ld.vm;
-	uint64_t len = ld.sec.length - sizeof(*run);
+	uint64_t len = ld.rx.sec.length - sizeof(*run);
+	void *ram;
 
 	if (run->pages != len / SNAP_PAGE_SIZE || !run->pages ||
 	    run->pages > SNAP_RUN_MAX_PAGES)
@@ -221,14 +217,12 @@ static void got_run(const struct snap_mem_run *run)
 	if (run->gpa & (SNAP_PAGE_SIZE - 1) || run->gpa < ld.next_gpa ||
 	    !vm_gpa_range_is_ram(vm, run->gpa, len))
 		return refuse("bad-snapshot", "run outside guest RAM, or not after the last one");
-	ld.data = vm_gpa_to_hva(vm, run->gpa, len, true);
-	if (!ld.data)
+	ram = vm_gpa_to_hva(vm, run->gpa, len, true);
+	if (!ram)
 		return refuse("no-memory", "cannot map guest RAM");
-	ld.data_len = len;
-	ld.data_off = 0;
+	section_rx_data(&ld.rx, ram, len);
 	ld.next_gpa = run->gpa + len;
 	ld.pages += run->pages;
-	ld.phase = L_DATA;
 }
 
 static void got_end(const struct snap_end *e)
@@ -237,7 +231,7 @@ static void got_end(const struct snap_end *e)
 
 	if (e->sections != ld.sections || e->memory_pages != ld.pages)
 		return refuse("bad-snapshot", "END counts do not match the stream");
-	if (ld.offset != ld.total)
+	if (ld.rx.bytes != ld.total)
 		return refuse("bad-snapshot", "bytes after END");
 	/* the guest's time goes on from where it stopped (it never goes back) */
 	vm->htimedelta = ld.config.guest_time - time_now();
@@ -250,116 +244,53 @@ static void got_end(const struct snap_end *e)
 /* A whole payload is in the stage and its CRC is good: use it. */
 static void got_payload(void)
 {
-	switch (ld.sec.type) {
-	case SNAP_SEC_CONFIG: got_config((const void *)ld.stage); break;
-	case SNAP_SEC_VCPU: got_vcpu(ld.stage); break;
-	case SNAP_SEC_DEVICE: got_device(ld.stage); break;
-	case SNAP_SEC_MEMORY: got_run((const void *)ld.stage); return;	/* data follows */
-	case SNAP_SEC_END: got_end((const void *)ld.stage); return;
+	const void *payload = ld.rx.stage;
+
+	switch (ld.rx.sec.type) {
+	case SNAP_SEC_CONFIG: got_config(payload); break;
+	case SNAP_SEC_VCPU: got_vcpu(payload); break;
+	case SNAP_SEC_DEVICE: got_device(payload); break;
+	case SNAP_SEC_MEMORY: got_run(payload); return;	/* its pages follow */
+	case SNAP_SEC_END: got_end(payload); return;
 	}
-	if (ld.phase != L_IDLE) {
-		ld.sections++;
-		ld.sec_offset = ld.offset;
-		expect(sizeof(struct snap_section), L_SECTION);
-	}
+	ld.sections++;
 }
 
-/* Feed @n bytes at @p (they follow ld.offset). Returns bytes consumed. */
-static size_t feed(const uint8_t *p, size_t n)
+/* Nothing to read now: the stream ended, stalled, or bytes are on their way. */
+static void no_byte(void)
 {
-	size_t take;
-
-	if (ld.phase == L_DATA) {
-		take = (size_t)MIN((uint64_t)n, ld.data_len - ld.data_off);
-		memcpy(ld.data + ld.data_off, p, take);
-		ld.crc = crc32c_update(ld.crc, p, take);
-		ld.data_off += take;
-		ld.offset += take;
-		if (ld.data_off == ld.data_len) {
-			if (crc32c_final(ld.crc) != ld.sec.crc32c) {
-				refuse("bad-snapshot", "CRC mismatch");
-				return take;
-			}
-			ld.sections++;
-			ld.sec_offset = ld.offset;
-			expect(sizeof(struct snap_section), L_SECTION);
-		}
-		return take;
+	if (ld.rx.bytes == ld.total)
+		return refuse("bad-snapshot", "the stream ended before END (truncated)");
+	if (snap_port_stalled(ld.rx.moved)) {
+		snprintf(ld.err, sizeof(ld.err), "no stream byte for %u ms at offset %lu of %lu",
+			 snap_stall_ms, (unsigned long)ld.rx.bytes, (unsigned long)ld.total);
+		ld.code = "no-stream";
+		return finish(false);
 	}
-	take = MIN(n, ld.need - ld.have);
-	memcpy(ld.stage + ld.have, p, take);
-	ld.have += take;
-	ld.offset += take;
-	if (ld.have < ld.need)
-		return take;
-	switch (ld.phase) {
-	case L_HEADER: {
-		const char *why = snap_header_check((const void *)ld.stage);
-
-		if (why) {
-			refuse("bad-snapshot", why);
-			break;
-		}
-		ld.version = ((const struct snap_header *)(const void *)ld.stage)->version;
-		ld.sec_offset = ld.offset;
-		expect(sizeof(struct snap_section), L_SECTION);
-		break;
-	}
-	case L_SECTION:
-		got_section();
-		break;
-	case L_PAYLOAD:
-		/* MEMORY: the run header starts the CRC, the pages continue it */
-		ld.crc = crc32c_update(CRC32C_INIT, ld.stage, ld.have);
-		if (ld.sec.type != SNAP_SEC_MEMORY && crc32c_final(ld.crc) != ld.sec.crc32c) {
-			refuse("bad-snapshot", "CRC mismatch");
-			break;
-		}
-		got_payload();
-		break;
-	default:
-		break;
-	}
-	return take;
+	vcon_poll();
 }
 
 void snap_load_poll(void)
 {
 	uint64_t until = time_now() + timebase_hz / 1000000 * POLL_BUDGET_US;
-	uint8_t buf[4096];
 
-	if (ld.phase == L_IDLE)
+	if (!ld.busy)
 		return;
 	do {
-		size_t n, off = 0;
-
 		if (!snap_port_ready()) {
 			snprintf(ld.err, sizeof(ld.err), "the stream ended at offset %lu of %lu",
-				 (unsigned long)ld.offset, (unsigned long)ld.total);
+				 (unsigned long)ld.rx.bytes, (unsigned long)ld.total);
 			ld.code = "bad-snapshot";
 			finish(false);
 			return;
 		}
-		/* never read past the announced length: what follows is not ours */
-		n = snap_port_read(buf, (size_t)MIN((uint64_t)sizeof(buf), ld.total - ld.offset));
-		if (!n) {
-			if (ld.offset == ld.total) {
-				refuse("bad-snapshot", "the stream ended before END (truncated)");
-				return;
-			}
-			if (snap_port_stalled(ld.moved)) {
-				snprintf(ld.err, sizeof(ld.err), "no stream byte for %u ms at offset "
-					 "%lu of %lu", snap_stall_ms, (unsigned long)ld.offset,
-					 (unsigned long)ld.total);
-				ld.code = "no-stream";
-				finish(false);
-				return;
-			}
-			vcon_poll();
-			continue;
+		switch (section_rx_poll(&ld.rx)) {
+		case SECTION_RX_NONE: no_byte(); break;
+		case SECTION_RX_HEADER: got_header(); break;
+		case SECTION_RX_SECTION: got_section(); break;
+		case SECTION_RX_PAYLOAD: got_payload(); break;
+		case SECTION_RX_DATA: ld.sections++; break;
+		case SECTION_RX_ERROR: refuse("bad-snapshot", ld.rx.why); break;
 		}
-		ld.moved = time_now();
-		while (off < n && ld.phase != L_IDLE)
-			off += feed(buf + off, n - off);
-	} while (ld.phase != L_IDLE && time_now() < until);
+	} while (ld.busy && time_now() < until);
 }

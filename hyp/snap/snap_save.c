@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Saving a VM to the stream port, a piece at a time from the host services'
- * poll (hart 0): header, CONFIG, one VCPU per vCPU, one DEVICE per device
- * model (each model saves itself through its hook: nothing here knows a
- * device), MEMORY runs of non-zero pages, END.
+ * poll (hart 0): header, CONFIG, the vCPUs and devices (snap_emit.c, as a
+ * migration sends them), MEMORY runs of non-zero pages, END, each section
+ * framed and pushed by the shared transmitter (section_tx.c).
  *
  * Plain: the VM stays paused until the last byte. Live: while it is paused,
  * the vCPU and device state are staged and its RAM is write-protected at
@@ -16,18 +16,17 @@
 #include <string.h>
 #include <errno.h>
 #include <arch/riscv/encoding.h>
-#include <crc32c.h>
 #include <hart.h>
 #include <log.h>
 #include <mm.h>
+#include <section_stream.h>
 #include <snapshot.h>
 #include <virtio_console.h>
 #include <vm.h>
 
-#define STAGE_SIZE	1024	/* a section header and a small payload */
 #define POLL_BUDGET_US	2000	/* streaming time per poll, so hart 0 goes on */
 
-enum phase { P_IDLE, P_HEADER, P_CONFIG, P_VCPU, P_DEVICE, P_PREFIX, P_MEMORY, P_END, P_DONE };
+enum phase { P_IDLE, P_HEADER, P_CONFIG, P_STATE, P_PREFIX, P_MEMORY, P_END, P_DONE };
 
 #define PREFIX_MAX	(sizeof(struct snap_header) + \
 			 sizeof(struct snap_section) + sizeof(struct snap_config) + \
@@ -49,15 +48,9 @@ static struct {
 	uint32_t boot_count;		/* a reboot during a live snapshot ends it */
 	uint32_t ram_epoch;		/* the VM's RAM epoch at the pause */
 	bool reset;			/* the VM's RAM was discarded: abort */
-	unsigned int index;		/* vCPU or device being staged */
-	uint64_t bytes, pages, sections, start;
-	uint64_t moved;			/* when the client last took a byte */
-	/* what goes out next: a staged section or the prefix, then guest pages */
-	uint8_t stage[STAGE_SIZE];
-	const uint8_t *out;
-	size_t out_len, out_off;
-	const uint8_t *data;
-	size_t data_len, data_off;
+	unsigned int index;		/* piece of the state being staged */
+	uint64_t pages, start;
+	struct section_tx tx;		/* a staged section or the prefix, guest pages */
 	/* memory: the chunk being scanned and where its bytes are */
 	uint64_t chunks, next_chunk, chunk;
 	const uint8_t *chunk_src;	/* NULL: no chunk taken */
@@ -86,26 +79,6 @@ bool snap_saving(const struct vm *vm)
 bool snap_holds_paused(const struct vm *vm)
 {
 	return snap_saving(vm) && (!sv.live || __atomic_load_n(&sv.forced_pause, __ATOMIC_ACQUIRE));
-}
-
-/* Stage one section: header and payload (payload NULL: it follows in data). */
-static void stage_section(uint32_t type, uint32_t instance, const void *payload, size_t len,
-			  uint64_t total_len, uint32_t crc)
-{
-	struct snap_section h = { type, instance, total_len, crc, 0 };
-
-	memcpy(sv.stage, &h, sizeof(h));
-	if (payload)
-		memcpy(sv.stage + sizeof(h), payload, len);
-	sv.out = sv.stage;
-	sv.out_len = sizeof(h) + len;
-	sv.out_off = 0;
-	sv.sections++;
-}
-
-static void stage_small(uint32_t type, uint32_t instance, const void *payload, size_t len)
-{
-	stage_section(type, instance, payload, len, len, crc32c(payload, len));
 }
 
 static bool page_is_zero(const uint8_t *page)
@@ -201,21 +174,9 @@ static bool stage_memory_run(void)
 		       !page_is_zero(sv.chunk_src + sv.page * SNAP_PAGE_SIZE))
 			sv.page++;
 		pages = sv.page - first;
-		{
-			struct snap_mem_run run = {
-				sv.vm->cfg.ram_gpa + sv.chunk * VM_RAM_CHUNK + first * SNAP_PAGE_SIZE,
-				pages };
-			const uint8_t *src = sv.chunk_src + first * SNAP_PAGE_SIZE;
-			size_t len = pages * SNAP_PAGE_SIZE;
-			uint32_t crc = crc32c_update(CRC32C_INIT, &run, sizeof(run));
-
-			crc = crc32c_final(crc32c_update(crc, src, len));
-			stage_section(SNAP_SEC_MEMORY, 0, &run, sizeof(run), sizeof(run) + len, crc);
-			sv.data = src;
-			sv.data_len = len;
-			sv.data_off = 0;
-			sv.pages += pages;
-		}
+		section_tx_pages(&sv.tx, sv.vm->cfg.ram_gpa + sv.chunk * VM_RAM_CHUNK +
+				 first * SNAP_PAGE_SIZE, pages, sv.chunk_src + first * SNAP_PAGE_SIZE);
+		sv.pages += pages;
 		return true;
 	}
 }
@@ -226,53 +187,24 @@ static bool stage_next(void)
 	struct vm *vm = sv.vm;
 
 	switch (sv.phase) {
-	case P_HEADER: {
-		struct snap_header h = { .version = SNAP_VERSION, .header_size = sizeof(h),
-					 .flags = sv.live ? SNAP_F_LIVE : 0 };
-
-		memcpy(h.magic, SNAP_MAGIC, sizeof(h.magic));
-		memcpy(sv.stage, &h, sizeof(h));
-		sv.out = sv.stage;
-		sv.out_len = sizeof(h);
-		sv.out_off = 0;
+	case P_HEADER:
+		section_tx_header(&sv.tx, SNAP_MAGIC, SNAP_VERSION, sv.live ? SNAP_F_LIVE : 0);
 		sv.phase = P_CONFIG;
 		return true;
-	}
-	case P_CONFIG: {
-		struct snap_config c;
-
+	case P_CONFIG:
 		/* the guest's time when it stopped: a restore continues from it */
-		snap_config_save(vm, sv.start + vm->htimedelta, timebase_hz, &c);
-		stage_small(SNAP_SEC_CONFIG, 0, &c, sizeof(c));
-		sv.phase = P_VCPU;
+		snap_emit_config(&sv.tx, vm, sv.start + vm->htimedelta);
+		sv.phase = P_STATE;
 		sv.index = 0;
 		return true;
-	}
-	case P_VCPU: {
-		struct snap_vcpu s;
-
-		snap_vcpu_save(&vm->vcpus[sv.index], &s);
-		stage_small(SNAP_SEC_VCPU, sv.index, &s, sizeof(s));
-		if (++sv.index == vm->cfg.nr_vcpus) {
-			sv.phase = P_DEVICE;
-			sv.index = 0;
-		}
-		return true;
-	}
-	case P_DEVICE: {
-		uint8_t payload[SNAP_DEVICE_MAX];
-
-		stage_small(SNAP_SEC_DEVICE, sv.index, payload,
-			    snap_device_save(vm, sv.index, payload, sizeof(payload)));
-		if (++sv.index == vdev_count)
+	case P_STATE:
+		snap_emit_state(&sv.tx, vm, sv.index);
+		if (++sv.index == snap_state_pieces(vm))
 			sv.phase = sv.live ? P_PREFIX : P_MEMORY;
 		return true;
-	}
 	case P_PREFIX:
 		/* live: the state staged at the pause goes out first */
-		sv.out = sv.prefix;
-		sv.out_len = sv.prefix_len;
-		sv.out_off = 0;
+		section_tx_framed(&sv.tx, sv.prefix, sv.prefix_len);
 		sv.phase = P_MEMORY;
 		return true;
 	case P_MEMORY:
@@ -282,13 +214,10 @@ static bool stage_next(void)
 			return false;	/* never an END after a reset: the poll aborts */
 		sv.phase = P_END;
 		return stage_next();
-	case P_END: {
-		struct snap_end e = { sv.sections, sv.pages };
-
-		stage_small(SNAP_SEC_END, 0, &e, sizeof(e));
+	case P_END:
+		snap_emit_end(&sv.tx, sv.pages);
 		sv.phase = P_DONE;
 		return true;
-	}
 	default:
 		return false;
 	}
@@ -343,7 +272,7 @@ static void live_end(void)
 
 static void finish(const char *err)
 {
-	struct snap_result r = { err, err ? "stream" : NULL, sv.vm, sv.bytes, sv.pages,
+	struct snap_result r = { err, err ? "stream" : NULL, sv.vm, sv.tx.bytes, sv.pages,
 				 sv.forced_pause ? time_now() - sv.forced_at + 1 : 0 };
 	snap_done_fn done = sv.done;
 
@@ -375,10 +304,9 @@ static int live_begin(struct vm *vm)
 	sv.copies = (hpa_t *)((uint8_t *)sv.pending + map);
 	while (sv.phase != P_PREFIX) {
 		stage_next();
-		memcpy(sv.prefix + sv.prefix_len, sv.out, sv.out_len);
-		sv.prefix_len += sv.out_len;
+		sv.prefix_len += section_tx_take(&sv.tx, sv.prefix + sv.prefix_len,
+						 sizeof(sv.prefix) - sv.prefix_len);
 	}
-	sv.out_len = sv.out_off = 0;
 	spin_lock(&vm->mem_lock);
 	memcpy(sv.pending, vm->populated, (sv.chunks + 63) / 64 * 8);
 	vm->cow = keep_before_write;
@@ -402,36 +330,13 @@ int snap_save_start(struct vm *vm, bool live, snap_done_fn done)
 	sv.boot_count = vm->cfg.boot_count;
 	sv.ram_epoch = vm->ram_epoch;
 	sv.chunks = vm->cfg.ram_size / VM_RAM_CHUNK;
-	sv.start = sv.moved = time_now();
+	sv.start = time_now();
+	section_tx_reset(&sv.tx);
 	if (live && live_begin(vm)) {
 		sv.phase = P_IDLE;
 		return -HYP_ENOMEM;
 	}
 	return 0;
-}
-
-/* Push the staged bytes, then guest pages; true when both are out. */
-static bool push(void)
-{
-	size_t n;
-
-	while (sv.out_off < sv.out_len) {
-		n = snap_port_write(sv.out + sv.out_off, sv.out_len - sv.out_off);
-		if (!n)
-			return false;
-		sv.out_off += n;
-		sv.bytes += n;
-		sv.moved = time_now();
-	}
-	while (sv.data_off < sv.data_len) {
-		n = snap_port_write(sv.data + sv.data_off, sv.data_len - sv.data_off);
-		if (!n)
-			return false;
-		sv.data_off += n;
-		sv.bytes += n;
-		sv.moved = time_now();
-	}
-	return true;
 }
 
 /* A reboot was asked for, is under way or happened since the pause. */
@@ -461,8 +366,8 @@ void snap_save_poll(void)
 			       "(nothing of the new boot went out); take it again");
 			return;
 		}
-		if (!push()) {
-			if (snap_port_stalled(sv.moved)) {
+		if (!section_tx_push(&sv.tx)) {
+			if (snap_port_stalled(sv.tx.moved)) {
 				finish("the stream client stopped reading");
 				return;
 			}

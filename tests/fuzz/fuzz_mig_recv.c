@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* libFuzzer target: the destination of a live migration reading the source's
- * stream, hyp/migrate/mig_recv.c over the framing of hyp/migrate/mig_wire.c
- * (docs/fuzzing.md, "More targets"). The VM it creates goes through the real
- * snap_admit() (hyp/snap/snap_load.c), snap_state.c's checks and the device
+ * stream, hyp/migrate/mig_recv.c over the shared framing (hyp/snap/
+ * section_rx.c, section_tx.c) and hyp/migrate/mig_wire.c (docs/fuzzing.md,
+ * "More targets"). The VM it creates goes through the real
+ * snap_admit() (hyp/snap/snap_admit.c), snap_state.c's checks and the device
  * models' load hooks; the host around it (vm_alloc(), guest RAM, the stream
  * port, the clock) is the snapshot target's (fuzz_restore_host.c).
  *

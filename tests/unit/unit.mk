@@ -44,7 +44,7 @@ unit-src-test_pmu := hyp/state/pmu_logic.c hyp/state/pmu.c hyp/vsbi/vsbi_pmu.c
 # stub host (tests/fuzz/fuzz_restore_host.c), the same stubs both fuzzers use.
 UNIT_TESTS += test_snap_legal
 unit-src-test_snap_legal := tests/fuzz/fuzz_restore_host.c tests/fuzz/fuzz_clock_log.c \
-	hyp/snap/snap_load.c hyp/snap/snap_admit.c hyp/snap/snap_state.c hyp/snap/snap_record.c hyp/state/cfi_state.c \
+	hyp/snap/snap_load.c hyp/snap/section_rx.c hyp/snap/snap_admit.c hyp/snap/snap_state.c hyp/snap/snap_record.c hyp/state/cfi_state.c \
 	hyp/lib/crc32c.c hyp/vdev/vuart.c hyp/vdev/vplic.c hyp/vdev/vmgenid.c hyp/vdev/devices.c \
 	hyp/state/pmu.c hyp/state/pmu_logic.c hyp/state/steal_time.c hyp/state/vcpu_reset.c hyp/state/fwft.c \
 	hyp/vsbi/vsbi_hsm.c hyp/vsbi/vsbi_sta.c
@@ -63,8 +63,9 @@ unit-src-test_vcon := hyp/drivers/virtio_console.c
 unit-libfdt-test_vcon := y
 UNIT_TESTS += test_mgmt
 unit-src-test_mgmt := hyp/host/mgmt.c hyp/lib/json.c
-UNIT_TESTS += test_mig_wire
-unit-src-test_mig_wire := hyp/migrate/mig_wire.c hyp/lib/crc32c.c
+UNIT_TESTS += test_section_stream
+unit-src-test_section_stream := hyp/snap/section_tx.c hyp/snap/section_rx.c hyp/migrate/mig_wire.c \
+	hyp/lib/crc32c.c
 UNIT_TESTS += test_guest_mem
 unit-src-test_guest_mem := hyp/mm/guest_mem.c hyp/mm/dirty_log.c hyp/mm/gstage.c
 # the test looks at the G-stage tables around every call guest_mem.c and
@@ -77,7 +78,7 @@ unit-src-test_virtq := hyp/vdev/virtq.c hyp/mm/guest_mem.c hyp/mm/dirty_log.c hy
 # acts when the walker checks that descriptor's buffer
 unit-ldflags-test_virtq := -Wl,--wrap=vm_gpa_range_is_ram
 UNIT_TESTS += test_snap_save
-unit-src-test_snap_save := hyp/snap/snap_save.c hyp/mm/guest_mem.c hyp/mm/dirty_log.c \
+unit-src-test_snap_save := hyp/snap/snap_save.c hyp/snap/section_tx.c hyp/snap/snap_emit.c hyp/mm/guest_mem.c hyp/mm/dirty_log.c \
 	hyp/mm/gstage.c hyp/state/vm_state.c hyp/state/vm_events.c hyp/lib/crc32c.c
 # the rng-seed comes from the caller: hyp/lib/entropy.c is not linked; the test
 # defines hart_caps and timebase_hz itself.
