@@ -9,6 +9,7 @@
 #include <string.h>
 #include <errno.h>
 #include <crc32c.h>
+#include <guest_mem.h>
 #include <hart.h>
 #include <printf.h>
 #include <snapshot.h>

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <arch/riscv/encoding.h>
 #include <crc32c.h>
+#include <guest_mem.h>
 #include <hart.h>
 #include <log.h>
 #include <mm.h>

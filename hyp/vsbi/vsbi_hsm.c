@@ -2,6 +2,7 @@
 /* SBI HSM: the per-vCPU start/stop/suspend state machine. HSM state changes
  * happen under the scheduler lock, which also guards "is it on a hart". */
 #include <arch/riscv/csr.h>
+#include <guest_mem.h>
 #include <sched.h>
 #include <vsbi.h>
 #include <vm.h>

@@ -3,6 +3,7 @@
  * hypervisor reports its steal time (hyp/state/steal_time.c keeps it up to date). */
 #include <string.h>
 #include <abi/sbi_sta.h>
+#include <guest_mem.h>
 #include <vsbi.h>
 #include <vm.h>
 
