@@ -155,10 +155,27 @@ static bool get_vm(struct req *r, const char *key, bool required)
 	return true;
 }
 
-static void vm_entry(struct json_writer *w, const struct vm *vm)
+/* "vms":[...]: @entry of each VM in use, or of @only alone when it is set
+ * (the one walk of the VM table that list, stats and metrics make). */
+static void vms_array(struct json_writer *w, const struct vm *only,
+		      void (*entry)(struct json_writer *w, const struct vm *vm))
 {
-	jw_obj_begin(w);
-	jw_kv_str(w, "name", vm->cfg.name);
+	jw_key(w, "vms");
+	jw_arr_begin(w);
+	for (unsigned int i = 0; i < nr_vms; i++)
+		if (vm_slot_used(&vms[i]) && (!only || only == &vms[i]))
+			entry(w, &vms[i]);
+	jw_arr_end(w);
+}
+
+static void vm_name(struct json_writer *w, const struct vm *vm)
+{
+	jw_str(w, vm->cfg.name);
+}
+
+/* What a VM is and how it is doing (list, metrics). */
+static void vm_description(struct json_writer *w, const struct vm *vm)
+{
 	jw_kv_u64(w, "index", vm->index);
 	jw_kv_str(w, "state", vm_state_name(vm));
 	jw_kv_u64(w, "vcpus", vm->cfg.nr_vcpus);
@@ -166,6 +183,13 @@ static void vm_entry(struct json_writer *w, const struct vm *vm)
 	jw_kv_str(w, "cfi", policy_names[vm->cfg.cfi_policy]);
 	jw_kv_u64(w, "boots", vm->cfg.boot_count);
 	jw_kv_bool(w, "failed", vm->failed);
+}
+
+static void vm_entry(struct json_writer *w, const struct vm *vm)
+{
+	jw_obj_begin(w);
+	jw_kv_str(w, "name", vm->cfg.name);
+	vm_description(w, vm);
 	if (vm_migration_word(vm))
 		jw_kv_str(w, "migration", vm_migration_word(vm));
 	jw_obj_end(w);
@@ -197,12 +221,7 @@ static void cmd_list(struct req *r)
 	struct json_writer w;
 
 	reply_head(&w, r->has_id, r->id, true);
-	jw_key(&w, "vms");
-	jw_arr_begin(&w);
-	for (unsigned int i = 0; i < nr_vms; i++)
-		if (vm_slot_used(&vms[i]))
-			vm_entry(&w, &vms[i]);
-	jw_arr_end(&w);
+	vms_array(&w, NULL, vm_entry);
 	reply_send(&w);
 }
 
@@ -276,12 +295,7 @@ static void cmd_stats(struct req *r)
 	if (!get_vm(r, "vm", false))
 		return;
 	reply_head(&w, r->has_id, r->id, true);
-	jw_key(&w, "vms");
-	jw_arr_begin(&w);
-	for (unsigned int i = 0; i < nr_vms; i++)
-		if (vm_slot_used(&vms[i]) && (!r->vm || r->vm == &vms[i]))
-			stats_entry(&w, &vms[i]);
-	jw_arr_end(&w);
+	vms_array(&w, r->vm, stats_entry);
 	jw_key(&w, "host");
 	jw_obj_begin(&w);
 	jw_kv_u64(&w, "free_mem", mm_free_bytes());
@@ -306,13 +320,7 @@ static void metrics_vm(struct json_writer *w, const struct vm *vm)
 	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++)
 		steal_ns += vm->vcpus[i].steal.total_ns;
 	jw_kv_str(w, "vm", vm->cfg.name);
-	jw_kv_u64(w, "index", vm->index);
-	jw_kv_str(w, "state", vm_state_name(vm));
-	jw_kv_u64(w, "vcpus", vm->cfg.nr_vcpus);
-	jw_kv_u64(w, "mem", vm->cfg.ram_size);
-	jw_kv_str(w, "cfi", policy_names[vm->cfg.cfi_policy]);
-	jw_kv_u64(w, "boots", vm->cfg.boot_count);
-	jw_kv_bool(w, "failed", vm->failed);
+	vm_description(w, vm);
 	jw_kv_u64(w, "exits", c.exits);
 	jw_kv_u64(w, "host_irq", c.host_irq);
 	by_cause(w, &c);
@@ -335,12 +343,7 @@ static void metrics_host(struct json_writer *w)
 	jw_kv_u64(w, "requests", m.requests);
 	jw_kv_u64(w, "request_errors", m.errors);
 	idle_wakeups(w);
-	jw_key(w, "vms");
-	jw_arr_begin(w);
-	for (unsigned int i = 0; i < nr_vms; i++)
-		if (vm_slot_used(&vms[i]))
-			jw_str(w, vms[i].cfg.name);
-	jw_arr_end(w);
+	vms_array(w, NULL, vm_name);
 }
 
 static void cmd_metrics(struct req *r)
