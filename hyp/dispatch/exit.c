@@ -6,12 +6,14 @@
 #include <cfi.h>
 #include <errno.h>
 #include <exit.h>
+#include <guest_mem.h>
 #include <hart.h>
 #include <mmio.h>
 #include <pmu.h>
 #include <sched.h>
 #include <tlb.h>
 #include <trap_inject.h>
+#include <vdev.h>
 #include <vm.h>
 #include <vsbi.h>
 

@@ -155,10 +155,27 @@ static bool get_vm(struct req *r, const char *key, bool required)
 	return true;
 }
 
-static void vm_entry(struct json_writer *w, const struct vm *vm)
+/* "vms":[...]: @entry of each VM in use, or of @only alone when it is set
+ * (the one walk of the VM table that list, stats and metrics make). */
+static void vms_array(struct json_writer *w, const struct vm *only,
+		      void (*entry)(struct json_writer *w, const struct vm *vm))
 {
-	jw_obj_begin(w);
-	jw_kv_str(w, "name", vm->cfg.name);
+	jw_key(w, "vms");
+	jw_arr_begin(w);
+	for (unsigned int i = 0; i < nr_vms; i++)
+		if (vm_slot_used(&vms[i]) && (!only || only == &vms[i]))
+			entry(w, &vms[i]);
+	jw_arr_end(w);
+}
+
+static void vm_name(struct json_writer *w, const struct vm *vm)
+{
+	jw_str(w, vm->cfg.name);
+}
+
+/* What a VM is and how it is doing (list, metrics). */
+static void vm_description(struct json_writer *w, const struct vm *vm)
+{
 	jw_kv_u64(w, "index", vm->index);
 	jw_kv_str(w, "state", vm_state_name(vm));
 	jw_kv_u64(w, "vcpus", vm->cfg.nr_vcpus);
@@ -166,6 +183,13 @@ static void vm_entry(struct json_writer *w, const struct vm *vm)
 	jw_kv_str(w, "cfi", policy_names[vm->cfg.cfi_policy]);
 	jw_kv_u64(w, "boots", vm->cfg.boot_count);
 	jw_kv_bool(w, "failed", vm->failed);
+}
+
+static void vm_entry(struct json_writer *w, const struct vm *vm)
+{
+	jw_obj_begin(w);
+	jw_kv_str(w, "name", vm->cfg.name);
+	vm_description(w, vm);
 	if (vm_migration_word(vm))
 		jw_kv_str(w, "migration", vm_migration_word(vm));
 	jw_obj_end(w);
@@ -197,12 +221,7 @@ static void cmd_list(struct req *r)
 	struct json_writer w;
 
 	reply_head(&w, r->has_id, r->id, true);
-	jw_key(&w, "vms");
-	jw_arr_begin(&w);
-	for (unsigned int i = 0; i < nr_vms; i++)
-		if (vm_slot_used(&vms[i]))
-			vm_entry(&w, &vms[i]);
-	jw_arr_end(&w);
+	vms_array(&w, NULL, vm_entry);
 	reply_send(&w);
 }
 
@@ -276,12 +295,7 @@ static void cmd_stats(struct req *r)
 	if (!get_vm(r, "vm", false))
 		return;
 	reply_head(&w, r->has_id, r->id, true);
-	jw_key(&w, "vms");
-	jw_arr_begin(&w);
-	for (unsigned int i = 0; i < nr_vms; i++)
-		if (vm_slot_used(&vms[i]) && (!r->vm || r->vm == &vms[i]))
-			stats_entry(&w, &vms[i]);
-	jw_arr_end(&w);
+	vms_array(&w, r->vm, stats_entry);
 	jw_key(&w, "host");
 	jw_obj_begin(&w);
 	jw_kv_u64(&w, "free_mem", mm_free_bytes());
@@ -306,13 +320,7 @@ static void metrics_vm(struct json_writer *w, const struct vm *vm)
 	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++)
 		steal_ns += vm->vcpus[i].steal.total_ns;
 	jw_kv_str(w, "vm", vm->cfg.name);
-	jw_kv_u64(w, "index", vm->index);
-	jw_kv_str(w, "state", vm_state_name(vm));
-	jw_kv_u64(w, "vcpus", vm->cfg.nr_vcpus);
-	jw_kv_u64(w, "mem", vm->cfg.ram_size);
-	jw_kv_str(w, "cfi", policy_names[vm->cfg.cfi_policy]);
-	jw_kv_u64(w, "boots", vm->cfg.boot_count);
-	jw_kv_bool(w, "failed", vm->failed);
+	vm_description(w, vm);
 	jw_kv_u64(w, "exits", c.exits);
 	jw_kv_u64(w, "host_irq", c.host_irq);
 	by_cause(w, &c);
@@ -335,12 +343,7 @@ static void metrics_host(struct json_writer *w)
 	jw_kv_u64(w, "requests", m.requests);
 	jw_kv_u64(w, "request_errors", m.errors);
 	idle_wakeups(w);
-	jw_key(w, "vms");
-	jw_arr_begin(w);
-	for (unsigned int i = 0; i < nr_vms; i++)
-		if (vm_slot_used(&vms[i]))
-			jw_str(w, vms[i].cfg.name);
-	jw_arr_end(w);
+	vms_array(w, NULL, vm_name);
 }
 
 static void cmd_metrics(struct req *r)
@@ -425,15 +428,45 @@ static void cmd_cfi(struct req *r)
 	reply_send(&w);
 }
 
+/* A request whose reply comes when its operation ends (one at a time). */
+static void start_wait(struct req *r, enum wait_kind kind)
+{
+	m.waiting = kind;
+	m.wait_has_id = r->has_id;
+	m.wait_id = r->id;
+}
+
+/* The operation was refused at its start: the request waits no more. */
+static void refuse_wait(struct req *r, const char *code, const char *msg)
+{
+	m.waiting = W_NONE;
+	reply_error(r->has_id, r->id, code, msg);
+}
+
+/* The operation a request of @kind waits for ended: true if that request is
+ * still waiting (now answered by the caller); false if its client left and
+ * the reply is dropped. */
+static bool end_wait(enum wait_kind kind)
+{
+	if (m.waiting != kind)
+		return false;
+	m.waiting = W_NONE;
+	return true;
+}
+
+static void wait_error(const char *code, const char *msg)
+{
+	reply_error(m.wait_has_id, m.wait_id, code, msg);
+}
+
 /* A pause or destroy finished (host_poll, hart 0). */
 static void op_done(void *ctx, struct vm *vm, uint64_t result)
 {
 	struct json_writer w;
 
 	(void)ctx;
-	if (m.waiting != W_OP)
+	if (!end_wait(W_OP))
 		return;
-	m.waiting = W_NONE;
 	reply_head(&w, m.wait_has_id, m.wait_id, true);
 	jw_kv_str(&w, "vm", vm->cfg.name);
 	if (result)
@@ -443,25 +476,26 @@ static void op_done(void *ctx, struct vm *vm, uint64_t result)
 	reply_send(&w);
 }
 
-static void start_wait(struct req *r, enum wait_kind kind)
+/* Start @op, which answers when it finishes (op_done()); refused now: the
+ * error, "busy" when something else holds the VM (vmop_refusal() says
+ * what), else @code and @why_not. */
+static void start_op(struct req *r, int (*start)(struct vm *vm, vmop_done_fn done, void *ctx),
+		     enum vmop op, const char *code, const char *why_not)
 {
-	m.waiting = kind;
-	m.wait_has_id = r->has_id;
-	m.wait_id = r->id;
+	const char *why;
+
+	if (!get_vm(r, "vm", true))
+		return;
+	start_wait(r, W_OP);
+	if (!start(r->vm, op_done, &m))
+		return;
+	why = vmop_refusal(r->vm, op);
+	refuse_wait(r, why ? "busy" : code, why ? why : why_not);
 }
 
 static void cmd_pause(struct req *r)
 {
-	if (!get_vm(r, "vm", true))
-		return;
-	start_wait(r, W_OP);
-	if (vmop_pause(r->vm, op_done, &m)) {
-		const char *why = vmop_refusal(r->vm, VMOP_PAUSE);
-
-		m.waiting = W_NONE;
-		reply_error(r->has_id, r->id, why ? "busy" : "bad-state",
-			    why ? why : "the VM is not running");
-	}
+	start_op(r, vmop_pause, VMOP_PAUSE, "bad-state", "the VM is not running");
 }
 
 static void cmd_resume(struct req *r)
@@ -506,16 +540,8 @@ static void cmd_wake(struct req *r)
 
 static void cmd_destroy(struct req *r)
 {
-	if (!get_vm(r, "vm", true))
-		return;
-	start_wait(r, W_OP);
-	if (vmop_destroy(r->vm, op_done, &m)) {
-		const char *why = vmop_refusal(r->vm, VMOP_DESTROY);
-
-		m.waiting = W_NONE;
-		reply_error(r->has_id, r->id, "busy",
-			    why ? why : "the VM is being reset (a reboot) or restored; try again");
-	}
+	start_op(r, vmop_destroy, VMOP_DESTROY, "busy",
+		 "the VM is being reset (a reboot) or restored; try again");
 }
 
 /* Copy a string field into @dst (NUL-terminated); false with a reply if bad. */
@@ -669,11 +695,10 @@ static void snapshot_done(const struct snap_result *r)
 	}
 	if (r->err)
 		pr_info("vm %s: snapshot failed: %s", snap_req.vm->cfg.name, r->err);
-	if (m.waiting != W_SNAPSHOT)
-		return;		/* its client left: the reply is dropped */
-	m.waiting = W_NONE;
+	if (!end_wait(W_SNAPSHOT))
+		return;
 	if (r->err) {
-		reply_error(m.wait_has_id, m.wait_id, "stream", r->err);
+		wait_error("stream", r->err);
 		return;
 	}
 	pr_info("vm %s: snapshot of %lu bytes (%lu pages), paused %lu us", snap_req.vm->cfg.name,
@@ -733,10 +758,8 @@ static void cmd_snapshot(struct req *r)
 		snapshot_paused(NULL, r->vm, 0);
 	} else {
 		snap_req.resume = true;
-		if (vmop_pause(r->vm, snapshot_paused, &snap_req)) {
-			m.waiting = W_NONE;
-			reply_error(r->has_id, r->id, "bad-state", "the VM is neither running nor paused");
-		}
+		if (vmop_pause(r->vm, snapshot_paused, &snap_req))
+			refuse_wait(r, "bad-state", "the VM is neither running nor paused");
 	}
 }
 
@@ -749,11 +772,10 @@ static void restore_done(const struct snap_result *r)
 			(unsigned long)r->pages);
 	else
 		pr_info("restore refused: %s", r->err);
-	if (m.waiting != W_RESTORE)
+	if (!end_wait(W_RESTORE))
 		return;
-	m.waiting = W_NONE;
 	if (r->err) {
-		reply_error(m.wait_has_id, m.wait_id, r->code, r->err);
+		wait_error(r->code, r->err);
 		return;
 	}
 	reply_head(&w, m.wait_has_id, m.wait_id, true);
@@ -781,8 +803,7 @@ static void cmd_restore(struct req *r)
 	snap_port_drain();
 	start_wait(r, W_RESTORE);
 	if (snap_load_start(bytes, name[0] ? name : NULL, restore_done)) {
-		m.waiting = W_NONE;
-		reply_error(r->has_id, r->id, "busy", "a snapshot or restore is under way");
+		refuse_wait(r, "busy", "a snapshot or restore is under way");
 	}
 }
 
@@ -794,11 +815,10 @@ static void migrate_done(const struct mig_result *r)
 
 	if (r->err)
 		pr_info("vm %s: migration failed: %s", r->vm_name, r->err);
-	if (m.waiting != W_MIGRATE)
+	if (!end_wait(W_MIGRATE))
 		return;
-	m.waiting = W_NONE;
 	if (r->err) {
-		reply_error(m.wait_has_id, m.wait_id, r->code, r->err);
+		wait_error(r->code, r->err);
 		return;
 	}
 	reply_head(&w, m.wait_has_id, m.wait_id, true);
@@ -834,10 +854,9 @@ static void cmd_migrate(struct req *r)
 	start_wait(r, W_MIGRATE);
 	rc = mig_send_start(r->vm, (unsigned int)rounds, &vmops_migration, migrate_done);
 	if (rc) {
-		m.waiting = W_NONE;
-		reply_error(r->has_id, r->id, rc == -HYP_ENOMEM ? "no-memory" : "busy",
+		refuse_wait(r, rc == -HYP_ENOMEM ? "no-memory" : "busy",
 			    rc == -HYP_ENOMEM ? "no memory for the migration's page maps" :
-			    "the stream port is busy");
+						"the stream port is busy");
 		return;
 	}
 	pr_info("vm %s: migrating", r->vm->cfg.name);
@@ -849,11 +868,10 @@ static void incoming_done(const struct mig_result *r)
 
 	if (!r->err)
 		pr_info("vm %s: migrated in, running", r->vm_name);
-	if (m.waiting != W_INCOMING)
+	if (!end_wait(W_INCOMING))
 		return;
-	m.waiting = W_NONE;
 	if (r->err || !r->vm) {
-		reply_error(m.wait_has_id, m.wait_id, r->err ? r->code : "internal",
+		wait_error(r->err ? r->code : "internal",
 			    r->err ? r->err : "the VM is gone");
 		return;
 	}
@@ -877,8 +895,7 @@ static void cmd_incoming(struct req *r)
 		return;
 	start_wait(r, W_INCOMING);
 	if (mig_recv_start(name[0] ? name : NULL, false, &vmops_migration, incoming_done)) {
-		m.waiting = W_NONE;
-		reply_error(r->has_id, r->id, "busy", "the stream port is busy");
+		refuse_wait(r, "busy", "the stream port is busy");
 	}
 }
 

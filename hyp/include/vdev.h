@@ -13,6 +13,7 @@
 #include <snap_table.h>
 
 struct vm;
+struct mmio_region;
 
 #define VUART_RX_FIFO	SNAP_UART_RX_FIFO	/* received bytes the guest has not read yet */
 #define VPLIC_NR_SRC	SNAP_PLIC_SOURCES	/* sources 1..31 */
@@ -80,4 +81,10 @@ size_t vuart_input(struct vm *vm, const char *buf, size_t len);
 size_t vuart_read_input(struct vm *vm, char *buf, size_t len);
 /** vplic_set_level() - drive source @irq's line. */
 void vplic_set_level(struct vm *vm, unsigned int irq, bool level);
+
+/* Emulated device windows in guest physical space (hyp/vdev/mmio.c). */
+/** vm_mmio_register() - add an emulated window; fails if it overlaps RAM or another. */
+int vm_mmio_register(struct vm *vm, const struct mmio_region *r);
+/** vm_mmio_find() - the window that holds @gpa, or NULL. */
+struct mmio_region *vm_mmio_find(struct vm *vm, gpa_t gpa);
 #endif

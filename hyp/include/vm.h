@@ -223,52 +223,6 @@ bool vm_event_take(struct vm **vm, enum vm_event_kind *kind);
 /** vm_events_dropped() - REBOOT notices lost to a full ring since boot. */
 uint64_t vm_events_dropped(void);
 
-/* Guest memory (hyp/mm/guest_mem.c); the only way the hypervisor touches guest RAM. */
-#define VM_RAM_CHUNK	SZ_2M
-bool vm_gpa_range_is_ram(const struct vm *vm, gpa_t gpa, uint64_t len);
-/** vm_gpa_to_hva() - host address of guest RAM, mapping it if needed; @write
- *  says the hypervisor will write it (dirty tracking counts that too). */
-void *vm_gpa_to_hva(struct vm *vm, gpa_t gpa, uint64_t len, bool write);
-int vm_copy_from_guest(struct vm *vm, void *dst, gpa_t src, uint64_t len);
-int vm_copy_to_guest(struct vm *vm, gpa_t dst, const void *src, uint64_t len);
-/** vm_ram_populate() - zero and map every not-yet-mapped chunk of [gpa, gpa+len);
- *  @write: the access is a write (marks chunks dirty while tracking). */
-int vm_ram_populate(struct vm *vm, gpa_t gpa, uint64_t len, bool write);
-/** vm_ram_discard() - unmap all guest RAM (reboot): chunks are zeroed again on
- *  touch. Every hart that may cache the VM's translations drops them first. */
-void vm_ram_discard(struct vm *vm);
-/** vm_meta_size() - bytes of the per-VM block vm_ram_init() carves up. */
-uint64_t vm_meta_size(uint64_t ram_size);
-/** vm_ram_init() - lay out G-stage root, table pages and chunk maps in the
- *  zeroed block at vm->meta_hpa; nothing is mapped yet. */
-int vm_ram_init(struct vm *vm);
-/** vm_ram_write_protect() - clear W on every mapped chunk (dirty tracking);
- *  returns how many. Every hart that may cache a writable translation has
- *  dropped it when this returns. */
-uint64_t vm_ram_write_protect(struct vm *vm);
-/** vm_ram_unprotect() - end dirty tracking: every mapped chunk writable again. */
-void vm_ram_unprotect(struct vm *vm);
-/** vm_ram_resolve_write() - a write (or shadow-stack access) hit a write-
- *  protected chunk: mark it dirty and give W back (after vm->cow), or leave
- *  it protected for a retry. False if it was not that. */
-bool vm_ram_resolve_write(struct vm *vm, gpa_t gpa);
-/** vm_dirty_log_start() - log writes to @vm's RAM per 4 KiB page (its 2 MiB
- *  leaves split); from the return on, every write is logged. */
-int vm_dirty_log_start(struct vm *vm);
-/** vm_dirty_log_take() - the pages written since the last take into @out (a
- *  bit per page), and write-protect them again; @final: the VM is paused,
- *  the last take. Returns how many were made read-only. */
-uint64_t vm_dirty_log_take(struct vm *vm, uint64_t *out, bool final);
-/** vm_dirty_log_stop() - end logging, 2 MiB writable leaves again. */
-void vm_dirty_log_stop(struct vm *vm);
-/** vm_ram_dirty_chunks() - chunks written since the last write-protect. */
-uint64_t vm_ram_dirty_chunks(struct vm *vm);
-
-/* Emulated device windows (hyp/vdev/mmio.c). */
-/** vm_mmio_register() - add an emulated window; fails if it overlaps RAM or another. */
-int vm_mmio_register(struct vm *vm, const struct mmio_region *r);
-struct mmio_region *vm_mmio_find(struct vm *vm, gpa_t gpa);
-
 /* Guest console output goes to the host through this hook (set at boot by
  * the host services), so device models need not know the host console. */
 extern void (*vm_console_out)(struct vm *vm, const char *buf, size_t len);

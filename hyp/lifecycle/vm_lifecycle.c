@@ -7,6 +7,7 @@
 #include <entropy.h>
 #include <fdt_guest.h>
 #include <gstage.h>
+#include <guest_mem.h>
 #include <hart.h>
 #include <log.h>
 #include <mm.h>

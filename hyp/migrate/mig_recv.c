@@ -15,6 +15,7 @@
 #include <string.h>
 #include <errno.h>
 #include <cfi.h>
+#include <guest_mem.h>
 #include <hart.h>
 #include <log.h>
 #include <migrate.h>

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <bitops.h>
 #include <cfi.h>
+#include <guest_mem.h>
 #include <hart.h>
 #include <log.h>
 #include <migrate.h>

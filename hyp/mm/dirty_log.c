@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <bitops.h>
 #include <gstage.h>
+#include <guest_mem.h>
 #include <mm.h>
 #include <tlb.h>
 #include <vm.h>

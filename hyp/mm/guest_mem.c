@@ -3,6 +3,7 @@
 #include <string.h>
 #include <errno.h>
 #include <gstage.h>
+#include <guest_mem.h>
 #include <mm.h>
 #include <tlb.h>
 #include <vm.h>

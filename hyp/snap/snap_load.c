@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <errno.h>
+#include <guest_mem.h>
 #include <hart.h>
 #include <printf.h>
 #include <section_stream.h>

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <errno.h>
 #include <arch/riscv/encoding.h>
+#include <guest_mem.h>
 #include <hart.h>
 #include <log.h>
 #include <mm.h>

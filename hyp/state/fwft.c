@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* The SBI FWFT features of a vCPU, as one table {id, supported, set, get,
- * reset, lock}: LANDING_PAD and SHADOW_STACK drive henvcfg.LPE/SSE (CFI state,
- * cfi_state.c), PTE_AD_HW_UPDATING henvcfg.ADUE, and MISALIGNED_EXC_DELEG is
- * fixed at 1. DOUBLE_TRAP and POINTER_MASKING_PMLEN are not in it. */
+/* The SBI FWFT features of a vCPU, as one table: each feature is a 0/1
+ * switch whose value and LOCK flag are bytes of the vCPU's guest state, read,
+ * written and reset here for every feature alike; what a feature does beyond
+ * its byte is its apply hook. LANDING_PAD and SHADOW_STACK drive
+ * henvcfg.LPE/SSE (CFI state, cfi_state.c), PTE_AD_HW_UPDATING henvcfg.ADUE,
+ * and MISALIGNED_EXC_DELEG is fixed at 1. DOUBLE_TRAP and
+ * POINTER_MASKING_PMLEN are not in it. */
+#include <stddef.h>
 #include <arch/riscv/csr.h>
 #include <abi/sbi_defs.h>
 #include <atomic.h>
@@ -10,83 +14,14 @@
 #include <fwft.h>
 #include <vm.h>
 
-/* Misaligned exceptions go to the guest by hedeleg (HEDELEG_GUEST), as the
- * spec's note allows a hypervisor: the value is 1 from reset on and a request
- * for 0 (emulation by the SBI) is DENIED. */
-static long misaligned_set(struct vcpu *v, unsigned long value)
-{
-	(void)v;
-	return value ? SBI_SUCCESS : SBI_ERR_DENIED;
-}
-
-static unsigned long misaligned_get(const struct vcpu *v)
-{
-	(void)v;
-	return 1;
-}
-
-static void misaligned_reset(struct vcpu *v)
-{
-	(void)v;	/* always 1: nothing to reset but the lock */
-}
-
-static uint8_t *misaligned_lock(struct vcpu *v)
-{
-	return &v->g.fwft_mem.misaligned_locked;
-}
-
 static bool lp_supported(const struct vcpu *v)
 {
 	return cfi_vm_has_lp(v->vm);
 }
 
-static long lp_set(struct vcpu *v, unsigned long value)
-{
-	v->g.fwft.lp_value = (uint8_t)value;
-	cfi_apply_henvcfg(v);
-	return SBI_SUCCESS;
-}
-
-static unsigned long lp_get(const struct vcpu *v)
-{
-	return v->g.fwft.lp_value;
-}
-
-static void lp_reset(struct vcpu *v)
-{
-	v->g.fwft.lp_value = 0;
-}
-
-static uint8_t *lp_lock(struct vcpu *v)
-{
-	return &v->g.fwft.lp_locked;
-}
-
 static bool ss_supported(const struct vcpu *v)
 {
 	return cfi_vm_has_ss(v->vm);
-}
-
-static long ss_set(struct vcpu *v, unsigned long value)
-{
-	v->g.fwft.ss_value = (uint8_t)value;
-	cfi_apply_henvcfg(v);
-	return SBI_SUCCESS;
-}
-
-static unsigned long ss_get(const struct vcpu *v)
-{
-	return v->g.fwft.ss_value;
-}
-
-static void ss_reset(struct vcpu *v)
-{
-	v->g.fwft.ss_value = 0;
-}
-
-static uint8_t *ss_lock(struct vcpu *v)
-{
-	return &v->g.fwft.ss_locked;
 }
 
 /* henvcfg.ADUE, where the VM was given Svadu (its DT then lists svade and
@@ -96,43 +31,39 @@ static bool pte_ad_supported(const struct vcpu *v)
 	return v->vm->cfg.features & VM_FEAT_SVADU;
 }
 
-static long pte_ad_set(struct vcpu *v, unsigned long value)
+/* henvcfg follows the value; only a change costs a flush */
+static void pte_ad_apply(struct vcpu *v)
 {
-	if (v->g.fwft_mem.pte_ad_value != value) {
-		v->g.fwft_mem.pte_ad_value = (uint8_t)value;
-		v->henvcfg = (v->henvcfg & ~ENVCFG_ADUE) | (value ? ENVCFG_ADUE : 0);
-		csr_write(CSR_HENVCFG, v->henvcfg);
-		/* cached translations may hold the A/D behaviour of before */
-		atomic_or(&v->requests, VCPU_REQ_HFENCE_VVMA);
-	}
-	return SBI_SUCCESS;
+	unsigned long adue = v->g.fwft_mem.pte_ad_value ? ENVCFG_ADUE : 0;
+
+	if ((v->henvcfg & ENVCFG_ADUE) == adue)
+		return;
+	v->henvcfg = (v->henvcfg & ~ENVCFG_ADUE) | adue;
+	csr_write(CSR_HENVCFG, v->henvcfg);
+	/* cached translations may hold the A/D behaviour of before */
+	atomic_or(&v->requests, VCPU_REQ_HFENCE_VVMA);
 }
 
-static unsigned long pte_ad_get(const struct vcpu *v)
-{
-	return v->g.fwft_mem.pte_ad_value;
-}
-
-static void pte_ad_reset(struct vcpu *v)
-{
-	v->g.fwft_mem.pte_ad_value = 0;
-}
-
-static uint8_t *pte_ad_lock(struct vcpu *v)
-{
-	return &v->g.fwft_mem.pte_ad_locked;
-}
-
-#define FEATURE(fid, name, sup)                                                \
-	{ .id = (fid), .supported = (sup), .set = name##_set, .get = name##_get, \
-	  .reset = name##_reset, .lock = name##_lock }
+#define AT(field)	offsetof(struct vcpu_guest, field)
 
 static const struct fwft_feature features[] = {
-	FEATURE(SBI_FWFT_MISALIGNED_EXC_DELEG, misaligned, NULL),
-	FEATURE(SBI_FWFT_LANDING_PAD, lp, lp_supported),
-	FEATURE(SBI_FWFT_SHADOW_STACK, ss, ss_supported),
-	FEATURE(SBI_FWFT_PTE_AD_HW_UPDATING, pte_ad, pte_ad_supported),
+	/* Misaligned exceptions go to the guest by hedeleg (HEDELEG_GUEST), as
+	 * the spec's note allows a hypervisor: the value is 1 from reset on and
+	 * a request for 0 (emulation by the SBI) is DENIED. */
+	{ .id = SBI_FWFT_MISALIGNED_EXC_DELEG, .fixed_on = true,
+	  .lock_at = AT(fwft_mem.misaligned_locked) },
+	{ .id = SBI_FWFT_LANDING_PAD, .supported = lp_supported, .apply = cfi_apply_henvcfg,
+	  .value_at = AT(fwft.lp_value), .lock_at = AT(fwft.lp_locked) },
+	{ .id = SBI_FWFT_SHADOW_STACK, .supported = ss_supported, .apply = cfi_apply_henvcfg,
+	  .value_at = AT(fwft.ss_value), .lock_at = AT(fwft.ss_locked) },
+	{ .id = SBI_FWFT_PTE_AD_HW_UPDATING, .supported = pte_ad_supported, .apply = pte_ad_apply,
+	  .value_at = AT(fwft_mem.pte_ad_value), .lock_at = AT(fwft_mem.pte_ad_locked) },
 };
+
+static uint8_t *byte_at(struct vcpu *v, uint16_t at)
+{
+	return (uint8_t *)&v->g + at;
+}
 
 const struct fwft_feature *fwft_feature(uint32_t id)
 {
@@ -142,10 +73,31 @@ const struct fwft_feature *fwft_feature(uint32_t id)
 	return NULL;
 }
 
+long fwft_feature_set(struct vcpu *v, const struct fwft_feature *f, unsigned long value)
+{
+	if (f->fixed_on)
+		return value ? SBI_SUCCESS : SBI_ERR_DENIED;
+	*byte_at(v, f->value_at) = (uint8_t)value;
+	if (f->apply)
+		f->apply(v);
+	return SBI_SUCCESS;
+}
+
+unsigned long fwft_feature_get(const struct vcpu *v, const struct fwft_feature *f)
+{
+	return f->fixed_on ? 1 : *((const uint8_t *)&v->g + f->value_at);
+}
+
+uint8_t *fwft_feature_lock(struct vcpu *v, const struct fwft_feature *f)
+{
+	return byte_at(v, f->lock_at);
+}
+
 void fwft_vcpu_reset(struct vcpu *v)
 {
 	for (unsigned int i = 0; i < ARRAY_SIZE(features); i++) {
-		*features[i].lock(v) = 0;
-		features[i].reset(v);
+		*fwft_feature_lock(v, &features[i]) = 0;
+		if (!features[i].fixed_on)
+			*byte_at(v, features[i].value_at) = 0;
 	}
 }

@@ -7,6 +7,7 @@
  * interrupt is idle time, not steal. */
 #include <arch/riscv/encoding.h>
 #include <atomic.h>
+#include <guest_mem.h>
 #include <guest_time.h>
 #include <hart.h>
 #include <steal_time.h>

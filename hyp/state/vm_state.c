@@ -100,52 +100,76 @@ void vm_stop(struct vm *vm, const char *fmt, ...)
 	claim_down(vm, true, msg);
 }
 
+/* One state change the operator or the guest asks for: under the scheduler
+ * lock @move changes @vm if its state allows (true); then, outside the lock,
+ * @then tells the harts (the VM's vCPUs kicked off, or an idle hart woken to
+ * pick it up). -HYP_EBUSY, nothing changed, if the state did not allow it. */
+static int transition(struct vm *vm, bool (*move)(struct vm *vm), void (*then)(struct vm *vm))
+{
+	bool moved;
+
+	sched_lock();
+	moved = move(vm);
+	sched_unlock();
+	if (!moved)
+		return -HYP_EBUSY;
+	then(vm);
+	return 0;
+}
+
+static void wake_idle_hart(struct vm *vm)
+{
+	(void)vm;
+	sched_kick_idle();
+}
+
+static bool running_to_rebooting(struct vm *vm)
+{
+	if (vm->state != VM_RUNNING)
+		return false;
+	vm->state = VM_REBOOTING;
+	return true;
+}
+
+static void reboot_asked(struct vm *vm)
+{
+	kick_all(vm);
+	vm_event_post(vm, VM_EV_REBOOT);
+}
+
 void vm_shutdown(struct vm *vm, bool reboot, bool failure)
 {
-	if (!reboot) {
-		claim_down(vm, failure, failure ? "shut down (system failure)" : "shut down");
-		return;
-	}
-	sched_lock();
-	reboot = vm->state == VM_RUNNING;
 	if (reboot)
-		vm->state = VM_REBOOTING;
-	sched_unlock();
-	if (reboot) {
-		kick_all(vm);
-		vm_event_post(vm, VM_EV_REBOOT);
-	}
+		transition(vm, running_to_rebooting, reboot_asked);
+	else
+		claim_down(vm, failure, failure ? "shut down (system failure)" : "shut down");
+}
+
+static bool running_to_pausing(struct vm *vm)
+{
+	if (vm->state != VM_RUNNING)
+		return false;
+	vm->state = VM_PAUSING;
+	return true;
 }
 
 int vm_request_pause(struct vm *vm)
 {
-	int rc = -HYP_EBUSY;
+	return transition(vm, running_to_pausing, kick_all);
+}
 
-	sched_lock();
-	if (vm->state == VM_RUNNING) {
-		vm->state = VM_PAUSING;
-		rc = 0;
-	}
-	sched_unlock();
-	if (!rc)
-		kick_all(vm);
-	return rc;
+static bool paused_to_running(struct vm *vm)
+{
+	if (vm->state != VM_PAUSED)
+		return false;
+	steal_vm_resumed(vm, time_now());	/* before any hart can pick it */
+	vm->state = VM_RUNNING;
+	return true;
 }
 
 int vm_resume(struct vm *vm)
 {
-	int rc = -HYP_EBUSY;
-
-	sched_lock();
-	if (vm->state == VM_PAUSED) {
-		steal_vm_resumed(vm, time_now());	/* before any hart can pick it */
-		vm->state = VM_RUNNING;
-		rc = 0;
-	}
-	sched_unlock();
-	if (!rc)
-		sched_kick_idle();
-	return rc;
+	return transition(vm, paused_to_running, wake_idle_hart);
 }
 
 bool vm_pause_settle(struct vm *vm)
@@ -160,55 +184,52 @@ bool vm_pause_settle(struct vm *vm)
 	return paused;
 }
 
+static bool pause_to_running(struct vm *vm)
+{
+	if (vm->state != VM_PAUSING && vm->state != VM_PAUSED)
+		return false;
+	/* a vCPU still leaving its hart simply stays: RUNNING again */
+	steal_vm_resumed(vm, time_now());
+	vm->state = VM_RUNNING;
+	return true;
+}
+
 int vm_unpause(struct vm *vm)
 {
-	int rc = -HYP_EBUSY;
+	return transition(vm, pause_to_running, wake_idle_hart);
+}
 
-	sched_lock();
-	if (vm->state == VM_PAUSING || vm->state == VM_PAUSED) {
-		/* a vCPU still leaving its hart simply stays: RUNNING again */
-		steal_vm_resumed(vm, time_now());
-		vm->state = VM_RUNNING;
-		rc = 0;
+/* the run loop resumes a SUSPENDED vCPU that no longer waits */
+static bool system_suspend_to_awake(struct vm *vm)
+{
+	bool woken = false;
+
+	for (unsigned int i = 0; vm->state == VM_RUNNING && i < vm->cfg.nr_vcpus; i++) {
+		struct vcpu *v = &vm->vcpus[i];
+
+		if (v->g.hsm.system && v->g.hsm.state == VCPU_HSM_SUSPENDED && v->g.hsm.waiting) {
+			v->g.hsm.waiting = false;
+			v->g.hsm.system = false;	/* reads "running" at once */
+			woken = true;
+		}
 	}
-	sched_unlock();
-	if (!rc)
-		sched_kick_idle();
-	return rc;
+	return woken;
 }
 
 int vm_wake(struct vm *vm)
 {
-	int rc = -HYP_EBUSY;
+	return transition(vm, system_suspend_to_awake, wake_idle_hart);
+}
 
-	sched_lock();
-	for (unsigned int i = 0; vm->state == VM_RUNNING && i < vm->cfg.nr_vcpus; i++) {
-		struct vcpu *v = &vm->vcpus[i];
-
-		/* the run loop resumes a SUSPENDED vCPU that no longer waits */
-		if (v->g.hsm.system && v->g.hsm.state == VCPU_HSM_SUSPENDED && v->g.hsm.waiting) {
-			v->g.hsm.waiting = false;
-			v->g.hsm.system = false;	/* reads "running" at once */
-			rc = 0;
-		}
-	}
-	sched_unlock();
-	if (!rc)
-		sched_kick_idle();
-	return rc;
+static bool to_destroying(struct vm *vm)
+{
+	if (vm->state == VM_EMPTY || vm->state == VM_DESTROYING || vm->state == VM_RESETTING)
+		return false;
+	vm->state = VM_DESTROYING;
+	return true;
 }
 
 int vm_request_destroy(struct vm *vm)
 {
-	int rc = -HYP_EBUSY;
-
-	sched_lock();
-	if (vm->state != VM_EMPTY && vm->state != VM_DESTROYING && vm->state != VM_RESETTING) {
-		vm->state = VM_DESTROYING;
-		rc = 0;
-	}
-	sched_unlock();
-	if (!rc)
-		kick_all(vm);
-	return rc;
+	return transition(vm, to_destroying, kick_all);
 }

@@ -10,6 +10,7 @@
  * volatile pointer, into hypervisor memory; decisions are made on that copy
  * only, so a guest rewriting its rings meanwhile changes nothing we use. */
 #include <errno.h>
+#include <guest_mem.h>
 #include <virtio_mmio.h>
 #include <virtq.h>
 #include <vm.h>

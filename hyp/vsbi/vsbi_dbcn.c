@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* SBI DBCN: the guest's debug console, multiplexed onto the host console by VM name. */
 #include <string.h>
+#include <guest_mem.h>
 #include <vsbi.h>
 #include <vm.h>
 

@@ -3,6 +3,7 @@
  * guests drive hypervisor-side mechanisms they could not reach otherwise
  * (write-protecting their own RAM for dirty tracking). It acts on the
  * calling VM alone. */
+#include <guest_mem.h>
 #include <vsbi.h>
 #include <vm.h>
 

@@ -13,10 +13,10 @@ static bool feature_defined(uint32_t f)
 	return f <= SBI_FWFT_POINTER_MASKING_PMLEN;	/* no global feature is defined yet */
 }
 
-static long fwft_set(struct vcpu *v, const struct fwft_feature *f, unsigned long value,
+static long set_call(struct vcpu *v, const struct fwft_feature *f, unsigned long value,
 		     unsigned long flags)
 {
-	uint8_t *lock = f->lock(v);
+	uint8_t *lock = fwft_feature_lock(v, f);
 	long err;
 
 	/* every feature here is a 0/1 switch */
@@ -24,7 +24,7 @@ static long fwft_set(struct vcpu *v, const struct fwft_feature *f, unsigned long
 		return SBI_ERR_INVALID_PARAM;
 	if (*lock)
 		return SBI_ERR_DENIED_LOCKED;
-	err = f->set(v, value);
+	err = fwft_feature_set(v, f, value);
 	if (err == SBI_SUCCESS)
 		*lock = flags & SBI_FWFT_SET_FLAG_LOCK;
 	return err;
@@ -49,11 +49,11 @@ static void fwft_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret)
 		return;
 	}
 	if (fid == SBI_FWFT_SET) {
-		ret->error = fwft_set(v, f, VSBI_ARG(v, 1), VSBI_ARG(v, 2));
+		ret->error = set_call(v, f, VSBI_ARG(v, 1), VSBI_ARG(v, 2));
 		return;
 	}
 	ret->error = SBI_SUCCESS;
-	ret->value = f->get(v);
+	ret->value = fwft_feature_get(v, f);
 }
 
 const struct vsbi_ext vsbi_fwft = {

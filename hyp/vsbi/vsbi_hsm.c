@@ -4,6 +4,7 @@
  * that state (with SBI SUSP's system suspend) as a snapshot's HSM record. */
 #include <stddef.h>
 #include <arch/riscv/csr.h>
+#include <guest_mem.h>
 #include <sched.h>
 #include <snap_table.h>
 #include <vsbi.h>

@@ -3,6 +3,7 @@
  * Nothing is forwarded to the firmware: the counters are the hypervisor's
  * bookkeeping. Snapshot shared memory is not implemented (NOT_SUPPORTED), so
  * the snapshot start/stop flags answer NO_SHMEM, as the spec says. */
+#include <guest_mem.h>
 #include <pmu.h>
 #include <vsbi.h>
 #include <vm.h>

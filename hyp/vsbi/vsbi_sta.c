@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <abi/sbi_sta.h>
+#include <guest_mem.h>
 #include <snap_table.h>
 #include <vsbi.h>
 #include <vm.h>

@@ -4,6 +4,7 @@
  * suspend does (vsbi_hsm_suspend), and restarts at resume_addr. What wakes it
  * is an interrupt the guest left enabled in sie: its timer (vstimecmp) or an
  * external interrupt from its PLIC, e.g. console input through the UART. */
+#include <guest_mem.h>
 #include <sched.h>
 #include <vsbi.h>
 #include <vm.h>

@@ -7,6 +7,7 @@
 #include <cfi.h>
 #include <entropy.h>
 #include <errno.h>
+#include <guest_mem.h>
 #include <hart.h>
 #include <mm.h>
 #include <snapshot.h>

@@ -36,6 +36,7 @@
  *    until reset. */
 #include <string.h>
 #include <errno.h>
+#include <guest_mem.h>
 #include <virtio_mmio.h>
 #include <virtq.h>
 #include <vm.h>

@@ -15,14 +15,13 @@ import pytest
 
 from harness.hosts import SnapHost
 from harness.linux import (NO_CFI_CPU, OLD_OPENSBI, REQUIRED_FULL, check_cfi, check_moved,
-                           cpu_with_cfi, mig_host, run_carapace)
-from harness.paths import CACHE, FIRMWARE, LAUNCHER, ROOT
+                           mig_host, run_carapace, run_reference)
+from harness.paths import CACHE, FIRMWARE, ROOT
 from harness.ports import free_port
 
 pytestmark = pytest.mark.linux
 
 GK_INITRAMFS = ROOT / "build" / "guest-kernel" / "initramfs.cpio.gz"
-REF_TIMEOUT = 120
 
 BOOT_RE = re.compile(r"riscv: user CFI: shadow stack (.*?); landing pads (.*)$")
 STATUS_RE = re.compile(r"cfistatus: (.+?): prctl (\S+) features=(\S+|\[.*?\]) locked=(\S+|\[.*?\])$")
@@ -57,20 +56,11 @@ def gk_initramfs():
     return GK_INITRAMFS
 
 
-def run_qemu(kernel, initrd, test, cpu, bios=FIRMWARE, smp=2):
-    cmd = ["qemu-system-riscv64", "-machine", "virt", "-cpu", cpu, "-smp", str(smp),
-           "-m", "512M", "-nographic", "-bios", str(bios), "-kernel", str(kernel),
-           "-initrd", str(initrd), "-append", f"console=ttyS0 carapace.test={test}"]
-    try:
-        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True,
-                           timeout=REF_TIMEOUT, cwd=ROOT)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"bare QEMU ({test}) timed out after {REF_TIMEOUT} s\n"
-                    f"{(e.stdout or b'').decode(errors='replace')}")
-    out = r.stdout.decode(errors="replace")
-    assert r.returncode == 0, f"QEMU exit status {r.returncode}\n{out}"
-    assert "init: started" in out, f"init never ran\n{out}"
-    return [l.rstrip("\r") for l in out.splitlines()], out
+def run_qemu(kernel, initrd, test, cpu=None, bios=FIRMWARE):
+    """@kernel on bare QEMU + OpenSBI (harness.linux.run_reference()): its
+    console lines and output."""
+    rep, out = run_reference(initrd, test, cpu, kernel=kernel, bios=bios)
+    return rep.lines, out
 
 
 def boot_line(lines, out):
@@ -107,7 +97,7 @@ def test_guest_kernel_build(guest_kernel):
 # --- bare QEMU + OpenSBI ---------------------------------------------------------------
 
 def test_reference_status_cfi(guest_kernel, gk_initramfs):
-    lines, out = run_qemu(guest_kernel, gk_initramfs, "status", cpu_with_cfi())
+    lines, out = run_qemu(guest_kernel, gk_initramfs, "status")
     check_ours(lines, out)
     assert boot_line(lines, out) == BOOT_ON, out
     assert statuses(lines, out) == STATUS_ON, out
@@ -119,7 +109,7 @@ def test_reference_status_debian_kernel(gk_initramfs):
     debian = CACHE / "linux" / "Image"
     if not debian.is_file():
         pytest.skip(f"Debian's kernel not found at {debian}; run `make deps`")
-    lines, out = run_qemu(debian, gk_initramfs, "status", cpu_with_cfi())
+    lines, out = run_qemu(debian, gk_initramfs, "status")
     assert not any(BOOT_RE.search(l) for l in lines), out
     got = statuses(lines, out)
     assert set(got) == set(STATUS_ON), out
@@ -136,8 +126,7 @@ def test_reference_status_no_cfi(guest_kernel, gk_initramfs):
 def test_reference_nousercfi(guest_kernel, gk_initramfs):
     """riscv_nousercfi=bcfi on a CFI CPU: the boot line names the command line
     as the reason, and only the shadow stack is refused."""
-    lines, out = run_qemu(guest_kernel, gk_initramfs, "status riscv_nousercfi=bcfi",
-                          cpu_with_cfi())
+    lines, out = run_qemu(guest_kernel, gk_initramfs, "status riscv_nousercfi=bcfi")
     assert boot_line(lines, out) == ("off, riscv_nousercfi=", "on"), out
     got = statuses(lines, out)
     assert got["shstk"] == ("failed(-22)", "[]", "[]"), out
@@ -150,7 +139,7 @@ def test_reference_fwft_refused(guest_kernel, gk_initramfs):
     landing pads, which need no firmware help, stay on."""
     if not OLD_OPENSBI.is_file():
         pytest.skip(f"{OLD_OPENSBI} not installed")
-    lines, out = run_qemu(guest_kernel, gk_initramfs, "status", cpu_with_cfi(), bios=OLD_OPENSBI)
+    lines, out = run_qemu(guest_kernel, gk_initramfs, "status", bios=OLD_OPENSBI)
     ss, lp = boot_line(lines, out)
     assert re.fullmatch(r"off, (SBI FWFT refused SHADOW_STACK \(error -\d+\)|"
                         r"the SBI implementation lacks FWFT)", ss), out
@@ -231,8 +220,7 @@ def check_kselftest_no_cfi(lines, where, out):
 
 def test_reference_kselftests(guest_kernel, gk_initramfs):
     """Bare QEMU + OpenSBI with Zicfilp/Zicfiss: every kselftest passes."""
-    lines, out = run_qemu(guest_kernel, gk_initramfs, f"kselftest {KSELFTEST_ARGS}",
-                          cpu_with_cfi())
+    lines, out = run_qemu(guest_kernel, gk_initramfs, f"kselftest {KSELFTEST_ARGS}")
     check_kselftest_pass(lines, "bare QEMU", out)
 
 
@@ -340,16 +328,11 @@ def test_snapshot_restore_keeps_status(guest_kernel, gk_initramfs, tmp_path):
     before = hold_rounds(src.guest("alpha"))
     assert before, "\n".join(src.snapshot())
 
-    r = subprocess.run([str(LAUNCHER), "--batch", "--timeout", "300", "--smp", "2",
-                        "--ctl-socket", str(tmp_path / "d.sock"), "--stream-socket",
-                        str(tmp_path / "ds.sock"), "--restore", str(path),
-                        "--expect", "alpha=shutdown"],
-                       cwd=ROOT, capture_output=True, text=True, errors="replace", timeout=400)
-    out = r.stdout + r.stderr
-    assert r.returncode == 0, out
-    after_lines = [l[len("[alpha] "):] for l in
-                   r.stdout.split("\n==== carapace-run summary")[0].splitlines()
-                   if l.startswith("[alpha] ")]
+    code, out, reps = run_carapace([], ["alpha"], extra=[
+        "--stream-socket", str(tmp_path / "ds.sock"), "--restore", str(path),
+        "--expect", "alpha=shutdown"])
+    assert code == 0, out
+    after_lines = reps["alpha"].lines
     after = hold_rounds(after_lines)
     assert after, out
     check_hold(before, after, HOLD_ROUNDS, out)

@@ -57,12 +57,7 @@ __asm__(
 "	.globl lp_set_get_clear\n"
 "lp_set_get_clear:\n"
 "	mv	t0, a0\n"
-"	li	a7, " __stringify(SBI_EXT_FWFT) "\n"
-"	li	a6, " __stringify(SBI_FWFT_SET) "\n"
-"	li	a0, " __stringify(SBI_FWFT_LANDING_PAD) "\n"
-"	li	a1, 1\n"
-"	li	a2, 0\n"
-"	ecall\n"
+FWFT_SET_LP(1)
 "	sd	a0, 0(t0)\n"
 "	li	a7, " __stringify(SBI_EXT_FWFT) "\n"
 "	li	a6, " __stringify(SBI_FWFT_GET) "\n"
@@ -70,12 +65,7 @@ __asm__(
 "	ecall\n"
 "	sd	a0, 8(t0)\n"
 "	sd	a1, 16(t0)\n"
-"	li	a7, " __stringify(SBI_EXT_FWFT) "\n"
-"	li	a6, " __stringify(SBI_FWFT_SET) "\n"
-"	li	a0, " __stringify(SBI_FWFT_LANDING_PAD) "\n"
-"	li	a1, 0\n"
-"	li	a2, 0\n"
-"	ecall\n"
+FWFT_SET_LP(0)
 "	sd	a0, 24(t0)\n"
 "	ret\n"
 "	.option pop\n");

@@ -183,41 +183,13 @@ static void expect_none(const char *what)
 static void expect_trap(const char *what, unsigned long cause, unsigned long pc,
 			unsigned long tval)
 {
-	char buf[120];
-
-	snprintf(buf, sizeof(buf), "%s: traps once", what);
-	if (!check_eq(T, buf, rec.count, 1))
-		return;
-	snprintf(buf, sizeof(buf), "%s: scause %lu", what, cause);
-	check_eq(T, buf, rec.scause, cause);
-	if (pc) {
-		snprintf(buf, sizeof(buf), "%s: sepc is the instruction", what);
-		check_eqx(T, buf, rec.sepc, pc);
-	}
-	snprintf(buf, sizeof(buf), "%s: stval 0x%lx", what, tval);
-	check_eqx(T, buf, rec.stval, tval);
-	snprintf(buf, sizeof(buf), "%s: from S (SPP=1)", what);
-	check_eq(T, buf, !!(rec.sstatus & SR_SPP), 1);
+	cfi_expect_fault(T, &rec, what, cause, pc, tval, true);
 }
 
 /* Illegal instruction: stval is 0 or the instruction bits. */
 static void expect_illegal(const char *what, char *pc)
 {
-	unsigned long insn = *(uint32_t *)pc;
-	char buf[120];
-
-	snprintf(buf, sizeof(buf), "%s: traps once", what);
-	if (!check_eq(T, buf, rec.count, 1))
-		return;
-	snprintf(buf, sizeof(buf), "%s: illegal instruction (2)", what);
-	check_eq(T, buf, rec.scause, EXC_ILLEGAL_INST);
-	snprintf(buf, sizeof(buf), "%s: sepc is the instruction", what);
-	check_eqx(T, buf, rec.sepc, (unsigned long)pc);
-	snprintf(buf, sizeof(buf), "%s: stval is 0 or the instruction", what);
-	if (rec.stval == 0 || rec.stval == insn)
-		report_pass(T, "%s", buf);
-	else
-		report_fail(T, "%s (got 0x%lx, want 0 or 0x%lx)", buf, rec.stval, insn);
+	cfi_expect_illegal(T, &rec, what, (unsigned long)pc, *(uint32_t *)pc, true);
 }
 
 static void test_disabled(const char *when)

@@ -172,57 +172,23 @@ static unsigned long run_user(void (*fn)(void), unsigned long a0, unsigned long 
 
 static bool expect_traps(const char *what, unsigned long n)
 {
-	char buf[120];
-
-	snprintf(buf, sizeof(buf), "%s: %s", what, n ? "traps once" : "no trap");
-	if (check_eq(T, buf, rec.count, n))
-		return true;
-	report_info(T, "%s: last trap scause %lu stval 0x%lx sepc 0x%lx", what,
-		    rec.scause, rec.stval, rec.sepc);
-	return false;
+	return cfi_expect_traps(T, &rec, what, n);
 }
 
 static void expect_fault(const char *what, unsigned long cause, unsigned long pc,
 			 unsigned long tval)
 {
-	char buf[120];
-
-	if (!expect_traps(what, 1))
-		return;
-	snprintf(buf, sizeof(buf), "%s: scause %lu", what, cause);
-	check_eq(T, buf, rec.scause, cause);
-	if (pc) {
-		snprintf(buf, sizeof(buf), "%s: sepc is the instruction", what);
-		check_eqx(T, buf, rec.sepc, pc);
-	}
-	snprintf(buf, sizeof(buf), "%s: stval 0x%lx", what, tval);
-	check_eqx(T, buf, rec.stval, tval);
-	snprintf(buf, sizeof(buf), "%s: from U (SPP=0)", what);
-	check_eq(T, buf, !!(rec.sstatus & SR_SPP), 0);
+	cfi_expect_fault(T, &rec, what, cause, pc, tval, false);
 }
 
 static void expect_illegal(const char *what, char *pc)
 {
-	unsigned long insn;
-	char buf[120];
+	uint32_t insn;
 
 	csr_set(CSR_SSTATUS, SR_SUM);	/* pc is on a U page */
 	insn = *(volatile uint32_t *)pc;
 	csr_clear(CSR_SSTATUS, SR_SUM);
-
-	if (!expect_traps(what, 1))
-		return;
-	snprintf(buf, sizeof(buf), "%s: illegal instruction (2)", what);
-	check_eq(T, buf, rec.scause, EXC_ILLEGAL_INST);
-	snprintf(buf, sizeof(buf), "%s: sepc is the instruction", what);
-	check_eqx(T, buf, rec.sepc, (unsigned long)pc);
-	snprintf(buf, sizeof(buf), "%s: stval is 0 or the instruction", what);
-	if (rec.stval == 0 || rec.stval == insn)
-		report_pass(T, "%s", buf);
-	else
-		report_fail(T, "%s (got 0x%lx, want 0 or 0x%lx)", buf, rec.stval, insn);
-	snprintf(buf, sizeof(buf), "%s: from U (SPP=0)", what);
-	check_eq(T, buf, !!(rec.sstatus & SR_SPP), 0);
+	cfi_expect_illegal(T, &rec, what, (unsigned long)pc, insn, false);
 }
 
 static unsigned long expected_spelp(void)

@@ -30,16 +30,6 @@
 
 extern char __image_end[];
 
-static inline uint64_t mix(uint64_t x)
-{
-	x ^= x >> 31;
-	x *= 0x7fb5d329728ea185ULL;
-	x ^= x >> 27;
-	x *= 0x81dadef4bc2dd44dULL;
-	x ^= x >> 33;
-	return x;
-}
-
 void test_main(unsigned long hartid)
 {
 	unsigned long mib = bootarg_ulong("mib", 16);
@@ -76,7 +66,7 @@ void test_main(unsigned long hartid)
 			for (unsigned int i = 0; i < BATCH; i++) {
 				uint64_t *dst = (uint64_t *)(base + page * PAGE + line * 64);
 
-				x = mix(x + page);
+				x = mix64(x + page);
 				dst[0] = x;
 				dst[1] = x ^ (x >> 7);
 				dst[2] = x + 1;

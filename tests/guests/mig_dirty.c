@@ -53,16 +53,6 @@ static uintptr_t base;
 static unsigned long delay;		/* ticks between two writes of a hart */
 static volatile unsigned long stop, started1;
 
-static inline uint64_t mix(uint64_t x)
-{
-	x ^= x >> 31;
-	x *= 0x7fb5d329728ea185ULL;
-	x ^= x >> 27;
-	x *= 0x81dadef4bc2dd44dULL;
-	x ^= x >> 33;
-	return x;
-}
-
 static inline uint64_t *page_at(unsigned long p)
 {
 	return (uint64_t *)(base + p * PAGE);
@@ -73,8 +63,8 @@ static inline uint64_t *page_at(unsigned long p)
 static inline uint64_t gen_seed(unsigned long p, uint64_t g)
 {
 	if (g == 0)
-		return p % 3 ? mix((uint64_t)p << 40 | 0xf111) | 1 : 0;
-	return g % 5 == 0 ? 0 : mix((uint64_t)p << 40 ^ g) | 1;
+		return p % 3 ? mix64((uint64_t)p << 40 | 0xf111) | 1 : 0;
+	return g % 5 == 0 ? 0 : mix64((uint64_t)p << 40 ^ g) | 1;
 }
 
 static inline uint64_t gen_word(uint64_t seed, unsigned long i)
@@ -101,7 +91,7 @@ static void dirty_loop(struct half *h, unsigned long t0, unsigned long wait)
 	unsigned long last = rdtime(), now;
 
 	while (!READ_ONCE(stop)) {
-		x = mix(x + 1);
+		x = mix64(x + 1);
 		write_page(h->first + x % h->pages, ++h->steps);
 		now = rdtime();
 		if (now < last)
@@ -137,8 +127,8 @@ static void verify(struct half *h, uint64_t *sum_mem, uint64_t *sum_rec)
 		for (unsigned long i = 0; i < WORDS; i++) {
 			uint64_t want = gen_word(seed, i);
 
-			*sum_mem = mix(*sum_mem ^ src[i]);
-			*sum_rec = mix(*sum_rec ^ want);
+			*sum_mem = mix64(*sum_mem ^ src[i]);
+			*sum_rec = mix64(*sum_rec ^ want);
 			ok &= src[i] == want;
 		}
 		if (!ok && bad++ == 0)

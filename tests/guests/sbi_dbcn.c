@@ -55,6 +55,28 @@ static void test_write(void)
 	check_eq(T, "write of 0 bytes wrote 0", r.value, 0);
 }
 
+/* Write @len bytes of @buf as a guest's console driver does, a call at a
+ * time, at most @max_calls calls: the bytes written; *@first: how many the
+ * first call took. */
+static unsigned long write_all(const char *buf, unsigned long len, unsigned long max_calls,
+			       unsigned long *first)
+{
+	unsigned long done = 0, calls = 0;
+
+	*first = 0;
+	while (done < len && calls < max_calls) {
+		struct sbiret r = sbi_dbcn_write(len - done, (unsigned long)buf + done, 0);
+
+		if (r.error || !r.value)
+			break;
+		if (!calls)
+			*first = r.value;
+		done += r.value;
+		calls++;
+	}
+	return done;
+}
+
 /* A long write. SBI lets a write take fewer bytes than asked (the caller
  * writes the rest); Carapace takes at most 256 per call, so a guest flooding
  * its console cannot hold the host console (or its hart) for long; bare
@@ -63,22 +85,12 @@ static void test_long_write(void)
 {
 	const char *head = "INFO: dbcn: long write:";
 	unsigned long want_first = env.carapace ? 256 : sizeof(long_buf);
-	unsigned long done = 0, calls = 0, first = 0;
+	unsigned long done, first;
 
 	memset(long_buf, 'x', sizeof(long_buf));
 	memcpy(long_buf, head, strlen(head));
 	long_buf[sizeof(long_buf) - 1] = '\n';
-	while (done < sizeof(long_buf) && calls < 100) {
-		struct sbiret r = sbi_dbcn_write(sizeof(long_buf) - done,
-						 (unsigned long)long_buf + done, 0);
-
-		if (r.error || !r.value)
-			break;
-		if (!calls)
-			first = r.value;
-		done += r.value;
-		calls++;
-	}
+	done = write_all(long_buf, sizeof(long_buf), 100, &first);
 	check_eq(T, "long write: the first call took a bounded part", first, want_first);
 	check_eq(T, "long write: every byte written", done, sizeof(long_buf));
 }
@@ -91,20 +103,10 @@ static void test_multi_line_write(void)
 	static const char lines[] = "INFO: dbcn: line one\nINFO: dbcn: line two\n";
 	unsigned long first_line = strlen("INFO: dbcn: line one\n");
 	unsigned long want_first = env.carapace ? first_line : sizeof(lines) - 1;
-	unsigned long done = 0, calls = 0, first = 0;
+	unsigned long done, first;
 
 	memcpy(line_buf, lines, sizeof(lines) - 1);
-	while (done < sizeof(lines) - 1 && calls < 10) {
-		struct sbiret r = sbi_dbcn_write(sizeof(lines) - 1 - done,
-						 (unsigned long)line_buf + done, 0);
-
-		if (r.error || !r.value)
-			break;
-		if (!calls)
-			first = r.value;
-		done += r.value;
-		calls++;
-	}
+	done = write_all(line_buf, sizeof(lines) - 1, 10, &first);
 	check_eq(T, "two lines: the first call took the first line", first, want_first);
 	check_eq(T, "two lines: every byte written", done, sizeof(lines) - 1);
 }

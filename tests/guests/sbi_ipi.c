@@ -117,14 +117,7 @@ void test_main(unsigned long self)
 	check_eq(T, "unknown IPI function 1",
 		 SBI_CALL0(SBI_EXT_IPI, 1).error, SBI_ERR_NOT_SUPPORTED);
 
-	if (other == -1UL) {
-		report_skip(T, "cross-hart IPIs need 2 harts");
-		return;
-	}
-	check_eq(T, "start other hart", hart_start(other, other_main, 0),
-		 SBI_SUCCESS);
-	if (!check_eq(T, "other hart ready", wait_for(READ_ONCE(other_ready),
-						      1000000), 1))
+	if (!start_other_hart(T, other, other_main, &other_ready, "cross-hart IPIs need 2 harts"))
 		return;
 	/* Start counting on the sender from here: only cross-hart IPIs now. */
 	WRITE_ONCE(ipis[self], 0);

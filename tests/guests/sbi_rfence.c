@@ -111,14 +111,7 @@ void test_main(unsigned long self)
 	run_fences(&t, bad);
 	test_hfence(self);
 
-	if (other == -1UL) {
-		report_skip(T, "other-hart fences need 2 harts");
-		return;
-	}
-	check_eq(T, "start other hart", hart_start(other, other_main, 0),
-		 SBI_SUCCESS);
-	if (!check_eq(T, "other hart ready", wait_for(READ_ONCE(other_ready),
-						      1000000), 1))
+	if (!start_other_hart(T, other, other_main, &other_ready, "other-hart fences need 2 harts"))
 		return;
 	t = (struct target){ "other", 1, other };
 	run_fences(&t, SBI_SUCCESS);

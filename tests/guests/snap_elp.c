@@ -88,12 +88,7 @@ __asm__(
 "	ld	s3, 0(s0)\n"		/* the ID now */
 "	li	s1, 0\n"		/* the target ran */
 "	li	s2, 0\n"		/* jumps */
-"	li	a7, " __stringify(SBI_EXT_FWFT) "\n"
-"	li	a6, " __stringify(SBI_FWFT_SET) "\n"
-"	li	a0, " __stringify(SBI_FWFT_LANDING_PAD) "\n"
-"	li	a1, 1\n"
-"	li	a2, 0\n"
-"	ecall\n"
+FWFT_SET_LP(1)
 "	la	t0, elp_rec\n"
 "	sd	a0, 7 * 8(t0)\n"	/* fwft_on */
 "	bnez	a0, 4f\n"
@@ -122,12 +117,8 @@ __asm__(
 "5:	la	t0, elp_rec\n"
 "	li	t1, 1\n"
 "	sd	t1, 8 * 8(t0)\n"	/* timed_out */
-"3:	li	a7, " __stringify(SBI_EXT_FWFT) "\n"
-"	li	a6, " __stringify(SBI_FWFT_SET) "\n"
-"	li	a0, " __stringify(SBI_FWFT_LANDING_PAD) "\n"
-"	li	a1, 0\n"
-"	li	a2, 0\n"
-"	ecall\n"
+"3:\n"
+FWFT_SET_LP(0)
 "4:	la	t0, elp_rec\n"
 "	sd	s2, 0(t0)\n"
 "	sd	s1, 8(t0)\n"

@@ -19,9 +19,9 @@ import time
 import pytest
 
 from harness.hosts import TypingHost
-from harness.paths import FIRMWARE, GUESTS, QEMU, ROOT
+from harness.paths import FIRMWARE, GUESTS, ROOT
 from harness.report import Report, check_report
-from harness.runs import qemu_cpu, vm_spec
+from harness.runs import reference_cmd, vm_spec
 
 pytestmark = pytest.mark.quick
 
@@ -49,10 +49,8 @@ def wait_until(pred, what, text):
 def test_dbcn_read_typed_bare(guests_built):
     if not FIRMWARE.is_file():
         pytest.skip(f"OpenSBI firmware not found at {FIRMWARE}; run `make deps`")
-    p = subprocess.Popen([QEMU, "-machine", "virt", "-cpu", qemu_cpu(), "-smp", "2",
-                          "-m", "256M", "-display", "none", "-serial", "stdio",
-                          "-monitor", "none", "-bios", str(FIRMWARE),
-                          "-kernel", str(GUESTS / "sbi_dbcn.bin"), "-append", "typed=1"],
+    p = subprocess.Popen(reference_cmd(GUESTS / "sbi_dbcn.bin", append="typed=1",
+                                       serial_only=True),
                          cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT)
     out = []

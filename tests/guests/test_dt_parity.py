@@ -17,9 +17,9 @@ import subprocess
 
 import pytest
 
-from harness.paths import FIRMWARE, GUESTS, QEMU
+from harness.paths import GUESTS
 from harness.report import check_report
-from harness.runs import qemu_cpu, run_carapace
+from harness.runs import reference_cmd, run_carapace
 
 pytestmark = pytest.mark.quick
 
@@ -110,9 +110,7 @@ def resolve_phandles(tree):
 
 
 def dump_bare():
-    r = subprocess.run([QEMU, "-machine", "virt", "-cpu", qemu_cpu(), "-smp", str(HARTS), "-m", MEM,
-                        "-display", "none", "-serial", "stdio", "-monitor", "none",
-                        "-bios", str(FIRMWARE), "-kernel", str(GUESTS / "dt_dump.bin")],
+    r = subprocess.run(reference_cmd(GUESTS / "dt_dump.bin", smp=HARTS, mem=MEM, serial_only=True),
                        stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
     lines = r.stdout.decode(errors="replace").splitlines()
     return resolve_phandles(dts_of(lines))

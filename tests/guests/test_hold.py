@@ -26,6 +26,7 @@ import pytest
 
 from harness.hosts import Host
 from harness.paths import ROOT
+from harness.report import append_summary
 
 pytestmark = pytest.mark.quick
 
@@ -81,10 +82,7 @@ def test_no_guest_holds_a_hart(guests_built, tmp_path, policy):
         line = (f"{policy}: {len(MODES)} holders on 1 hart, {len(replies)} pings in "
                 f"{SECONDS:.0f} s, worst reply {worst * 1000:.0f} ms, median "
                 f"{statistics.median(replies) * 1000:.0f} ms, victim +{progress} lines")
-        print(line)
-        SUMMARY.parent.mkdir(exist_ok=True)
-        with open(SUMMARY, "a") as f:
-            f.write(line + "\n")
+        append_summary(SUMMARY, line)
         assert not failures, "\n".join(failures)
         assert worst < MGMT_BOUND_S, line
         assert progress >= VICTIM_MIN_LINES, line

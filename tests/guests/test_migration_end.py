@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from harness.migration import OTHER, check_ok_migration, life, marker_line
+from harness.migration import OTHER, check_left_unconfirmed, check_ok_migration, life, marker_line
 from harness.ports import free_port
 from harness.report import Report, check_report
 from harness.runs import vm_spec
@@ -35,6 +35,25 @@ def entries(h):
     return {v["name"]: v for v in listing["vms"]}
 
 
+def moving_c(hosts, wait_ms=20000, **dest):
+    """Host a, snap_cfi "c" at its marker (it checks itself @wait_ms later)
+    beside OTHER, and host b waiting for it (--incoming; @dest: more of
+    its parameters): (a, b, b's port)."""
+    port = free_port()
+    a = hosts("a", [vm_spec("c", "snap_cfi", 2, f"wait_ms={wait_ms}"), OTHER])
+    b = hosts("b", incoming=port, **dest)
+    a.ready(), b.ready()
+    marker_line(a, "c", "SNAPSHOT-READY")
+    return a, b, port
+
+
+def arrived_unconfirmed(b):
+    """b runs c and marks it: the source never confirmed the migration."""
+    b.wait_for(lambda l: "vm c: arrived by a migration the source never confirmed" in l, 30)
+    vm = entries(b)["c"]
+    assert vm["state"] == "running" and vm["migration"] == "arrived-unconfirmed", vm
+
+
 def guest_ends_well(src, dst, vm, where):
     """The guest's life (on @src up to its marker, then on @dst) passes its checks."""
     dst.wait_for(lambda l: l == f"carapace: vm {vm}: shut down", 60)
@@ -44,11 +63,7 @@ def guest_ends_well(src, dst, vm, where):
 
 
 def test_cut_between_running_and_done_keeps_the_vm_on_the_destination(hosts):
-    port = free_port()
-    a = hosts("a", [vm_spec("c", "snap_cfi", 2, "wait_ms=20000"), OTHER])
-    b = hosts("b", incoming=port)
-    a.ready(), b.ready()
-    marker_line(a, "c", "SNAPSHOT-READY")
+    a, b, port = moving_c(hosts)
     m = a.migrate("c", port, "--cut-at", "done")
     hook = m.of("hook")
     assert hook and hook[0]["phase"] == "done", m.text()
@@ -56,29 +71,20 @@ def test_cut_between_running_and_done_keeps_the_vm_on_the_destination(hosts):
     assert m.rc == 0 and m.reply["ok"] and m.of("running"), m.text()
     assert a.vms() == {"other": "running"}, a.console()
     # the destination never had DONE: it keeps the VM it runs, and says so
-    b.wait_for(lambda l: "vm c: arrived by a migration the source never confirmed" in l, 30)
-    vm = entries(b)["c"]
-    assert vm["state"] == "running" and vm["migration"] == "arrived-unconfirmed", vm
+    arrived_unconfirmed(b)
     guest_ends_well(a, b, "c", "vm c: on a, then on b (DONE cut)")
 
 
 def test_cut_before_running_reaches_the_source_leaves_both_copies_marked(hosts):
-    port = free_port()
-    a = hosts("a", [vm_spec("c", "snap_cfi", 2, "wait_ms=20000"), OTHER])
-    b = hosts("b", incoming=port)
-    a.ready(), b.ready()
-    marker_line(a, "c", "SNAPSHOT-READY")
+    a, b, port = moving_c(hosts)
     m = a.migrate("c", port, "--cut-at", "confirmation")
     assert m.of("hook") and m.of("hook")[0]["phase"] == "confirmation", m.text()
     # the source cannot know whether the destination runs it: its copy stays
     # paused, never resumed by itself
     assert m.rc == 1 and m.reply["code"] == "unconfirmed", m.text()
     assert "left-unconfirmed" in m.reply["error"], m.text()
-    src = entries(a)["c"]
-    assert src["state"] == "paused" and src["migration"] == "left-unconfirmed", src
-    b.wait_for(lambda l: "vm c: arrived by a migration the source never confirmed" in l, 30)
-    dst = entries(b)["c"]
-    assert dst["state"] == "running" and dst["migration"] == "arrived-unconfirmed", dst
+    check_left_unconfirmed(a, "c", "RUNNING cut")
+    arrived_unconfirmed(b)
     # the operator sees it runs on b and removes the stale copy on a
     rep, _ = a.ctl("destroy", "c")
     assert rep["ok"], rep
@@ -88,11 +94,7 @@ def test_cut_before_running_reaches_the_source_leaves_both_copies_marked(hosts):
 
 
 def test_destination_dead_after_running_the_operator_resumes_the_source(hosts):
-    port = free_port()
-    a = hosts("a", [vm_spec("c", "snap_cfi", 2, "wait_ms=20000"), OTHER])
-    b = hosts("b", incoming=port)
-    a.ready(), b.ready()
-    marker_line(a, "c", "SNAPSHOT-READY")
+    a, b, port = moving_c(hosts)
     p = a.migrate("c", port, "--hold-at", "confirmation", "--hold-seconds", "3",
                   background=True)
     p.wait_event("hook", 60)
@@ -112,11 +114,7 @@ def test_destination_dead_after_running_the_operator_resumes_the_source(hosts):
 
 
 def test_destroying_an_arriving_vm_cancels_the_receive(hosts):
-    port = free_port()
-    a = hosts("a", [vm_spec("c", "snap_cfi", 2, "wait_ms=45000"), OTHER])
-    b = hosts("b", incoming=port)
-    a.ready(), b.ready()
-    marker_line(a, "c", "SNAPSHOT-READY")
+    a, b, port = moving_c(hosts, wait_ms=45000)
     p = a.migrate("c", port, "--hold-at", "round:1", "--hold-seconds", str(HOLD),
                   background=True)
     p.wait_event("hook", 60)
@@ -142,11 +140,7 @@ def test_destroying_an_arriving_vm_cancels_the_receive(hosts):
 
 
 def test_a_vm_destroyed_after_arriving_leaves_its_reused_slot_alone(hosts):
-    port = free_port()
-    a = hosts("a", [vm_spec("c", "snap_cfi", 2, "wait_ms=9000"), OTHER])
-    b = hosts("b", incoming=port, extra=["--image", "demo=build/guests/demo.bin"])
-    a.ready(), b.ready()
-    marker_line(a, "c", "SNAPSHOT-READY")
+    a, b, port = moving_c(hosts, wait_ms=9000, extra=["--image", "demo=build/guests/demo.bin"])
     p = a.migrate("c", port, "--hold-at", "confirmation", "--hold-seconds", str(HOLD),
                   background=True)
     p.wait_event("hook", 60)

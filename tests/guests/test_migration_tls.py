@@ -88,12 +88,12 @@ def attack_with_another_ca(port, creds):
     return tls_client(ctx, port)
 
 
-def test_unauthenticated_peers_never_reach_the_hypervisor(hosts, tmp_path):
+def test_unauthenticated_peers_never_reach_the_hypervisor(hosts, tmp_path, tls_creds):
     """B waits for a VM (`carapace-run --incoming`, credentials from
     $CARAPACE_TLS_DIR) and runs a VM of its own. Three peers that do not
     authenticate try to feed its hypervisor a stream; then A moves its VM
     there. B's hypervisor must see only A's stream."""
-    creds = hosts.creds
+    creds = tls_creds
     port = free_port()
     a = hosts("a", [vm_spec("c", "demo", 1, "count=100000 delay_us=20000")])
     env = {**os.environ, "CARAPACE_TLS_DIR": str(creds.main)}
@@ -163,7 +163,7 @@ class OtherDestination:
             self.tls.send_ready(conn)
 
 
-def test_source_refuses_an_unverified_destination(hosts):
+def test_source_refuses_an_unverified_destination(hosts, tls_creds):
     """A's migrate to a destination whose certificate its CA did not sign, or
     that does not carry the expected name: refused in the handshake (exit 2,
     reason and stage in the JSON error event), A's hypervisor is never asked
@@ -171,7 +171,7 @@ def test_source_refuses_an_unverified_destination(hosts):
     a = hosts("a", [vm_spec("c", "demo", 1, "count=100000 delay_us=20000"), OTHER])
     a.ready()
     a.wait_for(lambda l: l.startswith("[c] hello"), 30)
-    d = OtherDestination(tls, hosts.creds)
+    d = OtherDestination(tls, tls_creds)
     try:
         m = a.migrate("c", d.port)
         assert m.rc == 2, m.text()
@@ -185,7 +185,7 @@ def test_source_refuses_an_unverified_destination(hosts):
         d.listener.close()
     # a destination of our CA, but not the host we meant
     port = free_port()
-    b = hosts("b", incoming=port, creds=hosts.creds.second)     # hostb.test
+    b = hosts("b", incoming=port, creds=tls_creds.second)     # hostb.test
     b.ready()
     m = a.migrate("c", port, "--tls-name", "hostc.test")
     assert m.rc == 2 and m.of("error")[-1]["reason"] == "name", m.text()

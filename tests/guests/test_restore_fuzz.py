@@ -42,6 +42,7 @@ from carapace.streams import restore_vm
 
 from harness.hosts import SnapHost
 from harness.paths import ROOT
+from harness.report import append_summary
 from harness.runs import vm_spec
 
 pytestmark = pytest.mark.quick
@@ -268,10 +269,7 @@ def test_restore_fuzz_execution(guests_built, tmp_path):
                 f"({COUNT / elapsed:.1f}/s), accepted {outcomes['accepted']}, refused "
                 f"{outcomes['refused']}, 0 host faults, victim clean ({rounds[-1] if rounds else '?'});"
                 f" refusals by code: {dict(reasons.most_common(8))}")
-        print(line)
-        SUMMARY.parent.mkdir(exist_ok=True)
-        with open(SUMMARY, "a") as f:
-            f.write(line + "\n")
+        append_summary(SUMMARY, line)
     finally:
         h.kill()
         (tmp_path / "console.log").write_text("\n".join(h.snapshot()) + "\n")

@@ -17,8 +17,8 @@ import time
 import pytest
 
 from harness.hosts import TypingHost
-from harness.paths import CACHE, FIRMWARE, QEMU
-from harness.runs import qemu_cpu
+from harness.paths import CACHE
+from harness.runs import reference_cmd
 
 pytestmark = pytest.mark.quick
 
@@ -68,9 +68,7 @@ def drive(write, text, done, timeout=120):
 
 
 def run_bare(uboot):
-    p = subprocess.Popen([QEMU, "-machine", "virt", "-cpu", qemu_cpu(), "-smp", "1",
-                          "-m", "256M", "-display", "none", "-serial", "stdio",
-                          "-monitor", "none", "-bios", str(FIRMWARE), "-kernel", str(uboot)],
+    p = subprocess.Popen(reference_cmd(uboot, smp=1, serial_only=True),
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True, errors="replace")
     out = []

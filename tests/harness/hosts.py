@@ -209,3 +209,22 @@ def wait_new_line(h, seen, prefix, timeout=30):
             return
         time.sleep(0.1)
     pytest.fail(f"no new '{prefix}' line after line {seen}\n" + "\n".join(h.snapshot()[-30:]))
+
+
+def started_hosts(start, tmp_path, **defaults):
+    """A fixture body: make(...) starts a host, start(tmp_path, ...) (a host
+    class, or a function such as harness.linux.mig_host()), with @defaults
+    for the keywords the call leaves out; make.procs takes the clients a test
+    runs in the background (harness.migration.CtlProc). At the end those are
+    stopped, then every host (SIGTERM)."""
+    made, procs = [], []
+
+    def make(*args, **kw):
+        made.append(start(tmp_path, *args, **{**defaults, **kw}))
+        return made[-1]
+    make.procs = procs
+    yield make
+    for p in procs:
+        p.stop()
+    for h in made:
+        h.kill()

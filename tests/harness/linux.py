@@ -6,7 +6,6 @@ bare QEMU + OpenSBI and under carapace-run --batch to their end; cfitest
 --rounds (one long-lived CFI process); and the migration hosts for Linux
 guests (harness.migration's MigHost with the Linux timeouts)."""
 
-import os
 import re
 import subprocess
 import time
@@ -16,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from harness.migration import MigHost
-from harness.paths import CACHE, FIRMWARE, HYP, LAUNCHER, ROOT
+from harness.paths import CACHE, FIRMWARE, ROOT
+from harness.runs import live_console, reference_cmd, run_batch, run_to_end
 
 KERNEL = CACHE / "linux" / "Image"
 INITRAMFS = ROOT / "build" / "linux" / "initramfs.cpio.gz"
@@ -24,7 +24,6 @@ GK_BUILD = ROOT / "guest-linux-patches" / "build.sh"     # our guest kernel
 GK_BUILD_TIMEOUT = 3600     # a cold build: sid root + kernel, on 2 cores
 OLD_OPENSBI = Path("/usr/share/qemu/opensbi-riscv64-generic-fw_dynamic.bin")   # 1.5.1
 
-CFI_CPU = "rv64,h=true,zicfilp=true,zicfiss=true,zimop=true,zcmop=true,sstc=true,svadu=true"
 NO_CFI_CPU = "rv64,h=true,sstc=true"    # no Zicfilp/Zicfiss (and no Zimop)
 REF_TIMEOUT = 120       # seconds for one bare-QEMU boot
 HYP_TIMEOUT = 300       # the launcher's --timeout for Linux guests
@@ -110,22 +109,13 @@ def check_cfi(rep, where, required, log):
         "\n  ".join(missing) + f"\n--- log ---\n{log}"
 
 
-def cpu_with_cfi():
-    """The CPU model of the platform makefile (the one Carapace runs on)."""
-    mk = ROOT / "platform" / "qemu-virt" / "platform.mk"
-    if mk.is_file():
-        m = re.search(r"^PLATFORM_QEMU_CPU\s*\??=\s*(\S+)", mk.read_text(), re.M)
-        if m:
-            return m.group(1)
-    return CFI_CPU
-
-
-def build_initramfs():
-    """Build cfitest and the initramfs (cheap when current); its path.
-    The make fragment is used directly so this works whether or not the
-    top-level Makefile includes it."""
-    if not KERNEL.is_file():
-        pytest.skip(f"guest kernel not found at {KERNEL}; run `make deps`")
+def build_initramfs(kernel=KERNEL):
+    """Build cfitest and the initramfs (cheap when current); its path. The
+    test boots it with @kernel (the Debian one unless given), which must be
+    there. The make fragment is used directly so this works whether or not
+    the top-level Makefile includes it."""
+    if not Path(kernel).is_file():
+        pytest.skip(f"guest kernel not found at {kernel}; run `make deps`")
     if not FIRMWARE.is_file():
         pytest.skip(f"OpenSBI firmware not found at {FIRMWARE}; run `make deps`")
     r = subprocess.run(["make", "-s", "-f", "tests/linux/linux.mk", "B=build",
@@ -152,18 +142,18 @@ def build_guest_kernel():
 
 # --- reference: bare QEMU + OpenSBI ----------------------------------------------------
 
-def run_reference(initrd, test, cpu):
-    cmd = ["qemu-system-riscv64", "-machine", "virt", "-cpu", cpu, "-smp", "2",
-           "-m", "512M", "-nographic", "-bios", str(FIRMWARE), "-kernel", str(KERNEL),
-           "-initrd", str(initrd), "-append", f"console=ttyS0 carapace.test={test}"]
-    try:
-        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True,
-                           timeout=REF_TIMEOUT, cwd=ROOT)
-    except subprocess.TimeoutExpired as e:
-        out = (e.stdout or b"").decode(errors="replace")
-        pytest.fail(f"bare QEMU ({test}) timed out after {REF_TIMEOUT} s\n{out}")
-    out = r.stdout.decode(errors="replace")
-    assert r.returncode == 0, f"QEMU exit status {r.returncode}\n{out}"
+def reference_linux(initrd, test, kernel=KERNEL, mem="512M", **qemu):
+    """The bare QEMU + OpenSBI command line of a Linux guest whose init runs
+    @test (carapace.test=); @qemu: more of reference_cmd()'s parameters."""
+    return reference_cmd(kernel, mem=mem, initrd=initrd,
+                         append=f"console=ttyS0 carapace.test={test}", **qemu)
+
+
+def run_reference(initrd, test, cpu=None, **qemu):
+    """A Linux guest on bare QEMU + OpenSBI to its end; its init must have run:
+    (CfiReport, output). @qemu: more of reference_linux()'s parameters."""
+    code, out = run_to_end(reference_linux(initrd, test, cpu=cpu, **qemu), test, REF_TIMEOUT)
+    assert code == 0, f"QEMU exit status {code}\n{out}"
     assert "init: started" in out, f"init never ran\n{out}"
     return CfiReport([l.rstrip("\r") for l in out.splitlines()]), out
 
@@ -177,28 +167,13 @@ def vm_spec(name, test, cfi=None, mem="256M", vcpus=2):
     return spec + f",bootargs=console=ttyS0 carapace.test={test}"   # bootargs= goes last
 
 
-def run_carapace(vms, names, smp=2, extra=()):
-    """Batch-run the launcher; returns (exit code, output, {name: CfiReport})."""
-    if not HYP.is_file():
-        pytest.skip("build/carapace.bin not built yet")
-    if not LAUNCHER.is_file():
-        pytest.skip("tools/carapace-run not there yet")
-    cmd = [str(LAUNCHER), "--batch", "--timeout", str(HYP_TIMEOUT), "--smp", str(smp),
-           "--ctl-socket", f"/tmp/carapace-linux-{os.getpid()}-{time.monotonic_ns()}.sock", *extra]
-    for v in vms:
-        cmd += ["--vm", v]
-    try:
-        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                           errors="replace", timeout=HYP_TIMEOUT + 60, cwd=ROOT)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"launcher hung past its own timeout\n{e.stdout}")
+def run_carapace(vms, names, smp=2, extra=(), timeout=HYP_TIMEOUT):
+    """Batch-run the launcher (harness.runs.run_batch()); returns (exit code,
+    output, {name: CfiReport}). @extra: more launcher options (--restore ...)."""
+    r = run_batch(vms, smp, timeout, extra)
     reps = {n: CfiReport() for n in names}
-    # Only the live console: the summary after it repeats guest lines, indented.
-    live = r.stdout.split("\n==== carapace-run summary ====")[0]
-    for line in live.splitlines():
-        m = re.match(r"^\[([a-z0-9_-]+)\] (.*)$", line.rstrip("\r"))
-        if m and m.group(1) in reps:
-            reps[m.group(1)].lines.append(m.group(2))
+    for name, line in live_console(r.stdout, names)[0]:
+        reps[name].lines.append(line)
     return r.returncode, r.stdout + r.stderr, reps
 
 

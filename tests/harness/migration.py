@@ -236,3 +236,24 @@ def check_ok_migration(m, vm, where):
         assert k in kinds, f"{where}: no {k} event: {m.text()}"
     assert not m.of("abort"), m.text()
     assert m.reply["rounds"] >= 1 and m.reply["pages"] > 0 and m.reply["bytes"] > 0, m.reply
+
+
+def check_cut_migration(m, phase, where):
+    """@m (a Mig) ended without a move at its hook @phase (a --cut-at, or the
+    destination lost there): the hook reported that phase, the reply failed
+    (code stream, no-stream or unconfirmed, named in the error), no done."""
+    print(f"{where}: {m.reply and m.reply.get('code')}: {m.reply and m.reply.get('error')}")
+    hook = m.of("hook")
+    assert hook and hook[0]["phase"] == phase, f"{where}: {m.text()}"
+    assert m.rc == 1 and m.reply and not m.reply["ok"], f"{where}: {m.text()}"
+    assert m.reply["code"] in ("stream", "no-stream", "unconfirmed"), f"{where}: {m.text()}"
+    assert m.reply["code"] in m.err and m.reply["error"], f"{where}: {m.text()}"
+    assert not m.of("done"), f"{where}: {m.text()}"
+
+
+def check_left_unconfirmed(h, vm, where):
+    """@vm stayed on the source host @h paused, marked left-unconfirmed (its
+    stream's END was out when the move was cut)."""
+    listing, _ = h.ctl("list")
+    state = next(v for v in listing["vms"] if v["name"] == vm)
+    assert state["state"] == "paused" and state["migration"] == "left-unconfirmed", (where, state)

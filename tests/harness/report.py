@@ -55,3 +55,12 @@ def observed(rep, where):
     hits = [m for m in hits if m]
     assert hits, f"{where}: no 'INFO: observed' line\n" + "\n".join(rep.lines)
     return int(hits[-1].group(1)), int(hits[-1].group(2))
+
+
+def append_summary(path, line):
+    """Print a soak's result @line and append it to its summary file @path
+    (under build/, read after the run)."""
+    print(line)
+    path.parent.mkdir(exist_ok=True)
+    with open(path, "a") as f:
+        f.write(line + "\n")

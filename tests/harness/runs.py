@@ -40,24 +40,43 @@ def build_guests():
 
 # --- reference: bare QEMU + OpenSBI ---------------------------------------------------
 
+def reference_cmd(kernel, *, cpu=None, smp=2, mem="256M", bios=FIRMWARE, initrd=None,
+                  append=None, serial_only=False, extra=()):
+    """The command line of a bare QEMU + OpenSBI run of @kernel (the reference,
+    no hypervisor), for every reference run of the tests. @cpu: the platform's
+    CPU model unless given. @serial_only: the serial port alone on stdio, no
+    monitor multiplexed in (a test that types into the guest). @extra: more
+    QEMU options."""
+    cmd = [QEMU, "-machine", "virt", "-cpu", cpu or qemu_cpu(), "-smp", str(smp), "-m", mem]
+    cmd += (["-display", "none", "-serial", "stdio", "-monitor", "none"] if serial_only
+            else ["-nographic"])
+    cmd += ["-bios", str(bios), "-kernel", str(kernel)]
+    if initrd:
+        cmd += ["-initrd", str(initrd)]
+    cmd += extra
+    if append:
+        cmd += ["-append", append]
+    return cmd
+
+
+def run_to_end(cmd, what, timeout=REF_TIMEOUT):
+    """Run @cmd (a reference_cmd()) to its end: (exit status, output). Past
+    @timeout seconds the test fails, with what @what printed so far."""
+    try:
+        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True,
+                           timeout=timeout, cwd=ROOT)
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"").decode(errors="replace")
+        pytest.fail(f"{what}: bare QEMU timed out after {timeout} s\n{out}")
+    return r.returncode, r.stdout.decode(errors="replace")
+
+
 def run_reference(name, bootargs=None, smp=2):
     """Payload @name on bare QEMU + OpenSBI: (exit status, Report, output)."""
     if not FIRMWARE.is_file():
         pytest.skip(f"OpenSBI firmware not found at {FIRMWARE}; run `make deps`")
-    cmd = [QEMU, "-machine", "virt", "-cpu", qemu_cpu(),
-           "-smp", str(smp), "-m", "256M", "-nographic", "-bios", str(FIRMWARE),
-           "-kernel", str(GUESTS / f"{name}.bin")]
-    if bootargs:
-        cmd += ["-append", bootargs]
-    try:
-        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True,
-                           timeout=REF_TIMEOUT, cwd=ROOT)
-    except subprocess.TimeoutExpired as e:
-        out = (e.stdout or b"").decode(errors="replace")
-        pytest.fail(f"{name}: bare QEMU timed out after {REF_TIMEOUT} s\n{out}")
-    out = r.stdout.decode(errors="replace")
-    rep = Report([l.rstrip("\r") for l in out.splitlines()])
-    return r.returncode, rep, out
+    code, out = run_to_end(reference_cmd(GUESTS / f"{name}.bin", smp=smp, append=bootargs), name)
+    return code, Report([l.rstrip("\r") for l in out.splitlines()]), out
 
 
 # --- Carapace, through the launcher ------------------------------------------------------
@@ -90,40 +109,50 @@ def private_socket():
     return f"/tmp/carapace-test-{os.getpid()}-{private_socket.count}.sock"
 
 
-def run_carapace(vms, smp=2, expect=(), names=None, icount=False, extra=(),
-                 timeout=HYP_TIMEOUT):
-    """Run the launcher in batch mode; @vms are --vm specs, @names their VM names.
-    @icount: guest time counts instructions, so timing checks do not depend on
-    how busy the host machine is. @extra: more launcher options."""
+def run_batch(vms, smp=2, timeout=HYP_TIMEOUT, extra=()):
+    """carapace-run --batch to its end, with its own control socket: the
+    completed process (text). @vms: --vm specs; @extra: more launcher options."""
     if not HYP.is_file():
         pytest.skip("build/carapace.bin not built yet")
     if not LAUNCHER.is_file():
         pytest.skip("tools/carapace-run not there yet")
     cmd = [str(LAUNCHER), "--batch", "--timeout", str(timeout), "--smp", str(smp),
            "--ctl-socket", private_socket(), *extra]
-    if icount:
-        cmd.append("--icount")
-    for e in expect:
-        cmd += ["--expect", e]
     for v in vms:
         cmd += ["--vm", v]
     try:
-        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                           errors="replace", timeout=timeout + 60, cwd=ROOT)
+        return subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              errors="replace", timeout=timeout + 60, cwd=ROOT)
     except subprocess.TimeoutExpired as e:
         pytest.fail(f"launcher hung past its own timeout\n{e.stdout}")
-    guests = {n: Report() for n in names}
+
+
+def live_console(out, names):
+    """The live console of a batch run's output @out: [(VM name, line)] of the
+    VMs @names in console order, and the hypervisor's "carapace: " lines.
+    The summary after it is left out: it repeats guest lines, indented."""
     order, hyp = [], []
-    # Only the live console: the summary after it repeats guest lines, indented.
-    live = r.stdout.split("\n==== carapace-run summary ====")[0]
-    for line in live.splitlines():
+    for line in out.split("\n==== carapace-run summary ====")[0].splitlines():
         line = line.rstrip("\r")
         m = re.match(r"^\[([a-z0-9_-]+)\] (.*)$", line)
-        if m and m.group(1) in guests:
-            guests[m.group(1)].lines.append(m.group(2))
+        if m and m.group(1) in names:
             order.append((m.group(1), m.group(2)))
         elif line.startswith("carapace: "):
             hyp.append(line)
+    return order, hyp
+
+
+def run_carapace(vms, smp=2, expect=(), names=None, icount=False, extra=(),
+                 timeout=HYP_TIMEOUT):
+    """Run the launcher in batch mode; @vms are --vm specs, @names their VM names.
+    @icount: guest time counts instructions, so timing checks do not depend on
+    how busy the host machine is. @extra: more launcher options."""
+    extra = [*extra, *(["--icount"] if icount else []), *(a for e in expect for a in ("--expect", e))]
+    r = run_batch(vms, smp, timeout, extra)
+    order, hyp = live_console(r.stdout, names)
+    guests = {n: Report() for n in names}
+    for name, line in order:
+        guests[name].lines.append(line)
     return Run(r.returncode, r.stdout + r.stderr, guests, order, hyp)
 
 

@@ -13,7 +13,7 @@ import re
 import pytest
 
 from harness.linux import (NO_CFI_CPU, OLD_OPENSBI, REQUIRED_FULL, REQUIRED_OFF, VIOLATION_LINE,
-                           check_cfi, cpu_with_cfi, run_carapace, run_reference, vm_spec)
+                           check_cfi, run_carapace, run_reference, vm_spec)
 
 pytestmark = pytest.mark.linux
 
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.linux
 
 def test_reference_cfi(initramfs):
     """(a) cfitest against the real kernel on a CFI-capable QEMU CPU."""
-    rep, out = run_reference(initramfs, "cfi", cpu_with_cfi())
+    rep, out = run_reference(initramfs, "cfi")
     check_cfi(rep, "bare QEMU, CFI", REQUIRED_FULL, out)
 
 
@@ -34,12 +34,12 @@ def test_reference_cfi_off(initramfs):
 
 def test_reference_violate(initramfs):
     """The --violate mode the isolation tests rely on reports SEGV_CPERR."""
-    rep, out = run_reference(initramfs, "violate", cpu_with_cfi())
+    rep, out = run_reference(initramfs, "violate")
     assert rep.has(VIOLATION_LINE), out
 
 
 def test_reference_boot(initramfs):
-    rep, out = run_reference(initramfs, "boot", cpu_with_cfi())
+    rep, out = run_reference(initramfs, "boot")
     assert rep.has("init: boot ok"), out
 
 

@@ -8,15 +8,13 @@ with the same shadow stack, still catching violations; the other guest never
 stops."""
 
 import re
-import subprocess
 import time
 
 import pytest
 
 from harness.hosts import Host, SnapHost
 from harness.linux import (INITRAMFS, KERNEL, REQUIRED_ROUNDS, CfiReport, check_cfi,
-                           cpu_with_cfi, rounds_of, run_reference)
-from harness.paths import LAUNCHER, ROOT
+                           rounds_of, run_carapace, run_reference)
 
 pytestmark = pytest.mark.linux
 
@@ -30,7 +28,7 @@ def spec(name, rounds=ROUNDS, quiet="quiet"):
 
 def test_reference_rounds(initramfs):
     """The rounds mode itself, on bare QEMU + OpenSBI."""
-    rep, out = run_reference(initramfs, "rounds carapace.rounds=3", cpu_with_cfi())
+    rep, out = run_reference(initramfs, "rounds carapace.rounds=3")
     check_cfi(rep, "bare QEMU, rounds", REQUIRED_ROUNDS, out)
 
 
@@ -98,15 +96,11 @@ def test_snapshot_linux_into_fresh_qemu(initramfs, tmp_path, live):
     before = src.guest("alpha")
 
     # a fresh QEMU with nothing but the file
-    r = subprocess.run([str(LAUNCHER), "--batch", "--timeout", "400", "--smp", "2",
-                        "--ctl-socket", str(tmp_path / "d.sock"), "--stream-socket",
-                        str(tmp_path / "ds.sock"), "--restore", str(path),
-                        "--expect", "alpha=shutdown"],
-                       cwd=ROOT, capture_output=True, text=True, errors="replace", timeout=500)
-    out = r.stdout + r.stderr
-    assert r.returncode == 0, out
-    after = [l[len("[alpha] "):] for l in r.stdout.split("\n==== carapace-run summary")[0]
-             .splitlines() if l.startswith("[alpha] ")]
+    code, out, reps = run_carapace([], ["alpha"], timeout=400, extra=[
+        "--stream-socket", str(tmp_path / "ds.sock"), "--restore", str(path),
+        "--expect", "alpha=shutdown"])
+    assert code == 0, out
+    after = reps["alpha"].lines
     # one process across two QEMUs: it goes on from a round the source reached
     first = rounds_of(after)[0]
     assert 5 <= first <= max(rounds_of(before)) + 1, (rounds_of(before), rounds_of(after))

@@ -11,12 +11,10 @@ Both runs use -icount: without it QEMU's instret and cycle follow the host's
 clock (a loop ten times longer can count less), and the checks that counts
 grow with the loop would be about the host machine's load."""
 
-import subprocess
-
 import pytest
 
-from harness.linux import INITRAMFS, KERNEL, cpu_with_cfi, run_carapace
-from harness.paths import FIRMWARE
+from harness.linux import INITRAMFS, KERNEL, reference_linux, run_carapace
+from harness.runs import run_to_end
 
 pytestmark = pytest.mark.linux
 
@@ -42,15 +40,8 @@ def check_pmu(lines, where, out):
 
 def test_reference_pmu(initramfs):
     """Bare QEMU + OpenSBI: validates pmu_count.c against the real firmware."""
-    cmd = ["qemu-system-riscv64", "-machine", "virt", "-cpu", cpu_with_cfi(), "-smp", "2",
-           "-m", "512M", "-nographic", "-bios", str(FIRMWARE), "-kernel", str(KERNEL),
-           "-initrd", str(initramfs), "-icount", "shift=0,align=off",
-           "-append", "console=ttyS0 carapace.test=pmu"]
-    try:
-        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=300)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"bare QEMU (pmu) timed out\n{(e.stdout or b'').decode(errors='replace')}")
-    out = r.stdout.decode(errors="replace")
+    _, out = run_to_end(reference_linux(initramfs, "pmu", extra=["-icount", "shift=0,align=off"]),
+                        "pmu", timeout=300)
     check_pmu([l.rstrip("\r") for l in out.splitlines()], "bare QEMU", out)
 
 

@@ -13,12 +13,11 @@ stays 0.
 """
 
 import re
-import subprocess
 
 import pytest
 
-from harness.linux import INITRAMFS, REF_TIMEOUT, cpu_with_cfi, run_carapace
-from harness.paths import CACHE, FIRMWARE, HYP, LAUNCHER, ROOT
+from harness.linux import INITRAMFS, REF_TIMEOUT, build_initramfs, reference_linux, run_carapace
+from harness.runs import run_to_end
 
 pytestmark = pytest.mark.linux
 
@@ -38,15 +37,9 @@ def sta_kernel(guest_kernel):
 
 
 @pytest.fixture(scope="session")
-def steal_initramfs():
-    """The tests/linux initramfs (its init has the steal case)."""
-    if not FIRMWARE.is_file():
-        pytest.skip(f"OpenSBI firmware not found at {FIRMWARE}; run `make deps`")
-    r = subprocess.run(["make", "-s", "-f", "tests/linux/linux.mk", "B=build",
-                        f"CACHE={CACHE}", "linux-initramfs"],
-                       cwd=ROOT, capture_output=True, text=True)
-    assert r.returncode == 0, f"building the initramfs failed:\n{r.stdout}\n{r.stderr}"
-    return INITRAMFS
+def steal_initramfs(sta_kernel):
+    """The tests/linux initramfs (its init has the steal case), for our guest kernel."""
+    return build_initramfs(sta_kernel)
 
 
 def steal_of(lines, where, out):
@@ -64,21 +57,23 @@ def spec(name, kernel):
             f"bootargs=console=ttyS0 carapace.test=steal carapace.spin={SPIN_S}")
 
 
-def run_two(kernel, smp):
+def steal_in_two_vms(kernel, smp):
+    """Two busy one-vCPU VMs on @smp host harts, each kernel having found STA:
+    the output and {vm: (steal ticks grown, busy ticks)}."""
     code, out, reps = run_carapace([spec("a", kernel), spec("b", kernel)], ["a", "b"], smp=smp)
     assert code == 0, f"launcher exit {code}\n{out}"
-    return out, {n: r.lines for n, r in reps.items()}
+    steal = {}
+    for vm, rep in reps.items():
+        assert any(DETECTED in l for l in rep.lines), f"vm {vm}: kernel did not find STA\n{out}"
+        cpus, spin, grown = steal_of(rep.lines, f"vm {vm}", out)
+        steal[vm] = grown, cpus * spin * USER_HZ
+    return out, steal
 
 
 def test_reference_no_sta(sta_kernel, steal_initramfs):
     """Bare QEMU + OpenSBI 1.6: no STA, so no steal."""
-    cmd = ["qemu-system-riscv64", "-machine", "virt", "-cpu", cpu_with_cfi(), "-smp", "1",
-           "-m", "256M", "-nographic", "-bios", str(FIRMWARE), "-kernel", str(sta_kernel),
-           "-initrd", str(steal_initramfs), "-append",
-           "console=ttyS0 carapace.test=steal carapace.spin=2"]
-    r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True,
-                       timeout=REF_TIMEOUT, cwd=ROOT)
-    out = r.stdout.decode(errors="replace")
+    _, out = run_to_end(reference_linux(steal_initramfs, "steal carapace.spin=2", kernel=sta_kernel,
+                                        mem="256M", smp=1), "steal", REF_TIMEOUT)
     lines = [l.rstrip("\r") for l in out.splitlines()]
     assert DETECTED not in out, out
     _, _, grown = steal_of(lines, "bare", out)
@@ -86,25 +81,15 @@ def test_reference_no_sta(sta_kernel, steal_initramfs):
 
 
 def test_steal_grows_when_two_vms_share_a_hart(sta_kernel, steal_initramfs):
-    if not HYP.is_file() or not LAUNCHER.is_file():
-        pytest.skip("build/carapace.bin or the launcher not there yet")
-    out, lines = run_two(sta_kernel, smp=1)
-    for vm in "ab":
-        assert any(DETECTED in l for l in lines[vm]), f"vm {vm}: kernel did not find STA\n{out}"
-        cpus, spin, grown = steal_of(lines[vm], f"vm {vm}", out)
-        busy = cpus * spin * USER_HZ
+    out, steal = steal_in_two_vms(sta_kernel, smp=1)
+    for vm, (grown, busy) in steal.items():
         assert grown >= busy // 4, \
             f"vm {vm}: steal grew {grown} of {busy} busy ticks (want >= 25%)\n{out}"
         assert grown <= busy, f"vm {vm}: steal {grown} > busy time {busy}\n{out}"
 
 
 def test_steal_stays_near_zero_with_a_hart_each(sta_kernel, steal_initramfs):
-    if not HYP.is_file() or not LAUNCHER.is_file():
-        pytest.skip("build/carapace.bin or the launcher not there yet")
-    out, lines = run_two(sta_kernel, smp=2)
-    for vm in "ab":
-        assert any(DETECTED in l for l in lines[vm]), f"vm {vm}: kernel did not find STA\n{out}"
-        cpus, spin, grown = steal_of(lines[vm], f"vm {vm}", out)
-        busy = cpus * spin * USER_HZ
+    out, steal = steal_in_two_vms(sta_kernel, smp=2)
+    for vm, (grown, busy) in steal.items():
         assert grown <= busy // 20, \
             f"vm {vm}: steal grew {grown} of {busy} busy ticks with a hart each (want <= 5%)\n{out}"

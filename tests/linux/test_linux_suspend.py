@@ -20,7 +20,7 @@ import time
 import pytest
 
 from harness.hosts import TypingHost
-from harness.linux import INITRAMFS, KERNEL, cpu_with_cfi, run_reference
+from harness.linux import INITRAMFS, KERNEL, run_reference
 
 pytestmark = pytest.mark.linux
 
@@ -78,7 +78,7 @@ def asleep(h, text, seconds):
 def test_reference_no_suspend_to_ram(initramfs):
     """Bare QEMU virt: OpenSBI 1.6 has no system-suspend device there, so no
     SUSP, and Linux's `mem` is only s2idle (no `deep`); init does not sleep."""
-    _, out = run_reference(initramfs, "suspend", cpu_with_cfi())
+    _, out = run_reference(initramfs, "suspend")
     assert "Platform Suspend Device     : ---" in out, out
     assert "suspend: SBI SUSP extension detected" not in out, out
     said = KLOG_RE.sub("", out.replace("\r", ""))

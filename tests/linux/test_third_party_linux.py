@@ -8,14 +8,14 @@ and Carapace's `cfi` report must say honestly that the guest kernel never
 turned shadow stacks or landing pads on."""
 
 import re
-import subprocess
 
 import pytest
 
 from harness.hosts import Host
 from harness.linux import (INITRAMFS, REF_TIMEOUT, REQUIRED_OFF, CfiReport, check_cfi,
-                           cpu_with_cfi, run_carapace)
-from harness.paths import CACHE, FIRMWARE
+                           reference_linux, run_carapace)
+from harness.paths import CACHE
+from harness.runs import run_to_end
 
 pytestmark = pytest.mark.linux
 
@@ -34,13 +34,9 @@ def spec(name, test, kernel):
 
 
 def test_reference_trixie_kernel(initramfs, trixie):
-    r = subprocess.run(["qemu-system-riscv64", "-machine", "virt", "-cpu", cpu_with_cfi(),
-                        "-smp", "2", "-m", "512M", "-nographic", "-bios", str(FIRMWARE),
-                        "-kernel", str(trixie), "-initrd", str(initramfs),
-                        "-append", "console=ttyS0 carapace.test=cfi-off"],
-                       stdin=subprocess.DEVNULL, capture_output=True, timeout=REF_TIMEOUT)
-    out = r.stdout.decode(errors="replace")
-    assert r.returncode == 0, out
+    code, out = run_to_end(reference_linux(initramfs, "cfi-off", kernel=trixie), "trixie",
+                           REF_TIMEOUT)
+    assert code == 0, out
     assert re.search(r"Linux version 6\.12\.", out), f"not trixie's 6.12 kernel\n{out}"
     check_cfi(CfiReport([l.rstrip("\r") for l in out.splitlines()]), "bare QEMU, trixie 6.12",
               REQUIRED_OFF, out)

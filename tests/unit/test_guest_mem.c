@@ -16,6 +16,7 @@
 #include <arch/riscv/encoding.h>
 #include <errno.h>
 #include <gstage.h>
+#include <guest_mem.h>
 #include <mm.h>
 #include <tlb.h>
 #include <vm.h>

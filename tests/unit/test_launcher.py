@@ -33,6 +33,8 @@ from carapace.restorer import parse_restores
 from carapace.vmspec import (check_host_memory, default_host_mem, parse_images, parse_size,
                              parse_vm_spec, parse_vms, place_images)
 
+from harness.snapshots import crc32c
+
 # scripts/run-tests.sh selects tests by marker; these take seconds, so: quick.
 pytestmark = pytest.mark.quick
 
@@ -596,17 +598,6 @@ def test_image_reg_follows_existing_chosen_cells(tmp_path):
 
 
 # --- the control socket ------------------------------------------------------------------
-
-
-def test_default_ctl_socket(monkeypatch):
-    monkeypatch.setenv("XDG_RUNTIME_DIR", "/run/user/7")
-    assert default_ctl_socket() == Path(f"/run/user/7/carapace-{os.getuid()}/ctl.sock")
-    monkeypatch.setenv("XDG_RUNTIME_DIR", "")
-    assert default_ctl_socket() == Path(f"/tmp/carapace-{os.getuid()}/ctl.sock")
-    monkeypatch.delenv("XDG_RUNTIME_DIR")
-    assert default_ctl_socket() == Path(f"/tmp/carapace-{os.getuid()}/ctl.sock")
-    monkeypatch.setenv("CARAPACE_CTL_SOCKET", "/s/c.sock")
-    assert default_ctl_socket() == Path("/s/c.sock")
 
 
 def test_ctl_device_args():
@@ -1357,15 +1348,6 @@ def test_stream_socket_in_use_or_not_a_socket(tmp_path):
     path.write_text("x")
     with pytest.raises(LaunchError, match="is not a socket; use --stream-socket"):
         prepare_ctl_socket(path, option="--stream-socket")
-
-
-def crc32c(data):
-    c = 0xFFFFFFFF
-    for b in data:
-        c ^= b
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-    return c ^ 0xFFFFFFFF
 
 
 def make_snapshot(path, name="alpha", vcpus=1, mem=16 * MiB, pages=1):

@@ -89,10 +89,22 @@ const char *vm_state_name(const struct vm *vm)
 	return stub_state;
 }
 
+/* counts_distinct: each counter its own value, and each VM's its own */
+static bool counts_distinct;
+
 void vm_count(const struct vm *vm, struct vm_counts *c)
 {
-	(void)vm;
+	uint64_t base = 100 * vm->index;
+
 	memset(c, counters_full ? 0xff : 0, sizeof(*c));
+	if (!counts_distinct)
+		return;
+	*c = (struct vm_counts){ .exits = base + 1, .sbi = base + 2, .guest_page_faults = base + 3,
+				 .virtual_insn = base + 4, .host_irq = base + 5, .sw_check = base + 6,
+				 .wfi = base + 7, .mmio = base + 8, .injected = base + 9,
+				 .cfi_lp = base + 10, .cfi_ss = base + 11 };
+	c->by_cause[9] = base + 12;
+	c->by_cause[VCPU_EXIT_CAUSES - 1] = base + 13;
 }
 
 const struct host_image *image_at(unsigned int i)
@@ -500,4 +512,91 @@ TEST(mgmt_wake_reply_says_what_the_wake_did)
 	EXPECT_EQ(port.replies, 1);
 	EXPECT_TRUE(strstr(port.out, "\"ok\":true") != NULL);
 	EXPECT_TRUE(strstr(port.out, "\"state\":\"running\"") != NULL);
+}
+
+/* The replies that walk the VM table (list, stats, metrics), byte for byte:
+ * docs/management.md's wire format, a free slot between two VMs skipped, and
+ * "vm" choosing one. */
+static void two_vms_and_a_free_slot(void)
+{
+	memset(vms, 0, sizeof(vms));
+	memset(harts, 0, sizeof(harts));
+	nr_vms = 3;
+	nr_harts = 2;
+	harts[0].idle_wakeups = 5;
+	harts[1].idle_wakeups = 7;
+	for (unsigned int i = 0; i < 3; i += 2) {
+		struct vm *vm = &vms[i];
+
+		vm->state = VM_RUNNING;
+		vm->index = i;
+		strcpy(vm->cfg.name, i ? "gamma" : "alpha");
+		vm->cfg.nr_vcpus = i + 1;
+		vm->cfg.ram_size = (i + 1) << 20;
+		vm->cfg.cfi_policy = i ? CFI_POLICY_STRICT : CFI_POLICY_TRAP;
+		vm->cfg.boot_count = i + 1;
+		vm->failed = i;
+		vm->stats.console_bytes = 10 + i;
+		vm->vcpus[0].steal.total_ns = 100 + i;
+	}
+}
+
+static void expect_reply(const char *request, const char *reply)
+{
+	client_line(request);
+	mgmt_poll();
+	EXPECT_EQ(port.replies, 1);
+	EXPECT_STREQ(port.out, reply);
+	if (strcmp(port.out, reply))
+		printf("got:  %s", port.out);
+}
+
+TEST(mgmt_vm_table_replies_are_the_documented_bytes)
+{
+	char host[1024];
+
+	counts_distinct = true;
+	two_vms_and_a_free_slot();
+	expect_reply("{\"v\":1,\"id\":1,\"cmd\":\"list\"}\n",
+		     "{\"v\":1,\"id\":1,\"ok\":true,\"vms\":[{\"name\":\"alpha\","
+		     "\"index\":0,\"state\":\"running\",\"vcpus\":1,\"mem\":1048576,"
+		     "\"cfi\":\"trap\",\"boots\":1,\"failed\":false},{\"name\":\"gamma\","
+		     "\"index\":2,\"state\":\"running\",\"vcpus\":3,\"mem\":3145728,"
+		     "\"cfi\":\"strict\",\"boots\":3,\"failed\":true}]}\n");
+	expect_reply("{\"v\":1,\"id\":2,\"cmd\":\"stats\"}\n",
+		     "{\"v\":1,\"id\":2,\"ok\":true,\"vms\":[{\"name\":\"alpha\","
+		     "\"exits\":1,\"sbi\":2,\"guest_page_faults\":3,\"virtual_insn\":4,"
+		     "\"host_irq\":5,\"sw_check\":6,\"mmio\":8,\"wfi\":7,\"injected\":9,"
+		     "\"by_cause\":{\"9\":12,\"23\":13}},{\"name\":\"gamma\",\"exits\":201,"
+		     "\"sbi\":202,\"guest_page_faults\":203,\"virtual_insn\":204,"
+		     "\"host_irq\":205,\"sw_check\":206,\"mmio\":208,\"wfi\":207,"
+		     "\"injected\":209,\"by_cause\":{\"9\":212,\"23\":213}}],"
+		     "\"host\":{\"free_mem\":0,\"events_dropped\":0,"
+		     "\"idle_wakeups\":[5,7]}}\n");
+	expect_reply("{\"v\":1,\"id\":3,\"cmd\":\"stats\",\"vm\":\"alpha\"}\n",
+		     "{\"v\":1,\"id\":3,\"ok\":true,\"vms\":[{\"name\":\"alpha\","
+		     "\"exits\":1,\"sbi\":2,\"guest_page_faults\":3,\"virtual_insn\":4,"
+		     "\"host_irq\":5,\"sw_check\":6,\"mmio\":8,\"wfi\":7,\"injected\":9,"
+		     "\"by_cause\":{\"9\":12,\"23\":13}}],\"host\":{\"free_mem\":0,"
+		     "\"events_dropped\":0,\"idle_wakeups\":[5,7]}}\n");
+	expect_reply("{\"v\":1,\"id\":4,\"cmd\":\"metrics\",\"vm\":\"alpha\"}\n",
+		     "{\"v\":1,\"id\":4,\"ok\":true,\"vm\":\"alpha\",\"index\":0,"
+		     "\"state\":\"running\",\"vcpus\":8,\"mem\":1048576,\"cfi\":\"trap\","
+		     "\"boots\":1,\"failed\":false,\"exits\":1,\"host_irq\":5,"
+		     "\"by_cause\":{\"9\":12,\"23\":13},\"mmio\":8,\"wfi\":7,\"injected\":9,"
+		     "\"violations_lp\":10,\"violations_ss\":11,\"steal_ns\":100,"
+		     "\"console_bytes\":10}\n");
+	client_line("{\"v\":1,\"id\":5,\"cmd\":\"metrics\"}\n");
+	mgmt_poll();
+	/* requests and request_errors count every earlier test's lines too */
+	snprintf(host, sizeof(host),
+		 "{\"v\":1,\"id\":5,\"ok\":true,\"harts\":2,\"vm_max\":8,"
+		 "\"mem_total\":0,\"mem_free\":0,\"events_dropped\":0,\"requests\":%lu,"
+		 "\"request_errors\":%lu,\"idle_wakeups\":[5,7],\"vms\":[\"alpha\","
+		 "\"gamma\"]}\n",
+		 reply_u64(0, "requests"), reply_u64(0, "request_errors"));
+	EXPECT_STREQ(port.out, host);
+	if (strcmp(port.out, host))
+		printf("got:  %s", port.out);
+	counts_distinct = false;
 }

@@ -8,6 +8,7 @@
 #include <arch/riscv/encoding.h>
 #include <abi/sbi_defs.h>
 #include <errno.h>
+#include <guest_mem.h>
 #include <hart.h>
 #include <pmu.h>
 #include <vm.h>

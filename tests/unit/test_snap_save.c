@@ -18,6 +18,7 @@
 #include <crc32c.h>
 #include <errno.h>
 #include <gstage.h>
+#include <guest_mem.h>
 #include <hart.h>
 #include <mm.h>
 #include <sbi_client.h>

@@ -6,6 +6,7 @@
 #include <arch/riscv/encoding.h>
 #include <abi/sbi_defs.h>
 #include <abi/sbi_sta.h>
+#include <guest_mem.h>
 #include <hart.h>
 #include <steal_time.h>
 #include <vm.h>

@@ -7,6 +7,7 @@
 #include <arch/riscv/encoding.h>
 #include <abi/sbi_defs.h>
 #include <exit_action.h>
+#include <guest_mem.h>
 #include <vm.h>
 #include <vsbi.h>
 #include "test.h"

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <errno.h>
 #include <gstage.h>
+#include <guest_mem.h>
 #include <mm.h>
 #include <tlb.h>
 #include <virtio_mmio.h>

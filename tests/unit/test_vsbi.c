@@ -693,17 +693,20 @@ TEST(fwft_table_complete)
 		}
 		n++;
 		EXPECT_EQ(f->id, id);
-		EXPECT_TRUE(f->set && f->get && f->reset && f->lock);
+		EXPECT_TRUE(f->value_at < sizeof(struct vcpu_guest) && f->lock_at < sizeof(struct vcpu_guest));
 		EXPECT_EQ(fwft_set_call(v, id, 1, SBI_FWFT_SET_FLAG_LOCK), SBI_SUCCESS);
-		EXPECT_EQ(*f->lock(v), 1);
+		EXPECT_EQ(*fwft_feature_lock(v, f), 1);
+		EXPECT_EQ(fwft_feature_get(v, f), 1);
 	}
 	EXPECT_EQ(n, 4);	/* MISALIGNED_EXC_DELEG, LANDING_PAD, SHADOW_STACK, PTE_AD */
 	fwft_vcpu_reset(v);
 	for (uint32_t id = 0; id <= SBI_FWFT_POINTER_MASKING_PMLEN; id++) {
 		const struct fwft_feature *f = fwft_feature(id);
 
-		if (f)
-			EXPECT_EQ(*f->lock(v), 0);
+		if (f) {
+			EXPECT_EQ(*fwft_feature_lock(v, f), 0);
+			EXPECT_EQ(fwft_feature_get(v, f), f->fixed_on);
+		}
 	}
 	EXPECT_EQ(v->g.fwft_mem.pte_ad_value, 0);
 	EXPECT_EQ(v->g.fwft.lp_value, 0);

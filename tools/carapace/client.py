@@ -77,6 +77,28 @@ def shorten(line, limit=200):
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+def connect_unix(path, timeout, where, missing, refused):
+    """A UNIX stream socket connected to @path (timeout @timeout), or
+    TransportError saying what went wrong at @where (the socket as errors name
+    it): @missing when there is no socket, @refused when nothing listens, each
+    with what an operator should do."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(str(path))
+        return sock
+    except FileNotFoundError:
+        msg = missing
+    except ConnectionRefusedError:
+        msg = refused
+    except (TimeoutError, BlockingIOError):
+        msg = f"timed out connecting to {where}"
+    except OSError as e:
+        msg = f"cannot connect to {where}: {e.strerror or e}"
+    sock.close()
+    raise TransportError(msg)
+
+
 class Client:
     """One connection to the control socket.  request() sends one line and waits
     for its reply; the channel serves one client at a time."""
@@ -88,26 +110,13 @@ class Client:
         self.next_id = random.SystemRandom().randrange(1, 1 << 31)
         self.buffer = b""
         self.first = True
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(timeout)
-        try:
-            self.sock.connect(str(self.path))
-        except FileNotFoundError:
-            self.close()
-            raise TransportError(f"no control socket at {self.path}: is Carapace running? "
-                                 "carapace-run prints the socket's path when it starts; "
-                                 "give it with --socket PATH") from None
-        except ConnectionRefusedError:
-            self.close()
-            raise TransportError(f"connection refused at {self.path}: the socket exists but "
-                                 "nothing listens (Carapace has exited?); carapace-run "
-                                 "prints the path of the live one when it starts") from None
-        except (TimeoutError, BlockingIOError):
-            self.close()
-            raise TransportError(f"timed out connecting to {self.path}") from None
-        except OSError as e:
-            self.close()
-            raise TransportError(f"cannot connect to {self.path}: {e.strerror or e}") from None
+        self.sock = connect_unix(
+            self.path, timeout, self.path,
+            missing=f"no control socket at {self.path}: is Carapace running? carapace-run "
+                    "prints the socket's path when it starts; give it with --socket PATH",
+            refused=f"connection refused at {self.path}: the socket exists but nothing "
+                    "listens (Carapace has exited?); carapace-run prints the path of the "
+                    "live one when it starts")
 
     def __enter__(self):
         return self

@@ -9,11 +9,10 @@ runs.  Both follow the stream's length with a Progress line."""
 import gzip
 import os
 import selectors
-import socket
 import time
 from pathlib import Path
 
-from .client import DEFAULT_TIMEOUT
+from .client import DEFAULT_TIMEOUT, connect_unix
 from .errors import FileError, TransportError, UsageError
 from .units import MiB
 
@@ -48,27 +47,12 @@ def connect_stream(path, timeout=DEFAULT_TIMEOUT):
                          "TCP (a carapace-run --incoming host has one too, beside its "
                          "control socket: carapace-run prints its path)")
     path = Path(path)
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(timeout)
-    try:
-        sock.connect(str(path))
-    except FileNotFoundError:
-        sock.close()
-        raise TransportError(f"no stream socket at {path}: is Carapace running? carapace-run "
-                             "prints both sockets' paths when it starts; give it with "
-                             "--stream-socket PATH") from None
-    except ConnectionRefusedError:
-        sock.close()
-        raise TransportError(f"connection refused at the stream socket {path}: nothing "
-                             "listens (Carapace has exited?)") from None
-    except (TimeoutError, BlockingIOError):
-        sock.close()
-        raise TransportError(f"timed out connecting to the stream socket {path}") from None
-    except OSError as e:
-        sock.close()
-        raise TransportError(f"cannot connect to the stream socket {path}: "
-                             f"{e.strerror or e}") from None
-    return sock
+    return connect_unix(
+        path, timeout, f"the stream socket {path}",
+        missing=f"no stream socket at {path}: is Carapace running? carapace-run prints both "
+                "sockets' paths when it starts; give it with --stream-socket PATH",
+        refused=f"connection refused at the stream socket {path}: nothing listens "
+                "(Carapace has exited?)")
 
 
 class Progress:

@@ -43,6 +43,16 @@
 #define SSPOPCHK_T0		".insn i 0x73, 4, x0, x5, -0x324\n\t"
 #define SSRDP(rd)		".insn i 0x73, 4, " #rd ", x0, -0x324\n\t"
 #define SSAMOSWAP_D(rd, rs2, rs1) ".insn r 0x2f, 3, 0x24, " #rd ", " #rs1 ", " #rs2 "\n\t"
+/* FWFT SET LANDING_PAD to @on (0 or 1), no flags, as an ecall in asm: for
+ * code that turns landing pads on or off around an indirect jump, where a C
+ * call could itself jump. Clobbers a0 (the SBI error), a1, a2, a6, a7. */
+#define FWFT_SET_LP(on)							\
+	"li	a7, " __stringify(SBI_EXT_FWFT) "\n\t"			\
+	"li	a6, " __stringify(SBI_FWFT_SET) "\n\t"			\
+	"li	a0, " __stringify(SBI_FWFT_LANDING_PAD) "\n\t"		\
+	"li	a1, " #on "\n\t"						\
+	"li	a2, 0\n\t"							\
+	"ecall\n\t"
 
 #include "sbi.h"
 
@@ -118,6 +128,18 @@ static inline void cfi_rec_clear(struct cfi_rec *rec)
 	rec->fixup = 0;
 	__asm__ volatile("" ::: "memory");
 }
+
+/* Checks of what @rec recorded (cfi_expect.c), PASS/FAIL lines of @test
+ * named "@what: ...". cfi_expect_traps(): @n exceptions (0 or 1), the last
+ * one shown if not. cfi_expect_fault(): one, with @cause at @pc (0: any) and
+ * stval @tval, from S-mode if @from_s else from U. cfi_expect_illegal(): one
+ * illegal-instruction exception at @pc, stval 0 or its bits @insn. */
+bool cfi_expect_traps(const char *test, const struct cfi_rec *rec, const char *what,
+		      unsigned long n);
+void cfi_expect_fault(const char *test, const struct cfi_rec *rec, const char *what,
+		      unsigned long cause, unsigned long pc, unsigned long tval, bool from_s);
+void cfi_expect_illegal(const char *test, const struct cfi_rec *rec, const char *what,
+			unsigned long pc, uint32_t insn, bool from_s);
 
 static inline struct sbiret fwft_set(unsigned long feature, unsigned long value,
 				     unsigned long flags)

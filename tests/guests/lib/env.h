@@ -30,6 +30,11 @@ unsigned long other_hartid(void);
 /* HSM-start @hartid running @fn(hartid, opaque); returns the SBI error. */
 typedef void (*hart_fn)(unsigned long hartid, unsigned long opaque);
 long hart_start(unsigned long hartid, hart_fn fn, unsigned long opaque);
+/* Start @fn on hart @other (other_hartid()) and wait up to a second for it
+ * to set *@ready: PASS/FAIL lines of @test; with one hart (@other -1UL) a
+ * SKIP line saying @skip. True if the other hart runs. */
+bool start_other_hart(const char *test, unsigned long other, hart_fn fn, bool *ready,
+		      const char *skip);
 /* Point this hart's next _hart_entry (e.g. non-retentive resume) at @fn. */
 void hart_set_entry(hart_fn fn);
 /* Poll HSM status until it reads @state; false after @us microseconds. */

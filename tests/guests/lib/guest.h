@@ -53,6 +53,18 @@ static inline unsigned long current_hartid(void)
 	return tp;
 }
 
+/* A 64-bit mixing function: every input bit changes about half of the
+ * output's (the payloads' patterns and busy work). */
+static inline uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 31;
+	x *= 0x7fb5d329728ea185ULL;
+	x ^= x >> 27;
+	x *= 0x81dadef4bc2dd44dULL;
+	x ^= x >> 33;
+	return x;
+}
+
 static inline void cpu_relax(void)
 {
 	__asm__ volatile("nop" ::: "memory");

@@ -60,6 +60,17 @@ long hart_start(unsigned long hartid, hart_fn fn, unsigned long opaque)
 	return sbi_hart_start(hartid, (unsigned long)_hart_entry, opaque).error;
 }
 
+bool start_other_hart(const char *test, unsigned long other, hart_fn fn, bool *ready,
+		      const char *skip)
+{
+	if (other == -1UL) {
+		report_skip(test, "%s", skip);
+		return false;
+	}
+	check_eq(test, "start other hart", hart_start(other, fn, 0), SBI_SUCCESS);
+	return check_eq(test, "other hart ready", wait_for(READ_ONCE(*ready), 1000000), 1);
+}
+
 void hart_set_entry(hart_fn fn)
 {
 	WRITE_ONCE(entry_fns[current_hartid()], fn);
