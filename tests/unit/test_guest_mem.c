@@ -31,27 +31,8 @@ static struct vm tvm;
 static unsigned int violations, checks;
 static char first_violation[160];
 
-/* ---- what guest_mem.c needs beside gstage.c ---- */
-
-hpa_t mm_alloc(uint64_t size, uint64_t align)
-{
-	void *p = aligned_alloc(align, ALIGN_UP(size, align));
-
-	if (p)
-		memset(p, 0, size);
-	return (hpa_t)(uintptr_t)p;
-}
-
-hpa_t mm_alloc_raw(uint64_t size, uint64_t align)
-{
-	return mm_alloc(size, align);
-}
-
-void mm_free(hpa_t pa, uint64_t size)
-{
-	(void)size;
-	free((void *)(uintptr_t)pa);
-}
+/* ---- what guest_mem.c needs beside gstage.c (the allocator:
+ * host_memory.c) ---- */
 
 static unsigned int flushes;
 

@@ -47,15 +47,7 @@ uint64_t time_now(void)
 
 static int alloc_budget = -1;		/* mm_alloc_raw()s left; < 0: no limit */
 
-hpa_t mm_alloc(uint64_t size, uint64_t align)
-{
-	void *p = aligned_alloc(align, ALIGN_UP(size, align));
-
-	if (p)
-		memset(p, 0, size);
-	return (hpa_t)(uintptr_t)p;
-}
-
+/* the rest of the allocator and the TLB: tests/unit/host_memory.c */
 hpa_t mm_alloc_raw(uint64_t size, uint64_t align)
 {
 	if (alloc_budget == 0)
@@ -63,22 +55,6 @@ hpa_t mm_alloc_raw(uint64_t size, uint64_t align)
 	if (alloc_budget > 0)
 		alloc_budget--;
 	return mm_alloc(size, align);
-}
-
-void mm_free(hpa_t pa, uint64_t size)
-{
-	(void)size;
-	free((void *)(uintptr_t)pa);
-}
-
-void tlb_flush_vm_gstage(struct vm *vm)
-{
-	(void)vm;
-}
-
-void tlb_local_gstage(const struct vm *vm)
-{
-	(void)vm;
 }
 
 /* the scheduler: no vCPU is on a hart, kicks go nowhere */

@@ -33,37 +33,7 @@ static struct vm tvm;
 static struct virtq q;
 static struct virtq_chain chain;
 
-/* ---- what guest_mem.c and dirty_log.c need beside gstage.c ---- */
-
-hpa_t mm_alloc(uint64_t size, uint64_t align)
-{
-	void *p = aligned_alloc(align, ALIGN_UP(size, align));
-
-	if (p)
-		memset(p, 0, size);
-	return (hpa_t)(uintptr_t)p;
-}
-
-hpa_t mm_alloc_raw(uint64_t size, uint64_t align)
-{
-	return mm_alloc(size, align);
-}
-
-void mm_free(hpa_t pa, uint64_t size)
-{
-	(void)size;
-	free((void *)(uintptr_t)pa);
-}
-
-void tlb_flush_vm_gstage(struct vm *vm)
-{
-	(void)vm;
-}
-
-void tlb_local_gstage(const struct vm *vm)
-{
-	(void)vm;
-}
+/* what guest_mem.c and dirty_log.c need beside gstage.c: host_memory.c */
 
 /* ---- a guest that rewrites descriptor @toctou_index as soon as the walker
  * checks the buffer it named (the walker has copied it by then) ---- */

@@ -67,18 +67,18 @@ UNIT_TESTS += test_section_stream
 unit-src-test_section_stream := hyp/snap/section_tx.c hyp/snap/section_rx.c hyp/migrate/mig_wire.c \
 	hyp/lib/crc32c.c
 UNIT_TESTS += test_guest_mem
-unit-src-test_guest_mem := hyp/mm/guest_mem.c hyp/mm/dirty_log.c hyp/mm/gstage.c
+unit-src-test_guest_mem := tests/unit/host_memory.c hyp/mm/guest_mem.c hyp/mm/dirty_log.c hyp/mm/gstage.c
 # the test looks at the G-stage tables around every call guest_mem.c and
 # dirty_log.c make into gstage.c
 unit-ldflags-test_guest_mem := -Wl,--wrap=gstage_map,--wrap=gstage_map_2m_split \
 	-Wl,--wrap=gstage_split_2m,--wrap=gstage_merge_2m
 UNIT_TESTS += test_virtq
-unit-src-test_virtq := hyp/vdev/virtq.c hyp/mm/guest_mem.c hyp/mm/dirty_log.c hyp/mm/gstage.c
+unit-src-test_virtq := tests/unit/host_memory.c hyp/vdev/virtq.c hyp/mm/guest_mem.c hyp/mm/dirty_log.c hyp/mm/gstage.c
 # a guest rewriting a descriptor right after the walker copied it: the test
 # acts when the walker checks that descriptor's buffer
 unit-ldflags-test_virtq := -Wl,--wrap=vm_gpa_range_is_ram
 UNIT_TESTS += test_snap_save
-unit-src-test_snap_save := hyp/snap/snap_save.c hyp/snap/section_tx.c hyp/snap/snap_emit.c hyp/mm/guest_mem.c hyp/mm/dirty_log.c \
+unit-src-test_snap_save := tests/unit/host_memory.c hyp/snap/snap_save.c hyp/snap/section_tx.c hyp/snap/snap_emit.c hyp/mm/guest_mem.c hyp/mm/dirty_log.c \
 	hyp/mm/gstage.c hyp/state/vm_state.c hyp/state/vm_events.c hyp/lib/crc32c.c
 # the rng-seed comes from the caller: hyp/lib/entropy.c is not linked; the test
 # defines hart_caps and timebase_hz itself.
