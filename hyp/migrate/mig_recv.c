@@ -456,8 +456,10 @@ static void got_section(void)
 	case SNAP_SEC_DEVICE: {
 		const char *why;
 
+		/* never past the last model: vdev_all[] has vdev_count entries
+		 * (a restore's got_section() says the same) */
 		if (mr.phase != R_STATE || mr.next_vcpu != mr.config.nr_vcpus ||
-		    s->instance != mr.next_dev)
+		    s->instance != mr.next_dev || s->instance >= vdev_count)
 			return refuse("bad-stream", "DEVICE out of order");
 		why = snap_admit_device(mr.vm, s->instance, pl);
 		if (why)

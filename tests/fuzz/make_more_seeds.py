@@ -218,6 +218,9 @@ def mig_seeds():
     h = mig_hdr()
     two_rounds = ((((0x200000, 2), (0x7ff000, 1)), ()), (((0x200000, 1),), ((0x201000, 1),)))
     dup_round = lambda s: s[:4] + [s[3]] + s[4:]  # noqa: E731  ROUND 1 twice
+    # a DEVICE past the last model (index vdev_count, its length 0 as
+    # snap_section_length() gives for no model) just before END
+    device_past_last = lambda s: s[:-2] + [(snap.SEC_DEVICE, len(snap.DEVICES), b"")] + s[-2:]  # noqa: E731
     return {
         "valid": h + mig_stream(),
         "valid-2vcpus-rounds": h + mig_stream(nr_vcpus=2, rounds=two_rounds),
@@ -238,6 +241,7 @@ def mig_seeds():
         "bad-no-zicfiss": mig_hdr(flags=0x04) + mig_stream(),
         "bad-no-svadu": mig_hdr(flags=0x02) + mig_stream(),
         "bad-vcpu-field": h + mig_stream(vcpu_over={"hsm_state": 9}),
+        "bad-device-past-last": h + mig_stream(order=device_past_last),
         "bad-snapshot-magic": h + ms.stream(runs=()),
         "fixcrc-valid": mig_hdr(flags=0x08) + mig_stream(nr_vcpus=2),
         "fixcrc-bad-config": mig_hdr(flags=0x08) + mig_stream(config_over={"nr_vcpus": 9}),
