@@ -88,7 +88,7 @@ void section_rx_reset(struct section_rx *r, uint64_t limit);
 enum section_rx_event section_rx_poll(struct section_rx *r);
 /** section_rx_take() - read the payload of the section whose header is in:
  *  a MEMORY section's run header, or a whole small payload. NULL, or why
- *  not (a length no section of that kind can have). */
+ *  not (a length no section of that kind can have, a MEMORY instance not 0). */
 const char *section_rx_take(struct section_rx *r);
 /** section_rx_data() - the MEMORY section's pages go to @dst (@len bytes). */
 void section_rx_data(struct section_rx *r, void *dst, uint64_t len);

@@ -39,6 +39,11 @@ void section_rx_reset(struct section_rx *r, uint64_t limit)
 const char *section_rx_take(struct section_rx *r)
 {
 	if (r->sec.type == SNAP_SEC_MEMORY) {
+		/* both streams' MEMORY is instance 0: said here, where every
+		 * MEMORY header passes (a migration's receiver takes them before
+		 * its own checks) */
+		if (r->sec.instance)
+			return "MEMORY instance is not 0";
 		if (r->sec.length < sizeof(struct snap_mem_run) || r->sec.length > SNAP_SECTION_MAX ||
 		    (r->sec.length - sizeof(struct snap_mem_run)) % SNAP_PAGE_SIZE)
 			return "impossible MEMORY length";

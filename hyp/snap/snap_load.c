@@ -150,9 +150,7 @@ static void got_section(void)
 	case SNAP_SEC_MEMORY:
 		if (!have_config || ld.next_dev != vdev_count)
 			return refuse("bad-snapshot", "out of order (memory follows the devices)");
-		if (s->instance)
-			return refuse("bad-snapshot", "MEMORY instance is not 0");
-		break;
+		break;	/* its instance and length: section_rx_take() */
 	case SNAP_SEC_END:
 		if (!have_config || ld.next_dev != vdev_count || s->instance)
 			return refuse("bad-snapshot", "END before the VM state is complete");

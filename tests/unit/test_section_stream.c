@@ -412,6 +412,27 @@ TEST(section_rx_refuses_impossible_lengths)
 	EXPECT_STREQ(section_rx_take(&r), "impossible MEMORY length");
 }
 
+/* a MEMORY section is instance 0 in both streams (the migration receiver
+ * took any: only the framing sees every MEMORY header) */
+TEST(section_rx_refuses_a_memory_instance)
+{
+	static struct section_rx r;
+	struct snap_section s;
+	size_t mem = sizeof(struct snap_header) + 2 * sizeof(struct snap_section) +
+		     sizeof(small) + 16;
+
+	transmit(false);
+	memcpy(&s, out.data + mem, sizeof(s));
+	EXPECT_EQ(s.type, SNAP_SEC_MEMORY);
+	s.instance = 1;
+	memcpy(out.data + mem, &s, sizeof(s));
+	rx_start(&r, out.len, 0);
+	for (int i = 0; i < 3; i++)
+		EXPECT_NE(next(&r), SECTION_RX_ERROR);
+	EXPECT_EQ(section_rx_poll(&r), SECTION_RX_SECTION);
+	EXPECT_STREQ(section_rx_take(&r), "MEMORY instance is not 0");
+}
+
 /* what follows the limit is not the stream's: never read */
 TEST(section_rx_never_reads_past_its_limit)
 {
