@@ -114,11 +114,17 @@ const char *snap_device_check(const struct vm *vm, uint32_t index, const void *s
 const char *snap_admit_device_at(struct vm *vm, uint32_t index, const void *payload,
 				 uint32_t *offset)
 {
-	const struct vdev_ops *ops = vdev_all[index];
+	const struct vdev_ops *ops;
 	uint64_t state[(SNAP_DEVICE_MAX - sizeof(struct snap_device)) / sizeof(uint64_t)];
 	struct snap_device d;
 	const char *why;
 
+	/* the stream's index: each caller checks the order too, and this one
+	 * check keeps a caller that forgot off the end of the model table */
+	*offset = 0;
+	if (index >= vdev_count)
+		return "no device at that index on this host";
+	ops = vdev_all[index];
 	HYP_ASSERT(ops->state_size <= sizeof(state));
 	memcpy(&d, payload, sizeof(d));
 	*offset = offsetof(struct snap_device, name);

@@ -279,6 +279,19 @@ TEST(device_models_are_the_headers_tables)
 #undef COUNT
 }
 
+/* The shared admission refuses an index past the last model by itself (a
+ * migration receiver once let DEVICE 3 through to vdev_all[3]). */
+TEST(device_admission_refuses_an_index_past_the_models)
+{
+	uint8_t payload[SNAP_DEVICE_MAX] = { 0 };
+	uint32_t offset = 1;
+	const char *why = snap_admit_device_at(NULL, vdev_count, payload, &offset);
+
+	EXPECT_TRUE(why && strstr(why, "no device at that index"));
+	EXPECT_EQ(offset, 0);
+	EXPECT_TRUE(snap_admit_device_at(NULL, UINT32_MAX, payload, &offset) != NULL);
+}
+
 /* What a model holds saves to a state its table and hook accept, and a save
  * masks with the table: a bit the model should never hold is not written. */
 TEST(device_save_writes_what_a_restore_accepts)
