@@ -36,6 +36,7 @@
  * padding; offset; length; the notify capability adds a multiplier. */
 #define VPCI_CAP_LEN		16
 #define VPCI_NOTIFY_CAP_LEN	20
+#define VPCI_COMMON_NUM_QUEUES	0x12	/* le16 in the common configuration */
 
 #define FOUR_GIB		(1ull << 32)
 
@@ -316,6 +317,16 @@ static void report(const struct pci_func *f)
 		     snprintf(line + n, sizeof(line) - (size_t)n, ", %s BAR%u+0x%x", cap_names[c],
 			      f->cap[c].bar, f->cap[c].offset) :
 		     snprintf(line + n, sizeof(line) - (size_t)n, ", %s MISSING", cap_names[c]);
+	if (f->cap[VPCI_NOTIFY].found && n < (int)sizeof(line))
+		n += snprintf(line + n, sizeof(line) - (size_t)n, ", notify multiplier %u",
+			      f->notify_off_multiplier);
+	/* one read through the assigned BAR: proves decode is on and HS-mode reaches it */
+	if (f->cap[VPCI_COMMON].found && f->cap[VPCI_COMMON].length >= VPCI_COMMON_NUM_QUEUES + 2 &&
+	    n < (int)sizeof(line))
+		n += snprintf(line + n, sizeof(line) - (size_t)n, ", %u queues",
+			      *(volatile uint16_t *)(uintptr_t)(f->bar[f->cap[VPCI_COMMON].bar].cpu +
+							       f->cap[VPCI_COMMON].offset +
+							       VPCI_COMMON_NUM_QUEUES));
 	if (f->cap_error && n < (int)sizeof(line))
 		snprintf(line + n, sizeof(line) - (size_t)n, ", capabilities cut: %s", f->cap_error);
 	pr_info("%s", line);
