@@ -239,9 +239,8 @@ unsigned int pci_virtio_type(uint16_t vendor, uint16_t device, uint16_t subsys)
 	return 0;
 }
 
-/* One function: identity, BARs (type 0 only), virtio structures. */
-static void probe_func(const struct pci_cfg *cfg, struct pci_func *f,
-		       struct pci_window *mem32, struct pci_window *mem64)
+void pci_probe_func(const struct pci_cfg *cfg, struct pci_func *f,
+		    struct pci_window *mem32, struct pci_window *mem64)
 {
 	uint32_t id = cfg_rd(cfg, PCI_ID);
 
@@ -253,7 +252,6 @@ static void probe_func(const struct pci_cfg *cfg, struct pci_func *f,
 		return;		/* bridges: what is behind them is not scanned */
 	f->virtio_type = pci_virtio_type(f->vendor, f->device,
 					 (uint16_t)(cfg_rd(cfg, PCI_SUBSYS) >> 16));
-	/* a bridge's 00:00.0 host bridge has no BARs on QEMU; the rest get theirs */
 	pci_assign_bars(cfg, f, mem32, mem64);
 	if (!f->bar_error)
 		pci_virtio_caps(cfg, f);
@@ -361,7 +359,7 @@ unsigned int pci_host_init(const struct pci_host_desc *desc)
 			}
 			multi = cfg_rd8(&cfg, PCI_HEADER + 2) & PCI_HEADER_MULTI;
 			*f = (struct pci_func){ .bus = (uint8_t)bus, .dev = (uint8_t)dev, .fn = (uint8_t)fn };
-			probe_func(&cfg, f, &mem32, &mem64);
+			pci_probe_func(&cfg, f, &mem32, &mem64);
 			report(f);
 			nr_funcs++;
 			if (!fn && !multi)

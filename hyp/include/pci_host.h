@@ -90,6 +90,12 @@ void pci_virtio_caps(const struct pci_cfg *cfg, struct pci_func *f);
  *  transitional 0x1000..0x103f with the ID in @subsys), 0 if not virtio. */
 unsigned int pci_virtio_type(uint16_t vendor, uint16_t device, uint16_t subsys);
 
+/** pci_probe_func() - @f's identity from @cfg; for a type-0 header, its BARs
+ *  (pci_assign_bars()) and, if virtio, its structures (pci_virtio_caps()).
+ *  Bridges are recorded, not configured. */
+void pci_probe_func(const struct pci_cfg *cfg, struct pci_func *f,
+		    struct pci_window *mem32, struct pci_window *mem64);
+
 /** pci_host_init() - scan the bus of @desc, assign BARs, print one line per
  *  function. Returns how many functions were found. */
 unsigned int pci_host_init(const struct pci_host_desc *desc);
