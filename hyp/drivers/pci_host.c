@@ -29,6 +29,7 @@
 #define  PCI_BAR_PREFETCH	(1u << 3)
 #define PCI_SUBSYS		0x2c	/* subsystem ID in bits 31:16 */
 #define PCI_CAP_PTR		0x34
+#define PCI_INT_PIN		0x3d	/* byte: 0 none, 1..4 INTA..INTD */
 #define PCI_CAP_FIRST		0x40	/* capabilities live after the header */
 #define PCI_CAP_VENDOR		0x09
 
@@ -239,6 +240,18 @@ unsigned int pci_virtio_type(uint16_t vendor, uint16_t device, uint16_t subsys)
 	return 0;
 }
 
+int64_t pci_intx_irq(const struct pci_host_desc *desc, unsigned int bus, unsigned int dev,
+		     unsigned int fn, unsigned int pin)
+{
+	uint32_t hi = (bus << 16 | dev << 11 | fn << 8) & desc->intx_mask_hi;
+
+	pin &= desc->intx_mask_pin;
+	for (unsigned int i = 0; i < desc->nr_intx && i < PCI_MAX_INTX; i++)
+		if (desc->intx[i].addr_hi == hi && desc->intx[i].pin == pin)
+			return desc->intx[i].irq;
+	return -1;
+}
+
 void pci_probe_func(const struct pci_cfg *cfg, struct pci_func *f,
 		    struct pci_window *mem32, struct pci_window *mem64)
 {
@@ -248,6 +261,9 @@ void pci_probe_func(const struct pci_cfg *cfg, struct pci_func *f,
 	f->device = (uint16_t)(id >> 16);
 	f->class_code = cfg_rd(cfg, PCI_CLASS) >> 8;
 	f->header_type = (cfg_rd8(cfg, PCI_HEADER + 2)) & 0x7f;
+	f->int_pin = cfg_rd8(cfg, PCI_INT_PIN);
+	if (f->int_pin > 4)
+		f->int_pin = 0;		/* not a pin */
 	if (f->header_type != 0)
 		return;		/* bridges: what is behind them is not scanned */
 	f->virtio_type = pci_virtio_type(f->vendor, f->device,
@@ -315,6 +331,12 @@ static void report(const struct pci_func *f)
 		     snprintf(line + n, sizeof(line) - (size_t)n, ", %s BAR%u+0x%x", cap_names[c],
 			      f->cap[c].bar, f->cap[c].offset) :
 		     snprintf(line + n, sizeof(line) - (size_t)n, ", %s MISSING", cap_names[c]);
+	if (f->int_pin && n < (int)sizeof(line))
+		n += f->int_irq >= 0 ?
+		     snprintf(line + n, sizeof(line) - (size_t)n, ", INT%c irq %lu",
+			      'A' + f->int_pin - 1, (unsigned long)f->int_irq) :
+		     snprintf(line + n, sizeof(line) - (size_t)n, ", INT%c not routed",
+			      'A' + f->int_pin - 1);
 	if (f->cap[VPCI_NOTIFY].found && n < (int)sizeof(line))
 		n += snprintf(line + n, sizeof(line) - (size_t)n, ", notify multiplier %u",
 			      f->notify_off_multiplier);
@@ -360,6 +382,7 @@ unsigned int pci_host_init(const struct pci_host_desc *desc)
 			multi = cfg_rd8(&cfg, PCI_HEADER + 2) & PCI_HEADER_MULTI;
 			*f = (struct pci_func){ .bus = (uint8_t)bus, .dev = (uint8_t)dev, .fn = (uint8_t)fn };
 			pci_probe_func(&cfg, f, &mem32, &mem64);
+			f->int_irq = f->int_pin ? pci_intx_irq(desc, bus, dev, fn, f->int_pin) : -1;
 			report(f);
 			nr_funcs++;
 			if (!fn && !multi)

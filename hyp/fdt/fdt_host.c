@@ -162,6 +162,51 @@ static int parse_uart(const void *fdt, struct host_info *hi)
 #define PCI_SPACE_MEM32		2
 #define PCI_SPACE_MEM64		3
 
+/* A u32 property of @node, or @dflt if absent or not one cell. */
+static uint32_t prop_u32(const void *fdt, int node, const char *name, uint32_t dflt)
+{
+	int len;
+	const fdt32_t *p = fdt_getprop(fdt, node, name, &len);
+
+	return p && len == 4 ? fdt32_to_cpu(*p) : dflt;
+}
+
+/* interrupt-map of the bridge: (phys.hi, mid, lo, pin, parent phandle, the
+ * parent's unit address, its interrupt specifier) entries. Only parents with
+ * one interrupt cell are understood (a PLIC); an entry that runs past the
+ * property, names no node or another kind of parent ends the table there. */
+static void parse_pci_intx(const void *fdt, int node, struct pci_host_desc *d)
+{
+	int len, mlen;
+	const fdt32_t *map = fdt_getprop(fdt, node, "interrupt-map", &len);
+	const fdt32_t *mask = fdt_getprop(fdt, node, "interrupt-map-mask", &mlen);
+	unsigned int cells, pos = 0;
+
+	if (!map || !mask || mlen != 16 || len <= 0 || len % 4)
+		return;
+	d->intx_mask_hi = fdt32_to_cpu(mask[0]);
+	d->intx_mask_pin = fdt32_to_cpu(mask[3]);
+	cells = (unsigned int)len / 4;
+	while (d->nr_intx < PCI_MAX_INTX && cells - pos >= 5) {
+		const fdt32_t *e = map + pos;
+		int parent = fdt_node_offset_by_phandle(fdt, fdt32_to_cpu(e[4]));
+		uint32_t pac, pic;
+
+		if (parent < 0)
+			return;
+		pac = prop_u32(fdt, parent, "#address-cells", 0);
+		pic = prop_u32(fdt, parent, "#interrupt-cells", 0);
+		if (pac > 3 || pic != 1 || cells - pos - 5 < pac + pic)
+			return;
+		d->intx[d->nr_intx++] = (struct pci_intx_route){
+			.addr_hi = fdt32_to_cpu(e[0]) & d->intx_mask_hi,
+			.pin = fdt32_to_cpu(e[3]) & d->intx_mask_pin,
+			.irq = fdt32_to_cpu(e[5 + pac]),
+		};
+		pos += 5 + pac + pic;
+	}
+}
+
 /* The generic ECAM host bridge (QEMU virt's gpex): its ECAM, bus-range and the
  * memory windows of its ranges. Nothing here is trusted further than the DT:
  * cell counts, property lengths and every window's end are checked. A bridge
@@ -222,6 +267,8 @@ static void parse_pci(const void *fdt, struct host_info *hi)
 		*slot = w;
 	}
 	d->present = d->mem32.size || d->mem64.size;
+	if (d->present)
+		parse_pci_intx(fdt, node, d);
 }
 
 static int parse_cfi_policy(const char *s, enum cfi_policy *p)

@@ -16,6 +16,16 @@ struct pci_window {
 	uint64_t used;		/* bytes from pci_base already handed out (bump) */
 };
 
+/* One interrupt-map entry: INTx of a (masked) device number to an interrupt
+ * of the bridge's parent controller (QEMU virt: a PLIC source). */
+struct pci_intx_route {
+	uint32_t addr_hi;	/* phys.hi, already masked (bus/device/function bits) */
+	uint32_t pin;		/* 1..4 = INTA..INTD, already masked */
+	uint32_t irq;		/* the parent's single interrupt cell */
+};
+
+#define PCI_MAX_INTX	32
+
 /* What the host DT says about the bridge (fdt_host.c fills it). */
 struct pci_host_desc {
 	bool present;
@@ -23,6 +33,9 @@ struct pci_host_desc {
 	uint32_t bus_start, bus_end;	/* bus-range */
 	struct pci_window mem32;	/* non-prefetchable, below 4 GiB */
 	struct pci_window mem64;	/* 64-bit (QEMU virt: the high window) */
+	uint32_t intx_mask_hi, intx_mask_pin;	/* interrupt-map-mask: phys.hi, pin */
+	struct pci_intx_route intx[PCI_MAX_INTX];	/* interrupt-map (nr_intx 0: none read) */
+	unsigned int nr_intx;
 };
 
 /* Config space of one function, as the scan sees it: ECAM on the machine, a
@@ -56,6 +69,8 @@ struct virtio_pci_loc {
 
 struct pci_func {
 	uint8_t bus, dev, fn;
+	uint8_t int_pin;		/* 0: none, 1..4 INTA..INTD (config 0x3d) */
+	int64_t int_irq;		/* its parent interrupt from interrupt-map, -1: none */
 	uint16_t vendor, device;
 	uint32_t class_code;		/* base class, subclass, prog-if */
 	uint8_t header_type;		/* without the multi-function bit */
@@ -95,6 +110,11 @@ unsigned int pci_virtio_type(uint16_t vendor, uint16_t device, uint16_t subsys);
  *  Bridges are recorded, not configured. */
 void pci_probe_func(const struct pci_cfg *cfg, struct pci_func *f,
 		    struct pci_window *mem32, struct pci_window *mem64);
+
+/** pci_intx_irq() - the parent interrupt @desc's interrupt-map gives INTx
+ *  @pin (1..4) of device @dev, function @fn on bus @bus; -1 if none. */
+int64_t pci_intx_irq(const struct pci_host_desc *desc, unsigned int bus, unsigned int dev,
+		     unsigned int fn, unsigned int pin);
 
 /** pci_host_init() - scan the bus of @desc, assign BARs, print one line per
  *  function. Returns how many functions were found. */

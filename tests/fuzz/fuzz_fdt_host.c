@@ -58,6 +58,7 @@ static void check_pci(const struct pci_host_desc *d)
 	CHECK(d->bus_start <= d->bus_end && d->bus_end <= 255);
 	CHECK(d->ecam_base <= UINT64_MAX - d->ecam_size);
 	CHECK((uint64_t)(d->bus_end - d->bus_start + 1) << 20 <= d->ecam_size);
+	CHECK(d->nr_intx <= PCI_MAX_INTX);
 	check_window(&d->mem32, 1ull << 32);
 	check_window(&d->mem64, UINT64_MAX);
 }

@@ -68,6 +68,9 @@ def test_pci_virtio_blk_and_net_found(tmp_path, guests_built):
         assert set(caps) == {"common", "notify", "isr", "device"}, rest
         for bar, off in caps.values():
             assert bar in bars and off < bars[bar][1], rest
+        # interrupt-map: QEMU virt swizzles INTA of slot s to PLIC source 32 + s % 4
+        slot = int(f.group("bdf")[3:5], 16)
+        assert f", INTA irq {32 + slot % 4}," in rest, rest
         m = re.search(r", (\d+) queues", rest)
         # read through the BAR just placed: this device's own registers answer
         assert m and int(m.group(1)) == (3 if n % 2 else n // 2 + 1), rest

@@ -58,6 +58,8 @@ struct dt_spec {
 	int pcie_size_cells;		/* 0: 2 */
 	int pcie_mem32_past_4g;		/* the 32-bit window crosses 4 GiB */
 	int pcie_mem64_wraps;		/* the 64-bit window's end overflows */
+	int pcie_intx;			/* interrupt-map: 0 none, 1 QEMU's (4 slots x 4 pins),
+					 * 2 cut inside the last entry, 3 a parent of 2 cells */
 	struct vm_spec vm[MAX_SPEC_VMS];
 	unsigned int nr_vms;
 };
@@ -249,7 +251,29 @@ static void build_pcie(void *fdt, const struct dt_spec *s)
 			v[i] = cpu_to_fdt32(r[i]);
 		B(fdt_property(fdt, "ranges", v, n * 4));
 	}
+	if (s->pcie_intx) {
+		fdt32_t map[16 * 6];
+		int n = 0;
+
+		for (uint32_t slot = 0; slot < 4; slot++)
+			for (uint32_t pin = 1; pin <= 4; pin++) {
+				const uint32_t e[6] = { slot << 11, 0, 0, pin, 1, 32 + (slot + pin - 1) % 4 };
+
+				for (int i = 0; i < 6; i++)
+					map[n++] = cpu_to_fdt32(e[i]);
+			}
+		prop_cells(fdt, "interrupt-map-mask", (const uint32_t[]){ 0x1800, 0, 0, 7 }, 4);
+		B(fdt_property(fdt, "interrupt-map", map, (n - (s->pcie_intx == 2 ? 1 : 0)) * 4));
+	}
 	B(fdt_end_node(fdt));
+	if (s->pcie_intx) {		/* the PLIC the map points at, phandle 1 */
+		B(fdt_begin_node(fdt, "plic@c000000"));
+		B(fdt_property_string(fdt, "compatible", "sifive,plic-1.0.0"));
+		B(fdt_property_u32(fdt, "#address-cells", 0));
+		B(fdt_property_u32(fdt, "#interrupt-cells", s->pcie_intx == 3 ? 2 : 1));
+		B(fdt_property_u32(fdt, "phandle", 1));
+		B(fdt_end_node(fdt));
+	}
 }
 
 /* Build the DT described by @s into dtb[]; returns it (a failed build fails the test). */
@@ -921,4 +945,30 @@ TEST(fdt_host_pcie_bad_ranges_ignored)
 	EXPECT_EQ(hi.pci.mem32.size, 0);
 	EXPECT_EQ(hi.pci.mem64.size, 0);
 	EXPECT_FALSE(hi.pci.present);
+}
+
+TEST(fdt_host_pcie_interrupt_map)
+{
+	struct dt_spec s;
+	const char *err;
+
+	spec_default(&s);
+	s.pcie = 1;
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.pci.nr_intx, 0);
+	s.pcie_intx = 1;
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.pci.nr_intx, 16);
+	EXPECT_EQ(hi.pci.intx_mask_hi, 0x1800);
+	EXPECT_EQ(pci_intx_irq(&hi.pci, 0, 1, 0, 1), 33);	/* QEMU's swizzle */
+	EXPECT_EQ(pci_intx_irq(&hi.pci, 0, 9, 0, 1), 33);	/* slot 9 masked to 1 */
+	EXPECT_EQ(pci_intx_irq(&hi.pci, 0, 3, 0, 4), 34);
+	s.pcie_intx = 2;					/* last entry cut short */
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_TRUE(hi.pci.present);
+	EXPECT_EQ(hi.pci.nr_intx, 15);
+	s.pcie_intx = 3;					/* a parent we do not understand */
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_TRUE(hi.pci.present);
+	EXPECT_EQ(hi.pci.nr_intx, 0);
 }

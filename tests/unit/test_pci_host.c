@@ -322,3 +322,17 @@ TEST(pci_virtio_type_ids)
 	EXPECT_EQ(pci_virtio_type(0x1af4, 0x1110, 1), 0);	/* ivshmem: not virtio */
 	EXPECT_EQ(pci_virtio_type(0x1b36, 0x1042, 2), 0);
 }
+
+TEST(pci_intx_irq_masks_and_misses)
+{
+	struct pci_host_desc d = { .intx_mask_hi = 0x1800, .intx_mask_pin = 7, .nr_intx = 2 };
+
+	d.intx[0] = (struct pci_intx_route){ .addr_hi = 0x0800, .pin = 1, .irq = 33 };
+	d.intx[1] = (struct pci_intx_route){ .addr_hi = 0x1000, .pin = 2, .irq = 35 };
+	EXPECT_EQ(pci_intx_irq(&d, 0, 1, 0, 1), 33);
+	EXPECT_EQ(pci_intx_irq(&d, 0, 5, 3, 1), 33);	/* slot 5 & 3 = 1, function masked */
+	EXPECT_EQ(pci_intx_irq(&d, 0, 2, 0, 2), 35);
+	EXPECT_EQ(pci_intx_irq(&d, 0, 2, 0, 1), -1);	/* no entry */
+	d.nr_intx = 1000;				/* never read past the table */
+	EXPECT_EQ(pci_intx_irq(&d, 0, 3, 0, 4), -1);
+}

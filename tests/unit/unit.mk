@@ -24,7 +24,7 @@ UNIT_COMMON := tests/unit/main.c tests/unit/fake_csr.c
 # hyp sources each binary tests (and libfdt where it needs it)
 unit-src-test_mm := hyp/mm/mm.c hyp/mm/mm_ranges.c
 unit-src-test_gstage := hyp/mm/gstage.c
-unit-src-test_fdt_host := hyp/fdt/fdt_host.c
+unit-src-test_fdt_host := hyp/fdt/fdt_host.c hyp/drivers/pci_host.c
 unit-src-test_vsbi := hyp/vsbi/vsbi.c hyp/lib/hartmask.c hyp/vsbi/vsbi_fwft.c hyp/state/fwft.c hyp/state/cfi_state.c \
 	hyp/cfi/lp_redeliver.c hyp/cfi/violation.c \
 	hyp/cfi/swcheck.c
