@@ -2,7 +2,8 @@
 """Host PCIe (hyp/drivers/pci_host.c): Carapace boots with QEMU virtio-pci
 devices on virt's ECAM bridge (passed with --qemu-arg), finds each on bus 0,
 places its BARs inside the DT's windows and finds the four virtio structures,
-each read back through its BAR (the num_queues the line prints)."""
+each read back through its BAR (the num_queues the line prints), and
+the INTx route QEMU virt's interrupt-map gives each slot."""
 
 import re
 
