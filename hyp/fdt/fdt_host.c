@@ -207,9 +207,19 @@ static void parse_pci_intx(const void *fdt, int node, struct pci_host_desc *d)
 	}
 }
 
+/* True if [base, base + size) meets a /memory range (both ends checked by the caller). */
+static bool overlaps_ram(const struct host_info *hi, uint64_t base, uint64_t size)
+{
+	for (unsigned int i = 0; i < hi->nr_mem; i++)
+		if (base < hi->mem[i].base + hi->mem[i].size && hi->mem[i].base < base + size)
+			return true;
+	return false;
+}
+
 /* The generic ECAM host bridge (QEMU virt's gpex): its ECAM, bus-range and the
  * memory windows of its ranges. Nothing here is trusted further than the DT:
- * cell counts, property lengths and every window's end are checked. A bridge
+ * cell counts, property lengths and every window's end are checked, and
+ * neither ECAM nor a window may overlap RAM (parse_memory() ran first). A bridge
  * that does not parse is left out (the host runs without PCI), not fatal. */
 static void parse_pci(const void *fdt, struct host_info *hi)
 {
@@ -227,7 +237,7 @@ static void parse_pci(const void *fdt, struct host_info *hi)
 	p = fdt_getprop(fdt, node, "#size-cells", &len);
 	sc = p && len == 4 ? (int)fdt32_to_cpu(*p) : 0;
 	if (sc < 1 || sc > 2 || pac < 1 || pac > 2 || read_reg(fdt, node, &r, &nr, 1) ||
-	    !r.size || r.base > UINT64_MAX - r.size)
+	    !r.size || r.base > UINT64_MAX - r.size || overlaps_ram(hi, r.base, r.size))
 		return;
 	d->ecam_base = r.base;
 	d->ecam_size = r.size;
@@ -260,8 +270,8 @@ static void parse_pci(const void *fdt, struct host_info *hi)
 
 		/* the I/O window is ignored: no port I/O on RISC-V */
 		if (!slot || slot->size || !w.size || w.pci_base > UINT64_MAX - w.size ||
-		    w.cpu_base > UINT64_MAX - w.size)
-			continue;
+		    w.cpu_base > UINT64_MAX - w.size || overlaps_ram(hi, w.cpu_base, w.size))
+			continue;	/* BARs there would shadow RAM */
 		if (space == PCI_SPACE_MEM32 && w.pci_base + w.size > (1ull << 32))
 			continue;	/* 32-bit BARs cannot reach it */
 		*slot = w;

@@ -58,6 +58,7 @@ struct dt_spec {
 	int pcie_size_cells;		/* 0: 2 */
 	int pcie_mem32_past_4g;		/* the 32-bit window crosses 4 GiB */
 	int pcie_mem64_wraps;		/* the 64-bit window's end overflows */
+	int pcie_mem32_on_ram;		/* the 32-bit window at 0x80000000 (RAM) */
 	int pcie_intx;			/* interrupt-map: 0 none, 1 QEMU's (4 slots x 4 pins),
 					 * 2 cut inside the last entry, 3 a parent of 2 cells */
 	struct vm_spec vm[MAX_SPEC_VMS];
@@ -219,7 +220,8 @@ static void build_vm(void *fdt, const struct vm_spec *v, unsigned int idx)
 static void build_pcie(void *fdt, const struct dt_spec *s)
 {
 	int sc = s->pcie_size_cells ? s->pcie_size_cells : 2;
-	uint64_t m32 = s->pcie_mem32_past_4g ? 0xc0010000ull : 0x40000000ull;
+	uint64_t m32 = s->pcie_mem32_past_4g ? 0xc0010000ull :
+		       s->pcie_mem32_on_ram ? 0x80000000ull : 0x40000000ull;
 	uint64_t m64 = s->pcie_mem64_wraps ? 0xfffffffff0000000ull : 0x400000000ull;
 	uint32_t r[3 * 7], *e = r;
 	const uint64_t win[3][3] = {	/* space, address (PCI = CPU), size */
@@ -971,4 +973,18 @@ TEST(fdt_host_pcie_interrupt_map)
 	EXPECT_EQ(parse(&s, &err), 0);
 	EXPECT_TRUE(hi.pci.present);
 	EXPECT_EQ(hi.pci.nr_intx, 0);
+}
+
+TEST(fdt_host_pcie_window_on_ram_dropped)
+{
+	struct dt_spec s;
+	const char *err;
+
+	spec_default(&s);
+	s.pcie = 1;
+	s.pcie_mem32_on_ram = 1;
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_TRUE(hi.pci.present);		/* the 64-bit window is still there */
+	EXPECT_EQ(hi.pci.mem32.size, 0);
+	EXPECT_EQ(hi.pci.mem64.size, 0x400000000ull);
 }
