@@ -348,6 +348,37 @@ TEST(section_stream_framed_prefix_is_the_same_stream)
 	receive_all(3);
 }
 
+/* The MEMORY section of a transmitted stream with its header edited by
+ * @edit: what section_rx_take() says of it once the sections before it are in. */
+static const char *take_edited_memory_header(void (*edit)(struct snap_section *))
+{
+	static struct section_rx r;
+	struct snap_section s;
+	size_t mem = sizeof(struct snap_header) + 2 * sizeof(struct snap_section) +
+		     sizeof(small) + 16;
+
+	transmit(false);
+	memcpy(&s, out.data + mem, sizeof(s));
+	EXPECT_EQ(s.type, SNAP_SEC_MEMORY);
+	edit(&s);
+	memcpy(out.data + mem, &s, sizeof(s));
+	rx_start(&r, out.len, 0);
+	for (int i = 0; i < 3; i++)
+		EXPECT_NE(next(&r), SECTION_RX_ERROR);
+	EXPECT_EQ(section_rx_poll(&r), SECTION_RX_SECTION);
+	return section_rx_take(&r);
+}
+
+static void length_not_whole_pages(struct snap_section *s)
+{
+	s->length += 1;
+}
+
+static void instance_one(struct snap_section *s)
+{
+	s->instance = 1;
+}
+
 /* Offset of the first MEMORY payload byte after its run header. */
 static size_t page_data_offset(void)
 {
@@ -396,41 +427,14 @@ TEST(section_rx_refuses_a_reserved_field)
 
 TEST(section_rx_refuses_impossible_lengths)
 {
-	static struct section_rx r;
-	struct snap_section s;
-	size_t mem = sizeof(struct snap_header) + 2 * sizeof(struct snap_section) +
-		     sizeof(small) + 16;
-
-	transmit(false);
-	memcpy(&s, out.data + mem, sizeof(s));
-	s.length += 1;			/* not a whole number of pages */
-	memcpy(out.data + mem, &s, sizeof(s));
-	rx_start(&r, out.len, 0);
-	for (int i = 0; i < 3; i++)
-		EXPECT_NE(next(&r), SECTION_RX_ERROR);
-	EXPECT_EQ(section_rx_poll(&r), SECTION_RX_SECTION);
-	EXPECT_STREQ(section_rx_take(&r), "impossible MEMORY length");
+	EXPECT_STREQ(take_edited_memory_header(length_not_whole_pages), "impossible MEMORY length");
 }
 
 /* a MEMORY section is instance 0 in both streams (the migration receiver
  * took any: only the framing sees every MEMORY header) */
 TEST(section_rx_refuses_a_memory_instance)
 {
-	static struct section_rx r;
-	struct snap_section s;
-	size_t mem = sizeof(struct snap_header) + 2 * sizeof(struct snap_section) +
-		     sizeof(small) + 16;
-
-	transmit(false);
-	memcpy(&s, out.data + mem, sizeof(s));
-	EXPECT_EQ(s.type, SNAP_SEC_MEMORY);
-	s.instance = 1;
-	memcpy(out.data + mem, &s, sizeof(s));
-	rx_start(&r, out.len, 0);
-	for (int i = 0; i < 3; i++)
-		EXPECT_NE(next(&r), SECTION_RX_ERROR);
-	EXPECT_EQ(section_rx_poll(&r), SECTION_RX_SECTION);
-	EXPECT_STREQ(section_rx_take(&r), "MEMORY instance is not 0");
+	EXPECT_STREQ(take_edited_memory_header(instance_one), "MEMORY instance is not 0");
 }
 
 /* what follows the limit is not the stream's: never read */
