@@ -12,7 +12,7 @@ hyp-objs-y += drivers/sbi_client.o drivers/uart8250.o drivers/virtio_console.o
 hyp-objs-y += fdt/fdt_guest.o fdt/fdt_host.o
 hyp-objs-y += host/console.o host/mgmt.o host/monitor.o host/services.o host/vmops.o
 hyp-objs-y += lib/console_filter.o lib/crc32c.o lib/entropy.o lib/hartmask.o lib/json.o lib/log.o \
-	      lib/printf.o lib/string.o
+	      lib/printf.o lib/string.o lib/token_bucket.o
 hyp-objs-y += lifecycle/vm_lifecycle.o
 hyp-objs-y += migrate/mig_recv.o migrate/mig_send.o migrate/mig_wire.o
 hyp-objs-y += mm/dirty_log.o mm/gstage.o mm/guest_mem.o mm/mm.o mm/mm_ranges.o mm/tlb.o mm/vmid.o
