@@ -11,6 +11,7 @@
 #include <hart.h>
 #include <mgmt.h>
 #include <mm.h>
+#include <pci_host.h>
 #include <sbi_client.h>
 #include <sched.h>
 #include <snapshot.h>
@@ -173,6 +174,8 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 		pr_info("management channel: virtio-serial port org.carapace.control");
 	else
 		pr_info("no management device: carapace-ctl cannot reach this host");
+	if (host.pci.present)
+		pci_host_init(&host.pci);	/* BARs placed; devices not driven yet */
 	create_boot_vms();
 	if (host.incoming)
 		mgmt_arm_incoming();

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Host DT parsing with libfdt: memory, harts, timebase, UART, reserved memory, VMs. */
+/* Host DT parsing with libfdt: memory, harts, timebase, UART, reserved memory,
+ * the PCIe host bridge, VMs. */
 #include <libfdt.h>
 #include <string.h>
 #include <errno.h>
@@ -155,6 +156,129 @@ static int parse_uart(const void *fdt, struct host_info *hi)
 	shift = fdt_getprop(fdt, node, "reg-shift", &len);
 	hi->uart_shift = shift && len == 4 ? fdt32_to_cpu(*shift) : 0;
 	return 0;
+}
+
+/* PCI address space code of a "ranges" entry (phys.hi bits 25:24). */
+#define PCI_SPACE_MEM32		2
+#define PCI_SPACE_MEM64		3
+
+/* A u32 property of @node, or @dflt if absent or not one cell. */
+static uint32_t prop_u32(const void *fdt, int node, const char *name, uint32_t dflt)
+{
+	int len;
+	const fdt32_t *p = fdt_getprop(fdt, node, name, &len);
+
+	return p && len == 4 ? fdt32_to_cpu(*p) : dflt;
+}
+
+/* interrupt-map of the bridge: (phys.hi, mid, lo, pin, parent phandle, the
+ * parent's unit address, its interrupt specifier) entries. Only parents with
+ * one interrupt cell are understood (a PLIC); an entry that runs past the
+ * property, names no node or another kind of parent ends the table there. */
+static void parse_pci_intx(const void *fdt, int node, struct pci_host_desc *d)
+{
+	int len, mlen;
+	const fdt32_t *map = fdt_getprop(fdt, node, "interrupt-map", &len);
+	const fdt32_t *mask = fdt_getprop(fdt, node, "interrupt-map-mask", &mlen);
+	unsigned int cells, pos = 0;
+
+	if (!map || !mask || mlen != 16 || len <= 0 || len % 4)
+		return;
+	d->intx_mask_hi = fdt32_to_cpu(mask[0]);
+	d->intx_mask_pin = fdt32_to_cpu(mask[3]);
+	cells = (unsigned int)len / 4;
+	while (d->nr_intx < PCI_MAX_INTX && cells - pos >= 5) {
+		const fdt32_t *e = map + pos;
+		int parent = fdt_node_offset_by_phandle(fdt, fdt32_to_cpu(e[4]));
+		uint32_t pac, pic;
+
+		if (parent < 0)
+			return;
+		pac = prop_u32(fdt, parent, "#address-cells", 0);
+		pic = prop_u32(fdt, parent, "#interrupt-cells", 0);
+		if (pac > 3 || pic != 1 || cells - pos - 5 < pac + pic)
+			return;
+		d->intx[d->nr_intx++] = (struct pci_intx_route){
+			.addr_hi = fdt32_to_cpu(e[0]) & d->intx_mask_hi,
+			.pin = fdt32_to_cpu(e[3]) & d->intx_mask_pin,
+			.irq = fdt32_to_cpu(e[5 + pac]),
+		};
+		pos += 5 + pac + pic;
+	}
+}
+
+/* True if [base, base + size) meets a /memory range (both ends checked by the caller). */
+static bool overlaps_ram(const struct host_info *hi, uint64_t base, uint64_t size)
+{
+	for (unsigned int i = 0; i < hi->nr_mem; i++)
+		if (base < hi->mem[i].base + hi->mem[i].size && hi->mem[i].base < base + size)
+			return true;
+	return false;
+}
+
+/* The generic ECAM host bridge (QEMU virt's gpex): its ECAM, bus-range and the
+ * memory windows of its ranges. Nothing here is trusted further than the DT:
+ * cell counts, property lengths and every window's end are checked, and
+ * neither ECAM nor a window may overlap RAM (parse_memory() ran first). A bridge
+ * that does not parse is left out (the host runs without PCI), not fatal. */
+static void parse_pci(const void *fdt, struct host_info *hi)
+{
+	struct pci_host_desc *d = &hi->pci;
+	int node = fdt_node_offset_by_compatible(fdt, -1, "pci-host-ecam-generic");
+	int pac = reg_cells(fdt, node, "#address-cells", 2), len, entry;
+	const fdt32_t *ac = node >= 0 ? fdt_getprop(fdt, node, "#address-cells", &len) : NULL;
+	const fdt32_t *p;
+	struct mm_range r;
+	unsigned int nr = 0;
+	int sc;
+
+	if (node < 0 || !ac || len != 4 || fdt32_to_cpu(*ac) != 3)
+		return;
+	p = fdt_getprop(fdt, node, "#size-cells", &len);
+	sc = p && len == 4 ? (int)fdt32_to_cpu(*p) : 0;
+	if (sc < 1 || sc > 2 || pac < 1 || pac > 2 || read_reg(fdt, node, &r, &nr, 1) ||
+	    !r.size || r.base > UINT64_MAX - r.size || overlaps_ram(hi, r.base, r.size))
+		return;
+	d->ecam_base = r.base;
+	d->ecam_size = r.size;
+	d->bus_start = 0;
+	d->bus_end = 255;
+	p = fdt_getprop(fdt, node, "bus-range", &len);
+	if (p && len == 8) {
+		d->bus_start = fdt32_to_cpu(p[0]);
+		d->bus_end = fdt32_to_cpu(p[1]);
+	}
+	/* ECAM gives each bus 1 MiB: the window must cover the first one at least */
+	if (d->bus_start > d->bus_end || d->bus_end > 255 || d->ecam_size < (1u << 20))
+		return;
+	if ((uint64_t)(d->bus_end - d->bus_start + 1) << 20 > d->ecam_size)
+		d->bus_end = d->bus_start + (uint32_t)(d->ecam_size >> 20) - 1;
+	p = fdt_getprop(fdt, node, "ranges", &len);
+	entry = 3 + pac + sc;
+	if (!p || len <= 0 || len % (4 * entry))
+		return;
+	for (int i = 0; i < len / (4 * entry); i++) {
+		const fdt32_t *e = p + i * entry;
+		unsigned int space = (fdt32_to_cpu(e[0]) >> 24) & 3;
+		struct pci_window w = {
+			.pci_base = read_cells(e + 1, 2),
+			.cpu_base = read_cells(e + 3, pac),
+			.size = read_cells(e + 3 + pac, sc),
+		};
+		struct pci_window *slot = space == PCI_SPACE_MEM32 ? &d->mem32 :
+					  space == PCI_SPACE_MEM64 ? &d->mem64 : NULL;
+
+		/* the I/O window is ignored: no port I/O on RISC-V */
+		if (!slot || slot->size || !w.size || w.pci_base > UINT64_MAX - w.size ||
+		    w.cpu_base > UINT64_MAX - w.size || overlaps_ram(hi, w.cpu_base, w.size))
+			continue;	/* BARs there would shadow RAM */
+		if (space == PCI_SPACE_MEM32 && w.pci_base + w.size > (1ull << 32))
+			continue;	/* 32-bit BARs cannot reach it */
+		*slot = w;
+	}
+	d->present = d->mem32.size || d->mem64.size;
+	if (d->present)
+		parse_pci_intx(fdt, node, d);
 }
 
 static int parse_cfi_policy(const char *s, enum cfi_policy *p)
@@ -315,6 +439,8 @@ int fdt_host_parse(const void *fdt, struct host_info *hi, const char **err)
 		rc = parse_memory(fdt, hi, err);
 	if (!rc && parse_uart(fdt, hi))
 		hi->uart_base = 0;	/* no console: still run, silently */
+	if (!rc)
+		parse_pci(fdt, hi);
 	if (!rc)
 		rc = parse_chosen(fdt, hi, err);
 	return rc;

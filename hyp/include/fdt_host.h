@@ -5,6 +5,7 @@
 #include <types.h>
 #include <cfi.h>
 #include <mm.h>
+#include <pci_host.h>
 #include <vm_lifecycle.h>
 
 #define HOST_MAX_HARTS	8
@@ -30,6 +31,7 @@ struct host_info {
 	bool incoming;			/* carapace,incoming: wait for a migrated VM */
 	uint32_t vmid_bits;		/* carapace,vmid-bits: use at most this many (0: all) */
 	uint32_t stream_stall_ms;	/* carapace,stream-stall-ms (0: the default) */
+	struct pci_host_desc pci;	/* the ECAM host bridge (present false: none) */
 	struct vm_desc vms[HOST_MAX_VMS];
 	unsigned int nr_vms;
 	/* images QEMU loaded: each VM's kernel/initrd ("NAME.kernel", "NAME.initrd")

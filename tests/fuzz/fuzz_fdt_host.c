@@ -40,6 +40,37 @@ static const struct host_image *image(const char *name)
 	return NULL;
 }
 
+/* the PCIe bridge: what hyp/drivers/pci_host.c relies on without checking */
+static void check_off_ram(uint64_t base, uint64_t size)
+{
+	for (unsigned int i = 0; i < hi.nr_mem; i++)
+		CHECK(base + size <= hi.mem[i].base || hi.mem[i].base + hi.mem[i].size <= base);
+}
+
+static void check_window(const struct pci_window *w, uint64_t limit)
+{
+	if (!w->size)
+		return;
+	check_off_ram(w->cpu_base, w->size);
+	CHECK(!w->used);
+	CHECK(w->pci_base <= UINT64_MAX - w->size && w->cpu_base <= UINT64_MAX - w->size);
+	CHECK(w->pci_base + w->size <= limit || limit == UINT64_MAX);
+}
+
+static void check_pci(const struct pci_host_desc *d)
+{
+	if (!d->present)
+		return;
+	CHECK(d->mem32.size || d->mem64.size);
+	CHECK(d->bus_start <= d->bus_end && d->bus_end <= 255);
+	CHECK(d->ecam_base <= UINT64_MAX - d->ecam_size);
+	check_off_ram(d->ecam_base, d->ecam_size);
+	CHECK((uint64_t)(d->bus_end - d->bus_start + 1) << 20 <= d->ecam_size);
+	CHECK(d->nr_intx <= PCI_MAX_INTX);
+	check_window(&d->mem32, 1ull << 32);
+	check_window(&d->mem64, UINT64_MAX);
+}
+
 static void check_ok(const void *fdt)
 {
 	bool self = false;
@@ -71,6 +102,7 @@ static void check_ok(const void *fdt)
 		CHECK(!d->initrd[0] || image(d->initrd));
 		CHECK((unsigned int)d->cfi <= CFI_POLICY_OFF);
 	}
+	check_pci(&hi.pci);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

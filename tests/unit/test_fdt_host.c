@@ -52,6 +52,15 @@ struct dt_spec {
 	const char *stdout_path;	/* NULL: "/soc/serial@10000000" */
 	int timeslice;			/* 0: absent */
 	int chosen_other_child;		/* a non-VM child node in /chosen */
+	int pcie;			/* add QEMU virt's pcie@30000000 (generic ECAM) */
+	uint64_t pcie_ecam_size;	/* 0: QEMU's 256 MiB */
+	int pcie_ranges_cut;		/* drop the last cell of ranges */
+	int pcie_size_cells;		/* 0: 2 */
+	int pcie_mem32_past_4g;		/* the 32-bit window crosses 4 GiB */
+	int pcie_mem64_wraps;		/* the 64-bit window's end overflows */
+	int pcie_mem32_on_ram;		/* the 32-bit window at 0x80000000 (RAM) */
+	int pcie_intx;			/* interrupt-map: 0 none, 1 QEMU's (4 slots x 4 pins),
+					 * 2 cut inside the last entry, 3 a parent of 2 cells */
 	struct vm_spec vm[MAX_SPEC_VMS];
 	unsigned int nr_vms;
 };
@@ -206,6 +215,69 @@ static void build_vm(void *fdt, const struct vm_spec *v, unsigned int idx)
 	B(fdt_end_node(fdt));
 }
 
+/* QEMU virt's gpex node (hw/riscv/virt.c): #address-cells 3, I/O, 32-bit and
+ * 64-bit windows in ranges, ECAM for 256 buses. */
+static void build_pcie(void *fdt, const struct dt_spec *s)
+{
+	int sc = s->pcie_size_cells ? s->pcie_size_cells : 2;
+	uint64_t m32 = s->pcie_mem32_past_4g ? 0xc0010000ull :
+		       s->pcie_mem32_on_ram ? 0x80000000ull : 0x40000000ull;
+	uint64_t m64 = s->pcie_mem64_wraps ? 0xfffffffff0000000ull : 0x400000000ull;
+	uint32_t r[3 * 7], *e = r;
+	const uint64_t win[3][3] = {	/* space, address (PCI = CPU), size */
+		{ 1, 0x3000000, 0x10000 }, { 2, m32, 0x40000000 }, { 3, m64, 0x400000000ull },
+	};
+
+	for (int i = 0; i < 3; i++) {
+		*e++ = (uint32_t)win[i][0] << 24;
+		*e++ = (uint32_t)(i ? win[i][1] >> 32 : 0);
+		*e++ = (uint32_t)(i ? win[i][1] : 0);
+		*e++ = (uint32_t)(win[i][1] >> 32);
+		*e++ = (uint32_t)win[i][1];
+		if (sc == 2)
+			*e++ = (uint32_t)(win[i][2] >> 32);
+		*e++ = (uint32_t)win[i][2];
+	}
+	B(fdt_begin_node(fdt, "pci@30000000"));
+	B(fdt_property_string(fdt, "compatible", "pci-host-ecam-generic"));
+	B(fdt_property_string(fdt, "device_type", "pci"));
+	B(fdt_property_u32(fdt, "#address-cells", 3));
+	B(fdt_property_u32(fdt, "#size-cells", (uint32_t)sc));
+	prop_cells(fdt, "bus-range", (const uint32_t[]){ 0, 0xff }, 2);
+	prop_reg2(fdt, 0x30000000, s->pcie_ecam_size ? s->pcie_ecam_size : 0x10000000);
+	{
+		fdt32_t v[3 * 7];
+		int n = (int)(e - r) - (s->pcie_ranges_cut ? 1 : 0);
+
+		for (int i = 0; i < n; i++)
+			v[i] = cpu_to_fdt32(r[i]);
+		B(fdt_property(fdt, "ranges", v, n * 4));
+	}
+	if (s->pcie_intx) {
+		fdt32_t map[16 * 6];
+		int n = 0;
+
+		for (uint32_t slot = 0; slot < 4; slot++)
+			for (uint32_t pin = 1; pin <= 4; pin++) {
+				const uint32_t e[6] = { slot << 11, 0, 0, pin, 1, 32 + (slot + pin - 1) % 4 };
+
+				for (int i = 0; i < 6; i++)
+					map[n++] = cpu_to_fdt32(e[i]);
+			}
+		prop_cells(fdt, "interrupt-map-mask", (const uint32_t[]){ 0x1800, 0, 0, 7 }, 4);
+		B(fdt_property(fdt, "interrupt-map", map, (n - (s->pcie_intx == 2 ? 1 : 0)) * 4));
+	}
+	B(fdt_end_node(fdt));
+	if (s->pcie_intx) {		/* the PLIC the map points at, phandle 1 */
+		B(fdt_begin_node(fdt, "plic@c000000"));
+		B(fdt_property_string(fdt, "compatible", "sifive,plic-1.0.0"));
+		B(fdt_property_u32(fdt, "#address-cells", 0));
+		B(fdt_property_u32(fdt, "#interrupt-cells", s->pcie_intx == 3 ? 2 : 1));
+		B(fdt_property_u32(fdt, "phandle", 1));
+		B(fdt_end_node(fdt));
+	}
+}
+
 /* Build the DT described by @s into dtb[]; returns it (a failed build fails the test). */
 static const void *build(const struct dt_spec *s)
 {
@@ -327,6 +399,8 @@ static const void *build(const struct dt_spec *s)
 		B(fdt_property_u32(fdt, "reg-shift", 2));
 		B(fdt_end_node(fdt));
 	}
+	if (s->pcie)
+		build_pcie(fdt, s);
 	B(fdt_end_node(fdt));
 
 	B(fdt_end_node(fdt));
@@ -809,4 +883,108 @@ TEST(fdt_host_err_too_many_vms)
 	s.vm[HOST_MAX_VMS].name = names[HOST_MAX_VMS];
 	s.nr_vms = HOST_MAX_VMS + 1;
 	EXPECT_PARSE_ERR(&s, -HYP_ENOMEM, "too many VMs");
+}
+
+TEST(fdt_host_pcie_qemu_virt)
+{
+	struct dt_spec s;
+	const char *err;
+
+	spec_default(&s);
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_FALSE(hi.pci.present);		/* no bridge: no PCI, still boots */
+	s.pcie = 1;
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_TRUE(hi.pci.present);
+	EXPECT_EQ(hi.pci.ecam_base, 0x30000000);
+	EXPECT_EQ(hi.pci.ecam_size, 0x10000000);
+	EXPECT_EQ(hi.pci.bus_start, 0);
+	EXPECT_EQ(hi.pci.bus_end, 255);
+	EXPECT_EQ(hi.pci.mem32.pci_base, 0x40000000);
+	EXPECT_EQ(hi.pci.mem32.cpu_base, 0x40000000);
+	EXPECT_EQ(hi.pci.mem32.size, 0x40000000);
+	EXPECT_EQ(hi.pci.mem64.cpu_base, 0x400000000ull);
+	EXPECT_EQ(hi.pci.mem64.size, 0x400000000ull);
+	EXPECT_EQ(hi.pci.mem32.used, 0);
+}
+
+TEST(fdt_host_pcie_small_ecam_limits_buses)
+{
+	struct dt_spec s;
+	const char *err;
+
+	spec_default(&s);
+	s.pcie = 1;
+	s.pcie_ecam_size = 0x200000;		/* two buses' worth */
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_TRUE(hi.pci.present);
+	EXPECT_EQ(hi.pci.bus_end, 1);
+	s.pcie_ecam_size = 0x1000;		/* not even one bus */
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_FALSE(hi.pci.present);
+}
+
+TEST(fdt_host_pcie_bad_ranges_ignored)
+{
+	struct dt_spec s;
+	const char *err;
+
+	spec_default(&s);
+	s.pcie = 1;
+	s.pcie_ranges_cut = 1;			/* not a whole number of entries */
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_FALSE(hi.pci.present);
+	s.pcie_ranges_cut = 0;
+	s.pcie_size_cells = 1;			/* 1-cell sizes parse too */
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_TRUE(hi.pci.present);
+	EXPECT_EQ(hi.pci.mem32.size, 0x40000000);
+	EXPECT_EQ(hi.pci.mem64.size, 0);	/* 16 GiB does not fit one cell: truncated to 0 */
+	s.pcie_size_cells = 0;
+	s.pcie_mem32_past_4g = 1;		/* 32-bit BARs could not reach its end */
+	s.pcie_mem64_wraps = 1;			/* its end overflows 64 bits */
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.pci.mem32.size, 0);
+	EXPECT_EQ(hi.pci.mem64.size, 0);
+	EXPECT_FALSE(hi.pci.present);
+}
+
+TEST(fdt_host_pcie_interrupt_map)
+{
+	struct dt_spec s;
+	const char *err;
+
+	spec_default(&s);
+	s.pcie = 1;
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.pci.nr_intx, 0);
+	s.pcie_intx = 1;
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.pci.nr_intx, 16);
+	EXPECT_EQ(hi.pci.intx_mask_hi, 0x1800);
+	EXPECT_EQ(pci_intx_irq(&hi.pci, 0, 1, 0, 1), 33);	/* QEMU's swizzle */
+	EXPECT_EQ(pci_intx_irq(&hi.pci, 0, 9, 0, 1), 33);	/* slot 9 masked to 1 */
+	EXPECT_EQ(pci_intx_irq(&hi.pci, 0, 3, 0, 4), 34);
+	s.pcie_intx = 2;					/* last entry cut short */
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_TRUE(hi.pci.present);
+	EXPECT_EQ(hi.pci.nr_intx, 15);
+	s.pcie_intx = 3;					/* a parent we do not understand */
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_TRUE(hi.pci.present);
+	EXPECT_EQ(hi.pci.nr_intx, 0);
+}
+
+TEST(fdt_host_pcie_window_on_ram_dropped)
+{
+	struct dt_spec s;
+	const char *err;
+
+	spec_default(&s);
+	s.pcie = 1;
+	s.pcie_mem32_on_ram = 1;
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_TRUE(hi.pci.present);		/* the 64-bit window is still there */
+	EXPECT_EQ(hi.pci.mem32.size, 0);
+	EXPECT_EQ(hi.pci.mem64.size, 0x400000000ull);
 }

@@ -24,7 +24,7 @@ UNIT_COMMON := tests/unit/main.c tests/unit/fake_csr.c
 # hyp sources each binary tests (and libfdt where it needs it)
 unit-src-test_mm := hyp/mm/mm.c hyp/mm/mm_ranges.c
 unit-src-test_gstage := hyp/mm/gstage.c
-unit-src-test_fdt_host := hyp/fdt/fdt_host.c
+unit-src-test_fdt_host := hyp/fdt/fdt_host.c hyp/drivers/pci_host.c
 unit-src-test_vsbi := hyp/vsbi/vsbi.c hyp/lib/hartmask.c hyp/vsbi/vsbi_fwft.c hyp/state/fwft.c hyp/state/cfi_state.c \
 	hyp/cfi/lp_redeliver.c hyp/cfi/violation.c \
 	hyp/cfi/swcheck.c
@@ -58,6 +58,8 @@ UNIT_TESTS += test_entropy
 unit-src-test_entropy := hyp/lib/entropy.c
 UNIT_TESTS += test_vcpu_request
 unit-src-test_vcpu_request := hyp/state/vcpu_request.c
+UNIT_TESTS += test_pci_host
+unit-src-test_pci_host := hyp/drivers/pci_host.c
 UNIT_TESTS += test_vcon
 unit-src-test_vcon := hyp/drivers/virtio_console.c
 unit-libfdt-test_vcon := y
