@@ -15,28 +15,39 @@ static uint64_t read_cells(const fdt32_t *p, int cells)
 	return v;
 }
 
-/* #address-cells/#size-cells that apply to @node's reg: the nearest ancestor
- * that states them (VM nodes under /chosen usually inherit from /chosen). */
-static int reg_cells(const void *fdt, int node, const char *name, int dflt)
+/* #address-cells and #size-cells that apply to @node's reg: from the nearest
+ * ancestor that states each (VM nodes under /chosen usually inherit from
+ * /chosen); 2 and 1 if none does. One walk up for both: finding a parent
+ * rescans the tree from its start. */
+static void reg_cells(const void *fdt, int node, int *ac, int *sc)
 {
-	for (int p = fdt_parent_offset(fdt, node); p >= 0; p = fdt_parent_offset(fdt, p)) {
-		int len;
-		const fdt32_t *v = fdt_getprop(fdt, p, name, &len);
+	bool have_ac = false, have_sc = false;
 
-		if (v && len == 4)
-			return (int)fdt32_to_cpu(*v);
+	*ac = 2;
+	*sc = 1;
+	for (int p = fdt_parent_offset(fdt, node); p >= 0 && !(have_ac && have_sc);
+	     p = fdt_parent_offset(fdt, p)) {
+		int len;
+		const fdt32_t *v = fdt_getprop(fdt, p, "#address-cells", &len);
+
+		if (!have_ac && v && len == 4) {
+			*ac = (int)fdt32_to_cpu(*v);
+			have_ac = true;
+		}
+		v = fdt_getprop(fdt, p, "#size-cells", &len);
+		if (!have_sc && v && len == 4) {
+			*sc = (int)fdt32_to_cpu(*v);
+			have_sc = true;
+		}
 		if (p == 0)
 			break;
 	}
-	return dflt;
 }
 
-/* Append every (address, size) pair of @node's reg to @out. */
-static int read_reg(const void *fdt, int node, struct mm_range *out, unsigned int *nr,
-		    unsigned int max)
+/* Append every (address, size) pair of @node's reg, in @ac + @sc cells, to @out. */
+static int read_reg_cells(const void *fdt, int node, int ac, int sc, struct mm_range *out,
+			  unsigned int *nr, unsigned int max)
 {
-	int ac = reg_cells(fdt, node, "#address-cells", 2);
-	int sc = reg_cells(fdt, node, "#size-cells", 1);
 	int len;
 	const fdt32_t *p = fdt_getprop(fdt, node, "reg", &len);
 
@@ -50,6 +61,15 @@ static int read_reg(const void *fdt, int node, struct mm_range *out, unsigned in
 		(*nr)++;
 	}
 	return 0;
+}
+
+static int read_reg(const void *fdt, int node, struct mm_range *out, unsigned int *nr,
+		    unsigned int max)
+{
+	int ac, sc;
+
+	reg_cells(fdt, node, &ac, &sc);
+	return read_reg_cells(fdt, node, ac, sc, out, nr, max);
 }
 
 /* A string property, or NULL if absent or not NUL-terminated within its length. */
@@ -171,6 +191,32 @@ static uint32_t prop_u32(const void *fdt, int node, const char *name, uint32_t d
 	return p && len == 4 ? fdt32_to_cpu(*p) : dflt;
 }
 
+/* An interrupt parent: its node and cell counts, by phandle. Looking a phandle
+ * up walks every property of every node before it (libfdt's
+ * fdt_node_offset_by_phandle(): about 0.5 M instructions on QEMU virt's host
+ * DT, 16 times over for its interrupt-map, which was 8 M instructions of the
+ * Linux boot figure, docs/performance.md): the last answer is kept, since
+ * every entry of a map names the same parent. */
+struct irq_parent {
+	uint32_t phandle;	/* 0: nothing looked up yet */
+	int node;
+	uint32_t addr_cells, irq_cells;
+};
+
+static int irq_parent_get(const void *fdt, struct irq_parent *p, uint32_t phandle)
+{
+	int node;
+
+	if (p->phandle && p->phandle == phandle)
+		return p->node;
+	node = fdt_node_offset_by_phandle(fdt, phandle);
+	if (node < 0)
+		return node;
+	*p = (struct irq_parent){ phandle, node, prop_u32(fdt, node, "#address-cells", 0),
+				  prop_u32(fdt, node, "#interrupt-cells", 0) };
+	return node;
+}
+
 /* interrupt-map of the bridge: (phys.hi, mid, lo, pin, parent phandle, the
  * parent's unit address, its interrupt specifier) entries. Only parents with
  * one interrupt cell are understood (a PLIC); an entry that runs past the
@@ -181,6 +227,7 @@ static void parse_pci_intx(const void *fdt, int node, struct pci_host_desc *d)
 	const fdt32_t *map = fdt_getprop(fdt, node, "interrupt-map", &len);
 	const fdt32_t *mask = fdt_getprop(fdt, node, "interrupt-map-mask", &mlen);
 	unsigned int cells, pos = 0;
+	struct irq_parent parent = { 0 };
 
 	if (!map || !mask || mlen != 16 || len <= 0 || len % 4)
 		return;
@@ -189,13 +236,12 @@ static void parse_pci_intx(const void *fdt, int node, struct pci_host_desc *d)
 	cells = (unsigned int)len / 4;
 	while (d->nr_intx < PCI_MAX_INTX && cells - pos >= 5) {
 		const fdt32_t *e = map + pos;
-		int parent = fdt_node_offset_by_phandle(fdt, fdt32_to_cpu(e[4]));
 		uint32_t pac, pic;
 
-		if (parent < 0)
+		if (irq_parent_get(fdt, &parent, fdt32_to_cpu(e[4])) < 0)
 			return;
-		pac = prop_u32(fdt, parent, "#address-cells", 0);
-		pic = prop_u32(fdt, parent, "#interrupt-cells", 0);
+		pac = parent.addr_cells;
+		pic = parent.irq_cells;
 		if (pac > 3 || pic != 1 || cells - pos - 5 < pac + pic)
 			return;
 		d->intx[d->nr_intx++] = (struct pci_intx_route){
@@ -225,18 +271,19 @@ static void parse_pci(const void *fdt, struct host_info *hi)
 {
 	struct pci_host_desc *d = &hi->pci;
 	int node = fdt_node_offset_by_compatible(fdt, -1, "pci-host-ecam-generic");
-	int pac = reg_cells(fdt, node, "#address-cells", 2), len, entry;
+	int pac, psc, len = 0, entry, sc;
 	const fdt32_t *ac = node >= 0 ? fdt_getprop(fdt, node, "#address-cells", &len) : NULL;
 	const fdt32_t *p;
 	struct mm_range r;
 	unsigned int nr = 0;
-	int sc;
 
 	if (node < 0 || !ac || len != 4 || fdt32_to_cpu(*ac) != 3)
 		return;
+	reg_cells(fdt, node, &pac, &psc);	/* the parent's: for reg and ranges' CPU side */
 	p = fdt_getprop(fdt, node, "#size-cells", &len);
 	sc = p && len == 4 ? (int)fdt32_to_cpu(*p) : 0;
-	if (sc < 1 || sc > 2 || pac < 1 || pac > 2 || read_reg(fdt, node, &r, &nr, 1) ||
+	if (sc < 1 || sc > 2 || pac < 1 || pac > 2 ||
+	    read_reg_cells(fdt, node, pac, psc, &r, &nr, 1) ||
 	    !r.size || r.base > UINT64_MAX - r.size || overlaps_ram(hi, r.base, r.size))
 		return;
 	d->ecam_base = r.base;
