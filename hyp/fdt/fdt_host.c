@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Host DT parsing with libfdt: memory, harts, timebase, UART, reserved memory,
- * the PCIe host bridge, VMs. */
+ * the PLIC, the PCIe host bridge, VMs. */
 #include <libfdt.h>
 #include <string.h>
 #include <errno.h>
@@ -86,6 +86,23 @@ static bool stringlist_has(const void *fdt, int node, const char *prop, const ch
 	return fdt_stringlist_search(fdt, node, prop, s) >= 0;
 }
 
+/* The phandle of @cpu's local interrupt controller ("riscv,cpu-intc", one
+ * interrupt cell: the cause number), 0 if it has none. */
+static uint32_t cpu_intc_phandle(const void *fdt, int cpu)
+{
+	int node, len;
+
+	fdt_for_each_subnode(node, fdt, cpu) {
+		const fdt32_t *cells = fdt_getprop(fdt, node, "#interrupt-cells", &len);
+
+		if (!fdt_node_check_compatible(fdt, node, "riscv,cpu-intc") &&
+		    fdt_getprop(fdt, node, "interrupt-controller", NULL) &&
+		    (!cells || (len == 4 && fdt32_to_cpu(*cells) == 1)))
+			return fdt_get_phandle(fdt, node);
+	}
+	return 0;
+}
+
 static int parse_cpus(const void *fdt, struct host_info *hi, const char **err)
 {
 	int cpus = fdt_path_offset(fdt, "/cpus"), node, len;
@@ -110,6 +127,7 @@ static int parse_cpus(const void *fdt, struct host_info *hi, const char **err)
 			continue;
 		if (hi->nr_harts == HOST_MAX_HARTS)
 			return *err = "too many harts", -HYP_ENOMEM;
+		hi->intc_phandle[hi->nr_harts] = cpu_intc_phandle(fdt, node);
 		hi->hartids[hi->nr_harts++] = read_cells(reg, len / 4 > 1 ? 2 : 1);
 		hi->isa_zicfilp &= stringlist_has(fdt, node, "riscv,isa-extensions", "zicfilp");
 		hi->isa_zicfiss &= stringlist_has(fdt, node, "riscv,isa-extensions", "zicfiss");
@@ -220,8 +238,11 @@ static int irq_parent_get(const void *fdt, struct irq_parent *p, uint32_t phandl
 /* interrupt-map of the bridge: (phys.hi, mid, lo, pin, parent phandle, the
  * parent's unit address, its interrupt specifier) entries. Only parents with
  * one interrupt cell are understood (a PLIC); an entry that runs past the
- * property, names no node or another kind of parent ends the table there. */
-static void parse_pci_intx(const void *fdt, int node, struct pci_host_desc *d)
+ * property, names no node or another kind of parent ends the table there.
+ * @plic: the host PLIC's node (parse_plic()), the parent known without a
+ * lookup; negative if there is none. */
+static void parse_pci_intx(const void *fdt, int node, const struct host_info *hi, int plic,
+			   struct pci_host_desc *d)
 {
 	int len, mlen;
 	const fdt32_t *map = fdt_getprop(fdt, node, "interrupt-map", &len);
@@ -231,6 +252,10 @@ static void parse_pci_intx(const void *fdt, int node, struct pci_host_desc *d)
 
 	if (!map || !mask || mlen != 16 || len <= 0 || len % 4)
 		return;
+	if (plic >= 0 && hi->plic.phandle)	/* the usual parent: no lookup at all */
+		parent = (struct irq_parent){ hi->plic.phandle, plic,
+					      prop_u32(fdt, plic, "#address-cells", 0),
+					      prop_u32(fdt, plic, "#interrupt-cells", 0) };
 	d->intx_mask_hi = fdt32_to_cpu(mask[0]);
 	d->intx_mask_pin = fdt32_to_cpu(mask[3]);
 	cells = (unsigned int)len / 4;
@@ -248,6 +273,7 @@ static void parse_pci_intx(const void *fdt, int node, struct pci_host_desc *d)
 			.addr_hi = fdt32_to_cpu(e[0]) & d->intx_mask_hi,
 			.pin = fdt32_to_cpu(e[3]) & d->intx_mask_pin,
 			.irq = fdt32_to_cpu(e[5 + pac]),
+			.parent = parent.phandle,
 		};
 		pos += 5 + pac + pic;
 	}
@@ -262,12 +288,66 @@ static bool overlaps_ram(const struct host_info *hi, uint64_t base, uint64_t siz
 	return false;
 }
 
+/* interrupts-extended entries per hart's local controller whose cause is 9
+ * (supervisor external): the PLIC's S-mode contexts, numbered by position. */
+#define IRQ_CAUSE_S_EXT	9
+
+/* The host PLIC ("riscv,plic0", or "sifive,plic-1.0.0" alone): its reg, its
+ * sources (riscv,ndev, 1..1023) and each hart's S-mode context, read from
+ * interrupts-extended as (controller phandle, cause) pairs. Every controller
+ * named must be a hart's riscv,cpu-intc (one cell, parse_cpus() found them):
+ * an entry naming anything else cannot be sized and ends the walk (the
+ * contexts before it stand). A context counts only if its registers lie
+ * inside reg; reg may not overlap RAM. A PLIC that does not parse is left out
+ * (no host interrupts), not fatal. Returns its node, or a negative value. */
+static int parse_plic(const void *fdt, struct host_info *hi)
+{
+	struct plic_host_desc *d = &hi->plic;
+	int node = fdt_node_offset_by_compatible(fdt, -1, "riscv,plic0"), len;
+	const fdt32_t *ie;
+	struct mm_range r;
+	unsigned int nr = 0, n;
+
+	for (unsigned int i = 0; i < HOST_MAX_HARTS; i++)
+		hi->plic_s_context[i] = PLIC_NO_CONTEXT;
+	if (node < 0)
+		node = fdt_node_offset_by_compatible(fdt, -1, "sifive,plic-1.0.0");
+	if (node < 0 || read_reg(fdt, node, &r, &nr, 1) || !r.size ||
+	    r.base > UINT64_MAX - r.size || overlaps_ram(hi, r.base, r.size))
+		return -1;
+	d->ndev = prop_u32(fdt, node, "riscv,ndev", 0);
+	if (!d->ndev || d->ndev >= PLIC_MAX_SOURCES) {
+		d->ndev = 0;
+		return -1;
+	}
+	d->base = r.base;
+	d->size = r.size;
+	d->phandle = fdt_get_phandle(fdt, node);
+	d->present = true;
+	ie = fdt_getprop(fdt, node, "interrupts-extended", &len);
+	n = ie && len > 0 ? (unsigned int)len / 8 : 0;
+	for (unsigned int ctx = 0; ctx < n && ctx < PLIC_MAX_CONTEXTS; ctx++) {
+		uint32_t ph = fdt32_to_cpu(ie[2 * ctx]), cause = fdt32_to_cpu(ie[2 * ctx + 1]);
+		unsigned int h = 0;
+
+		while (h < hi->nr_harts && (!ph || hi->intc_phandle[h] != ph))
+			h++;
+		if (h == hi->nr_harts)
+			break;		/* not a hart's controller: its entries' size is unknown */
+		if (cause != IRQ_CAUSE_S_EXT || hi->plic_s_context[h] != PLIC_NO_CONTEXT)
+			continue;
+		if (PLIC_CLAIM(ctx) + 4 <= d->size && PLIC_ENABLE(ctx, PLIC_MAX_SOURCES - 1) + 4 <= d->size)
+			hi->plic_s_context[h] = ctx;
+	}
+	return node;
+}
+
 /* The generic ECAM host bridge (QEMU virt's gpex): its ECAM, bus-range and the
  * memory windows of its ranges. Nothing here is trusted further than the DT:
  * cell counts, property lengths and every window's end are checked, and
  * neither ECAM nor a window may overlap RAM (parse_memory() ran first). A bridge
  * that does not parse is left out (the host runs without PCI), not fatal. */
-static void parse_pci(const void *fdt, struct host_info *hi)
+static void parse_pci(const void *fdt, struct host_info *hi, int plic)
 {
 	struct pci_host_desc *d = &hi->pci;
 	int node = fdt_node_offset_by_compatible(fdt, -1, "pci-host-ecam-generic");
@@ -325,7 +405,7 @@ static void parse_pci(const void *fdt, struct host_info *hi)
 	}
 	d->present = d->mem32.size || d->mem64.size;
 	if (d->present)
-		parse_pci_intx(fdt, node, d);
+		parse_pci_intx(fdt, node, hi, plic, d);
 }
 
 static int parse_cfi_policy(const char *s, enum cfi_policy *p)
@@ -440,6 +520,7 @@ static int parse_chosen(const void *fdt, struct host_info *hi, const char **err)
 		memcpy(hi->rng_seed, seed, hi->rng_seed_len);
 	}
 	hi->persist = fdt_getprop(fdt, chosen, "carapace,persist", NULL) != NULL;
+	hi->selftest_pci_irq = fdt_getprop(fdt, chosen, "carapace,selftest-pci-irq", NULL) != NULL;
 	hi->incoming = fdt_getprop(fdt, chosen, "carapace,incoming", NULL) != NULL;
 	hi->persist |= hi->incoming;
 	ts = fdt_getprop(fdt, chosen, "carapace,vmid-bits", &len);
@@ -486,8 +567,11 @@ int fdt_host_parse(const void *fdt, struct host_info *hi, const char **err)
 		rc = parse_memory(fdt, hi, err);
 	if (!rc && parse_uart(fdt, hi))
 		hi->uart_base = 0;	/* no console: still run, silently */
-	if (!rc)
-		parse_pci(fdt, hi);
+	if (!rc) {
+		int plic = parse_plic(fdt, hi);	/* the bridge's usual interrupt parent */
+
+		parse_pci(fdt, hi, plic);
+	}
 	if (!rc)
 		rc = parse_chosen(fdt, hi, err);
 	return rc;

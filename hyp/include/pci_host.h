@@ -22,6 +22,7 @@ struct pci_intx_route {
 	uint32_t addr_hi;	/* phys.hi, already masked (bus/device/function bits) */
 	uint32_t pin;		/* 1..4 = INTA..INTD, already masked */
 	uint32_t irq;		/* the parent's single interrupt cell */
+	uint32_t parent;	/* the parent's phandle (host_info.plic.phandle: the host PLIC) */
 };
 
 #define PCI_MAX_INTX	32

@@ -201,7 +201,8 @@ void sched_idle(struct hart *h, uint64_t now, unsigned long gen)
 	 * and a pending interrupt makes wfi return at once: the hart would spin
 	 * (here, not in vcpu_put: a switch to another vCPU loads its own) */
 	csr_write(CSR_VSTIMECMP, -1UL);
-	if (atomic_load(&wake_gen) == gen && !(csr_read(CSR_SIP) & (MIP_SSIP | MIP_STIP)))
+	if (atomic_load(&wake_gen) == gen &&
+	    !(csr_read(CSR_SIP) & (MIP_SSIP | MIP_STIP | MIP_SEIP)))
 		asm volatile("wfi");
 	/* counted slept or not: a hart whose deadline is always due already
 	 * never reaches the wfi, and must show as spinning too */
