@@ -18,7 +18,9 @@
  * HOST_MAX_VMS VMs each with a non-empty NUL-terminated name, NUL-terminated
  * bootargs, a known CFI policy and a kernel (and an initrd if named) that is
  * one of the registered images, image names NUL-terminated, unique and of a
- * non-zero size; the same result when parsed again. */
+ * non-zero size; the PLIC off RAM with 1..1023 sources and every hart's
+ * S-mode context's registers inside its reg; the same result when parsed
+ * again. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +73,27 @@ static void check_pci(const struct pci_host_desc *d)
 	check_window(&d->mem64, UINT64_MAX);
 }
 
+/* the PLIC: what hyp/drivers/plic_host.c relies on without checking */
+static void check_plic(void)
+{
+	const struct plic_host_desc *d = &hi.plic;
+
+	for (unsigned int h = 0; h < HOST_MAX_HARTS; h++) {
+		uint32_t c = hi.plic_s_context[h];
+
+		if (c == PLIC_NO_CONTEXT)
+			continue;
+		CHECK(d->present && h < hi.nr_harts && c < PLIC_MAX_CONTEXTS);
+		CHECK(PLIC_CLAIM(c) + 4 <= d->size);
+		CHECK(PLIC_ENABLE(c, PLIC_MAX_SOURCES - 1) + 4 <= d->size);
+	}
+	if (!d->present)
+		return;
+	CHECK(d->ndev >= 1 && d->ndev < PLIC_MAX_SOURCES);
+	CHECK(d->size && d->base <= UINT64_MAX - d->size);
+	check_off_ram(d->base, d->size);
+}
+
 static void check_ok(const void *fdt)
 {
 	bool self = false;
@@ -103,6 +126,7 @@ static void check_ok(const void *fdt)
 		CHECK((unsigned int)d->cfi <= CFI_POLICY_OFF);
 	}
 	check_pci(&hi.pci);
+	check_plic();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

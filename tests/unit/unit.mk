@@ -35,6 +35,8 @@ unit-src-test_tlb := hyp/mm/tlb.c hyp/mm/vmid.c
 unit-src-test_snap := hyp/snap/snap_state.c hyp/snap/snap_record.c hyp/state/cfi_state.c hyp/lib/crc32c.c hyp/state/pmu_logic.c hyp/state/pmu.c \
 	hyp/vsbi/vsbi_hsm.c hyp/vsbi/vsbi_sta.c
 unit-libfdt-test_fdt_host := y
+# counts the host DT parser's phandle lookups (each walks the whole tree)
+unit-ldflags-test_fdt_host := -Wl,--wrap=fdt_node_offset_by_phandle
 unit-src-test_insn := hyp/arch/insn.c
 UNIT_TESTS += test_sta
 unit-src-test_sta := hyp/vsbi/vsbi_sta.c hyp/state/steal_time.c
