@@ -18,7 +18,7 @@ struct handler {
 static struct {
 	struct plic_regs regs;
 	uint32_t ndev, context;
-	bool ready;
+	bool ready, polling;
 	struct handler h[HOST_IRQ_MAX_HANDLERS];
 	unsigned int nr;
 	struct host_irq_stats stats;
@@ -116,8 +116,15 @@ void host_irq_poll(void)
 {
 	if (plic.nr && (csr_read(CSR_SIP) & MIP_SEIP)) {
 		plic.stats.polled++;
+		plic.polling = true;
 		host_irq_handle();
+		plic.polling = false;
 	}
+}
+
+bool host_irq_polling(void)
+{
+	return plic.polling;
 }
 
 struct host_irq_stats host_irq_get_stats(void)

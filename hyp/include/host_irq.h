@@ -73,6 +73,11 @@ void host_irq_handle(void);
  *  hart has a supervisor external interrupt pending (sip.SEIP). */
 void host_irq_poll(void);
 
+/** host_irq_polling() - true while host_irq_poll() dispatches (a handler
+ *  called from the scheduler's loop or the host services), false when the
+ *  call came from a guest exit. For diagnostics. */
+bool host_irq_polling(void);
+
 /** host_irq_get_stats() - the counters since boot. */
 struct host_irq_stats host_irq_get_stats(void);
 #endif

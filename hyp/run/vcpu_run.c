@@ -6,7 +6,6 @@
 #include <cfi.h>
 #include <exit.h>
 #include <hart.h>
-#include <host_irq.h>
 #include <sched.h>
 #include <steal_time.h>
 #include <tlb.h>
@@ -166,10 +165,8 @@ struct vcpu *sched_next(void)
 		}
 		if (v)
 			return v;	/* a pending host interrupt exits the guest at once */
-		if (h->index == 0)
-			host_irq_poll();	/* nothing to run: take it here (woke the idle wfi, say) */
 		if (!host_busy)
-			sched_idle(h, now, gen);
+			sched_idle(h, now, gen);	/* takes hart 0's host interrupts first */
 	}
 }
 

@@ -69,9 +69,12 @@ static void fake_wr(void *ctx, uint64_t off, uint32_t v)
 	}
 }
 
+static unsigned int calls_polling;
+
 static void handler(void *ctx)
 {
 	calls[(uintptr_t)ctx]++;
+	calls_polling += host_irq_polling();
 }
 
 static void setup(void)
@@ -80,6 +83,7 @@ static void setup(void)
 
 	memset(&fp, 0, sizeof(fp));
 	memset(calls, 0, sizeof(calls));
+	calls_polling = 0;
 	fake_csr_reset();
 	fp.threshold = 7;		/* what the firmware might leave */
 	EXPECT_EQ(host_irq_init_regs(&regs, NDEV, CTX), 0);
@@ -203,5 +207,11 @@ TEST(host_irq_poll_claims_only_with_seip_pending)
 	fake_csr[CSR_SIP] = MIP_SEIP;
 	host_irq_poll();
 	EXPECT_EQ(calls[33], 1);
+	EXPECT_EQ(calls_polling, 1);		/* the handler can tell where it runs */
 	EXPECT_EQ(host_irq_get_stats().polled, 1);
+	EXPECT_FALSE(host_irq_polling());
+	fp.pending[33] = true;
+	host_irq_handle();			/* as at a guest exit */
+	EXPECT_EQ(calls[33], 2);
+	EXPECT_EQ(calls_polling, 1);
 }
