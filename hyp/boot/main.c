@@ -9,8 +9,11 @@
 #include <entropy.h>
 #include <fdt_host.h>
 #include <hart.h>
+#include <host_irq.h>
 #include <mgmt.h>
 #include <mm.h>
+#include <pci_host.h>
+#include <pci_irq_selftest.h>
 #include <sbi_client.h>
 #include <sched.h>
 #include <snapshot.h>
@@ -78,6 +81,24 @@ static void report_cfi_caps(bool ss_granted)
 		hart_caps.zicfilp ? "available" : "NOT available",
 		hart_caps.zicfiss ? "available" : "NOT available");
 	cfi_spelp_report();
+}
+
+/* The host PLIC's S-mode context of this, the boot hart: host interrupts
+ * are taken on hart 0 only (docs/architecture.md, "Host interrupts"). */
+static void setup_host_irqs(unsigned long hartid)
+{
+	uint32_t ctx = PLIC_NO_CONTEXT;
+
+	for (unsigned int i = 0; i < host.nr_harts; i++)
+		if (host.hartids[i] == hartid)
+			ctx = host.plic_s_context[i];
+	if (host_irq_init(&host.plic, ctx)) {
+		pr_info("host interrupts: none (%s)", host.plic.present ?
+			"no S-mode PLIC context for the boot hart" : "no usable PLIC in the DT");
+		return;
+	}
+	if (host.selftest_pci_irq)
+		pci_irq_selftest_start(host.plic.phandle, &host.pci);
 }
 
 static void create_boot_vms(void)
@@ -173,6 +194,9 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 		pr_info("management channel: virtio-serial port org.carapace.control");
 	else
 		pr_info("no management device: carapace-ctl cannot reach this host");
+	if (host.pci.present)
+		pci_host_init(&host.pci);	/* BARs placed; devices not driven yet */
+	setup_host_irqs(hartid);
 	create_boot_vms();
 	if (host.incoming)
 		mgmt_arm_incoming();

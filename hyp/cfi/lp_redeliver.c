@@ -81,7 +81,7 @@ enum exit_action cfi_lp_redeliver(struct vcpu *v)
 	 * closes and count_delegated() looks at it */
 	csr_write(CSR_HEDELEG, BIT(EXC_SW_CHECK));
 	csr_set(CSR_HSTATUS, HSTATUS_VTSR);
-	csr_write(CSR_SIE, MIP_STIP);
+	csr_clear(CSR_SIE, MIP_SSIP);	/* kicks wait; SEIE (hart 0) stays */
 	/* (a timer write costs: only when the slice would end too soon) */
 	v->lp_window.timer_moved = slice_end < guard_end;
 	if (v->lp_window.timer_moved)
@@ -146,7 +146,7 @@ static inline __attribute__((always_inline)) void window_close(struct vcpu *v)
 	release_irqs(v);
 	csr_write(CSR_HEDELEG, v->vm->hedeleg);
 	csr_clear(CSR_HSTATUS, HSTATUS_VTSR);
-	csr_write(CSR_SIE, MIP_SSIP | MIP_STIP);
+	csr_set(CSR_SIE, MIP_SSIP);
 	/* the slice ends when it would have: a guest that opens windows back
 	 * to back cannot stretch it (if it has passed, the timer fires at once) */
 	if (v->lp_window.timer_moved)
@@ -255,7 +255,7 @@ void cfi_lp_window_exit_seen(struct vcpu *v)
 	/* this exit already cost the guest its SPELP if the handler had not read
 	 * it yet (Q4/Q5): holding IPIs off longer protects nothing */
 	if (v->g.ctx.sepc != v->lp_window.pc)
-		csr_write(CSR_SIE, MIP_SSIP | MIP_STIP);
+		csr_set(CSR_SIE, MIP_SSIP);
 }
 
 void cfi_lp_window_drop(struct vcpu *v)
@@ -267,5 +267,5 @@ void cfi_lp_window_drop(struct vcpu *v)
 		note_owed_if_irq_first(v, csr_read(CSR_VSCAUSE));
 	v->lp_window.open = false;
 	release_irqs(v);
-	csr_write(CSR_SIE, MIP_SSIP | MIP_STIP);
+	csr_set(CSR_SIE, MIP_SSIP);
 }

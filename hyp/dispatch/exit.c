@@ -8,6 +8,7 @@
 #include <exit.h>
 #include <guest_mem.h>
 #include <hart.h>
+#include <host_irq.h>
 #include <mmio.h>
 #include <pmu.h>
 #include <sched.h>
@@ -279,6 +280,10 @@ static enum exit_action exit_irq(struct vcpu *v, unsigned long irq)
 		/* a kick: posted work is applied before re-entry */
 		csr_clear(CSR_SIP, MIP_SSIP);
 		tlb_service();
+		return EXIT_RESUME;
+	case IRQ_S_EXT:
+		/* a host device (hart 0 only: no other hart enables SEIE) */
+		host_irq_handle();
 		return EXIT_RESUME;
 	default:
 		return stop_vm(v, irq, "unexpected host interrupt", 0).action;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Host DT parsing with libfdt: memory, harts, timebase, UART, reserved memory, VMs. */
+/* Host DT parsing with libfdt: memory, harts, timebase, UART, reserved memory,
+ * the PLIC, the PCIe host bridge, VMs. */
 #include <libfdt.h>
 #include <string.h>
 #include <errno.h>
@@ -14,28 +15,39 @@ static uint64_t read_cells(const fdt32_t *p, int cells)
 	return v;
 }
 
-/* #address-cells/#size-cells that apply to @node's reg: the nearest ancestor
- * that states them (VM nodes under /chosen usually inherit from /chosen). */
-static int reg_cells(const void *fdt, int node, const char *name, int dflt)
+/* #address-cells and #size-cells that apply to @node's reg: from the nearest
+ * ancestor that states each (VM nodes under /chosen usually inherit from
+ * /chosen); 2 and 1 if none does. One walk up for both: finding a parent
+ * rescans the tree from its start. */
+static void reg_cells(const void *fdt, int node, int *ac, int *sc)
 {
-	for (int p = fdt_parent_offset(fdt, node); p >= 0; p = fdt_parent_offset(fdt, p)) {
-		int len;
-		const fdt32_t *v = fdt_getprop(fdt, p, name, &len);
+	bool have_ac = false, have_sc = false;
 
-		if (v && len == 4)
-			return (int)fdt32_to_cpu(*v);
+	*ac = 2;
+	*sc = 1;
+	for (int p = fdt_parent_offset(fdt, node); p >= 0 && !(have_ac && have_sc);
+	     p = fdt_parent_offset(fdt, p)) {
+		int len;
+		const fdt32_t *v = fdt_getprop(fdt, p, "#address-cells", &len);
+
+		if (!have_ac && v && len == 4) {
+			*ac = (int)fdt32_to_cpu(*v);
+			have_ac = true;
+		}
+		v = fdt_getprop(fdt, p, "#size-cells", &len);
+		if (!have_sc && v && len == 4) {
+			*sc = (int)fdt32_to_cpu(*v);
+			have_sc = true;
+		}
 		if (p == 0)
 			break;
 	}
-	return dflt;
 }
 
-/* Append every (address, size) pair of @node's reg to @out. */
-static int read_reg(const void *fdt, int node, struct mm_range *out, unsigned int *nr,
-		    unsigned int max)
+/* Append every (address, size) pair of @node's reg, in @ac + @sc cells, to @out. */
+static int read_reg_cells(const void *fdt, int node, int ac, int sc, struct mm_range *out,
+			  unsigned int *nr, unsigned int max)
 {
-	int ac = reg_cells(fdt, node, "#address-cells", 2);
-	int sc = reg_cells(fdt, node, "#size-cells", 1);
 	int len;
 	const fdt32_t *p = fdt_getprop(fdt, node, "reg", &len);
 
@@ -51,6 +63,15 @@ static int read_reg(const void *fdt, int node, struct mm_range *out, unsigned in
 	return 0;
 }
 
+static int read_reg(const void *fdt, int node, struct mm_range *out, unsigned int *nr,
+		    unsigned int max)
+{
+	int ac, sc;
+
+	reg_cells(fdt, node, &ac, &sc);
+	return read_reg_cells(fdt, node, ac, sc, out, nr, max);
+}
+
 /* A string property, or NULL if absent or not NUL-terminated within its length. */
 static const char *get_string(const void *fdt, int node, const char *name)
 {
@@ -63,6 +84,23 @@ static const char *get_string(const void *fdt, int node, const char *name)
 static bool stringlist_has(const void *fdt, int node, const char *prop, const char *s)
 {
 	return fdt_stringlist_search(fdt, node, prop, s) >= 0;
+}
+
+/* The phandle of @cpu's local interrupt controller ("riscv,cpu-intc", one
+ * interrupt cell: the cause number), 0 if it has none. */
+static uint32_t cpu_intc_phandle(const void *fdt, int cpu)
+{
+	int node, len;
+
+	fdt_for_each_subnode(node, fdt, cpu) {
+		const fdt32_t *cells = fdt_getprop(fdt, node, "#interrupt-cells", &len);
+
+		if (!fdt_node_check_compatible(fdt, node, "riscv,cpu-intc") &&
+		    fdt_getprop(fdt, node, "interrupt-controller", NULL) &&
+		    (!cells || (len == 4 && fdt32_to_cpu(*cells) == 1)))
+			return fdt_get_phandle(fdt, node);
+	}
+	return 0;
 }
 
 static int parse_cpus(const void *fdt, struct host_info *hi, const char **err)
@@ -89,6 +127,7 @@ static int parse_cpus(const void *fdt, struct host_info *hi, const char **err)
 			continue;
 		if (hi->nr_harts == HOST_MAX_HARTS)
 			return *err = "too many harts", -HYP_ENOMEM;
+		hi->intc_phandle[hi->nr_harts] = cpu_intc_phandle(fdt, node);
 		hi->hartids[hi->nr_harts++] = read_cells(reg, len / 4 > 1 ? 2 : 1);
 		hi->isa_zicfilp &= stringlist_has(fdt, node, "riscv,isa-extensions", "zicfilp");
 		hi->isa_zicfiss &= stringlist_has(fdt, node, "riscv,isa-extensions", "zicfiss");
@@ -155,6 +194,218 @@ static int parse_uart(const void *fdt, struct host_info *hi)
 	shift = fdt_getprop(fdt, node, "reg-shift", &len);
 	hi->uart_shift = shift && len == 4 ? fdt32_to_cpu(*shift) : 0;
 	return 0;
+}
+
+/* PCI address space code of a "ranges" entry (phys.hi bits 25:24). */
+#define PCI_SPACE_MEM32		2
+#define PCI_SPACE_MEM64		3
+
+/* A u32 property of @node, or @dflt if absent or not one cell. */
+static uint32_t prop_u32(const void *fdt, int node, const char *name, uint32_t dflt)
+{
+	int len;
+	const fdt32_t *p = fdt_getprop(fdt, node, name, &len);
+
+	return p && len == 4 ? fdt32_to_cpu(*p) : dflt;
+}
+
+/* An interrupt parent: its node and cell counts, by phandle. Looking a phandle
+ * up walks every property of every node before it (libfdt's
+ * fdt_node_offset_by_phandle(): about 0.5 M instructions on QEMU virt's host
+ * DT, 16 times over for its interrupt-map, which was 8 M instructions of the
+ * Linux boot figure, docs/performance.md): the last answer is kept, since
+ * every entry of a map names the same parent. */
+struct irq_parent {
+	uint32_t phandle;	/* 0: nothing looked up yet */
+	int node;
+	uint32_t addr_cells, irq_cells;
+};
+
+static int irq_parent_get(const void *fdt, struct irq_parent *p, uint32_t phandle)
+{
+	int node;
+
+	if (p->phandle && p->phandle == phandle)
+		return p->node;
+	node = fdt_node_offset_by_phandle(fdt, phandle);
+	if (node < 0)
+		return node;
+	*p = (struct irq_parent){ phandle, node, prop_u32(fdt, node, "#address-cells", 0),
+				  prop_u32(fdt, node, "#interrupt-cells", 0) };
+	return node;
+}
+
+/* interrupt-map of the bridge: (phys.hi, mid, lo, pin, parent phandle, the
+ * parent's unit address, its interrupt specifier) entries. Only parents with
+ * one interrupt cell are understood (a PLIC); an entry that runs past the
+ * property, names no node or another kind of parent ends the table there.
+ * @plic: the host PLIC's node (parse_plic()), the parent known without a
+ * lookup; negative if there is none. */
+static void parse_pci_intx(const void *fdt, int node, const struct host_info *hi, int plic,
+			   struct pci_host_desc *d)
+{
+	int len, mlen;
+	const fdt32_t *map = fdt_getprop(fdt, node, "interrupt-map", &len);
+	const fdt32_t *mask = fdt_getprop(fdt, node, "interrupt-map-mask", &mlen);
+	unsigned int cells, pos = 0;
+	struct irq_parent parent = { 0 };
+
+	if (!map || !mask || mlen != 16 || len <= 0 || len % 4)
+		return;
+	if (plic >= 0 && hi->plic.phandle)	/* the usual parent: no lookup at all */
+		parent = (struct irq_parent){ hi->plic.phandle, plic,
+					      prop_u32(fdt, plic, "#address-cells", 0),
+					      prop_u32(fdt, plic, "#interrupt-cells", 0) };
+	d->intx_mask_hi = fdt32_to_cpu(mask[0]);
+	d->intx_mask_pin = fdt32_to_cpu(mask[3]);
+	cells = (unsigned int)len / 4;
+	while (d->nr_intx < PCI_MAX_INTX && cells - pos >= 5) {
+		const fdt32_t *e = map + pos;
+		uint32_t pac, pic;
+
+		if (irq_parent_get(fdt, &parent, fdt32_to_cpu(e[4])) < 0)
+			return;
+		pac = parent.addr_cells;
+		pic = parent.irq_cells;
+		if (pac > 3 || pic != 1 || cells - pos - 5 < pac + pic)
+			return;
+		d->intx[d->nr_intx++] = (struct pci_intx_route){
+			.addr_hi = fdt32_to_cpu(e[0]) & d->intx_mask_hi,
+			.pin = fdt32_to_cpu(e[3]) & d->intx_mask_pin,
+			.irq = fdt32_to_cpu(e[5 + pac]),
+			.parent = parent.phandle,
+		};
+		pos += 5 + pac + pic;
+	}
+}
+
+/* True if [base, base + size) meets a /memory range (both ends checked by the caller). */
+static bool overlaps_ram(const struct host_info *hi, uint64_t base, uint64_t size)
+{
+	for (unsigned int i = 0; i < hi->nr_mem; i++)
+		if (base < hi->mem[i].base + hi->mem[i].size && hi->mem[i].base < base + size)
+			return true;
+	return false;
+}
+
+/* interrupts-extended entries per hart's local controller whose cause is 9
+ * (supervisor external): the PLIC's S-mode contexts, numbered by position. */
+#define IRQ_CAUSE_S_EXT	9
+
+/* The host PLIC ("riscv,plic0", or "sifive,plic-1.0.0" alone): its reg, its
+ * sources (riscv,ndev, 1..1023) and each hart's S-mode context, read from
+ * interrupts-extended as (controller phandle, cause) pairs. Every controller
+ * named must be a hart's riscv,cpu-intc (one cell, parse_cpus() found them):
+ * an entry naming anything else cannot be sized and ends the walk (the
+ * contexts before it stand). A context counts only if its registers lie
+ * inside reg; reg may not overlap RAM. A PLIC that does not parse is left out
+ * (no host interrupts), not fatal. Returns its node, or a negative value. */
+static int parse_plic(const void *fdt, struct host_info *hi)
+{
+	struct plic_host_desc *d = &hi->plic;
+	int node = fdt_node_offset_by_compatible(fdt, -1, "riscv,plic0"), len;
+	const fdt32_t *ie;
+	struct mm_range r;
+	unsigned int nr = 0, n;
+
+	for (unsigned int i = 0; i < HOST_MAX_HARTS; i++)
+		hi->plic_s_context[i] = PLIC_NO_CONTEXT;
+	if (node < 0)
+		node = fdt_node_offset_by_compatible(fdt, -1, "sifive,plic-1.0.0");
+	if (node < 0 || read_reg(fdt, node, &r, &nr, 1) || !r.size ||
+	    r.base > UINT64_MAX - r.size || overlaps_ram(hi, r.base, r.size))
+		return -1;
+	d->ndev = prop_u32(fdt, node, "riscv,ndev", 0);
+	if (!d->ndev || d->ndev >= PLIC_MAX_SOURCES) {
+		d->ndev = 0;
+		return -1;
+	}
+	d->base = r.base;
+	d->size = r.size;
+	d->phandle = fdt_get_phandle(fdt, node);
+	d->present = true;
+	ie = fdt_getprop(fdt, node, "interrupts-extended", &len);
+	n = ie && len > 0 ? (unsigned int)len / 8 : 0;
+	for (unsigned int ctx = 0; ctx < n && ctx < PLIC_MAX_CONTEXTS; ctx++) {
+		uint32_t ph = fdt32_to_cpu(ie[2 * ctx]), cause = fdt32_to_cpu(ie[2 * ctx + 1]);
+		unsigned int h = 0;
+
+		while (h < hi->nr_harts && (!ph || hi->intc_phandle[h] != ph))
+			h++;
+		if (h == hi->nr_harts)
+			break;		/* not a hart's controller: its entries' size is unknown */
+		if (cause != IRQ_CAUSE_S_EXT || hi->plic_s_context[h] != PLIC_NO_CONTEXT)
+			continue;
+		if (PLIC_CLAIM(ctx) + 4 <= d->size && PLIC_ENABLE(ctx, PLIC_MAX_SOURCES - 1) + 4 <= d->size)
+			hi->plic_s_context[h] = ctx;
+	}
+	return node;
+}
+
+/* The generic ECAM host bridge (QEMU virt's gpex): its ECAM, bus-range and the
+ * memory windows of its ranges. Nothing here is trusted further than the DT:
+ * cell counts, property lengths and every window's end are checked, and
+ * neither ECAM nor a window may overlap RAM (parse_memory() ran first). A bridge
+ * that does not parse is left out (the host runs without PCI), not fatal. */
+static void parse_pci(const void *fdt, struct host_info *hi, int plic)
+{
+	struct pci_host_desc *d = &hi->pci;
+	int node = fdt_node_offset_by_compatible(fdt, -1, "pci-host-ecam-generic");
+	int pac, psc, len = 0, entry, sc;
+	const fdt32_t *ac = node >= 0 ? fdt_getprop(fdt, node, "#address-cells", &len) : NULL;
+	const fdt32_t *p;
+	struct mm_range r;
+	unsigned int nr = 0;
+
+	if (node < 0 || !ac || len != 4 || fdt32_to_cpu(*ac) != 3)
+		return;
+	reg_cells(fdt, node, &pac, &psc);	/* the parent's: for reg and ranges' CPU side */
+	p = fdt_getprop(fdt, node, "#size-cells", &len);
+	sc = p && len == 4 ? (int)fdt32_to_cpu(*p) : 0;
+	if (sc < 1 || sc > 2 || pac < 1 || pac > 2 ||
+	    read_reg_cells(fdt, node, pac, psc, &r, &nr, 1) ||
+	    !r.size || r.base > UINT64_MAX - r.size || overlaps_ram(hi, r.base, r.size))
+		return;
+	d->ecam_base = r.base;
+	d->ecam_size = r.size;
+	d->bus_start = 0;
+	d->bus_end = 255;
+	p = fdt_getprop(fdt, node, "bus-range", &len);
+	if (p && len == 8) {
+		d->bus_start = fdt32_to_cpu(p[0]);
+		d->bus_end = fdt32_to_cpu(p[1]);
+	}
+	/* ECAM gives each bus 1 MiB: the window must cover the first one at least */
+	if (d->bus_start > d->bus_end || d->bus_end > 255 || d->ecam_size < (1u << 20))
+		return;
+	if ((uint64_t)(d->bus_end - d->bus_start + 1) << 20 > d->ecam_size)
+		d->bus_end = d->bus_start + (uint32_t)(d->ecam_size >> 20) - 1;
+	p = fdt_getprop(fdt, node, "ranges", &len);
+	entry = 3 + pac + sc;
+	if (!p || len <= 0 || len % (4 * entry))
+		return;
+	for (int i = 0; i < len / (4 * entry); i++) {
+		const fdt32_t *e = p + i * entry;
+		unsigned int space = (fdt32_to_cpu(e[0]) >> 24) & 3;
+		struct pci_window w = {
+			.pci_base = read_cells(e + 1, 2),
+			.cpu_base = read_cells(e + 3, pac),
+			.size = read_cells(e + 3 + pac, sc),
+		};
+		struct pci_window *slot = space == PCI_SPACE_MEM32 ? &d->mem32 :
+					  space == PCI_SPACE_MEM64 ? &d->mem64 : NULL;
+
+		/* the I/O window is ignored: no port I/O on RISC-V */
+		if (!slot || slot->size || !w.size || w.pci_base > UINT64_MAX - w.size ||
+		    w.cpu_base > UINT64_MAX - w.size || overlaps_ram(hi, w.cpu_base, w.size))
+			continue;	/* BARs there would shadow RAM */
+		if (space == PCI_SPACE_MEM32 && w.pci_base + w.size > (1ull << 32))
+			continue;	/* 32-bit BARs cannot reach it */
+		*slot = w;
+	}
+	d->present = d->mem32.size || d->mem64.size;
+	if (d->present)
+		parse_pci_intx(fdt, node, hi, plic, d);
 }
 
 static int parse_cfi_policy(const char *s, enum cfi_policy *p)
@@ -269,6 +520,7 @@ static int parse_chosen(const void *fdt, struct host_info *hi, const char **err)
 		memcpy(hi->rng_seed, seed, hi->rng_seed_len);
 	}
 	hi->persist = fdt_getprop(fdt, chosen, "carapace,persist", NULL) != NULL;
+	hi->selftest_pci_irq = fdt_getprop(fdt, chosen, "carapace,selftest-pci-irq", NULL) != NULL;
 	hi->incoming = fdt_getprop(fdt, chosen, "carapace,incoming", NULL) != NULL;
 	hi->persist |= hi->incoming;
 	ts = fdt_getprop(fdt, chosen, "carapace,vmid-bits", &len);
@@ -315,6 +567,11 @@ int fdt_host_parse(const void *fdt, struct host_info *hi, const char **err)
 		rc = parse_memory(fdt, hi, err);
 	if (!rc && parse_uart(fdt, hi))
 		hi->uart_base = 0;	/* no console: still run, silently */
+	if (!rc) {
+		int plic = parse_plic(fdt, hi);	/* the bridge's usual interrupt parent */
+
+		parse_pci(fdt, hi, plic);
+	}
 	if (!rc)
 		rc = parse_chosen(fdt, hi, err);
 	return rc;

@@ -5,6 +5,7 @@
 #include <arch/riscv/encoding.h>
 #include <errno.h>
 #include <hart.h>
+#include <host_irq.h>
 #include <console.h>
 #include <mgmt.h>
 #include <monitor.h>
@@ -105,6 +106,7 @@ bool host_poll(void)
 	    !snap_busy() && !mig_busy() && !mgmt_busy())
 		return false;
 	last = now;
+	host_irq_poll();	/* hart 0 busy with host work and nothing to run */
 	console_flush_stale();
 	monitor_poll_input();
 	handle_events();

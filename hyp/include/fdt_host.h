@@ -4,7 +4,9 @@
 #define HYP_FDT_HOST_H
 #include <types.h>
 #include <cfi.h>
+#include <host_irq.h>
 #include <mm.h>
+#include <pci_host.h>
 #include <vm_lifecycle.h>
 
 #define HOST_MAX_HARTS	8
@@ -30,6 +32,11 @@ struct host_info {
 	bool incoming;			/* carapace,incoming: wait for a migrated VM */
 	uint32_t vmid_bits;		/* carapace,vmid-bits: use at most this many (0: all) */
 	uint32_t stream_stall_ms;	/* carapace,stream-stall-ms (0: the default) */
+	struct pci_host_desc pci;	/* the ECAM host bridge (present false: none) */
+	uint32_t intc_phandle[HOST_MAX_HARTS];	/* each hart's riscv,cpu-intc (0: none) */
+	struct plic_host_desc plic;	/* the host PLIC (present false: none) */
+	uint32_t plic_s_context[HOST_MAX_HARTS];	/* each hart's S-mode context, or PLIC_NO_CONTEXT */
+	bool selftest_pci_irq;		/* /chosen carapace,selftest-pci-irq (tests/guests/test_host_irq.py) */
 	struct vm_desc vms[HOST_MAX_VMS];
 	unsigned int nr_vms;
 	/* images QEMU loaded: each VM's kernel/initrd ("NAME.kernel", "NAME.initrd")

@@ -164,9 +164,9 @@ struct vcpu *sched_next(void)
 			continue;
 		}
 		if (v)
-			return v;
+			return v;	/* a pending host interrupt exits the guest at once */
 		if (!host_busy)
-			sched_idle(h, now, gen);
+			sched_idle(h, now, gen);	/* takes hart 0's host interrupts first */
 	}
 }
 

@@ -7,6 +7,7 @@
 #include <atomic.h>
 #include <bitops.h>
 #include <hart.h>
+#include <host_irq.h>
 #include <sbi_client.h>
 #include <sched.h>
 #include <vm.h>
@@ -195,13 +196,17 @@ void sched_idle(struct hart *h, uint64_t now, unsigned long gen)
 {
 	uint64_t deadline = next_guest_deadline(now);
 
+	/* hart 0's host interrupts: one may be what woke the last wfi */
+	if (h->index == 0)
+		host_irq_poll();
 	atomic_or(&idle_harts, 1UL << h->index);
 	csr_write(CSR_STIMECMP, deadline);
 	/* the last vCPU's deadline, left in the CSR, keeps VSTIP pending (Sstc),
 	 * and a pending interrupt makes wfi return at once: the hart would spin
 	 * (here, not in vcpu_put: a switch to another vCPU loads its own) */
 	csr_write(CSR_VSTIMECMP, -1UL);
-	if (atomic_load(&wake_gen) == gen && !(csr_read(CSR_SIP) & (MIP_SSIP | MIP_STIP)))
+	if (atomic_load(&wake_gen) == gen &&
+	    !(csr_read(CSR_SIP) & (MIP_SSIP | MIP_STIP | MIP_SEIP)))
 		asm volatile("wfi");
 	/* counted slept or not: a hart whose deadline is always due already
 	 * never reaches the wfi, and must show as spinning too */

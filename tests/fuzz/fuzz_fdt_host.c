@@ -18,7 +18,9 @@
  * HOST_MAX_VMS VMs each with a non-empty NUL-terminated name, NUL-terminated
  * bootargs, a known CFI policy and a kernel (and an initrd if named) that is
  * one of the registered images, image names NUL-terminated, unique and of a
- * non-zero size; the same result when parsed again. */
+ * non-zero size; the PLIC off RAM with 1..1023 sources and every hart's
+ * S-mode context's registers inside its reg; the same result when parsed
+ * again. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +40,58 @@ static const struct host_image *image(const char *name)
 		if (!strcmp(hi.images[i].name, name))
 			return &hi.images[i];
 	return NULL;
+}
+
+/* the PCIe bridge: what hyp/drivers/pci_host.c relies on without checking */
+static void check_off_ram(uint64_t base, uint64_t size)
+{
+	for (unsigned int i = 0; i < hi.nr_mem; i++)
+		CHECK(base + size <= hi.mem[i].base || hi.mem[i].base + hi.mem[i].size <= base);
+}
+
+static void check_window(const struct pci_window *w, uint64_t limit)
+{
+	if (!w->size)
+		return;
+	check_off_ram(w->cpu_base, w->size);
+	CHECK(!w->used);
+	CHECK(w->pci_base <= UINT64_MAX - w->size && w->cpu_base <= UINT64_MAX - w->size);
+	CHECK(w->pci_base + w->size <= limit || limit == UINT64_MAX);
+}
+
+static void check_pci(const struct pci_host_desc *d)
+{
+	if (!d->present)
+		return;
+	CHECK(d->mem32.size || d->mem64.size);
+	CHECK(d->bus_start <= d->bus_end && d->bus_end <= 255);
+	CHECK(d->ecam_base <= UINT64_MAX - d->ecam_size);
+	check_off_ram(d->ecam_base, d->ecam_size);
+	CHECK((uint64_t)(d->bus_end - d->bus_start + 1) << 20 <= d->ecam_size);
+	CHECK(d->nr_intx <= PCI_MAX_INTX);
+	check_window(&d->mem32, 1ull << 32);
+	check_window(&d->mem64, UINT64_MAX);
+}
+
+/* the PLIC: what hyp/drivers/plic_host.c relies on without checking */
+static void check_plic(void)
+{
+	const struct plic_host_desc *d = &hi.plic;
+
+	for (unsigned int h = 0; h < HOST_MAX_HARTS; h++) {
+		uint32_t c = hi.plic_s_context[h];
+
+		if (c == PLIC_NO_CONTEXT)
+			continue;
+		CHECK(d->present && h < hi.nr_harts && c < PLIC_MAX_CONTEXTS);
+		CHECK(PLIC_CLAIM(c) + 4 <= d->size);
+		CHECK(PLIC_ENABLE(c, PLIC_MAX_SOURCES - 1) + 4 <= d->size);
+	}
+	if (!d->present)
+		return;
+	CHECK(d->ndev >= 1 && d->ndev < PLIC_MAX_SOURCES);
+	CHECK(d->size && d->base <= UINT64_MAX - d->size);
+	check_off_ram(d->base, d->size);
 }
 
 static void check_ok(const void *fdt)
@@ -71,6 +125,8 @@ static void check_ok(const void *fdt)
 		CHECK(!d->initrd[0] || image(d->initrd));
 		CHECK((unsigned int)d->cfi <= CFI_POLICY_OFF);
 	}
+	check_pci(&hi.pci);
+	check_plic();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

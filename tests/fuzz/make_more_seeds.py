@@ -349,6 +349,39 @@ FDT_HOST_DTS = {
 	};
 };
 """,
+    # QEMU virt's PCIe host bridge (hw/riscv/virt.c): ECAM, bus-range, and
+    # ranges with the I/O, 32-bit and 64-bit windows.
+    "virt-pcie": """
+/dts-v1/;
+/ {
+	#address-cells = <2>; #size-cells = <2>;
+	memory@80000000 { device_type = "memory"; reg = <0x0 0x80000000 0x0 0x10000000>; };
+	cpus { #address-cells = <1>; #size-cells = <0>; timebase-frequency = <10000000>;
+		cpu@0 { device_type = "cpu"; reg = <0>; }; };
+	soc {
+		#address-cells = <2>; #size-cells = <2>; ranges;
+		pci@30000000 {
+			compatible = "pci-host-ecam-generic";
+			device_type = "pci";
+			#address-cells = <3>; #size-cells = <2>;
+			bus-range = <0x0 0xff>;
+			reg = <0x0 0x30000000 0x0 0x10000000>;
+			ranges = <0x1000000 0x0 0x0 0x0 0x3000000 0x0 0x10000
+				  0x2000000 0x0 0x40000000 0x0 0x40000000 0x0 0x40000000
+				  0x3000000 0x4 0x0 0x4 0x0 0x4 0x0>;
+			interrupt-map-mask = <0x1800 0x0 0x0 0x7>;
+			interrupt-map = <0x0 0x0 0x0 0x1 0x1 0x20  0x0 0x0 0x0 0x2 0x1 0x21
+					 0x800 0x0 0x0 0x1 0x1 0x21  0x800 0x0 0x0 0x2 0x1 0x22>;
+		};
+		plic@c000000 {
+			compatible = "sifive,plic-1.0.0";
+			#address-cells = <0>; #interrupt-cells = <1>;
+			interrupt-controller;
+			phandle = <0x1>;
+		};
+	};
+};
+""",
     "minimal": """
 /dts-v1/;
 / {

@@ -52,6 +52,19 @@ struct dt_spec {
 	const char *stdout_path;	/* NULL: "/soc/serial@10000000" */
 	int timeslice;			/* 0: absent */
 	int chosen_other_child;		/* a non-VM child node in /chosen */
+	int pcie;			/* add QEMU virt's pcie@30000000 (generic ECAM) */
+	uint64_t pcie_ecam_size;	/* 0: QEMU's 256 MiB */
+	int pcie_ranges_cut;		/* drop the last cell of ranges */
+	int pcie_size_cells;		/* 0: 2 */
+	int pcie_mem32_past_4g;		/* the 32-bit window crosses 4 GiB */
+	int pcie_mem64_wraps;		/* the 64-bit window's end overflows */
+	int pcie_mem32_on_ram;		/* the 32-bit window at 0x80000000 (RAM) */
+	int pcie_intx;			/* interrupt-map: 0 none, 1 QEMU's (4 slots x 4 pins),
+					 * 2 cut inside the last entry, 3 a parent of 2 cells */
+	int plic;			/* plic@c000000 as QEMU virt's (riscv,plic0, phandle 0x20,
+					 * both harts' M and S contexts): 1; 2 without riscv,ndev,
+					 * 3 reg too short for hart 1's context, 4 an unknown
+					 * controller between the harts' entries, 5 reg on RAM */
 	struct vm_spec vm[MAX_SPEC_VMS];
 	unsigned int nr_vms;
 };
@@ -126,6 +139,9 @@ static void prop_strings(void *fdt, const char *name, const char *const *list)
 	B(fdt_property(fdt, name, buf, len));
 }
 
+#define INTC_PHANDLE(i)	(0x10u + (uint32_t)(i))
+#define PLIC_PHANDLE	0x20u
+
 static void build_cpu(void *fdt, int i, const char *const *ext, const char *status)
 {
 	char name[16];
@@ -142,7 +158,33 @@ static void build_cpu(void *fdt, int i, const char *const *ext, const char *stat
 		prop_strings(fdt, "riscv,isa-extensions", ext);
 	B(fdt_begin_node(fdt, "interrupt-controller"));
 	B(fdt_property_string(fdt, "compatible", "riscv,cpu-intc"));
+	B(fdt_property(fdt, "interrupt-controller", "", 0));
+	B(fdt_property_u32(fdt, "#interrupt-cells", 1));
+	B(fdt_property_u32(fdt, "phandle", INTC_PHANDLE(i)));
 	B(fdt_end_node(fdt));
+	B(fdt_end_node(fdt));
+}
+
+/* The host PLIC: interrupts-extended lists each hart's M (cause 11) and S
+ * (cause 9) external interrupt, so hart h's S-mode context is 2h + 1. */
+static void build_plic(void *fdt, const struct dt_spec *s)
+{
+	fdt32_t ie[8];
+	const uint32_t cells[8] = { INTC_PHANDLE(0), 11, INTC_PHANDLE(0), 9,
+				    s->plic == 4 ? 0x99 : INTC_PHANDLE(1), 11, INTC_PHANDLE(1), 9 };
+
+	for (int i = 0; i < 8; i++)
+		ie[i] = cpu_to_fdt32(cells[i]);
+	B(fdt_begin_node(fdt, "plic@c000000"));
+	B(fdt_property_string(fdt, "compatible", "riscv,plic0"));
+	B(fdt_property_u32(fdt, "#address-cells", 0));
+	B(fdt_property_u32(fdt, "#interrupt-cells", 1));
+	B(fdt_property(fdt, "interrupt-controller", "", 0));
+	if (s->plic != 2)
+		B(fdt_property_u32(fdt, "riscv,ndev", 95));
+	prop_reg2(fdt, s->plic == 5 ? 0x80000000 : 0xc000000, s->plic == 3 ? 0x202000 : 0x600000);
+	B(fdt_property(fdt, "interrupts-extended", ie, sizeof(ie)));
+	B(fdt_property_u32(fdt, "phandle", PLIC_PHANDLE));
 	B(fdt_end_node(fdt));
 }
 
@@ -204,6 +246,70 @@ static void build_vm(void *fdt, const struct vm_spec *v, unsigned int idx)
 		B(fdt_end_node(fdt));
 	}
 	B(fdt_end_node(fdt));
+}
+
+/* QEMU virt's gpex node (hw/riscv/virt.c): #address-cells 3, I/O, 32-bit and
+ * 64-bit windows in ranges, ECAM for 256 buses. */
+static void build_pcie(void *fdt, const struct dt_spec *s)
+{
+	int sc = s->pcie_size_cells ? s->pcie_size_cells : 2;
+	uint64_t m32 = s->pcie_mem32_past_4g ? 0xc0010000ull :
+		       s->pcie_mem32_on_ram ? 0x80000000ull : 0x40000000ull;
+	uint64_t m64 = s->pcie_mem64_wraps ? 0xfffffffff0000000ull : 0x400000000ull;
+	uint32_t r[3 * 7], *e = r;
+	const uint64_t win[3][3] = {	/* space, address (PCI = CPU), size */
+		{ 1, 0x3000000, 0x10000 }, { 2, m32, 0x40000000 }, { 3, m64, 0x400000000ull },
+	};
+
+	for (int i = 0; i < 3; i++) {
+		*e++ = (uint32_t)win[i][0] << 24;
+		*e++ = (uint32_t)(i ? win[i][1] >> 32 : 0);
+		*e++ = (uint32_t)(i ? win[i][1] : 0);
+		*e++ = (uint32_t)(win[i][1] >> 32);
+		*e++ = (uint32_t)win[i][1];
+		if (sc == 2)
+			*e++ = (uint32_t)(win[i][2] >> 32);
+		*e++ = (uint32_t)win[i][2];
+	}
+	B(fdt_begin_node(fdt, "pci@30000000"));
+	B(fdt_property_string(fdt, "compatible", "pci-host-ecam-generic"));
+	B(fdt_property_string(fdt, "device_type", "pci"));
+	B(fdt_property_u32(fdt, "#address-cells", 3));
+	B(fdt_property_u32(fdt, "#size-cells", (uint32_t)sc));
+	prop_cells(fdt, "bus-range", (const uint32_t[]){ 0, 0xff }, 2);
+	prop_reg2(fdt, 0x30000000, s->pcie_ecam_size ? s->pcie_ecam_size : 0x10000000);
+	{
+		fdt32_t v[3 * 7];
+		int n = (int)(e - r) - (s->pcie_ranges_cut ? 1 : 0);
+
+		for (int i = 0; i < n; i++)
+			v[i] = cpu_to_fdt32(r[i]);
+		B(fdt_property(fdt, "ranges", v, n * 4));
+	}
+	if (s->pcie_intx) {
+		fdt32_t map[16 * 6];
+		int n = 0;
+
+		for (uint32_t slot = 0; slot < 4; slot++)
+			for (uint32_t pin = 1; pin <= 4; pin++) {
+				const uint32_t e[6] = { slot << 11, 0, 0, pin, s->plic ? PLIC_PHANDLE : 1,
+							32 + (slot + pin - 1) % 4 };
+
+				for (int i = 0; i < 6; i++)
+					map[n++] = cpu_to_fdt32(e[i]);
+			}
+		prop_cells(fdt, "interrupt-map-mask", (const uint32_t[]){ 0x1800, 0, 0, 7 }, 4);
+		B(fdt_property(fdt, "interrupt-map", map, (n - (s->pcie_intx == 2 ? 1 : 0)) * 4));
+	}
+	B(fdt_end_node(fdt));
+	if (s->pcie_intx && !s->plic) {	/* the PLIC the map points at, phandle 1 */
+		B(fdt_begin_node(fdt, "plic@c000000"));
+		B(fdt_property_string(fdt, "compatible", "sifive,plic-1.0.0"));
+		B(fdt_property_u32(fdt, "#address-cells", 0));
+		B(fdt_property_u32(fdt, "#interrupt-cells", s->pcie_intx == 3 ? 2 : 1));
+		B(fdt_property_u32(fdt, "phandle", 1));
+		B(fdt_end_node(fdt));
+	}
 }
 
 /* Build the DT described by @s into dtb[]; returns it (a failed build fails the test). */
@@ -327,6 +433,10 @@ static const void *build(const struct dt_spec *s)
 		B(fdt_property_u32(fdt, "reg-shift", 2));
 		B(fdt_end_node(fdt));
 	}
+	if (s->plic)
+		build_plic(fdt, s);
+	if (s->pcie)
+		build_pcie(fdt, s);
 	B(fdt_end_node(fdt));
 
 	B(fdt_end_node(fdt));
@@ -809,4 +919,188 @@ TEST(fdt_host_err_too_many_vms)
 	s.vm[HOST_MAX_VMS].name = names[HOST_MAX_VMS];
 	s.nr_vms = HOST_MAX_VMS + 1;
 	EXPECT_PARSE_ERR(&s, -HYP_ENOMEM, "too many VMs");
+}
+
+TEST(fdt_host_pcie_qemu_virt)
+{
+	struct dt_spec s;
+	const char *err;
+
+	spec_default(&s);
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_FALSE(hi.pci.present);		/* no bridge: no PCI, still boots */
+	s.pcie = 1;
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_TRUE(hi.pci.present);
+	EXPECT_EQ(hi.pci.ecam_base, 0x30000000);
+	EXPECT_EQ(hi.pci.ecam_size, 0x10000000);
+	EXPECT_EQ(hi.pci.bus_start, 0);
+	EXPECT_EQ(hi.pci.bus_end, 255);
+	EXPECT_EQ(hi.pci.mem32.pci_base, 0x40000000);
+	EXPECT_EQ(hi.pci.mem32.cpu_base, 0x40000000);
+	EXPECT_EQ(hi.pci.mem32.size, 0x40000000);
+	EXPECT_EQ(hi.pci.mem64.cpu_base, 0x400000000ull);
+	EXPECT_EQ(hi.pci.mem64.size, 0x400000000ull);
+	EXPECT_EQ(hi.pci.mem32.used, 0);
+}
+
+TEST(fdt_host_pcie_small_ecam_limits_buses)
+{
+	struct dt_spec s;
+	const char *err;
+
+	spec_default(&s);
+	s.pcie = 1;
+	s.pcie_ecam_size = 0x200000;		/* two buses' worth */
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_TRUE(hi.pci.present);
+	EXPECT_EQ(hi.pci.bus_end, 1);
+	s.pcie_ecam_size = 0x1000;		/* not even one bus */
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_FALSE(hi.pci.present);
+}
+
+TEST(fdt_host_pcie_bad_ranges_ignored)
+{
+	struct dt_spec s;
+	const char *err;
+
+	spec_default(&s);
+	s.pcie = 1;
+	s.pcie_ranges_cut = 1;			/* not a whole number of entries */
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_FALSE(hi.pci.present);
+	s.pcie_ranges_cut = 0;
+	s.pcie_size_cells = 1;			/* 1-cell sizes parse too */
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_TRUE(hi.pci.present);
+	EXPECT_EQ(hi.pci.mem32.size, 0x40000000);
+	EXPECT_EQ(hi.pci.mem64.size, 0);	/* 16 GiB does not fit one cell: truncated to 0 */
+	s.pcie_size_cells = 0;
+	s.pcie_mem32_past_4g = 1;		/* 32-bit BARs could not reach its end */
+	s.pcie_mem64_wraps = 1;			/* its end overflows 64 bits */
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.pci.mem32.size, 0);
+	EXPECT_EQ(hi.pci.mem64.size, 0);
+	EXPECT_FALSE(hi.pci.present);
+}
+
+TEST(fdt_host_pcie_interrupt_map)
+{
+	struct dt_spec s;
+	const char *err;
+
+	spec_default(&s);
+	s.pcie = 1;
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.pci.nr_intx, 0);
+	s.pcie_intx = 1;
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.pci.nr_intx, 16);
+	EXPECT_EQ(hi.pci.intx_mask_hi, 0x1800);
+	EXPECT_EQ(pci_intx_irq(&hi.pci, 0, 1, 0, 1), 33);	/* QEMU's swizzle */
+	EXPECT_EQ(pci_intx_irq(&hi.pci, 0, 9, 0, 1), 33);	/* slot 9 masked to 1 */
+	EXPECT_EQ(pci_intx_irq(&hi.pci, 0, 3, 0, 4), 34);
+	s.pcie_intx = 2;					/* last entry cut short */
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_TRUE(hi.pci.present);
+	EXPECT_EQ(hi.pci.nr_intx, 15);
+	s.pcie_intx = 3;					/* a parent we do not understand */
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_TRUE(hi.pci.present);
+	EXPECT_EQ(hi.pci.nr_intx, 0);
+}
+
+TEST(fdt_host_pcie_window_on_ram_dropped)
+{
+	struct dt_spec s;
+	const char *err;
+
+	spec_default(&s);
+	s.pcie = 1;
+	s.pcie_mem32_on_ram = 1;
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_TRUE(hi.pci.present);		/* the 64-bit window is still there */
+	EXPECT_EQ(hi.pci.mem32.size, 0);
+	EXPECT_EQ(hi.pci.mem64.size, 0x400000000ull);
+}
+
+/* libfdt's phandle lookup walks the whole tree: counted (unit.mk wraps it) */
+int __real_fdt_node_offset_by_phandle(const void *fdt, uint32_t phandle);
+int __wrap_fdt_node_offset_by_phandle(const void *fdt, uint32_t phandle);
+static unsigned int phandle_lookups;
+
+int __wrap_fdt_node_offset_by_phandle(const void *fdt, uint32_t phandle)
+{
+	phandle_lookups++;
+	return __real_fdt_node_offset_by_phandle(fdt, phandle);
+}
+
+TEST(fdt_host_pcie_interrupt_map_parent_looked_up_once)
+{
+	struct dt_spec s;
+	const char *err;
+
+	spec_default(&s);
+	s.pcie = 1;
+	s.pcie_intx = 1;		/* 16 entries, one parent (no usable PLIC: no reg) */
+	phandle_lookups = 0;
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.pci.nr_intx, 16);
+	EXPECT_EQ(phandle_lookups, 1);
+	s.plic = 1;			/* the parent is the host PLIC: known, no lookup */
+	phandle_lookups = 0;
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.pci.nr_intx, 16);
+	EXPECT_EQ(phandle_lookups, 0);
+	EXPECT_EQ(pci_intx_irq(&hi.pci, 0, 1, 0, 1), 33);
+	for (unsigned int i = 0; i < hi.pci.nr_intx; i++)
+		EXPECT_EQ(hi.pci.intx[i].parent, PLIC_PHANDLE);
+}
+
+TEST(fdt_host_plic_qemu_virt)
+{
+	struct dt_spec s;
+	const char *err;
+
+	spec_default(&s);
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_FALSE(hi.plic.present);		/* no PLIC: no host interrupts, still boots */
+	EXPECT_EQ(hi.plic_s_context[0], PLIC_NO_CONTEXT);
+	s.plic = 1;
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_TRUE(hi.plic.present);
+	EXPECT_EQ(hi.plic.base, 0xc000000);
+	EXPECT_EQ(hi.plic.size, 0x600000);
+	EXPECT_EQ(hi.plic.ndev, 95);
+	EXPECT_EQ(hi.plic.phandle, PLIC_PHANDLE);
+	EXPECT_EQ(hi.intc_phandle[0], INTC_PHANDLE(0));
+	EXPECT_EQ(hi.plic_s_context[0], 1);	/* entries: hart 0 M, hart 0 S, hart 1 M, ... */
+	EXPECT_EQ(hi.plic_s_context[1], 3);
+	EXPECT_EQ(hi.plic_s_context[2], PLIC_NO_CONTEXT);
+}
+
+TEST(fdt_host_plic_refusals)
+{
+	struct dt_spec s;
+	const char *err;
+
+	spec_default(&s);
+	s.plic = 2;				/* no riscv,ndev: how many sources is unknown */
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_FALSE(hi.plic.present);
+	EXPECT_EQ(hi.plic_s_context[0], PLIC_NO_CONTEXT);
+	s.plic = 3;				/* hart 1's context registers lie past reg */
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_TRUE(hi.plic.present);
+	EXPECT_EQ(hi.plic_s_context[0], 1);
+	EXPECT_EQ(hi.plic_s_context[1], PLIC_NO_CONTEXT);
+	s.plic = 4;				/* a controller that is no hart's: the walk ends */
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_TRUE(hi.plic.present);
+	EXPECT_EQ(hi.plic_s_context[0], 1);
+	EXPECT_EQ(hi.plic_s_context[1], PLIC_NO_CONTEXT);
+	s.plic = 5;				/* on RAM */
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_FALSE(hi.plic.present);
 }

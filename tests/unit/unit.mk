@@ -24,7 +24,7 @@ UNIT_COMMON := tests/unit/main.c tests/unit/fake_csr.c
 # hyp sources each binary tests (and libfdt where it needs it)
 unit-src-test_mm := hyp/mm/mm.c hyp/mm/mm_ranges.c
 unit-src-test_gstage := hyp/mm/gstage.c
-unit-src-test_fdt_host := hyp/fdt/fdt_host.c
+unit-src-test_fdt_host := hyp/fdt/fdt_host.c hyp/drivers/pci_host.c
 unit-src-test_vsbi := hyp/vsbi/vsbi.c hyp/lib/hartmask.c hyp/vsbi/vsbi_fwft.c hyp/state/fwft.c hyp/state/cfi_state.c \
 	hyp/cfi/lp_redeliver.c hyp/cfi/violation.c \
 	hyp/cfi/swcheck.c
@@ -35,6 +35,8 @@ unit-src-test_tlb := hyp/mm/tlb.c hyp/mm/vmid.c
 unit-src-test_snap := hyp/snap/snap_state.c hyp/snap/snap_record.c hyp/state/cfi_state.c hyp/lib/crc32c.c hyp/state/pmu_logic.c hyp/state/pmu.c \
 	hyp/vsbi/vsbi_hsm.c hyp/vsbi/vsbi_sta.c
 unit-libfdt-test_fdt_host := y
+# counts the host DT parser's phandle lookups (each walks the whole tree)
+unit-ldflags-test_fdt_host := -Wl,--wrap=fdt_node_offset_by_phandle
 unit-src-test_insn := hyp/arch/insn.c
 UNIT_TESTS += test_sta
 unit-src-test_sta := hyp/vsbi/vsbi_sta.c hyp/state/steal_time.c
@@ -60,6 +62,10 @@ UNIT_TESTS += test_vcpu_request
 unit-src-test_vcpu_request := hyp/state/vcpu_request.c
 UNIT_TESTS += test_token_bucket
 unit-src-test_token_bucket := hyp/lib/token_bucket.c
+UNIT_TESTS += test_pci_host
+unit-src-test_pci_host := hyp/drivers/pci_host.c
+UNIT_TESTS += test_plic_host
+unit-src-test_plic_host := hyp/drivers/plic_host.c
 UNIT_TESTS += test_vcon
 unit-src-test_vcon := hyp/drivers/virtio_console.c
 unit-libfdt-test_vcon := y

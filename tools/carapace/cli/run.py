@@ -295,6 +295,9 @@ def build_parser():
                         "ms (default 30000): a stuck client keeps no VM paused")
     p.add_argument("--icount", action="store_true",
                    help="deterministic timing: -icount shift=0,align=off")
+    p.add_argument("--selftest-pci-irq", action="store_true",
+                   help="test hook: at boot the hypervisor reads sector 0 of the first "
+                        "virtio-blk-pci device and reports the INTx that completes it")
     p.add_argument("--qemu-arg", action="append", default=[], metavar="ARG",
                    help="extra QEMU argument, repeatable (write --qemu-arg=-d for dashes)")
     p.add_argument("--dry-run", action="store_true",
@@ -423,7 +426,7 @@ def host_config(args, vms, extra=(), spare=0, persist=None, incoming=None):
                       ctl_socket=ctl_socket, vmid_bits=args.vmid_bits,
                       stream_stall_ms=args.stream_stall_ms,
                       stream_socket=stream_socket_path(args.stream_socket, ctl_socket),
-                      incoming=incoming)
+                      incoming=incoming, selftest_pci_irq=args.selftest_pci_irq)
 
 
 def check_batch_options(args):

@@ -1,0 +1,67 @@
+# SPDX-License-Identifier: MIT
+"""Host interrupts (hyp/drivers/plic_host.c, docs/architecture.md "Host
+interrupts"): a real PCI INTx reaches the hypervisor on hart 0. The launcher's
+--selftest-pci-irq makes the hypervisor read sector 0 of the first
+virtio-blk-pci device at boot (hyp/drivers/pci_irq_selftest.c); QEMU signals
+the completion on INTA, which virt's interrupt-map routes to a PLIC source,
+and the handler prints one line. Taken two ways: at a guest exit (a guest
+spins on the only hart) and in the scheduler's loop (no guest at all: hart 0
+sleeps in WFI until the interrupt wakes it)."""
+
+import re
+
+from harness.runs import EXIT_OK, assert_exit, run_carapace, vm_spec
+
+DONE_RE = re.compile(r"carapace: pci irq selftest: (?P<bdf>00:[0-9a-f]{2}\.0) INTA irq "
+                     r"(?P<irq>\d+): (?P<n>\d+) requests answered, (?P<bad>\d+) with an error, "
+                     r"data (?P<data>[0-9a-f]{8}); taken at a guest exit (?P<exit>\d+), "
+                     r"in the scheduler's loop (?P<loop>\d+)$")
+SECTOR0 = b"CRPC"       # the disk's first bytes: the device wrote our buffer
+
+
+def disk_args(tmp_path):
+    disk = tmp_path / "disk.img"
+    disk.write_bytes(SECTOR0 + bytes(64 * 1024 - len(SECTOR0)))
+    args = ["-drive", f"if=none,id=d0,file={disk},format=raw",
+            "-device", "virtio-blk-pci,drive=d0,disable-legacy=on"]
+    return ["--selftest-pci-irq", *(f"--qemu-arg={a}" for a in args)]
+
+
+def answered(lines, out):
+    """(taken at a guest exit, taken in the scheduler's loop) of the 16
+    answers, each checked: no error, the sector's bytes, slot 1's INTA (QEMU
+    virt swizzles INTA of slot s to PLIC source 32 + s % 4)."""
+    found = [m for m in map(DONE_RE.match, lines) if m]
+    assert len(found) == 1, out
+    m = found[0]
+    assert (m.group("bdf"), m.group("irq"), m.group("n"), m.group("bad")) == \
+        ("00:01.0", "33", "16", "0"), out
+    assert bytes.fromhex(m.group("data")) == SECTOR0, out
+    assert int(m.group("exit")) + int(m.group("loop")) == 16, out
+    return int(m.group("exit")), int(m.group("loop"))
+
+
+def test_pci_intx_taken_at_a_guest_exit(tmp_path, guests_built):
+    # one hart, one vCPU that never waits: answers that come while it runs
+    # are exits (more than one claim loop's worth: some must)
+    run = run_carapace([vm_spec("s", "spin", vcpus=1, bootargs="spin_ms=1500")], smp=1,
+                       names=["s"], extra=disk_args(tmp_path))
+    assert_exit(run, EXIT_OK)       # not stopped for an "unexpected host interrupt"
+    assert "registered, request sent" in run.out, run.out
+    at_exit, _ = answered(run.hyp, run.out)
+    assert at_exit >= 1, run.out
+
+
+def test_pci_intx_wakes_an_idle_hart(tmp_path, host_factory):
+    # no VM: hart 0 sleeps in the scheduler's wfi; the interrupts must wake it
+    h = host_factory([], extra=["--persist", "--smp", "1", *disk_args(tmp_path)], timeout=60)
+    h.wait_for(lambda l: "requests answered" in l, 30)
+    lines = h.snapshot()
+    assert answered(lines, "\n".join(lines)) == (0, 16)
+
+
+def test_no_selftest_without_the_property(tmp_path, guests_built):
+    run = run_carapace([vm_spec("s", "spin", vcpus=1, bootargs="spin_ms=200")], smp=1,
+                       names=["s"], extra=disk_args(tmp_path)[1:])
+    assert_exit(run, EXIT_OK)
+    assert "pci irq selftest" not in run.out, run.out
