@@ -9,6 +9,9 @@
 #include <entropy.h>
 #include <fdt_host.h>
 #include <hart.h>
+#include <hostblk.h>
+#include <hostio_selftest.h>
+#include <hostnet.h>
 #include <mgmt.h>
 #include <mm.h>
 #include <pci_host.h>
@@ -174,8 +177,12 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 		pr_info("management channel: virtio-serial port org.carapace.control");
 	else
 		pr_info("no management device: carapace-ctl cannot reach this host");
-	if (host.pci.present)
-		pci_host_init(&host.pci);	/* BARs placed; devices not driven yet */
+	if (host.pci.present && pci_host_init(&host.pci)) {
+		hostblk_init();		/* polled until host interrupts come */
+		hostnet_init();
+		if (host.selftest_hostio)
+			hostio_selftest();
+	}
 	create_boot_vms();
 	if (host.incoming)
 		mgmt_arm_incoming();

@@ -91,7 +91,7 @@ def chosen_cells(body, name):
 
 
 def inject_chosen(dts, vms, images, timeslice_us=None, whole_lines=False, persist=False,
-                  vmid_bits=None, stream_stall_ms=None, incoming=False):
+                  vmid_bits=None, stream_stall_ms=None, incoming=False, selftest_hostio=False):
     """Add the VM and image nodes (and our properties) to /chosen of a tree
     decompiled by dtc (tab-indented)."""
     if not CHOSEN_RE.search(dts):
@@ -126,6 +126,9 @@ def inject_chosen(dts, vms, images, timeslice_us=None, whole_lines=False, persis
     if incoming:
         # At boot, wait for one migrated VM on the stream port (--incoming).
         props.append("\t\tcarapace,incoming;\n")
+    if selftest_hostio:
+        # Tests: at boot, write/read every host disk and ARP on every host NIC.
+        props.append("\t\tcarapace,selftest-hostio;\n")
     nodes = "".join("\n" + vm_node(vm, images) for vm in vms)
     nodes += "".join("\n" + image_node(image, ncells["address"], ncells["size"])
                      for image in images if image.vm is None)
@@ -156,7 +159,8 @@ def build_dtb(host, vms, images, workdir):
              "QEMU device tree dump")
     base = run_tool([DTC, "-q", "-I", "dtb", "-O", "dts", str(raw)], "dtc (decompile)")
     dts = inject_chosen(base, vms, images, host.timeslice_us, host.batch, host.persist,
-                        host.vmid_bits, host.stream_stall_ms, host.incoming is not None)
+                        host.vmid_bits, host.stream_stall_ms, host.incoming is not None,
+                        host.selftest_hostio)
     dts_path.write_text(dts)
     run_tool([DTC, "-q", "-I", "dts", "-O", "dtb", "-o", str(dtb), str(dts_path)],
              "dtc (compile)")

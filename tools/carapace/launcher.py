@@ -49,6 +49,7 @@ class HostConfig:
     stream_socket: Path | None = None  # None: default_stream_socket(ctl_socket)
     stream_stall_ms: int | None = None
     incoming: object = None  # --incoming: an incoming.IncomingSpec (address, transport)
+    selftest_hostio: bool = False  # --selftest-hostio (tests: writes the host disks)
 
     def machine_args(self):
         """What shapes the device tree: shared by the dump and the real run."""
