@@ -255,6 +255,7 @@ unsigned int hostblk_init(void)
 	unsigned int nr, up = 0;
 	const struct pci_func *f = pci_host_funcs(&nr);
 
+	nr_disks = 0;
 	for (unsigned int i = 0; i < nr; i++, f++) {
 		struct hostblk *b = &disks[nr_disks];
 

@@ -185,6 +185,7 @@ unsigned int hostnet_init(void)
 	unsigned int nr, up = 0;
 	const struct pci_func *f = pci_host_funcs(&nr);
 
+	nr_nics = 0;
 	for (unsigned int i = 0; i < nr; i++, f++) {
 		struct hostnet *n = &nics[nr_nics];
 
