@@ -44,6 +44,7 @@ static struct {
 	uint8_t cfg[DEVCFG_LEN];
 	uint8_t last_status_write;
 	unsigned int resets;
+	bool refuse_features;		/* FEATURES_OK does not stick */
 } fd;
 
 static struct pci_func funcs[HOSTBLK_MAX_DEVS];
@@ -141,6 +142,8 @@ void vpci_test_wr(uintptr_t a, unsigned int width, uint32_t v)
 	case COMMON + 0x14:
 		fd.last_status_write = (uint8_t)v;
 		fd.status = (uint8_t)v;
+		if (fd.refuse_features)
+			fd.status &= (uint8_t)~VIRTIO_STATUS_FEATURES_OK;
 		if (!v) {
 			fd.resets++;
 			fake_reset_queues();
@@ -395,6 +398,12 @@ TEST(vpci_needs_version_1_and_never_accepts_access_platform)
 	EXPECT_EQ(vpci_negotiate(&vd, 1ull << 5 | 1ull << VIRTIO_F_ACCESS_PLATFORM), 0);
 	EXPECT_EQ(fd.driver_features, V1 | 1ull << 5);
 	EXPECT_TRUE(vpci_has(&vd, 5) && !vpci_has(&vd, 6));
+	device(V1, 2);
+	fd.refuse_features = true;
+	EXPECT_EQ(vpci_init(&vd, &func, "t"), 0);
+	EXPECT_EQ(vpci_negotiate(&vd, 0), -HYP_ENOTSUP);
+	EXPECT_TRUE(failed());
+	EXPECT_TRUE(strstr(last_log, "features refused") != NULL);
 }
 
 TEST(vpci_missing_or_short_structure_is_not_used)
@@ -410,6 +419,7 @@ TEST(vpci_missing_or_short_structure_is_not_used)
 TEST(vpci_config_read_retries_until_the_generation_settles)
 {
 	uint64_t v = 0;
+	uint8_t mac[6];
 
 	transport_up(256);
 	memcpy(fd.cfg, "\x11\x22\x33\x44\x55\x66\x77\x88", 8);
@@ -417,11 +427,29 @@ TEST(vpci_config_read_retries_until_the_generation_settles)
 	EXPECT_EQ(vpci_cfg_read(&vd, 0, 8, &v), 0);
 	EXPECT_EQ(v, 0x8877665544332211ull);
 	EXPECT_EQ(fd.unsettled, 0);
-	EXPECT_EQ(vpci_cfg_read(&vd, DEVCFG_LEN - 4, 8, &v), -HYP_EINVAL);	/* past the end */
+	EXPECT_EQ(vpci_cfg_read(&vd, DEVCFG_LEN, 4, &v), -HYP_EINVAL);	/* past the end */
+	EXPECT_EQ(vpci_cfg_read(&vd, DEVCFG_LEN - 4, 8, &v), -HYP_EINVAL);
+	EXPECT_EQ(vpci_cfg_bytes(&vd, DEVCFG_LEN - 4, mac, 6), -HYP_EINVAL);
+	EXPECT_EQ(vpci_cfg_bytes(&vd, DEVCFG_LEN - 6, mac, 6), 0);
 	EXPECT_EQ(vpci_cfg_read(&vd, 2, 4, &v), -HYP_EINVAL);		/* misaligned */
 	EXPECT_TRUE(vd.up);
 	fd.unsettled = 1000;
 	EXPECT_EQ(vpci_cfg_read(&vd, 0, 4, &v), -HYP_EIO);
+	EXPECT_TRUE(failed());
+}
+
+TEST(vpci_config_bytes_read_in_one_generation)
+{
+	uint8_t mac[6];
+
+	transport_up(256);
+	memcpy(fd.cfg, "\x52\x54\x00\x12\x34\x56", 6);
+	fd.unsettled = 2;
+	EXPECT_EQ(vpci_cfg_bytes(&vd, 0, mac, 6), 0);
+	EXPECT_EQ(memcmp(mac, fd.cfg, 6), 0);
+	EXPECT_EQ(fd.unsettled, 0);
+	fd.unsettled = 1000;
+	EXPECT_EQ(vpci_cfg_bytes(&vd, 0, mac, 6), -HYP_EIO);
 	EXPECT_TRUE(failed());
 }
 
@@ -773,8 +801,13 @@ TEST(hostnet_tx_prepends_a_zero_header_and_bounds_the_frame)
 	for (unsigned int i = 1; i < HOSTNET_TX_BUFS; i++)
 		EXPECT_EQ(hostnet_tx(n, frame, 60), 0);
 	EXPECT_EQ(hostnet_tx(n, frame, 60), -HYP_EBUSY);
+	/* the device scribbles over the header it was only to read: the buffer
+	 * it comes back in still starts with a zero header when used again */
+	memset((void *)(uintptr_t)desc_of(1)[head].addr, 0xee, 12);
 	put_used(1, head, 0);
 	EXPECT_EQ(hostnet_tx(n, frame, 60), 0);	/* reclaimed on the way */
+	for (unsigned int i = 0; i < 12; i++)
+		EXPECT_EQ(buf[i], 0);
 }
 
 TEST(hostnet_broken_rx_ring_takes_the_nic_out)
