@@ -29,7 +29,7 @@
 #define BLK_CFG_SEG_MAX		12	/* le32 */
 #define BLK_CFG_BLK_SIZE	20	/* le32 */
 
-#define BLK_QUEUE		VPCI_QUEUE_MAX	/* 128 entries: ~3.4 KiB of rings */
+#define BLK_QUEUE		VPCI_QUEUE_MAX	/* 128 entries: 3.3 KiB of rings */
 #define STATUS_UNSET		0xff
 
 struct blk_hdr {		/* struct virtio_blk_req's header */
