@@ -60,6 +60,11 @@ static unsigned int nr_disks;
 
 #define READ_ONCE(x)		(*(const volatile __typeof__(x) *)&(x))
 
+int64_t hostblk_irq(const struct hostblk *b)
+{
+	return b->dev.pci->int_pin ? b->dev.pci->int_irq : -1;
+}
+
 uint64_t hostblk_sectors(const struct hostblk *b)
 {
 	return READ_ONCE(b->sectors);

@@ -55,6 +55,11 @@ struct hostnet *hostnet_by_slot(unsigned int pci_dev)
 	return NULL;
 }
 
+int64_t hostnet_irq(const struct hostnet *n)
+{
+	return n->dev.pci->int_pin ? n->dev.pci->int_irq : -1;
+}
+
 void hostnet_mac(const struct hostnet *n, uint8_t mac[6])
 {
 	memcpy(mac, n->mac, 6);

@@ -59,6 +59,12 @@ unsigned int hostblk_init(void);
  *  A disk taken out of service later is still returned (its submits fail). */
 struct hostblk *hostblk_by_slot(unsigned int pci_dev);
 
+/** hostblk_irq() - the host interrupt (PLIC source) of the disk's INTx, from
+ *  the bridge's interrupt-map; -1 if it has none. Several functions may share
+ *  one (QEMU virt: slot s on 32 + s % 4): its handler calls hostblk_poll()
+ *  of each. */
+int64_t hostblk_irq(const struct hostblk *b);
+
 /** hostblk_sectors() - capacity in 512-byte sectors (re-read on a
  *  configuration change). */
 uint64_t hostblk_sectors(const struct hostblk *b);

@@ -34,6 +34,10 @@ unsigned int hostnet_init(void);
  *  the first bus, or NULL (none there, not virtio-net, or it failed at boot). */
 struct hostnet *hostnet_by_slot(unsigned int pci_dev);
 
+/** hostnet_irq() - the host interrupt of the NIC's INTx, -1 if none (see
+ *  hostblk_irq(): lines are shared). */
+int64_t hostnet_irq(const struct hostnet *n);
+
 /** hostnet_mac() - the device's MAC address (its configuration, read at boot). */
 void hostnet_mac(const struct hostnet *n, uint8_t mac[6]);
 

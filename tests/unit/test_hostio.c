@@ -213,6 +213,12 @@ static void device(uint64_t features, unsigned int type)
 	func.cap[VPCI_DEVICE] = (struct virtio_pci_loc){ true, 4, DEVCFG, DEVCFG_LEN };
 	func.cap[VPCI_NOTIFY] = (struct virtio_pci_loc){ true, 4, NOTIFY, 0x1000 };
 	func.notify_off_multiplier = 4;
+	if (type == 2) {	/* disks: INTA routed to 35 */
+		func.int_pin = 1;
+		func.int_irq = 35;
+	} else {
+		func.int_irq = -1;
+	}
 	nr_funcs = 1;
 	last_log[0] = '\0';
 }
@@ -537,6 +543,7 @@ TEST(hostblk_probe_reads_the_configuration)
 	EXPECT_EQ(hostblk_seg_max(b), 10);
 	EXPECT_FALSE(hostblk_read_only(b));
 	EXPECT_TRUE(fd.status & VIRTIO_STATUS_DRIVER_OK);
+	EXPECT_EQ(hostblk_irq(b), 35);
 	b = disk(0, 1000);		/* cut to what a request carries */
 	EXPECT_EQ(hostblk_seg_max(b), HOSTBLK_MAX_SEGS);
 	device(V1 | BLK_F_SEG_MAX, 2);	/* seg_max 0 */
@@ -746,6 +753,7 @@ TEST(hostnet_probe_offers_its_rx_buffers)
 	uint16_t head;
 	unsigned int k = 0;
 
+	EXPECT_EQ(hostnet_irq(n), -1);	/* no INTx pin */
 	hostnet_mac(n, mac);
 	EXPECT_EQ(memcmp(mac, "\x52\x54\x00\x12\x34\x56", 6), 0);
 	while (take(0, &head)) {
