@@ -317,10 +317,11 @@ int vpci_queue_add(struct vpci_queue *q, const struct vpci_buf *b, unsigned int 
 
 void vpci_queue_kick(struct vpci_dev *d, struct vpci_queue *q)
 {
-	if (READ_ONCE(q->avail->idx) == q->avail_idx || !d->up)
+	if (q->published == q->avail_idx || !d->up)
 		return;
 	virt_wmb();	/* descriptors, ring entries and buffer data before the index */
 	WRITE_ONCE(q->avail->idx, q->avail_idx);
+	q->published = q->avail_idx;
 	virt_mb();	/* the index before reading the device's flags */
 	if (READ_ONCE(q->used->flags) & VIRTQ_USED_F_NO_NOTIFY)
 		return;

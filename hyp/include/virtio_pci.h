@@ -59,6 +59,7 @@ struct vpci_queue {
 	uintptr_t notify;		/* where this queue's notification is written */
 	uint16_t index, num;		/* virtqueue number; size (power of two) */
 	uint16_t avail_idx;		/* next avail slot (free-running) */
+	uint16_t published;		/* avail.idx as last written (never read back) */
 	uint16_t last_used;		/* next used slot to read (free-running) */
 	uint16_t nr_free, free_head;	/* free descriptors, linked through next[] */
 	uint16_t in_flight;		/* chains the device holds */

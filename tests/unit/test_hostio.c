@@ -267,8 +267,9 @@ TEST(vpci_used_entry_returns_the_chain)
 
 	transport_up(256);
 	EXPECT_EQ(vq.num, VPCI_QUEUE_MAX);
+	avail_of(0)->idx = 1;	/* the device wrote the index the driver is about to */
 	h = add_chain(2);
-	EXPECT_EQ(fd.q[0].notifies, 1);
+	EXPECT_EQ(fd.q[0].notifies, 1);	/* published and notified all the same */
 	EXPECT_TRUE(take(0, &head) && head == h);
 	EXPECT_EQ(desc_of(0)[h].flags, VIRTQ_DESC_F_NEXT);
 	EXPECT_EQ(vpci_queue_used(&vd, &vq, &head, &len), 0);	/* nothing yet */
