@@ -1,9 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* hyp/drivers/virtio_pci.c, hostblk.c and hostnet.c against a virtio-pci
- * device played here: its common configuration, ISR and device
- * configuration behind vpci_test_rd/wr(), its rings read and written
- * directly (host pointers stand for host-physical addresses). The device can
- * be made to misbehave: a used id out of range or not a chain it holds, a
+/* hyp/drivers/virtio_pci.c, hostblk.c and hostnet.c against the virtio-pci
+ * device tests/unit/fake_vpci.c plays. The device can be made to misbehave: a used id out of range or not a chain it holds, a
  * used index running ahead, a used length too big, a configuration
  * generation that never settles, a notify offset outside its structure. */
 #include <stdarg.h>
@@ -15,41 +12,12 @@
 #include <log.h>
 #include <pci_host.h>
 #include <virtio_pci.h>
+#include "fake_vpci.h"
 #include "test.h"
 
-#define COMMON		0x0000
-#define ISR		0x1000
-#define DEVCFG		0x2000
-#define NOTIFY		0x3000
-#define BAR_SIZE	0x4000
-#define DEVCFG_LEN	64
-#define NR_Q		3
-#define SLOT		3
-
-static uint8_t bar[BAR_SIZE] __attribute__((aligned(4096)));
-
-static struct {
-	uint64_t features;		/* offered */
-	uint64_t driver_features;
-	uint32_t dfsel, gfsel;
-	uint8_t status, gen, isr;
-	unsigned int unsettled;		/* config_generation reads that change it */
-	uint16_t qsel;
-	struct {
-		uint16_t max, size, enable, noff;
-		uint64_t desc, avail, used;
-		uint16_t next_avail;
-		unsigned int notifies;
-	} q[NR_Q];
-	uint8_t cfg[DEVCFG_LEN];
-	uint8_t last_status_write;
-	unsigned int resets;
-	bool refuse_features;		/* FEATURES_OK does not stick */
-} fd;
-
-static struct pci_func funcs[HOSTBLK_MAX_DEVS];
-static unsigned int nr_funcs;
 #define func funcs[0]
+_Static_assert(HOSTBLK_MAX_DEVS <= FAKE_MAX_FUNCS && HOSTNET_MAX_DEVS <= FAKE_MAX_FUNCS,
+	       "fake_replicate() fills every pool");
 static char last_log[256];
 
 void pr_info(const char *fmt, ...)
@@ -61,165 +29,10 @@ void pr_info(const char *fmt, ...)
 	va_end(ap);
 }
 
-const struct pci_func *pci_host_funcs(unsigned int *nr)
+/* fake_device(), and no message left from an earlier case */
+static void new_device(uint64_t features, unsigned int type)
 {
-	*nr = nr_funcs;
-	return funcs;
-}
-
-/* @n functions sharing the played device, the last one at SLOT: the driver
- * under test then uses the last element of its static pool (what it writes
- * past that is a global overflow the sanitizer reports). The others stay
- * bound to rings the device no longer uses. */
-static void replicate(unsigned int n)
-{
-	for (unsigned int i = n; i-- > 0;) {
-		funcs[i] = funcs[0];
-		funcs[i].dev = (uint8_t)(i == n - 1 ? SLOT : SLOT + 1 + i);
-	}
-	nr_funcs = n;
-}
-
-static void fake_reset_queues(void)
-{
-	for (unsigned int i = 0; i < NR_Q; i++) {
-		fd.q[i].size = fd.q[i].max;
-		fd.q[i].enable = 0;
-		fd.q[i].next_avail = 0;
-	}
-	fd.driver_features = 0;
-}
-
-uint64_t vpci_test_rd(uintptr_t a, unsigned int width)
-{
-	unsigned int off = (unsigned int)(a - (uintptr_t)bar), s = fd.qsel < NR_Q ? fd.qsel : 0;
-	uint64_t v = 0;
-
-	if (off >= DEVCFG && off < DEVCFG + DEVCFG_LEN) {
-		memcpy(&v, &fd.cfg[off - DEVCFG], width);
-		return v;
-	}
-	switch (off) {
-	case COMMON + 0x04: return (uint32_t)(fd.features >> (fd.dfsel ? 32 : 0));
-	case COMMON + 0x12: return NR_Q;
-	case COMMON + 0x14: return fd.status;
-	case COMMON + 0x15:
-		if (fd.unsettled) {
-			fd.unsettled--;
-			fd.gen++;
-		}
-		return fd.gen;
-	case COMMON + 0x18: return fd.qsel < NR_Q ? fd.q[s].size : 0;
-	case COMMON + 0x1c: return fd.qsel < NR_Q ? fd.q[s].enable : 0;
-	case COMMON + 0x1e: return fd.q[s].noff;
-	case ISR:
-		v = fd.isr;
-		fd.isr = 0;
-		return v;
-	default: return 0;
-	}
-}
-
-static void set_half(uint64_t *p, unsigned int off, uint32_t v)
-{
-	*p = off % 8 ? (*p & 0xffffffffu) | (uint64_t)v << 32 : (*p & ~0xffffffffull) | v;
-}
-
-void vpci_test_wr(uintptr_t a, unsigned int width, uint32_t v)
-{
-	unsigned int off = (unsigned int)(a - (uintptr_t)bar), s = fd.qsel < NR_Q ? fd.qsel : 0;
-
-	(void)width;
-	if (off >= NOTIFY && off < BAR_SIZE) {
-		if (v < NR_Q)
-			fd.q[v].notifies++;
-		return;
-	}
-	switch (off) {
-	case COMMON + 0x00: fd.dfsel = v; break;
-	case COMMON + 0x08: fd.gfsel = v; break;
-	case COMMON + 0x0c: set_half(&fd.driver_features, fd.gfsel ? 4 : 0, v); break;
-	case COMMON + 0x14:
-		fd.last_status_write = (uint8_t)v;
-		fd.status = (uint8_t)v;
-		if (fd.refuse_features)
-			fd.status &= (uint8_t)~VIRTIO_STATUS_FEATURES_OK;
-		if (!v) {
-			fd.resets++;
-			fake_reset_queues();
-		}
-		break;
-	case COMMON + 0x16: fd.qsel = (uint16_t)v; break;
-	case COMMON + 0x18: fd.q[s].size = (uint16_t)v; break;
-	case COMMON + 0x1c: fd.q[s].enable = (uint16_t)v; break;
-	case COMMON + 0x20: case COMMON + 0x24: set_half(&fd.q[s].desc, off, v); break;
-	case COMMON + 0x28: case COMMON + 0x2c: set_half(&fd.q[s].avail, off, v); break;
-	case COMMON + 0x30: case COMMON + 0x34: set_half(&fd.q[s].used, off, v); break;
-	default: break;
-	}
-}
-
-/* ---- the device's side of the rings ---- */
-
-static struct virtq_desc *desc_of(unsigned int qi)
-{
-	return (struct virtq_desc *)(uintptr_t)fd.q[qi].desc;
-}
-
-static struct vpci_avail *avail_of(unsigned int qi)
-{
-	return (struct vpci_avail *)(uintptr_t)fd.q[qi].avail;
-}
-
-static struct vpci_used *used_of(unsigned int qi)
-{
-	return (struct vpci_used *)(uintptr_t)fd.q[qi].used;
-}
-
-/* The next chain the driver published; false if none. */
-static bool take(unsigned int qi, uint16_t *head)
-{
-	if (avail_of(qi)->idx == fd.q[qi].next_avail)
-		return false;
-	*head = avail_of(qi)->ring[fd.q[qi].next_avail++ % fd.q[qi].size];
-	return true;
-}
-
-/* Put (@id, @len) in the used ring; @bump: publish it (used.idx + 1). */
-static void put_used(unsigned int qi, uint32_t id, uint32_t len)
-{
-	struct vpci_used *u = used_of(qi);
-
-	u->ring[u->idx % fd.q[qi].size] = (struct virtq_used_elem){ id, len };
-	u->idx++;
-}
-
-static void device(uint64_t features, unsigned int type)
-{
-	memset(&fd, 0, sizeof(fd));
-	memset(bar, 0, sizeof(bar));
-	fd.features = features;
-	for (unsigned int i = 0; i < NR_Q; i++) {
-		fd.q[i].max = 256;
-		fd.q[i].noff = (uint16_t)i;
-	}
-	fake_reset_queues();
-	memset(&func, 0, sizeof(func));
-	func.dev = SLOT;
-	func.virtio_type = type;
-	func.bar[4] = (struct pci_bar){ .cpu = (uintptr_t)bar, .size = BAR_SIZE, .is64 = true };
-	func.cap[VPCI_COMMON] = (struct virtio_pci_loc){ true, 4, COMMON, 0x1000 };
-	func.cap[VPCI_ISR] = (struct virtio_pci_loc){ true, 4, ISR, 0x1000 };
-	func.cap[VPCI_DEVICE] = (struct virtio_pci_loc){ true, 4, DEVCFG, DEVCFG_LEN };
-	func.cap[VPCI_NOTIFY] = (struct virtio_pci_loc){ true, 4, NOTIFY, 0x1000 };
-	func.notify_off_multiplier = 4;
-	if (type == 2) {	/* disks: INTA routed to 35 */
-		func.int_pin = 1;
-		func.int_irq = 35;
-	} else {
-		func.int_irq = -1;
-	}
-	nr_funcs = 1;
+	fake_device(features, type);
 	last_log[0] = '\0';
 }
 
@@ -233,7 +46,7 @@ static struct vpci_queue vq;
 
 static void transport_up(uint16_t qmax)
 {
-	device(V1, 2);
+	new_device(V1, 2);
 	fd.q[0].max = qmax;
 	fake_reset_queues();
 	EXPECT_EQ(vpci_init(&vd, &func, "t"), 0);
@@ -270,10 +83,10 @@ TEST(vpci_used_entry_returns_the_chain)
 	avail_of(0)->idx = 1;	/* the device wrote the index the driver is about to */
 	h = add_chain(2);
 	EXPECT_EQ(fd.q[0].notifies, 1);	/* published and notified all the same */
-	EXPECT_TRUE(take(0, &head) && head == h);
+	EXPECT_TRUE(fake_take(0, &head) && head == h);
 	EXPECT_EQ(desc_of(0)[h].flags, VIRTQ_DESC_F_NEXT);
 	EXPECT_EQ(vpci_queue_used(&vd, &vq, &head, &len), 0);	/* nothing yet */
-	put_used(0, h, 150);
+	fake_put_used(0, h, 150);
 	EXPECT_EQ(vpci_queue_used(&vd, &vq, &head, &len), 1);
 	EXPECT_EQ(head, h);
 	EXPECT_EQ(len, 150);
@@ -289,7 +102,7 @@ TEST(vpci_used_id_out_of_range_fails_the_device)
 
 	transport_up(256);
 	add_chain(1);
-	put_used(0, vq.num, 1);
+	fake_put_used(0, vq.num, 1);
 	EXPECT_EQ(vpci_queue_used(&vd, &vq, &head, &len), -HYP_EIO);
 	EXPECT_TRUE(failed());
 	EXPECT_TRUE(strstr(last_log, "used id out of range") != NULL);
@@ -303,7 +116,7 @@ TEST(vpci_used_id_inside_a_chain_fails_the_device)
 
 	transport_up(256);
 	h = add_chain(2);
-	put_used(0, desc_of(0)[h].next, 1);	/* the chain's second descriptor, not its head */
+	fake_put_used(0, desc_of(0)[h].next, 1);	/* the chain's second descriptor, not its head */
 	EXPECT_EQ(vpci_queue_used(&vd, &vq, &head, &len), -HYP_EIO);
 	EXPECT_TRUE(failed());
 	EXPECT_TRUE(strstr(last_log, "not a chain the device holds") != NULL);
@@ -317,8 +130,8 @@ TEST(vpci_used_id_returned_twice_fails_the_device)
 	transport_up(256);
 	a = add_chain(1);
 	add_chain(1);
-	put_used(0, a, 1);
-	put_used(0, a, 1);	/* again, while the other chain is still out */
+	fake_put_used(0, a, 1);
+	fake_put_used(0, a, 1);	/* again, while the other chain is still out */
 	EXPECT_EQ(vpci_queue_used(&vd, &vq, &head, &len), 1);
 	EXPECT_EQ(vpci_queue_used(&vd, &vq, &head, &len), -HYP_EIO);
 	EXPECT_TRUE(failed());
@@ -331,7 +144,7 @@ TEST(vpci_used_idx_running_ahead_fails_the_device)
 
 	transport_up(256);
 	h = add_chain(1);
-	put_used(0, h, 1);
+	fake_put_used(0, h, 1);
 	used_of(0)->idx = 2;	/* two entries, one chain out */
 	EXPECT_EQ(vpci_queue_used(&vd, &vq, &head, &len), -HYP_EIO);
 	EXPECT_TRUE(failed());
@@ -346,12 +159,12 @@ TEST(vpci_used_len_is_clamped_to_the_writable_bytes)
 
 	transport_up(256);
 	h = add_chain(2);		/* 200 writable bytes */
-	put_used(0, h, 5000);
+	fake_put_used(0, h, 5000);
 	EXPECT_EQ(vpci_queue_used(&vd, &vq, &head, &len), 1);
 	EXPECT_EQ(len, 200);
 	EXPECT_TRUE(vd.up);
 	h = add_chain(0);		/* nothing writable */
-	put_used(0, h, 1);
+	fake_put_used(0, h, 1);
 	EXPECT_EQ(vpci_queue_used(&vd, &vq, &head, &len), 1);
 	EXPECT_EQ(len, 0);
 }
@@ -371,7 +184,7 @@ TEST(vpci_queue_full_is_busy_and_frees_on_use)
 	EXPECT_EQ(vpci_queue_add(&vq, b, 3, &head), -HYP_EBUSY);
 	EXPECT_EQ(vpci_queue_add(&vq, b, 2, &head), 0);
 	vpci_queue_kick(&vd, &vq);
-	put_used(0, heads[0], 9);
+	fake_put_used(0, heads[0], 9);
 	EXPECT_EQ(vpci_queue_used(&vd, &vq, &head, &len), 1);
 	EXPECT_EQ(vq.nr_free, 3);
 	EXPECT_EQ(vpci_queue_add(&vq, b, 3, &head), 0);
@@ -386,7 +199,7 @@ TEST(vpci_queue_size_is_a_power_of_two_within_every_limit)
 
 TEST(vpci_notify_offset_outside_its_structure_is_refused)
 {
-	device(V1, 2);
+	new_device(V1, 2);
 	fd.q[0].noff = 0x1000 / 4;	/* offset * 4 == the structure's length */
 	EXPECT_EQ(vpci_init(&vd, &func, "t"), 0);
 	EXPECT_EQ(vpci_negotiate(&vd, 0), 0);
@@ -396,16 +209,16 @@ TEST(vpci_notify_offset_outside_its_structure_is_refused)
 
 TEST(vpci_needs_version_1_and_never_accepts_access_platform)
 {
-	device(1ull << 5, 2);
+	new_device(1ull << 5, 2);
 	EXPECT_EQ(vpci_init(&vd, &func, "t"), 0);
 	EXPECT_EQ(vpci_negotiate(&vd, 1ull << 5), -HYP_ENOTSUP);
 	EXPECT_TRUE(failed());
-	device(V1 | 1ull << VIRTIO_F_ACCESS_PLATFORM | 1ull << 5 | 1ull << 6, 2);
+	new_device(V1 | 1ull << VIRTIO_F_ACCESS_PLATFORM | 1ull << 5 | 1ull << 6, 2);
 	EXPECT_EQ(vpci_init(&vd, &func, "t"), 0);
 	EXPECT_EQ(vpci_negotiate(&vd, 1ull << 5 | 1ull << VIRTIO_F_ACCESS_PLATFORM), 0);
 	EXPECT_EQ(fd.driver_features, V1 | 1ull << 5);
 	EXPECT_TRUE(vpci_has(&vd, 5) && !vpci_has(&vd, 6));
-	device(V1, 2);
+	new_device(V1, 2);
 	fd.refuse_features = true;
 	EXPECT_EQ(vpci_init(&vd, &func, "t"), 0);
 	EXPECT_EQ(vpci_negotiate(&vd, 0), -HYP_ENOTSUP);
@@ -415,10 +228,10 @@ TEST(vpci_needs_version_1_and_never_accepts_access_platform)
 
 TEST(vpci_missing_or_short_structure_is_not_used)
 {
-	device(V1, 2);
+	new_device(V1, 2);
 	func.cap[VPCI_COMMON].length = 0x37;	/* the queue addresses need 0x38 */
 	EXPECT_EQ(vpci_init(&vd, &func, "t"), -HYP_ENOTSUP);
-	device(V1, 2);
+	new_device(V1, 2);
 	func.cap[VPCI_ISR].found = false;
 	EXPECT_EQ(vpci_init(&vd, &func, "t"), -HYP_ENOTSUP);
 }
@@ -501,12 +314,12 @@ static struct hostblk *disk(uint64_t extra, uint32_t seg_max)
 {
 	uint64_t cap = DISK_SECTORS;
 
-	device(V1 | BLK_F_FLUSH | BLK_F_SEG_MAX | extra, 2);
+	new_device(V1 | BLK_F_FLUSH | BLK_F_SEG_MAX | extra, 2);
 	memcpy(&fd.cfg[0], &cap, 8);
 	memcpy(&fd.cfg[12], &seg_max, 4);
 	nr_done = 0;
 	resubmit_to = NULL;
-	replicate(HOSTBLK_MAX_DEVS);
+	fake_replicate(HOSTBLK_MAX_DEVS);
 	EXPECT_EQ(hostblk_init(), HOSTBLK_MAX_DEVS);
 	return hostblk_by_slot(SLOT);
 }
@@ -530,7 +343,7 @@ static void blk_complete(uint16_t head, uint8_t status)
 	while (d[id].flags & VIRTQ_DESC_F_NEXT)
 		id = d[id].next;
 	*(uint8_t *)(uintptr_t)d[id].addr = status;
-	put_used(0, head, 1);
+	fake_put_used(0, head, 1);
 }
 
 TEST(hostblk_probe_reads_the_configuration)
@@ -547,10 +360,10 @@ TEST(hostblk_probe_reads_the_configuration)
 	EXPECT_EQ(hostblk_irq(b), 35);
 	b = disk(0, 1000);		/* cut to what a request carries */
 	EXPECT_EQ(hostblk_seg_max(b), HOSTBLK_MAX_SEGS);
-	device(V1 | BLK_F_SEG_MAX, 2);	/* seg_max 0 */
+	new_device(V1 | BLK_F_SEG_MAX, 2);	/* seg_max 0 */
 	EXPECT_EQ(hostblk_init(), 0);
 	EXPECT_TRUE(hostblk_by_slot(SLOT) == NULL);
-	device(V1 | 1ull << 6, 2);	/* BLK_SIZE 1000: not a power of two */
+	new_device(V1 | 1ull << 6, 2);	/* BLK_SIZE 1000: not a power of two */
 	fd.cfg[20] = 0xe8;
 	fd.cfg[21] = 0x03;
 	EXPECT_EQ(hostblk_init(), 0);
@@ -565,7 +378,7 @@ TEST(hostblk_request_chain_is_header_data_status)
 	uint16_t head, id;
 
 	EXPECT_EQ(hostblk_submit(b, &r), 0);
-	EXPECT_TRUE(take(0, &head));
+	EXPECT_TRUE(fake_take(0, &head));
 	hdr = (const uint32_t *)(uintptr_t)d[head].addr;
 	EXPECT_EQ(d[head].len, 16);
 	EXPECT_EQ(d[head].flags, VIRTQ_DESC_F_NEXT);
@@ -614,7 +427,7 @@ TEST(hostblk_refuses_bad_requests)
 	EXPECT_EQ(hostblk_submit(b, &r), -HYP_EINVAL);
 	r = rw_req(VIRTIO_BLK_T_IN, 0, 1);
 	EXPECT_EQ(hostblk_submit(b, &r), 0);
-	device(V1, 2);					/* no FLUSH offered */
+	new_device(V1, 2);					/* no FLUSH offered */
 	EXPECT_EQ(hostblk_init(), 1);
 	r = rw_req(VIRTIO_BLK_T_FLUSH, 0, 0);
 	EXPECT_EQ(hostblk_submit(hostblk_by_slot(SLOT), &r), -HYP_EINVAL);
@@ -631,7 +444,7 @@ TEST(hostblk_completion_status_is_bounded)
 		r[i] = rw_req(VIRTIO_BLK_T_IN, i, 1);
 		r[i].status = 0x55;
 		EXPECT_EQ(hostblk_submit(b, &r[i]), 0);
-		EXPECT_TRUE(take(0, &head[i]));
+		EXPECT_TRUE(fake_take(0, &head[i]));
 	}
 	for (unsigned int i = 0; i < 4; i++)
 		blk_complete(head[i], written[i]);	/* 0xff: as if never written */
@@ -657,7 +470,7 @@ TEST(hostblk_full_ring_is_busy_until_a_completion)
 	EXPECT_EQ(hostblk_submit(b, &r[2]), -HYP_EBUSY);
 	EXPECT_EQ(hostblk_sectors(b), DISK_SECTORS);	/* no slot written past the ring's */
 	EXPECT_EQ(hostblk_seg_max(b), HOSTBLK_MAX_SEGS);
-	EXPECT_TRUE(take(0, &head));
+	EXPECT_TRUE(fake_take(0, &head));
 	blk_complete(head, VIRTIO_BLK_S_OK);
 	resubmit_to = b;		/* done() submits r[2] */
 	resubmit = r[2];
@@ -677,8 +490,8 @@ TEST(hostblk_broken_device_fails_every_request_it_held)
 		r[i] = rw_req(VIRTIO_BLK_T_IN, i, 1);
 		EXPECT_EQ(hostblk_submit(b, &r[i]), 0);
 	}
-	EXPECT_TRUE(take(0, &head));
-	put_used(0, head + 1, 1);	/* the header's successor: not a head */
+	EXPECT_TRUE(fake_take(0, &head));
+	fake_put_used(0, head + 1, 1);	/* the header's successor: not a head */
 	hostblk_poll(b);
 	EXPECT_EQ(nr_done, 3);
 	for (unsigned int i = 0; i < 3; i++)
@@ -723,9 +536,9 @@ static struct hostnet *nic(void)
 {
 	struct hostnet *n;
 
-	device(V1 | NET_F_MAC | 1ull << 0 /* CSUM: not taken */, 1);
+	new_device(V1 | NET_F_MAC | 1ull << 0 /* CSUM: not taken */, 1);
 	memcpy(fd.cfg, "\x52\x54\x00\x12\x34\x56", 6);
-	replicate(HOSTNET_MAX_DEVS);
+	fake_replicate(HOSTNET_MAX_DEVS);
 	EXPECT_EQ(hostnet_init(), HOSTNET_MAX_DEVS);
 	n = hostnet_by_slot(SLOT);
 	EXPECT_TRUE(n != NULL);
@@ -744,7 +557,7 @@ static void net_receive(uint16_t head, uint32_t len, uint32_t used_len)
 
 	memset(buf, 0, 12);
 	memset(buf + 12, 0xab, len);
-	put_used(0, head, used_len);
+	fake_put_used(0, head, used_len);
 }
 
 TEST(hostnet_probe_offers_its_rx_buffers)
@@ -757,13 +570,13 @@ TEST(hostnet_probe_offers_its_rx_buffers)
 	EXPECT_EQ(hostnet_irq(n), -1);	/* no INTx pin */
 	hostnet_mac(n, mac);
 	EXPECT_EQ(memcmp(mac, "\x52\x54\x00\x12\x34\x56", 6), 0);
-	while (take(0, &head)) {
+	while (fake_take(0, &head)) {
 		EXPECT_EQ(desc_of(0)[head].len, 1526);
 		EXPECT_EQ(desc_of(0)[head].flags, VIRTQ_DESC_F_WRITE);
 		k++;
 	}
 	EXPECT_EQ(k, HOSTNET_RX_BUFS);
-	device(V1, 1);			/* no MAC */
+	new_device(V1, 1);			/* no MAC */
 	EXPECT_EQ(hostnet_init(), 0);
 }
 
@@ -772,7 +585,7 @@ TEST(hostnet_rx_length_is_bounded)
 	struct hostnet *n = nic();
 	uint16_t a, b, c;
 
-	EXPECT_TRUE(take(0, &a) && take(0, &b) && take(0, &c));
+	EXPECT_TRUE(fake_take(0, &a) && fake_take(0, &b) && fake_take(0, &c));
 	net_receive(a, 60, 5000);		/* says more than the buffer holds */
 	hostnet_poll(n);
 	EXPECT_EQ(got_frames, 1);
@@ -799,7 +612,7 @@ TEST(hostnet_tx_prepends_a_zero_header_and_bounds_the_frame)
 	EXPECT_EQ(hostnet_tx(n, frame, HOSTNET_FRAME_MAX + 1), -HYP_EINVAL);
 	EXPECT_EQ(hostnet_tx(n, frame, 13), -HYP_EINVAL);
 	EXPECT_EQ(hostnet_tx(n, frame, 60), 0);
-	EXPECT_TRUE(take(1, &head));
+	EXPECT_TRUE(fake_take(1, &head));
 	EXPECT_EQ(desc_of(1)[head].len, 72);
 	EXPECT_EQ(desc_of(1)[head].flags, 0);
 	buf = (const uint8_t *)(uintptr_t)desc_of(1)[head].addr;
@@ -813,7 +626,7 @@ TEST(hostnet_tx_prepends_a_zero_header_and_bounds_the_frame)
 	/* the device scribbles over the header it was only to read: the buffer
 	 * it comes back in still starts with a zero header when used again */
 	memset((void *)(uintptr_t)desc_of(1)[head].addr, 0xee, 12);
-	put_used(1, head, 0);
+	fake_put_used(1, head, 0);
 	EXPECT_EQ(hostnet_tx(n, frame, 60), 0);	/* reclaimed on the way */
 	for (unsigned int i = 0; i < 12; i++)
 		EXPECT_EQ(buf[i], 0);
@@ -824,7 +637,7 @@ TEST(hostnet_broken_rx_ring_takes_the_nic_out)
 	struct hostnet *n = nic();
 	uint8_t frame[60] = { 0 };
 
-	put_used(0, VPCI_QUEUE_MAX + 7, 100);
+	fake_put_used(0, VPCI_QUEUE_MAX + 7, 100);
 	hostnet_poll(n);
 	EXPECT_EQ(got_frames, 0);
 	EXPECT_EQ(fd.last_status_write, VIRTIO_STATUS_FAILED);
