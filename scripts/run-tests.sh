@@ -43,7 +43,7 @@ make --no-print-directory test-unit || rc=1
 # or the run fails.
 echo "== fuzz: snapshot restore (libFuzzer, short run) =="
 make --no-print-directory fuzz-snap-short || rc=1
-echo "== fuzz: decoder, host/guest DT, management, migration stream, virtqueues (short runs) =="
+echo "== fuzz: decoder, host/guest DT, management, migration stream, virtqueues, host disk driver (short runs) =="
 make --no-print-directory fuzz-more-short || rc=1
 
 marks="quick or reference"

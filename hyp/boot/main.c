@@ -10,6 +10,9 @@
 #include <fdt_host.h>
 #include <hart.h>
 #include <host_irq.h>
+#include <hostblk.h>
+#include <hostio_selftest.h>
+#include <hostnet.h>
 #include <mgmt.h>
 #include <mm.h>
 #include <pci_host.h>
@@ -194,9 +197,13 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 		pr_info("management channel: virtio-serial port org.carapace.control");
 	else
 		pr_info("no management device: carapace-ctl cannot reach this host");
-	if (host.pci.present)
-		pci_host_init(&host.pci);	/* BARs placed; devices not driven yet */
+	if (host.pci.present && pci_host_init(&host.pci)) {
+		hostblk_init();
+		hostnet_init();
+	}
 	setup_host_irqs(hartid);
+	if (host.selftest_hostio)
+		hostio_selftest();
 	create_boot_vms();
 	if (host.incoming)
 		mgmt_arm_incoming();

@@ -523,6 +523,7 @@ static int parse_chosen(const void *fdt, struct host_info *hi, const char **err)
 	hi->selftest_pci_irq = fdt_getprop(fdt, chosen, "carapace,selftest-pci-irq", NULL) != NULL;
 	hi->incoming = fdt_getprop(fdt, chosen, "carapace,incoming", NULL) != NULL;
 	hi->persist |= hi->incoming;
+	hi->selftest_hostio = fdt_getprop(fdt, chosen, "carapace,selftest-hostio", NULL) != NULL;
 	ts = fdt_getprop(fdt, chosen, "carapace,vmid-bits", &len);
 	if (ts && len == 4)
 		hi->vmid_bits = fdt32_to_cpu(*ts);

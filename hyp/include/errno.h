@@ -11,4 +11,5 @@
 #define HYP_ENOTSUP	6
 #define HYP_EEXIST	7
 #define HYP_ERANGE	8
+#define HYP_EIO		9	/* a host device taken out of service */
 #endif

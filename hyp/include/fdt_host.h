@@ -30,6 +30,8 @@ struct host_info {
 	bool isa_zimop, isa_zcmop;
 	bool persist;			/* carapace,persist: stay up with no VM */
 	bool incoming;			/* carapace,incoming: wait for a migrated VM */
+	bool selftest_hostio;		/* carapace,selftest-hostio: exercise the host
+					 * disks and NICs at boot (tests only: writes disks) */
 	uint32_t vmid_bits;		/* carapace,vmid-bits: use at most this many (0: all) */
 	uint32_t stream_stall_ms;	/* carapace,stream-stall-ms (0: the default) */
 	struct pci_host_desc pci;	/* the ECAM host bridge (present false: none) */

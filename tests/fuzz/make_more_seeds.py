@@ -17,6 +17,9 @@
   virtq      guest virtqueues: a queue configuration, a script of operations
              and a guest RAM image with the rings (tests/fuzz/fuzz_virtq.c):
              good chains and one seed per refusal of docs/virtio.md
+  hostio     the host disk driver: a device configuration and a script of
+             driver and device operations (tests/fuzz/fuzz_hostio.c): good
+             I/O, refusals, and one seed per way the device breaks its ring
 
 The migration streams (protocol 4) reuse the snapshot layouts of the
 carapace package through tests/fuzz/make_seeds.py. Deterministic: running it again writes the
@@ -422,6 +425,73 @@ def fdt_host_seeds():
     return out
 
 
+# ---- hostio -----------------------------------------------------------------
+
+HB_SUBMIT, HB_COMPLETE, HB_RAW_USED, HB_POLL, HB_ISR, HB_CONFIG = range(6)
+HB_IN, HB_OUT, HB_FLUSH, HB_GET_ID, HB_DISCARD = range(5)
+HB_FLUSH_F, HB_RO_F, HB_SEG_MAX_F, HB_BLK_SIZE_F = 1, 2, 4, 8
+
+
+def hostio_seeds():
+    """Disks of 1000 sectors unless said otherwise; requests of 512-byte
+    segments. Heads are the driver's free descriptors in order: the first
+    request of an empty queue has head 0."""
+
+    def seed(ops, cap=1000, seg_max=8, qsize=128, feat=HB_FLUSH_F | HB_SEG_MAX_F, bsize=512):
+        hdr = struct.pack("<QIHBBI", cap, seg_max, qsize, feat, len(ops), bsize)
+        return hdr + b"".join(struct.pack("<BBHI", *o) for o in ops)
+
+    def submit(typ, segs=1, seg_len=512, sector=0, again=False):
+        return (HB_SUBMIT, typ | segs << 3, seg_len | (0x8000 if again else 0), sector)
+
+    def complete(status=0, length=1):
+        return (HB_COMPLETE, status, 0, length)
+
+    poll = (HB_POLL, 0, 0, 0)
+
+    def raw(head, length=1, bump=1):
+        return (HB_RAW_USED, bump, head, length)
+
+    return {
+        "io": seed([submit(HB_IN), complete(0, 513), poll, submit(HB_OUT, 2, sector=10),
+                    complete(0, 1), poll, submit(HB_FLUSH, 0), complete(), poll,
+                    submit(HB_GET_ID, 1, 20), complete(0, 21), poll]),
+        "errors": seed([submit(HB_IN), complete(1), submit(HB_IN, sector=5), complete(2),
+                        submit(HB_IN, sector=6), complete(0x7f), poll]),
+        "read-only": seed([submit(HB_OUT), submit(HB_IN), complete(), poll],
+                          feat=HB_RO_F | HB_FLUSH_F),
+        "no-flush": seed([submit(HB_FLUSH, 0), submit(HB_IN), complete(), poll], feat=0),
+        "refusals": seed([submit(HB_IN, 9), submit(HB_IN, 0), submit(HB_OUT, 2, sector=999),
+                          submit(HB_IN, 1, 100), submit(HB_IN, 1, 0), submit(HB_FLUSH, 1),
+                          submit(HB_GET_ID, 2), submit(HB_DISCARD),
+                          submit(HB_OUT, 1, sector=0xffffffff)]),
+        "busy": seed([submit(HB_OUT, 6), submit(HB_OUT, 6, sector=6), submit(HB_IN),
+                      complete(), poll, submit(HB_IN)], qsize=16, seg_max=64),
+        "resubmit": seed([submit(HB_IN, again=True), complete(), poll, complete(), poll]),
+        "used-id-out-of-range": seed([submit(HB_IN), raw(200), poll, submit(HB_IN)]),
+        "used-id-inside-chain": seed([submit(HB_IN), submit(HB_IN, sector=1), raw(1), poll]),
+        "used-id-twice": seed([submit(HB_IN), submit(HB_IN, sector=1), raw(0), raw(0), poll]),
+        "used-idx-ahead": seed([submit(HB_IN), raw(0, bump=3), poll]),
+        "used-len-huge": seed([submit(HB_IN), complete(0, 0xffffffff), poll]),
+        "needs-reset": seed([submit(HB_IN), submit(HB_OUT, sector=3), (HB_ISR, 2 | 4, 0, 0),
+                             poll, submit(HB_IN)]),
+        "resize": seed([(HB_CONFIG, 30, 0, 5000), submit(HB_IN, sector=4000), complete(), poll]),
+        "generation-never-settles": seed([submit(HB_IN), (HB_CONFIG, 200, 0, 5000), poll]),
+        "queue-too-small": seed([submit(HB_IN)], qsize=2),
+        "seg-max-zero": seed([submit(HB_IN)], seg_max=0),
+        "full-ring": seed([submit(HB_IN, 30), submit(HB_IN, 30, sector=30),
+                           submit(HB_IN, 30, sector=60), submit(HB_IN, 30, sector=90),
+                           submit(HB_IN, sector=120), complete(), poll, submit(HB_IN)],
+                          seg_max=64),
+        "block-size-4k": seed([submit(HB_IN, 8), complete(), poll],
+                              feat=HB_FLUSH_F | HB_BLK_SIZE_F, bsize=4096),
+        "block-size-bad": seed([submit(HB_IN)], feat=HB_BLK_SIZE_F, bsize=1000),
+        "queue-not-power-of-two": seed([submit(HB_IN, 8), submit(HB_IN, 8, sector=8),
+                                        submit(HB_IN, 8, sector=16), complete(), poll],
+                                       qsize=100),
+    }
+
+
 # ---- virtq ------------------------------------------------------------------
 
 VQ_RAM = 0x80000000
@@ -540,7 +610,7 @@ def virtq_seeds():
 
 TARGETS = {"insn": insn_seeds, "mgmt": mgmt_seeds, "mig_recv": mig_seeds,
            "fdt_guest": fdt_guest_seeds, "fdt_host": fdt_host_seeds,
-           "virtq": virtq_seeds}
+           "virtq": virtq_seeds, "hostio": hostio_seeds}
 
 
 def main():

@@ -91,7 +91,8 @@ def chosen_cells(body, name):
 
 
 def inject_chosen(dts, vms, images, timeslice_us=None, whole_lines=False, persist=False,
-                  vmid_bits=None, stream_stall_ms=None, incoming=False, selftest_pci_irq=False):
+                  vmid_bits=None, stream_stall_ms=None, incoming=False, selftest_pci_irq=False,
+                  selftest_hostio=False):
     """Add the VM and image nodes (and our properties) to /chosen of a tree
     decompiled by dtc (tab-indented)."""
     if not CHOSEN_RE.search(dts):
@@ -129,6 +130,9 @@ def inject_chosen(dts, vms, images, timeslice_us=None, whole_lines=False, persis
     if selftest_pci_irq:
         # Test hook: a virtio-blk read at boot whose INTx the hypervisor takes.
         props.append("\t\tcarapace,selftest-pci-irq;\n")
+    if selftest_hostio:
+        # Tests: at boot, write/read every host disk and ARP on every host NIC.
+        props.append("\t\tcarapace,selftest-hostio;\n")
     nodes = "".join("\n" + vm_node(vm, images) for vm in vms)
     nodes += "".join("\n" + image_node(image, ncells["address"], ncells["size"])
                      for image in images if image.vm is None)
@@ -160,7 +164,7 @@ def build_dtb(host, vms, images, workdir):
     base = run_tool([DTC, "-q", "-I", "dtb", "-O", "dts", str(raw)], "dtc (decompile)")
     dts = inject_chosen(base, vms, images, host.timeslice_us, host.batch, host.persist,
                         host.vmid_bits, host.stream_stall_ms, host.incoming is not None,
-                        host.selftest_pci_irq)
+                        host.selftest_pci_irq, host.selftest_hostio)
     dts_path.write_text(dts)
     run_tool([DTC, "-q", "-I", "dts", "-O", "dtb", "-o", str(dtb), str(dts_path)],
              "dtc (compile)")

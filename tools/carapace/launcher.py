@@ -50,6 +50,7 @@ class HostConfig:
     stream_stall_ms: int | None = None
     incoming: object = None  # --incoming: an incoming.IncomingSpec (address, transport)
     selftest_pci_irq: bool = False  # /chosen carapace,selftest-pci-irq (tests only)
+    selftest_hostio: bool = False  # --selftest-hostio (tests: writes the host disks)
 
     def machine_args(self):
         """What shapes the device tree: shared by the dump and the real run."""

@@ -24,6 +24,9 @@ Device tree convention (all under /chosen; "vm@N" in the order given):
         carapace,incoming;                    /* only with --incoming: at boot, wait
                                                  for one migrated VM on the stream
                                                  port (implies carapace,persist) */
+        carapace,selftest-hostio;             /* only with --selftest-hostio: at boot,
+                                                 write and read back every host disk
+                                                 and ARP on every host NIC (tests) */
         vm@0 {
             compatible = "carapace,vm";
             #address-cells = <2>;             /* for the module nodes' reg */
@@ -293,6 +296,10 @@ def build_parser():
     p.add_argument("--stream-stall-ms", type=int, metavar="MS",
                    help="abandon a snapshot or restore whose client moves no byte for MS "
                         "ms (default 30000): a stuck client keeps no VM paused")
+    p.add_argument("--selftest-hostio", action="store_true",
+                   help="tests: at boot, write a pattern to sectors 8-15 of every host "
+                        "virtio-blk disk (--qemu-arg) and read it back, ARP for 10.0.2.2 "
+                        "on every host virtio-net NIC")
     p.add_argument("--icount", action="store_true",
                    help="deterministic timing: -icount shift=0,align=off")
     p.add_argument("--selftest-pci-irq", action="store_true",
@@ -425,6 +432,7 @@ def host_config(args, vms, extra=(), spare=0, persist=None, incoming=None):
                       persist=args.persist if persist is None else persist,
                       ctl_socket=ctl_socket, vmid_bits=args.vmid_bits,
                       stream_stall_ms=args.stream_stall_ms,
+                      selftest_hostio=args.selftest_hostio,
                       stream_socket=stream_socket_path(args.stream_socket, ctl_socket),
                       incoming=incoming, selftest_pci_irq=args.selftest_pci_irq)
 

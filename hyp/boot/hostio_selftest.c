@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+/* Boot self-test of the host disks and NICs (hostio_selftest.h), for
+ * tests/guests/test_host_virtio.py: it writes to the disks, so it runs only
+ * when the host DT asks (/chosen carapace,selftest-hostio). Boot, hart 0,
+ * polling (no interrupt yet); each step waits at most ST_WAIT_MS.
+ *
+ * Disk in slot s, read-write: SELFTEST_SECTORS sectors at SELFTEST_SECTOR are
+ * written with pattern(s) in two segments, flushed, read back (two other
+ * segments) and compared; a request past the end must be refused. Read-only:
+ * a write must be refused, and the first bytes of those sectors are printed.
+ * NIC: an ARP request for QEMU user networking's gateway 10.0.2.2, resent
+ * every 500 ms; the reply's sender MAC is printed. */
+#include <errno.h>
+#include <hart.h>
+#include <hostblk.h>
+#include <hostio_selftest.h>
+#include <hostnet.h>
+#include <log.h>
+#include <string.h>
+
+#define SELFTEST_SECTOR		8
+#define SELFTEST_SECTORS	8
+#define ST_BYTES		(SELFTEST_SECTORS * VIRTIO_BLK_SECTOR)
+#define ST_WAIT_MS		5000
+#define ARP_RESEND_MS		500
+#define PCI_SLOTS		32
+
+static uint8_t wbuf[ST_BYTES] __attribute__((aligned(4096)));
+static uint8_t rbuf[ST_BYTES] __attribute__((aligned(4096)));
+static struct hostblk_req req;
+
+static uint64_t ms_to_ticks(uint64_t ms)
+{
+	return timebase_hz * ms / 1000;
+}
+
+/* byte k of the pattern for the disk in slot @slot (the test computes it too) */
+static uint8_t pattern(unsigned int slot, unsigned int k)
+{
+	return (uint8_t)((k * 7 + slot * 13 + (k >> 9)) ^ 0x5a);
+}
+
+static void st_done(struct hostblk_req *r)
+{
+	*(volatile bool *)r->owner = true;
+}
+
+/* Submit a request over @buf (two segments; none for a flush) and wait for
+ * it: 0 and its status, or the submit's error, or -HYP_EBUSY on a timeout. */
+static int run(struct hostblk *b, uint32_t type, uint64_t sector, uint8_t *buf, uint8_t *status)
+{
+	volatile bool done = false;
+	uint64_t end = time_now() + ms_to_ticks(ST_WAIT_MS);
+	int rc;
+
+	req = (struct hostblk_req){ .type = type, .sector = sector, .done = st_done,
+				    .owner = (void *)&done };
+	if (buf) {
+		req.seg[0] = (struct hostblk_seg){ (hpa_t)(uintptr_t)buf, ST_BYTES / 2 };
+		req.seg[1] = (struct hostblk_seg){ (hpa_t)(uintptr_t)buf + ST_BYTES / 2,
+						   ST_BYTES / 2 };
+		req.nr_seg = 2;
+	}
+	rc = hostblk_submit(b, &req);
+	while (!rc && !done && time_now() < end)
+		hostblk_poll(b);
+	if (!rc && !done)
+		return -HYP_EBUSY;
+	*status = req.status;
+	return rc;
+}
+
+static void blk_selftest(unsigned int slot, struct hostblk *b)
+{
+	const char *what = "write";
+	uint8_t st = 0xff;
+	int rc, past;
+
+	if (hostblk_read_only(b)) {
+		rc = run(b, VIRTIO_BLK_T_OUT, SELFTEST_SECTOR, wbuf, &st);
+		if (rc != -HYP_EINVAL) {
+			pr_info("hostio selftest: blk slot %u: read-only, but a write gave %d", slot,
+				rc);
+			return;
+		}
+		rc = run(b, VIRTIO_BLK_T_IN, SELFTEST_SECTOR, rbuf, &st);
+		if (rc || st != VIRTIO_BLK_S_OK) {
+			pr_info("hostio selftest: blk slot %u: read failed (%d, status %u)", slot, rc,
+				st);
+			return;
+		}
+		pr_info("hostio selftest: blk slot %u: read-only: write refused; sector %u starts "
+			"%02x%02x%02x%02x%02x%02x%02x%02x", slot, SELFTEST_SECTOR, rbuf[0], rbuf[1],
+			rbuf[2], rbuf[3], rbuf[4], rbuf[5], rbuf[6], rbuf[7]);
+		return;
+	}
+	for (unsigned int k = 0; k < ST_BYTES; k++)
+		wbuf[k] = pattern(slot, k);
+	memset(rbuf, 0, sizeof(rbuf));
+	rc = run(b, VIRTIO_BLK_T_OUT, SELFTEST_SECTOR, wbuf, &st);
+	if (!rc && st == VIRTIO_BLK_S_OK) {
+		what = "flush";
+		rc = run(b, VIRTIO_BLK_T_FLUSH, 0, NULL, &st);
+	}
+	if (!rc && st == VIRTIO_BLK_S_OK) {
+		what = "read";
+		rc = run(b, VIRTIO_BLK_T_IN, SELFTEST_SECTOR, rbuf, &st);
+	}
+	if (rc || st != VIRTIO_BLK_S_OK) {
+		pr_info("hostio selftest: blk slot %u: %s failed (%d, status %u)", slot, what, rc,
+			st);
+		return;
+	}
+	past = run(b, VIRTIO_BLK_T_IN, hostblk_sectors(b) - SELFTEST_SECTORS + 1, rbuf + 0, &st);
+	pr_info("hostio selftest: blk slot %u: wrote %u sectors at %u, flushed, read back %s; "
+		"past the end %s", slot, SELFTEST_SECTORS, SELFTEST_SECTOR,
+		memcmp(wbuf, rbuf, ST_BYTES) ? "DIFFERENT" : "equal",
+		past == -HYP_EINVAL ? "refused" : "NOT refused");
+}
+
+/* --- ARP for 10.0.2.2 ---------------------------------------------------------- */
+
+#define ARP_LEN		42
+static const uint8_t gateway_ip[4] = { 10, 0, 2, 2 }, our_ip[4] = { 10, 0, 2, 15 };
+
+struct arp_wait {
+	uint8_t mac[6];		/* ours */
+	bool replied;
+	uint8_t from[6];	/* the gateway's, from the reply */
+};
+
+static void arp_rx(void *ctx, const void *frame, uint32_t len)
+{
+	struct arp_wait *w = ctx;
+	const uint8_t *f = frame;
+
+	/* Ethernet type ARP, IPv4 over Ethernet, a reply from the gateway to us */
+	if (len < ARP_LEN || f[12] != 0x08 || f[13] != 0x06 || f[20] != 0 || f[21] != 2 ||
+	    memcmp(f + 28, gateway_ip, 4) || memcmp(f + 32, w->mac, 6))
+		return;
+	memcpy(w->from, f + 22, 6);
+	w->replied = true;
+}
+
+static void arp_request(uint8_t *f, const uint8_t mac[6])
+{
+	static const uint8_t head[] = { 0x08, 0x06, 0, 1, 0x08, 0x00, 6, 4, 0, 1 };
+
+	memset(f, 0xff, 6);			/* broadcast */
+	memcpy(f + 6, mac, 6);
+	memcpy(f + 12, head, sizeof(head));	/* type ARP; Ethernet, IPv4, 6, 4, request */
+	memcpy(f + 22, mac, 6);
+	memcpy(f + 28, our_ip, 4);
+	memset(f + 32, 0, 6);
+	memcpy(f + 38, gateway_ip, 4);
+}
+
+static void net_selftest(unsigned int slot, struct hostnet *n)
+{
+	static uint8_t frame[HOSTNET_FRAME_MAX + 1];
+	struct arp_wait w = { 0 };
+	uint64_t end = time_now() + ms_to_ticks(ST_WAIT_MS), next = 0;
+	int big;
+
+	hostnet_mac(n, w.mac);
+	big = hostnet_tx(n, frame, sizeof(frame));
+	arp_request(frame, w.mac);
+	hostnet_set_rx(n, arp_rx, &w);
+	while (!w.replied && time_now() < end) {
+		if (time_now() >= next) {
+			hostnet_tx(n, frame, ARP_LEN);
+			next = time_now() + ms_to_ticks(ARP_RESEND_MS);
+		}
+		hostnet_poll(n);
+	}
+	hostnet_set_rx(n, NULL, NULL);
+	if (!w.replied) {
+		pr_info("hostio selftest: net slot %u: no ARP reply from 10.0.2.2", slot);
+		return;
+	}
+	pr_info("hostio selftest: net slot %u: ARP reply from 10.0.2.2 at "
+		"%02x:%02x:%02x:%02x:%02x:%02x; a %u-byte frame %s", slot, w.from[0], w.from[1],
+		w.from[2], w.from[3], w.from[4], w.from[5], HOSTNET_FRAME_MAX + 1,
+		big == -HYP_EINVAL ? "refused" : "NOT refused");
+}
+
+void hostio_selftest(void)
+{
+	for (unsigned int slot = 0; slot < PCI_SLOTS; slot++) {
+		struct hostblk *b = hostblk_by_slot(slot);
+		struct hostnet *n = hostnet_by_slot(slot);
+
+		if (b)
+			blk_selftest(slot, b);
+		if (n)
+			net_selftest(slot, n);
+	}
+	pr_info("hostio selftest: done");
+}
