@@ -283,7 +283,8 @@ int vio_mmio_handle(struct vm *vm, void *priv, struct mmio_access *a)
 	struct vio_dev *d;
 
 	(void)priv;
-	a->value = 0;
+	if (!a->is_write)
+		a->value = 0;
 	if (a->gpa < VIO_MMIO_BASE || slot >= VIO_MMIO_SLOTS)
 		return 0;
 	d = vm->vio[slot];
