@@ -79,8 +79,8 @@ static void transmit(struct vnet *n)
 		}
 		ops = n->ops;
 		port = n->port;
-		if (!ops || !(n->n.link & VIRTIO_NET_S_LINK_UP)) {
-			n->n.tx.drops++;
+		if (!ops) {
+			n->n.tx.drops++;	/* detached: the link is down */
 			continue;
 		}
 		n->n.tx.requests++;

@@ -714,20 +714,44 @@ TEST(vblk_no_status_byte_faults_the_queue)
 	vm_free();
 }
 
-TEST(vblk_read_into_readable_buffer_ioerr)
+/* a read whose chain also has device-readable data (and writable data
+ * that would pass on its own) */
+TEST(vblk_read_with_readable_data_ioerr)
 {
+	struct seg s[4] = { { HDR, VBLK_HDR_SIZE, false }, { DATA, VBLK_SECTOR, false },
+			    { DATA + 0x1000, VBLK_SECTOR, true }, { STATUS, 1, true } };
+
 	blk_ready();
 	disk.mode = DISK_SYNC;
-	blk_request(VIRTIO_BLK_T_IN, 0, VBLK_SECTOR, false);
+	blk_hdr(HDR, VIRTIO_BLK_T_IN, 0);
+	*(uint8_t *)guest(STATUS, 1) = 0xff;
+	offer(BLK, 0, s, 4);
+	notify(BLK, 0);
 	expect_refused(VIRTIO_BLK_S_IOERR);
 	vm_free();
 }
 
-TEST(vblk_write_from_writable_buffer_ioerr)
+/* a write whose chain also has device-writable data beside the status */
+TEST(vblk_write_with_writable_data_ioerr)
+{
+	struct seg s[4] = { { HDR, VBLK_HDR_SIZE, false }, { DATA, VBLK_SECTOR, false },
+			    { DATA + 0x1000, VBLK_SECTOR, true }, { STATUS, 1, true } };
+
+	blk_ready();
+	disk.mode = DISK_SYNC;
+	blk_hdr(HDR, VIRTIO_BLK_T_OUT, 0);
+	*(uint8_t *)guest(STATUS, 1) = 0xff;
+	offer(BLK, 0, s, 4);
+	notify(BLK, 0);
+	expect_refused(VIRTIO_BLK_S_IOERR);
+	vm_free();
+}
+
+TEST(vblk_read_with_no_writable_data_ioerr)
 {
 	blk_ready();
 	disk.mode = DISK_SYNC;
-	blk_request(VIRTIO_BLK_T_OUT, 0, VBLK_SECTOR, true);
+	blk_request(VIRTIO_BLK_T_IN, 0, VBLK_SECTOR, false);
 	expect_refused(VIRTIO_BLK_S_IOERR);
 	vm_free();
 }
@@ -791,10 +815,18 @@ TEST(vblk_more_segments_than_seg_max_ioerr)
 	vm_free();
 }
 
-TEST(vblk_get_id_wrong_size_ioerr)
+TEST(vblk_get_id_too_small_ioerr)
 {
 	blk_ready();
 	blk_request(VIRTIO_BLK_T_GET_ID, 0, 8, true);
+	expect_refused(VIRTIO_BLK_S_IOERR);
+	vm_free();
+}
+
+TEST(vblk_get_id_too_large_ioerr)
+{
+	blk_ready();
+	blk_request(VIRTIO_BLK_T_GET_ID, 0, 64, true);
 	expect_refused(VIRTIO_BLK_S_IOERR);
 	vm_free();
 }
@@ -943,8 +975,9 @@ TEST(vblk_read_data_pages_dirty_again_at_completion)
 	disk.room = 4;
 	EXPECT_EQ(vm_dirty_log_start(&tvm), 0);
 	blk_request(VIRTIO_BLK_T_IN, 0, VBLK_SECTOR, true);
-	/* a take of the log between submit and completion (migration) */
-	vm_dirty_log_take(&tvm, log, false);
+	/* a last take of the log between submit and completion (its sticky
+	 * bits, the pages mapped for writing at submit, go too) */
+	vm_dirty_log_take(&tvm, log, true);
 	disk_complete_one(VIRTIO_BLK_S_OK);
 	memset(log, 0, sizeof(log));
 	vm_dirty_log_take(&tvm, log, false);
@@ -1125,21 +1158,53 @@ TEST(vnet_rx_readable_buffer_refused)
 	vm_free();
 }
 
-TEST(vnet_rx_dropped_before_driver_ok_or_when_paused)
+/* queues set up, features accepted, DRIVER_OK not yet set */
+static void net_queues_without_driver_ok(void)
+{
+	vm_new();
+	EXPECT_EQ(vio_attach_net(&tvm, NET, mac, &port_ops, &port), 0);
+	net = vnet_of(&tvm, NET);
+	wr(NET, VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER);
+	wr(NET, VIRTIO_MMIO_DRIVER_FEATURES_SEL, 1);
+	wr(NET, VIRTIO_MMIO_DRIVER_FEATURES, 1);
+	wr(NET, VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER |
+				    VIRTIO_STATUS_FEATURES_OK);
+	setup_queue(NET, VNET_RXQ);
+	setup_queue(NET, VNET_TXQ);
+}
+
+TEST(vnet_rx_dropped_before_driver_ok)
 {
 	struct seg s = { RXB, 2048, true };
 	uint8_t frame[64] = { 0 };
 
-	vm_new();
-	EXPECT_EQ(vio_attach_net(&tvm, NET, mac, &port_ops, &port), 0);
-	net = vnet_of(&tvm, NET);
+	net_queues_without_driver_ok();
+	offer(NET, VNET_RXQ, &s, 1);
 	vnet_rx_deliver(net, frame, sizeof(frame));
 	EXPECT_EQ(net->n.rx.drops, 1);
-	driver_init(NET, 2);
+	EXPECT_EQ(used_idx(NET, VNET_RXQ), 0);
+	vm_free();
+}
+
+TEST(vnet_tx_nothing_before_driver_ok)
+{
+	net_queues_without_driver_ok();
+	tx_frame(60, 0, 0);
+	EXPECT_EQ(port.frames, 0);
+	EXPECT_EQ(used_idx(NET, VNET_TXQ), 0);
+	vm_free();
+}
+
+TEST(vnet_rx_dropped_while_paused)
+{
+	struct seg s = { RXB, 2048, true };
+	uint8_t frame[64] = { 0 };
+
+	net_ready();
 	offer(NET, VNET_RXQ, &s, 1);
 	tvm.state = VM_PAUSED;
 	vnet_rx_deliver(net, frame, sizeof(frame));
-	EXPECT_EQ(net->n.rx.drops, 2);
+	EXPECT_EQ(net->n.rx.drops, 1);
 	EXPECT_EQ(used_idx(NET, VNET_RXQ), 0);
 	tvm.state = VM_RUNNING;
 	vnet_rx_deliver(net, frame, sizeof(frame));
