@@ -183,7 +183,7 @@ static int build_cpus(void *fdt, const struct vm *vm)
 }
 
 
-/* The PLIC (one S-mode context per vCPU) and the 16550 wired to it. */
+/* The PLIC (one S-mode context per vCPU) and the devices wired to it. */
 static int build_soc(void *fdt, const struct vm *vm)
 {
 	fdt32_t ext[2 * VM_MAX_VCPUS];
@@ -230,6 +230,22 @@ static int build_soc(void *fdt, const struct vm *vm)
 	TRY(fdt_property_u32(fdt, "interrupts", VMGENID_IRQ));
 	TRY(fdt_property_u32(fdt, "interrupt-parent", PHANDLE_PLIC));
 	TRY(fdt_end_node(fdt));
+
+	/* a node per virtio device, as QEMU virt names its slots; none if the
+	 * VM has no device */
+	for (unsigned int i = 0; i < VIO_MMIO_SLOTS; i++) {
+		unsigned long base = VIO_MMIO_BASE + i * VIO_MMIO_STRIDE;
+
+		if (!vm->vio[i])
+			continue;
+		snprintf(name, sizeof(name), "virtio_mmio@%lx", base);
+		TRY(fdt_begin_node(fdt, name));
+		TRY(fdt_property_string(fdt, "compatible", "virtio,mmio"));
+		TRY(prop_u64_pair(fdt, "reg", base, VIO_MMIO_STRIDE));
+		TRY(fdt_property_u32(fdt, "interrupts", VIO_MMIO_IRQ(i)));
+		TRY(fdt_property_u32(fdt, "interrupt-parent", PHANDLE_PLIC));
+		TRY(fdt_end_node(fdt));
+	}
 	return fdt_end_node(fdt);
 }
 

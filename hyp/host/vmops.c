@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <console.h>
 #include <sched.h>
+#include <vio_mmio.h>
 #include <vm.h>
 #include <vm_lifecycle.h>
 #include <vmops.h>
@@ -162,6 +163,9 @@ void vmops_poll(void)
 		sched_lock();
 		ready = vm_off_cpu(vm);
 		sched_unlock();
+		/* a destroy also waits for host devices to finish with its RAM */
+		if (ready && pending[i].kind == OP_DESTROY)
+			ready = vio_quiesce(vm);
 		if (!ready)
 			continue;
 		if (pending[i].kind == OP_PAUSE)

@@ -32,6 +32,10 @@
 #define VIRTIO_MMIO_CONFIG_GENERATION	0x0fc
 #define VIRTIO_MMIO_CONFIG		0x100
 
+/* InterruptStatus bits */
+#define VIRTIO_MMIO_INT_VRING		0x1	/* used buffer notification */
+#define VIRTIO_MMIO_INT_CONFIG		0x2	/* configuration change notification */
+
 #define VIRTIO_MMIO_MAGIC		0x74726976u
 #define VIRTIO_MMIO_VERSION_MODERN	2
 
@@ -47,6 +51,8 @@
 #define VIRTIO_F_VERSION_1		32
 
 /* --- device ids --- */
+#define VIRTIO_ID_NET			1
+#define VIRTIO_ID_BLOCK			2
 #define VIRTIO_ID_CONSOLE		3
 
 /* --- split virtqueue (virtio 1.x section 2.7) --- */

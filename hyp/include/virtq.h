@@ -39,6 +39,8 @@ enum virtq_fault {
 	VIRTQ_FAULT_LEN_ZERO,	/* a descriptor of length 0 */
 	VIRTQ_FAULT_BUF_RAM,	/* a buffer not wholly inside the VM's RAM */
 	VIRTQ_FAULT_ORDER,	/* a device-readable buffer after a device-writable one */
+	VIRTQ_FAULT_UNUSABLE,	/* a chain the device model cannot even refuse
+				 * (a block request without a status byte) */
 	VIRTQ_FAULT_COUNT
 };
 
@@ -115,6 +117,10 @@ int virtq_push(struct virtq *q, struct vm *vm, uint16_t head, uint32_t written);
  *  buffer notification? (no VIRTQ_AVAIL_F_NO_INTERRUPT; EVENT_IDX is never
  *  offered). True when unsure: a spurious interrupt is harmless. */
 bool virtq_should_interrupt(struct virtq *q, struct vm *vm);
+/** virtq_fail() - the device model found a taken chain it cannot answer
+ *  (@f, VIRTQ_FAULT_UNUSABLE): the queue faults as for a walker fault,
+ *  refusing everything until reset. A fault already recorded stays. */
+void virtq_fail(struct virtq *q, enum virtq_fault f);
 /** virtq_fault_name() - a short name for logs and counters. */
 const char *virtq_fault_name(enum virtq_fault f);
 #endif

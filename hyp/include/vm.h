@@ -73,6 +73,7 @@ struct vm_image {
 };
 
 struct mmio_access;
+struct vio_dev;
 /* An emulated device window in guest physical space. */
 struct mmio_region {
 	gpa_t base;
@@ -150,6 +151,8 @@ struct vm {
 	struct vplic plic;
 	struct vmgenid genid;
 	struct vcpu vcpus[VM_MAX_VCPUS];
+	/* virtio devices by slot (hyp/include/vio_mmio.h), NULL: none */
+	struct vio_dev *vio[VIO_MMIO_SLOTS];
 
 	char reason[VM_REASON_LEN];	/* why it went down (cold: last, moves nothing) */
 };

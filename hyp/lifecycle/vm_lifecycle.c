@@ -14,6 +14,7 @@
 #include <printf.h>
 #include <sched.h>
 #include <tlb.h>
+#include <vio_mmio.h>
 #include <vm.h>
 #include <vm_lifecycle.h>
 #include <vsbi.h>
@@ -134,6 +135,7 @@ int vm_reset(struct vm *vm)
 	}
 	for (unsigned int i = 0; i < vdev_count; i++)
 		vdev_all[i]->reset(vm);
+	vio_reset_all(vm);
 	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++) {
 		struct vcpu *v = &vm->vcpus[i];
 
@@ -336,6 +338,7 @@ uint64_t vm_destroy_finish(struct vm *vm)
 	 * memory can serve anyone else */
 	tlb_flush_vm_gstage(vm);
 	vmid_free(vm->vmid);
+	vio_detach_all(vm);	/* after vio_quiesce(): no host device writes its RAM */
 	mm_free(vm->ram_hpa, vm->cfg.ram_size);
 	mm_free(vm->meta_hpa, vm->meta_size);
 	vm->ram_hpa = vm->meta_hpa = 0;

@@ -272,6 +272,12 @@ bool virtq_should_interrupt(struct virtq *q, struct vm *vm)
 	return !(avail[0] & VIRTQ_AVAIL_F_NO_INTERRUPT);
 }
 
+void virtq_fail(struct virtq *q, enum virtq_fault f)
+{
+	if (!q->fault)
+		q->fault = f;
+}
+
 const char *virtq_fault_name(enum virtq_fault f)
 {
 	static const char *const names[VIRTQ_FAULT_COUNT] = {
@@ -289,6 +295,7 @@ const char *virtq_fault_name(enum virtq_fault f)
 		[VIRTQ_FAULT_LEN_ZERO] = "zero-length",
 		[VIRTQ_FAULT_BUF_RAM] = "buffer-not-ram",
 		[VIRTQ_FAULT_ORDER] = "readable-after-writable",
+		[VIRTQ_FAULT_UNUSABLE] = "unusable-chain",
 	};
 
 	return (unsigned int)f < VIRTQ_FAULT_COUNT ? names[f] : "unknown";

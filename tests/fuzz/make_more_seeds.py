@@ -20,6 +20,10 @@
   hostio     the host disk driver: a device configuration and a script of
              driver and device operations (tests/fuzz/fuzz_hostio.c): good
              I/O, refusals, and one seed per way the device breaks its ring
+  vblk       a guest virtio-blk device: disk and backend configuration, a
+             script of operations and a guest RAM image with requests
+             (tests/fuzz/fuzz_vblk.c): each request type, each refusal of
+             docs/virtio.md "virtio-blk", a full backend, a reset mid-request
 
 The migration streams (protocol 4) reuse the snapshot layouts of the
 carapace package through tests/fuzz/make_seeds.py. Deterministic: running it again writes the
@@ -607,10 +611,93 @@ def virtq_seeds():
     }
 
 
+# ---- vblk -------------------------------------------------------------------
+
+VB_NOTIFY, VB_COMPLETE, VB_GUEST_WRITE, VB_REG_WRITE, VB_REG_READ, VB_REINIT, VB_COMPLETE_ALL = \
+    range(7)
+
+
+def vblk_seeds():
+    """Descriptors at RAM offset 0, the available ring at 0x1000, the used
+    ring at 0x1400 (tests/fuzz/fuzz_vblk.c); requests from 0x2000, each a
+    header, its data and a status byte, in consecutive descriptors."""
+    D, A = 0x000, 0x1000
+    T_IN, T_OUT, T_FLUSH, T_GET_ID = 0, 1, 4, 8
+
+    def seed(reqs, ops, seg_max=8, flags=0, room=4, qnum=16, capacity=64, image=0x3000):
+        """reqs: [(type, sector, [(offset, len, writable), ...])]; the
+        header goes at the first segment's offset when it is readable."""
+        ram = bytearray(image)
+        desc = 0
+        heads = []
+        for rtype, sector, segs in reqs:
+            heads.append(desc)
+            if segs and not segs[0][2] and segs[0][1] >= 16:
+                struct.pack_into("<IIQ", ram, segs[0][0], rtype, 0, sector)
+            for k, (off, ln, wr) in enumerate(segs):
+                last = k + 1 == len(segs)
+                struct.pack_into("<QIHH", ram, D + 16 * desc, VQ_RAM + off, ln,
+                                 (0 if last else VQ_NEXT) | (VQ_WRITE if wr else 0),
+                                 (desc + 1) % qnum)
+                desc += 1
+        for k, h in enumerate(heads):
+            struct.pack_into("<H", ram, A + 4 + 2 * k, h)
+        struct.pack_into("<HH", ram, A, 0, len(heads))
+        hdr = struct.pack("<BBBBHHII", seg_max, flags, room, len(ops), qnum, 0, capacity, 0)
+        assert len(hdr) == 16
+        return hdr + b"".join(struct.pack("<BBHH", *o) for o in ops) + bytes(ram)
+
+    notify = (VB_NOTIFY, 0, 0, 0)
+    done = (VB_COMPLETE_ALL, 0, 0, 0)
+
+    def rw(rtype, sector=1, n=1, at=0x2000, data_w=None):
+        w = rtype == T_IN if data_w is None else data_w
+        return (rtype, sector, [(at, 16, False), (at + 0x100, 512 * n, w), (at + 0x80, 1, True)])
+
+    return {
+        "read": seed([rw(T_IN)], [notify, done]),
+        "write": seed([rw(T_OUT)], [notify, done]),
+        "flush": seed([(T_FLUSH, 0, [(0x2000, 16, False), (0x2080, 1, True)])], [notify, done]),
+        "get-id": seed([(T_GET_ID, 0, [(0x2000, 16, False), (0x2100, 20, True),
+                                       (0x2080, 1, True)])], [notify]),
+        "unsupported": seed([rw(11)], [notify]),
+        "sync-backend": seed([rw(T_IN), rw(T_OUT, at=0x2800)], [notify], flags=2),
+        "failing-backend": seed([rw(T_IN)], [notify], flags=4),
+        "read-only-write": seed([rw(T_OUT)], [notify], flags=1),
+        "last-sector": seed([rw(T_IN, sector=63)], [notify, done]),
+        "past-end": seed([rw(T_IN, sector=63, n=2)], [notify]),
+        "sector-wraps": seed([rw(T_IN, sector=(1 << 64) - 1)], [notify]),
+        "not-whole-sectors": seed([(T_IN, 0, [(0x2000, 16, False), (0x2100, 500, True),
+                                              (0x2080, 1, True)])], [notify]),
+        "read-readable-data": seed([rw(T_IN, data_w=False)], [notify]),
+        "write-writable-data": seed([rw(T_OUT, data_w=True)], [notify]),
+        "short-header": seed([(T_IN, 0, [(0x2000, 8, False), (0x2100, 512, True),
+                                         (0x2080, 1, True)])], [notify]),
+        "split-header": seed([(T_IN, 0, [(0x2000, 8, False), (0x2008, 8, False),
+                                         (0x2100, 513, True)])], [notify, done]),
+        "no-status": seed([(T_OUT, 0, [(0x2000, 16, False), (0x2100, 512, False)])], [notify]),
+        "over-seg-max": seed([(T_IN, 0, [(0x2000, 16, False), (0x2100, 512, True),
+                                         (0x2400, 512, True), (0x2700, 513, True)])],
+                             [notify], seg_max=2),
+        "backend-full": seed([rw(T_IN, at=0x2000 + 0x300 * i) for i in range(3)],
+                             [notify, (VB_COMPLETE, 0, 0, 0), (VB_COMPLETE, 1, 0, 0), done],
+                             room=1, image=0x3000),
+        "reset-mid-request": seed([rw(T_IN)], [notify, (VB_REG_WRITE, 0, 0x70, 0), done,
+                                               (VB_REINIT, 0, 0, 0), notify]),
+        "queue-ready-zero": seed([rw(T_IN)], [notify, (VB_REG_WRITE, 0, 0x44, 0), done]),
+        "guest-offers-later": seed([rw(T_IN)], [notify, done, (VB_GUEST_WRITE, 0, A + 4 + 2, 0),
+                                                (VB_GUEST_WRITE, 0, A + 2, 2), notify, done]),
+        "config-reads": seed([], [(VB_REG_READ, 3, 0x100, 0), (VB_REG_READ, 2, 0x10c, 0),
+                                  (VB_REG_READ, 0, 0x114, 0), (VB_REG_READ, 2, 0x0, 0)]),
+        "loop-fault": seed([(T_IN, 0, [(0x2000, 16, False)])],
+                           [(VB_GUEST_WRITE, 0, D + 12, VQ_NEXT), (VB_GUEST_WRITE, 0, D + 14, 0), notify,
+                            (VB_REG_WRITE, 0, 0x64, 3)]),
+    }
+
 
 TARGETS = {"insn": insn_seeds, "mgmt": mgmt_seeds, "mig_recv": mig_seeds,
            "fdt_guest": fdt_guest_seeds, "fdt_host": fdt_host_seeds,
-           "virtq": virtq_seeds, "hostio": hostio_seeds}
+           "virtq": virtq_seeds, "hostio": hostio_seeds, "vblk": vblk_seeds}
 
 
 def main():

@@ -715,3 +715,45 @@ TEST(fdt_guest_buffer_too_small_error)
 	EXPECT_NE(rc, 0);
 	EXPECT_TRUE(rc < 0);
 }
+
+/* ---- virtio devices: a "virtio,mmio" node per attached slot, none without ---- */
+
+static unsigned int count_virtio(void)
+{
+	unsigned int n = 0;
+
+	for (int off = fdt_node_offset_by_compatible(dtb, -1, "virtio,mmio"); off >= 0;
+	     off = fdt_node_offset_by_compatible(dtb, off, "virtio,mmio"))
+		n++;
+	return n;
+}
+
+TEST(fdt_guest_no_virtio_node_without_devices)
+{
+	setup(2);
+	build(NULL);
+	EXPECT_EQ(count_virtio(), 0);
+}
+
+TEST(fdt_guest_virtio_node_per_slot)
+{
+	static struct vio_dev *const attached = (struct vio_dev *)&vm;	/* only tested non-NULL */
+	int off;
+
+	setup(2);
+	vm.vio[0] = attached;
+	vm.vio[5] = attached;
+	build(NULL);
+	EXPECT_EQ(count_virtio(), 2);
+	off = node("/soc/virtio_mmio@10001000");
+	EXPECT_TRUE(off >= 0);
+	expect_reg2(off, VIO_MMIO_BASE, VIO_MMIO_STRIDE);
+	EXPECT_EQ(prop_u32(off, "interrupts"), 1);
+	EXPECT_EQ(prop_u32(off, "interrupt-parent"),
+		  prop_u32(plic_node(), "phandle"));
+	off = node("/soc/virtio_mmio@10006000");
+	EXPECT_TRUE(off >= 0);
+	expect_reg2(off, VIO_MMIO_BASE + 5 * VIO_MMIO_STRIDE, VIO_MMIO_STRIDE);
+	EXPECT_EQ(prop_u32(off, "interrupts"), 6);
+	EXPECT_TRUE(prop_str(off, "compatible") != NULL);
+}

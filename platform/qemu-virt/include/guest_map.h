@@ -14,4 +14,10 @@
 #define VMGENID_BASE		0x10100000UL	/* not on QEMU virt: ours */
 #define VMGENID_SIZE		0x1000UL
 #define VMGENID_IRQ		11
+/* virtio-mmio transports (docs/virtio.md): QEMU virt's eight slots, a 4 KiB
+ * window each, slot i on PLIC source 1 + i */
+#define VIO_MMIO_BASE		0x10001000UL
+#define VIO_MMIO_STRIDE		0x1000UL
+#define VIO_MMIO_SLOTS		8
+#define VIO_MMIO_IRQ(slot)	(1 + (slot))
 #endif

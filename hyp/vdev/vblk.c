@@ -1,0 +1,468 @@
+/* SPDX-License-Identifier: MIT */
+/* virtio-blk (virtio 1.2 section 5.2): one request queue whose chains are a
+ * 16-byte header, data, and a status byte (hyp/include/vblk.h; the rules:
+ * docs/virtio.md, "virtio-blk").
+ *
+ * A request's header is copied into hypervisor memory before anything is
+ * decided on it; the data never is: the backend moves it straight between
+ * the disk and guest RAM. Every taken chain occupies one of VBLK_INFLIGHT
+ * slots until its status is published, so a guest can make the device hold
+ * at most that many requests. The backend is called without the device's
+ * lock, by one hart at a time per device (running/again), with bounded work
+ * per entry. */
+#include <string.h>
+#include <errno.h>
+#include <arch/riscv/encoding.h>
+#include <guest_mem.h>
+#include <mm.h>
+#include <vblk.h>
+#include <virtio_mmio.h>
+#include <vm.h>
+
+enum io_state {
+	IO_FREE,
+	IO_READY,	/* checked, waiting for the backend (or its room) */
+	IO_SUBMIT,	/* with the backend */
+	IO_DONE,	/* finished; status and used element not yet published */
+};
+
+#define RUN_ROUNDS	32	/* hand-out rounds per entry (completions in between) */
+
+static struct vblk *to_blk(struct vio_dev *d)
+{
+	return container_of(d, struct vblk, dev);
+}
+
+static struct virtq *queue(struct vblk *b)
+{
+	return &b->dev.s.q[0];
+}
+
+static gpa_t seg_gpa(const struct vblk *b, const struct vblk_seg *s)
+{
+	return s->hpa - b->dev.vm->ram_hpa + b->dev.vm->cfg.ram_gpa;
+}
+
+/* Give a finished request to the guest: data pages (IN) dirty again, status
+ * byte, used element. -HYP_EBUSY: guest memory cannot be written now (a live
+ * snapshot short of memory); tried again at the next entry. Lock held. */
+static int publish(struct vblk *b, struct vblk_io *io)
+{
+	struct vm *vm = b->dev.vm;
+	volatile uint8_t *st;
+	int rc;
+
+	/* the host device wrote them behind the G-stage: count them as written */
+	if (io->type == VIRTIO_BLK_T_IN)
+		for (uint32_t i = 0; i < io->nr_seg; i++)
+			if (!vm_gpa_to_hva(vm, seg_gpa(b, &io->seg[i]), io->seg[i].len, true))
+				return -HYP_EBUSY;
+	st = vm_gpa_to_hva(vm, io->status_gpa, 1, true);
+	if (!st)
+		return -HYP_EBUSY;
+	*st = io->status;
+	rc = virtq_push(queue(b), vm, io->head, io->written);
+	if (rc == -HYP_EBUSY)
+		return rc;
+	/* -HYP_EINVAL: the queue faulted meanwhile; its chains are abandoned */
+	if (io->status == VIRTIO_BLK_S_OK) {
+		b->b.stats.requests++;
+		b->b.stats.bytes += io->data_len;
+	} else {
+		b->b.stats.errors++;
+	}
+	io->state = IO_FREE;
+	return rc;
+}
+
+/* Publish every finished request; one used notification for them. */
+static void publish_all(struct vblk *b)
+{
+	bool pushed = false;
+
+	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++)
+		if (b->io[i].state == IO_DONE && !publish(b, &b->io[i]))
+			pushed = true;
+	if (pushed)
+		vio_mmio_used(&b->dev, 0);
+}
+
+static void finish(struct vblk_io *io, uint8_t status, uint32_t written)
+{
+	io->status = status;
+	io->written = written;
+	io->state = IO_DONE;
+}
+
+/* Copy @len bytes at offset @off of the chain's readable part. */
+static bool read_chain(struct vblk *b, const struct virtq_chain *c, uint64_t off, void *out,
+		       uint64_t len)
+{
+	uint8_t *dst = out;
+
+	for (unsigned int i = 0; i < c->nr_read && len; i++) {
+		const struct virtq_seg *s = &c->seg[i];
+		uint64_t n;
+		const uint8_t *src;
+
+		if (off >= s->len) {
+			off -= s->len;
+			continue;
+		}
+		n = MIN(len, s->len - off);
+		src = vm_gpa_to_hva(b->dev.vm, s->gpa + off, n, false);
+		if (!src)
+			return false;
+		memcpy(dst, src, n);
+		dst += n;
+		len -= n;
+		off = 0;
+	}
+	return !len;
+}
+
+/* The data part of a request as segments: @len bytes from byte @off of the
+ * chain's segments [@first, @last). Each piece is mapped (populated; for a
+ * device write, made writable and marked dirty) before the backend sees it.
+ * S_OK, or the status that refuses the request. */
+static uint8_t data_segs(struct vblk *b, const struct virtq_chain *c, unsigned int first,
+			 unsigned int last, uint64_t off, uint64_t len, struct vblk_io *io)
+{
+	struct vm *vm = b->dev.vm;
+	bool write = io->type == VIRTIO_BLK_T_IN;
+
+	io->nr_seg = 0;
+	for (unsigned int i = first; i < last && len; i++) {
+		const struct virtq_seg *s = &c->seg[i];
+		uint64_t n;
+
+		if (off >= s->len) {
+			off -= s->len;
+			continue;
+		}
+		n = MIN(len, s->len - off);
+		if (io->nr_seg == b->b.seg_max)
+			return VIRTIO_BLK_S_IOERR;	/* more segments than SEG_MAX */
+		if (!vm_gpa_to_hva(vm, s->gpa + off, n, write))
+			return VIRTIO_BLK_S_IOERR;
+		io->seg[io->nr_seg].hpa = vm->ram_hpa + (s->gpa + off - vm->cfg.ram_gpa);
+		io->seg[io->nr_seg].len = (uint32_t)n;
+		io->nr_seg++;
+		len -= n;
+		off = 0;
+	}
+	return VIRTIO_BLK_S_OK;
+}
+
+/* A read or write: data size, range, segments. */
+static uint8_t check_rw(struct vblk *b, const struct virtq_chain *c, struct vblk_io *io)
+{
+	uint64_t nsec, cap = b->b.capacity;
+
+	if (io->type == VIRTIO_BLK_T_IN) {
+		if (c->read_len != VBLK_HDR_SIZE)
+			return VIRTIO_BLK_S_IOERR;	/* data the device would read */
+		io->data_len = c->write_len - 1;
+	} else {
+		if (c->write_len != 1)
+			return VIRTIO_BLK_S_IOERR;	/* data the device would write */
+		if (b->b.read_only)
+			return VIRTIO_BLK_S_IOERR;
+		io->data_len = c->read_len - VBLK_HDR_SIZE;
+	}
+	if (!io->data_len || io->data_len % VBLK_SECTOR)
+		return VIRTIO_BLK_S_IOERR;
+	nsec = io->data_len / VBLK_SECTOR;
+	if (io->sector > cap || nsec > cap - io->sector)
+		return VIRTIO_BLK_S_IOERR;	/* past the end, without overflow */
+	if (io->type == VIRTIO_BLK_T_IN)
+		return data_segs(b, c, c->nr_read, c->nr_segs, 0, io->data_len, io);
+	return data_segs(b, c, 0, c->nr_read, VBLK_HDR_SIZE, io->data_len, io);
+}
+
+static uint8_t answer_get_id(struct vblk *b, const struct virtq_chain *c, struct vblk_io *io)
+{
+	uint32_t done = 0;
+
+	if (c->read_len != VBLK_HDR_SIZE || c->write_len != VBLK_ID_BYTES + 1)
+		return VIRTIO_BLK_S_IOERR;
+	io->type = VIRTIO_BLK_T_IN;	/* the data is the device's to write */
+	if (data_segs(b, c, c->nr_read, c->nr_segs, 0, VBLK_ID_BYTES, io))
+		return VIRTIO_BLK_S_IOERR;
+	io->type = VIRTIO_BLK_T_GET_ID;
+	for (uint32_t i = 0; i < io->nr_seg; i++) {
+		memcpy((void *)(uintptr_t)io->seg[i].hpa, b->b.serial + done, io->seg[i].len);
+		done += io->seg[i].len;
+	}
+	io->data_len = VBLK_ID_BYTES;
+	io->nr_seg = 0;		/* written already: nothing to mark at publish */
+	return VIRTIO_BLK_S_OK;
+}
+
+/* Check the chain just taken into @io. True: it goes to the backend (READY);
+ * false: it is answered (DONE) or the queue faulted (FREE). Lock held. */
+static bool prepare(struct vblk *b, const struct virtq_chain *c, struct vblk_io *io)
+{
+	const struct virtq_seg *last = &c->seg[c->nr_segs - 1];
+	uint8_t hdr[VBLK_HDR_SIZE], st;
+
+	io->head = c->head;
+	io->epoch = b->b.epoch;
+	io->nr_seg = 0;
+	io->data_len = 0;
+	io->sector = 0;
+	if (!c->write_len) {
+		/* no status byte to answer with (readable before writable: the
+		 * last segment is writable if any is) */
+		vio_mmio_queue_fault(&b->dev, 0, VIRTQ_FAULT_UNUSABLE);
+		io->state = IO_FREE;
+		return false;
+	}
+	io->status_gpa = last->gpa + last->len - 1;
+	io->type = ~0U;
+	if (c->read_len < VBLK_HDR_SIZE || !read_chain(b, c, 0, hdr, sizeof(hdr))) {
+		finish(io, VIRTIO_BLK_S_IOERR, 1);
+		return false;
+	}
+	memcpy(&io->type, hdr, 4);	/* reserved (bytes 4..7) is ignored */
+	memcpy(&io->sector, hdr + 8, 8);
+	switch (io->type) {
+	case VIRTIO_BLK_T_IN:
+	case VIRTIO_BLK_T_OUT:
+		st = check_rw(b, c, io);
+		break;
+	case VIRTIO_BLK_T_FLUSH:
+		st = c->read_len == VBLK_HDR_SIZE && c->write_len == 1 ? VIRTIO_BLK_S_OK
+								     : VIRTIO_BLK_S_IOERR;
+		break;
+	case VIRTIO_BLK_T_GET_ID:
+		st = answer_get_id(b, c, io);
+		finish(io, st, st == VIRTIO_BLK_S_OK ? VBLK_ID_BYTES + 1 : 1);
+		return false;
+	default:
+		finish(io, VIRTIO_BLK_S_UNSUPP, 1);
+		return false;
+	}
+	if (st != VIRTIO_BLK_S_OK) {
+		io->nr_seg = 0;
+		finish(io, st, 1);
+		return false;
+	}
+	io->state = IO_READY;
+	return true;
+}
+
+static struct vblk_io *free_slot(struct vblk *b)
+{
+	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++)
+		if (b->io[i].state == IO_FREE)
+			return &b->io[i];
+	return NULL;
+}
+
+/* Take up to *@budget chains while a slot is free. Lock held. */
+static void take_chains(struct vblk *b, unsigned int *budget)
+{
+	struct vio_dev *d = &b->dev;
+	struct vblk_io *io;
+
+	if (!vio_mmio_driver_ok(d))
+		return;
+	while (*budget && (io = free_slot(b))) {
+		int rc = virtq_pop(queue(b), d->vm, &d->chain);
+
+		if (rc == -HYP_EINVAL)
+			vio_mmio_queue_fault(d, 0, queue(b)->fault);
+		if (rc <= 0)
+			break;
+		(*budget)--;
+		prepare(b, &d->chain, io);
+		if (queue(b)->fault)
+			break;
+	}
+	publish_all(b);
+}
+
+/* Hand READY requests to the backend, without the lock. Stops at the first
+ * -HYP_EBUSY (the rest stay READY). */
+static void submit_ready(struct vblk *b)
+{
+	unsigned int list[VBLK_INFLIGHT], n = 0;
+
+	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++)
+		if (b->io[i].state == IO_READY) {
+			b->io[i].state = IO_SUBMIT;
+			list[n++] = i;
+		}
+	spin_unlock(&b->dev.lock);
+	for (unsigned int k = 0; k < n; k++) {
+		struct vblk_io *io = &b->io[list[k]];
+		int rc = b->ops->submit(b->be, io);
+
+		if (!rc)
+			continue;	/* it may be completed already: not ours to touch */
+		spin_lock(&b->dev.lock);
+		if (io->epoch != b->b.epoch) {
+			io->state = IO_FREE;	/* the device was reset meanwhile */
+		} else if (rc == -HYP_EBUSY) {
+			for (unsigned int j = k; j < n; j++)
+				if (b->io[list[j]].state == IO_SUBMIT)
+					b->io[list[j]].state = IO_READY;
+			spin_unlock(&b->dev.lock);
+			break;
+		} else {
+			finish(io, VIRTIO_BLK_S_IOERR, 1);
+			publish_all(b);
+		}
+		spin_unlock(&b->dev.lock);
+	}
+	spin_lock(&b->dev.lock);
+}
+
+/* Publish, take, hand out: one hart per device at a time; another hart that
+ * comes meanwhile (a notify, a completion) leaves it "again" for this one.
+ * At most the queue's size of chains per entry. Lock held. */
+static void run(struct vblk *b)
+{
+	unsigned int budget = queue(b)->size;
+
+	if (b->running) {
+		b->again = true;
+		return;
+	}
+	b->running = true;
+	for (unsigned int round = 0; round < RUN_ROUNDS; round++) {
+		b->again = false;
+		publish_all(b);
+		take_chains(b, &budget);
+		submit_ready(b);
+		if (!b->again)
+			break;
+	}
+	b->running = false;
+}
+
+static void vblk_notify(struct vio_dev *d, unsigned int qi)
+{
+	struct vblk *b = to_blk(d);
+
+	(void)qi;
+	spin_lock(&d->lock);
+	run(b);
+	spin_unlock(&d->lock);
+}
+
+void vblk_complete(struct vblk_io *io, uint8_t status)
+{
+	struct vblk *b = io->dev;
+
+	spin_lock(&b->dev.lock);
+	if (io->epoch != b->b.epoch) {
+		io->state = IO_FREE;	/* of a device since reset: nothing to tell */
+	} else {
+		finish(io, status == VIRTIO_BLK_S_OK ? VIRTIO_BLK_S_OK : VIRTIO_BLK_S_IOERR,
+		       status == VIRTIO_BLK_S_OK && io->type == VIRTIO_BLK_T_IN ?
+		       (uint32_t)io->data_len + 1 : 1);
+		run(b);
+	}
+	spin_unlock(&b->dev.lock);
+}
+
+/* Requests not with the backend are dropped; those with it are left to
+ * finish into the void (their epoch is old). Lock held. */
+static void vblk_reset(struct vio_dev *d, unsigned int qi)
+{
+	struct vblk *b = to_blk(d);
+
+	(void)qi;	/* one queue: a queue reset is a device reset */
+	b->b.epoch++;
+	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++)
+		if (b->io[i].state == IO_READY || b->io[i].state == IO_DONE)
+			b->io[i].state = IO_FREE;
+}
+
+static bool vblk_busy(struct vio_dev *d)
+{
+	struct vblk *b = to_blk(d);
+	bool busy = false;
+
+	spin_lock(&d->lock);
+	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++)
+		if (b->io[i].state == IO_SUBMIT)
+			busy = true;
+	spin_unlock(&d->lock);
+	return busy;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+/* struct virtio_blk_config through blk_size (section 5.2.4) */
+static void vblk_config(struct vio_dev *d, uint8_t *out)
+{
+	struct vblk *b = to_blk(d);
+
+	memcpy(out, &b->b.capacity, 8);
+	put32(out + 12, b->b.seg_max);
+	put32(out + 20, VBLK_SECTOR);
+}
+
+static const struct vio_kind vblk_kind = {
+	.name = "blk",
+	.device_id = VIRTIO_ID_BLOCK,
+	.nr_queues = 1,
+	.config_size = 24,
+	.config = vblk_config,
+	.notify = vblk_notify,
+	.reset = vblk_reset,
+	.busy = vblk_busy,
+};
+
+/* "<vm name>-vd<letter>": unique on the host, at most 19 bytes and a NUL */
+static void make_serial(struct vblk *b, const struct vm *vm, unsigned int slot)
+{
+	size_t n = strnlen(vm->cfg.name, VM_NAME_LEN - 1);
+
+	memset(b->b.serial, 0, sizeof(b->b.serial));
+	memcpy(b->b.serial, vm->cfg.name, n);
+	memcpy(b->b.serial + n, "-vd", 3);
+	b->b.serial[n + 3] = (char)('a' + slot);
+}
+
+int vio_attach_blk(struct vm *vm, unsigned int slot, const struct vblk_backend_ops *ops,
+		   void *be)
+{
+	uint64_t size = ALIGN_UP(sizeof(struct vblk), PAGE_SIZE);
+	uint64_t features = (1ULL << VIRTIO_BLK_F_SEG_MAX) | (1ULL << VIRTIO_BLK_F_BLK_SIZE) |
+			    (1ULL << VIRTIO_BLK_F_FLUSH);
+	uint16_t qmax = VBLK_QUEUE_SIZE, chain;
+	struct vblk *b;
+	int rc;
+
+	if (!ops || !ops->submit || !ops->sectors || !ops->read_only || !ops->seg_max)
+		return -HYP_EINVAL;
+	b = (struct vblk *)(uintptr_t)mm_alloc(size, PAGE_SIZE);
+	if (!b)
+		return -HYP_ENOMEM;
+	b->dev.alloc_size = size;
+	b->ops = ops;
+	b->be = be;
+	b->b.capacity = ops->sectors(be);
+	b->b.read_only = ops->read_only(be);
+	b->b.seg_max = MAX(MIN(ops->seg_max(be), (uint32_t)VBLK_SEG_MAX), 1U);
+	if (b->b.read_only)
+		features |= 1ULL << VIRTIO_BLK_F_RO;
+	make_serial(b, vm, slot);
+	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++) {
+		b->io[i].index = i;
+		b->io[i].dev = b;
+	}
+	/* header and status beside the data segments */
+	chain = (uint16_t)(b->b.seg_max + 2);
+	rc = vio_mmio_attach(vm, slot, &b->dev, &vblk_kind, features, &qmax, &chain);
+	if (rc)
+		mm_free((hpa_t)(uintptr_t)b, size);
+	return rc;
+}

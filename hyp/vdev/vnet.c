@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: MIT */
+/* virtio-net (virtio 1.2 section 5.1), one queue pair, no offloads
+ * (hyp/include/vnet.h; the rules: docs/virtio.md, "virtio-net").
+ *
+ * Transmit copies the header and the frame out of guest memory (a guest
+ * could rewrite a checked frame under a reader), gives the chain back at
+ * once and hands the copy to the switch port without the device's lock, so
+ * a frame that the switch delivers to another VM (its lock) or back to this
+ * one never waits on a lock held here. Receive writes a frame into the next
+ * receive buffer under the device's lock. */
+#include <string.h>
+#include <errno.h>
+#include <arch/riscv/encoding.h>
+#include <guest_mem.h>
+#include <mm.h>
+#include <virtio_mmio.h>
+#include <vnet.h>
+#include <vm.h>
+
+static const struct vio_kind vnet_kind;
+
+static struct vnet *to_net(struct vio_dev *d)
+{
+	return container_of(d, struct vnet, dev);
+}
+
+/* The header and frame of a transmit chain, copied into @buf (12 + 1514
+ * bytes); the frame's length, or 0 if it must be dropped. Lock held. */
+static uint32_t take_frame(struct vnet *n, const struct virtq_chain *c, uint8_t *buf)
+{
+	uint64_t off = 0;
+
+	if (c->nr_read != c->nr_segs)
+		return 0;	/* transmit buffers are device-readable only */
+	if (c->read_len < VNET_HDR_SIZE + VNET_FRAME_MIN ||
+	    c->read_len > VNET_HDR_SIZE + VNET_FRAME_MAX)
+		return 0;
+	for (unsigned int i = 0; i < c->nr_segs; i++) {
+		const void *src = vm_gpa_to_hva(n->dev.vm, c->seg[i].gpa, c->seg[i].len, false);
+
+		if (!src)
+			return 0;
+		memcpy(buf + off, src, c->seg[i].len);
+		off += c->seg[i].len;
+	}
+	/* flags and gso_type: nothing to do for the device, as no offload
+	 * (CSUM, GSO) was offered (section 5.1.6.2) */
+	if (buf[0] || buf[1])
+		return 0;
+	return (uint32_t)(c->read_len - VNET_HDR_SIZE);
+}
+
+static void transmit(struct vnet *n)
+{
+	struct vio_dev *d = &n->dev;
+	struct virtq *q = &d->s.q[VNET_TXQ];
+	uint8_t buf[VNET_HDR_SIZE + VNET_FRAME_MAX];
+	bool pushed = false;
+
+	spin_lock(&d->lock);
+	/* at most a queue's worth per notify: bounded work */
+	for (unsigned int budget = q->size; budget; budget--) {
+		const struct vnet_port_ops *ops;
+		void *port;
+		uint32_t len;
+		int rc = virtq_pop(q, d->vm, &d->chain);
+
+		if (rc == -HYP_EINVAL)
+			vio_mmio_queue_fault(d, VNET_TXQ, q->fault);
+		if (rc <= 0)
+			break;
+		len = take_frame(n, &d->chain, buf);
+		/* the copy is all that is used from here: the buffer goes back */
+		if (!virtq_push(q, d->vm, d->chain.head, 0))
+			pushed = true;
+		if (!len) {
+			n->n.tx.errors++;
+			continue;
+		}
+		ops = n->ops;
+		port = n->port;
+		if (!ops) {
+			n->n.tx.drops++;	/* detached: the link is down */
+			continue;
+		}
+		n->n.tx.requests++;
+		n->n.tx.bytes += len;
+		spin_unlock(&d->lock);
+		ops->tx(port, buf + VNET_HDR_SIZE, len);
+		spin_lock(&d->lock);
+	}
+	if (pushed)
+		vio_mmio_used(d, VNET_TXQ);
+	spin_unlock(&d->lock);
+}
+
+static void vnet_notify(struct vio_dev *d, unsigned int qi)
+{
+	/* receive buffers are taken when a frame comes */
+	if (qi == VNET_TXQ)
+		transmit(to_net(d));
+}
+
+/* Write the header and @len bytes of @frame into the chain's writable
+ * segments (mapped for writing: marked dirty). Lock held. */
+static bool put_frame(struct vnet *n, const struct virtq_chain *c, const void *frame,
+		      uint32_t len)
+{
+	uint8_t hdr[VNET_HDR_SIZE] = { 0 };
+	uint64_t total = VNET_HDR_SIZE + len, off = 0;
+
+	hdr[10] = 1;	/* num_buffers (little-endian u16 at 10) */
+	for (unsigned int i = c->nr_read; i < c->nr_segs && off < total; i++) {
+		uint64_t cnt = MIN(c->seg[i].len, total - off);
+		uint8_t *dst = vm_gpa_to_hva(n->dev.vm, c->seg[i].gpa, cnt, true);
+
+		if (!dst)
+			return false;
+		for (uint64_t k = 0; k < cnt; k++, off++)
+			dst[k] = off < VNET_HDR_SIZE ? hdr[off]
+						     : ((const uint8_t *)frame)[off - VNET_HDR_SIZE];
+	}
+	return true;
+}
+
+void vnet_rx_deliver(struct vnet *n, const void *frame, uint32_t len)
+{
+	struct vio_dev *d = &n->dev;
+	struct virtq *q = &d->s.q[VNET_RXQ];
+	struct virtq_chain *c = &d->chain;
+	int rc;
+
+	spin_lock(&d->lock);
+	/* a paused VM's memory is not written (a snapshot may be reading it) */
+	if (len < VNET_FRAME_MIN || len > VNET_FRAME_MAX || !vio_mmio_driver_ok(d) ||
+	    !(n->n.link & VIRTIO_NET_S_LINK_UP) || d->vm->state != VM_RUNNING) {
+		n->n.rx.drops++;
+		goto out;
+	}
+	rc = virtq_pop(q, d->vm, c);
+	if (rc == -HYP_EINVAL)
+		vio_mmio_queue_fault(d, VNET_RXQ, q->fault);
+	if (rc <= 0) {
+		n->n.rx.drops++;	/* no receive buffer */
+		goto out;
+	}
+	if (c->nr_read || c->write_len < VNET_HDR_SIZE + len || !put_frame(n, c, frame, len)) {
+		/* a buffer the device may not write, or too small: given back empty */
+		n->n.rx.errors++;
+		n->n.rx.drops++;
+		if (!virtq_push(q, d->vm, c->head, 0))
+			vio_mmio_used(d, VNET_RXQ);
+		goto out;
+	}
+	if (!virtq_push(q, d->vm, c->head, VNET_HDR_SIZE + len)) {
+		n->n.rx.requests++;
+		n->n.rx.bytes += len;
+		vio_mmio_used(d, VNET_RXQ);
+	}
+out:
+	spin_unlock(&d->lock);
+}
+
+void vnet_port_detach(struct vnet *n)
+{
+	spin_lock(&n->dev.lock);
+	n->ops = NULL;
+	n->port = NULL;
+	if (n->n.link & VIRTIO_NET_S_LINK_UP) {
+		n->n.link &= (uint16_t)~VIRTIO_NET_S_LINK_UP;
+		vio_mmio_config_changed(&n->dev);
+	}
+	spin_unlock(&n->dev.lock);
+}
+
+struct vnet *vnet_of(struct vm *vm, unsigned int slot)
+{
+	if (slot >= VIO_MMIO_SLOTS || !vm->vio[slot] || vm->vio[slot]->kind != &vnet_kind)
+		return NULL;
+	return to_net(vm->vio[slot]);
+}
+
+/* Nothing is held across an exit: a frame is given back when it is copied
+ * (transmit) or written (receive). */
+static void vnet_reset(struct vio_dev *d, unsigned int qi)
+{
+	(void)d;
+	(void)qi;
+}
+
+static bool vnet_busy(struct vio_dev *d)
+{
+	(void)d;
+	return false;
+}
+
+/* struct virtio_net_config: mac, status (section 5.1.4) */
+static void vnet_config(struct vio_dev *d, uint8_t *out)
+{
+	struct vnet *n = to_net(d);
+
+	memcpy(out, n->n.mac, 6);
+	memcpy(out + 6, &n->n.link, 2);
+}
+
+static const struct vio_kind vnet_kind = {
+	.name = "net",
+	.device_id = VIRTIO_ID_NET,
+	.nr_queues = 2,
+	.config_size = 8,
+	.config = vnet_config,
+	.notify = vnet_notify,
+	.reset = vnet_reset,
+	.busy = vnet_busy,
+};
+
+int vio_attach_net(struct vm *vm, unsigned int slot, const uint8_t mac[6],
+		   const struct vnet_port_ops *ops, void *port)
+{
+	uint64_t size = ALIGN_UP(sizeof(struct vnet), PAGE_SIZE);
+	uint64_t features = (1ULL << VIRTIO_NET_F_MAC) | (1ULL << VIRTIO_NET_F_STATUS);
+	/* a frame is header and data in one or two buffers; a few more are allowed */
+	static const uint16_t qmax[2] = { VNET_QUEUE_SIZE, VNET_QUEUE_SIZE };
+	static const uint16_t chain[2] = { 32, 32 };
+	struct vnet *n;
+	int rc;
+
+	if (!ops || !ops->tx)
+		return -HYP_EINVAL;
+	n = (struct vnet *)(uintptr_t)mm_alloc(size, PAGE_SIZE);
+	if (!n)
+		return -HYP_ENOMEM;
+	n->dev.alloc_size = size;
+	memcpy(n->n.mac, mac, 6);
+	n->n.link = VIRTIO_NET_S_LINK_UP;
+	n->ops = ops;
+	n->port = port;
+	rc = vio_mmio_attach(vm, slot, &n->dev, &vnet_kind, features, qmax, chain);
+	if (rc)
+		mm_free((hpa_t)(uintptr_t)n, size);
+	return rc;
+}
