@@ -9,6 +9,13 @@
 
 #define HOST_MAX_HARTS	8
 #define HOST_MAX_VMS	8
+#define HOST_MAX_SWITCHES	VSWITCH_MAX
+
+/* A virtual switch the host DT asks for (a "carapace,switch" node). */
+struct host_switch {
+	char name[VSWITCH_NAME_LEN];	/* [a-z0-9_-]{1,15}, unique */
+	uint8_t uplink_pci;		/* the uplink's virtio-net-pci at 00:N.0; 0: none */
+};
 
 struct host_info {
 	struct mm_range mem[MM_MAX_RANGES];
@@ -30,6 +37,8 @@ struct host_info {
 	bool incoming;			/* carapace,incoming: wait for a migrated VM */
 	uint32_t vmid_bits;		/* carapace,vmid-bits: use at most this many (0: all) */
 	uint32_t stream_stall_ms;	/* carapace,stream-stall-ms (0: the default) */
+	struct host_switch switches[HOST_MAX_SWITCHES];	/* in DT order */
+	unsigned int nr_switches;
 	struct vm_desc vms[HOST_MAX_VMS];
 	unsigned int nr_vms;
 	/* images QEMU loaded: each VM's kernel/initrd ("NAME.kernel", "NAME.initrd")

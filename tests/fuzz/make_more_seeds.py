@@ -380,6 +380,27 @@ FDT_HOST_DTS = {
 }
 
 
+# virt-2vms with issue 24's devices: two switches (one with an uplink), alpha
+# with two disks and two NICs, beta with a NIC
+FDT_HOST_DTS["virt-devices"] = FDT_HOST_DTS["virt-2vms"].replace(
+    "\t\tvm@0 {", """\t\tswitch@0 { compatible = "carapace,switch"; carapace,name = "lan";
+			carapace,uplink-pci-dev = <3>; };
+		switch@1 { compatible = "carapace,switch"; carapace,name = "dmz"; };
+		vm@0 {""", 1).replace(
+    "\t\t\tramdisk {", """\t\t\tdisk@0 { compatible = "carapace,disk"; carapace,pci-dev = <1>;
+				carapace,read-only; };
+			disk@1 { compatible = "carapace,disk"; carapace,pci-dev = <2>; };
+			nic@0 { compatible = "carapace,nic"; carapace,switch = "lan";
+				local-mac-address = [52 54 00 aa 00 01]; };
+			nic@1 { compatible = "carapace,nic"; carapace,switch = "dmz";
+				local-mac-address = [52 54 00 aa 00 02]; };
+			ramdisk {""", 1).replace(
+    "\t\t\tmodule@0 {", """\t\t\tnic@0 { compatible = "carapace,nic"; carapace,switch = "lan";
+				local-mac-address = [52 54 00 bb 00 01]; };
+			module@0 {""", 1)
+assert FDT_HOST_DTS["virt-devices"].count("carapace,nic") == 3
+
+
 def fdt_host_seeds():
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
