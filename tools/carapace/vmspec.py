@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 """What carapace-run boots: the --vm specifications (parse_vm_spec: name,
 kernel, initrd, mem, vcpus, cfi, debug, disk, net, bootargs, checked against
-the hypervisor's limits; disks: carapace.disks, NICs: carapace.network), the --image extra images, and where every image goes
-in host memory (place_images, check_host_memory)."""
+the hypervisor's limits; disks: carapace.disks, NICs: carapace.network), the
+--image extra images, and where every image goes in host memory
+(place_images, check_host_memory)."""
 
 import dataclasses
 import re
