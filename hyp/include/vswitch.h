@@ -33,10 +33,13 @@
  *    different senders): it must serialise itself; it may call vswitch_tx()
  *    (the lock is not held) but must not detach its own port (it would wait
  *    for itself);
- *  - a caller of vswitch_tx() must hold no lock that any deliver() takes
- *    (a guest NIC sends with its receive side unlocked: two NICs sending to
- *    each other would otherwise deadlock);
- *  - attach and detach of one port are the port owner's to serialise.
+ *  - a caller of vswitch_tx() or vswitch_detach() must hold no lock that any
+ *    deliver() takes (a guest NIC sends with its receive side unlocked: two
+ *    NICs sending to each other would otherwise deadlock, and a detach
+ *    would wait for a delivery that waits for it);
+ *  - attach and detach of one port are the port owner's to serialise;
+ *  - the hypervisor's code runs with interrupts masked, so no call can
+ *    interrupt a holder of a switch's lock on its own hart.
  * Work per frame is bounded: one pass over at most VSWITCH_MAX_PORTS ports,
  * then at most VSWITCH_MAX_PORTS - 1 deliveries. */
 #ifndef HYP_VSWITCH_H
