@@ -197,7 +197,7 @@ static int add_image(struct host_info *hi, const char *vm, const char *suffix,
 	return 0;
 }
 
-/* [a-z0-9_-]{1,size-1}: a switch's name (vswitch_create() takes no other). */
+/* [a-z0-9_-]{1,15}: a switch's name (vswitch_create() takes no other). */
 static bool switch_name_ok(const char *s)
 {
 	size_t n = strnlen(s, VSWITCH_NAME_LEN);
