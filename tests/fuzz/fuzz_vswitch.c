@@ -2,19 +2,20 @@
 /* libFuzzer target: the virtual switches, hyp/vdev/vswitch.c
  * (docs/fuzzing.md, "More targets"). A guest chooses every byte of the
  * frames its NIC sends, and the operator attaches and detaches NICs: the
- * input is a script of such operations on 3 switches and 20 ports.
+ * input is a script of such operations on 3 switches and 24 ports.
  *
- * Ports 0, 5, 10 and 15 are uplinks (MACs 52:54:00:00:01:i); the others are
- * VM ports whose MACs repeat (52:54:00:00:00:(i % 8)), so attaches that must
- * be refused for a MAC already on the switch happen; port 19 has a multicast
- * MAC and can never attach.
+ * Ports 0, 5, 10, 15 and 20 are uplinks (MACs 52:54:00:00:01:i); the others
+ * are VM ports with MAC 52:54:00:00:00:(i % 22), so port 23 has port 1's (an
+ * attach refused for a MAC already on the switch) and 17 VM ports have
+ * distinct MACs (a full switch: 16 ports); port 19 has a multicast MAC and
+ * can never attach.
  *
  * Each operation is one byte, op = b % 4, and its arguments:
  *   0 attach  port, switch            result checked against a model
  *   1 detach  port
  *   2 send    port, dst, src, len(2)  frame built from the choices below
  *   3 send    port, len(2), raw bytes the whole frame from the input
- * dst/src choice c: c % 8 < 4: the MAC of port c / 8 % 20; 4: broadcast;
+ * dst/src choice c: c % 8 < 4: the MAC of port c / 8 % 24; 4: broadcast;
  * 5: a multicast group; 6: slirp's gateway 52:55:0a:00:02:02; 7: all zero.
  *
  * Checked, at every delivery: the receiver is attached to the sender's
@@ -36,7 +37,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define NR_SW		3
-#define NR_PORTS	20
+#define NR_PORTS	24
 
 static struct vswitch *sw[NR_SW];
 static struct vswitch_port ports[NR_PORTS];
@@ -179,7 +180,7 @@ static void setup(void)
 	for (int i = 0; i < NR_SW; i++)
 		CHECK(vswitch_create(names[i], &sw[i]) == 0);
 	for (int i = 0; i < NR_PORTS; i++) {
-		uint8_t mac[ETH_ALEN] = { 0x52, 0x54, 0x00, 0x00, 0x00, (uint8_t)(i % 8) };
+		uint8_t mac[ETH_ALEN] = { 0x52, 0x54, 0x00, 0x00, 0x00, (uint8_t)(i % 22) };
 
 		if (is_uplink(i)) {
 			mac[4] = 1;

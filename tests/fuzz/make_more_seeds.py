@@ -17,7 +17,7 @@
   virtq      guest virtqueues: a queue configuration, a script of operations
              and a guest RAM image with the rings (tests/fuzz/fuzz_virtq.c):
              good chains and one seed per refusal of docs/virtio.md
-  vswitch    scripts of attach, detach and send on 3 switches and 20 ports
+  vswitch    scripts of attach, detach and send on 3 switches and 24 ports
              (tests/fuzz/fuzz_vswitch.c): each forwarding rule and refusal
 
 The migration streams (protocol 4) reuse the snapshot layouts of the
@@ -534,16 +534,16 @@ VS_BCAST, VS_MCAST, VS_GATEWAY, VS_ZERO = 4, 5, 6, 7
 
 
 def vswitch_seeds():
-    """Ports 0, 5, 10, 15 are uplinks; VM port i has MAC ..:00:(i % 8), so
-    ports i and i + 8 collide; port 19's MAC is multicast."""
+    """Ports 0, 5, 10, 15, 20 are uplinks; VM port i has MAC ..:00:(i % 22),
+    so ports 1 and 23 collide; port 19's MAC is multicast."""
     def attach(port, sw):
         return bytes([VS_ATTACH, port, sw])
 
     def detach(port):
         return bytes([VS_DETACH, port])
 
-    def mac(port):              # a dst/src choice naming port's MAC
-        return port * 8 % 256 + (port * 8 // 256)
+    def mac(port):              # a dst/src choice naming port's MAC (c % 8 == 0)
+        return port * 8
 
     def send(port, dst, src, length=60):
         return bytes([VS_SEND, port, dst, src]) + struct.pack("<H", length)
@@ -554,7 +554,7 @@ def vswitch_seeds():
     lan = attach(1, 0) + attach(2, 0) + attach(3, 0) + attach(0, 0)
     dmz = attach(6, 1) + attach(7, 1) + attach(5, 1)
     both = lan + dmz
-    assert all(mac(p) % 8 < 4 and mac(p) // 8 % 20 == p for p in (1, 2, 3, 6, 7))
+    assert all(mac(p) % 8 < 4 and mac(p) // 8 % 24 == p for p in (1, 2, 3, 6, 7))
     return {
         "unicast": both + send(1, mac(2), mac(1)),
         "unicast-from-uplink": both + send(0, mac(3), VS_GATEWAY),
@@ -573,11 +573,11 @@ def vswitch_seeds():
         "detached": both + detach(2) + send(1, mac(2), mac(1)) + send(2, mac(1), mac(2)),
         "reattach-elsewhere": both + detach(2) + attach(2, 1) + send(1, VS_BCAST, mac(1))
                               + send(2, mac(6), mac(2)),
-        "mac-collision": attach(1, 0) + attach(9, 0) + attach(9, 1) + send(9, mac(1), mac(1)),
+        "mac-collision": attach(1, 0) + attach(23, 0) + attach(23, 1) + send(23, mac(1), mac(1)),
         "second-uplink": attach(0, 0) + attach(5, 0) + attach(5, 1),
         "bad-mac": attach(19, 0) + attach(19, 1),
         "attach-twice": attach(1, 0) + attach(1, 0) + attach(1, 1),
-        "full-switch": b"".join(attach(p, 2) for p in range(19)) + send(1, VS_BCAST, mac(1)),
+        "full-switch": b"".join(attach(p, 2) for p in range(24)) + send(1, VS_BCAST, mac(1)),
         "raw-frame": both + raw(1, bytes.fromhex("525400000002525400000001") + b"\x08\x00"
                                 + bytes(46)),
         "raw-zero-dst": both + raw(1, bytes(6) + bytes.fromhex("525400000001") + bytes(50)),
