@@ -23,7 +23,7 @@ hyp-objs-y += snap/section_rx.o snap/section_tx.o snap/snap_admit.o snap/snap_em
 hyp-objs-y += state/cfi_state.o state/fwft.o state/sched.o state/trap_inject.o state/vcpu.o state/vcpu_request.o \
 	      state/vcpu_reset.o state/vcpu_wake.o state/vm_events.o state/vm_state.o state/vm_table.o
 hyp-objs-y += vdev/devices.o vdev/mmio.o vdev/vblk.o vdev/vio_mmio.o vdev/virtq.o vdev/vmgenid.o \
-	vdev/vnet.o vdev/vplic.o vdev/vuart.o
+	vdev/vnet.o vdev/vplic.o vdev/vswitch.o vdev/vuart.o
 hyp-objs-y += vsbi/vsbi.o vsbi/vsbi_dbcn.o vsbi/vsbi_debug.o vsbi/vsbi_fwft.o vsbi/vsbi_hsm.o \
 	      vsbi/vsbi_ipi.o vsbi/vsbi_rfence.o vsbi/vsbi_srst.o vsbi/vsbi_susp.o vsbi/vsbi_time.o
 hyp-objs-y += state/pmu.o state/pmu_logic.o vsbi/vsbi_pmu.o	# guest PMU (three layers: pure, live, SBI)

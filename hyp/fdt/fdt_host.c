@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Host DT parsing with libfdt: memory, harts, timebase, UART, reserved memory,
- * the PLIC, the PCIe host bridge, VMs. */
+ * the PLIC, the PCIe host bridge, virtual switches, VMs (with their disks
+ * and NICs). */
 #include <libfdt.h>
 #include <string.h>
 #include <errno.h>
@@ -447,9 +448,140 @@ static int add_image(struct host_info *hi, const char *vm, const char *suffix,
 	return 0;
 }
 
+/* [a-z0-9_-]{1,15}: a switch's name (vswitch_create() takes no other). */
+static bool switch_name_ok(const char *s)
+{
+	size_t n = strnlen(s, VSWITCH_NAME_LEN);
+
+	if (n == 0 || n == VSWITCH_NAME_LEN)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
+		      s[i] == '_' || s[i] == '-'))
+			return false;
+	return true;
+}
+
+static const struct host_switch *find_switch(const struct host_info *hi, const char *name)
+{
+	for (unsigned int i = 0; i < hi->nr_switches; i++)
+		if (!strcmp(hi->switches[i].name, name))
+			return &hi->switches[i];
+	return NULL;
+}
+
+/* A device number on host PCIe bus 0 from one u32 property; each number names
+ * one device, so a number given twice (two disks, a disk and an uplink) is
+ * refused. @used: a bit per number taken so far. */
+static int claim_pci_dev(const void *fdt, int node, const char *prop, uint32_t *used,
+			 uint8_t *out, const char **err)
+{
+	int len;
+	const fdt32_t *v = fdt_getprop(fdt, node, prop, &len);
+	uint32_t n;
+
+	if (!v || len != 4)
+		return *err = "disk or uplink without a one-cell PCI device number", -HYP_EINVAL;
+	n = fdt32_to_cpu(*v);
+	if (n < HOST_PCI_DEV_MIN || n > HOST_PCI_DEV_MAX)
+		return *err = "PCI device number out of range (1..31)", -HYP_ERANGE;
+	if (*used & (1U << n))
+		return *err = "PCI device number used twice", -HYP_EEXIST;
+	*used |= 1U << n;
+	*out = (uint8_t)n;
+	return 0;
+}
+
+/* One "carapace,switch" node under /chosen. */
+static int parse_switch(const void *fdt, int node, struct host_info *hi, uint32_t *pci_used,
+			const char **err)
+{
+	const char *name = get_string(fdt, node, "carapace,name");
+	struct host_switch *sw;
+
+	if (hi->nr_switches == HOST_MAX_SWITCHES)
+		return *err = "too many switches", -HYP_ENOMEM;
+	if (!name || !switch_name_ok(name))
+		return *err = "switch node without a valid carapace,name", -HYP_EINVAL;
+	if (find_switch(hi, name))
+		return *err = "two switches with the same name", -HYP_EEXIST;
+	sw = &hi->switches[hi->nr_switches];
+	memcpy(sw->name, name, strlen(name) + 1);
+	if (fdt_getprop(fdt, node, "carapace,uplink-pci-dev", NULL)) {
+		int rc = claim_pci_dev(fdt, node, "carapace,uplink-pci-dev", pci_used,
+				       &sw->uplink_pci, err);
+
+		if (rc)
+			return rc;
+	}
+	hi->nr_switches++;
+	return 0;
+}
+
+/* A "carapace,disk" child of a VM node. */
+static int parse_disk(const void *fdt, int node, struct vm_desc *d, uint32_t *pci_used,
+		      const char **err)
+{
+	struct vm_disk_desc *disk;
+	int rc;
+
+	if (d->nr_disks == VM_MAX_DISKS)
+		return *err = "too many disks in a vm node", -HYP_ENOMEM;
+	disk = &d->disks[d->nr_disks];
+	rc = claim_pci_dev(fdt, node, "carapace,pci-dev", pci_used, &disk->pci_dev, err);
+	if (rc)
+		return rc;
+	disk->read_only = fdt_getprop(fdt, node, "carapace,read-only", NULL) != NULL;
+	d->nr_disks++;
+	return 0;
+}
+
+/* true if a NIC on switch @sw already has @mac: among the VMs parsed so far
+ * and @d's own NICs */
+static bool mac_taken(const struct host_info *hi, const struct vm_desc *d, const char *sw,
+		      const uint8_t *mac)
+{
+	for (unsigned int v = 0; v <= hi->nr_vms && v < HOST_MAX_VMS; v++) {
+		const struct vm_desc *o = v < hi->nr_vms ? &hi->vms[v] : d;
+
+		for (unsigned int i = 0; i < o->nr_nics; i++)
+			if (!strcmp(o->nics[i].sw, sw) && !memcmp(o->nics[i].mac, mac, ETH_ALEN))
+				return true;
+	}
+	return false;
+}
+
+/* A "carapace,nic" child of a VM node: its switch must be declared (switch
+ * nodes are read first), its MAC a unicast one no other NIC of that switch has. */
+static int parse_nic(const void *fdt, int node, struct vm_desc *d, const struct host_info *hi,
+		     const char **err)
+{
+	static const uint8_t zero[ETH_ALEN];
+	const char *sw = get_string(fdt, node, "carapace,switch");
+	const uint8_t *mac;
+	struct vm_nic_desc *nic;
+	int len;
+
+	if (d->nr_nics == VM_MAX_NICS)
+		return *err = "too many NICs in a vm node", -HYP_ENOMEM;
+	if (!sw || !find_switch(hi, sw))
+		return *err = "NIC on an unknown switch", -HYP_ENOENT;
+	mac = fdt_getprop(fdt, node, "local-mac-address", &len);
+	if (!mac || len != ETH_ALEN)
+		return *err = "NIC without a 6-byte local-mac-address", -HYP_EINVAL;
+	if ((mac[0] & 1) || !memcmp(mac, zero, ETH_ALEN))
+		return *err = "NIC MAC is multicast or zero", -HYP_EINVAL;
+	if (mac_taken(hi, d, sw, mac))
+		return *err = "two NICs with the same MAC on one switch", -HYP_EEXIST;
+	nic = &d->nics[d->nr_nics++];
+	memcpy(nic->sw, sw, strlen(sw) + 1);
+	memcpy(nic->mac, mac, ETH_ALEN);
+	return 0;
+}
+
 /* One "carapace,vm" node under /chosen (see docs/user-guide.md). */
 static int parse_vm(const void *fdt, int node, struct vm_desc *d, struct host_info *hi,
-		    const char **err)
+		    uint32_t *pci_used, const char **err)
 {
 	const char *name = get_string(fdt, node, "carapace,name");
 	const char *cfi = get_string(fdt, node, "carapace,cfi");
@@ -480,6 +612,19 @@ static int parse_vm(const void *fdt, int node, struct vm_desc *d, struct host_in
 		unsigned int nr = 0;
 		int rc = 0;
 
+		/* devices have no reg: told apart before the modules' check */
+		if (!fdt_node_check_compatible(fdt, child, "carapace,disk")) {
+			rc = parse_disk(fdt, child, d, pci_used, err);
+			if (rc)
+				return rc;
+			continue;
+		}
+		if (!fdt_node_check_compatible(fdt, child, "carapace,nic")) {
+			rc = parse_nic(fdt, child, d, hi, err);
+			if (rc)
+				return rc;
+			continue;
+		}
 		if (read_reg(fdt, child, &r, &nr, 1))
 			return *err = "bad module reg", -HYP_EINVAL;
 		if (!fdt_node_check_compatible(fdt, child, "carapace,kernel")) {
@@ -502,6 +647,7 @@ static int parse_vm(const void *fdt, int node, struct vm_desc *d, struct host_in
 static int parse_chosen(const void *fdt, struct host_info *hi, const char **err)
 {
 	int chosen = fdt_path_offset(fdt, "/chosen"), node, len, rc;
+	uint32_t pci_used = 0;		/* bus 0 device numbers taken (disks, uplinks) */
 	const fdt32_t *ts;
 	const void *seed;
 
@@ -530,6 +676,14 @@ static int parse_chosen(const void *fdt, struct host_info *hi, const char **err)
 	ts = fdt_getprop(fdt, chosen, "carapace,stream-stall-ms", &len);
 	if (ts && len == 4)
 		hi->stream_stall_ms = fdt32_to_cpu(*ts);
+	/* switches first: a VM's NIC names one, wherever its node is */
+	fdt_for_each_subnode(node, fdt, chosen) {
+		if (!fdt_node_check_compatible(fdt, node, "carapace,switch")) {
+			rc = parse_switch(fdt, node, hi, &pci_used, err);
+			if (rc)
+				return rc;
+		}
+	}
 	fdt_for_each_subnode(node, fdt, chosen) {
 		if (!fdt_node_check_compatible(fdt, node, "carapace,image")) {
 			const char *name = get_string(fdt, node, "carapace,name");
@@ -547,7 +701,7 @@ static int parse_chosen(const void *fdt, struct host_info *hi, const char **err)
 			continue;
 		if (hi->nr_vms == HOST_MAX_VMS)
 			return *err = "too many VMs", -HYP_ENOMEM;
-		rc = parse_vm(fdt, node, &hi->vms[hi->nr_vms], hi, err);
+		rc = parse_vm(fdt, node, &hi->vms[hi->nr_vms], hi, &pci_used, err);
 		if (rc)
 			return rc;
 		hi->nr_vms++;

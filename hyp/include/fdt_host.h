@@ -11,6 +11,13 @@
 
 #define HOST_MAX_HARTS	8
 #define HOST_MAX_VMS	8
+#define HOST_MAX_SWITCHES	VSWITCH_MAX
+
+/* A virtual switch the host DT asks for (a "carapace,switch" node). */
+struct host_switch {
+	char name[VSWITCH_NAME_LEN];	/* [a-z0-9_-]{1,15}, unique */
+	uint8_t uplink_pci;		/* the uplink's virtio-net-pci at 00:N.0; 0: none */
+};
 
 struct host_info {
 	struct mm_range mem[MM_MAX_RANGES];
@@ -39,6 +46,8 @@ struct host_info {
 	struct plic_host_desc plic;	/* the host PLIC (present false: none) */
 	uint32_t plic_s_context[HOST_MAX_HARTS];	/* each hart's S-mode context, or PLIC_NO_CONTEXT */
 	bool selftest_pci_irq;		/* /chosen carapace,selftest-pci-irq (tests/guests/test_host_irq.py) */
+	struct host_switch switches[HOST_MAX_SWITCHES];	/* in DT order */
+	unsigned int nr_switches;
 	struct vm_desc vms[HOST_MAX_VMS];
 	unsigned int nr_vms;
 	/* images QEMU loaded: each VM's kernel/initrd ("NAME.kernel", "NAME.initrd")

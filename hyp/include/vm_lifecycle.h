@@ -6,8 +6,28 @@
 #include <types.h>
 #include <cfi.h>
 #include <vm.h>
+#include <vswitch.h>
 
 #define HOST_MAX_IMAGES	24
+#define VM_MAX_DISKS	2
+#define VM_MAX_NICS	2
+/* Device numbers on the host's PCIe bus 0 that can hold a disk or an uplink:
+ * 0 is QEMU virt's host bridge, so 0 also means "none". */
+#define HOST_PCI_DEV_MIN	1
+#define HOST_PCI_DEV_MAX	31
+
+/* A disk of a VM: the host's virtio-blk-pci device at 00:pci_dev.0, which
+ * the launcher put there for this VM alone (docs/virtio.md, "The I/O path"). */
+struct vm_disk_desc {
+	uint8_t pci_dev;		/* HOST_PCI_DEV_MIN..HOST_PCI_DEV_MAX */
+	bool read_only;			/* the guest sees VIRTIO_BLK_F_RO, writes fail */
+};
+
+/* A NIC of a VM: a port with this MAC on the switch named sw. */
+struct vm_nic_desc {
+	char sw[VSWITCH_NAME_LEN];
+	uint8_t mac[ETH_ALEN];		/* unicast, not all zero */
+};
 
 /* A VM as asked for: by the host DT at boot, or by the operator at run time. */
 struct vm_desc {
@@ -19,6 +39,10 @@ struct vm_desc {
 	char bootargs[VM_BOOTARGS_LEN];
 	char kernel[VM_IMAGE_NAME_LEN];	/* image names */
 	char initrd[VM_IMAGE_NAME_LEN];	/* "" for none */
+	struct vm_disk_desc disks[VM_MAX_DISKS];	/* the guest's vda, vdb in this order */
+	unsigned int nr_disks;
+	struct vm_nic_desc nics[VM_MAX_NICS];	/* the guest's eth0, eth1 */
+	unsigned int nr_nics;
 };
 
 /* A file QEMU's loader put in host RAM (a kernel, an initrd). */

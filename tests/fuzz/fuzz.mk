@@ -156,7 +156,7 @@ fuzz-snap-cov: $(FUZZ_COV_B)/fuzz_snap_load
 # hyp/ files are compiled with the renamed hyp printf (hyp_snprintf, linked
 # from hyp/lib/printf.c where needed) and libfdt's headers; libfdt itself is
 # compiled from $(LIBFDT_SRC) (as the unit tests do: never copied here).
-FUZZ_MORE := insn mgmt mig_recv fdt_host fdt_guest virtq hostio vblk
+FUZZ_MORE := insn mgmt mig_recv fdt_host fdt_guest virtq hostio vblk vswitch
 FUZZ_T_B := $(FUZZ_B)/t
 FUZZ_T_CFLAGS := $(FUZZ_CFLAGS) -I$(LIBFDT_SRC)
 FUZZ_T_HYP_CFLAGS := -Dsnprintf=hyp_snprintf -Dvsnprintf=hyp_vsnprintf
@@ -220,6 +220,11 @@ fuzz-src-vblk := tests/fuzz/fuzz_vblk.c hyp/vdev/vblk.c hyp/vdev/vio_mmio.c hyp/
 	hyp/vdev/mmio.c
 fuzz-opts-vblk := -max_len=17168
 fuzz-short-vblk := 100000
+# the virtual switches: a script of attach, detach and send (frames up to
+# 1553 bytes from the input)
+fuzz-src-vswitch := tests/fuzz/fuzz_vswitch.c hyp/vdev/vswitch.c
+fuzz-opts-vswitch := -max_len=8192
+fuzz-short-vswitch := 200000
 
 fuzz_t_obj = $(patsubst %.c,$(FUZZ_T_B)/obj/%.o,$(1))
 FUZZ_T_OBJS := $(sort $(foreach t,$(FUZZ_MORE),$(call fuzz_t_obj,$(fuzz-src-$(t)))))

@@ -21,6 +21,11 @@
  * non-zero size; the PLIC off RAM with 1..1023 sources and every hart's
  * S-mode context's registers inside its reg; the same result when parsed
  * again. */
+ * non-zero size; at most HOST_MAX_SWITCHES switches with valid, unique names;
+ * per VM at most VM_MAX_DISKS disks and VM_MAX_NICS NICs; every PCI device
+ * number (disks, uplinks) in 1..31 and used once; every NIC on a parsed
+ * switch with a unicast, non-zero MAC no other NIC of that switch has; the
+ * same result when parsed again. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +97,60 @@ static void check_plic(void)
 	CHECK(d->ndev >= 1 && d->ndev < PLIC_MAX_SOURCES);
 	CHECK(d->size && d->base <= UINT64_MAX - d->size);
 	check_off_ram(d->base, d->size);
+static bool switch_known(const char *name)
+{
+	for (unsigned int i = 0; i < hi.nr_switches; i++)
+		if (!strcmp(hi.switches[i].name, name))
+			return true;
+	return false;
+}
+
+/* Switches, disks and NICs (issue 24). */
+static void check_devices(void)
+{
+	uint32_t pci = 0;
+
+	CHECK(hi.nr_switches <= HOST_MAX_SWITCHES);
+	for (unsigned int i = 0; i < hi.nr_switches; i++) {
+		const struct host_switch *sw = &hi.switches[i];
+		size_t n = strnlen(sw->name, sizeof(sw->name));
+
+		CHECK(n >= 1 && n < sizeof(sw->name));
+		for (size_t c = 0; c < n; c++)
+			CHECK((sw->name[c] >= 'a' && sw->name[c] <= 'z') ||
+			      (sw->name[c] >= '0' && sw->name[c] <= '9') ||
+			      sw->name[c] == '_' || sw->name[c] == '-');
+		for (unsigned int j = 0; j < i; j++)
+			CHECK(strcmp(hi.switches[j].name, sw->name));
+		CHECK(sw->uplink_pci <= HOST_PCI_DEV_MAX);
+		if (sw->uplink_pci) {
+			CHECK(!(pci & (1U << sw->uplink_pci)));
+			pci |= 1U << sw->uplink_pci;
+		}
+	}
+	for (unsigned int v = 0; v < hi.nr_vms; v++) {
+		const struct vm_desc *d = &hi.vms[v];
+
+		CHECK(d->nr_disks <= VM_MAX_DISKS && d->nr_nics <= VM_MAX_NICS);
+		for (unsigned int i = 0; i < d->nr_disks; i++) {
+			uint8_t n = d->disks[i].pci_dev;
+
+			CHECK(n >= HOST_PCI_DEV_MIN && n <= HOST_PCI_DEV_MAX);
+			CHECK(!(pci & (1U << n)));
+			pci |= 1U << n;
+		}
+		for (unsigned int i = 0; i < d->nr_nics; i++) {
+			const struct vm_nic_desc *nic = &d->nics[i];
+			static const uint8_t zero[ETH_ALEN];
+
+			CHECK(memchr(nic->sw, 0, sizeof(nic->sw)) && switch_known(nic->sw));
+			CHECK(!(nic->mac[0] & 1) && memcmp(nic->mac, zero, ETH_ALEN));
+			for (unsigned int w = 0; w <= v; w++)
+				for (unsigned int j = 0; j < (w < v ? hi.vms[w].nr_nics : i); j++)
+					CHECK(strcmp(hi.vms[w].nics[j].sw, nic->sw) ||
+					      memcmp(hi.vms[w].nics[j].mac, nic->mac, ETH_ALEN));
+		}
+	}
 }
 
 static void check_ok(const void *fdt)
@@ -127,6 +186,7 @@ static void check_ok(const void *fdt)
 	}
 	check_pci(&hi.pci);
 	check_plic();
+	check_devices();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

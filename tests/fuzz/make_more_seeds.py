@@ -17,6 +17,8 @@
   virtq      guest virtqueues: a queue configuration, a script of operations
              and a guest RAM image with the rings (tests/fuzz/fuzz_virtq.c):
              good chains and one seed per refusal of docs/virtio.md
+  vswitch    scripts of attach, detach and send on 3 switches and 24 ports
+             (tests/fuzz/fuzz_vswitch.c): each forwarding rule and refusal
   hostio     the host disk driver: a device configuration and a script of
              driver and device operations (tests/fuzz/fuzz_hostio.c): good
              I/O, refusals, and one seed per way the device breaks its ring
@@ -418,6 +420,27 @@ FDT_HOST_DTS = {
 }
 
 
+# virt-2vms with issue 24's devices: two switches (one with an uplink), alpha
+# with two disks and two NICs, beta with a NIC
+FDT_HOST_DTS["virt-devices"] = FDT_HOST_DTS["virt-2vms"].replace(
+    "\t\tvm@0 {", """\t\tswitch@0 { compatible = "carapace,switch"; carapace,name = "lan";
+			carapace,uplink-pci-dev = <3>; };
+		switch@1 { compatible = "carapace,switch"; carapace,name = "dmz"; };
+		vm@0 {""", 1).replace(
+    "\t\t\tramdisk {", """\t\t\tdisk@0 { compatible = "carapace,disk"; carapace,pci-dev = <1>;
+				carapace,read-only; };
+			disk@1 { compatible = "carapace,disk"; carapace,pci-dev = <2>; };
+			nic@0 { compatible = "carapace,nic"; carapace,switch = "lan";
+				local-mac-address = [52 54 00 aa 00 01]; };
+			nic@1 { compatible = "carapace,nic"; carapace,switch = "dmz";
+				local-mac-address = [52 54 00 aa 00 02]; };
+			ramdisk {""", 1).replace(
+    "\t\t\tmodule@0 {", """\t\t\tnic@0 { compatible = "carapace,nic"; carapace,switch = "lan";
+				local-mac-address = [52 54 00 bb 00 01]; };
+			module@0 {""", 1)
+assert FDT_HOST_DTS["virt-devices"].count("carapace,nic") == 3
+
+
 def fdt_host_seeds():
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -694,10 +717,68 @@ def vblk_seeds():
                             (VB_REG_WRITE, 0, 0x64, 3)]),
     }
 
+# ---- vswitch ----------------------------------------------------------------
+
+VS_ATTACH, VS_DETACH, VS_SEND, VS_RAW = range(4)
+VS_BCAST, VS_MCAST, VS_GATEWAY, VS_ZERO = 4, 5, 6, 7
+
+
+def vswitch_seeds():
+    """Ports 0, 5, 10, 15, 20 are uplinks; VM port i has MAC ..:00:(i % 22),
+    so ports 1 and 23 collide; port 19's MAC is multicast."""
+    def attach(port, sw):
+        return bytes([VS_ATTACH, port, sw])
+
+    def detach(port):
+        return bytes([VS_DETACH, port])
+
+    def mac(port):              # a dst/src choice naming port's MAC (c % 8 == 0)
+        return port * 8
+
+    def send(port, dst, src, length=60):
+        return bytes([VS_SEND, port, dst, src]) + struct.pack("<H", length)
+
+    def raw(port, frame):
+        return bytes([VS_RAW, port]) + struct.pack("<H", len(frame)) + frame
+
+    lan = attach(1, 0) + attach(2, 0) + attach(3, 0) + attach(0, 0)
+    dmz = attach(6, 1) + attach(7, 1) + attach(5, 1)
+    both = lan + dmz
+    assert all(mac(p) % 8 < 4 and mac(p) // 8 % 24 == p for p in (1, 2, 3, 6, 7))
+    return {
+        "unicast": both + send(1, mac(2), mac(1)),
+        "unicast-from-uplink": both + send(0, mac(3), VS_GATEWAY),
+        "broadcast": both + send(1, VS_BCAST, mac(1)),
+        "multicast": both + send(2, VS_MCAST, mac(2)),
+        "broadcast-from-uplink": both + send(0, VS_BCAST, VS_GATEWAY),
+        "unknown-unicast": both + send(1, VS_GATEWAY, mac(1)),
+        "unknown-unicast-from-uplink": both + send(0, VS_GATEWAY, VS_GATEWAY),
+        "no-uplink": attach(1, 0) + attach(2, 0) + send(1, VS_GATEWAY, mac(1)),
+        "cross-switch": both + send(1, mac(6), mac(1)) + send(6, mac(1), mac(6)),
+        "spoof": both + send(1, mac(2), mac(2)) + send(1, VS_BCAST, mac(3)),
+        "uplink-multicast-source": both + send(0, mac(1), VS_BCAST),
+        "to-self": both + send(1, mac(1), mac(1)),
+        "short": both + send(1, mac(2), mac(1), 13) + send(1, mac(2), mac(1), 14),
+        "long": both + send(1, mac(2), mac(1), 1514) + send(1, mac(2), mac(1), 1515),
+        "detached": both + detach(2) + send(1, mac(2), mac(1)) + send(2, mac(1), mac(2)),
+        "reattach-elsewhere": both + detach(2) + attach(2, 1) + send(1, VS_BCAST, mac(1))
+                              + send(2, mac(6), mac(2)),
+        "mac-collision": attach(1, 0) + attach(23, 0) + attach(23, 1) + send(23, mac(1), mac(1)),
+        "second-uplink": attach(0, 0) + attach(5, 0) + attach(5, 1),
+        "bad-mac": attach(19, 0) + attach(19, 1),
+        "attach-twice": attach(1, 0) + attach(1, 0) + attach(1, 1),
+        "full-switch": b"".join(attach(p, 2) for p in range(24)) + send(1, VS_BCAST, mac(1)),
+        "raw-frame": both + raw(1, bytes.fromhex("525400000002525400000001") + b"\x08\x00"
+                                + bytes(46)),
+        "raw-zero-dst": both + raw(1, bytes(6) + bytes.fromhex("525400000001") + bytes(50)),
+    }
+
+
 
 TARGETS = {"insn": insn_seeds, "mgmt": mgmt_seeds, "mig_recv": mig_seeds,
            "fdt_guest": fdt_guest_seeds, "fdt_host": fdt_host_seeds,
-           "virtq": virtq_seeds, "hostio": hostio_seeds, "vblk": vblk_seeds}
+           "virtq": virtq_seeds, "hostio": hostio_seeds, "vblk": vblk_seeds,
+           "vswitch": vswitch_seeds}
 
 
 def main():

@@ -38,6 +38,23 @@ struct vm_spec {
 	uint64_t initrd_addr, initrd_size;	/* size 0: no ramdisk node */
 	int kernel_bad_reg;		/* reg of 3 cells */
 	int other_module;		/* a module node neither kernel nor ramdisk */
+	struct disk_spec {
+		int pci;		/* carapace,pci-dev; 0: absent; -1: two cells; -2: <0> */
+		int ro;			/* carapace,read-only */
+	} disks[3];
+	unsigned int nr_disks;
+	struct nic_spec {
+		const char *sw;		/* carapace,switch; NULL: absent */
+		uint8_t mac[8];
+		int mac_len;		/* 0: 6 */
+	} nics[3];
+	unsigned int nr_nics;
+};
+
+#define MAX_SPEC_SWITCHES	10
+struct switch_spec {
+	const char *name;		/* NULL: no carapace,name */
+	int uplink;			/* carapace,uplink-pci-dev; 0: absent; -1: two cells; -2: <0> */
 };
 
 struct dt_spec {
@@ -67,6 +84,8 @@ struct dt_spec {
 					 * controller between the harts' entries, 5 reg on RAM */
 	struct vm_spec vm[MAX_SPEC_VMS];
 	unsigned int nr_vms;
+	struct switch_spec sw[MAX_SPEC_SWITCHES];	/* after the VM nodes: order is free */
+	unsigned int nr_sw;
 };
 
 static const char *const default_ext[] = {
@@ -239,6 +258,35 @@ static void build_vm(void *fdt, const struct vm_spec *v, unsigned int idx)
 		}
 		B(fdt_end_node(fdt));
 	}
+	for (unsigned int i = 0; i < v->nr_disks; i++) {
+		char n[8] = "disk@0";
+
+		n[5] = (char)('0' + i);
+		B(fdt_begin_node(fdt, n));
+		B(fdt_property_string(fdt, "compatible", "carapace,disk"));
+		if (v->disks[i].pci > 0) {
+			B(fdt_property_u32(fdt, "carapace,pci-dev", (uint32_t)v->disks[i].pci));
+		} else if (v->disks[i].pci == -1) {
+			B(fdt_property_u64(fdt, "carapace,pci-dev", 3));
+		} else if (v->disks[i].pci == -2) {
+			B(fdt_property_u32(fdt, "carapace,pci-dev", 0));
+		}
+		if (v->disks[i].ro)
+			B(fdt_property(fdt, "carapace,read-only", "", 0));
+		B(fdt_end_node(fdt));
+	}
+	for (unsigned int i = 0; i < v->nr_nics; i++) {
+		char n[8] = "nic@0";
+
+		n[4] = (char)('0' + i);
+		B(fdt_begin_node(fdt, n));
+		B(fdt_property_string(fdt, "compatible", "carapace,nic"));
+		if (v->nics[i].sw)
+			B(fdt_property_string(fdt, "carapace,switch", v->nics[i].sw));
+		B(fdt_property(fdt, "local-mac-address", v->nics[i].mac,
+			       v->nics[i].mac_len ? v->nics[i].mac_len : 6));
+		B(fdt_end_node(fdt));
+	}
 	if (v->initrd_size) {
 		B(fdt_begin_node(fdt, "ramdisk"));
 		B(fdt_property_string(fdt, "compatible", "carapace,ramdisk"));
@@ -342,6 +390,23 @@ static const void *build(const struct dt_spec *s)
 		B(fdt_property_string(fdt, "bootargs", "host args are not a VM's"));
 		for (unsigned int i = 0; i < s->nr_vms; i++)
 			build_vm(fdt, &s->vm[i], i);
+		for (unsigned int i = 0; i < s->nr_sw; i++) {
+			char n[12] = "switch@0";
+
+			n[7] = (char)('0' + i);
+			B(fdt_begin_node(fdt, n));
+			B(fdt_property_string(fdt, "compatible", "carapace,switch"));
+			if (s->sw[i].name)
+				B(fdt_property_string(fdt, "carapace,name", s->sw[i].name));
+			if (s->sw[i].uplink > 0)
+				B(fdt_property_u32(fdt, "carapace,uplink-pci-dev",
+						   (uint32_t)s->sw[i].uplink));
+			else if (s->sw[i].uplink == -1)
+				B(fdt_property_u64(fdt, "carapace,uplink-pci-dev", 3));
+			else if (s->sw[i].uplink == -2)
+				B(fdt_property_u32(fdt, "carapace,uplink-pci-dev", 0));
+			B(fdt_end_node(fdt));
+		}
 		if (s->chosen_other_child) {
 			B(fdt_begin_node(fdt, "opensbi-domains"));
 			B(fdt_property_string(fdt, "compatible", "opensbi,domain,config"));
@@ -1103,4 +1168,194 @@ TEST(fdt_host_plic_refusals)
 	s.plic = 5;				/* on RAM */
 	EXPECT_EQ(parse(&s, &err), 0);
 	EXPECT_FALSE(hi.plic.present);
+}
+
+/* ---- switches, disks and NICs ---------------------------------------------- */
+
+static const uint8_t MAC_A0[6] = { 0x52, 0x54, 0x00, 0xaa, 0x00, 0x01 };
+static const uint8_t MAC_A1[6] = { 0x52, 0x54, 0x00, 0xaa, 0x00, 0x02 };
+static const uint8_t MAC_B0[6] = { 0x52, 0x54, 0x00, 0xbb, 0x00, 0x01 };
+
+/* lan (uplink at 00:03.0) and dmz (none); a: disks at 1 (read-only) and 2,
+ * NICs on lan and dmz; beta: a NIC on lan */
+static void spec_devices(struct dt_spec *s)
+{
+	spec_default(s);
+	s->nr_sw = 2;
+	s->sw[0] = (struct switch_spec){ .name = "lan", .uplink = 3 };
+	s->sw[1] = (struct switch_spec){ .name = "dmz" };
+	s->vm[0].nr_disks = 2;
+	s->vm[0].disks[0] = (struct disk_spec){ .pci = 1, .ro = 1 };
+	s->vm[0].disks[1] = (struct disk_spec){ .pci = 2 };
+	s->vm[0].nr_nics = 2;
+	s->vm[0].nics[0].sw = "lan";
+	memcpy(s->vm[0].nics[0].mac, MAC_A0, 6);
+	s->vm[0].nics[1].sw = "dmz";
+	memcpy(s->vm[0].nics[1].mac, MAC_A1, 6);
+	s->vm[1] = vm_beta();
+	s->vm[1].nr_nics = 1;
+	s->vm[1].nics[0].sw = "lan";
+	memcpy(s->vm[1].nics[0].mac, MAC_B0, 6);
+	s->nr_vms = 2;
+}
+
+TEST(fdt_host_switches_disks_nics)
+{
+	struct dt_spec s;
+	const char *err;
+
+	spec_devices(&s);
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_STREQ(err, "");
+	EXPECT_EQ(hi.nr_switches, 2);
+	EXPECT_STREQ(hi.switches[0].name, "lan");
+	EXPECT_EQ(hi.switches[0].uplink_pci, 3);
+	EXPECT_STREQ(hi.switches[1].name, "dmz");
+	EXPECT_EQ(hi.switches[1].uplink_pci, 0);
+	EXPECT_EQ(hi.switches[2].name[0], 0);
+	EXPECT_EQ(hi.vms[0].nr_disks, 2);
+	EXPECT_EQ(hi.vms[0].disks[0].pci_dev, 1);
+	EXPECT_EQ(hi.vms[0].disks[0].read_only, true);
+	EXPECT_EQ(hi.vms[0].disks[1].pci_dev, 2);
+	EXPECT_EQ(hi.vms[0].disks[1].read_only, false);
+	EXPECT_EQ(hi.vms[0].nr_nics, 2);
+	EXPECT_STREQ(hi.vms[0].nics[0].sw, "lan");
+	EXPECT_EQ(memcmp(hi.vms[0].nics[0].mac, MAC_A0, 6), 0);
+	EXPECT_STREQ(hi.vms[0].nics[1].sw, "dmz");
+	EXPECT_EQ(memcmp(hi.vms[0].nics[1].mac, MAC_A1, 6), 0);
+	EXPECT_EQ(hi.vms[1].nr_disks, 0);
+	EXPECT_EQ(hi.vms[1].nr_nics, 1);
+	EXPECT_STREQ(hi.vms[1].nics[0].sw, "lan");
+	EXPECT_EQ(memcmp(hi.vms[1].nics[0].mac, MAC_B0, 6), 0);
+	/* the device nodes have no reg: not taken for modules */
+	EXPECT_EQ(hi.nr_images, 3);
+	/* one MAC on two switches is two ports of two networks: fine */
+	memcpy(s.vm[1].nics[0].mac, MAC_A1, 6);
+	EXPECT_EQ(parse(&s, &err), 0);
+	/* every slot up to 31, no uplink */
+	s.sw[0].uplink = 0;
+	s.vm[0].disks[0].pci = 31;
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.vms[0].disks[0].pci_dev, 31);
+	EXPECT_EQ(hi.switches[0].uplink_pci, 0);
+}
+
+TEST(fdt_host_err_switch_names)
+{
+	struct dt_spec s;
+
+	spec_devices(&s);
+	s.sw[1].name = NULL;
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "switch node without a valid carapace,name");
+	s.sw[1].name = "";
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "switch node without a valid carapace,name");
+	s.sw[1].name = "DMZ";
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "switch node without a valid carapace,name");
+	s.sw[1].name = "d,z";
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "switch node without a valid carapace,name");
+	s.sw[1].name = "sixteen-chars-xx";
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "switch node without a valid carapace,name");
+	s.sw[1].name = "lan";
+	EXPECT_PARSE_ERR(&s, -HYP_EEXIST, "two switches with the same name");
+	s.sw[1].name = "fifteen-chars-x";
+	s.vm[0].nics[1].sw = "fifteen-chars-x";
+	EXPECT_PARSE_ERR(&s, 0, "");
+}
+
+TEST(fdt_host_err_too_many_switches)
+{
+	struct dt_spec s;
+	static const char *const names[] = { "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8" };
+
+	spec_default(&s);
+	for (unsigned int i = 0; i < HOST_MAX_SWITCHES; i++)
+		s.sw[i].name = names[i];
+	s.nr_sw = HOST_MAX_SWITCHES;
+	EXPECT_PARSE_ERR(&s, 0, "");
+	EXPECT_EQ(hi.nr_switches, HOST_MAX_SWITCHES);
+	s.sw[HOST_MAX_SWITCHES].name = names[HOST_MAX_SWITCHES];
+	s.nr_sw = HOST_MAX_SWITCHES + 1;
+	EXPECT_PARSE_ERR(&s, -HYP_ENOMEM, "too many switches");
+}
+
+TEST(fdt_host_err_pci_device_numbers)
+{
+	struct dt_spec s;
+
+	spec_devices(&s);
+	s.sw[0].uplink = 32;
+	EXPECT_PARSE_ERR(&s, -HYP_ERANGE, "PCI device number out of range (1..31)");
+	s.sw[0].uplink = -2;	/* 00:00.0 is the host bridge */
+	EXPECT_PARSE_ERR(&s, -HYP_ERANGE, "PCI device number out of range (1..31)");
+	s.sw[0].uplink = -1;
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "disk or uplink without a one-cell PCI device number");
+	spec_devices(&s);
+	s.vm[0].disks[1].pci = 0;	/* absent */
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "disk or uplink without a one-cell PCI device number");
+	s.vm[0].disks[1].pci = -1;
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "disk or uplink without a one-cell PCI device number");
+	s.vm[0].disks[1].pci = 32;
+	EXPECT_PARSE_ERR(&s, -HYP_ERANGE, "PCI device number out of range (1..31)");
+	s.vm[0].disks[1].pci = -2;
+	EXPECT_PARSE_ERR(&s, -HYP_ERANGE, "PCI device number out of range (1..31)");
+	/* one number, two devices: twice in a VM, in two VMs, a disk and an uplink */
+	s.vm[0].disks[1].pci = 1;
+	EXPECT_PARSE_ERR(&s, -HYP_EEXIST, "PCI device number used twice");
+	spec_devices(&s);
+	s.vm[1].nr_disks = 1;
+	s.vm[1].disks[0].pci = 2;
+	EXPECT_PARSE_ERR(&s, -HYP_EEXIST, "PCI device number used twice");
+	s.vm[1].disks[0].pci = 3;
+	EXPECT_PARSE_ERR(&s, -HYP_EEXIST, "PCI device number used twice");
+	s.vm[1].disks[0].pci = 4;
+	EXPECT_PARSE_ERR(&s, 0, "");
+	spec_devices(&s);
+	s.sw[1].uplink = 3;
+	EXPECT_PARSE_ERR(&s, -HYP_EEXIST, "PCI device number used twice");
+}
+
+TEST(fdt_host_err_too_many_devices)
+{
+	struct dt_spec s;
+
+	spec_devices(&s);
+	s.vm[0].nr_disks = 3;
+	s.vm[0].disks[2].pci = 9;
+	EXPECT_PARSE_ERR(&s, -HYP_ENOMEM, "too many disks in a vm node");
+	spec_devices(&s);
+	s.vm[0].nr_nics = 3;
+	s.vm[0].nics[2].sw = "lan";
+	memcpy(s.vm[0].nics[2].mac, MAC_A0, 6);
+	s.vm[0].nics[2].mac[5] = 9;
+	EXPECT_PARSE_ERR(&s, -HYP_ENOMEM, "too many NICs in a vm node");
+}
+
+TEST(fdt_host_err_nics)
+{
+	struct dt_spec s;
+
+	spec_devices(&s);
+	s.vm[1].nics[0].sw = "wan";
+	EXPECT_PARSE_ERR(&s, -HYP_ENOENT, "NIC on an unknown switch");
+	s.vm[1].nics[0].sw = NULL;
+	EXPECT_PARSE_ERR(&s, -HYP_ENOENT, "NIC on an unknown switch");
+	spec_devices(&s);
+	s.vm[1].nics[0].mac_len = 5;
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "NIC without a 6-byte local-mac-address");
+	s.vm[1].nics[0].mac_len = 7;
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "NIC without a 6-byte local-mac-address");
+	s.vm[1].nics[0].mac_len = 0;
+	s.vm[1].nics[0].mac[0] = 0x53;		/* group bit */
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "NIC MAC is multicast or zero");
+	memset(s.vm[1].nics[0].mac, 0xff, 6);
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "NIC MAC is multicast or zero");
+	memset(s.vm[1].nics[0].mac, 0, 6);
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "NIC MAC is multicast or zero");
+	/* one MAC twice on lan: in two VMs, in one VM */
+	memcpy(s.vm[1].nics[0].mac, MAC_A0, 6);
+	EXPECT_PARSE_ERR(&s, -HYP_EEXIST, "two NICs with the same MAC on one switch");
+	spec_devices(&s);
+	s.vm[0].nics[1].sw = "lan";
+	memcpy(s.vm[0].nics[1].mac, MAC_A0, 6);
+	EXPECT_PARSE_ERR(&s, -HYP_EEXIST, "two NICs with the same MAC on one switch");
 }

@@ -93,6 +93,9 @@ unit-src-test_vio := tests/unit/host_memory.c hyp/vdev/vio_mmio.c hyp/vdev/vblk.
 UNIT_TESTS += test_snap_save
 unit-src-test_snap_save := tests/unit/host_memory.c hyp/snap/snap_save.c hyp/snap/section_tx.c hyp/snap/snap_emit.c hyp/mm/guest_mem.c hyp/mm/dirty_log.c \
 	hyp/mm/gstage.c hyp/state/vm_state.c hyp/state/vm_events.c hyp/lib/crc32c.c
+UNIT_TESTS += test_vswitch
+unit-src-test_vswitch := hyp/vdev/vswitch.c
+unit-ldflags-test_vswitch := -pthread
 # the rng-seed comes from the caller: hyp/lib/entropy.c is not linked; the test
 # defines hart_caps and timebase_hz itself.
 unit-src-test_fdt_guest := hyp/fdt/fdt_guest.c hyp/state/cfi_state.c hyp/lib/printf.c

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 """The host device tree carapace-run boots the hypervisor with: QEMU's own
-(dumped with -machine dumpdtb), with a /chosen that lists the VMs (vm_node),
-the extra images (image_node) and the run's options (inject_chosen), compiled
-with dtc (build_dtb)."""
+(dumped with -machine dumpdtb), with a /chosen that lists the switches
+(switch_node), the VMs with their disks and NICs (vm_node), the extra images
+(image_node) and the run's options (inject_chosen), compiled with dtc
+(build_dtb)."""
 
 import re
 import shlex
@@ -63,8 +64,33 @@ def vm_node(vm, images, indent="\t\t"):
                       f'\t\tcompatible = "carapace,{image.kind}";',
                       f"\t\treg = <{cells64(image.addr)} {cells64(image.size)}>;",
                       "\t};"]
+    for disk in vm.disks:
+        lines += ["", f"\tdisk@{disk.index} {{",
+                  '\t\tcompatible = "carapace,disk";',
+                  f"\t\tcarapace,pci-dev = <{disk.pci_dev:#x}>;"]
+        if disk.read_only:
+            lines.append("\t\tcarapace,read-only;")
+        lines.append("\t};")
+    for nic in vm.nics:
+        mac = " ".join(nic.mac.split(":"))
+        lines += ["", f"\tnic@{nic.index} {{",
+                  '\t\tcompatible = "carapace,nic";',
+                  f"\t\tcarapace,switch = {dts_string(nic.switch)};",
+                  f"\t\tlocal-mac-address = [{mac}];",
+                  "\t};"]
     lines.append("};")
     return "".join(f"{indent}{line}\n" if line else "\n" for line in lines)
+
+
+def switch_node(sw, indent="\t\t"):
+    """DTS text of one /chosen/switch@N node (a --switch)."""
+    lines = [f"switch@{sw.index:x} {{",
+             '\tcompatible = "carapace,switch";',
+             f"\tcarapace,name = {dts_string(sw.name)};"]
+    if sw.uplink:
+        lines.append(f"\tcarapace,uplink-pci-dev = <{sw.pci_dev:#x}>;")
+    lines.append("};")
+    return "".join(f"{indent}{line}\n" for line in lines)
 
 
 def image_node(image, address_cells, size_cells, indent="\t\t"):
@@ -92,7 +118,7 @@ def chosen_cells(body, name):
 
 def inject_chosen(dts, vms, images, timeslice_us=None, whole_lines=False, persist=False,
                   vmid_bits=None, stream_stall_ms=None, incoming=False, selftest_pci_irq=False,
-                  selftest_hostio=False):
+                  selftest_hostio=False, switches=()):
     """Add the VM and image nodes (and our properties) to /chosen of a tree
     decompiled by dtc (tab-indented)."""
     if not CHOSEN_RE.search(dts):
@@ -133,7 +159,8 @@ def inject_chosen(dts, vms, images, timeslice_us=None, whole_lines=False, persis
     if selftest_hostio:
         # Tests: at boot, write/read every host disk and ARP on every host NIC.
         props.append("\t\tcarapace,selftest-hostio;\n")
-    nodes = "".join("\n" + vm_node(vm, images) for vm in vms)
+    nodes = "".join("\n" + switch_node(sw) for sw in switches)
+    nodes += "".join("\n" + vm_node(vm, images) for vm in vms)
     nodes += "".join("\n" + image_node(image, ncells["address"], ncells["size"])
                      for image in images if image.vm is None)
     new = "\tchosen {\n" + "".join(props) + body + nodes + "\t};\n"
@@ -153,8 +180,9 @@ def run_tool(cmd, what):
     return proc.stdout
 
 
-def build_dtb(host, vms, images, workdir):
-    """Dump QEMU's tree, add the VMs, compile.  Returns (dtb path, DTS text)."""
+def build_dtb(host, vms, images, workdir, switches=()):
+    """Dump QEMU's tree, add the switches and VMs, compile.  Returns (dtb
+    path, DTS text)."""
     workdir = Path(workdir)
     raw, dts_path, dtb = workdir / "qemu.dtb", workdir / "host.dts", workdir / "host.dtb"
     # --qemu-arg goes along: options such as -machine aia=... change the tree.
@@ -164,7 +192,7 @@ def build_dtb(host, vms, images, workdir):
     base = run_tool([DTC, "-q", "-I", "dtb", "-O", "dts", str(raw)], "dtc (decompile)")
     dts = inject_chosen(base, vms, images, host.timeslice_us, host.batch, host.persist,
                         host.vmid_bits, host.stream_stall_ms, host.incoming is not None,
-                        host.selftest_pci_irq, host.selftest_hostio)
+                        host.selftest_pci_irq, host.selftest_hostio, switches)
     dts_path.write_text(dts)
     run_tool([DTC, "-q", "-I", "dts", "-O", "dtb", "-o", str(dtb), str(dts_path)],
              "dtc (compile)")

@@ -172,15 +172,17 @@ def stream_device_args(socket_path):
                        f"name={STREAM_PORT_NAME},nr=2"]
 
 
-def qemu_command(host, dtb, images, batch):
-    """The QEMU command line that boots the hypervisor with the VMs' images and
-    its management device.  (Never semihosting: it would let the software in the
+def qemu_command(host, dtb, images, batch, devices=()):
+    """The QEMU command line that boots the hypervisor with the VMs' images,
+    their host I/O devices (@devices: iodevices.device_args()) and its
+    management device.  (Never semihosting: it would let the software in the
     machine read and write the host's files.)"""
     cmd = [QEMU, "-machine", "virt", *host.machine_args(),
            "-kernel", str(host.hyp), "-dtb", str(dtb)]
     for image in images:
         cmd += ["-device", f"loader,file={qemu_opt(image.path)},addr={image.addr:#x},"
                            "force-raw=on"]
+    cmd += list(devices)
     ctl_socket = host.ctl_socket or default_ctl_socket()
     cmd += ctl_device_args(ctl_socket)
     cmd += stream_device_args(host.stream_socket or default_stream_socket(ctl_socket))

@@ -1,15 +1,18 @@
 # SPDX-License-Identifier: MIT
 """What carapace-run boots: the --vm specifications (parse_vm_spec: name,
-kernel, initrd, mem, vcpus, cfi, debug, bootargs, checked against the
-hypervisor's limits), the --image extra images, and where every image goes
-in host memory (place_images, check_host_memory)."""
+kernel, initrd, mem, vcpus, cfi, debug, disk, net, bootargs, checked against
+the hypervisor's limits; disks: carapace.disks, NICs: carapace.network), the
+--image extra images, and where every image goes in host memory
+(place_images, check_host_memory)."""
 
 import dataclasses
 import re
 from pathlib import Path
 
 from .units import KiB, MiB
+from .disks import MAX_DISKS, parse_disk
 from .errors import LaunchError
+from .network import MAX_NICS, parse_nic
 from .limits import CFI_POLICIES, IMAGE_RE, MAX_BOOTARGS, MAX_VCPUS, MAX_VMS, NAME_RE, VM_MEM_MIN
 from .units import GiB
 
@@ -22,7 +25,8 @@ HOST_MIN_DEFAULT = 512 * MiB
 GUEST_KERNEL_OFFSET = 2 * MiB  # flat kernels load at guest RAM base + 2 MiB
 GUEST_FDT_MAX = 64 * KiB       # the guest DT sits at the top of guest RAM
 GUEST_PAGE = 4 * KiB
-VM_KEYS = ("name", "kernel", "initrd", "mem", "vcpus", "cfi", "debug", "bootargs")
+VM_KEYS = ("name", "kernel", "initrd", "mem", "vcpus", "cfi", "debug", "disk", "net", "bootargs")
+VM_REPEATABLE = {"disk": MAX_DISKS, "net": MAX_NICS}   # key -> how many times at most
 MAX_HOST_IMAGES = 24           # HOST_MAX_IMAGES: the VMs' kernels and initrds + --image
 
 
@@ -45,6 +49,10 @@ class VmSpec:
     debug: bool = False     # offer the guest Carapace's debug SBI extension (tests)
     bootargs: str | None = None
     kernel_info: KernelInfo | None = None
+    disks: list = dataclasses.field(default_factory=list)   # disks.DiskSpec
+    nics: list = dataclasses.field(default_factory=list)    # network.NicSpec
+    ip: str | None = None          # its address on a switch with an uplink (plan_network)
+    ip_switch: str | None = None   # that switch
 
 
 def parse_size(text, what):
@@ -129,11 +137,17 @@ def check_guest_fit(vm):
 
 def parse_vm_spec(spec, index):
     """Turn one --vm argument into a validated VmSpec (vm@index)."""
-    values = {}
+    values, repeated = {}, {key: [] for key in VM_REPEATABLE}
     for key, value in split_vm_spec(spec):
         if key not in VM_KEYS:
             raise LaunchError(f"--vm '{spec}': unknown key '{key}' "
                               f"(known: {', '.join(VM_KEYS)})")
+        if key in repeated:
+            repeated[key].append(value)
+            if len(repeated[key]) > VM_REPEATABLE[key]:
+                raise LaunchError(f"--vm '{spec}': more than {VM_REPEATABLE[key]} {key}= "
+                                  "(the hypervisor's limit per VM)")
+            continue
         if key in values:
             raise LaunchError(f"--vm '{spec}': '{key}' given twice")
         values[key] = value
@@ -169,6 +183,8 @@ def parse_vm_spec(spec, index):
         vm.bootargs = values["bootargs"]
         if len(vm.bootargs.encode()) > MAX_BOOTARGS:
             raise LaunchError(f"{what}: bootargs longer than {MAX_BOOTARGS} bytes")
+    vm.disks = [parse_disk(value, name, i) for i, value in enumerate(repeated["disk"])]
+    vm.nics = [parse_nic(value, name, i) for i, value in enumerate(repeated["net"])]
     vm.kernel_info = inspect_kernel(vm.kernel)
     check_guest_fit(vm)
     return vm

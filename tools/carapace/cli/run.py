@@ -27,6 +27,12 @@ Device tree convention (all under /chosen; "vm@N" in the order given):
         carapace,selftest-hostio;             /* only with --selftest-hostio: at boot,
                                                  write and read back every host disk
                                                  and ARP on every host NIC (tests) */
+        switch@0 {                            /* one per --switch, in order */
+            compatible = "carapace,switch";
+            carapace,name = "lan";            /* [a-z0-9_-]{1,15}, unique */
+            carapace,uplink-pci-dev = <1>;    /* only with uplink=user: its
+                                                 virtio-net-pci at 00:01.0 */
+        };
         vm@0 {
             compatible = "carapace,vm";
             #address-cells = <2>;             /* for the module nodes' reg */
@@ -44,6 +50,16 @@ Device tree convention (all under /chosen; "vm@N" in the order given):
                 compatible = "carapace,ramdisk";
                 reg = <...>;
             };
+            disk@0 {                          /* one per disk=, in order (vda, vdb) */
+                compatible = "carapace,disk";
+                carapace,pci-dev = <2>;       /* its virtio-blk-pci at 00:02.0 */
+                carapace,read-only;           /* only with disk=PATH:ro */
+            };
+            nic@0 {                           /* one per net=, in order (eth0, eth1) */
+                compatible = "carapace,nic";
+                carapace,switch = "lan";      /* a switch@ node's name */
+                local-mac-address = [52 54 00 12 34 56];
+            };
         };
         image@ADDR {                          /* one per --image NAME=PATH */
             compatible = "carapace,image";
@@ -51,6 +67,12 @@ Device tree convention (all under /chosen; "vm@N" in the order given):
             reg = <ADDR_HI ADDR_LO SIZE_HI SIZE_LO>;  /* /chosen's cells */
         };
     };
+
+Disks and switches (issue 24; docs/user-guide.md, "Disks and networks"): each
+disk= is a QEMU virtio-blk-pci device, each switch with an uplink a
+virtio-net-pci device on QEMU user networking, on the PCIe bus 0 at device
+numbers the launcher gives (uplinks first, in --switch order, then disks in
+--vm order, from 1); the hypervisor drives them (carapace.iodevices).
 
 Images are what VMs created at run time (carapace-ctl create) boot from.  The
 hypervisor names each boot VM's kernel "VM.kernel" and its initrd "VM.initrd";
@@ -120,8 +142,10 @@ from ..console import DEFAULT_TIMEOUT, EXIT_ERROR, EXIT_OK, OUTCOMES, print_summ
 from ..devicetree import DTC, build_dtb
 from ..errors import LaunchError
 from ..incoming import INCOMING_HOST, IncomingRelay, IncomingSpec, RELAY_IDLE_MARGIN
+from ..iodevices import device_args, plan_devices
 from ..launcher import (DEFAULT_CPU, DEFAULT_SMP, HostConfig, QEMU, ctl_socket_path,
     prepare_ctl_socket, qemu_command, remove_ctl_socket, stream_socket_path)
+from ..network import check_host_ports, forward_lines, parse_switches
 from ..limits import MAX_HARTS, NAME_RE
 from ..paths import CTL_SOCKET_ENV, SOURCE_ROOT, STREAM_SOCKET_ENV, cache_dir
 from ..restorer import Restorer, parse_restores
@@ -142,12 +166,35 @@ VM specification (one --vm per VM, in order; they become /chosen/vm@0, vm@1, ...
   mem=SIZE         guest RAM, K/M/G suffix, multiple of 2M, >= 8M (default 64M)
   vcpus=N          1..8 (default 1)
   cfi=POLICY       trap | delegate | strict | off (default trap)
+  disk=PATH[:ro]   a disk (up to 2, the guest's vda and vdb): an image file,
+                   qcow2 (by its header) or raw; :ro makes it read-only.  A
+                   writable file belongs to one VM (a qcow2 overlay each)
+  net=SW[/MAC]     a NIC (up to 2, eth0 and eth1) on the --switch named SW;
+                   MAC default 52:54:00 + 3 bytes of SHA-256("VM/nicN")
   bootargs=TEXT    must come last: everything after it, commas included
+
+Switches (--switch, up to 8; VMs on one switch reach each other, never a VM
+on another switch):
+  --switch name=SW[,uplink=user][,fwd=VM:HOSTPORT[:GUESTPORT]]...
+  uplink=user      the switch reaches the host and beyond through QEMU user
+                   networking (10.0.2.0/24, gateway and DNS 10.0.2.2/.3): the
+                   k-th VM on it (in --vm order) gets 10.0.2.(15+k), in its
+                   bootargs as carapace.ip=10.0.2.X/24 carapace.gw=10.0.2.2
+                   (carapace.ipdev=ethN if that NIC is not its first); a VM
+                   may reach one such switch
+  fwd=VM:HP[:GP]   forward 127.0.0.1:HP on the host to the VM's GP (default 22)
+                   over TCP; the host port must be free (checked at start)
+The forwards are printed at start, e.g. "vm alpha: ssh -p 2222 root@localhost".
 
 Each VM becomes a /chosen node (compatible "carapace,vm") with carapace,name,
 carapace,memory (64-bit), carapace,vcpus, carapace,cfi, bootargs and the
 module nodes kernel@ADDR / ramdisk@ADDR (compatible "carapace,kernel" /
-"carapace,ramdisk", reg = <addr size>, 2+2 cells).  Each --image NAME=PATH
+"carapace,ramdisk", reg = <addr size>, 2+2 cells), disk@N (compatible
+"carapace,disk", carapace,pci-dev = <device number on bus 0>,
+carapace,read-only if :ro) and nic@N (compatible "carapace,nic",
+carapace,switch = "SW", local-mac-address = [6 bytes]).  Each --switch
+becomes /chosen/switch@N (compatible "carapace,switch", carapace,name,
+carapace,uplink-pci-dev = <device number> with an uplink).  Each --image NAME=PATH
 becomes /chosen/image@ADDR (compatible "carapace,image", carapace,name = NAME,
 reg = <addr size> in /chosen's cells, 2+2).  QEMU loads all images there,
 2 MiB aligned, stacked downward from 16 MiB below the end of host RAM: the
@@ -219,6 +266,9 @@ have all reached it (and every --restore is done, and no VM runs).  With
 Examples:
   tools/carapace-run --vm name=a,kernel=build/guests/demo.bin,vcpus=2 \\
                      --vm name=b,kernel=Image,initrd=rootfs.cpio,mem=256M,bootargs=console=hvc0
+  tools/carapace-run --switch name=lan,uplink=user,fwd=alpha:2222,fwd=beta:2223 \\
+                     --vm name=alpha,kernel=Image,mem=512M,disk=alpha.qcow2,net=lan \\
+                     --vm name=beta,kernel=Image,mem=512M,disk=beta.qcow2,disk=data.img:ro,net=lan
   tools/carapace-run --batch --timeout 60 --expect bad=stopped --vm ... --vm name=bad,...
   tools/carapace-run --dry-run --keep /tmp/cr --vm kernel=guest.bin
   tools/carapace-run --persist --image web=Image --image web-rd=rootfs.cpio \\
@@ -236,8 +286,12 @@ def build_parser():
                formatter_class=argparse.RawDescriptionHelpFormatter,
                description="Boot the Carapace hypervisor and its VMs on QEMU virt.")
     p.add_argument("--vm", action="append", default=[], metavar="SPEC",
-                   help="a VM: name=,kernel=,initrd=,mem=,vcpus=,cfi=,bootargs= (see below); "
+                   help="a VM: name=,kernel=,initrd=,mem=,vcpus=,cfi=,disk=,net=,bootargs= "
+                        "(see below); "
                         "at least one unless --persist")
+    p.add_argument("--switch", action="append", default=[], metavar="SPEC",
+                   help="a virtual switch: name=SW[,uplink=user][,fwd=VM:HOSTPORT[:GUESTPORT]]"
+                        "... (see below); VMs join it with net=SW")
     p.add_argument("--image", action="append", default=[], metavar="NAME=PATH",
                    help="an extra image in host RAM for VMs created at run time, repeatable")
     p.add_argument("--spare-mem", metavar="SIZE", default="0",
@@ -447,7 +501,7 @@ def check_batch_options(args):
         raise LaunchError(f"--timeout {args.timeout:g}: must be positive")
 
 
-def print_dry_run(cmd, dts, vms, images, host, kept, spare=0, restores=()):
+def print_dry_run(cmd, dts, vms, images, host, kept, spare=0, restores=(), switches=()):
     print("# QEMU command line")
     print(shlex.join(cmd))
     spare_text = f", {format_size(spare)} kept spare" if spare else ""
@@ -463,6 +517,7 @@ def print_dry_run(cmd, dts, vms, images, host, kept, spare=0, restores=()):
               f"at {image.addr:#x}, image {image.name}")
     if not images:
         print("#   (none)")
+    print_devices(vms, switches)
     print(f"# control socket: {host.ctl_socket} (carapace-ctl --socket PATH; not created "
           "by --dry-run)")
     print(f"# stream socket: {host.stream_socket} (snapshot streams; not created by "
@@ -479,6 +534,23 @@ def print_dry_run(cmd, dts, vms, images, host, kept, spare=0, restores=()):
         print("# (the files above are temporary; use --keep DIR to keep them)")
     print("\n# host device tree")
     print(dts, end="")
+
+
+def print_devices(vms, switches):
+    """--dry-run: where each disk, NIC and uplink went."""
+    for sw in switches:
+        where = f"uplink (QEMU user networking) at 00:{sw.pci_dev:02x}.0, MAC {sw.mac}" \
+            if sw.uplink else "no uplink"
+        print(f"# switch {sw.name}: {where}")
+    for vm in vms:
+        for disk in vm.disks:
+            print(f"#   vm {vm.name}: disk {disk.index} {disk.path} ({disk.fmt}"
+                  f"{', read-only' if disk.read_only else ''}) at 00:{disk.pci_dev:02x}.0")
+        for nic in vm.nics:
+            ip = f", {vm.ip}" if vm.ip and vm.ip_switch == nic.switch else ""
+            print(f"#   vm {vm.name}: NIC {nic.index} on switch {nic.switch}, MAC {nic.mac}{ip}")
+    for line in forward_lines(switches):
+        print(f"# {line} (the host port is checked when QEMU starts, not by --dry-run)")
 
 
 def incoming_text(spec):
@@ -538,6 +610,8 @@ def launch(argv):
     # --restore and --incoming imply --persist
     persist = args.persist or bool(args.restore) or incoming is not None
     vms = parse_vms(args.vm, persist)
+    switches = parse_switches(args.switch)
+    plan_devices(vms, switches)
     restores = parse_restores(args.restore, vms)
     expect = parse_expects(args.expect, {vm.name for vm in vms}
                            | {r.name for r in restores}, persist)
@@ -558,16 +632,20 @@ def launch(argv):
         prepare_ctl_socket(host.ctl_socket, private=default_ctl)
         prepare_ctl_socket(host.stream_socket, private=default_ctl and default_stream,
                            option="--stream-socket")
+        check_host_ports(switches)
         if incoming is not None:
             listening = bind_incoming(incoming)
     try:
         with tempfile.TemporaryDirectory(prefix="carapace-run.") as tmp:
             workdir = args.keep.absolute() if args.keep else Path(tmp)
-            dtb, dts = build_dtb(host, vms, images, workdir)
-            cmd = qemu_command(host, dtb, images, args.batch)
+            dtb, dts = build_dtb(host, vms, images, workdir, switches)
+            cmd = qemu_command(host, dtb, images, args.batch, device_args(vms, switches))
             if args.dry_run:
-                print_dry_run(cmd, dts, vms, images, host, bool(args.keep), spare, restores)
+                print_dry_run(cmd, dts, vms, images, host, bool(args.keep), spare, restores,
+                              switches)
                 return EXIT_OK
+            for line in forward_lines(switches):
+                print(f"carapace-run: {line}", file=sys.stderr)
             return run_qemu(args, cmd, vms, host, expect, restores, listening)
     finally:
         if listening is not None:

@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: MIT
+"""The VMs' disks (issue 24): the disk=PATH[:ro] values of --vm (parse_disk),
+the image format QEMU is told (detect_format: qcow2 by its header, else raw),
+the checks across VMs (check_disks: one writable image belongs to one VM)
+and the QEMU arguments of each disk's virtio-blk-pci device (disk_args).
+
+Each disk is a QEMU virtio-blk-pci device on the host's PCIe bus 0 at a device
+number the launcher chooses (carapace.pcislots); the hypervisor drives it for
+that VM alone and shows the VM a virtio-blk device of its own."""
+
+import dataclasses
+import os
+from pathlib import Path
+
+from .errors import LaunchError
+from .launcher import qemu_opt
+
+MAX_DISKS = 2                  # VM_MAX_DISKS (hyp/include/vm_lifecycle.h)
+QCOW2_MAGIC = b"QFI\xfb"
+READ_ONLY_SUFFIX = ":ro"
+
+
+@dataclasses.dataclass
+class DiskSpec:
+    path: Path
+    read_only: bool = False
+    fmt: str = "raw"           # what QEMU's block layer is told: "qcow2" or "raw"
+    vm: str = ""               # the VM it belongs to
+    index: int = 0             # 0: the guest's vda, 1: vdb
+    pci_dev: int | None = None   # device number on bus 0 (assign_pci_slots)
+
+    @property
+    def drive_id(self):
+        return f"disk-{self.vm}-{self.index}"
+
+
+def detect_format(path):
+    """"qcow2" if @path starts with the qcow2 magic, else "raw".  Never left to
+    QEMU's probing: a raw image whose guest wrote a qcow2 header would
+    otherwise be opened as qcow2 next time (with a backing file the guest
+    chose)."""
+    with open(path, "rb") as f:
+        head = f.read(4)
+    return "qcow2" if head == QCOW2_MAGIC else "raw"
+
+
+def parse_disk(value, vm, index):
+    """disk=PATH[:ro] of --vm @vm, its @index-th disk: the file must exist, be
+    a regular file (or a block device), and be writable unless read-only."""
+    what = f"vm {vm}: disk={value}"
+    read_only = value.endswith(READ_ONLY_SUFFIX)
+    text = value[:-len(READ_ONLY_SUFFIX)] if read_only else value
+    if not text:
+        raise LaunchError(f"{what}: want disk=PATH or disk=PATH:ro")
+    path = Path(text).expanduser().absolute()
+    if not path.exists():
+        raise LaunchError(f"{what}: no such file: {text}")
+    if not (path.is_file() or path.is_block_device()):
+        raise LaunchError(f"{what}: not a file: {text}")
+    if not os.access(path, os.R_OK):
+        raise LaunchError(f"{what}: not readable: {text}")
+    if not read_only and not os.access(path, os.W_OK):
+        raise LaunchError(f"{what}: not writable: {text} (give disk={text}:ro for a "
+                          "read-only disk)")
+    try:
+        fmt = detect_format(path)
+    except OSError as e:
+        raise LaunchError(f"{what}: cannot read {text}: {e.strerror}") from None
+    return DiskSpec(path, read_only, fmt, vm, index)
+
+
+def check_disks(vms):
+    """An image file written by two VMs (or twice by one) would be corrupted:
+    one file is on one writable disk, or on any number of read-only ones."""
+    seen = {}
+    for vm in vms:
+        for disk in vm.disks:
+            key = os.stat(disk.path)
+            key = (key.st_dev, key.st_ino)
+            for other in seen.get(key, ()):
+                if not (disk.read_only and other.read_only):
+                    raise LaunchError(f"vm {disk.vm}: disk {disk.path} is also vm "
+                                      f"{other.vm}'s disk {other.index}; a writable disk "
+                                      "belongs to one VM (give each its own file, e.g. a "
+                                      "qcow2 overlay, or make both :ro)")
+            seen.setdefault(key, []).append(disk)
+
+
+def disk_args(disk):
+    """-drive and -device for one disk at its device number on pcie.0."""
+    drive = (f"file={qemu_opt(disk.path)},if=none,id={disk.drive_id},format={disk.fmt}"
+             + (",readonly=on" if disk.read_only else ""))
+    return ["-drive", drive,
+            "-device", f"virtio-blk-pci,drive={disk.drive_id},bus=pcie.0,"
+                       f"addr={disk.pci_dev:#x}"]
