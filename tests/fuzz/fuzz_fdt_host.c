@@ -19,9 +19,8 @@
  * bootargs, a known CFI policy and a kernel (and an initrd if named) that is
  * one of the registered images, image names NUL-terminated, unique and of a
  * non-zero size; the PLIC off RAM with 1..1023 sources and every hart's
- * S-mode context's registers inside its reg; the same result when parsed
- * again. */
- * non-zero size; at most HOST_MAX_SWITCHES switches with valid, unique names;
+ * S-mode context's registers inside its reg; at most HOST_MAX_SWITCHES
+ * switches with valid, unique names;
  * per VM at most VM_MAX_DISKS disks and VM_MAX_NICS NICs; every PCI device
  * number (disks, uplinks) in 1..31 and used once; every NIC on a parsed
  * switch with a unicast, non-zero MAC no other NIC of that switch has; the
@@ -97,6 +96,8 @@ static void check_plic(void)
 	CHECK(d->ndev >= 1 && d->ndev < PLIC_MAX_SOURCES);
 	CHECK(d->size && d->base <= UINT64_MAX - d->size);
 	check_off_ram(d->base, d->size);
+}
+
 static bool switch_known(const char *name)
 {
 	for (unsigned int i = 0; i < hi.nr_switches; i++)
