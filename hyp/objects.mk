@@ -11,10 +11,10 @@ hyp-objs-y += dispatch/exit.o
 hyp-objs-y += drivers/hostblk.o drivers/hostnet.o drivers/pci_host.o drivers/pci_irq_selftest.o drivers/plic_host.o \
 	      drivers/sbi_client.o drivers/uart8250.o drivers/virtio_console.o drivers/virtio_pci.o
 hyp-objs-y += fdt/fdt_guest.o fdt/fdt_host.o
-hyp-objs-y += host/console.o host/mgmt.o host/monitor.o host/services.o host/vmops.o
+hyp-objs-y += host/console.o host/host_io.o host/mgmt.o host/monitor.o host/services.o host/vmops.o
 hyp-objs-y += lib/console_filter.o lib/crc32c.o lib/entropy.o lib/hartmask.o lib/json.o lib/log.o \
 	      lib/printf.o lib/string.o lib/token_bucket.o
-hyp-objs-y += lifecycle/vm_lifecycle.o
+hyp-objs-y += lifecycle/vm_io.o lifecycle/vm_lifecycle.o
 hyp-objs-y += migrate/mig_recv.o migrate/mig_send.o migrate/mig_wire.o
 hyp-objs-y += mm/dirty_log.o mm/gstage.o mm/guest_mem.o mm/mm.o mm/mm_ranges.o mm/tlb.o mm/vmid.o
 hyp-objs-y += run/vcpu_run.o run/vcpu_switch.o

@@ -11,6 +11,7 @@
 #include <hart.h>
 #include <host_irq.h>
 #include <hostblk.h>
+#include <host_io.h>
 #include <hostio_selftest.h>
 #include <hostnet.h>
 #include <mgmt.h>
@@ -202,6 +203,7 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 		hostnet_init();
 	}
 	setup_host_irqs(hartid);
+	host_io_init(&host);
 	if (host.selftest_hostio)
 		hostio_selftest();
 	create_boot_vms();

@@ -16,6 +16,7 @@
 #include <tlb.h>
 #include <vio_mmio.h>
 #include <vm.h>
+#include <vm_io.h>
 #include <vm_lifecycle.h>
 #include <vsbi.h>
 
@@ -295,6 +296,14 @@ int vm_alloc(const struct vm_desc *d, bool need_images, struct vm **out, const c
 	vm_ram_init(vm);
 	for (unsigned int i = 0; i < vdev_count; i++)
 		vdev_all[i]->reg(vm);	/* fixed windows that cannot clash */
+	if (vm_io_attach(vm, d, why)) {
+		vio_detach_all(vm);
+		mm_free(vm->meta_hpa, vm_meta_size(d->memory));
+		mm_free(vm->ram_hpa, d->memory);
+		release_slot(vm);
+		spin_unlock(&create_lock);
+		return -HYP_EINVAL;
+	}
 	vm->vmid = vmid_alloc();
 	vm->hgatp = gstage_hgatp(vm->gstage_root, vm->vmid);
 	tlb_vm_created(vm);
@@ -338,6 +347,7 @@ uint64_t vm_destroy_finish(struct vm *vm)
 	 * memory can serve anyone else */
 	tlb_flush_vm_gstage(vm);
 	vmid_free(vm->vmid);
+	vm_io_detach(vm);	/* off its switches, its host disks free again */
 	vio_detach_all(vm);	/* after vio_quiesce(): no host device writes its RAM */
 	mm_free(vm->ram_hpa, vm->cfg.ram_size);
 	mm_free(vm->meta_hpa, vm->meta_size);

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/* Switches, uplinks and host device interrupts at boot (host_io.h). */
+#include <errno.h>
+#include <host_io.h>
+#include <host_irq.h>
+#include <hostblk.h>
+#include <hostnet.h>
+#include <log.h>
+#include <vm_lifecycle.h>
+#include <vswitch.h>
+
+/* An uplink: the switch's port whose frames go to and come from a host NIC. */
+struct uplink {
+	struct vswitch_port port;
+	struct hostnet *nic;
+};
+
+static struct uplink uplinks[HOST_MAX_SWITCHES];
+
+/* From the switch to the host NIC: dropped (and counted by the driver) when
+ * its ring is full; a switch never waits for the host. */
+static void uplink_deliver(void *ctx, const void *frame, uint32_t len)
+{
+	struct uplink *u = ctx;
+
+	hostnet_tx(u->nic, frame, len);
+}
+
+/* From the host NIC into the switch (hart 0, the NIC's interrupt). */
+static void uplink_rx(void *ctx, const void *frame, uint32_t len)
+{
+	struct uplink *u = ctx;
+
+	vswitch_tx(&u->port, frame, len);
+}
+
+static void create_switch(const struct host_switch *hs, struct uplink *u)
+{
+	struct vswitch *sw;
+	uint8_t mac[6];
+	int rc = vswitch_create(hs->name, &sw);
+
+	if (rc) {
+		pr_info("switch %s: not created (%d)", hs->name, rc);
+		return;
+	}
+	if (!hs->uplink_pci) {
+		pr_info("switch %s: no uplink", hs->name);
+		return;
+	}
+	u->nic = hostnet_by_slot(hs->uplink_pci);
+	if (!u->nic) {
+		pr_info("switch %s: no uplink (no virtio-net-pci at 00:%02x.0)", hs->name,
+			hs->uplink_pci);
+		return;
+	}
+	hostnet_mac(u->nic, mac);
+	vswitch_port_init(&u->port, VSWITCH_PORT_UPLINK, mac, uplink_deliver, u);
+	rc = vswitch_attach(sw, &u->port);
+	if (rc) {
+		pr_info("switch %s: uplink refused (%d)", hs->name, rc);
+		return;
+	}
+	hostnet_set_rx(u->nic, uplink_rx, u);
+	pr_info("switch %s: uplink 00:%02x.0, %02x:%02x:%02x:%02x:%02x:%02x", hs->name,
+		hs->uplink_pci, mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
+}
+
+/* One handler per INTx source: QEMU virt's bridge shares four lines among
+ * all slots, so each polls every device wired to it (a poll of a device with
+ * nothing done is a read of its used index). */
+static void intx(void *ctx)
+{
+	int64_t irq = (int64_t)(uintptr_t)ctx;
+
+	for (unsigned int dev = HOST_PCI_DEV_MIN; dev <= HOST_PCI_DEV_MAX; dev++) {
+		struct hostblk *b = hostblk_by_slot(dev);
+		struct hostnet *n = hostnet_by_slot(dev);
+
+		if (b && hostblk_irq(b) == irq)
+			hostblk_poll(b);
+		if (n && hostnet_irq(n) == irq)
+			hostnet_poll(n);
+	}
+}
+
+static void route_irq(int64_t irq)
+{
+	int rc;
+
+	if (irq < 0)
+		return;
+	rc = host_irq_register((uint32_t)irq, intx, (void *)(uintptr_t)irq);
+	if (rc && rc != -HYP_EINVAL)	/* EINVAL: already routed (a shared line) */
+		pr_info("host interrupt %ld: not routed (%d): its devices are polled", (long)irq, rc);
+}
+
+void host_io_init(const struct host_info *hi)
+{
+	for (unsigned int i = 0; i < hi->nr_switches; i++)
+		create_switch(&hi->switches[i], &uplinks[i]);
+	for (unsigned int dev = HOST_PCI_DEV_MIN; dev <= HOST_PCI_DEV_MAX; dev++) {
+		struct hostblk *b = hostblk_by_slot(dev);
+		struct hostnet *n = hostnet_by_slot(dev);
+
+		if (b)
+			route_irq(hostblk_irq(b));
+		if (n)
+			route_irq(hostnet_irq(n));
+	}
+}

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: MIT */
+/* The host's side of guest I/O at boot (hyp/host/host_io.c): the virtual
+ * switches the host DT names, each uplink joined to its host NIC, and every
+ * host disk's and NIC's INTx routed to its driver. */
+#ifndef HYP_HOST_IO_H
+#define HYP_HOST_IO_H
+#include <fdt_host.h>
+
+/** host_io_init() - after hostblk_init(), hostnet_init() and the host PLIC:
+ *  create @hi's switches (before any VM joins one) and route interrupts.
+ *  A switch whose uplink is missing runs without it (logged). */
+void host_io_init(const struct host_info *hi);
+#endif

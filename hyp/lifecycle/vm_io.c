@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/* A VM's disks and NICs, joined to the host's disks and switches (vm_io.h).
+ * The glue only: the guest device models (vblk.c, vnet.c) check everything
+ * the guest wrote before a request or a frame gets here. */
+#include <errno.h>
+#include <hostblk.h>
+#include <atomic.h>
+#include <string.h>
+#include <vblk.h>
+#include <vm.h>
+#include <vm_io.h>
+#include <vnet.h>
+#include <vswitch.h>
+
+/* One host disk and the VM that owns it; a request of its guest device
+ * model travels as the hostblk_req of the same index. */
+struct disk_link {
+	struct hostblk *hb;
+	const struct vm *owner;		/* NULL: free */
+	bool read_only;			/* the VM's description says so (QEMU's drive too) */
+	struct hostblk_req req[VBLK_INFLIGHT];
+};
+
+static struct disk_link disks[HOST_PCI_DEV_MAX + 1];	/* by PCI device number */
+static struct vswitch_port nic_ports[VM_MAX][VM_MAX_NICS];
+
+static int disk_submit(void *be, struct vblk_io *io)
+{
+	struct disk_link *l = be;
+	struct hostblk_req *r = &l->req[io->index];
+
+	/* vblk holds io->index until it completes: r is free */
+	r->type = io->type;
+	r->sector = io->sector;
+	r->nr_seg = (uint16_t)io->nr_seg;
+	for (uint32_t i = 0; i < io->nr_seg; i++)
+		r->seg[i] = (struct hostblk_seg){ io->seg[i].hpa, io->seg[i].len };
+	r->owner = io;
+	return hostblk_submit(l->hb, r);
+}
+
+static void disk_done(struct hostblk_req *r)
+{
+	vblk_complete(r->owner, r->status);
+}
+
+static uint64_t disk_sectors(void *be)
+{
+	return hostblk_sectors(((struct disk_link *)be)->hb);
+}
+
+static bool disk_read_only(void *be)
+{
+	const struct disk_link *l = be;
+
+	return l->read_only || hostblk_read_only(l->hb);
+}
+
+static uint32_t disk_seg_max(void *be)
+{
+	return hostblk_seg_max(((struct disk_link *)be)->hb);
+}
+
+static const struct vblk_backend_ops disk_ops = {
+	.submit = disk_submit,
+	.sectors = disk_sectors,
+	.read_only = disk_read_only,
+	.seg_max = disk_seg_max,
+};
+
+static void nic_tx(void *port, const void *frame, uint32_t len)
+{
+	vswitch_tx(port, frame, len);
+}
+
+static void nic_deliver(void *vnet, const void *frame, uint32_t len)
+{
+	vnet_rx_deliver(vnet, frame, len);
+}
+
+static const struct vnet_port_ops nic_ops = { .tx = nic_tx };
+
+static struct spinlock disks_lock = SPINLOCK_INIT;
+
+/* Take the host disk at @pci_dev for @vm. */
+static struct disk_link *claim_disk(const struct vm *vm, const struct vm_disk_desc *dd,
+				    const char **why)
+{
+	struct hostblk *hb = dd->pci_dev < ARRAY_SIZE(disks) ? hostblk_by_slot(dd->pci_dev) : NULL;
+	struct disk_link *l = &disks[hb ? dd->pci_dev : 0];
+
+	if (!hb) {
+		*why = "a disk's host device is not there (no virtio-blk-pci at its PCI slot)";
+		return NULL;
+	}
+	spin_lock(&disks_lock);
+	if (l->owner) {
+		spin_unlock(&disks_lock);
+		*why = "a disk's host device is another VM's";
+		return NULL;
+	}
+	l->owner = vm;
+	l->hb = hb;
+	l->read_only = dd->read_only;
+	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++)
+		l->req[i].done = disk_done;
+	spin_unlock(&disks_lock);
+	return l;
+}
+
+static void release_disks(const struct vm *vm)
+{
+	spin_lock(&disks_lock);
+	for (unsigned int i = 0; i < ARRAY_SIZE(disks); i++)
+		if (disks[i].owner == vm)
+			disks[i].owner = NULL;
+	spin_unlock(&disks_lock);
+}
+
+static int attach_nic(struct vm *vm, unsigned int i, unsigned int slot, const struct vm_nic_desc *n,
+		      const char **why)
+{
+	struct vswitch *sw = vswitch_find(n->sw);
+	struct vswitch_port *p = &nic_ports[vm->index][i];
+	int rc;
+
+	if (!sw) {
+		*why = "a NIC's switch does not exist";
+		return -HYP_ENOENT;
+	}
+	rc = vio_attach_net(vm, slot, n->mac, &nic_ops, p);
+	if (rc) {
+		*why = "no memory for a NIC";
+		return rc;
+	}
+	vswitch_port_init(p, VSWITCH_PORT_VM, n->mac, nic_deliver, vnet_of(vm, slot));
+	rc = vswitch_attach(sw, p);
+	if (rc)
+		*why = rc == -HYP_EEXIST ? "a NIC's MAC is already on its switch" :
+		       rc == -HYP_ENOMEM ? "a NIC's switch has no free port" : "a NIC's MAC is refused";
+	return rc;
+}
+
+int vm_io_attach(struct vm *vm, const struct vm_desc *d, const char **why)
+{
+	unsigned int slot = 0;
+	int rc = 0;
+
+	for (unsigned int i = 0; i < d->nr_disks && !rc; i++, slot++) {
+		struct disk_link *l = claim_disk(vm, &d->disks[i], why);
+
+		rc = l ? vio_attach_blk(vm, slot, &disk_ops, l) : -HYP_ENOENT;
+		if (l && rc)
+			*why = "no memory for a disk";
+	}
+	for (unsigned int i = 0; i < d->nr_nics && !rc; i++, slot++)
+		rc = attach_nic(vm, i, slot, &d->nics[i], why);
+	if (rc)
+		vm_io_detach(vm);
+	return rc;
+}
+
+void vm_io_detach(struct vm *vm)
+{
+	for (unsigned int i = 0; i < VM_MAX_NICS; i++)
+		vswitch_detach(&nic_ports[vm->index][i]);
+	release_disks(vm);
+}
