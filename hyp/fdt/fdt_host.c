@@ -289,6 +289,72 @@ static bool overlaps_ram(const struct host_info *hi, uint64_t base, uint64_t siz
 	return false;
 }
 
+/* A node found by compatible, with the cells its reg is written in. */
+struct dt_found {
+	int node;		/* negative: none */
+	int ac, sc;		/* the parent's #address-cells, #size-cells (reg_cells()) */
+};
+
+/* The devices the host parse finds by compatible: the PLIC and the PCIe bridge. */
+struct host_nodes {
+	struct dt_found plic, plic_sifive, pci;
+};
+
+#define DT_MAX_DEPTH	16	/* deeper nodes are not looked at */
+
+static void found(const void *fdt, struct dt_found *f, int node, const int *anc, int depth)
+{
+	bool have_ac = false, have_sc = false;
+
+	if (f->node >= 0)
+		return;		/* the first in the tree wins */
+	*f = (struct dt_found){ node, 2, 1 };
+	for (int d = depth - 1; d >= 0 && !(have_ac && have_sc); d--) {
+		int len;
+		const fdt32_t *v = fdt_getprop(fdt, anc[d], "#address-cells", &len);
+
+		if (!have_ac && v && len == 4) {
+			f->ac = (int)fdt32_to_cpu(*v);
+			have_ac = true;
+		}
+		v = fdt_getprop(fdt, anc[d], "#size-cells", &len);
+		if (!have_sc && v && len == 4) {
+			f->sc = (int)fdt32_to_cpu(*v);
+			have_sc = true;
+		}
+	}
+}
+
+/* One walk over the tree for all of them, each with its parent's cells from
+ * the ancestors the walk passed through. Searching by compatible walks the
+ * tree, and libfdt finds a node's parent with two more walks: about 0.3 M
+ * instructions each on QEMU virt's host DT, 1.4 M for the PLIC and the bridge
+ * that way (docs/performance.md). */
+static void find_host_nodes(const void *fdt, struct host_nodes *hn)
+{
+	int anc[DT_MAX_DEPTH], depth = -1;
+
+	hn->plic.node = hn->plic_sifive.node = hn->pci.node = -1;
+	for (int node = fdt_next_node(fdt, -1, &depth); node >= 0 && depth >= 0;
+	     node = fdt_next_node(fdt, node, &depth)) {
+		int len;
+		const char *compat;
+
+		if (depth >= DT_MAX_DEPTH)
+			continue;
+		anc[depth] = node;
+		compat = fdt_getprop(fdt, node, "compatible", &len);
+		if (!compat)
+			continue;
+		if (fdt_stringlist_contains(compat, len, "riscv,plic0"))
+			found(fdt, &hn->plic, node, anc, depth);
+		if (fdt_stringlist_contains(compat, len, "sifive,plic-1.0.0"))
+			found(fdt, &hn->plic_sifive, node, anc, depth);
+		if (fdt_stringlist_contains(compat, len, "pci-host-ecam-generic"))
+			found(fdt, &hn->pci, node, anc, depth);
+	}
+}
+
 /* interrupts-extended entries per hart's local controller whose cause is 9
  * (supervisor external): the PLIC's S-mode contexts, numbered by position. */
 #define IRQ_CAUSE_S_EXT	9
@@ -301,19 +367,18 @@ static bool overlaps_ram(const struct host_info *hi, uint64_t base, uint64_t siz
  * contexts before it stand). A context counts only if its registers lie
  * inside reg; reg may not overlap RAM. A PLIC that does not parse is left out
  * (no host interrupts), not fatal. Returns its node, or a negative value. */
-static int parse_plic(const void *fdt, struct host_info *hi)
+static int parse_plic(const void *fdt, struct host_info *hi, const struct host_nodes *hn)
 {
 	struct plic_host_desc *d = &hi->plic;
-	int node = fdt_node_offset_by_compatible(fdt, -1, "riscv,plic0"), len;
+	const struct dt_found *f = hn->plic.node >= 0 ? &hn->plic : &hn->plic_sifive;
+	int node = f->node, len;
 	const fdt32_t *ie;
 	struct mm_range r;
 	unsigned int nr = 0, n;
 
 	for (unsigned int i = 0; i < HOST_MAX_HARTS; i++)
 		hi->plic_s_context[i] = PLIC_NO_CONTEXT;
-	if (node < 0)
-		node = fdt_node_offset_by_compatible(fdt, -1, "sifive,plic-1.0.0");
-	if (node < 0 || read_reg(fdt, node, &r, &nr, 1) || !r.size ||
+	if (node < 0 || read_reg_cells(fdt, node, f->ac, f->sc, &r, &nr, 1) || !r.size ||
 	    r.base > UINT64_MAX - r.size || overlaps_ram(hi, r.base, r.size))
 		return -1;
 	d->ndev = prop_u32(fdt, node, "riscv,ndev", 0);
@@ -348,11 +413,12 @@ static int parse_plic(const void *fdt, struct host_info *hi)
  * cell counts, property lengths and every window's end are checked, and
  * neither ECAM nor a window may overlap RAM (parse_memory() ran first). A bridge
  * that does not parse is left out (the host runs without PCI), not fatal. */
-static void parse_pci(const void *fdt, struct host_info *hi, int plic)
+static void parse_pci(const void *fdt, struct host_info *hi, const struct host_nodes *hn,
+		      int plic)
 {
 	struct pci_host_desc *d = &hi->pci;
-	int node = fdt_node_offset_by_compatible(fdt, -1, "pci-host-ecam-generic");
-	int pac, psc, len = 0, entry, sc;
+	int node = hn->pci.node;
+	int pac = hn->pci.ac, psc = hn->pci.sc, len = 0, entry, sc;	/* pac, psc: the parent's */
 	const fdt32_t *ac = node >= 0 ? fdt_getprop(fdt, node, "#address-cells", &len) : NULL;
 	const fdt32_t *p;
 	struct mm_range r;
@@ -360,7 +426,6 @@ static void parse_pci(const void *fdt, struct host_info *hi, int plic)
 
 	if (node < 0 || !ac || len != 4 || fdt32_to_cpu(*ac) != 3)
 		return;
-	reg_cells(fdt, node, &pac, &psc);	/* the parent's: for reg and ranges' CPU side */
 	p = fdt_getprop(fdt, node, "#size-cells", &len);
 	sc = p && len == 4 ? (int)fdt32_to_cpu(*p) : 0;
 	if (sc < 1 || sc > 2 || pac < 1 || pac > 2 ||
@@ -723,9 +788,12 @@ int fdt_host_parse(const void *fdt, struct host_info *hi, const char **err)
 	if (!rc && parse_uart(fdt, hi))
 		hi->uart_base = 0;	/* no console: still run, silently */
 	if (!rc) {
-		int plic = parse_plic(fdt, hi);	/* the bridge's usual interrupt parent */
+		struct host_nodes hn;
+		int plic;
 
-		parse_pci(fdt, hi, plic);
+		find_host_nodes(fdt, &hn);
+		plic = parse_plic(fdt, hi, &hn);	/* the bridge's usual interrupt parent */
+		parse_pci(fdt, hi, &hn, plic);
 	}
 	if (!rc)
 		rc = parse_chosen(fdt, hi, err);

@@ -391,6 +391,43 @@ FDT_HOST_DTS = {
 	};
 };
 """,
+    # QEMU virt's PLIC as OpenSBI passes it on (hart h: M context 2h listed
+    # as -1, S context 2h + 1 as 9), both harts' local controllers, and the
+    # bridge's interrupt-map pointing at it.
+    "virt-plic": """
+/dts-v1/;
+/ {
+	#address-cells = <2>; #size-cells = <2>;
+	memory@80000000 { device_type = "memory"; reg = <0x0 0x80000000 0x0 0x10000000>; };
+	cpus { #address-cells = <1>; #size-cells = <0>; timebase-frequency = <10000000>;
+		cpu@0 { device_type = "cpu"; reg = <0>;
+			intc0: interrupt-controller { compatible = "riscv,cpu-intc";
+				#interrupt-cells = <1>; interrupt-controller; }; };
+		cpu@1 { device_type = "cpu"; reg = <1>;
+			intc1: interrupt-controller { compatible = "riscv,cpu-intc";
+				#interrupt-cells = <1>; interrupt-controller; }; }; };
+	soc {
+		#address-cells = <2>; #size-cells = <2>; ranges;
+		plic: plic@c000000 {
+			compatible = "sifive,plic-1.0.0", "riscv,plic0";
+			reg = <0x0 0xc000000 0x0 0x600000>;
+			riscv,ndev = <0x5f>;
+			#address-cells = <0>; #interrupt-cells = <1>;
+			interrupt-controller;
+			interrupts-extended = <&intc0 0xffffffff &intc0 9 &intc1 0xffffffff &intc1 9>;
+		};
+		pci@30000000 {
+			compatible = "pci-host-ecam-generic";
+			device_type = "pci";
+			#address-cells = <3>; #size-cells = <2>;
+			reg = <0x0 0x30000000 0x0 0x10000000>;
+			ranges = <0x2000000 0x0 0x40000000 0x0 0x40000000 0x0 0x40000000>;
+			interrupt-map-mask = <0x1800 0x0 0x0 0x7>;
+			interrupt-map = <0x0 0x0 0x0 0x1 &plic 0x20  0x800 0x0 0x0 0x1 &plic 0x21>;
+		};
+	};
+};
+""",
     "minimal": """
 /dts-v1/;
 / {
