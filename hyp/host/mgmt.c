@@ -17,6 +17,7 @@
 #include <tlb.h>
 #include <virtio_console.h>
 #include <vm.h>
+#include <vm_io.h>
 #include <vm_lifecycle.h>
 #include <vmops.h>
 
@@ -199,7 +200,8 @@ static void cmd_hello(struct req *r)
 {
 	static const char *const cmds[] = { "hello", "list", "images", "stats", "metrics", "cfi",
 					    "pause", "resume", "wake", "destroy", "create",
-					    "snapshot", "restore", "migrate", "incoming" };
+					    "snapshot", "restore", "migrate", "incoming", "devices",
+					    "nic" };
 	struct json_writer w;
 
 	reply_head(&w, r->has_id, r->id, true);
@@ -912,6 +914,99 @@ void mgmt_arm_incoming(void)
 		pr_info("waiting for an incoming migration on the stream port");
 }
 
+static void vio_counts(struct json_writer *w, const char *key, const struct vio_stats *s)
+{
+	jw_key(w, key);
+	jw_obj_begin(w);
+	jw_kv_u64(w, "requests", s->requests);
+	jw_kv_u64(w, "bytes", s->bytes);
+	jw_kv_u64(w, "errors", s->errors);
+	jw_kv_u64(w, "drops", s->drops);
+	jw_obj_end(w);
+}
+
+/* devices: a VM's disks and NICs with their counters (carapace-ctl devices). */
+static void cmd_devices(struct req *r)
+{
+	struct vm_io_info dev[VIO_MMIO_SLOTS];
+	struct json_writer w;
+	unsigned int n;
+	char text[24];
+
+	if (!get_vm(r, "vm", true))
+		return;
+	n = vm_io_list(r->vm, dev, ARRAY_SIZE(dev));
+	reply_head(&w, r->has_id, r->id, true);
+	jw_kv_str(&w, "vm", r->vm->cfg.name);
+	jw_key(&w, "devices");
+	jw_arr_begin(&w);
+	for (unsigned int i = 0; i < n; i++) {
+		const struct vm_io_info *d = &dev[i];
+
+		jw_obj_begin(&w);
+		jw_kv_u64(&w, "slot", d->slot);
+		jw_kv_str(&w, "kind", d->is_net ? "net" : "blk");
+		if (d->is_net) {
+			jw_kv_u64(&w, "nic", d->nic);
+			jw_kv_str(&w, "switch", d->sw);
+			snprintf(text, sizeof(text), "%02x:%02x:%02x:%02x:%02x:%02x", d->mac[0],
+				 d->mac[1], d->mac[2], d->mac[3], d->mac[4], d->mac[5]);
+			jw_kv_str(&w, "mac", text);
+			jw_kv_bool(&w, "attached", d->attached);
+			vio_counts(&w, "tx", &d->tx);
+			vio_counts(&w, "rx", &d->rx);
+			jw_kv_u64(&w, "tx_spoofed", d->spoofed);
+		} else {
+			snprintf(text, sizeof(text), "00:%02x.0", d->pci_dev);
+			jw_kv_str(&w, "host", text);
+			jw_kv_u64(&w, "sectors", d->sectors);
+			jw_kv_bool(&w, "read_only", d->read_only);
+			vio_counts(&w, "io", &d->blk);
+		}
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
+	reply_send(&w);
+}
+
+/* nic: take a VM's NIC off its switch or put it back. */
+static void cmd_nic(struct req *r)
+{
+	struct json_writer w;
+	const char *action;
+	size_t len;
+	uint64_t nic;
+	bool attach;
+	int rc;
+
+	if (!get_vm(r, "vm", true))
+		return;
+	if (!json_get_u64(r->o, "nic", &nic) || nic > 0xffff) {
+		reply_error(r->has_id, r->id, "bad-request", "field 'nic' must be a NIC index");
+		return;
+	}
+	if (!json_get_str(r->o, "action", &action, &len) ||
+	    !((len == 6 && !memcmp(action, "detach", 6)) || (len == 6 && !memcmp(action, "attach", 6)))) {
+		reply_error(r->has_id, r->id, "bad-request", "field 'action' must be detach or attach");
+		return;
+	}
+	attach = !memcmp(action, "attach", 6);
+	rc = vm_io_nic_set(r->vm, (unsigned int)nic, attach);
+	if (rc == -HYP_ENOENT) {
+		reply_error(r->has_id, r->id, "no-such-nic", "the VM has no NIC with that index");
+		return;
+	}
+	if (rc) {
+		reply_error(r->has_id, r->id, "busy", "the NIC's MAC is on its switch again");
+		return;
+	}
+	reply_head(&w, r->has_id, r->id, true);
+	jw_kv_str(&w, "vm", r->vm->cfg.name);
+	jw_kv_u64(&w, "nic", nic);
+	jw_kv_bool(&w, "attached", attach);
+	reply_send(&w);
+}
+
 struct command {
 	const char *name;
 	void (*run)(struct req *r);
@@ -935,6 +1030,8 @@ static const struct command commands[] = {
 	{ "restore", cmd_restore, { "name", "bytes", NULL } },
 	{ "migrate", cmd_migrate, { "vm", "max_rounds", NULL } },
 	{ "incoming", cmd_incoming, { "name", NULL } },
+	{ "devices", cmd_devices, { "vm", NULL } },
+	{ "nic", cmd_nic, { "vm", "nic", "action", NULL } },
 };
 
 static void handle_line(const char *line, size_t len)

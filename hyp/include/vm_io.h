@@ -4,6 +4,7 @@
  * virtio-net model on a port of its switch (docs/virtio.md, "The I/O path"). */
 #ifndef HYP_VM_IO_H
 #define HYP_VM_IO_H
+#include <vio_mmio.h>
 #include <vm_lifecycle.h>
 
 struct vm;
@@ -18,4 +19,30 @@ int vm_io_attach(struct vm *vm, const struct vm_desc *d, const char **why);
  *  being delivered to them) and give its host disks back. Before its device
  *  models are freed (vio_detach_all()), after vio_quiesce(). */
 void vm_io_detach(struct vm *vm);
+
+/* One device of a VM as carapace-ctl shows it (vm_io_list()). */
+struct vm_io_info {
+	unsigned int slot;		/* guest virtio-mmio slot */
+	bool is_net;
+	/* a disk */
+	uint8_t pci_dev;		/* its host virtio-blk-pci at 00:pci_dev.0 */
+	bool read_only;
+	uint64_t sectors;
+	struct vio_stats blk;
+	/* a NIC */
+	unsigned int nic;		/* its index: eth0, eth1 */
+	char sw[VSWITCH_NAME_LEN];
+	uint8_t mac[6];
+	bool attached;			/* on its switch (carapace-ctl nic ... detach) */
+	struct vio_stats tx, rx;	/* guest-sent and guest-received frames */
+	uint64_t spoofed;		/* of tx: dropped by the switch for their source MAC */
+};
+
+/** vm_io_list() - @vm's devices, at most @max, in slot order; how many. */
+unsigned int vm_io_list(struct vm *vm, struct vm_io_info *out, unsigned int max);
+/** vm_io_nic_set() - take NIC @nic of @vm off its switch (@attach false: the
+ *  guest sees its link go down, nothing reaches or leaves it) or put it back.
+ *  -HYP_ENOENT: no such NIC; -HYP_EEXIST: its MAC is on the switch again
+ *  (another NIC took it meanwhile); 0 also when it was already so. */
+int vm_io_nic_set(struct vm *vm, unsigned int nic, bool attach);
 #endif

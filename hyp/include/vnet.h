@@ -57,6 +57,9 @@ void vnet_rx_deliver(struct vnet *vnet, const void *frame, uint32_t len);
 /** vnet_port_detach() - the switch lets the port go: the link goes down (a
  *  configuration change notification) and nothing is sent any more. */
 void vnet_port_detach(struct vnet *vnet);
+/** vnet_port_attach() - give @vnet a port again (after vnet_port_detach()):
+ *  the link comes up, with a configuration change notification. */
+void vnet_port_attach(struct vnet *vnet, const struct vnet_port_ops *ops, void *port);
 /** vnet_of() - the virtio-net device in @slot of @vm, or NULL. */
 struct vnet *vnet_of(struct vm *vm, unsigned int slot);
 #endif

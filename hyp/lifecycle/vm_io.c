@@ -24,6 +24,17 @@ struct disk_link {
 static struct disk_link disks[HOST_PCI_DEV_MAX + 1];	/* by PCI device number */
 static struct vswitch_port nic_ports[VM_MAX][VM_MAX_NICS];
 
+/* What each VM was given, by VM slot: to list its devices and find a NIC's
+ * switch again. Written at attach, under the VM creation lock. */
+struct vm_io_rec {
+	unsigned int nr_disks, nr_nics;
+	struct vm_disk_desc disk[VM_MAX_DISKS];
+	struct vm_nic_desc nic[VM_MAX_NICS];
+	struct spinlock lock;		/* a NIC's detach and attach, one at a time */
+};
+
+static struct vm_io_rec recs[VM_MAX];
+
 static int disk_submit(void *be, struct vblk_io *io)
 {
 	struct disk_link *l = be;
@@ -143,9 +154,14 @@ static int attach_nic(struct vm *vm, unsigned int i, unsigned int slot, const st
 
 int vm_io_attach(struct vm *vm, const struct vm_desc *d, const char **why)
 {
+	struct vm_io_rec *rec = &recs[vm->index];
 	unsigned int slot = 0;
 	int rc = 0;
 
+	rec->nr_disks = d->nr_disks;
+	rec->nr_nics = d->nr_nics;
+	memcpy(rec->disk, d->disks, sizeof(rec->disk));
+	memcpy(rec->nic, d->nics, sizeof(rec->nic));
 	for (unsigned int i = 0; i < d->nr_disks && !rc; i++, slot++) {
 		struct disk_link *l = claim_disk(vm, &d->disks[i], why);
 
@@ -165,4 +181,67 @@ void vm_io_detach(struct vm *vm)
 	for (unsigned int i = 0; i < VM_MAX_NICS; i++)
 		vswitch_detach(&nic_ports[vm->index][i]);
 	release_disks(vm);
+	recs[vm->index].nr_disks = recs[vm->index].nr_nics = 0;
+}
+
+unsigned int vm_io_list(struct vm *vm, struct vm_io_info *out, unsigned int max)
+{
+	const struct vm_io_rec *rec = &recs[vm->index];
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < rec->nr_disks && n < max; i++, n++) {
+		const struct vblk *b = vm->vio[n] ? (const struct vblk *)vm->vio[n] : NULL;
+
+		out[n] = (struct vm_io_info){ .slot = n, .pci_dev = rec->disk[i].pci_dev };
+		if (b) {
+			out[n].read_only = b->b.read_only;
+			out[n].sectors = b->b.capacity;
+			out[n].blk = b->b.stats;
+		}
+	}
+	for (unsigned int i = 0; i < rec->nr_nics && n < max; i++, n++) {
+		const struct vnet *v = vnet_of(vm, n);
+		const struct vswitch_port *p = &nic_ports[vm->index][i];
+		struct vswitch_counters c;
+
+		out[n] = (struct vm_io_info){ .slot = n, .is_net = true, .nic = i };
+		memcpy(out[n].sw, rec->nic[i].sw, sizeof(out[n].sw));
+		memcpy(out[n].mac, rec->nic[i].mac, sizeof(out[n].mac));
+		out[n].attached = __atomic_load_n(&p->attached, __ATOMIC_RELAXED);
+		vswitch_port_counters(p, &c);
+		out[n].spoofed = c.tx_spoofed;
+		if (v) {
+			out[n].tx = v->n.tx;
+			out[n].rx = v->n.rx;
+		}
+	}
+	return n;
+}
+
+int vm_io_nic_set(struct vm *vm, unsigned int nic, bool attach)
+{
+	struct vm_io_rec *rec = &recs[vm->index];
+	struct vswitch_port *p;
+	struct vnet *v;
+	int rc = 0;
+
+	if (nic >= rec->nr_nics)
+		return -HYP_ENOENT;
+	v = vnet_of(vm, rec->nr_disks + nic);
+	p = &nic_ports[vm->index][nic];
+	if (!v)
+		return -HYP_ENOENT;
+	spin_lock(&rec->lock);
+	if (!attach) {
+		vswitch_detach(p);	/* nothing delivered to it from here on */
+		vnet_port_detach(v);	/* nothing sent; the guest sees the link down */
+	} else if (!p->attached) {
+		struct vswitch *sw = vswitch_find(rec->nic[nic].sw);
+
+		rc = sw ? vswitch_attach(sw, p) : -HYP_ENOENT;
+		if (!rc)
+			vnet_port_attach(v, &nic_ops, p);
+	}
+	spin_unlock(&rec->lock);
+	return rc;
 }

@@ -173,6 +173,18 @@ void vnet_port_detach(struct vnet *n)
 	spin_unlock(&n->dev.lock);
 }
 
+void vnet_port_attach(struct vnet *n, const struct vnet_port_ops *ops, void *port)
+{
+	spin_lock(&n->dev.lock);
+	n->ops = ops;
+	n->port = port;
+	if (!(n->n.link & VIRTIO_NET_S_LINK_UP)) {
+		n->n.link |= VIRTIO_NET_S_LINK_UP;
+		vio_mmio_config_changed(&n->dev);
+	}
+	spin_unlock(&n->dev.lock);
+}
+
 struct vnet *vnet_of(struct vm *vm, unsigned int slot)
 {
 	if (slot >= VIO_MMIO_SLOTS || !vm->vio[slot] || vm->vio[slot]->kind != &vnet_kind)

@@ -7,6 +7,7 @@ doing I/O; the switch's forwarding, tenant isolation, anti-spoofing and
 uplink; eight VMs with a disk and a NIC each."""
 
 import re
+import time
 
 import pytest
 
@@ -165,3 +166,44 @@ def test_eight_vms_with_a_disk_and_a_nic_each(guests_built, tmp_path):
     for i in range(8):
         check_report(run.guests[f"v{i}"], f"vm v{i}")
         assert any((tmp_path / f"d{i}.raw").read_bytes()[8 * 512:11 * 512]), f"v{i}'s disk untouched"
+
+
+def test_ctl_shows_devices_and_detaches_a_nic(host_factory, tmp_path):
+    """carapace-ctl devices: each disk and NIC of a VM with its counters;
+    nic VM N detach: nothing reaches the NIC any more while its neighbour
+    keeps sending, attach: frames arrive again; bad indices are refused."""
+    img = disk(tmp_path, "v")
+    h = host_factory([net_vm("r", "lan", "mode=recv seconds=40"),
+                      net_vm("s", "lan", "mode=send count=30000 tag=6"),
+                      vm_spec("v", "vio_blk", 1, f"sectors={SECTORS} mode=victim seconds=30")
+                      .replace(",bootargs=", f",disk={img},bootargs=")],
+                     extra=["--switch", "name=lan"], timeout=120)
+
+    def rx(vm):
+        rep, _ = h.ctl("devices", vm)
+        (nic,) = [d for d in rep["devices"] if d["kind"] == "net"]
+        return nic, nic["rx"]["requests"]
+
+    h.wait_for(lambda l: "virtio-net in slot" in l and l.startswith("[s]"), 60)
+    deadline = time.monotonic() + 30
+    while rx("r")[1] < 50 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    nic, before = rx("r")
+    assert nic["attached"] and nic["switch"] == "lan" and before >= 50, nic
+    disks, _ = h.ctl("devices", "v")
+    (d,) = disks["devices"]
+    assert d["kind"] == "blk" and d["sectors"] == SECTORS and d["io"]["requests"] > 0, d
+    rep, _ = h.ctl("nic", "r", "0", "detach")
+    assert rep["attached"] is False, rep
+    nic, at_detach = rx("r")
+    assert not nic["attached"], nic
+    sent = rx("s")[0]["tx"]["requests"]
+    time.sleep(2)
+    assert rx("s")[0]["tx"]["requests"] > sent + 20, "the sender stopped: no test of the detach"
+    assert rx("r")[1] == at_detach, "frames reached a detached NIC"
+    rep, _ = h.ctl("nic", "r", "0", "attach")
+    assert rep["attached"] is True, rep
+    time.sleep(2)
+    assert rx("r")[1] > at_detach + 20, "no frames after the NIC was attached again"
+    assert h.ctl("nic", "r", "1", "detach", check=False)[1] == 1     # no such NIC: remote error
+    assert h.ctl("nic", "r", "7", "detach", check=False)[1] == 3     # usage error

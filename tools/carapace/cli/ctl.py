@@ -60,8 +60,12 @@ def request_for(args):
         return c, {}
     if c == "stats":
         return c, {"vm": vm_name(args.vm)} if args.vm is not None else {}
-    if c in ("cfi", "pause", "resume", "wake", "destroy"):
+    if c in ("cfi", "pause", "resume", "wake", "destroy", "devices"):
         return c, {"vm": vm_name(args.vm)}
+    if c == "nic":
+        if not 0 <= args.index <= 1:
+            raise UsageError(f"NIC index {args.index}: a VM has NICs 0 and 1 at most")
+        return c, {"vm": vm_name(args.vm), "nic": args.index, "action": args.action}
     if c == "create":
         return c, {"name": vm_name(args.name),
                    "kernel": image_name(args.kernel, "--kernel"),
@@ -176,12 +180,36 @@ def show_cfi(r):
     return "\n".join([head] + [show_vcpu_cfi(v) for v in r.get("vcpus", [])])
 
 
+def counts(c):
+    return (f"{c.get('requests', 0)} req, {human_size(c.get('bytes', 0))}, "
+            f"{c.get('errors', 0)} errors, {c.get('drops', 0)} drops")
+
+
+def show_device(d):
+    if d.get("kind") == "blk":
+        return (f"  slot {d.get('slot')}: disk at host {d.get('host')}, "
+                f"{human_size(d.get('sectors', 0) * 512)}{', read-only' if d.get('read_only') else ''}"
+                f": {counts(d.get('io', {}))}")
+    state = "on" if d.get("attached") else "detached from"
+    return (f"  slot {d.get('slot')}: nic {d.get('nic')} {d.get('mac')} {state} switch "
+            f"{d.get('switch')}: sent {counts(d.get('tx', {}))}; received {counts(d.get('rx', {}))}"
+            f"; spoofed frames dropped {d.get('tx_spoofed', 0)}")
+
+
+def show_devices(r):
+    devs = r.get("devices", [])
+    return "\n".join([f"vm {r.get('vm')}: {len(devs)} device(s)"] + [show_device(d) for d in devs])
+
+
 SHOW = {
     "hello": show_hello,
     "list": show_list,
     "images": show_images,
     "stats": show_stats,
     "cfi": show_cfi,
+    "devices": show_devices,
+    "nic": lambda r: (f"vm {r.get('vm')}: nic {r.get('nic')} "
+                      f"{'attached to' if r.get('attached') else 'detached from'} its switch"),
     "pause": lambda r: f"vm {r.get('vm')}: {r.get('state')}",
     "resume": lambda r: f"vm {r.get('vm')}: {r.get('state')}",
     "wake": lambda r: f"vm {r.get('vm')}: {r.get('state')}",
@@ -338,8 +366,12 @@ def build_parser():
         sub.add_parser(name)
     sub.add_parser("stats").add_argument("vm", nargs="?", metavar="VM")
     sub.add_parser("metrics")
-    for name in ("cfi", "pause", "resume", "wake", "destroy"):
+    for name in ("cfi", "pause", "resume", "wake", "destroy", "devices"):
         sub.add_parser(name).add_argument("vm", metavar="VM")
+    nic = sub.add_parser("nic", help="take a VM's NIC off its switch, or put it back")
+    nic.add_argument("vm", metavar="VM")
+    nic.add_argument("index", type=int, metavar="N", help="the NIC: 0 (eth0) or 1 (eth1)")
+    nic.add_argument("action", choices=("detach", "attach"))
     create = sub.add_parser("create")
     create.add_argument("name", metavar="NAME")
     create.add_argument("--kernel", required=True, metavar="IMG")
