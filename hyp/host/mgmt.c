@@ -739,11 +739,26 @@ static void snapshot_paused(void *ctx, struct vm *vm, uint64_t result)
 	}
 }
 
+/* A VM with disks or NICs cannot be saved or moved yet: their device state
+ * and the requests in flight are not in the stream formats (issue 25). A
+ * snapshot without them would restore a guest whose drivers wait forever. */
+static bool refuse_devices(struct req *r)
+{
+	for (unsigned int i = 0; i < VIO_MMIO_SLOTS; i++)
+		if (r->vm->vio[i]) {
+			reply_error(r->has_id, r->id, "unsupported",
+				    "the VM has disks or NICs, whose state snapshots and migrations "
+				    "do not carry yet");
+			return true;
+		}
+	return false;
+}
+
 static void cmd_snapshot(struct req *r)
 {
 	bool live = false;
 
-	if (!get_vm(r, "vm", true))
+	if (!get_vm(r, "vm", true) || refuse_devices(r))
 		return;
 	if (json_get(r->o, "live") && !json_get_bool(r->o, "live", &live)) {
 		reply_error(r->has_id, r->id, "bad-request", "live is a boolean");
@@ -839,7 +854,7 @@ static void cmd_migrate(struct req *r)
 	uint64_t rounds = MIG_MAX_ROUNDS_DEFAULT;
 	int rc;
 
-	if (!get_vm(r, "vm", true))
+	if (!get_vm(r, "vm", true) || refuse_devices(r))
 		return;
 	if (json_get(r->o, "max_rounds") &&
 	    (!json_get_u64(r->o, "max_rounds", &rounds) || !rounds ||
