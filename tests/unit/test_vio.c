@@ -894,6 +894,25 @@ TEST(vblk_completion_later_then_interrupt)
 	vm_free();
 }
 
+TEST(vblk_second_completion_of_a_request_ignored)
+{
+	struct vblk_io *io;
+
+	blk_ready();
+	disk.mode = DISK_LATER;
+	disk.room = 4;
+	blk_request(VIRTIO_BLK_T_IN, 0, VBLK_SECTOR, true);
+	io = disk.held[0];
+	disk_complete_one(VIRTIO_BLK_S_OK);
+	*(uint8_t *)guest(STATUS, 1) = 0xee;	/* the driver reuses the byte */
+	vblk_complete(io, VIRTIO_BLK_S_IOERR);	/* a backend's bug */
+	EXPECT_EQ(status_byte(), 0xee);
+	EXPECT_EQ(used_idx(BLK, 0), 1);
+	EXPECT_EQ(((struct vblk *)tvm.vio[BLK])->b.stats.requests, 1);
+	EXPECT_EQ(((struct vblk *)tvm.vio[BLK])->b.stats.errors, 0);
+	vm_free();
+}
+
 TEST(vblk_backend_full_kept_and_retried_after_a_completion)
 {
 	blk_ready();
