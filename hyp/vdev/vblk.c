@@ -123,13 +123,13 @@ static bool read_chain(struct vblk *b, const struct virtq_chain *c, uint64_t off
 
 /* The data part of a request as segments: @len bytes from byte @off of the
  * chain's segments [@first, @last). Each piece is mapped (populated; for a
- * device write, made writable and marked dirty) before the backend sees it.
+ * device @write, made writable and marked dirty) before the backend sees it.
  * S_OK, or the status that refuses the request. */
 static uint8_t data_segs(struct vblk *b, const struct virtq_chain *c, unsigned int first,
-			 unsigned int last, uint64_t off, uint64_t len, struct vblk_io *io)
+			 unsigned int last, uint64_t off, uint64_t len, bool write,
+			 struct vblk_io *io)
 {
 	struct vm *vm = b->dev.vm;
-	bool write = io->type == VIRTIO_BLK_T_IN;
 
 	io->nr_seg = 0;
 	for (unsigned int i = first; i < last && len; i++) {
@@ -176,8 +176,8 @@ static uint8_t check_rw(struct vblk *b, const struct virtq_chain *c, struct vblk
 	if (io->sector > cap || nsec > cap - io->sector)
 		return VIRTIO_BLK_S_IOERR;	/* past the end, without overflow */
 	if (io->type == VIRTIO_BLK_T_IN)
-		return data_segs(b, c, c->nr_read, c->nr_segs, 0, io->data_len, io);
-	return data_segs(b, c, 0, c->nr_read, VBLK_HDR_SIZE, io->data_len, io);
+		return data_segs(b, c, c->nr_read, c->nr_segs, 0, io->data_len, true, io);
+	return data_segs(b, c, 0, c->nr_read, VBLK_HDR_SIZE, io->data_len, false, io);
 }
 
 static uint8_t answer_get_id(struct vblk *b, const struct virtq_chain *c, struct vblk_io *io)
@@ -186,16 +186,13 @@ static uint8_t answer_get_id(struct vblk *b, const struct virtq_chain *c, struct
 
 	if (c->read_len != VBLK_HDR_SIZE || c->write_len != VBLK_ID_BYTES + 1)
 		return VIRTIO_BLK_S_IOERR;
-	io->type = VIRTIO_BLK_T_IN;	/* the data is the device's to write */
-	if (data_segs(b, c, c->nr_read, c->nr_segs, 0, VBLK_ID_BYTES, io))
+	if (data_segs(b, c, c->nr_read, c->nr_segs, 0, VBLK_ID_BYTES, true, io))
 		return VIRTIO_BLK_S_IOERR;
-	io->type = VIRTIO_BLK_T_GET_ID;
 	for (uint32_t i = 0; i < io->nr_seg; i++) {
 		memcpy((void *)(uintptr_t)io->seg[i].hpa, b->b.serial + done, io->seg[i].len);
 		done += io->seg[i].len;
 	}
 	io->data_len = VBLK_ID_BYTES;
-	io->nr_seg = 0;		/* written already: nothing to mark at publish */
 	return VIRTIO_BLK_S_OK;
 }
 
@@ -237,6 +234,7 @@ static bool prepare(struct vblk *b, const struct virtq_chain *c, struct vblk_io 
 		break;
 	case VIRTIO_BLK_T_GET_ID:
 		st = answer_get_id(b, c, io);
+		io->nr_seg = 0;		/* written already: nothing to mark at publish */
 		finish(io, st, st == VIRTIO_BLK_S_OK ? VBLK_ID_BYTES + 1 : 1);
 		return false;
 	default:
@@ -357,7 +355,9 @@ void vblk_complete(struct vblk_io *io, uint8_t status)
 	struct vblk *b = io->dev;
 
 	spin_lock(&b->dev.lock);
-	if (io->epoch != b->b.epoch) {
+	if (io->state != IO_SUBMIT) {
+		/* not a request the backend holds (a backend bug): ignored */
+	} else if (io->epoch != b->b.epoch) {
 		io->state = IO_FREE;	/* of a device since reset: nothing to tell */
 	} else {
 		finish(io, status == VIRTIO_BLK_S_OK ? VIRTIO_BLK_S_OK : VIRTIO_BLK_S_IOERR,

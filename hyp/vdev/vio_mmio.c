@@ -69,9 +69,9 @@ void vio_mmio_queue_fault(struct vio_dev *d, unsigned int qi, enum virtq_fault w
 	virtq_fail(&d->s.q[qi], why);
 	if (d->s.status & VIRTIO_STATUS_NEEDS_RESET)
 		return;
+	/* not logged: a guest could fault and reset in a loop; the fault stays
+	 * readable in the queue (q->fault) */
 	d->s.status |= VIRTIO_STATUS_NEEDS_RESET;
-	pr_info("vm %s: virtio %s (slot %u): queue %u faulted (%s): needs reset", d->vm->cfg.name,
-		d->kind->name, d->slot, qi, virtq_fault_name(d->s.q[qi].fault));
 	config_interrupt(d);
 }
 

@@ -156,7 +156,7 @@ fuzz-snap-cov: $(FUZZ_COV_B)/fuzz_snap_load
 # hyp/ files are compiled with the renamed hyp printf (hyp_snprintf, linked
 # from hyp/lib/printf.c where needed) and libfdt's headers; libfdt itself is
 # compiled from $(LIBFDT_SRC) (as the unit tests do: never copied here).
-FUZZ_MORE := insn mgmt mig_recv fdt_host fdt_guest virtq hostio vblk vswitch
+FUZZ_MORE := insn mgmt mig_recv fdt_host fdt_guest virtq hostio vblk vnet vswitch
 FUZZ_T_B := $(FUZZ_B)/t
 FUZZ_T_CFLAGS := $(FUZZ_CFLAGS) -I$(LIBFDT_SRC)
 FUZZ_T_HYP_CFLAGS := -Dsnprintf=hyp_snprintf -Dvsnprintf=hyp_vsnprintf
@@ -225,6 +225,13 @@ fuzz-short-vblk := 100000
 fuzz-src-vswitch := tests/fuzz/fuzz_vswitch.c hyp/vdev/vswitch.c
 fuzz-opts-vswitch := -max_len=8192
 fuzz-short-vswitch := 200000
+
+# a guest's virtio-net device: its registers, frames from the switch and to
+# it; 8-byte header, up to 128 six-byte operations, 16 KiB of guest RAM
+fuzz-src-vnet := tests/fuzz/fuzz_vnet.c hyp/vdev/vnet.c hyp/vdev/vio_mmio.c hyp/vdev/virtq.c \
+	hyp/vdev/mmio.c
+fuzz-opts-vnet := -max_len=17160
+fuzz-short-vnet := 30000
 
 fuzz_t_obj = $(patsubst %.c,$(FUZZ_T_B)/obj/%.o,$(1))
 FUZZ_T_OBJS := $(sort $(foreach t,$(FUZZ_MORE),$(call fuzz_t_obj,$(fuzz-src-$(t)))))

@@ -17,6 +17,9 @@
   virtq      guest virtqueues: a queue configuration, a script of operations
              and a guest RAM image with the rings (tests/fuzz/fuzz_virtq.c):
              good chains and one seed per refusal of docs/virtio.md
+  vnet       a guest virtio-net device: queue sizes, a script of operations
+             (notifies, frames from the switch, detach, pause) and a guest RAM
+             image with transmit and receive buffers (tests/fuzz/fuzz_vnet.c)
   vswitch    scripts of attach, detach and send on 3 switches and 24 ports
              (tests/fuzz/fuzz_vswitch.c): each forwarding rule and refusal
   hostio     the host disk driver: a device configuration and a script of
@@ -811,11 +814,92 @@ def vswitch_seeds():
     }
 
 
+# ---- vnet -------------------------------------------------------------------
+
+VN_TX, VN_RX, VN_GUEST_WRITE, VN_REG_WRITE, VN_REG_READ, VN_REINIT, VN_DETACH, VN_PAUSE = range(8)
+
+
+def vnet_seeds():
+    """Receive queue at RAM offsets 0 / 0x1000 / 0x1400, transmit queue at
+    0x2000 / 0x3000 / 0x3400 (tests/fuzz/fuzz_vnet.c); buffers between the
+    rings of 16-entry queues, from 0x400 (3 KiB) and 0x2400."""
+    RX, TX = (0x0000, 0x1000), (0x2000, 0x3000)
+
+    def seed(rx=(), tx=(), ops=(), qnum=(16, 16), image=0x4000):
+        """rx: [[(offset, len, writable)...] per chain]; tx: [(header flags,
+        gso, frame len, [(offset, len)...])]"""
+        ram = bytearray(image)
+        for (desc, avail), chains in ((RX, rx), (TX, [c[3] for c in tx])):
+            d = 0
+            heads = []
+            for segs in chains:
+                heads.append(d)
+                for k, seg in enumerate(segs):
+                    off, ln = seg[0], seg[1]
+                    wr = seg[2] if len(seg) > 2 else False
+                    last = k + 1 == len(segs)
+                    struct.pack_into("<QIHH", ram, desc + 16 * d, VQ_RAM + off, ln,
+                                     (0 if last else VQ_NEXT) | (VQ_WRITE if wr else 0), d + 1)
+                    d += 1
+            for k, h in enumerate(heads):
+                struct.pack_into("<H", ram, avail + 4 + 2 * k, h)
+            struct.pack_into("<HH", ram, avail, 0, len(heads))
+        for flags, gso, flen, segs in tx:
+            off = segs[0][0]
+            ram[off] = flags
+            ram[off + 1] = gso
+            for i in range(flen):
+                pos = off + 12 + i
+                if pos < image:
+                    ram[pos] = (i * 7) & 0xff
+        hdr = struct.pack("<HHB3x", qnum[0], qnum[1], len(ops))
+        assert len(hdr) == 8
+        return hdr + b"".join(struct.pack("<BBHH", *o) for o in ops) + bytes(ram)
+
+    B = 0x400
+
+    def rxbuf(at=B, ln=1526):
+        return [(at, ln, True)]
+
+    tx = (VN_TX, 1, 0, 0)
+
+    def rx(n=60, pat=0x11):
+        return (VN_RX, 0, n, pat)
+
+    return {
+        "tx-frame": seed(tx=[(0, 0, 60, [(B, 72)])], ops=[tx]),
+        "tx-two-buffers": seed(tx=[(0, 0, 60, [(B, 12), (B + 0x40, 60)])], ops=[tx]),
+        "tx-offload-flags": seed(tx=[(1, 0, 60, [(B, 72)])], ops=[tx]),
+        "tx-offload-gso": seed(tx=[(0, 4, 60, [(B, 72)])], ops=[tx]),
+        "tx-too-short": seed(tx=[(0, 0, 13, [(B, 25)])], ops=[tx]),
+        "tx-too-long": seed(tx=[(0, 0, 1515, [(B, 1527)])], ops=[tx]),
+        "tx-longest": seed(tx=[(0, 0, 1514, [(B, 12), (0x2400, 1514)])], ops=[tx]),
+        "tx-writable": seed(tx=[(0, 0, 60, [(B, 72), (B + 0x80, 64, True)])], ops=[tx]),
+        "tx-detached": seed(tx=[(0, 0, 60, [(B, 72)])], ops=[(VN_DETACH, 0, 0, 0), tx]),
+        "rx-frame": seed(rx=[rxbuf()], ops=[rx()]),
+        "rx-split-buffer": seed(rx=[[(B, 12, True), (B + 0x20, 64, True)]], ops=[rx(60)]),
+        "rx-max-frame": seed(rx=[rxbuf()], ops=[rx(1514)]),
+        "rx-bad-lengths": seed(rx=[rxbuf(), rxbuf()], ops=[rx(13), rx(1515), rx(14)]),
+        "rx-no-buffer": seed(ops=[rx()]),
+        "rx-too-small": seed(rx=[rxbuf(ln=40)], ops=[rx(60)]),
+        "rx-readable": seed(rx=[[(B, 16, False), (B + 0x20, 1526, True)]], ops=[rx()]),
+        "rx-paused": seed(rx=[rxbuf()], ops=[(VN_PAUSE, 1, 0, 0), rx(), (VN_PAUSE, 0, 0, 0),
+                                             rx()]),
+        "rx-after-detach": seed(rx=[rxbuf()], ops=[(VN_DETACH, 0, 0, 0), rx()]),
+        "reset-and-again": seed(rx=[rxbuf()], tx=[(0, 0, 60, [(0x2400, 72)])],
+                                ops=[rx(), (VN_REINIT, 0, 0, 0), tx, rx()]),
+        "rx-queue-fault": seed(rx=[[(0x4000 - 8, 16, True)]], ops=[rx()]),
+        "config-reads": seed(ops=[(VN_REG_READ, 0, 0x100, 0), (VN_REG_READ, 1, 0x106, 0),
+                                  (VN_REG_READ, 2, 0x104, 0), (VN_REG_READ, 2, 0x08, 0)]),
+        "queue-ready-zero": seed(tx=[(0, 0, 60, [(B, 72)])],
+                                 ops=[(VN_REG_WRITE, 0, 0x30, 1), (VN_REG_WRITE, 0, 0x44, 0), tx]),
+    }
+
 
 TARGETS = {"insn": insn_seeds, "mgmt": mgmt_seeds, "mig_recv": mig_seeds,
            "fdt_guest": fdt_guest_seeds, "fdt_host": fdt_host_seeds,
            "virtq": virtq_seeds, "hostio": hostio_seeds, "vblk": vblk_seeds,
-           "vswitch": vswitch_seeds}
+           "vswitch": vswitch_seeds, "vnet": vnet_seeds}
 
 
 def main():

@@ -62,7 +62,18 @@ static struct disk {
 	unsigned int nr_held;
 	unsigned int submits, busy_answers;
 	uint32_t last_type;
+	uint64_t cow_at_submit;		/* chunks copied for a live snapshot before the last submit */
 } disk;
+
+static uint64_t cow_chunks;
+
+/* a live snapshot's copy-before-write hook: notes the chunk, lets the write go */
+static bool note_cow(struct vm *vm, uint64_t chunk)
+{
+	(void)vm;
+	cow_chunks |= 1ULL << chunk;
+	return true;
+}
 
 static void disk_do(struct vblk_io *io)
 {
@@ -101,6 +112,7 @@ static int disk_submit(void *be, struct vblk_io *io)
 	}
 	disk.submits++;
 	disk.last_type = io->type;
+	disk.cow_at_submit = cow_chunks;
 	if (disk.mode == DISK_FAIL)
 		return -HYP_EINVAL;
 	if (disk.mode == DISK_SYNC) {
@@ -894,6 +906,25 @@ TEST(vblk_completion_later_then_interrupt)
 	vm_free();
 }
 
+TEST(vblk_second_completion_of_a_request_ignored)
+{
+	struct vblk_io *io;
+
+	blk_ready();
+	disk.mode = DISK_LATER;
+	disk.room = 4;
+	blk_request(VIRTIO_BLK_T_IN, 0, VBLK_SECTOR, true);
+	io = disk.held[0];
+	disk_complete_one(VIRTIO_BLK_S_OK);
+	*(uint8_t *)guest(STATUS, 1) = 0xee;	/* the driver reuses the byte */
+	vblk_complete(io, VIRTIO_BLK_S_IOERR);	/* a backend's bug */
+	EXPECT_EQ(status_byte(), 0xee);
+	EXPECT_EQ(used_idx(BLK, 0), 1);
+	EXPECT_EQ(((struct vblk *)tvm.vio[BLK])->b.stats.requests, 1);
+	EXPECT_EQ(((struct vblk *)tvm.vio[BLK])->b.stats.errors, 0);
+	vm_free();
+}
+
 TEST(vblk_backend_full_kept_and_retried_after_a_completion)
 {
 	blk_ready();
@@ -982,6 +1013,34 @@ TEST(vblk_read_data_pages_dirty_again_at_completion)
 	memset(log, 0, sizeof(log));
 	vm_dirty_log_take(&tvm, log, false);
 	EXPECT_TRUE(log[page / 64] & (1ULL << (page % 64)));
+	vm_free();
+}
+
+/* A live snapshot runs (RAM write-protected, a copy-before-write hook): the
+ * chunk a read will land in (chunk 1; the rings, header and status byte are
+ * in chunk 0) is copied before the host device gets the request. */
+TEST(vblk_read_buffers_copied_for_a_live_snapshot_before_submit)
+{
+	gpa_t data = RAM + SZ_2M;
+	struct seg s[3] = { { HDR, VBLK_HDR_SIZE, false }, { data, VBLK_SECTOR, true },
+			    { STATUS, 1, true } };
+
+	blk_ready();
+	disk.mode = DISK_LATER;
+	disk.room = 4;
+	guest(BUF, 1);
+	guest(data, 1);		/* both chunks populated before the snapshot */
+	cow_chunks = 0;
+	tvm.cow = note_cow;
+	EXPECT_EQ(vm_ram_write_protect(&tvm), 2);
+	blk_hdr(HDR, VIRTIO_BLK_T_IN, 0);
+	offer(BLK, 0, s, 3);
+	notify(BLK, 0);
+	EXPECT_EQ(disk.submits, 1);
+	EXPECT_TRUE(disk.cow_at_submit & 2);	/* chunk 1 */
+	disk_complete_one(VIRTIO_BLK_S_OK);
+	EXPECT_EQ(status_byte(), VIRTIO_BLK_S_OK);
+	tvm.cow = NULL;
 	vm_free();
 }
 
