@@ -20,6 +20,7 @@
 #include <log.h>
 #include <mgmt.h>
 #include <migrate.h>
+#include <vm_io.h>
 #include <mm.h>
 #include <snapshot.h>
 #include <tlb.h>
@@ -168,6 +169,33 @@ const char *vmop_refusal(const struct vm *vm, enum vmop op)
 	(void)vm;
 	(void)op;
 	return NULL;
+}
+
+/* A disk and a NIC for every VM (devices, nic); the NIC's attachment as the
+ * last nic request set it. */
+static bool stub_nic_attached = true;
+
+unsigned int vm_io_list(struct vm *vm, struct vm_io_info *out, unsigned int max)
+{
+	(void)vm;
+	if (max < 2)
+		return 0;
+	out[0] = (struct vm_io_info){ .slot = 0, .pci_dev = 2, .sectors = 16384,
+				      .blk = { 37, 151552, 1, 0 } };
+	out[1] = (struct vm_io_info){ .slot = 1, .is_net = true, .nic = 0, .sw = "lan",
+				      .mac = { 0x52, 0x54, 0, 0x6a, 0x1f, 3 },
+				      .attached = stub_nic_attached, .tx = { 120, 24000, 0, 0 },
+				      .rx = { 118, 23600, 0, 2 }, .spoofed = 4 };
+	return 2;
+}
+
+int vm_io_nic_set(struct vm *vm, unsigned int nic, bool attach)
+{
+	(void)vm;
+	if (nic)
+		return -HYP_ENOENT;
+	stub_nic_attached = attach;
+	return 0;
 }
 
 const char *vm_migration_word(const struct vm *vm)
@@ -599,4 +627,39 @@ TEST(mgmt_vm_table_replies_are_the_documented_bytes)
 	if (strcmp(port.out, host))
 		printf("got:  %s", port.out);
 	counts_distinct = false;
+}
+
+TEST(mgmt_devices_and_nic_replies_are_the_documented_bytes)
+{
+	two_vms_and_a_free_slot();
+	expect_reply("{\"v\":1,\"id\":6,\"cmd\":\"devices\",\"vm\":\"alpha\"}\n",
+		     "{\"v\":1,\"id\":6,\"ok\":true,\"vm\":\"alpha\",\"devices\":[{\"slot\":0,"
+		     "\"kind\":\"blk\",\"host\":\"00:02.0\",\"sectors\":16384,\"read_only\":false,"
+		     "\"io\":{\"requests\":37,\"bytes\":151552,\"errors\":1,\"drops\":0}},"
+		     "{\"slot\":1,\"kind\":\"net\",\"nic\":0,\"switch\":\"lan\","
+		     "\"mac\":\"52:54:00:6a:1f:03\",\"attached\":true,\"tx\":{\"requests\":120,"
+		     "\"bytes\":24000,\"errors\":0,\"drops\":0},\"rx\":{\"requests\":118,"
+		     "\"bytes\":23600,\"errors\":0,\"drops\":2},\"tx_spoofed\":4}]}\n");
+	expect_reply("{\"v\":1,\"id\":7,\"cmd\":\"nic\",\"vm\":\"alpha\",\"nic\":0,"
+		     "\"action\":\"detach\"}\n",
+		     "{\"v\":1,\"id\":7,\"ok\":true,\"vm\":\"alpha\",\"nic\":0,"
+		     "\"attached\":false}\n");
+	EXPECT_TRUE(!stub_nic_attached);
+	expect_reply("{\"v\":1,\"id\":8,\"cmd\":\"nic\",\"vm\":\"alpha\",\"nic\":1,"
+		     "\"action\":\"attach\"}\n",
+		     "{\"v\":1,\"id\":8,\"ok\":false,\"code\":\"no-such-nic\","
+		     "\"error\":\"the VM has no NIC with that index\"}\n");
+	/* an action that is a prefix, a longer word, or not a string */
+	client_line("{\"v\":1,\"id\":9,\"cmd\":\"nic\",\"vm\":\"alpha\",\"nic\":0,"
+		    "\"action\":\"detached\"}\n");
+	mgmt_poll();
+	EXPECT_TRUE(strstr(port.out, "\"code\":\"bad-request\"") != NULL);
+	client_line("{\"v\":1,\"id\":10,\"cmd\":\"nic\",\"vm\":\"alpha\",\"nic\":0,"
+		    "\"action\":\"att\"}\n");
+	mgmt_poll();
+	EXPECT_TRUE(strstr(port.out, "\"code\":\"bad-request\"") != NULL);
+	client_line("{\"v\":1,\"id\":11,\"cmd\":\"nic\",\"vm\":\"alpha\",\"action\":\"attach\"}\n");
+	mgmt_poll();
+	EXPECT_TRUE(strstr(port.out, "\"code\":\"bad-request\"") != NULL);
+	EXPECT_TRUE(!stub_nic_attached);	/* none of those reached the NIC */
 }
