@@ -19,10 +19,6 @@
 #include <virtio_pci.h>
 
 #define VIRTIO_ID_BLOCK		2
-#define VIRTIO_BLK_F_SEG_MAX	2
-#define VIRTIO_BLK_F_RO		5
-#define VIRTIO_BLK_F_BLK_SIZE	6
-#define VIRTIO_BLK_F_FLUSH	9
 
 /* device configuration (virtio 1.2 5.2.4) */
 #define BLK_CFG_CAPACITY	0	/* le64, 512-byte sectors */

@@ -13,18 +13,8 @@
 #ifndef HYP_HOSTBLK_H
 #define HYP_HOSTBLK_H
 #include <types.h>
+#include <virtio_blk.h>
 
-#define VIRTIO_BLK_T_IN		0
-#define VIRTIO_BLK_T_OUT	1
-#define VIRTIO_BLK_T_FLUSH	4
-#define VIRTIO_BLK_T_GET_ID	8
-
-#define VIRTIO_BLK_S_OK		0
-#define VIRTIO_BLK_S_IOERR	1
-#define VIRTIO_BLK_S_UNSUPP	2
-
-#define VIRTIO_BLK_SECTOR	512
-#define VIRTIO_BLK_ID_BYTES	20
 
 /* Data segments a request may have (hostblk_seg_max() may say fewer): a
  * request takes that many descriptors plus two of a 128-entry queue. */

@@ -10,24 +10,8 @@
 #define HYP_VBLK_H
 #include <types.h>
 #include <vio_mmio.h>
+#include <virtio_blk.h>
 
-/* feature bits (section 5.2.3) */
-#define VIRTIO_BLK_F_SEG_MAX	2
-#define VIRTIO_BLK_F_RO		5
-#define VIRTIO_BLK_F_BLK_SIZE	6
-#define VIRTIO_BLK_F_FLUSH	9
-/* request types and status (section 5.2.6) */
-#define VIRTIO_BLK_T_IN		0
-#define VIRTIO_BLK_T_OUT	1
-#define VIRTIO_BLK_T_FLUSH	4
-#define VIRTIO_BLK_T_GET_ID	8
-#define VIRTIO_BLK_S_OK		0
-#define VIRTIO_BLK_S_IOERR	1
-#define VIRTIO_BLK_S_UNSUPP	2
-
-#define VBLK_SECTOR		512
-#define VBLK_HDR_SIZE		16	/* type, reserved, sector */
-#define VBLK_ID_BYTES		20	/* a GET_ID answer */
 #define VBLK_QUEUE_SIZE		128	/* QueueNumMax */
 #define VBLK_SEG_MAX		64	/* most data segments a request may have */
 #define VBLK_INFLIGHT		16	/* requests a device holds at once */
@@ -80,7 +64,7 @@ struct vblk_state {
 	uint64_t capacity;		/* sectors */
 	uint32_t seg_max;		/* offered SEG_MAX: 1..VBLK_SEG_MAX */
 	bool read_only;
-	char serial[VBLK_ID_BYTES];	/* the GET_ID answer */
+	char serial[VIRTIO_BLK_ID_BYTES];	/* the GET_ID answer */
 	uint32_t epoch;			/* device resets: a request of an older one is dropped */
 	struct vio_stats stats;
 };

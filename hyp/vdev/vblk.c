@@ -160,7 +160,7 @@ static uint8_t check_rw(struct vblk *b, const struct virtq_chain *c, struct vblk
 	uint64_t nsec, cap = b->b.capacity;
 
 	if (io->type == VIRTIO_BLK_T_IN) {
-		if (c->read_len != VBLK_HDR_SIZE)
+		if (c->read_len != VIRTIO_BLK_HDR_SIZE)
 			return VIRTIO_BLK_S_IOERR;	/* data the device would read */
 		io->data_len = c->write_len - 1;
 	} else {
@@ -168,31 +168,31 @@ static uint8_t check_rw(struct vblk *b, const struct virtq_chain *c, struct vblk
 			return VIRTIO_BLK_S_IOERR;	/* data the device would write */
 		if (b->b.read_only)
 			return VIRTIO_BLK_S_IOERR;
-		io->data_len = c->read_len - VBLK_HDR_SIZE;
+		io->data_len = c->read_len - VIRTIO_BLK_HDR_SIZE;
 	}
-	if (!io->data_len || io->data_len % VBLK_SECTOR)
+	if (!io->data_len || io->data_len % VIRTIO_BLK_SECTOR)
 		return VIRTIO_BLK_S_IOERR;
-	nsec = io->data_len / VBLK_SECTOR;
+	nsec = io->data_len / VIRTIO_BLK_SECTOR;
 	if (io->sector > cap || nsec > cap - io->sector)
 		return VIRTIO_BLK_S_IOERR;	/* past the end, without overflow */
 	if (io->type == VIRTIO_BLK_T_IN)
 		return data_segs(b, c, c->nr_read, c->nr_segs, 0, io->data_len, true, io);
-	return data_segs(b, c, 0, c->nr_read, VBLK_HDR_SIZE, io->data_len, false, io);
+	return data_segs(b, c, 0, c->nr_read, VIRTIO_BLK_HDR_SIZE, io->data_len, false, io);
 }
 
 static uint8_t answer_get_id(struct vblk *b, const struct virtq_chain *c, struct vblk_io *io)
 {
 	uint32_t done = 0;
 
-	if (c->read_len != VBLK_HDR_SIZE || c->write_len != VBLK_ID_BYTES + 1)
+	if (c->read_len != VIRTIO_BLK_HDR_SIZE || c->write_len != VIRTIO_BLK_ID_BYTES + 1)
 		return VIRTIO_BLK_S_IOERR;
-	if (data_segs(b, c, c->nr_read, c->nr_segs, 0, VBLK_ID_BYTES, true, io))
+	if (data_segs(b, c, c->nr_read, c->nr_segs, 0, VIRTIO_BLK_ID_BYTES, true, io))
 		return VIRTIO_BLK_S_IOERR;
 	for (uint32_t i = 0; i < io->nr_seg; i++) {
 		memcpy((void *)(uintptr_t)io->seg[i].hpa, b->b.serial + done, io->seg[i].len);
 		done += io->seg[i].len;
 	}
-	io->data_len = VBLK_ID_BYTES;
+	io->data_len = VIRTIO_BLK_ID_BYTES;
 	return VIRTIO_BLK_S_OK;
 }
 
@@ -201,7 +201,7 @@ static uint8_t answer_get_id(struct vblk *b, const struct virtq_chain *c, struct
 static bool prepare(struct vblk *b, const struct virtq_chain *c, struct vblk_io *io)
 {
 	const struct virtq_seg *last = &c->seg[c->nr_segs - 1];
-	uint8_t hdr[VBLK_HDR_SIZE], st;
+	uint8_t hdr[VIRTIO_BLK_HDR_SIZE], st;
 
 	io->head = c->head;
 	io->epoch = b->b.epoch;
@@ -217,7 +217,7 @@ static bool prepare(struct vblk *b, const struct virtq_chain *c, struct vblk_io 
 	}
 	io->status_gpa = last->gpa + last->len - 1;
 	io->type = ~0U;
-	if (c->read_len < VBLK_HDR_SIZE || !read_chain(b, c, 0, hdr, sizeof(hdr))) {
+	if (c->read_len < VIRTIO_BLK_HDR_SIZE || !read_chain(b, c, 0, hdr, sizeof(hdr))) {
 		finish(io, VIRTIO_BLK_S_IOERR, 1);
 		return false;
 	}
@@ -229,13 +229,13 @@ static bool prepare(struct vblk *b, const struct virtq_chain *c, struct vblk_io 
 		st = check_rw(b, c, io);
 		break;
 	case VIRTIO_BLK_T_FLUSH:
-		st = c->read_len == VBLK_HDR_SIZE && c->write_len == 1 ? VIRTIO_BLK_S_OK
+		st = c->read_len == VIRTIO_BLK_HDR_SIZE && c->write_len == 1 ? VIRTIO_BLK_S_OK
 								     : VIRTIO_BLK_S_IOERR;
 		break;
 	case VIRTIO_BLK_T_GET_ID:
 		st = answer_get_id(b, c, io);
 		io->nr_seg = 0;		/* written already: nothing to mark at publish */
-		finish(io, st, st == VIRTIO_BLK_S_OK ? VBLK_ID_BYTES + 1 : 1);
+		finish(io, st, st == VIRTIO_BLK_S_OK ? VIRTIO_BLK_ID_BYTES + 1 : 1);
 		return false;
 	default:
 		finish(io, VIRTIO_BLK_S_UNSUPP, 1);
@@ -406,7 +406,7 @@ static void vblk_config(struct vio_dev *d, uint8_t *out)
 
 	memcpy(out, &b->b.capacity, 8);
 	put32(out + 12, b->b.seg_max);
-	put32(out + 20, VBLK_SECTOR);
+	put32(out + 20, VIRTIO_BLK_SECTOR);
 }
 
 static const struct vio_kind vblk_kind = {

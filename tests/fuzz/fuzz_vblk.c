@@ -124,7 +124,7 @@ static struct {
 	uint64_t capacity;
 	struct vblk_io *held[VBLK_INFLIGHT + 1];
 	unsigned int nr_held;
-	uint8_t sector[VBLK_SECTOR];
+	uint8_t sector[VIRTIO_BLK_SECTOR];
 } disk;
 
 static int disk_submit(void *be, struct vblk_io *io)
@@ -150,8 +150,8 @@ static int disk_submit(void *be, struct vblk_io *io)
 			      (unsigned __int128)s->hpa + s->len <= (uintptr_t)ram + RAM_SIZE);
 			total += s->len;
 		}
-		CHECK(total > 0 && total % VBLK_SECTOR == 0);
-		CHECK((unsigned __int128)io->sector + total / VBLK_SECTOR <= disk.capacity);
+		CHECK(total > 0 && total % VIRTIO_BLK_SECTOR == 0);
+		CHECK((unsigned __int128)io->sector + total / VIRTIO_BLK_SECTOR <= disk.capacity);
 		CHECK(io->type != VIRTIO_BLK_T_OUT || !disk.ro);
 	}
 	if (disk.fail)
@@ -160,11 +160,11 @@ static int disk_submit(void *be, struct vblk_io *io)
 	for (uint32_t i = 0; i < io->nr_seg; i++) {
 		uint8_t *p = (uint8_t *)(uintptr_t)io->seg[i].hpa;
 
-		for (uint32_t k = 0; k < io->seg[i].len; k += VBLK_SECTOR / 4) {
+		for (uint32_t k = 0; k < io->seg[i].len; k += VIRTIO_BLK_SECTOR / 4) {
 			if (io->type == VIRTIO_BLK_T_IN)
-				p[k] = disk.sector[k % VBLK_SECTOR];
+				p[k] = disk.sector[k % VIRTIO_BLK_SECTOR];
 			else
-				disk.sector[k % VBLK_SECTOR] = p[k];
+				disk.sector[k % VIRTIO_BLK_SECTOR] = p[k];
 		}
 	}
 	if (disk.sync) {

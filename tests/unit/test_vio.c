@@ -53,7 +53,7 @@ void pr_info(const char *fmt, ...)
 enum disk_mode { DISK_SYNC, DISK_LATER, DISK_FAIL };
 
 static struct disk {
-	uint8_t data[DISK_SECTORS * VBLK_SECTOR];
+	uint8_t data[DISK_SECTORS * VIRTIO_BLK_SECTOR];
 	bool ro;
 	uint32_t seg_max;
 	enum disk_mode mode;
@@ -77,7 +77,7 @@ static bool note_cow(struct vm *vm, uint64_t chunk)
 
 static void disk_do(struct vblk_io *io)
 {
-	uint64_t off = io->sector * VBLK_SECTOR;
+	uint64_t off = io->sector * VIRTIO_BLK_SECTOR;
 
 	for (uint32_t i = 0; i < io->nr_seg; i++) {
 		void *p = (void *)(uintptr_t)io->seg[i].hpa;
@@ -107,8 +107,8 @@ static int disk_submit(void *be, struct vblk_io *io)
 		len += io->seg[i].len;
 	}
 	if (io->type != VIRTIO_BLK_T_FLUSH) {
-		EXPECT_TRUE(len > 0 && len % VBLK_SECTOR == 0);
-		EXPECT_TRUE(io->sector * VBLK_SECTOR + len <= sizeof(disk.data));
+		EXPECT_TRUE(len > 0 && len % VIRTIO_BLK_SECTOR == 0);
+		EXPECT_TRUE(io->sector * VIRTIO_BLK_SECTOR + len <= sizeof(disk.data));
 	}
 	disk.submits++;
 	disk.last_type = io->type;
@@ -194,7 +194,7 @@ static void vm_new(void)
 	memset(line, 0, sizeof(line));
 	memset(&disk, 0, sizeof(disk));
 	for (unsigned int i = 0; i < sizeof(disk.data); i++)
-		disk.data[i] = (uint8_t)(i * 7 + i / VBLK_SECTOR);
+		disk.data[i] = (uint8_t)(i * 7 + i / VIRTIO_BLK_SECTOR);
 	disk.seg_max = 8;
 	memset(&port, 0, sizeof(port));
 	memset(next_desc, 0, sizeof(next_desc));
@@ -364,7 +364,7 @@ static struct virtq_used_elem used_elem(unsigned int slot, unsigned int qi, uint
 /* a block request header at @gpa */
 static void blk_hdr(gpa_t gpa, uint32_t type, uint64_t sector)
 {
-	uint8_t *h = guest(gpa, VBLK_HDR_SIZE);
+	uint8_t *h = guest(gpa, VIRTIO_BLK_HDR_SIZE);
 
 	memcpy(h, &type, 4);
 	memset(h + 4, 0, 4);
@@ -384,7 +384,7 @@ static uint8_t status_byte(void)
  * status byte starts at 0xff (never a device answer). */
 static void blk_request(uint32_t type, uint64_t sector, uint32_t len, bool data_writable)
 {
-	struct seg s[3] = { { HDR, VBLK_HDR_SIZE, false }, { DATA, len, data_writable },
+	struct seg s[3] = { { HDR, VIRTIO_BLK_HDR_SIZE, false }, { DATA, len, data_writable },
 			    { STATUS, 1, true } };
 
 	blk_hdr(HDR, type, sector);
@@ -440,8 +440,8 @@ TEST(vio_linux_init_sequence_blk)
 	/* config: capacity, seg_max, blk_size; any width */
 	EXPECT_EQ(access(BLK, VIRTIO_MMIO_CONFIG, 8, false, 0), DISK_SECTORS);
 	EXPECT_EQ(rd(BLK, VIRTIO_MMIO_CONFIG + 12), 8);
-	EXPECT_EQ(rd(BLK, VIRTIO_MMIO_CONFIG + 20), VBLK_SECTOR);
-	EXPECT_EQ(access(BLK, VIRTIO_MMIO_CONFIG + 20, 2, false, 0), VBLK_SECTOR);
+	EXPECT_EQ(rd(BLK, VIRTIO_MMIO_CONFIG + 20), VIRTIO_BLK_SECTOR);
+	EXPECT_EQ(access(BLK, VIRTIO_MMIO_CONFIG + 20, 2, false, 0), VIRTIO_BLK_SECTOR);
 	EXPECT_EQ(access(BLK, VIRTIO_MMIO_CONFIG + 24, 4, false, 0), 0);	/* past it */
 	access(BLK, VIRTIO_MMIO_CONFIG, 4, true, 0x1234);	/* read-only */
 	EXPECT_EQ(access(BLK, VIRTIO_MMIO_CONFIG, 8, false, 0), DISK_SECTORS);
@@ -585,7 +585,7 @@ TEST(vio_interrupt_ack_lowers_the_line)
 {
 	blk_ready();
 	disk.mode = DISK_SYNC;
-	blk_request(VIRTIO_BLK_T_IN, 0, VBLK_SECTOR, true);
+	blk_request(VIRTIO_BLK_T_IN, 0, VIRTIO_BLK_SECTOR, true);
 	EXPECT_EQ(rd(BLK, VIRTIO_MMIO_INTERRUPT_STATUS), VIRTIO_MMIO_INT_VRING);
 	EXPECT_TRUE(line[VIO_MMIO_IRQ(BLK)]);
 	wr(BLK, VIRTIO_MMIO_INTERRUPT_ACK, VIRTIO_MMIO_INT_VRING);
@@ -599,7 +599,7 @@ TEST(vio_no_interrupt_when_the_driver_suppresses_it)
 	blk_ready();
 	disk.mode = DISK_SYNC;
 	((uint16_t *)guest(avail_at(BLK, 0), 2))[0] = VIRTQ_AVAIL_F_NO_INTERRUPT;
-	blk_request(VIRTIO_BLK_T_IN, 0, VBLK_SECTOR, true);
+	blk_request(VIRTIO_BLK_T_IN, 0, VIRTIO_BLK_SECTOR, true);
 	EXPECT_EQ(used_idx(BLK, 0), 1);
 	EXPECT_EQ(rd(BLK, VIRTIO_MMIO_INTERRUPT_STATUS), 0);
 	vm_free();
@@ -615,7 +615,7 @@ TEST(vio_notify_before_driver_ok_does_nothing)
 				    VIRTIO_STATUS_FEATURES_OK);
 	setup_queue(BLK, 0);
 	disk.mode = DISK_SYNC;
-	blk_request(VIRTIO_BLK_T_IN, 0, VBLK_SECTOR, true);
+	blk_request(VIRTIO_BLK_T_IN, 0, VIRTIO_BLK_SECTOR, true);
 	EXPECT_EQ(disk.submits, 0);
 	EXPECT_EQ(used_idx(BLK, 0), 0);
 	vm_free();
@@ -627,16 +627,16 @@ TEST(vblk_read)
 {
 	blk_ready();
 	disk.mode = DISK_SYNC;
-	blk_request(VIRTIO_BLK_T_IN, 3, 2 * VBLK_SECTOR, true);
+	blk_request(VIRTIO_BLK_T_IN, 3, 2 * VIRTIO_BLK_SECTOR, true);
 	EXPECT_EQ(disk.submits, 1);
 	EXPECT_EQ(status_byte(), VIRTIO_BLK_S_OK);
-	EXPECT_EQ(memcmp(guest(DATA, 2 * VBLK_SECTOR), disk.data + 3 * VBLK_SECTOR,
-			 2 * VBLK_SECTOR), 0);
+	EXPECT_EQ(memcmp(guest(DATA, 2 * VIRTIO_BLK_SECTOR), disk.data + 3 * VIRTIO_BLK_SECTOR,
+			 2 * VIRTIO_BLK_SECTOR), 0);
 	EXPECT_EQ(used_idx(BLK, 0), 1);
 	EXPECT_EQ(used_elem(BLK, 0, 0).id, 0);
-	EXPECT_EQ(used_elem(BLK, 0, 0).len, 2 * VBLK_SECTOR + 1);
+	EXPECT_EQ(used_elem(BLK, 0, 0).len, 2 * VIRTIO_BLK_SECTOR + 1);
 	EXPECT_EQ(((struct vblk *)tvm.vio[BLK])->b.stats.requests, 1);
-	EXPECT_EQ(((struct vblk *)tvm.vio[BLK])->b.stats.bytes, 2 * VBLK_SECTOR);
+	EXPECT_EQ(((struct vblk *)tvm.vio[BLK])->b.stats.bytes, 2 * VIRTIO_BLK_SECTOR);
 	vm_free();
 }
 
@@ -644,11 +644,11 @@ TEST(vblk_write)
 {
 	blk_ready();
 	disk.mode = DISK_SYNC;
-	memset(guest(DATA, VBLK_SECTOR), 0x5a, VBLK_SECTOR);
-	blk_request(VIRTIO_BLK_T_OUT, DISK_SECTORS - 1, VBLK_SECTOR, false);	/* the last one */
+	memset(guest(DATA, VIRTIO_BLK_SECTOR), 0x5a, VIRTIO_BLK_SECTOR);
+	blk_request(VIRTIO_BLK_T_OUT, DISK_SECTORS - 1, VIRTIO_BLK_SECTOR, false);	/* the last one */
 	EXPECT_EQ(disk.submits, 1);
 	EXPECT_EQ(status_byte(), VIRTIO_BLK_S_OK);
-	EXPECT_EQ(disk.data[(DISK_SECTORS - 1) * VBLK_SECTOR], 0x5a);
+	EXPECT_EQ(disk.data[(DISK_SECTORS - 1) * VIRTIO_BLK_SECTOR], 0x5a);
 	EXPECT_EQ(used_elem(BLK, 0, 0).len, 1);
 	vm_free();
 }
@@ -667,11 +667,11 @@ TEST(vblk_flush_reaches_the_backend)
 TEST(vblk_get_id_answers_the_serial)
 {
 	blk_ready();
-	blk_request(VIRTIO_BLK_T_GET_ID, 0, VBLK_ID_BYTES, true);
+	blk_request(VIRTIO_BLK_T_GET_ID, 0, VIRTIO_BLK_ID_BYTES, true);
 	EXPECT_EQ(disk.submits, 0);
 	EXPECT_EQ(status_byte(), VIRTIO_BLK_S_OK);
-	EXPECT_STREQ((char *)guest(DATA, VBLK_ID_BYTES), "vm0-vda");
-	EXPECT_EQ(used_elem(BLK, 0, 0).len, VBLK_ID_BYTES + 1);
+	EXPECT_STREQ((char *)guest(DATA, VIRTIO_BLK_ID_BYTES), "vm0-vda");
+	EXPECT_EQ(used_elem(BLK, 0, 0).len, VIRTIO_BLK_ID_BYTES + 1);
 	vm_free();
 }
 
@@ -680,7 +680,7 @@ TEST(vblk_header_split_over_two_buffers_and_data_with_status)
 	/* any layout: the header in two pieces, the status byte in the data's
 	 * last buffer */
 	struct seg s[3] = { { HDR, 8, false }, { HDR + 8, 8, false },
-			    { DATA, VBLK_SECTOR + 1, true } };
+			    { DATA, VIRTIO_BLK_SECTOR + 1, true } };
 
 	blk_ready();
 	disk.mode = DISK_SYNC;
@@ -688,8 +688,8 @@ TEST(vblk_header_split_over_two_buffers_and_data_with_status)
 	offer(BLK, 0, s, 3);
 	notify(BLK, 0);
 	EXPECT_EQ(disk.submits, 1);
-	EXPECT_EQ(*(uint8_t *)guest(DATA + VBLK_SECTOR, 1), VIRTIO_BLK_S_OK);
-	EXPECT_EQ(memcmp(guest(DATA, VBLK_SECTOR), disk.data + VBLK_SECTOR, VBLK_SECTOR), 0);
+	EXPECT_EQ(*(uint8_t *)guest(DATA + VIRTIO_BLK_SECTOR, 1), VIRTIO_BLK_S_OK);
+	EXPECT_EQ(memcmp(guest(DATA, VIRTIO_BLK_SECTOR), disk.data + VIRTIO_BLK_SECTOR, VIRTIO_BLK_SECTOR), 0);
 	vm_free();
 }
 
@@ -697,7 +697,7 @@ TEST(vblk_header_split_over_two_buffers_and_data_with_status)
 
 TEST(vblk_header_shorter_than_16_bytes_ioerr)
 {
-	struct seg s[3] = { { HDR, 12, false }, { DATA, VBLK_SECTOR, true }, { STATUS, 1, true } };
+	struct seg s[3] = { { HDR, 12, false }, { DATA, VIRTIO_BLK_SECTOR, true }, { STATUS, 1, true } };
 
 	blk_ready();
 	disk.mode = DISK_SYNC;
@@ -711,7 +711,7 @@ TEST(vblk_header_shorter_than_16_bytes_ioerr)
 
 TEST(vblk_no_status_byte_faults_the_queue)
 {
-	struct seg s[2] = { { HDR, VBLK_HDR_SIZE, false }, { DATA, VBLK_SECTOR, false } };
+	struct seg s[2] = { { HDR, VIRTIO_BLK_HDR_SIZE, false }, { DATA, VIRTIO_BLK_SECTOR, false } };
 
 	blk_ready();
 	disk.mode = DISK_SYNC;
@@ -730,8 +730,8 @@ TEST(vblk_no_status_byte_faults_the_queue)
  * that would pass on its own) */
 TEST(vblk_read_with_readable_data_ioerr)
 {
-	struct seg s[4] = { { HDR, VBLK_HDR_SIZE, false }, { DATA, VBLK_SECTOR, false },
-			    { DATA + 0x1000, VBLK_SECTOR, true }, { STATUS, 1, true } };
+	struct seg s[4] = { { HDR, VIRTIO_BLK_HDR_SIZE, false }, { DATA, VIRTIO_BLK_SECTOR, false },
+			    { DATA + 0x1000, VIRTIO_BLK_SECTOR, true }, { STATUS, 1, true } };
 
 	blk_ready();
 	disk.mode = DISK_SYNC;
@@ -746,8 +746,8 @@ TEST(vblk_read_with_readable_data_ioerr)
 /* a write whose chain also has device-writable data beside the status */
 TEST(vblk_write_with_writable_data_ioerr)
 {
-	struct seg s[4] = { { HDR, VBLK_HDR_SIZE, false }, { DATA, VBLK_SECTOR, false },
-			    { DATA + 0x1000, VBLK_SECTOR, true }, { STATUS, 1, true } };
+	struct seg s[4] = { { HDR, VIRTIO_BLK_HDR_SIZE, false }, { DATA, VIRTIO_BLK_SECTOR, false },
+			    { DATA + 0x1000, VIRTIO_BLK_SECTOR, true }, { STATUS, 1, true } };
 
 	blk_ready();
 	disk.mode = DISK_SYNC;
@@ -763,7 +763,7 @@ TEST(vblk_read_with_no_writable_data_ioerr)
 {
 	blk_ready();
 	disk.mode = DISK_SYNC;
-	blk_request(VIRTIO_BLK_T_IN, 0, VBLK_SECTOR, false);
+	blk_request(VIRTIO_BLK_T_IN, 0, VIRTIO_BLK_SECTOR, false);
 	expect_refused(VIRTIO_BLK_S_IOERR);
 	vm_free();
 }
@@ -772,7 +772,7 @@ TEST(vblk_data_not_whole_sectors_ioerr)
 {
 	blk_ready();
 	disk.mode = DISK_SYNC;
-	blk_request(VIRTIO_BLK_T_IN, 0, VBLK_SECTOR + 4, true);
+	blk_request(VIRTIO_BLK_T_IN, 0, VIRTIO_BLK_SECTOR + 4, true);
 	expect_refused(VIRTIO_BLK_S_IOERR);
 	vm_free();
 }
@@ -790,7 +790,7 @@ TEST(vblk_past_the_end_ioerr)
 {
 	blk_ready();
 	disk.mode = DISK_SYNC;
-	blk_request(VIRTIO_BLK_T_IN, DISK_SECTORS - 1, 2 * VBLK_SECTOR, true);
+	blk_request(VIRTIO_BLK_T_IN, DISK_SECTORS - 1, 2 * VIRTIO_BLK_SECTOR, true);
 	expect_refused(VIRTIO_BLK_S_IOERR);
 	vm_free();
 }
@@ -800,7 +800,7 @@ TEST(vblk_sector_wrapping_ioerr)
 	blk_ready();
 	disk.mode = DISK_SYNC;
 	/* sector + 1 wraps to 0: inside the disk if added without care */
-	blk_request(VIRTIO_BLK_T_IN, ~0ULL, VBLK_SECTOR, true);
+	blk_request(VIRTIO_BLK_T_IN, ~0ULL, VIRTIO_BLK_SECTOR, true);
 	expect_refused(VIRTIO_BLK_S_IOERR);
 	vm_free();
 }
@@ -809,9 +809,9 @@ TEST(vblk_more_segments_than_seg_max_ioerr)
 {
 	/* seg_max 2; three data pieces, the last beside the status byte, in
 	 * a chain the walker takes (seg_max + 2 descriptors) */
-	struct seg s[4] = { { HDR, VBLK_HDR_SIZE, false }, { DATA, VBLK_SECTOR, true },
-			    { DATA + 0x1000, VBLK_SECTOR, true },
-			    { DATA + 0x2000, VBLK_SECTOR + 1, true } };
+	struct seg s[4] = { { HDR, VIRTIO_BLK_HDR_SIZE, false }, { DATA, VIRTIO_BLK_SECTOR, true },
+			    { DATA + 0x1000, VIRTIO_BLK_SECTOR, true },
+			    { DATA + 0x2000, VIRTIO_BLK_SECTOR + 1, true } };
 
 	vm_new();
 	disk.seg_max = 2;
@@ -823,7 +823,7 @@ TEST(vblk_more_segments_than_seg_max_ioerr)
 	notify(BLK, 0);
 	EXPECT_EQ(disk.submits, 0);
 	EXPECT_EQ(used_idx(BLK, 0), 1);
-	EXPECT_EQ(*(uint8_t *)guest(DATA + 0x2000 + VBLK_SECTOR, 1), VIRTIO_BLK_S_IOERR);
+	EXPECT_EQ(*(uint8_t *)guest(DATA + 0x2000 + VIRTIO_BLK_SECTOR, 1), VIRTIO_BLK_S_IOERR);
 	vm_free();
 }
 
@@ -847,7 +847,7 @@ TEST(vblk_unsupported_type_unsupp)
 {
 	blk_ready();
 	disk.mode = DISK_SYNC;
-	blk_request(11, 0, VBLK_SECTOR, false);	/* DISCARD: not offered */
+	blk_request(11, 0, VIRTIO_BLK_SECTOR, false);	/* DISCARD: not offered */
 	expect_refused(VIRTIO_BLK_S_UNSUPP);
 	vm_free();
 }
@@ -861,7 +861,7 @@ TEST(vblk_write_to_read_only_disk_ioerr)
 	EXPECT_TRUE(rd(BLK, VIRTIO_MMIO_DEVICE_FEATURES) & (1U << VIRTIO_BLK_F_RO));
 	driver_init(BLK, 1);
 	disk.mode = DISK_SYNC;
-	blk_request(VIRTIO_BLK_T_OUT, 0, VBLK_SECTOR, false);
+	blk_request(VIRTIO_BLK_T_OUT, 0, VIRTIO_BLK_SECTOR, false);
 	expect_refused(VIRTIO_BLK_S_IOERR);
 	vm_free();
 }
@@ -870,7 +870,7 @@ TEST(vblk_flush_with_data_ioerr)
 {
 	blk_ready();
 	disk.mode = DISK_SYNC;
-	blk_request(VIRTIO_BLK_T_FLUSH, 0, VBLK_SECTOR, false);
+	blk_request(VIRTIO_BLK_T_FLUSH, 0, VIRTIO_BLK_SECTOR, false);
 	expect_refused(VIRTIO_BLK_S_IOERR);
 	vm_free();
 }
@@ -881,7 +881,7 @@ TEST(vblk_backend_error_ioerr)
 {
 	blk_ready();
 	disk.mode = DISK_FAIL;
-	blk_request(VIRTIO_BLK_T_IN, 0, VBLK_SECTOR, true);
+	blk_request(VIRTIO_BLK_T_IN, 0, VIRTIO_BLK_SECTOR, true);
 	EXPECT_EQ(disk.submits, 1);
 	EXPECT_EQ(status_byte(), VIRTIO_BLK_S_IOERR);
 	EXPECT_EQ(used_idx(BLK, 0), 1);
@@ -894,7 +894,7 @@ TEST(vblk_completion_later_then_interrupt)
 	blk_ready();
 	disk.mode = DISK_LATER;
 	disk.room = 4;
-	blk_request(VIRTIO_BLK_T_IN, 0, VBLK_SECTOR, true);
+	blk_request(VIRTIO_BLK_T_IN, 0, VIRTIO_BLK_SECTOR, true);
 	EXPECT_EQ(disk.submits, 1);
 	EXPECT_EQ(used_idx(BLK, 0), 0);
 	EXPECT_EQ(status_byte(), 0xff);
@@ -913,7 +913,7 @@ TEST(vblk_second_completion_of_a_request_ignored)
 	blk_ready();
 	disk.mode = DISK_LATER;
 	disk.room = 4;
-	blk_request(VIRTIO_BLK_T_IN, 0, VBLK_SECTOR, true);
+	blk_request(VIRTIO_BLK_T_IN, 0, VIRTIO_BLK_SECTOR, true);
 	io = disk.held[0];
 	disk_complete_one(VIRTIO_BLK_S_OK);
 	*(uint8_t *)guest(STATUS, 1) = 0xee;	/* the driver reuses the byte */
@@ -930,8 +930,8 @@ TEST(vblk_backend_full_kept_and_retried_after_a_completion)
 	blk_ready();
 	disk.mode = DISK_LATER;
 	disk.room = 1;
-	blk_request(VIRTIO_BLK_T_IN, 0, VBLK_SECTOR, true);
-	blk_request(VIRTIO_BLK_T_IN, 1, VBLK_SECTOR, true);
+	blk_request(VIRTIO_BLK_T_IN, 0, VIRTIO_BLK_SECTOR, true);
+	blk_request(VIRTIO_BLK_T_IN, 1, VIRTIO_BLK_SECTOR, true);
 	EXPECT_EQ(disk.nr_held, 1);
 	EXPECT_EQ(disk.busy_answers, 1);
 	disk_complete_one(VIRTIO_BLK_S_OK);
@@ -950,8 +950,8 @@ TEST(vblk_in_flight_limit)
 	disk.mode = DISK_LATER;
 	disk.room = VBLK_INFLIGHT + 1;
 	for (unsigned int i = 0; i < VBLK_INFLIGHT + 4; i++) {
-		struct seg s[3] = { { HDR + 16 * i, VBLK_HDR_SIZE, false },
-				    { DATA + 0x1000 * i, VBLK_SECTOR, true },
+		struct seg s[3] = { { HDR + 16 * i, VIRTIO_BLK_HDR_SIZE, false },
+				    { DATA + 0x1000 * i, VIRTIO_BLK_SECTOR, true },
 				    { STATUS + i, 1, true } };
 
 		blk_hdr(HDR + 16 * i, VIRTIO_BLK_T_IN, i);
@@ -974,7 +974,7 @@ TEST(vblk_reset_mid_request_drops_its_completion)
 	blk_ready();
 	disk.mode = DISK_LATER;
 	disk.room = 4;
-	blk_request(VIRTIO_BLK_T_IN, 0, VBLK_SECTOR, true);
+	blk_request(VIRTIO_BLK_T_IN, 0, VIRTIO_BLK_SECTOR, true);
 	EXPECT_EQ(disk.nr_held, 1);
 	wr(BLK, VIRTIO_MMIO_STATUS, 0);
 	EXPECT_FALSE(vio_quiesce(&tvm));	/* the host device still has it */
@@ -989,7 +989,7 @@ TEST(vblk_reset_mid_request_drops_its_completion)
 	memset(guest(avail_at(BLK, 0), 4 + 2 * QSIZE), 0, 4 + 2 * QSIZE);
 	next_desc[BLK][0] = 0;
 	driver_init(BLK, 1);
-	blk_request(VIRTIO_BLK_T_IN, 0, VBLK_SECTOR, true);
+	blk_request(VIRTIO_BLK_T_IN, 0, VIRTIO_BLK_SECTOR, true);
 	disk_complete_one(VIRTIO_BLK_S_OK);
 	EXPECT_EQ(used_idx(BLK, 0), 1);
 	EXPECT_EQ(status_byte(), VIRTIO_BLK_S_OK);
@@ -1005,7 +1005,7 @@ TEST(vblk_read_data_pages_dirty_again_at_completion)
 	disk.mode = DISK_LATER;
 	disk.room = 4;
 	EXPECT_EQ(vm_dirty_log_start(&tvm), 0);
-	blk_request(VIRTIO_BLK_T_IN, 0, VBLK_SECTOR, true);
+	blk_request(VIRTIO_BLK_T_IN, 0, VIRTIO_BLK_SECTOR, true);
 	/* a last take of the log between submit and completion (its sticky
 	 * bits, the pages mapped for writing at submit, go too) */
 	vm_dirty_log_take(&tvm, log, true);
@@ -1022,7 +1022,7 @@ TEST(vblk_read_data_pages_dirty_again_at_completion)
 TEST(vblk_read_buffers_copied_for_a_live_snapshot_before_submit)
 {
 	gpa_t data = RAM + SZ_2M;
-	struct seg s[3] = { { HDR, VBLK_HDR_SIZE, false }, { data, VBLK_SECTOR, true },
+	struct seg s[3] = { { HDR, VIRTIO_BLK_HDR_SIZE, false }, { data, VIRTIO_BLK_SECTOR, true },
 			    { STATUS, 1, true } };
 
 	blk_ready();
