@@ -49,11 +49,12 @@ def say(msg):
     print(f"[bench] {msg}", flush=True)
 
 
-def bare(kernel, smp, append=None, initrd=None, timeout=600):
-    """Run @kernel as the S-mode kernel on QEMU + OpenSBI; return its console."""
+def bare(kernel, smp, append=None, initrd=None, timeout=600, extra=()):
+    """Run @kernel as the S-mode kernel on QEMU + OpenSBI; return its console.
+    @extra: more QEMU options (devices)."""
     cmd = [QEMU, "-machine", "virt", "-cpu", CPU, "-smp", str(smp),
            "-m", "512M", "-display", "none", "-serial", "stdio", "-monitor", "none",
-           "-bios", str(FW), "-kernel", str(kernel)] + ICOUNT
+           "-bios", str(FW), "-kernel", str(kernel)] + ICOUNT + list(extra)
     if initrd:
         cmd += ["-initrd", str(initrd)]
     if append:
@@ -61,11 +62,13 @@ def bare(kernel, smp, append=None, initrd=None, timeout=600):
     return run(cmd, timeout, stop_on="reboot: Power down")
 
 
-def carapace(vms, smp, timeout=600):
-    """Run VMs under Carapace through the launcher; return the console."""
+def carapace(vms, smp, timeout=600, extra=()):
+    """Run VMs under Carapace through the launcher; return the console.
+    @extra: more launcher options."""
     cmd = [sys.executable, str(ROOT / "tools" / "carapace-run"), "--batch", "--icount",
            "--timeout", str(timeout), "--smp", str(smp),
-           "--ctl-socket", f"/tmp/carapace-bench-{os.getpid()}-{time.monotonic_ns()}.sock"]
+           "--ctl-socket", f"/tmp/carapace-bench-{os.getpid()}-{time.monotonic_ns()}.sock",
+           *extra]
     for vm in vms:
         cmd += ["--vm", vm]
     return run(cmd, timeout + 30)
@@ -567,6 +570,55 @@ FAIR_RE = re.compile(r"^\[v\] FAIR (\w+) ?(\d*)$")
 ABUSES = ("console", "ipi", "spin", "rfence")
 
 
+VIO_BLK = ROOT / "build" / "guests" / "vio_blk.bin"
+VIO_RATE_RE = re.compile(r"(?:\[(\w+)\] )?INFO: vio_blk: VIO-RATE: ops=(\d+) us=(\d+)")
+
+
+def vio_rate(text, vm=None):
+    """Instructions per victim operation (write 4 KiB, read it back, verify):
+    under -icount shift=0 a guest microsecond is 1000 instructions."""
+    for m in VIO_RATE_RE.finditer(text):
+        if m.group(1) == vm:
+            return int(m.group(3)) * 1000 / int(m.group(2))
+    say("disk: no VIO-RATE line:\n" + text[-1500:])
+    return None
+
+
+def disk(results):
+    """tests/guests/vio_blk.c mode=victim (a polled driver writing, reading
+    back and verifying 4 KiB blocks) on bare QEMU's virtio-blk-device and on a
+    Carapace guest disk (a virtio-blk-pci disk behind the guest model), the
+    instructions of one operation (two requests) in each; then the same victim
+    beside a VM flooding its own disk with 64 KiB reads, against its rate alone
+    in the same run's baseline."""
+    with tempfile.TemporaryDirectory() as tmp:
+        imgs = [Path(tmp) / f"d{i}.raw" for i in range(3)]
+        for img in imgs:
+            with open(img, "wb") as f:
+                f.truncate(8 << 20)
+        args = "sectors=16384 mode=victim seconds=1"
+        say("disk: bare QEMU virtio-blk-device")
+        bare_ins = vio_rate(bare(VIO_BLK, 1, append=args, timeout=300, extra=[
+            "-global", "virtio-mmio.force-legacy=false",
+            "-drive", f"file={imgs[0]},if=none,id=d0,format=raw",
+            "-device", "virtio-blk-device,drive=d0"]))
+        say("disk: Carapace guest disk")
+        hyp_ins = vio_rate(carapace([f"name=v,kernel={VIO_BLK},vcpus=1,mem=64M,disk={imgs[1]},"
+                                     f"bootargs={args}"], 1, timeout=300), "v")
+        say("disk: the victim beside a flooding neighbour (2 harts)")
+        flood = carapace([f"name=v,kernel={VIO_BLK},vcpus=1,mem=64M,disk={imgs[1]},"
+                          f"bootargs={args}",
+                          f"name=f,kernel={VIO_BLK},vcpus=1,mem=64M,disk={imgs[2]},"
+                          "bootargs=sectors=16384 mode=flood seconds=2"], 2, timeout=300)
+        alone = carapace([f"name=v,kernel={VIO_BLK},vcpus=1,mem=64M,disk={imgs[1]},"
+                          f"bootargs={args}"], 2, timeout=300)
+    flooded, alone_ins = vio_rate(flood, "v"), vio_rate(alone, "v")
+    if bare_ins and hyp_ins:
+        results["disk_op_insns"] = {"carapace": hyp_ins, "bare": bare_ins}
+    if flooded and alone_ins:
+        results["disk_op_insns_beside_flood"] = {"carapace": flooded, "bare": alone_ins}
+
+
 def fair_run(smp, abuse, samples=500, abuser_vcpus=2):
     """One victim VM (1 vCPU, tests/bench/fairness.c role=victim) alone
     (abuse=None) or beside a 2-vCPU abuser VM on @smp host harts."""
@@ -829,7 +881,8 @@ def main():
         if not f.exists():
             sys.exit(f"bench: missing {f} (run: make bench)")
     steps = {f.__name__: f for f in (micro, switch, cfi_violation, linux_boot, snapshot,
-                                     live_snapshot, migration, fairness, exit_cost, footprint)}
+                                     live_snapshot, migration, fairness, exit_cost, footprint,
+                                     disk)}
     chosen = sys.argv[1:] or list(steps)
     for name in chosen:
         if name not in steps:

@@ -14,6 +14,7 @@
 #include <snapshot.h>
 #include <migrate.h>
 #include <vm.h>
+#include <vm_io.h>
 #include <vm_lifecycle.h>
 #include <vmops.h>
 
@@ -111,6 +112,7 @@ bool host_poll(void)
 	monitor_poll_input();
 	handle_events();
 	vmops_poll();
+	vm_io_poll();		/* disks whose rate limit held requests back */
 	mgmt_poll();
 	snap_save_poll();
 	snap_load_poll();

@@ -90,4 +90,7 @@ int vio_attach_blk(struct vm *vm, unsigned int slot, const struct vblk_backend_o
  *  device takes more requests. Any hart; dropped quietly if the device was
  *  reset since. */
 void vblk_complete(struct vblk_io *io, uint8_t status);
+/** vblk_kick() - hand out what the backend refused with -HYP_EBUSY, as a
+ *  completion would (the backend's rate limit has tokens again). */
+void vblk_kick(struct vm *vm, unsigned int slot);
 #endif

@@ -38,6 +38,9 @@ struct vm_io_info {
 	uint64_t spoofed;		/* of tx: dropped by the switch for their source MAC */
 };
 
+/** vm_io_poll() - hand out the requests of disks whose rate limit held
+ *  them back (host services, hart 0, every millisecond). */
+void vm_io_poll(void);
 /** vm_io_list() - @vm's devices, at most @max, in slot order; how many. */
 unsigned int vm_io_list(struct vm *vm, struct vm_io_info *out, unsigned int max);
 /** vm_io_nic_set() - take NIC @nic of @vm off its switch (@attach false: the

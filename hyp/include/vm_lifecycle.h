@@ -21,7 +21,15 @@
 struct vm_disk_desc {
 	uint8_t pci_dev;		/* HOST_PCI_DEV_MIN..HOST_PCI_DEV_MAX */
 	bool read_only;			/* the guest sees VIRTIO_BLK_F_RO, writes fail */
+	uint64_t iops;			/* requests a second (0: the default) */
+	uint64_t bandwidth;		/* data bytes a second (0: the default) */
 };
+
+/* A disk's rate limit unless its description says otherwise: what keeps a
+ * VM that floods its disk from starving its neighbours' (docs/virtio.md,
+ * "Fair share"). Token buckets hold a tenth of a second's worth. */
+#define VM_DISK_IOPS_DEFAULT		2000
+#define VM_DISK_BANDWIDTH_DEFAULT	(32ull << 20)
 
 /* A NIC of a VM: a port with this MAC on the switch named sw. */
 struct vm_nic_desc {

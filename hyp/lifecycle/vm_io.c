@@ -3,9 +3,11 @@
  * The glue only: the guest device models (vblk.c, vnet.c) check everything
  * the guest wrote before a request or a frame gets here. */
 #include <errno.h>
+#include <hart.h>
 #include <hostblk.h>
 #include <atomic.h>
 #include <string.h>
+#include <token_bucket.h>
 #include <vblk.h>
 #include <vm.h>
 #include <vm_io.h>
@@ -16,6 +18,11 @@
  * model travels as the hostblk_req of the same index. */
 struct disk_link {
 	struct hostblk *hb;
+	/* the disk's rate limit: requests and bytes (docs/virtio.md, "Fair share") */
+	struct token_bucket iops, bandwidth;
+	uint32_t throttled;		/* a request waits for tokens: vm_io_poll() kicks it
+					 * (32 bits: the hart has no byte-wide atomic swap) */
+	unsigned int slot;		/* its guest slot */
 	const struct vm *owner;		/* NULL: free */
 	bool read_only;			/* the VM's description says so (QEMU's drive too) */
 	struct hostblk_req req[VBLK_INFLIGHT];
@@ -35,10 +42,31 @@ struct vm_io_rec {
 
 static struct vm_io_rec recs[VM_MAX];
 
+/* The rate limit: both buckets must hold enough, and only then are both
+ * taken (a refusal costs no tokens). Called for one device on one hart at a
+ * time (vblk hands requests out from one hart). */
+static bool disk_tokens(struct disk_link *l, const struct vblk_io *io)
+{
+	uint64_t now = time_now(), bytes = 0;
+
+	for (uint32_t i = 0; i < io->nr_seg; i++)
+		bytes += io->seg[i].len;
+	if (tb_wait(&l->iops, 1, now) || tb_wait(&l->bandwidth, bytes, now)) {
+		__atomic_store_n(&l->throttled, 1, __ATOMIC_RELEASE);
+		return false;
+	}
+	tb_take(&l->iops, 1, now);
+	tb_take(&l->bandwidth, bytes, now);
+	return true;
+}
+
 static int disk_submit(void *be, struct vblk_io *io)
 {
 	struct disk_link *l = be;
 	struct hostblk_req *r = &l->req[io->index];
+
+	if (!disk_tokens(l, io))
+		return -HYP_EBUSY;	/* kept by vblk; vm_io_poll() kicks it */
 
 	/* vblk holds io->index until it completes: r is free */
 	r->type = io->type;
@@ -93,6 +121,13 @@ static const struct vnet_port_ops nic_ops = { .tx = nic_tx };
 
 static struct spinlock disks_lock = SPINLOCK_INIT;
 
+/* A bucket of @rate tokens a second holding a tenth of a second's worth
+ * (at least one request of the largest size: vblk's SEG_MAX pages). */
+static void rate_limit(struct token_bucket *b, uint64_t rate)
+{
+	tb_init(b, rate, rate / 10, timebase_hz, time_now());
+}
+
 /* Take the host disk at @pci_dev for @vm. */
 static struct disk_link *claim_disk(const struct vm *vm, const struct vm_disk_desc *dd,
 				    const char **why)
@@ -113,11 +148,15 @@ static struct disk_link *claim_disk(const struct vm *vm, const struct vm_disk_de
 	l->owner = vm;
 	l->hb = hb;
 	l->read_only = dd->read_only;
+	l->throttled = 0;
+	rate_limit(&l->iops, dd->iops ? dd->iops : VM_DISK_IOPS_DEFAULT);
+	rate_limit(&l->bandwidth, dd->bandwidth ? dd->bandwidth : VM_DISK_BANDWIDTH_DEFAULT);
 	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++)
 		l->req[i].done = disk_done;
 	spin_unlock(&disks_lock);
 	return l;
 }
+
 
 static void release_disks(const struct vm *vm)
 {
@@ -165,6 +204,8 @@ int vm_io_attach(struct vm *vm, const struct vm_desc *d, const char **why)
 	for (unsigned int i = 0; i < d->nr_disks && !rc; i++, slot++) {
 		struct disk_link *l = claim_disk(vm, &d->disks[i], why);
 
+		if (l)
+			l->slot = slot;
 		rc = l ? vio_attach_blk(vm, slot, &disk_ops, l) : -HYP_ENOENT;
 		if (l && rc)
 			*why = "no memory for a disk";
@@ -244,4 +285,15 @@ int vm_io_nic_set(struct vm *vm, unsigned int nic, bool attach)
 	}
 	spin_unlock(&rec->lock);
 	return rc;
+}
+
+void vm_io_poll(void)
+{
+	for (unsigned int i = 0; i < ARRAY_SIZE(disks); i++) {
+		struct disk_link *l = &disks[i];
+		struct vm *owner = (struct vm *)l->owner;
+
+		if (owner && __atomic_exchange_n(&l->throttled, 0, __ATOMIC_ACQ_REL))
+			vblk_kick(owner, l->slot);
+	}
 }

@@ -420,6 +420,14 @@ static const struct vio_kind vblk_kind = {
 	.busy = vblk_busy,
 };
 
+void vblk_kick(struct vm *vm, unsigned int slot)
+{
+	struct vio_dev *d = slot < VIO_MMIO_SLOTS ? vm->vio[slot] : NULL;
+
+	if (d && d->kind == &vblk_kind)
+		vblk_notify(d, 0);
+}
+
 /* "<vm name>-vd<letter>": unique on the host, at most 19 bytes and a NUL */
 static void make_serial(struct vblk *b, const struct vm *vm, unsigned int slot)
 {
