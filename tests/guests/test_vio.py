@@ -223,3 +223,18 @@ def test_snapshot_and_migration_of_a_vm_with_devices_are_refused(host_factory, t
         assert rep.get("ok") is False and rep.get("code") == "unsupported", rep
     listing, _ = h.ctl("list")
     assert [v["state"] for v in listing["vms"]] == ["running"], listing
+
+
+def test_disk_rate_limit_caps_a_guest_at_its_default(guests_built, tmp_path):
+    """A guest writing and reading 4 KiB blocks as fast as it can gets no
+    more than its disk's default rate limit (2000 requests a second and a
+    tenth of a second's burst: docs/virtio.md, "Fair share"): at most 1000
+    write+read operations a second, measured in the guest's own time."""
+    secs = 3
+    run = run_carapace([vm_spec("v", "vio_blk", 1, f"sectors={SECTORS} mode=victim seconds={secs}")
+                        .replace(",bootargs=", f",disk={disk(tmp_path, 'v')},bootargs=")],
+                       names=["v"], timeout=120)
+    assert_exit(run, EXIT_OK)
+    check_report(run.guests["v"], "vm v")
+    ops = victim_ops(run, "v")
+    assert 0 < ops <= 1000 * secs + 100 + 100, f"{ops} operations in {secs} s: no rate limit"
