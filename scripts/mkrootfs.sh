@@ -129,6 +129,9 @@ stage() {
 	"${NICE[@]}" debootstrap --foreign --arch="$ARCH" --variant=minbase \
 		--include="$PACKAGES" --cache-dir="$RD/debs" "$SUITE" "$s" "$MIRROR" \
 		>>"$LOG" 2>&1 || die "debootstrap --foreign failed (see $LOG)"
+	# debootstrap links proc to the host's /proc for the second stage in a
+	# chroot; the guest mounts its own there
+	if [ -L "$s/proc" ]; then rm -f "$s/proc"; install -d -m 0555 "$s/proc"; fi
 	install -d -m 0755 "$s/carapace" "$s/etc/init.d" "$s/etc/ssh/sshd_config.d" "$s/usr/local/bin"
 	install -m 0755 "$FILES/firstboot" "$s/carapace/firstboot"
 	install -m 0755 "$FILES/carapace-net" "$FILES/carapace-hostkeys" "$s/etc/init.d/"
