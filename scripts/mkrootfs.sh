@@ -129,6 +129,17 @@ stage() {
 	"${NICE[@]}" debootstrap --foreign --arch="$ARCH" --variant=minbase \
 		--include="$PACKAGES" --cache-dir="$RD/debs" "$SUITE" "$s" "$MIRROR" \
 		>>"$LOG" 2>&1 || die "debootstrap --foreign failed (see $LOG)"
+	# The second stage parses the suite's whole Packages index (about 54 MB)
+	# with perl for each pre-dependency: under TCG, most of the first boot.
+	# It needs the stanzas of the packages it installs, nothing else.
+	local want f
+	want=$(cat "$s/debootstrap/required" "$s/debootstrap/base")
+	for f in "$s"/var/lib/apt/lists/*_Packages; do
+		awk -v want="$want" 'BEGIN { RS = ""; ORS = "\n\n"; n = split(want, w)
+			for (i = 1; i <= n; i++) keep[w[i]] = 1 }
+		match($0, /^Package: [^\n]+/) && (substr($0, 10, RLENGTH - 9) in keep)' \
+			"$f" >"$f.part" && mv "$f.part" "$f" || die "cannot trim $f"
+	done
 	# debootstrap links proc to the host's /proc for the second stage in a
 	# chroot; the guest mounts its own there
 	if [ -L "$s/proc" ]; then rm -f "$s/proc"; install -d -m 0555 "$s/proc"; fi
