@@ -7,6 +7,7 @@ in tests/guest_kernel/test_rootfs.py."""
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -20,6 +21,7 @@ QEMU_IMG = os.environ.get("QEMU_IMG") or "qemu-img"
 
 
 def qemu_img(*args):
+    assert shutil.which(QEMU_IMG), f"{QEMU_IMG} missing (package qemu-utils: scripts/deps.sh host)"
     return subprocess.run([QEMU_IMG, *args], capture_output=True, text=True, check=True).stdout
 
 
@@ -75,6 +77,7 @@ def test_overlay_kept_over_current_base_renewed_over_another(tmp_path):
 
 
 def test_overlay_without_base_fails(tmp_path):
+    assert shutil.which(QEMU_IMG), f"{QEMU_IMG} missing (package qemu-utils: scripts/deps.sh host)"
     out = tmp_path / "alpha.qcow2"
     r = overlay(tmp_path / "cache", out)
     assert r.returncode != 0
