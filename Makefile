@@ -5,6 +5,7 @@
 #   make test     unit tests, guest tests, Linux tests, conformant tier (installs what it needs)
 #   make test-conformant  the CFI tests on QEMU built with platform/qemu-virt/patches
 #   make deps     install/fetch dependencies only
+#   make rootfs   the Debian root file system's base image (docs/user-guide.md)
 PLATFORM ?= qemu-virt
 include platform/$(PLATFORM)/platform.mk
 
@@ -36,7 +37,7 @@ HYP_OBJS := $(addprefix $(B)/hyp/,$(hyp-objs-y))
 LIBFDT_NAMES := fdt fdt_ro fdt_rw fdt_sw fdt_wip fdt_strerror fdt_addresses fdt_empty_tree
 LIBFDT_OBJS := $(addprefix $(B)/libfdt/,$(addsuffix .o,$(LIBFDT_NAMES)))
 
-.PHONY: all deps deps-host depcheck run run-demo test test-quick test-conformant qemu-conformant bench clean
+.PHONY: all deps deps-host depcheck run run-demo rootfs rootfs-overlays test test-quick test-conformant qemu-conformant bench clean
 all: $(B)/carapace.bin
 
 # --- dependencies -----------------------------------------------------------
@@ -98,6 +99,16 @@ RUN_VMS ?= --vm name=alpha,kernel=$(LINUX_IMAGE),initrd=$(INITRAMFS),mem=256M,vc
 # Two Linux guests with user CFI, interactive (Ctrl-] monitor, Ctrl-A X quits).
 run: deps all linux-initramfs
 	$(PYTHON) tools/carapace-run --smp 2 $(RUN_VMS)
+
+# The Debian root file system's base image (scripts/mkrootfs.sh; cached by its
+# inputs, docs/user-guide.md) and a qcow2 overlay over it per VM of `make run`.
+ROOTFS_VMS := alpha beta
+rootfs: guest-kernel linux-cfitest $(B)/guest-kernel/cfistatus guest-kselftests
+	@KERNEL="$$(guest-linux-patches/build.sh image-path)" CFITEST=$(B)/linux/cfitest \
+		CFISTATUS=$(B)/guest-kernel/cfistatus KSELFTEST=$(GK_KSELFTEST) scripts/mkrootfs.sh build
+
+rootfs-overlays: rootfs
+	@for vm in $(ROOTFS_VMS); do scripts/mkrootfs.sh overlay $(B)/run/$$vm.qcow2 || exit; done
 
 # The same, with the bare-metal demo guests (no Linux download needed).
 run-demo: deps-host all guests

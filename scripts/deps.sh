@@ -3,7 +3,10 @@
 # Installs or fetches everything Carapace needs, idempotently.
 #   host   : QEMU 10 (bookworm-backports), cross compilers, dtc, cpio, pytest,
 #            openssl (tools/carapace-tls init: migration credentials),
-#            pip and venv (`pip install .` of the carapace package, and its test)
+#            pip and venv (`pip install .` of the carapace package, and its test),
+#            the Debian root file system's build and test (scripts/mkrootfs.sh):
+#            debootstrap, qemu-utils (qemu-img), e2fsprogs (mke2fs -d, e2fsck),
+#            openssh-client (ssh-keygen, ssh)
 #   fetched: OpenSBI >= 1.6 (trixie .deb), libfdt source (linux-source-7.2),
 #            guest kernel + busybox-static (sid riscv64 .debs),
 #            U-Boot's S-mode build (trixie u-boot-qemu), a third-party guest
@@ -101,6 +104,9 @@ need_mirror() {
 SUDO=
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
 
+# have_sbin CMD: CMD is installed, also in /usr/sbin, which a user's PATH lacks.
+have_sbin() { PATH=$PATH:/usr/sbin:/sbin command -v "$1" >/dev/null; }
+
 host_ok() {
 	command -v gcc >/dev/null && command -v make >/dev/null &&
 	command -v qemu-system-riscv64 >/dev/null &&
@@ -110,6 +116,8 @@ host_ok() {
 	[ -f /usr/riscv64-linux-gnu/lib/libc.a ] &&
 	command -v dtc >/dev/null && command -v cpio >/dev/null &&
 	command -v openssl >/dev/null &&
+	have_sbin debootstrap && command -v qemu-img >/dev/null && have_sbin mke2fs &&
+	command -v ssh-keygen >/dev/null && command -v ssh >/dev/null &&
 	/usr/bin/python3 -c 'import pytest, ssl, pip, ensurepip' 2>/dev/null
 }
 
@@ -123,10 +131,11 @@ deps_host() {
 	fi
 	say "apt-get update"
 	$SUDO apt-get update -q >/dev/null || die "apt-get update failed"
-	say "installing QEMU 10 (bookworm-backports), cross compilers, dtc, pytest, openssl, pip"
+	say "installing QEMU 10 (bookworm-backports), cross compilers, dtc, pytest, openssl, pip, debootstrap, ssh"
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \
 		qemu-system-riscv/bookworm-backports qemu-system-common/bookworm-backports \
 		qemu-system-data/bookworm-backports opensbi/bookworm-backports \
+		qemu-utils/bookworm-backports debootstrap e2fsprogs openssh-client \
 		gcc-riscv64-linux-gnu libc6-dev-riscv64-cross gcc-riscv64-unknown-elf \
 		device-tree-compiler cpio \
 		xz-utils gzip python3 python3-pytest python3-pip python3-venv ca-certificates openssl \
