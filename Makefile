@@ -37,7 +37,7 @@ HYP_OBJS := $(addprefix $(B)/hyp/,$(hyp-objs-y))
 LIBFDT_NAMES := fdt fdt_ro fdt_rw fdt_sw fdt_wip fdt_strerror fdt_addresses fdt_empty_tree
 LIBFDT_OBJS := $(addprefix $(B)/libfdt/,$(addsuffix .o,$(LIBFDT_NAMES)))
 
-.PHONY: all deps deps-host depcheck run run-demo rootfs rootfs-overlays test test-quick test-conformant qemu-conformant bench clean
+.PHONY: all deps deps-host depcheck run run-initramfs run-demo rootfs rootfs-overlays test test-quick test-conformant qemu-conformant bench clean
 all: $(B)/carapace.bin
 
 # --- dependencies -----------------------------------------------------------
@@ -93,12 +93,25 @@ $(B)/carapace.bin: $(B)/carapace.elf
 # Our guest kernel (make guest-kernel) when it has been built, Debian's otherwise.
 LINUX_IMAGE := $(or $(wildcard $(CACHE)/guest-kernel/Image),$(CACHE)/linux/Image)
 INITRAMFS := $(B)/linux/initramfs.cpio.gz
-RUN_VMS ?= --vm name=alpha,kernel=$(LINUX_IMAGE),initrd=$(INITRAMFS),mem=256M,vcpus=2,bootargs="console=ttyS0 quiet" \
+RUN_VMS_INITRAMFS ?= --vm name=alpha,kernel=$(LINUX_IMAGE),initrd=$(INITRAMFS),mem=256M,vcpus=2,bootargs="console=ttyS0 quiet" \
 	   --vm name=beta,kernel=$(LINUX_IMAGE),initrd=$(INITRAMFS),mem=256M,vcpus=2,bootargs="console=ttyS0 quiet"
+# make run: each guest on its own disk (a qcow2 overlay over the Debian base
+# image), both on switch lan with an uplink; ssh -p 2222 / 2223 root@localhost
+# with the key `scripts/mkrootfs.sh ssh-key` prints.
+RUN_SSH_PORTS ?= 2222 2223
+RUN_VMS ?= --switch name=lan,uplink=user,fwd=alpha:$(word 1,$(RUN_SSH_PORTS)),fwd=beta:$(word 2,$(RUN_SSH_PORTS)) \
+	   --vm name=alpha,kernel=$(GUEST_KERNEL),mem=256M,vcpus=2,disk=$(B)/run/alpha.qcow2,net=lan,bootargs="root=/dev/vda rw console=ttyS0 quiet" \
+	   --vm name=beta,kernel=$(GUEST_KERNEL),mem=256M,vcpus=2,disk=$(B)/run/beta.qcow2,net=lan,bootargs="root=/dev/vda rw console=ttyS0 quiet"
 
-# Two Linux guests with user CFI, interactive (Ctrl-] monitor, Ctrl-A X quits).
-run: deps all linux-initramfs
+# Two Linux guests with user CFI on Debian disks, a switch, ssh; interactive
+# (Ctrl-] monitor, Ctrl-A X quits).
+run: deps all rootfs-overlays
+	@echo "ssh key: $$(scripts/mkrootfs.sh ssh-key)"
 	$(PYTHON) tools/carapace-run --smp 2 $(RUN_VMS)
+
+# The same two guests on the initramfs (no disk, no network).
+run-initramfs: deps all linux-initramfs
+	$(PYTHON) tools/carapace-run --smp 2 $(RUN_VMS_INITRAMFS)
 
 # The Debian root file system's base image (scripts/mkrootfs.sh; cached by its
 # inputs, docs/user-guide.md) and a qcow2 overlay over it per VM of `make run`.
