@@ -252,9 +252,11 @@ def test_addresses_and_bootargs(kernel, images):
     vms, _ = setup_two(kernel, images)
     alpha, beta = vms
     assert (alpha.ip, alpha.ip_switch) == ("10.0.2.15", "lan")
-    assert alpha.bootargs == "carapace.ip=10.0.2.15/24 carapace.gw=10.0.2.2"
+    assert alpha.bootargs == ("carapace.ip=10.0.2.15/24 carapace.gw=10.0.2.2 "
+                              "carapace.hostname=alpha")
     assert beta.ip == "10.0.2.16"
-    assert beta.bootargs == "x=1 carapace.ip=10.0.2.16/24 carapace.gw=10.0.2.2"
+    assert beta.bootargs == ("x=1 carapace.ip=10.0.2.16/24 carapace.gw=10.0.2.2 "
+                             "carapace.hostname=beta")
 
 
 def test_address_counts_per_switch_and_names_the_nic(kernel):
@@ -266,7 +268,8 @@ def test_address_counts_per_switch_and_names_the_nic(kernel):
                                       "name=dmz"]))
     assert [vm.ip for vm in vms] == [None, "10.0.2.15", "10.0.2.15", "10.0.2.16"]
     assert vms[0].bootargs is None
-    assert vms[2].bootargs.endswith("carapace.gw=10.0.2.2 carapace.ipdev=eth1")
+    assert vms[2].bootargs.endswith("carapace.gw=10.0.2.2 carapace.hostname="
+                                    f"{vms[2].name} carapace.ipdev=eth1")
     assert "ipdev" not in vms[3].bootargs
 
 
@@ -455,7 +458,8 @@ def test_dt_nodes(kernel, images, tmp_path):
     assert ":".join(f"{int(x, 16):02x}" for x in mac) == vms[0].nics[1].mac
     mac = fdtget(dtb, f"{beta}/nic@0", "local-mac-address", "bx").split()
     assert mac == ["52", "54", "0", "ab", "cd", "ef"]
-    assert fdtget(dtb, beta, "bootargs") == "x=1 carapace.ip=10.0.2.16/24 carapace.gw=10.0.2.2"
+    assert fdtget(dtb, beta, "bootargs") == ("x=1 carapace.ip=10.0.2.16/24 carapace.gw=10.0.2.2 "
+                                             "carapace.hostname=beta")
 
 
 # --- the command ------------------------------------------------------------------------

@@ -157,7 +157,7 @@ def plan_network(vms, switches):
     """Check the NICs against the switches and fill in what is derived: each
     NIC's MAC (from the VM's name and the NIC's index unless given), each
     uplink's MAC, each VM's address on a switch with an uplink (in its
-    bootargs: carapace.ip=10.0.2.X/24 carapace.gw=10.0.2.2, and
+    bootargs: carapace.ip=10.0.2.X/24 carapace.gw=10.0.2.2 carapace.hostname=NAME, and
     carapace.ipdev=ethN when that NIC is not the first) and the forwards'
     guest addresses."""
     by_name = {sw.name: sw for sw in switches}
@@ -214,7 +214,8 @@ def plan_addresses(vms, by_name):
         count[nic.switch] = k + 1
         vm.ip = f"{UPLINK_PREFIX}{FIRST_GUEST_HOST + k}"
         vm.ip_switch = nic.switch
-        extra = f"carapace.ip={vm.ip}/24 carapace.gw={UPLINK_GATEWAY}"
+        extra = (f"carapace.ip={vm.ip}/24 carapace.gw={UPLINK_GATEWAY} "
+                 f"carapace.hostname={vm.name}")
         if nic.index:
             extra += f" carapace.ipdev=eth{nic.index}"
         vm.bootargs = f"{vm.bootargs} {extra}" if vm.bootargs else extra
