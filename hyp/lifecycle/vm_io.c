@@ -28,6 +28,9 @@ struct disk_link {
 	struct hostblk_req req[VBLK_INFLIGHT];
 };
 
+/* a guest request's segments fit a host request's */
+_Static_assert(VBLK_SEG_MAX <= HOSTBLK_MAX_SEGS, "vblk segments must fit a hostblk request");
+
 static struct disk_link disks[HOST_PCI_DEV_MAX + 1];	/* by PCI device number */
 static struct vswitch_port nic_ports[VM_MAX][VM_MAX_NICS];
 
@@ -289,6 +292,9 @@ int vm_io_nic_set(struct vm *vm, unsigned int nic, bool attach)
 
 void vm_io_poll(void)
 {
+	/* under disks_lock: a VM being destroyed gives its disks back under it,
+	 * so a kick never reaches a device model that is being freed */
+	spin_lock(&disks_lock);
 	for (unsigned int i = 0; i < ARRAY_SIZE(disks); i++) {
 		struct disk_link *l = &disks[i];
 		struct vm *owner = (struct vm *)l->owner;
@@ -296,4 +302,5 @@ void vm_io_poll(void)
 		if (owner && __atomic_exchange_n(&l->throttled, 0, __ATOMIC_ACQ_REL))
 			vblk_kick(owner, l->slot);
 	}
+	spin_unlock(&disks_lock);
 }
