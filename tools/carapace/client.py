@@ -24,8 +24,8 @@ MAX_REPLY = 64 * 1024          # replies are at most 8192 bytes; accept more, to
 DEFAULT_TIMEOUT = 30.0
 MAX_TIMEOUT = 86400.0
 COMMANDS = ("hello", "list", "images", "stats", "metrics", "cfi", "pause", "resume", "wake", "destroy",
-            "create", "snapshot", "restore", "migrate", "incoming")
-ERROR_CODES = ("bad-request", "version", "unknown-command", "no-such-vm", "bad-state",
+            "create", "snapshot", "restore", "migrate", "incoming", "devices", "nic")
+ERROR_CODES = ("bad-request", "version", "unknown-command", "no-such-vm", "no-such-nic", "bad-state",
                "exists", "no-memory", "invalid", "busy", "internal", "unsupported",
                "no-stream", "bad-snapshot", "no-cfi", "no-feature", "stream", "refused",
                "bad-stream", "aborted", "unconfirmed")
