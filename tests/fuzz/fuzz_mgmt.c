@@ -40,6 +40,7 @@
 #include <vcpu.h>
 #include <virtio_console.h>
 #include <vm.h>
+#include <vm_io.h>
 #include <vm_lifecycle.h>
 #include <vmops.h>
 #include "fuzz_check.h"
@@ -68,12 +69,15 @@ bool mig_send_active, mig_recv_active;
 const struct mig_host_ops vmops_migration;
 static uint8_t flags;
 
+static bool nic_attached[VM_MAX][2];	/* NICs' state for vm_io stubs below */
+
 static void setup_vms(void)
 {
 	static const char *const names[] = { "alpha", "beta", "gamma" };
 	static const enum vm_state states[] = { VM_RUNNING, VM_PAUSED, VM_RUNNING };
 
 	memset(vms, 0, sizeof(vms));
+	memset(nic_attached, 0, sizeof(nic_attached));
 	for (unsigned int i = 0; i < ARRAY_SIZE(names); i++) {
 		struct vm *vm = &vms[i];
 
@@ -257,6 +261,42 @@ int vm_create(const struct vm_desc *d, struct vm **out, const char **why)
 }
 
 /* the stream port and what uses it */
+/* Devices (devices, nic): alpha a disk and two NICs, beta a read-only disk,
+ * gamma none; counters near their limits so the reply's numbers are long. */
+unsigned int vm_io_list(struct vm *vm, struct vm_io_info *out, unsigned int max)
+{
+	unsigned int i = (unsigned int)(vm - vms), n = 0;
+
+	if (i == 0 || i == 1) {
+		if (n < max)
+			out[n] = (struct vm_io_info){ .slot = n, .pci_dev = (uint8_t)(2 + i),
+				.read_only = i == 1, .sectors = UINT64_MAX >> 9,
+				.blk = { UINT64_MAX, UINT64_MAX, 1, 0 } };
+		n++;
+	}
+	for (unsigned int nic = 0; i == 0 && nic < 2; nic++) {
+		if (n < max)
+			out[n] = (struct vm_io_info){ .slot = n, .is_net = true, .nic = nic,
+				.sw = "sw-15-char-name", .mac = { 0x52, 0x54, 0, 0, 0, (uint8_t)nic },
+				.attached = !nic_attached[i][nic], .tx = { 1, 2, 3, 4 },
+				.rx = { UINT64_MAX, 0, 0, UINT64_MAX }, .spoofed = UINT64_MAX };
+		n++;
+	}
+	return n < max ? n : max;
+}
+
+int vm_io_nic_set(struct vm *vm, unsigned int nic, bool attach)
+{
+	unsigned int i = (unsigned int)(vm - vms);
+
+	if (i != 0 || nic >= 2)
+		return -HYP_ENOENT;
+	if (attach && (flags & FL_OP_FAILS))
+		return -HYP_EEXIST;
+	nic_attached[i][nic] = !attach;	/* stored inverted: zero is attached */
+	return 0;
+}
+
 static bool stream_busy_now(void)
 {
 	return flags & FL_STREAM_BUSY;
