@@ -15,6 +15,10 @@
  *   mode=send    send count DATA frames to broadcast; spoof=1 sends them
  *                with a source MAC that is not this NIC's; big=1 sends
  *                frames larger than 1514 bytes (both must be dropped).
+ * The VMs of one test boot in any order and a frame that reaches a NIC with
+ * no receive buffer is dropped (as on a wire), so the listening modes (echo,
+ * recv) broadcast READY frames until the first DATA frame reaches them, and
+ * the sending modes (ping, send) wait for a READY before their first frame.
  * Every line the harness compares is printed by report_info(). */
 #include "libguest.h"
 #include "vio.h"
@@ -31,6 +35,8 @@
 #define ETHERTYPE_ARP	0x0806
 #define KIND_DATA	1
 #define KIND_ECHO	2
+#define KIND_READY	3	/* "my receive queue is up": see await_peer() */
+#define READY_EVERY_US	50000
 
 static struct vio_dev dev;
 static struct vio_queue rxq, txq;
@@ -153,6 +159,40 @@ static bool is_test(const uint8_t *f, uint32_t len)
 	return len >= 27 && get16(f + 12) == ETHERTYPE_TEST && !memcmp(f + 14, "CRPC", 4);
 }
 
+static bool is_kind(const uint8_t *f, uint32_t len, uint8_t kind)
+{
+	return is_test(f, len) && f[26] == kind;
+}
+
+/* A listener's announcement, every READY_EVERY_US until it got its first
+ * DATA frame (*@next: when the next is due; 0 once it got one). */
+static void announce_ready(unsigned long *next)
+{
+	if (*next && rdtime() >= *next) {
+		send_test(bcast, mac, 0, 0, KIND_READY, 60);
+		*next = rdtime() + us_to_ticks(READY_EVERY_US);
+	}
+}
+
+/* A sender's wait for some listener on its switch (at most 60 s). */
+static void await_peer(void)
+{
+	unsigned long end = rdtime() + us_to_ticks(60000000);
+	bool ready = false;
+	uint32_t len;
+	uint16_t id;
+
+	while (!ready && rdtime() < end) {
+		const uint8_t *f = rx_next(10000, &len, &id);
+
+		if (!f)
+			continue;
+		ready = is_kind(f, len, KIND_READY);
+		rx_done(id);
+	}
+	check_eq(T, "a listener announced itself", ready, 1);
+}
+
 static void mode_arp(void)
 {
 	uint32_t ip = (uint32_t)bootarg_ulong("ip", 15), len;
@@ -189,16 +229,18 @@ static void mode_arp(void)
 static void mode_echo(void)
 {
 	unsigned long end = rdtime() + us_to_ticks(bootarg_ulong("seconds", 5) * 1000000);
-	unsigned long echoed = 0;
+	unsigned long echoed = 0, ready_next = rdtime();
 	uint32_t len, tag, seq;
 	uint16_t id;
 
 	while (rdtime() < end) {
+		announce_ready(&ready_next);
 		const uint8_t *f = rx_next(10000, &len, &id);
 
 		if (!f)
 			continue;
-		if (is_test(f, len) && f[26] == KIND_DATA) {
+		if (is_kind(f, len, KIND_DATA)) {
+			ready_next = 0;
 			memcpy(&tag, f + 18, 4);
 			memcpy(&seq, f + 22, 4);
 			send_test(f + 6, mac, tag, seq, KIND_ECHO, len);
@@ -213,9 +255,11 @@ static void mode_ping(void)
 {
 	unsigned long count = bootarg_ulong("count", 100), echoed = 0;
 	uint32_t tag = (uint32_t)bootarg_ulong("tag", 1), len, got_tag, got_seq;
-	unsigned long t0 = rdtime();
+	unsigned long t0;
 	uint16_t id;
 
+	await_peer();
+	t0 = rdtime();
 	for (uint32_t seq = 0; seq < count; seq++) {
 		unsigned long end = rdtime() + us_to_ticks(1000000);
 
@@ -226,7 +270,7 @@ static void mode_ping(void)
 
 			if (!f)
 				continue;
-			if (is_test(f, len) && f[26] == KIND_ECHO) {
+			if (is_kind(f, len, KIND_ECHO)) {
 				memcpy(&got_tag, f + 18, 4);
 				memcpy(&got_seq, f + 22, 4);
 				mine = got_tag == tag && got_seq == seq && !memcmp(f, mac, 6) &&
@@ -246,21 +290,24 @@ static void mode_ping(void)
 static void mode_recv(void)
 {
 	unsigned long end = rdtime() + us_to_ticks(bootarg_ulong("seconds", 5) * 1000000);
-	unsigned long data[8] = { 0 }, echo[8] = { 0 }, other = 0;
+	unsigned long data[8] = { 0 }, echo[8] = { 0 }, other = 0, ready_next = rdtime();
 	uint32_t len, tag;
 	uint16_t id;
 
 	while (rdtime() < end) {
+		announce_ready(&ready_next);
 		const uint8_t *f = rx_next(10000, &len, &id);
 
 		if (!f)
 			continue;
 		if (is_test(f, len)) {
 			memcpy(&tag, f + 18, 4);
-			if (f[26] == KIND_DATA)
+			if (f[26] == KIND_DATA) {
 				data[tag % 8]++;
-			else
+				ready_next = 0;
+			} else if (f[26] == KIND_ECHO) {
 				echo[tag % 8]++;
+			}
 		} else {
 			other++;
 		}
@@ -279,6 +326,7 @@ static void mode_send(void)
 	uint32_t tag = (uint32_t)bootarg_ulong("tag", 1);
 	uint8_t src[6];
 
+	await_peer();
 	memcpy(src, mac, 6);
 	if (bootarg_ulong("spoof", 0))
 		src[5] ^= 0x5a;		/* some other NIC's address */
