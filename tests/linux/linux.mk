@@ -16,10 +16,13 @@ LINUX_BUSYBOX := $(CACHE)/busybox/usr/bin/busybox
 linux-initramfs: $(B)/linux/initramfs.cpio.gz
 linux-cfitest: $(B)/linux/cfitest
 
+# -s: the symbol table would name the assembler's temporary object
+# (ccXXXXXX.o), so two builds of the same sources would differ, and with them
+# the rootfs cache key (scripts/mkrootfs.sh) that hashes this binary.
 $(B)/linux/cfitest: $(LINUX_TEST_SRCS) $(LINUX_TEST_HDRS) tests/linux/linux.mk
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(LINUX_CC) $(LINUX_CFLAGS) -o $@ $(LINUX_TEST_SRCS)
+	@$(LINUX_CC) $(LINUX_CFLAGS) -s -o $@ $(LINUX_TEST_SRCS)
 
 $(B)/linux/initramfs.cpio.gz: $(B)/linux/cfitest tests/linux/init scripts/mkinitramfs.sh
 	@echo "  CPIO    $@"

@@ -83,3 +83,20 @@ def test_overlay_without_base_fails(tmp_path):
     assert r.returncode != 0
     assert "no base image" in r.stderr and "make rootfs" in r.stderr, r.stderr
     assert not out.exists()
+
+
+def test_guest_programs_build_reproducibly(tmp_path):
+    """The base image's cache key hashes the CFI test programs it holds
+    (cache_key in scripts/mkrootfs.sh): two builds of the same sources must
+    be byte-identical, or every fresh clone (CI's included) would build the
+    image again. Each build here is a fresh make run into its own directory."""
+    digests = []
+    for n in (1, 2):
+        b = tmp_path / f"b{n}"
+        r = subprocess.run(["make", "--no-print-directory", f"B={b}", f"{b}/linux/cfitest",
+                            f"{b}/guest-kernel/cfistatus"], cwd=ROOT, capture_output=True,
+                           text=True, timeout=300)
+        assert r.returncode == 0, f"build {n} failed:\n{r.stdout}\n{r.stderr}"
+        digests.append([(b / p).read_bytes() for p in ("linux/cfitest", "guest-kernel/cfistatus")])
+    for name, first, second in zip(("cfitest", "cfistatus"), *digests):
+        assert first == second, f"two builds of {name} differ: the rootfs cache key would too"
