@@ -211,7 +211,7 @@ fuzz-short-virtq := 200000
 # the host disk driver against a device that breaks the rules: 16-byte
 # header, up to 128 eight-byte operations
 fuzz-src-hostio := tests/fuzz/fuzz_hostio.c tests/unit/fake_vpci.c hyp/drivers/hostblk.c \
-	hyp/drivers/virtio_pci.c hyp/lib/printf.c
+	hyp/drivers/virtio_pci.c hyp/drivers/split_ring.c hyp/lib/printf.c
 fuzz-opts-hostio := -max_len=1040
 fuzz-short-hostio := 200000
 # a guest's virtio-blk device through its MMIO registers: 16-byte header,
