@@ -1,29 +1,43 @@
 /* SPDX-License-Identifier: MIT */
-/* Boot self-test of the host disks and NICs (hostio_selftest.h), for
- * tests/guests/test_host_virtio.py: it writes to the disks, so it runs only
- * when the host DT asks (/chosen carapace,selftest-hostio). Boot, hart 0,
- * polling (no interrupt yet); each step waits at most ST_WAIT_MS.
+/* Boot self-tests of the host disks and NICs (hostio_selftest.h), through
+ * the real drivers. Tests only, each when the host DT asks.
+ *
+ * hostio_selftest() (/chosen carapace,selftest-hostio, for
+ * tests/guests/test_host_virtio.py) writes to the disks. Boot, hart 0,
+ * polling (the drivers' interrupts are not taken yet); each step waits at
+ * most ST_WAIT_MS.
  *
  * Disk in slot s, read-write: SELFTEST_SECTORS sectors at SELFTEST_SECTOR are
  * written with pattern(s) in two segments, flushed, read back (two other
  * segments) and compared; a request past the end must be refused. Read-only:
  * a write must be refused, and the first bytes of those sectors are printed.
  * NIC: an ARP request for QEMU user networking's gateway 10.0.2.2, resent
- * every 500 ms; the reply's sender MAC is printed. */
+ * every 500 ms; the reply's sender MAC is printed.
+ *
+ * hostio_selftest_irq() (/chosen carapace,selftest-pci-irq, for
+ * tests/guests/test_host_irq.py): reads of sector 0 of the first disk,
+ * completed only by its INTx: host_io.c's handler polls the disk, whose
+ * done() sends the next read, for IRQ_WINDOW_MS and at least IRQ_REQUESTS
+ * reads. The answers come while hart 0 does whatever it does then (runs a
+ * guest, sleeps, serves the host); the last one reports where they were
+ * taken. A window rather than a count: QEMU answers a read in about 0.2 ms,
+ * so 16 of them can all come while hart 0 is still busy starting the boot
+ * VMs, and none at a guest exit. */
 #include <errno.h>
 #include <hart.h>
+#include <host_irq.h>
 #include <hostblk.h>
 #include <hostio_selftest.h>
 #include <hostnet.h>
 #include <log.h>
 #include <string.h>
+#include <vm_lifecycle.h>
 
 #define SELFTEST_SECTOR		8
 #define SELFTEST_SECTORS	8
 #define ST_BYTES		(SELFTEST_SECTORS * VIRTIO_BLK_SECTOR)
 #define ST_WAIT_MS		5000
 #define ARP_RESEND_MS		500
-#define PCI_SLOTS		32
 
 static uint8_t wbuf[ST_BYTES] __attribute__((aligned(4096)));
 static uint8_t rbuf[ST_BYTES] __attribute__((aligned(4096)));
@@ -186,7 +200,7 @@ static void net_selftest(unsigned int slot, struct hostnet *n)
 
 void hostio_selftest(void)
 {
-	for (unsigned int slot = 0; slot < PCI_SLOTS; slot++) {
+	for (unsigned int slot = HOST_PCI_DEV_MIN; slot <= HOST_PCI_DEV_MAX; slot++) {
 		struct hostblk *b = hostblk_by_slot(slot);
 		struct hostnet *n = hostnet_by_slot(slot);
 
@@ -196,4 +210,100 @@ void hostio_selftest(void)
 			net_selftest(slot, n);
 	}
 	pr_info("hostio selftest: done");
+}
+
+/* --- a disk's INTx, end to end ----------------------------------------------- */
+
+/* more than one host_irq_handle() call takes (HOST_IRQ_MAX_CLAIMS), so some
+ * answers come after the call that took the first ones */
+#define IRQ_REQUESTS		16
+/* well inside the guest-exit test's 1.5 s spin: the report comes before its
+ * VM ends (and with it, Carapace) */
+#define IRQ_WINDOW_MS		500
+
+static struct {
+	struct hostblk *disk;
+	unsigned int slot;
+	int64_t irq;
+	uint64_t until;		/* reads go on until then (time_now()) */
+	unsigned int answered, bad, at_exit, in_loop;
+	struct hostblk_req req;
+	uint8_t data[VIRTIO_BLK_SECTOR] __attribute__((aligned(64)));
+} irq_st;
+
+static void irq_done(struct hostblk_req *r);
+
+static int irq_send(void)
+{
+	memset(irq_st.data, 0, sizeof(irq_st.data));
+	irq_st.req = (struct hostblk_req){
+		.type = VIRTIO_BLK_T_IN, .sector = 0, .nr_seg = 1, .done = irq_done,
+		.seg[0] = { (hpa_t)(uintptr_t)irq_st.data, sizeof(irq_st.data) },
+	};
+	return hostblk_submit(irq_st.disk, &irq_st.req);
+}
+
+/* From hostblk_poll(), which only the disk's interrupt handler calls now. */
+static void irq_done(struct hostblk_req *r)
+{
+	const uint8_t *d = irq_st.data;
+	int rc;
+
+	irq_st.answered++;
+	irq_st.bad += r->status != VIRTIO_BLK_S_OK;
+	if (host_irq_polling())
+		irq_st.in_loop++;
+	else
+		irq_st.at_exit++;
+	if (irq_st.answered < IRQ_REQUESTS || time_now() < irq_st.until) {
+		rc = irq_send();
+		if (rc)
+			pr_info("hostio selftest: irq: blk slot %u: request %u not sent (%d)",
+				irq_st.slot, irq_st.answered + 1, rc);
+		return;
+	}
+	/* sector 0's first bytes: the device wrote our buffer (DMA) */
+	pr_info("hostio selftest: irq: blk slot %u irq %ld: %u requests answered, %u with an "
+		"error, data %02x%02x%02x%02x; taken at a guest exit %u, in the scheduler's "
+		"loop %u", irq_st.slot, (long)irq_st.irq, irq_st.answered, irq_st.bad, d[0], d[1],
+		d[2], d[3], irq_st.at_exit, irq_st.in_loop);
+}
+
+/* Every route of the bridge's interrupt-map names the host PLIC: the
+ * numbers host_io.c registers there are that PLIC's sources. */
+static bool intx_to_host_plic(const struct host_info *hi)
+{
+	for (unsigned int i = 0; i < hi->pci.nr_intx; i++)
+		if (hi->pci.intx[i].parent != hi->plic.phandle)
+			return false;
+	return true;
+}
+
+void hostio_selftest_irq(const struct host_info *hi)
+{
+	const char *why = NULL;
+	int rc;
+
+	for (unsigned int slot = HOST_PCI_DEV_MIN; slot <= HOST_PCI_DEV_MAX && !irq_st.disk;
+	     slot++) {
+		irq_st.disk = hostblk_by_slot(slot);
+		irq_st.slot = slot;
+	}
+	if (!irq_st.disk) {
+		pr_info("hostio selftest: irq: no host disk");
+		return;
+	}
+	irq_st.irq = hostblk_irq(irq_st.disk);
+	if (!intx_to_host_plic(hi))
+		why = "the bridge's INTx do not go to the host PLIC";
+	else if (irq_st.irq < 0)
+		why = "its INTx is not routed";
+	irq_st.until = time_now() + ms_to_ticks(IRQ_WINDOW_MS);
+	if (!why && (rc = irq_send()))
+		why = rc == -HYP_EIO ? "the disk is out of service" : "the request is refused";
+	if (why)
+		pr_info("hostio selftest: irq: blk slot %u: %s", irq_st.slot, why);
+	else
+		pr_info("hostio selftest: irq: blk slot %u irq %ld: request sent", irq_st.slot,
+			(long)irq_st.irq);
 }

@@ -17,7 +17,6 @@
 #include <mgmt.h>
 #include <mm.h>
 #include <pci_host.h>
-#include <pci_irq_selftest.h>
 #include <sbi_client.h>
 #include <sched.h>
 #include <snapshot.h>
@@ -88,8 +87,9 @@ static void report_cfi_caps(bool ss_granted)
 }
 
 /* The host PLIC's S-mode context of this, the boot hart: host interrupts
- * are taken on hart 0 only (docs/architecture.md, "Host interrupts"). */
-static void setup_host_irqs(unsigned long hartid)
+ * are taken on hart 0 only (docs/architecture.md, "Host interrupts").
+ * False if there are none. */
+static bool setup_host_irqs(unsigned long hartid)
 {
 	uint32_t ctx = PLIC_NO_CONTEXT;
 
@@ -99,10 +99,9 @@ static void setup_host_irqs(unsigned long hartid)
 	if (host_irq_init(&host.plic, ctx)) {
 		pr_info("host interrupts: none (%s)", host.plic.present ?
 			"no S-mode PLIC context for the boot hart" : "no usable PLIC in the DT");
-		return;
+		return false;
 	}
-	if (host.selftest_pci_irq)
-		pci_irq_selftest_start(host.plic.phandle, &host.pci);
+	return true;
 }
 
 static void create_boot_vms(void)
@@ -126,7 +125,7 @@ static void create_boot_vms(void)
 void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_entry)
 {
 	const char *err;
-	bool ss;
+	bool ss, irqs;
 
 	if (fdt_host_parse(fdt, &host, &err)) {
 		uart_init(PLATFORM_UART_DEFAULT, 0);
@@ -202,10 +201,12 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 		hostblk_init();
 		hostnet_init();
 	}
-	setup_host_irqs(hartid);
+	irqs = setup_host_irqs(hartid);
 	host_io_init(&host);
 	if (host.selftest_hostio)
 		hostio_selftest();
+	if (host.selftest_pci_irq && irqs)
+		hostio_selftest_irq(&host);
 	create_boot_vms();
 	if (host.incoming)
 		mgmt_arm_incoming();

@@ -54,8 +54,6 @@ struct hostblk {
 static struct hostblk disks[HOSTBLK_MAX_DEVS];
 static unsigned int nr_disks;
 
-#define READ_ONCE(x)		(*(const volatile __typeof__(x) *)&(x))
-
 int64_t hostblk_irq(const struct hostblk *b)
 {
 	return b->dev.pci->int_pin ? b->dev.pci->int_irq : -1;
@@ -233,11 +231,11 @@ static bool blk_start(struct hostblk *b, const struct pci_func *f)
 	}
 	if (VPCI_QUEUE_SETUP(&b->dev, &b->q, 0, &b->ring))
 		return false;
-	if (b->q.num < 3) {
+	if (b->q.r.num < 3) {
 		vpci_fail(&b->dev, "request queue too small");
 		return false;
 	}
-	b->seg_max = MIN((uint32_t)HOSTBLK_MAX_SEGS, b->q.num - 2u);
+	b->seg_max = MIN((uint32_t)HOSTBLK_MAX_SEGS, b->q.r.num - 2u);
 	if (vpci_has(&b->dev, VIRTIO_BLK_F_SEG_MAX)) {
 		if (vpci_cfg_read(&b->dev, BLK_CFG_SEG_MAX, 4, &v))
 			return false;
@@ -271,7 +269,7 @@ unsigned int hostblk_init(void)
 			continue;
 		pr_info("host %s: %lu sectors (%lu MiB), block %u, seg_max %u, queue %u, %s%s",
 			b->dev.name, (unsigned long)b->sectors, (unsigned long)(b->sectors >> 11),
-			b->blk_size, b->seg_max, b->q.num, b->ro ? "read-only" : "read-write",
+			b->blk_size, b->seg_max, b->q.r.num, b->ro ? "read-only" : "read-write",
 			vpci_has(&b->dev, VIRTIO_BLK_F_FLUSH) ? ", flush" : "");
 		nr_disks++;
 		up++;

@@ -133,7 +133,7 @@ void hostnet_poll(struct hostnet *n)
 	vpci_isr(&n->dev);
 	tx_reclaim(n);
 	spin_unlock(&n->lock);
-	for (unsigned int k = 0; k < n->rxq.num; k++) {
+	for (unsigned int k = 0; k < n->rxq.r.num; k++) {
 		uint16_t head, buf = 0;
 		uint32_t len;
 		int rc;
@@ -177,7 +177,7 @@ static bool net_start(struct hostnet *n, const struct pci_func *f)
 	    VPCI_QUEUE_SETUP(&n->dev, &n->rxq, RX_QUEUE, &n->rx_ring) ||
 	    VPCI_QUEUE_SETUP(&n->dev, &n->txq, TX_QUEUE, &n->tx_ring))
 		return false;
-	for (uint16_t i = 0; i < n->rxq.num; i++)
+	for (uint16_t i = 0; i < n->rxq.r.num; i++)
 		rx_give(n, i);
 	if (vpci_start(&n->dev))
 		return false;
@@ -205,7 +205,7 @@ unsigned int hostnet_init(void)
 			continue;
 		pr_info("host %s: MAC %02x:%02x:%02x:%02x:%02x:%02x, rx queue %u, tx queue %u",
 			n->dev.name, n->mac[0], n->mac[1], n->mac[2], n->mac[3], n->mac[4],
-			n->mac[5], n->rxq.num, n->txq.num);
+			n->mac[5], n->rxq.r.num, n->txq.r.num);
 		nr_nics++;
 		up++;
 	}

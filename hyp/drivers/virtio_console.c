@@ -24,6 +24,7 @@
 #include <string.h>
 #include <console.h>
 #include <hart.h>		/* time_now() (inline: the time CSR) */
+#include <split_ring.h>
 #include <virtio_console.h>
 #include <virtio_mmio.h>
 
@@ -55,13 +56,10 @@ struct vcon_ctl {
 
 /* One split virtqueue whose descriptor i always points at buffer i. */
 struct vq {
-	struct virtq_ring *ring;
+	struct sring r;		/* r.num: queue size = descriptors = buffers */
 	uint8_t *buf;
 	uint32_t buf_size;
-	uint16_t num;		/* queue size = descriptors = buffers */
 	uint16_t index;		/* virtqueue number */
-	uint16_t avail_idx;	/* next avail slot to fill (free-running) */
-	uint16_t last_used;	/* next used slot to look at (free-running) */
 	bool ready;
 	bool write;		/* device-writable buffers (rx) */
 	bool device_owns[VIRTQ_MAX];
@@ -107,15 +105,7 @@ static struct {
 	struct vcon_port port[VCON_MAX_PORTS];
 } vc;
 
-#define READ_ONCE(x)		(*(const volatile __typeof__(x) *)&(x))
-#define WRITE_ONCE(x, v)	(*(volatile __typeof__(x) *)&(x) = (v))
 #ifndef HOST_TEST
-/* memory-memory ordering against the device, and memory before MMIO writes */
-#define virt_mb()	asm volatile("fence rw,rw" ::: "memory")
-#define virt_rmb()	asm volatile("fence r,r" ::: "memory")
-#define virt_wmb()	asm volatile("fence w,w" ::: "memory")
-#define virt_io_mb()	asm volatile("fence iorw,iorw" ::: "memory")
-
 static inline uint32_t rd(unsigned int off)
 {
 	return *(volatile uint32_t *)(vc.base + off);
@@ -127,10 +117,6 @@ static inline void wr(unsigned int off, uint32_t v)
 }
 #else
 /* host unit tests (tests/unit/test_vcon.c) play the device behind the registers */
-#define virt_mb()	__atomic_thread_fence(__ATOMIC_SEQ_CST)
-#define virt_rmb()	__atomic_thread_fence(__ATOMIC_SEQ_CST)
-#define virt_wmb()	__atomic_thread_fence(__ATOMIC_SEQ_CST)
-#define virt_io_mb()	__atomic_thread_fence(__ATOMIC_SEQ_CST)
 uint32_t vcon_test_rd(unsigned int off);
 void vcon_test_wr(unsigned int off, uint32_t v);
 
@@ -164,12 +150,10 @@ static bool vq_setup(struct vq *q, unsigned int index, uint8_t *buf, uint32_t bu
 		return false;
 	while (num > max)	/* keep a power of two */
 		num /= 2;
-	memset(r, 0, sizeof(*r));
 	memset(q, 0, sizeof(*q));
-	q->ring = r;
+	sring_init(&q->r, r->desc, &r->avail, &r->used, num);
 	q->buf = buf;
 	q->buf_size = buf_size;
-	q->num = num;
 	q->index = (uint16_t)index;
 	q->write = write;
 	for (uint16_t i = 0; i < num; i++)
@@ -190,26 +174,20 @@ static bool vq_setup(struct vq *q, unsigned int index, uint8_t *buf, uint32_t bu
 /* Give buffer @id (its first @len bytes) to the device; vq_kick() publishes. */
 static void vq_add(struct vq *q, uint16_t id, uint32_t len)
 {
-	struct virtq_desc *d = &q->ring->desc[id];
+	struct virtq_desc *d = &q->r.desc[id];
 
 	d->addr = (uint64_t)(uintptr_t)(q->buf + (size_t)id * q->buf_size);
 	d->len = len;
 	d->flags = q->write ? VIRTQ_DESC_F_WRITE : 0;
 	d->next = 0;
-	WRITE_ONCE(q->ring->avail.ring[q->avail_idx % q->num], id);
-	q->avail_idx++;
+	sring_offer(&q->r, id);
 	q->device_owns[id] = true;
 }
 
 /* Publish what vq_add() queued and notify the device unless it said not to. */
 static void vq_kick(struct vq *q)
 {
-	if (READ_ONCE(q->ring->avail.idx) == q->avail_idx)
-		return;
-	virt_wmb();	/* descriptors, ring entries and buffer data before the index */
-	WRITE_ONCE(q->ring->avail.idx, q->avail_idx);
-	virt_mb();	/* the index before reading the device's flags */
-	if (READ_ONCE(q->ring->used.flags) & VIRTQ_USED_F_NO_NOTIFY)
+	if (!sring_publish(&q->r))
 		return;
 	virt_io_mb();	/* the index before the notification (device output) */
 	wr(VIRTIO_MMIO_QUEUE_NOTIFY, q->index);
@@ -237,23 +215,18 @@ static void bad_used(const struct vq *q, const char *what, uint32_t v)
  * Entries naming a descriptor the device does not own are skipped. */
 static bool vq_next_used(struct vq *q, uint16_t *id, uint32_t *len)
 {
-	uint16_t used_idx;
+	uint16_t pending;
 
-	while ((used_idx = READ_ONCE(q->ring->used.idx)) != q->last_used) {
-		const struct virtq_used_elem *e;
+	while ((pending = sring_pending(&q->r))) {
 		uint32_t eid, elen;
 
-		if ((uint16_t)(used_idx - q->last_used) > q->num) {
+		if (pending > q->r.num) {
 			/* more entries than buffers we gave: the ring is corrupt */
 			vcon_broken("used index ran ahead");
 			return false;
 		}
-		virt_rmb();	/* the entry and the buffer data after the index */
-		e = &q->ring->used.ring[q->last_used % q->num];
-		eid = READ_ONCE(e->id);
-		elen = READ_ONCE(e->len);
-		q->last_used++;
-		if (eid >= q->num || !q->device_owns[eid]) {
+		sring_take(&q->r, &eid, &elen);
+		if (eid >= q->r.num || !q->device_owns[eid]) {
 			bad_used(q, "unknown buffer id", eid);
 			continue;
 		}
@@ -321,17 +294,16 @@ static unsigned int harvest_gen(unsigned int port, unsigned int gen, bool open,
 				unsigned int fallback)
 {
 	const struct vq *q = &vc.ctl_rx;
-	uint16_t end = READ_ONCE(q->ring->used.idx);
+	uint16_t pending = sring_pending(&q->r);
 	unsigned int newest = fallback;
 
-	virt_rmb();
-	for (uint16_t i = q->last_used, n = 0; i != end && n < q->num; i++, n++) {
-		const struct virtq_used_elem *e = &q->ring->used.ring[i % q->num];
+	for (uint16_t i = q->r.last_used, n = 0; n < pending && n < q->r.num; i++, n++) {
+		const struct virtq_used_elem *e = &q->r.used->ring[i % q->r.num];
 		uint32_t eid = READ_ONCE(e->id);
 		struct vcon_ctl c;
 		bool now_open;
 
-		if (eid >= q->num || !q->device_owns[eid] || READ_ONCE(e->len) < sizeof(c))
+		if (eid >= q->r.num || !q->device_owns[eid] || READ_ONCE(e->len) < sizeof(c))
 			continue;
 		memcpy(&c, q->buf + (size_t)eid * q->buf_size, sizeof(c));
 		if (c.id != port || (c.event != VCON_PORT_OPEN && c.event != VCON_PORT_REMOVE))
@@ -404,7 +376,7 @@ static void port_set_host_open(unsigned int port, bool open)
 		 * (virtio_serial_close -> discard_throttle_data): take them all
 		 * back, or each such close would lose a buffer for good. */
 		tx_reclaim(p);
-		for (uint16_t id = 0; id < p->tx.num; id++)
+		for (uint16_t id = 0; id < p->tx.r.num; id++)
 			if (p->tx.device_owns[id]) {
 				p->tx.device_owns[id] = false;
 				p->tx.free_ids[p->tx.nr_free++] = id;
@@ -504,7 +476,7 @@ static void ctl_poll(void)
 	uint16_t id;
 	uint32_t len;
 
-	for (unsigned int n = 0; n < q->num && vq_next_used(q, &id, &len); n++) {
+	for (unsigned int n = 0; n < q->r.num && vq_next_used(q, &id, &len); n++) {
 		memcpy(msg, q->buf + (size_t)id * q->buf_size, len);
 		vq_add(q, id, q->buf_size);
 		vq_kick(q);
@@ -585,10 +557,10 @@ static bool vcon_start(uintptr_t base)
 	}
 
 	/* every receive buffer goes to the device before DRIVER_OK */
-	for (uint16_t i = 0; i < vc.ctl_rx.num; i++)
+	for (uint16_t i = 0; i < vc.ctl_rx.r.num; i++)
 		vq_add(&vc.ctl_rx, i, vc.ctl_rx.buf_size);
 	for (unsigned int n = 0; n < nr_ports; n++)
-		for (uint16_t i = 0; vc.port[n].rx.ready && i < vc.port[n].rx.num; i++)
+		for (uint16_t i = 0; vc.port[n].rx.ready && i < vc.port[n].rx.r.num; i++)
 			vq_add(&vc.port[n].rx, i, vc.port[n].rx.buf_size);
 	virt_io_mb();
 	status |= VIRTIO_STATUS_DRIVER_OK;
@@ -616,8 +588,8 @@ static void vcon_settle(uint64_t timebase)
 	while (vc.up && time_now() - start < max) {
 		ctl_poll();
 		ctl_flush();
-		if (vc.pending_head == vc.pending_tail && vc.ctl_tx.nr_free == vc.ctl_tx.num &&
-		    READ_ONCE(vc.ctl_rx.ring->used.idx) == vc.ctl_rx.last_used)
+		if (vc.pending_head == vc.pending_tail && vc.ctl_tx.nr_free == vc.ctl_tx.r.num &&
+		    !sring_pending(&vc.ctl_rx.r))
 			return;
 		/* memory only, no MMIO: QEMU's main loop needs its big lock */
 		for (uint64_t t = time_now(); time_now() - t < timebase / 20000;)

@@ -34,15 +34,7 @@
 #define RESET_POLLS		1000000	/* status reads before a reset is given up on */
 #define CFG_TRIES		64	/* generation retries before the device is failed */
 
-#define READ_ONCE(x)		(*(const volatile __typeof__(x) *)&(x))
-#define WRITE_ONCE(x, v)	(*(volatile __typeof__(x) *)&(x) = (v))
-
 #ifndef HOST_TEST
-#define virt_mb()	asm volatile("fence rw,rw" ::: "memory")
-#define virt_rmb()	asm volatile("fence r,r" ::: "memory")
-#define virt_wmb()	asm volatile("fence w,w" ::: "memory")
-#define virt_io_mb()	asm volatile("fence iorw,iorw" ::: "memory")
-
 static uint64_t io_rd(uintptr_t a, unsigned int width)
 {
 	virt_io_mb();
@@ -63,10 +55,7 @@ static void io_wr(uintptr_t a, unsigned int width, uint32_t v)
 	}
 }
 #else
-/* host unit tests (tests/unit/test_virtio_pci.c) play the device */
-#define virt_mb()	__atomic_thread_fence(__ATOMIC_SEQ_CST)
-#define virt_rmb()	__atomic_thread_fence(__ATOMIC_SEQ_CST)
-#define virt_wmb()	__atomic_thread_fence(__ATOMIC_SEQ_CST)
+/* host unit tests (tests/unit/test_hostio.c) play the device */
 uint64_t vpci_test_rd(uintptr_t a, unsigned int width);
 void vpci_test_wr(uintptr_t a, unsigned int width, uint32_t v);
 
@@ -201,15 +190,9 @@ int vpci_queue_setup(struct vpci_dev *d, struct vpci_queue *q, uint16_t index,
 		return give_up(d, "queue notify address outside the notify structure",
 			       -HYP_ENOTSUP);
 	memset(q, 0, sizeof(*q));
-	q->desc = desc;
-	q->avail = avail;
-	q->used = used;
+	sring_init(&q->r, desc, avail, used, num);
 	q->index = index;
-	q->num = num;
 	q->notify = d->notify + (uintptr_t)at;
-	memset(desc, 0, sizeof(*desc) * num);
-	memset(avail, 0, sizeof(struct vpci_avail) + sizeof(uint16_t) * (num + 1u));
-	memset(used, 0, sizeof(struct vpci_used) + sizeof(struct virtq_used_elem) * num + 2);
 	for (uint16_t i = 0; i < num; i++)
 		q->next[i] = (uint16_t)(i + 1);
 	q->nr_free = num;
@@ -291,7 +274,7 @@ int vpci_queue_add(struct vpci_queue *q, const struct vpci_buf *b, unsigned int 
 	if (nr > q->nr_free)
 		return -HYP_EBUSY;
 	for (unsigned int i = 0; i < nr; i++) {
-		struct virtq_desc *d = &q->desc[id];
+		struct virtq_desc *d = &q->r.desc[id];
 
 		d->addr = b[i].addr;
 		d->len = b[i].len;
@@ -309,23 +292,15 @@ int vpci_queue_add(struct vpci_queue *q, const struct vpci_buf *b, unsigned int 
 	q->chain_len[first] = (uint16_t)nr;
 	q->write_len[first] = write_len;
 	q->in_flight++;
-	WRITE_ONCE(q->avail->ring[q->avail_idx % q->num], first);
-	q->avail_idx++;
+	sring_offer(&q->r, first);
 	*head = first;
 	return 0;
 }
 
 void vpci_queue_kick(struct vpci_dev *d, struct vpci_queue *q)
 {
-	if (q->published == q->avail_idx || !d->up)
-		return;
-	virt_wmb();	/* descriptors, ring entries and buffer data before the index */
-	WRITE_ONCE(q->avail->idx, q->avail_idx);
-	q->published = q->avail_idx;
-	virt_mb();	/* the index before reading the device's flags */
-	if (READ_ONCE(q->used->flags) & VIRTQ_USED_F_NO_NOTIFY)
-		return;
-	io_wr(q->notify, 2, q->index);
+	if (d->up && sring_publish(&q->r))
+		io_wr(q->notify, 2, q->index);	/* after virt_io_mb() */
 }
 
 /* Give the chain at @head back to the free list (walked with our own links). */
@@ -344,35 +319,30 @@ static void free_chain(struct vpci_queue *q, uint16_t head)
 
 int vpci_queue_used(struct vpci_dev *d, struct vpci_queue *q, uint16_t *head, uint32_t *len)
 {
-	const struct virtq_used_elem *e;
-	uint16_t used_idx;
+	uint16_t pending;
 	uint32_t id, l;
 
 	if (!d->up)
 		return -HYP_EIO;
-	used_idx = READ_ONCE(q->used->idx);
-	if (used_idx == q->last_used)
+	pending = sring_pending(&q->r);
+	if (!pending)
 		return 0;
-	if ((uint16_t)(used_idx - q->last_used) > q->in_flight) {
+	if (pending > q->in_flight) {
 		pr_info("host %s: queue %u: used index %u, %u entries past %u with %u chains out",
-			d->name, q->index, used_idx, (uint16_t)(used_idx - q->last_used),
-			q->last_used, q->in_flight);
+			d->name, q->index, (uint16_t)(q->r.last_used + pending), pending,
+			q->r.last_used, q->in_flight);
 		return give_up(d, "used index ran ahead", -HYP_EIO);
 	}
-	virt_rmb();	/* the entry and the buffer data after the index */
-	e = &q->used->ring[q->last_used % q->num];
-	id = READ_ONCE(e->id);
-	l = READ_ONCE(e->len);
-	if (id >= q->num) {
+	sring_take(&q->r, &id, &l);
+	if (id >= q->r.num) {
 		pr_info("host %s: queue %u: used id %u, queue size %u", d->name, q->index, id,
-			q->num);
+			q->r.num);
 		return give_up(d, "used id out of range", -HYP_EIO);
 	}
 	if (!q->chain_len[id]) {
 		pr_info("host %s: queue %u: used id %u", d->name, q->index, id);
 		return give_up(d, "used id not a chain the device holds", -HYP_EIO);
 	}
-	q->last_used++;
 	if (l > q->write_len[id]) {
 		if (!d->len_clamped++)
 			pr_info("host %s: queue %u: used length %u above the %u writable bytes: "
@@ -387,7 +357,7 @@ int vpci_queue_used(struct vpci_dev *d, struct vpci_queue *q, uint16_t *head, ui
 
 bool vpci_queue_reclaim(struct vpci_queue *q, uint16_t *head)
 {
-	for (uint16_t id = 0; id < q->num && q->in_flight; id++)
+	for (uint16_t id = 0; id < q->r.num && q->in_flight; id++)
 		if (q->chain_len[id]) {
 			free_chain(q, id);
 			*head = id;

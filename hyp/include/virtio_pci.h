@@ -17,7 +17,8 @@
 #define HYP_VIRTIO_PCI_H
 #include <types.h>
 #include <pci_host.h>
-#include <virtio_mmio.h>	/* status bits, descriptor flags, struct virtq_desc */
+#include <split_ring.h>
+#include <virtio_mmio.h>	/* status bits */
 
 /* The largest queue size a driver uses (a power of two); the per-queue
  * bookkeeping below is sized for it. */
@@ -35,16 +36,6 @@
 			 uint16_t avail_event; } used __attribute__((aligned(4)));	\
 	} __attribute__((aligned(16)))
 
-struct vpci_avail {
-	uint16_t flags, idx;
-	uint16_t ring[];
-};
-
-struct vpci_used {
-	uint16_t flags, idx;
-	struct virtq_used_elem ring[];
-};
-
 /* One buffer of a chain: device-readable ones first, then device-writable. */
 struct vpci_buf {
 	hpa_t addr;
@@ -53,14 +44,9 @@ struct vpci_buf {
 };
 
 struct vpci_queue {
-	struct virtq_desc *desc;
-	struct vpci_avail *avail;
-	struct vpci_used *used;
+	struct sring r;			/* the rings and their indices; r.num: the size */
 	uintptr_t notify;		/* where this queue's notification is written */
-	uint16_t index, num;		/* virtqueue number; size (power of two) */
-	uint16_t avail_idx;		/* next avail slot (free-running) */
-	uint16_t published;		/* avail.idx as last written (never read back) */
-	uint16_t last_used;		/* next used slot to read (free-running) */
+	uint16_t index;			/* virtqueue number */
 	uint16_t nr_free, free_head;	/* free descriptors, linked through next[] */
 	uint16_t in_flight;		/* chains the device holds */
 	uint16_t next[VPCI_QUEUE_MAX];	/* chain and free-list links: ours only */

@@ -211,13 +211,13 @@ fuzz-short-virtq := 200000
 # the host disk driver against a device that breaks the rules: 16-byte
 # header, up to 128 eight-byte operations
 fuzz-src-hostio := tests/fuzz/fuzz_hostio.c tests/unit/fake_vpci.c hyp/drivers/hostblk.c \
-	hyp/drivers/virtio_pci.c hyp/lib/printf.c
+	hyp/drivers/virtio_pci.c hyp/drivers/split_ring.c hyp/lib/printf.c
 fuzz-opts-hostio := -max_len=1040
 fuzz-short-hostio := 200000
 # a guest's virtio-blk device through its MMIO registers: 16-byte header,
 # up to 128 six-byte operations, 16 KiB of guest RAM
-fuzz-src-vblk := tests/fuzz/fuzz_vblk.c hyp/vdev/vblk.c hyp/vdev/vio_mmio.c hyp/vdev/virtq.c \
-	hyp/vdev/mmio.c
+fuzz-src-vblk := tests/fuzz/fuzz_vblk.c tests/fuzz/fuzz_vio_guest.c hyp/vdev/vblk.c \
+	hyp/vdev/vio_mmio.c hyp/vdev/virtq.c hyp/vdev/mmio.c
 fuzz-opts-vblk := -max_len=17168
 fuzz-short-vblk := 100000
 # the virtual switches: a script of attach, detach and send (frames up to
@@ -228,8 +228,8 @@ fuzz-short-vswitch := 200000
 
 # a guest's virtio-net device: its registers, frames from the switch and to
 # it; 8-byte header, up to 128 six-byte operations, 16 KiB of guest RAM
-fuzz-src-vnet := tests/fuzz/fuzz_vnet.c hyp/vdev/vnet.c hyp/vdev/vio_mmio.c hyp/vdev/virtq.c \
-	hyp/vdev/mmio.c
+fuzz-src-vnet := tests/fuzz/fuzz_vnet.c tests/fuzz/fuzz_vio_guest.c hyp/vdev/vnet.c \
+	hyp/vdev/vio_mmio.c hyp/vdev/virtq.c hyp/vdev/mmio.c
 fuzz-opts-vnet := -max_len=17160
 fuzz-short-vnet := 30000
 

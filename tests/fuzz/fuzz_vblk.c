@@ -35,85 +35,19 @@
  *    holds no chain (every request taken was answered). */
 #include <string.h>
 #include <errno.h>
-#include <guest_mem.h>
-#include <mm.h>
-#include <mmio.h>
 #include <vblk.h>
 #include <vio_mmio.h>
 #include <virtio_mmio.h>
-#include <vm.h>
 #include "fuzz_check.h"
+#include "fuzz_vio_guest.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define RAM_GPA		VM_GUEST_RAM_BASE
-#define RAM_SIZE	0x4000UL
 #define HDR		16
 #define OP_SIZE		6
 #define MAX_OPS		128
-#define DESC_OFF	0x0000
-#define AVAIL_OFF	0x1000
-#define USED_OFF	0x1400
 
-uint64_t time_now(void)
-{
-	return 0;
-}
-
-static uint8_t *ram;		/* exactly RAM_SIZE */
-static struct vm vm;
-static bool line_level;
-
-/* ---- what the device models call outside vdev/ ---- */
-
-void vplic_set_level(struct vm *v, unsigned int irq, bool level)
-{
-	CHECK(v == &vm);
-	CHECK(irq == VIO_MMIO_IRQ(0));
-	line_level = level;
-}
-
-void pr_info(const char *fmt, ...)
-{
-	(void)fmt;
-}
-
-hpa_t mm_alloc(uint64_t size, uint64_t align)
-{
-	void *p = aligned_alloc(align, ALIGN_UP(size, align));
-
-	if (p)
-		memset(p, 0, size);
-	return (hpa_t)(uintptr_t)p;
-}
-
-void mm_free(hpa_t pa, uint64_t size)
-{
-	(void)size;
-	free((void *)(uintptr_t)pa);
-}
-
-static bool in_ram(uint64_t gpa, uint64_t len)
-{
-	unsigned __int128 end = (unsigned __int128)gpa + len;
-
-	return gpa >= RAM_GPA && end <= (unsigned __int128)RAM_GPA + RAM_SIZE;
-}
-
-bool vm_gpa_range_is_ram(const struct vm *v, gpa_t gpa, uint64_t len)
-{
-	CHECK(v == &vm);
-	return in_ram(gpa, len);
-}
-
-void *vm_gpa_to_hva(struct vm *v, gpa_t gpa, uint64_t len, bool write)
-{
-	(void)write;
-	CHECK(v == &vm);
-	if (!in_ram(gpa, len))
-		return NULL;
-	return ram + (gpa - RAM_GPA);
-}
+static const struct fuzz_vio_queue rings = { 0x0000, 0x1000, 0x1400 };	/* desc, avail, used */
 
 /* ---- the backend: a disk that checks what it is given ---- */
 
@@ -146,8 +80,8 @@ static int disk_submit(void *be, struct vblk_io *io)
 			const struct vblk_seg *s = &io->seg[i];
 
 			CHECK(s->len > 0);
-			CHECK(s->hpa >= (uintptr_t)ram &&
-			      (unsigned __int128)s->hpa + s->len <= (uintptr_t)ram + RAM_SIZE);
+			CHECK(s->hpa >= (uintptr_t)fuzz_ram &&
+			      (unsigned __int128)s->hpa + s->len <= (uintptr_t)fuzz_ram + FUZZ_RAM_SIZE);
 			total += s->len;
 		}
 		CHECK(total > 0 && total % VIRTIO_BLK_SECTOR == 0);
@@ -210,62 +144,6 @@ static uint32_t disk_seg_max(void *be)
 static const struct vblk_backend_ops disk_ops = { disk_submit, disk_sectors, disk_ro,
 						   disk_seg_max };
 
-/* ---- the guest's side ---- */
-
-static uint64_t mmio(uint32_t off, unsigned int width, bool write, uint64_t value)
-{
-	struct mmio_region *r = vm_mmio_find(&vm, VIO_MMIO_BASE + off);
-	struct mmio_access a = { .gpa = VIO_MMIO_BASE + off, .width = width,
-				 .is_write = write, .value = value };
-
-	CHECK(r != NULL);
-	CHECK(r->handle(&vm, r->priv, &a) == 0);	/* never a guest fault */
-	return a.value;
-}
-
-static void wr(uint32_t off, uint32_t v)
-{
-	mmio(off, 4, true, v);
-}
-
-static void driver_init(uint16_t qnum)
-{
-	wr(VIRTIO_MMIO_STATUS, 0);
-	wr(VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER);
-	wr(VIRTIO_MMIO_DEVICE_FEATURES_SEL, 0);
-	wr(VIRTIO_MMIO_DRIVER_FEATURES_SEL, 0);
-	wr(VIRTIO_MMIO_DRIVER_FEATURES, (uint32_t)mmio(VIRTIO_MMIO_DEVICE_FEATURES, 4, false, 0));
-	wr(VIRTIO_MMIO_DRIVER_FEATURES_SEL, 1);
-	wr(VIRTIO_MMIO_DRIVER_FEATURES, 1);
-	wr(VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER |
-			       VIRTIO_STATUS_FEATURES_OK);
-	CHECK(mmio(VIRTIO_MMIO_STATUS, 4, false, 0) & VIRTIO_STATUS_FEATURES_OK);
-	wr(VIRTIO_MMIO_QUEUE_SEL, 0);
-	wr(VIRTIO_MMIO_QUEUE_NUM, qnum);
-	wr(VIRTIO_MMIO_QUEUE_DESC_LOW, (uint32_t)(RAM_GPA + DESC_OFF));
-	wr(VIRTIO_MMIO_QUEUE_DRIVER_LOW, (uint32_t)(RAM_GPA + AVAIL_OFF));
-	wr(VIRTIO_MMIO_QUEUE_DEVICE_LOW, (uint32_t)(RAM_GPA + USED_OFF));
-	wr(VIRTIO_MMIO_QUEUE_READY, 1);
-	wr(VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER |
-			       VIRTIO_STATUS_FEATURES_OK | VIRTIO_STATUS_DRIVER_OK);
-}
-
-static uint16_t rd16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, 2);
-	return v;
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
 /* What one operation may cost: every round of the device's loop takes at
  * most a queue's worth of chains (the walker's limits per chain). */
 static void check_state(struct vblk *b, uint64_t reads_before)
@@ -281,7 +159,7 @@ static void check_state(struct vblk *b, uint64_t reads_before)
 	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++)
 		held += b->io[i].state != 0;
 	CHECK(held <= VBLK_INFLIGHT);
-	CHECK(line_level == (b->dev.s.interrupt_status != 0));
+	CHECK(fuzz_line == (b->dev.s.interrupt_status != 0));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -296,63 +174,39 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	nr_ops = data[3] > MAX_OPS ? MAX_OPS : data[3];
 	if (size < HDR + (size_t)nr_ops * OP_SIZE)
 		return 0;
-	if (!ram)
-		ram = malloc(RAM_SIZE);
-	memset(ram, 0, RAM_SIZE);
-	memcpy(ram, data + HDR + nr_ops * OP_SIZE,
-	       MIN(size - HDR - nr_ops * OP_SIZE, (size_t)RAM_SIZE));
-	memset(&vm, 0, sizeof(vm));
-	memcpy(vm.cfg.name, "fuzz", 5);
-	vm.cfg.ram_gpa = RAM_GPA;
-	vm.cfg.ram_size = RAM_SIZE;
-	vm.ram_hpa = (hpa_t)(uintptr_t)ram;	/* one host range, as the hypervisor's */
-	vm.state = VM_RUNNING;
-	line_level = false;
+	fuzz_vio_reset(data + HDR + nr_ops * OP_SIZE, size - HDR - nr_ops * OP_SIZE);
 	memset(&disk, 0, sizeof(disk));
 	disk.seg_max = data[0];
 	disk.ro = data[1] & 1;
 	disk.sync = data[1] & 2;
 	disk.fail = data[1] & 4;
 	disk.room = data[2] % (VBLK_INFLIGHT + 2);
-	disk.capacity = rd32(data + 8);
-	qnum = rd16(data + 4);
+	disk.capacity = fuzz_rd32(data + 8);
+	qnum = fuzz_rd16(data + 4);
 
-	CHECK(vio_attach_blk(&vm, 0, &disk_ops, &disk) == 0);
-	b = (struct vblk *)vm.vio[0];
+	CHECK(vio_attach_blk(&fuzz_vm, 0, &disk_ops, &disk) == 0);
+	b = (struct vblk *)fuzz_vm.vio[0];
 	q = &b->dev.s.q[0];
-	driver_init(qnum);
+	fuzz_vio_driver_init(&rings, &qnum, 1);
 	for (unsigned int i = 0; i < nr_ops; i++) {
 		const uint8_t *op = data + HDR + i * OP_SIZE;
 		uint8_t a = op[1];
-		uint16_t ob = rd16(op + 2), oc = rd16(op + 4);
+		uint16_t ob = fuzz_rd16(op + 2), oc = fuzz_rd16(op + 4);
 		uint64_t reads = q->desc_reads;
 
 		switch (op[0] % 7) {
 		case 0:
-			wr(VIRTIO_MMIO_QUEUE_NOTIFY, a);
+			fuzz_vio_wr(VIRTIO_MMIO_QUEUE_NOTIFY, a);
 			break;
 		case 1:
 			disk_complete_one(a);
 			break;
-		case 2:
-			if (ob < RAM_SIZE - 1)
-				memcpy(ram + ob, &oc, 2);
-			break;
-		case 3:
-			wr(ob & 0xffc, oc | (uint32_t)a << 16);
-			break;
-		case 4: {
-			unsigned int w = 1U << (a & 3);
-
-			mmio((ob & 0xfff) & ~(w - 1), w, false, 0);
-			break;
-		}
-		case 5:
-			driver_init(qnum);
-			break;
-		default:
+		case 6:
 			while (disk.nr_held)
 				disk_complete_one(VIRTIO_BLK_S_OK);
+			break;
+		default:	/* 2-5 */
+			CHECK(fuzz_vio_guest_op(op[0] % 7, a, ob, oc));
 			break;
 		}
 		check_state(b, reads);
@@ -366,7 +220,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	     round++) {
 		while (disk.nr_held)
 			disk_complete_one(VIRTIO_BLK_S_OK);
-		wr(VIRTIO_MMIO_QUEUE_NOTIFY, 0);
+		fuzz_vio_wr(VIRTIO_MMIO_QUEUE_NOTIFY, 0);
 	}
 	CHECK(!disk.nr_held);
 	if (q->ready && !q->fault && vio_mmio_driver_ok(&b->dev))
@@ -376,6 +230,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			"errors %lu\n", b->dev.s.status, virtq_fault_name(q->fault), q->in_flight,
 			q->next_used, (unsigned long)b->b.stats.requests,
 			(unsigned long)b->b.stats.errors);
-	vio_detach_all(&vm);
+	vio_detach_all(&fuzz_vm);
 	return 0;
 }

@@ -33,85 +33,24 @@
  *  - the PLIC line follows InterruptStatus != 0. */
 #include <string.h>
 #include <errno.h>
-#include <guest_mem.h>
-#include <mm.h>
-#include <mmio.h>
 #include <vio_mmio.h>
 #include <virtio_mmio.h>
 #include <vnet.h>
-#include <vm.h>
 #include "fuzz_check.h"
+#include "fuzz_vio_guest.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define RAM_GPA		VM_GUEST_RAM_BASE
-#define RAM_SIZE	0x4000UL
 #define HDR		8
 #define OP_SIZE		6
 #define MAX_OPS		128
 
-static const uint32_t ring_off[2][3] = {
+static const struct fuzz_vio_queue rings[2] = {
 	{ 0x0000, 0x1000, 0x1400 },	/* receive: desc, avail, used */
 	{ 0x2000, 0x3000, 0x3400 },	/* transmit */
 };
 
-uint64_t time_now(void)
-{
-	return 0;
-}
-
-static uint8_t *ram, *before;	/* exactly RAM_SIZE each */
-static struct vm vm;
-static bool line_level;
-
-void vplic_set_level(struct vm *v, unsigned int irq, bool level)
-{
-	CHECK(v == &vm);
-	CHECK(irq == VIO_MMIO_IRQ(0));
-	line_level = level;
-}
-
-void pr_info(const char *fmt, ...)
-{
-	(void)fmt;
-}
-
-hpa_t mm_alloc(uint64_t size, uint64_t align)
-{
-	void *p = aligned_alloc(align, ALIGN_UP(size, align));
-
-	if (p)
-		memset(p, 0, size);
-	return (hpa_t)(uintptr_t)p;
-}
-
-void mm_free(hpa_t pa, uint64_t size)
-{
-	(void)size;
-	free((void *)(uintptr_t)pa);
-}
-
-static bool in_ram(uint64_t gpa, uint64_t len)
-{
-	unsigned __int128 end = (unsigned __int128)gpa + len;
-
-	return gpa >= RAM_GPA && end <= (unsigned __int128)RAM_GPA + RAM_SIZE;
-}
-
-bool vm_gpa_range_is_ram(const struct vm *v, gpa_t gpa, uint64_t len)
-{
-	CHECK(v == &vm);
-	return in_ram(gpa, len);
-}
-
-void *vm_gpa_to_hva(struct vm *v, gpa_t gpa, uint64_t len, bool write)
-{
-	(void)write;
-	CHECK(v == &vm);
-	if (!in_ram(gpa, len))
-		return NULL;
-	return ram + (gpa - RAM_GPA);
-}
+static uint8_t *before;		/* guest RAM before an operation: FUZZ_RAM_SIZE bytes */
 
 /* ---- the switch's side of the port ---- */
 
@@ -127,7 +66,7 @@ static bool in_used_ring(const struct vnet *n, unsigned int qi, uint64_t off);
  * of a used ring the device wrote meanwhile are not compared). */
 static void port_tx(void *p, const void *frame, uint32_t len)
 {
-	const struct vnet *n = (const struct vnet *)vm.vio[0];
+	const struct vnet *n = (const struct vnet *)fuzz_vm.vio[0];
 	const struct virtq_chain *c = &n->dev.chain;
 	const uint8_t *f = frame;
 	uint64_t at = 0;
@@ -138,7 +77,7 @@ static void port_tx(void *p, const void *frame, uint32_t len)
 	CHECK(c->nr_read == c->nr_segs && c->read_len == VNET_HDR_SIZE + len);
 	for (unsigned int i = 0; i < c->nr_segs; i++)
 		for (uint32_t k = 0; k < c->seg[i].len; k++, at++) {
-			uint64_t off = c->seg[i].gpa - RAM_GPA + k;
+			uint64_t off = c->seg[i].gpa - FUZZ_RAM_GPA + k;
 
 			if (at < VNET_HDR_SIZE)
 				CHECK(at > 1 || in_used_ring(n, 0, off) || in_used_ring(n, 1, off) ||
@@ -151,62 +90,12 @@ static void port_tx(void *p, const void *frame, uint32_t len)
 
 static const struct vnet_port_ops port_ops = { port_tx };
 
-/* ---- the guest's side ---- */
-
-static uint64_t mmio(uint32_t off, unsigned int width, bool write, uint64_t value)
-{
-	struct mmio_region *r = vm_mmio_find(&vm, VIO_MMIO_BASE + off);
-	struct mmio_access a = { .gpa = VIO_MMIO_BASE + off, .width = width,
-				 .is_write = write, .value = value };
-
-	CHECK(r != NULL);
-	CHECK(r->handle(&vm, r->priv, &a) == 0);	/* never a guest fault */
-	return a.value;
-}
-
-static void wr(uint32_t off, uint32_t v)
-{
-	mmio(off, 4, true, v);
-}
-
-static void driver_init(const uint16_t qnum[2])
-{
-	wr(VIRTIO_MMIO_STATUS, 0);
-	wr(VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER);
-	wr(VIRTIO_MMIO_DEVICE_FEATURES_SEL, 0);
-	wr(VIRTIO_MMIO_DRIVER_FEATURES_SEL, 0);
-	wr(VIRTIO_MMIO_DRIVER_FEATURES, (uint32_t)mmio(VIRTIO_MMIO_DEVICE_FEATURES, 4, false, 0));
-	wr(VIRTIO_MMIO_DRIVER_FEATURES_SEL, 1);
-	wr(VIRTIO_MMIO_DRIVER_FEATURES, 1);
-	wr(VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER |
-			       VIRTIO_STATUS_FEATURES_OK);
-	CHECK(mmio(VIRTIO_MMIO_STATUS, 4, false, 0) & VIRTIO_STATUS_FEATURES_OK);
-	for (unsigned int qi = 0; qi < 2; qi++) {
-		wr(VIRTIO_MMIO_QUEUE_SEL, qi);
-		wr(VIRTIO_MMIO_QUEUE_NUM, qnum[qi]);
-		wr(VIRTIO_MMIO_QUEUE_DESC_LOW, (uint32_t)(RAM_GPA + ring_off[qi][0]));
-		wr(VIRTIO_MMIO_QUEUE_DRIVER_LOW, (uint32_t)(RAM_GPA + ring_off[qi][1]));
-		wr(VIRTIO_MMIO_QUEUE_DEVICE_LOW, (uint32_t)(RAM_GPA + ring_off[qi][2]));
-		wr(VIRTIO_MMIO_QUEUE_READY, 1);
-	}
-	wr(VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER |
-			       VIRTIO_STATUS_FEATURES_OK | VIRTIO_STATUS_DRIVER_OK);
-}
-
-static uint16_t rd16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, 2);
-	return v;
-}
-
 /* the used ring of queue @qi as the device may write it */
 static bool in_used_ring(const struct vnet *n, unsigned int qi, uint64_t off)
 {
 	uint64_t size = n->dev.s.q[qi].size;
 
-	return off >= ring_off[qi][2] && off < ring_off[qi][2] + 6 + 8 * size;
+	return off >= rings[qi].used && off < rings[qi].used + 6 + 8 * size;
 }
 
 /* every byte that changed lies in a used ring or (@chain) a writable
@@ -214,18 +103,18 @@ static bool in_used_ring(const struct vnet *n, unsigned int qi, uint64_t off)
 static void check_writes(const struct vnet *n, const struct virtq_chain *chain)
 {
 	/* 64-byte blocks that did not change are skipped whole */
-	for (uint64_t blk = 0; blk < RAM_SIZE; blk += 64) {
-		if (!memcmp(ram + blk, before + blk, 64))
+	for (uint64_t blk = 0; blk < FUZZ_RAM_SIZE; blk += 64) {
+		if (!memcmp(fuzz_ram + blk, before + blk, 64))
 			continue;
 		for (uint64_t off = blk; off < blk + 64; off++) {
 			bool ok = in_used_ring(n, 0, off) || in_used_ring(n, 1, off);
 
-			if (ram[off] == before[off] || ok)
+			if (fuzz_ram[off] == before[off] || ok)
 				continue;
 			CHECK(chain != NULL);
 			for (unsigned int i = chain->nr_read; i < chain->nr_segs && !ok; i++)
-				ok = RAM_GPA + off >= chain->seg[i].gpa &&
-				     RAM_GPA + off - chain->seg[i].gpa < chain->seg[i].len;
+				ok = FUZZ_RAM_GPA + off >= chain->seg[i].gpa &&
+				     FUZZ_RAM_GPA + off - chain->seg[i].gpa < chain->seg[i].len;
 			CHECK(ok);
 		}
 	}
@@ -236,15 +125,15 @@ static void deliver(struct vnet *n, uint16_t len, uint16_t pattern)
 	static uint8_t frame[2048];
 	uint16_t used_before = n->dev.s.q[VNET_RXQ].next_used;
 	uint64_t requests = n->n.rx.requests;
-	bool paused = vm.state != VM_RUNNING;
+	bool paused = fuzz_vm.state != VM_RUNNING;
 
 	len = len % sizeof(frame);
 	for (unsigned int i = 0; i < len; i++)
 		frame[i] = (uint8_t)(pattern + i * 31);
-	memcpy(before, ram, RAM_SIZE);
+	memcpy(before, fuzz_ram, FUZZ_RAM_SIZE);
 	vnet_rx_deliver(n, frame, len);
 	if (paused || len < VNET_FRAME_MIN || len > VNET_FRAME_MAX) {
-		CHECK(!memcmp(before, ram, RAM_SIZE));
+		CHECK(!memcmp(before, fuzz_ram, FUZZ_RAM_SIZE));
 		return;
 	}
 	check_writes(n, n->n.rx.requests != requests || n->dev.s.q[VNET_RXQ].next_used !=
@@ -260,7 +149,7 @@ static void deliver(struct vnet *n, uint16_t len, uint16_t pattern)
 		     i++)
 			for (uint32_t k = 0; k < c->seg[i].len && at < VNET_HDR_SIZE + len;
 			     k++, at++)
-				CHECK(ram[c->seg[i].gpa - RAM_GPA + k] ==
+				CHECK(fuzz_ram[c->seg[i].gpa - FUZZ_RAM_GPA + k] ==
 				      (at < VNET_HDR_SIZE ? hdr[at] : frame[at - VNET_HDR_SIZE]));
 		CHECK(at == VNET_HDR_SIZE + len);
 	}
@@ -268,9 +157,9 @@ static void deliver(struct vnet *n, uint16_t len, uint16_t pattern)
 
 static void transmit(uint8_t value)
 {
-	memcpy(before, ram, RAM_SIZE);
-	wr(VIRTIO_MMIO_QUEUE_NOTIFY, value);
-	check_writes((struct vnet *)vm.vio[0], NULL);
+	memcpy(before, fuzz_ram, FUZZ_RAM_SIZE);
+	fuzz_vio_wr(VIRTIO_MMIO_QUEUE_NOTIFY, value);
+	check_writes((struct vnet *)fuzz_vm.vio[0], NULL);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -285,32 +174,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	nr_ops = data[4] > MAX_OPS ? MAX_OPS : data[4];
 	if (size < HDR + (size_t)nr_ops * OP_SIZE)
 		return 0;
-	if (!ram) {
-		ram = malloc(RAM_SIZE);
-		before = malloc(RAM_SIZE);
-	}
-	memset(ram, 0, RAM_SIZE);
-	memcpy(ram, data + HDR + nr_ops * OP_SIZE,
-	       MIN(size - HDR - nr_ops * OP_SIZE, (size_t)RAM_SIZE));
-	memset(&vm, 0, sizeof(vm));
-	memcpy(vm.cfg.name, "fuzz", 5);
-	vm.cfg.ram_gpa = RAM_GPA;
-	vm.cfg.ram_size = RAM_SIZE;
-	vm.ram_hpa = (hpa_t)(uintptr_t)ram;
-	vm.state = VM_RUNNING;
-	line_level = false;
+	if (!before)
+		before = malloc(FUZZ_RAM_SIZE);
+	fuzz_vio_reset(data + HDR + nr_ops * OP_SIZE, size - HDR - nr_ops * OP_SIZE);
 	memset(&port, 0, sizeof(port));
-	qnum[0] = rd16(data);
-	qnum[1] = rd16(data + 2);
+	qnum[0] = fuzz_rd16(data);
+	qnum[1] = fuzz_rd16(data + 2);
 
-	CHECK(vio_attach_net(&vm, 0, mac, &port_ops, &port) == 0);
-	n = vnet_of(&vm, 0);
+	CHECK(vio_attach_net(&fuzz_vm, 0, mac, &port_ops, &port) == 0);
+	n = vnet_of(&fuzz_vm, 0);
 	CHECK(n != NULL);
-	driver_init(qnum);
+	fuzz_vio_driver_init(rings, qnum, 2);
 	for (unsigned int i = 0; i < nr_ops; i++) {
 		const uint8_t *op = data + HDR + i * OP_SIZE;
 		uint8_t a = op[1];
-		uint16_t ob = rd16(op + 2), oc = rd16(op + 4);
+		uint16_t ob = fuzz_rd16(op + 2), oc = fuzz_rd16(op + 4);
 		uint64_t reads[2] = { n->dev.s.q[0].desc_reads, n->dev.s.q[1].desc_reads };
 
 		switch (op[0] % 8) {
@@ -320,29 +198,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 1:
 			deliver(n, ob, oc);
 			break;
-		case 2:
-			if (ob < RAM_SIZE - 1)
-				memcpy(ram + ob, &oc, 2);
-			break;
-		case 3:
-			wr(ob & 0xffc, oc | (uint32_t)a << 16);
-			break;
-		case 4: {
-			unsigned int w = 1U << (a & 3);
-
-			mmio((ob & 0xfff) & ~(w - 1), w, false, 0);
-			break;
-		}
-		case 5:
-			driver_init(qnum);
-			break;
 		case 6:
 			vnet_port_detach(n);
 			port.detached = true;
-			CHECK(!(mmio(VIRTIO_MMIO_CONFIG + 6, 2, false, 0) & VIRTIO_NET_S_LINK_UP));
+			CHECK(!(fuzz_vio_mmio(VIRTIO_MMIO_CONFIG + 6, 2, false, 0) &
+				VIRTIO_NET_S_LINK_UP));
 			break;
-		default:
-			vm.state = a & 1 ? VM_PAUSED : VM_RUNNING;
+		case 7:
+			fuzz_vm.state = a & 1 ? VM_PAUSED : VM_RUNNING;
+			break;
+		default:	/* 2-5 */
+			CHECK(fuzz_vio_guest_op(op[0] % 8, a, ob, oc));
 			break;
 		}
 		for (unsigned int qi = 0; qi < 2; qi++) {
@@ -352,7 +218,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			      (uint64_t)q->size * MIN(q->size, q->chain_max));
 			CHECK(q->in_flight <= q->size);
 		}
-		CHECK(line_level == (n->dev.s.interrupt_status != 0));
+		CHECK(fuzz_line == (n->dev.s.interrupt_status != 0));
 	}
 	if (fuzz_verbose())
 		fprintf(stderr, "net: status 0x%x faults %s/%s tx %lu/%lu errors rx %lu/%lu drops\n",
@@ -360,6 +226,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			virtq_fault_name(n->dev.s.q[1].fault), (unsigned long)n->n.tx.requests,
 			(unsigned long)n->n.tx.errors, (unsigned long)n->n.rx.requests,
 			(unsigned long)n->n.rx.drops);
-	vio_detach_all(&vm);
+	vio_detach_all(&fuzz_vm);
 	return 0;
 }

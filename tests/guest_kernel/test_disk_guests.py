@@ -9,14 +9,12 @@ once the guest has powered off; the base image is never written."""
 
 import os
 import re
-import subprocess
 import sys
-import threading
-import time
 
 import pytest
 
-from harness.paths import LAUNCHER, ROOT
+from harness.console import ConsoleProcess
+from harness.paths import LAUNCHER
 from harness.ports import free_port
 
 from test_rootfs import QEMU_IMG, check_fsck, make_overlay, rootfs  # noqa: F401 (fixture)
@@ -24,10 +22,9 @@ from test_rootfs import QEMU_IMG, check_fsck, make_overlay, rootfs  # noqa: F401
 pytestmark = pytest.mark.linux
 
 LOGIN_TIMEOUT = 400
-SSH_TIMEOUT = 120
 
 
-class Host:
+class Host(ConsoleProcess):
     """One carapace-run (batch) with the two disk guests; consoles gathered."""
 
     def __init__(self, kernel, overlays, ports, sock, key):
@@ -38,48 +35,16 @@ class Host:
             cmd += ["--vm", f"name={vm},kernel={kernel},mem=256M,vcpus=2,disk={overlay},net=lan,"
                     "bootargs=root=/dev/vda rw console=ttyS0"]
         self.ports, self.key = ports, key
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, cwd=ROOT)
-        self.out, self.lock = "", threading.Lock()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        for chunk in iter(lambda: os.read(self.proc.stdout.fileno(), 4096), b""):
-            with self.lock:
-                self.out += chunk.decode(errors="replace").replace("\r", "")
-
-    def console(self):
-        with self.lock:
-            return self.out
+        super().__init__(cmd)
 
     def wait_login(self, vm, count):
-        deadline = time.monotonic() + LOGIN_TIMEOUT
         # getty's issue line: the prompt after it has no newline, which a
         # batch run's console never flushes
         pat = re.compile(rf"^\[{vm}\] Debian GNU/Linux \S+ {vm} ttyS0", re.M)
-        while len(pat.findall(self.console())) < count:
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"vm {vm}: no login prompt #{count}\n{self.console()[-8000:]}")
-            time.sleep(0.5)
+        self.wait_count(pat, count, LOGIN_TIMEOUT, f"vm {vm} login prompt")
 
     def ssh(self, vm, command, check=True):
-        cmd = ["ssh", "-p", str(self.ports[vm]), "-i", self.key, "-o", "BatchMode=yes",
-               "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-               "-o", "LogLevel=ERROR", "-o", "ConnectTimeout=30", "root@127.0.0.1", command]
-        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                           timeout=SSH_TIMEOUT)
-        assert r.returncode == 0 or not check, \
-            f"vm {vm}: ssh {command!r}: exit {r.returncode}\n{r.stdout}{r.stderr}\n" \
-            f"{self.console()[-4000:]}"
-        return r.stdout
-
-    def kill(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+        return super().ssh(self.ports[vm], self.key, command, check).stdout
 
 
 def test_make_run_guests_boot_from_disks_with_ssh(guest_kernel, rootfs, tmp_path):

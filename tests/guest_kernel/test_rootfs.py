@@ -14,11 +14,11 @@ import os
 import re
 import shutil
 import subprocess
-import threading
 import time
 
 import pytest
 
+from harness.console import ConsoleProcess
 from harness.linux import REQUIRED_FULL, CfiReport, check_cfi
 from harness.paths import ROOT
 from harness.ports import free_port
@@ -29,7 +29,6 @@ pytestmark = pytest.mark.linux
 MKROOTFS = ROOT / "scripts" / "mkrootfs.sh"
 BUILD_TIMEOUT = 3600        # a cold build: download, unpack, first boot under TCG
 LOGIN_TIMEOUT = 300         # seconds from QEMU's start to the login prompt
-SSH_TIMEOUT = 120           # one ssh command (cfitest included)
 GUEST_IP = "10.0.2.15"
 LOGIN_RE = re.compile(r"^\S+ login: ", re.M)
 QEMU_IMG = os.environ.get("QEMU_IMG") or "qemu-img"
@@ -55,9 +54,9 @@ def rootfs(guest_kernel):
     return base, out["ssh-key"]
 
 
-class Guest:
-    """One bare-QEMU boot of the overlay: its console, gathered by a thread,
-    and ssh through the port forward."""
+class Guest(ConsoleProcess):
+    """One bare-QEMU boot of the overlay: its console, and ssh through the
+    port forward."""
 
     def __init__(self, kernel, overlay, key):
         self.port = free_port()
@@ -68,55 +67,21 @@ class Guest:
                  "-device", "virtio-blk-device,drive=root",
                  "-netdev", f"user,id=net,hostfwd=tcp:127.0.0.1:{self.port}-{GUEST_IP}:22",
                  "-device", "virtio-net-device,netdev=net"]
-        cmd = reference_cmd(kernel, mem="512M", serial_only=True, append=append, extra=extra)
-        self.started = time.monotonic()
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, cwd=ROOT)
-        self.out = ""
-        self.lock = threading.Lock()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self):
-        for chunk in iter(lambda: os.read(self.proc.stdout.fileno(), 4096), b""):
-            with self.lock:
-                self.out += chunk.decode(errors="replace").replace("\r", "")
-
-    def console(self):
-        with self.lock:
-            return self.out
+        super().__init__(reference_cmd(kernel, mem="512M", serial_only=True, append=append,
+                                       extra=extra))
 
     def wait_login(self, count):
         """Wait for the @count-th login prompt; the seconds since QEMU started."""
-        deadline = time.monotonic() + LOGIN_TIMEOUT
-        while len(LOGIN_RE.findall(self.console())) < count:
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"no login prompt #{count} (QEMU exit {self.proc.poll()})\n"
-                            f"{self.console()[-8000:]}")
-            time.sleep(0.2)
-        return time.monotonic() - self.started
+        return self.wait_count(LOGIN_RE, count, LOGIN_TIMEOUT, "login prompt")
 
     def ssh(self, command, check=True):
-        cmd = ["ssh", "-p", str(self.port), "-i", self.key, "-o", "BatchMode=yes",
-               "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-               "-o", "LogLevel=ERROR", "-o", "ConnectTimeout=30", "root@127.0.0.1", command]
-        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                           timeout=SSH_TIMEOUT)
-        if check:
-            assert r.returncode == 0, \
-                f"ssh {command!r}: exit {r.returncode}\n{r.stdout}{r.stderr}\n{self.console()[-4000:]}"
-        return r
+        return super().ssh(self.port, self.key, command, check)
 
     def wait_exit(self, timeout=120):
         try:
             return self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
             pytest.fail(f"QEMU still running {timeout} s after poweroff\n{self.console()[-4000:]}")
-
-    def kill(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
 
 
 def make_overlay(overlay):

@@ -116,14 +116,14 @@ struct virtq_desc *desc_of(unsigned int qi)
 	return (struct virtq_desc *)(uintptr_t)fd.q[qi].desc;
 }
 
-struct vpci_avail *avail_of(unsigned int qi)
+struct sring_avail *avail_of(unsigned int qi)
 {
-	return (struct vpci_avail *)(uintptr_t)fd.q[qi].avail;
+	return (struct sring_avail *)(uintptr_t)fd.q[qi].avail;
 }
 
-struct vpci_used *used_of(unsigned int qi)
+struct sring_used *used_of(unsigned int qi)
 {
-	return (struct vpci_used *)(uintptr_t)fd.q[qi].used;
+	return (struct sring_used *)(uintptr_t)fd.q[qi].used;
 }
 
 /* The next chain the driver published; false if none. */
@@ -138,7 +138,7 @@ bool fake_take(unsigned int qi, uint16_t *head)
 /* Put (@id, @len) in the used ring; @bump: publish it (used.idx + 1). */
 void fake_put_used(unsigned int qi, uint32_t id, uint32_t len)
 {
-	struct vpci_used *u = used_of(qi);
+	struct sring_used *u = used_of(qi);
 
 	u->ring[u->idx % fd.q[qi].size] = (struct virtq_used_elem){ id, len };
 	u->idx++;

@@ -60,8 +60,8 @@ void fake_replicate(unsigned int n);
 void fake_reset_queues(void);
 
 struct virtq_desc *desc_of(unsigned int qi);
-struct vpci_avail *avail_of(unsigned int qi);
-struct vpci_used *used_of(unsigned int qi);
+struct sring_avail *avail_of(unsigned int qi);
+struct sring_used *used_of(unsigned int qi);
 /** fake_take() - the next chain the driver published on queue @qi. */
 bool fake_take(unsigned int qi, uint16_t *head);
 /** fake_put_used() - (@id, @len) at used.idx, then used.idx + 1. */

@@ -79,7 +79,7 @@ TEST(vpci_used_entry_returns_the_chain)
 	uint32_t len;
 
 	transport_up(256);
-	EXPECT_EQ(vq.num, VPCI_QUEUE_MAX);
+	EXPECT_EQ(vq.r.num, VPCI_QUEUE_MAX);
 	avail_of(0)->idx = 1;	/* the device wrote the index the driver is about to */
 	h = add_chain(2);
 	EXPECT_EQ(fd.q[0].notifies, 1);	/* published and notified all the same */
@@ -90,7 +90,7 @@ TEST(vpci_used_entry_returns_the_chain)
 	EXPECT_EQ(vpci_queue_used(&vd, &vq, &head, &len), 1);
 	EXPECT_EQ(head, h);
 	EXPECT_EQ(len, 150);
-	EXPECT_EQ(vq.nr_free, vq.num);
+	EXPECT_EQ(vq.nr_free, vq.r.num);
 	EXPECT_EQ(vq.in_flight, 0);
 	EXPECT_TRUE(vd.up);
 }
@@ -102,7 +102,7 @@ TEST(vpci_used_id_out_of_range_fails_the_device)
 
 	transport_up(256);
 	add_chain(1);
-	fake_put_used(0, vq.num, 1);
+	fake_put_used(0, vq.r.num, 1);
 	EXPECT_EQ(vpci_queue_used(&vd, &vq, &head, &len), -HYP_EIO);
 	EXPECT_TRUE(failed());
 	EXPECT_TRUE(strstr(last_log, "used id out of range") != NULL);
@@ -177,7 +177,7 @@ TEST(vpci_queue_full_is_busy_and_frees_on_use)
 	unsigned int n = 0;
 
 	transport_up(8);
-	EXPECT_EQ(vq.num, 8);
+	EXPECT_EQ(vq.r.num, 8);
 	while (vpci_queue_add(&vq, b, 3, &heads[n]) == 0)
 		n++;
 	EXPECT_EQ(n, 2);		/* 6 of 8 descriptors */
@@ -194,7 +194,7 @@ TEST(vpci_queue_full_is_busy_and_frees_on_use)
 TEST(vpci_queue_size_is_a_power_of_two_within_every_limit)
 {
 	transport_up(100);
-	EXPECT_EQ(vq.num, 64);
+	EXPECT_EQ(vq.r.num, 64);
 }
 
 TEST(vpci_notify_offset_outside_its_structure_is_refused)

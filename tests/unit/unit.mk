@@ -67,10 +67,11 @@ unit-src-test_pci_host := hyp/drivers/pci_host.c
 UNIT_TESTS += test_plic_host
 unit-src-test_plic_host := hyp/drivers/plic_host.c
 UNIT_TESTS += test_vcon
-unit-src-test_vcon := hyp/drivers/virtio_console.c
+unit-src-test_vcon := hyp/drivers/virtio_console.c hyp/drivers/split_ring.c
 unit-libfdt-test_vcon := y
 UNIT_TESTS += test_hostio
-unit-src-test_hostio := tests/unit/fake_vpci.c hyp/drivers/virtio_pci.c hyp/drivers/hostblk.c hyp/drivers/hostnet.c
+unit-src-test_hostio := tests/unit/fake_vpci.c hyp/drivers/virtio_pci.c hyp/drivers/split_ring.c \
+	hyp/drivers/hostblk.c hyp/drivers/hostnet.c
 UNIT_TESTS += test_mgmt
 unit-src-test_mgmt := hyp/host/mgmt.c hyp/lib/json.c
 UNIT_TESTS += test_section_stream

@@ -358,7 +358,8 @@ def build_parser():
                    help="deterministic timing: -icount shift=0,align=off")
     p.add_argument("--selftest-pci-irq", action="store_true",
                    help="test hook: at boot the hypervisor reads sector 0 of the first "
-                        "virtio-blk-pci device and reports the INTx that completes it")
+                        "host disk again and again for 500 ms, each read completed by its "
+                        "INTx, and reports where they were taken")
     p.add_argument("--qemu-arg", action="append", default=[], metavar="ARG",
                    help="extra QEMU argument, repeatable (write --qemu-arg=-d for dashes)")
     p.add_argument("--dry-run", action="store_true",
