@@ -24,6 +24,7 @@
  * so 16 of them can all come while hart 0 is still busy starting the boot
  * VMs, and none at a guest exit. */
 #include <errno.h>
+#include <host_io.h>
 #include <hart.h>
 #include <host_irq.h>
 #include <hostblk.h>
@@ -269,16 +270,6 @@ static void irq_done(struct hostblk_req *r)
 		d[2], d[3], irq_st.at_exit, irq_st.in_loop);
 }
 
-/* Every route of the bridge's interrupt-map names the host PLIC: the
- * numbers host_io.c registers there are that PLIC's sources. */
-static bool intx_to_host_plic(const struct host_info *hi)
-{
-	for (unsigned int i = 0; i < hi->pci.nr_intx; i++)
-		if (hi->pci.intx[i].parent != hi->plic.phandle)
-			return false;
-	return true;
-}
-
 void hostio_selftest_irq(const struct host_info *hi)
 {
 	const char *why = NULL;
@@ -294,7 +285,7 @@ void hostio_selftest_irq(const struct host_info *hi)
 		return;
 	}
 	irq_st.irq = hostblk_irq(irq_st.disk);
-	if (!intx_to_host_plic(hi))
+	if (!host_io_intx_to_plic(hi))
 		why = "the bridge's INTx do not go to the host PLIC";
 	else if (irq_st.irq < 0)
 		why = "its INTx is not routed";

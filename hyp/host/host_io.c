@@ -66,6 +66,20 @@ static void create_switch(const struct host_switch *hs, struct uplink *u)
 		hs->uplink_pci, mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
 }
 
+/* Slots whose interrupt is not routed to a handler: polled by host_io_poll(). */
+static uint32_t polled_slots;
+
+static void poll_slot(unsigned int dev)
+{
+	struct hostblk *b = hostblk_by_slot(dev);
+	struct hostnet *n = hostnet_by_slot(dev);
+
+	if (b)
+		hostblk_poll(b);
+	if (n)
+		hostnet_poll(n);
+}
+
 /* One handler per INTx source: QEMU virt's bridge shares four lines among
  * all slots, so each polls every device wired to it (a poll of a device with
  * nothing done is a read of its used index). */
@@ -77,35 +91,63 @@ static void intx(void *ctx)
 		struct hostblk *b = hostblk_by_slot(dev);
 		struct hostnet *n = hostnet_by_slot(dev);
 
-		if (b && hostblk_irq(b) == irq)
-			hostblk_poll(b);
-		if (n && hostnet_irq(n) == irq)
-			hostnet_poll(n);
+		if ((b && hostblk_irq(b) == irq) || (n && hostnet_irq(n) == irq))
+			poll_slot(dev);
 	}
 }
 
-static void route_irq(int64_t irq)
+bool host_io_intx_to_plic(const struct host_info *hi)
+{
+	if (!hi->plic.present || !hi->pci.nr_intx)
+		return false;
+	for (unsigned int i = 0; i < hi->pci.nr_intx; i++)
+		if (hi->pci.intx[i].parent != hi->plic.phandle)
+			return false;
+	return true;
+}
+
+/* Routed: a handler is registered for @irq (now or by another slot on the
+ * same shared line). */
+static bool route_irq(int64_t irq)
 {
 	int rc;
 
 	if (irq < 0)
-		return;
+		return false;
 	rc = host_irq_register((uint32_t)irq, intx, (void *)(uintptr_t)irq);
-	if (rc && rc != -HYP_EINVAL)	/* EINVAL: already routed (a shared line) */
-		pr_info("host interrupt %ld: not routed (%d): its devices are polled", (long)irq, rc);
+	if (rc && rc != -HYP_EINVAL) {	/* EINVAL: already routed (a shared line) */
+		pr_info("host interrupt %ld: not routed (%d)", (long)irq, rc);
+		return false;
+	}
+	return true;
 }
 
 void host_io_init(const struct host_info *hi)
 {
+	/* the numbers of an interrupt-map that names another controller (an
+	 * APLIC on an AIA machine) are not the host PLIC's sources */
+	bool plic = host_io_intx_to_plic(hi);
+
 	for (unsigned int i = 0; i < hi->nr_switches; i++)
 		create_switch(&hi->switches[i], &uplinks[i]);
 	for (unsigned int dev = HOST_PCI_DEV_MIN; dev <= HOST_PCI_DEV_MAX; dev++) {
 		struct hostblk *b = hostblk_by_slot(dev);
 		struct hostnet *n = hostnet_by_slot(dev);
+		int64_t irq = b ? hostblk_irq(b) : n ? hostnet_irq(n) : -1;
 
-		if (b)
-			route_irq(hostblk_irq(b));
-		if (n)
-			route_irq(hostnet_irq(n));
+		if (!b && !n)
+			continue;
+		if (!plic || !route_irq(irq)) {
+			polled_slots |= 1u << dev;
+			pr_info("host device 00:%02x.0: no interrupt (%s): polled every millisecond",
+				dev, plic ? "not routed" : "the bridge's INTx do not go to the host PLIC");
+		}
 	}
+}
+
+void host_io_poll(void)
+{
+	for (unsigned int dev = HOST_PCI_DEV_MIN; polled_slots && dev <= HOST_PCI_DEV_MAX; dev++)
+		if (polled_slots & 1u << dev)
+			poll_slot(dev);
 }

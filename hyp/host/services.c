@@ -5,6 +5,7 @@
 #include <arch/riscv/encoding.h>
 #include <errno.h>
 #include <hart.h>
+#include <host_io.h>
 #include <host_irq.h>
 #include <console.h>
 #include <mgmt.h>
@@ -112,6 +113,7 @@ bool host_poll(void)
 	monitor_poll_input();
 	handle_events();
 	vmops_poll();
+	host_io_poll();		/* host devices without a routed interrupt */
 	vm_io_poll();		/* disks whose rate limit held requests back */
 	mgmt_poll();
 	snap_save_poll();

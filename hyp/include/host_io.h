@@ -10,4 +10,11 @@
  *  create @hi's switches (before any VM joins one) and route interrupts.
  *  A switch whose uplink is missing runs without it (logged). */
 void host_io_init(const struct host_info *hi);
+/** host_io_intx_to_plic() - every route of the host bridge's interrupt-map
+ *  names the host PLIC, so its numbers are that PLIC's sources. */
+bool host_io_intx_to_plic(const struct host_info *hi);
+/** host_io_poll() - serve the host devices whose interrupt could not be
+ *  routed (no host PLIC, as on an AIA machine, or a full table): host
+ *  services, hart 0, every millisecond. */
+void host_io_poll(void);
 #endif

@@ -11,6 +11,7 @@ hart 0 sleeps in WFI until the interrupt wakes it)."""
 
 import re
 
+from harness.report import check_report
 from harness.runs import EXIT_OK, assert_exit, run_carapace, vm_spec
 
 DONE_RE = re.compile(r"carapace: hostio selftest: irq: blk slot (?P<slot>\d+) irq "
@@ -70,3 +71,20 @@ def test_no_selftest_without_the_property(tmp_path, guests_built):
     assert "hostio selftest" not in run.out, run.out
     # the driver took the disk and its line all the same
     assert "carapace: host blk 00:01.0: 128 sectors" in run.out, run.out
+
+
+def test_guest_disk_works_without_a_host_plic(tmp_path, guests_built):
+    """On an AIA machine (QEMU virt aia=aplic-imsic) the bridge's
+    interrupt-map names the APLIC, not a PLIC: its numbers are no PLIC
+    source, so the host devices are polled every millisecond instead
+    (host_io_poll()), and a guest's disk works all the same (before, every
+    request of the guest timed out)."""
+    img = tmp_path / "guest.img"
+    img.write_bytes(bytes(128 * 512))
+    run = run_carapace([vm_spec("a", "vio_blk", 1, "sectors=128").replace(
+        ",bootargs=", f",disk={img},bootargs=")], names=["a"],
+        extra=["--qemu-arg=-machine", "--qemu-arg=aia=aplic-imsic"], timeout=90)
+    assert_exit(run, EXIT_OK)
+    assert ("carapace: host device 00:01.0: no interrupt (the bridge's INTx do not go to "
+            "the host PLIC): polled every millisecond") in run.out, run.out
+    check_report(run.guests["a"], "vm a")
