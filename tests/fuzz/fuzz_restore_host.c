@@ -33,6 +33,10 @@ struct fuzz_vms_seen vms_seen;
 struct vm fuzz_vm;
 uint8_t *fuzz_ram;
 static uint8_t *host_ram;	/* FUZZ_RAM_CAP bytes, allocated once */
+/* 2 MiB chunks of the VM's RAM touched since it was made: each is zeroed at
+ * its first touch, as the real one does (a restored VM's virtio devices read
+ * rings that no MEMORY section wrote: zero, never an earlier input's bytes) */
+static uint64_t chunks_touched;
 static struct vswitch *lan;
 static struct vswitch_port other_port;	/* another VM's NIC on lan */
 static void other_deliver(void *ctx, const void *frame, uint32_t len);
@@ -360,14 +364,15 @@ int vm_alloc(const struct vm_desc *d, bool need_images, struct vm **out, const c
 		vms_seen.alloc_fails++;
 		return -HYP_EEXIST;
 	}
-	/* not zeroed: the real one zeroes a 2 MiB chunk at its first touch, and
-	 * nothing here reads RAM it did not write */
+	/* not zeroed here: vm_gpa_to_hva() zeroes a 2 MiB chunk at its first
+	 * touch, as the real one does */
 	if (d->memory > FUZZ_RAM_CAP) {
 		*why = "not enough host memory";
 		vms_seen.alloc_fails++;
 		return -HYP_ENOMEM;
 	}
 	fuzz_ram = ram_get(d->memory);
+	chunks_touched = 0;
 	memset(vm, 0, sizeof(*vm));
 	memcpy(vm->cfg.name, d->name, VM_NAME_LEN);
 	vm->state = VM_RESETTING;
@@ -433,12 +438,23 @@ bool vm_gpa_range_is_ram(const struct vm *vm, gpa_t gpa, uint64_t len)
 	return range_within(gpa, len, vm->cfg.ram_gpa, vm->cfg.ram_size);
 }
 
+_Static_assert(FUZZ_RAM_CAP / SZ_2M <= 64, "a bit per chunk");
+
 void *vm_gpa_to_hva(struct vm *vm, gpa_t gpa, uint64_t len, bool write)
 {
+	uint64_t first, last;
+
 	(void)write;
 	CHECK(vm == &fuzz_vm && vms_seen.live);
 	if (!vm_gpa_range_is_ram(vm, gpa, len))
 		return NULL;
+	first = (gpa - vm->cfg.ram_gpa) / SZ_2M;
+	last = (gpa - vm->cfg.ram_gpa + (len ? len - 1 : 0)) / SZ_2M;
+	for (uint64_t c = first; c <= last; c++)
+		if (!(chunks_touched & (1ULL << c))) {
+			memset(fuzz_ram + c * SZ_2M, 0, SZ_2M);
+			chunks_touched |= 1ULL << c;
+		}
 	return fuzz_ram + (gpa - vm->cfg.ram_gpa);
 }
 

@@ -52,6 +52,10 @@ unit-src-test_snap_legal := tests/fuzz/fuzz_restore_host.c tests/fuzz/fuzz_clock
 	hyp/vsbi/vsbi_hsm.c hyp/vsbi/vsbi_sta.c \
 	hyp/snap/snap_vio.c hyp/vdev/vio_mmio.c hyp/vdev/vblk.c hyp/vdev/vnet.c hyp/vdev/virtq.c \
 	hyp/vdev/vswitch.c
+# VIRTIO sections through the same loader and stub host, with the real
+# device models behind them
+UNIT_TESTS += test_snap_vio
+unit-src-test_snap_vio := $(unit-src-test_snap_legal)
 UNIT_TESTS += test_guest_time
 unit-src-test_guest_time := hyp/state/vcpu_wake.c
 UNIT_TESTS += test_vm_events
