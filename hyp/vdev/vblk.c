@@ -434,6 +434,13 @@ static uint64_t offered(bool read_only)
 	       (1ULL << VIRTIO_BLK_F_FLUSH) | (read_only ? 1ULL << VIRTIO_BLK_F_RO : 0);
 }
 
+/* what the snapshot format says a disk offers and holds */
+_Static_assert(SNAP_VIO_BLK_FEATURES == ((1ULL << VIRTIO_F_VERSION_1) | (1ULL << VIRTIO_BLK_F_SEG_MAX) |
+					 (1ULL << VIRTIO_BLK_F_BLK_SIZE) | (1ULL << VIRTIO_BLK_F_FLUSH)) &&
+	       SNAP_VIO_BLK_F_RO == 1ULL << VIRTIO_BLK_F_RO &&
+	       SNAP_VIO_BLK_QUEUE_MAX == VBLK_QUEUE_SIZE && SNAP_VIO_BLK_SEG_MAX == VBLK_SEG_MAX,
+	       "docs/snapshot-format.md, virtio_blk");
+
 /* ---- snapshots (docs/snapshot-format.md, "virtio_blk") ---- */
 
 static const uint16_t queue_max[SNAP_VIO_QUEUES] = { VBLK_QUEUE_SIZE, 0 };

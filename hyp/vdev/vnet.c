@@ -219,6 +219,9 @@ static void vnet_config(struct vio_dev *d, uint8_t *out)
 }
 
 #define OFFERED	((1ULL << VIRTIO_NET_F_MAC) | (1ULL << VIRTIO_NET_F_STATUS))
+_Static_assert(SNAP_VIO_NET_FEATURES == (OFFERED | (1ULL << VIRTIO_F_VERSION_1)) &&
+	       SNAP_VIO_NET_QUEUE_MAX == VNET_QUEUE_SIZE && SNAP_VIO_LINK_UP == VIRTIO_NET_S_LINK_UP,
+	       "docs/snapshot-format.md, virtio_net");
 
 /* ---- snapshots (docs/snapshot-format.md, "virtio_net") ---- */
 

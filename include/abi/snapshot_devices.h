@@ -114,6 +114,15 @@
 #define SNAP_VIO_SERIAL		20	/* a virtio-blk GET_ID answer */
 #define SNAP_VIO_SWITCH_NAME	16	/* a switch's name, NUL included */
 #define SNAP_VIO_LINK_UP	1	/* virtio-net config status: VIRTIO_NET_S_LINK_UP */
+#define SNAP_VIO_F_VERSION_1	BIT(32)
+/* What each model offers (device_features), its queues' maximum sizes and
+ * a disk's largest SEG_MAX (docs/virtio.md): a state holds exactly these. */
+#define SNAP_VIO_BLK_FEATURES	(SNAP_VIO_F_VERSION_1 | BIT(2) | BIT(6) | BIT(9))	/* SEG_MAX, BLK_SIZE, FLUSH */
+#define SNAP_VIO_BLK_F_RO	BIT(5)	/* offered for a read-only disk */
+#define SNAP_VIO_BLK_QUEUE_MAX	128
+#define SNAP_VIO_BLK_SEG_MAX	64
+#define SNAP_VIO_NET_FEATURES	(SNAP_VIO_F_VERSION_1 | BIT(5) | BIT(16))	/* MAC, STATUS */
+#define SNAP_VIO_NET_QUEUE_MAX	256
 
 #define SNAP_VIO_MODELS(X) \
 	X(VIRTIO_BLK, virtio_blk, 2) \

@@ -333,6 +333,8 @@ def test_layout_sizes_match_this_writer_and_the_c_header():
             "snap_end": snapfmt.END, "snap_vcpu": snapfmt.VCPU}
     tool.update({layout.name: layout for _, _, _, layout in snapfmt.RECORDS})
     tool.update({layout.name: layout for _, layout in DEVICES})
+    tool.update({layout.name: layout for _, layout in snapfmt.VIO_MODELS.values()})
+    tool[snapfmt.VIO_TRANSPORT.name] = snapfmt.VIO_TRANSPORT
     asserts = dict(re.findall(r"sizeof\(struct (\w+)\) == (\d+)",
                               HEADER_H.read_text() + RECORDS_H.read_text() +
                               DEVICES_H.read_text()))
@@ -655,8 +657,8 @@ def test_single_bit_flips_in_headers():
 
 @pytest.mark.parametrize("offset, fmt, value, where, message", [
     (0, "<8s", b"CARASNAX", 0, "bad magic"),
-    (8, "<I", 4, 8, "version 4 is not supported (this reader knows versions 1, 2 and 3)"),
-    (8, "<I", 0, 8, "version 0 is not supported (this reader knows versions 1, 2 and 3)"),
+    (8, "<I", 5, 8, "version 5 is not supported (this reader knows versions 1, 2, 3 and 4)"),
+    (8, "<I", 0, 8, "version 0 is not supported (this reader knows versions 1, 2, 3 and 4)"),
     (8, "<I", 0xFFFFFFFF, 8, "version 4294967295 is not supported"),
     (12, "<I", 40, 12, "header_size 40, must be 32"),
     (16, "<Q", 2, 16, "unknown flag bits 0x2"),
@@ -1095,10 +1097,10 @@ def test_main_on_a_version_1_file(tmp_path, capsys):
     assert snap_cli.main(["--json", "inspect", str(path)]) == 0
     j = json.loads(capsys.readouterr().out)
     assert j["header"]["version"] == 1 and j["vcpus"][0]["record_version"] == 1
-    bad = tmp_path / "v4.snap"
-    bad.write_bytes(patch(b.build(), 8, "<I", 4))
+    bad = tmp_path / "v5.snap"
+    bad.write_bytes(patch(b.build(), 8, "<I", 5))
     assert snap_cli.main(["verify", str(bad)]) == 1
-    assert ("header, byte 8: version 4 is not supported (this reader knows versions 1, 2 and 3)"
+    assert ("header, byte 8: version 5 is not supported (this reader knows versions 1, 2, 3 and 4)"
             in capsys.readouterr().err)
 
 
@@ -1400,9 +1402,9 @@ def test_gzip_damage_is_refused_with_the_stream_offset():
 
 def test_gzip_the_stream_inside_is_checked_too():
     bad = bytearray(small())
-    bad[8] = 4                                          # version 4
+    bad[8] = 5                                          # version 5
     err = first_problem(gzip.compress(bytes(bad)))
-    assert err.section == "header" and "version 4" in err.message
+    assert err.section == "header" and "version 5" in err.message
 
 
 def test_gzip_trailing_bytes_are_counted_up_to_a_bound(monkeypatch):
