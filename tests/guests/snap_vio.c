@@ -41,6 +41,7 @@
 #define ETH_P_TEST	0x88b5		/* IEEE local experimental */
 #define VMGENID_GPA	0x10100000UL
 #define PARKED_SECTOR	8
+#define PARKED_SLOT	4		/* descriptors 12..14 */
 #define SEED_PARKED	0x5eed0008ULL
 #define RX_BUFS		4
 
@@ -178,7 +179,7 @@ static bool write_verify(struct disk *k, uint64_t s, uint64_t seed)
 	return same(k->buf[1], seed);
 }
 
-/* The parked write: descriptors of slot 5, on the available ring, and no
+/* The parked write: descriptors of slot 4 (12..14 of 16), on the available ring, and no
  * notify (vio_submit() would notify). */
 static uint16_t park(struct disk *k)
 {
@@ -186,7 +187,7 @@ static uint16_t park(struct disk *k)
 	uint16_t h, idx = k->vq.avail->idx;
 
 	fill(data, SEED_PARKED);
-	h = blk_build(k, 5, BLK_T_OUT, PARKED_SECTOR, data);
+	h = blk_build(k, PARKED_SLOT, BLK_T_OUT, PARKED_SECTOR, data);
 	k->vq.avail->ring[idx % k->vq.size] = h;
 	__atomic_store_n(&k->vq.avail->idx, (uint16_t)(idx + 1), __ATOMIC_RELEASE);
 	return h;
@@ -318,7 +319,7 @@ void test_main(unsigned long self)
 		check_eq(T, "restored: the write made available before the snapshot completed",
 			 vio_wait_used(&k->vq, WAIT_US, &e), 1);
 		check_eq(T, "restored: its used element is that chain", e.id, parked);
-		check_eq(T, "restored: its status is OK", k->status[5], BLK_S_OK);
+		check_eq(T, "restored: its status is OK", k->status[PARKED_SLOT], BLK_S_OK);
 		check_eq(T, "restored: sector 8 holds it",
 			 blk_request(k, BLK_T_IN, PARKED_SECTOR, k->buf[1]) == BLK_S_OK &&
 			 same(k->buf[1], SEED_PARKED), 1);

@@ -61,17 +61,20 @@ def sections(stream):
 
 
 def devices(h, vm):
-    rep, _ = h.ctl("devices", vm)
+    rep, _, _ = h.ctl("devices", vm)
     return rep["devices"]
 
 
 def test_snapshot_mid_io_restores_with_nothing_lost(snap_host, tmp_path):
     a, b = disk(tmp_path, "a"), disk(tmp_path, "b")
-    h = snap_host([spec("orig", "max_wait_ms=120000", (a, b), "lan")],
-                  extra=["--switch", "name=lan", "--expect", "orig=destroyed"], timeout=300)
+    # "other" keeps the host up between the destroy and the restore
+    h = snap_host([spec("orig", "max_wait_ms=120000", (a, b), "lan"),
+                   vm_spec("other", "demo", 1, "count=100000 delay_us=20000")],
+                  extra=["--persist", "--switch", "name=lan", "--expect", "orig=destroyed",
+                         "--expect", "other=destroyed"], timeout=300)
     h.wait_for(lambda l: l.startswith("[orig] SNAPSHOT-READY"), 60)
     path = tmp_path / "vio.snap"
-    rep, _ = h.ctl("snapshot", "orig", str(path))
+    rep, _, _ = h.ctl("snapshot", "orig", str(path))
     assert rep["ok"], rep
     # the devices' state is in the file: two disks, a NIC, each where it was
     info = subprocess.run([str(SNAP), "inspect", "--json", str(path)], capture_output=True,
@@ -83,7 +86,7 @@ def test_snapshot_mid_io_restores_with_nothing_lost(snap_host, tmp_path):
     parked = vio[0]["queues"][0]
     assert parked["ready"] and parked["next_avail"] == parked["next_used"], parked
     h.ctl("destroy", "orig")
-    rep, _ = h.ctl("restore", str(path), "--name", "copy")
+    rep, _, _ = h.ctl("restore", str(path), "--name", "copy")
     assert rep["ok"] and rep["vm"] == "copy", rep
     assert [n["new_mac"] for n in rep["nics"]] == [False], rep
     h.wait_for(lambda l: l.startswith("[copy] DONE:"), 120)
@@ -116,24 +119,26 @@ def test_snapshot_mid_io_restores_with_nothing_lost(snap_host, tmp_path):
                        timeout=60)
     assert r.returncode == 1 and f"VIRTIO {inst} (virtio_blk), byte {byte}: q_size" in r.stderr, \
         r.stderr
-    rep, rc = h.ctl("restore", str(bad), "--name", "bad", "--no-verify", check=False)
+    rep, rc, _ = h.ctl("restore", str(bad), "--name", "bad", "--no-verify", check=False)
     assert rc != 0 and rep["code"] == "bad-snapshot", rep
     assert re.search(rf"section VIRTIO {inst} at offset {off}, byte {byte}: q_size", rep["error"]), rep
-    listing, _ = h.ctl("list")
-    assert [v["name"] for v in listing["vms"]] == ["copy"], listing
-    h.ctl("destroy", "copy")
+    listing, _, _ = h.ctl("list")
+    assert sorted(v["name"] for v in listing["vms"]) == ["copy", "other"], listing
+    h.ctl("destroy", "other")
+    h.wait_for(lambda l: l == "carapace: vm copy: shut down", 30)
     assert h.finish() == EXIT_OK
 
 
 def test_restore_beside_the_original_gets_a_new_mac(snap_host, tmp_path):
     h = snap_host([spec("orig", "max_wait_ms=60000 after=64", net="lan")],
-                  extra=["--switch", "name=lan", "--expect", "orig=destroyed"], timeout=300)
+                  extra=["--persist", "--switch", "name=lan", "--expect", "orig=destroyed"],
+                  timeout=300)
     h.wait_for(lambda l: l.startswith("[orig] SNAPSHOT-READY"), 60)
     path = tmp_path / "nic.snap"
-    rep, _ = h.ctl("snapshot", "orig", str(path))
+    rep, _, _ = h.ctl("snapshot", "orig", str(path))
     assert rep["ok"], rep
     orig_mac = devices(h, "orig")[0]["mac"]
-    rep, _ = h.ctl("restore", str(path), "--name", "copy")
+    rep, _, _ = h.ctl("restore", str(path), "--name", "copy")
     assert rep["ok"], rep
     (nic,) = rep["nics"]
     assert nic["new_mac"] and nic["mac"] != orig_mac, (rep, orig_mac)
@@ -151,6 +156,6 @@ def test_restore_beside_the_original_gets_a_new_mac(snap_host, tmp_path):
     assert copy["tx_spoofed"] < 16, copy
     # the original still has its own, and keeps sending
     assert devices(h, "orig")[0]["mac"] == orig_mac
-    h.ctl("destroy", "copy")
+    h.wait_for(lambda l: l == "carapace: vm copy: shut down", 30)
     h.ctl("destroy", "orig")
     assert h.finish() == EXIT_OK
