@@ -416,7 +416,8 @@ def test_docs_tables_match_the_layouts():
     text = (ROOT / "docs" / "snapshot-format.md").read_text()
     for layout in (HEADER, SECTION, snapfmt.CONFIG, snapfmt.VCPU_V2, snapfmt.DEVICE, MEMRUN,
                    snapfmt.END, UART, PLIC, VMGENID) + tuple(
-                       layout for _, _, _, layout in snapfmt.RECORDS):
+                       layout for _, _, _, layout in snapfmt.RECORDS) + tuple(
+                       layout for _, layout in snapfmt.VIO_MODELS.values()):
         for fname, kind, count, off in layout.fields:
             size = Layout.SIZES[kind] * count
             row = re.compile(rf"^\| {off} \| {size} \| `{re.escape(fname)}", re.MULTILINE)
