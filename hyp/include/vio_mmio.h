@@ -174,7 +174,7 @@ bool vio_drained(struct vm *vm);
  *  so a request made available while they were frozen (or before a
  *  snapshot) is served without a new notify. */
 void vio_resume(struct vm *vm);
-/** vio_reset_all() - reset every device of @vm (reboot). */
+/** vio_reset_all() - reset every device of @vm (reboot), frozen no more. */
 void vio_reset_all(struct vm *vm);
 /** vio_quiesce() - reset every device of @vm and say whether a host device
  *  still works on one of its requests; destroy waits for true. */

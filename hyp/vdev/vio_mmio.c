@@ -361,6 +361,9 @@ void vio_reset_all(struct vm *vm)
 			continue;
 		spin_lock(&d->lock);
 		device_reset(d);
+		/* a reboot runs the VM: a pause its guest's reset overtook (its
+		 * freeze) must not leave the new boot's devices frozen */
+		d->frozen = false;
 		spin_unlock(&d->lock);
 	}
 }

@@ -1542,3 +1542,17 @@ TEST(vnet_state_refusals)
 #undef REFUSED
 	vm_free();
 }
+
+/* A reboot that overtook a pause (the guest reset the VM while its vCPU was
+ * still leaving): the new boot's devices take chains again. */
+TEST(vio_reboot_unfreezes)
+{
+	blk_ready();
+	vio_freeze(&tvm);
+	vio_reset_all(&tvm);
+	driver_init(BLK, 1);
+	blk_request(VIRTIO_BLK_T_IN, 0, VIRTIO_BLK_SECTOR, true);
+	EXPECT_EQ(disk.submits, 1);
+	EXPECT_EQ(used_idx(BLK, 0), 1);
+	vm_free();
+}

@@ -56,6 +56,9 @@ unit-src-test_snap_legal := tests/fuzz/fuzz_restore_host.c tests/fuzz/fuzz_clock
 # device models behind them
 UNIT_TESTS += test_snap_vio
 unit-src-test_snap_vio := $(unit-src-test_snap_legal)
+# the operator's pause and resume over stubbed VM lifecycle and devices
+UNIT_TESTS += test_vmops
+unit-src-test_vmops := hyp/host/vmops.c
 UNIT_TESTS += test_guest_time
 unit-src-test_guest_time := hyp/state/vcpu_wake.c
 UNIT_TESTS += test_vm_events
