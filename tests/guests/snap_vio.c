@@ -21,7 +21,9 @@
  * and after (a copy beside its original gets a new one, with a
  * configuration change interrupt: it then sends from the new one) and
  * its summary. Bootargs: max_wait_ms=N (default 120000), after=N (requests and
- * frames after the restore, default 32).
+ * frames after the restore, default 32); move_ms=N: a live migration moves
+ * the VM (its generation ID stays): the I/O goes on for N ms, then the same
+ * checks (the parked write was served at the destination's start).
  */
 #include "libguest.h"
 #include "vio.h"
@@ -262,6 +264,7 @@ static void mac_text(const uint8_t m[6], char out[18])
 void test_main(unsigned long self)
 {
 	unsigned long limit = us_to_ticks(bootarg_ulong("max_wait_ms", 120000) * 1000);
+	unsigned long move = us_to_ticks(bootarg_ulong("move_ms", 0) * 1000);
 	unsigned long after = bootarg_ulong("after", 32), t0, i;
 	uint64_t genid, sector = 16;
 	uint8_t mac_before[6], mac_after[6];
@@ -296,7 +299,7 @@ void test_main(unsigned long self)
 	 * keeps going: it never sees a new generation ID) */
 	t0 = rdtime();
 	while (rdtime() - t0 < limit) {
-		if (genid_read() != genid) {
+		if (genid_read() != genid || (move && rdtime() - t0 >= move)) {
 			changed = true;
 			break;
 		}
@@ -310,8 +313,11 @@ void test_main(unsigned long self)
 		udelay(200);
 	}
 	if (!check_eq(T, "I/O went right up to the snapshot (and through it)", loop_ok, 1) ||
-	    !check_eq(T, "restored: a new VM generation ID", changed, 1))
+	    !check_eq(T, move ? "moved: the I/O ran its time" : "restored: a new VM generation ID",
+		      changed, 1))
 		return;
+	if (move)
+		check_eq(T, "moved: the same VM generation ID", genid_read() == genid, 1);
 
 	if (disks[0].present) {
 		struct disk *k = &disks[0];

@@ -12,7 +12,11 @@ device state), with the bare-metal payload snap_vio (tests/guests/snap_vio.c):
   set) is refused, naming the section and the byte, and nothing is created;
 - a NIC-only VM restored beside its original (still running on the switch)
   gets a new MAC, said in the reply and the log; the copy sends from it and
-  the switch drops none of its frames as spoofed."""
+  the switch drops none of its frames as spoofed;
+- a VM with a NIC sending frame after frame moves live to a fresh host
+  (migration protocol 5): its NIC keeps its MAC and counters there and its
+  frames go on; a destination whose switch has that MAC refuses it
+  (`no-device`) and the VM runs on at the source."""
 
 import gzip
 import json
@@ -22,7 +26,9 @@ import subprocess
 
 import pytest
 
+from harness.migration import OTHER, check_ok_migration, life, marker_line
 from harness.paths import SNAP
+from harness.ports import free_port
 from harness.report import Report, check_report
 from harness.runs import EXIT_OK, vm_spec
 from harness.snapshots import crc32c
@@ -159,3 +165,28 @@ def test_restore_beside_the_original_gets_a_new_mac(snap_host, tmp_path):
     h.wait_for(lambda l: l == "carapace: vm copy: shut down", 30)
     h.ctl("destroy", "orig")
     assert h.finish() == EXIT_OK
+
+
+def test_a_vm_with_a_nic_moves_live(hosts):
+    port = free_port()
+    lan = ["--switch", "name=lan"]
+    a = hosts("a", [spec("n", "move_ms=8000 after=32", net="lan"), OTHER], extra=lan)
+    b = hosts("b", incoming=port, extra=lan)
+    a.ready(), b.ready()
+    marker_line(a, "n", "SNAPSHOT-READY")
+    nic_a, _ = a.ctl("devices", "n")
+    m = a.migrate("n", port)
+    check_ok_migration(m, "n", "a -> b")
+    assert b.vms() == {"n": "running"}, b.console()
+    b.wait_for(lambda l: l.startswith("[n] DONE:"), 90)
+    check_report(Report(life(a.guest("n"), b.guest("n"), "SNAPSHOT-READY")),
+                 "vm n: on a, then on b")
+    mac_line = next(l for l in b.guest("n") if "mac before" in l)
+    (before,) = nic_a["devices"]
+    nic_b, _ = b.ctl("devices", "n")
+    (after,) = nic_b["devices"]
+    # the same NIC: its MAC, its switch, its counters going on from a's
+    assert after["mac"] == before["mac"] and after["switch"] == "lan", (before, after)
+    assert f"mac before {before['mac']} after {before['mac']}" in mac_line, mac_line
+    assert after["tx"]["requests"] >= before["tx"]["requests"] + 32, (before, after)
+    assert after["tx_spoofed"] == 0 and after["attached"], after
