@@ -23,9 +23,11 @@ import json
 import re
 import struct
 import subprocess
+import time
 
 import pytest
 
+from carapace.network import derive_mac, nic_seed
 from harness.migration import OTHER, check_ok_migration, life, marker_line
 from harness.paths import SNAP
 from harness.ports import free_port
@@ -190,3 +192,26 @@ def test_a_vm_with_a_nic_moves_live(hosts):
     assert f"mac before {before['mac']} after {before['mac']}" in mac_line, mac_line
     assert after["tx"]["requests"] >= before["tx"]["requests"] + 32, (before, after)
     assert after["tx_spoofed"] == 0 and after["attached"], after
+
+
+def test_a_move_onto_a_switch_with_its_mac_is_refused(hosts):
+    """A move keeps the VM's MAC: a destination whose switch has that MAC
+    already (another VM there) refuses the NIC at its VIRTIO section
+    (`no-device`, the MAC's byte named), and the VM runs on at the source."""
+    port = free_port()
+    lan = ["--switch", "name=lan"]
+    mac = derive_mac(nic_seed("n", 0))                  # what the launcher gives n's NIC
+    a = hosts("a", [spec("n", "move_ms=60000", net="lan")], extra=lan)
+    b = hosts("b", [spec("x", "move_ms=60000", net=f"lan/{mac}")], incoming=port, extra=lan)
+    a.ready(), b.ready()
+    marker_line(a, "n", "SNAPSHOT-READY")
+    m = a.migrate("n", port)
+    assert m.rc != 0 and m.reply and m.reply["code"] == "refused", m.text()
+    assert "MAC is on its switch here already" in m.reply["error"], m.reply
+    assert re.search(r"section 6 0 at offset \d+, byte \d+", m.reply["error"]), m.reply
+    assert a.vms() == {"n": "running"} and b.vms() == {"x": "running"}, (a.vms(), b.vms())
+    sent, _ = a.ctl("devices", "n")
+    time.sleep(1)
+    again, _ = a.ctl("devices", "n")
+    assert again["devices"][0]["tx"]["requests"] > sent["devices"][0]["tx"]["requests"], \
+        "the VM stopped sending at the source"
