@@ -27,6 +27,9 @@
 #define RARP_FRAME	60	/* the minimum Ethernet frame without FCS */
 
 _Static_assert(VIO_MMIO_SLOTS <= 32, "a mask of slots");
+_Static_assert(ARRAY_SIZE(((struct snap_io_map *)0)->disk_pci) == VM_MAX_DISKS,
+	       "a host disk for each disk a VM may have");
+_Static_assert(VM_MAX_NICS <= 32, "a mask of NICs (snap_result.macs_derived)");
 
 unsigned int snap_vio_count(const struct vm *vm)
 {
