@@ -673,6 +673,54 @@ static bool get_new_name(struct req *r, char *name, size_t size)
 	return true;
 }
 
+/* disk0, disk1: the host disks (PCI device numbers) a restored or arriving
+ * VM's disks go to, instead of the ones they were saved on. */
+static bool get_disk_map(struct req *r, struct snap_io_map *map)
+{
+	static const char *const keys[] = { "disk0", "disk1" };
+
+	_Static_assert(ARRAY_SIZE(keys) == VM_MAX_DISKS && ARRAY_SIZE(map->disk_pci) == VM_MAX_DISKS,
+		       "a key per disk");
+	memset(map, 0, sizeof(*map));
+	for (unsigned int i = 0; i < ARRAY_SIZE(keys); i++) {
+		uint64_t v;
+
+		if (!json_get(r->o, keys[i]))
+			continue;
+		if (!json_get_u64(r->o, keys[i], &v) || v < HOST_PCI_DEV_MIN || v > HOST_PCI_DEV_MAX) {
+			reply_error(r->has_id, r->id, "bad-request",
+				    "disk0, disk1: a host PCI device number 1..31");
+			return false;
+		}
+		map->disk_pci[i] = (uint8_t)v;
+	}
+	return true;
+}
+
+/* A restored VM's NICs: their MACs, and whether the restore gave a NIC a new
+ * one (its saved MAC was on its switch: the original runs there). */
+static void reply_nics(struct json_writer *w, struct vm *vm, uint32_t derived)
+{
+	char mac[18];
+
+	if (!vm_io_nic(vm, 0))
+		return;
+	jw_key(w, "nics");
+	jw_arr_begin(w);
+	for (unsigned int i = 0; vm_io_nic(vm, i); i++) {
+		const uint8_t *a = vm_io_nic(vm, i)->mac;
+
+		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", a[0], a[1], a[2], a[3],
+			 a[4], a[5]);
+		jw_obj_begin(w);
+		jw_kv_u64(w, "nic", i);
+		jw_kv_str(w, "mac", mac);
+		jw_kv_bool(w, "new_mac", derived & (1U << i));
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+}
+
 static struct {
 	struct vm *vm;
 	bool resume;		/* we paused it: resume it when the stream is out */
@@ -725,7 +773,7 @@ static void snapshot_paused(void *ctx, struct vm *vm, uint64_t result)
 	(void)result;
 	if (vm->state != VM_PAUSED || snap_save_start(vm, snap_req.live, snapshot_done)) {
 		struct snap_result r = { "the VM could not be saved (it left, or no memory for a "
-					 "live snapshot)", NULL, vm, 0, 0, 0 };
+					 "live snapshot)", NULL, vm, 0, 0, 0, 0 };
 
 		snap_req.live = false;
 		snapshot_done(&r);
@@ -739,26 +787,11 @@ static void snapshot_paused(void *ctx, struct vm *vm, uint64_t result)
 	}
 }
 
-/* A VM with disks or NICs cannot be saved or moved yet: their device state
- * and the requests in flight are not in the stream formats (issue 25). A
- * snapshot without them would restore a guest whose drivers wait forever. */
-static bool refuse_devices(struct req *r)
-{
-	for (unsigned int i = 0; i < VIO_MMIO_SLOTS; i++)
-		if (r->vm->vio[i]) {
-			reply_error(r->has_id, r->id, "unsupported",
-				    "the VM has disks or NICs, whose state snapshots and migrations "
-				    "do not carry yet");
-			return true;
-		}
-	return false;
-}
-
 static void cmd_snapshot(struct req *r)
 {
 	bool live = false;
 
-	if (!get_vm(r, "vm", true) || refuse_devices(r))
+	if (!get_vm(r, "vm", true))
 		return;
 	if (json_get(r->o, "live") && !json_get_bool(r->o, "live", &live)) {
 		reply_error(r->has_id, r->id, "bad-request", "live is a boolean");
@@ -801,15 +834,17 @@ static void restore_done(const struct snap_result *r)
 	jw_kv_u64(&w, "pages", r->pages);
 	jw_kv_u64(&w, "bytes", r->bytes);
 	jw_kv_u64(&w, "restore_us", ticks_to_us(r->ticks));
+	reply_nics(&w, r->vm, r->macs_derived);
 	reply_send(&w);
 }
 
 static void cmd_restore(struct req *r)
 {
 	char name[VM_NAME_LEN] = "";
+	struct snap_io_map map;
 	uint64_t bytes;
 
-	if (!get_new_name(r, name, sizeof(name)))
+	if (!get_new_name(r, name, sizeof(name)) || !get_disk_map(r, &map))
 		return;
 	if (!json_get_u64(r->o, "bytes", &bytes) || bytes < sizeof(struct snap_header)) {
 		reply_error(r->has_id, r->id, "bad-request", "bytes: the stream's length is required");
@@ -819,7 +854,7 @@ static void cmd_restore(struct req *r)
 		return;
 	snap_port_drain();
 	start_wait(r, W_RESTORE);
-	if (snap_load_start(bytes, name[0] ? name : NULL, restore_done)) {
+	if (snap_load_start(bytes, name[0] ? name : NULL, &map, restore_done)) {
 		refuse_wait(r, "busy", "a snapshot or restore is under way");
 	}
 }
@@ -854,7 +889,7 @@ static void cmd_migrate(struct req *r)
 	uint64_t rounds = MIG_MAX_ROUNDS_DEFAULT;
 	int rc;
 
-	if (!get_vm(r, "vm", true) || refuse_devices(r))
+	if (!get_vm(r, "vm", true))
 		return;
 	if (json_get(r->o, "max_rounds") &&
 	    (!json_get_u64(r->o, "max_rounds", &rounds) || !rounds ||
@@ -905,13 +940,14 @@ static void incoming_done(const struct mig_result *r)
 static void cmd_incoming(struct req *r)
 {
 	char name[VM_NAME_LEN] = "";
+	struct snap_io_map map;
 
-	if (!get_new_name(r, name, sizeof(name)))
+	if (!get_new_name(r, name, sizeof(name)) || !get_disk_map(r, &map))
 		return;
 	if (!stream_free(r))
 		return;
 	start_wait(r, W_INCOMING);
-	if (mig_recv_start(name[0] ? name : NULL, false, &vmops_migration, incoming_done)) {
+	if (mig_recv_start(name[0] ? name : NULL, false, &map, &vmops_migration, incoming_done)) {
 		refuse_wait(r, "busy", "the stream port is busy");
 	}
 }
@@ -925,7 +961,7 @@ static void armed_done(const struct mig_result *r)
 
 void mgmt_arm_incoming(void)
 {
-	if (!mig_recv_start(NULL, true, &vmops_migration, armed_done))
+	if (!mig_recv_start(NULL, true, NULL, &vmops_migration, armed_done))
 		pr_info("waiting for an incoming migration on the stream port");
 }
 

@@ -55,9 +55,16 @@ static int start_op(struct vm *vm, int kind, int rc, vmop_done_fn done, void *ct
 
 int vmop_pause(struct vm *vm, vmop_done_fn done, void *ctx)
 {
+	int rc;
+
 	if (pending[vm->index].kind != OP_NONE || snap_holds_paused(vm))
 		return -HYP_EBUSY;
-	return start_op(vm, OP_PAUSE, vm_request_pause(vm), done, ctx);
+	rc = start_op(vm, OP_PAUSE, vm_request_pause(vm), done, ctx);
+	/* a paused VM's state may be saved: its disks and NICs take no new
+	 * request, and the pause ends once those in flight are done */
+	if (!rc)
+		vio_freeze(vm);
+	return rc;
 }
 
 const char *vm_migration_word(const struct vm *vm)
@@ -118,6 +125,8 @@ int vmop_resume(struct vm *vm)
 	if (vmop_refusal(vm, VMOP_RESUME))
 		return -HYP_EBUSY;
 	rc = vm_resume(vm);
+	if (!rc)
+		vio_resume(vm);	/* what the guest made available meanwhile is served */
 	if (!rc && vm->mig_unconfirmed == VM_MIG_LEFT) {
 		/* the operator's word: the destination never ran it */
 		vm->mig_unconfirmed = VM_MIG_CONFIRMED;
@@ -163,9 +172,13 @@ void vmops_poll(void)
 		sched_lock();
 		ready = vm_off_cpu(vm);
 		sched_unlock();
-		/* a destroy also waits for host devices to finish with its RAM */
+		/* a destroy also waits for host devices to finish with its RAM;
+		 * a pause for the requests in flight (drained into the guest's
+		 * used rings: docs/snapshot-format.md, "VIRTIO") */
 		if (ready && pending[i].kind == OP_DESTROY)
 			ready = vio_quiesce(vm);
+		if (ready && pending[i].kind == OP_PAUSE)
+			ready = vio_drained(vm);
 		if (!ready)
 			continue;
 		if (pending[i].kind == OP_PAUSE)

@@ -9,6 +9,7 @@
 #include <abi/migration_format.h>
 
 struct vm;
+struct snap_io_map;
 
 /* What the engines need from the host layer (vmops): the VM lifecycle. */
 typedef void (*mig_vm_done_fn)(void *ctx, struct vm *vm, uint64_t result);
@@ -46,10 +47,11 @@ int mig_send_start(struct vm *vm, unsigned int max_rounds, const struct mig_host
 /** mig_sending() - is @vm being migrated (it must stay)? */
 bool mig_sending(const struct vm *vm);
 /** mig_recv_start() - take one VM from the stream port (named @name, or as
- *  sent when NULL). @armed: wait for a client as long as it takes (a host
- *  started for it), and wait again after a failed attempt. */
-int mig_recv_start(const char *name, bool armed, const struct mig_host_ops *ops,
-		   mig_done_fn done);
+ *  sent when NULL; its disks where @map says, or as sent when NULL).
+ *  @armed: wait for a client as long as it takes (a host started for it),
+ *  and wait again after a failed attempt. */
+int mig_recv_start(const char *name, bool armed, const struct snap_io_map *map,
+		   const struct mig_host_ops *ops, mig_done_fn done);
 /** mig_send_poll()/mig_recv_poll() - move bytes (host services, hart 0). */
 void mig_send_poll(void);
 void mig_recv_poll(void);

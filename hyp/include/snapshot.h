@@ -122,8 +122,6 @@ const char *snap_admit_vcpu(struct vm *vm, uint32_t instance, const void *payloa
  *  offset at fault. */
 const char *snap_admit_device_at(struct vm *vm, uint32_t index, const void *payload,
 				 uint32_t *offset);
-/** snap_admit_device() - snap_admit_device_at() without the offset. */
-const char *snap_admit_device(struct vm *vm, uint32_t index, const void *payload);
 /** snap_device_check() - NULL if @state is one device @index of @vm can
  *  hold (its table's rules and its check hook), else why not and *@offset:
  *  the offset in @state of the field at fault. */
@@ -135,12 +133,41 @@ size_t snap_device_save(struct vm *vm, uint32_t index, void *payload, size_t roo
 /* The largest DEVICE payload (a struct snap_device and the model's state). */
 #define SNAP_DEVICE_MAX		(sizeof(struct snap_device) + 512)
 
+/* The VIRTIO sections: a VM's disks and NICs (snap_vio.c). */
+/* Where a restore or an incoming migration puts the disks: the host disk of
+ * disk k is disk_pci[k], or the one it was saved on where that is 0. */
+struct snap_io_map {
+	uint8_t disk_pci[2];		/* VM_MAX_DISKS */
+};
+/** snap_vio_count() - @vm's virtio devices: slots 0 .. count - 1. */
+unsigned int snap_vio_count(const struct vm *vm);
+/** snap_vio_save() - the VIRTIO payload of the device in @slot (the VM
+ *  paused, its devices drained) into @payload (@room bytes); its length. */
+size_t snap_vio_save(struct vm *vm, uint32_t slot, void *payload, size_t room);
+/** snap_vio_length_ok() - @length is a VIRTIO payload's (a model's state
+ *  behind its struct snap_device). */
+bool snap_vio_length_ok(uint64_t length);
+/** snap_vio_admit() - check the VIRTIO payload (@length bytes) for @slot of
+ *  @vm (the next one) and give @vm that device, bound to this host (@map:
+ *  its disks; a NIC whose MAC is on its switch gets a derived one, bit k of
+ *  *@derived set, unless the VM is moved in); else why not, *@code
+ *  "bad-snapshot" (the stream) or "no-device" (this host cannot bind it),
+ *  *@offset the payload offset at fault. */
+const char *snap_vio_admit(struct vm *vm, uint32_t slot, const void *payload, uint64_t length,
+			   const struct snap_io_map *map, uint32_t *derived, uint32_t *offset,
+			   const char **code);
+/** snap_vio_started() - @vm, restored or moved in, runs (or waits paused):
+ *  its queues are rescanned once it runs, each NIC on its switch announces
+ *  itself. */
+void snap_vio_started(struct vm *vm, bool paused);
+
 /* The state both senders stage on their transmitter (snap_emit.c). */
 struct section_tx;
 /** snap_emit_config() - stage CONFIG: what @vm is, @guest_time its time now. */
 void snap_emit_config(struct section_tx *t, const struct vm *vm, uint64_t guest_time);
 /** snap_state_pieces() - how many pieces @vm's state has: a VCPU section
- *  per vCPU, then a DEVICE section per device model. */
+ *  per vCPU, a DEVICE section per device model, then a VIRTIO section per
+ *  virtio device. */
 unsigned int snap_state_pieces(const struct vm *vm);
 /** snap_emit_state() - stage piece @index (below snap_state_pieces()) of
  *  @vm's state, whose vCPUs are off their harts. */
@@ -159,6 +186,7 @@ struct snap_result {
 	/* a load: from its request to the VM running; a live save: how long it
 	 * kept the VM paused for want of memory for copies (0: not at all) */
 	uint64_t ticks;
+	uint32_t macs_derived;	/* a load: bit k, NIC k got a new MAC (snap_vio_admit) */
 };
 typedef void (*snap_done_fn)(const struct snap_result *r);
 
@@ -188,8 +216,10 @@ bool snap_saving(const struct vm *vm);
  *  Nobody else may resume it meanwhile. */
 bool snap_holds_paused(const struct vm *vm);
 /** snap_load_start() - read a stream of @bytes from the stream port into a
- *  new VM (named @name, or as saved when NULL); @done when it ended. */
-int snap_load_start(uint64_t bytes, const char *name, snap_done_fn done);
+ *  new VM (named @name, or as saved when NULL; its disks where @map says, or
+ *  as saved when NULL); @done when it ended. */
+int snap_load_start(uint64_t bytes, const char *name, const struct snap_io_map *map,
+		    snap_done_fn done);
 /** snap_save_poll()/snap_load_poll() - move bytes (host services, hart 0). */
 void snap_save_poll(void);
 void snap_load_poll(void);

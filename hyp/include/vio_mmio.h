@@ -17,13 +17,45 @@
 #include <atomic.h>
 #include <guest_map.h>
 #include <virtq.h>
+#include <abi/snapshot_devices.h>
 
 struct vm;
 struct vio_dev;
 struct mmio_access;
+struct snap_field;
+struct snap_vio_transport;
 
 #define VIO_MAX_QUEUES		2	/* net: rx and tx; blk: one */
 #define VIO_CONFIG_MAX		32	/* bytes of config space a kind may have */
+
+/* A device kind's part in snapshots and migrations (docs/snapshot-format.md,
+ * "VIRTIO"): its model's table (include/abi/snapshot_devices.h) and hooks. */
+struct vio_model {
+	const char *name;		/* SNAP_VIO_MODELS' name */
+	uint32_t state_size;		/* sizeof its struct snap_dev_<name> */
+	const struct snap_field *fields;
+	size_t nr_fields;
+	/** check() - what its table cannot say: NULL if @state, whose table's
+	 *  rules hold, is one a device of this model in @vm can hold (the
+	 *  state a guest's own register writes can reach, drained: no request
+	 *  in flight); else why not, and *@offset the field's in @state. */
+	const char *(*check)(const struct vm *vm, const void *state, uint32_t *offset);
+	/** save() - the device's state (takes its lock; the VM paused, its
+	 *  devices drained: vio_drained()). Host fields (a disk's PCI device,
+	 *  a NIC's switch and port counters) are the caller's. */
+	void (*save)(struct vio_dev *d, void *state);
+	/** load() - install a state check() accepted into @d, attached (its
+	 *  host side bound) and not yet run; raises its PLIC line if an
+	 *  interrupt is pending. */
+	void (*load)(struct vio_dev *d, const void *state);
+};
+
+/* The models, named for SNAP_VIO_MODELS' rows: virtio_blk_model (vblk.c),
+ * virtio_net_model (vnet.c); every one of them in vio_models[] (devices.c). */
+#define VIO_MODEL_DECL(NAME, name, id)	extern const struct vio_model name##_model;
+SNAP_VIO_MODELS(VIO_MODEL_DECL)
+extern const struct vio_model *const vio_models[];
+extern const unsigned int vio_model_count;
 
 /* What a device kind gives the transport. */
 struct vio_kind {
@@ -44,6 +76,11 @@ struct vio_kind {
 	/** busy() - a host device still works on a request of this device
 	 *  (it may write guest RAM): the VM's memory must not be freed. */
 	bool (*busy)(struct vio_dev *d);
+	/** drained() - the device holds no request (every chain it took is
+	 *  back in the used ring, its interrupt raised); it finishes what it
+	 *  can first (publishes, hands out what waited). Lock not held. */
+	bool (*drained)(struct vio_dev *d);
+	const struct vio_model *model;
 };
 
 /* Counters of a device (or of one direction of it). */
@@ -75,6 +112,7 @@ struct vio_dev {
 	struct vm *vm;
 	unsigned int slot;		/* window VIO_MMIO_BASE + slot * stride */
 	uint64_t alloc_size;		/* bytes of the block it lives in */
+	bool frozen;			/* the VM is paused for its state: take no chain */
 	struct virtq_chain chain;	/* a taken chain (lock held) */
 };
 
@@ -109,8 +147,34 @@ void vio_mmio_queue_fault(struct vio_dev *d, unsigned int qi, enum virtq_fault w
  *  ConfigGeneration and a configuration change notification. */
 void vio_mmio_config_changed(struct vio_dev *d);
 
+/* Snapshots of the transport, the first rows of each model's state
+ * (SNAP_VIO_TRANSPORT); for the kinds' model hooks. */
+/** vio_mmio_save_state() - @d's transport into @t. Lock held. */
+void vio_mmio_save_state(const struct vio_dev *d, struct snap_vio_transport *t);
+/** vio_mmio_check_state() - NULL if @t is a transport state a device of
+ *  @kind in @vm, offering @offered, can hold with nothing in flight (queues
+ *  of at most @queue_max entries); else why not, *@offset the field's. */
+const char *vio_mmio_check_state(const struct vm *vm, const struct vio_kind *kind,
+				 const uint16_t *queue_max, uint64_t offered,
+				 const struct snap_vio_transport *t, uint32_t *offset);
+/** vio_mmio_load_state() - install a checked @t into @d (its queues' limits
+ *  stay) and drive its line as InterruptStatus says. Lock held. */
+void vio_mmio_load_state(struct vio_dev *d, const struct snap_vio_transport *t);
+
 /* For the VM's lifecycle. */
-/** vio_reset_all() - reset every device of @vm (reboot). */
+/** vio_freeze() - @vm is pausing so its state can be taken (a snapshot, a
+ *  migration's stop-and-copy, an operator's pause): its devices take no
+ *  new chain; what they took is finished (vio_drained()). */
+void vio_freeze(struct vm *vm);
+/** vio_drained() - every device of @vm holds no request: what it took is in
+ *  the used rings. Hands out and publishes what it can meanwhile. */
+bool vio_drained(struct vm *vm);
+/** vio_resume() - @vm runs again (a resume, a restore, a migration's
+ *  arrival): its devices take chains again and every queue is rescanned,
+ *  so a request made available while they were frozen (or before a
+ *  snapshot) is served without a new notify. */
+void vio_resume(struct vm *vm);
+/** vio_reset_all() - reset every device of @vm (reboot), frozen no more. */
 void vio_reset_all(struct vm *vm);
 /** vio_quiesce() - reset every device of @vm and say whether a host device
  *  still works on one of its requests; destroy waits for true. */

@@ -20,6 +20,24 @@ int vm_io_attach(struct vm *vm, const struct vm_desc *d, const char **why);
  *  models are freed (vio_detach_all()), after vio_quiesce(). */
 void vm_io_detach(struct vm *vm);
 
+/** vm_io_add_disk() - a restore or an incoming migration gives @vm (not
+ *  running) a disk over the host disk @dd names, in @slot: the next disk
+ *  slot, before any NIC. -HYP_E* and *@why as vm_io_attach(). */
+int vm_io_add_disk(struct vm *vm, unsigned int slot, const struct vm_disk_desc *dd,
+		   const char **why);
+/** vm_io_add_nic() - the same for a NIC on the switch @nd names, with its
+ *  MAC: the slot after the disks and NICs it has. -HYP_EEXIST: the MAC is
+ *  on that switch already (a device made meanwhile goes with the VM's
+ *  destroy). */
+int vm_io_add_nic(struct vm *vm, unsigned int slot, const struct vm_nic_desc *nd,
+		  const char **why);
+/** vm_io_nic_port() - NIC @nic's switch port (its counters), or NULL. */
+struct vswitch_port *vm_io_nic_port(struct vm *vm, unsigned int nic);
+/** vm_io_disk(), vm_io_nic() - what @vm's disk @disk (NIC @nic) was given,
+ *  or NULL: its host disk, its switch and MAC. */
+const struct vm_disk_desc *vm_io_disk(const struct vm *vm, unsigned int disk);
+const struct vm_nic_desc *vm_io_nic(const struct vm *vm, unsigned int nic);
+
 /* One device of a VM as carapace-ctl shows it (vm_io_list()). */
 struct vm_io_info {
 	unsigned int slot;		/* guest virtio-mmio slot */

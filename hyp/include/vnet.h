@@ -60,6 +60,10 @@ void vnet_port_detach(struct vnet *vnet);
 /** vnet_port_attach() - give @vnet a port again (after vnet_port_detach()):
  *  the link comes up, with a configuration change notification. */
 void vnet_port_attach(struct vnet *vnet, const struct vnet_port_ops *ops, void *port);
+/** vnet_set_mac() - give @vnet the address @mac (a restored copy beside its
+ *  original: hyp/snap/snap_vio.c): the config space shows it, with a
+ *  configuration change notification. */
+void vnet_set_mac(struct vnet *vnet, const uint8_t mac[6]);
 /** vnet_of() - the virtio-net device in @slot of @vm, or NULL. */
 struct vnet *vnet_of(struct vm *vm, unsigned int slot);
 #endif

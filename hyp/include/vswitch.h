@@ -115,6 +115,9 @@ void vswitch_port_init(struct vswitch_port *p, enum vswitch_port_kind kind,
  *  deliver, -HYP_EEXIST for a second uplink or a MAC already on @sw, -HYP_ENOMEM
  *  when @sw has VSWITCH_MAX_PORTS ports. */
 int vswitch_attach(struct vswitch *sw, struct vswitch_port *p);
+/** vswitch_has_mac() - a port attached to @sw has @mac (a restore looks
+ *  before it attaches a copy of a VM beside its original). */
+bool vswitch_has_mac(struct vswitch *sw, const uint8_t mac[ETH_ALEN]);
 /** vswitch_detach() - disconnect @p (nothing if it is not attached); returns
  *  once no delivery to @p is in flight. Never from @p's own deliver(). */
 void vswitch_detach(struct vswitch_port *p);

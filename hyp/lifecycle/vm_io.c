@@ -220,6 +220,66 @@ int vm_io_attach(struct vm *vm, const struct vm_desc *d, const char **why)
 	return rc;
 }
 
+/* A restore or a migration's arrival adds the devices one at a time, in the
+ * slots vm_io_attach() would have given them: the disks first, then the NICs. */
+int vm_io_add_disk(struct vm *vm, unsigned int slot, const struct vm_disk_desc *dd,
+		   const char **why)
+{
+	struct vm_io_rec *rec = &recs[vm->index];
+	struct disk_link *l;
+	int rc;
+
+	if (rec->nr_nics || rec->nr_disks == VM_MAX_DISKS || slot != rec->nr_disks) {
+		*why = "a disk out of place (disks come first, in slots 0, 1)";
+		return -HYP_EINVAL;
+	}
+	l = claim_disk(vm, dd, why);
+	if (!l)
+		return -HYP_ENOENT;
+	l->slot = slot;
+	rc = vio_attach_blk(vm, slot, &disk_ops, l);
+	if (rc) {
+		*why = "no memory for a disk";
+		spin_lock(&disks_lock);
+		l->owner = NULL;
+		spin_unlock(&disks_lock);
+		return rc;
+	}
+	rec->disk[rec->nr_disks++] = *dd;
+	return 0;
+}
+
+int vm_io_add_nic(struct vm *vm, unsigned int slot, const struct vm_nic_desc *nd,
+		  const char **why)
+{
+	struct vm_io_rec *rec = &recs[vm->index];
+	int rc;
+
+	if (rec->nr_nics == VM_MAX_NICS || slot != rec->nr_disks + rec->nr_nics) {
+		*why = "a NIC out of place (NICs follow the disks, in order)";
+		return -HYP_EINVAL;
+	}
+	rc = attach_nic(vm, rec->nr_nics, slot, nd, why);
+	if (!rc)
+		rec->nic[rec->nr_nics++] = *nd;
+	return rc;
+}
+
+struct vswitch_port *vm_io_nic_port(struct vm *vm, unsigned int nic)
+{
+	return nic < recs[vm->index].nr_nics ? &nic_ports[vm->index][nic] : NULL;
+}
+
+const struct vm_disk_desc *vm_io_disk(const struct vm *vm, unsigned int disk)
+{
+	return disk < recs[vm->index].nr_disks ? &recs[vm->index].disk[disk] : NULL;
+}
+
+const struct vm_nic_desc *vm_io_nic(const struct vm *vm, unsigned int nic)
+{
+	return nic < recs[vm->index].nr_nics ? &recs[vm->index].nic[nic] : NULL;
+}
+
 void vm_io_detach(struct vm *vm)
 {
 	for (unsigned int i = 0; i < VM_MAX_NICS; i++)

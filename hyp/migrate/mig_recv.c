@@ -47,7 +47,8 @@ static struct {
 	bool started;			/* the guest runs here */
 	bool arrive_paused;		/* its operator had paused it at the source */
 	uint32_t rounds;
-	unsigned int next_vcpu, next_dev;
+	unsigned int next_vcpu, next_dev, next_vio;
+	struct snap_io_map map;		/* where its disks go */
 	uint64_t sections, pages;	/* since CONFIG, for END */
 	uint64_t start, switchover_at, guest_time;
 	char vm_name[VM_NAME_LEN];
@@ -75,14 +76,14 @@ static void reset_for_client(void)
 	mig_rx_reset(&mr.rx);
 	mr.vm = NULL;
 	mr.started = false;
-	mr.rounds = mr.next_vcpu = mr.next_dev = 0;
+	mr.rounds = mr.next_vcpu = mr.next_dev = mr.next_vio = 0;
 	mr.sections = mr.pages = 0;
 	mr.vm_name[0] = '\0';
 	mr.phase = R_HELLO;
 }
 
-int mig_recv_start(const char *name, bool armed, const struct mig_host_ops *ops,
-		   mig_done_fn done)
+int mig_recv_start(const char *name, bool armed, const struct snap_io_map *map,
+		   const struct mig_host_ops *ops, mig_done_fn done)
 {
 	if (mr.phase != R_IDLE)
 		return -HYP_EBUSY;
@@ -91,6 +92,8 @@ int mig_recv_start(const char *name, bool armed, const struct mig_host_ops *ops,
 	memset(&mr, 0, sizeof(mr));
 	if (name)
 		memcpy(mr.name, name, MIN(strlen(name), sizeof(mr.name) - 1));
+	if (map)
+		mr.map = *map;
 	mr.armed = armed;
 	mr.ops = ops;
 	mr.done = done;
@@ -237,6 +240,18 @@ static void refuse(const char *code, const char *why)
 	discard(code, msg, true);
 }
 
+/* The same, also naming the stream offset of the field at @offset in the
+ * section's payload. */
+static void refuse_at(const char *code, const char *why, uint32_t offset)
+{
+	char msg[200];
+
+	snprintf(msg, sizeof(msg), "section %u %u at offset %lu, byte %lu: %s", mr.rx.sec.type,
+		 mr.rx.sec.instance, (unsigned long)mr.rx.sec_offset,
+		 (unsigned long)(mr.rx.sec_offset + sizeof(struct snap_section) + offset), why);
+	discard(code, msg, true);
+}
+
 static void send_caps(void)
 {
 	struct mig_caps c = {
@@ -341,6 +356,7 @@ static void got_end(const struct snap_end *e)
 		vm_start_paused(vm);
 	else
 		vm_start(vm);
+	snap_vio_started(vm, mr.arrive_paused);
 	mr.started = true;
 	{
 		struct mig_running r = { time_now() - mr.switchover_at, timebase_hz };
@@ -363,6 +379,8 @@ static bool length_ok(const struct snap_section *s)
 	case SNAP_SEC_DEVICE:
 	case SNAP_SEC_END:
 		return s->length == snap_section_length(s->type, s->instance, SNAP_VERSION);
+	case SNAP_SEC_VIRTIO:
+		return snap_vio_length_ok(s->length);
 	case MIG_SEC_ZERO: return s->length == sizeof(struct mig_zero);
 	case MIG_SEC_ROUND: return s->length == sizeof(struct mig_round);
 	case MIG_SEC_SWITCHOVER: return s->length == sizeof(struct mig_switchover);
@@ -402,7 +420,8 @@ static void got_section(void)
 	}
 	if (s->type != SNAP_SEC_END)
 		mr.sections++;
-	if (s->instance && s->type != SNAP_SEC_VCPU && s->type != SNAP_SEC_DEVICE)
+	if (s->instance && s->type != SNAP_SEC_VCPU && s->type != SNAP_SEC_DEVICE &&
+	    s->type != SNAP_SEC_VIRTIO)
 		return refuse("bad-stream", "instance is not 0");
 	switch (s->type) {
 	case SNAP_SEC_CONFIG:
@@ -449,22 +468,36 @@ static void got_section(void)
 			return refuse("bad-stream", "VCPU out of order");
 		why = snap_admit_vcpu(mr.vm, s->instance, pl, SNAP_VERSION, &mr.config, &offset);
 		if (why)
-			return refuse("bad-stream", why);
+			return refuse_at("bad-stream", why, offset);
 		mr.next_vcpu++;
 		return;
 	}
 	case SNAP_SEC_DEVICE: {
 		const char *why;
+		uint32_t offset;
 
 		/* never past the last model: vdev_all[] has vdev_count entries
 		 * (a restore's got_section() says the same) */
 		if (mr.phase != R_STATE || mr.next_vcpu != mr.config.nr_vcpus ||
 		    s->instance != mr.next_dev || s->instance >= vdev_count)
 			return refuse("bad-stream", "DEVICE out of order");
-		why = snap_admit_device(mr.vm, s->instance, pl);
+		why = snap_admit_device_at(mr.vm, s->instance, pl, &offset);
 		if (why)
-			return refuse("bad-stream", why);
+			return refuse_at("bad-stream", why, offset);
 		mr.next_dev++;
+		return;
+	}
+	case SNAP_SEC_VIRTIO: {
+		const char *why, *code;
+		uint32_t offset, derived = 0;
+
+		if (mr.phase != R_STATE || mr.next_dev != vdev_count || s->instance != mr.next_vio)
+			return refuse("bad-stream", "VIRTIO out of order");
+		why = snap_vio_admit(mr.vm, s->instance, pl, s->length, &mr.map, &derived, &offset,
+				     &code);
+		if (why)	/* a stream's fault, or a device this host cannot give */
+			return refuse_at(strcmp(code, "no-device") ? "bad-stream" : code, why, offset);
+		mr.next_vio++;
 		return;
 	}
 	case SNAP_SEC_END: {

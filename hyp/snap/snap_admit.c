@@ -147,13 +147,6 @@ const char *snap_admit_device_at(struct vm *vm, uint32_t index, const void *payl
 	return NULL;
 }
 
-const char *snap_admit_device(struct vm *vm, uint32_t index, const void *payload)
-{
-	uint32_t offset;
-
-	return snap_admit_device_at(vm, index, payload, &offset);
-}
-
 size_t snap_device_save(struct vm *vm, uint32_t index, void *payload, size_t room)
 {
 	const struct vdev_ops *ops = vdev_all[index];

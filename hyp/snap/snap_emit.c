@@ -2,8 +2,9 @@
 /* The VM state a snapshot (snap_save.c) and a migration's source
  * (hyp/migrate/mig_send.c) both send, staged on their transmitter one
  * section at a time: CONFIG; the state's pieces, one VCPU section per vCPU
- * by id, then one DEVICE section per device model by index
- * (snap_device_save(): nothing here knows a device); END. Each
+ * by id, one DEVICE section per device model by index (snap_device_save():
+ * nothing here knows a device), one VIRTIO section per virtio device by slot
+ * (snap_vio_save()); END. Each
  * payload is written in place in the transmitter's stage. */
 #include <string.h>
 #include <hart.h>
@@ -21,7 +22,7 @@ void snap_emit_config(struct section_tx *t, const struct vm *vm, uint64_t guest_
 
 unsigned int snap_state_pieces(const struct vm *vm)
 {
-	return vm->cfg.nr_vcpus + vdev_count;
+	return vm->cfg.nr_vcpus + vdev_count + snap_vio_count(vm);
 }
 
 void snap_emit_state(struct section_tx *t, struct vm *vm, unsigned int index)
@@ -31,10 +32,15 @@ void snap_emit_state(struct section_tx *t, struct vm *vm, unsigned int index)
 	if (index < nr_vcpus) {
 		snap_vcpu_save(&vm->vcpus[index], section_tx_payload(t));
 		section_tx_seal(t, SNAP_SEC_VCPU, index, sizeof(struct snap_vcpu));
-	} else {
+	} else if (index < nr_vcpus + vdev_count) {
 		section_tx_seal(t, SNAP_SEC_DEVICE, index - nr_vcpus,
 				snap_device_save(vm, index - nr_vcpus, section_tx_payload(t),
-						 SECTION_STAGE_SIZE - sizeof(struct snap_section)));
+						 SECTION_TX_ROOM));
+	} else {
+		uint32_t slot = index - nr_vcpus - vdev_count;
+
+		section_tx_seal(t, SNAP_SEC_VIRTIO, slot,
+				snap_vio_save(vm, slot, section_tx_payload(t), SECTION_TX_ROOM));
 	}
 }
 

@@ -30,14 +30,18 @@ static struct {
 	uint32_t version;		/* the stream's (snap_header_check()); 0: none yet */
 	uint64_t total;			/* stream length announced: rx's limit */
 	uint64_t sections, pages, start;
-	unsigned int next_vcpu, next_dev;
+	unsigned int next_vcpu, next_dev, next_vio;
+	struct snap_io_map map;		/* where its disks go */
+	uint32_t macs_derived;
+	bool memory_begun;		/* VIRTIO sections come before MEMORY */
 	gpa_t next_gpa;			/* MEMORY runs go up */
 	struct section_rx rx;		/* its sec: the section being read */
 	char err[160];
 	const char *code;
 } ld;
 
-static const char *const section_names[] = { "?", "CONFIG", "VCPU", "DEVICE", "MEMORY", "END" };
+static const char *const section_names[] = { "?", "CONFIG", "VCPU", "DEVICE", "MEMORY", "END",
+					     "VIRTIO" };
 
 static const char *sec_name(uint32_t type)
 {
@@ -59,7 +63,7 @@ bool snap_busy(void)
 static void finish(bool ok)
 {
 	struct snap_result r = { ok ? NULL : ld.err, ok ? NULL : ld.code, ld.vm, ld.rx.bytes,
-				 ld.pages, time_now() - ld.start };
+				 ld.pages, time_now() - ld.start, ld.macs_derived };
 	snap_done_fn done = ld.done;
 
 	if (!ok && ld.vm) {
@@ -87,17 +91,23 @@ static void refuse(const char *code, const char *why)
 }
 
 /* Refuse a payload field: also the stream offset of the field at fault
- * (@offset: in the payload). */
-static void refuse_field(const char *why, uint32_t offset)
+ * (@offset: in the payload), with @code. */
+static void refuse_field_code(const char *code, const char *why, uint32_t offset)
 {
 	snprintf(ld.err, sizeof(ld.err), "section %s %u at offset %lu, byte %lu: %s",
 		 sec_name(ld.rx.sec.type), ld.rx.sec.instance, (unsigned long)ld.rx.sec_offset,
 		 (unsigned long)(ld.rx.sec_offset + sizeof(struct snap_section) + offset), why);
-	ld.code = "bad-snapshot";
+	ld.code = code;
 	finish(false);
 }
 
-int snap_load_start(uint64_t bytes, const char *name, snap_done_fn done)
+static void refuse_field(const char *why, uint32_t offset)
+{
+	refuse_field_code("bad-snapshot", why, offset);
+}
+
+int snap_load_start(uint64_t bytes, const char *name, const struct snap_io_map *map,
+		    snap_done_fn done)
 {
 	if (snap_busy())
 		return -HYP_EBUSY;
@@ -106,6 +116,8 @@ int snap_load_start(uint64_t bytes, const char *name, snap_done_fn done)
 	memset(&ld, 0, sizeof(ld));
 	if (name)
 		memcpy(ld.name, name, MIN(strlen(name), sizeof(ld.name) - 1));
+	if (map)
+		ld.map = *map;
 	ld.done = done;
 	ld.total = bytes;
 	ld.start = time_now();
@@ -147,6 +159,16 @@ static void got_section(void)
 		    s->instance != ld.next_dev || s->instance >= vdev_count)
 			return refuse("bad-snapshot", "out of order (devices follow the VCPUs, by index)");
 		break;
+	case SNAP_SEC_VIRTIO:
+		if (ld.version < SNAP_VERSION_VIRTIO)
+			return refuse("bad-snapshot", "unknown section type (VIRTIO is version 4's)");
+		if (!have_config || ld.next_dev != vdev_count || s->instance != ld.next_vio ||
+		    ld.memory_begun)
+			return refuse("bad-snapshot", "out of order (virtio devices follow the "
+				      "devices, by slot from 0)");
+		if (!snap_vio_length_ok(s->length))
+			return refuse("bad-snapshot", "impossible length for this section");
+		break;
 	case SNAP_SEC_MEMORY:
 		if (!have_config || ld.next_dev != vdev_count)
 			return refuse("bad-snapshot", "out of order (memory follows the devices)");
@@ -158,7 +180,7 @@ static void got_section(void)
 	default:
 		return refuse("bad-snapshot", "unknown section type");
 	}
-	if (s->type != SNAP_SEC_MEMORY &&
+	if (s->type != SNAP_SEC_MEMORY && s->type != SNAP_SEC_VIRTIO &&
 	    s->length != snap_section_length(s->type, s->instance, ld.version))
 		return refuse("bad-snapshot", "impossible length for this section");
 	why = section_rx_take(&ld.rx);
@@ -204,6 +226,18 @@ static void got_device(const uint8_t *payload)
 	ld.next_dev++;
 }
 
+static void got_vio(const uint8_t *payload)
+{
+	const char *code, *why;
+	uint32_t offset;
+
+	why = snap_vio_admit(ld.vm, ld.rx.sec.instance, payload, ld.rx.sec.length, &ld.map,
+			     &ld.macs_derived, &offset, &code);
+	if (why)
+		return refuse_field_code(code, why, offset);
+	ld.next_vio++;
+}
+
 static void got_run(const struct snap_mem_run *run)
 {
 	struct vm *vm = ld.vm;
@@ -220,6 +254,7 @@ static void got_run(const struct snap_mem_run *run)
 	if (!ram)
 		return refuse("no-memory", "cannot map guest RAM");
 	section_rx_data(&ld.rx, ram, len);
+	ld.memory_begun = true;
 	ld.next_gpa = run->gpa + len;
 	ld.pages += run->pages;
 }
@@ -237,6 +272,7 @@ static void got_end(const struct snap_end *e)
 	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++)
 		vm->vcpus[i].last_hart = -1;
 	vm_start(vm);
+	snap_vio_started(vm, false);
 	finish(true);
 }
 
@@ -249,6 +285,7 @@ static void got_payload(void)
 	case SNAP_SEC_CONFIG: got_config(payload); break;
 	case SNAP_SEC_VCPU: got_vcpu(payload); break;
 	case SNAP_SEC_DEVICE: got_device(payload); break;
+	case SNAP_SEC_VIRTIO: got_vio(payload); break;
 	case SNAP_SEC_MEMORY: got_run(payload); return;	/* its pages follow */
 	case SNAP_SEC_END: got_end(payload); return;
 	}

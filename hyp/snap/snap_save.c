@@ -32,7 +32,7 @@ enum phase { P_IDLE, P_HEADER, P_CONFIG, P_STATE, P_PREFIX, P_MEMORY, P_END, P_D
 #define PREFIX_MAX	(sizeof(struct snap_header) + \
 			 sizeof(struct snap_section) + sizeof(struct snap_config) + \
 			 SNAP_MAX_VCPUS * (sizeof(struct snap_section) + sizeof(struct snap_vcpu)) + \
-			 4 * (sizeof(struct snap_section) + SNAP_DEVICE_MAX))
+			 (4 + VIO_MMIO_SLOTS) * (sizeof(struct snap_section) + SNAP_DEVICE_MAX))
 #define PAGES_PER_CHUNK	(VM_RAM_CHUNK / SNAP_PAGE_SIZE)
 /* A run's CRC is computed before it is sent, in one go on hart 0, where a
  * vCPU waits meanwhile: runs of 64 pages keep that to ~1 ms (2 MiB runs held
@@ -62,7 +62,7 @@ static struct {
 	hpa_t *copies;			/* a chunk's content kept before its first write */
 	hpa_t send_buf;			/* a chunk copied out of guest RAM to be sent */
 	uint64_t meta_bytes;
-	uint8_t prefix[PREFIX_MAX];	/* header to devices, staged at the pause */
+	uint8_t prefix[PREFIX_MAX];	/* header to virtio devices, staged at the pause */
 	size_t prefix_len;
 } sv;
 
@@ -274,7 +274,7 @@ static void live_end(void)
 static void finish(const char *err)
 {
 	struct snap_result r = { err, err ? "stream" : NULL, sv.vm, sv.tx.bytes, sv.pages,
-				 sv.forced_pause ? time_now() - sv.forced_at + 1 : 0 };
+				 sv.forced_pause ? time_now() - sv.forced_at + 1 : 0, 0 };
 	snap_done_fn done = sv.done;
 
 	drop_chunk();

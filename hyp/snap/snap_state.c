@@ -33,7 +33,7 @@ const char *snap_header_check(const struct snap_header *h)
 	if (memcmp(h->magic, SNAP_MAGIC, sizeof(h->magic)))
 		return "not a Carapace snapshot (bad magic)";
 	if (h->version < SNAP_VERSION_MIN || h->version > SNAP_VERSION)
-		return "unknown snapshot version (this Carapace reads versions 1, 2 and 3)";
+		return "unknown snapshot version (this Carapace reads versions 1 to 4)";
 	if (h->header_size != sizeof(*h))
 		return "bad header size";
 	if (h->flags & ~SNAP_F_LIVE)

@@ -10,11 +10,13 @@
  * at most that many requests. The backend is called without the device's
  * lock, by one hart at a time per device (running/again), with bounded work
  * per entry. */
+#include <stddef.h>
 #include <string.h>
 #include <errno.h>
 #include <arch/riscv/encoding.h>
 #include <guest_mem.h>
 #include <mm.h>
+#include <snap_table.h>
 #include <vblk.h>
 #include <virtio_mmio.h>
 #include <vm.h>
@@ -266,7 +268,8 @@ static void take_chains(struct vblk *b, unsigned int *budget)
 
 	if (!vio_mmio_driver_ok(d))
 		return;
-	while (*budget && (io = free_slot(b))) {
+	/* frozen for a snapshot: chains stay in the ring, taken after it */
+	while (!d->frozen && *budget && (io = free_slot(b))) {
 		int rc = virtq_pop(queue(b), d->vm, &d->chain);
 
 		if (rc == -HYP_EINVAL)
@@ -394,6 +397,22 @@ static bool vblk_busy(struct vio_dev *d)
 	return busy;
 }
 
+/* Drained: every request taken is published (run() hands out what was
+ * throttled and publishes what finished; a frozen device takes nothing). */
+static bool vblk_drained(struct vio_dev *d)
+{
+	struct vblk *b = to_blk(d);
+	bool drained = true;
+
+	spin_lock(&d->lock);
+	run(b);
+	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++)
+		if (b->io[i].state != IO_FREE)
+			drained = false;
+	spin_unlock(&d->lock);
+	return drained;
+}
+
 static void put32(uint8_t *p, uint32_t v)
 {
 	memcpy(p, &v, 4);
@@ -409,6 +428,110 @@ static void vblk_config(struct vio_dev *d, uint8_t *out)
 	put32(out + 20, VIRTIO_BLK_SECTOR);
 }
 
+static uint64_t offered(bool read_only)
+{
+	return (1ULL << VIRTIO_BLK_F_SEG_MAX) | (1ULL << VIRTIO_BLK_F_BLK_SIZE) |
+	       (1ULL << VIRTIO_BLK_F_FLUSH) | (read_only ? 1ULL << VIRTIO_BLK_F_RO : 0);
+}
+
+/* what the snapshot format says a disk offers and holds */
+_Static_assert(SNAP_VIO_BLK_FEATURES == ((1ULL << VIRTIO_F_VERSION_1) | (1ULL << VIRTIO_BLK_F_SEG_MAX) |
+					 (1ULL << VIRTIO_BLK_F_BLK_SIZE) | (1ULL << VIRTIO_BLK_F_FLUSH)) &&
+	       SNAP_VIO_BLK_F_RO == 1ULL << VIRTIO_BLK_F_RO &&
+	       SNAP_VIO_BLK_QUEUE_MAX == VBLK_QUEUE_SIZE && SNAP_VIO_BLK_SEG_MAX == VBLK_SEG_MAX,
+	       "docs/snapshot-format.md, virtio_blk");
+
+/* ---- snapshots (docs/snapshot-format.md, "virtio_blk") ---- */
+
+static const uint16_t queue_max[SNAP_VIO_QUEUES] = { VBLK_QUEUE_SIZE, 0 };
+
+#define FIELD(n, t, d, bits, value, ro, live, what) \
+	{ SNAP_ROW_HEAD(struct snap_dev_virtio_blk, n, t), bits, value, ro, live, SNAP_DEV_WHY(n, what) },
+static const struct snap_field fields[] = { SNAP_DEV_VIRTIO_BLK(FIELD) };
+
+static const struct vio_kind vblk_kind;
+
+/* "NAME-vdX" NUL-padded, NAME a VM name: what make_serial() writes. */
+static bool serial_ok(const char *s)
+{
+	size_t n = strnlen(s, SNAP_VIO_SERIAL);
+
+	if (n < 5 || n > VM_NAME_LEN - 1 + 4 || memcmp(s + n - 4, "-vd", 3) ||
+	    s[n - 1] < 'a' || s[n - 1] >= 'a' + VIO_MMIO_SLOTS)
+		return false;
+	for (size_t i = 0; i < n - 4; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
+		      s[i] == '_' || s[i] == '-'))
+			return false;
+	for (size_t i = n; i < SNAP_VIO_SERIAL; i++)
+		if (s[i])
+			return false;
+	return true;
+}
+
+static const char *vblk_check_state(const struct vm *vm, const void *state, uint32_t *offset)
+{
+	const struct snap_dev_virtio_blk *s = state;
+
+	*offset = offsetof(struct snap_dev_virtio_blk, seg_max);
+	if (!s->seg_max || s->seg_max > VBLK_SEG_MAX)
+		return "seg_max: 1..64";
+	*offset = offsetof(struct snap_dev_virtio_blk, serial);
+	if (!serial_ok(s->serial))
+		return "serial: not a GET_ID answer this device gives (NAME-vdX, NUL-padded)";
+	return vio_mmio_check_state(vm, &vblk_kind, queue_max, offered(s->read_only),
+				    state, offset);
+}
+
+static void vblk_save_state(struct vio_dev *d, void *state)
+{
+	struct vblk *b = to_blk(d);
+	struct snap_dev_virtio_blk *s = state;
+
+	spin_lock(&d->lock);
+	vio_mmio_save_state(d, state);
+	s->capacity = b->b.capacity;
+	s->requests = b->b.stats.requests;
+	s->bytes = b->b.stats.bytes;
+	s->errors = b->b.stats.errors;
+	s->drops = b->b.stats.drops;
+	s->seg_max = b->b.seg_max;
+	s->read_only = b->b.read_only;
+	memcpy(s->serial, b->b.serial, sizeof(s->serial));
+	spin_unlock(&d->lock);
+}
+
+/* The disk as the guest knew it: its size (the caller checked the host
+ * disk's), SEG_MAX (the host disk's is at least that), serial, RO. */
+static void vblk_load_state(struct vio_dev *d, const void *state)
+{
+	struct vblk *b = to_blk(d);
+	const struct snap_dev_virtio_blk *s = state;
+
+	spin_lock(&d->lock);
+	b->b.capacity = s->capacity;
+	b->b.stats.requests = s->requests;
+	b->b.stats.bytes = s->bytes;
+	b->b.stats.errors = s->errors;
+	b->b.stats.drops = s->drops;
+	b->b.seg_max = s->seg_max;
+	b->b.read_only = s->read_only;
+	memcpy(b->b.serial, s->serial, sizeof(b->b.serial));
+	virtq_init(&d->s.q[0], VBLK_QUEUE_SIZE, (uint16_t)(s->seg_max + 2));
+	vio_mmio_load_state(d, state);
+	spin_unlock(&d->lock);
+}
+
+const struct vio_model virtio_blk_model = {
+	.name = "virtio_blk",
+	.state_size = sizeof(struct snap_dev_virtio_blk),
+	.fields = fields,
+	.nr_fields = ARRAY_SIZE(fields),
+	.check = vblk_check_state,
+	.save = vblk_save_state,
+	.load = vblk_load_state,
+};
+
 static const struct vio_kind vblk_kind = {
 	.name = "blk",
 	.device_id = VIRTIO_ID_BLOCK,
@@ -418,6 +541,8 @@ static const struct vio_kind vblk_kind = {
 	.notify = vblk_notify,
 	.reset = vblk_reset,
 	.busy = vblk_busy,
+	.drained = vblk_drained,
+	.model = &virtio_blk_model,
 };
 
 void vblk_kick(struct vm *vm, unsigned int slot)
@@ -443,8 +568,6 @@ int vio_attach_blk(struct vm *vm, unsigned int slot, const struct vblk_backend_o
 		   void *be)
 {
 	uint64_t size = ALIGN_UP(sizeof(struct vblk), PAGE_SIZE);
-	uint64_t features = (1ULL << VIRTIO_BLK_F_SEG_MAX) | (1ULL << VIRTIO_BLK_F_BLK_SIZE) |
-			    (1ULL << VIRTIO_BLK_F_FLUSH);
 	uint16_t qmax = VBLK_QUEUE_SIZE, chain;
 	struct vblk *b;
 	int rc;
@@ -460,8 +583,6 @@ int vio_attach_blk(struct vm *vm, unsigned int slot, const struct vblk_backend_o
 	b->b.capacity = ops->sectors(be);
 	b->b.read_only = ops->read_only(be);
 	b->b.seg_max = MAX(MIN(ops->seg_max(be), (uint32_t)VBLK_SEG_MAX), 1U);
-	if (b->b.read_only)
-		features |= 1ULL << VIRTIO_BLK_F_RO;
 	make_serial(b, vm, slot);
 	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++) {
 		b->io[i].index = i;
@@ -469,7 +590,7 @@ int vio_attach_blk(struct vm *vm, unsigned int slot, const struct vblk_backend_o
 	}
 	/* header and status beside the data segments */
 	chain = (uint16_t)(b->b.seg_max + 2);
-	rc = vio_mmio_attach(vm, slot, &b->dev, &vblk_kind, features, &qmax, &chain);
+	rc = vio_mmio_attach(vm, slot, &b->dev, &vblk_kind, offered(b->b.read_only), &qmax, &chain);
 	if (rc)
 		mm_free((hpa_t)(uintptr_t)b, size);
 	return rc;

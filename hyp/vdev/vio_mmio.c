@@ -8,7 +8,11 @@
  * reason to fault: an access of the wrong width or to no register is
  * ignored and reads 0. The queues' configuration goes to the virtqueue
  * walker (virtq.c), which checks it when the driver sets QueueReady. */
+#include <stddef.h>
+#include <string.h>
 #include <errno.h>
+#include <abi/snapshot_devices.h>
+#include <guest_mem.h>
 #include <log.h>
 #include <mm.h>
 #include <mmio.h>
@@ -22,6 +26,13 @@
 			 VIRTIO_STATUS_FEATURES_OK | VIRTIO_STATUS_DRIVER_OK | \
 			 VIRTIO_STATUS_FAILED)
 #define NO_NOTIFY	(~0U)
+
+_Static_assert(SNAP_VIO_QUEUES == VIO_MAX_QUEUES, "a state holds every queue a device can have");
+_Static_assert(SNAP_VIO_STATUS_BITS == (DRIVER_BITS | VIRTIO_STATUS_NEEDS_RESET),
+	       "the status bits a state may hold");
+_Static_assert(SNAP_VIO_INT_BITS == (VIRTIO_MMIO_INT_VRING | VIRTIO_MMIO_INT_CONFIG),
+	       "the interrupt bits a state may hold");
+_Static_assert(SNAP_VIO_FAULTS == VIRTQ_FAULT_COUNT, "a state's fault is a virtq fault");
 
 /* The level follows InterruptStatus. Lock held. */
 static void update_line(struct vio_dev *d)
@@ -350,6 +361,9 @@ void vio_reset_all(struct vm *vm)
 			continue;
 		spin_lock(&d->lock);
 		device_reset(d);
+		/* a reboot runs the VM: a pause its guest's reset overtook (its
+		 * freeze) must not leave the new boot's devices frozen */
+		d->frozen = false;
 		spin_unlock(&d->lock);
 	}
 }
@@ -383,5 +397,215 @@ void vio_detach_all(struct vm *vm)
 				vm->cfg.name, d->kind->name, i);
 		else
 			mm_free((hpa_t)(uintptr_t)d, d->alloc_size);
+	}
+}
+
+/* ---- snapshots of the transport (docs/snapshot-format.md, "VIRTIO") ---- */
+
+void vio_mmio_save_state(const struct vio_dev *d, struct snap_vio_transport *t)
+{
+	const struct vio_mmio_state *s = &d->s;
+
+	memset(t, 0, sizeof(*t));
+	t->device_features = s->device_features;
+	t->driver_features = s->driver_features;
+	t->status = s->status;
+	t->device_features_sel = s->device_features_sel;
+	t->driver_features_sel = s->driver_features_sel;
+	t->queue_sel = s->queue_sel;
+	t->interrupt_status = s->interrupt_status;
+	t->config_generation = s->config_generation;
+	for (unsigned int i = 0; i < d->kind->nr_queues; i++) {
+		const struct virtq *q = &s->q[i];
+
+		t->q_desc[i] = q->desc;
+		t->q_avail[i] = q->avail;
+		t->q_used[i] = q->used;
+		t->q_ready[i] = q->ready;
+		t->q_fault[i] = q->fault;
+		t->q_size[i] = q->size;
+		t->q_next_avail[i] = q->next_avail;
+		t->q_next_used[i] = q->next_used;
+	}
+}
+
+#define AT(f)		(uint32_t)offsetof(struct snap_vio_transport, f)
+#define AT_Q(f, i)	(uint32_t)(offsetof(struct snap_vio_transport, f) + (i) * sizeof(((struct snap_vio_transport *)0)->f[0]))
+
+static bool is_pow2(uint32_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+/* Queue @i of a device in a state: what the driver's writes and the
+ * device's work can leave there (docs/virtio.md, "Virtqueue validation"). */
+static const char *check_queue(const struct vm *vm, uint16_t max, const struct snap_vio_transport *t,
+			       unsigned int i, uint32_t *offset)
+{
+	uint32_t fault = t->q_fault[i], size = t->q_size[i];
+	uint16_t out = (uint16_t)(t->q_next_avail[i] - t->q_next_used[i]);
+	bool ready = t->q_ready[i];
+
+	*offset = AT_Q(q_fault, i);
+	if (fault && !(t->status & VIRTIO_STATUS_NEEDS_RESET))
+		return "q_fault: a faulted queue sets NEEDS_RESET in status";
+	if (fault >= VIRTQ_FAULT_AVAIL_IDX && !ready)
+		return "q_fault: a chain's fault on a queue that is not ready";
+	if (fault && fault < VIRTQ_FAULT_AVAIL_IDX && ready)
+		return "q_fault: a configuration fault on a ready queue";
+	if (fault >= VIRTQ_FAULT_AVAIL_IDX && !(t->status & VIRTIO_STATUS_DRIVER_OK))
+		return "q_fault: a chain's fault before DRIVER_OK (no chain is taken before it)";
+	if (!ready) {
+		*offset = t->q_next_avail[i] ? AT_Q(q_next_avail, i) : AT_Q(q_next_used, i);
+		if (t->q_next_avail[i] || t->q_next_used[i])
+			return "a queue that is not ready has taken no chain (its indices are 0)";
+		return NULL;
+	}
+	*offset = AT_Q(q_size, i);
+	if (!is_pow2(size) || size > max)
+		return "q_size: a ready queue's size is a power of two up to the device's maximum";
+	*offset = AT_Q(q_desc, i);
+	if (t->q_desc[i] % 16)
+		return "q_desc: the descriptor table is 16-byte aligned";
+	if (!vm_gpa_range_is_ram(vm, t->q_desc[i], 16ULL * size))
+		return "q_desc: the descriptor table is not inside the VM's RAM";
+	*offset = AT_Q(q_avail, i);
+	if (t->q_avail[i] % 2)
+		return "q_avail: the available ring is 2-byte aligned";
+	if (!vm_gpa_range_is_ram(vm, t->q_avail[i], 6 + 2ULL * size))
+		return "q_avail: the available ring is not inside the VM's RAM";
+	*offset = AT_Q(q_used, i);
+	if (t->q_used[i] % 4)
+		return "q_used: the used ring is 4-byte aligned";
+	if (!vm_gpa_range_is_ram(vm, t->q_used[i], 6 + 8ULL * size))
+		return "q_used: the used ring is not inside the VM's RAM";
+	*offset = AT_Q(q_next_used, i);
+	if (!fault && out)
+		return "q_next_used: chains in flight (a state is taken drained: q_next_used is "
+		       "q_next_avail)";
+	if (out > size)
+		return "q_next_used: more chains in flight than the queue holds";
+	*offset = AT_Q(q_next_avail, i);
+	if (!(t->status & VIRTIO_STATUS_DRIVER_OK) && t->q_next_avail[i])
+		return "q_next_avail: a chain taken before DRIVER_OK";
+	return NULL;
+}
+
+const char *vio_mmio_check_state(const struct vm *vm, const struct vio_kind *kind,
+				 const uint16_t *queue_max, uint64_t offered,
+				 const struct snap_vio_transport *t, uint32_t *offset)
+{
+	uint32_t st = t->status;
+
+	*offset = AT(device_features);
+	if (t->device_features != (offered | (1ULL << VIRTIO_F_VERSION_1)))
+		return "device_features: not what the device offers";
+	*offset = AT(status);
+	if ((st & VIRTIO_STATUS_DRIVER_OK) && !(st & VIRTIO_STATUS_FEATURES_OK))
+		return "status: DRIVER_OK without FEATURES_OK";
+	*offset = AT(driver_features);
+	if ((st & VIRTIO_STATUS_FEATURES_OK) &&
+	    ((t->driver_features & ~t->device_features) ||
+	     !(t->driver_features & (1ULL << VIRTIO_F_VERSION_1))))
+		return "driver_features: with FEATURES_OK, a subset of device_features with VERSION_1";
+	*offset = AT(interrupt_status);
+	if (t->interrupt_status && !(st & VIRTIO_STATUS_DRIVER_OK))
+		return "interrupt_status: an interrupt before DRIVER_OK";
+	for (unsigned int i = 0; i < SNAP_VIO_QUEUES; i++) {
+		const char *why;
+
+		if (i >= kind->nr_queues) {
+			/* a queue the device does not have holds nothing */
+			*offset = AT_Q(q_desc, i);
+			if (t->q_desc[i] || t->q_avail[i] || t->q_used[i] || t->q_ready[i] ||
+			    t->q_fault[i] || t->q_size[i] || t->q_next_avail[i] || t->q_next_used[i])
+				return "a queue this device does not have is not all zero";
+			continue;
+		}
+		why = check_queue(vm, queue_max[i], t, i, offset);
+		if (why)
+			return why;
+	}
+	return NULL;
+}
+
+void vio_mmio_load_state(struct vio_dev *d, const struct snap_vio_transport *t)
+{
+	struct vio_mmio_state *s = &d->s;
+
+	s->device_features = t->device_features;
+	s->driver_features = t->driver_features;
+	s->status = t->status;
+	s->device_features_sel = t->device_features_sel;
+	s->driver_features_sel = t->driver_features_sel;
+	s->queue_sel = t->queue_sel;
+	s->interrupt_status = t->interrupt_status;
+	s->config_generation = t->config_generation;
+	for (unsigned int i = 0; i < d->kind->nr_queues; i++) {
+		struct virtq *q = &s->q[i];
+
+		virtq_reset(q);		/* nothing held; the limits stay */
+		q->size = (uint16_t)t->q_size[i];
+		q->desc = t->q_desc[i];
+		q->avail = t->q_avail[i];
+		q->used = t->q_used[i];
+		q->ready = t->q_ready[i];
+		q->fault = (enum virtq_fault)t->q_fault[i];
+		q->next_avail = (uint16_t)t->q_next_avail[i];
+		q->next_used = (uint16_t)t->q_next_used[i];
+		/* a faulted queue's abandoned chains (it refuses everything until
+		 * reset, which forgets them) */
+		q->in_flight = (uint16_t)(q->next_avail - q->next_used);
+	}
+	/* the line as the saved InterruptStatus says, driven either way: a
+	 * pending interrupt is raised again on the VM's PLIC */
+	s->irq_level = s->interrupt_status != 0;
+	vplic_set_level(d->vm, VIO_MMIO_IRQ(d->slot), s->irq_level);
+}
+
+/* ---- pausing for the state: drain, then rescan ---- */
+
+void vio_freeze(struct vm *vm)
+{
+	for (unsigned int i = 0; i < VIO_MMIO_SLOTS; i++) {
+		struct vio_dev *d = vm->vio[i];
+
+		if (!d)
+			continue;
+		spin_lock(&d->lock);
+		d->frozen = true;
+		spin_unlock(&d->lock);
+	}
+}
+
+bool vio_drained(struct vm *vm)
+{
+	bool drained = true;
+
+	for (unsigned int i = 0; i < VIO_MMIO_SLOTS; i++) {
+		struct vio_dev *d = vm->vio[i];
+
+		if (d && d->kind->drained && !d->kind->drained(d))
+			drained = false;
+	}
+	return drained;
+}
+
+void vio_resume(struct vm *vm)
+{
+	for (unsigned int i = 0; i < VIO_MMIO_SLOTS; i++) {
+		struct vio_dev *d = vm->vio[i];
+		bool ok;
+
+		if (!d)
+			continue;
+		spin_lock(&d->lock);
+		d->frozen = false;
+		ok = vio_mmio_driver_ok(d);
+		spin_unlock(&d->lock);
+		/* what the driver made available while we took no chain (or before
+		 * a snapshot) would otherwise wait for its next notify */
+		for (unsigned int qi = 0; ok && qi < d->kind->nr_queues; qi++)
+			d->kind->notify(d, qi);
 	}
 }

@@ -8,11 +8,13 @@
  * a frame that the switch delivers to another VM (its lock) or back to this
  * one never waits on a lock held here. Receive writes a frame into the next
  * receive buffer under the device's lock. */
+#include <stddef.h>
 #include <string.h>
 #include <errno.h>
 #include <arch/riscv/encoding.h>
 #include <guest_mem.h>
 #include <mm.h>
+#include <snap_table.h>
 #include <virtio_mmio.h>
 #include <vnet.h>
 #include <vm.h>
@@ -58,8 +60,9 @@ static void transmit(struct vnet *n)
 	bool pushed = false;
 
 	spin_lock(&d->lock);
-	/* at most a queue's worth per notify: bounded work */
-	for (unsigned int budget = q->size; budget; budget--) {
+	/* at most a queue's worth per notify: bounded work; none while frozen
+	 * for a snapshot (the chains stay in the ring, sent after it) */
+	for (unsigned int budget = d->frozen ? 0 : q->size; budget; budget--) {
 		const struct vnet_port_ops *ops;
 		void *port;
 		uint32_t len;
@@ -133,7 +136,7 @@ void vnet_rx_deliver(struct vnet *n, const void *frame, uint32_t len)
 	spin_lock(&d->lock);
 	/* a paused VM's memory is not written (a snapshot may be reading it) */
 	if (len < VNET_FRAME_MIN || len > VNET_FRAME_MAX || !vio_mmio_driver_ok(d) ||
-	    !(n->n.link & VIRTIO_NET_S_LINK_UP) || d->vm->state != VM_RUNNING) {
+	    !(n->n.link & VIRTIO_NET_S_LINK_UP) || d->vm->state != VM_RUNNING || d->frozen) {
 		n->n.rx.drops++;
 		goto out;
 	}
@@ -215,6 +218,92 @@ static void vnet_config(struct vio_dev *d, uint8_t *out)
 	memcpy(out + 6, &n->n.link, 2);
 }
 
+#define OFFERED	((1ULL << VIRTIO_NET_F_MAC) | (1ULL << VIRTIO_NET_F_STATUS))
+_Static_assert(SNAP_VIO_NET_FEATURES == (OFFERED | (1ULL << VIRTIO_F_VERSION_1)) &&
+	       SNAP_VIO_NET_QUEUE_MAX == VNET_QUEUE_SIZE && SNAP_VIO_LINK_UP == VIRTIO_NET_S_LINK_UP,
+	       "docs/snapshot-format.md, virtio_net");
+
+/* ---- snapshots (docs/snapshot-format.md, "virtio_net") ---- */
+
+static const uint16_t queue_max[SNAP_VIO_QUEUES] = { VNET_QUEUE_SIZE, VNET_QUEUE_SIZE };
+
+#define FIELD(n, t, d, bits, value, ro, live, what) \
+	{ SNAP_ROW_HEAD(struct snap_dev_virtio_net, n, t), bits, value, ro, live, SNAP_DEV_WHY(n, what) },
+static const struct snap_field fields[] = { SNAP_DEV_VIRTIO_NET(FIELD) };
+
+static bool switch_name_ok(const char *s)
+{
+	size_t n = strnlen(s, SNAP_VIO_SWITCH_NAME);
+
+	if (!n || n == SNAP_VIO_SWITCH_NAME)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
+		      s[i] == '_' || s[i] == '-'))
+			return false;
+	return true;
+}
+
+static const char *vnet_check_state(const struct vm *vm, const void *state, uint32_t *offset)
+{
+	const struct snap_dev_virtio_net *s = state;
+	static const uint8_t zero[6];
+
+	*offset = offsetof(struct snap_dev_virtio_net, mac);
+	if ((s->mac[0] & 1) || !memcmp(s->mac, zero, sizeof(zero)))
+		return "mac: not a unicast address (the group bit, or all zero)";
+	*offset = offsetof(struct snap_dev_virtio_net, switch_name);
+	if (!switch_name_ok(s->switch_name))
+		return "switch_name: [a-z0-9_-]{1,15}, NUL-terminated";
+	return vio_mmio_check_state(vm, &vnet_kind, queue_max, OFFERED, state, offset);
+}
+
+static void vnet_save_state(struct vio_dev *d, void *state)
+{
+	struct vnet *n = to_net(d);
+	struct snap_dev_virtio_net *s = state;
+
+	spin_lock(&d->lock);
+	vio_mmio_save_state(d, state);
+	s->tx_requests = n->n.tx.requests;
+	s->tx_bytes = n->n.tx.bytes;
+	s->tx_errors = n->n.tx.errors;
+	s->tx_drops = n->n.tx.drops;
+	s->rx_requests = n->n.rx.requests;
+	s->rx_bytes = n->n.rx.bytes;
+	s->rx_errors = n->n.rx.errors;
+	s->rx_drops = n->n.rx.drops;
+	s->link = n->n.link;
+	memcpy(s->mac, n->n.mac, sizeof(s->mac));
+	spin_unlock(&d->lock);
+}
+
+/* The NIC as the guest knew it; its port (attached with the state's MAC,
+ * or taken off its switch for a link that was down) is the caller's. */
+static void vnet_load_state(struct vio_dev *d, const void *state)
+{
+	struct vnet *n = to_net(d);
+	const struct snap_dev_virtio_net *s = state;
+
+	spin_lock(&d->lock);
+	n->n.tx = (struct vio_stats){ s->tx_requests, s->tx_bytes, s->tx_errors, s->tx_drops };
+	n->n.rx = (struct vio_stats){ s->rx_requests, s->rx_bytes, s->rx_errors, s->rx_drops };
+	n->n.link = (uint16_t)s->link;
+	memcpy(n->n.mac, s->mac, sizeof(n->n.mac));
+	vio_mmio_load_state(d, state);
+	spin_unlock(&d->lock);
+}
+
+const struct vio_model virtio_net_model = {
+	.name = "virtio_net",
+	.state_size = sizeof(struct snap_dev_virtio_net),
+	.fields = fields,
+	.nr_fields = ARRAY_SIZE(fields),
+	.check = vnet_check_state,
+	.save = vnet_save_state,
+	.load = vnet_load_state,
+};
+
 static const struct vio_kind vnet_kind = {
 	.name = "net",
 	.device_id = VIRTIO_ID_NET,
@@ -224,13 +313,23 @@ static const struct vio_kind vnet_kind = {
 	.notify = vnet_notify,
 	.reset = vnet_reset,
 	.busy = vnet_busy,
+	.model = &virtio_net_model,
 };
+
+void vnet_set_mac(struct vnet *n, const uint8_t mac[6])
+{
+	spin_lock(&n->dev.lock);
+	if (memcmp(n->n.mac, mac, sizeof(n->n.mac))) {
+		memcpy(n->n.mac, mac, sizeof(n->n.mac));
+		vio_mmio_config_changed(&n->dev);
+	}
+	spin_unlock(&n->dev.lock);
+}
 
 int vio_attach_net(struct vm *vm, unsigned int slot, const uint8_t mac[6],
 		   const struct vnet_port_ops *ops, void *port)
 {
 	uint64_t size = ALIGN_UP(sizeof(struct vnet), PAGE_SIZE);
-	uint64_t features = (1ULL << VIRTIO_NET_F_MAC) | (1ULL << VIRTIO_NET_F_STATUS);
 	/* a frame is header and data in one or two buffers; a few more are allowed */
 	static const uint16_t qmax[2] = { VNET_QUEUE_SIZE, VNET_QUEUE_SIZE };
 	static const uint16_t chain[2] = { 32, 32 };
@@ -247,7 +346,7 @@ int vio_attach_net(struct vm *vm, unsigned int slot, const uint8_t mac[6],
 	n->n.link = VIRTIO_NET_S_LINK_UP;
 	n->ops = ops;
 	n->port = port;
-	rc = vio_mmio_attach(vm, slot, &n->dev, &vnet_kind, features, qmax, chain);
+	rc = vio_mmio_attach(vm, slot, &n->dev, &vnet_kind, OFFERED, qmax, chain);
 	if (rc)
 		mm_free((hpa_t)(uintptr_t)n, size);
 	return rc;

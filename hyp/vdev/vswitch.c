@@ -158,6 +158,18 @@ int vswitch_attach(struct vswitch *sw, struct vswitch_port *p)
 	return rc;
 }
 
+bool vswitch_has_mac(struct vswitch *sw, const uint8_t mac[ETH_ALEN])
+{
+	bool found = false;
+
+	spin_lock(&sw->lock);
+	for (unsigned int i = 0; i < VSWITCH_MAX_PORTS; i++)
+		if (sw->ports[i] && !memcmp(sw->ports[i]->mac, mac, ETH_ALEN))
+			found = true;
+	spin_unlock(&sw->lock);
+	return found;
+}
+
 void vswitch_detach(struct vswitch_port *p)
 {
 	struct vswitch *sw = atomic_load(&p->sw);

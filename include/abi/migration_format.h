@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The live-migration protocol, version 4 (docs/migration.md is normative;
+/* The live-migration protocol, version 5 (docs/migration.md is normative;
  * this header is its C form, shared by the hypervisor and its tests).
  *
  * Two byte streams between a source hypervisor (S) and a destination (D),
@@ -11,7 +11,7 @@
  *   S -> D  CONFIG | ABORT                              S decides
  *   D -> S  ACCEPT | ABORT                              D created the VM (not run)
  *   S -> D  { MEMORY | ZERO }* ROUND                    pre-copy round 1..n
- *   S -> D  SWITCHOVER { MEMORY | ZERO }* VCPU* DEVICE* END   VM paused on S
+ *   S -> D  SWITCHOVER { MEMORY | ZERO }* VCPU* DEVICE* VIRTIO* END   VM paused on S
  *   D -> S  RUNNING | ABORT                             D runs the guest
  *   S -> D  DONE                                        S destroyed its copy
  *
@@ -26,10 +26,10 @@
 #include <abi/snapshot_format.h>
 
 #define MIG_MAGIC		"CARAMIGR"	/* 8 bytes, no NUL; in a snap_header */
-#define MIG_VERSION		4	/* 4: VCPU sections of records (snapshot version 3) */
+#define MIG_VERSION		5	/* 5: VIRTIO sections (snapshot version 4) */
 
 enum mig_section_type {
-	/* 1..5 as in the snapshot format: CONFIG, VCPU, DEVICE, MEMORY, END */
+	/* 1..6 as in the snapshot format: CONFIG, VCPU, DEVICE, MEMORY, END, VIRTIO */
 	MIG_SEC_CAPS = 16,
 	MIG_SEC_ACCEPT = 17,
 	MIG_SEC_ZERO = 18,

@@ -87,13 +87,144 @@
 	X(level, uint8_t, , SNAP_BITS(1, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_STATE, "0 or 1") \
 	X(pad,   uint8_t, [7], SNAP_BITS(0, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_STATE, "0")
 
+/* The virtio devices (snapshot version 4, migration protocol 5): a VIRTIO
+ * section per virtio-mmio slot the VM uses, instance = the slot; its payload
+ * a struct snap_device naming the model, then the model's state. Both
+ * models' states begin with the transport's rows (SNAP_VIO_TRANSPORT: the
+ * virtio-mmio registers, the driver's features, two queues' configuration
+ * and progress; a model with one queue holds queue 1 all zero), then the
+ * kind's own. SNAP_VIO_MODELS(X) lists them, X(NAME, name, device_id).
+ * What a table cannot say (a queue's rings inside RAM, its indices, the
+ * features against the offer, the status a driver can reach, a serial, a
+ * MAC, a switch name) is the model's check hook (hyp/vdev/vio_mmio.c,
+ * vblk.c, vnet.c) and carapace-snap's, as the document states it. The host
+ * side of a device (its host disk, its switch and the port's counters) is
+ * the restore's to bind (hyp/snap/snap_vio.c). */
+#define SNAP_VIO_QUEUES		2	/* queue slots in a state: net rx and tx; blk uses 0 */
+#define SNAP_VIO_STATUS_ACKNOWLEDGE	0x01
+#define SNAP_VIO_STATUS_DRIVER		0x02
+#define SNAP_VIO_STATUS_DRIVER_OK	0x04
+#define SNAP_VIO_STATUS_FEATURES_OK	0x08
+#define SNAP_VIO_STATUS_NEEDS_RESET	0x40
+#define SNAP_VIO_STATUS_FAILED		0x80
+#define SNAP_VIO_STATUS_BITS	0xcf	/* the bits above */
+#define SNAP_VIO_INT_BITS	0x3	/* InterruptStatus: used buffer 1, configuration change 2 */
+#define SNAP_VIO_FAULTS		15	/* queue faults: 0 none, 1..14 (docs/virtio.md) */
+#define SNAP_VIO_U16		0xffff	/* a 16-bit register or index, held in a u32 */
+#define SNAP_VIO_SERIAL		20	/* a virtio-blk GET_ID answer */
+#define SNAP_VIO_SWITCH_NAME	16	/* a switch's name, NUL included */
+#define SNAP_VIO_LINK_UP	1	/* virtio-net config status: VIRTIO_NET_S_LINK_UP */
+#define SNAP_VIO_F_VERSION_1	BIT(32)
+/* What each model offers (device_features), its queues' maximum sizes and
+ * a disk's largest SEG_MAX (docs/virtio.md): a state holds exactly these. */
+#define SNAP_VIO_BLK_FEATURES	(SNAP_VIO_F_VERSION_1 | BIT(2) | BIT(6) | BIT(9))	/* SEG_MAX, BLK_SIZE, FLUSH */
+#define SNAP_VIO_BLK_F_RO	BIT(5)	/* offered for a read-only disk */
+#define SNAP_VIO_BLK_QUEUE_MAX	128
+#define SNAP_VIO_BLK_SEG_MAX	64
+#define SNAP_VIO_NET_FEATURES	(SNAP_VIO_F_VERSION_1 | BIT(5) | BIT(16))	/* MAC, STATUS */
+#define SNAP_VIO_NET_QUEUE_MAX	256
+
+#define SNAP_VIO_MODELS(X) \
+	X(VIRTIO_BLK, virtio_blk, 2) \
+	X(VIRTIO_NET, virtio_net, 1)
+
+/* The transport, first in each model's state: the u64 rows, then the u32. */
+#define SNAP_VIO_TRANSPORT(X) \
+	X(device_features,     uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, \
+	  "the features the device offers: its model's set") \
+	X(driver_features,     uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, \
+	  "any; with FEATURES_OK a subset of device_features with VERSION_1") \
+	X(q_desc,              uint64_t, [SNAP_VIO_QUEUES], SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, \
+	  SNAP_STATE, "any; a ready queue's table: 16-byte aligned, inside RAM") \
+	X(q_avail,             uint64_t, [SNAP_VIO_QUEUES], SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, \
+	  SNAP_STATE, "any; a ready queue's available ring: 2-byte aligned, inside RAM") \
+	X(q_used,              uint64_t, [SNAP_VIO_QUEUES], SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, \
+	  SNAP_STATE, "any; a ready queue's used ring: 4-byte aligned, inside RAM") \
+	X(status,              uint32_t, , SNAP_BITS(SNAP_VIO_STATUS_BITS, 0, 0, 0), SNAP_ANY_VALUE, \
+	  0, SNAP_STATE, "ACKNOWLEDGE, DRIVER, DRIVER_OK, FEATURES_OK, NEEDS_RESET, FAILED") \
+	X(device_features_sel, uint32_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, "any") \
+	X(driver_features_sel, uint32_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, "any") \
+	X(queue_sel,           uint32_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, "any") \
+	X(interrupt_status,    uint32_t, , SNAP_BITS(SNAP_VIO_INT_BITS, 0, 0, 0), SNAP_ANY_VALUE, 0, \
+	  SNAP_STATE, "used buffer (1), configuration change (2); only with DRIVER_OK") \
+	X(config_generation,   uint32_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, "any") \
+	X(q_ready,             uint32_t, [SNAP_VIO_QUEUES], SNAP_BITS(1, 0, 0, 0), SNAP_ANY_VALUE, 0, \
+	  SNAP_STATE, "0 or 1") \
+	X(q_fault,             uint32_t, [SNAP_VIO_QUEUES], SNAP_ANY_BITS, \
+	  SNAP_VALUE(0, 0xffffffff, BIT(SNAP_VIO_FAULTS) - 1), 0, SNAP_STATE, \
+	  "0..14; 1..3 only on a queue not ready, 4..14 only on a ready one") \
+	X(q_size,              uint32_t, [SNAP_VIO_QUEUES], SNAP_BITS(SNAP_VIO_U16, 0, 0, 0), \
+	  SNAP_ANY_VALUE, 0, SNAP_STATE, "0..65535; a ready queue's a power of two <= its maximum") \
+	X(q_next_avail,        uint32_t, [SNAP_VIO_QUEUES], SNAP_BITS(SNAP_VIO_U16, 0, 0, 0), \
+	  SNAP_ANY_VALUE, 0, SNAP_STATE, "0..65535; 0 on a queue not ready") \
+	X(q_next_used,         uint32_t, [SNAP_VIO_QUEUES], SNAP_BITS(SNAP_VIO_U16, 0, 0, 0), \
+	  SNAP_ANY_VALUE, 0, SNAP_STATE, \
+	  "0..65535; q_next_avail on a healthy queue (nothing in flight), at most q_size behind it")
+
+/* virtio_blk: the transport (one queue), then the disk as the guest sees it
+ * and the host device it was bound to. */
+#define SNAP_DEV_VIRTIO_BLK(X) \
+	SNAP_VIO_TRANSPORT(X) \
+	X(capacity,  uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, \
+	  "sectors of 512 bytes: the host disk's size") \
+	X(requests,  uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, "any (a counter)") \
+	X(bytes,     uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, "any (a counter)") \
+	X(errors,    uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, "any (a counter)") \
+	X(drops,     uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, "any (a counter)") \
+	X(seg_max,   uint32_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, "1..64") \
+	X(read_only, uint32_t, , SNAP_BITS(1, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_STATE, \
+	  "0 or 1: 1 exactly when device_features has RO") \
+	X(pci_dev,   uint32_t, , SNAP_ANY_BITS, SNAP_VALUE(0, 0xffffffff, 0xfffffffe), 0, SNAP_STATE, \
+	  "1..31: the host's virtio-blk-pci at 00:pci_dev.0") \
+	X(serial,    char,     [SNAP_VIO_SERIAL], SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, \
+	  "the GET_ID answer: NAME-vdX, NUL-padded")
+
+/* virtio_net: the transport (receive queue 0, transmit 1), then the NIC's
+ * counters, the switch port's, its link, MAC and switch. */
+#define SNAP_DEV_VIRTIO_NET(X) \
+	SNAP_VIO_TRANSPORT(X) \
+	X(tx_requests, uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, "any (a counter)") \
+	X(tx_bytes,    uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, "any (a counter)") \
+	X(tx_errors,   uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, "any (a counter)") \
+	X(tx_drops,    uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, "any (a counter)") \
+	X(rx_requests, uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, "any (a counter)") \
+	X(rx_bytes,    uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, "any (a counter)") \
+	X(rx_errors,   uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, "any (a counter)") \
+	X(rx_drops,    uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, "any (a counter)") \
+	X(port_rx_frames,  uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, \
+	  "any (the switch port's counter)") \
+	X(port_rx_bytes,   uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, \
+	  "any (the switch port's counter)") \
+	X(port_tx_frames,  uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, \
+	  "any (the switch port's counter)") \
+	X(port_tx_bytes,   uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, \
+	  "any (the switch port's counter)") \
+	X(port_tx_drops,   uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, \
+	  "any (the switch port's counter)") \
+	X(port_tx_spoofed, uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, \
+	  "any (the switch port's counter)") \
+	X(link,        uint32_t, , SNAP_BITS(SNAP_VIO_LINK_UP, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_STATE, \
+	  "LINK_UP (1): on its switch, or 0: taken off it") \
+	X(mac,         uint8_t,  [6], SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, \
+	  "a unicast address, not all zero") \
+	X(pad,         uint8_t,  [6], SNAP_BITS(0, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_STATE, "0") \
+	X(switch_name, char,     [SNAP_VIO_SWITCH_NAME], SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, \
+	  "its switch: [a-z0-9_-]{1,15}, NUL-terminated")
+
 #define SNAP_DEV_STRUCT(index, NAME, name)	struct snap_dev_##name { SNAP_DEV_##NAME(SNAP_MEMBER) };
 #define SNAP_DEV_INDEX(index, NAME, name)	SNAP_DEV_INDEX_##NAME = index,
 
 enum snap_device_index { SNAP_DEVICES(SNAP_DEV_INDEX) };
 SNAP_DEVICES(SNAP_DEV_STRUCT)
+#define SNAP_VIO_STRUCT(NAME, name, id)	struct snap_dev_##name { SNAP_DEV_##NAME(SNAP_MEMBER) };
+SNAP_VIO_MODELS(SNAP_VIO_STRUCT)
+/* the transport alone: the first bytes of each model's state */
+struct snap_vio_transport { SNAP_VIO_TRANSPORT(SNAP_MEMBER) };
 
 _Static_assert(sizeof(struct snap_dev_uart16550) == 280, "snap_dev_uart16550");
 _Static_assert(sizeof(struct snap_dev_plic) == 204, "snap_dev_plic");
 _Static_assert(sizeof(struct snap_dev_vmgenid) == 24, "snap_dev_vmgenid");
+_Static_assert(sizeof(struct snap_vio_transport) == 128, "snap_vio_transport");
+_Static_assert(sizeof(struct snap_dev_virtio_blk) == 200, "snap_dev_virtio_blk");
+_Static_assert(sizeof(struct snap_dev_virtio_net) == 272, "snap_dev_virtio_net");
 #endif

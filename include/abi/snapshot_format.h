@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* The snapshot stream, version 3 (docs/snapshot-format.md is normative; this
+/* The snapshot stream, version 4 (docs/snapshot-format.md is normative; this
  * header, abi/snapshot_records.h (the vCPU records) and
  * abi/snapshot_devices.h (the device states) are its C form, shared by the
  * hypervisor, its tests and tools/carapace-snap).
  *
  * A stream is a header, then sections, each a section header and a payload:
- *   CONFIG, VCPU x nr_vcpus, DEVICE x every device, MEMORY x runs, END.
+ *   CONFIG, VCPU x nr_vcpus, DEVICE x every device, VIRTIO x the VM's virtio
+ *   devices (version 4), MEMORY x runs, END.
  * Everything is little-endian, every field has a fixed width and every struct
  * a fixed size with no implicit padding. A snapshot file is a saved stream. */
 #ifndef HYP_SNAPSHOT_FORMAT_H
@@ -15,8 +16,9 @@
 #include <abi/snapshot_devices.h>
 
 #define SNAP_MAGIC		"CARASNAP"	/* 8 bytes, no NUL */
-#define SNAP_VERSION		3	/* 3: a VCPU section is a list of records */
-#define SNAP_VERSION_MIN	1	/* versions 1 and 2 are read too */
+#define SNAP_VERSION		4	/* 4: VIRTIO sections, the VM's disks and NICs */
+#define SNAP_VERSION_MIN	1	/* versions 1, 2 and 3 are read too */
+#define SNAP_VERSION_VIRTIO	4	/* the first with VIRTIO sections */
 #define SNAP_PAGE_SIZE		4096
 #define SNAP_RUN_MAX_PAGES	512		/* one MEMORY section covers at most 2 MiB */
 #define SNAP_MAX_VCPUS		8
@@ -39,6 +41,7 @@ enum snap_section_type {
 	SNAP_SEC_DEVICE = 3,
 	SNAP_SEC_MEMORY = 4,
 	SNAP_SEC_END = 5,
+	SNAP_SEC_VIRTIO = 6,	/* version 4: one virtio device, instance = its slot */
 };
 
 struct snap_section {
@@ -59,6 +62,9 @@ struct snap_device {
 	uint32_t state_size;	/* bytes that follow */
 	uint32_t reserved;	/* 0 */
 };
+
+/* VIRTIO (instance = the device's virtio-mmio slot, 0, 1, ... in order): a
+ * struct snap_device naming the model (SNAP_VIO_MODELS), then its state. */
 
 /* MEMORY (instance 0): one run of pages, each not all zero; pages missing
  * from every run are zero. */

@@ -29,7 +29,9 @@ FUZZ_SNAP_SRC := tests/fuzz/fuzz_snap_load.c tests/fuzz/fuzz_restore_host.c \
 	hyp/snap/snap_record.c hyp/state/cfi_state.c \
 	hyp/lib/crc32c.c hyp/vdev/vuart.c hyp/vdev/vplic.c hyp/vdev/vmgenid.c hyp/vdev/devices.c \
 	hyp/state/pmu.c hyp/state/pmu_logic.c hyp/state/steal_time.c hyp/state/vcpu_reset.c hyp/state/fwft.c \
-	hyp/vsbi/vsbi_hsm.c hyp/vsbi/vsbi_sta.c
+	hyp/vsbi/vsbi_hsm.c hyp/vsbi/vsbi_sta.c \
+	hyp/snap/snap_vio.c hyp/vdev/vio_mmio.c hyp/vdev/vblk.c hyp/vdev/vnet.c hyp/vdev/virtq.c \
+	hyp/vdev/vswitch.c
 FUZZ_SNAP_OBJS := $(patsubst %.c,$(FUZZ_B)/obj/%.o,$(FUZZ_SNAP_SRC))
 FUZZ_SNAP := $(FUZZ_B)/fuzz_snap_load
 FUZZ_SNAP_CORPUS := tests/fuzz/corpus/snap_load
@@ -120,7 +122,7 @@ FUZZ_COV_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=all,$(FUZZ_CF
 	-fprofile-instr-generate -fcoverage-mapping
 FUZZ_COV_OBJS := $(patsubst %.c,$(FUZZ_COV_B)/obj/%.o,$(FUZZ_SNAP_SRC))
 FUZZ_COV_SHOW := hyp/snap/snap_load.c hyp/snap/section_rx.c hyp/snap/snap_admit.c hyp/snap/snap_state.c hyp/snap/snap_record.c hyp/vdev/vuart.c hyp/vdev/vplic.c \
-	hyp/vdev/vmgenid.c hyp/lib/crc32c.c
+	hyp/vdev/vmgenid.c hyp/lib/crc32c.c hyp/snap/snap_vio.c hyp/vdev/vio_mmio.c hyp/vdev/vblk.c hyp/vdev/vnet.c
 LLVM_PROFDATA ?= llvm-profdata-14
 LLVM_COV ?= llvm-cov-14
 
@@ -188,7 +190,9 @@ fuzz-src-mig_recv := tests/fuzz/fuzz_mig_recv.c tests/fuzz/fuzz_restore_host.c t
 	hyp/state/cfi_state.c \
 	hyp/lib/crc32c.c hyp/lib/printf.c hyp/vdev/vuart.c hyp/vdev/vplic.c hyp/vdev/vmgenid.c \
 	hyp/vdev/devices.c hyp/state/pmu.c hyp/state/pmu_logic.c hyp/state/steal_time.c \
-	hyp/state/vcpu_reset.c hyp/state/fwft.c hyp/vsbi/vsbi_hsm.c hyp/vsbi/vsbi_sta.c
+	hyp/state/vcpu_reset.c hyp/state/fwft.c hyp/vsbi/vsbi_hsm.c hyp/vsbi/vsbi_sta.c \
+	hyp/snap/snap_vio.c hyp/vdev/vio_mmio.c hyp/vdev/vblk.c hyp/vdev/vnet.c hyp/vdev/virtq.c \
+	hyp/vdev/vswitch.c
 fuzz-opts-mig_recv := -max_len=65536
 fuzz-short-mig_recv := 100000
 fuzz-src-fdt_host := tests/fuzz/fuzz_fdt_host.c hyp/fdt/fdt_host.c

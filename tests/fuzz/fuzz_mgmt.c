@@ -285,6 +285,15 @@ unsigned int vm_io_list(struct vm *vm, struct vm_io_info *out, unsigned int max)
 	return n < max ? n : max;
 }
 
+const struct vm_nic_desc *vm_io_nic(const struct vm *vm, unsigned int nic)
+{
+	static const struct vm_nic_desc n[2] = { { "sw-15-char-name", { 0x52, 0x54, 0, 0, 0, 0 } },
+						 { "sw-15-char-name", { 0x52, 0x54, 0, 0, 0, 1 } } };
+
+	/* alpha's, and a restored VM's (vms[7]): a restore's reply lists them */
+	return (vm == &vms[0] || vm == &vms[7]) && nic < 2 ? &n[nic] : NULL;
+}
+
 int vm_io_nic_set(struct vm *vm, unsigned int nic, bool attach)
 {
 	unsigned int i = (unsigned int)(vm - vms);
@@ -335,8 +344,10 @@ int snap_save_start(struct vm *vm, bool live, snap_done_fn done)
 	return 0;
 }
 
-int snap_load_start(uint64_t bytes, const char *name, snap_done_fn done)
+int snap_load_start(uint64_t bytes, const char *name, const struct snap_io_map *map,
+		    snap_done_fn done)
 {
+	CHECK(map);
 	CHECK(bytes >= sizeof(struct snap_header));
 	CHECK(!name || (strlen(name) > 0 && strlen(name) < VM_NAME_LEN));
 	if (flags & FL_OP_FAILS)
@@ -366,9 +377,10 @@ int mig_send_start(struct vm *vm, unsigned int max_rounds, const struct mig_host
 	return 0;
 }
 
-int mig_recv_start(const char *name, bool armed, const struct mig_host_ops *ops,
-		   mig_done_fn done)
+int mig_recv_start(const char *name, bool armed, const struct snap_io_map *map,
+		   const struct mig_host_ops *ops, mig_done_fn done)
 {
+	CHECK(map);
 	CHECK(!armed && ops == &vmops_migration);
 	CHECK(!name || (strlen(name) > 0 && strlen(name) < VM_NAME_LEN));
 	if (flags & FL_OP_FAILS)
@@ -399,7 +411,7 @@ static void op_finish(void)
 	case OP_SNAP: {
 		struct snap_result r = { err ? "a \"quoted\"\n error" : NULL,
 					 err ? "bad-snapshot" : NULL, err ? NULL : op.vm,
-					 12345, 3, 999 };
+					 12345, 3, 999, 1 };	/* a restore: NIC 0's MAC new */
 
 		op.kind = OP_NONE;
 		op.snap_done(&r);

@@ -107,7 +107,7 @@ static void recv_done(const struct mig_result *r)
 static bool known_code(const char *code)
 {
 	static const char *const codes[] = { "bad-snapshot", "bad-stream", "invalid", "no-cfi",
-					     "no-feature", "exists", "no-memory", "no-stream",
+					     "no-feature", "exists", "no-memory", "no-stream", "no-device",
 					     "stream", "aborted", "unconfirmed" };
 
 	for (size_t i = 0; i < ARRAY_SIZE(codes); i++)
@@ -215,8 +215,8 @@ static void receive(const uint8_t *stream, size_t len, const uint8_t *hdr)
 	op_destroys = 0;
 
 	CHECK(!mig_busy() && !mig_recv_armed());
-	CHECK(mig_recv_start((flags & FL_NAME) ? "copy" : NULL, false, &ops, recv_done) == 0);
-	CHECK(mig_recv_start(NULL, false, &ops, recv_done) == -HYP_EBUSY);
+	CHECK(mig_recv_start((flags & FL_NAME) ? "copy" : NULL, false, NULL, &ops, recv_done) == 0);
+	CHECK(mig_recv_start(NULL, false, NULL, &ops, recv_done) == -HYP_EBUSY);
 	while (!done_seen.calls) {
 		CHECK(++polls <= MAX_POLLS);
 		mig_recv_poll();
@@ -262,7 +262,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	fuzz_host_init();
 	/* no client on the stream port: refused at once */
 	memset(&port, 0, sizeof(port));
-	CHECK(mig_recv_start(NULL, false, &ops, recv_done) == -HYP_ENOENT && !mig_busy());
+	CHECK(mig_recv_start(NULL, false, NULL, &ops, recv_done) == -HYP_ENOENT && !mig_busy());
 	return 0;
 }
 

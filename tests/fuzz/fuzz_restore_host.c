@@ -11,8 +11,13 @@
 #include <hart.h>
 #include <mm.h>
 #include <snapshot.h>
+#include <vblk.h>
 #include <vdev.h>
+#include <vio_mmio.h>
 #include <virtio_console.h>
+#include <vm_io.h>
+#include <vnet.h>
+#include <vswitch.h>
 #include <vm_lifecycle.h>
 #include <vsbi.h>
 #include <crc32c.h>
@@ -28,6 +33,14 @@ struct fuzz_vms_seen vms_seen;
 struct vm fuzz_vm;
 uint8_t *fuzz_ram;
 static uint8_t *host_ram;	/* FUZZ_RAM_CAP bytes, allocated once */
+/* 2 MiB chunks of the VM's RAM touched since it was made: each is zeroed at
+ * its first touch, as the real one does (a restored VM's virtio devices read
+ * rings that no MEMORY section wrote: zero, never an earlier input's bytes) */
+static uint64_t chunks_touched;
+static struct vswitch *lan;
+static struct vswitch_port other_port;	/* another VM's NIC on lan */
+static void other_deliver(void *ctx, const void *frame, uint32_t len);
+static void check_vio(struct vm *vm);
 
 /* ---- the host ---- */
 
@@ -49,8 +62,13 @@ bool snap_busy_save(void)
 
 void fuzz_host_init(void)
 {
+	static const uint8_t taken[ETH_ALEN] = FUZZ_TAKEN_MAC;
+
 	host_ram = malloc(FUZZ_RAM_CAP);
 	CHECK(host_ram);
+	CHECK(vswitch_create(FUZZ_SWITCH, &lan) == 0);
+	vswitch_port_init(&other_port, VSWITCH_PORT_VM, taken, other_deliver, NULL);
+	CHECK(vswitch_attach(lan, &other_port) == 0);
 }
 
 void fuzz_host_input(uint8_t flags, const uint8_t *data, size_t len, const uint8_t sizes[6])
@@ -75,6 +93,154 @@ void fuzz_host_input(uint8_t flags, const uint8_t *data, size_t len, const uint8
 			      ((flags & FL_NO_SVADU) ? 0 : ENVCFG_ADUE),
 		.fw_cfi = true, .vmid_bits = 14, .vs_sv = 48,
 	};
+}
+
+/* ---- the host's disks and switch (vm_io.c's, stubbed: fuzz_restore_host.h) ---- */
+
+static struct {
+	struct vm_disk_desc disk[VM_MAX_DISKS];
+	struct vm_nic_desc nic[VM_MAX_NICS];
+	unsigned int nr_disks, nr_nics;
+	bool disk_taken[2];
+	struct vswitch_port port[VM_MAX_NICS];
+} io;
+
+hpa_t mm_alloc(uint64_t size, uint64_t align)
+{
+	void *p = aligned_alloc(align, ALIGN_UP(size, align));
+
+	CHECK(p);
+	memset(p, 0, size);
+	return (hpa_t)(uintptr_t)p;
+}
+
+void mm_free(hpa_t addr, uint64_t size)
+{
+	(void)size;
+	free((void *)(uintptr_t)addr);
+}
+
+static int disk_submit(void *be, struct vblk_io *io)
+{
+	(void)be;
+	CHECK(io->type == VIRTIO_BLK_T_IN || io->type == VIRTIO_BLK_T_OUT ||
+	      io->type == VIRTIO_BLK_T_FLUSH);
+	vms_seen.disk_requests++;
+	vblk_complete(io, VIRTIO_BLK_S_OK);	/* at once: the data stays as it was */
+	return 0;
+}
+
+static uint64_t disk_sectors(void *be)
+{
+	(void)be;
+	return FUZZ_DISK_SECTORS;
+}
+
+static bool disk_read_only(void *be)
+{
+	return be == &io.disk_taken[1];
+}
+
+static uint32_t disk_seg_max(void *be)
+{
+	(void)be;
+	return VBLK_SEG_MAX;
+}
+
+static const struct vblk_backend_ops disk_ops = {
+	disk_submit, disk_sectors, disk_read_only, disk_seg_max,
+};
+
+int vm_io_add_disk(struct vm *vm, unsigned int slot, const struct vm_disk_desc *dd,
+		   const char **why)
+{
+	unsigned int d = dd->pci_dev == FUZZ_DISK_PCI ? 0 : dd->pci_dev == FUZZ_DISK_RO_PCI ? 1 : 2;
+
+	if (io.nr_nics || io.nr_disks == VM_MAX_DISKS || slot != io.nr_disks)
+		return *why = "a disk out of place", -HYP_EINVAL;
+	if (d == 2)
+		return *why = "no host disk there", -HYP_ENOENT;
+	if (io.disk_taken[d])
+		return *why = "the host disk is another VM's", -HYP_ENOENT;
+	CHECK(vio_attach_blk(vm, slot, &disk_ops, &io.disk_taken[d]) == 0);
+	io.disk_taken[d] = true;
+	io.disk[io.nr_disks++] = *dd;
+	return 0;
+}
+
+static void nic_tx(void *port, const void *frame, uint32_t len)
+{
+	vswitch_tx(port, frame, len);
+}
+
+static const struct vnet_port_ops nic_ops = { nic_tx };
+
+static void nic_deliver(void *vnet, const void *frame, uint32_t len)
+{
+	vnet_rx_deliver(vnet, frame, len);
+}
+
+static void other_deliver(void *ctx, const void *frame, uint32_t len)
+{
+	(void)ctx;
+	(void)frame;
+	CHECK(len >= VSWITCH_FRAME_MIN && len <= VSWITCH_FRAME_MAX);
+	vms_seen.frames_seen++;
+}
+
+int vm_io_add_nic(struct vm *vm, unsigned int slot, const struct vm_nic_desc *nd,
+		  const char **why)
+{
+	struct vswitch *sw = vswitch_find(nd->sw);
+	struct vswitch_port *p = &io.port[io.nr_nics];
+	int rc;
+
+	if (io.nr_nics == VM_MAX_NICS || slot != io.nr_disks + io.nr_nics)
+		return *why = "a NIC out of place", -HYP_EINVAL;
+	if (!sw)
+		return *why = "no such switch", -HYP_ENOENT;
+	CHECK(vio_attach_net(vm, slot, nd->mac, &nic_ops, p) == 0);
+	vswitch_port_init(p, VSWITCH_PORT_VM, nd->mac, nic_deliver, vnet_of(vm, slot));
+	rc = vswitch_attach(sw, p);
+	if (rc)
+		return *why = "the MAC is on the switch", rc;
+	io.nic[io.nr_nics++] = *nd;
+	return 0;
+}
+
+struct vswitch_port *vm_io_nic_port(struct vm *vm, unsigned int nic)
+{
+	(void)vm;
+	return nic < io.nr_nics ? &io.port[nic] : NULL;
+}
+
+const struct vm_disk_desc *vm_io_disk(const struct vm *vm, unsigned int disk)
+{
+	(void)vm;
+	return disk < io.nr_disks ? &io.disk[disk] : NULL;
+}
+
+const struct vm_nic_desc *vm_io_nic(const struct vm *vm, unsigned int nic)
+{
+	(void)vm;
+	return nic < io.nr_nics ? &io.nic[nic] : NULL;
+}
+
+int vm_io_nic_set(struct vm *vm, unsigned int nic, bool attach)
+{
+	CHECK(!attach && nic < io.nr_nics);
+	vswitch_detach(&io.port[nic]);
+	vnet_port_detach(vnet_of(vm, io.nr_disks + nic));
+	return 0;
+}
+
+/* vm_io_detach() and vio_detach_all(), as vm_destroy_finish() calls them */
+static void io_detach(struct vm *vm)
+{
+	for (unsigned int i = 0; i < VM_MAX_NICS; i++)
+		vswitch_detach(&io.port[i]);
+	vio_detach_all(vm);
+	memset(&io, 0, sizeof(io));
 }
 
 /* ---- the stream port ---- */
@@ -198,14 +364,15 @@ int vm_alloc(const struct vm_desc *d, bool need_images, struct vm **out, const c
 		vms_seen.alloc_fails++;
 		return -HYP_EEXIST;
 	}
-	/* not zeroed: the real one zeroes a 2 MiB chunk at its first touch, and
-	 * nothing here reads RAM it did not write */
+	/* not zeroed here: vm_gpa_to_hva() zeroes a 2 MiB chunk at its first
+	 * touch, as the real one does */
 	if (d->memory > FUZZ_RAM_CAP) {
 		*why = "not enough host memory";
 		vms_seen.alloc_fails++;
 		return -HYP_ENOMEM;
 	}
 	fuzz_ram = ram_get(d->memory);
+	chunks_touched = 0;
 	memset(vm, 0, sizeof(*vm));
 	memcpy(vm->cfg.name, d->name, VM_NAME_LEN);
 	vm->state = VM_RESETTING;
@@ -240,6 +407,7 @@ uint64_t vm_destroy_finish(struct vm *vm)
 	uint64_t freed = vm->cfg.ram_size;
 
 	CHECK(vm == &fuzz_vm && vms_seen.live);	/* no double free, no stray VM */
+	io_detach(vm);
 	ram_put(fuzz_ram);
 	fuzz_ram = NULL;
 	vm->ram_hpa = 0;
@@ -270,12 +438,23 @@ bool vm_gpa_range_is_ram(const struct vm *vm, gpa_t gpa, uint64_t len)
 	return range_within(gpa, len, vm->cfg.ram_gpa, vm->cfg.ram_size);
 }
 
+_Static_assert(FUZZ_RAM_CAP / SZ_2M <= 64, "a bit per chunk");
+
 void *vm_gpa_to_hva(struct vm *vm, gpa_t gpa, uint64_t len, bool write)
 {
+	uint64_t first, last;
+
 	(void)write;
 	CHECK(vm == &fuzz_vm && vms_seen.live);
 	if (!vm_gpa_range_is_ram(vm, gpa, len))
 		return NULL;
+	first = (gpa - vm->cfg.ram_gpa) / SZ_2M;
+	last = (gpa - vm->cfg.ram_gpa + (len ? len - 1 : 0)) / SZ_2M;
+	for (uint64_t c = first; c <= last; c++)
+		if (!(chunks_touched & (1ULL << c))) {
+			memset(fuzz_ram + c * SZ_2M, 0, SZ_2M);
+			chunks_touched |= 1ULL << c;
+		}
 	return fuzz_ram + (gpa - vm->cfg.ram_gpa);
 }
 
@@ -362,6 +541,27 @@ void fuzz_check_devices(struct vm *vm)
 		vdev_all[i]->save(vm, state);	/* as the model holds it: not masked */
 		CHECK(snap_device_check(vm, i, state, &offset) == NULL);
 	}
+	check_vio(vm);
+}
+
+/* Each virtio device saves to a state its model accepts: what the restore
+ * installed and what its rescan did since. */
+static void check_vio(struct vm *vm)
+{
+	uint8_t payload[SNAP_DEVICE_MAX];
+	uint32_t offset;
+
+	for (unsigned int i = 0; i < snap_vio_count(vm); i++) {
+		const struct vio_model *m = vm->vio[i]->kind->model;
+		size_t n = snap_vio_save(vm, i, payload, sizeof(payload));
+		const uint8_t *state = payload + sizeof(struct snap_device);
+
+		CHECK(n == sizeof(struct snap_device) + m->state_size);
+		CHECK(snap_fields_check(state, m->fields, m->nr_fields, 0, &offset) == NULL);
+		CHECK(m->check(vm, state, &offset) == NULL);
+	}
+	for (unsigned int i = snap_vio_count(vm); i < VIO_MMIO_SLOTS; i++)
+		CHECK(!vm->vio[i]);	/* slots from 0, none left over */
 }
 
 void fuzz_check_vcpus(struct vm *vm, const struct snap_config *c)

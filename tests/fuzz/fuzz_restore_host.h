@@ -16,6 +16,17 @@
 #define FUZZ_TAKEN_NAME	"taken"		/* a VM of that name exists on this host */
 #define FUZZ_DRY_READS	3		/* empty reads after the data before the client leaves */
 
+/* The host's disks and switches (hyp/lifecycle/vm_io.c's part, stubbed):
+ * a writable disk and a read-only one of FUZZ_DISK_SECTORS each, SEG_MAX 64,
+ * completing every request at once; a switch FUZZ_SWITCH on which another
+ * VM's NIC has FUZZ_TAKEN_MAC (a restore beside its original derives a new
+ * MAC for its NIC). */
+#define FUZZ_DISK_PCI		2
+#define FUZZ_DISK_RO_PCI	3
+#define FUZZ_DISK_SECTORS	16384
+#define FUZZ_SWITCH		"lan"
+#define FUZZ_TAKEN_MAC		{ 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 }
+
 /* Flags in byte 0 of both targets' harness header. */
 #define FL_NAME		0x01	/* under a new name, "copy" */
 #define FL_NO_SVADU	0x02	/* the host lacks Svadu */
@@ -42,6 +53,8 @@ extern struct fuzz_port port;
 /* What the VM slot went through during one input. */
 struct fuzz_vms_seen {
 	unsigned int allocs, alloc_fails, destroys, starts, paused_starts, kicks;
+	unsigned int disk_requests;	/* requests the stub disks completed */
+	unsigned int frames_seen;	/* frames the other VM's NIC on FUZZ_SWITCH got */
 	bool live;
 	unsigned int probes;		/* vsbi_vm_init() calls */
 	uint32_t probed_features;	/* the VM's features the last one saw */
@@ -60,7 +73,8 @@ void fuzz_host_input(uint8_t flags, const uint8_t *data, size_t len, const uint8
  *  sections claim to be laid out) the CRC of that payload. */
 void fuzz_fix_crcs(uint8_t *s, size_t len);
 /** fuzz_check_devices() - each device's state installed in @vm is one its
- *  table and check hook accept (include/abi/snapshot_devices.h). */
+ *  table and check hook accept (include/abi/snapshot_devices.h), the virtio
+ *  devices' too (after the rescan the restore's start made). */
 void fuzz_check_devices(struct vm *vm);
 /** fuzz_check_vcpus() - what @vm (restored from a stream with @c) holds is
  *  legal for it: every vCPU saves to a record the checks accept, with no bit

@@ -71,7 +71,7 @@ static void load_done(const struct snap_result *r)
 static bool known_code(const char *code)
 {
 	static const char *const codes[] = { "bad-snapshot", "invalid", "no-cfi", "no-feature",
-					     "exists", "no-memory", "no-stream" };
+					     "exists", "no-memory", "no-stream", "no-device" };
 
 	for (size_t i = 0; i < ARRAY_SIZE(codes); i++)
 		if (!strcmp(code, codes[i]))
@@ -112,10 +112,10 @@ static void restore(const uint8_t *stream, size_t len, uint8_t flags, int delta,
 
 	CHECK(!snap_busy());
 	CHECK(snap_load_start(announced < 0 ? 0 : (uint64_t)announced,
-			      (flags & FL_NAME) ? "copy" : NULL, load_done) == 0);
+			      (flags & FL_NAME) ? "copy" : NULL, NULL, load_done) == 0);
 	CHECK(snap_busy());
 	/* one load at a time */
-	CHECK(snap_load_start(1, NULL, load_done) == -HYP_EBUSY);
+	CHECK(snap_load_start(1, NULL, NULL, load_done) == -HYP_EBUSY);
 	while (snap_busy()) {
 		CHECK(++polls <= MAX_POLLS);
 		snap_load_poll();
@@ -155,7 +155,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	fuzz_host_init();
 	/* no client on the stream port: refused at once, nothing to call back */
 	memset(&port, 0, sizeof(port));
-	CHECK(snap_load_start(4096, NULL, load_done) == -HYP_ENOENT && !snap_busy());
+	CHECK(snap_load_start(4096, NULL, NULL, load_done) == -HYP_ENOENT && !snap_busy());
 	CHECK(done_seen.calls == 0);
 	return 0;
 }

@@ -154,7 +154,7 @@ def mgmt_seeds():
 
 
 MIG_MAGIC = b"CARAMIGR"
-MIG_VERSION = 4                # include/abi/migration_format.h: VCPU sections of records
+MIG_VERSION = 5                # include/abi/migration_format.h: VIRTIO sections
 CAPS, ACCEPT, ZERO, ROUND, SWITCHOVER, RUNNING, DONE, ABORT = range(16, 24)
 
 
@@ -165,11 +165,12 @@ def mig_hdr(flags=0, wmode=0, sizes=ms.WHOLE):
 def mig_stream(name="alpha", nr_vcpus=1, ram=8 * ms.MiB, rounds=((((0x200000, 1),), ()),),
                final_runs=((0x201000, 1),), paused=False, cfi=True, done=True,
                end_over=None, abort_at=None, vcpu_over=None, config_over=None,
-               order=None):
+               order=None, vio=()):
     """A source's stream: header, CONFIG, pre-copy rounds (each: MEMORY runs
     and ZERO ranges, then ROUND), SWITCHOVER, memory sent while paused, the
-    VCPUs, the DEVICEs, END, DONE. @abort_at: an ABORT instead of the
-    section of that index (0 = CONFIG)."""
+    VCPUs, the DEVICEs, the VIRTIO sections (@vio: (model, state) each), END,
+    DONE. @abort_at: an ABORT instead of the section of that index (0 =
+    CONFIG)."""
     secs = []
     config = snap.CONFIG.encode({
         "name": name.encode(), "ram_gpa": ms.RAM_BASE, "ram_size": ram, "nr_vcpus": nr_vcpus,
@@ -210,6 +211,9 @@ def mig_stream(name="alpha", nr_vcpus=1, ram=8 * ms.MiB, rounds=((((0x200000, 1)
         state = ms.device_state(dname, nr_vcpus, b"mig")
         dev = snap.DEVICE.encode({"name": dname.encode(), "state_size": layout.size})
         secs.append((snap.SEC_DEVICE, idx, dev + state))
+    for slot, (model, state) in enumerate(vio):
+        dev = snap.DEVICE.encode({"name": model.encode(), "state_size": len(state)})
+        secs.append((snap.SEC_VIRTIO, slot, dev + state))
     end = {"sections": len(secs), "memory_pages": pages}
     end.update(end_over or {})
     secs.append((snap.SEC_END, 0, snap.END.encode(end)))
@@ -261,6 +265,19 @@ def mig_seeds():
         "fixcrc-legal-fs-off": mig_hdr(flags=0x08) + mig_stream(vcpu_over={"sstatus": 1 << 8}),
         "fixcrc-legal-vsstatus-tw": mig_hdr(flags=0x08) + mig_stream(
             vcpu_over={"vsstatus": (2 << 32) | 1 << 21}),
+        # a disk and a NIC move with the VM (VIRTIO sections after the DEVICEs)
+        "vio-valid": h + mig_stream(vio=(("virtio_blk", ms.vio_blk()),
+                                         ("virtio_net", ms.vio_net()))),
+        "vio-fixcrc-valid": mig_hdr(flags=0x08) + mig_stream(
+            vio=(("virtio_blk", ms.vio_blk()), ("virtio_net", ms.vio_net()))),
+        # a move keeps its MAC: one on the switch already is refused
+        "vio-mac-taken": h + mig_stream(vio=(("virtio_net", ms.vio_net(
+            mac=list(ms.VIO_TAKEN_MAC))),)),
+        "vio-no-disk": h + mig_stream(vio=(("virtio_blk", ms.vio_blk(pci_dev=9)),)),
+        "vio-bad-order": h + mig_stream(vio=(("virtio_net", ms.vio_net()),
+                                             ("virtio_blk", ms.vio_blk()))),
+        "vio-fixcrc-bad-q-size": mig_hdr(flags=0x08) + mig_stream(
+            vio=(("virtio_blk", ms.vio_blk(q_size=[12, 0])),)),
     }
 
 # ---- fdt_guest --------------------------------------------------------------

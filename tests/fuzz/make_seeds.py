@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: MIT
 """Writes the seed corpus of the snapshot-restore fuzz target
 (tests/fuzz/corpus/snap_load/): small valid snapshot streams of a tiny VM
-(8 MiB RAM, 1-2 vCPUs, a few memory runs, every CRC right; format version 3,
-the same seeds in version 2 (named v2-*: the reader of older versions, which
-reads their one VCPU record into the records by name) and version 1 streams,
-which a restore reads too) and some damaged
+(8 MiB RAM, 1-2 vCPUs, a few memory runs, every CRC right; format version 4,
+the same seeds in version 3 (v3-*) and version 2 (named v2-*: the reader of
+older versions, which reads their one VCPU record into the records by name)
+and version 1 streams, which a restore reads too; version 4 streams with a
+disk and a NIC (vio-*: VIRTIO sections, the rings in a memory run with a
+request made available and not yet taken) and some damaged
 ones, each behind the 8-byte harness header tests/fuzz/fuzz_snap_load.c reads
 (flags, announced-length delta, six chunk sizes); seeds named *.snap are
 plain snapshot files, which the harness also takes. Seeds named fixcrc-* have
@@ -119,6 +121,64 @@ def device_state(name, nr_vcpus, queued=b""):
     raise SystemExit(f"make_seeds.py: no state for device {name!r}: add one")
 
 
+# The disk and NIC of the vio-* seeds: their rings and a read request in RAM
+# (tests/unit/test_snap_vio.c has the same layout), what the stub host
+# (tests/fuzz/fuzz_restore_host.h) offers: a disk at PCI 2 of 16384 sectors,
+# a switch "lan" on which 52:54:00:12:34:56 is taken.
+VIO_QSIZE = 16
+VIO_RING = 0x10000            # RAM offset of the disk's descriptor table
+VIO_DONE = 5                  # chains the disk had returned
+VIO_DISK_PCI, VIO_DISK_RO_PCI, VIO_SECTORS = 2, 3, 16384
+VIO_TAKEN_MAC = bytes([0x52, 0x54, 0x00, 0x12, 0x34, 0x56])
+VIO_STATUS_UP = 0x0F          # ACKNOWLEDGE DRIVER DRIVER_OK FEATURES_OK
+
+
+def vio_blk(**over):
+    q = [0, 0]
+    base = RAM_BASE + VIO_RING
+    values = {
+        "device_features": snap.VIO_OFFER["virtio_blk"],
+        "driver_features": snap.VIO_F_VERSION_1 | (1 << 9), "status": VIO_STATUS_UP,
+        "interrupt_status": 1, "config_generation": 3,
+        "q_desc": [base, 0], "q_avail": [base + 0x1000, 0], "q_used": [base + 0x2000, 0],
+        "q_ready": [1, 0], "q_fault": q, "q_size": [VIO_QSIZE, 0],
+        "q_next_avail": [VIO_DONE, 0], "q_next_used": [VIO_DONE, 0],
+        "capacity": VIO_SECTORS, "requests": VIO_DONE, "bytes": VIO_DONE * 512, "seg_max": 8,
+        "pci_dev": VIO_DISK_PCI, "serial": b"alpha-vda"}
+    values.update(over)
+    return snap.VIO_MODELS["virtio_blk"][1].encode(values)
+
+
+def vio_net(**over):
+    base = RAM_BASE + 0x20000
+    values = {
+        "device_features": snap.VIO_OFFER["virtio_net"],
+        "driver_features": snap.VIO_OFFER["virtio_net"], "status": VIO_STATUS_UP,
+        "q_desc": [base, base + 0x4000], "q_avail": [base + 0x1000, base + 0x5000],
+        "q_used": [base + 0x2000, base + 0x6000], "q_ready": [1, 1],
+        "q_size": [VIO_QSIZE, VIO_QSIZE], "tx_requests": 11, "port_tx_frames": 11,
+        "link": 1, "mac": list(bytes([0x52, 0x54, 0x00, 0xaa, 0xbb, 0xcc])),
+        "switch_name": b"lan"}
+    values.update(over)
+    return snap.VIO_MODELS["virtio_net"][1].encode(values)
+
+
+def vio_ring_run():
+    """(RAM offset, pages, bytes): the disk's rings with a 6th chain made
+    available (a read of sector 2), not taken: a restore's rescan takes it."""
+    pages = bytearray(5 * 4096)
+    desc = struct.pack("<QIHH", RAM_BASE + 0x13000, 16, 1, 1)
+    desc += struct.pack("<QIHH", RAM_BASE + 0x14000, 512, 3, 2)
+    desc += struct.pack("<QIHH", RAM_BASE + 0x13800, 1, 2, 0)
+    pages[0:len(desc)] = desc
+    struct.pack_into("<HH", pages, 0x1000, 0, VIO_DONE + 1)            # avail flags, idx
+    struct.pack_into("<H", pages, 0x1004 + 2 * VIO_DONE, 0)             # ring[5]: head 0
+    struct.pack_into("<HH", pages, 0x2000, 0, VIO_DONE)                 # used flags, idx
+    struct.pack_into("<IIQ", pages, 0x3000, 0, 0, 2)                    # IN, sector 2
+    pages[0x3800] = 0xff
+    return VIO_RING, 5, bytes(pages)
+
+
 def override(layout, raw, fields):
     """@raw with some fields of @layout set to other values."""
     values = layout.decode(raw)
@@ -129,11 +189,13 @@ def override(layout, raw, fields):
 def stream(name="alpha", nr_vcpus=1, ram=8 * MiB, runs=((0x200000, 1),), cfi=True,
            live=False, queued=b"hi\n", timebase=TIMEBASE, features=None, vcpu_over=None,
            dev_over=None, end_over=None, version=snap.VERSION, vcpu_version=None,
-           config_over=None):
+           config_over=None, vio=(), ring=False):
     """A valid stream (unless an override makes a field wrong: the CRCs stay
     right, so the field checks see it); @runs: (offset in RAM, pages).
     @version: the header's; the VCPU records are of @vcpu_version (default the
-    same: a version 1 record is the first VCPU_V1_SIZE bytes)."""
+    same: a version 1 record is the first VCPU_V1_SIZE bytes). @vio: (model,
+    state) of each VIRTIO section, slots 0, 1, ...; @ring: the disk's rings
+    (vio_ring_run()) as the first run."""
     out = [snap.HEADER.encode({"magic": snap.MAGIC, "version": version, "header_size": 32,
                                "flags": 1 if live else 0})]
     config = snap.CONFIG.encode({
@@ -161,7 +223,15 @@ def stream(name="alpha", nr_vcpus=1, ram=8 * MiB, runs=((0x200000, 1),), cfi=Tru
             state = override(layout, state, dev_over[dname])
         dev = snap.DEVICE.encode({"name": dname.encode(), "state_size": layout.size})
         out.append(section(snap.SEC_DEVICE, idx, dev + state))
+    for slot, (model, state) in enumerate(vio):
+        dev = snap.DEVICE.encode({"name": model.encode(), "state_size": len(state)})
+        out.append(section(snap.SEC_VIRTIO, slot, dev + state))
     pages = 0
+    if ring:
+        off, n, body = vio_ring_run()
+        out.append(section(snap.SEC_MEMORY, 0,
+                           snap.MEMRUN.encode({"gpa": RAM_BASE + off, "pages": n}) + body))
+        pages += n
     for k, (off, n) in enumerate(runs):
         body = snap.MEMRUN.encode({"gpa": RAM_BASE + off, "pages": n})
         body += b"".join(page(k * 16 + p) for p in range(n))
@@ -198,7 +268,9 @@ def seeds():
     has set its CRCs right): those of the version written, those of version 2
     named v2-*, and those only one version has."""
     out = versioned_seeds(snap.VERSION)
+    out += [("v3-" + name, data, valid) for name, data, valid in versioned_seeds(3)]
     out += [("v2-" + name, data, valid) for name, data, valid in versioned_seeds(2)]
+    out += vio_seeds()
     old = stream(name="old-1", nr_vcpus=2, version=1, runs=((0x0, 1), (0x3000, 2)))
     out += [
         # valid: a version 1 stream (672-byte VCPU records), whole and split
@@ -225,6 +297,44 @@ def seeds():
                                               flags=FL_FIX_CRC), False),
     ]
     return out
+
+
+def vio_seeds():
+    """Version 4 streams of a VM with a disk and a NIC (docs/snapshot-format.md,
+    "VIRTIO")."""
+    blk, net = ("virtio_blk", vio_blk()), ("virtio_net", vio_net())
+    runs = ((0x400000, 1),)          # after the ring run
+    vs = functools.partial(stream, name="alpha", runs=runs, ring=True)
+    return [
+        ("vio-valid-blk-net", harness(vs(vio=(blk, net))), True),
+        ("vio-valid-blk-net-split", harness(vs(vio=(blk, net)), sizes=(7, 130, 1, 255, 0, 3)),
+         True),
+        ("vio-valid-net-only.snap", vs(vio=(net,), ring=False), True),
+        ("vio-valid-copy-beside", harness(vs(vio=(("virtio_net", vio_net(
+            mac=list(VIO_TAKEN_MAC))),)), flags=FL_NAME), True),
+        ("vio-valid-ro-disk", harness(vs(vio=(("virtio_blk", vio_blk(
+            read_only=1, pci_dev=VIO_DISK_RO_PCI,
+            device_features=snap.VIO_OFFER["virtio_blk"] | snap.VIO_BLK_F_RO)),))), True),
+        ("vio-fixcrc-blk-net", harness(vs(vio=(blk, net)), flags=FL_FIX_CRC), True),
+        # this host cannot give it: valid as a format
+        ("vio-host-no-disk", harness(vs(vio=(("virtio_blk", vio_blk(pci_dev=9)),))), True),
+        ("vio-host-disk-size", harness(vs(vio=(("virtio_blk", vio_blk(capacity=8)),))), True),
+        ("vio-host-no-switch", harness(vs(vio=(("virtio_net", vio_net(
+            switch_name=b"dmz")),))), True),
+        # a guest could never have left these
+        ("vio-fixcrc-bad-q-size", harness(vs(vio=(("virtio_blk", vio_blk(q_size=[12, 0])),)),
+                                          flags=FL_FIX_CRC), False),
+        ("vio-fixcrc-bad-q-desc", harness(vs(vio=(("virtio_blk", vio_blk(
+            q_desc=[RAM_BASE + 8 * MiB - 16, 0])),)), flags=FL_FIX_CRC), False),
+        ("vio-fixcrc-bad-in-flight", harness(vs(vio=(("virtio_blk", vio_blk(
+            q_next_used=[VIO_DONE - 1, 0])),)), flags=FL_FIX_CRC), False),
+        ("vio-fixcrc-bad-features", harness(vs(vio=(("virtio_net", vio_net(
+            driver_features=snap.VIO_OFFER["virtio_net"] | 1)),)), flags=FL_FIX_CRC), False),
+        ("vio-fixcrc-bad-status", harness(vs(vio=(("virtio_net", vio_net(status=0x05)),)),
+                                          flags=FL_FIX_CRC), False),
+        ("vio-bad-order", harness(vs(vio=(net, blk))), False),
+        ("vio-bad-in-v3", harness(stream(name="alpha", version=3, runs=(), vio=(net,))), False),
+    ]
 
 
 def versioned_seeds(version):
@@ -307,8 +417,8 @@ def versioned_seeds(version):
         ("bad-announced-longer", harness(one, delta=40), False),
         ("bad-announced-shorter", harness(one, delta=-17), False),
         ("bad-header-version", harness(flip(one, 8, 0x02)), False),
-        # a version no reader knows (3 for a version 2 stream, 4 for a version 3 one)
-        ("bad-header-version-next", harness(flip(one, 8, version ^ (version + 1))), False),
+        # a version no reader knows: the one after the newest
+        ("bad-header-version-next", harness(flip(one, 8, version ^ (snap.VERSION + 1))), False),
         ("bad-device-order", harness(one[:dev0 - snap.SECTION.size - snap.vcpu_size(version)] +
                                      one[dev0:]), False),
         # a field out of range behind a good CRC
@@ -367,7 +477,8 @@ def main():
                 pass
             else:
                 # announced-length seeds are valid files: the damage is in the header
-                assert name.removeprefix("v2-").startswith("bad-announced"), name
+                assert name.removeprefix("v2-").removeprefix("v3-").startswith("bad-announced"), \
+                    name
         (outdir / name).write_bytes(data)
         print(f"{name:28} {len(data):6} bytes{'  (damaged)' if valid is False else ''}")
 

@@ -209,22 +209,6 @@ def test_ctl_shows_devices_and_detaches_a_nic(host_factory, tmp_path):
     assert h.ctl("nic", "r", "7", "detach", check=False)[1] == 3     # usage error
 
 
-def test_snapshot_and_migration_of_a_vm_with_devices_are_refused(host_factory, tmp_path):
-    """Until the stream formats carry device state (issue 25), a VM with a
-    disk or a NIC is never saved or moved half: the request is refused with
-    `unsupported`, and the VM runs on."""
-    img = disk(tmp_path, "v")
-    h = host_factory([vm_spec("v", "vio_blk", 1, f"sectors={SECTORS} mode=victim seconds=20")
-                      .replace(",bootargs=", f",disk={img},bootargs=")], timeout=90)
-    h.wait_for(lambda l: l.startswith("[v] INFO: vio_blk: virtio-blk in slot"), 60)
-    for req in ('{"v":1,"id":1,"cmd":"snapshot","vm":"v"}\n',
-                '{"v":1,"id":2,"cmd":"migrate","vm":"v"}\n'):
-        rep = h.raw(req)
-        assert rep.get("ok") is False and rep.get("code") == "unsupported", rep
-    listing, _ = h.ctl("list")
-    assert [v["state"] for v in listing["vms"]] == ["running"], listing
-
-
 def test_disk_rate_limit_caps_a_guest_at_its_default(guests_built, tmp_path):
     """A guest writing and reading 4 KiB blocks as fast as it can gets no
     more than its disk's default rate limit (2000 requests a second and a

@@ -1387,6 +1387,30 @@ def test_parse_restores(tmp_path, kernel):
     assert parse_restores([], vms) == []
 
 
+def test_parse_restores_with_disks(tmp_path, kernel):
+    """--restore FILE,disk=PATH: host disks for the saved VM's disks, numbered
+    on PCI bus 0 after the --vm disks, each a virtio-blk-pci device of QEMU's;
+    the restore names them (disk0, disk1)."""
+    from carapace.iodevices import device_args, plan_devices
+    a = make_snapshot(tmp_path / "a.snap", "alpha")
+    d0, d1, d2 = (tmp_path / f"d{i}.raw" for i in range(3))
+    for d in (d0, d1, d2):
+        d.write_bytes(bytes(4096))
+    vms = parse_vms([f"name=vm0,kernel={kernel},disk={d0}"])
+    (ra,) = parse_restores([f"{a},disk={d1},disk={d2}:ro"], vms)
+    assert [(d.path, d.read_only, d.vm, d.index) for d in ra.disks] == [
+        (d1, False, "alpha", 0), (d2, True, "alpha", 1)]
+    plan_devices(vms, [], [ra])
+    assert vms[0].disks[0].pci_dev == 1 and [d.pci_dev for d in ra.disks] == [2, 3]
+    args = " ".join(device_args(vms, [], [ra]))
+    assert "id=disk-alpha-1,format=raw,readonly=on" in args and "addr=0x3" in args, args
+    with pytest.raises(LaunchError, match="want FILE or FILE,disk=PATH"):
+        parse_restores([f"{a},net=lan"], vms)
+    with pytest.raises(LaunchError, match="is also vm vm0's disk 0"):
+        (rb,) = parse_restores([f"{a},disk={d0}"], vms)
+        plan_devices(vms, [], [rb])
+
+
 @pytest.mark.parametrize("make, message", [
     (lambda p: None, "cannot read"),
     (lambda p: p.write_bytes(b"CARASNAP"), "not a valid snapshot: header, byte 8: truncated"),

@@ -189,6 +189,14 @@ unsigned int vm_io_list(struct vm *vm, struct vm_io_info *out, unsigned int max)
 	return 2;
 }
 
+const struct vm_nic_desc *vm_io_nic(const struct vm *vm, unsigned int nic)
+{
+	static const struct vm_nic_desc n = { "lan", { 0x52, 0x54, 0, 0x6a, 0x1f, 3 } };
+
+	(void)vm;
+	return nic ? NULL : &n;
+}
+
 int vm_io_nic_set(struct vm *vm, unsigned int nic, bool attach)
 {
 	(void)vm;
@@ -261,9 +269,10 @@ int snap_save_start(struct vm *vm, bool live, snap_done_fn done)
 	return -HYP_EBUSY;
 }
 
-int snap_load_start(uint64_t bytes, const char *name, snap_done_fn done)
+int snap_load_start(uint64_t bytes, const char *name, const struct snap_io_map *map,
+		    snap_done_fn done)
 {
-	(void)bytes, (void)name, (void)done;
+	(void)bytes, (void)name, (void)map, (void)done;
 	return -HYP_EBUSY;
 }
 
@@ -274,10 +283,10 @@ int mig_send_start(struct vm *vm, unsigned int max_rounds, const struct mig_host
 	return -HYP_EBUSY;
 }
 
-int mig_recv_start(const char *name, bool armed, const struct mig_host_ops *ops,
-		   mig_done_fn done)
+int mig_recv_start(const char *name, bool armed, const struct snap_io_map *map,
+		   const struct mig_host_ops *ops, mig_done_fn done)
 {
-	(void)name, (void)armed, (void)ops, (void)done;
+	(void)name, (void)armed, (void)map, (void)ops, (void)done;
 	return -HYP_EBUSY;
 }
 

@@ -50,8 +50,8 @@ PAGE = 4096
 # --- building a migration stream ----------------------------------------------------
 
 
-def header(version=4):
-    """The migration header (docs/migration.md: protocol version 4)."""
+def header(version=5):
+    """The migration header (docs/migration.md: protocol version 5)."""
     return b"CARAMIGR" + struct.pack("<IIQQ", version, 32, 0, 0)
 
 
@@ -441,16 +441,16 @@ def test_framer_holds_back_an_incomplete_section_header():
     assert events[1].fields == {"downtime_ticks": 5, "timebase_hz": 10_000_000}
 
 
-@pytest.mark.parametrize("version", [1, 2, 3, 5])
-def test_framer_follows_protocol_4_only(version):
+@pytest.mark.parametrize("version", [1, 2, 3, 4, 6])
+def test_framer_follows_protocol_5_only(version):
     """A header of another protocol version (1: before snapshot format 2's VCPU
     records; 2: before a move was kept once the VM ran on the destination; 3:
-    before the VCPU sections were records) is not followed: its bytes are only
-    counted."""
+    before the VCPU sections were records; 4: before the VIRTIO sections) is
+    not followed: its bytes are only counted."""
     framer = MigFramer()
     framer.feed(header(version) + section("ACCEPT", struct.pack("<II", 1, 0)))
     assert framer.error == (f"migration stream version {version}, header size 32 "
-                            "(not 4, 32)")
+                            "(not 5, 32)")
     assert framer.sections == 0
 
 

@@ -111,7 +111,7 @@ static void restore(size_t len)
 {
 	fuzz_host_input(0, stream, len, (const uint8_t[6]){ 0 });
 	memset(&seen, 0, sizeof(seen));
-	EXPECT_EQ(snap_load_start(len, NULL, done), 0);
+	EXPECT_EQ(snap_load_start(len, NULL, NULL, done), 0);
 	for (unsigned int polls = 0; snap_busy() && polls < 10000; polls++)
 		snap_load_poll();
 	EXPECT_FALSE(snap_busy());

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from carapace import paths, snapshot, snapshot_legal
+from carapace import paths, snapshot, snapshot_legal, snapshot_text
 from carapace import snapshot_format as snapfmt
 from carapace.cli import ctl as ctl_cli
 from carapace.cli import snap as snap_cli
@@ -333,6 +333,8 @@ def test_layout_sizes_match_this_writer_and_the_c_header():
             "snap_end": snapfmt.END, "snap_vcpu": snapfmt.VCPU}
     tool.update({layout.name: layout for _, _, _, layout in snapfmt.RECORDS})
     tool.update({layout.name: layout for _, layout in DEVICES})
+    tool.update({layout.name: layout for _, layout in snapfmt.VIO_MODELS.values()})
+    tool[snapfmt.VIO_TRANSPORT.name] = snapfmt.VIO_TRANSPORT
     asserts = dict(re.findall(r"sizeof\(struct (\w+)\) == (\d+)",
                               HEADER_H.read_text() + RECORDS_H.read_text() +
                               DEVICES_H.read_text()))
@@ -414,7 +416,8 @@ def test_docs_tables_match_the_layouts():
     text = (ROOT / "docs" / "snapshot-format.md").read_text()
     for layout in (HEADER, SECTION, snapfmt.CONFIG, snapfmt.VCPU_V2, snapfmt.DEVICE, MEMRUN,
                    snapfmt.END, UART, PLIC, VMGENID) + tuple(
-                       layout for _, _, _, layout in snapfmt.RECORDS):
+                       layout for _, _, _, layout in snapfmt.RECORDS) + tuple(
+                       layout for _, layout in snapfmt.VIO_MODELS.values()):
         for fname, kind, count, off in layout.fields:
             size = Layout.SIZES[kind] * count
             row = re.compile(rf"^\| {off} \| {size} \| `{re.escape(fname)}", re.MULTILINE)
@@ -655,8 +658,8 @@ def test_single_bit_flips_in_headers():
 
 @pytest.mark.parametrize("offset, fmt, value, where, message", [
     (0, "<8s", b"CARASNAX", 0, "bad magic"),
-    (8, "<I", 4, 8, "version 4 is not supported (this reader knows versions 1, 2 and 3)"),
-    (8, "<I", 0, 8, "version 0 is not supported (this reader knows versions 1, 2 and 3)"),
+    (8, "<I", 5, 8, "version 5 is not supported (this reader knows versions 1, 2, 3 and 4)"),
+    (8, "<I", 0, 8, "version 0 is not supported (this reader knows versions 1, 2, 3 and 4)"),
     (8, "<I", 0xFFFFFFFF, 8, "version 4294967295 is not supported"),
     (12, "<I", 40, 12, "header_size 40, must be 32"),
     (16, "<Q", 2, 16, "unknown flag bits 0x2"),
@@ -1095,10 +1098,10 @@ def test_main_on_a_version_1_file(tmp_path, capsys):
     assert snap_cli.main(["--json", "inspect", str(path)]) == 0
     j = json.loads(capsys.readouterr().out)
     assert j["header"]["version"] == 1 and j["vcpus"][0]["record_version"] == 1
-    bad = tmp_path / "v4.snap"
-    bad.write_bytes(patch(b.build(), 8, "<I", 4))
+    bad = tmp_path / "v5.snap"
+    bad.write_bytes(patch(b.build(), 8, "<I", 5))
     assert snap_cli.main(["verify", str(bad)]) == 1
-    assert ("header, byte 8: version 4 is not supported (this reader knows versions 1, 2 and 3)"
+    assert ("header, byte 8: version 5 is not supported (this reader knows versions 1, 2, 3 and 4)"
             in capsys.readouterr().err)
 
 
@@ -1400,9 +1403,9 @@ def test_gzip_damage_is_refused_with_the_stream_offset():
 
 def test_gzip_the_stream_inside_is_checked_too():
     bad = bytearray(small())
-    bad[8] = 4                                          # version 4
+    bad[8] = 5                                          # version 5
     err = first_problem(gzip.compress(bytes(bad)))
-    assert err.section == "header" and "version 4" in err.message
+    assert err.section == "header" and "version 5" in err.message
 
 
 def test_gzip_trailing_bytes_are_counted_up_to_a_bound(monkeypatch):
@@ -2200,3 +2203,95 @@ def test_table_rows_name_fields_of_the_structs():
     assert vsstatus[1] == (1 << 1) | (1 << 5) | (1 << 8) | (3 << 13) | (1 << 18) | (1 << 19) | \
         (3 << 32) | (1 << 63)
     assert vsstatus[2] == 1 << 23
+
+
+# --- VIRTIO sections (snapshot format 4) ---------------------------------------------
+
+
+def _seeds():
+    """tests/fuzz/make_seeds.py: the fuzz corpus' writer of format 4 streams with
+    a disk and a NIC (its states are the ones tests/unit/test_snap_vio.c gives
+    the hypervisor's loader)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("make_seeds",
+                                                  ROOT / "tests" / "fuzz" / "make_seeds.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _vio_stream(ms, *devs):
+    return ms.stream(name="alpha", runs=((0x400000, 1),), ring=True, vio=devs)
+
+
+def test_virtio_sections_read_and_shown():
+    ms = _seeds()
+    data = _vio_stream(ms, ("virtio_blk", ms.vio_blk()), ("virtio_net", ms.vio_net()))
+    s = snapshot.verify(data)
+    assert [sec.label for sec in s.sections if sec.type == snapfmt.SEC_VIRTIO] == [
+        "VIRTIO 0 (virtio_blk)", "VIRTIO 1 (virtio_net)"]
+    blk, net = s.virtio
+    assert blk["fields"]["capacity"] == ms.VIO_SECTORS and blk["fields"]["pci_dev"] == 2
+    assert bytes(net["fields"]["mac"]) == bytes.fromhex("525400aabbcc")
+    j = json.loads(json.dumps(snapshot_text.inspect_json(s)))
+    assert j["virtio"][0]["queues"][0] == {"ready": True, "size": 16, "next_avail": 5,
+                                           "next_used": 5, "fault": "none"}
+    assert j["virtio"][1]["state"]["switch_name"] == "lan"
+    # a version 3 stream has none; a version 4 stream without devices is valid too
+    assert snapshot.verify(ms.stream(name="alpha", version=3, runs=())).virtio == []
+
+
+@pytest.mark.parametrize("model,over,field,words", [
+    ("virtio_blk", {"q_desc": [0x80000000 + (8 << 20), 0]}, "q_desc", "not inside the VM's RAM"),
+    ("virtio_blk", {"q_used": [0x80010002, 0]}, "q_used", "4-byte aligned"),
+    ("virtio_blk", {"q_size": [12, 0]}, "q_size", "power of two"),
+    ("virtio_blk", {"q_size": [256, 0]}, "q_size", "power of two up to 128"),
+    ("virtio_blk", {"q_next_used": [4, 0]}, "q_next_used", "chains in flight"),
+    ("virtio_blk", {"q_next_avail": [0x10005, 0]}, "q_next_avail", "bits 0x10000"),
+    ("virtio_blk", {"driver_features": (1 << 32) | (1 << 30)}, "driver_features", "subset"),
+    ("virtio_blk", {"driver_features": 1 << 9}, "driver_features", "VERSION_1"),
+    ("virtio_blk", {"device_features": 0x100000264}, "device_features", "offers"),
+    ("virtio_blk", {"status": 0x07}, "status", "DRIVER_OK without FEATURES_OK"),
+    ("virtio_blk", {"status": 0x1F}, "status", "bits 0x10"),
+    ("virtio_blk", {"status": 0x03, "q_next_avail": [0, 0], "q_next_used": [0, 0]},
+     "interrupt_status", "before DRIVER_OK"),
+    ("virtio_blk", {"q_fault": [8, 0]}, "q_fault", "NEEDS_RESET"),
+    ("virtio_blk", {"q_fault": [15, 0]}, "q_fault", "legal"),
+    ("virtio_blk", {"q_size": [16, 1]}, "q_desc", "does not have"),
+    ("virtio_blk", {"seg_max": 65}, "seg_max", "1..64"),
+    ("virtio_blk", {"serial": b"alpha-vdz"}, "serial", "GET_ID"),
+    ("virtio_blk", {"pci_dev": 0}, "pci_dev", "legal"),
+    ("virtio_net", {"mac": [1, 2, 3, 4, 5, 6]}, "mac", "unicast"),
+    ("virtio_net", {"switch_name": b"LAN"}, "switch_name", "switch_name"),
+    ("virtio_net", {"link": 3}, "link", "bits 0x2"),
+])
+def test_virtio_illegal_field_refused_at_its_byte(model, over, field, words):
+    """Each rule of docs/snapshot-format.md, "VIRTIO", refused at the field's
+    byte (the hypervisor's loader refuses the same at the same byte:
+    tests/unit/test_snap_vio.c)."""
+    ms = _seeds()
+    state = ms.vio_blk(**over) if model == "virtio_blk" else ms.vio_net(**over)
+    data = _vio_stream(ms, (model, state))
+    err = first_problem(data)
+    off = ms.offset_of(data, snapfmt.SEC_VIRTIO, 0)
+    layout = snapfmt.VIO_MODELS[model][1]
+    index = 1 if over.get("q_size") == [16, 1] else 0
+    want = off + snapfmt.SECTION.size + snapfmt.DEVICE.size + layout.offset(field, index)
+    assert err.section == f"VIRTIO 0 ({model})" and err.offset == want, (str(err), want)
+    assert words in err.message, err.message
+
+
+def test_virtio_order_and_header_refusals():
+    ms = _seeds()
+    blk, net = ("virtio_blk", ms.vio_blk()), ("virtio_net", ms.vio_net())
+    err = first_problem(_vio_stream(ms, net, blk))
+    assert err.section == "VIRTIO 1 (virtio_blk)" and "a disk after a NIC" in err.message
+    err = first_problem(_vio_stream(ms, blk, blk, blk))
+    assert "more devices of this kind" in err.message, err
+    err = first_problem(ms.stream(name="alpha", version=3, runs=(), vio=(net,)))
+    assert "unknown section type 6" in err.message, err
+    data = bytearray(_vio_stream(ms, blk))
+    off = ms.offset_of(bytes(data), snapfmt.SEC_VIRTIO, 0)
+    data[off + 4] = 1                                   # instance: slot 1 first
+    err = first_problem(bytes(data))
+    assert err.offset == off + 4 and "instance 1, expected 0" in err.message, err

@@ -1300,3 +1300,259 @@ TEST(vnet_tx_queue_fault_needs_reset)
 	EXPECT_EQ(port.frames, 0);
 	vm_free();
 }
+
+/* ---- device state: snapshots and migrations (docs/snapshot-format.md, "VIRTIO") ---- */
+
+#define COPY	1	/* the slot a restored copy of the device in BLK goes to */
+#define NET_COPY 4	/* and of the NIC in NET */
+
+static struct snap_dev_virtio_blk blk_state;
+static struct snap_dev_virtio_net net_state;
+
+/* The model's check of @state: the message it gives (NULL: accepted) and
+ * the offset it names. */
+static const char *blk_check(const struct snap_dev_virtio_blk *s, uint32_t *offset)
+{
+	*offset = ~0U;
+	return virtio_blk_model.check(&tvm, s, offset);
+}
+
+/* A disk that did a read (its interrupt pending) and has a second request
+ * made available while it was frozen for the snapshot. */
+static void blk_saved(void)
+{
+	blk_ready();
+	blk_request(VIRTIO_BLK_T_IN, 0, VIRTIO_BLK_SECTOR, true);
+	EXPECT_EQ(used_idx(BLK, 0), 1);
+	vio_freeze(&tvm);
+	blk_request(VIRTIO_BLK_T_IN, 1, VIRTIO_BLK_SECTOR, true);
+	EXPECT_EQ(disk.submits, 1);		/* frozen: left in the ring */
+	EXPECT_TRUE(vio_drained(&tvm));
+	virtio_blk_model.save(tvm.vio[BLK], &blk_state);
+}
+
+TEST(vblk_state_round_trip_and_rescan)
+{
+	struct snap_dev_virtio_blk again;
+	uint32_t offset;
+
+	blk_saved();
+	EXPECT_EQ(blk_state.q_next_avail[0], 1);
+	EXPECT_EQ(blk_state.q_next_used[0], 1);
+	EXPECT_EQ(blk_state.interrupt_status, VIRTIO_MMIO_INT_VRING);
+	EXPECT_EQ(blk_state.capacity, DISK_SECTORS);
+	EXPECT_EQ(blk_state.requests, 1);
+	EXPECT_TRUE(!strcmp(blk_state.serial, "vm0-vda"));
+	EXPECT_TRUE(blk_check(&blk_state, &offset) == NULL);
+	/* the original goes; a copy of it comes up elsewhere, as a restore makes it */
+	wr(BLK, VIRTIO_MMIO_STATUS, 0);
+	EXPECT_EQ(vio_attach_blk(&tvm, COPY, &disk_ops, &disk), 0);
+	virtio_blk_model.load(tvm.vio[COPY], &blk_state);
+	virtio_blk_model.save(tvm.vio[COPY], &again);
+	EXPECT_EQ(memcmp(&again, &blk_state, sizeof(again)), 0);
+	EXPECT_TRUE(line[VIO_MMIO_IRQ(COPY)]);	/* the pending interrupt, raised again */
+	EXPECT_EQ(rd(COPY, VIRTIO_MMIO_INTERRUPT_STATUS), VIRTIO_MMIO_INT_VRING);
+	EXPECT_EQ(access(COPY, VIRTIO_MMIO_CONFIG, 8, false, 0), DISK_SECTORS);
+	/* the request made available before the snapshot is served at the start */
+	vio_resume(&tvm);
+	EXPECT_EQ(disk.submits, 2);
+	EXPECT_EQ(used_idx(BLK, 0), 2);
+	EXPECT_EQ(status_byte(), VIRTIO_BLK_S_OK);
+	EXPECT_EQ(memcmp(guest(DATA, VIRTIO_BLK_SECTOR), disk.data + VIRTIO_BLK_SECTOR,
+			 VIRTIO_BLK_SECTOR), 0);
+	vm_free();
+}
+
+TEST(vblk_drain_waits_for_the_backend_and_throttled_requests)
+{
+	unsigned int submits;
+
+	blk_ready();
+	disk.mode = DISK_LATER;
+	disk.room = 0;				/* full: the request waits, READY */
+	blk_request(VIRTIO_BLK_T_IN, 0, VIRTIO_BLK_SECTOR, true);
+	EXPECT_EQ(disk.busy_answers, 1);
+	vio_freeze(&tvm);
+	EXPECT_FALSE(vio_drained(&tvm));	/* taken, not published */
+	disk.room = 4;
+	EXPECT_FALSE(vio_drained(&tvm));	/* handed out now, with the backend */
+	EXPECT_EQ(disk.nr_held, 1);
+	disk_complete_one(VIRTIO_BLK_S_OK);
+	EXPECT_TRUE(vio_drained(&tvm));
+	EXPECT_EQ(used_idx(BLK, 0), 1);
+	EXPECT_EQ(status_byte(), VIRTIO_BLK_S_OK);
+	/* a notify while frozen takes nothing new */
+	submits = disk.submits;
+	blk_request(VIRTIO_BLK_T_IN, 1, VIRTIO_BLK_SECTOR, true);
+	EXPECT_EQ(disk.submits, submits);
+	EXPECT_EQ(tvm.vio[BLK]->s.q[0].next_avail, 1);
+	vio_resume(&tvm);
+	EXPECT_EQ(tvm.vio[BLK]->s.q[0].next_avail, 2);
+	EXPECT_EQ(disk.nr_held, 1);
+	vm_free();
+}
+
+/* Each field of a saved state set to what no guest write can leave there:
+ * the model refuses it naming that field. */
+TEST(vblk_state_refusals)
+{
+	struct snap_dev_virtio_blk s;
+	uint32_t offset;
+	const char *why;
+
+#define REFUSED(field, mutate, words) do {						\
+		s = blk_state;								\
+		mutate;									\
+		why = blk_check(&s, &offset);						\
+		EXPECT_TRUE(why != NULL && strstr(why, words) != NULL);			\
+		EXPECT_EQ(offset, offsetof(struct snap_dev_virtio_blk, field));		\
+	} while (0)
+	blk_saved();
+	/* queue addresses: outside RAM, wrapping, at its end, misaligned */
+	REFUSED(q_desc, s.q_desc[0] = RAM - 0x1000, "not inside the VM's RAM");
+	REFUSED(q_desc, s.q_desc[0] = 0xfffffffffffff000ULL, "not inside the VM's RAM");
+	REFUSED(q_desc, s.q_desc[0] = RAM + 8, "16-byte aligned");
+	REFUSED(q_avail, s.q_avail[0] = RAM + RAM_SIZE - 2, "not inside the VM's RAM");
+	REFUSED(q_used, s.q_used[0] = RAM + RAM_SIZE - 8 * QSIZE, "not inside the VM's RAM");
+	REFUSED(q_used, s.q_used[0] = VIO_MMIO_BASE, "not inside the VM's RAM");
+	REFUSED(q_used, s.q_used[0] += 2, "4-byte aligned");
+	/* sizes: a power of two, at most the device's maximum */
+	REFUSED(q_size, s.q_size[0] = 48, "power of two");
+	REFUSED(q_size, s.q_size[0] = 0, "power of two");
+	REFUSED(q_size, s.q_size[0] = 2 * VBLK_QUEUE_SIZE, "power of two up to the device's maximum");
+	/* indices: nothing in flight on a healthy queue; 0 on one not ready */
+	REFUSED(q_next_used, s.q_next_used[0] = 0, "in flight");
+	REFUSED(q_next_used, s.q_next_avail[0] = 7, "in flight");
+	REFUSED(q_next_avail, (s.q_ready[0] = 0, s.q_next_avail[0] = s.q_next_used[0] = 3),
+		"not ready has taken no chain");
+	REFUSED(q_next_used, (s.q_fault[0] = VIRTQ_FAULT_LOOP,
+			      s.status |= VIRTIO_STATUS_NEEDS_RESET,
+			      s.q_next_avail[0] = (uint32_t)(s.q_next_used[0] + QSIZE + 1)),
+		"more chains in flight than the queue holds");
+	/* features: the offer, and with FEATURES_OK a subset of it with VERSION_1 */
+	REFUSED(driver_features, s.driver_features |= 1ULL << 28, "subset of device_features");
+	REFUSED(driver_features, s.driver_features &= ~(1ULL << VIRTIO_F_VERSION_1), "VERSION_1");
+	REFUSED(device_features, s.device_features |= 1ULL << 28, "not what the device offers");
+	REFUSED(device_features, s.read_only = 1, "not what the device offers");
+	/* status: what a driver can reach */
+	REFUSED(status, s.status &= ~VIRTIO_STATUS_FEATURES_OK, "DRIVER_OK without FEATURES_OK");
+	REFUSED(interrupt_status, s.status = VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER,
+		"before DRIVER_OK");
+	/* faults: where they happen, with NEEDS_RESET */
+	REFUSED(q_fault, s.q_fault[0] = VIRTQ_FAULT_LOOP, "NEEDS_RESET");
+	REFUSED(q_fault, (s.q_fault[0] = VIRTQ_FAULT_RING_RAM, s.status |= VIRTIO_STATUS_NEEDS_RESET),
+		"configuration fault on a ready queue");
+	REFUSED(q_fault, (s.q_fault[0] = VIRTQ_FAULT_LOOP, s.q_ready[0] = 0,
+			  s.q_next_avail[0] = s.q_next_used[0] = 0,
+			  s.status |= VIRTIO_STATUS_NEEDS_RESET), "queue that is not ready");
+	/* a queue a disk does not have */
+	REFUSED(q_desc[1], s.q_size[1] = 1, "does not have");
+	/* the disk itself */
+	REFUSED(seg_max, s.seg_max = 0, "1..64");
+	REFUSED(seg_max, s.seg_max = VBLK_SEG_MAX + 1, "1..64");
+	REFUSED(serial, memcpy(s.serial, "vm0-vdz", 8), "GET_ID");
+	REFUSED(serial, s.serial[19] = 'x', "GET_ID");
+	REFUSED(serial, memcpy(s.serial, "VM0-vda", 8), "GET_ID");
+#undef REFUSED
+	/* and what a guest can reach is accepted: junk features before FEATURES_OK,
+	 * a fault kept after a queue reset, any selector */
+	s = blk_state;
+	s.status = VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_NEEDS_RESET;
+	s.interrupt_status = 0;
+	s.driver_features = ~0ULL;
+	s.queue_sel = 0xdeadbeef;
+	s.q_ready[0] = 0;
+	s.q_next_avail[0] = s.q_next_used[0] = 0;
+	s.q_size[0] = 0xffff;
+	s.q_desc[0] = ~0ULL;
+	EXPECT_TRUE(blk_check(&s, &offset) == NULL);
+	vm_free();
+}
+
+TEST(vnet_state_round_trip_and_rescan)
+{
+	struct snap_dev_virtio_net again;
+	uint32_t offset;
+	struct vnet *copy;
+
+	net_ready();
+	tx_frame(60, 0, 0);
+	EXPECT_EQ(port.frames, 1);
+	vio_freeze(&tvm);
+	tx_frame(70, 0, 0);			/* made available just before the snapshot */
+	EXPECT_EQ(port.frames, 1);
+	vnet_rx_deliver(net, port.frame, 60);	/* frozen: not written into the guest */
+	EXPECT_EQ(net->n.rx.drops, 1);
+	EXPECT_TRUE(vio_drained(&tvm));
+	virtio_net_model.save(tvm.vio[NET], &net_state);
+	EXPECT_EQ(net_state.q_next_avail[VNET_TXQ], 1);
+	EXPECT_EQ(net_state.tx_requests, 1);
+	EXPECT_EQ(net_state.rx_drops, 1);
+	EXPECT_EQ(net_state.link, VIRTIO_NET_S_LINK_UP);
+	EXPECT_EQ(memcmp(net_state.mac, mac, 6), 0);
+	memcpy(net_state.switch_name, "lan", 4);	/* the host side's (snap_vio.c) */
+	offset = ~0U;
+	EXPECT_TRUE(virtio_net_model.check(&tvm, &net_state, &offset) == NULL);
+	wr(NET, VIRTIO_MMIO_STATUS, 0);
+	EXPECT_EQ(vio_attach_net(&tvm, NET_COPY, mac, &port_ops, &port), 0);
+	copy = vnet_of(&tvm, NET_COPY);
+	virtio_net_model.load(&copy->dev, &net_state);
+	virtio_net_model.save(&copy->dev, &again);
+	memcpy(again.switch_name, "lan", 4);
+	EXPECT_EQ(memcmp(&again, &net_state, sizeof(again)), 0);
+	EXPECT_TRUE(line[VIO_MMIO_IRQ(NET_COPY)]);
+	vio_resume(&tvm);
+	EXPECT_EQ(port.frames, 2);
+	EXPECT_EQ(port.len, 70);
+	EXPECT_EQ(used_idx(NET, VNET_TXQ), 2);
+	/* a new MAC for a copy beside its original: shown, and told */
+	wr(NET_COPY, VIRTIO_MMIO_INTERRUPT_ACK, 3);
+	vnet_set_mac(copy, (const uint8_t[6]){ 0x52, 0x54, 0, 1, 2, 3 });
+	EXPECT_EQ(access(NET_COPY, VIRTIO_MMIO_CONFIG + 5, 1, false, 0), 3);
+	EXPECT_EQ(rd(NET_COPY, VIRTIO_MMIO_INTERRUPT_STATUS), VIRTIO_MMIO_INT_CONFIG);
+	EXPECT_EQ(rd(NET_COPY, VIRTIO_MMIO_CONFIG_GENERATION), net_state.config_generation + 1);
+	vm_free();
+}
+
+TEST(vnet_state_refusals)
+{
+	struct snap_dev_virtio_net s;
+	uint32_t offset;
+	const char *why;
+
+#define REFUSED(field, mutate, words) do {						\
+		s = net_state;								\
+		mutate;									\
+		offset = ~0U;								\
+		why = virtio_net_model.check(&tvm, &s, &offset);			\
+		EXPECT_TRUE(why != NULL && strstr(why, words) != NULL);			\
+		EXPECT_EQ(offset, offsetof(struct snap_dev_virtio_net, field));		\
+	} while (0)
+	net_ready();
+	virtio_net_model.save(tvm.vio[NET], &net_state);
+	REFUSED(mac, s.mac[0] = 0x01, "unicast");
+	REFUSED(mac, memset(s.mac, 0, 6), "unicast");
+	REFUSED(switch_name, memset(s.switch_name, 0, sizeof(s.switch_name)), "switch_name");
+	memcpy(net_state.switch_name, "lan", 4);
+	REFUSED(switch_name, s.switch_name[0] = 'L', "switch_name");
+	REFUSED(switch_name, memset(s.switch_name, 'a', sizeof(s.switch_name)), "switch_name");
+	REFUSED(q_size[1], s.q_size[1] = 512, "maximum");
+	REFUSED(q_used[1], s.q_used[1] = RAM + RAM_SIZE - 4, "not inside the VM's RAM");
+	REFUSED(device_features, s.device_features = 1ULL << VIRTIO_F_VERSION_1, "offers");
+#undef REFUSED
+	vm_free();
+}
+
+/* A reboot that overtook a pause (the guest reset the VM while its vCPU was
+ * still leaving): the new boot's devices take chains again. */
+TEST(vio_reboot_unfreezes)
+{
+	blk_ready();
+	vio_freeze(&tvm);
+	vio_reset_all(&tvm);
+	driver_init(BLK, 1);
+	blk_request(VIRTIO_BLK_T_IN, 0, VIRTIO_BLK_SECTOR, true);
+	EXPECT_EQ(disk.submits, 1);
+	EXPECT_EQ(used_idx(BLK, 0), 1);
+	vm_free();
+}

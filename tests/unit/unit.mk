@@ -49,7 +49,16 @@ unit-src-test_snap_legal := tests/fuzz/fuzz_restore_host.c tests/fuzz/fuzz_clock
 	hyp/snap/snap_load.c hyp/snap/section_rx.c hyp/snap/snap_admit.c hyp/snap/snap_state.c hyp/snap/snap_record.c hyp/state/cfi_state.c \
 	hyp/lib/crc32c.c hyp/vdev/vuart.c hyp/vdev/vplic.c hyp/vdev/vmgenid.c hyp/vdev/devices.c \
 	hyp/state/pmu.c hyp/state/pmu_logic.c hyp/state/steal_time.c hyp/state/vcpu_reset.c hyp/state/fwft.c \
-	hyp/vsbi/vsbi_hsm.c hyp/vsbi/vsbi_sta.c
+	hyp/vsbi/vsbi_hsm.c hyp/vsbi/vsbi_sta.c \
+	hyp/snap/snap_vio.c hyp/vdev/vio_mmio.c hyp/vdev/vblk.c hyp/vdev/vnet.c hyp/vdev/virtq.c \
+	hyp/vdev/vswitch.c
+# VIRTIO sections through the same loader and stub host, with the real
+# device models behind them
+UNIT_TESTS += test_snap_vio
+unit-src-test_snap_vio := $(unit-src-test_snap_legal)
+# the operator's pause and resume over stubbed VM lifecycle and devices
+UNIT_TESTS += test_vmops
+unit-src-test_vmops := hyp/host/vmops.c
 UNIT_TESTS += test_guest_time
 unit-src-test_guest_time := hyp/state/vcpu_wake.c
 UNIT_TESTS += test_vm_events

@@ -107,14 +107,15 @@ class Host:
             return snapshot_vm(c, self.stream_socket, vm, path, live, progress,
                                compress=compress)
 
-    def restore(self, path, name=None, verify=True, progress=None):
+    def restore(self, path, name=None, verify=True, progress=None, disks=None):
         """Restore the snapshot file @path as a new VM (named @name, else the
-        name it had).  The file is checked first unless @verify is false."""
+        name it had; its disks on the host PCI devices @disks, else where they
+        were saved).  The file is checked first unless @verify is false."""
         name = vm_name(name) if name is not None else None
         stream_bytes = verify_snapshot(path).size if verify else None
         with self.client() as c:
             return restore_vm(c, self.stream_socket, path, name, verify=False,
-                              progress=progress, stream_bytes=stream_bytes)
+                              progress=progress, stream_bytes=stream_bytes, disks=disks)
 
     # --- live migration -------------------------------------------------------------
 
@@ -139,7 +140,7 @@ class Host:
             remote.close()
 
     def incoming(self, port, addr="127.0.0.1", name=None, tls_dir=None, plain=False,
-                 wait=None, report=None):
+                 wait=None, report=None, disks=None):
         """Receive one VM on this running host: listen on @addr:@port for a
         source that authenticates (TLS with @tls_dir's credentials, or @plain
         on the loopback), then relay its stream (@name: the VM's new name)."""
@@ -148,7 +149,7 @@ class Host:
         reporter = MigReporter(report, role="destination")
         self.hello()                              # fail now, not after a source came
         return incoming_vm(self.client, self.stream_socket, addr, int(port), name, reporter,
-                           wait, transport)
+                           wait, transport, disks)
 
     @staticmethod
     def _transport(host, plain, tls_dir, side, tls_name=None):

@@ -33,21 +33,22 @@ def assign_pci_slots(vms, switches, first=PCI_FIRST, last=PCI_LAST):
         dev.pci_dev = number
 
 
-def plan_devices(vms, switches):
+def plan_devices(vms, switches, restores=()):
     """Check the VMs' disks and NICs against each other and the switches,
-    derive MACs and addresses, choose device numbers."""
-    check_disks(vms)
+    derive MACs and addresses, choose device numbers; @restores' disks (the
+    host disks of --restore FILE,disk=PATH) take numbers after the VMs'."""
+    check_disks(list(vms) + list(restores))
     plan_network(vms, switches)
-    assign_pci_slots(vms, switches)
+    assign_pci_slots(list(vms) + list(restores), switches)
 
 
-def device_args(vms, switches):
+def device_args(vms, switches, restores=()):
     """The QEMU arguments of every uplink and disk (after plan_devices)."""
     args = []
     for sw in switches:
         if sw.uplink:
             args += uplink_args(sw)
-    for vm in vms:
+    for vm in list(vms) + list(restores):
         for disk in vm.disks:
             args += disk_args(disk)
     return args

@@ -16,7 +16,7 @@ from .errors import TransportError, UsageError
 from .limits import CFI_POLICIES
 from .relay import MIG_FWFT, SEC, SNAP_FEATURES, MigRelay
 from .hostnames import host_address
-from .streams import connect_stream
+from .streams import connect_stream, disk_args
 from .units import human_size
 
 
@@ -268,7 +268,7 @@ def listen_tcp(addr, port):
 
 
 def incoming_vm(client_factory, stream_path, addr, port, name=None, reporter=None,
-                wait=None, transport=None):
+                wait=None, transport=None, disks=None):
     """Receive one VM on a running host: listen on @addr:@port and wait (up to
     @wait seconds, None: no limit) for a source that authenticates over
     @transport (carapace-tls Transport: destination_transport(), or
@@ -307,7 +307,7 @@ def incoming_vm(client_factory, stream_path, addr, port, name=None, reporter=Non
         with client_factory() as client:
             local = connect_stream(stream_path, client.timeout)
             client.request("hello")
-            pending = client.begin("incoming", {"name": name})
+            pending = client.begin("incoming", {"name": name, **disk_args(disks)})
             relay = MigRelay(client, pending, local, remote, "destination", reporter)
             reply = relay.run(client.timeout)
     finally:

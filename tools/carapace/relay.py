@@ -23,10 +23,11 @@ from .streams import STREAM_CHUNK
 
 
 MIG_MAGIC = b"CARAMIGR"
-MIG_VERSION = 4                # include/abi/migration_format.h (4: VCPU sections of records)
+MIG_VERSION = 5                # include/abi/migration_format.h (5: VIRTIO sections)
 MIG_HEADER = 32                # struct snap_header
 MIG_SECTION_HEADER = 24        # struct snap_section
-MIG_KEEP_MAX = 4096            # payloads kept to be read (every one but MEMORY, VCPU, DEVICE)
+MIG_KEEP_MAX = 4096            # payloads kept to be read (every one but MEMORY, VCPU, DEVICE,
+                               # VIRTIO)
 MIG_MAX_ROUNDS = 100           # --max-rounds 1..100 (the hypervisor's default is 30)
 MIG_HIGH_WATER = 4 * MiB       # bytes the relay holds per direction before it stops reading
 MIG_DRAIN = 2.0                # seconds the relay waits after the reply for the last bytes
@@ -35,7 +36,7 @@ MIG_PHASES = ("negotiation", "round:N", "stop-and-copy", "confirmation", "done")
 # phases at which a hold ends by closing both connections (the held section
 # is never forwarded)
 MIG_HOLD_CLOSES = ("confirmation", "done")
-SEC = {"CONFIG": 1, "VCPU": 2, "DEVICE": 3, "MEMORY": 4, "END": 5, "CAPS": 16,
+SEC = {"CONFIG": 1, "VCPU": 2, "DEVICE": 3, "MEMORY": 4, "END": 5, "VIRTIO": 6, "CAPS": 16,
        "ACCEPT": 17, "ZERO": 18, "ROUND": 19, "SWITCHOVER": 20, "RUNNING": 21, "DONE": 22,
        "ABORT": 23}
 SEC_NAME = {v: k for k, v in SEC.items()}
@@ -88,8 +89,8 @@ class MigFramer:
     header (magic CARAMIGR), then sections (24-byte header: type, instance,
     length, crc32c, reserved; then `length` payload bytes).  It checks no CRC
     and refuses nothing (the hypervisors do); bytes that are not a migration
-    stream set .error and are then only counted.  MEMORY, VCPU and DEVICE
-    payloads are counted, not kept."""
+    stream set .error and are then only counted.  MEMORY, VCPU, DEVICE and
+    VIRTIO payloads are counted, not kept."""
 
     def __init__(self):
         self.offset = 0            # bytes fed so far

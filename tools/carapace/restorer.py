@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 """carapace-run --restore: the snapshot files checked before QEMU starts
-(parse_restores), then restored one by one through the management client
-once the hypervisor answers "hello" (Restorer, a thread beside QEMU)."""
+(parse_restores; FILE,disk=PATH,...: the host disks its VM's disks go to),
+then restored one by one through the management client once the hypervisor
+answers "hello" (Restorer, a thread beside QEMU)."""
 
 import dataclasses
 import os
@@ -12,6 +13,7 @@ import time
 from pathlib import Path
 
 from .client import Client, DEFAULT_TIMEOUT
+from .disks import MAX_DISKS, parse_disk
 from .errors import LaunchError, RemoteError, TransportError, UsageError
 from .limits import MAX_VMS
 from .streams import restore_vm, verify_snapshot
@@ -28,15 +30,22 @@ class RestoreSpec:
     mem: int
     size: int          # bytes of the stream (a gzip file expanded)
     pages: int         # memory pages in it
+    disks: list = dataclasses.field(default_factory=list)   # disks.DiskSpec: its VM's disks
 
 
 def parse_restores(items, vms):
-    """Check each --restore FILE as the hypervisor will (carapace-snap's
-    checks, through carapace-ctl) before anything starts; the VMs' names must
-    differ from each other and from the --vm names."""
+    """Check each --restore FILE[,disk=PATH[:ro]]... as the hypervisor will
+    (carapace-snap's checks, through carapace-ctl) before anything starts; the
+    VMs' names must differ from each other and from the --vm names. Each
+    disk=PATH is a host disk (a virtio-blk-pci device, as a --vm's) for the
+    saved VM's disks, in order: the restore puts them there."""
     restores, names = [], {vm.name: "--vm" for vm in vms}
     for item in items:
-        path = Path(item).expanduser().absolute()
+        text, *opts = item.split(",")
+        if any(not o.startswith("disk=") for o in opts) or len(opts) > MAX_DISKS:
+            raise LaunchError(f"--restore {item}: want FILE or FILE,disk=PATH[:ro] (at most "
+                              f"{MAX_DISKS} disks)")
+        path = Path(text).expanduser().absolute()
         try:
             snap = verify_snapshot(path)
         except UsageError as e:
@@ -46,8 +55,10 @@ def parse_restores(items, vms):
             raise LaunchError(f"--restore {item}: it holds vm {name}, and a {names[name]} "
                               "has that name already (names must be unique)")
         names[name] = f"--restore {item}"
+        disks = [parse_disk(o[len("disk="):], name, i) for i, o in enumerate(opts)]
         restores.append(RestoreSpec(path, name, snap.config["nr_vcpus"],
-                                    snap.config["ram_size"], snap.size, snap.memory_pages))
+                                    snap.config["ram_size"], snap.size, snap.memory_pages,
+                                    disks))
     if len(vms) + len(restores) > MAX_VMS:
         raise LaunchError(f"{len(vms)} VMs and {len(restores)} --restore: the hypervisor runs "
                           f"at most {MAX_VMS}")
@@ -130,7 +141,8 @@ class Restorer:
                     self.say(f"restoring vm {spec.name} from {spec.path} ({spec.size} bytes, "
                              f"{spec.pages} memory pages)")
                     reply = restore_vm(client, self.stream_socket, spec.path, verify=False,
-                                           stream_bytes=spec.size)
+                                       stream_bytes=spec.size,
+                                       disks=[d.pci_dev for d in spec.disks])
                     self.results.append(reply)
                     self.say(f"restored vm {reply.get('vm')} from {spec.path}: index "
                              f"{reply.get('index')}, {reply.get('pages')} memory pages")

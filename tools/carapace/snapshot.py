@@ -15,9 +15,11 @@ from .snapshot_format import (CONFIG, DEVICE, DEVICES, END, FEAT_ALL, F_LIVE, GZ
     KNOWN_FLAGS, MAGIC, MAX_VCPUS, MEMRUN, NAME_RE, PAGE_SIZE, PLIC_CONTEXTS, PMU_CYCLE,
     PMU_EVENT_CYCLES, PMU_EVENT_INSTRUCTIONS, PMU_EVENT_TYPE_FW, PMU_FW_EVENTS, PMU_FW_FIRST,
     PMU_INSTRET, PMU_VALID, RAM_ALIGN, RAM_MIN, RUN_MAX_PAGES, SECTION, SECTION_TYPES,
-    SEC_CONFIG, SEC_DEVICE, SEC_END, SEC_MEMORY, SEC_VCPU, STA_OFF, STA_SIZE, TRAILING_SCAN_MAX,
-    UART_RX_FIFO, RECORDS, VCPU, VCPU_V2, VCPU_V2_ONLY, VERSION, VERSIONS, fixed_length,
-    vcpu_size, pmu_event_words, vcpu_from_stream)
+    SEC_CONFIG, SEC_DEVICE, SEC_END, SEC_MEMORY, SEC_VCPU, SEC_VIRTIO, SECTION_RANK, STA_OFF,
+    STA_SIZE, TRAILING_SCAN_MAX, UART_RX_FIFO, RECORDS, VCPU, VCPU_V2, VCPU_V2_ONLY, VERSION,
+    VERSIONS, VERSION_VIRTIO, VIO_BLK_F_RO, VIO_BLK_SEG_MAX, VIO_F_VERSION_1,
+    VIO_MODELS, VIO_OFFER, VIO_QUEUE_MAX, VIO_QUEUES, VIO_STATUS, MAX_DISKS, MAX_NICS,
+    fixed_length, vcpu_size, pmu_event_words, vcpu_from_stream)
 from .snapshot_legal import legal_problems
 
 
@@ -72,6 +74,9 @@ class Section:
             return f"DEVICE {self.instance}{name}"
         if self.type == SEC_MEMORY:
             return f"MEMORY run {self.ordinal}"
+        if self.type == SEC_VIRTIO:
+            name = f" ({self.device_name})" if self.device_name else ""
+            return f"VIRTIO {self.instance}{name}"
         if self.type in SECTION_TYPES:
             return SECTION_TYPES[self.type]
         return f"section of type {self.type}"
@@ -97,6 +102,7 @@ class Snapshot:
         self.config = None
         self.vcpus = []             # decoded VCPU payloads, in stream order
         self.devices = []           # {"index", "name", "state_size", "state" (bytes), ...}
+        self.virtio = []            # {"slot", "name", "state_size", "state", "fields"}: VIRTIO
         self.runs = []              # {"gpa", "pages", "data_offset", "zero_pages"}
         self.end = None
         self.problems = []
@@ -203,8 +209,9 @@ class _Parser:
                              f"the payload (bytes {sec.payload}..{sec.payload + sec.length - 1}) "
                              f"has {sec.crc_actual:#010x}")
             {SEC_CONFIG: self.config, SEC_VCPU: self.vcpu, SEC_DEVICE: self.device,
-             SEC_MEMORY: self.memory, SEC_END: self.end}[sec.type](sec, payload)
-            self.phase = max(self.phase, sec.type)
+             SEC_VIRTIO: self.virtio, SEC_MEMORY: self.memory, SEC_END: self.end}[sec.type](sec,
+                                                                                      payload)
+            self.phase = max(self.phase, SECTION_RANK[sec.type])
             if sec.type == SEC_END:
                 break
         self.snap.complete = True
@@ -249,10 +256,13 @@ class _Parser:
 
     def section_header(self, sec):
         label = sec.label
-        if sec.type not in SECTION_TYPES:
+        if sec.type not in SECTION_TYPES or (sec.type == SEC_VIRTIO and
+                                             self.version < VERSION_VIRTIO):
             self.fatal(label, sec.offset, f"unknown section type {sec.type} (version "
                                           f"{self.version} has 1 CONFIG, 2 VCPU, 3 DEVICE, "
-                                          "4 MEMORY, 5 END)")
+                                          "4 MEMORY, 5 END" +
+                                          (", 6 VIRTIO)" if self.version >= VERSION_VIRTIO
+                                           else ")"))
         length_at = sec.offset + SECTION.offset("length")
         fixed = fixed_length(self.version)
         if sec.type in fixed:
@@ -266,6 +276,12 @@ class _Parser:
             if not DEVICE.size <= sec.length <= DEVICE.size + biggest:
                 self.fatal(label, length_at, f"length {sec.length}, must be {DEVICE.size} + "
                                              "the device's state size")
+        elif sec.type == SEC_VIRTIO:
+            sizes = sorted(DEVICE.size + layout.size for _, layout in VIO_MODELS.values())
+            if sec.length not in sizes:
+                self.fatal(label, length_at, f"length {sec.length}, must be {DEVICE.size} + a "
+                                             "virtio model's state size "
+                                             f"({' or '.join(map(str, sizes))})")
         elif sec.type == SEC_MEMORY:
             pages, rest = divmod(sec.length - MEMRUN.size, PAGE_SIZE)
             if sec.length < MEMRUN.size or rest or not 1 <= pages <= RUN_MAX_PAGES:
@@ -288,13 +304,15 @@ class _Parser:
         nr = self.nr_vcpus
         if self.phase <= SEC_VCPU and (nr is None or len(self.snap.vcpus) < nr):
             return f"VCPU {len(self.snap.vcpus)}"
-        if self.phase <= SEC_DEVICE and len(self.snap.devices) < len(DEVICES):
+        if self.phase <= SECTION_RANK[SEC_DEVICE] and len(self.snap.devices) < len(DEVICES):
             i = len(self.snap.devices)
             return f"DEVICE {i} ({DEVICES[i][0]})"
+        if self.version >= VERSION_VIRTIO and self.phase <= SECTION_RANK[SEC_VIRTIO]:
+            return f"VIRTIO {len(self.snap.virtio)}, MEMORY or END"
         return "MEMORY or END"
 
     def order(self, sec):
-        """The order rules: CONFIG, VCPU 0..n-1, DEVICE 0..k-1, MEMORY..., END."""
+        """The order rules: CONFIG, VCPU 0..n-1, DEVICE 0..k-1, VIRTIO 0.., MEMORY..., END."""
         first = len(self.snap.sections) == 1
         where = sec.offset + SECTION.offset("type")
         if first and sec.type != SEC_CONFIG:
@@ -308,9 +326,10 @@ class _Parser:
             elif sec.instance:
                 self.instance_problem(sec, 0)
             return
-        if sec.type < self.phase:
+        if SECTION_RANK[sec.type] < self.phase:
+            after = next(t for t, r in SECTION_RANK.items() if r == self.phase)
             self.problem(sec.label, where, f"{sec.type_name} section after a "
-                                           f"{SECTION_TYPES[self.phase]} section; "
+                                           f"{SECTION_TYPES[after]} section; "
                                            f"expected {self.expected_next()}")
             return
         nr = self.nr_vcpus
@@ -336,6 +355,10 @@ class _Parser:
         if devices < len(DEVICES):
             self.problem(sec.label, where, f"{sec.type_name} section where DEVICE {devices} "
                                            f"({DEVICES[devices][0]}) was expected")
+            return
+        if sec.type == SEC_VIRTIO:
+            if sec.instance != len(self.snap.virtio):
+                self.instance_problem(sec, len(self.snap.virtio))
             return
         if sec.instance:
             self.instance_problem(sec, 0)
@@ -524,6 +547,71 @@ class _Parser:
                                        f"{fname}[{c}] is {s[fname][c]:#x}, but the VM has {nr} "
                                        "vCPU(s) (contexts beyond them must be 0)", c)
 
+    def virtio(self, sec, payload):
+        """A VIRTIO section: the model named, its table's rules, then what
+        the model's hook checks (hyp/vdev/vio_mmio.c, vblk.c, vnet.c)."""
+        d = DEVICE.decode(payload)
+        name = cstr(d["name"])
+        sec.device_name = name
+        entry = {"slot": sec.instance, "name": name, "state_size": d["state_size"],
+                 "state": bytes(payload[DEVICE.size:]), "fields": None}
+        kinds = [v["name"] for v in self.snap.virtio]
+        self.snap.virtio.append(entry)
+        base = sec.payload
+        if name not in VIO_MODELS or b"\0" not in d["name"]:
+            self.field_problem(DEVICE, base, "name", f"{name!r} is not a virtio model "
+                                                     f"({', '.join(VIO_MODELS)})")
+            return
+        layout = VIO_MODELS[name][1]
+        if d["state_size"] != layout.size or DEVICE.size + layout.size != sec.length:
+            self.field_problem(DEVICE, base, "state_size",
+                               f"state_size {d['state_size']}, {name} has {layout.size} (and "
+                               f"the section length must be {DEVICE.size} + it)")
+            return
+        if d["reserved"]:
+            self.field_problem(DEVICE, base, "reserved", f"reserved is {d['reserved']:#x}, "
+                                                         "must be 0")
+            return
+        # where a VM puts its devices: disks first, two of each at most
+        if name == "virtio_blk" and "virtio_net" in kinds:
+            self.field_problem(DEVICE, base, "name", "a disk after a NIC (disks come first)")
+            return
+        if kinds.count(name) >= (MAX_DISKS if name == "virtio_blk" else MAX_NICS):
+            self.field_problem(DEVICE, base, "name", "more devices of this kind than a VM has "
+                                                     "(2)")
+            return
+        entry["fields"] = layout.decode(payload[DEVICE.size:])
+        state_base = base + DEVICE.size
+        problems = legal_problems(name, entry["fields"], 0)
+        for fname, message, i in problems:
+            self.field_problem(layout, state_base, fname, message, i)
+        if not problems:
+            self.vio_state(name, entry["fields"], layout, state_base)
+
+    def vio_state(self, name, s, layout, base):
+        """The models' hooks (docs/snapshot-format.md, "VIRTIO"): the first
+        rule broken, as a restore names it."""
+        def bad(fname, message, index=0):
+            self.field_problem(layout, base, fname, message, index)
+        if name == "virtio_blk":
+            if not 1 <= s["seg_max"] <= VIO_BLK_SEG_MAX:
+                return bad("seg_max", f"seg_max is {s['seg_max']}; legal: 1..{VIO_BLK_SEG_MAX}")
+            if not serial_ok(s["serial"]):
+                return bad("serial", f"serial {s['serial']!r} is not a GET_ID answer this "
+                                     "device gives (NAME-vdX, NUL-padded)")
+            offer = VIO_OFFER[name] | (VIO_BLK_F_RO if s["read_only"] else 0)
+        else:
+            if s["mac"][0] & 1 or not any(s["mac"]):
+                return bad("mac", f"mac {mac_text(s['mac'])} is not a unicast address")
+            raw = s["switch_name"].split(b"\0", 1)[0]
+            if b"\0" not in s["switch_name"] or not NAME_RE.match(raw):
+                return bad("switch_name", f"switch_name {s['switch_name']!r} must be "
+                                          "[a-z0-9_-]{1,15}, NUL-terminated")
+            offer = VIO_OFFER[name]
+        why = vio_transport_problem(name, s, offer, self.snap.config)
+        if why:
+            bad(*why)
+
     def memory(self, sec, payload):
         r = MEMRUN.decode(payload)
         base = sec.payload
@@ -569,6 +657,108 @@ class _Parser:
             self.field_problem(END, base, "memory_pages",
                                f"memory_pages is {e['memory_pages']}, but the MEMORY sections "
                                f"hold {pages} pages")
+
+
+def mac_text(mac):
+    return ":".join(f"{b:02x}" for b in mac)
+
+
+def serial_ok(raw):
+    """@raw (20 bytes) is NAME-vdX NUL-padded, NAME a VM name, X a..h: what a
+    disk's GET_ID answers."""
+    text = raw.split(b"\0", 1)[0]
+    n = len(text)
+    return (5 <= n <= 19 and text[-4:-1] == b"-vd" and 0x61 <= text[-1] <= 0x68 and
+            NAME_RE.match(text[:-4]) is not None and not any(raw[n:]))
+
+
+def _in_ram(cfg, gpa, length):
+    if cfg is None:
+        return True
+    base, size = cfg["ram_gpa"], cfg["ram_size"]
+    return gpa >= base and length <= size and gpa - base <= size - length
+
+
+def vio_transport_problem(model, s, offer, cfg):
+    """(field, message, index) of the first transport rule @s breaks for a
+    device of @model offering @offer in the VM @cfg describes, or None
+    (hyp/vdev/vio_mmio.c vio_mmio_check_state, in its order)."""
+    st = s["status"]
+    driver_ok, features_ok = VIO_STATUS["driver_ok"], VIO_STATUS["features_ok"]
+    needs_reset = VIO_STATUS["needs_reset"]
+    if s["device_features"] != offer:
+        return ("device_features", f"device_features {s['device_features']:#x} is not what the "
+                                   f"device offers ({offer:#x})", 0)
+    if st & driver_ok and not st & features_ok:
+        return ("status", f"status {st:#x}: DRIVER_OK without FEATURES_OK", 0)
+    if st & features_ok and (s["driver_features"] & ~s["device_features"] or
+                             not s["driver_features"] & VIO_F_VERSION_1):
+        return ("driver_features", f"driver_features {s['driver_features']:#x}: with "
+                                   "FEATURES_OK, a subset of device_features with VERSION_1", 0)
+    if s["interrupt_status"] and not st & driver_ok:
+        return ("interrupt_status", f"interrupt_status {s['interrupt_status']:#x}: an interrupt "
+                                    "before DRIVER_OK", 0)
+    for q in range(VIO_QUEUES):
+        qmax = VIO_QUEUE_MAX[model][q]
+        fields = ("q_desc", "q_avail", "q_used", "q_ready", "q_fault", "q_size", "q_next_avail",
+                  "q_next_used")
+        if not qmax:
+            if any(s[f][q] for f in fields):
+                return ("q_desc", f"queue {q}: a queue this device does not have is not all "
+                                  "zero", q)
+            continue
+        why = _queue_problem(s, q, qmax, cfg)
+        if why:
+            return why
+    return None
+
+
+def _queue_problem(s, q, qmax, cfg):
+    st = s["status"]
+    fault, size, ready = s["q_fault"][q], s["q_size"][q], s["q_ready"][q]
+    avail_i, used_i = s["q_next_avail"][q], s["q_next_used"][q]
+    out = (avail_i - used_i) & 0xFFFF
+    needs_reset, driver_ok = VIO_STATUS["needs_reset"], VIO_STATUS["driver_ok"]
+    chain_fault = 4                 # VIRTQ_FAULT_AVAIL_IDX: the first fault of a chain
+    if fault and not st & needs_reset:
+        return ("q_fault", f"q_fault[{q}] is {fault}: a faulted queue sets NEEDS_RESET in "
+                           "status", q)
+    if fault >= chain_fault and not ready:
+        return ("q_fault", f"q_fault[{q}] is {fault}: a chain's fault on a queue that is not "
+                           "ready", q)
+    if fault and fault < chain_fault and ready:
+        return ("q_fault", f"q_fault[{q}] is {fault}: a configuration fault on a ready queue",
+                q)
+    if fault >= chain_fault and not st & driver_ok:
+        return ("q_fault", f"q_fault[{q}] is {fault}: a chain's fault before DRIVER_OK", q)
+    if not ready:
+        if avail_i or used_i:
+            return ("q_next_avail" if avail_i else "q_next_used",
+                    f"queue {q} is not ready: it has taken no chain (its indices are 0)", q)
+        return None
+    if not size or size & (size - 1) or size > qmax:
+        return ("q_size", f"q_size[{q}] is {size}: a ready queue's size is a power of two up "
+                          f"to {qmax}", q)
+    parts = (("q_desc", 16, 16 * size, "descriptor table"), ("q_avail", 2, 6 + 2 * size,
+                                                              "available ring"),
+             ("q_used", 4, 6 + 8 * size, "used ring"))
+    for fname, align, length, what in parts:
+        gpa = s[fname][q]
+        if gpa % align:
+            return (fname, f"{fname}[{q}] is {gpa:#x}: the {what} is {align}-byte aligned", q)
+        if not _in_ram(cfg, gpa, length):
+            return (fname, f"{fname}[{q}] is {gpa:#x}: the {what} ({length} bytes) is not "
+                           "inside the VM's RAM", q)
+    if not fault and out:
+        return ("q_next_used", f"q_next_used[{q}] is {used_i}, q_next_avail {avail_i}: chains in "
+                               "flight (a state is taken drained)", q)
+    if out > size:
+        return ("q_next_used", f"q_next_used[{q}] is {used_i}, q_next_avail {avail_i}: more "
+                               "chains in flight than the queue holds", q)
+    if not st & driver_ok and avail_i:
+        return ("q_next_avail", f"q_next_avail[{q}] is {avail_i}: a chain taken before "
+                                "DRIVER_OK", q)
+    return None
 
 
 class GzipDamage(OSError):

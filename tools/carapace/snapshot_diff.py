@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: MIT
 """What differs between two snapshots: config fields, vCPU registers, device
-fields, memory pages (a page not stored is zero)."""
+fields (the virtio devices' too), memory pages (a page not stored is zero)."""
 
 import json
 
 from .snapshot import _open
 from .snapshot_format import GPR_NAMES, PAGE_SIZE, VCPU
-from .snapshot_text import config_json, device_fields
+from .snapshot_text import config_json, device_fields, virtio_fields
 
 
 # --- diff ----------------------------------------------------------------------------
@@ -86,6 +86,17 @@ def diff(a, b):
             continue
         for k, x, y in _field_diffs(device_fields(da), device_fields(db)):
             out["devices"].append({"device": i, "name": da["name"], "field": k, "a": x, "b": y})
+    for i in range(max(len(a.virtio), len(b.virtio))):
+        va = a.virtio[i] if i < len(a.virtio) else None
+        vb = b.virtio[i] if i < len(b.virtio) else None
+        if va is None or vb is None or va["name"] != vb["name"]:
+            out["devices"].append({"device": f"virtio {i}", "name": (va or vb)["name"],
+                                   "field": "name", "a": va and va["name"],
+                                   "b": vb and vb["name"]})
+            continue
+        for k, x, y in _field_diffs(virtio_fields(va), virtio_fields(vb)):
+            out["devices"].append({"device": f"virtio {i}", "name": va["name"], "field": k,
+                                   "a": x, "b": y})
     pa, pb = _pages(a), _pages(b)
     fa, read_a = _page_reader(a)
     fb, read_b = _page_reader(b)

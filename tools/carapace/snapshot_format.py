@@ -4,12 +4,13 @@ snapshot_records.h and snapshot_devices.h are its C form): the constants, and
 a Layout per record (header, section header, CONFIG, VCPU, DEVICE, the devices'
 states, MEMORY run, END) that unpacks it into named fields.  CONFIG, the vCPU
 records (CORE, FP, CFI, FWFT, HSM, STA, PMU) and the device states
-(uart16550, plic, vmgenid) are not restated here: their layouts, the device
-models' order and names are read from the tables of snapshot_records.h and
-snapshot_devices.h, the tables the hypervisor saves and loads with.
-Versions 1, 2 and 3 are read: a version 2 VCPU section is one 848-byte record
-(VCPU_V2), a version 1 one its first 672 bytes; vcpu_from_stream() reads both
-into the records' fields by name."""
+(uart16550, plic, vmgenid) and the virtio models' states (virtio_blk,
+virtio_net: VIRTIO sections, version 4) are not restated here: their layouts,
+the device models' order and names are read from the tables of
+snapshot_records.h and snapshot_devices.h, the tables the hypervisor saves
+and loads with.  Versions 1 to 4 are read: a version 2 VCPU section is one
+848-byte record (VCPU_V2), a version 1 one its first 672 bytes;
+vcpu_from_stream() reads both into the records' fields by name."""
 
 import re
 import struct
@@ -20,8 +21,9 @@ from .units import MiB
 
 
 MAGIC = b"CARASNAP"
-VERSION = 3                    # what Carapace writes
-VERSIONS = (1, 2, 3)           # what this reader reads (older VCPU records are converted)
+VERSION = 4                    # what Carapace writes
+VERSIONS = (1, 2, 3, 4)        # what this reader reads (older VCPU records are converted)
+VERSION_VIRTIO = 4             # the first with VIRTIO sections
 PAGE_SIZE = 4096
 RUN_MAX_PAGES = 512
 F_LIVE = 1 << 0
@@ -29,9 +31,12 @@ KNOWN_FLAGS = F_LIVE
 RAM_ALIGN = 2 * MiB
 RAM_MIN = 8 * MiB
 
-SEC_CONFIG, SEC_VCPU, SEC_DEVICE, SEC_MEMORY, SEC_END = 1, 2, 3, 4, 5
+SEC_CONFIG, SEC_VCPU, SEC_DEVICE, SEC_MEMORY, SEC_END, SEC_VIRTIO = 1, 2, 3, 4, 5, 6
 SECTION_TYPES = {SEC_CONFIG: "CONFIG", SEC_VCPU: "VCPU", SEC_DEVICE: "DEVICE",
-                 SEC_MEMORY: "MEMORY", SEC_END: "END"}
+                 SEC_MEMORY: "MEMORY", SEC_END: "END", SEC_VIRTIO: "VIRTIO"}
+# where each type comes in a stream: VIRTIO between the devices and memory
+SECTION_RANK = {SEC_CONFIG: 1, SEC_VCPU: 2, SEC_DEVICE: 3, SEC_VIRTIO: 4, SEC_MEMORY: 5,
+                SEC_END: 6}
 
 FEATURES = ((1 << 0, "zicfilp"), (1 << 1, "zicfiss"), (1 << 2, "sstc"),
             (1 << 3, "svpbmt"), (1 << 4, "svadu"))
@@ -162,9 +167,12 @@ def _table(functions, objects, macro):
     """The fields of record table @macro: (name, kind, count, bits, value,
     readonly, what), bits (any, zicfilp, zicfiss, svadu) and value (shift,
     mask, legal) evaluated; a frozen table's rows (name, type, dim) have no
-    rules (None)."""
+    rules (None).  A table's body may hold another table, NAME(X) (the
+    virtio models begin with SNAP_VIO_TRANSPORT(X)): its rows come there."""
     out = []
-    for args in c_header.c_rows(functions[macro]):
+    body = re.sub(r"\b([A-Z][A-Z0-9_]*)\(X\)",
+                  lambda m: functions.get(m.group(1), m.group(0)), functions[macro])
+    for args in c_header.c_rows(body):
         name, ctype, dim = args[:3]
         count = c_header.c_value(dim.strip()[1:-1], objects) if dim.strip() else 1
         kind = C_KINDS[ctype.strip()]
@@ -189,7 +197,7 @@ def load_records(root=None):
     fields)] in stream order, "devices": [(index, NAME, name, fields)] in
     stream order, "constants": the #defined numbers the readers use}."""
     objects, functions = c_header.read_macros(root or paths.header_root())
-    records, devices = [], []
+    records, devices, vio = [], [], []
     for rid, name_upper, name in c_header.c_rows(functions["SNAP_VCPU_RECORDS"]):
         records.append((c_header.c_value(rid, objects), name_upper, name,
                         _table(functions, objects, f"SNAP_REC_{name_upper}")))
@@ -198,12 +206,23 @@ def load_records(root=None):
                         _table(functions, objects, f"SNAP_DEV_{name_upper}")))
     if [d[0] for d in devices] != list(range(len(devices))):
         raise ValueError("SNAP_DEVICES: the indices are not 0, 1, 2, ... in order")
+    for name_upper, name, device_id in c_header.c_rows(functions["SNAP_VIO_MODELS"]):
+        vio.append((name_upper, name, c_header.c_value(device_id, objects),
+                    _table(functions, objects, f"SNAP_DEV_{name_upper}")))
     constants = {name: c_header.c_value(name, objects) for name in
                  ("SNAP_UART_RX_FIFO", "SNAP_PLIC_SOURCES", "SNAP_PLIC_CONTEXTS",
-                  "SNAP_PLIC_PRIO_MAX")}
+                  "SNAP_PLIC_PRIO_MAX", "SNAP_VIO_QUEUES", "SNAP_VIO_STATUS_ACKNOWLEDGE",
+                  "SNAP_VIO_STATUS_DRIVER", "SNAP_VIO_STATUS_DRIVER_OK",
+                  "SNAP_VIO_STATUS_FEATURES_OK", "SNAP_VIO_STATUS_NEEDS_RESET",
+                  "SNAP_VIO_STATUS_FAILED", "SNAP_VIO_LINK_UP", "SNAP_VIO_F_VERSION_1",
+                  "SNAP_VIO_BLK_FEATURES", "SNAP_VIO_BLK_F_RO", "SNAP_VIO_BLK_QUEUE_MAX",
+                  "SNAP_VIO_BLK_SEG_MAX", "SNAP_VIO_NET_FEATURES", "SNAP_VIO_NET_QUEUE_MAX",
+                  "SNAP_VIO_SERIAL", "SNAP_VIO_SWITCH_NAME")}
     return {"CONFIG": _table(functions, objects, "SNAP_CONFIG_FIELDS"),
             "V2": _table(functions, objects, "SNAP_VCPU_V2_FIELDS"), "records": records,
-            "devices": devices, "constants": constants}
+            "devices": devices, "vio_models": vio,
+            "vio_transport": _table(functions, objects, "SNAP_VIO_TRANSPORT"),
+            "constants": constants}
 
 
 def _layout(name, fields):
@@ -229,6 +248,29 @@ UART_RX_FIFO = TABLES["constants"]["SNAP_UART_RX_FIFO"]
 PLIC_SOURCES = TABLES["constants"]["SNAP_PLIC_SOURCES"]
 PLIC_CONTEXTS = TABLES["constants"]["SNAP_PLIC_CONTEXTS"]
 PRIO_MAX = TABLES["constants"]["SNAP_PLIC_PRIO_MAX"]
+# The virtio models of VIRTIO sections: {name: (device id, Layout of its
+# struct snap_dev_<name>)}, and their constants.
+VIO_MODELS = {name: (device_id, _layout(f"snap_dev_{name}", fields))
+              for _, name, device_id, fields in TABLES["vio_models"]}
+VIO_TRANSPORT = _layout("snap_vio_transport", TABLES["vio_transport"])   # their first bytes
+VIO_QUEUES = TABLES["constants"]["SNAP_VIO_QUEUES"]
+VIO_STATUS = {word: TABLES["constants"][f"SNAP_VIO_STATUS_{word.upper()}"]
+              for word in ("acknowledge", "driver", "driver_ok", "features_ok", "needs_reset",
+                           "failed")}
+VIO_LINK_UP = TABLES["constants"]["SNAP_VIO_LINK_UP"]
+_K = TABLES["constants"]
+VIO_F_VERSION_1 = _K["SNAP_VIO_F_VERSION_1"]
+VIO_BLK_F_RO = _K["SNAP_VIO_BLK_F_RO"]
+VIO_BLK_SEG_MAX = _K["SNAP_VIO_BLK_SEG_MAX"]
+# each model: the features it offers, its queues' maximum sizes (a queue it
+# does not have: 0)
+VIO_OFFER = {"virtio_blk": _K["SNAP_VIO_BLK_FEATURES"], "virtio_net": _K["SNAP_VIO_NET_FEATURES"]}
+VIO_QUEUE_MAX = {"virtio_blk": (_K["SNAP_VIO_BLK_QUEUE_MAX"], 0),
+                 "virtio_net": (_K["SNAP_VIO_NET_QUEUE_MAX"], _K["SNAP_VIO_NET_QUEUE_MAX"])}
+VIO_FAULTS = ("none", "queue-size", "ring-alignment", "ring-not-ram", "avail-idx-jump",
+              "head-index", "head-in-use", "next-index", "loop", "chain-too-long", "indirect",
+              "zero-length", "buffer-not-ram", "readable-after-writable", "unusable-chain")
+MAX_DISKS, MAX_NICS = 2, 2     # a VM's (docs/snapshot-format.md, "VIRTIO")
 VCPU_V2_ONLY = [f for f in VCPU_V2.fields if f[0] not in VCPU.offsets]   # reserved: 0
 assert VCPU_V2.offset("misaligned_locked") == VCPU_V1_SIZE
 

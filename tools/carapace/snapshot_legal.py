@@ -24,6 +24,7 @@ def _legal(tables):
     out = {"CONFIG": _rules(tables["CONFIG"]),
            "VCPU": _rules([f for _, _, _, fields in tables["records"] for f in fields])}
     out.update({name: _rules(fields) for _, _, name, fields in tables["devices"]})
+    out.update({name: _rules(fields) for _, name, _, fields in tables["vio_models"]})
     return out
 
 

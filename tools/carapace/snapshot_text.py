@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: MIT
 """A parsed snapshot for people (inspect_text) and for programs (inspect_json):
 sections, config, each vCPU's registers and CFI/FWFT/SUSP/STA/PMU state in
-words, the devices' states, the memory runs."""
+words, the devices' states, the virtio devices (VIRTIO sections), the memory
+runs."""
 
 import json
 
-from .snapshot import cstr
-from .snapshot_format import (CFI_POLICIES, ENVCFG_LPE, ENVCFG_SSE, FEATURES, FS_STATES, GPR_NAMES,
+from .snapshot import cstr, mac_text
+from .snapshot_format import (VIO_FAULTS, VIO_LINK_UP, VIO_STATUS, CFI_POLICIES, ENVCFG_LPE, ENVCFG_SSE, FEATURES, FS_STATES, GPR_NAMES,
     HSM_STATES, HVIP_BITS, KNOWN_FLAGS, PAGE_SIZE, PLIC_CONTEXTS, PMU_COUNTERS, PMU_CYCLE,
     PMU_FW_FIRST, PMU_INSTRET, SATP_MODES, SSTATUS_FS, SSTATUS_FS_SHIFT, SSTATUS_KNOWN, SSTATUS_SPELP,
     SSTATUS_SPIE, SSTATUS_SPP, STA_OFF, STA_SIZE, UART_RX_FIFO, VCPU, VERSION,
@@ -205,6 +206,78 @@ def device_json(d):
     return out
 
 
+def virtio_fields(v):
+    """A virtio device's state as flat fields (arrays by element, names and
+    the MAC as text); {} if it was not decoded."""
+    s = v["fields"]
+    if s is None:
+        return {}
+    out = {}
+    for k, value in s.items():
+        if k in ("serial", "switch_name"):
+            out[k] = cstr(value)
+        elif k == "mac":
+            out[k] = mac_text(value)
+        elif isinstance(value, list):
+            out.update({f"{k}[{i}]": x for i, x in enumerate(value)})
+        else:
+            out[k] = value
+    return out
+
+
+def status_words(status):
+    words = [w.upper() for w, bit in VIO_STATUS.items() if status & bit]
+    return " ".join(words) or "0 (reset)"
+
+
+def virtio_json(v):
+    out = {"slot": v["slot"], "name": v["name"], "state_size": v["state_size"],
+           "state": virtio_fields(v)}
+    s = v["fields"]
+    if s is not None:
+        out["status_words"] = status_words(s["status"])
+        out["queues"] = [{"ready": bool(s["q_ready"][q]), "size": s["q_size"][q],
+                          "next_avail": s["q_next_avail"][q], "next_used": s["q_next_used"][q],
+                          "fault": VIO_FAULTS[s["q_fault"][q]] if s["q_fault"][q] < len(VIO_FAULTS)
+                          else s["q_fault"][q]}
+                         for q in range(len(s["q_ready"]))]
+    return out
+
+
+def virtio_text(v):
+    s = v["fields"]
+    head = f"virtio {v['slot']} {v['name']} ({v['state_size']} bytes of state)"
+    if s is None:
+        return ["", f"{head}: not decoded"]
+    out = ["", f"{head}:",
+           f"  status {s['status']:#x} ({status_words(s['status'])}), features offered "
+           f"{s['device_features']:#x}, accepted {s['driver_features']:#x}",
+           f"  interrupt status {s['interrupt_status']:#x}, config generation "
+           f"{s['config_generation']}"]
+    for q in range(len(s["q_ready"])):
+        if not (s["q_ready"][q] or s["q_size"][q] or s["q_desc"][q]):
+            continue
+        fault = s["q_fault"][q]
+        out.append(f"  queue {q}: {'ready' if s['q_ready'][q] else 'not ready'}, size "
+                   f"{s['q_size'][q]}, desc {s['q_desc'][q]:#x} avail {s['q_avail'][q]:#x} used "
+                   f"{s['q_used'][q]:#x}, next avail {s['q_next_avail'][q]} used "
+                   f"{s['q_next_used'][q]}" +
+                   (f", fault {VIO_FAULTS[fault] if fault < len(VIO_FAULTS) else fault}"
+                    if fault else ""))
+    if v["name"] == "virtio_blk":
+        out.append(f"  disk: {s['capacity']} sectors{', read-only' if s['read_only'] else ''}, "
+                   f"SEG_MAX {s['seg_max']}, serial {cstr(s['serial'])!r}, host device "
+                   f"00:{s['pci_dev']:02x}.0 (its content is not in the snapshot)")
+        out.append(f"  requests {s['requests']}, bytes {s['bytes']}, errors {s['errors']}")
+    else:
+        out.append(f"  NIC {mac_text(s['mac'])} on switch {cstr(s['switch_name'])!r}, link "
+                   f"{'up' if s['link'] & VIO_LINK_UP else 'down (taken off its switch)'}")
+        out.append(f"  tx {s['tx_requests']} frames {s['tx_bytes']} bytes, rx {s['rx_requests']} "
+                   f"frames {s['rx_bytes']} bytes, drops {s['tx_drops']}/{s['rx_drops']}; "
+                   f"spoofed {s['port_tx_spoofed']}")
+    return out
+
+
 def memory_summary(snap):
     cfg = snap.config
     ram_pages = cfg["ram_size"] // PAGE_SIZE if cfg else None
@@ -236,6 +309,7 @@ def inspect_json(snap):
         "config": config_json(snap.config) if snap.config else None,
         "vcpus": [vcpu_json(v) for v in snap.vcpus],
         "devices": [device_json(d) for d in snap.devices],
+        "virtio": [virtio_json(v) for v in snap.virtio],
         "memory": memory_summary(snap),
         "end": snap.end,
     }
@@ -347,6 +421,8 @@ def inspect_text(snap, max_runs=64):
             for ctx in contexts:
                 out.append(f"  context {ctx} (vcpu {ctx}): enabled sources "
                            f"{sources_text(s['enable'][ctx])}, threshold {s['threshold'][ctx]}")
+    for v in snap.virtio:
+        out += virtio_text(v)
     if snap.runs or snap.complete:
         m = memory_summary(snap)
         out += ["", f"memory: {m['run_count']} run(s), {m['pages']} page(s) stored "

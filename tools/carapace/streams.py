@@ -229,10 +229,20 @@ class _FileSender:
         self.sent += n
 
 
+def disk_args(disks):
+    """The restore/incoming arguments disk0, disk1 from @disks: the host PCI
+    device numbers the VM's disks go to, in order (None or [] : as saved)."""
+    disks = list(disks or [])
+    if len(disks) > 2 or any(not isinstance(d, int) or not 1 <= d <= 31 for d in disks):
+        raise UsageError(f"disks {disks}: at most two host PCI device numbers 1..31")
+    return {f"disk{i}": d for i, d in enumerate(disks)}
+
+
 def restore_vm(client, stream_path, path, name=None, verify=True, progress=None,
-               stream_bytes=None):
+               stream_bytes=None, disks=None):
     """Restore a VM from the snapshot file @path (as @name, else the name it
-    had).  Checks the file first (unless @verify is false), connects the
+    had; its disks on the host disks @disks names, else where they were).
+    Checks the file first (unless @verify is false), connects the
     stream socket, sends "restore" with the stream's size and writes the
     stream (a gzip file expanded as it goes) on the stream socket, stopping at
     an early error reply.  @stream_bytes: the stream's size if the caller
@@ -254,7 +264,8 @@ def restore_vm(client, stream_path, path, name=None, verify=True, progress=None,
         with f:
             stream = connect_stream(stream_path, client.timeout)
             client.request("hello")          # see snapshot_vm()
-            pending = client.begin("restore", {"name": name, "bytes": size})
+            pending = client.begin("restore", {"name": name, "bytes": size,
+                                               **disk_args(disks)})
             stream.setblocking(False)
             reply = client.take_reply(pending)
             with selectors.DefaultSelector() as sel:

@@ -220,10 +220,17 @@ SHOW = {
                            f"{r.get('pages')} memory pages, "
                            f"paused {pause_text(r.get('pause_us'))}"),
     "restore": lambda r: (f"vm {r.get('vm')}: restored, index {r.get('index')}, "
-                          f"{r.get('pages')} memory pages"),
+                          f"{r.get('pages')} memory pages" + nics_text(r)),
     "migrate": lambda r: show_migrate(r),
     "incoming": lambda r: show_incoming(r),
 }
+
+
+def nics_text(r):
+    """A restored VM's NICs that got a new MAC (a copy beside its original)."""
+    new = [f"NIC {n.get('nic')} has the new MAC {n.get('mac')} (its saved one is on its "
+           "switch)" for n in r.get("nics") or [] if isinstance(n, dict) and n.get("new_mac")]
+    return "; " + "; ".join(new) if new else ""
 
 
 def pause_text(us):
@@ -263,11 +270,15 @@ commands:
                          save VM (paused meanwhile, then resumed) to FILE: the
                          stream goes to FILE.tmp, gzipped unless --no-compress,
                          renamed to FILE once complete
-  restore FILE [--name NEW] [--no-verify]
+  restore FILE [--name NEW] [--disk N]... [--no-verify]
                          check FILE (as carapace-snap verify does), then create
                          and start the VM it holds, as NEW if given; a gzip
                          FILE is expanded on the way (the hypervisor reads the
-                         stream only)
+                         stream only); its disks go to the host disks at PCI
+                         device N (one --disk per disk, in order), else to the
+                         ones they were saved on; each must be free and of the
+                         saved disk's size (its content is yours to match: a
+                         snapshot holds a disk's device state, not its blocks)
   migrate VM HOST:PORT [--max-rounds N] [--json] [TRANSPORT] [--tls-name NAME]
                          live-migrate VM to the destination listening at
                          HOST:PORT (carapace-run --incoming PORT there, or
@@ -275,7 +286,7 @@ commands:
                          stream between the local stream socket and a TLS
                          connection, printing each pre-copy round; the VM stays
                          here unless the destination confirms it runs
-  incoming PORT [--listen ADDR] [--name NEW] [--wait SEC] [--json] [TRANSPORT]
+  incoming PORT [--listen ADDR] [--name NEW] [--disk N]... [--wait SEC] [--json] [TRANSPORT]
          [--tls-peer NAME]...
                          receive one VM on this (running) host: listen on
                          ADDR:PORT (default 127.0.0.1), wait for a source that
@@ -391,6 +402,8 @@ def build_parser():
     restore = sub.add_parser("restore")
     restore.add_argument("file", type=Path, metavar="FILE")
     restore.add_argument("--name", metavar="NEW", help="the restored VM's name")
+    restore.add_argument("--disk", type=int, action="append", metavar="N",
+                         help="the host disk (PCI device number) for the next disk")
     restore.add_argument("--no-verify", action="store_true",
                          help="send FILE without checking it first (to test the "
                               "hypervisor's own checks)")
@@ -414,6 +427,8 @@ def build_parser():
     incoming.add_argument("--listen", default="127.0.0.1", metavar="ADDR",
                           help="address to listen on (default 127.0.0.1)")
     incoming.add_argument("--name", metavar="NEW", help="the received VM's name here")
+    incoming.add_argument("--disk", type=int, action="append", metavar="N",
+                          help="the host disk (PCI device number) for the next disk")
     incoming.add_argument("--wait", type=float, metavar="SEC",
                           help="give up if no source connects within SEC (default: wait)")
     incoming.add_argument("--json", dest="sub_json", action="store_true",
@@ -555,7 +570,8 @@ def run_stream_command(args):
                                     compress=not args.no_compress)
             else:
                 reply = restore_vm(client, stream_path, args.file, name, verify=False,
-                                   progress=progress, stream_bytes=stream_bytes)
+                                   progress=progress, stream_bytes=stream_bytes,
+                                   disks=args.disk)
         except RemoteError as e:
             if args.json:
                 print_reply(e.reply, True, args.command)
@@ -660,7 +676,8 @@ def run_migration_command(args):
             with Client(args.socket, args.timeout) as client:
                 client.request("hello")       # fail now, not after a source came
             reply = incoming_vm(lambda: Client(args.socket, args.timeout), stream_path,
-                                args.listen, port, name, reporter, args.wait, transport)
+                                args.listen, port, name, reporter, args.wait, transport,
+                                args.disk)
     except RemoteError as e:
         if as_json:
             print_reply(e.reply, True, args.command)

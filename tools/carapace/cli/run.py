@@ -218,10 +218,14 @@ to --stream-socket (default $CARAPACE_STREAM_SOCKET, else stream.sock beside
 a ctl.sock control socket, NAME.stream.sock beside any other NAME.sock).  The launcher refuses to start if another Carapace answers
 on either, and removes both when it exits.
 
-Snapshots: --restore FILE (repeatable) checks each file before starting,
-implies --persist, waits until the hypervisor answers hello, then restores the
-VMs one by one (progress on stderr) and runs on, interactively or in batch;
---expect may name them.  A failed restore stops QEMU: exit status 3 with the
+Snapshots: --restore FILE[,disk=PATH[:ro]]... (repeatable) checks each file
+before starting, implies --persist, waits until the hypervisor answers hello,
+then restores the VMs one by one (progress on stderr) and runs on,
+interactively or in batch; --expect may name them.  A VM saved with disks
+needs them: one disk=PATH per disk, in order, each a host disk as a --vm's
+(the image's content is yours to match: a snapshot holds a disk's device
+state, not its blocks; its size must be the saved disk's); its NICs need
+their --switch.  A failed restore stops QEMU: exit status 3 with the
 hypervisor's message.  Files come from `carapace-ctl snapshot VM FILE`
 (docs/snapshot-format.md; tools/carapace-snap inspects them).
 
@@ -308,9 +312,9 @@ def build_parser():
                    help="UNIX socket of the snapshot stream port (default: "
                         "$CARAPACE_STREAM_SOCKET, else stream.sock beside a ctl.sock, NAME.stream.sock "
                         "beside NAME.sock)")
-    p.add_argument("--restore", action="append", default=[], metavar="FILE",
-                   help="restore the VM saved in FILE once the hypervisor is up "
-                        "(repeatable; implies --persist)")
+    p.add_argument("--restore", action="append", default=[], metavar="FILE[,disk=PATH]",
+                   help="restore the VM saved in FILE once the hypervisor is up, its disks "
+                        "on the images PATH (repeatable; implies --persist)")
     p.add_argument("--incoming", metavar="[ADDR:]PORT",
                    help="a host waiting for one migrated VM: /chosen/carapace,incoming, and "
                         "a TLS relay on ADDR:PORT (default ADDR 127.0.0.1) that authenticates "
@@ -612,8 +616,8 @@ def launch(argv):
     persist = args.persist or bool(args.restore) or incoming is not None
     vms = parse_vms(args.vm, persist)
     switches = parse_switches(args.switch)
-    plan_devices(vms, switches)
     restores = parse_restores(args.restore, vms)
+    plan_devices(vms, switches, restores)
     expect = parse_expects(args.expect, {vm.name for vm in vms}
                            | {r.name for r in restores}, persist)
     extra = parse_images(args.image, vms)
@@ -640,7 +644,8 @@ def launch(argv):
         with tempfile.TemporaryDirectory(prefix="carapace-run.") as tmp:
             workdir = args.keep.absolute() if args.keep else Path(tmp)
             dtb, dts = build_dtb(host, vms, images, workdir, switches)
-            cmd = qemu_command(host, dtb, images, args.batch, device_args(vms, switches))
+            cmd = qemu_command(host, dtb, images, args.batch,
+                               device_args(vms, switches, restores))
             if args.dry_run:
                 print_dry_run(cmd, dts, vms, images, host, bool(args.keep), spare, restores,
                               switches)

@@ -1,0 +1,550 @@
+/* SPDX-License-Identifier: MIT */
+/* VIRTIO sections (issue 25, device state; docs/snapshot-format.md,
+ * "VIRTIO"): crafted streams of a VM with a disk and a NIC go through the real
+ * loader (hyp/snap/snap_load.c, snap_vio.c) and the real device models
+ * (hyp/vdev/vio_mmio.c, vblk.c, vnet.c, virtq.c, vswitch.c) on the fuzz
+ * targets' stub host (tests/fuzz/fuzz_restore_host.c: a writable and a
+ * read-only disk, a switch "lan" where another VM's NIC has a MAC). A legal
+ * state is installed and saves back the same; the request made available
+ * before the snapshot is served at the start; the NIC announces itself; a
+ * copy beside its original gets a new MAC; every illegal field is refused
+ * naming the section and the byte; a disk or switch this host cannot give
+ * is refused as no-device; the order rules hold. */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <crc32c.h>
+#include <guest_mem.h>
+#include <hart.h>
+#include <log.h>
+#include <snapshot.h>
+#include <vblk.h>
+#include <vdev.h>
+#include <vio_mmio.h>
+#include <virtio_mmio.h>
+#include <vm.h>
+#include <vm_io.h>
+#include <vnet.h>
+#include "../fuzz/fuzz_restore_host.h"
+#include "test.h"
+
+#define RAM_SIZE	(8UL << 20)
+#define RAM		VM_GUEST_RAM_BASE
+#define QSIZE		16
+/* the disk's ring and one read request in guest RAM (a MEMORY run) */
+#define DESC		(RAM + 0x10000)
+#define AVAIL		(RAM + 0x11000)
+#define USED		(RAM + 0x12000)
+#define HDR		(RAM + 0x13000)
+#define STATUS		(RAM + 0x13800)
+#define DATA		(RAM + 0x14000)
+#define RUN_PAGES	5
+#define DONE_IDX	5	/* chains the disk had taken and returned */
+/* the NIC's rings, in the same 2 MiB chunk (zero: nothing offered) */
+#define NET_RING(q, part)	(RAM + 0x20000 + (q) * 0x4000 + (part) * 0x1000)
+
+static uint8_t stream[32768];
+static uint8_t run[sizeof(struct snap_mem_run) + RUN_PAGES * SNAP_PAGE_SIZE];
+static struct snap_dev_virtio_blk blk;
+static struct snap_dev_virtio_net net;
+static bool with_blk, with_net, net_first, blk_twice, vio_after_memory;
+static uint32_t version = SNAP_VERSION;
+
+static struct {
+	unsigned int calls;
+	char err[256];
+	const char *code;
+	struct vm *vm;
+	uint32_t derived;
+} seen;
+
+static void done(const struct snap_result *r)
+{
+	seen.calls++;
+	seen.code = r->code;
+	seen.vm = r->vm;
+	seen.derived = r->macs_derived;
+	if (r->err)
+		snprintf(seen.err, sizeof(seen.err), "%s", r->err);
+}
+
+static void put(uint8_t *page_base, gpa_t gpa, const void *p, size_t len)
+{
+	memcpy(page_base + (gpa - DESC), p, len);
+}
+
+/* A disk that returned 5 chains and has a 6th made available (a read of
+ * sector 2), its interrupt pending; a NIC with both queues ready. */
+static void legal_states(void)
+{
+	uint8_t *pages = run + sizeof(struct snap_mem_run);
+	struct snap_mem_run r = { DESC, RUN_PAGES };
+	struct virtq_desc d[3] = {
+		{ HDR, VIRTIO_BLK_HDR_SIZE, VIRTQ_DESC_F_NEXT, 1 },
+		{ DATA, VIRTIO_BLK_SECTOR, VIRTQ_DESC_F_WRITE | VIRTQ_DESC_F_NEXT, 2 },
+		{ STATUS, 1, VIRTQ_DESC_F_WRITE, 0 },
+	};
+	uint16_t avail[3] = { 0, DONE_IDX + 1, 0 };
+	uint16_t used[2] = { 0, DONE_IDX };
+	uint32_t hdr[4] = { VIRTIO_BLK_T_IN, 0, 2, 0 };
+	uint8_t st = 0xff;
+	uint64_t driver = (1ULL << VIRTIO_F_VERSION_1) | (1ULL << VIRTIO_BLK_F_FLUSH);
+
+	memset(run, 0, sizeof(run));
+	memcpy(run, &r, sizeof(r));
+	put(pages, DESC, d, sizeof(d));
+	put(pages, AVAIL, avail, sizeof(avail));
+	put(pages, AVAIL + 4 + 2 * (DONE_IDX % QSIZE), &avail[2], 2);	/* head 0 */
+	put(pages, USED, used, sizeof(used));
+	put(pages, HDR, hdr, sizeof(hdr));
+	put(pages, STATUS, &st, 1);
+
+	memset(&blk, 0, sizeof(blk));
+	blk.device_features = (1ULL << VIRTIO_F_VERSION_1) | (1ULL << VIRTIO_BLK_F_SEG_MAX) |
+			      (1ULL << VIRTIO_BLK_F_BLK_SIZE) | (1ULL << VIRTIO_BLK_F_FLUSH);
+	blk.driver_features = driver;
+	blk.status = VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER |
+		     VIRTIO_STATUS_FEATURES_OK | VIRTIO_STATUS_DRIVER_OK;
+	blk.interrupt_status = VIRTIO_MMIO_INT_VRING;
+	blk.config_generation = 3;
+	blk.q_desc[0] = DESC;
+	blk.q_avail[0] = AVAIL;
+	blk.q_used[0] = USED;
+	blk.q_ready[0] = 1;
+	blk.q_size[0] = QSIZE;
+	blk.q_next_avail[0] = blk.q_next_used[0] = DONE_IDX;
+	blk.capacity = FUZZ_DISK_SECTORS;
+	blk.requests = DONE_IDX;
+	blk.bytes = DONE_IDX * VIRTIO_BLK_SECTOR;
+	blk.seg_max = 8;
+	blk.pci_dev = FUZZ_DISK_PCI;
+	strcpy(blk.serial, "orig-vda");
+
+	memset(&net, 0, sizeof(net));
+	net.device_features = (1ULL << VIRTIO_F_VERSION_1) | (1ULL << VIRTIO_NET_F_MAC) |
+			      (1ULL << VIRTIO_NET_F_STATUS);
+	net.driver_features = net.device_features;
+	net.status = blk.status;
+	for (unsigned int q = 0; q < 2; q++) {
+		net.q_desc[q] = NET_RING(q, 0);
+		net.q_avail[q] = NET_RING(q, 1);
+		net.q_used[q] = NET_RING(q, 2);
+		net.q_ready[q] = 1;
+		net.q_size[q] = QSIZE;
+	}
+	net.tx_requests = 11;
+	net.rx_bytes = 1234;
+	net.port_tx_frames = 11;
+	net.port_tx_spoofed = 2;
+	net.link = VIRTIO_NET_S_LINK_UP;
+	memcpy(net.mac, (const uint8_t[6]){ 0x52, 0x54, 0x00, 0xaa, 0xbb, 0xcc }, 6);
+	strcpy(net.switch_name, FUZZ_SWITCH);
+	with_blk = with_net = true;
+	net_first = blk_twice = vio_after_memory = false;
+	version = SNAP_VERSION;
+}
+
+static size_t section(size_t off, uint32_t type, uint32_t instance, const void *p, size_t len)
+{
+	struct snap_section sec = { type, instance, len, crc32c(p, len), 0 };
+
+	HYP_ASSERT(off + sizeof(sec) + len <= sizeof(stream));
+	memcpy(stream + off, &sec, sizeof(sec));
+	memcpy(stream + off + sizeof(sec), p, len);
+	return off + sizeof(sec) + len;
+}
+
+static size_t vio_section(size_t off, uint32_t slot, const char *model, const void *state,
+			  size_t size)
+{
+	uint8_t payload[SNAP_DEVICE_MAX] = { 0 };
+	struct snap_device d = { .state_size = (uint32_t)size };
+
+	strcpy(d.name, model);
+	memcpy(payload, &d, sizeof(d));
+	memcpy(payload + sizeof(d), state, size);
+	return section(off, SNAP_SEC_VIRTIO, slot, payload, sizeof(d) + size);
+}
+
+/* Stream offsets of the VIRTIO sections' headers, as build() puts them. */
+static size_t vio_at[3];
+
+/* header, CONFIG, VCPU 0, the three devices (power-on), the VIRTIO
+ * sections, the MEMORY run, END */
+static size_t build(void)
+{
+	struct snap_header h = { .version = version, .header_size = sizeof(h) };
+	struct snap_config c;
+	struct snap_vcpu s;
+	static struct vm tmpl;
+	uint8_t dev[SNAP_DEVICE_MAX];
+	size_t off = sizeof(h);
+	uint32_t slot = 0, sections = 0;
+
+	memset(&tmpl, 0, sizeof(tmpl));
+	strcpy(tmpl.cfg.name, "orig");
+	tmpl.cfg.ram_gpa = RAM;
+	tmpl.cfg.ram_size = RAM_SIZE;
+	tmpl.cfg.nr_vcpus = 1;
+	tmpl.cfg.features = SNAP_FEAT_ALL;
+	tmpl.cfg.vs_sv = 39;
+	tmpl.vcpus[0].vm = &tmpl;
+	vcpu_reset(&tmpl.vcpus[0], RAM, 0);
+	snap_config_save(&tmpl, 1000, timebase_hz, &c);
+	snap_vcpu_save(&tmpl.vcpus[0], &s);
+	memcpy(h.magic, SNAP_MAGIC, sizeof(h.magic));
+	memcpy(stream, &h, sizeof(h));
+	off = section(off, SNAP_SEC_CONFIG, 0, &c, sizeof(c));
+	off = section(off, SNAP_SEC_VCPU, 0, &s, sizeof(s));
+	sections = 2;
+	for (unsigned int i = 0; i < vdev_count; i++, sections++) {
+		struct snap_device d = { .state_size = vdev_all[i]->state_size };
+
+		memset(dev, 0, sizeof(dev));
+		strcpy(d.name, vdev_all[i]->name);
+		memcpy(dev, &d, sizeof(d));
+		off = section(off, SNAP_SEC_DEVICE, i, dev, sizeof(d) + d.state_size);
+	}
+	if (vio_after_memory) {
+		off = section(off, SNAP_SEC_MEMORY, 0, run, sizeof(run));
+		sections++;
+	}
+	if (with_net && net_first) {
+		vio_at[slot] = off;
+		off = vio_section(off, slot++, "virtio_net", &net, sizeof(net));
+		sections++;
+	}
+	for (unsigned int k = 0; with_blk && k < (blk_twice ? 3u : 1u); k++) {
+		struct snap_dev_virtio_blk b = blk;
+
+		if (k) {	/* the read-only host disk for the others */
+			b.pci_dev = FUZZ_DISK_RO_PCI;
+			b.read_only = 1;
+			b.device_features |= 1ULL << VIRTIO_BLK_F_RO;
+		}
+		vio_at[slot] = off;
+		off = vio_section(off, slot++, "virtio_blk", &b, sizeof(b));
+		sections++;
+	}
+	if (with_net && !net_first) {
+		vio_at[slot] = off;
+		off = vio_section(off, slot++, "virtio_net", &net, sizeof(net));
+		sections++;
+	}
+	if (!vio_after_memory) {
+		off = section(off, SNAP_SEC_MEMORY, 0, run, sizeof(run));
+		sections++;
+	}
+	{
+		struct snap_end e = { sections, RUN_PAGES };
+
+		return section(off, SNAP_SEC_END, 0, &e, sizeof(e));
+	}
+}
+
+static void restore_map(size_t len, const char *name, const struct snap_io_map *map)
+{
+	static bool host;
+
+	if (!host) {
+		fuzz_host_init();
+		host = true;
+	}
+	fuzz_host_input(0, stream, len, (const uint8_t[6]){ 0 });
+	memset(&seen, 0, sizeof(seen));
+	EXPECT_EQ(snap_load_start(len, name, map, done), 0);
+	for (unsigned int polls = 0; snap_busy() && polls < 10000; polls++)
+		snap_load_poll();
+	EXPECT_FALSE(snap_busy());
+	EXPECT_EQ(seen.calls, 1);
+}
+
+static void restore(size_t len)
+{
+	restore_map(len, NULL, NULL);
+}
+
+/* Refused with @code, the message naming @want; nothing left behind. */
+static void expect_refused(const char *code, const char *want)
+{
+	if (seen.vm || !seen.code || strcmp(seen.code, code) || !strstr(seen.err, want))
+		unit_fail_str(__FILE__, __LINE__, "refusal", want, code,
+			      seen.vm ? "restored" : seen.err);
+	EXPECT_FALSE(vms_seen.live);
+	if (seen.vm)
+		vm_destroy_finish(seen.vm);
+}
+
+/* Refused with @code, naming "section VIRTIO @slot at offset O, byte B: "
+ * for @field of the state, and saying @words. */
+static void refused_at(const char *code, uint32_t slot, size_t field, const char *words)
+{
+	char want[192];
+
+	snprintf(want, sizeof(want), "section VIRTIO %u at offset %lu, byte %lu: ", slot,
+		 (unsigned long)vio_at[slot],
+		 (unsigned long)(vio_at[slot] + sizeof(struct snap_section) +
+				 sizeof(struct snap_device) + field));
+	if (!seen.vm && !strstr(seen.err, words))
+		unit_fail_str(__FILE__, __LINE__, "refusal", words, code, seen.err);
+	expect_refused(code, want);
+}
+
+/* Change the stream's section header at @at with @fn, its CRC kept right. */
+static void fix_crc(size_t at)
+{
+	struct snap_section s;
+
+	memcpy(&s, stream + at, sizeof(s));
+	s.crc32c = crc32c(stream + at + sizeof(s), (size_t)s.length);
+	memcpy(stream + at, &s, sizeof(s));
+}
+
+TEST(vio_restore_installs_the_devices_and_serves_what_was_made_available)
+{
+	uint8_t out[SNAP_DEVICE_MAX];
+	struct vm *vm;
+	struct snap_dev_virtio_blk *b = (void *)(out + sizeof(struct snap_device));
+	struct snap_dev_virtio_net *n = (void *)(out + sizeof(struct snap_device));
+
+	legal_states();
+	restore(build());
+	vm = seen.vm;
+	EXPECT_TRUE(vm != NULL);
+	if (!vm)
+		return;
+	EXPECT_TRUE(vm->vio[0] && vm->vio[0]->kind->model == &virtio_blk_model);
+	EXPECT_TRUE(vm->vio[1] && vm->vio[1]->kind->model == &virtio_net_model);
+	EXPECT_TRUE(vm->vio[2] == NULL);
+	EXPECT_EQ(seen.derived, 0);
+	/* the request made available before the snapshot went to the disk at the
+	 * start, its status and used element are in the guest's RAM */
+	EXPECT_EQ(vms_seen.disk_requests, 1);
+	EXPECT_EQ(*(uint8_t *)vm_gpa_to_hva(vm, STATUS, 1, false), VIRTIO_BLK_S_OK);
+	EXPECT_EQ(((uint16_t *)vm_gpa_to_hva(vm, USED, 4, false))[1], DONE_IDX + 1);
+	/* the NIC announced itself: a RARP broadcast from its MAC reached the
+	 * other port of its switch */
+	EXPECT_EQ(vms_seen.frames_seen, 1);
+	/* saved again: what was installed (the disk one request on) */
+	EXPECT_EQ(snap_vio_save(vm, 0, out, sizeof(out)), sizeof(struct snap_device) + sizeof(blk));
+	EXPECT_EQ(b->q_next_avail[0], DONE_IDX + 1);
+	EXPECT_EQ(b->q_next_used[0], DONE_IDX + 1);
+	EXPECT_EQ(b->requests, DONE_IDX + 1);
+	b->q_next_avail[0] = b->q_next_used[0] = DONE_IDX;
+	b->requests = DONE_IDX;
+	b->bytes = DONE_IDX * VIRTIO_BLK_SECTOR;
+	EXPECT_EQ(memcmp(b, &blk, sizeof(blk)), 0);
+	EXPECT_EQ(snap_vio_save(vm, 1, out, sizeof(out)), sizeof(struct snap_device) + sizeof(net));
+	EXPECT_EQ(n->port_tx_frames, net.port_tx_frames + 1);	/* the RARP */
+	EXPECT_EQ(n->port_tx_bytes, 60);
+	n->port_tx_frames--;
+	n->port_tx_bytes = 0;
+	EXPECT_EQ(memcmp(n, &net, sizeof(net)), 0);
+	vm_destroy_finish(vm);
+}
+
+/* A copy beside its original (the switch has the saved MAC) gets a new
+ * one, told to the guest; said in the result. */
+TEST(vio_restore_beside_the_original_derives_a_new_mac)
+{
+	static const uint8_t taken[6] = FUZZ_TAKEN_MAC;
+	const struct vm_nic_desc *nd;
+	struct vnet *v;
+
+	legal_states();
+	memcpy(net.mac, taken, 6);
+	restore_map(build(), "copy", NULL);
+	EXPECT_TRUE(seen.vm != NULL);
+	if (!seen.vm)
+		return;
+	EXPECT_EQ(seen.derived, 1U << 0);
+	nd = vm_io_nic(seen.vm, 0);
+	v = vnet_of(seen.vm, 1);
+	EXPECT_TRUE(nd && memcmp(nd->mac, taken, 6) && nd->mac[0] == 0x52 && !(nd->mac[0] & 1));
+	EXPECT_EQ(memcmp(v->n.mac, nd->mac, 6), 0);
+	EXPECT_TRUE(v->dev.s.interrupt_status & VIRTIO_MMIO_INT_CONFIG);
+	EXPECT_EQ(v->dev.s.config_generation, net.config_generation + 1);
+	vm_destroy_finish(seen.vm);
+	/* a migration moves the VM itself: a MAC on the switch is refused */
+	legal_states();
+	memcpy(net.mac, taken, 6);
+	restore(build());
+	EXPECT_TRUE(seen.vm != NULL);
+	if (seen.vm) {
+		struct snap_io_map none = { { 0 } };
+		uint8_t payload[SNAP_DEVICE_MAX] = { 0 };
+		struct snap_device d = { .name = "virtio_net", .state_size = sizeof(net) };
+		uint32_t offset, derived = 0;
+		const char *code, *why;
+
+		/* the same NIC again, into the next slot of a VM moved in */
+		seen.vm->moved_in = true;
+		memcpy(payload, &d, sizeof(d));
+		memcpy(payload + sizeof(d), &net, sizeof(net));
+		why = snap_vio_admit(seen.vm, 2, payload, sizeof(d) + sizeof(net), &none, &derived,
+				     &offset, &code);
+		EXPECT_TRUE(why && strstr(why, "MAC is on its switch here already"));
+		EXPECT_TRUE(code && !strcmp(code, "no-device"));
+		EXPECT_EQ(offset, sizeof(d) + offsetof(struct snap_dev_virtio_net, mac));
+		vm_destroy_finish(seen.vm);
+	}
+}
+
+/* Each field a guest's writes cannot reach, set in a legal state: refused,
+ * naming the section and the field's byte. */
+TEST(vio_illegal_fields_are_refused_at_their_byte)
+{
+#define BLK_REFUSED(field, mutate, words) do {					\
+		legal_states();							\
+		mutate;								\
+		restore(build());						\
+		refused_at("bad-snapshot", 0, offsetof(struct snap_dev_virtio_blk, field), words); \
+	} while (0)
+#define NET_REFUSED(field, mutate, words) do {					\
+		legal_states();							\
+		mutate;								\
+		restore(build());						\
+		refused_at("bad-snapshot", 1, offsetof(struct snap_dev_virtio_net, field), words); \
+	} while (0)
+	/* a queue address outside RAM, at its end, wrapping */
+	BLK_REFUSED(q_desc, blk.q_desc[0] = RAM + RAM_SIZE, "q_desc");
+	BLK_REFUSED(q_avail, blk.q_avail[0] = ~0ULL - 1, "q_avail");
+	BLK_REFUSED(q_used, blk.q_used[0] = RAM + RAM_SIZE - 4, "q_used");
+	/* an index: in flight, or beyond 16 bits (the table) */
+	BLK_REFUSED(q_next_used, blk.q_next_used[0] = DONE_IDX - 1, "in flight");
+	BLK_REFUSED(q_next_avail, blk.q_next_avail[0] = 0x10000, "q_next_avail has a bit");
+	/* a size: not a power of two, beyond the maximum */
+	BLK_REFUSED(q_size, blk.q_size[0] = 12, "q_size");
+	BLK_REFUSED(q_size, blk.q_size[0] = 256, "q_size");
+	/* features: not the offer; the driver's beyond it */
+	BLK_REFUSED(device_features, blk.device_features |= 1ULL << VIRTIO_BLK_F_RO,
+		    "device_features");
+	BLK_REFUSED(driver_features, blk.driver_features |= 1ULL << 30, "driver_features");
+	/* status: a bit that does not exist (the table), DRIVER_OK without
+	 * FEATURES_OK, an interrupt before DRIVER_OK */
+	BLK_REFUSED(status, blk.status |= 0x10, "status has a bit");
+	BLK_REFUSED(status, blk.status &= ~VIRTIO_STATUS_FEATURES_OK, "DRIVER_OK");
+	BLK_REFUSED(interrupt_status, blk.status = VIRTIO_STATUS_ACKNOWLEDGE, "interrupt_status");
+	BLK_REFUSED(q_ready, blk.q_ready[0] = 2, "q_ready has a bit");
+	BLK_REFUSED(q_fault, blk.q_fault[0] = 15, "q_fault is out of range");
+	BLK_REFUSED(pci_dev, blk.pci_dev = 0, "pci_dev is out of range");
+	BLK_REFUSED(serial, blk.serial[0] = 0, "serial");
+	NET_REFUSED(mac, net.mac[0] = 0xff, "mac");
+	NET_REFUSED(link, net.link = 2, "link has a bit");
+	NET_REFUSED(pad, net.pad[0] = 1, "pad has a bit");
+	NET_REFUSED(switch_name, memset(net.switch_name, 'x', sizeof(net.switch_name)),
+		    "switch_name");
+	NET_REFUSED(q_size[1], net.q_size[1] = 1024, "q_size");
+#undef BLK_REFUSED
+#undef NET_REFUSED
+}
+
+/* The section's own header: a model that does not exist, a state size that
+ * is not the model's, a reserved field. */
+TEST(vio_section_header_refusals)
+{
+	size_t len;
+	struct snap_device *d;
+	char want[160];
+
+	legal_states();
+	with_net = false;
+	len = build();
+	d = (void *)(stream + vio_at[0] + sizeof(struct snap_section));
+	d->reserved = 1;
+	fix_crc(vio_at[0]);
+	restore(len);
+	snprintf(want, sizeof(want), "section VIRTIO 0 at offset %lu, byte %lu: reserved",
+		 (unsigned long)vio_at[0], (unsigned long)(vio_at[0] + sizeof(struct snap_section) +
+							   offsetof(struct snap_device, reserved)));
+	expect_refused("bad-snapshot", want);
+	d->reserved = 0;
+	strcpy(d->name, "virtio_gpu");
+	fix_crc(vio_at[0]);
+	restore(len);
+	expect_refused("bad-snapshot", "not a virtio model");
+	/* the net's name on a disk's state: the length gives it away */
+	strcpy(d->name, "virtio_net");
+	fix_crc(vio_at[0]);
+	restore(len);
+	expect_refused("bad-snapshot", "state_size is not the model's");
+}
+
+/* What this host cannot give is refused as no-device, naming the field:
+ * a disk of another size, no disk at that PCI device, a read-only disk for
+ * a writable one, a switch it does not have. A read-only disk for one that
+ * was read-only is fine, and so is another host disk given by the restore. */
+TEST(vio_host_binding_refusals)
+{
+	struct snap_io_map ro = { { FUZZ_DISK_RO_PCI, 0 } };
+
+	legal_states();
+	blk.capacity = FUZZ_DISK_SECTORS * 2;
+	restore(build());
+	refused_at("no-device", 0, offsetof(struct snap_dev_virtio_blk, capacity), "size");
+	legal_states();
+	blk.pci_dev = 9;
+	restore(build());
+	refused_at("no-device", 0, offsetof(struct snap_dev_virtio_blk, pci_dev),
+		   "no host disk there");
+	legal_states();
+	restore_map(build(), NULL, &ro);
+	refused_at("no-device", 0, offsetof(struct snap_dev_virtio_blk, read_only), "read-only");
+	legal_states();
+	strcpy(net.switch_name, "dmz");
+	restore(build());
+	refused_at("no-device", 1, offsetof(struct snap_dev_virtio_net, switch_name),
+		   "no switch");
+	legal_states();
+	blk.read_only = 1;
+	blk.device_features |= 1ULL << VIRTIO_BLK_F_RO;
+	restore_map(build(), NULL, &ro);
+	EXPECT_TRUE(seen.vm != NULL);
+	if (seen.vm) {
+		EXPECT_EQ(vm_io_disk(seen.vm, 0)->pci_dev, FUZZ_DISK_RO_PCI);
+		EXPECT_TRUE(((struct vblk *)(void *)seen.vm->vio[0])->b.read_only);
+		vm_destroy_finish(seen.vm);
+	}
+}
+
+/* Where VIRTIO sections may be: version 4 streams only, after the devices
+ * and before memory, slots from 0 in order, disks before NICs, at most two
+ * of each. */
+TEST(vio_section_order)
+{
+	legal_states();
+	version = 3;
+	restore(build());
+	expect_refused("bad-snapshot", "unknown section type (VIRTIO is version 4's)");
+	legal_states();
+	net_first = true;
+	restore(build());
+	{
+		char want[160];
+
+		snprintf(want, sizeof(want), "section VIRTIO 1 at offset %lu, byte %lu: a disk after "
+			 "a NIC", (unsigned long)vio_at[1],
+			 (unsigned long)(vio_at[1] + sizeof(struct snap_section)));
+		expect_refused("bad-snapshot", want);
+	}
+	legal_states();
+	blk_twice = true;
+	with_net = false;
+	restore(build());
+	expect_refused("bad-snapshot", "more devices of this kind than a VM has");
+	legal_states();
+	vio_after_memory = true;
+	restore(build());
+	expect_refused("bad-snapshot", "out of order (virtio devices follow the devices");
+	/* slot 1 first */
+	legal_states();
+	with_net = false;
+	{
+		size_t len = build();
+		uint32_t one = 1;
+
+		memcpy(stream + vio_at[0] + offsetof(struct snap_section, instance), &one, 4);
+		restore(len);
+		expect_refused("bad-snapshot", "section VIRTIO 1");
+	}
+}
