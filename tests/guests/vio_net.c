@@ -17,8 +17,9 @@
  *                frames larger than 1514 bytes (both must be dropped).
  * The VMs of one test boot in any order and a frame that reaches a NIC with
  * no receive buffer is dropped (as on a wire), so the listening modes (echo,
- * recv) broadcast READY frames until the first DATA frame reaches them, and
- * the sending modes (ping, send) wait for a READY before their first frame.
+ * recv) broadcast a READY frame every READY_EVERY_US all along (a sender
+ * may come up after another has started), and the sending modes (ping,
+ * send) wait for a READY before their first frame.
  * Every line the harness compares is printed by report_info(). */
 #include "libguest.h"
 #include "vio.h"
@@ -164,11 +165,11 @@ static bool is_kind(const uint8_t *f, uint32_t len, uint8_t kind)
 	return is_test(f, len) && f[26] == kind;
 }
 
-/* A listener's announcement, every READY_EVERY_US until it got its first
- * DATA frame (*@next: when the next is due; 0 once it got one). */
+/* A listener's announcement, every READY_EVERY_US (*@next: when the next
+ * is due). */
 static void announce_ready(unsigned long *next)
 {
-	if (*next && rdtime() >= *next) {
+	if (rdtime() >= *next) {
 		send_test(bcast, mac, 0, 0, KIND_READY, 60);
 		*next = rdtime() + us_to_ticks(READY_EVERY_US);
 	}
@@ -240,7 +241,6 @@ static void mode_echo(void)
 		if (!f)
 			continue;
 		if (is_kind(f, len, KIND_DATA)) {
-			ready_next = 0;
 			memcpy(&tag, f + 18, 4);
 			memcpy(&seq, f + 22, 4);
 			send_test(f + 6, mac, tag, seq, KIND_ECHO, len);
@@ -302,12 +302,10 @@ static void mode_recv(void)
 			continue;
 		if (is_test(f, len)) {
 			memcpy(&tag, f + 18, 4);
-			if (f[26] == KIND_DATA) {
+			if (f[26] == KIND_DATA)
 				data[tag % 8]++;
-				ready_next = 0;
-			} else if (f[26] == KIND_ECHO) {
+			else if (f[26] == KIND_ECHO)
 				echo[tag % 8]++;
-			}
 		} else {
 			other++;
 		}
