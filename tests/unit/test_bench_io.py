@@ -124,3 +124,14 @@ def test_sink_short_transfer_fails():
         s.recv(8)
     with pytest.raises(RuntimeError, match="counted 1000 bytes, not 2000"):
         sink.check(2000)
+
+
+def test_median_run_kept_with_every_run():
+    runs = [{"p": {"insns": v, "requests": 10 + i}} for i, v in enumerate((300, 100, 200))]
+    m = bench.io_median(runs, ("p",))["p"]
+    assert m == {"insns": 200, "requests": 12, "runs": [(100, 11), (200, 12), (300, 10)]}
+    b = {**m, "ticks": 10_000, "irqs": 1, "drift_ppm": 0}
+    c = {"insns": 400, "ticks": 10_000, "requests": 12, "irqs": 1, "drift_ppm": 0}
+    # per request, each run by its own requests
+    assert bench.io_result("x", "disk", b, c)["bare_runs"] == [9, 17, 30]
+    assert bench.io_result("x", "disk", b, c, mib=2)["bare_runs"] == [50, 100, 150]
