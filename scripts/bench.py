@@ -1018,9 +1018,11 @@ def net_io(results):
     uplink. Guest -> guest: two VMs on one Carapace switch (no uplink), the
     receiver answering the count; its instructions (all of the receiver's
     work, the switch's, the sender's) against the bare guest -> host figure.
-    One hart: on two, every wait for the other hart's lock lasts until
-    QEMU's round robin (one hart executes at a time under -icount) switches
-    harts, which real hardware never sees."""
+    One hart: on two (one VM each) guest -> guest took ten times the
+    instructions, most in the hypervisor functions that take the other VM's
+    device lock; under -icount QEMU runs one hart at a time, so a wait for
+    the other hart lasts until QEMU switches harts (docs/performance.md,
+    "Guest I/O with Linux")."""
     args = f"console=ttyS0 quiet iobench.mib={IO_MIB} iobench.sync_ms={IO_SYNC_MS}"
     total = IO_MIB << 20
     runs = []
@@ -1136,10 +1138,9 @@ def disk_boot(results):
     speed while the guest waits for its disk, is left out. Baseline: the
     same kernel, command line and overlay on bare QEMU, the disk and NIC as
     virtio-mmio devices. 1 vCPU on 1 hart (make run: 2 on 2): with two,
-    QEMU runs one hart at a time under -icount, and a vCPU spinning on a
-    lock the other holds spins until QEMU switches harts, up to its next
-    timer deadline: bare Linux then spends more than half its boot in
-    _raw_spin_lock, which real hardware never would."""
+    QEMU runs one hart at a time under -icount and the count follows its
+    round robin between harts (bare: 2.6 G against 0.9 G on one hart,
+    docs/performance.md, "Guest I/O with Linux")."""
     base = Path(subprocess.run([str(ROOT / "scripts" / "mkrootfs.sh"), "path"],
                                capture_output=True, text=True).stdout.strip())
     if not base.exists():
