@@ -142,7 +142,9 @@ qemu-conformant:
 test-conformant: deps all guests qemu-conformant
 	@scripts/run-tests.sh conformant
 
-bench: deps all guests bench-payloads linux-initramfs
+# rootfs: the guest-I/O steps boot our guest kernel (built with it), and
+# disk_boot the Debian root file system
+bench: deps all guests bench-payloads linux-initramfs rootfs
 	@scripts/deps.sh bench
 	@$(PYTHON) scripts/bench.py
 

@@ -9,8 +9,13 @@ payload or kernel directly on QEMU + OpenSBI) are measured in the same run.
 Writes build/bench/results.json and build/bench/ratios.png (gnuplot).
 
 Usage: scripts/bench.py [STEP ...]  (steps: micro switch cfi_violation linux_boot
-snapshot live_snapshot migration fairness exit_cost footprint; default all). A run of some steps only writes
+snapshot live_snapshot migration fairness exit_cost footprint disk disk_io net_io
+disk_boot; default all). A run of some steps only writes
 build/bench/results-partial.json instead of results.json.
+
+The guest-I/O steps (disk_io, net_io) run Linux with a spinner beside the I/O,
+so that no hart ever idles (an idle machine's -icount clock follows host
+time); disk_boot reads the executed instructions from QEMU (QMP).
 """
 import json
 import os
@@ -49,11 +54,11 @@ def say(msg):
     print(f"[bench] {msg}", flush=True)
 
 
-def bare(kernel, smp, append=None, initrd=None, timeout=600, extra=()):
+def bare(kernel, smp, append=None, initrd=None, timeout=600, extra=(), mem="512M"):
     """Run @kernel as the S-mode kernel on QEMU + OpenSBI; return its console.
     @extra: more QEMU options (devices)."""
     cmd = [QEMU, "-machine", "virt", "-cpu", CPU, "-smp", str(smp),
-           "-m", "512M", "-display", "none", "-serial", "stdio", "-monitor", "none",
+           "-m", mem, "-display", "none", "-serial", "stdio", "-monitor", "none",
            "-bios", str(FW), "-kernel", str(kernel)] + ICOUNT + list(extra)
     if initrd:
         cmd += ["-initrd", str(initrd)]
@@ -771,6 +776,416 @@ def footprint(results):
                             "unit": "bytes"}
 
 
+# --- guest I/O (issue 24) -----------------------------------------------------
+
+GUEST_KERNEL = CACHE / "guest-kernel" / "Image"
+IOBENCH = OUT / "iobench.cpio.gz"
+IO_MIB = 64             # MiB per sequential transfer
+IO_BS_KIB = 1024        # KiB per sequential read()/write(), O_DIRECT: dd bs=1M iflag=direct
+IO_READS = 4096         # random 4 KiB reads, O_DIRECT
+IO_SYNC_MS = 200        # the guest's pause at each phase's start and end (hypervisor counters)
+IO_GOALS = {"disk": 1.3, "net": 1.5}    # Carapace / bare, issue 24
+# Bare runs per figure, the median kept: a bare request's instructions vary
+# by up to 15 % from run to run (whether QEMU answers before the guest's task
+# sleeps is host timing); Carapace's, slower to answer, by about 1 %.
+IO_BARE_RUNS = 3
+DISK_PHASES = ("disk_write", "disk_read", "disk_rand")
+IO_FIGURES = ("insns", "ticks", "requests", "irqs", "drift_ppm")
+IO_POSITIVE = ("insns", "ticks", "requests")
+SYNC_RE = re.compile(r"IOBENCH SYNC (\S+)-(start|end)$")
+VIRTIO_MMIO_V1 = ["-global", "virtio-mmio.force-legacy=false"]
+IO_UNIT = ("instructions of the whole machine (every hart and privilege level: rdtime x 100 "
+           "under -icount shift=0) during the phase, minus what a SCHED_IDLE spinner in the "
+           "guest got (tests/bench/linux/iobench.c)")
+EXIT_KEYS = ("exits", "mmio", "host_irq", "guest_page_faults")
+
+
+def io_figures(text, phases, prefix=""):
+    """{phase: {insns, ticks, requests, irqs, drift_ppm}} from the BENCH lines
+    tests/bench/linux/iobench.c printed in @text (only lines starting with
+    @prefix). A figure the guest did not print, or a count that is not
+    positive, raises: bench fails rather than record a zero."""
+    vals = bench_lines(text, prefix)
+    failed = [l for l in text.splitlines() if l.startswith(prefix) and "IOBENCH FAIL" in l]
+    out = {}
+    for ph in phases:
+        row = {}
+        for key in IO_FIGURES:
+            v = vals.get(f"{ph}_{key}")
+            if v is None or (key in IO_POSITIVE and v <= 0):
+                why = "not printed" if v is None else f"{v}, not a count"
+                raise RuntimeError(f"iobench: {prefix}{ph}_{key} {why}"
+                                   + (f" ({failed[0]})" if failed else "") + ":\n" + text[-3000:])
+            row[key] = v
+        out[ph] = row
+    return out
+
+
+def io_median(runs, phases):
+    """For each phase, the figures of the run whose instructions are the
+    median of @runs (lists of io_figures()), with every run's instructions
+    and requests beside them (`runs`)."""
+    out = {}
+    for ph in phases:
+        rows = sorted((r[ph] for r in runs), key=lambda f: f["insns"])
+        out[ph] = {**rows[len(rows) // 2], "runs": [(f["insns"], f["requests"]) for f in rows]}
+    return out
+
+
+def io_uncertainty_pct(f):
+    """How far the phase's figure can be off through the spinner's rate: the
+    two calibrations around it differ by drift_ppm, the mean of them is used,
+    and the spinner's share is the rest of the interval."""
+    spinner = f["ticks"] * INSNS_PER_TICK - f["insns"]
+    return round(100.0 * spinner * f["drift_ppm"] / 2e6 / f["insns"], 2)
+
+
+def io_exits(counters, phase):
+    """The hypervisor's counters (`stats` of the VM) across a phase, read at
+    the guest's SYNC pauses; None when one of the two reads is missing."""
+    a, b = counters.get(f"{phase}-start"), counters.get(f"{phase}-end")
+    if not a or not b:
+        return None
+    return {k: b[k] - a[k] for k in EXIT_KEYS}
+
+
+def io_result(what, kind, b, c, exits=None, mib=None):
+    """One figure, Carapace against bare: instructions per MiB (@mib given)
+    or per request, and what goes with them."""
+    def per(f):
+        return f["insns"] / mib if mib else f["insns"] / f["requests"]
+
+    ratio = per(c) / per(b)
+    r = {"what": what, "carapace": round(per(c)), "bare": round(per(b)),
+         "ratio": round(ratio, 3), "goal": IO_GOALS[kind], "goal_met": ratio <= IO_GOALS[kind],
+         "requests": {"carapace": int(c["requests"]), "bare": int(b["requests"])},
+         "insns_per_request": {"carapace": round(c["insns"] / c["requests"]),
+                               "bare": round(b["insns"] / b["requests"])},
+         "irqs_per_request": {"carapace": round(c["irqs"] / c["requests"], 3),
+                              "bare": round(b["irqs"] / b["requests"], 3)},
+         "guest_ms": {"carapace": round(c["ticks"] / 1e4, 1), "bare": round(b["ticks"] / 1e4, 1)},
+         "uncertainty_pct": {"carapace": io_uncertainty_pct(c), "bare": io_uncertainty_pct(b)},
+         "unit": ("instructions per MiB: " if mib else "instructions per request: ") + IO_UNIT}
+    if "runs" in b:
+        r["bare_runs"] = [round(i / mib if mib else i / n) for i, n in b["runs"]]
+    if exits:
+        r["carapace_per_request"] = {k: round(v / c["requests"], 3) for k, v in exits.items()}
+    return r
+
+
+class LiveRun:
+    """A command (bare QEMU or carapace-run) in the background, its console
+    lines kept as they come."""
+
+    def __init__(self, cmd):
+        self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  stdin=subprocess.DEVNULL, text=True, errors="replace")
+        self.lines = []
+        self.reader = threading.Thread(
+            target=lambda: self.lines.extend(l.rstrip("\n") for l in self.p.stdout), daemon=True)
+        self.reader.start()
+
+    def wait_for(self, pattern, timeout):
+        end, rx = time.time() + timeout, re.compile(pattern)
+        while True:
+            for l in list(self.lines):
+                if rx.search(l):
+                    return l
+            if time.time() > end or self.p.poll() is not None:
+                raise RuntimeError(f"no line matching {pattern!r}:\n" + self.text()[-3000:])
+            time.sleep(0.02)
+
+    def text(self):
+        return "\n".join(self.lines)
+
+    def stop(self):
+        stop_launcher(self.p)
+        self.reader.join(timeout=10)
+
+
+def carapace_io(vms, smp, vm, timeout=900, extra=()):
+    """VMs under Carapace (carapace-run, -icount) until all are down; at each
+    IOBENCH SYNC line of @vm (the guest pauses there) its counters are read
+    with `stats`. Returns the console and {"PHASE-start|end": counters}."""
+    cc = ctl_module()
+    sock = f"/tmp/carapace-bench-{os.getpid()}-{time.monotonic_ns()}.sock"
+    cmd = [sys.executable, str(ROOT / "tools" / "carapace-run"), "--batch", "--icount",
+           "--timeout", str(timeout), "--smp", str(smp), "--ctl-socket", sock, *extra]
+    for spec in vms:
+        cmd += ["--vm", spec]
+    run, counters, seen = LiveRun(cmd), {}, 0
+    try:
+        end = time.time() + timeout + 30
+        while run.p.poll() is None and time.time() < end:
+            fresh = run.lines[seen:]
+            seen += len(fresh)
+            for l in fresh:
+                m = SYNC_RE.search(l)
+                if m and l.startswith(f"[{vm}] "):
+                    with cc.Client(sock, timeout=30) as c:
+                        counters[f"{m.group(1)}-{m.group(2)}"] = \
+                            c.request("stats", {"vm": vm})["vms"][0]
+            time.sleep(0.01)
+    finally:
+        run.stop()
+    return run.text(), counters
+
+
+def scratch_disk(path, mib=IO_MIB + 16):
+    """A raw, sparse scratch disk: the phases use its first IO_MIB MiB."""
+    with open(path, "wb") as f:
+        f.truncate(mib << 20)
+    return path
+
+
+def disk_io(results):
+    """Guest disk I/O with Linux (issue 24): tests/bench/linux/iobench.c as
+    the initramfs of our guest kernel, 1 vCPU, 256 MiB, 1 hart, on a raw
+    scratch disk: writes then reads IO_MIB MiB sequentially and makes
+    IO_READS random 4 KiB reads, all O_DIRECT. Baseline: the same kernel and
+    initramfs on bare QEMU with the disk as a virtio-blk-device (virtio 1.x
+    over MMIO, as Carapace's model). Under Carapace the guest disk is
+    Carapace's virtio-blk model over a virtio-blk-pci host disk, at its
+    default rate limit (docs/virtio.md, "Fair share"): the limit lengthens
+    the phases in guest time, not their instructions."""
+    args = (f"console=ttyS0 quiet iobench.run=disk iobench.mib={IO_MIB} iobench.bs={IO_BS_KIB} "
+            f"iobench.reads={IO_READS} iobench.sync_ms={IO_SYNC_MS}")
+    with tempfile.TemporaryDirectory() as tmp:
+        img_b, img_c = (scratch_disk(Path(tmp) / f"{n}.raw") for n in ("bare", "carapace"))
+        runs = []
+        for i in range(IO_BARE_RUNS):
+            say(f"guest disk I/O: bare QEMU, virtio-blk-device, 1 hart (baseline, run {i + 1} "
+                f"of {IO_BARE_RUNS})")
+            runs.append(io_figures(bare(GUEST_KERNEL, 1, append=args, initrd=IOBENCH, mem="256M",
+                                        extra=VIRTIO_MMIO_V1 + [
+                                            "-drive", f"file={img_b},if=none,id=d0,format=raw",
+                                            "-device", "virtio-blk-device,drive=d0"]),
+                                   DISK_PHASES))
+        b = io_median(runs, DISK_PHASES)
+        say("guest disk I/O: under Carapace, 1 hart, 1 vCPU")
+        text, counters = carapace_io([f"name=d,kernel={GUEST_KERNEL},initrd={IOBENCH},mem=256M,"
+                                      f"vcpus=1,disk={img_c},bootargs={args}"], 1, "d")
+        c = io_figures(text, DISK_PHASES, "[d]")
+    for ph, key, what, mib in (
+            ("disk_write", "disk_seq_write", f"sequential write of {IO_MIB} MiB, O_DIRECT, "
+             f"{IO_BS_KIB} KiB per write()", IO_MIB),
+            ("disk_read", "disk_seq_read", f"sequential read of {IO_MIB} MiB, O_DIRECT, "
+             f"{IO_BS_KIB} KiB per read()", IO_MIB),
+            ("disk_rand", "disk_rand_read", f"{IO_READS} random 4 KiB reads, O_DIRECT, "
+             f"over {IO_MIB} MiB", None)):
+        results[key] = io_result(what, "disk", b[ph], c[ph], io_exits(counters, ph), mib)
+
+
+class Sink:
+    """The host end of a guest -> host transfer: a TCP server on the loopback
+    (QEMU user networking takes the guest's connection to 10.0.2.2:PORT to
+    127.0.0.1:PORT) that counts one connection's bytes and, when the guest
+    half-closes, answers their count (8 bytes, little-endian)."""
+
+    def __init__(self):
+        self.srv = socket.socket()
+        self.srv.bind(("127.0.0.1", 0))
+        self.srv.listen(1)
+        self.srv.settimeout(900)
+        self.port, self.got = self.srv.getsockname()[1], None
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        try:
+            conn, _ = self.srv.accept()
+        except OSError:
+            return
+        with conn:
+            n = 0
+            while chunk := conn.recv(1 << 20):
+                n += len(chunk)
+            conn.sendall(n.to_bytes(8, "little"))
+            self.got = n
+
+    def check(self, want):
+        self.srv.close()
+        self.thread.join(timeout=10)
+        if self.got != want:
+            raise RuntimeError(f"the host sink counted {self.got} bytes, not {want}")
+
+
+def net_io(results):
+    """Guest network throughput with Linux (issue 24): iobench (as disk_io)
+    sends IO_MIB MiB over TCP, 1 vCPU, 1 hart. Guest -> host: to a sink on
+    the host through QEMU user networking, the baseline with the NIC as a
+    virtio-net-device on bare QEMU, under Carapace through a switch with an
+    uplink. Guest -> guest: two VMs on one Carapace switch (no uplink), the
+    receiver answering the count; its instructions (all of the receiver's
+    work, the switch's, the sender's) against the bare guest -> host figure.
+    One hart: on two (one VM each) guest -> guest took ten times the
+    instructions, most in the hypervisor functions that take the other VM's
+    device lock; under -icount QEMU runs one hart at a time, so a wait for
+    the other hart lasts until QEMU switches harts (docs/performance.md,
+    "Guest I/O with Linux")."""
+    args = f"console=ttyS0 quiet iobench.mib={IO_MIB} iobench.sync_ms={IO_SYNC_MS}"
+    total = IO_MIB << 20
+    runs = []
+    for i in range(IO_BARE_RUNS):
+        sink = Sink()
+        say(f"guest -> host TCP: bare QEMU, virtio-net-device on user networking, 1 hart "
+            f"(baseline, run {i + 1} of {IO_BARE_RUNS})")
+        runs.append(io_figures(bare(GUEST_KERNEL, 1, initrd=IOBENCH, mem="256M",
+                                    append=f"{args} iobench.run=tx carapace.ip=10.0.2.15/24 "
+                                           f"iobench.peer=10.0.2.2:{sink.port}",
+                                    extra=VIRTIO_MMIO_V1 + ["-netdev", "user,id=n0", "-device",
+                                                            "virtio-net-device,netdev=n0"]),
+                               ("net_tx",)))
+        sink.check(total)
+    b = io_median(runs, ("net_tx",))["net_tx"]
+    sink = Sink()
+    say("guest -> host TCP: under Carapace, a switch with an uplink, 1 hart")
+    text, counters = carapace_io([f"name=t,kernel={GUEST_KERNEL},initrd={IOBENCH},mem=256M,"
+                                  f"vcpus=1,net=up,bootargs={args} iobench.run=tx "
+                                  f"iobench.peer=10.0.2.2:{sink.port}"], 1, "t",
+                                 extra=["--switch", "name=up,uplink=user"])
+    c = io_figures(text, ("net_tx",), "[t]")["net_tx"]
+    sink.check(total)
+    results["net_tx_host"] = io_result(f"guest -> host TCP, {IO_MIB} MiB", "net", b, c,
+                                       io_exits(counters, "net_tx"), IO_MIB)
+    say("guest -> guest TCP: two VMs on one Carapace switch, 1 hart")
+    rx = (f"name=r,kernel={GUEST_KERNEL},initrd={IOBENCH},mem=256M,vcpus=1,net=lan,"
+          "bootargs=console=ttyS0 quiet iobench.run=rx carapace.ip=10.0.3.2/24 iobench.port=5001")
+    tx = (f"name=t,kernel={GUEST_KERNEL},initrd={IOBENCH},mem=256M,vcpus=1,net=lan,"
+          f"bootargs={args} iobench.run=tx carapace.ip=10.0.3.1/24 iobench.peer=10.0.3.2:5001")
+    text, counters = carapace_io([rx, tx], 1, "t", extra=["--switch", "name=lan"])
+    g = io_figures(text, ("net_tx",), "[t]")["net_tx"]
+    if bench_lines(text, "[r]").get("net_rx_bytes") != total:
+        raise RuntimeError("guest -> guest: the receiver did not count every byte:\n"
+                           + text[-3000:])
+    results["net_guest_to_guest"] = io_result(
+        f"guest -> guest TCP on one switch, {IO_MIB} MiB, both guests' and the switch's "
+        "work; baseline: bare guest -> host", "net", b, g, io_exits(counters, "net_tx"), IO_MIB)
+
+
+class Qmp:
+    """QEMU's QMP on a unix socket: enough to read how many instructions the
+    machine has executed (query-replay's icount: every hart, idle time not
+    counted, unlike the -icount clock, which runs with host time while every
+    hart waits)."""
+
+    def __init__(self, path, timeout=60):
+        end = time.time() + timeout
+        while True:
+            self.s = socket.socket(socket.AF_UNIX)
+            self.s.settimeout(30)
+            try:
+                self.s.connect(str(path))
+                self.f = self.s.makefile("rw")
+                if not self.f.readline():       # the greeting
+                    raise ConnectionResetError("no QMP greeting")
+                self.cmd("qmp_capabilities")
+                return
+            except (OSError, ValueError):
+                # carapace-run's first QEMU, which only dumps the device
+                # tree, took the extra options too and is gone
+                self.s.close()
+                if time.time() > end:
+                    raise RuntimeError(f"no QMP at {path}")
+                time.sleep(0.1)
+
+    def cmd(self, name):
+        self.f.write(json.dumps({"execute": name}) + "\n")
+        self.f.flush()
+        while True:
+            line = self.f.readline()
+            if not line:
+                raise ConnectionResetError("QMP closed")
+            reply = json.loads(line)
+            if "return" in reply:
+                return reply["return"]
+            if "error" in reply:
+                raise RuntimeError(f"QMP {name}: {reply['error']}")
+
+    def icount(self):
+        return self.cmd("query-replay")["icount"]
+
+    def close(self):
+        self.s.close()
+
+
+def boot_to_login(cmd, qmp_path, pattern, timeout=900):
+    """Start @cmd; when getty's issue line (@pattern) appears, the machine's
+    executed instructions (QMP) and the wall time since the start. The
+    prompt after the issue line has no newline (a batch console never
+    flushes it); the guest then waits for a login, so a late read adds
+    little (`settle`: what the next 2 s added, idle)."""
+    t0 = time.time()
+    run = LiveRun(cmd)
+    try:
+        run.wait_for(pattern, timeout)
+        wall = time.time() - t0
+        qmp = Qmp(qmp_path)
+        insns = qmp.icount()
+        time.sleep(2)
+        settle = qmp.icount() - insns
+        qmp.close()
+    finally:
+        run.stop()
+    return insns, round(wall, 1), settle
+
+
+def disk_boot(results):
+    """The Debian guest of `make run` (its root file system on a qcow2
+    overlay of the base image, our guest kernel, 256 MiB, a NIC on a switch
+    with an uplink) from machine reset to getty's issue line, in
+    instructions executed (QMP): idle time, which under -icount runs at host
+    speed while the guest waits for its disk, is left out. Baseline: the
+    same kernel, command line and overlay on bare QEMU, the disk and NIC as
+    virtio-mmio devices. 1 vCPU on 1 hart (make run: 2 on 2): with two,
+    QEMU runs one hart at a time under -icount and the count follows its
+    round robin between harts (bare: 2.6 G against 0.9 G on one hart,
+    docs/performance.md, "Guest I/O with Linux")."""
+    base = Path(subprocess.run([str(ROOT / "scripts" / "mkrootfs.sh"), "path"],
+                               capture_output=True, text=True).stdout.strip())
+    if not base.exists():
+        raise RuntimeError(f"disk_boot: no Debian base image at {base} (make rootfs)")
+    args = "root=/dev/vda rw console=ttyS0 quiet"
+    net = "carapace.ip=10.0.2.15/24 carapace.gw=10.0.2.2 carapace.hostname=alpha"
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for who in ("bare", "carapace"):
+            ov, qmp = Path(tmp) / f"{who}.qcow2", Path(tmp) / f"{who}.qmp"
+            subprocess.run([str(ROOT / "scripts" / "mkrootfs.sh"), "overlay", str(ov)],
+                           check=True, capture_output=True, env={**os.environ, "FRESH": "1"})
+            qmp_arg = f"unix:{qmp},server=on,wait=off"
+            if who == "bare":
+                say("Debian boot to login: bare QEMU, 1 hart (baseline)")
+                cmd = [QEMU, "-machine", "virt", "-cpu", CPU, "-smp", "1", "-m", "256M",
+                       "-display", "none", "-serial", "stdio", "-monitor", "none",
+                       "-bios", str(FW), "-kernel", str(GUEST_KERNEL), "-append", f"{args} {net}",
+                       *ICOUNT, *VIRTIO_MMIO_V1,
+                       "-drive", f"file={ov},if=none,id=d0,format=qcow2",
+                       "-device", "virtio-blk-device,drive=d0",
+                       "-netdev", "user,id=n0", "-device", "virtio-net-device,netdev=n0",
+                       "-qmp", qmp_arg]
+                pattern = r"^Debian GNU/Linux \S+ alpha ttyS0"
+            else:
+                say("Debian boot to login: under Carapace, 1 hart, 1 vCPU")
+                cmd = [sys.executable, str(ROOT / "tools" / "carapace-run"), "--batch",
+                       "--icount", "--timeout", "900", "--smp", "1",
+                       "--ctl-socket", str(Path(tmp) / "ctl.sock"),
+                       "--switch", "name=lan,uplink=user",
+                       "--vm", f"name=alpha,kernel={GUEST_KERNEL},mem=256M,vcpus=1,disk={ov},"
+                               f"net=lan,bootargs={args}",
+                       "--qemu-arg=-qmp", f"--qemu-arg={qmp_arg}"]
+                pattern = r"^\[alpha\] Debian GNU/Linux \S+ alpha ttyS0"
+            out[who] = boot_to_login(cmd, qmp, pattern)
+    (c, c_wall, c_settle), (b, b_wall, b_settle) = out["carapace"], out["bare"]
+    results["disk_boot"] = {"what": "Debian guest (make run's) from machine reset to its login "
+                                    "prompt (getty's issue line), 1 hart, 1 vCPU",
+                            "carapace": c, "bare": b, "ratio": round(c / b, 3),
+                            "wall_s": {"carapace": c_wall, "bare": b_wall},
+                            "settle_2s": {"carapace": c_settle, "bare": b_settle},
+                            "unit": "instructions executed by the machine (QMP query-replay "
+                                    "icount: every hart, idle time not counted)"}
+
+
 def table(results):
     print()
     print(f"{'metric':<28} {'Carapace':>14} {'baseline':>14} {'ratio':>8}")
@@ -848,6 +1263,31 @@ def table(results):
         print(f"  SRST reboot: {r['reboot_small']:,} (small image), {r['reboot_initrd']:,} "
               f"(36.6 MB initrd): {r['reboot_per_mib']:,} per MiB of images")
         print(f"  largest own work {r['own_max']:,.0f}: {'pass' if r['pass'] else 'FAIL'}")
+    io = [k for k in ("disk_seq_write", "disk_seq_read", "disk_rand_read", "net_tx_host",
+                      "net_guest_to_guest") if k in results]
+    if io:
+        print("guest I/O, Carapace / bare (instructions of the whole machine; per MiB, random "
+              "reads per request):")
+        for k in io:
+            r = results[k]
+            spread = (f" (bare runs {min(r['bare_runs']):,}-{max(r['bare_runs']):,})"
+                      if r.get("bare_runs") else "")
+            line = (f"  {k:<19} {r['carapace']:>11,} / {r['bare']:>11,}{spread} = {r['ratio']:.2f} "
+                    f"(goal {r['goal']}: {'met' if r['goal_met'] else 'missed'}); per request "
+                    f"{r['insns_per_request']['carapace']:,} / {r['insns_per_request']['bare']:,}, "
+                    f"requests {r['requests']['carapace']:,} / {r['requests']['bare']:,}, "
+                    f"interrupts per request {r['irqs_per_request']['carapace']} / "
+                    f"{r['irqs_per_request']['bare']}")
+            e = r.get("carapace_per_request")
+            if e:
+                line += (f"; exits per request {e['exits']} (MMIO {e['mmio']}, host interrupts "
+                         f"{e['host_irq']})")
+            print(line)
+    if "disk_boot" in results:
+        r = results["disk_boot"]
+        print(f"Debian boot to login: {r['carapace'] / 1e9:.2f} G / {r['bare'] / 1e9:.2f} G "
+              f"instructions = {r['ratio']:.2f} (wall {r['wall_s']['carapace']} s / "
+              f"{r['wall_s']['bare']} s)")
     if "footprint" in results:
         r = results["footprint"]
         print(f"image {r['image_bin_bytes']} bytes (text {r['text']}, data {r['data']}, "
@@ -875,18 +1315,26 @@ def chart(results):
     say(f"chart: {OUT / 'ratios.png'}")
 
 
+# What a step needs beyond what every step needs.
+STEP_NEEDS = {"disk_io": (GUEST_KERNEL, IOBENCH), "net_io": (GUEST_KERNEL, IOBENCH),
+              "disk_boot": (GUEST_KERNEL,)}
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
-    for f in (FW, IMAGE, INITRD, PAYLOAD, HYP, DIRTIER, ELP_PREEMPT, FAIRNESS):
-        if not f.exists():
-            sys.exit(f"bench: missing {f} (run: make bench)")
     steps = {f.__name__: f for f in (micro, switch, cfi_violation, linux_boot, snapshot,
                                      live_snapshot, migration, fairness, exit_cost, footprint,
-                                     disk)}
+                                     disk, disk_io, net_io, disk_boot)}
     chosen = sys.argv[1:] or list(steps)
     for name in chosen:
         if name not in steps:
             sys.exit(f"bench: no step {name!r} (steps: {' '.join(steps)})")
+    needs = [FW, IMAGE, INITRD, PAYLOAD, HYP, DIRTIER, ELP_PREEMPT, FAIRNESS]
+    for name in chosen:
+        needs += STEP_NEEDS.get(name, ())
+    for f in needs:
+        if not f.exists():
+            sys.exit(f"bench: missing {f} (run: make bench)")
     results = {}
     for name in chosen:
         steps[name](results)

@@ -21,3 +21,24 @@ $(BENCH_OUT)/%.bin: $(BENCH_OUT)/%.elf
 	@$(GUEST_OBJCOPY) -O binary $< $@
 
 -include $(BENCH_NAMES:%=$(BENCH_OUT)/obj/%.c.d)
+
+# The guest-I/O benchmark (scripts/bench.py disk_io, net_io): a static Linux
+# program that is the whole initramfs, its /init (tests/bench/linux/iobench.c).
+IOBENCH := $(BENCH_OUT)/iobench
+IOBENCH_INITRAMFS := $(BENCH_OUT)/iobench.cpio.gz
+bench-payloads: $(IOBENCH_INITRAMFS)
+
+$(IOBENCH): tests/bench/linux/iobench.c tests/bench/bench.mk
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(LINUX_CC) $(LINUX_CFLAGS) -o $@ $<
+
+# /init and the mount points it uses; same inputs, same bytes (as mkinitramfs.sh)
+$(IOBENCH_INITRAMFS): $(IOBENCH)
+	@echo "  CPIO    $@"
+	@rm -rf $@.d && mkdir -p $@.d/dev $@.d/proc $@.d/sys
+	@install -m 0755 $< $@.d/init
+	@find $@.d -exec touch -h -d @0 {} +
+	@(cd $@.d && find . -mindepth 1 -printf '%P\n' | LC_ALL=C sort | \
+		cpio --quiet -o -H newc -R 0:0 --reproducible) | gzip -9 -n >$@.tmp
+	@rm -rf $@.d && mv $@.tmp $@
