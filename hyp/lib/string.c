@@ -4,24 +4,55 @@
 #include <string.h>
 #include <stdlib.h>
 
+/* Eight bytes at an aligned @s, as one word. */
+static inline uint64_t word_at(const unsigned char *s)
+{
+	return *(const uint64_t *)s;
+}
+
 void *memcpy(void *dst, const void *src, size_t n)
 {
 	unsigned char *d = dst;
 	const unsigned char *s = src;
 
-	/* Unrolled word copies when both are aligned: guest images are megabytes. */
-	if ((((uintptr_t)d | (uintptr_t)s) & 7) == 0) {
-		for (; n >= 32; n -= 32, d += 32, s += 32) {
-			uint64_t a = ((const uint64_t *)s)[0], b = ((const uint64_t *)s)[1];
-			uint64_t c = ((const uint64_t *)s)[2], e = ((const uint64_t *)s)[3];
-
-			((uint64_t *)d)[0] = a;
-			((uint64_t *)d)[1] = b;
-			((uint64_t *)d)[2] = c;
-			((uint64_t *)d)[3] = e;
+	/* Word copies for long runs, whatever the alignment of each side: guest
+	 * images are megabytes, and network frames sit at addresses with no
+	 * common alignment (byte copies were 85-92 % of the hypervisor's work of
+	 * a TCP stream, docs/performance.md). */
+	if (n >= 32) {
+		while ((uintptr_t)d & 7) {
+			*d++ = *s++;
+			n--;
 		}
-		for (; n >= 8; n -= 8, d += 8, s += 8)
-			*(uint64_t *)d = *(const uint64_t *)s;
+		unsigned int lag = (unsigned int)((uintptr_t)s & 7);
+
+		if (!lag) {
+			for (; n >= 32; n -= 32, d += 32, s += 32) {
+				uint64_t a = word_at(s), b = word_at(s + 8);
+				uint64_t c = word_at(s + 16), e = word_at(s + 24);
+
+				((uint64_t *)d)[0] = a;
+				((uint64_t *)d)[1] = b;
+				((uint64_t *)d)[2] = c;
+				((uint64_t *)d)[3] = e;
+			}
+			for (; n >= 8; n -= 8, d += 8, s += 8)
+				*(uint64_t *)d = word_at(s);
+		} else {
+			/* Each destination word from two aligned source words
+			 * (little-endian); every word read holds a byte that is
+			 * copied, so no read leaves the source's pages. */
+			unsigned int lo_shift = lag * 8, hi_shift = 64 - lo_shift;
+			const unsigned char *ws = s - lag;
+			uint64_t lo = word_at(ws);
+
+			for (; n >= 8; n -= 8, d += 8, s += 8) {
+				uint64_t hi = word_at(ws += 8);
+
+				*(uint64_t *)d = lo >> lo_shift | hi << hi_shift;
+				lo = hi;
+			}
+		}
 	}
 	while (n--)
 		*d++ = *s++;

@@ -119,9 +119,15 @@ static bool put_frame(struct vnet *n, const struct virtq_chain *c, const void *f
 
 		if (!dst)
 			return false;
-		for (uint64_t k = 0; k < cnt; k++, off++)
-			dst[k] = off < VNET_HDR_SIZE ? hdr[off]
-						     : ((const uint8_t *)frame)[off - VNET_HDR_SIZE];
+		/* the header's bytes first (a buffer may hold part of it), then
+		 * the frame's, each as one copy */
+		uint64_t h = off < VNET_HDR_SIZE ? MIN(cnt, VNET_HDR_SIZE - off) : 0;
+
+		if (h)
+			memcpy(dst, hdr + off, h);
+		if (cnt > h)
+			memcpy(dst + h, (const uint8_t *)frame + (off + h - VNET_HDR_SIZE), cnt - h);
+		off += cnt;
 	}
 	return true;
 }
