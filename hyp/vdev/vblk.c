@@ -362,6 +362,8 @@ void vblk_complete(struct vblk_io *io, uint8_t status)
 		/* not a request the backend holds (a backend bug): ignored */
 	} else if (io->epoch != b->b.epoch) {
 		io->state = IO_FREE;	/* of a device since reset: nothing to tell */
+		/* but its slot is free: a chain of the new driver may wait for it */
+		run(b);
 	} else {
 		finish(io, status == VIRTIO_BLK_S_OK ? VIRTIO_BLK_S_OK : VIRTIO_BLK_S_IOERR,
 		       status == VIRTIO_BLK_S_OK && io->type == VIRTIO_BLK_T_IN ?

@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: MIT
-"""Guest disks and NICs (issue 24) with the bare-metal payloads vio_blk and
-vio_net (tests/guests/lib/vio.c, a polled virtio-mmio driver): the driver's
-contract the same on bare QEMU's own virtio devices and on Carapace's models
-over QEMU's virtio-pci devices; the malformed-ring attacks beside a victim
-doing I/O; the switch's forwarding, tenant isolation, anti-spoofing and
-uplink; eight VMs with a disk and a NIC each."""
+"""Guest disks and NICs (issue 24) with the bare-metal payloads vio_blk,
+vio_net and vio_io (tests/guests/lib/vio.c, a polled virtio-mmio driver, and
+lib/vio_nic.c): the driver's contract the same on bare QEMU's own virtio
+devices and on Carapace's models over QEMU's virtio-pci devices; the
+malicious-guest set for the disk and the NIC beside a victim doing disk and
+network I/O; the switch's forwarding, tenant isolation, anti-spoofing and
+uplink; eight VMs with a disk and a NIC each doing I/O at once."""
 
 import re
 import time
@@ -71,28 +72,211 @@ def victim_ops(run, vm):
     raise AssertionError(f"vm {vm}: no VIO-RATE line\n" + "\n".join(run.guests[vm].lines))
 
 
-def test_vio_blk_attacks_beside_a_victim(guests_built, tmp_path):
-    """Every malformed ring (loops, chains past SEG_MAX, buffers in holes, at
-    RAM's end, wrapping 2^64, in MMIO windows, avail.idx jumps, heads out of
-    range, wrong directions, INDIRECT, zero lengths, TOCTOU rewrites, a reset
-    in flight, a notify storm, a bad queue configuration) is refused and the
-    device works after a reset; the hypervisor stays up; a victim VM keeps
-    writing, reading back and verifying its own disk all along, every request
-    right. (Its rate beside a flooding neighbour against its rate alone is a
-    figure of `make bench`, measured under -icount: a timed assertion here
-    would measure how busy the host machine is.)"""
-    victim = vm_spec("v", "vio_blk", 1, f"sectors={SECTORS} mode=victim seconds=10").replace(
-        ",bootargs=", f",disk={disk(tmp_path, 'v')},bootargs=")
-    attacker = vm_spec("x", "vio_blk", 1, f"sectors={SECTORS} mode=attack").replace(
-        ",bootargs=", f",disk={disk(tmp_path, 'x')},bootargs=")
-    run = run_carapace([victim, attacker], names=["v", "x"], timeout=240)
-    assert_exit(run, EXIT_OK)
-    check_report(run.guests["x"], "attacker")
-    check_report(run.guests["v"], "victim")
-    begun = run.guests["x"].kind("INFO: vio_blk: ATTACK-BEGIN")
-    ended = run.guests["x"].kind("INFO: vio_blk: ATTACK-END")
-    assert len(begun) == len(ended) >= 19, "\n".join(run.guests["x"].lines)
-    assert victim_ops(run, "v") >= 100, f"victim did {victim_ops(run, 'v')} requests in 10 s"
+# The share of its own rate a victim's disk and network I/O keeps beside an
+# attacker (docs/security.md, "Fairness"; docs/virtio.md, "Fair share"): a
+# quarter of its rate alone, measured in the same run before the attackers
+# start. One constant: the rate-limit work may raise it.
+VICTIM_SHARE_MIN = 0.25
+ATTACK_DELAY_S = 5          # the attackers sleep (WFI) this long: the victim's baseline
+WINDOW_MS = 1000            # the shortest window a rate is taken over
+VICTIM_RE = re.compile(r"\[v\] INFO: vio_io: VICTIM: ms=(\d+) disk=(\d+) net=(\d+) bad=(\d+) other=(\d+)")
+ATTACK_RE = re.compile(r"\[(x[bn])\] INFO: vio_(?:blk|net): ATTACK-(BEGIN|END): (\d+) (\w+)")
+HYP_FAULT_MARKS = ("PANIC", "hypervisor trap", "vm v: stopped")
+# every kind of attack the issue names, in each attacker's table
+BLK_ATTACKS = {"loop", "long_chain", "chain_round_the_queue", "outside_ram", "ram_end", "at_ram_end",
+               "wrap", "mmio_uart", "mmio_self", "mmio_plic", "header_mmio", "status_mmio", "avail_jump",
+               "direction", "indirect", "toctou", "toctou_race", "reset_in_flight",
+               "queue_reset_in_flight", "queue_reset_race", "device_reset_race", "notify_storm",
+               "flood"}
+NET_ATTACKS = {f"{q}_{a}" for q in ("tx", "rx") for a in (
+    "loop", "long_chain", "chain_round_the_queue", "outside_ram", "ram_end", "at_ram_end", "wrap",
+    "mmio_uart", "mmio_self", "mmio_plic", "avail_jump", "direction", "indirect", "toctou_race",
+    "queue_reset_race")} | {"tx_oversized", "tx_toctou", "tx_offload_header", "rx_small_buffer",
+                            "device_reset_race", "notify_storm", "flood"}
+
+
+def victim_points(lines, lo=0, hi=None):
+    """(console index, ms, disk, net, bad) of the victim's progress lines in
+    lines[lo:hi]."""
+    hi = len(lines) if hi is None else hi
+    return [(i, *map(int, m.groups()[:4])) for i in range(lo, hi)
+            if (m := VICTIM_RE.match(lines[i]))]
+
+
+def victim_rates(points):
+    """(disk, net) operations a second over @points, None if they span less
+    than WINDOW_MS."""
+    if len(points) < 2 or points[-1][1] - points[0][1] < WINDOW_MS:
+        return None
+    ms = points[-1][1] - points[0][1]
+    return ((points[-1][2] - points[0][2]) * 1000 / ms, (points[-1][3] - points[0][3]) * 1000 / ms)
+
+
+def check_attacker(lines, vm, names):
+    """The attacker ran its whole table, every check passed, every kind of
+    attack @names was in it; what ATTACKS-DONE says it counted."""
+    own = [l[len(vm) + 3:] for l in lines if l.startswith(f"[{vm}] ")]
+    text = "\n".join(own)
+    fails = [l for l in own if l.startswith("FAIL: ")]
+    assert not fails, f"attacker {vm}: failed checks:\n" + "\n".join(fails) + f"\n--- log ---\n{text}"
+    total = [int(m.group(1)) for l in own if (m := re.search(r"INFO: vio_\w+: ATTACKS: (\d+)$", l))]
+    begun = [m.group(2) for l in own if (m := re.search(r"ATTACK-BEGIN: (\d+) (\w+)", l))]
+    ended = [m.group(2) for l in own if (m := re.search(r"ATTACK-END: (\d+) (\w+)", l))]
+    assert total and begun == ended and len(begun) == total[0], f"attacker {vm}: cut short\n{text}"
+    missing = names - set(begun)
+    assert not missing, f"attacker {vm}: no attack {sorted(missing)}"
+    (done,) = [l for l in own if "ATTACKS-DONE:" in l]
+    return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", done)}
+
+
+def attack_host(host_factory, tmp_path, extra=(), args=""):
+    """A victim VM v (vio_io: a disk and two NICs on switch lan) and two
+    attackers, 2 vCPUs each: xb (vio_blk on its own disk) and xn (vio_net with
+    two NICs on lan), asleep for ATTACK_DELAY_S first, then flooding for ever
+    after their table (then_flood=1). @extra: launcher options, @args: the
+    attackers' bootargs."""
+    args = f"mode=attack delay={ATTACK_DELAY_S} then_flood=1 {args}"
+    vms = [vm_spec("v", "vio_io", 1, "mode=victim seconds=100000").replace(
+               ",bootargs=", f",disk={disk(tmp_path, 'v')},net=lan,net=lan,bootargs="),
+           vm_spec("xb", "vio_blk", 2, f"sectors={SECTORS} {args}").replace(
+               ",bootargs=", f",disk={disk(tmp_path, 'x')},bootargs="),
+           vm_spec("xn", "vio_net", 2, args).replace(",bootargs=", ",net=lan,net=lan,bootargs=")]
+    return host_factory(vms, extra=["--switch", "name=lan", *extra], timeout=1800)
+
+
+def wait_attacks_done(h, attackers, timeout):
+    """Until every attacker printed ATTACKS-DONE, asking the management channel
+    for the VM list every 2 s meanwhile (it must answer, all VMs there)."""
+    deadline = time.monotonic() + timeout
+    while sum("ATTACKS-DONE" in l for l in h.snapshot()) < len(attackers):
+        assert time.monotonic() < deadline, "the attacks did not end\n" + "\n".join(h.snapshot()[-80:])
+        listing, _ = h.ctl("list")
+        assert {v["name"] for v in listing["vms"]} >= {"v", *attackers}, listing
+        time.sleep(2)
+
+
+def destroy_attackers(h, attackers):
+    """Destroy the attackers (flooding by now); the console index after it,
+    once the victim has run on for 4 s of its time."""
+    for vm in attackers:
+        h.ctl("destroy", vm)
+    for vm in attackers:
+        h.wait_for(lambda l, vm=vm: f"vm {vm}: destroyed" in l, 60)
+    destroyed = len(h.snapshot())
+    deadline = time.monotonic() + 120
+    while len(victim_points(h.snapshot(), destroyed)) < 16:      # 4 s of its progress
+        assert time.monotonic() < deadline, "the victim stopped after the destroy\n" + \
+            "\n".join(h.snapshot()[destroyed:])
+        time.sleep(0.5)
+    listing, _ = h.ctl("list")
+    assert [(v["name"], v["state"]) for v in listing["vms"]] == [("v", "running")], listing
+    return destroyed
+
+
+def victim_windows(lines, floods_end, destroyed):
+    """The victim's rates as shares of its baseline: {window: (disk, net)}
+    for the attacks as a whole, each attack that lasted WINDOW_MS or more,
+    the attackers flooding, and after they were destroyed; and the text."""
+    first = next(i for i, l in enumerate(lines) if ATTACK_RE.match(l))
+    base = victim_rates(victim_points(lines, 0, first)[1:])
+    assert base, "no baseline: the victim did not run a second before the attacks"
+    last_done = max(i for i, l in enumerate(lines[:floods_end]) if "ATTACKS-DONE" in l)
+    spans = {"all the attacks": (first, last_done), "the attackers flooding": (last_done, floods_end),
+             "after the attackers were destroyed": (destroyed, len(lines))}
+    begun = {}
+    for i, l in enumerate(lines[:floods_end]):
+        m = ATTACK_RE.match(l)
+        if m and m.group(2) == "BEGIN":
+            begun[m.group(1)] = i
+        elif m:
+            spans[f"{m.group(1)} {m.group(4)}"] = (begun[m.group(1)], i)
+    shares, text = {}, [f"victim alone: disk {base[0]:.0f}/s, net {base[1]:.0f}/s"]
+    for what, (lo, hi) in spans.items():
+        rates = victim_rates(victim_points(lines, lo, hi))
+        if rates is not None:
+            shares[what] = (rates[0] / base[0], rates[1] / base[1])
+            text.append(f"{what}: disk {shares[what][0]:.2f}, net {shares[what][1]:.2f} of it")
+    print("\n".join(text))
+    return shares, "\n".join(text)
+
+
+def check_hypervisor_and_victim(lines):
+    faults = [l for l in lines if any(mark in l for mark in HYP_FAULT_MARKS)]
+    assert not faults, "\n".join(faults)
+    points = victim_points(lines)
+    assert points[-1][4] == 0, f"the victim saw {points[-1][4]} wrong requests, reads or frames"
+
+
+def run_attacks(h, timeout):
+    """Both attackers' tables, then 4 s of both flooding, then their destroy;
+    (console lines, where the floods ended, where the destroy ended, the
+    devices' counters when the tables were done)."""
+    wait_attacks_done(h, ("xb", "xn"), timeout)
+    (blk,) = h.ctl("devices", "xb")[0]["devices"]
+    nic = next(d for d in h.ctl("devices", "xn")[0]["devices"] if d["nic"] == 0)
+    deadline = time.monotonic() + 120
+    done = len(h.snapshot())
+    while len(victim_points(h.snapshot(), done)) < 16:          # 4 s of the victim's time
+        assert time.monotonic() < deadline, "the victim stopped\n" + "\n".join(h.snapshot()[done:])
+        time.sleep(0.5)
+    floods_end = len(h.snapshot())
+    destroyed = destroy_attackers(h, ("xb", "xn"))
+    lines = h.snapshot()
+    check_hypervisor_and_victim(lines)
+    return lines, floods_end, destroyed, blk, nic
+
+
+def test_vio_attacks_beside_a_victim(host_factory, tmp_path):
+    """Two attacker VMs at once beside a victim doing disk and network I/O, on
+    2 harts: xb attacks its disk's request queue, xn both queues of a NIC on
+    the victim's switch (loops, chains past the limits and round the queue,
+    buffers and rings outside RAM, at and across its end, wrapping 2^64, in
+    MMIO windows, avail.idx jumps, wrong directions, INDIRECT, TOCTOU
+    rewrites after the notify and races with a second vCPU on the other
+    hart, queue and device resets in flight, notify storms of a million,
+    oversized and offload frames, floods), each case answered as
+    docs/virtio.md says (NEEDS_RESET, the status byte, the chain given back
+    empty; counted by the device too) and the device working after a reset.
+    Then both flood until they are destroyed. Throughout: the management
+    channel answers, the hypervisor never faults, the victim's every
+    request, read-back and frame is right and it goes on in every attack;
+    after the destroy it is back to at least VICTIM_SHARE_MIN of its rate
+    alone. (Its share during the attacks is printed: in real time on the
+    shared test machine it measures the host's load as much as Carapace;
+    test_vio_victim_share_beside_attackers asserts it.)"""
+    h = attack_host(host_factory, tmp_path)
+    lines, floods_end, destroyed, blk, nic = run_attacks(h, 900)
+    blk_done = check_attacker(lines, "xb", BLK_ATTACKS)
+    net_done = check_attacker(lines, "xn", NET_ATTACKS)
+    # what the attackers counted as refused, their devices counted too
+    assert blk["io"]["errors"] >= blk_done["refused"] > 0, (blk, blk_done)
+    assert nic["tx"]["errors"] >= net_done["tx_dropped"] > 0, (nic, net_done)
+    assert nic["rx"]["errors"] >= net_done["rx_dropped"] > 0, (nic, net_done)
+    shares, text = victim_windows(lines, floods_end, destroyed)
+    stalled = [w for w, s in shares.items() if min(s) == 0]
+    assert not stalled, f"the victim stopped during {stalled}\n{text}"
+    after = shares["after the attackers were destroyed"]
+    assert min(after) >= VICTIM_SHARE_MIN, f"the victim did not recover after the destroy\n{text}"
+
+
+def test_vio_victim_share_beside_attackers(host_factory, tmp_path):
+    """The same two attackers (notify storms of 200 000) on 1 hart under
+    -icount, the method of `make bench`'s fairness check (guest time counts
+    instructions: the rates measure Carapace, not how busy the host machine
+    is; on 2 harts QEMU splits its one instruction clock unevenly between
+    busy harts). The victim keeps at least VICTIM_SHARE_MIN of its disk and
+    network rate alone over all the attacks, over each attack that lasted a
+    second or more of its time (storms, races, floods), beside both floods,
+    and after the destroy."""
+    h = attack_host(host_factory, tmp_path, ("--icount", "--smp", "1"), "storm=200000")
+    lines, floods_end, destroyed, _, _ = run_attacks(h, 1500)
+    assert any("carapace: 1 harts online" in l for l in lines), "not on 1 hart"
+    check_attacker(lines, "xb", BLK_ATTACKS)
+    check_attacker(lines, "xn", NET_ATTACKS)
+    shares, text = victim_windows(lines, floods_end, destroyed)
+    assert len(shares) >= 6, f"too few windows of a second or more\n{text}"
+    low = [w for w, s in shares.items() if min(s) < VICTIM_SHARE_MIN]
+    assert not low, f"the victim fell below {VICTIM_SHARE_MIN} of its rate alone in {low}\n{text}"
 
 
 def net_vm(name, switch, args, payload="vio_net"):
@@ -153,18 +337,24 @@ def test_vio_net_uplink_answers_arp(guests_built):
 
 
 def test_eight_vms_with_a_disk_and_a_nic_each(guests_built, tmp_path):
-    """Eight VMs, each with its own disk and a NIC on one switch, run the
-    disk contract at once: 16 host PCI devices plus the uplink, all served."""
-    vms = []
-    for i in range(8):
-        spec = vm_spec(f"v{i}", "vio_blk", 1, f"sectors={SECTORS}")
-        vms.append(spec.replace(",bootargs=", f",mem=32M,disk={disk(tmp_path, f'd{i}')},net=lan,"
-                                              "bootargs="))
-    run = run_carapace(vms, names=[f"v{i}" for i in range(8)],
+    """Eight VMs, each with its own disk and a NIC on one switch (with an
+    uplink): 16 host PCI devices plus the uplink, all served at once. Each
+    writes and reads back its disk (three segments, then a write, read-back
+    and check at every turn of its loop) while it sends 50 frames to the next
+    VM in a ring (02:ca:fe:00:00:I to I % 8 + 1), each until that VM echoes it
+    back intact, and echoes those of the VM before it: no frame lost for good,
+    damaged, or seen by a VM it was not for."""
+    n, vms = 8, []
+    for i in range(1, n + 1):
+        spec = vm_spec(f"v{i}", "vio_io", 1, f"mode=ring ring={i} ring_n={n} count=50")
+        vms.append(spec.replace(",bootargs=", f",mem=32M,disk={disk(tmp_path, f'd{i}')},"
+                                              f"net=lan/02:ca:fe:00:00:{i:02x},bootargs="))
+    run = run_carapace(vms, names=[f"v{i}" for i in range(1, n + 1)],
                        extra=["--switch", "name=lan,uplink=user"], timeout=300)
     assert_exit(run, EXIT_OK)
-    for i in range(8):
+    for i in range(1, n + 1):
         check_report(run.guests[f"v{i}"], f"vm v{i}")
+        assert any(l.startswith("INFO: vio_io: NET-RING: ") for l in run.guests[f"v{i}"].lines)
         assert any((tmp_path / f"d{i}.raw").read_bytes()[8 * 512:11 * 512]), f"v{i}'s disk untouched"
 
 

@@ -996,6 +996,42 @@ TEST(vblk_reset_mid_request_drops_its_completion)
 	vm_free();
 }
 
+/* A reset while the host device holds every slot: the new driver's first
+ * request waits for a slot, and gets the first one an old request frees
+ * (found by tests/guests/test_vio.py: without it, it waited for a notify
+ * that a polled driver never sends again). */
+TEST(vblk_request_after_a_reset_taken_when_an_old_one_completes)
+{
+	blk_ready();
+	disk.mode = DISK_LATER;
+	disk.room = VBLK_INFLIGHT + 1;
+	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++) {
+		struct seg s[3] = { { HDR + 16 * i, VIRTIO_BLK_HDR_SIZE, false },
+				    { DATA + 0x1000 * i, VIRTIO_BLK_SECTOR, true },
+				    { STATUS + 1 + i, 1, true } };
+
+		blk_hdr(HDR + 16 * i, VIRTIO_BLK_T_IN, i);
+		offer(BLK, 0, s, 3);
+	}
+	notify(BLK, 0);
+	EXPECT_EQ(disk.nr_held, VBLK_INFLIGHT);
+	wr(BLK, VIRTIO_MMIO_STATUS, 0);
+	memset(guest(used_at(BLK, 0), 4 + 8 * QSIZE), 0, 4 + 8 * QSIZE);
+	memset(guest(avail_at(BLK, 0), 4 + 2 * QSIZE), 0, 4 + 2 * QSIZE);
+	next_desc[BLK][0] = 0;
+	driver_init(BLK, 1);
+	blk_request(VIRTIO_BLK_T_OUT, 3, VIRTIO_BLK_SECTOR, false);
+	EXPECT_EQ(disk.submits, VBLK_INFLIGHT);		/* no free slot yet */
+	disk_complete_one(VIRTIO_BLK_S_OK);		/* an old one: dropped, its slot free */
+	EXPECT_EQ(disk.submits, VBLK_INFLIGHT + 1);	/* the waiting request taken at once */
+	EXPECT_EQ(disk.last_type, VIRTIO_BLK_T_OUT);
+	while (disk.nr_held)
+		disk_complete_one(VIRTIO_BLK_S_OK);
+	EXPECT_EQ(used_idx(BLK, 0), 1);
+	EXPECT_EQ(status_byte(), VIRTIO_BLK_S_OK);
+	vm_free();
+}
+
 TEST(vblk_read_data_pages_dirty_again_at_completion)
 {
 	uint64_t log[RAM_SIZE / PAGE_SIZE / 64];

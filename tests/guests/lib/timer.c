@@ -4,6 +4,7 @@
 #include "fdt.h"
 #include "sbi.h"
 #include "timer.h"
+#include "trap.h"
 
 #define DEFAULT_TIMEBASE	10000000UL	/* QEMU virt, if the DT lacks it */
 
@@ -52,4 +53,26 @@ void timer_disarm_wakeup(void)
 {
 	sbi_set_timer(-1UL);
 	csr_clear(sie, MIP_STIP);
+}
+
+static volatile bool slept;
+
+static void sleep_irq(unsigned long irq)
+{
+	(void)irq;
+	sbi_set_timer(-1UL);
+	WRITE_ONCE(slept, true);
+}
+
+void sleep_us(unsigned long us)
+{
+	bool sie = csr_read(sstatus) & SR_SIE;
+
+	WRITE_ONCE(slept, false);
+	trap_set_irq(IRQ_S_TIMER, sleep_irq);
+	timer_arm_wakeup(us);
+	wfi_until(READ_ONCE(slept));
+	timer_disarm_wakeup();
+	if (!sie)
+		csr_clear(sstatus, SR_SIE);
 }

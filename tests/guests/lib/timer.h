@@ -22,6 +22,9 @@ void udelay(unsigned long us);
  * as the caller has it); returns its deadline. Disarm cancels and disables. */
 unsigned long timer_arm_wakeup(unsigned long us);
 void timer_disarm_wakeup(void);
+/* Sleep @us with the hart given away (WFI until a timer interrupt): a guest
+ * that waits without taking CPU time from the others. */
+void sleep_us(unsigned long us);
 
 /* Spin until @cond holds or @us microseconds pass; evaluates to @cond. */
 #define wait_for(cond, us) ({						\

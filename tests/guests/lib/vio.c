@@ -3,14 +3,38 @@
 #include "vio.h"
 #include "timer.h"
 
-/* rings for queue indices 0..3, each in its own pages (4.2: no alignment
- * beyond the split ring's, but page-aligned keeps the parts apart) */
-#define VIO_MAX_QUEUES	4
+/* ring sets, each in its own pages (4.2: no alignment beyond the split
+ * ring's, but page-aligned keeps the parts apart); a set belongs to one
+ * (device, queue) from its first setup on, so a payload may drive several
+ * devices */
+#define VIO_RING_SETS	8
 static struct {
 	struct vio_desc desc[VIO_QSIZE] __attribute__((aligned(4096)));
 	struct vio_avail avail __attribute__((aligned(4096)));
 	struct vio_used used __attribute__((aligned(4096)));
-} rings[VIO_MAX_QUEUES] __attribute__((aligned(4096)));
+} rings[VIO_RING_SETS] __attribute__((aligned(4096)));
+static struct {
+	unsigned long base;	/* 0: free */
+	unsigned int q;
+} ring_owner[VIO_RING_SETS];
+
+/* The ring set of queue @q of the device at @base, or -1 if all are taken. */
+static int ring_set(unsigned long base, unsigned int q)
+{
+	int free = -1;
+
+	for (int i = 0; i < VIO_RING_SETS; i++) {
+		if (ring_owner[i].base == base && ring_owner[i].q == q)
+			return i;
+		if (!ring_owner[i].base && free < 0)
+			free = i;
+	}
+	if (free >= 0) {
+		ring_owner[free].base = base;
+		ring_owner[free].q = q;
+	}
+	return free;
+}
 
 #define MAGIC_VIRT	0x74726976	/* "virt" */
 
@@ -57,19 +81,20 @@ uint32_t vio_negotiate(struct vio_dev *d, uint64_t features)
 int vio_queue_setup(struct vio_dev *d, unsigned int q, uint16_t size, struct vio_queue *vq)
 {
 	unsigned long a;
+	int set = size <= VIO_QSIZE ? ring_set(d->base, q) : -1;
 
-	if (q >= VIO_MAX_QUEUES || size > VIO_QSIZE)
+	if (set < 0)
 		return -1;
 	vio_write(d, VIO_QUEUE_SEL, q);
 	if (vio_read(d, VIO_QUEUE_NUM_MAX) < size || vio_read(d, VIO_QUEUE_READY))
 		return -1;
-	for (unsigned int i = 0; i < sizeof(rings[q]); i++)
-		((volatile uint8_t *)&rings[q])[i] = 0;
+	for (unsigned int i = 0; i < sizeof(rings[set]); i++)
+		((volatile uint8_t *)&rings[set])[i] = 0;
 	vq->index = q;
 	vq->size = size;
-	vq->desc = rings[q].desc;
-	vq->avail = &rings[q].avail;
-	vq->used = &rings[q].used;
+	vq->desc = rings[set].desc;
+	vq->avail = &rings[set].avail;
+	vq->used = &rings[set].used;
 	vq->used_seen = 0;
 	vio_write(d, VIO_QUEUE_NUM, size);
 	a = (unsigned long)vq->desc;
@@ -98,6 +123,11 @@ void vio_submit(struct vio_dev *d, struct vio_queue *vq, uint16_t head)
 	__atomic_store_n(&vq->avail->idx, (uint16_t)(idx + 1), __ATOMIC_RELEASE);
 	__asm__ volatile("fence rw, rw" ::: "memory");
 	vio_write(d, VIO_QUEUE_NOTIFY, vq->index);
+}
+
+bool vio_needs_reset(const struct vio_dev *d)
+{
+	return vio_read(d, VIO_STATUS) & VIO_S_NEEDS_RESET;
 }
 
 bool vio_wait_used(struct vio_queue *vq, unsigned long us, struct vio_used_elem *e)

@@ -56,7 +56,7 @@
 #define VIO_ID_NET		1
 #define VIO_ID_BLK		2
 
-#define VIO_QSIZE		64	/* the queues this driver sets up */
+#define VIO_QSIZE		128	/* the largest queue this driver sets up */
 
 struct vio_desc {
 	uint64_t addr;
@@ -115,13 +115,16 @@ bool vio_find(uint32_t device_id, unsigned int nth, struct vio_dev *d);
 /* Reset, ACKNOWLEDGE, DRIVER, read the offer, write @features, FEATURES_OK;
  * returns the status read back (FEATURES_OK set if the device took them). */
 uint32_t vio_negotiate(struct vio_dev *d, uint64_t features);
-/* Queue @q with @size entries in this payload's memory for queue @q (each
- * queue index has its own rings); 0, or -1 if QueueNumMax is below @size. */
+/* Queue @q with @size (<= VIO_QSIZE) entries in rings of this payload's
+ * memory that belong to that queue of that device (up to eight queues in
+ * all); 0, or -1 if QueueNumMax is below @size or no rings are left. */
 int vio_queue_setup(struct vio_dev *d, unsigned int q, uint16_t size, struct vio_queue *vq);
 void vio_driver_ok(struct vio_dev *d);
 void vio_reset(struct vio_dev *d);
 /* Put chain @head on the available ring (release order) and notify. */
 void vio_submit(struct vio_dev *d, struct vio_queue *vq, uint16_t head);
+/* The device set DEVICE_NEEDS_RESET (it refused a queue's ring or chain). */
+bool vio_needs_reset(const struct vio_dev *d);
 /* Wait up to @us for the next used element; true and *@e if one came. */
 bool vio_wait_used(struct vio_queue *vq, unsigned long us, struct vio_used_elem *e);
 /* A config-space byte / le32 / le64 (4.2.2: read with the generation check). */
