@@ -295,10 +295,11 @@ static uint32_t put_frame(uint8_t *buf, const uint8_t *src, uint32_t seq, uint32
 	return NIC_HDR + len;
 }
 
-/* What reached the helper within @us of frame @seq: 1 intact (@len bytes),
- * -1 damaged, 0 nothing. Whatever else comes must be the attacked NIC's own
- * frames (a FAIL line otherwise: a spoofed source got through). */
-static int helper_wait(uint32_t seq, uint32_t len, unsigned long us)
+/* What reached @rx within @us of frame @seq from @src: 1 intact (@len
+ * bytes), -1 damaged or from another source, 0 nothing. @only_src: any other
+ * source is a FAIL line (a spoofed source got through). */
+static int frame_wait(struct vio_nic *rx, const uint8_t *src, bool only_src, uint32_t seq,
+		      uint32_t len, unsigned long us)
 {
 	unsigned long end = rdtime() + us_to_ticks(us);
 	int got = 0;
@@ -308,39 +309,30 @@ static int helper_wait(uint32_t seq, uint32_t len, unsigned long us)
 		uint32_t l;
 		uint16_t id;
 
-		f = nic_rx_next(&helper, 1000, &l, &id);
+		f = nic_rx_next(rx, 1000, &l, &id);
 		if (!f)
 			continue;
-		if (memcmp(f + 6, nic.mac, 6))
-			report_fail(T, "helper: a frame from ..:%02x (want only the attacked NIC's ..:%02x)",
-				    f[11], nic.mac[5]);
+		if (only_src && memcmp(f + 6, src, 6))
+			report_fail(T, "%s: a frame from ..:%02x (want only ..:%02x)",
+				    rx == &helper ? "helper" : "nic", f[11], src[5]);
 		else if (nic_is_test(f, l) && nic_test_tag(f) == ATTACK_TAG && nic_test_seq(f) == seq)
-			got = nic_test_intact(f, l, ATTACK_TAG, seq, len) ? 1 : -1;
-		nic_rx_done(&helper, id);
+			got = nic_test_intact(f, l, ATTACK_TAG, seq, len) && !memcmp(f + 6, src, 6) ?
+			      1 : -1;
+		nic_rx_done(rx, id);
 	}
 	return got;
+}
+
+/* What reached the helper: only the attacked NIC may send to it. */
+static int helper_wait(uint32_t seq, uint32_t len, unsigned long us)
+{
+	return frame_wait(&helper, nic.mac, true, seq, len, us);
 }
 
 /* The same for the attacked NIC's standard receive buffers (from the helper). */
 static int nic_wait(uint32_t seq, uint32_t len, unsigned long us)
 {
-	unsigned long end = rdtime() + us_to_ticks(us);
-	int got = 0;
-
-	while (!got && rdtime() < end) {
-		const uint8_t *f;
-		uint32_t l;
-		uint16_t id;
-
-		f = nic_rx_next(&nic, 1000, &l, &id);
-		if (!f)
-			continue;
-		if (nic_is_test(f, l) && nic_test_tag(f) == ATTACK_TAG && nic_test_seq(f) == seq)
-			got = nic_test_intact(f, l, ATTACK_TAG, seq, len) && !memcmp(f + 6, helper.mac, 6) ?
-			      1 : -1;
-		nic_rx_done(&nic, id);
-	}
-	return got;
+	return frame_wait(&nic, helper.mac, false, seq, len, us);
 }
 
 static void nic_send(uint32_t seq, uint32_t len)
