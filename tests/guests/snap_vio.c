@@ -89,26 +89,13 @@ static uint64_t genid_read(void)
 
 static int queue_setup(struct vio_dev *d, unsigned int q, struct rings *r, struct vio_queue *vq)
 {
-	unsigned long a;
-
 	for (unsigned int i = 0; i < sizeof(*r); i++)
 		((volatile uint8_t *)r)[i] = 0;
 	vio_write(d, VIO_QUEUE_SEL, q);
 	if (vio_read(d, VIO_QUEUE_NUM_MAX) < QSIZE || vio_read(d, VIO_QUEUE_READY))
 		return -1;
 	*vq = (struct vio_queue){ q, QSIZE, r->desc, &r->avail, &r->used, 0 };
-	vio_write(d, VIO_QUEUE_NUM, QSIZE);
-	a = (unsigned long)vq->desc;
-	vio_write(d, VIO_QUEUE_DESC_LO, (uint32_t)a);
-	vio_write(d, VIO_QUEUE_DESC_HI, (uint32_t)(a >> 32));
-	a = (unsigned long)vq->avail;
-	vio_write(d, VIO_QUEUE_DRIVER_LO, (uint32_t)a);
-	vio_write(d, VIO_QUEUE_DRIVER_HI, (uint32_t)(a >> 32));
-	a = (unsigned long)vq->used;
-	vio_write(d, VIO_QUEUE_DEVICE_LO, (uint32_t)a);
-	vio_write(d, VIO_QUEUE_DEVICE_HI, (uint32_t)(a >> 32));
-	vio_write(d, VIO_QUEUE_READY, 1);
-	return vio_read(d, VIO_QUEUE_READY) == 1 ? 0 : -1;
+	return vio_queue_enable(d, vq);
 }
 
 static bool disk_up(struct disk *k, unsigned int nth)

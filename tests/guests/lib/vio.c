@@ -80,7 +80,6 @@ uint32_t vio_negotiate(struct vio_dev *d, uint64_t features)
 
 int vio_queue_setup(struct vio_dev *d, unsigned int q, uint16_t size, struct vio_queue *vq)
 {
-	unsigned long a;
 	int set = size <= VIO_QSIZE ? ring_set(d->base, q) : -1;
 
 	if (set < 0)
@@ -96,7 +95,15 @@ int vio_queue_setup(struct vio_dev *d, unsigned int q, uint16_t size, struct vio
 	vq->avail = &rings[set].avail;
 	vq->used = &rings[set].used;
 	vq->used_seen = 0;
-	vio_write(d, VIO_QUEUE_NUM, size);
+	return vio_queue_enable(d, vq);
+}
+
+int vio_queue_enable(struct vio_dev *d, const struct vio_queue *vq)
+{
+	unsigned long a;
+
+	vio_write(d, VIO_QUEUE_SEL, vq->index);
+	vio_write(d, VIO_QUEUE_NUM, vq->size);
 	a = (unsigned long)vq->desc;
 	vio_write(d, VIO_QUEUE_DESC_LO, (uint32_t)a);
 	vio_write(d, VIO_QUEUE_DESC_HI, (uint32_t)(a >> 32));

@@ -119,6 +119,9 @@ uint32_t vio_negotiate(struct vio_dev *d, uint64_t features);
  * memory that belong to that queue of that device (up to eight queues in
  * all); 0, or -1 if QueueNumMax is below @size or no rings are left. */
 int vio_queue_setup(struct vio_dev *d, unsigned int q, uint16_t size, struct vio_queue *vq);
+/* Give the device @vq's size and ring addresses and set QueueReady: 0, or
+ * -1 if the device does not keep it ready. */
+int vio_queue_enable(struct vio_dev *d, const struct vio_queue *vq);
 void vio_driver_ok(struct vio_dev *d);
 void vio_reset(struct vio_dev *d);
 /* Put chain @head on the available ring (release order) and notify. */
