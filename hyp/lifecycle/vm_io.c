@@ -298,9 +298,14 @@ void vm_io_poll(void)
 	for (unsigned int i = 0; i < ARRAY_SIZE(disks); i++) {
 		struct disk_link *l = &disks[i];
 		struct vm *owner = (struct vm *)l->owner;
+		bool held;
 
-		if (owner && __atomic_exchange_n(&l->throttled, 0, __ATOMIC_ACQ_REL))
-			vblk_kick(owner, l->slot);
+		if (!owner)
+			continue;
+		held = __atomic_exchange_n(&l->throttled, 0, __ATOMIC_ACQ_REL);
+		/* a device whose lock is taken is kicked at the next poll */
+		if (!vblk_kick(owner, l->slot, held) && held)
+			__atomic_store_n(&l->throttled, 1, __ATOMIC_RELEASE);
 	}
 	spin_unlock(&disks_lock);
 }
