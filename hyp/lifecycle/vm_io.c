@@ -124,8 +124,9 @@ static const struct vnet_port_ops nic_ops = { .tx = nic_tx };
 
 static struct spinlock disks_lock = SPINLOCK_INIT;
 
-/* A bucket of @rate tokens a second holding a tenth of a second's worth
- * (at least one request of the largest size: vblk's SEG_MAX pages). */
+/* A bucket of @rate tokens a second holding a tenth of a second's worth (a
+ * larger request passes on a full bucket and is paid for before the next:
+ * token_bucket.h). */
 static void rate_limit(struct token_bucket *b, uint64_t rate)
 {
 	tb_init(b, rate, rate / 10, timebase_hz, time_now());
