@@ -36,10 +36,16 @@ struct vm_io_info {
 	bool attached;			/* on its switch (carapace-ctl nic ... detach) */
 	struct vio_stats tx, rx;	/* guest-sent and guest-received frames */
 	uint64_t spoofed;		/* of tx: dropped by the switch for their source MAC */
+	/* either: the rate limit (0: none) and how often it held one back */
+	uint64_t limit_ops;		/* a disk's requests, a NIC's sent frames, a second */
+	uint64_t limit_bytes;		/* their bytes a second */
+	uint64_t held;			/* requests or frames held back for tokens */
 };
 
-/** vm_io_poll() - hand out the requests of disks whose rate limit held
- *  them back (host services, hart 0, every millisecond). */
+/** vm_io_poll() - hand out the requests of disks and the frames of NICs
+ *  whose rate limit held them back, and completions posted while a disk's
+ *  transport held its lock (host services, hart 0, every millisecond).
+ *  Never waits for a device's lock: a busy one is kicked at the next poll. */
 void vm_io_poll(void);
 /** vm_io_list() - @vm's devices, at most @max, in slot order; how many. */
 unsigned int vm_io_list(struct vm *vm, struct vm_io_info *out, unsigned int max);

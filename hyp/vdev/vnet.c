@@ -50,16 +50,42 @@ static uint32_t take_frame(struct vnet *n, const struct virtq_chain *c, uint8_t 
 	return (uint32_t)(c->read_len - VNET_HDR_SIZE);
 }
 
-static void transmit(struct vnet *n)
+/* The port's rate limit holds the chain just taken back in the guest's
+ * queue: given back untaken (the frame and every one after it wait for
+ * vnet_kick()). A chain of a size the switch never gets is dropped without
+ * costing tokens; any other costs its frame's (a header with offload flags
+ * too: copied, then dropped), so the limit bounds the work of every frame.
+ * Lock held. */
+static bool held_back(struct vnet *n, const struct virtq_chain *c)
+{
+	const struct vnet_port_ops *ops = n->ops;
+	uint64_t len = c->read_len - VNET_HDR_SIZE;
+
+	if (!ops || !ops->may_send || c->nr_read != c->nr_segs ||
+	    c->read_len < VNET_HDR_SIZE + VNET_FRAME_MIN ||
+	    c->read_len > VNET_HDR_SIZE + VNET_FRAME_MAX)
+		return false;
+	if (ops->may_send(n->port, (uint32_t)len))
+		return false;
+	virtq_unpop(&n->dev.s.q[VNET_TXQ], c->head);
+	return true;
+}
+
+/* Send at most @budget frames of what the guest queued; @wait: take the
+ * lock whoever holds it (the guest's own notify), else only if free (false
+ * if it was not). */
+static bool transmit(struct vnet *n, bool wait, unsigned int budget)
 {
 	struct vio_dev *d = &n->dev;
 	struct virtq *q = &d->s.q[VNET_TXQ];
 	uint8_t buf[VNET_HDR_SIZE + VNET_FRAME_MAX];
 	bool pushed = false;
 
-	spin_lock(&d->lock);
-	/* at most a queue's worth per notify: bounded work */
-	for (unsigned int budget = q->size; budget; budget--) {
+	if (wait)
+		spin_lock(&d->lock);
+	else if (!spin_trylock(&d->lock))
+		return false;
+	for (; budget; budget--) {
 		const struct vnet_port_ops *ops;
 		void *port;
 		uint32_t len;
@@ -68,6 +94,8 @@ static void transmit(struct vnet *n)
 		if (rc == -HYP_EINVAL)
 			vio_mmio_queue_fault(d, VNET_TXQ, q->fault);
 		if (rc <= 0)
+			break;
+		if (held_back(n, &d->chain))
 			break;
 		len = take_frame(n, &d->chain, buf);
 		/* the copy is all that is used from here: the buffer goes back */
@@ -92,13 +120,14 @@ static void transmit(struct vnet *n)
 	if (pushed)
 		vio_mmio_used(d, VNET_TXQ);
 	spin_unlock(&d->lock);
+	return true;
 }
 
 static void vnet_notify(struct vio_dev *d, unsigned int qi)
 {
 	/* receive buffers are taken when a frame comes */
 	if (qi == VNET_TXQ)
-		transmit(to_net(d));
+		transmit(to_net(d), true, d->s.q[VNET_TXQ].size);	/* a queue's worth */
 }
 
 /* Write the header and @len bytes of @frame into the chain's writable
@@ -183,6 +212,13 @@ void vnet_port_attach(struct vnet *n, const struct vnet_port_ops *ops, void *por
 		vio_mmio_config_changed(&n->dev);
 	}
 	spin_unlock(&n->dev.lock);
+}
+
+bool vnet_kick(struct vm *vm, unsigned int slot)
+{
+	struct vnet *n = vnet_of(vm, slot);
+
+	return !n || transmit(n, false, VNET_KICK_BUDGET);
 }
 
 struct vnet *vnet_of(struct vm *vm, unsigned int slot)

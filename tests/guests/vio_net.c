@@ -3,18 +3,24 @@
  * (virtio-net-device on QEMU user networking) and under Carapace (its
  * device model on a virtual switch). Test frames carry EtherType 0x88b5
  * (IEEE local experimental) and a payload "CRPC", a tag (bootarg tag=N), a
- * sequence number and a kind (DATA or ECHO).
+ * sequence number and a kind (DATA, ECHO or FLOOD).
  *
  * Bootargs: ip=N (this guest is 10.0.2.N, default 15); seconds=S; count=N.
  *   mode=arp     ARP who-has 10.0.2.2 (the uplink's gateway): a reply comes.
  *   mode=echo    answer every DATA frame with an ECHO to its sender, for S s.
- *   mode=ping    send count DATA frames (broadcast), wait for each ECHO:
- *                "NET-PING: sent=N echoed=M".
+ *   mode=ping    send count DATA frames (broadcast), wait for each ECHO (at
+ *                most wait_ms=W ms, default 1000): "NET-PING: sent=N
+ *                echoed=M us=U".
  *   mode=recv    count the test frames that arrive in S s, by tag and kind:
  *                "NET-RECV: tag=T data=N echo=M".
  *   mode=send    send count DATA frames to broadcast; spoof=1 sends them
  *                with a source MAC that is not this NIC's; big=1 sends
  *                frames larger than 1514 bytes (both must be dropped).
+ *   mode=flood   keep the transmit queue full of FLOOD frames of len=L bytes
+ *                (default 1514) to broadcast for S s: "NET-FLOOD: tag=T
+ *                queued=N sent=M us=U" (sent: given back by the device),
+ *                then, once the device gave back every frame (at most a
+ *                second later), "NET-FLOOD-END: sent=M".
  * Every line the harness compares is printed by report_info(). */
 #include "libguest.h"
 #include "vio.h"
@@ -31,6 +37,7 @@
 #define ETHERTYPE_ARP	0x0806
 #define KIND_DATA	1
 #define KIND_ECHO	2
+#define KIND_FLOOD	3		/* counted as data by recv, never echoed */
 
 static struct vio_dev dev;
 static struct vio_queue rxq, txq;
@@ -212,12 +219,13 @@ static void mode_echo(void)
 static void mode_ping(void)
 {
 	unsigned long count = bootarg_ulong("count", 100), echoed = 0;
+	unsigned long wait_us = bootarg_ulong("wait_ms", 1000) * 1000;
 	uint32_t tag = (uint32_t)bootarg_ulong("tag", 1), len, got_tag, got_seq;
 	unsigned long t0 = rdtime();
 	uint16_t id;
 
 	for (uint32_t seq = 0; seq < count; seq++) {
-		unsigned long end = rdtime() + us_to_ticks(1000000);
+		unsigned long end = rdtime() + us_to_ticks(wait_us);
 
 		send_test(bcast, mac, tag, seq, KIND_DATA, 100 + seq % 1400);
 		while (rdtime() < end) {
@@ -257,10 +265,10 @@ static void mode_recv(void)
 			continue;
 		if (is_test(f, len)) {
 			memcpy(&tag, f + 18, 4);
-			if (f[26] == KIND_DATA)
-				data[tag % 8]++;
-			else
+			if (f[26] == KIND_ECHO)
 				echo[tag % 8]++;
+			else
+				data[tag % 8]++;
 		} else {
 			other++;
 		}
@@ -288,6 +296,29 @@ static void mode_send(void)
 	}
 	report_info(T, "NET-SENT: tag=%u count=%lu", tag, count);
 	report_pass(T, "sender ran");
+}
+
+static void mode_flood(void)
+{
+	unsigned long end = rdtime() + us_to_ticks(bootarg_ulong("seconds", 5) * 1000000);
+	uint32_t tag = (uint32_t)bootarg_ulong("tag", 1), len = (uint32_t)bootarg_ulong("len", FRAME_MAX);
+	unsigned long queued = 0, t0 = rdtime(), done;
+
+	if (len < 27 || len > FRAME_MAX)
+		len = FRAME_MAX;
+	while (rdtime() < end) {
+		tx_reap();
+		if ((uint16_t)(txq.avail->idx - txq.used_seen) >= VIO_QSIZE - 1)
+			continue;	/* full: the device holds them all */
+		send_test(bcast, mac, tag, (uint32_t)queued++, KIND_FLOOD, len);
+	}
+	done = tx_done_seen;
+	report_info(T, "NET-FLOOD: tag=%u queued=%lu sent=%lu us=%lu", tag, queued, done,
+		    ticks_to_us(rdtime() - t0));
+	/* what the device still held goes out meanwhile: never dropped */
+	wait_for((tx_reap(), tx_done_seen == queued), 1000000);
+	report_info(T, "NET-FLOOD-END: sent=%lu", tx_done_seen);
+	check_eq(T, "flood: every queued frame sent", tx_done_seen, queued);
 }
 
 void test_main(unsigned long hartid)
@@ -325,6 +356,9 @@ void test_main(unsigned long hartid)
 		break;
 	case 'r' << 8 | 'e':
 		mode_recv();
+		break;
+	case 'f' << 8 | 'l':
+		mode_flood();
 		break;
 	default:
 		mode_send();
