@@ -42,6 +42,12 @@ struct vm_io_info {
 	uint64_t held;			/* requests or frames held back for tokens */
 };
 
+/* A NIC whose rate limit holds frames back is kicked (vnet_kick(), a few
+ * frames, on the host hart) once this long has passed since the first was
+ * held and none went out: a guest still sending sends them itself, on its
+ * own hart; only one that waits for them needs the kick. */
+#define VM_NIC_KICK_DELAY_US	10000
+
 /** vm_io_poll() - hand out the requests of disks and the frames of NICs
  *  whose rate limit held them back, and completions posted while a disk's
  *  transport held its lock (host services, hart 0, every millisecond).

@@ -34,6 +34,7 @@ struct nic_link {
 	struct vswitch_port port;	/* first: the vnet's port pointer is this */
 	struct token_bucket pps, bandwidth;
 	uint32_t throttled;		/* a frame waits for tokens: vm_io_poll() kicks it */
+	uint64_t held_since;		/* time of the first refusal since a frame went (0: none) */
 	uint64_t held;			/* frames held back so far */
 	unsigned int slot;		/* its guest slot */
 	struct vm *owner;		/* NULL: not attached to a VM */
@@ -137,9 +138,12 @@ static bool nic_may_send(void *port, uint32_t len)
 
 	if (tb_wait(&l->pps, 1, now) || tb_wait(&l->bandwidth, len, now)) {
 		l->held++;
+		if (!__atomic_load_n(&l->held_since, __ATOMIC_RELAXED))
+			__atomic_store_n(&l->held_since, now, __ATOMIC_RELAXED);
 		__atomic_store_n(&l->throttled, 1, __ATOMIC_RELEASE);
 		return false;
 	}
+	__atomic_store_n(&l->held_since, 0, __ATOMIC_RELAXED);
 	tb_take(&l->pps, 1, now);
 	tb_take(&l->bandwidth, len, now);
 	return true;
@@ -344,6 +348,13 @@ int vm_io_nic_set(struct vm *vm, unsigned int nic, bool attach)
 	return rc;
 }
 
+/* How long a NIC's frames wait for their guest's own next notify before a
+ * kick sends some (VM_NIC_KICK_DELAY_US). */
+static uint64_t nic_kick_delay(void)
+{
+	return timebase_hz * VM_NIC_KICK_DELAY_US / 1000000;
+}
+
 void vm_io_poll(void)
 {
 	/* under io_lock: a VM being destroyed gives its devices back under it,
@@ -364,8 +375,13 @@ void vm_io_poll(void)
 	for (unsigned int v = 0; v < VM_MAX; v++)
 		for (unsigned int i = 0; i < VM_MAX_NICS; i++) {
 			struct nic_link *l = &nics[v][i];
+			uint64_t since = __atomic_load_n(&l->held_since, __ATOMIC_RELAXED);
 
-			if (l->owner && __atomic_exchange_n(&l->throttled, 0, __ATOMIC_ACQ_REL) &&
+			/* a guest that goes on sending sends the held frames itself;
+			 * one that waits for them gets a few from here */
+			if (!l->owner || !since || time_now() - since < nic_kick_delay())
+				continue;
+			if (__atomic_exchange_n(&l->throttled, 0, __ATOMIC_ACQ_REL) &&
 			    !vnet_kick(l->owner, l->slot))
 				__atomic_store_n(&l->throttled, 1, __ATOMIC_RELEASE);
 		}
