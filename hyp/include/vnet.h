@@ -69,10 +69,15 @@ void vnet_port_detach(struct vnet *vnet);
 /** vnet_port_attach() - give @vnet a port again (after vnet_port_detach()):
  *  the link comes up, with a configuration change notification. */
 void vnet_port_attach(struct vnet *vnet, const struct vnet_port_ops *ops, void *port);
+/* What a kick left (vnet_kick()). */
+#define VNET_TX_DONE	0	/* nothing waits, or the rate limit held the rest back */
+#define VNET_TX_MORE	1	/* frames wait: the budget ran out, or the lock was taken */
+#define VNET_TX_BUSY	2	/* the device's lock was taken: nothing sent */
 /** vnet_kick() - send what the port's rate limit held back (it has tokens
  *  again), as a notify would, but at most VNET_KICK_BUDGET frames. Never
- *  waits: false if the device's lock was taken (the caller tries again). */
-bool vnet_kick(struct vm *vm, unsigned int slot);
+ *  waits for the device's lock. VNET_TX_*: the caller kicks again later
+ *  unless DONE. */
+int vnet_kick(struct vm *vm, unsigned int slot);
 /** vnet_of() - the virtio-net device in @slot of @vm, or NULL. */
 struct vnet *vnet_of(struct vm *vm, unsigned int slot);
 #endif

@@ -381,9 +381,14 @@ void vm_io_poll(void)
 			 * one that waits for them gets a few from here */
 			if (!l->owner || !since || time_now() - since < nic_kick_delay())
 				continue;
-			if (__atomic_exchange_n(&l->throttled, 0, __ATOMIC_ACQ_REL) &&
-			    !vnet_kick(l->owner, l->slot))
+			if (!__atomic_exchange_n(&l->throttled, 0, __ATOMIC_ACQ_REL))
+				continue;
+			/* frames still waiting (the kick's budget, or its lock
+			 * taken): held again from now, kicked again */
+			if (vnet_kick(l->owner, l->slot) != VNET_TX_DONE) {
+				__atomic_store_n(&l->held_since, time_now(), __ATOMIC_RELAXED);
 				__atomic_store_n(&l->throttled, 1, __ATOMIC_RELEASE);
+			}
 		}
 	spin_unlock(&io_lock);
 }

@@ -71,26 +71,46 @@ static bool held_back(struct vnet *n, const struct virtq_chain *c)
 	return true;
 }
 
-/* Send at most @budget frames of what the guest queued; @wait: take the
- * lock whoever holds it (the guest's own notify), else only if free (false
- * if it was not). */
-static bool transmit(struct vnet *n, bool wait, unsigned int budget)
+/* Is a chain waiting in the queue? (taken and given back at once). Lock held. */
+static bool chain_waiting(struct vnet *n)
+{
+	struct virtq *q = &n->dev.s.q[VNET_TXQ];
+
+	if (virtq_pop(q, n->dev.vm, &n->dev.chain) <= 0)
+		return false;
+	virtq_unpop(q, n->dev.chain.head);
+	return true;
+}
+
+/* Send at most @budget frames of what the guest queued. @wait: the guest's
+ * own notify, which takes the lock whoever holds it; else a kick from the
+ * host hart, which never waits: it stops where the lock is taken, and
+ * raises each frame's used notification before it lets the lock go (the
+ * holder may push nothing). */
+static int transmit(struct vnet *n, bool wait, unsigned int budget)
 {
 	struct vio_dev *d = &n->dev;
 	struct virtq *q = &d->s.q[VNET_TXQ];
 	uint8_t buf[VNET_HDR_SIZE + VNET_FRAME_MAX];
 	bool pushed = false;
+	int left = VNET_TX_DONE;
 
 	if (wait)
 		spin_lock(&d->lock);
 	else if (!spin_trylock(&d->lock))
-		return false;
-	for (; budget; budget--) {
+		return VNET_TX_BUSY;
+	for (;; budget--) {
 		const struct vnet_port_ops *ops;
 		void *port;
 		uint32_t len;
-		int rc = virtq_pop(q, d->vm, &d->chain);
+		int rc;
 
+		if (!budget) {
+			if (chain_waiting(n))
+				left = VNET_TX_MORE;
+			break;
+		}
+		rc = virtq_pop(q, d->vm, &d->chain);
 		if (rc == -HYP_EINVAL)
 			vio_mmio_queue_fault(d, VNET_TXQ, q->fault);
 		if (rc <= 0)
@@ -113,14 +133,22 @@ static bool transmit(struct vnet *n, bool wait, unsigned int budget)
 		}
 		n->n.tx.requests++;
 		n->n.tx.bytes += len;
+		if (!wait && pushed) {
+			vio_mmio_used(d, VNET_TXQ);
+			pushed = false;
+		}
 		spin_unlock(&d->lock);
 		ops->tx(port, buf + VNET_HDR_SIZE, len);
-		spin_lock(&d->lock);
+		if (wait) {
+			spin_lock(&d->lock);
+		} else if (!spin_trylock(&d->lock)) {
+			return VNET_TX_MORE;	/* the holder goes on; a kick may follow */
+		}
 	}
 	if (pushed)
 		vio_mmio_used(d, VNET_TXQ);
 	spin_unlock(&d->lock);
-	return true;
+	return left;
 }
 
 static void vnet_notify(struct vio_dev *d, unsigned int qi)
@@ -214,11 +242,11 @@ void vnet_port_attach(struct vnet *n, const struct vnet_port_ops *ops, void *por
 	spin_unlock(&n->dev.lock);
 }
 
-bool vnet_kick(struct vm *vm, unsigned int slot)
+int vnet_kick(struct vm *vm, unsigned int slot)
 {
 	struct vnet *n = vnet_of(vm, slot);
 
-	return !n || transmit(n, false, VNET_KICK_BUDGET);
+	return n ? transmit(n, false, VNET_KICK_BUDGET) : VNET_TX_DONE;
 }
 
 struct vnet *vnet_of(struct vm *vm, unsigned int slot)

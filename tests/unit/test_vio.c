@@ -1188,21 +1188,26 @@ TEST(vnet_tx_rate_limit_holds_frames_in_the_queue)
 	EXPECT_EQ(net->n.tx.drops + net->n.tx.errors, 0);
 	EXPECT_TRUE(port.refused >= 1);
 	port.allow = 1;
-	EXPECT_TRUE(vnet_kick(&tvm, NET));
+	EXPECT_EQ(vnet_kick(&tvm, NET), VNET_TX_DONE);	/* the limit holds the third */
 	EXPECT_EQ(port.frames, 2);
 	EXPECT_EQ(port.len, 61);			/* in order */
 	for (unsigned int i = 0; i < VNET_KICK_BUDGET + 2; i++)
 		tx_frame(100 + i, 0, 0);		/* a notify each: all held */
 	EXPECT_EQ(port.frames, 2);
 	port.allow = -1;
-	EXPECT_TRUE(vnet_kick(&tvm, NET));
-	EXPECT_EQ(port.frames, 2 + VNET_KICK_BUDGET);	/* a kick's budget */
+	EXPECT_EQ(vnet_kick(&tvm, NET), VNET_TX_MORE);	/* a kick's budget, more waiting */
+	EXPECT_EQ(port.frames, 2 + VNET_KICK_BUDGET);
+	EXPECT_EQ(rd(NET, VIRTIO_MMIO_INTERRUPT_STATUS), VIRTIO_MMIO_INT_VRING);
 	EXPECT_EQ(port.len, 100 + VNET_KICK_BUDGET - 2);
 	notify(NET, VNET_TXQ);
 	EXPECT_EQ(port.frames, 3 + VNET_KICK_BUDGET + 2);
 	EXPECT_EQ(port.len, 100 + VNET_KICK_BUDGET + 1);
 	EXPECT_EQ(used_idx(NET, VNET_TXQ), 3 + VNET_KICK_BUDGET + 2);
 	EXPECT_EQ(net->n.tx.drops + net->n.tx.errors, 0);
+	EXPECT_EQ(vnet_kick(&tvm, NET), VNET_TX_DONE);	/* nothing waits */
+	spin_lock(&net->dev.lock);			/* another hart's */
+	EXPECT_EQ(vnet_kick(&tvm, NET), VNET_TX_BUSY);
+	spin_unlock(&net->dev.lock);
 	/* a frame of a size the switch never gets: dropped at once, not held;
 	 * one of a size it may get costs its tokens even if its header turns
 	 * out wrong (held, then dropped) */
