@@ -123,7 +123,7 @@ static bool request_ok(const struct hostblk *b, const struct hostblk_req *r)
 static void drain(struct hostblk *b);
 
 /* Whoever drops the lock takes what a poller posted meanwhile: the poller
- * found the lock taken and left it (the fences pair with poll_post()'s, so
+ * found the lock taken and left it (the fences pair with hostblk_poll()'s, so
  * that one of the two always sees the other). */
 static void unlock_and_drain(struct hostblk *b)
 {

@@ -225,6 +225,7 @@ static int attach_nic(struct vm *vm, unsigned int i, unsigned int slot, const st
 	rate_limit(&l->pps, n->pps);		/* 0: no limit */
 	rate_limit(&l->bandwidth, n->bandwidth);
 	l->throttled = 0;
+	l->held_since = 0;
 	l->held = 0;
 	l->slot = slot;
 	rc = vio_attach_net(vm, slot, n->mac, &nic_ops, p);
@@ -365,8 +366,8 @@ void vm_io_poll(void)
 		struct vm *owner = (struct vm *)l->owner;
 		bool held;
 
-		if (!owner)
-			continue;
+		if (!owner || owner->state != VM_RUNNING)
+			continue;	/* a paused VM's memory is not written */
 		held = __atomic_exchange_n(&l->throttled, 0, __ATOMIC_ACQ_REL);
 		/* a device whose lock is taken is kicked at the next poll */
 		if (!vblk_kick(owner, l->slot, held) && held)
@@ -379,7 +380,8 @@ void vm_io_poll(void)
 
 			/* a guest that goes on sending sends the held frames itself;
 			 * one that waits for them gets a few from here */
-			if (!l->owner || !since || time_now() - since < nic_kick_delay())
+			if (!l->owner || l->owner->state != VM_RUNNING || !since ||
+			    time_now() - since < nic_kick_delay())
 				continue;
 			if (!__atomic_exchange_n(&l->throttled, 0, __ATOMIC_ACQ_REL))
 				continue;
