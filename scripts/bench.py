@@ -9,8 +9,8 @@ payload or kernel directly on QEMU + OpenSBI) are measured in the same run.
 Writes build/bench/results.json and build/bench/ratios.png (gnuplot).
 
 Usage: scripts/bench.py [STEP ...]  (steps: micro switch cfi_violation linux_boot
-snapshot live_snapshot migration fairness exit_cost footprint disk disk_io net_io
-disk_boot; default all). A run of some steps only writes
+snapshot live_snapshot migration fairness exit_cost footprint disk net disk_io
+net_io disk_boot; default all). A run of some steps only writes
 build/bench/results-partial.json instead of results.json.
 
 The guest-I/O steps (disk_io, net_io) run Linux with a spinner beside the I/O,
@@ -622,6 +622,62 @@ def disk(results):
         results["disk_op_insns"] = {"carapace": hyp_ins, "bare": bare_ins}
     if flooded and alone_ins:
         results["disk_op_insns_beside_flood"] = {"carapace": flooded, "bare": alone_ins}
+        results["disk_fair_share"] = {
+            "what": "victim's disk operations a guest second beside a VM flooding its disk, "
+                    "against alone (both at the default limits, 2 harts)",
+            "pct_of_alone": round(100 * alone_ins / flooded, 1), "bound_pct": 50,
+            "unit": "percent"}
+
+
+VIO_NET = ROOT / "build" / "guests" / "vio_net.bin"
+PING_RE = re.compile(r"\[p\] INFO: vio_net: NET-PING: sent=(\d+) echoed=(\d+) us=(\d+)")
+FLOOD_RE = re.compile(r"\[f\] INFO: vio_net: NET-FLOOD: tag=\d+ queued=\d+ sent=(\d+) us=(\d+)")
+
+
+def ping_run(third):
+    """A ping pair on switch lan (300 frames, 50 ms for each echo) beside a
+    third VM @third: (round trips a guest second, percent lost, the third's
+    frames a second or None)."""
+    text = carapace([f"name=e,kernel={VIO_NET},vcpus=1,mem=32M,net=lan,bootargs=mode=echo "
+                     "seconds=4",
+                     f"name=p,kernel={VIO_NET},vcpus=1,mem=32M,net=lan,bootargs=mode=ping "
+                     "count=300 wait_ms=50 loss_ok=1 tag=2", third], 2, timeout=300,
+                    extra=["--switch", "name=lan"])
+    m, f = PING_RE.search(text), FLOOD_RE.search(text)
+    if not m:
+        say("net: no NET-PING line:\n" + text[-1500:])
+        return None
+    sent, echoed, us = (int(g) for g in m.groups())
+    return (round(echoed * 1e6 / us, 1), round(100 * (sent - echoed) / sent, 1),
+            round(int(f.group(1)) * 1e6 / int(f.group(2))) if f else None)
+
+
+def net(results):
+    """tests/guests/vio_net.c: a ping pair on a switch beside a VM that only
+    spins (the CPU share alone), beside one flooding the switch with
+    broadcast frames at its NIC's default limit, and with no limit."""
+    out = {}
+    for kind, third in (
+            ("spinner", f"name=f,kernel={ROOT / 'build' / 'guests' / 'spin.bin'},vcpus=1,"
+                        "mem=32M,bootargs=spin_ms=3000"),
+            ("flood", f"name=f,kernel={VIO_NET},vcpus=1,mem=32M,net=lan,bootargs=mode=flood "
+                      "seconds=3 tag=5"),
+            ("flood_unlimited", f"name=f,kernel={VIO_NET},vcpus=1,mem=32M,net=lan:pps=0:bw=0,"
+                                "bootargs=mode=flood seconds=3 tag=5")):
+        say(f"net: a ping pair beside {kind.replace('_', ' ')}")
+        r = ping_run(third)
+        if r:
+            out[kind] = {"round_trips_per_s": r[0], "lost_pct": r[1], "flood_fps": r[2]}
+    if "spinner" in out:
+        for kind in ("flood", "flood_unlimited"):
+            if kind in out:
+                out[kind]["pct_of_spinner"] = round(
+                    100 * out[kind]["round_trips_per_s"] / out["spinner"]["round_trips_per_s"], 1)
+    results["net_fair_share"] = {"what": "a ping pair on a switch (round trips a guest second, "
+                                         "frames lost) beside a spinner, a broadcast flood at "
+                                         "the NIC default limit, one with no limit (2 harts)",
+                                 **out, "bound": {"pct_of_spinner": 70, "lost_pct": 8},
+                                 "unit": "round trips per guest second; percent"}
 
 
 def fair_run(smp, abuse, samples=500, abuser_vcpus=2):
@@ -1288,6 +1344,20 @@ def table(results):
         print(f"Debian boot to login: {r['carapace'] / 1e9:.2f} G / {r['bare'] / 1e9:.2f} G "
               f"instructions = {r['ratio']:.2f} (wall {r['wall_s']['carapace']} s / "
               f"{r['wall_s']['bare']} s)")
+    if "disk_fair_share" in results:
+        r = results["disk_fair_share"]
+        print(f"disk fair share: a victim beside a disk flood keeps {r['pct_of_alone']} % of "
+              f"its rate alone (bound >= {r['bound_pct']} %)")
+    if "net_fair_share" in results:
+        r = results["net_fair_share"]
+        for kind in ("spinner", "flood", "flood_unlimited"):
+            if kind in r:
+                k = r[kind]
+                print(f"net fair share, ping pair beside {kind.replace('_', ' ')}: "
+                      f"{k['round_trips_per_s']:,} round trips/s, {k['lost_pct']} % lost"
+                      + (f", {k['pct_of_spinner']} % of beside the spinner" if
+                         "pct_of_spinner" in k else "")
+                      + (f" (flood {k['flood_fps']:,} frames/s)" if k.get("flood_fps") else ""))
     if "footprint" in results:
         r = results["footprint"]
         print(f"image {r['image_bin_bytes']} bytes (text {r['text']}, data {r['data']}, "
@@ -1324,7 +1394,7 @@ def main():
     OUT.mkdir(parents=True, exist_ok=True)
     steps = {f.__name__: f for f in (micro, switch, cfi_violation, linux_boot, snapshot,
                                      live_snapshot, migration, fairness, exit_cost, footprint,
-                                     disk, disk_io, net_io, disk_boot)}
+                                     disk, net, disk_io, net_io, disk_boot)}
     chosen = sys.argv[1:] or list(steps)
     for name in chosen:
         if name not in steps:

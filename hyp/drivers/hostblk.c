@@ -42,6 +42,10 @@ struct blk_slot {		/* per chain head */
 
 struct hostblk {
 	struct spinlock lock;
+	/* Completions to look at, posted by hostblk_poll() (1) and a
+	 * configuration change its ISR read showed (2): whoever holds the lock
+	 * next takes them (32 bits: the hart has no byte-wide atomic or). */
+	uint32_t wanted;
 	struct vpci_dev dev;
 	struct vpci_queue q;
 	VPCI_RING(BLK_QUEUE) ring;
@@ -114,6 +118,19 @@ static bool request_ok(const struct hostblk *b, const struct hostblk_req *r)
 	}
 }
 
+static void drain(struct hostblk *b);
+
+/* Whoever drops the lock takes what a poller posted meanwhile: the poller
+ * found the lock taken and left it (the fences pair with hostblk_poll()'s, so
+ * that one of the two always sees the other). */
+static void unlock_and_drain(struct hostblk *b)
+{
+	spin_unlock(&b->lock);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&b->wanted, __ATOMIC_RELAXED))
+		drain(b);
+}
+
 int hostblk_submit(struct hostblk *b, struct hostblk_req *r)
 {
 	struct vpci_buf buf[HOSTBLK_MAX_SEGS + 2];
@@ -150,7 +167,7 @@ int hostblk_submit(struct hostblk *b, struct hostblk_req *r)
 	if (!rc)
 		vpci_queue_kick(&b->dev, &b->q);
 out:
-	spin_unlock(&b->lock);
+	unlock_and_drain(b);
 	return rc;
 }
 
@@ -189,23 +206,49 @@ static int read_capacity(struct hostblk *b)
 	return rc;
 }
 
-void hostblk_poll(struct hostblk *b)
+/* Complete what the device finished: a queue's worth, and after a failure
+ * every chain it held. Never waits for the lock: if another hart holds it
+ * (a submit), that hart drains when it lets go (unlock_and_drain()). */
+static void drain(struct hostblk *b)
 {
-	/* a queue's worth, and after a failure every chain it held */
 	for (unsigned int n = 0; n <= BLK_QUEUE; n++) {
 		struct hostblk_req *r;
+		uint32_t wanted;
 		uint8_t status;
 
-		spin_lock(&b->lock);
-		if (!n && b->dev.up && (vpci_isr(&b->dev) & 2) && b->dev.up)
-			read_capacity(b);	/* a resize: requests are checked against it */
+		if (!spin_trylock(&b->lock))
+			return;		/* wanted is set: the holder drains */
+		wanted = __atomic_exchange_n(&b->wanted, 0, __ATOMIC_RELAXED);
+		if (wanted & 2) {
+			vpci_config_check(&b->dev);
+			if (b->dev.up)
+				read_capacity(b);	/* a resize: requests are checked against it */
+		}
 		r = next_done(b, &status);
+		if (r)	/* more may follow: still wanted, whoever looks next */
+			__atomic_fetch_or(&b->wanted, 1U, __ATOMIC_RELAXED);
 		spin_unlock(&b->lock);
-		if (!r)
+		if (r) {
+			r->status = status;
+			r->done(r);
+			continue;
+		}
+		/* none left, unless a poll came while the lock was held here */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (!__atomic_load_n(&b->wanted, __ATOMIC_RELAXED))
 			return;
-		r->status = status;
-		r->done(r);
 	}
+	/* the bound: the rest stays wanted, for the next poll or submit */
+}
+
+void hostblk_poll(struct hostblk *b)
+{
+	/* the ISR first (it lowers INTx), without the lock */
+	uint32_t post = 1 | (vpci_isr_ack(&b->dev) & 2);
+
+	__atomic_fetch_or(&b->wanted, post, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	drain(b);
 }
 
 /* Bring one virtio-blk function into service; false (logged) if it cannot be. */

@@ -366,19 +366,31 @@ bool vpci_queue_reclaim(struct vpci_queue *q, uint16_t *head)
 	return false;
 }
 
-uint8_t vpci_isr(struct vpci_dev *d)
+uint8_t vpci_isr_ack(struct vpci_dev *d)
 {
-	uint8_t isr, s;
+	if (!READ_ONCE(d->up))
+		return 0;
+	return (uint8_t)io_rd(d->isr, 1);
+}
+
+void vpci_config_check(struct vpci_dev *d)
+{
+	uint8_t s;
 
 	if (!d->up)
-		return 0;
-	isr = (uint8_t)io_rd(d->isr, 1);
-	if (isr & 2) {
-		s = status_rd(d);
-		if (s & VIRTIO_STATUS_NEEDS_RESET)
-			vpci_fail(d, "device needs a reset");
-		else if (s & VIRTIO_STATUS_FAILED)
-			vpci_fail(d, "device status FAILED");
-	}
+		return;
+	s = status_rd(d);
+	if (s & VIRTIO_STATUS_NEEDS_RESET)
+		vpci_fail(d, "device needs a reset");
+	else if (s & VIRTIO_STATUS_FAILED)
+		vpci_fail(d, "device status FAILED");
+}
+
+uint8_t vpci_isr(struct vpci_dev *d)
+{
+	uint8_t isr = vpci_isr_ack(d);
+
+	if (isr & 2)
+		vpci_config_check(d);
 	return isr;
 }

@@ -583,6 +583,46 @@ static int parse_switch(const void *fdt, int node, struct host_info *hi, uint32_
 	return 0;
 }
 
+/* A rate limit property of a device node and what is said when it is bad. */
+struct rate_prop {
+	const char *name;
+	uint64_t min;			/* the least nonzero value */
+	const char *bad_cells, *bad_value;
+};
+
+static const struct rate_prop disk_iops = {
+	"carapace,iops", 1, "carapace,iops: not one or two cells",
+	"carapace,iops: above 2^40 requests a second",
+};
+static const struct rate_prop nic_pps = {
+	"carapace,pps", 1, "carapace,pps: not one or two cells",
+	"carapace,pps: above 2^40 frames a second",
+};
+static const struct rate_prop bandwidth = {
+	"carapace,bandwidth", VM_IO_BANDWIDTH_MIN, "carapace,bandwidth: not one or two cells",
+	"carapace,bandwidth: not 0 (no limit) or 4096..2^40 bytes a second",
+};
+
+/* A device's rate limit: @def when the property is absent, else its one or
+ * two cells: 0 (no limit) or p->min..VM_IO_RATE_MAX. */
+static int parse_rate(const void *fdt, int node, const struct rate_prop *p, uint64_t def,
+		      uint64_t *out, const char **err)
+{
+	int len;
+	const fdt32_t *v = fdt_getprop(fdt, node, p->name, &len);
+
+	if (!v) {
+		*out = def;
+		return 0;
+	}
+	if (len != 4 && len != 8)
+		return *err = p->bad_cells, -HYP_EINVAL;
+	*out = read_cells(v, len / 4);
+	if (*out && (*out < p->min || *out > VM_IO_RATE_MAX))
+		return *err = p->bad_value, -HYP_ERANGE;
+	return 0;
+}
+
 /* A "carapace,disk" child of a VM node. */
 static int parse_disk(const void *fdt, int node, struct vm_desc *d, uint32_t *pci_used,
 		      const char **err)
@@ -594,6 +634,11 @@ static int parse_disk(const void *fdt, int node, struct vm_desc *d, uint32_t *pc
 		return *err = "too many disks in a vm node", -HYP_ENOMEM;
 	disk = &d->disks[d->nr_disks];
 	rc = claim_pci_dev(fdt, node, "carapace,pci-dev", pci_used, &disk->pci_dev, err);
+	if (!rc)
+		rc = parse_rate(fdt, node, &disk_iops, VM_DISK_IOPS_DEFAULT, &disk->iops, err);
+	if (!rc)
+		rc = parse_rate(fdt, node, &bandwidth, VM_DISK_BANDWIDTH_DEFAULT, &disk->bandwidth,
+				err);
 	if (rc)
 		return rc;
 	disk->read_only = fdt_getprop(fdt, node, "carapace,read-only", NULL) != NULL;
@@ -625,7 +670,8 @@ static int parse_nic(const void *fdt, int node, struct vm_desc *d, const struct 
 	const char *sw = get_string(fdt, node, "carapace,switch");
 	const uint8_t *mac;
 	struct vm_nic_desc *nic;
-	int len;
+	uint64_t pps, bw;
+	int len, rc;
 
 	if (d->nr_nics == VM_MAX_NICS)
 		return *err = "too many NICs in a vm node", -HYP_ENOMEM;
@@ -638,9 +684,16 @@ static int parse_nic(const void *fdt, int node, struct vm_desc *d, const struct 
 		return *err = "NIC MAC is multicast or zero", -HYP_EINVAL;
 	if (mac_taken(hi, d, sw, mac))
 		return *err = "two NICs with the same MAC on one switch", -HYP_EEXIST;
+	rc = parse_rate(fdt, node, &nic_pps, VM_NIC_PPS_DEFAULT, &pps, err);
+	if (!rc)
+		rc = parse_rate(fdt, node, &bandwidth, VM_NIC_BANDWIDTH_DEFAULT, &bw, err);
+	if (rc)
+		return rc;
 	nic = &d->nics[d->nr_nics++];
 	memcpy(nic->sw, sw, strlen(sw) + 1);
 	memcpy(nic->mac, mac, ETH_ALEN);
+	nic->pps = pps;
+	nic->bandwidth = bw;
 	return 0;
 }
 

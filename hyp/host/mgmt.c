@@ -976,6 +976,18 @@ static void vio_counts(struct json_writer *w, const char *key, const struct vio_
 	jw_obj_end(w);
 }
 
+/* A device's rate limit (0: none) and how often it held a request or a frame
+ * back for tokens. */
+static void rate_limit(struct json_writer *w, const char *ops, const struct vm_io_info *d)
+{
+	jw_key(w, "limit");
+	jw_obj_begin(w);
+	jw_kv_u64(w, ops, d->limit_ops);
+	jw_kv_u64(w, "bandwidth", d->limit_bytes);
+	jw_obj_end(w);
+	jw_kv_u64(w, "held", d->held);
+}
+
 /* devices: a VM's disks and NICs with their counters (carapace-ctl devices). */
 static void cmd_devices(struct req *r)
 {
@@ -1007,12 +1019,14 @@ static void cmd_devices(struct req *r)
 			vio_counts(&w, "tx", &d->tx);
 			vio_counts(&w, "rx", &d->rx);
 			jw_kv_u64(&w, "tx_spoofed", d->spoofed);
+			rate_limit(&w, "pps", d);
 		} else {
 			snprintf(text, sizeof(text), "00:%02x.0", d->pci_dev);
 			jw_kv_str(&w, "host", text);
 			jw_kv_u64(&w, "sectors", d->sectors);
 			jw_kv_bool(&w, "read_only", d->read_only);
 			vio_counts(&w, "io", &d->blk);
+			rate_limit(&w, "iops", d);
 		}
 		jw_obj_end(&w);
 	}

@@ -3,6 +3,7 @@
 #ifndef HYP_ATOMIC_H
 #define HYP_ATOMIC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* A ticket lock: harts get the lock in the order they asked for it. A
@@ -28,6 +29,20 @@ static inline void spin_lock(struct spinlock *l)
 
 	while (__atomic_load_n(&l->owner, __ATOMIC_ACQUIRE) != t)
 		;
+}
+
+/* Take the lock only if nobody holds it or waits for it: for a hart that
+ * must not wait for another (hart 0 taking host completions for a VM whose
+ * own hart may sit, preempted, in the same lock: docs/performance.md, "A
+ * disk flood beside a victim"). */
+static inline bool spin_trylock(struct spinlock *l)
+{
+	uint32_t w = __atomic_load_n(&l->word, __ATOMIC_RELAXED);
+
+	if ((uint16_t)w != (uint16_t)(w >> 16))
+		return false;
+	return __atomic_compare_exchange_n(&l->word, &w, w + (1U << 16), false, __ATOMIC_ACQUIRE,
+					   __ATOMIC_RELAXED);
 }
 
 static inline void spin_unlock(struct spinlock *l)

@@ -9,7 +9,9 @@
  *
  * Locking: hostblk_submit() may be called on any hart (the device's lock);
  * done() runs on whoever calls hostblk_poll(), without that lock, so it may
- * submit again. */
+ * submit again. A poll never waits for the lock: if a submit holds it, the
+ * submit runs the done() calls the poll left, after it lets the lock go and
+ * before it returns (perhaps that of the very request it submitted). */
 #ifndef HYP_HOSTBLK_H
 #define HYP_HOSTBLK_H
 #include <types.h>
@@ -77,6 +79,7 @@ int hostblk_submit(struct hostblk *b, struct hostblk_req *r);
 
 /** hostblk_poll() - complete what the device finished (at most a queue's
  *  worth per call): set each request's status, call its done() without the
- *  lock. Also reads (clears) the ISR: the interrupt handler calls this. */
+ *  lock. Also reads (clears) the ISR: the interrupt handler calls this.
+ *  Never waits for the lock (see above). */
 void hostblk_poll(struct hostblk *b);
 #endif

@@ -14,7 +14,7 @@
 
 #define VBLK_QUEUE_SIZE		128	/* QueueNumMax */
 #define VBLK_SEG_MAX		64	/* most data segments a request may have */
-#define VBLK_INFLIGHT		16	/* requests a device holds at once */
+#define VBLK_INFLIGHT		16	/* requests a device holds at once (<= 32: vblk.posted) */
 
 /* One data segment in host-physical terms: inside the VM's RAM. */
 struct vblk_seg {
@@ -44,6 +44,7 @@ struct vblk_io {
 	uint32_t written;		/* bytes written into the chain */
 	uint64_t data_len;
 	gpa_t status_gpa;
+	uint8_t done_status;		/* the backend's answer, until it is taken */
 };
 
 /* What holds the disk. */
@@ -51,8 +52,9 @@ struct vblk_backend_ops {
 	/** submit() - start @io: 0 (vblk_complete() follows, perhaps before
 	 *  submit returns), -HYP_EBUSY (full: vblk tries again after the
 	 *  next completion or notify), any other error (the request fails:
-	 *  S_IOERR). Called without any lock of vblk's held; a backend calls
-	 *  vblk_complete() holding none of the locks submit takes. */
+	 *  S_IOERR). Called with the device's lock held (a vblk_complete()
+	 *  from inside it is posted, taken when the lock is let go); a backend
+	 *  calls vblk_complete() holding none of the locks submit takes. */
 	int (*submit)(void *be, struct vblk_io *io);
 	uint64_t (*sectors)(void *be);		/* capacity in 512-byte sectors */
 	bool (*read_only)(void *be);
@@ -75,7 +77,9 @@ struct vblk {
 	/* host side */
 	const struct vblk_backend_ops *ops;
 	void *be;
-	bool running, again;		/* one hart hands requests out at a time */
+	/* io[i] completed by the backend, bit i, not yet taken under the lock:
+	 * a completion never waits for the lock (vblk_complete()) */
+	uint32_t posted;
 	struct vblk_io io[VBLK_INFLIGHT];
 };
 
@@ -88,9 +92,13 @@ int vio_attach_blk(struct vm *vm, unsigned int slot, const struct vblk_backend_o
  *  _IOERR (anything else is IOERR): its status byte and used element go to
  *  the guest (written pages marked dirty), the line is raised, and the
  *  device takes more requests. Any hart; dropped quietly if the device was
- *  reset since. */
+ *  reset since. Never waits for the device's lock: if another hart holds
+ *  it, the completion is posted and that hart takes it when it lets go (so
+ *  hart 0, taking every host completion, never waits for a VM's hart). */
 void vblk_complete(struct vblk_io *io, uint8_t status);
-/** vblk_kick() - hand out what the backend refused with -HYP_EBUSY, as a
- *  completion would (the backend's rate limit has tokens again). */
-void vblk_kick(struct vm *vm, unsigned int slot);
+/** vblk_kick() - if @held, hand out what the backend refused with
+ *  -HYP_EBUSY, as a completion would (the backend's rate limit has tokens
+ *  again); in any case take completions posted while the transport held the
+ *  lock. Never waits: false if the lock was taken (the caller tries again). */
+bool vblk_kick(struct vm *vm, unsigned int slot, bool held);
 #endif

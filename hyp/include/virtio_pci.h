@@ -134,6 +134,14 @@ bool vpci_queue_reclaim(struct vpci_queue *q, uint16_t *head);
  *  configuration change, a device saying NEEDS_RESET or FAILED is failed.
  *  Returns the ISR bits (1: queue, 2: configuration). */
 uint8_t vpci_isr(struct vpci_dev *d);
+/** vpci_isr_ack() - only the read (INTx lowered), nothing else of @d
+ *  touched: safe without the driver's lock (hart 0 acknowledges while a
+ *  submitter holds it). The caller hands bit 2 to vpci_config_check() under
+ *  its lock later. */
+uint8_t vpci_isr_ack(struct vpci_dev *d);
+/** vpci_config_check() - after a configuration change (ISR bit 2): a device
+ *  saying NEEDS_RESET or FAILED is failed. Under the driver's lock. */
+void vpci_config_check(struct vpci_dev *d);
 
 /** vpci_fail() - take @d out of service: log @why once, reset it (bounded
  *  wait), then status FAILED. Its requests are then reclaimed by the driver. */

@@ -76,6 +76,7 @@ struct virtq {
 	uint16_t next_used;		/* used.idx the device last published */
 	uint16_t in_flight;		/* chains taken and not yet used */
 	uint64_t busy[VIRTQ_SIZE_MAX / 64];	/* heads taken and not yet used */
+	int32_t last_taken;		/* the head the last pop took, -1 once pushed or given back */
 	enum virtq_fault fault;		/* first fault; NONE while healthy */
 	uint64_t desc_reads;		/* descriptors copied so far (work done) */
 };
@@ -106,6 +107,12 @@ int virtq_enable(struct virtq *q, struct vm *vm);
  *  again later, nothing was taken). Reads avail.idx, one head and at most
  *  min(size, chain_max) descriptors: bounded work for any guest. */
 int virtq_pop(struct virtq *q, struct vm *vm, struct virtq_chain *c);
+/** virtq_unpop() - give back the chain @head that the last virtq_pop() took,
+ *  unused and unanswered: the next virtq_pop() takes the same avail entry
+ *  again (and checks it again: the driver may have rewritten it). For a
+ *  device that cannot use the chain yet (a rate limit holding a frame back
+ *  in the driver's queue). -HYP_EINVAL if @head is not held by the device. */
+int virtq_unpop(struct virtq *q, uint16_t head);
 /** virtq_push() - return the chain @head to the driver, @written bytes
  *  written into its device-writable segments (at most its write_len: the
  *  caller's duty), and publish it (used.idx) after the element. Marks the

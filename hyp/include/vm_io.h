@@ -54,10 +54,22 @@ struct vm_io_info {
 	bool attached;			/* on its switch (carapace-ctl nic ... detach) */
 	struct vio_stats tx, rx;	/* guest-sent and guest-received frames */
 	uint64_t spoofed;		/* of tx: dropped by the switch for their source MAC */
+	/* either: the rate limit (0: none) and how often it held one back */
+	uint64_t limit_ops;		/* a disk's requests, a NIC's sent frames, a second */
+	uint64_t limit_bytes;		/* their bytes a second */
+	uint64_t held;			/* requests or frames held back for tokens */
 };
 
-/** vm_io_poll() - hand out the requests of disks whose rate limit held
- *  them back (host services, hart 0, every millisecond). */
+/* A NIC whose rate limit holds frames back is kicked (vnet_kick(), a few
+ * frames, on the host hart) once this long has passed since the first was
+ * held and none went out: a guest still sending sends them itself, on its
+ * own hart; only one that waits for them needs the kick. */
+#define VM_NIC_KICK_DELAY_US	10000
+
+/** vm_io_poll() - hand out the requests of disks and the frames of NICs
+ *  whose rate limit held them back, and completions posted while a disk's
+ *  transport held its lock (host services, hart 0, every millisecond).
+ *  Never waits for a device's lock: a busy one is kicked at the next poll. */
 void vm_io_poll(void);
 /** vm_io_list() - @vm's devices, at most @max, in slot order; how many. */
 unsigned int vm_io_list(struct vm *vm, struct vm_io_info *out, unsigned int max);

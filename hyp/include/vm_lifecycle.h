@@ -21,20 +21,30 @@
 struct vm_disk_desc {
 	uint8_t pci_dev;		/* HOST_PCI_DEV_MIN..HOST_PCI_DEV_MAX */
 	bool read_only;			/* the guest sees VIRTIO_BLK_F_RO, writes fail */
-	uint64_t iops;			/* requests a second (0: the default) */
-	uint64_t bandwidth;		/* data bytes a second (0: the default) */
+	uint64_t iops;			/* requests a second; 0: no limit */
+	uint64_t bandwidth;		/* data bytes a second; 0: no limit */
 };
 
-/* A disk's rate limit unless its description says otherwise: what keeps a
- * VM that floods its disk from starving its neighbours' (docs/virtio.md,
- * "Fair share"). Token buckets hold a tenth of a second's worth. */
+/* The rate limits of a disk or NIC whose host DT node does not give them:
+ * what keeps a VM that floods its disk or its NIC from starving its
+ * neighbours' I/O (docs/virtio.md, "Fair share"). Token buckets hold a
+ * tenth of a second's worth. */
 #define VM_DISK_IOPS_DEFAULT		2000
 #define VM_DISK_BANDWIDTH_DEFAULT	(32ull << 20)
+#define VM_NIC_PPS_DEFAULT		5000
+#define VM_NIC_BANDWIDTH_DEFAULT	(8ull << 20)
+/* A limit that is given: 0 (none), or a rate up to 2^40 a second (the token
+ * bucket's limit); a bandwidth of at least a page a second (less would hold
+ * one request or frame past a guest's I/O timeout). */
+#define VM_IO_RATE_MAX			(1ull << 40)
+#define VM_IO_BANDWIDTH_MIN		4096
 
 /* A NIC of a VM: a port with this MAC on the switch named sw. */
 struct vm_nic_desc {
 	char sw[VSWITCH_NAME_LEN];
 	uint8_t mac[ETH_ALEN];		/* unicast, not all zero */
+	uint64_t pps;			/* frames the guest sends a second; 0: no limit */
+	uint64_t bandwidth;		/* bytes of those frames a second; 0: no limit */
 };
 
 /* A VM as asked for: by the host DT at boot, or by the operator at run time. */

@@ -22,12 +22,21 @@
 #define VNET_QUEUE_SIZE		256
 #define VNET_RXQ		0
 #define VNET_TXQ		1
+/* Frames a kick sends (vnet_kick(), on the host hart): enough to give the
+ * guest transmit completions, so that it sends the rest itself, on its own
+ * hart; the host hart's work for another VM's NIC stays bounded. */
+#define VNET_KICK_BUDGET	8
 
 /* The switch's side of a port. */
 struct vnet_port_ops {
 	/** tx() - a frame the guest sent (@len bytes, 14..1514, a copy only
 	 *  valid during the call). Called without any lock of vnet's held. */
 	void (*tx)(void *port, const void *frame, uint32_t len);
+	/** may_send() - optional: may the guest send a frame of @len bytes now
+	 *  (the port's rate limit, charged if so)? false: the frame stays in
+	 *  the guest's transmit queue, untaken, with every one after it, until
+	 *  vnet_kick() (or the guest's next notify). Under vnet's lock. */
+	bool (*may_send)(void *port, uint32_t len);
 };
 
 /* Guest-visible: plain data. */
@@ -64,6 +73,15 @@ void vnet_port_attach(struct vnet *vnet, const struct vnet_port_ops *ops, void *
  *  original: hyp/snap/snap_vio.c): the config space shows it, with a
  *  configuration change notification. */
 void vnet_set_mac(struct vnet *vnet, const uint8_t mac[6]);
+/* What a kick left (vnet_kick()). */
+#define VNET_TX_DONE	0	/* nothing waits, or the rate limit held the rest back */
+#define VNET_TX_MORE	1	/* frames wait: the budget ran out, or the lock was taken */
+#define VNET_TX_BUSY	2	/* the device's lock was taken: nothing sent */
+/** vnet_kick() - send what the port's rate limit held back (it has tokens
+ *  again), as a notify would, but at most VNET_KICK_BUDGET frames. Never
+ *  waits for the device's lock. VNET_TX_*: the caller kicks again later
+ *  unless DONE. */
+int vnet_kick(struct vm *vm, unsigned int slot);
 /** vnet_of() - the virtio-net device in @slot of @vm, or NULL. */
 struct vnet *vnet_of(struct vm *vm, unsigned int slot);
 #endif

@@ -22,17 +22,31 @@ struct disk_link {
 	struct token_bucket iops, bandwidth;
 	uint32_t throttled;		/* a request waits for tokens: vm_io_poll() kicks it
 					 * (32 bits: the hart has no byte-wide atomic swap) */
+	uint64_t held;			/* requests held back so far */
 	unsigned int slot;		/* its guest slot */
 	const struct vm *owner;		/* NULL: free */
 	bool read_only;			/* the VM's description says so (QEMU's drive too) */
 	struct hostblk_req req[VBLK_INFLIGHT];
 };
 
+/* A NIC's port on its switch and the rate limit of what its guest sends. */
+struct nic_link {
+	struct vswitch_port port;	/* first: the vnet's port pointer is this */
+	struct token_bucket pps, bandwidth;
+	uint32_t throttled;		/* a frame waits for tokens: vm_io_poll() kicks it */
+	uint64_t held_since;		/* time of the first refusal since a frame went (0: none) */
+	uint64_t held;			/* frames held back so far */
+	unsigned int slot;		/* its guest slot */
+	struct vm *owner;		/* NULL: not attached to a VM */
+};
+
 /* a guest request's segments fit a host request's */
 _Static_assert(VBLK_SEG_MAX <= HOSTBLK_MAX_SEGS, "vblk segments must fit a hostblk request");
+/* a rate the host DT may give fits a token bucket */
+_Static_assert(VM_IO_RATE_MAX <= TB_RATE_MAX, "rate limits must fit a token bucket");
 
 static struct disk_link disks[HOST_PCI_DEV_MAX + 1];	/* by PCI device number */
-static struct vswitch_port nic_ports[VM_MAX][VM_MAX_NICS];
+static struct nic_link nics[VM_MAX][VM_MAX_NICS];
 
 /* What each VM was given, by VM slot: to list its devices and find a NIC's
  * switch again. Written at attach, under the VM creation lock. */
@@ -46,8 +60,7 @@ struct vm_io_rec {
 static struct vm_io_rec recs[VM_MAX];
 
 /* The rate limit: both buckets must hold enough, and only then are both
- * taken (a refusal costs no tokens). Called for one device on one hart at a
- * time (vblk hands requests out from one hart). */
+ * taken (a refusal costs no tokens). Under the device model's lock. */
 static bool disk_tokens(struct disk_link *l, const struct vblk_io *io)
 {
 	uint64_t now = time_now(), bytes = 0;
@@ -55,6 +68,7 @@ static bool disk_tokens(struct disk_link *l, const struct vblk_io *io)
 	for (uint32_t i = 0; i < io->nr_seg; i++)
 		bytes += io->seg[i].len;
 	if (tb_wait(&l->iops, 1, now) || tb_wait(&l->bandwidth, bytes, now)) {
+		l->held++;
 		__atomic_store_n(&l->throttled, 1, __ATOMIC_RELEASE);
 		return false;
 	}
@@ -115,17 +129,40 @@ static void nic_tx(void *port, const void *frame, uint32_t len)
 	vswitch_tx(port, frame, len);
 }
 
+/* The NIC's rate limit, as a disk's: a frame and its bytes. Under the vnet's
+ * lock (its transmit). */
+static bool nic_may_send(void *port, uint32_t len)
+{
+	struct nic_link *l = container_of((struct vswitch_port *)port, struct nic_link, port);
+	uint64_t now = time_now();
+
+	if (tb_wait(&l->pps, 1, now) || tb_wait(&l->bandwidth, len, now)) {
+		l->held++;
+		if (!__atomic_load_n(&l->held_since, __ATOMIC_RELAXED))
+			__atomic_store_n(&l->held_since, now, __ATOMIC_RELAXED);
+		__atomic_store_n(&l->throttled, 1, __ATOMIC_RELEASE);
+		return false;
+	}
+	__atomic_store_n(&l->held_since, 0, __ATOMIC_RELAXED);
+	tb_take(&l->pps, 1, now);
+	tb_take(&l->bandwidth, len, now);
+	return true;
+}
+
 static void nic_deliver(void *vnet, const void *frame, uint32_t len)
 {
 	vnet_rx_deliver(vnet, frame, len);
 }
 
-static const struct vnet_port_ops nic_ops = { .tx = nic_tx };
+static const struct vnet_port_ops nic_ops = { .tx = nic_tx, .may_send = nic_may_send };
 
-static struct spinlock disks_lock = SPINLOCK_INIT;
+/* Owners of disks and NICs: a kick (vm_io_poll()) looks at them under it,
+ * and a VM gives its devices back under it before they are freed. */
+static struct spinlock io_lock = SPINLOCK_INIT;
 
-/* A bucket of @rate tokens a second holding a tenth of a second's worth
- * (at least one request of the largest size: vblk's SEG_MAX pages). */
+/* A bucket of @rate tokens a second holding a tenth of a second's worth (a
+ * larger request passes on a full bucket and is paid for before the next:
+ * token_bucket.h). */
 static void rate_limit(struct token_bucket *b, uint64_t rate)
 {
 	tb_init(b, rate, rate / 10, timebase_hz, time_now());
@@ -142,9 +179,9 @@ static struct disk_link *claim_disk(const struct vm *vm, const struct vm_disk_de
 		*why = "a disk's host device is not there (no virtio-blk-pci at its PCI slot)";
 		return NULL;
 	}
-	spin_lock(&disks_lock);
+	spin_lock(&io_lock);
 	if (l->owner) {
-		spin_unlock(&disks_lock);
+		spin_unlock(&io_lock);
 		*why = "a disk's host device is another VM's";
 		return NULL;
 	}
@@ -152,40 +189,53 @@ static struct disk_link *claim_disk(const struct vm *vm, const struct vm_disk_de
 	l->hb = hb;
 	l->read_only = dd->read_only;
 	l->throttled = 0;
-	rate_limit(&l->iops, dd->iops ? dd->iops : VM_DISK_IOPS_DEFAULT);
-	rate_limit(&l->bandwidth, dd->bandwidth ? dd->bandwidth : VM_DISK_BANDWIDTH_DEFAULT);
+	l->held = 0;
+	rate_limit(&l->iops, dd->iops);		/* 0: no limit */
+	rate_limit(&l->bandwidth, dd->bandwidth);
 	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++)
 		l->req[i].done = disk_done;
-	spin_unlock(&disks_lock);
+	spin_unlock(&io_lock);
 	return l;
 }
 
 
-static void release_disks(const struct vm *vm)
+static void release_devices(const struct vm *vm)
 {
-	spin_lock(&disks_lock);
+	spin_lock(&io_lock);
 	for (unsigned int i = 0; i < ARRAY_SIZE(disks); i++)
 		if (disks[i].owner == vm)
 			disks[i].owner = NULL;
-	spin_unlock(&disks_lock);
+	for (unsigned int i = 0; i < VM_MAX_NICS; i++)
+		nics[vm->index][i].owner = NULL;
+	spin_unlock(&io_lock);
 }
 
 static int attach_nic(struct vm *vm, unsigned int i, unsigned int slot, const struct vm_nic_desc *n,
 		      const char **why)
 {
 	struct vswitch *sw = vswitch_find(n->sw);
-	struct vswitch_port *p = &nic_ports[vm->index][i];
+	struct nic_link *l = &nics[vm->index][i];
+	struct vswitch_port *p = &l->port;
 	int rc;
 
 	if (!sw) {
 		*why = "a NIC's switch does not exist";
 		return -HYP_ENOENT;
 	}
+	rate_limit(&l->pps, n->pps);		/* 0: no limit */
+	rate_limit(&l->bandwidth, n->bandwidth);
+	l->throttled = 0;
+	l->held_since = 0;
+	l->held = 0;
+	l->slot = slot;
 	rc = vio_attach_net(vm, slot, n->mac, &nic_ops, p);
 	if (rc) {
 		*why = "no memory for a NIC";
 		return rc;
 	}
+	spin_lock(&io_lock);
+	l->owner = vm;
+	spin_unlock(&io_lock);
 	vswitch_port_init(p, VSWITCH_PORT_VM, n->mac, nic_deliver, vnet_of(vm, slot));
 	rc = vswitch_attach(sw, p);
 	if (rc)
@@ -240,9 +290,9 @@ int vm_io_add_disk(struct vm *vm, unsigned int slot, const struct vm_disk_desc *
 	rc = vio_attach_blk(vm, slot, &disk_ops, l);
 	if (rc) {
 		*why = "no memory for a disk";
-		spin_lock(&disks_lock);
+		spin_lock(&io_lock);
 		l->owner = NULL;
-		spin_unlock(&disks_lock);
+		spin_unlock(&io_lock);
 		return rc;
 	}
 	rec->disk[rec->nr_disks++] = *dd;
@@ -267,7 +317,7 @@ int vm_io_add_nic(struct vm *vm, unsigned int slot, const struct vm_nic_desc *nd
 
 struct vswitch_port *vm_io_nic_port(struct vm *vm, unsigned int nic)
 {
-	return nic < recs[vm->index].nr_nics ? &nic_ports[vm->index][nic] : NULL;
+	return nic < recs[vm->index].nr_nics ? &nics[vm->index][nic].port : NULL;
 }
 
 const struct vm_disk_desc *vm_io_disk(const struct vm *vm, unsigned int disk)
@@ -283,8 +333,8 @@ const struct vm_nic_desc *vm_io_nic(const struct vm *vm, unsigned int nic)
 void vm_io_detach(struct vm *vm)
 {
 	for (unsigned int i = 0; i < VM_MAX_NICS; i++)
-		vswitch_detach(&nic_ports[vm->index][i]);
-	release_disks(vm);
+		vswitch_detach(&nics[vm->index][i].port);
+	release_devices(vm);
 	recs[vm->index].nr_disks = recs[vm->index].nr_nics = 0;
 }
 
@@ -295,8 +345,13 @@ unsigned int vm_io_list(struct vm *vm, struct vm_io_info *out, unsigned int max)
 
 	for (unsigned int i = 0; i < rec->nr_disks && n < max; i++, n++) {
 		const struct vblk *b = vm->vio[n] ? (const struct vblk *)vm->vio[n] : NULL;
+		const struct disk_link *l = &disks[rec->disk[i].pci_dev];
 
-		out[n] = (struct vm_io_info){ .slot = n, .pci_dev = rec->disk[i].pci_dev };
+		out[n] = (struct vm_io_info){ .slot = n, .pci_dev = rec->disk[i].pci_dev,
+					      .limit_ops = rec->disk[i].iops,
+					      .limit_bytes = rec->disk[i].bandwidth };
+		if (l->owner == vm)
+			out[n].held = l->held;
 		if (b) {
 			out[n].read_only = b->b.read_only;
 			out[n].sectors = b->b.capacity;
@@ -305,7 +360,8 @@ unsigned int vm_io_list(struct vm *vm, struct vm_io_info *out, unsigned int max)
 	}
 	for (unsigned int i = 0; i < rec->nr_nics && n < max; i++, n++) {
 		const struct vnet *v = vnet_of(vm, n);
-		const struct vswitch_port *p = &nic_ports[vm->index][i];
+		const struct nic_link *l = &nics[vm->index][i];
+		const struct vswitch_port *p = &l->port;
 		struct vswitch_counters c;
 
 		out[n] = (struct vm_io_info){ .slot = n, .is_net = true, .nic = i };
@@ -314,6 +370,9 @@ unsigned int vm_io_list(struct vm *vm, struct vm_io_info *out, unsigned int max)
 		out[n].attached = __atomic_load_n(&p->attached, __ATOMIC_RELAXED);
 		vswitch_port_counters(p, &c);
 		out[n].spoofed = c.tx_spoofed;
+		out[n].limit_ops = rec->nic[i].pps;
+		out[n].limit_bytes = rec->nic[i].bandwidth;
+		out[n].held = l->held;
 		if (v) {
 			out[n].tx = v->n.tx;
 			out[n].rx = v->n.rx;
@@ -332,7 +391,7 @@ int vm_io_nic_set(struct vm *vm, unsigned int nic, bool attach)
 	if (nic >= rec->nr_nics)
 		return -HYP_ENOENT;
 	v = vnet_of(vm, rec->nr_disks + nic);
-	p = &nic_ports[vm->index][nic];
+	p = &nics[vm->index][nic].port;
 	if (!v)
 		return -HYP_ENOENT;
 	spin_lock(&rec->lock);
@@ -350,17 +409,48 @@ int vm_io_nic_set(struct vm *vm, unsigned int nic, bool attach)
 	return rc;
 }
 
+/* How long a NIC's frames wait for their guest's own next notify before a
+ * kick sends some (VM_NIC_KICK_DELAY_US). */
+static uint64_t nic_kick_delay(void)
+{
+	return timebase_hz * VM_NIC_KICK_DELAY_US / 1000000;
+}
+
 void vm_io_poll(void)
 {
-	/* under disks_lock: a VM being destroyed gives its disks back under it,
+	/* under io_lock: a VM being destroyed gives its devices back under it,
 	 * so a kick never reaches a device model that is being freed */
-	spin_lock(&disks_lock);
+	spin_lock(&io_lock);
 	for (unsigned int i = 0; i < ARRAY_SIZE(disks); i++) {
 		struct disk_link *l = &disks[i];
 		struct vm *owner = (struct vm *)l->owner;
+		bool held;
 
-		if (owner && __atomic_exchange_n(&l->throttled, 0, __ATOMIC_ACQ_REL))
-			vblk_kick(owner, l->slot);
+		if (!owner || owner->state != VM_RUNNING)
+			continue;	/* a paused VM's memory is not written */
+		held = __atomic_exchange_n(&l->throttled, 0, __ATOMIC_ACQ_REL);
+		/* a device whose lock is taken is kicked at the next poll */
+		if (!vblk_kick(owner, l->slot, held) && held)
+			__atomic_store_n(&l->throttled, 1, __ATOMIC_RELEASE);
 	}
-	spin_unlock(&disks_lock);
+	for (unsigned int v = 0; v < VM_MAX; v++)
+		for (unsigned int i = 0; i < VM_MAX_NICS; i++) {
+			struct nic_link *l = &nics[v][i];
+			uint64_t since = __atomic_load_n(&l->held_since, __ATOMIC_RELAXED);
+
+			/* a guest that goes on sending sends the held frames itself;
+			 * one that waits for them gets a few from here */
+			if (!l->owner || l->owner->state != VM_RUNNING || !since ||
+			    time_now() - since < nic_kick_delay())
+				continue;
+			if (!__atomic_exchange_n(&l->throttled, 0, __ATOMIC_ACQ_REL))
+				continue;
+			/* frames still waiting (the kick's budget, or its lock
+			 * taken): held again from now, kicked again */
+			if (vnet_kick(l->owner, l->slot) != VNET_TX_DONE) {
+				__atomic_store_n(&l->held_since, time_now(), __ATOMIC_RELAXED);
+				__atomic_store_n(&l->throttled, 1, __ATOMIC_RELEASE);
+			}
+		}
+	spin_unlock(&io_lock);
 }

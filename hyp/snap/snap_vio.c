@@ -133,7 +133,9 @@ static const char *bind_disk(struct vm *vm, uint32_t slot, unsigned int k,
 			     const struct snap_dev_virtio_blk *s, const struct snap_io_map *map,
 			     const char **code, uint32_t *offset)
 {
-	struct vm_disk_desc dd = { .read_only = s->read_only };
+	/* the limits are the host's, never the stream's: the defaults */
+	struct vm_disk_desc dd = { .read_only = s->read_only, .iops = VM_DISK_IOPS_DEFAULT,
+				   .bandwidth = VM_DISK_BANDWIDTH_DEFAULT };
 	const struct vblk *b;
 	const char *why;
 
@@ -171,6 +173,8 @@ static const char *bind_nic(struct vm *vm, uint32_t slot, unsigned int k,
 	memset(&nd, 0, sizeof(nd));
 	memcpy(nd.sw, s->switch_name, strnlen(s->switch_name, sizeof(nd.sw) - 1));
 	memcpy(nd.mac, s->mac, sizeof(nd.mac));
+	nd.pps = VM_NIC_PPS_DEFAULT;	/* the host's limits, never the stream's */
+	nd.bandwidth = VM_NIC_BANDWIDTH_DEFAULT;
 	/* A copy beside its original (the switch has its MAC): a new one. A
 	 * migration moves the VM itself: its MAC is never on the switch twice. */
 	while (vswitch_has_mac(sw, nd.mac)) {

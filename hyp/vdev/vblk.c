@@ -7,9 +7,10 @@
  * decided on it; the data never is: the backend moves it straight between
  * the disk and guest RAM. Every taken chain occupies one of VBLK_INFLIGHT
  * slots until its status is published, so a guest can make the device hold
- * at most that many requests. The backend is called without the device's
- * lock, by one hart at a time per device (running/again), with bounded work
- * per entry. */
+ * at most that many requests. The backend is called under the device's
+ * lock, with bounded work per entry; a completion never waits for that lock
+ * (it is posted for the lock's holder when taken), so the host hart that
+ * takes every host disk's completions never waits for a VM's hart. */
 #include <stddef.h>
 #include <string.h>
 #include <errno.h>
@@ -20,6 +21,8 @@
 #include <vblk.h>
 #include <virtio_mmio.h>
 #include <vm.h>
+
+_Static_assert(VBLK_INFLIGHT <= 32, "vblk.posted has a bit per request");
 
 enum io_state {
 	IO_FREE,
@@ -284,63 +287,97 @@ static void take_chains(struct vblk *b, unsigned int *budget)
 	publish_all(b);
 }
 
-/* Hand READY requests to the backend, without the lock. Stops at the first
- * -HYP_EBUSY (the rest stay READY). */
+/* Hand READY requests to the backend, in slot order, the lock held (a
+ * completion the backend gives meanwhile, even from inside submit, is
+ * posted: vblk_complete() never waits). Stops at the first -HYP_EBUSY (the
+ * rest stay READY); a refused request fails. */
 static void submit_ready(struct vblk *b)
 {
-	unsigned int list[VBLK_INFLIGHT], n = 0;
+	bool failed = false;
 
-	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++)
-		if (b->io[i].state == IO_READY) {
-			b->io[i].state = IO_SUBMIT;
-			list[n++] = i;
-		}
-	spin_unlock(&b->dev.lock);
-	for (unsigned int k = 0; k < n; k++) {
-		struct vblk_io *io = &b->io[list[k]];
-		int rc = b->ops->submit(b->be, io);
+	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++) {
+		struct vblk_io *io = &b->io[i];
+		int rc;
 
-		if (!rc)
-			continue;	/* it may be completed already: not ours to touch */
-		spin_lock(&b->dev.lock);
-		if (io->epoch != b->b.epoch) {
-			io->state = IO_FREE;	/* the device was reset meanwhile */
-		} else if (rc == -HYP_EBUSY) {
-			for (unsigned int j = k; j < n; j++)
-				if (b->io[list[j]].state == IO_SUBMIT)
-					b->io[list[j]].state = IO_READY;
-			spin_unlock(&b->dev.lock);
+		if (io->state != IO_READY)
+			continue;
+		io->state = IO_SUBMIT;
+		rc = b->ops->submit(b->be, io);
+		if (rc == -HYP_EBUSY) {
+			io->state = IO_READY;
 			break;
-		} else {
-			finish(io, VIRTIO_BLK_S_IOERR, 1);
-			publish_all(b);
 		}
-		spin_unlock(&b->dev.lock);
+		if (rc) {
+			finish(io, VIRTIO_BLK_S_IOERR, 1);
+			failed = true;
+		}
 	}
-	spin_lock(&b->dev.lock);
+	if (failed)
+		publish_all(b);
 }
 
-/* Publish, take, hand out: one hart per device at a time; another hart that
- * comes meanwhile (a notify, a completion) leaves it "again" for this one.
- * At most the queue's size of chains per entry. Lock held. */
+/* Take the completions the backend posted (vblk_complete()). Lock held. */
+static bool take_posted(struct vblk *b)
+{
+	uint32_t posted = __atomic_exchange_n(&b->posted, 0, __ATOMIC_ACQUIRE);
+
+	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++) {
+		struct vblk_io *io = &b->io[i];
+
+		if (!(posted & (1U << i)))
+			continue;
+		if (io->state != IO_SUBMIT) {
+			/* not a request the backend holds (a backend bug): ignored */
+		} else if (io->epoch != b->b.epoch) {
+			io->state = IO_FREE;	/* of a device since reset: nothing to tell */
+		} else {
+			finish(io, io->done_status == VIRTIO_BLK_S_OK ? VIRTIO_BLK_S_OK
+								      : VIRTIO_BLK_S_IOERR,
+			       io->done_status == VIRTIO_BLK_S_OK && io->type == VIRTIO_BLK_T_IN ?
+			       (uint32_t)io->data_len + 1 : 1);
+		}
+	}
+	return posted;
+}
+
+static bool any_posted(struct vblk *b)
+{
+	return __atomic_load_n(&b->posted, __ATOMIC_RELAXED);
+}
+
+/* Publish, take, hand out, until no completion was posted meanwhile (at
+ * most RUN_ROUNDS times). At most the queue's size of chains per entry.
+ * Lock held. */
 static void run(struct vblk *b)
 {
 	unsigned int budget = queue(b)->size;
 
-	if (b->running) {
-		b->again = true;
-		return;
-	}
-	b->running = true;
 	for (unsigned int round = 0; round < RUN_ROUNDS; round++) {
-		b->again = false;
+		take_posted(b);
 		publish_all(b);
 		take_chains(b, &budget);
 		submit_ready(b);
-		if (!b->again)
+		if (!any_posted(b))
 			break;
 	}
-	b->running = false;
+}
+
+/* Let go of the lock, then take what was posted while it was held: the
+ * poster found it taken and left the work here (the fence pairs with
+ * vblk_complete()'s, so one of the two always sees the other). Never
+ * waits: if another hart took the lock meanwhile, that hart's leave() does
+ * it. At most RUN_ROUNDS passes: the rest waits for the next entry
+ * (vm_io_poll() kicks a device with posted work every millisecond). */
+static void leave(struct vblk *b)
+{
+	for (unsigned int pass = 0; pass < RUN_ROUNDS; pass++) {
+		spin_unlock(&b->dev.lock);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (!any_posted(b) || !spin_trylock(&b->dev.lock))
+			return;
+		run(b);
+	}
+	spin_unlock(&b->dev.lock);
 }
 
 static void vblk_notify(struct vio_dev *d, unsigned int qi)
@@ -350,27 +387,20 @@ static void vblk_notify(struct vio_dev *d, unsigned int qi)
 	(void)qi;
 	spin_lock(&d->lock);
 	run(b);
-	spin_unlock(&d->lock);
+	leave(b);
 }
 
 void vblk_complete(struct vblk_io *io, uint8_t status)
 {
 	struct vblk *b = io->dev;
 
-	spin_lock(&b->dev.lock);
-	if (io->state != IO_SUBMIT) {
-		/* not a request the backend holds (a backend bug): ignored */
-	} else if (io->epoch != b->b.epoch) {
-		io->state = IO_FREE;	/* of a device since reset: nothing to tell */
-		/* but its slot is free: a chain of the new driver may wait for it */
-		run(b);
-	} else {
-		finish(io, status == VIRTIO_BLK_S_OK ? VIRTIO_BLK_S_OK : VIRTIO_BLK_S_IOERR,
-		       status == VIRTIO_BLK_S_OK && io->type == VIRTIO_BLK_T_IN ?
-		       (uint32_t)io->data_len + 1 : 1);
-		run(b);
-	}
-	spin_unlock(&b->dev.lock);
+	io->done_status = status;
+	__atomic_fetch_or(&b->posted, 1U << io->index, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!spin_trylock(&b->dev.lock))
+		return;		/* its holder takes it in leave() */
+	run(b);
+	leave(b);
 }
 
 /* Requests not with the backend are dropped; those with it are left to
@@ -392,10 +422,11 @@ static bool vblk_busy(struct vio_dev *d)
 	bool busy = false;
 
 	spin_lock(&d->lock);
+	take_posted(b);		/* a completion no entry took yet */
 	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++)
 		if (b->io[i].state == IO_SUBMIT)
 			busy = true;
-	spin_unlock(&d->lock);
+	leave(b);
 	return busy;
 }
 
@@ -411,7 +442,7 @@ static bool vblk_drained(struct vio_dev *d)
 	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++)
 		if (b->io[i].state != IO_FREE)
 			drained = false;
-	spin_unlock(&d->lock);
+	leave(b);
 	return drained;
 }
 
@@ -547,12 +578,21 @@ static const struct vio_kind vblk_kind = {
 	.model = &virtio_blk_model,
 };
 
-void vblk_kick(struct vm *vm, unsigned int slot)
+bool vblk_kick(struct vm *vm, unsigned int slot, bool held)
 {
 	struct vio_dev *d = slot < VIO_MMIO_SLOTS ? vm->vio[slot] : NULL;
+	struct vblk *b;
 
-	if (d && d->kind == &vblk_kind)
-		vblk_notify(d, 0);
+	if (!d || d->kind != &vblk_kind)
+		return true;
+	b = to_blk(d);
+	if (!held && !any_posted(b))
+		return true;
+	if (!spin_trylock(&d->lock))
+		return false;
+	run(b);
+	leave(b);
+	return true;
 }
 
 /* "<vm name>-vd<letter>": unique on the host, at most 19 bytes and a NUL */

@@ -66,6 +66,7 @@ void virtq_reset(struct virtq *q)
 	q->next_avail = q->next_used = q->in_flight = 0;
 	for (unsigned int i = 0; i < ARRAY_SIZE(q->busy); i++)
 		q->busy[i] = 0;
+	q->last_taken = -1;
 	q->fault = VIRTQ_FAULT_NONE;
 }
 
@@ -229,7 +230,20 @@ int virtq_pop(struct virtq *q, struct vm *vm, struct virtq_chain *c)
 	q->busy[head / 64] |= 1ULL << (head % 64);
 	q->in_flight++;
 	q->next_avail++;
+	q->last_taken = head;
 	return 1;
+}
+
+int virtq_unpop(struct virtq *q, uint16_t head)
+{
+	if (q->fault || !q->ready || head >= q->size || !head_busy(q, head) ||
+	    q->last_taken != head)
+		return -HYP_EINVAL;
+	q->busy[head / 64] &= ~(1ULL << (head % 64));
+	q->in_flight--;
+	q->next_avail--;
+	q->last_taken = -1;
+	return 0;
 }
 
 int virtq_push(struct virtq *q, struct vm *vm, uint16_t head, uint32_t written)
@@ -254,6 +268,7 @@ int virtq_push(struct virtq *q, struct vm *vm, uint16_t head, uint32_t written)
 	*(volatile uint16_t *)(used + 2) = q->next_used;
 	q->busy[head / 64] &= ~(1ULL << (head % 64));
 	q->in_flight--;
+	q->last_taken = -1;
 	return 0;
 }
 

@@ -52,25 +52,74 @@ static uint32_t take_frame(struct vnet *n, const struct virtq_chain *c, uint8_t 
 	return (uint32_t)(c->read_len - VNET_HDR_SIZE);
 }
 
-static void transmit(struct vnet *n)
+/* The port's rate limit holds the chain just taken back in the guest's
+ * queue: given back untaken (the frame and every one after it wait for
+ * vnet_kick()). A chain of a size the switch never gets is dropped without
+ * costing tokens; any other costs its frame's (a header with offload flags
+ * too: copied, then dropped), so the limit bounds the work of every frame.
+ * Lock held. */
+static bool held_back(struct vnet *n, const struct virtq_chain *c)
+{
+	const struct vnet_port_ops *ops = n->ops;
+	uint64_t len = c->read_len - VNET_HDR_SIZE;
+
+	if (!ops || !ops->may_send || c->nr_read != c->nr_segs ||
+	    c->read_len < VNET_HDR_SIZE + VNET_FRAME_MIN ||
+	    c->read_len > VNET_HDR_SIZE + VNET_FRAME_MAX)
+		return false;
+	if (ops->may_send(n->port, (uint32_t)len))
+		return false;
+	virtq_unpop(&n->dev.s.q[VNET_TXQ], c->head);
+	return true;
+}
+
+/* Is a chain waiting in the queue? (taken and given back at once). Lock held. */
+static bool chain_waiting(struct vnet *n)
+{
+	struct virtq *q = &n->dev.s.q[VNET_TXQ];
+
+	if (virtq_pop(q, n->dev.vm, &n->dev.chain) <= 0)
+		return false;
+	virtq_unpop(q, n->dev.chain.head);
+	return true;
+}
+
+/* Send at most @budget frames of what the guest queued. @wait: the guest's
+ * own notify, which takes the lock whoever holds it; else a kick from the
+ * host hart, which never waits: it stops where the lock is taken, and
+ * raises each frame's used notification before it lets the lock go (the
+ * holder may push nothing). */
+static int transmit(struct vnet *n, bool wait, unsigned int budget)
 {
 	struct vio_dev *d = &n->dev;
 	struct virtq *q = &d->s.q[VNET_TXQ];
 	uint8_t buf[VNET_HDR_SIZE + VNET_FRAME_MAX];
 	bool pushed = false;
+	int left = VNET_TX_DONE;
 
-	spin_lock(&d->lock);
-	/* at most a queue's worth per notify: bounded work; none while frozen
-	 * for a snapshot (the chains stay in the ring, sent after it) */
-	for (unsigned int budget = d->frozen ? 0 : q->size; budget; budget--) {
+	if (wait)
+		spin_lock(&d->lock);
+	else if (!spin_trylock(&d->lock))
+		return VNET_TX_BUSY;
+	for (;; budget--) {
 		const struct vnet_port_ops *ops;
 		void *port;
 		uint32_t len;
-		int rc = virtq_pop(q, d->vm, &d->chain);
+		int rc;
 
+		if (d->frozen)
+			break;	/* for a snapshot: the chains stay in the ring, sent after it */
+		if (!budget) {
+			if (chain_waiting(n))
+				left = VNET_TX_MORE;
+			break;
+		}
+		rc = virtq_pop(q, d->vm, &d->chain);
 		if (rc == -HYP_EINVAL)
 			vio_mmio_queue_fault(d, VNET_TXQ, q->fault);
 		if (rc <= 0)
+			break;
+		if (held_back(n, &d->chain))
 			break;
 		len = take_frame(n, &d->chain, buf);
 		/* the copy is all that is used from here: the buffer goes back */
@@ -88,20 +137,29 @@ static void transmit(struct vnet *n)
 		}
 		n->n.tx.requests++;
 		n->n.tx.bytes += len;
+		if (!wait && pushed) {
+			vio_mmio_used(d, VNET_TXQ);
+			pushed = false;
+		}
 		spin_unlock(&d->lock);
 		ops->tx(port, buf + VNET_HDR_SIZE, len);
-		spin_lock(&d->lock);
+		if (wait) {
+			spin_lock(&d->lock);
+		} else if (!spin_trylock(&d->lock)) {
+			return VNET_TX_MORE;	/* the holder goes on; a kick may follow */
+		}
 	}
 	if (pushed)
 		vio_mmio_used(d, VNET_TXQ);
 	spin_unlock(&d->lock);
+	return left;
 }
 
 static void vnet_notify(struct vio_dev *d, unsigned int qi)
 {
 	/* receive buffers are taken when a frame comes */
 	if (qi == VNET_TXQ)
-		transmit(to_net(d));
+		transmit(to_net(d), true, d->s.q[VNET_TXQ].size);	/* a queue's worth */
 }
 
 /* Write the header and @len bytes of @frame into the chain's writable
@@ -192,6 +250,13 @@ void vnet_port_attach(struct vnet *n, const struct vnet_port_ops *ops, void *por
 		vio_mmio_config_changed(&n->dev);
 	}
 	spin_unlock(&n->dev.lock);
+}
+
+int vnet_kick(struct vm *vm, unsigned int slot)
+{
+	struct vnet *n = vnet_of(vm, slot);
+
+	return n ? transmit(n, false, VNET_KICK_BUDGET) : VNET_TX_DONE;
 }
 
 struct vnet *vnet_of(struct vm *vm, unsigned int slot)

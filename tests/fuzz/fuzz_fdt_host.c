@@ -139,6 +139,10 @@ static void check_devices(void)
 			CHECK(n >= HOST_PCI_DEV_MIN && n <= HOST_PCI_DEV_MAX);
 			CHECK(!(pci & (1U << n)));
 			pci |= 1U << n;
+			CHECK(d->disks[i].iops <= VM_IO_RATE_MAX);
+			CHECK(!d->disks[i].bandwidth ||
+			      (d->disks[i].bandwidth >= VM_IO_BANDWIDTH_MIN &&
+			       d->disks[i].bandwidth <= VM_IO_RATE_MAX));
 		}
 		for (unsigned int i = 0; i < d->nr_nics; i++) {
 			const struct vm_nic_desc *nic = &d->nics[i];
@@ -146,6 +150,9 @@ static void check_devices(void)
 
 			CHECK(memchr(nic->sw, 0, sizeof(nic->sw)) && switch_known(nic->sw));
 			CHECK(!(nic->mac[0] & 1) && memcmp(nic->mac, zero, ETH_ALEN));
+			CHECK(nic->pps <= VM_IO_RATE_MAX);
+			CHECK(!nic->bandwidth || (nic->bandwidth >= VM_IO_BANDWIDTH_MIN &&
+						  nic->bandwidth <= VM_IO_RATE_MAX));
 			for (unsigned int w = 0; w <= v; w++)
 				for (unsigned int j = 0; j < (w < v ? hi.vms[w].nr_nics : i); j++)
 					CHECK(strcmp(hi.vms[w].nics[j].sw, nic->sw) ||

@@ -287,8 +287,8 @@ unsigned int vm_io_list(struct vm *vm, struct vm_io_info *out, unsigned int max)
 
 const struct vm_nic_desc *vm_io_nic(const struct vm *vm, unsigned int nic)
 {
-	static const struct vm_nic_desc n[2] = { { "sw-15-char-name", { 0x52, 0x54, 0, 0, 0, 0 } },
-						 { "sw-15-char-name", { 0x52, 0x54, 0, 0, 0, 1 } } };
+	static const struct vm_nic_desc n[2] = { { "sw-15-char-name", { 0x52, 0x54, 0, 0, 0, 0 }, 0, 0 },
+						 { "sw-15-char-name", { 0x52, 0x54, 0, 0, 0, 1 }, 0, 0 } };
 
 	/* alpha's, and a restored VM's (vms[7]): a restore's reply lists them */
 	return (vm == &vms[0] || vm == &vms[7]) && nic < 2 ? &n[nic] : NULL;

@@ -173,7 +173,7 @@ static void nic_tx(void *port, const void *frame, uint32_t len)
 	vswitch_tx(port, frame, len);
 }
 
-static const struct vnet_port_ops nic_ops = { nic_tx };
+static const struct vnet_port_ops nic_ops = { .tx = nic_tx };	/* no rate limit */
 
 static void nic_deliver(void *vnet, const void *frame, uint32_t len)
 {

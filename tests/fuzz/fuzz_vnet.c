@@ -5,14 +5,18 @@
  * sizes, a script of operations and a guest RAM image:
  *
  *   0  u16 QueueNum of the receive queue   2  u16 QueueNum of transmit
- *   4  u8  nr_ops (<= 128)                 5  3 bytes unused
+ *   4  u8  nr_ops (<= 128)                 5  u8 the port's rate limit:
+ *                                             bit k % 8 set refuses its
+ *                                             k-th frame (held back)
+ *   6  2 bytes unused
  *   8  ops: nr_ops records of 6 bytes (kind u8, a u8, b u16, c u16)
  *   then the first bytes of guest RAM (16 KiB at 0x80000000, zero after
  *   the input): receive queue descriptors at 0, available ring at 0x1000,
  *   used ring at 0x1400; transmit queue at 0x2000, 0x3000, 0x3400; set up
  *   by a driver init before the script runs.
  *
- * Operations: 0 QueueNotify (value a); 1 the switch delivers a frame of b
+ * Operations: 0 QueueNotify (value a; 0xff: a kick, vnet_kick(), instead);
+ * 1 the switch delivers a frame of b
  * bytes (any length; its bytes a pattern of c); 2 the guest writes u16 c at
  * RAM offset b; 3 a 32-bit register write at offset b & 0xffc of value
  * c | a << 16; 4 a read at offset b of width 1 << (a & 3) (aligned); 5
@@ -23,6 +27,9 @@
  * KiB):
  *  - the port gets only frames of 14..1514 bytes, none after a detach, and
  *    exactly the bytes the guest's chain held after its 12-byte header;
+ *    a frame its rate limit refused leaves its chain with the guest (not
+ *    used, nothing in flight after a notify), and a kick sends at most
+ *    VNET_KICK_BUDGET frames;
  *  - a transmit writes no guest memory but the used ring; a delivery writes
  *    guest memory only inside the used ring and the device-writable
  *    segments of the chain it took, the frame after a header whose
@@ -57,6 +64,8 @@ static uint8_t *before;		/* guest RAM before an operation: FUZZ_RAM_SIZE bytes *
 static struct {
 	bool detached;
 	unsigned int frames;
+	uint8_t refuse;			/* bit k % 8: refuse the k-th frame asked */
+	unsigned int asked;
 } port;
 
 static bool in_used_ring(const struct vnet *n, unsigned int qi, uint64_t off);
@@ -88,7 +97,14 @@ static void port_tx(void *p, const void *frame, uint32_t len)
 	port.frames++;
 }
 
-static const struct vnet_port_ops port_ops = { port_tx };
+static bool port_may_send(void *p, uint32_t len)
+{
+	CHECK(p == &port);
+	CHECK(len >= VNET_FRAME_MIN && len <= VNET_FRAME_MAX);
+	return !(port.refuse >> (port.asked++ % 8) & 1);
+}
+
+static const struct vnet_port_ops port_ops = { port_tx, port_may_send };
 
 /* the used ring of queue @qi as the device may write it */
 static bool in_used_ring(const struct vnet *n, unsigned int qi, uint64_t off)
@@ -157,9 +173,21 @@ static void deliver(struct vnet *n, uint16_t len, uint16_t pattern)
 
 static void transmit(uint8_t value)
 {
+	struct vnet *n = (struct vnet *)fuzz_vm.vio[0];
+	uint16_t used = n->dev.s.q[1].next_used;
+	unsigned int frames = port.frames;
+
 	memcpy(before, fuzz_ram, FUZZ_RAM_SIZE);
-	fuzz_vio_wr(VIRTIO_MMIO_QUEUE_NOTIFY, value);
-	check_writes((struct vnet *)fuzz_vm.vio[0], NULL);
+	if (value == 0xff) {
+		CHECK(vnet_kick(&fuzz_vm, 0) != VNET_TX_BUSY);	/* one hart: its lock is free */
+		CHECK(port.frames - frames <= VNET_KICK_BUDGET);
+		CHECK((uint16_t)(n->dev.s.q[1].next_used - used) <= VNET_KICK_BUDGET);
+	} else {
+		fuzz_vio_wr(VIRTIO_MMIO_QUEUE_NOTIFY, value);
+	}
+	/* nothing is held across an exit: a held-back chain went back untaken */
+	CHECK(n->dev.s.q[1].fault || !n->dev.s.q[1].in_flight);
+	check_writes(n, NULL);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -178,6 +206,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		before = malloc(FUZZ_RAM_SIZE);
 	fuzz_vio_reset(data + HDR + nr_ops * OP_SIZE, size - HDR - nr_ops * OP_SIZE);
 	memset(&port, 0, sizeof(port));
+	port.refuse = data[5];
 	qnum[0] = fuzz_rd16(data);
 	qnum[1] = fuzz_rd16(data + 2);
 

@@ -80,7 +80,7 @@ def test_make_run_guests_boot_from_disks_with_ssh(guest_kernel, rootfs, tmp_path
         h.kill()
     assert "carapace: all VMs down" in h.console(), h.console()[-4000:]
     for overlay in overlays.values():
-        check_fsck(overlay, tmp_path)
+        check_fsck(overlay, tmp_path, h.console())
     after = os.stat(base)
     assert (after.st_size, after.st_mtime_ns) == (base_stat.st_size, base_stat.st_mtime_ns), \
         "the base image was written"

@@ -93,15 +93,25 @@ def make_overlay(overlay):
     assert "file format: qcow2" in info, info
 
 
-def check_fsck(overlay, tmp_path):
-    """The overlay's file system (base + overlay), read on the host: clean."""
+def check_fsck(overlay, tmp_path, console=""):
+    """The overlay's file system (base + overlay), read on the host: clean.
+    On a failure the message names the inodes e2fsck complains of and ends
+    with @console's tail (the guest's shutdown: did / go read-only?)."""
     raw = tmp_path / "root.raw"
     subprocess.run([QEMU_IMG, "convert", "-O", "raw", str(overlay), str(raw)], check=True)
     e2fsck = shutil.which("e2fsck", path=SBIN)
     assert e2fsck, "e2fsck missing on the host (package e2fsprogs)"
     r = subprocess.run([e2fsck, "-fn", str(raw)], capture_output=True, text=True)
+    names = ""
+    if r.returncode:
+        inodes = sorted(set(re.findall(r"[Ii]node (\d+)", r.stdout)))[:8]
+        debugfs = shutil.which("debugfs", path=SBIN)
+        if inodes and debugfs:
+            names = subprocess.run([debugfs, "-R", "ncheck " + " ".join(inodes), str(raw)],
+                                   capture_output=True, text=True).stdout
     raw.unlink()
-    assert r.returncode == 0, f"e2fsck -fn: exit {r.returncode}\n{r.stdout}{r.stderr}"
+    assert r.returncode == 0, (f"e2fsck -fn {overlay.name}: exit {r.returncode}\n{r.stdout}"
+                               f"{r.stderr}{names}\n{console[-3000:]}")
     return r.stdout
 
 

@@ -83,6 +83,8 @@ void vpci_test_wr(uintptr_t a, unsigned int width, uint32_t v)
 	if (off >= NOTIFY && off < BAR_SIZE) {
 		if (v < NR_Q)
 			fd.q[v].notifies++;
+		if (v < NR_Q && fd.on_notify)
+			fd.on_notify(v);
 		return;
 	}
 	switch (off) {

@@ -42,6 +42,8 @@ struct fake_vpci {
 	uint8_t last_status_write;
 	unsigned int resets;
 	bool refuse_features;		/* FEATURES_OK does not stick */
+	/* called at each notification, in the driver's kick (its lock held) */
+	void (*on_notify)(unsigned int qi);
 };
 
 extern uint8_t bar[BAR_SIZE];

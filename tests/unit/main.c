@@ -54,6 +54,11 @@ void unit_fail_true(const char *file, int line, const char *e)
 	printf("  %s:%d: expected true: %s\n", file, line, e);
 }
 
+void unit_deadline(unsigned int seconds)
+{
+	alarm(seconds);
+}
+
 int unit_streq(const char *a, const char *b)
 {
 	if (!a || !b)

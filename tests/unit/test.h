@@ -16,6 +16,9 @@ void unit_fail_true(const char *file, int line, const char *e);
 void unit_fail_str(const char *file, int line, const char *ea, const char *eb,
 		   const char *a, const char *b);
 int unit_streq(const char *a, const char *b);
+/* The running test fails (killed by SIGALRM) unless it ends or calls this
+ * again with 0 within @seconds: for a test whose failure is a hang. */
+void unit_deadline(unsigned int seconds);
 
 /* fake CSR file (tests/unit/fake_csr.c), cleared before every test */
 extern unsigned long fake_csr[4096];

@@ -41,12 +41,17 @@ struct vm_spec {
 	struct disk_spec {
 		int pci;		/* carapace,pci-dev; 0: absent; -1: two cells; -2: <0> */
 		int ro;			/* carapace,read-only */
+		struct rate_spec {
+			int len;	/* bytes of the property: 0 absent, 4 or 8 cells */
+			uint64_t v;
+		} iops, bw;		/* carapace,iops, carapace,bandwidth */
 	} disks[3];
 	unsigned int nr_disks;
 	struct nic_spec {
 		const char *sw;		/* carapace,switch; NULL: absent */
 		uint8_t mac[8];
 		int mac_len;		/* 0: 6 */
+		struct rate_spec pps, bw;	/* carapace,pps, carapace,bandwidth */
 	} nics[3];
 	unsigned int nr_nics;
 };
@@ -135,6 +140,20 @@ static void prop_cells(void *fdt, const char *name, const uint32_t *c, int n)
 	for (int i = 0; i < n; i++)
 		v[i] = cpu_to_fdt32(c[i]);
 	B(fdt_property(fdt, name, v, n * 4));
+}
+
+/* a rate property as given: absent, one or two cells, or bytes of another length */
+static void prop_rate(void *fdt, const char *name, const struct rate_spec *r)
+{
+	uint32_t c[2] = { (uint32_t)(r->v >> 32), (uint32_t)r->v };
+	uint8_t raw[16] = { 0 };
+
+	if (r->len == 4)
+		prop_cells(fdt, name, c + 1, 1);
+	else if (r->len == 8)
+		prop_cells(fdt, name, c, 2);
+	else if (r->len)
+		B(fdt_property(fdt, name, raw, r->len));
 }
 
 static void prop_reg2(void *fdt, uint64_t a, uint64_t s)
@@ -273,6 +292,8 @@ static void build_vm(void *fdt, const struct vm_spec *v, unsigned int idx)
 		}
 		if (v->disks[i].ro)
 			B(fdt_property(fdt, "carapace,read-only", "", 0));
+		prop_rate(fdt, "carapace,iops", &v->disks[i].iops);
+		prop_rate(fdt, "carapace,bandwidth", &v->disks[i].bw);
 		B(fdt_end_node(fdt));
 	}
 	for (unsigned int i = 0; i < v->nr_nics; i++) {
@@ -285,6 +306,8 @@ static void build_vm(void *fdt, const struct vm_spec *v, unsigned int idx)
 			B(fdt_property_string(fdt, "carapace,switch", v->nics[i].sw));
 		B(fdt_property(fdt, "local-mac-address", v->nics[i].mac,
 			       v->nics[i].mac_len ? v->nics[i].mac_len : 6));
+		prop_rate(fdt, "carapace,pps", &v->nics[i].pps);
+		prop_rate(fdt, "carapace,bandwidth", &v->nics[i].bw);
 		B(fdt_end_node(fdt));
 	}
 	if (v->initrd_size) {
@@ -1238,6 +1261,80 @@ TEST(fdt_host_switches_disks_nics)
 	EXPECT_EQ(parse(&s, &err), 0);
 	EXPECT_EQ(hi.vms[0].disks[0].pci_dev, 31);
 	EXPECT_EQ(hi.switches[0].uplink_pci, 0);
+}
+
+/* Rate limits: absent, the defaults; 0, none; one or two cells. */
+TEST(fdt_host_device_rate_limits)
+{
+	struct dt_spec s;
+	const char *err;
+
+	spec_devices(&s);
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.vms[0].disks[0].iops, VM_DISK_IOPS_DEFAULT);
+	EXPECT_EQ(hi.vms[0].disks[0].bandwidth, VM_DISK_BANDWIDTH_DEFAULT);
+	EXPECT_EQ(hi.vms[0].nics[0].pps, VM_NIC_PPS_DEFAULT);
+	EXPECT_EQ(hi.vms[0].nics[0].bandwidth, VM_NIC_BANDWIDTH_DEFAULT);
+	s.vm[0].disks[0].iops = (struct rate_spec){ 4, 500 };
+	s.vm[0].disks[0].bw = (struct rate_spec){ 8, 8ull << 20 };
+	s.vm[0].disks[1].iops = (struct rate_spec){ 4, 0 };
+	s.vm[0].disks[1].bw = (struct rate_spec){ 4, 0 };
+	s.vm[0].nics[0].pps = (struct rate_spec){ 8, 1000 };
+	s.vm[0].nics[0].bw = (struct rate_spec){ 4, 4096 };
+	s.vm[1].nics[0].pps = (struct rate_spec){ 4, 0 };
+	s.vm[1].nics[0].bw = (struct rate_spec){ 8, VM_IO_RATE_MAX };
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_STREQ(err, "");
+	EXPECT_EQ(hi.vms[0].disks[0].iops, 500);
+	EXPECT_EQ(hi.vms[0].disks[0].bandwidth, 8ull << 20);
+	EXPECT_EQ(hi.vms[0].disks[1].iops, 0);
+	EXPECT_EQ(hi.vms[0].disks[1].bandwidth, 0);
+	EXPECT_EQ(hi.vms[0].nics[0].pps, 1000);
+	EXPECT_EQ(hi.vms[0].nics[0].bandwidth, 4096);
+	EXPECT_EQ(hi.vms[0].nics[1].pps, VM_NIC_PPS_DEFAULT);	/* not given: the default */
+	EXPECT_EQ(hi.vms[1].nics[0].pps, 0);
+	EXPECT_EQ(hi.vms[1].nics[0].bandwidth, VM_IO_RATE_MAX);
+}
+
+/* A bad rate limit stops the boot with its reason: the property's length,
+ * a rate above 2^40, a bandwidth below a page a second. */
+TEST(fdt_host_err_device_rate_limits)
+{
+	struct dt_spec s;
+
+	spec_devices(&s);
+	s.vm[0].disks[1].iops = (struct rate_spec){ 3, 0 };
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "carapace,iops: not one or two cells");
+	s.vm[0].disks[1].iops = (struct rate_spec){ 12, 0 };
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "carapace,iops: not one or two cells");
+	s.vm[0].disks[1].iops = (struct rate_spec){ 8, VM_IO_RATE_MAX + 1 };
+	EXPECT_PARSE_ERR(&s, -HYP_ERANGE, "carapace,iops: above 2^40 requests a second");
+	s.vm[0].disks[1].iops = (struct rate_spec){ 8, ~0ull };
+	EXPECT_PARSE_ERR(&s, -HYP_ERANGE, "carapace,iops: above 2^40 requests a second");
+	s.vm[0].disks[1].iops = (struct rate_spec){ 8, VM_IO_RATE_MAX };
+	EXPECT_PARSE_ERR(&s, 0, "");
+	s.vm[0].disks[1].bw = (struct rate_spec){ 4, 4095 };
+	EXPECT_PARSE_ERR(&s, -HYP_ERANGE,
+			 "carapace,bandwidth: not 0 (no limit) or 4096..2^40 bytes a second");
+	s.vm[0].disks[1].bw = (struct rate_spec){ 4, 1 };
+	EXPECT_PARSE_ERR(&s, -HYP_ERANGE,
+			 "carapace,bandwidth: not 0 (no limit) or 4096..2^40 bytes a second");
+	s.vm[0].disks[1].bw = (struct rate_spec){ 8, VM_IO_RATE_MAX + 1 };
+	EXPECT_PARSE_ERR(&s, -HYP_ERANGE,
+			 "carapace,bandwidth: not 0 (no limit) or 4096..2^40 bytes a second");
+	s.vm[0].disks[1].bw = (struct rate_spec){ 2, 0 };
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "carapace,bandwidth: not one or two cells");
+	spec_devices(&s);
+	s.vm[1].nics[0].pps = (struct rate_spec){ 1, 0 };
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "carapace,pps: not one or two cells");
+	s.vm[1].nics[0].pps = (struct rate_spec){ 8, VM_IO_RATE_MAX + 1 };
+	EXPECT_PARSE_ERR(&s, -HYP_ERANGE, "carapace,pps: above 2^40 frames a second");
+	s.vm[1].nics[0].pps = (struct rate_spec){ 4, 1 };
+	s.vm[1].nics[0].bw = (struct rate_spec){ 4, 100 };
+	EXPECT_PARSE_ERR(&s, -HYP_ERANGE,
+			 "carapace,bandwidth: not 0 (no limit) or 4096..2^40 bytes a second");
+	s.vm[1].nics[0].bw = (struct rate_spec){ 16, 0 };
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "carapace,bandwidth: not one or two cells");
 }
 
 TEST(fdt_host_err_switch_names)

@@ -4,6 +4,7 @@ and --switch parsing, MACs and addresses, PCI device numbers, the QEMU
 arguments, the host DT nodes (read back with fdtget), and each error."""
 
 import hashlib
+import re
 import shutil
 import socket
 import subprocess
@@ -14,6 +15,7 @@ import pytest
 
 from carapace import disks as disks_mod
 from carapace import network as network_mod
+from carapace import ratelimits
 from carapace.cli.run import main
 from carapace.devicetree import inject_chosen
 from carapace.disks import detect_format, disk_args, parse_disk
@@ -109,14 +111,58 @@ def test_relative_disk_path_becomes_absolute(images, monkeypatch):
 
 @pytest.mark.parametrize("value, message", [
     ("/nope/disk.img", "vm v: disk=/nope/disk.img: no such file: /nope/disk.img"),
-    (":ro", "want disk=PATH or disk=PATH:ro"),
-    ("", "want disk=PATH or disk=PATH:ro"),
+    (":ro", "want disk=PATH[:ro][:iops=N][:bw=SIZE]"),
+    ("", "want disk=PATH[:ro][:iops=N][:bw=SIZE]"),
     ("{dir}", "not a file"),
 ])
 def test_disk_errors(tmp_path, value, message):
     with pytest.raises(LaunchError) as info:
         parse_disk(value.format(dir=tmp_path), "v", 0)
     assert message in str(info.value)
+
+
+def test_disk_rate_limits(images):
+    """:iops= and :bw= in any order with :ro; left out: None (the
+    hypervisor's default); 0: no limit; bw takes K/M/G (binary)."""
+    a = images["a.img"]
+    d = parse_disk(str(a), "v", 0)
+    assert (d.path, d.read_only, d.iops, d.bandwidth) == (a, False, None, None)
+    d = parse_disk(f"{a}:iops=500:bw=8M", "v", 0)
+    assert (d.path, d.read_only, d.iops, d.bandwidth) == (a, False, 500, 8 * MiB)
+    d = parse_disk(f"{a}:bw=4k:ro:iops=0", "v", 0)
+    assert (d.path, d.read_only, d.iops, d.bandwidth) == (a, True, 0, 4096)
+    d = parse_disk(f"{a}:ro:bw=0", "v", 0)
+    assert (d.read_only, d.iops, d.bandwidth) == (True, None, 0)
+    d = parse_disk(f"{a}:iops={1 << 40}:bw=1024G", "v", 0)
+    assert (d.iops, d.bandwidth) == (1 << 40, 1 << 40)
+
+
+def test_disk_path_with_a_colon_keeps_it(tmp_path):
+    odd = tmp_path / "x:y.img"
+    odd.write_bytes(bytes(4096))
+    d = parse_disk(f"{odd}:ro", "v", 0)
+    assert (d.path, d.read_only, d.iops) == (odd, True, None)
+
+
+@pytest.mark.parametrize("opts, message", [
+    (":iops=-1", "'-1' is not 0 (no limit) or 1..1099511627776 requests a second"),
+    (":iops=1k", "'1k' is not 0 (no limit) or 1..1099511627776 requests a second"),
+    (":iops=", "'' is not 0 (no limit)"),
+    (f":iops={(1 << 40) + 1}", "is not 0 (no limit) or 1..1099511627776"),
+    (":bw=4095", "bw=4095 is not 0 (no limit) or 4K..1024G bytes a second"),
+    (":bw=1", "bw=1 is not 0 (no limit) or 4K..1024G"),
+    (":bw=1.5M", "bw=1.5M is not 0 (no limit) or 4K..1024G"),
+    (":bw=2048G", "bw=2048G is not 0 (no limit) or 4K..1024G"),
+    (":bw=8MB", "bw=8MB is not 0"),
+    (":pps=10", "unknown option ':pps=10' (known: ro, iops=, bw=)"),
+    (":iops=5:iops=6", "'iops=' given twice"),
+    (":ro:ro", "':ro' given twice"),
+])
+def test_disk_rate_limit_errors(images, opts, message):
+    with pytest.raises(LaunchError) as info:
+        parse_disk(f"{images['a.img']}{opts}", "v", 0)
+    text = str(info.value)
+    assert text.startswith(f"vm v: disk={images['a.img']}{opts}: ") and message in text, text
 
 
 def test_disk_not_writable_needs_ro(images, monkeypatch):
@@ -189,7 +235,7 @@ def test_switch_errors(specs, message):
 
 
 @pytest.mark.parametrize("net, message", [
-    ("LAN", "want net=SWITCH or net=SWITCH/MAC"),
+    ("LAN", "want net=SWITCH[/MAC][:pps=N][:bw=SIZE]"),
     ("lan/52:54:00:12:34", "is not a MAC address"),
     ("lan/52-54-00-12-34-56", "is not a MAC address"),
     ("lan/53:54:00:12:34:56", "is a multicast address"),
@@ -200,6 +246,51 @@ def test_nic_errors(kernel, net, message):
     with pytest.raises(LaunchError) as info:
         parse_vm_spec(f"name=v,kernel={kernel},net={net}", 0)
     assert f"vm v: net={net}: " in str(info.value) and message in str(info.value)
+
+
+def test_nic_rate_limits(kernel):
+    """:pps= and :bw= after SWITCH or SWITCH/MAC; left out: None (the
+    hypervisor's default); 0: no limit."""
+    vm = parse_vm_spec(f"name=v,kernel={kernel},net=lan,net=dmz/52:54:00:AB:CD:EF:pps=300:bw=1M",
+                       0)
+    a, b = vm.nics
+    assert (a.switch, a.mac, a.pps, a.bandwidth) == ("lan", None, None, None)
+    assert (b.switch, b.mac, b.given, b.pps, b.bandwidth) == \
+        ("dmz", "52:54:00:ab:cd:ef", True, 300, MiB)
+    (c,) = parse_vm_spec(f"name=v,kernel={kernel},net=lan:bw=0:pps=0", 0).nics
+    assert (c.switch, c.mac, c.pps, c.bandwidth) == ("lan", None, 0, 0)
+
+
+@pytest.mark.parametrize("net, message", [
+    ("lan:pps=x", "'x' is not 0 (no limit) or 1..1099511627776 frames a second"),
+    ("lan:bw=100", "bw=100 is not 0 (no limit) or 4K..1024G bytes a second"),
+    ("lan:iops=5", "unknown option ':iops=5' (known: pps=, bw=)"),
+    ("lan:pps=1:pps=2", "'pps=' given twice"),
+    ("lan:ro", "want net=SWITCH[/MAC][:pps=N][:bw=SIZE]"),
+])
+def test_nic_rate_limit_errors(kernel, net, message):
+    with pytest.raises(LaunchError) as info:
+        parse_vm_spec(f"name=v,kernel={kernel},net={net}", 0)
+    text = str(info.value)
+    assert text.startswith(f"vm v: net={net}: ") and message in text, text
+
+
+def test_rate_limit_bounds_are_the_hypervisor_s():
+    """The launcher's bounds and the defaults --dry-run names are
+    hyp/include/vm_lifecycle.h's."""
+    header = (Path(__file__).resolve().parents[2] / "hyp" / "include" /
+              "vm_lifecycle.h").read_text()
+
+    def value(name):
+        m = re.search(rf"#define {name}\s+\(?(\d+)(?:ull)?(?: << (\d+))?\)?", header)
+        assert m, name
+        return int(m.group(1)) << int(m.group(2) or 0)
+    assert ratelimits.RATE_MAX == value("VM_IO_RATE_MAX")
+    assert ratelimits.BANDWIDTH_MIN == value("VM_IO_BANDWIDTH_MIN")
+    assert ratelimits.DISK_DEFAULTS == (value("VM_DISK_IOPS_DEFAULT"),
+                                        value("VM_DISK_BANDWIDTH_DEFAULT"))
+    assert ratelimits.NIC_DEFAULTS == (value("VM_NIC_PPS_DEFAULT"),
+                                       value("VM_NIC_BANDWIDTH_DEFAULT"))
 
 
 def test_macs_derived_from_the_name_and_stable(kernel, images):
@@ -460,6 +551,33 @@ def test_dt_nodes(kernel, images, tmp_path):
     assert mac == ["52", "54", "0", "ab", "cd", "ef"]
     assert fdtget(dtb, beta, "bootargs") == ("x=1 carapace.ip=10.0.2.16/24 carapace.gw=10.0.2.2 "
                                              "carapace.hostname=beta")
+    for node, prop in ((f"{alpha}/disk@0", "carapace,iops"),
+                       (f"{alpha}/disk@0", "carapace,bandwidth"),
+                       (f"{alpha}/nic@0", "carapace,pps"), (f"{alpha}/nic@0", "carapace,bandwidth")):
+        assert not has_prop(dtb, node, prop), (node, prop)     # left out: the defaults
+
+
+@needs_dtc
+def test_dt_rate_limits(kernel, images, tmp_path):
+    """Each limit given becomes its property, two cells (0 too: no limit)."""
+    vms = parse_vms([f"name=a,kernel={kernel},disk={images['a.img']}:iops=500:bw=8M,"
+                     f"disk={images['b.img']}:ro:iops=0,net=lan:pps=300:bw=0,net=dmz:bw={1 << 40}"])
+    plan_devices(vms, parse_switches(["name=lan", "name=dmz"]))
+    dts = inject_chosen(BASE_DTS, vms, place_images(vms, 512 * MiB), switches=[])
+    src, dtb = tmp_path / "t.dts", tmp_path / "t.dtb"
+    src.write_text(dts)
+    subprocess.run(["dtc", "-q", "-I", "dts", "-O", "dtb", "-o", str(dtb), str(src)],
+                   check=True, capture_output=True)
+    a = "/chosen/vm@0"
+    assert fdtget(dtb, f"{a}/disk@0", "carapace,iops", "u") == "0 500"
+    assert fdtget(dtb, f"{a}/disk@0", "carapace,bandwidth", "u") == f"0 {8 * MiB}"
+    assert fdtget(dtb, f"{a}/disk@1", "carapace,iops", "u") == "0 0"
+    assert not has_prop(dtb, f"{a}/disk@1", "carapace,bandwidth")
+    assert has_prop(dtb, f"{a}/disk@1", "carapace,read-only")
+    assert fdtget(dtb, f"{a}/nic@0", "carapace,pps", "u") == "0 300"
+    assert fdtget(dtb, f"{a}/nic@0", "carapace,bandwidth", "u") == "0 0"
+    assert not has_prop(dtb, f"{a}/nic@1", "carapace,pps")
+    assert fdtget(dtb, f"{a}/nic@1", "carapace,bandwidth", "u") == "256 0"
 
 
 # --- the command ------------------------------------------------------------------------
@@ -469,7 +587,8 @@ def test_help_documents_disks_and_switches(capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
     out = capsys.readouterr().out
-    for word in ("--switch SPEC", "disk=PATH[:ro]", "net=SW[/MAC]", "uplink=user",
+    for word in ("--switch SPEC", "disk=PATH[:ro][:iops=N][:bw=SIZE]",
+                 "net=SW[/MAC][:pps=N][:bw=SIZE]", "carapace,iops", "carapace,pps", "uplink=user",
                  "fwd=VM:HP[:GP]", "carapace.ip=10.0.2.X/24", "carapace,switch",
                  "carapace,disk", "carapace,nic", "local-mac-address",
                  "ssh -p 2222 root@localhost"):
@@ -520,7 +639,8 @@ def test_dry_run_shows_the_devices(kernel, images, tmp_path, capsys):
         in out
     assert f"-drive file={images['c.qcow2']},if=none,id=disk-a-0,format=qcow2,readonly=on" in out
     assert "# switch lan: uplink (QEMU user networking) at 00:01.0, MAC 52:54:00:" in out
-    assert f"#   vm a: disk 0 {images['c.qcow2']} (qcow2, read-only) at 00:02.0" in out
+    assert (f"#   vm a: disk 0 {images['c.qcow2']} (qcow2, read-only) at 00:02.0, "
+            "rate limits 2000 requests/s (default), 32M/s (default)") in out
     assert "# vm a: ssh -p 2222 root@localhost" in out
     assert fdtget(keep / "host.dtb", "/chosen/vm@0/disk@0", "carapace,pci-dev") == "2"
     assert fdtget(keep / "host.dtb", "/chosen/switch@0", "carapace,uplink-pci-dev") == "1"

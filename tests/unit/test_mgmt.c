@@ -181,17 +181,19 @@ unsigned int vm_io_list(struct vm *vm, struct vm_io_info *out, unsigned int max)
 	if (max < 2)
 		return 0;
 	out[0] = (struct vm_io_info){ .slot = 0, .pci_dev = 2, .sectors = 16384,
-				      .blk = { 37, 151552, 1, 0 } };
+				      .blk = { 37, 151552, 1, 0 }, .limit_ops = 2000,
+				      .limit_bytes = 33554432, .held = 5 };
 	out[1] = (struct vm_io_info){ .slot = 1, .is_net = true, .nic = 0, .sw = "lan",
 				      .mac = { 0x52, 0x54, 0, 0x6a, 0x1f, 3 },
 				      .attached = stub_nic_attached, .tx = { 120, 24000, 0, 0 },
-				      .rx = { 118, 23600, 0, 2 }, .spoofed = 4 };
+				      .rx = { 118, 23600, 0, 2 }, .spoofed = 4,
+				      .limit_ops = 0, .limit_bytes = 1048576 };
 	return 2;
 }
 
 const struct vm_nic_desc *vm_io_nic(const struct vm *vm, unsigned int nic)
 {
-	static const struct vm_nic_desc n = { "lan", { 0x52, 0x54, 0, 0x6a, 0x1f, 3 } };
+	static const struct vm_nic_desc n = { "lan", { 0x52, 0x54, 0, 0x6a, 0x1f, 3 }, 0, 0 };
 
 	(void)vm;
 	return nic ? NULL : &n;
@@ -644,11 +646,13 @@ TEST(mgmt_devices_and_nic_replies_are_the_documented_bytes)
 	expect_reply("{\"v\":1,\"id\":6,\"cmd\":\"devices\",\"vm\":\"alpha\"}\n",
 		     "{\"v\":1,\"id\":6,\"ok\":true,\"vm\":\"alpha\",\"devices\":[{\"slot\":0,"
 		     "\"kind\":\"blk\",\"host\":\"00:02.0\",\"sectors\":16384,\"read_only\":false,"
-		     "\"io\":{\"requests\":37,\"bytes\":151552,\"errors\":1,\"drops\":0}},"
+		     "\"io\":{\"requests\":37,\"bytes\":151552,\"errors\":1,\"drops\":0},"
+		     "\"limit\":{\"iops\":2000,\"bandwidth\":33554432},\"held\":5},"
 		     "{\"slot\":1,\"kind\":\"net\",\"nic\":0,\"switch\":\"lan\","
 		     "\"mac\":\"52:54:00:6a:1f:03\",\"attached\":true,\"tx\":{\"requests\":120,"
 		     "\"bytes\":24000,\"errors\":0,\"drops\":0},\"rx\":{\"requests\":118,"
-		     "\"bytes\":23600,\"errors\":0,\"drops\":2},\"tx_spoofed\":4}]}\n");
+		     "\"bytes\":23600,\"errors\":0,\"drops\":2},\"tx_spoofed\":4,"
+		     "\"limit\":{\"pps\":0,\"bandwidth\":1048576},\"held\":0}]}\n");
 	expect_reply("{\"v\":1,\"id\":7,\"cmd\":\"nic\",\"vm\":\"alpha\",\"nic\":0,"
 		     "\"action\":\"detach\"}\n",
 		     "{\"v\":1,\"id\":7,\"ok\":true,\"vm\":\"alpha\",\"nic\":0,"

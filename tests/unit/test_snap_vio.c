@@ -317,6 +317,12 @@ TEST(vio_restore_installs_the_devices_and_serves_what_was_made_available)
 	EXPECT_TRUE(vm->vio[1] && vm->vio[1]->kind->model == &virtio_net_model);
 	EXPECT_TRUE(vm->vio[2] == NULL);
 	EXPECT_EQ(seen.derived, 0);
+	/* rate limits are the host's: the defaults, not "none" (a stream
+	 * carries none, and 0 would be no limit at all) */
+	EXPECT_EQ(vm_io_disk(vm, 0)->iops, VM_DISK_IOPS_DEFAULT);
+	EXPECT_EQ(vm_io_disk(vm, 0)->bandwidth, VM_DISK_BANDWIDTH_DEFAULT);
+	EXPECT_EQ(vm_io_nic(vm, 0)->pps, VM_NIC_PPS_DEFAULT);
+	EXPECT_EQ(vm_io_nic(vm, 0)->bandwidth, VM_NIC_BANDWIDTH_DEFAULT);
 	/* the request made available before the snapshot went to the disk at the
 	 * start, its status and used element are in the guest's RAM */
 	EXPECT_EQ(vms_seen.disk_requests, 1);

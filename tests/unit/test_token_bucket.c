@@ -72,8 +72,38 @@ TEST(token_bucket_passes_an_oversized_request_on_a_full_bucket_only)
 	tb_init(&b, 100, 100, HZ, 0);
 	EXPECT_TRUE(tb_take(&b, 500, 0));	/* full: passes, bucket empty */
 	EXPECT_TRUE(!tb_take(&b, 500, HZ / 2));
-	EXPECT_EQ(tb_wait(&b, 500, HZ / 2), HZ / 2);
-	EXPECT_TRUE(tb_take(&b, 500, HZ));
+	EXPECT_TRUE(!tb_take(&b, 1, HZ / 2));
+	EXPECT_EQ(tb_wait(&b, 500, HZ / 2), 9 * HZ / 2);
+	EXPECT_TRUE(!tb_take(&b, 500, 5 * HZ - 1));
+	EXPECT_TRUE(tb_take(&b, 500, 5 * HZ));
+}
+
+/* Requests larger than the bucket get the rate, not a bucket a refill: 64
+ * KiB reads at 32 KiB/s with a 3.2 KiB bucket go at one every 2 s. Before,
+ * the part of a request past the bucket was never paid for: one passed
+ * each time the bucket filled (every 0.1 s), 20 times the rate. */
+TEST(token_bucket_charges_an_oversized_request_in_full)
+{
+	struct token_bucket b;
+	uint64_t t = 0, passed = 0;
+
+	tb_init(&b, 32768, 3276, HZ, 0);
+	for (; t <= 60 * HZ; t += HZ / 100)
+		passed += tb_take(&b, 65536, t);
+	EXPECT_EQ(passed, 31);			/* at 0, 2 s, ... 60 s */
+	/* the debt is paid before a small request passes too */
+	tb_init(&b, 1000, 100, HZ, 0);
+	EXPECT_TRUE(tb_take(&b, 1100, 0));
+	EXPECT_EQ(b.debt, 1000);
+	EXPECT_EQ(tb_wait(&b, 1, 0), HZ + HZ / 1000);
+	EXPECT_TRUE(!tb_take(&b, 1, HZ));
+	EXPECT_TRUE(tb_take(&b, 1, HZ + HZ / 1000));
+	/* a debt past the limit is cut to it */
+	tb_init(&b, 1, 1, HZ, 0);
+	EXPECT_TRUE(tb_take(&b, ~0ull, 0));
+	EXPECT_EQ(b.debt, TB_DEBT_MAX);
+	EXPECT_EQ(tb_wait(&b, 1, 0), (TB_DEBT_MAX + 1) * HZ);
+	EXPECT_TRUE(tb_take(&b, 1, (TB_DEBT_MAX + 1) * HZ));
 }
 
 TEST(token_bucket_rate_zero_never_limits_and_a_stale_clock_adds_nothing)

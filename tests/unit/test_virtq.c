@@ -182,6 +182,37 @@ TEST(virtq_single_readable_descriptor)
 	vm_free();
 }
 
+/* A chain given back untaken (a NIC's rate limit holding a frame): the
+ * next pop takes the same entry again, checked again; only the chain the
+ * last pop took can be given back, and only once. */
+TEST(virtq_unpop_gives_the_last_chain_back)
+{
+	setup();
+	desc(3, BUF, 512, 0, 0);
+	desc(4, BUF + 0x1000, 256, 0, 0);
+	offer(3);
+	offer(4);
+	EXPECT_EQ(virtq_pop(&q, &tvm, &chain), 1);
+	EXPECT_EQ(virtq_unpop(&q, 4), -HYP_EINVAL);	/* not taken */
+	EXPECT_EQ(virtq_unpop(&q, 3), 0);
+	EXPECT_EQ(q.in_flight, 0);
+	EXPECT_EQ(q.next_avail, 0);
+	EXPECT_EQ(virtq_unpop(&q, 3), -HYP_EINVAL);	/* once */
+	desc(3, BUF + 0x2000, 128, 0, 0);		/* the driver rewrote it meanwhile */
+	EXPECT_EQ(virtq_pop(&q, &tvm, &chain), 1);
+	EXPECT_EQ(chain.head, 3);
+	expect_seg(0, BUF + 0x2000, 128, false);
+	EXPECT_EQ(virtq_pop(&q, &tvm, &chain), 1);
+	EXPECT_EQ(chain.head, 4);
+	EXPECT_EQ(virtq_unpop(&q, 3), -HYP_EINVAL);	/* not the last taken */
+	EXPECT_EQ(virtq_push(&q, &tvm, 4, 0), 0);
+	EXPECT_EQ(virtq_unpop(&q, 4), -HYP_EINVAL);	/* answered */
+	EXPECT_EQ(virtq_push(&q, &tvm, 3, 0), 0);
+	EXPECT_EQ(q.in_flight, 0);
+	EXPECT_EQ(virtq_pop(&q, &tvm, &chain), 0);
+	vm_free();
+}
+
 TEST(virtq_readable_then_writable_chain)
 {
 	setup();

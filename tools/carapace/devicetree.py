@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .errors import LaunchError
 from .launcher import QEMU, qemu_opt
+from .ratelimits import rate_lines
 
 DTC = "dtc"
 
@@ -70,6 +71,7 @@ def vm_node(vm, images, indent="\t\t"):
                   f"\t\tcarapace,pci-dev = <{disk.pci_dev:#x}>;"]
         if disk.read_only:
             lines.append("\t\tcarapace,read-only;")
+        lines += rate_lines({"iops": disk.iops, "bandwidth": disk.bandwidth})
         lines.append("\t};")
     for nic in vm.nics:
         mac = " ".join(nic.mac.split(":"))
@@ -77,6 +79,7 @@ def vm_node(vm, images, indent="\t\t"):
                   '\t\tcompatible = "carapace,nic";',
                   f"\t\tcarapace,switch = {dts_string(nic.switch)};",
                   f"\t\tlocal-mac-address = [{mac}];",
+                  *rate_lines({"pps": nic.pps, "bandwidth": nic.bandwidth}),
                   "\t};"]
     lines.append("};")
     return "".join(f"{indent}{line}\n" if line else "\n" for line in lines)

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""The VMs' disks (issue 24): the disk=PATH[:ro] values of --vm (parse_disk),
+"""The VMs' disks (issue 24): the disk=PATH[:ro][:iops=N][:bw=SIZE] values of
+--vm (parse_disk; the rate limits: carapace.ratelimits),
 the image format QEMU is told (detect_format: qcow2 by its header, else raw),
 the checks across VMs (check_disks: one writable image belongs to one VM)
 and the QEMU arguments of each disk's virtio-blk-pci device (disk_args).
@@ -14,10 +15,11 @@ from pathlib import Path
 
 from .errors import LaunchError
 from .launcher import qemu_opt
+from .ratelimits import parse_bandwidth, parse_rate, split_options
 
 MAX_DISKS = 2                  # VM_MAX_DISKS (hyp/include/vm_lifecycle.h)
 QCOW2_MAGIC = b"QFI\xfb"
-READ_ONLY_SUFFIX = ":ro"
+DISK_SYNTAX = "disk=PATH[:ro][:iops=N][:bw=SIZE]"
 
 
 @dataclasses.dataclass
@@ -28,6 +30,8 @@ class DiskSpec:
     vm: str = ""               # the VM it belongs to
     index: int = 0             # 0: the guest's vda, 1: vdb
     pci_dev: int | None = None   # device number on bus 0 (assign_pci_slots)
+    iops: int | None = None      # requests a second; None: the default, 0: no limit
+    bandwidth: int | None = None   # data bytes a second; the same
 
     @property
     def drive_id(self):
@@ -45,13 +49,16 @@ def detect_format(path):
 
 
 def parse_disk(value, vm, index):
-    """disk=PATH[:ro] of --vm @vm, its @index-th disk: the file must exist, be
-    a regular file (or a block device), and be writable unless read-only."""
+    """disk=PATH[:ro][:iops=N][:bw=SIZE] of --vm @vm, its @index-th disk (the
+    options in any order): the file must exist, be a regular file (or a
+    block device), and be writable unless read-only."""
     what = f"vm {vm}: disk={value}"
-    read_only = value.endswith(READ_ONLY_SUFFIX)
-    text = value[:-len(READ_ONLY_SUFFIX)] if read_only else value
+    text, flags, opts = split_options(value, ("ro",), ("iops", "bw"), what)
+    read_only = "ro" in flags
     if not text:
-        raise LaunchError(f"{what}: want disk=PATH or disk=PATH:ro")
+        raise LaunchError(f"{what}: want {DISK_SYNTAX}")
+    iops = parse_rate(opts["iops"], what, "requests") if "iops" in opts else None
+    bandwidth = parse_bandwidth(opts["bw"], what) if "bw" in opts else None
     path = Path(text).expanduser().absolute()
     if not path.exists():
         raise LaunchError(f"{what}: no such file: {text}")
@@ -66,7 +73,7 @@ def parse_disk(value, vm, index):
         fmt = detect_format(path)
     except OSError as e:
         raise LaunchError(f"{what}: cannot read {text}: {e.strerror}") from None
-    return DiskSpec(path, read_only, fmt, vm, index)
+    return DiskSpec(path, read_only, fmt, vm, index, iops=iops, bandwidth=bandwidth)
 
 
 def check_disks(vms):

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """The VMs' network (issue 24): the --switch options (parse_switches), the
-net=SWITCH[/MAC] values of --vm (parse_nic), MACs derived from names
+net=SWITCH[/MAC][:pps=N][:bw=SIZE] values of --vm (parse_nic; the rate limits:
+carapace.ratelimits), MACs derived from names
 (derive_mac), the plan across VMs and switches (plan_network: unknown
 switches, MAC collisions, ports per switch, each VM's address on a switch
 with an uplink, put in its bootargs, and the port forwards), the forwards'
@@ -19,6 +20,7 @@ import socket
 
 from .errors import LaunchError
 from .limits import MAX_BOOTARGS, NAME_RE
+from .ratelimits import parse_bandwidth, parse_rate, split_options
 
 MAX_SWITCHES = 8               # VSWITCH_MAX (hyp/include/vswitch.h)
 MAX_PORTS = 16                 # VSWITCH_MAX_PORTS: the NICs and the uplink
@@ -63,6 +65,8 @@ class NicSpec:
     mac: str | None = None         # None until plan_network derives it
     given: bool = False            # the MAC came from the command line
     index: int = 0                 # 0: the guest's first NIC (eth0)
+    pps: int | None = None         # frames sent a second; None: the default, 0: no limit
+    bandwidth: int | None = None   # their bytes a second; the same
 
 
 def port_number(text, what):
@@ -133,14 +137,17 @@ def parse_mac(text, what):
 
 
 def parse_nic(value, vm, index):
-    """net=SWITCH[/MAC] of --vm @vm, its @index-th NIC."""
+    """net=SWITCH[/MAC][:pps=N][:bw=SIZE] of --vm @vm, its @index-th NIC."""
     what = f"vm {vm}: net={value}"
-    name, slash, mac = value.partition("/")
+    text, _, opts = split_options(value, (), ("pps", "bw"), what)
+    name, slash, mac = text.partition("/")
     if not NAME_RE.match(name):
-        raise LaunchError(f"{what}: want net=SWITCH or net=SWITCH/MAC")
+        raise LaunchError(f"{what}: want net=SWITCH[/MAC][:pps=N][:bw=SIZE]")
+    pps = parse_rate(opts["pps"], what, "frames") if "pps" in opts else None
+    bandwidth = parse_bandwidth(opts["bw"], what) if "bw" in opts else None
     if slash:
-        return NicSpec(name, parse_mac(mac, what), True, index)
-    return NicSpec(name, None, False, index)
+        return NicSpec(name, parse_mac(mac, what), True, index, pps, bandwidth)
+    return NicSpec(name, None, False, index, pps, bandwidth)
 
 
 def derive_mac(seed):

@@ -46,7 +46,7 @@ void nic_tx_reap(struct vio_nic *n)
 	struct vio_used_elem e;
 
 	while (vio_wait_used(&n->txq, 0, &e))
-		;
+		n->tx_done++;
 }
 
 uint8_t *nic_tx_frame(struct vio_nic *n, uint16_t *slot)

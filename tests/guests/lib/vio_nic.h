@@ -30,6 +30,7 @@ struct vio_nic {
 	uint8_t mac[6];
 	struct vio_nic_bufs *buf;
 	uint16_t tx_next;
+	unsigned long tx_done;		/* transmit buffers the device gave back */
 };
 
 /* The @nth (0-based) virtio-net device, with buffers @buf; false if none. */

@@ -185,15 +185,23 @@ def counts(c):
             f"{c.get('errors', 0)} errors, {c.get('drops', 0)} drops")
 
 
+def limit_text(d, ops, unit):
+    """A device's rate limit in words: '2000 req/s, 32M/s, held 5 times'."""
+    lim = d.get("limit", {})
+    parts = [f"{lim[ops]} {unit}/s" if lim.get(ops) else f"{unit}/s unlimited",
+             f"{human_size(lim['bandwidth'])}/s" if lim.get("bandwidth") else "bytes/s unlimited"]
+    return f"limit {', '.join(parts)}, held {d.get('held', 0)} times"
+
+
 def show_device(d):
     if d.get("kind") == "blk":
         return (f"  slot {d.get('slot')}: disk at host {d.get('host')}, "
                 f"{human_size(d.get('sectors', 0) * 512)}{', read-only' if d.get('read_only') else ''}"
-                f": {counts(d.get('io', {}))}")
+                f": {counts(d.get('io', {}))}; {limit_text(d, 'iops', 'req')}")
     state = "on" if d.get("attached") else "detached from"
     return (f"  slot {d.get('slot')}: nic {d.get('nic')} {d.get('mac')} {state} switch "
             f"{d.get('switch')}: sent {counts(d.get('tx', {}))}; received {counts(d.get('rx', {}))}"
-            f"; spoofed frames dropped {d.get('tx_spoofed', 0)}")
+            f"; spoofed frames dropped {d.get('tx_spoofed', 0)}; {limit_text(d, 'pps', 'frames')}")
 
 
 def show_devices(r):

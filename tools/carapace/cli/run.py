@@ -54,11 +54,15 @@ Device tree convention (all under /chosen; "vm@N" in the order given):
                 compatible = "carapace,disk";
                 carapace,pci-dev = <2>;       /* its virtio-blk-pci at 00:02.0 */
                 carapace,read-only;           /* only with disk=PATH:ro */
+                carapace,iops = <HI LO>;      /* only with :iops=N (0: no limit) */
+                carapace,bandwidth = <HI LO>; /* only with :bw=SIZE, bytes/s */
             };
             nic@0 {                           /* one per net=, in order (eth0, eth1) */
                 compatible = "carapace,nic";
                 carapace,switch = "lan";      /* a switch@ node's name */
                 local-mac-address = [52 54 00 12 34 56];
+                carapace,pps = <HI LO>;       /* only with :pps=N (0: no limit) */
+                carapace,bandwidth = <HI LO>; /* only with :bw=SIZE, bytes/s */
             };
         };
         image@ADDR {                          /* one per --image NAME=PATH */
@@ -146,6 +150,7 @@ from ..iodevices import device_args, plan_devices
 from ..launcher import (DEFAULT_CPU, DEFAULT_SMP, HostConfig, QEMU, ctl_socket_path,
     prepare_ctl_socket, qemu_command, remove_ctl_socket, stream_socket_path)
 from ..network import check_host_ports, forward_lines, parse_switches
+from ..ratelimits import DISK_DEFAULTS, NIC_DEFAULTS, limits_text
 from ..limits import MAX_HARTS, NAME_RE
 from ..paths import CTL_SOCKET_ENV, SOURCE_ROOT, STREAM_SOCKET_ENV, cache_dir
 from ..restorer import Restorer, parse_restores
@@ -166,11 +171,17 @@ VM specification (one --vm per VM, in order; they become /chosen/vm@0, vm@1, ...
   mem=SIZE         guest RAM, K/M/G suffix, multiple of 2M, >= 8M (default 64M)
   vcpus=N          1..8 (default 1)
   cfi=POLICY       trap | delegate | strict | off (default trap)
-  disk=PATH[:ro]   a disk (up to 2, the guest's vda and vdb): an image file,
+  disk=PATH[:ro][:iops=N][:bw=SIZE]
+                   a disk (up to 2, the guest's vda and vdb): an image file,
                    qcow2 (by its header) or raw; :ro makes it read-only.  A
-                   writable file belongs to one VM (a qcow2 overlay each)
-  net=SW[/MAC]     a NIC (up to 2, eth0 and eth1) on the --switch named SW;
-                   MAC default 52:54:00 + 3 bytes of SHA-256("VM/nicN")
+                   writable file belongs to one VM (a qcow2 overlay each).
+                   Rate limit: iops= requests a second (default 2000), bw=
+                   data bytes a second, K/M/G suffix (default 32M); 0: none
+  net=SW[/MAC][:pps=N][:bw=SIZE]
+                   a NIC (up to 2, eth0 and eth1) on the --switch named SW;
+                   MAC default 52:54:00 + 3 bytes of SHA-256("VM/nicN").
+                   Rate limit of what it sends: pps= frames a second (default
+                   5000), bw= bytes a second (default 8M); 0: none
   bootargs=TEXT    must come last: everything after it, commas included
 
 Switches (--switch, up to 8; VMs on one switch reach each other, never a VM
@@ -191,8 +202,9 @@ carapace,memory (64-bit), carapace,vcpus, carapace,cfi, bootargs and the
 module nodes kernel@ADDR / ramdisk@ADDR (compatible "carapace,kernel" /
 "carapace,ramdisk", reg = <addr size>, 2+2 cells), disk@N (compatible
 "carapace,disk", carapace,pci-dev = <device number on bus 0>,
-carapace,read-only if :ro) and nic@N (compatible "carapace,nic",
-carapace,switch = "SW", local-mac-address = [6 bytes]).  Each --switch
+carapace,read-only if :ro, carapace,iops and carapace,bandwidth if given)
+and nic@N (compatible "carapace,nic", carapace,switch = "SW",
+local-mac-address = [6 bytes], carapace,pps and carapace,bandwidth if given).  Each --switch
 becomes /chosen/switch@N (compatible "carapace,switch", carapace,name,
 carapace,uplink-pci-dev = <device number> with an uplink).  Each --image NAME=PATH
 becomes /chosen/image@ADDR (compatible "carapace,image", carapace,name = NAME,
@@ -550,10 +562,12 @@ def print_devices(vms, switches):
     for vm in vms:
         for disk in vm.disks:
             print(f"#   vm {vm.name}: disk {disk.index} {disk.path} ({disk.fmt}"
-                  f"{', read-only' if disk.read_only else ''}) at 00:{disk.pci_dev:02x}.0")
+                  f"{', read-only' if disk.read_only else ''}) at 00:{disk.pci_dev:02x}.0, "
+                  f"{limits_text(disk.iops, disk.bandwidth, DISK_DEFAULTS, 'requests')}")
         for nic in vm.nics:
             ip = f", {vm.ip}" if vm.ip and vm.ip_switch == nic.switch else ""
-            print(f"#   vm {vm.name}: NIC {nic.index} on switch {nic.switch}, MAC {nic.mac}{ip}")
+            print(f"#   vm {vm.name}: NIC {nic.index} on switch {nic.switch}, MAC {nic.mac}{ip}, "
+                  f"{limits_text(nic.pps, nic.bandwidth, NIC_DEFAULTS, 'frames')}")
     for line in forward_lines(switches):
         print(f"# {line} (the host port is checked when QEMU starts, not by --dry-run)")
 
