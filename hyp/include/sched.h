@@ -24,6 +24,9 @@ struct vcpu *sched_next(void);
 /** sched_pick() - a runnable vCPU, now marked as on this hart, or NULL; or a
  *  rebooting VM this hart must reset (*reboot, then no vCPU). */
 struct vcpu *sched_pick(uint64_t now, struct vm **reboot);
+/** sched_reboot_later() - the reset of @vm (VM_RESETTING) could not be done
+ *  yet: rebooting again, claimed at host time @at or later. */
+void sched_reboot_later(struct vm *vm, uint64_t at);
 /** sched_wake_gen() - read before looking for work; sched_idle() does not
  *  sleep if anything was kicked since. */
 unsigned long sched_wake_gen(void);

@@ -108,6 +108,7 @@ struct vm {
 	unsigned long hstateen0;	/* cfi_hstateen0(): senvcfg trapped where CFI is hidden */
 	unsigned long hedeleg;		/* HEDELEG_GUEST and the policy's cause 18 */
 	uint64_t htimedelta;		/* guest time - host time */
+	uint64_t reboot_not_before;	/* VM_REBOOTING: host time of the next try (vm_reset()) */
 	hpa_t ram_hpa;
 	hpa_t meta_hpa;			/* one block: G-stage tables and chunk maps */
 	uint64_t meta_size;

@@ -104,6 +104,14 @@ int vm_reset(struct vm *vm)
 			(unsigned long)vm->kernel.size, (unsigned long)(vm->cfg.ram_size >> 20));
 		return -HYP_ERANGE;
 	}
+	/* A host device still doing a request of the last boot: its read would
+	 * land in the new boot's memory, its write after the new boot's writes
+	 * to the same sectors. The devices are reset (nothing new is taken);
+	 * the reboot is tried again every millisecond until they are done. */
+	if (!vio_quiesce(vm)) {
+		sched_reboot_later(vm, time_now() + timebase_hz / 1000);
+		return -HYP_EBUSY;
+	}
 	vm->htimedelta = 0;	/* a fresh boot: guest time is host time */
 	if (vm->cfg.boot_count)	/* a reboot must not see the previous run's memory */
 		vm_ram_discard(vm);

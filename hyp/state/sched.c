@@ -85,11 +85,13 @@ bool vm_off_cpu(const struct vm *vm)
 	return true;
 }
 
-/* A rebooting VM is reset by whichever hart finds all its vCPUs off CPU. */
-static struct vm *claim_reboot(void)
+/* A rebooting VM is reset by whichever hart finds all its vCPUs off CPU
+ * (and, after a try that found host I/O of it in flight, its retry due). */
+static struct vm *claim_reboot(uint64_t now)
 {
 	for (unsigned int i = 0; i < nr_vms; i++) {
-		if (vms[i].state == VM_REBOOTING && vm_off_cpu(&vms[i])) {
+		if (vms[i].state == VM_REBOOTING && vm_off_cpu(&vms[i]) &&
+		    now >= vms[i].reboot_not_before) {
 			vms[i].state = VM_RESETTING;	/* nobody schedules it meanwhile */
 			return &vms[i];
 		}
@@ -105,7 +107,7 @@ struct vcpu *sched_pick(uint64_t now, struct vm **reboot)
 	bool more = false;
 
 	spin_lock(&lock);
-	*reboot = claim_reboot();
+	*reboot = claim_reboot(now);
 	for (i = 0; i < n && !found && !*reboot; i++) {
 		unsigned int s = (rr_next + i) % n;
 		struct vcpu *v = slot_vcpu(s);
@@ -182,8 +184,21 @@ static uint64_t next_guest_deadline(uint64_t now)
 				best = t;
 		}
 	}
+	for (unsigned int i = 0; i < nr_vms; i++)
+		if (vms[i].state == VM_REBOOTING && vms[i].reboot_not_before > now &&
+		    vms[i].reboot_not_before < best)
+			best = vms[i].reboot_not_before;	/* its retry */
 	spin_unlock(&lock);
 	return best;
+}
+
+void sched_reboot_later(struct vm *vm, uint64_t at)
+{
+	spin_lock(&lock);
+	vm->reboot_not_before = at;
+	vm->state = VM_REBOOTING;
+	spin_unlock(&lock);
+	sched_kick_idle();	/* an idle hart sleeps until then, not longer */
 }
 
 /* Nothing to run (as of @gen, read before the last look at the run queue).

@@ -127,6 +127,7 @@ static bool running_to_rebooting(struct vm *vm)
 {
 	if (vm->state != VM_RUNNING)
 		return false;
+	vm->reboot_not_before = 0;	/* at once, once off CPU */
 	vm->state = VM_REBOOTING;
 	return true;
 }

@@ -287,14 +287,30 @@ static void take_chains(struct vblk *b, unsigned int *budget)
 	publish_all(b);
 }
 
+/* A request of a driver before a device reset (a guest's, or a reboot's)
+ * still at the backend? The reset is not over until it finishes: a new
+ * driver's write handed out meanwhile could land before an old one to the
+ * same sectors, and an old read overwrite the new driver's buffers. Lock
+ * held. */
+static bool old_at_backend(const struct vblk *b)
+{
+	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++)
+		if (b->io[i].state == IO_SUBMIT && b->io[i].epoch != b->b.epoch)
+			return true;
+	return false;
+}
+
 /* Hand READY requests to the backend, in slot order, the lock held (a
  * completion the backend gives meanwhile, even from inside submit, is
  * posted: vblk_complete() never waits). Stops at the first -HYP_EBUSY (the
- * rest stay READY); a refused request fails. */
+ * rest stay READY); a refused request fails. None while a request of an
+ * earlier driver is at the backend: its completion runs this again. */
 static void submit_ready(struct vblk *b)
 {
 	bool failed = false;
 
+	if (old_at_backend(b))
+		return;
 	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++) {
 		struct vblk_io *io = &b->io[i];
 		int rc;

@@ -399,6 +399,26 @@ def test_ctl_shows_devices_and_detaches_a_nic(host_factory, tmp_path):
     assert h.ctl("nic", "r", "7", "detach", check=False)[1] == 3     # usage error
 
 
+def test_a_reboot_waits_for_the_disk_reads_of_the_boot_before(guests_built, tmp_path):
+    """A guest reboots with 512 KiB of reads at a slow host disk (QEMU's
+    throttle, 256 KiB a second: about 2 s for them). The reboot waits until
+    the host disk is done with them (docs/virtio.md, "Reset and reboot"), so
+    the new boot's buffers, filled before any I/O, keep their contents; it
+    started at once before, and the old reads landed in the new boot's
+    memory (and an old write could land after a new one)."""
+    img = disk(tmp_path, "r")
+    run = run_carapace([vm_spec("r", "vio_blk", 1, f"sectors={SECTORS} mode=reboot seconds=3")
+                        .replace(",bootargs=", f",disk={img},bootargs=")], names=["r"],
+                       extra=["--qemu-arg=-set",
+                              "--qemu-arg=drive.disk-r-0.throttling.bps-total=262144"],
+                       timeout=120)
+    assert_exit(run, EXIT_OK)
+    rep = run.guests["r"]
+    assert any("reads handed to the device, rebooting" in l for l in rep.lines), rep.lines
+    assert any("reboot: boot 1, 0 bytes" in l for l in rep.lines), rep.lines
+    check_report(rep, "vm r")
+
+
 def test_disk_rate_limit_caps_a_guest_at_its_default(guests_built, tmp_path):
     """A guest writing and reading 4 KiB blocks as fast as it can gets no
     more than its disk's default rate limit (2000 requests a second and a

@@ -21,6 +21,11 @@
  *   mode=flood     keep the queue full of 64 KiB reads for seconds=S;
  *                  size=B: reads of B bytes; past_end=1: reads past the
  *                  disk's end (the device answers them, no host I/O).
+ *   mode=reboot    boot 0: 8 reads of 64 KiB handed to the device, then an
+ *                  SBI cold reboot at once; boot 1: those buffers filled
+ *                  with 0x5a before any I/O must keep it for seconds=S
+ *                  (default 3): no read of the earlier boot lands in the
+ *                  new one (the harness makes the host disk slow).
  * The disk's contents are the payload's to overwrite. */
 #include "libguest.h"
 #include "racer.h"
@@ -1008,6 +1013,29 @@ static void flood(void)
 	check_ge(T, "flood: requests done", done, 1);
 }
 
+static void reboot_race(void)
+{
+	const unsigned int n = 8;
+	unsigned long bad = 0;
+
+	if (!env.boot_count) {
+		for (unsigned int s = 0; s < n; s++)
+			vio_submit(&dev, &vq, build(s, BLK_T_IN, 128 * s, flood_buf[s],
+						    sizeof(flood_buf[0])));
+		report_info(T, "reboot: %u reads handed to the device, rebooting", n);
+		sbi_system_reset(1, 0);		/* cold reboot */
+		report_fail(T, "reboot: the SBI reset returned");
+		return;
+	}
+	memset(flood_buf, 0x5a, n * sizeof(flood_buf[0]));
+	udelay(bootarg_ulong("seconds", 3) * 1000000);
+	for (unsigned int s = 0; s < n; s++)
+		for (unsigned int i = 0; i < sizeof(flood_buf[0]); i++)
+			bad += flood_buf[s][i] != 0x5a;
+	report_info(T, "reboot: boot %u, %lu bytes of its buffers overwritten", env.boot_count, bad);
+	check_eq(T, "reboot: no read of the earlier boot lands in the new one", bad, 0);
+}
+
 void test_main(unsigned long hartid)
 {
 	unsigned long mode;
@@ -1038,6 +1066,9 @@ void test_main(unsigned long hartid)
 		break;
 	case 'f':
 		flood();
+		break;
+	case 'r':
+		reboot_race();
 		break;
 	default:
 		func();

@@ -17,6 +17,20 @@ from .ratelimits import rate_lines
 DTC = "dtc"
 
 
+def dump_args(extra):
+    """The --qemu-arg list for the tree dump: all but a -set of a drive's
+    option (-set drive.ID.OPT=V: the dump has no drives, QEMU would refuse)."""
+    out, skip = [], False
+    for i, arg in enumerate(extra):
+        if skip:
+            skip = False
+        elif arg == "-set" and i + 1 < len(extra) and extra[i + 1].startswith("drive."):
+            skip = True
+        else:
+            out.append(arg)
+    return out
+
+
 def dts_string(text):
     """Quote @text for DTS: escape quotes and backslashes, hex-escape the rest."""
     out = []
@@ -190,7 +204,8 @@ def build_dtb(host, vms, images, workdir, switches=()):
     raw, dts_path, dtb = workdir / "qemu.dtb", workdir / "host.dts", workdir / "host.dtb"
     # --qemu-arg goes along: options such as -machine aia=... change the tree.
     run_tool([QEMU, "-machine", f"virt,dumpdtb={qemu_opt(raw)}", *host.machine_args(),
-              "-display", "none", "-serial", "none", "-monitor", "none", *host.extra],
+              "-display", "none", "-serial", "none", "-monitor", "none",
+              *dump_args(host.extra)],
              "QEMU device tree dump")
     base = run_tool([DTC, "-q", "-I", "dtb", "-O", "dts", str(raw)], "dtc (decompile)")
     dts = inject_chosen(base, vms, images, host.timeslice_us, host.batch, host.persist,
