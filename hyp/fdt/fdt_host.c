@@ -6,6 +6,7 @@
 #include <string.h>
 #include <errno.h>
 #include <fdt_host.h>
+#include <names.h>
 
 static uint64_t read_cells(const fdt32_t *p, int cells)
 {
@@ -516,15 +517,7 @@ static int add_image(struct host_info *hi, const char *vm, const char *suffix,
 /* [a-z0-9_-]{1,15}: a switch's name (vswitch_create() takes no other). */
 static bool switch_name_ok(const char *s)
 {
-	size_t n = strnlen(s, VSWITCH_NAME_LEN);
-
-	if (n == 0 || n == VSWITCH_NAME_LEN)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
-		      s[i] == '_' || s[i] == '-'))
-			return false;
-	return true;
+	return name_ok(s, VSWITCH_NAME_LEN);
 }
 
 static const struct host_switch *find_switch(const struct host_info *hi, const char *name)

@@ -11,6 +11,7 @@
 #include <log.h>
 #include <mgmt.h>
 #include <mm.h>
+#include <names.h>
 #include <printf.h>
 #include <snapshot.h>
 #include <migrate.h>
@@ -571,12 +572,7 @@ static bool get_name(struct req *r, const char *key, char *dst, size_t size, boo
 
 static bool vm_name_ok(const char *s)
 {
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_' || *s == '-'))
-			return false;
-	return true;
+	return *s && name_chars_ok(s, strlen(s));
 }
 
 static void cmd_create(struct req *r)

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <cfi.h>
 #include <hart.h>
+#include <names.h>
 #include <pmu.h>
 #include <snapshot.h>
 #include <vm.h>
@@ -61,19 +62,6 @@ void snap_config_save(const struct vm *vm, uint64_t guest_time, uint64_t rate_hz
 	memcpy(c->kernel_image, vm->cfg.kernel_image, sizeof(c->kernel_image));
 	memcpy(c->initrd_image, vm->cfg.initrd_image, sizeof(c->initrd_image));
 	memcpy(c->bootargs, vm->cfg.bootargs, sizeof(c->bootargs));
-}
-
-static bool name_ok(const char *s, size_t size)
-{
-	size_t n = strnlen(s, size);
-
-	if (!n || n >= VM_NAME_LEN)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
-		      s[i] == '_' || s[i] == '-'))
-			return false;
-	return true;
 }
 
 const char *snap_config_problem(const struct snap_config *c, uint32_t *offset)

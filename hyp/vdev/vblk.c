@@ -17,6 +17,7 @@
 #include <arch/riscv/encoding.h>
 #include <guest_mem.h>
 #include <mm.h>
+#include <names.h>
 #include <snap_table.h>
 #include <vblk.h>
 #include <virtio_mmio.h>
@@ -508,10 +509,8 @@ static bool serial_ok(const char *s)
 	if (n < 5 || n > VM_NAME_LEN - 1 + 4 || memcmp(s + n - 4, "-vd", 3) ||
 	    s[n - 1] < 'a' || s[n - 1] >= 'a' + VIO_MMIO_SLOTS)
 		return false;
-	for (size_t i = 0; i < n - 4; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
-		      s[i] == '_' || s[i] == '-'))
-			return false;
+	if (!name_chars_ok(s, n - 4))
+		return false;
 	for (size_t i = n; i < SNAP_VIO_SERIAL; i++)
 		if (s[i])
 			return false;

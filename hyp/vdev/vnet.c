@@ -14,6 +14,7 @@
 #include <arch/riscv/encoding.h>
 #include <guest_mem.h>
 #include <mm.h>
+#include <names.h>
 #include <snap_table.h>
 #include <virtio_mmio.h>
 #include <vnet.h>
@@ -304,15 +305,7 @@ static const struct snap_field fields[] = { SNAP_DEV_VIRTIO_NET(FIELD) };
 
 static bool switch_name_ok(const char *s)
 {
-	size_t n = strnlen(s, SNAP_VIO_SWITCH_NAME);
-
-	if (!n || n == SNAP_VIO_SWITCH_NAME)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
-		      s[i] == '_' || s[i] == '-'))
-			return false;
-	return true;
+	return name_ok(s, SNAP_VIO_SWITCH_NAME);
 }
 
 static const char *vnet_check_state(const struct vm *vm, const void *state, uint32_t *offset)

@@ -4,6 +4,7 @@
  * hyp/include/vswitch.h). */
 #include <string.h>
 #include <errno.h>
+#include <names.h>
 #include <vswitch.h>
 
 static struct vswitch switches[VSWITCH_MAX];
@@ -13,17 +14,7 @@ static struct spinlock table_lock = SPINLOCK_INIT;
 
 static bool name_valid(const char *name)
 {
-	size_t n = strnlen(name, VSWITCH_NAME_LEN);
-
-	if (n == 0 || n == VSWITCH_NAME_LEN)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = name[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
-			return false;
-	}
-	return true;
+	return name_ok(name, VSWITCH_NAME_LEN);
 }
 
 static struct vswitch *find_locked(const char *name)

@@ -1055,6 +1055,17 @@ TEST(vblk_reset_mid_request_drops_its_completion)
  * request waits for a slot, and gets the first one an old request frees
  * (found by tests/guests/test_vio.py: without it, it waited for a notify
  * that a polled driver never sends again). */
+/* A device reset and a new driver on fresh rings, as after a guest's
+ * reboot of its driver. */
+static void new_blk_driver(void)
+{
+	wr(BLK, VIRTIO_MMIO_STATUS, 0);
+	memset(guest(used_at(BLK, 0), 4 + 8 * QSIZE), 0, 4 + 8 * QSIZE);
+	memset(guest(avail_at(BLK, 0), 4 + 2 * QSIZE), 0, 4 + 2 * QSIZE);
+	next_desc[BLK][0] = 0;
+	driver_init(BLK, 1);
+}
+
 TEST(vblk_request_after_a_reset_taken_when_an_old_one_completes)
 {
 	blk_ready();
@@ -1070,11 +1081,7 @@ TEST(vblk_request_after_a_reset_taken_when_an_old_one_completes)
 	}
 	notify(BLK, 0);
 	EXPECT_EQ(disk.nr_held, VBLK_INFLIGHT);
-	wr(BLK, VIRTIO_MMIO_STATUS, 0);
-	memset(guest(used_at(BLK, 0), 4 + 8 * QSIZE), 0, 4 + 8 * QSIZE);
-	memset(guest(avail_at(BLK, 0), 4 + 2 * QSIZE), 0, 4 + 2 * QSIZE);
-	next_desc[BLK][0] = 0;
-	driver_init(BLK, 1);
+	new_blk_driver();
 	blk_request(VIRTIO_BLK_T_OUT, 3, VIRTIO_BLK_SECTOR, false);
 	EXPECT_EQ(disk.submits, VBLK_INFLIGHT);		/* no free slot yet */
 	disk_complete_one(VIRTIO_BLK_S_OK);		/* an old one: dropped, its slot free */
@@ -1105,11 +1112,7 @@ TEST(vblk_a_new_drivers_write_waits_for_the_old_drivers_write)
 	disk.room = 4;
 	blk_request(VIRTIO_BLK_T_OUT, 7, VIRTIO_BLK_SECTOR, false);
 	EXPECT_EQ(disk.submits, 1);
-	wr(BLK, VIRTIO_MMIO_STATUS, 0);
-	memset(guest(used_at(BLK, 0), 4 + 8 * QSIZE), 0, 4 + 8 * QSIZE);
-	memset(guest(avail_at(BLK, 0), 4 + 2 * QSIZE), 0, 4 + 2 * QSIZE);
-	next_desc[BLK][0] = 0;
-	driver_init(BLK, 1);
+	new_blk_driver();
 	blk_request(VIRTIO_BLK_T_OUT, 7, VIRTIO_BLK_SECTOR, false);
 	notify(BLK, 0);			/* a notify more changes nothing */
 	EXPECT_EQ(disk.submits, 1);
