@@ -123,20 +123,6 @@ static int request(uint32_t type, uint64_t sector, void *buf, uint32_t len)
 	return run_chain(build(0, type, sector, buf, len), 0);
 }
 
-static void fill(uint8_t *p, uint32_t len, uint64_t seed)
-{
-	for (uint32_t i = 0; i < len; i += 8)
-		*(uint64_t *)(p + i) = mix64(seed + i);
-}
-
-static bool same(const uint8_t *p, uint32_t len, uint64_t seed)
-{
-	for (uint32_t i = 0; i < len; i += 8)
-		if (*(const uint64_t *)(p + i) != mix64(seed + i))
-			return false;
-	return true;
-}
-
 /* ---- the driver's contract ------------------------------------------------ */
 
 static void func(void)
@@ -156,7 +142,7 @@ static void func(void)
 		check_ge(T, "seg_max", vio_config(&dev, 12, 4), 2);
 
 	/* a write over three segments, then a read over two, compared */
-	fill(data[0], 3 * 4096, 0x1234);
+	pattern_fill(data[0], 3 * 4096, 0x1234);
 	h = 0;
 	hdr[0] = (struct blk_hdr){ .type = BLK_T_OUT, .sector = 8 };
 	status[0] = STATUS_NONE;
@@ -178,7 +164,7 @@ static void func(void)
 	st = run_chain(h, 0);
 	check_eq(T, "read of 2 segments", st, BLK_S_OK);
 	if (!ro)
-		check_eq(T, "read back what was written", same(data[3], 3 * 4096, 0x1234), 1);
+		check_eq(T, "read back what was written", pattern_same(data[3], 3 * 4096, 0x1234), 1);
 
 	check_eq(T, "flush", request(BLK_T_FLUSH, 0, NULL, 0), BLK_S_OK);
 	check_eq(T, "get_id", request(BLK_T_GET_ID, 0, data[6], 20), BLK_S_OK);
@@ -195,7 +181,7 @@ static void func(void)
 		for (int j = 0; j < 4096; j++)
 			data[3][j] = 0;
 		check_eq(T, "read after a reset", request(BLK_T_IN, 8, data[3], 4096), BLK_S_OK);
-		check_eq(T, "read after a reset: the data", same(data[3], 4096, 0x1234), 1);
+		check_eq(T, "read after a reset: the data", pattern_same(data[3], 4096, 0x1234), 1);
 	}
 }
 
@@ -258,7 +244,7 @@ static bool healthy(void)
 /* After an attack: a reset brings the device back. */
 static void expect_recovers(const char *what)
 {
-	fill(data[7], 4096, 0x77);
+	pattern_fill(data[7], 4096, 0x77);
 	if (!bring_up()) {
 		report_fail(T, "%s: bring-up after a reset (got a refusal, want the device)", what);
 		return;
@@ -482,7 +468,7 @@ static void a_header_short(void)
 /* the header over two descriptors is legal (it is copied from both) */
 static void a_header_split(void)
 {
-	fill(data[13], 4096, 0x5417);
+	pattern_fill(data[13], 4096, 0x5417);
 	for (int j = 0; j < 4096; j++)
 		data[14][j] = 0;
 	check_eq(T, "split header: a write", request(BLK_T_OUT, FREE_SECTOR, data[13], 4096), BLK_S_OK);
@@ -493,7 +479,7 @@ static void a_header_split(void)
 	vq.desc[2] = (struct vio_desc){ (uintptr_t)data[14], 4096, VIO_DESC_F_NEXT | VIO_DESC_F_WRITE, 3 };
 	vq.desc[3] = (struct vio_desc){ (uintptr_t)&status[0], 1, VIO_DESC_F_WRITE, 0 };
 	expect("a header over two descriptors", run_chain(0, 0), BLK_S_OK);
-	check_eq(T, "split header: the data read", same(data[14], 4096, 0x5417), 1);
+	check_eq(T, "split header: the data read", pattern_same(data[14], 4096, 0x5417), 1);
 }
 
 static void a_direction(void)
@@ -569,12 +555,12 @@ static void a_toctou(void)
 {
 	uint64_t a = FREE_SECTOR + 64, b = FREE_SECTOR + 128;
 
-	fill(big[0], 4096, 0xaa);
-	fill(big[1], 8192, 0xbb);
+	pattern_fill(big[0], 4096, 0xaa);
+	pattern_fill(big[1], 8192, 0xbb);
 	for (int round = 0; round < TOCTOU_ROUNDS; round++) {
 		uint16_t h;
 
-		fill(big[2], 8192, 0x0 + round);
+		pattern_fill(big[2], 8192, 0x0 + round);
 		if (request(BLK_T_OUT, a, big[2], 4096) != BLK_S_OK ||
 		    request(BLK_T_OUT, b, big[2], 8192) != BLK_S_OK) {
 			report_fail(T, "toctou: the disk's original contents (got an error, want OK)");
@@ -594,15 +580,15 @@ static void a_toctou(void)
 			report_fail(T, "toctou round %d: not every request came back", round);
 			return;
 		}
-		if (status[0] != BLK_S_OK || other_byte != STATUS_NONE || !same(big[1], 8192, 0xbb) ||
-		    !same(big[0], 4096, 0xaa)) {
+		if (status[0] != BLK_S_OK || other_byte != STATUS_NONE || !pattern_same(big[1], 8192, 0xbb) ||
+		    !pattern_same(big[0], 4096, 0xaa)) {
 			report_fail(T, "toctou round %d: status %u, other byte %u, buffers %s (want the "
 				    "notified write, its status byte)", round, status[0], other_byte,
-				    same(big[1], 8192, 0xbb) ? "kept" : "read into");
+				    pattern_same(big[1], 8192, 0xbb) ? "kept" : "read into");
 			return;
 		}
-		if (request(BLK_T_IN, a, big[3], 4096) != BLK_S_OK || !same(big[3], 4096, 0xaa) ||
-		    request(BLK_T_IN, b, big[3], 8192) != BLK_S_OK || !same(big[3], 8192, 0x0 + round)) {
+		if (request(BLK_T_IN, a, big[3], 4096) != BLK_S_OK || !pattern_same(big[3], 4096, 0xaa) ||
+		    request(BLK_T_IN, b, big[3], 8192) != BLK_S_OK || !pattern_same(big[3], 8192, 0x0 + round)) {
 			report_fail(T, "toctou round %d: the disk (want the notified write at %lu only)",
 				    round, (unsigned long)a);
 			return;
@@ -628,8 +614,8 @@ static void a_toctou_race(void)
 {
 	unsigned long rounds, bad = 0, long_ones = 0;
 
-	fill(big[0], 8192, 0xa1);
-	fill(big[1], 8192, 0xb2);
+	pattern_fill(big[0], 8192, 0xa1);
+	pattern_fill(big[1], 8192, 0xb2);
 	race_addr[0] = (uintptr_t)big[0];
 	race_addr[1] = (uintptr_t)big[1];
 	build(0, BLK_T_OUT, 0, big[0], 4096);
@@ -659,9 +645,9 @@ static void a_toctou_race(void)
 			bad++;
 			break;
 		}
-		a = same(big[3], 4096, 0xa1);
-		b = same(big[3], 4096, 0xb2);
-		if ((a && same(big[3], 4608, 0xa1)) || (b && same(big[3], 4608, 0xb2)))
+		a = pattern_same(big[3], 4096, 0xa1);
+		b = pattern_same(big[3], 4096, 0xb2);
+		if ((a && pattern_same(big[3], 4608, 0xa1)) || (b && pattern_same(big[3], 4608, 0xb2)))
 			long_ones++;
 		else if (!(a || b) || big[3][4096] || big[3][4607])
 			bad++;	/* a mix, or a ninth sector from elsewhere */
@@ -980,10 +966,10 @@ static void victim(void)
 	while (rdtime() < end) {
 		uint64_t sector = 64 + 8 * (ops % 128);
 
-		fill(data[11], 4096, ops);
+		pattern_fill(data[11], 4096, ops);
 		bad += request(BLK_T_OUT, sector, data[11], 4096) != BLK_S_OK;
 		bad += request(BLK_T_IN, sector, data[12], 4096) != BLK_S_OK;
-		bad += !same(data[12], 4096, ops);
+		bad += !pattern_same(data[12], 4096, ops);
 		ops++;
 	}
 	report_info(T, "VIO-RATE: ops=%lu us=%lu", ops, ticks_to_us(rdtime() - t0));

@@ -90,20 +90,6 @@ static int disk_rw(uint32_t type, uint64_t sector, unsigned int nseg)
 	return status;
 }
 
-static void fill(uint8_t *p, uint32_t len, uint64_t seed)
-{
-	for (uint32_t i = 0; i < len; i += 8)
-		*(uint64_t *)(p + i) = mix64(seed + i);
-}
-
-static bool same(const uint8_t *p, uint32_t len, uint64_t seed)
-{
-	for (uint32_t i = 0; i < len; i += 8)
-		if (*(const uint64_t *)(p + i) != mix64(seed + i))
-			return false;
-	return true;
-}
-
 /* Write 4 KiB at a sector that depends on @k, read it back, compare: the
  * number of things that went wrong (0..3). */
 static unsigned long disk_op(unsigned long k)
@@ -111,12 +97,12 @@ static unsigned long disk_op(unsigned long k)
 	uint64_t sector = 64 + 8 * (k % 128), seed = 0x5eed0000 + k;
 	unsigned long bad = 0;
 
-	fill(data[0], 4096, seed);
+	pattern_fill(data[0], 4096, seed);
 	bad += disk_rw(BLK_T_OUT, sector, 1) != BLK_S_OK;
 	for (int j = 0; j < 4096; j++)
 		data[0][j] = 0;
 	bad += disk_rw(BLK_T_IN, sector, 1) != BLK_S_OK;
-	bad += !same(data[0], 4096, seed);
+	bad += !pattern_same(data[0], 4096, seed);
 	return bad;
 }
 
@@ -221,15 +207,15 @@ static void ring(void)
 		count = sizeof(seen);
 	/* a request over three segments, read back over three */
 	for (int i = 0; i < 3; i++)
-		fill(data[i], 4096, 0x1234 + 4096 * i);
+		pattern_fill(data[i], 4096, 0x1234 + 4096 * i);
 	check_eq(T, "ring: a write of 3 segments", disk_rw(BLK_T_OUT, 8, 3), BLK_S_OK);
 	for (int i = 0; i < 3; i++)
 		for (int j = 0; j < 4096; j++)
 			data[i][j] = 0;
 	check_eq(T, "ring: a read of 3 segments", disk_rw(BLK_T_IN, 8, 3), BLK_S_OK);
 	check_eq(T, "ring: read back what was written",
-		 same(data[0], 4096, 0x1234) && same(data[1], 4096, 0x1234 + 4096) &&
-		 same(data[2], 4096, 0x1234 + 8192), 1);
+		 pattern_same(data[0], 4096, 0x1234) && pattern_same(data[1], 4096, 0x1234 + 4096) &&
+		 pattern_same(data[2], 4096, 0x1234 + 8192), 1);
 	check_eq(T, "ring: flush", disk_rw(BLK_T_FLUSH, 0, 0), BLK_S_OK);
 
 	while (rdtime() - t0 < us_to_ticks(RING_TIMEOUT_US)) {

@@ -65,6 +65,22 @@ static inline uint64_t mix64(uint64_t x)
 	return x;
 }
 
+/* @len (a multiple of 8) bytes at @p, 8-byte aligned: the pattern of
+ * @seed, and whether they still hold it (disk data the payloads verify). */
+static inline void pattern_fill(uint8_t *p, uint32_t len, uint64_t seed)
+{
+	for (uint32_t i = 0; i < len; i += 8)
+		*(uint64_t *)(p + i) = mix64(seed + i);
+}
+
+static inline bool pattern_same(const uint8_t *p, uint32_t len, uint64_t seed)
+{
+	for (uint32_t i = 0; i < len; i += 8)
+		if (*(const uint64_t *)(p + i) != mix64(seed + i))
+			return false;
+	return true;
+}
+
 static inline void cpu_relax(void)
 {
 	__asm__ volatile("nop" ::: "memory");
