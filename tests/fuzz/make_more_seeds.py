@@ -764,6 +764,11 @@ def vblk_seeds():
                              room=1, image=0x3000),
         "reset-mid-request": seed([rw(T_IN)], [notify, (VB_REG_WRITE, 0, 0x70, 0), done,
                                                (VB_REINIT, 0, 0, 0), notify]),
+        # the new driver's request (the same chain, still available) must
+        # wait until the old driver's, still at the backend, is done
+        "reset-old-still-held": seed([rw(T_OUT)], [notify, (VB_REG_WRITE, 0, 0x70, 0),
+                                                   (VB_REINIT, 0, 0, 0), notify,
+                                                   (VB_COMPLETE, 0, 0, 0), done]),
         "queue-ready-zero": seed([rw(T_IN)], [notify, (VB_REG_WRITE, 0, 0x44, 0), done]),
         "guest-offers-later": seed([rw(T_IN)], [notify, done, (VB_GUEST_WRITE, 0, A + 4 + 2, 0),
                                                 (VB_GUEST_WRITE, 0, A + 2, 2), notify, done]),
