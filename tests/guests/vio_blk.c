@@ -758,7 +758,7 @@ static void a_bad_queue_config(void)
 	bad_queue("config: the available ring across the end of RAM: refused", 128, d, ram_end() - 100, u);
 	bad_queue("config: the used ring in the UART: refused", 128, d, a, UART_BASE);
 	bad_queue("config: the table wrapping 2^64: refused", 128, ~0ull - 1023, a, u);
-	bad_queue("config: QueueNum 256 (max 128): refused", 256, d, a, u);
+	bad_queue("config: QueueNum 512 (max 256): refused", 512, d, a, u);
 	bad_queue("config: QueueNum 0: refused", 0, d, a, u);
 	bad_queue("config: a used ring 2-byte aligned: refused", 128, d, a, u + 2);
 }
