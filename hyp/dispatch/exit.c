@@ -177,7 +177,10 @@ mmio_decode(struct vcpu *v, unsigned long cause, gpa_t gpa, struct mmio_region *
 }
 
 /* gp and s0-s11 are not in the context on the fast path (they are still in the
- * CPU): an access naming one of them takes the full path. */
+ * CPU): an access naming one of them is performed once they are saved
+ * (EXIT_DEFERRED). Linux keeps a value it reads from or writes to a device in
+ * one of them when it lives across a call (virtio-mmio's InterruptStatus and
+ * InterruptACK, the PLIC's claim and complete). */
 static bool reg_saved_on_fast_path(unsigned int r)
 {
 	return !(r == 3 || r == 8 || r == 9 || (r >= 18 && r <= 27));
@@ -192,11 +195,20 @@ exit_mmio(struct vcpu *v, unsigned long cause, gpa_t gpa, struct mmio_region *r,
 	struct mmio_access a = { 0 };
 	enum insn_kind kind;
 
-	if (fast && (!mmio_decode(v, cause, gpa, r, &a, &kind) ||
-		     (a.reg && !reg_saved_on_fast_path(a.reg)) || mmio_perform(v, r, &a)))
-		return exit_stay(EXIT_FULL);
-	if (fast)
+	if (fast) {
+		if (!mmio_decode(v, cause, gpa, r, &a, &kind))
+			return exit_stay(EXIT_FULL);
+		if (a.reg && !reg_saved_on_fast_path(a.reg)) {
+			/* decoded and checked as the full path does; nothing done */
+			v->deferred.access = a;
+			v->deferred.region = r;
+			v->deferred.cause = cause;
+			return exit_stay(EXIT_DEFERRED);
+		}
+		if (mmio_perform(v, r, &a))
+			return exit_stay(EXIT_FULL);
 		return exit_next(a.insn_len);
+	}
 	if (cause == EXC_INST_GUEST_PAGE_FAULT)
 		return inject_access_fault(v, cause);	/* no executing from devices */
 	if (!mmio_decode(v, cause, gpa, r, &a, &kind)) {
@@ -261,6 +273,15 @@ static __attribute__((noinline, flatten)) struct exit_verdict gpf_fast(struct vc
 									unsigned long cause)
 {
 	return exit_guest_page_fault(v, cause, true);
+}
+
+struct exit_verdict vcpu_exit_deferred(struct vcpu *v)
+{
+	struct mmio_access a = v->deferred.access;
+
+	if (mmio_perform(v, v->deferred.region, &a))
+		return inject_access_fault(v, v->deferred.cause);
+	return exit_next(a.insn_len);	/* the decoded length: 2 when compressed */
 }
 
 static enum exit_action exit_irq(struct vcpu *v, unsigned long irq)

@@ -16,6 +16,10 @@ struct exit_verdict vcpu_exit(struct vcpu *v, unsigned long cause);
  *  saved: it serves SBI calls and device accesses that need no more, and
  *  returns EXIT_FULL, with nothing changed, for every other exit. */
 struct exit_verdict vcpu_exit_hot(struct vcpu *v, unsigned long cause);
+/** vcpu_exit_deferred() - after vcpu_exit_hot() said EXIT_DEFERRED, with the
+ *  whole context saved now: perform the device access it decoded (v->deferred)
+ *  as the full path would have, without decoding it again. */
+struct exit_verdict vcpu_exit_deferred(struct vcpu *v);
 /** vcpu_fetch_insn() - read the guest instruction at @pc with HLVX; 0 on fault. */
 unsigned long vcpu_fetch_insn(unsigned long pc);
 /* arch/trap.S: one HLVX.HU with the fault caught (*scause = 0 when it worked). */

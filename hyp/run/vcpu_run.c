@@ -128,8 +128,12 @@ __attribute__((flatten)) long vcpu_exit_fast(struct vcpu *v)
 	struct exit_verdict vd = vcpu_exit_hot(v, cause);
 	enum exit_action act;
 
-	if (vd.action == EXIT_FULL)
-		return VCPU_EXIT_FULL;
+	if (__builtin_expect(vd.action >= EXIT_FULL, 0)) {
+		if (vd.action == EXIT_FULL)
+			return VCPU_EXIT_FULL;
+		v->fast_action = EXIT_DEFERRED;	/* counted once it is done */
+		return VCPU_EXIT_FINISH;
+	}
 	act = exit_apply(v, cause, vd.action, vd.pc_step);
 	v->fast_action = act;
 	/* only the caller-saved registers are in ctx: anything but "carry on
@@ -142,6 +146,13 @@ __attribute__((flatten)) long vcpu_exit_fast(struct vcpu *v)
 
 void vcpu_exit_finish(struct vcpu *v)
 {
+	if (v->fast_action == EXIT_DEFERRED) {
+		/* the whole context is saved now: the register it names too */
+		unsigned long cause = v->deferred.cause;
+		struct exit_verdict vd = vcpu_exit_deferred(v);
+
+		v->fast_action = exit_apply(v, cause, vd.action, vd.pc_step);
+	}
 	continue_or_switch(v, v->fast_action);
 }
 
