@@ -12,9 +12,6 @@ enum exit_action {
 	EXIT_YIELD,		/* give the hart away (WFI, HSM stop/suspend, slice over) */
 	EXIT_VM_STOP,		/* the VM was stopped; leave it */
 	EXIT_FULL,		/* fast path only: not handled, nothing changed (vcpu_exit_hot) */
-	EXIT_DEFERRED,		/* fast path only: a device access decoded and checked, nothing
-				 * changed; it names a register the fast path has not saved:
-				 * vcpu_exit_deferred() performs it once the rest is saved */
 };
 
 /* A handler's whole verdict. The run loop alone moves the guest's pc

@@ -8,7 +8,6 @@
 #include <arch/riscv/encoding.h>
 #include <types.h>
 #include <cfi.h>
-#include <mmio.h>
 #include <pmu.h>
 
 struct vm;
@@ -130,13 +129,6 @@ struct vcpu {
 	struct vcpu_stats stats;
 	struct vcpu_steal steal;
 	struct pmu_live pmu_live;	/* derived from g.pmu; host counters at load */
-	/* EXIT_DEFERRED: the device access the fast path decoded, checked and
-	 * left for the full context (last: the hot fields keep their offsets) */
-	struct {
-		struct mmio_access access;
-		struct mmio_region *region;
-		unsigned long cause;
-	} deferred;
 };
 
 /** vcpu_henvcfg_guest() - the henvcfg bits the guest's FWFT values select

@@ -13,8 +13,7 @@ void vcpu_start_on_hart(struct vcpu *v) __attribute__((noreturn));
 void vcpu_handle_exit(struct vcpu *v) __attribute__((noreturn));
 /* What vcpu_exit_fast() tells the trap vector (values used by vcpu_switch.S). */
 #define VCPU_EXIT_DONE		0	/* handled: re-enter with the partial restore */
-#define VCPU_EXIT_FINISH	1	/* handled, or a device access left for the whole
-					 * context (EXIT_DEFERRED): save the rest, vcpu_exit_finish() */
+#define VCPU_EXIT_FINISH	1	/* handled: save the rest, vcpu_exit_finish() */
 #define VCPU_EXIT_FULL		2	/* not touched: save the rest, vcpu_handle_exit() */
 /** vcpu_exit_fast() - the hot exits (SBI calls, device accesses) served with
  *  only the caller-saved guest registers saved; see VCPU_EXIT_*. */

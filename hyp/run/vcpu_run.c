@@ -113,9 +113,18 @@ exit_apply(struct vcpu *v, unsigned long cause, long action, unsigned long pc_st
 
 void vcpu_handle_exit(struct vcpu *v)
 {
-	unsigned long cause = csr_read(CSR_SCAUSE);
-	struct exit_verdict vd = vcpu_exit(v, cause);
+	struct hart *h = this_hart();
+	unsigned long cause;
+	struct exit_verdict vd;
 
+	if (__builtin_expect(h->deferred.region != NULL, 0)) {
+		/* the fast path decoded it already: only the register was missing */
+		cause = h->deferred.cause;
+		vd = vcpu_exit_deferred(v);
+	} else {
+		cause = csr_read(CSR_SCAUSE);
+		vd = vcpu_exit(v, cause);
+	}
 	continue_or_switch(v, exit_apply(v, cause, vd.action, vd.pc_step));
 }
 
@@ -128,12 +137,8 @@ __attribute__((flatten)) long vcpu_exit_fast(struct vcpu *v)
 	struct exit_verdict vd = vcpu_exit_hot(v, cause);
 	enum exit_action act;
 
-	if (__builtin_expect(vd.action >= EXIT_FULL, 0)) {
-		if (vd.action == EXIT_FULL)
-			return VCPU_EXIT_FULL;
-		v->fast_action = EXIT_DEFERRED;	/* counted once it is done */
-		return VCPU_EXIT_FINISH;
-	}
+	if (vd.action == EXIT_FULL)
+		return VCPU_EXIT_FULL;
 	act = exit_apply(v, cause, vd.action, vd.pc_step);
 	v->fast_action = act;
 	/* only the caller-saved registers are in ctx: anything but "carry on
@@ -146,13 +151,6 @@ __attribute__((flatten)) long vcpu_exit_fast(struct vcpu *v)
 
 void vcpu_exit_finish(struct vcpu *v)
 {
-	if (v->fast_action == EXIT_DEFERRED) {
-		/* the whole context is saved now: the register it names too */
-		unsigned long cause = v->deferred.cause;
-		struct exit_verdict vd = vcpu_exit_deferred(v);
-
-		v->fast_action = exit_apply(v, cause, vd.action, vd.pc_step);
-	}
 	continue_or_switch(v, v->fast_action);
 }
 
