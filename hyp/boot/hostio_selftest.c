@@ -66,14 +66,15 @@ static int run(struct hostblk *b, uint32_t type, uint64_t sector, uint8_t *buf, 
 {
 	volatile bool done = false;
 	uint64_t end = time_now() + ms_to_ticks(ST_WAIT_MS);
+	static struct blk_seg seg[2];
 	int rc;
 
 	req = (struct hostblk_req){ .type = type, .sector = sector, .done = st_done,
 				    .owner = (void *)&done };
 	if (buf) {
-		req.seg[0] = (struct hostblk_seg){ (hpa_t)(uintptr_t)buf, ST_BYTES / 2 };
-		req.seg[1] = (struct hostblk_seg){ (hpa_t)(uintptr_t)buf + ST_BYTES / 2,
-						   ST_BYTES / 2 };
+		seg[0] = (struct blk_seg){ (hpa_t)(uintptr_t)buf, ST_BYTES / 2 };
+		seg[1] = (struct blk_seg){ (hpa_t)(uintptr_t)buf + ST_BYTES / 2, ST_BYTES / 2 };
+		req.seg = seg;
 		req.nr_seg = 2;
 	}
 	rc = hostblk_submit(b, &req);
@@ -229,6 +230,7 @@ static struct {
 	uint64_t until;		/* reads go on until then (time_now()) */
 	unsigned int answered, bad, at_exit, in_loop;
 	struct hostblk_req req;
+	struct blk_seg seg;
 	uint8_t data[VIRTIO_BLK_SECTOR] __attribute__((aligned(64)));
 } irq_st;
 
@@ -239,8 +241,9 @@ static int irq_send(void)
 	memset(irq_st.data, 0, sizeof(irq_st.data));
 	irq_st.req = (struct hostblk_req){
 		.type = VIRTIO_BLK_T_IN, .sector = 0, .nr_seg = 1, .done = irq_done,
-		.seg[0] = { (hpa_t)(uintptr_t)irq_st.data, sizeof(irq_st.data) },
+		.seg = &irq_st.seg,
 	};
+	irq_st.seg = (struct blk_seg){ (hpa_t)(uintptr_t)irq_st.data, sizeof(irq_st.data) };
 	return hostblk_submit(irq_st.disk, &irq_st.req);
 }
 

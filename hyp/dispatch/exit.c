@@ -177,10 +177,28 @@ mmio_decode(struct vcpu *v, unsigned long cause, gpa_t gpa, struct mmio_region *
 }
 
 /* gp and s0-s11 are not in the context on the fast path (they are still in the
- * CPU): an access naming one of them takes the full path. */
+ * CPU): an access naming one of them is left for the full path, decoded
+ * and checked (defer_access()): performed there without decoding again. Linux keeps a value it reads from or writes to a device in
+ * one of them when it lives across a call (virtio-mmio's InterruptStatus and
+ * InterruptACK, the PLIC's claim and complete). */
 static bool reg_saved_on_fast_path(unsigned int r)
 {
 	return !(r == 3 || r == 8 || r == 9 || (r >= 18 && r <= 27));
+}
+
+/* Decoded and checked as the full path does, nothing done: the full path
+ * (EXIT_FULL: the rest of the context saved) performs it from this hart's
+ * record (vcpu_exit_deferred()). Out of line: the fast path's frame stays as
+ * it was. */
+static __attribute__((noinline)) struct exit_verdict
+defer_access(const struct mmio_access *a, struct mmio_region *r, unsigned long cause)
+{
+	struct hart *h = this_hart();
+
+	h->deferred.access = *a;
+	h->deferred.region = r;
+	h->deferred.cause = cause;
+	return exit_stay(EXIT_FULL);
 }
 
 /* An access to device window @r. On the fast path (@fast) anything unusual
@@ -192,11 +210,15 @@ exit_mmio(struct vcpu *v, unsigned long cause, gpa_t gpa, struct mmio_region *r,
 	struct mmio_access a = { 0 };
 	enum insn_kind kind;
 
-	if (fast && (!mmio_decode(v, cause, gpa, r, &a, &kind) ||
-		     (a.reg && !reg_saved_on_fast_path(a.reg)) || mmio_perform(v, r, &a)))
-		return exit_stay(EXIT_FULL);
-	if (fast)
+	if (fast) {
+		if (!mmio_decode(v, cause, gpa, r, &a, &kind))
+			return exit_stay(EXIT_FULL);
+		if (a.reg && !reg_saved_on_fast_path(a.reg))
+			return defer_access(&a, r, cause);
+		if (mmio_perform(v, r, &a))
+			return exit_stay(EXIT_FULL);
 		return exit_next(a.insn_len);
+	}
 	if (cause == EXC_INST_GUEST_PAGE_FAULT)
 		return inject_access_fault(v, cause);	/* no executing from devices */
 	if (!mmio_decode(v, cause, gpa, r, &a, &kind)) {
@@ -261,6 +283,18 @@ static __attribute__((noinline, flatten)) struct exit_verdict gpf_fast(struct vc
 									unsigned long cause)
 {
 	return exit_guest_page_fault(v, cause, true);
+}
+
+struct exit_verdict vcpu_exit_deferred(struct vcpu *v)
+{
+	struct hart *h = this_hart();
+	struct mmio_access a = h->deferred.access;
+	struct mmio_region *r = h->deferred.region;
+
+	h->deferred.region = NULL;	/* taken: the next full exit is a new one */
+	if (mmio_perform(v, r, &a))
+		return inject_access_fault(v, h->deferred.cause);
+	return exit_next(a.insn_len);	/* the decoded length: 2 when compressed */
 }
 
 static enum exit_action exit_irq(struct vcpu *v, unsigned long irq)

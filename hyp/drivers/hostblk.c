@@ -25,7 +25,7 @@
 #define BLK_CFG_SEG_MAX		12	/* le32 */
 #define BLK_CFG_BLK_SIZE	20	/* le32 */
 
-#define BLK_QUEUE		VPCI_QUEUE_MAX	/* 128 entries: 3.3 KiB of rings */
+#define BLK_QUEUE		VPCI_QUEUE_MAX	/* 256 entries: 6.6 KiB of rings */
 #define STATUS_UNSET		0xff
 
 struct blk_hdr {		/* struct virtio_blk_req's header */
@@ -50,6 +50,7 @@ struct hostblk {
 	struct vpci_queue q;
 	VPCI_RING(BLK_QUEUE) ring;
 	struct blk_slot slot[BLK_QUEUE];
+	struct vpci_buf buf[HOSTBLK_MAX_SEGS + 2];	/* a chain being added (the lock) */
 	uint64_t sectors;
 	uint32_t blk_size, seg_max;
 	bool ro;
@@ -106,7 +107,7 @@ static bool request_ok(const struct hostblk *b, const struct hostblk_req *r)
 				return false;
 			total += r->seg[i].len;
 		}
-		/* no overflow: at most 64 segments of < 4 GiB */
+		/* no overflow: at most HOSTBLK_MAX_SEGS segments of < 4 GiB */
 		return total % VIRTIO_BLK_SECTOR == 0 && r->sector <= b->sectors &&
 		       total / VIRTIO_BLK_SECTOR <= b->sectors - r->sector;
 	case VIRTIO_BLK_T_FLUSH:
@@ -133,7 +134,7 @@ static void unlock_and_drain(struct hostblk *b)
 
 int hostblk_submit(struct hostblk *b, struct hostblk_req *r)
 {
-	struct vpci_buf buf[HOSTBLK_MAX_SEGS + 2];
+	struct vpci_buf *buf = b->buf;	/* 4 KiB: not on the hart's stack */
 	bool data_write = r->type == VIRTIO_BLK_T_IN || r->type == VIRTIO_BLK_T_GET_ID;
 	uint16_t head;
 	unsigned int n = 0;

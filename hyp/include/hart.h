@@ -5,6 +5,7 @@
 #include <arch/riscv/encoding.h>
 #include <types.h>
 #include <tlb.h>
+#include <mmio.h>
 
 #define HART_MAX	8
 #define HART_STACK_SIZE	(16 * 1024)
@@ -48,6 +49,15 @@ struct hart {
 	struct tlb_hart tlb;	/* translation-cache upkeep (hyp/mm/tlb.c) */
 	uint64_t idle_wakeups;	/* idle passes (wfi or due at once): a spinning hart shows here */
 	bool left_idle;		/* its next pick passes a wake-up on (hyp/state/sched.c) */
+	/* a device access the fast exit of the vCPU loaded here decoded and
+	 * checked but left to the full path (it names a register not saved
+	 * yet): region set until vcpu_handle_exit() performs it, right after.
+	 * The hart's, not the vCPU's: nothing runs on the hart in between */
+	struct {
+		struct mmio_access access;
+		struct mmio_region *region;
+		unsigned long cause;
+	} deferred;
 };
 
 extern struct hart harts[HART_MAX];

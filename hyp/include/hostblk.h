@@ -19,22 +19,18 @@
 
 
 /* Data segments a request may have (hostblk_seg_max() may say fewer): a
- * request takes that many descriptors plus two of a 128-entry queue. */
-#define HOSTBLK_MAX_SEGS	64
+ * request takes that many descriptors plus two of the queue (at most
+ * VPCI_QUEUE_MAX = 256 entries; no indirect descriptors). */
+#define HOSTBLK_MAX_SEGS	254
 /* Disks driven: one per guest disk, at most 8 VMs with two each. */
 #define HOSTBLK_MAX_DEVS	16
 
 struct hostblk;
 
-struct hostblk_seg {
-	hpa_t hpa;
-	uint32_t len;
-};
-
 struct hostblk_req {
 	uint32_t type;		/* VIRTIO_BLK_T_IN/OUT/FLUSH/GET_ID */
 	uint64_t sector;	/* in 512-byte units, whatever the block size */
-	struct hostblk_seg seg[HOSTBLK_MAX_SEGS];
+	const struct blk_seg *seg;	/* nr_seg of them, read by hostblk_submit() only */
 	uint16_t nr_seg;
 	uint8_t status;		/* VIRTIO_BLK_S_*, set before done() */
 	void (*done)(struct hostblk_req *r);

@@ -12,15 +12,11 @@
 #include <vio_mmio.h>
 #include <virtio_blk.h>
 
-#define VBLK_QUEUE_SIZE		128	/* QueueNumMax */
-#define VBLK_SEG_MAX		64	/* most data segments a request may have */
+/* QueueNumMax. A chain takes a descriptor per data segment plus header and
+ * status, and no INDIRECT_DESC is offered: SEG_MAX can be at most this - 2. */
+#define VBLK_QUEUE_SIZE		256
+#define VBLK_SEG_MAX		254	/* most data segments a request may have */
 #define VBLK_INFLIGHT		16	/* requests a device holds at once (<= 32: vblk.posted) */
-
-/* One data segment in host-physical terms: inside the VM's RAM. */
-struct vblk_seg {
-	hpa_t hpa;
-	uint32_t len;
-};
 
 struct vblk;
 
@@ -31,7 +27,7 @@ struct vblk_io {
 	uint32_t type;			/* VIRTIO_BLK_T_IN, _OUT or _FLUSH */
 	uint64_t sector;		/* IN/OUT: the first 512-byte sector */
 	uint32_t nr_seg;		/* 1..seg_max for IN/OUT, 0 for FLUSH */
-	struct vblk_seg seg[VBLK_SEG_MAX];
+	struct blk_seg seg[VBLK_SEG_MAX];	/* inside the VM's RAM */
 	unsigned int index;		/* 0..VBLK_INFLIGHT-1, fixed per slot */
 	void *be_priv;			/* the backend's */
 

@@ -4,6 +4,7 @@
  * disk driver (hostblk.c). */
 #ifndef HYP_VIRTIO_BLK_H
 #define HYP_VIRTIO_BLK_H
+#include <types.h>
 
 /* feature bits (5.2.3) */
 #define VIRTIO_BLK_F_SEG_MAX	2
@@ -22,4 +23,12 @@
 #define VIRTIO_BLK_SECTOR	512	/* the unit of a request's sector, whatever the block size */
 #define VIRTIO_BLK_HDR_SIZE	16	/* type, reserved, sector */
 #define VIRTIO_BLK_ID_BYTES	20	/* a GET_ID answer */
+
+/* One data segment of a request in host-physical terms: the guest model
+ * checks it lies in the VM's RAM, and the host driver hands the same array
+ * to its disk (no copy between the two). */
+struct blk_seg {
+	hpa_t hpa;
+	uint32_t len;
+};
 #endif

@@ -22,7 +22,7 @@
 
 /* The largest queue size a driver uses (a power of two); the per-queue
  * bookkeeping below is sized for it. */
-#define VPCI_QUEUE_MAX		128
+#define VPCI_QUEUE_MAX		256
 
 #define VIRTIO_F_ACCESS_PLATFORM	33	/* never accepted: no IOMMU between us and QEMU */
 

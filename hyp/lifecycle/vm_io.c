@@ -89,8 +89,7 @@ static int disk_submit(void *be, struct vblk_io *io)
 	r->type = io->type;
 	r->sector = io->sector;
 	r->nr_seg = (uint16_t)io->nr_seg;
-	for (uint32_t i = 0; i < io->nr_seg; i++)
-		r->seg[i] = (struct hostblk_seg){ io->seg[i].hpa, io->seg[i].len };
+	r->seg = io->seg;	/* checked by vblk; read during the submit only */
 	r->owner = io;
 	return hostblk_submit(l->hb, r);
 }

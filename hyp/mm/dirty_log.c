@@ -92,7 +92,8 @@ int vm_dirty_log_start(struct vm *vm)
 	spin_lock(&vm->mem_lock);
 	vm->log_tables = block;
 	vm->page_sticky = (uint64_t *)(uintptr_t)(block + tables + maps);
-	vm->page_log = (uint64_t *)(uintptr_t)(block + tables);
+	/* read lock-free by vm_ram_populate()'s fast path (a test only) */
+	__atomic_store_n(&vm->page_log, (uint64_t *)(uintptr_t)(block + tables), __ATOMIC_RELAXED);
 	for (uint64_t c = 0; c < nr_chunks(vm); c++)
 		if (vm->populated[c / 64] & (1UL << (c % 64)))
 			split(vm, c);
@@ -139,7 +140,8 @@ void vm_dirty_log_stop(struct vm *vm)
 		return;
 	spin_lock(&vm->mem_lock);
 	/* logging ends before any leaf is writable again */
-	vm->page_log = vm->page_sticky = NULL;
+	__atomic_store_n(&vm->page_log, NULL, __ATOMIC_RELAXED);
+	vm->page_sticky = NULL;
 	for (uint64_t c = 0; c < nr_chunks(vm); c++) {
 		uint64_t *pmd = chunk_pmd(vm, c);
 

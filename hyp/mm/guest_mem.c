@@ -67,6 +67,47 @@ static bool before_first_write(struct vm *vm, uint64_t chunk)
 	return !vm->cow || vm->cow(vm, chunk);
 }
 
+static bool chunk_populated(const struct vm *vm, uint64_t c)
+{
+	/* acquire: pairs with the release that sets the bit (mark_populated()) */
+	return __atomic_load_n(&vm->populated[c / 64], __ATOMIC_ACQUIRE) & (1UL << (c % 64));
+}
+
+/* Under mem_lock: the chunk is zeroed and mapped. Release: a hart that sees
+ * the bit without the lock (populated_fast()) sees the zeroes too, so its
+ * access can never be overwritten by this hart's memset. */
+static void mark_populated(struct vm *vm, uint64_t c)
+{
+	__atomic_store_n(&vm->populated[c / 64], vm->populated[c / 64] | 1UL << (c % 64),
+			 __ATOMIC_RELEASE);
+}
+
+/* The common case without mem_lock (docs/performance.md: a disk request
+ * mapped each segment under it): every chunk of [first, last] is populated
+ * and, for a write, nothing counts writes. Then the locked path would only
+ * have found the bits set and done nothing, so answering "done" here is the
+ * same answer at a slightly different instant. Safe because
+ * - a bit is set only after its chunk is zeroed and mapped (release/acquire);
+ * - a bit is cleared only by vm_ram_discard(), with the VM's vCPUs off their
+ *   harts and its devices quiesced (vm_reset(): vio_quiesce()), so no
+ *   access races it; the lock never covered the caller's access anyway;
+ * - dirty tracking and page logging are switched on under mem_lock, then
+ *   every hart's translations are flushed, before the VM or its devices run
+ *   again (a pause drains the devices; vio_resume() and the scheduler take
+ *   locks after that): a writer that reads them as off is one whose access
+ *   the locked path would also have let through unlogged. Once on, every
+ *   write goes the locked way (logging, copy-before-write, W given back). */
+static bool populated_fast(const struct vm *vm, uint64_t first, uint64_t last, bool write)
+{
+	if (write && (__atomic_load_n(&vm->dirty_tracking, __ATOMIC_RELAXED) ||
+		      __atomic_load_n(&vm->page_log, __ATOMIC_RELAXED)))
+		return false;
+	for (uint64_t c = first; c <= last; c++)
+		if (!chunk_populated(vm, c))
+			return false;
+	return true;
+}
+
 int vm_ram_populate(struct vm *vm, gpa_t gpa, uint64_t len, bool write)
 {
 	uint64_t first, last;
@@ -79,6 +120,8 @@ int vm_ram_populate(struct vm *vm, gpa_t gpa, uint64_t len, bool write)
 		return -HYP_EFAULT;
 	first = (gpa - vm->cfg.ram_gpa) / VM_RAM_CHUNK;
 	last = (gpa + len - 1 - vm->cfg.ram_gpa) / VM_RAM_CHUNK;
+	if (populated_fast(vm, first, last, write))
+		return 0;
 	spin_lock(&vm->mem_lock);
 	for (uint64_t c = first; c <= last && !rc; c++) {
 		uint64_t bit = 1UL << (c % 64), *pte;
@@ -121,7 +164,7 @@ int vm_ram_populate(struct vm *vm, gpa_t gpa, uint64_t len, bool write)
 					vm);
 		}
 		if (!rc) {
-			vm->populated[c / 64] |= bit;
+			mark_populated(vm, c);
 			if (vm->dirty_tracking && write)
 				vm->dirty[c / 64] |= bit;
 		}
@@ -145,7 +188,8 @@ void vm_ram_discard(struct vm *vm)
 
 		if (pmd)
 			*pmd = 0;
-		vm->populated[c / 64] &= ~(1UL << (c % 64));
+		__atomic_store_n(&vm->populated[c / 64], vm->populated[c / 64] & ~(1UL << (c % 64)),
+				 __ATOMIC_RELAXED);
 	}
 	spin_unlock(&vm->mem_lock);
 	/* the VM's vCPUs are off CPU, but harts that ran it may still cache its
@@ -158,7 +202,7 @@ uint64_t vm_ram_write_protect(struct vm *vm)
 	uint64_t chunks = vm->cfg.ram_size / VM_RAM_CHUNK, n = 0;
 
 	spin_lock(&vm->mem_lock);
-	vm->dirty_tracking = true;
+	__atomic_store_n(&vm->dirty_tracking, true, __ATOMIC_RELAXED);	/* read lock-free too */
 	for (uint64_t c = 0; c < chunks; c++) {
 		uint64_t *pte;
 
@@ -209,7 +253,7 @@ void vm_ram_unprotect(struct vm *vm)
 	uint64_t chunks = vm->cfg.ram_size / VM_RAM_CHUNK;
 
 	spin_lock(&vm->mem_lock);
-	vm->dirty_tracking = false;
+	__atomic_store_n(&vm->dirty_tracking, false, __ATOMIC_RELAXED);
 	for (uint64_t c = 0; c < chunks; c++) {
 		uint64_t *pte = gstage_lookup(vm->gstage_root, vm->cfg.ram_gpa + c * VM_RAM_CHUNK,
 					      NULL);

@@ -113,9 +113,18 @@ exit_apply(struct vcpu *v, unsigned long cause, long action, unsigned long pc_st
 
 void vcpu_handle_exit(struct vcpu *v)
 {
-	unsigned long cause = csr_read(CSR_SCAUSE);
-	struct exit_verdict vd = vcpu_exit(v, cause);
+	struct hart *h = this_hart();
+	unsigned long cause;
+	struct exit_verdict vd;
 
+	if (__builtin_expect(h->deferred.region != NULL, 0)) {
+		/* the fast path decoded it already: only the register was missing */
+		cause = h->deferred.cause;
+		vd = vcpu_exit_deferred(v);
+	} else {
+		cause = csr_read(CSR_SCAUSE);
+		vd = vcpu_exit(v, cause);
+	}
 	continue_or_switch(v, exit_apply(v, cause, vd.action, vd.pc_step));
 }
 

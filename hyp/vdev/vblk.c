@@ -24,6 +24,7 @@
 #include <vm.h>
 
 _Static_assert(VBLK_INFLIGHT <= 32, "vblk.posted has a bit per request");
+_Static_assert(VBLK_SEG_MAX + 2 <= VBLK_QUEUE_SIZE, "a chain of SEG_MAX segments fits the queue");
 
 enum io_state {
 	IO_FREE,
@@ -44,7 +45,7 @@ static struct virtq *queue(struct vblk *b)
 	return &b->dev.s.q[0];
 }
 
-static gpa_t seg_gpa(const struct vblk *b, const struct vblk_seg *s)
+static gpa_t seg_gpa(const struct vblk *b, const struct blk_seg *s)
 {
 	return s->hpa - b->dev.vm->ram_hpa + b->dev.vm->cfg.ram_gpa;
 }
@@ -523,7 +524,7 @@ static const char *vblk_check_state(const struct vm *vm, const void *state, uint
 
 	*offset = offsetof(struct snap_dev_virtio_blk, seg_max);
 	if (!s->seg_max || s->seg_max > VBLK_SEG_MAX)
-		return "seg_max: 1..64";
+		return "seg_max: 1..254";
 	*offset = offsetof(struct snap_dev_virtio_blk, serial);
 	if (!serial_ok(s->serial))
 		return "serial: not a GET_ID answer this device gives (NAME-vdX, NUL-padded)";

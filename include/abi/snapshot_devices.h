@@ -119,8 +119,8 @@
  * a disk's largest SEG_MAX (docs/virtio.md): a state holds exactly these. */
 #define SNAP_VIO_BLK_FEATURES	(SNAP_VIO_F_VERSION_1 | BIT(2) | BIT(6) | BIT(9))	/* SEG_MAX, BLK_SIZE, FLUSH */
 #define SNAP_VIO_BLK_F_RO	BIT(5)	/* offered for a read-only disk */
-#define SNAP_VIO_BLK_QUEUE_MAX	128
-#define SNAP_VIO_BLK_SEG_MAX	64
+#define SNAP_VIO_BLK_QUEUE_MAX	256
+#define SNAP_VIO_BLK_SEG_MAX	254
 #define SNAP_VIO_NET_FEATURES	(SNAP_VIO_F_VERSION_1 | BIT(5) | BIT(16))	/* MAC, STATUS */
 #define SNAP_VIO_NET_QUEUE_MAX	256
 
@@ -171,7 +171,7 @@
 	X(bytes,     uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, "any (a counter)") \
 	X(errors,    uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, "any (a counter)") \
 	X(drops,     uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, "any (a counter)") \
-	X(seg_max,   uint32_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, "1..64") \
+	X(seg_max,   uint32_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, "1..254") \
 	X(read_only, uint32_t, , SNAP_BITS(1, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_STATE, \
 	  "0 or 1: 1 exactly when device_features has RO") \
 	X(pci_dev,   uint32_t, , SNAP_ANY_BITS, SNAP_VALUE(0, 0xffffffff, 0xfffffffe), 0, SNAP_STATE, \

@@ -75,6 +75,7 @@ static const uint32_t types[5] = { VIRTIO_BLK_T_IN, VIRTIO_BLK_T_OUT, VIRTIO_BLK
 
 static struct {
 	struct hostblk_req r;
+	struct blk_seg seg[32];	/* a >> 3 of them */
 	bool in_flight;
 	unsigned int descs;	/* what it holds in the ring */
 } req[NR_REQ];
@@ -188,8 +189,9 @@ static void op_submit(uint8_t a, uint16_t b, uint32_t c)
 	r->type = types[(a & 7) % 5];
 	r->sector = c;
 	r->nr_seg = (uint16_t)(a >> 3);
+	r->seg = req[k].seg;
 	for (unsigned int i = 0; i < r->nr_seg; i++)
-		r->seg[i] = (struct hostblk_seg){ 0x100000000ull + 0x10000ull * i, b & 0x7fffu };
+		req[k].seg[i] = (struct blk_seg){ 0x100000000ull + 0x10000ull * i, b & 0x7fffu };
 	submit(k);
 }
 

@@ -80,7 +80,7 @@ static int disk_submit(void *be, struct vblk_io *io)
 	} else {
 		CHECK(io->nr_seg >= 1 && io->nr_seg <= seg_max);
 		for (uint32_t i = 0; i < io->nr_seg; i++) {
-			const struct vblk_seg *s = &io->seg[i];
+			const struct blk_seg *s = &io->seg[i];
 
 			CHECK(s->len > 0);
 			CHECK(s->hpa >= (uintptr_t)fuzz_ram &&

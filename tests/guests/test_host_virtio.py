@@ -66,7 +66,7 @@ def check_probe_lines(run):
     assert f": {sectors} sectors" in ro and "read-only" in ro, ro
     seg_max = int(re.search(r"seg_max (\d+)", rw).group(1))
     queue = int(re.search(r"queue (\d+)", rw).group(1))
-    assert 1 <= seg_max <= 64 and seg_max <= queue - 2 and queue == 128, rw
+    assert 1 <= seg_max <= 254 and seg_max <= queue - 2 and queue == 256, rw
     net = line(run, f"carapace: host net 00:{NET_SLOT:02x}.0: ")
     assert net.endswith(f": MAC {NIC_MAC}, rx queue 32, tx queue 32"), net
     assert not [l for l in run.hyp if "out of service" in l or "not used" in l], run.out

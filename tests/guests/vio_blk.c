@@ -303,9 +303,16 @@ static void a_long_chain(void)
 	/* SEG_MAX data segments: the longest chain the device takes */
 	unsigned int n = (unsigned int)seg_max();
 
+	if (!n || n > 254) {
+		report_fail(T, "seg_max %u: not 1..254 (docs/virtio.md)", n);
+		return;
+	}
 	if (n + 2 > VIO_QSIZE) {
-		report_fail(T, "seg_max %u: no room in a queue of %u (want at most %u)", n, VIO_QSIZE,
-			    VIO_QSIZE - 2);
+		/* this driver's queue (128) is shorter than SEG_MAX + 2 (the
+		 * device offers up to 254 on its 256): a chain of the whole
+		 * queue is the longest there is; past it, a_chain_round() */
+		expect("a chain of the whole queue (SEG_MAX above its size - 2)",
+		       read_in_segments(VIO_QSIZE - 2), BLK_S_OK);
 		return;
 	}
 	expect("a chain of SEG_MAX data segments", read_in_segments(n), BLK_S_OK);
@@ -744,7 +751,7 @@ static void a_bad_queue_config(void)
 	bad_queue("config: the available ring across the end of RAM: refused", 128, d, ram_end() - 100, u);
 	bad_queue("config: the used ring in the UART: refused", 128, d, a, UART_BASE);
 	bad_queue("config: the table wrapping 2^64: refused", 128, ~0ull - 1023, a, u);
-	bad_queue("config: QueueNum 256 (max 128): refused", 256, d, a, u);
+	bad_queue("config: QueueNum 512 (max 256): refused", 512, d, a, u);
 	bad_queue("config: QueueNum 0: refused", 0, d, a, u);
 	bad_queue("config: a used ring 2-byte aligned: refused", 128, d, a, u + 2);
 }

@@ -286,3 +286,62 @@ TEST(guest_mem_discard_bumps_the_ram_epoch_first)
 	EXPECT_EQ(leaf(GPA(0, 0)), 0);
 	vm_free();
 }
+
+/* Tickets the VM's memory lock handed out so far: did a call take it? */
+static uint16_t mem_lock_taken(void)
+{
+	return tvm.mem_lock.next;
+}
+
+TEST(guest_mem_populated_chunk_is_answered_without_the_lock)
+{
+	uint16_t t;
+
+	vm_new();
+	EXPECT_EQ(vm_ram_populate(&tvm, GPA(2, 0), SZ_2M, true), 0);
+	t = mem_lock_taken();
+	/* a disk request's segments: reads and writes inside mapped chunks */
+	EXPECT_EQ(vm_ram_populate(&tvm, GPA(2, 5), PAGE_SIZE, false), 0);
+	EXPECT_TRUE(vm_gpa_to_hva(&tvm, GPA(2, 6), 3 * PAGE_SIZE, true) != NULL);
+	EXPECT_EQ(mem_lock_taken(), t);
+	/* a range reaching into a chunk not yet mapped: the locked way, which
+	 * zeroes and maps it */
+	memset((uint8_t *)(uintptr_t)tvm.ram_hpa + 3 * SZ_2M, 0xa5, PAGE_SIZE);
+	EXPECT_EQ(vm_ram_populate(&tvm, GPA(2, 511), 2 * PAGE_SIZE, false), 0);
+	EXPECT_EQ(mem_lock_taken(), (uint16_t)(t + 1));
+	EXPECT_EQ(((uint8_t *)(uintptr_t)tvm.ram_hpa)[3 * SZ_2M], 0);
+	EXPECT_TRUE(leaf(GPA(3, 0)) & PTE_V);
+	/* after a reboot's discard nothing is answered from the old bits */
+	vm_ram_discard(&tvm);
+	t = mem_lock_taken();
+	EXPECT_EQ(vm_ram_populate(&tvm, GPA(2, 5), PAGE_SIZE, false), 0);
+	EXPECT_EQ(mem_lock_taken(), (uint16_t)(t + 1));
+	vm_free();
+}
+
+TEST(guest_mem_writes_to_populated_chunks_are_still_tracked_and_logged)
+{
+	static const char data[] = "a disk read landing in guest memory";
+	uint16_t t;
+
+	vm_new();
+	EXPECT_EQ(vm_ram_populate(&tvm, GPA(1, 0), SZ_2M, true), 0);
+	EXPECT_EQ(vm_ram_populate(&tvm, GPA(6, 0), SZ_2M, true), 0);
+	/* a live snapshot's write tracking: a write marks the chunk dirty and
+	 * gives W back; a read is still answered at once */
+	vm_ram_write_protect(&tvm);
+	EXPECT_EQ(vm_ram_dirty_chunks(&tvm), 0);
+	t = mem_lock_taken();
+	EXPECT_TRUE(vm_gpa_to_hva(&tvm, GPA(1, 3), 8, false) != NULL);
+	EXPECT_EQ(mem_lock_taken(), t);
+	EXPECT_EQ(vm_copy_to_guest(&tvm, GPA(1, 3), data, sizeof(data)), 0);
+	EXPECT_EQ(vm_ram_dirty_chunks(&tvm), 1);
+	EXPECT_TRUE(leaf(GPA(1, 3)) & PTE_W);
+	vm_ram_unprotect(&tvm);
+	/* 4 KiB logging: the page written is logged */
+	EXPECT_EQ(vm_dirty_log_start(&tvm), 0);
+	EXPECT_EQ(vm_copy_to_guest(&tvm, GPA(6, 9), data, sizeof(data)), 0);
+	EXPECT_TRUE(logged(6 * 512 + 9));
+	EXPECT_NO_VIOLATION();
+	vm_free();
+}

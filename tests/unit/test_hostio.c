@@ -324,13 +324,17 @@ static struct hostblk *disk(uint64_t extra, uint32_t seg_max)
 	return hostblk_by_slot(SLOT);
 }
 
+/* the segments of the last rw_req() (hostblk_submit() reads them only while
+ * it runs) */
+static struct blk_seg rw_seg[HOSTBLK_MAX_SEGS + 1];
+
 static struct hostblk_req rw_req(uint32_t type, uint64_t sector, unsigned int segs)
 {
 	struct hostblk_req r = { .type = type, .sector = sector, .nr_seg = (uint16_t)segs,
-				 .done = blk_done };
+				 .seg = rw_seg, .done = blk_done };
 
 	for (unsigned int i = 0; i < segs; i++)
-		r.seg[i] = (struct hostblk_seg){ 0x100000 + 0x1000 * i, 512 };
+		rw_seg[i] = (struct blk_seg){ 0x100000 + 0x1000 * i, 512 };
 	return r;
 }
 
@@ -408,9 +412,9 @@ TEST(hostblk_refuses_bad_requests)
 	r = rw_req(VIRTIO_BLK_T_OUT, UINT64_MAX, 1);		/* sector + length wraps */
 	EXPECT_EQ(hostblk_submit(b, &r), -HYP_EINVAL);
 	r = rw_req(VIRTIO_BLK_T_IN, 0, 1);
-	r.seg[0].len = 100;				/* not whole sectors */
+	rw_seg[0].len = 100;				/* not whole sectors */
 	EXPECT_EQ(hostblk_submit(b, &r), -HYP_EINVAL);
-	r.seg[0].len = 0;
+	rw_seg[0].len = 0;
 	EXPECT_EQ(hostblk_submit(b, &r), -HYP_EINVAL);
 	r = rw_req(VIRTIO_BLK_T_FLUSH, 0, 1);		/* a flush carries no data */
 	EXPECT_EQ(hostblk_submit(b, &r), -HYP_EINVAL);
@@ -462,11 +466,12 @@ TEST(hostblk_full_ring_is_busy_until_a_completion)
 	struct hostblk_req r[3];
 	uint16_t head;
 
-	for (unsigned int i = 0; i < 2; i++) {	/* 64 + 2 descriptors each: two fit in 128 */
-		r[i] = rw_req(VIRTIO_BLK_T_OUT, 0, HOSTBLK_MAX_SEGS - 2);
-		EXPECT_EQ(hostblk_submit(b, &r[i]), 0);
-	}
-	r[2] = rw_req(VIRTIO_BLK_T_OUT, 0, 8);
+	/* HOSTBLK_MAX_SEGS + 2 descriptors: the whole 256-entry ring */
+	r[0] = rw_req(VIRTIO_BLK_T_OUT, 0, HOSTBLK_MAX_SEGS);
+	EXPECT_EQ(hostblk_submit(b, &r[0]), 0);
+	r[1] = rw_req(VIRTIO_BLK_T_OUT, 0, HOSTBLK_MAX_SEGS + 1);	/* one more: refused */
+	EXPECT_EQ(hostblk_submit(b, &r[1]), -HYP_EINVAL);
+	r[2] = rw_req(VIRTIO_BLK_T_OUT, 0, 1);
 	EXPECT_EQ(hostblk_submit(b, &r[2]), -HYP_EBUSY);
 	EXPECT_EQ(hostblk_sectors(b), DISK_SECTORS);	/* no slot written past the ring's */
 	EXPECT_EQ(hostblk_seg_max(b), HOSTBLK_MAX_SEGS);

@@ -2258,7 +2258,7 @@ def test_virtio_sections_read_and_shown():
     ("virtio_blk", {"q_fault": [8, 0]}, "q_fault", "NEEDS_RESET"),
     ("virtio_blk", {"q_fault": [15, 0]}, "q_fault", "legal"),
     ("virtio_blk", {"q_size": [16, 1]}, "q_desc", "does not have"),
-    ("virtio_blk", {"seg_max": 65}, "seg_max", "1..64"),
+    ("virtio_blk", {"seg_max": 255}, "seg_max", "1..254"),
     ("virtio_blk", {"serial": b"alpha-vdz"}, "serial", "GET_ID"),
     ("virtio_blk", {"pci_dev": 0}, "pci_dev", "legal"),
     ("virtio_net", {"mac": [1, 2, 3, 4, 5, 6]}, "mac", "unicast"),

@@ -421,7 +421,7 @@ TEST(vio_illegal_fields_are_refused_at_their_byte)
 	BLK_REFUSED(q_next_avail, blk.q_next_avail[0] = 0x10000, "q_next_avail has a bit");
 	/* a size: not a power of two, beyond the maximum */
 	BLK_REFUSED(q_size, blk.q_size[0] = 12, "q_size");
-	BLK_REFUSED(q_size, blk.q_size[0] = 256, "q_size");
+	BLK_REFUSED(q_size, blk.q_size[0] = 512, "q_size");
 	/* features: not the offer; the driver's beyond it */
 	BLK_REFUSED(device_features, blk.device_features |= 1ULL << VIRTIO_BLK_F_RO,
 		    "device_features");

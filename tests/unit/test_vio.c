@@ -23,11 +23,11 @@
 
 #define RAM		VM_GUEST_RAM_BASE
 #define RAM_SIZE	(4 * SZ_2M)
-#define QSIZE		64
+#define QSIZE		256	/* the disk's QueueNumMax: chains of SEG_MAX + 2 */
 #define BUF		(RAM + 0x100000)	/* guest buffers from here */
 #define BLK		0			/* slots */
 #define NET		3
-#define DISK_SECTORS	64
+#define DISK_SECTORS	256	/* a request of SEG_MAX one-sector pieces fits */
 
 static struct vm tvm;
 static uint16_t next_desc[VIO_MMIO_SLOTS][2];	/* the driver's next free descriptor */
@@ -843,6 +843,60 @@ TEST(vblk_more_segments_than_seg_max_ioerr)
 	vm_free();
 }
 
+/* A chain of header, VBLK_SEG_MAX one-sector data descriptors and the status
+ * byte: the whole queue (no INDIRECT_DESC). */
+static void blk_seg_max_chain(unsigned int pieces)
+{
+	static struct seg s[VBLK_SEG_MAX + 2];
+	unsigned int n = 0;
+
+	s[n++] = (struct seg){ HDR, VIRTIO_BLK_HDR_SIZE, false };
+	for (unsigned int i = 0; i < VBLK_SEG_MAX; i++)
+		s[n++] = (struct seg){ DATA + (gpa_t)i * 0x1000, VIRTIO_BLK_SECTOR, true };
+	/* one more data piece: the status byte's descriptor carries it too */
+	s[n++] = (struct seg){ STATUS - (pieces > VBLK_SEG_MAX ? VIRTIO_BLK_SECTOR : 0),
+			       pieces > VBLK_SEG_MAX ? VIRTIO_BLK_SECTOR + 1 : 1, true };
+	blk_hdr(HDR, VIRTIO_BLK_T_IN, 0);
+	*(uint8_t *)guest(STATUS, 1) = 0xff;
+	EXPECT_EQ(n, QSIZE);
+	offer(BLK, 0, s, n);
+	notify(BLK, 0);
+}
+
+TEST(vblk_seg_max_data_pieces_reach_the_disk)
+{
+	vm_new();
+	disk.seg_max = 1000;	/* the backend takes more: cut to VBLK_SEG_MAX */
+	EXPECT_EQ(vio_attach_blk(&tvm, BLK, &disk_ops, &disk), 0);
+	driver_init(BLK, 1);
+	EXPECT_EQ(access(BLK, VIRTIO_MMIO_CONFIG + 12, 4, false, 0), VBLK_SEG_MAX);
+	EXPECT_EQ(VBLK_SEG_MAX, 254);	/* docs/virtio.md */
+	disk.mode = DISK_SYNC;
+	for (unsigned int i = 0; i < VBLK_SEG_MAX; i++)
+		disk.data[i * VIRTIO_BLK_SECTOR] = (uint8_t)(i + 1);
+	blk_seg_max_chain(VBLK_SEG_MAX);
+	EXPECT_EQ(disk.submits, 1);
+	EXPECT_EQ(status_byte(), VIRTIO_BLK_S_OK);
+	EXPECT_EQ(used_elem(BLK, 0, 0).len, VBLK_SEG_MAX * VIRTIO_BLK_SECTOR + 1);
+	for (unsigned int i = 0; i < VBLK_SEG_MAX; i++)
+		EXPECT_EQ(*(uint8_t *)guest(DATA + (gpa_t)i * 0x1000, 1), (uint8_t)(i + 1));
+	EXPECT_FALSE(rd(BLK, VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_NEEDS_RESET);
+	vm_free();
+}
+
+TEST(vblk_seg_max_plus_one_data_pieces_ioerr)
+{
+	vm_new();
+	disk.seg_max = VBLK_SEG_MAX;
+	EXPECT_EQ(vio_attach_blk(&tvm, BLK, &disk_ops, &disk), 0);
+	driver_init(BLK, 1);
+	disk.mode = DISK_SYNC;
+	/* rule 8: SEG_MAX + 1 pieces in a chain the walker takes */
+	blk_seg_max_chain(VBLK_SEG_MAX + 1);
+	expect_refused(VIRTIO_BLK_S_IOERR);
+	vm_free();
+}
+
 TEST(vblk_get_id_too_small_ioerr)
 {
 	blk_ready();
@@ -1634,8 +1688,8 @@ TEST(vblk_state_refusals)
 	/* a queue a disk does not have */
 	REFUSED(q_desc[1], s.q_size[1] = 1, "does not have");
 	/* the disk itself */
-	REFUSED(seg_max, s.seg_max = 0, "1..64");
-	REFUSED(seg_max, s.seg_max = VBLK_SEG_MAX + 1, "1..64");
+	REFUSED(seg_max, s.seg_max = 0, "1..254");
+	REFUSED(seg_max, s.seg_max = VBLK_SEG_MAX + 1, "1..254");
 	REFUSED(serial, memcpy(s.serial, "vm0-vdz", 8), "GET_ID");
 	REFUSED(serial, s.serial[19] = 'x', "GET_ID");
 	REFUSED(serial, memcpy(s.serial, "VM0-vda", 8), "GET_ID");
