@@ -18,6 +18,11 @@ bool vm_gpa_range_is_ram(const struct vm *vm, gpa_t gpa, uint64_t len);
 void *vm_gpa_to_hva(struct vm *vm, gpa_t gpa, uint64_t len, bool write);
 int vm_copy_from_guest(struct vm *vm, void *dst, gpa_t src, uint64_t len);
 int vm_copy_to_guest(struct vm *vm, gpa_t dst, const void *src, uint64_t len);
+/** vm_ram_counts_writes() - is anything counting @vm's RAM writes (dirty
+ *  tracking for a live snapshot, page logging for a migration)? Both are
+ *  switched on only while the VM is paused with its devices drained, so a
+ *  device request finished with this false began with it false too. */
+bool vm_ram_counts_writes(const struct vm *vm);
 /** vm_ram_populate() - zero and map every not-yet-mapped chunk of [gpa, gpa+len);
  *  @write: the access is a write (marks chunks dirty while tracking). */
 int vm_ram_populate(struct vm *vm, gpa_t gpa, uint64_t len, bool write);

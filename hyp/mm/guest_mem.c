@@ -97,10 +97,15 @@ static void mark_populated(struct vm *vm, uint64_t c)
  *   locks after that): a writer that reads them as off is one whose access
  *   the locked path would also have let through unlogged. Once on, every
  *   write goes the locked way (logging, copy-before-write, W given back). */
+bool vm_ram_counts_writes(const struct vm *vm)
+{
+	return __atomic_load_n(&vm->dirty_tracking, __ATOMIC_RELAXED) ||
+	       __atomic_load_n(&vm->page_log, __ATOMIC_RELAXED);
+}
+
 static bool populated_fast(const struct vm *vm, uint64_t first, uint64_t last, bool write)
 {
-	if (write && (__atomic_load_n(&vm->dirty_tracking, __ATOMIC_RELAXED) ||
-		      __atomic_load_n(&vm->page_log, __ATOMIC_RELAXED)))
+	if (write && vm_ram_counts_writes(vm))
 		return false;
 	for (uint64_t c = first; c <= last; c++)
 		if (!chunk_populated(vm, c))

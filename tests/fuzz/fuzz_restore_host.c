@@ -440,6 +440,13 @@ bool vm_gpa_range_is_ram(const struct vm *vm, gpa_t gpa, uint64_t len)
 
 _Static_assert(FUZZ_RAM_CAP / SZ_2M <= 64, "a bit per chunk");
 
+/* as if something counted writes: the models take their marking path */
+bool vm_ram_counts_writes(const struct vm *vm)
+{
+	(void)vm;
+	return true;
+}
+
 void *vm_gpa_to_hva(struct vm *vm, gpa_t gpa, uint64_t len, bool write)
 {
 	uint64_t first, last;
