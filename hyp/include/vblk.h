@@ -76,6 +76,9 @@ struct vblk {
 	/* io[i] completed by the backend, bit i, not yet taken under the lock:
 	 * a completion never waits for the lock (vblk_complete()) */
 	uint32_t posted;
+	/* requests of a driver before the last reset still at the backend:
+	 * none of the new driver's goes there until they are done */
+	unsigned int old_at_backend;
 	struct vblk_io io[VBLK_INFLIGHT];
 };
 

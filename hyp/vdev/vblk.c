@@ -299,10 +299,7 @@ static void take_chains(struct vblk *b, unsigned int *budget)
  * held. */
 static bool old_at_backend(const struct vblk *b)
 {
-	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++)
-		if (b->io[i].state == IO_SUBMIT && b->io[i].epoch != b->b.epoch)
-			return true;
-	return false;
+	return b->old_at_backend != 0;
 }
 
 /* Hand READY requests to the backend, in slot order, the lock held (a
@@ -351,6 +348,7 @@ static bool take_posted(struct vblk *b)
 			/* not a request the backend holds (a backend bug): ignored */
 		} else if (io->epoch != b->b.epoch) {
 			io->state = IO_FREE;	/* of a device since reset: nothing to tell */
+			b->old_at_backend--;
 		} else {
 			finish(io, io->done_status == VIRTIO_BLK_S_OK ? VIRTIO_BLK_S_OK
 								      : VIRTIO_BLK_S_IOERR,
@@ -432,9 +430,13 @@ static void vblk_reset(struct vio_dev *d, unsigned int qi)
 
 	(void)qi;	/* one queue: a queue reset is a device reset */
 	b->b.epoch++;
-	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++)
+	b->old_at_backend = 0;
+	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++) {
 		if (b->io[i].state == IO_READY || b->io[i].state == IO_DONE)
 			b->io[i].state = IO_FREE;
+		else if (b->io[i].state == IO_SUBMIT)
+			b->old_at_backend++;	/* every one is of an earlier epoch now */
+	}
 }
 
 static bool vblk_busy(struct vio_dev *d)
