@@ -2245,7 +2245,7 @@ def test_virtio_sections_read_and_shown():
     ("virtio_blk", {"q_desc": [0x80000000 + (8 << 20), 0]}, "q_desc", "not inside the VM's RAM"),
     ("virtio_blk", {"q_used": [0x80010002, 0]}, "q_used", "4-byte aligned"),
     ("virtio_blk", {"q_size": [12, 0]}, "q_size", "power of two"),
-    ("virtio_blk", {"q_size": [256, 0]}, "q_size", "power of two up to 128"),
+    ("virtio_blk", {"q_size": [512, 0]}, "q_size", "power of two up to 256"),
     ("virtio_blk", {"q_next_used": [4, 0]}, "q_next_used", "chains in flight"),
     ("virtio_blk", {"q_next_avail": [0x10005, 0]}, "q_next_avail", "bits 0x10000"),
     ("virtio_blk", {"driver_features": (1 << 32) | (1 << 30)}, "driver_features", "subset"),
