@@ -815,24 +815,26 @@ static void restart_indices(struct vio_queue *q)
 	__atomic_store_n(&q->avail->idx, 0, __ATOMIC_RELEASE);
 }
 
-/* The second vCPU resets the transmit queue (QueueReady 0) and sets it up
- * again, over and over. */
+/* The second vCPU resets queue @qi (QueueReady 0) and sets it up again,
+ * over and over. */
+static void reset_queue(unsigned int qi, struct vio_queue *q)
+{
+	vio_write(&nic.dev, VIO_QUEUE_SEL, qi);
+	vio_write(&nic.dev, VIO_QUEUE_READY, 0);
+	restart_indices(q);
+	reprogram(qi, q);
+}
+
 static void reset_txq(unsigned long i)
 {
 	(void)i;
-	vio_write(&nic.dev, VIO_QUEUE_SEL, 1);
-	vio_write(&nic.dev, VIO_QUEUE_READY, 0);
-	restart_indices(&nic.txq);
-	reprogram(1, &nic.txq);
+	reset_queue(1, &nic.txq);
 }
 
 static void reset_rxq(unsigned long i)
 {
 	(void)i;
-	vio_write(&nic.dev, VIO_QUEUE_SEL, 0);
-	vio_write(&nic.dev, VIO_QUEUE_READY, 0);
-	restart_indices(&nic.rxq);
-	reprogram(0, &nic.rxq);
+	reset_queue(0, &nic.rxq);
 }
 
 /* The second vCPU resets the whole device (Status 0) and brings it up again
