@@ -1122,6 +1122,16 @@ class ArmedHost:
             s.close()
 
 
+def wait_for_event(events, kind, timeout=10):
+    """Until the events file (one JSON object a line) holds an event @kind."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if events.exists() and f'"event":"{kind}"' in events.read_text():
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"no {kind!r} event in {events} after {timeout} s")
+
+
 class Running:
     """What IncomingRelay needs of QEMU's process: that it runs."""
 
@@ -1150,6 +1160,8 @@ def test_incoming_host_relay_refuses_retries_and_stops_once_arrived(tmp_path, tl
             s.recv(100)
         with tls_source(port, tls_creds.second) as s:       # authenticated, then gives up
             s.sendall(header())
+        # until the relay has seen that attempt end, a next source is refused "busy"
+        wait_for_event(events, "ended")
         src = SourceScript()
         with tls_source(port, tls_creds.main) as s:
             assert src(s)["ok"] is True
