@@ -34,6 +34,8 @@ struct vuart {
 struct vplic {
 	struct spinlock lock;
 	struct snap_dev_plic s;
+	/* the guest's read-only view of the enable words, or NULL (vplic.c) */
+	uint32_t *enable_page;
 };
 
 /* struct snap_dev_vmgenid: id (what the guest reads), level (interrupt line

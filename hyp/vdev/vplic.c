@@ -6,6 +6,7 @@
 #include <string.h>
 #include <errno.h>
 #include <bitops.h>
+#include <guest_mem.h>
 #include <mmio.h>
 #include <steal_time.h>
 #include <vm.h>
@@ -18,6 +19,18 @@
 #define CTX_STRIDE	0x1000
 #define PRIO_MAX	SNAP_PLIC_PRIO_MAX	/* what its table allows */
 #define SRC_MASK	SNAP_PLIC_SOURCE_BITS	/* source 0 does not exist */
+
+/* Linux reads a context's enable word before every complete (plic_irq_eoi()):
+ * the page of enable words is mapped read-only (vm_map_device_page()), a copy
+ * kept here in step with enable[] under the lock, so those reads need no
+ * exit. Stores still trap (vplic_access()). */
+static void publish_enables(struct vm *vm)
+{
+	volatile uint32_t *page = vm->plic.enable_page;
+
+	for (unsigned int c = 0; page && c < VPLIC_MAX_CTX; c++)
+		page[c * ENABLE_STRIDE / 4] = vm->plic.s.enable[c];
+}
 
 /* Highest-priority pending, enabled source above the threshold; 0 if none. */
 static unsigned int best_source(const struct snap_dev_plic *p, unsigned int ctx)
@@ -142,6 +155,8 @@ static int vplic_access(struct vm *vm, void *priv, struct mmio_access *a)
 			*reg = val;
 		else
 			a->value = *reg;
+		if (a->is_write && reg >= p->enable && reg < p->enable + VPLIC_MAX_CTX)
+			publish_enables(vm);
 	}
 	update_outputs(vm);
 	spin_unlock(&vm->plic.lock);
@@ -151,8 +166,11 @@ static int vplic_access(struct vm *vm, void *priv, struct mmio_access *a)
 static int vplic_register(struct vm *vm)
 {
 	struct mmio_region r = { VPLIC_BASE, VPLIC_SIZE, vplic_access, NULL };
+	int rc = vm_mmio_register(vm, &r);
 
-	return vm_mmio_register(vm, &r);
+	if (!rc)	/* without it every enable read exits, as it did before */
+		vm->plic.enable_page = vm_map_device_page(vm, VPLIC_BASE + ENABLE_BASE);
+	return rc;
 }
 
 /* The lock is not part of the state: another hart may hold it. */
@@ -160,6 +178,7 @@ static void vplic_reset(struct vm *vm)
 {
 	spin_lock(&vm->plic.lock);
 	memset(&vm->plic.s, 0, sizeof(vm->plic.s));
+	publish_enables(vm);
 	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++)
 		vm->vcpus[i].ext_irq = false;
 	spin_unlock(&vm->plic.lock);
@@ -201,6 +220,7 @@ static void vplic_load(struct vm *vm, const void *in)
 {
 	spin_lock(&vm->plic.lock);
 	memcpy(&vm->plic.s, in, sizeof(vm->plic.s));
+	publish_enables(vm);
 	update_outputs(vm);
 	spin_unlock(&vm->plic.lock);
 }

@@ -102,6 +102,9 @@ unit-ldflags-test_virtq := -Wl,--wrap=vm_gpa_range_is_ram
 UNIT_TESTS += test_vio
 unit-src-test_vio := tests/unit/host_memory.c hyp/vdev/vio_mmio.c hyp/vdev/vblk.c hyp/vdev/vnet.c \
 	hyp/vdev/virtq.c hyp/vdev/mmio.c hyp/mm/guest_mem.c hyp/mm/dirty_log.c hyp/mm/gstage.c
+UNIT_TESTS += test_vplic
+unit-src-test_vplic := tests/unit/host_memory.c hyp/vdev/vplic.c hyp/vdev/mmio.c hyp/mm/guest_mem.c \
+	hyp/mm/dirty_log.c hyp/mm/gstage.c
 UNIT_TESTS += test_snap_save
 unit-src-test_snap_save := tests/unit/host_memory.c hyp/snap/snap_save.c hyp/snap/section_tx.c hyp/snap/snap_emit.c hyp/mm/guest_mem.c hyp/mm/dirty_log.c \
 	hyp/mm/gstage.c hyp/state/vm_state.c hyp/state/vm_events.c hyp/lib/crc32c.c
