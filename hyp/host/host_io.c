@@ -80,19 +80,30 @@ static void poll_slot(unsigned int dev)
 		hostnet_poll(n);
 }
 
-/* One handler per INTx source: QEMU virt's bridge shares four lines among
- * all slots, so each polls every device wired to it (a poll of a device with
- * nothing done is a read of its used index). */
+/* The devices on each routed line, found once at boot: QEMU virt's bridge
+ * shares four lines among all slots, so a line's handler polls each device
+ * on it (a poll of a device with nothing done is a read of its used index),
+ * from this list rather than a search of every slot on every interrupt. */
+struct intx_line {
+	int64_t irq;
+	unsigned int nr;
+	struct hostblk *blk[HOST_PCI_DEV_MAX];
+	struct hostnet *net[HOST_PCI_DEV_MAX];
+};
+
+static struct intx_line lines[HOST_PCI_DEV_MAX];
+static unsigned int nr_lines;
+
 static void intx(void *ctx)
 {
-	int64_t irq = (int64_t)(uintptr_t)ctx;
+	const struct intx_line *l = ctx;
+	unsigned int nr = __atomic_load_n(&l->nr, __ATOMIC_ACQUIRE);
 
-	for (unsigned int dev = HOST_PCI_DEV_MIN; dev <= HOST_PCI_DEV_MAX; dev++) {
-		struct hostblk *b = hostblk_by_slot(dev);
-		struct hostnet *n = hostnet_by_slot(dev);
-
-		if ((b && hostblk_irq(b) == irq) || (n && hostnet_irq(n) == irq))
-			poll_slot(dev);
+	for (unsigned int i = 0; i < nr; i++) {
+		if (l->blk[i])
+			hostblk_poll(l->blk[i]);
+		if (l->net[i])
+			hostnet_poll(l->net[i]);
 	}
 }
 
@@ -106,19 +117,34 @@ bool host_io_intx_to_plic(const struct host_info *hi)
 	return true;
 }
 
-/* Routed: a handler is registered for @irq (now or by another slot on the
- * same shared line). */
-static bool route_irq(int64_t irq)
+/* Routed: the device is on the list of @irq's line, whose handler is
+ * registered with its first device (docs/architecture.md: shared lines). */
+static bool route_irq(int64_t irq, struct hostblk *b, struct hostnet *n)
 {
+	struct intx_line *l = NULL;
 	int rc;
 
 	if (irq < 0)
 		return false;
-	rc = host_irq_register((uint32_t)irq, intx, (void *)(uintptr_t)irq);
-	if (rc && rc != -HYP_EINVAL) {	/* EINVAL: already routed (a shared line) */
+	for (unsigned int i = 0; i < nr_lines && !l; i++)
+		if (lines[i].irq == irq)
+			l = &lines[i];
+	if (!l)
+		l = &lines[nr_lines];
+	l->blk[l->nr] = b;
+	l->net[l->nr] = n;
+	/* listed before it is polled: the handler reads nr first */
+	__atomic_store_n(&l->nr, l->nr + 1, __ATOMIC_RELEASE);
+	if (l != &lines[nr_lines])
+		return true;
+	l->irq = irq;
+	rc = host_irq_register((uint32_t)irq, intx, l);
+	if (rc) {
 		pr_info("host interrupt %ld: not routed (%d)", (long)irq, rc);
+		l->nr = 0;
 		return false;
 	}
+	nr_lines++;
 	return true;
 }
 
@@ -137,7 +163,7 @@ void host_io_init(const struct host_info *hi)
 
 		if (!b && !n)
 			continue;
-		if (!plic || !route_irq(irq)) {
+		if (!plic || !route_irq(irq, b, n)) {
 			polled_slots |= 1u << dev;
 			pr_info("host device 00:%02x.0: no interrupt (%s): polled every millisecond",
 				dev, plic ? "not routed" : "the bridge's INTx do not go to the host PLIC");

@@ -79,6 +79,9 @@ struct vblk {
 	/* requests of a driver before the last reset still at the backend:
 	 * none of the new driver's goes there until they are done */
 	unsigned int old_at_backend;
+	/* io[i] is in state s (enum in vblk.c) iff bit i of in_state[s]: the
+	 * hot paths visit the requests of one state only */
+	uint32_t in_state[4];
 	struct vblk_io io[VBLK_INFLIGHT];
 };
 

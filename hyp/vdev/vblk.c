@@ -15,6 +15,7 @@
 #include <string.h>
 #include <errno.h>
 #include <arch/riscv/encoding.h>
+#include <bitops.h>
 #include <guest_mem.h>
 #include <mm.h>
 #include <names.h>
@@ -32,6 +33,18 @@ enum io_state {
 	IO_SUBMIT,	/* with the backend */
 	IO_DONE,	/* finished; status and used element not yet published */
 };
+_Static_assert(IO_DONE < ARRAY_SIZE(((struct vblk *)0)->in_state), "a mask per state");
+_Static_assert(VBLK_INFLIGHT <= 32, "a bit per request");
+#define ALL_IO		((uint32_t)((1ULL << VBLK_INFLIGHT) - 1))
+
+/* Every state change goes through here: in_state[] follows. */
+static void set_state(struct vblk *b, struct vblk_io *io, enum io_state st)
+{
+	b->in_state[io->state] &= ~(1U << io->index);
+	b->in_state[st] |= 1U << io->index;
+	io->state = (uint8_t)st;
+}
+
 
 #define RUN_ROUNDS	32	/* hand-out rounds per entry (completions in between) */
 
@@ -81,7 +94,7 @@ static int publish(struct vblk *b, struct vblk_io *io)
 	} else {
 		b->b.stats.errors++;
 	}
-	io->state = IO_FREE;
+	set_state(b, io, IO_FREE);
 	return rc;
 }
 
@@ -90,8 +103,8 @@ static void publish_all(struct vblk *b)
 {
 	bool pushed = false;
 
-	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++)
-		if (b->io[i].state == IO_DONE && !publish(b, &b->io[i]))
+	for (uint32_t m = b->in_state[IO_DONE]; m; m &= m - 1)
+		if (!publish(b, &b->io[bit_first(m)]))
 			pushed = true;
 	if (pushed)
 		vio_mmio_used(&b->dev, 0);
@@ -101,7 +114,7 @@ static void finish(struct vblk_io *io, uint8_t status, uint32_t written)
 {
 	io->status = status;
 	io->written = written;
-	io->state = IO_DONE;
+	set_state(io->dev, io, IO_DONE);
 }
 
 /* Copy @len bytes at offset @off of the chain's readable part. */
@@ -222,7 +235,7 @@ static bool prepare(struct vblk *b, const struct virtq_chain *c, struct vblk_io 
 		/* no status byte to answer with (readable before writable: the
 		 * last segment is writable if any is) */
 		vio_mmio_queue_fault(&b->dev, 0, VIRTQ_FAULT_UNUSABLE);
-		io->state = IO_FREE;
+		set_state(b, io, IO_FREE);
 		return false;
 	}
 	io->status_gpa = last->gpa + last->len - 1;
@@ -256,16 +269,15 @@ static bool prepare(struct vblk *b, const struct virtq_chain *c, struct vblk_io 
 		finish(io, st, 1);
 		return false;
 	}
-	io->state = IO_READY;
+	set_state(b, io, IO_READY);
 	return true;
 }
 
 static struct vblk_io *free_slot(struct vblk *b)
 {
-	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++)
-		if (b->io[i].state == IO_FREE)
-			return &b->io[i];
-	return NULL;
+	uint32_t m = b->in_state[IO_FREE];
+
+	return m ? &b->io[bit_first(m)] : NULL;
 }
 
 /* Take up to *@budget chains while a slot is free. Lock held. */
@@ -313,16 +325,14 @@ static void submit_ready(struct vblk *b)
 
 	if (old_at_backend(b))
 		return;
-	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++) {
-		struct vblk_io *io = &b->io[i];
+	for (uint32_t m = b->in_state[IO_READY]; m; m &= m - 1) {
+		struct vblk_io *io = &b->io[bit_first(m)];
 		int rc;
 
-		if (io->state != IO_READY)
-			continue;
-		io->state = IO_SUBMIT;
+		set_state(b, io, IO_SUBMIT);
 		rc = b->ops->submit(b->be, io);
 		if (rc == -HYP_EBUSY) {
-			io->state = IO_READY;
+			set_state(b, io, IO_READY);
 			break;
 		}
 		if (rc) {
@@ -339,15 +349,13 @@ static bool take_posted(struct vblk *b)
 {
 	uint32_t posted = __atomic_exchange_n(&b->posted, 0, __ATOMIC_ACQUIRE);
 
-	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++) {
-		struct vblk_io *io = &b->io[i];
+	for (uint32_t m = posted; m; m &= m - 1) {
+		struct vblk_io *io = &b->io[bit_first(m)];
 
-		if (!(posted & (1U << i)))
-			continue;
 		if (io->state != IO_SUBMIT) {
 			/* not a request the backend holds (a backend bug): ignored */
 		} else if (io->epoch != b->b.epoch) {
-			io->state = IO_FREE;	/* of a device since reset: nothing to tell */
+			set_state(b, io, IO_FREE);	/* of a device since reset: nothing to tell */
 			b->old_at_backend--;
 		} else {
 			finish(io, io->done_status == VIRTIO_BLK_S_OK ? VIRTIO_BLK_S_OK
@@ -433,7 +441,7 @@ static void vblk_reset(struct vio_dev *d, unsigned int qi)
 	b->old_at_backend = 0;
 	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++) {
 		if (b->io[i].state == IO_READY || b->io[i].state == IO_DONE)
-			b->io[i].state = IO_FREE;
+			set_state(b, &b->io[i], IO_FREE);
 		else if (b->io[i].state == IO_SUBMIT)
 			b->old_at_backend++;	/* every one is of an earlier epoch now */
 	}
@@ -446,9 +454,7 @@ static bool vblk_busy(struct vio_dev *d)
 
 	spin_lock(&d->lock);
 	take_posted(b);		/* a completion no entry took yet */
-	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++)
-		if (b->io[i].state == IO_SUBMIT)
-			busy = true;
+	busy = b->in_state[IO_SUBMIT] != 0;
 	leave(b);
 	return busy;
 }
@@ -462,9 +468,7 @@ static bool vblk_drained(struct vio_dev *d)
 
 	spin_lock(&d->lock);
 	run(b);
-	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++)
-		if (b->io[i].state != IO_FREE)
-			drained = false;
+	drained = b->in_state[IO_FREE] == ALL_IO;
 	leave(b);
 	return drained;
 }
@@ -651,6 +655,7 @@ int vio_attach_blk(struct vm *vm, unsigned int slot, const struct vblk_backend_o
 		b->io[i].index = i;
 		b->io[i].dev = b;
 	}
+	b->in_state[IO_FREE] = ALL_IO;	/* zeroed: every request IO_FREE */
 	/* header and status beside the data segments */
 	chain = (uint16_t)(b->b.seg_max + 2);
 	rc = vio_mmio_attach(vm, slot, &b->dev, &vblk_kind, offered(b->b.read_only), &qmax, &chain);

@@ -159,8 +159,12 @@ static void check_state(struct vblk *b, uint64_t reads_before)
 	 * min(size, chain_max) descriptors */
 	CHECK(q->desc_reads - reads_before <= (uint64_t)q->size * MIN(q->size, q->chain_max));
 	CHECK(q->in_flight <= q->size);
-	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++)
+	for (unsigned int i = 0; i < VBLK_INFLIGHT; i++) {
 		held += b->io[i].state != 0;
+		/* the state masks the hot paths walk say what each request's state says */
+		for (unsigned int s = 0; s < ARRAY_SIZE(b->in_state); s++)
+			CHECK(!!(b->in_state[s] & (1U << i)) == (b->io[i].state == s));
+	}
 	CHECK(held <= VBLK_INFLIGHT);
 	CHECK(fuzz_line == (b->dev.s.interrupt_status != 0));
 }
