@@ -23,6 +23,8 @@ void asm_offsets(void)
 	OFFSET(FP_FCSR, vcpu_fp, fcsr);
 	OFFSET(HART_INDEX, hart, index);
 	OFFSET(HART_CURRENT, hart, current);
+	OFFSET(HART_FAST_LOAD_VALUE, hart, fast_load.value);
+	OFFSET(HART_FAST_LOAD_REG, hart, fast_load.reg);
 	DEFINE(HART_STACK_SZ, HART_STACK_SIZE);
 	DEFINE(EXIT_FAST_FINISH, VCPU_EXIT_FINISH);
 	DEFINE(HART_SIZE, sizeof(struct hart));

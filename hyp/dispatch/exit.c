@@ -177,13 +177,34 @@ mmio_decode(struct vcpu *v, unsigned long cause, gpa_t gpa, struct mmio_region *
 }
 
 /* gp and s0-s11 are not in the context on the fast path (they are still in the
- * CPU): an access naming one of them is left for the full path, decoded
- * and checked (defer_access()): performed there without decoding again. Linux keeps a value it reads from or writes to a device in
- * one of them when it lives across a call (virtio-mmio's InterruptStatus and
- * InterruptACK, the PLIC's claim and complete). */
+ * CPU). Linux keeps a value it reads from or writes to a device in one of
+ * them when it lives across a call (virtio-mmio's InterruptStatus and
+ * InterruptACK, the PLIC's claim and complete). A load into one is performed
+ * on the fast path, its value put into the register by the trap vector
+ * (fast_load_callee_saved()); a store from one is left for the full path,
+ * decoded and checked (defer_access()): performed there without decoding
+ * again. */
 static bool reg_saved_on_fast_path(unsigned int r)
 {
 	return !(r == 3 || r == 8 || r == 9 || (r >= 18 && r <= 27));
+}
+
+/* A checked load into gp or s0-s11, performed: the trap vector writes the
+ * register from this hart's record and vcpu_exit_fast_loaded() finishes the
+ * exit (EXIT_FULL tells vcpu_exit_fast() to leave it to them). A device
+ * error: nothing was done, the full path starts over. Out of line: the fast
+ * path's frame stays as it was. */
+static __attribute__((noinline)) struct exit_verdict
+fast_load_callee_saved(struct vcpu *v, struct mmio_region *r, struct mmio_access *a)
+{
+	struct hart *h = this_hart();
+
+	if (mmio_perform(v, r, a))
+		return exit_stay(EXIT_FULL);
+	h->fast_load.value = v->g.ctx.gpr[a->reg];	/* sign-extended there */
+	h->fast_load.len = a->insn_len;
+	h->fast_load.reg = a->reg;
+	return exit_stay(EXIT_FULL);
 }
 
 /* Decoded and checked as the full path does, nothing done: the full path
@@ -214,7 +235,8 @@ exit_mmio(struct vcpu *v, unsigned long cause, gpa_t gpa, struct mmio_region *r,
 		if (!mmio_decode(v, cause, gpa, r, &a, &kind))
 			return exit_stay(EXIT_FULL);
 		if (a.reg && !reg_saved_on_fast_path(a.reg))
-			return defer_access(&a, r, cause);
+			return a.is_write ? defer_access(&a, r, cause) :
+					    fast_load_callee_saved(v, r, &a);
 		if (mmio_perform(v, r, &a))
 			return exit_stay(EXIT_FULL);
 		return exit_next(a.insn_len);

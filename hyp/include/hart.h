@@ -58,6 +58,15 @@ struct hart {
 		struct mmio_region *region;
 		unsigned long cause;
 	} deferred;
+	/* a device load into gp or s0-s11 the fast exit performed: C code
+	 * cannot write those registers, so the trap vector puts the value there
+	 * (vcpu_switch.S) and then vcpu_exit_fast_loaded() finishes the exit.
+	 * reg 0: none. */
+	struct {
+		unsigned long value;
+		unsigned long len;	/* of the trapping instruction */
+		uint32_t reg;
+	} fast_load;
 };
 
 extern struct hart harts[HART_MAX];

@@ -18,6 +18,10 @@ void vcpu_handle_exit(struct vcpu *v) __attribute__((noreturn));
 /** vcpu_exit_fast() - the hot exits (SBI calls, device accesses) served with
  *  only the caller-saved guest registers saved; see VCPU_EXIT_*. */
 long vcpu_exit_fast(struct vcpu *v);
+/** vcpu_exit_fast_loaded() - after a fast device load into gp or s0-s11 (the
+ *  vector has put the value into the register): the rest of the exit, as
+ *  vcpu_exit_fast() ends one; VCPU_EXIT_DONE or _FINISH. */
+long vcpu_exit_fast_loaded(struct vcpu *v);
 /** vcpu_exit_finish() - after VCPU_EXIT_FINISH, with the whole context saved. */
 void vcpu_exit_finish(struct vcpu *v) __attribute__((noreturn));
 #endif

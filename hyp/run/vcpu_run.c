@@ -128,18 +128,12 @@ void vcpu_handle_exit(struct vcpu *v)
 	continue_or_switch(v, exit_apply(v, cause, vd.action, vd.pc_step));
 }
 
-/* The fast exit: the same route with only the caller-saved registers saved.
- * May the guest be re-entered directly after it? (flatten: the SBI dispatcher
- * inlined, which keeps the SBI round trip at 150 instructions.) */
-__attribute__((flatten)) long vcpu_exit_fast(struct vcpu *v)
+/* The end of a fast exit: may the guest be re-entered directly? */
+static inline __attribute__((always_inline)) long fast_finish(struct vcpu *v, unsigned long cause,
+							      long action, unsigned long pc_step)
 {
-	unsigned long cause = csr_read(CSR_SCAUSE);
-	struct exit_verdict vd = vcpu_exit_hot(v, cause);
-	enum exit_action act;
+	enum exit_action act = exit_apply(v, cause, action, pc_step);
 
-	if (vd.action == EXIT_FULL)
-		return VCPU_EXIT_FULL;
-	act = exit_apply(v, cause, vd.action, vd.pc_step);
 	v->fast_action = act;
 	/* only the caller-saved registers are in ctx: anything but "carry on
 	 * with nothing pending" finishes with the whole context saved */
@@ -147,6 +141,24 @@ __attribute__((flatten)) long vcpu_exit_fast(struct vcpu *v)
 	    (v->requests | v->irq_pending | (v->ext_irq ^ v->ext_irq_live)))
 		return VCPU_EXIT_FINISH;	/* waking up may rewrite sstatus: full path */
 	return VCPU_EXIT_DONE;
+}
+
+/* The fast exit: the same route with only the caller-saved registers saved.
+ * (flatten: the SBI dispatcher inlined, which keeps the SBI round trip at
+ * 150 instructions.) */
+__attribute__((flatten)) long vcpu_exit_fast(struct vcpu *v)
+{
+	unsigned long cause = csr_read(CSR_SCAUSE);
+	struct exit_verdict vd = vcpu_exit_hot(v, cause);
+
+	if (vd.action == EXIT_FULL)
+		return VCPU_EXIT_FULL;
+	return fast_finish(v, cause, vd.action, vd.pc_step);
+}
+
+long vcpu_exit_fast_loaded(struct vcpu *v)
+{
+	return fast_finish(v, csr_read(CSR_SCAUSE), EXIT_RESUME, this_hart()->fast_load.len);
 }
 
 void vcpu_exit_finish(struct vcpu *v)

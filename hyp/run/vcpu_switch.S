@@ -54,6 +54,7 @@ __trap_vector:
 	ld	t0, HART_CURRENT(tp)	/* this vCPU; its context is at offset 0 */
 	bnez	a0, .Lnot_done
 
+.Lreturn:
 	ld	t1, CTX_SEPC(t0)	/* sstatus was never touched on this path */
 	csrw	sscratch, t0
 	csrw	sepc, t1
@@ -78,6 +79,9 @@ __trap_vector:
 	sret
 
 .Lnot_done:
+	lwu	t2, HART_FAST_LOAD_REG(tp)
+	bnez	t2, .Lfast_load
+.Lsave:
 	mv	a1, a0
 	mv	a0, t0
 	jal	t0, .Lsave_rest		/* clobbers t0 and t1 only */
@@ -85,6 +89,39 @@ __trap_vector:
 	bne	a1, t1, 1f
 	tail	vcpu_exit_finish	/* handled; decide what runs next */
 1:	tail	vcpu_handle_exit	/* everything else, from the start */
+
+	/* A device load into gp or s0-s11 that the fast exit performed
+	 * (dispatch/exit.c, fast_load_callee_saved()): the value goes into its
+	 * register through the table below (8 bytes an entry, by register
+	 * number; the jump is through t2, a software-guarded branch for
+	 * Zicfilp), then vcpu_exit_fast_loaded() ends the exit. */
+.Lfast_load:
+	sw	zero, HART_FAST_LOAD_REG(tp)
+	ld	t1, HART_FAST_LOAD_VALUE(tp)
+	lla	t3, .Lload_into
+	slli	t2, t2, 3
+	add	t2, t3, t2
+	jr	t2
+.Lloaded:
+	mv	a0, t0
+	call	vcpu_exit_fast_loaded	/* keeps s* and gp, the new value too */
+	ld	t0, HART_CURRENT(tp)
+	beqz	a0, .Lreturn
+	j	.Lsave
+
+	.option	push
+	.option	norvc
+	.balign	4
+.Lload_into:
+	.irp n, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
+	.if \n == 3 || \n == 8 || \n == 9 || (\n >= 18 && \n <= 27)
+	mv	x\n, t1
+	.else
+	nop			/* never named: the other registers are in the context */
+	.endif
+	j	.Lloaded
+	.endr
+	.option	pop
 
 	/* The rest of the guest state into the context in a0; returns via t0. */
 .Lsave_rest:

@@ -29,6 +29,7 @@ PAYLOADS = {
     "sbi_pmu": None,
     "fault_csr": None,
     "fault_oob": None,
+    "mmio_sregs": None,
     "demo": "count=3 delay_us=1000",
     "spin": "spin_ms=300",
     "sleeper": "ticks=5 period_ms=20",
