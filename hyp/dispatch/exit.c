@@ -194,7 +194,7 @@ static bool reg_saved_on_fast_path(unsigned int r)
  * exit (EXIT_FULL tells vcpu_exit_fast() to leave it to them). A device
  * error: nothing was done, the full path starts over. Out of line: the fast
  * path's frame stays as it was. */
-static __attribute__((noinline)) struct exit_verdict
+static struct exit_verdict
 fast_load_callee_saved(struct vcpu *v, struct mmio_region *r, struct mmio_access *a)
 {
 	struct hart *h = this_hart();
@@ -211,7 +211,7 @@ fast_load_callee_saved(struct vcpu *v, struct mmio_region *r, struct mmio_access
  * (EXIT_FULL: the rest of the context saved) performs it from this hart's
  * record (vcpu_exit_deferred()). Out of line: the fast path's frame stays as
  * it was. */
-static __attribute__((noinline)) struct exit_verdict
+static struct exit_verdict
 defer_access(const struct mmio_access *a, struct mmio_region *r, unsigned long cause)
 {
 	struct hart *h = this_hart();
@@ -220,6 +220,18 @@ defer_access(const struct mmio_access *a, struct mmio_region *r, unsigned long c
 	h->deferred.region = r;
 	h->deferred.cause = cause;
 	return exit_stay(EXIT_FULL);
+}
+
+/* An access naming gp or s0-s11 on the fast path: a load is done there, a
+ * store left for the full path. One call site, out of line: the fast path's
+ * frame and layout stay as they were. */
+static __attribute__((noinline)) struct exit_verdict
+callee_saved_access(struct vcpu *v, struct mmio_access *a, struct mmio_region *r,
+		    unsigned long cause)
+{
+	if (a->is_write)
+		return defer_access(a, r, cause);
+	return fast_load_callee_saved(v, r, a);
 }
 
 /* An access to device window @r. On the fast path (@fast) anything unusual
@@ -235,8 +247,7 @@ exit_mmio(struct vcpu *v, unsigned long cause, gpa_t gpa, struct mmio_region *r,
 		if (!mmio_decode(v, cause, gpa, r, &a, &kind))
 			return exit_stay(EXIT_FULL);
 		if (a.reg && !reg_saved_on_fast_path(a.reg))
-			return a.is_write ? defer_access(&a, r, cause) :
-					    fast_load_callee_saved(v, r, &a);
+			return callee_saved_access(v, &a, r, cause);
 		if (mmio_perform(v, r, &a))
 			return exit_stay(EXIT_FULL);
 		return exit_next(a.insn_len);

@@ -128,37 +128,40 @@ void vcpu_handle_exit(struct vcpu *v)
 	continue_or_switch(v, exit_apply(v, cause, vd.action, vd.pc_step));
 }
 
-/* The end of a fast exit: may the guest be re-entered directly? */
-static inline __attribute__((always_inline)) long fast_finish(struct vcpu *v, unsigned long cause,
-							      long action, unsigned long pc_step)
+/* After a fast exit: only the caller-saved registers are in ctx, so
+ * anything but "carry on with nothing pending" finishes with the whole
+ * context saved (waking up may rewrite sstatus). */
+static inline long fast_verdict(const struct vcpu *v, enum exit_action act)
 {
-	enum exit_action act = exit_apply(v, cause, action, pc_step);
-
-	v->fast_action = act;
-	/* only the caller-saved registers are in ctx: anything but "carry on
-	 * with nothing pending" finishes with the whole context saved */
 	if (act == EXIT_YIELD || act == EXIT_VM_STOP || !plainly_runnable(v) ||
 	    (v->requests | v->irq_pending | (v->ext_irq ^ v->ext_irq_live)))
-		return VCPU_EXIT_FINISH;	/* waking up may rewrite sstatus: full path */
+		return VCPU_EXIT_FINISH;
 	return VCPU_EXIT_DONE;
 }
 
 /* The fast exit: the same route with only the caller-saved registers saved.
- * (flatten: the SBI dispatcher inlined, which keeps the SBI round trip at
- * 150 instructions.) */
+ * May the guest be re-entered directly after it? (flatten: the SBI dispatcher
+ * inlined, which keeps the SBI round trip at 150 instructions.) */
 __attribute__((flatten)) long vcpu_exit_fast(struct vcpu *v)
 {
 	unsigned long cause = csr_read(CSR_SCAUSE);
 	struct exit_verdict vd = vcpu_exit_hot(v, cause);
+	enum exit_action act;
 
 	if (vd.action == EXIT_FULL)
 		return VCPU_EXIT_FULL;
-	return fast_finish(v, cause, vd.action, vd.pc_step);
+	act = exit_apply(v, cause, vd.action, vd.pc_step);
+	v->fast_action = act;
+	return fast_verdict(v, act);
 }
 
 long vcpu_exit_fast_loaded(struct vcpu *v)
 {
-	return fast_finish(v, csr_read(CSR_SCAUSE), EXIT_RESUME, this_hart()->fast_load.len);
+	enum exit_action act = exit_apply(v, csr_read(CSR_SCAUSE), EXIT_RESUME,
+					  this_hart()->fast_load.len);
+
+	v->fast_action = act;
+	return fast_verdict(v, act);
 }
 
 void vcpu_exit_finish(struct vcpu *v)
