@@ -5,7 +5,7 @@ with carapace.records=) appends numbered, checksummed records to /records on
 its ext4 disk and acks each on its console once fsync() returned. Here, on
 the host: the record format written anew (build(), not the guest's code, so
 one checks the other), the checker with the guest's rules (scan()), the acks
-a console showed (acks(), wait_acks()), a writer's VM spec (spec()), and the verdict on a
+a console showed (acks(), wait_acks(), check_acks_go_on()), a writer's VM spec (spec()), and the verdict on a
 disk image once its VM is gone (check_image(): fsck-clean, the records one
 unbroken sequence from 0, at least up to the last ack)."""
 
@@ -133,6 +133,24 @@ def wait_acks(h, vm, n, timeout):
             break
         time.sleep(0.1)
     pytest.fail(f"{vm} did not ack record {n} in {timeout} s\n" + "\n".join(h.snapshot()[-60:]))
+
+
+def check_acks_go_on(stays, log=""):
+    """A writer's acks in each of its stays on hosts, in order (@stays: the
+    console lines of each): each stay's one run of numbers, the first from
+    0, each next one going on from where the previous ended (no ack again;
+    one lost at most: the line in flight at a move, torn between the two
+    consoles). Returns each stay's acks."""
+    out, last = [], -1
+    for i, lines in enumerate(stays):
+        got = acks(lines)
+        assert got, f"stay {i}: no acks\n{log[-3000:]}"
+        assert got == list(range(got[0], got[-1] + 1)), f"stay {i}: {got}"
+        assert last < got[0] <= last + (1 if i == 0 else 2), \
+            f"stay {i} acks from {got[0]}, the one before to {last}\n{log[-3000:]}"
+        out.append(got)
+        last = got[-1]
+    return out
 
 
 def spec(name, kernel, disk, mem="256M", vcpus=2, **opts):
