@@ -5,9 +5,10 @@ with carapace.records=) appends numbered, checksummed records to /records on
 its ext4 disk and acks each on its console once fsync() returned. Here, on
 the host: the record format written anew (build(), not the guest's code, so
 one checks the other), the checker with the guest's rules (scan()), the acks
-a console showed (acks(), wait_acks(), check_acks_go_on()), a writer's VM spec (spec()), and the verdict on a
-disk image once its VM is gone (check_image(): fsck-clean, the records one
-unbroken sequence from 0, at least up to the last ack)."""
+a console showed (acks(), wait_acks(), check_acks_go_on()), a writer's VM
+spec (spec()), and the verdict on a disk image once its VM is gone
+(check_image(): fsck-clean, the records one unbroken sequence from 0, at
+least up to the last ack)."""
 
 import re
 import shutil
