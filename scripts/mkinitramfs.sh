@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # mkinitramfs.sh: packs the Linux-guest test initramfs (busybox, /init,
-# /bin/cfitest) into a reproducible newc cpio.gz.
+# /bin/cfitest, and any other programs given) into a reproducible newc cpio.gz.
 #   scripts/mkinitramfs.sh OUT.cpio.gz
 # Inputs (environment, with defaults):
 #   BUSYBOX  static riscv64 busybox ($CACHE/busybox/usr/bin/busybox)
 #   CFITEST  the test program       (build/linux/cfitest)
 #   INIT     the init script        (tests/linux/init)
+#   PROGRAMS more programs for /bin, space-separated (default none;
+#            tests/linux gives build/linux/records)
 set -euo pipefail
 
 die() { echo "mkinitramfs: $*" >&2; exit 1; }
@@ -18,10 +20,17 @@ cache=${CARAPACE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/carapace}
 busybox=${BUSYBOX:-$cache/busybox/usr/bin/busybox}
 cfitest=${CFITEST:-$root/build/linux/cfitest}
 init=${INIT:-$root/tests/linux/init}
+programs=${PROGRAMS:-}
 
 [ -f "$busybox" ] || die "busybox not found at $busybox (run: scripts/deps.sh all)"
 [ -f "$cfitest" ] || die "test program not found at $cfitest (run: make linux-cfitest)"
 [ -f "$init" ] || die "init script not found at $init"
+for p in $programs; do
+	[ -f "$p" ] || die "program not found at $p"
+	case "$(basename "$p")" in
+	busybox|cfitest) die "$p: /bin/$(basename "$p") is the initramfs's own" ;;
+	esac
+done
 for tool in cpio gzip find sort touch; do
 	command -v "$tool" >/dev/null || die "host tool '$tool' is missing"
 done
@@ -37,6 +46,9 @@ mkdir -p "$stage"/{bin,dev,proc,sys,tmp}
 install -m 0755 "$busybox" "$stage/bin/busybox"
 install -m 0755 "$cfitest" "$stage/bin/cfitest"
 install -m 0755 "$init" "$stage/init"
+for p in $programs; do
+	install -m 0755 "$p" "$stage/bin/$(basename "$p")"
+done
 for a in $applets; do
 	ln -s busybox "$stage/bin/$a"
 done

@@ -1088,9 +1088,9 @@ static const struct command commands[] = {
 	{ "create", cmd_create, { "name", "kernel", "initrd", "mem", "vcpus", "cfi", "bootargs",
 				  "debug", NULL } },
 	{ "snapshot", cmd_snapshot, { "vm", "live", NULL } },
-	{ "restore", cmd_restore, { "name", "bytes", NULL } },
+	{ "restore", cmd_restore, { "name", "bytes", "disk0", "disk1", NULL } },
 	{ "migrate", cmd_migrate, { "vm", "max_rounds", NULL } },
-	{ "incoming", cmd_incoming, { "name", NULL } },
+	{ "incoming", cmd_incoming, { "name", "disk0", "disk1", NULL } },
 	{ "devices", cmd_devices, { "vm", NULL } },
 	{ "nic", cmd_nic, { "vm", "nic", "action", NULL } },
 };

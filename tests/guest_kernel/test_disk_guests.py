@@ -14,10 +14,11 @@ import sys
 import pytest
 
 from harness.console import ConsoleProcess
+from harness.disks import check_fsck
 from harness.paths import LAUNCHER
 from harness.ports import free_port
 
-from test_rootfs import QEMU_IMG, check_fsck, make_overlay, rootfs  # noqa: F401 (fixture)
+from test_rootfs import make_overlay, rootfs  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.linux
 

@@ -12,13 +12,13 @@ sshd and the network need real time), printed."""
 
 import os
 import re
-import shutil
 import subprocess
 import time
 
 import pytest
 
 from harness.console import ConsoleProcess
+from harness.disks import QEMU_IMG, check_fsck
 from harness.linux import REQUIRED_FULL, CfiReport, check_cfi
 from harness.paths import ROOT
 from harness.ports import free_port
@@ -31,8 +31,6 @@ BUILD_TIMEOUT = 3600        # a cold build: download, unpack, first boot under T
 LOGIN_TIMEOUT = 300         # seconds from QEMU's start to the login prompt
 GUEST_IP = "10.0.2.15"
 LOGIN_RE = re.compile(r"^\S+ login: ", re.M)
-QEMU_IMG = os.environ.get("QEMU_IMG") or "qemu-img"
-SBIN = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
 
 
 @pytest.fixture(scope="session")
@@ -91,28 +89,6 @@ def make_overlay(overlay):
     info = subprocess.run([QEMU_IMG, "info", "-U", str(overlay)], capture_output=True,
                           text=True, check=True).stdout
     assert "file format: qcow2" in info, info
-
-
-def check_fsck(overlay, tmp_path, console=""):
-    """The overlay's file system (base + overlay), read on the host: clean.
-    On a failure the message names the inodes e2fsck complains of and ends
-    with @console's tail (the guest's shutdown: did / go read-only?)."""
-    raw = tmp_path / "root.raw"
-    subprocess.run([QEMU_IMG, "convert", "-O", "raw", str(overlay), str(raw)], check=True)
-    e2fsck = shutil.which("e2fsck", path=SBIN)
-    assert e2fsck, "e2fsck missing on the host (package e2fsprogs)"
-    r = subprocess.run([e2fsck, "-fn", str(raw)], capture_output=True, text=True)
-    names = ""
-    if r.returncode:
-        inodes = sorted(set(re.findall(r"[Ii]node (\d+)", r.stdout)))[:8]
-        debugfs = shutil.which("debugfs", path=SBIN)
-        if inodes and debugfs:
-            names = subprocess.run([debugfs, "-R", "ncheck " + " ".join(inodes), str(raw)],
-                                   capture_output=True, text=True).stdout
-    raw.unlink()
-    assert r.returncode == 0, (f"e2fsck -fn {overlay.name}: exit {r.returncode}\n{r.stdout}"
-                               f"{r.stderr}{names}\n{console[-3000:]}")
-    return r.stdout
 
 
 def test_rootfs_boot_ssh_persist(guest_kernel, rootfs, tmp_path):

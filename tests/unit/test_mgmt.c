@@ -246,9 +246,14 @@ int vm_create(const struct vm_desc *d, struct vm **out, const char **why)
 	return -HYP_EINVAL;
 }
 
+/* a stream client connected: restore and incoming get to their engines,
+ * which take note of the disk map and refuse (busy) */
+static bool stub_stream_ready;
+static struct snap_io_map stub_map;
+
 bool snap_port_ready(void)
 {
-	return false;
+	return stub_stream_ready;
 }
 
 void snap_port_drain(void)
@@ -274,7 +279,8 @@ int snap_save_start(struct vm *vm, bool live, snap_done_fn done)
 int snap_load_start(uint64_t bytes, const char *name, const struct snap_io_map *map,
 		    snap_done_fn done)
 {
-	(void)bytes, (void)name, (void)map, (void)done;
+	(void)bytes, (void)name, (void)done;
+	stub_map = *map;
 	return -HYP_EBUSY;
 }
 
@@ -288,7 +294,8 @@ int mig_send_start(struct vm *vm, unsigned int max_rounds, const struct mig_host
 int mig_recv_start(const char *name, bool armed, const struct snap_io_map *map,
 		   const struct mig_host_ops *ops, mig_done_fn done)
 {
-	(void)name, (void)armed, (void)map, (void)ops, (void)done;
+	(void)name, (void)armed, (void)ops, (void)done;
+	stub_map = *map;
 	return -HYP_EBUSY;
 }
 
@@ -675,4 +682,37 @@ TEST(mgmt_devices_and_nic_replies_are_the_documented_bytes)
 	mgmt_poll();
 	EXPECT_TRUE(strstr(port.out, "\"code\":\"bad-request\"") != NULL);
 	EXPECT_TRUE(!stub_nic_attached);	/* none of those reached the NIC */
+}
+
+TEST(mgmt_restore_and_incoming_take_the_disk_map)
+{
+	/* each command and its other required fields */
+	static const char *const cmds[][2] = { { "restore", ",\"bytes\":64" }, { "incoming", "" } };
+	char req[160];
+
+	/* disk0/disk1 (docs/management.md): the host disks a restored or
+	 * arriving VM's disks go to reach the engine (they were once refused
+	 * as unknown fields, so carapace-run --restore FILE,disk=PATH failed) */
+	stub_stream_ready = true;
+	for (unsigned int i = 0; i < ARRAY_SIZE(cmds); i++) {
+		memset(&stub_map, 0, sizeof(stub_map));
+		snprintf(req, sizeof(req), "{\"v\":1,\"id\":1,\"cmd\":\"%s\"%s,"
+			 "\"disk0\":5,\"disk1\":31}\n", cmds[i][0], cmds[i][1]);
+		client_line(req);
+		mgmt_poll();
+		EXPECT_EQ(port.replies, 1);
+		EXPECT_TRUE(strstr(port.out, "\"code\":\"busy\"") != NULL);
+		EXPECT_EQ(stub_map.disk_pci[0], 5);
+		EXPECT_EQ(stub_map.disk_pci[1], 31);
+		/* out of 1..31: refused before the engine */
+		memset(&stub_map, 0, sizeof(stub_map));
+		snprintf(req, sizeof(req), "{\"v\":1,\"id\":2,\"cmd\":\"%s\"%s,"
+			 "\"disk0\":32}\n", cmds[i][0], cmds[i][1]);
+		client_line(req);
+		mgmt_poll();
+		EXPECT_TRUE(strstr(port.out, "\"code\":\"bad-request\",\"error\":\"disk0, disk1: "
+				   "a host PCI device number 1..31\"") != NULL);
+		EXPECT_EQ(stub_map.disk_pci[0], 0);
+	}
+	stub_stream_ready = false;
 }
