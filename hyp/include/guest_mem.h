@@ -35,11 +35,12 @@ uint64_t vm_meta_size(uint64_t ram_size);
  *  zeroed block at vm->meta_hpa; nothing is mapped yet. */
 int vm_ram_init(struct vm *vm);
 
-/** vm_map_device_page() - map the VM's one device page read-only at @gpa
- *  (page aligned, outside RAM; the caller's emulated window): registers the guest
- *  reads often, kept in step by the window's model, so that a load needs no
- *  exit; a store still faults into the window's handler. Returns the page,
- *  zeroed, or NULL (a second page, or a bad @gpa). */
+/** vm_map_device_page() - map the next of the VM's VM_DEVICE_PAGES device
+ *  pages read-only at @gpa (page aligned, outside RAM, not mapped yet; the
+ *  caller's emulated window): registers the guest reads often, kept in step
+ *  by the window's model, so that a load needs no exit; a store still faults
+ *  into the window's handler. Returns the page, zeroed, or NULL (none left,
+ *  or a bad @gpa): the model then serves every access by its handler. */
 void *vm_map_device_page(struct vm *vm, gpa_t gpa);
 
 /* Write tracking per chunk (guest_mem.c). */

@@ -113,6 +113,9 @@ struct vio_dev {
 	unsigned int slot;		/* window VIO_MMIO_BASE + slot * stride */
 	uint64_t alloc_size;		/* bytes of the block it lives in */
 	bool frozen;			/* the VM is paused for its state: take no chain */
+	/* the guest's read-only view of the window, or NULL (vio_mmio.c,
+	 * "The read-only window") */
+	volatile uint32_t *view;
 	struct virtq_chain chain;	/* a taken chain (lock held) */
 };
 

@@ -114,8 +114,8 @@ struct vm {
 	uint64_t meta_size;
 	hpa_t gstage_root;
 	uint64_t table_next, table_end;	/* G-stage table pages left in the block */
-	hpa_t device_page;		/* in the block: vm_map_device_page() */
-	gpa_t device_page_gpa;		/* where it is mapped; 0: nowhere */
+	hpa_t device_pages;		/* VM_DEVICE_PAGES in the block: vm_map_device_page() */
+	unsigned int nr_device_pages;	/* mapped so far */
 	/* Guest RAM is zeroed and mapped in 2 MiB chunks on first touch, so a VM
 	 * starts without the cost of clearing all of it. Bit set = mapped. */
 	uint64_t *populated;

@@ -15,11 +15,10 @@ bool vm_gpa_range_is_ram(const struct vm *vm, gpa_t gpa, uint64_t len)
 }
 
 /* The per-VM block (allocated zeroed by the caller, GSTAGE_ROOT_SIZE aligned):
- * G-stage root, one table page per GiB of guest RAM (2 MiB leaves) and the
- * two a device page needs (its GiB and its 2 MiB are outside RAM), the device
- * page, then the populated and dirty chunk maps. One block, so destroy
- * returns it whole. */
-#define DEVICE_PAGE_TABLES	2
+ * G-stage root, one table page per GiB of guest RAM (2 MiB leaves) and those
+ * the device pages need (VM_DEVICE_PAGE_TABLES: they are outside RAM), the
+ * device pages, then the populated and dirty chunk maps. One block, so
+ * destroy returns it whole. */
 static uint64_t chunk_map_bytes(uint64_t ram_size)
 {
 	return ALIGN_UP((ram_size / VM_RAM_CHUNK + 63) / 64 * 8, PAGE_SIZE);
@@ -28,12 +27,12 @@ static uint64_t chunk_map_bytes(uint64_t ram_size)
 static uint64_t table_pages(uint64_t ram_size)
 {
 	/* RAM starts on a GiB boundary: one level-1 table per GiB it touches */
-	return (ram_size + SZ_1G - 1) / SZ_1G + DEVICE_PAGE_TABLES;
+	return (ram_size + SZ_1G - 1) / SZ_1G + VM_DEVICE_PAGE_TABLES;
 }
 
 uint64_t vm_meta_size(uint64_t ram_size)
 {
-	return GSTAGE_ROOT_SIZE + (table_pages(ram_size) + 1) * PAGE_SIZE +
+	return GSTAGE_ROOT_SIZE + (table_pages(ram_size) + VM_DEVICE_PAGES) * PAGE_SIZE +
 	       2 * chunk_map_bytes(ram_size);
 }
 
@@ -58,24 +57,27 @@ int vm_ram_init(struct vm *vm)
 	vm->gstage_root = vm->meta_hpa;
 	vm->table_next = vm->meta_hpa + GSTAGE_ROOT_SIZE;
 	vm->table_end = vm->table_next + table_pages(vm->cfg.ram_size) * PAGE_SIZE;
-	vm->device_page = vm->table_end;
-	vm->device_page_gpa = 0;
-	vm->populated = (uint64_t *)(uintptr_t)(vm->device_page + PAGE_SIZE);
-	vm->dirty = (uint64_t *)(uintptr_t)(vm->device_page + PAGE_SIZE + maps);
+	vm->device_pages = vm->table_end;
+	vm->nr_device_pages = 0;
+	vm->populated = (uint64_t *)(uintptr_t)(vm->device_pages + VM_DEVICE_PAGES * PAGE_SIZE);
+	vm->dirty = (uint64_t *)(uintptr_t)((uintptr_t)vm->populated + maps);
 	vm->dirty_tracking = false;
 	return 0;
 }
 
 void *vm_map_device_page(struct vm *vm, gpa_t gpa)
 {
-	if (vm->device_page_gpa || (gpa & (PAGE_SIZE - 1)) ||
-	    (gpa < vm->cfg.ram_gpa + vm->cfg.ram_size && gpa + PAGE_SIZE > vm->cfg.ram_gpa))
+	hpa_t page = vm->device_pages + vm->nr_device_pages * PAGE_SIZE;
+
+	if (vm->nr_device_pages == VM_DEVICE_PAGES || (gpa & (PAGE_SIZE - 1)) ||
+	    (gpa < vm->cfg.ram_gpa + vm->cfg.ram_size && gpa + PAGE_SIZE > vm->cfg.ram_gpa) ||
+	    gstage_translate(vm->gstage_root, gpa))
 		return NULL;
 	/* read-only and never executable: a store or fetch faults as before */
-	if (gstage_map(vm->gstage_root, gpa, vm->device_page, PAGE_SIZE, PTE_R, table_page, vm))
+	if (gstage_map(vm->gstage_root, gpa, page, PAGE_SIZE, PTE_R, table_page, vm))
 		return NULL;
-	vm->device_page_gpa = gpa;
-	return (void *)(uintptr_t)vm->device_page;
+	vm->nr_device_pages++;
+	return (void *)(uintptr_t)page;
 }
 
 /* A write is about to be allowed on a write-protected chunk: a live snapshot
@@ -85,7 +87,7 @@ static bool before_first_write(struct vm *vm, uint64_t chunk)
 	return !vm->cow || vm->cow(vm, chunk);
 }
 
-static bool chunk_populated(const struct vm *vm, uint64_t c)
+static inline bool chunk_populated(const struct vm *vm, uint64_t c)
 {
 	/* acquire: pairs with the release that sets the bit (mark_populated()) */
 	return __atomic_load_n(&vm->populated[c / 64], __ATOMIC_ACQUIRE) & (1UL << (c % 64));
@@ -121,7 +123,8 @@ bool vm_ram_counts_writes(const struct vm *vm)
 	       __atomic_load_n(&vm->page_log, __ATOMIC_RELAXED);
 }
 
-static bool populated_fast(const struct vm *vm, uint64_t first, uint64_t last, bool write)
+static inline __attribute__((always_inline)) bool
+populated_fast(const struct vm *vm, uint64_t first, uint64_t last, bool write)
 {
 	if (write && vm_ram_counts_writes(vm))
 		return false;

@@ -34,6 +34,39 @@ _Static_assert(SNAP_VIO_INT_BITS == (VIRTIO_MMIO_INT_VRING | VIRTIO_MMIO_INT_CON
 	       "the interrupt bits a state may hold");
 _Static_assert(SNAP_VIO_FAULTS == VIRTQ_FAULT_COUNT, "a state's fault is a virtq fault");
 
+static uint32_t reg_read(struct vio_dev *d, uint32_t off);
+static uint64_t config_read(struct vio_dev *d, uint32_t off, unsigned int width);
+
+/* ---- The read-only window ----
+ * Linux reads InterruptStatus at every interrupt: the window's page is
+ * mapped read-only into the guest (vm_map_device_page()), holding every
+ * register and the config space as reg_read() and config_read() give them,
+ * so a load needs no exit; every store still traps to vio_mmio_handle().
+ * Whatever changes a readable value rewrites the page under the lock
+ * before the lock is let go (and InterruptStatus before the line rises):
+ * render() after a register write, a reset, a restore or a config change,
+ * render_isr() where only InterruptStatus moves. A VM whose page could not
+ * be mapped has view NULL: every access traps, as before. */
+static void render(struct vio_dev *d)
+{
+	uint8_t cfg[VIO_CONFIG_MAX] = { 0 };
+
+	if (!d->view)
+		return;
+	for (uint32_t off = 0; off < VIRTIO_MMIO_CONFIG; off += 4)
+		d->view[off / 4] = reg_read(d, off);
+	d->kind->config(d, cfg);
+	for (uint32_t off = 0; off < VIO_CONFIG_MAX; off += 4)
+		d->view[(VIRTIO_MMIO_CONFIG + off) / 4] =
+			off < d->kind->config_size ? (uint32_t)config_read(d, off, 4) : 0;
+}
+
+static void render_isr(struct vio_dev *d)
+{
+	if (d->view)
+		d->view[VIRTIO_MMIO_INTERRUPT_STATUS / 4] = d->s.interrupt_status;
+}
+
 /* The level follows InterruptStatus. Lock held. */
 static void update_line(struct vio_dev *d)
 {
@@ -48,6 +81,7 @@ static void update_line(struct vio_dev *d)
 void vio_mmio_interrupt(struct vio_dev *d, uint32_t bits)
 {
 	d->s.interrupt_status |= bits;
+	render_isr(d);		/* readable before the line rises */
 	update_line(d);
 }
 
@@ -83,12 +117,14 @@ void vio_mmio_queue_fault(struct vio_dev *d, unsigned int qi, enum virtq_fault w
 	/* not logged: a guest could fault and reset in a loop; the fault stays
 	 * readable in the queue (q->fault) */
 	d->s.status |= VIRTIO_STATUS_NEEDS_RESET;
+	render(d);
 	config_interrupt(d);
 }
 
 void vio_mmio_config_changed(struct vio_dev *d)
 {
 	d->s.config_generation++;
+	render(d);
 	config_interrupt(d);
 }
 
@@ -104,6 +140,7 @@ static void device_reset(struct vio_dev *d)
 	s->interrupt_status = 0;
 	for (unsigned int i = 0; i < d->kind->nr_queues; i++)
 		virtq_reset(&s->q[i]);
+	render(d);
 	update_line(d);
 }
 
@@ -312,6 +349,11 @@ int vio_mmio_handle(struct vm *vm, void *priv, struct mmio_access *a)
 		else
 			a->value = reg_read(d, off);
 	}
+	/* a notify changes nothing readable; an acknowledgement only InterruptStatus */
+	if (a->is_write && off == VIRTIO_MMIO_INTERRUPT_ACK)
+		render_isr(d);
+	else if (a->is_write && off != VIRTIO_MMIO_QUEUE_NOTIFY)
+		render(d);
 	spin_unlock(&d->lock);
 	/* outside the lock: the kind may hand work to a host device */
 	if (notify != NO_NOTIFY)
@@ -348,6 +390,8 @@ int vio_mmio_attach(struct vm *vm, unsigned int slot, struct vio_dev *d,
 	d->s.device_features = features | (1ULL << VIRTIO_F_VERSION_1);
 	for (unsigned int i = 0; i < kind->nr_queues; i++)
 		virtq_init(&d->s.q[i], queue_max[i], chain_max[i]);
+	d->view = vm_map_device_page(vm, VIO_MMIO_BASE + slot * VIO_MMIO_STRIDE);
+	render(d);
 	vm->vio[slot] = d;
 	return 0;
 }
@@ -389,6 +433,7 @@ void vio_detach_all(struct vm *vm)
 		vm->vio[i] = NULL;
 		spin_lock(&d->lock);
 		device_reset(d);	/* what is still out touches no guest memory */
+		d->view = NULL;		/* nor the VM's block, which goes back now */
 		spin_unlock(&d->lock);
 		/* a host device still holding a request of it completes into
 		 * the device: it is kept (leaked) rather than freed under it */
@@ -560,6 +605,7 @@ void vio_mmio_load_state(struct vio_dev *d, const struct snap_vio_transport *t)
 	/* the line as the saved InterruptStatus says, driven either way: a
 	 * pending interrupt is raised again on the VM's PLIC */
 	s->irq_level = s->interrupt_status != 0;
+	render(d);
 	vplic_set_level(d->vm, VIO_MMIO_IRQ(d->slot), s->irq_level);
 }
 

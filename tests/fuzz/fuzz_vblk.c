@@ -167,6 +167,7 @@ static void check_state(struct vblk *b, uint64_t reads_before)
 	}
 	CHECK(held <= VBLK_INFLIGHT);
 	CHECK(fuzz_line == (b->dev.s.interrupt_status != 0));
+	fuzz_vio_check_view();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

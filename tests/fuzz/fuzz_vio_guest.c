@@ -82,6 +82,27 @@ void *vm_gpa_to_hva(struct vm *v, gpa_t gpa, uint64_t len, bool write)
 	return fuzz_ram + (gpa - FUZZ_RAM_GPA);
 }
 
+/* The window's read-only page (vio_mmio.c, "The read-only window"). */
+static uint32_t window_page[SZ_4K / 4] __attribute__((aligned(SZ_4K)));
+
+void *vm_map_device_page(struct vm *v, gpa_t gpa)
+{
+	CHECK(v == &fuzz_vm && gpa == VIO_MMIO_BASE);	/* slot 0's window */
+	memset(window_page, 0, sizeof(window_page));
+	return window_page;
+}
+
+void fuzz_vio_check_view(void)
+{
+	const struct vio_dev *d = fuzz_vm.vio[0];
+
+	CHECK(d && d->view == window_page);
+	/* what a guest load reads without an exit is what the handler answers:
+	 * every register and the config space, at every moment */
+	for (uint32_t off = 0; off < VIRTIO_MMIO_CONFIG + VIO_CONFIG_MAX; off += 4)
+		CHECK(window_page[off / 4] == (uint32_t)fuzz_vio_mmio(off, 4, false, 0));
+}
+
 /* ---- the VM ---- */
 
 void fuzz_vio_reset(const uint8_t *image, size_t len)

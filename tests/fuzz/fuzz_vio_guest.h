@@ -31,6 +31,9 @@ void fuzz_vio_reset(const uint8_t *image, size_t len);
  *  guest fault. The value read (or @value for a write). */
 uint64_t fuzz_vio_mmio(uint32_t off, unsigned int width, bool write, uint64_t value);
 void fuzz_vio_wr(uint32_t off, uint32_t v);
+/** fuzz_vio_check_view() - slot 0's read-only window page says what its
+ *  handler reads, register by register and the config space. */
+void fuzz_vio_check_view(void);
 
 /* fuzz_vio_driver_init() - a device reset, then the driver's init with all
  *  the device's features of word 0, VERSION_1, and queue i of @nr with

@@ -261,6 +261,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			CHECK(q->in_flight <= q->size);
 		}
 		CHECK(fuzz_line == (n->dev.s.interrupt_status != 0));
+		fuzz_vio_check_view();
 	}
 	if (fuzz_verbose())
 		fprintf(stderr, "net: status 0x%x faults %s/%s tx %lu/%lu errors rx %lu/%lu drops\n",

@@ -94,8 +94,8 @@ TEST(vplic_enable_page_is_read_only_never_executable_and_only_that_page)
 	EXPECT_EQ(gstage_translate(tvm.gstage_root, ENABLES - SZ_4K), 0);
 	EXPECT_EQ(gstage_translate(tvm.gstage_root, ENABLES + SZ_4K), 0);
 	EXPECT_EQ(gstage_translate(tvm.gstage_root, VPLIC_BASE + 0x200000), 0);
-	/* one device page a VM, never over RAM */
-	EXPECT_TRUE(vm_map_device_page(&tvm, ENABLES + SZ_4K) == NULL);
+	/* never twice at one address */
+	EXPECT_TRUE(vm_map_device_page(&tvm, ENABLES) == NULL);
 	vm_free();
 }
 
@@ -134,6 +134,24 @@ TEST(vplic_enable_page_follows_a_restore_and_a_reset)
 	EXPECT_EQ(guest_load(ENABLES), 0);
 	EXPECT_EQ(guest_load(ENABLES + 0x80), 0);
 	expect_page_matches_model();
+	vm_free();
+}
+
+/* The table budget (VM_DEVICE_PAGE_TABLES) holds the PLIC's page and every
+ * virtio window's; one more page than VM_DEVICE_PAGES is refused. */
+TEST(vm_map_device_page_maps_the_plic_and_every_virtio_window)
+{
+	vm_new(1);
+	for (unsigned int slot = 0; slot < VIO_MMIO_SLOTS; slot++) {
+		gpa_t gpa = VIO_MMIO_BASE + slot * VIO_MMIO_STRIDE;
+		uint32_t *page = vm_map_device_page(&tvm, gpa);
+
+		EXPECT_TRUE(page != NULL);
+		if (page)
+			EXPECT_EQ(gstage_translate(tvm.gstage_root, gpa), (uintptr_t)page);
+	}
+	EXPECT_TRUE(vm_map_device_page(&tvm, VIO_MMIO_BASE + VIO_MMIO_SLOTS * VIO_MMIO_STRIDE) ==
+		    NULL);
 	vm_free();
 }
 
