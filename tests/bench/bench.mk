@@ -42,3 +42,19 @@ $(IOBENCH_INITRAMFS): $(IOBENCH)
 	@(cd $@.d && find . -mindepth 1 -printf '%P\n' | LC_ALL=C sort | \
 		cpio --quiet -o -H newc -R 0:0 --reproducible) | gzip -9 -n >$@.tmp
 	@rm -rf $@.d && mv $@.tmp $@
+
+# The instruction profiler (tests/bench/profile/tbprof.c, a QEMU TCG plugin;
+# docs/performance.md, "How it is measured"): built against the plugin API
+# header of the QEMU source the conformant tier fetches (`make
+# qemu-conformant`), the same QEMU version as the system's.
+TBPROF := $(BENCH_OUT)/tbprof.so
+.PHONY: bench-profiler
+bench-profiler: $(TBPROF)
+$(TBPROF): tests/bench/profile/tbprof.c tests/bench/bench.mk
+	@hdr=$$(ls -d $(CACHE)/qemu-conformant/src/*/include/qemu 2>/dev/null | head -1); \
+	if [ -z "$$hdr" ]; then \
+		echo "bench-profiler: no qemu-plugin.h: run 'make qemu-conformant' first (it fetches QEMU's source)" >&2; \
+		exit 1; \
+	fi; \
+	mkdir -p $(dir $@); echo "  CC      $@"; \
+	gcc -O2 -shared -fPIC -Wall -Wextra -Werror $$(pkg-config --cflags glib-2.0) -I"$$hdr" -o $@ $<
