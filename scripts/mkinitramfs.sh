@@ -8,7 +8,7 @@
 #   CFITEST  the test program       (build/linux/cfitest)
 #   INIT     the init script        (tests/linux/init)
 #   PROGRAMS more programs for /bin, space-separated (default none;
-#            tests/linux gives build/linux/records)
+#            tests/linux gives build/linux/records and numstream)
 set -euo pipefail
 
 die() { echo "mkinitramfs: $*" >&2; exit 1; }

@@ -3,7 +3,9 @@
 (issue 25): paused, snapshotted, its disks carried over, destroyed where it
 was, the file restored there: into a fresh QEMU (move_to_fresh_host():
 carapace-run --restore FILE,disk=...) or into a host that runs already
-(move_to_host(): carapace-ctl restore, onto a host disk no VM uses there).
+(move_to_host(): carapace-ctl restore, onto a host disk no VM uses there);
+or snapshotted, destroyed and restored where it was, beside the VMs it
+talks to (restore_in_place()).
 Today a snapshot holds no disk content (docs/snapshot-format.md, "After a
 restore or a move": the user's business), so carry_disks() copies each image
 while the VM is paused; once the content travels in the stream, that one
@@ -14,19 +16,24 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.hosts import wait_new_line
+
 
 @dataclass
 class Moved:
     """A move: the destination host, the snapshot file, the images the VM
     runs on there, the destination's console lines before the VM came (its
     own start after them), how long the VM was stopped (host time, pause to
-    the restore's reply) and the snapshot's own pause (pause_us)."""
+    the restore's reply) and the snapshot's own pause (pause_us); the
+    snapshot's and the restore's replies."""
     host: object
     snapshot: Path
     disks: list = field(default_factory=list)
     mark: int = 0
     stopped_s: float = 0.0
     snapshot_pause_us: int = 0
+    saved: dict = field(default_factory=dict)
+    restored: dict = field(default_factory=dict)
 
     def lines(self, vm, until=None):
         """@vm's console lines on the destination since it arrived (up to
@@ -96,3 +103,26 @@ def move_to_host(src, vm, disks, dst, dst_disks, pci=()):
     rep, _, _ = dst.ctl("restore", str(snap), *(a for n in pci for a in ("--disk", str(n))))
     assert rep["ok"] and rep["vm"] == vm, rep
     return Moved(dst, snap, carried, mark, time.monotonic() - t0, pause_us)
+
+
+def restore_in_place(h, vm, live=True):
+    """Snapshot VM @vm on host @h (a SnapHost; live unless @live is False:
+    the VM runs on while its memory is sent), destroy it, and restore the
+    file on @h: the VM comes back beside the ones it talks to, at the
+    snapshot's instant, with its NICs' MACs (its original is gone). For a
+    VM without disks: restored in place, a disk would have its image as the
+    original left it, not as it was at the snapshot. A Moved on @h whose
+    mark is where the restored VM's console starts; stopped_s: from the
+    snapshot's reply to the restore's (the original ran on until the
+    destroy)."""
+    snap = h.sock.parent / f"{vm}-{time.monotonic_ns()}.snap"
+    saved, _, _ = h.ctl("snapshot", vm, str(snap), *(["--live"] if live else []))
+    assert saved["ok"] and saved["live"] == live, saved
+    t0 = time.monotonic()
+    seen = len(h.snapshot())
+    h.ctl("destroy", vm)
+    wait_new_line(h, seen, f"carapace: vm {vm}: destroyed", 30)
+    mark = len(h.snapshot())
+    restored, _, _ = h.ctl("restore", str(snap))
+    assert restored["ok"] and restored["vm"] == vm, restored
+    return Moved(h, snap, [], mark, time.monotonic() - t0, saved["pause_us"], saved, restored)

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # linux.mk: builds the Linux-guest CFI test program, the records writer and
-# checker (tests/linux/records.c) and the initramfs that runs them (included
-# from the top-level Makefile, which defines B and CACHE).
+# checker (tests/linux/records.c), the numbered TCP stream's ends
+# (tests/linux/numstream.c) and the initramfs that runs them (included from
+# the top-level Makefile, which defines B and CACHE).
 
 LINUX_CC := riscv64-linux-gnu-gcc
 # -fno-optimize-sibling-calls: a tail call becomes an indirect "jr t1" that
@@ -13,10 +14,11 @@ LINUX_TEST_SRCS := $(addprefix tests/linux/,cfitest.c cfi_report.c cfi_detect.c 
 LINUX_TEST_HDRS := $(wildcard tests/linux/*.h)
 LINUX_BUSYBOX := $(CACHE)/busybox/usr/bin/busybox
 
-.PHONY: linux-initramfs linux-cfitest linux-records
+.PHONY: linux-initramfs linux-cfitest linux-records linux-numstream
 linux-initramfs: $(B)/linux/initramfs.cpio.gz
 linux-cfitest: $(B)/linux/cfitest
 linux-records: $(B)/linux/records
+linux-numstream: $(B)/linux/numstream
 
 # -s: the symbol table would name the assembler's temporary object
 # (ccXXXXXX.o), so two builds of the same sources would differ, and with them
@@ -26,13 +28,15 @@ $(B)/linux/cfitest: $(LINUX_TEST_SRCS) $(LINUX_TEST_HDRS) tests/linux/linux.mk
 	@echo "  CC      $@"
 	@$(LINUX_CC) $(LINUX_CFLAGS) -s -o $@ $(LINUX_TEST_SRCS)
 
-$(B)/linux/records: tests/linux/records.c tests/linux/linux.mk
+$(B)/linux/records $(B)/linux/numstream: $(B)/linux/%: tests/linux/%.c tests/linux/linux.mk
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	@$(LINUX_CC) $(LINUX_CFLAGS) -s -o $@ $<
 
-$(B)/linux/initramfs.cpio.gz: $(B)/linux/cfitest $(B)/linux/records tests/linux/init \
+LINUX_PROGRAMS := $(B)/linux/records $(B)/linux/numstream
+
+$(B)/linux/initramfs.cpio.gz: $(B)/linux/cfitest $(LINUX_PROGRAMS) tests/linux/init \
 		scripts/mkinitramfs.sh
 	@echo "  CPIO    $@"
-	@BUSYBOX=$(LINUX_BUSYBOX) CFITEST=$(B)/linux/cfitest PROGRAMS=$(B)/linux/records \
+	@BUSYBOX=$(LINUX_BUSYBOX) CFITEST=$(B)/linux/cfitest PROGRAMS="$(LINUX_PROGRAMS)" \
 		INIT=tests/linux/init scripts/mkinitramfs.sh $@
