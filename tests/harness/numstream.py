@@ -8,8 +8,9 @@ to a restore the sender goes on from the number the receiver says it wants.
 Here, on the host: the wire format written anew (frame(), not the guest's
 code, so one checks the other), the receiver's checks (fault()), the host's
 own receiver (Receiver: the guest -> host test's far end, with the guest
-receiver's rules and words), the lines a console showed (got(), resumes(),
-wait_line()) and a VM's spec (spec())."""
+receiver's rules and words), the host as a sender of frames it chose
+(host_stream()), the lines a console showed (got(), resumes(), wait_line())
+and a VM's spec (spec())."""
 
 import re
 import select
@@ -120,6 +121,31 @@ def spec(name, kernel, mode, net, ip=None, mem="128M", vcpus=1, **opts):
         "".join(f" carapace.numstream_{k}={v}" for k, v in opts.items())
     return (f"name={name},kernel={kernel},initrd={INITRAMFS},mem={mem},vcpus={vcpus},"
             f"net={net},bootargs=console=ttyS0 quiet carapace.numstream={mode}{args}")
+
+
+def host_stream(port, frames, timeout):
+    """The host as a sender to a guest's receiver that a port forward takes
+    127.0.0.1:@port to: connects (again until the guest listens: QEMU's
+    forward closes the connection when the guest refuses it), says hello,
+    takes the resume, which must want 0, and sends @frames (bytes each)."""
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+                c.sendall(frame(HELLO, 0))
+                resume = b""
+                while len(resume) < CTL_SIZE and (chunk := c.recv(CTL_SIZE - len(resume))):
+                    resume += chunk
+                if len(resume) == CTL_SIZE:
+                    assert resume == control(RESUME, 0), resume.hex()
+                    for f in frames:
+                        c.sendall(f)
+                    return
+        except OSError:
+            pass
+        if time.monotonic() > end:
+            pytest.fail(f"no guest receiver behind 127.0.0.1:{port} in {timeout} s")
+        time.sleep(1)
 
 
 class Receiver:

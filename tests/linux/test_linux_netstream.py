@@ -17,6 +17,10 @@ opens another and goes on from the number the receiver says it wants.
 - the same with the sender alpha restored: beta's counts go on over the
   whole run without a step back or a gap, the restored alpha resumes at the
   number beta wants, and beta ends with every message once;
+- the guest's receiver on frames the host sends it (through a port
+  forward): a CRC broken, a message left out, one sent twice; each guest
+  says FAIL at the message, in the host checker's words, and its program
+  exits 1;
 - a guest -> host stream through a switch with an uplink (QEMU user
   networking) to a receiver on the host (harness.numstream.Receiver, the
   same protocol in Python): the guest is restored in place mid-stream, and
@@ -27,7 +31,9 @@ import pytest
 
 from harness.hosts import SnapHost, started_hosts
 from harness.moves import restore_in_place
-from harness.numstream import EVERY, Receiver, fails, got, resumes, spec, wait_line
+from harness.numstream import (DATA, EVERY, Receiver, fails, fault, frame, got, host_stream,
+                               order_fault, resumes, spec, wait_line)
+from harness.ports import free_port
 
 pytestmark = pytest.mark.linux
 
@@ -88,6 +94,33 @@ def check_no_fail(h):
     assert not any("init: numstream exit" in l for l in log), "\n".join(log[-60:])
 
 
+def test_numstream_guest_receiver_fails_as_the_host_checker(guest_kernel, initramfs, hosts):
+    """Three guests' receivers, each sent messages 0..9 by the host and
+    then a wrong one: message 10 with a payload byte flipped, message 11,
+    message 9 again. Each guest says FAIL at message 10, in the words of the
+    host's checker (harness.numstream.fault(), order_fault()), and its
+    program exits 1."""
+    flipped = bytearray(frame(DATA, 10))
+    flipped[30] ^= 4
+    wrong = {"crc": bytes(flipped), "gap": frame(DATA, 11), "dup": frame(DATA, 9)}
+    want = {name: f"numstream: FAIL at message 10: {fault(m) or order_fault(n, 10, 0)}"
+            for (name, m), n in zip(wrong.items(), (10, 11, 9))}
+    assert want["crc"].startswith("numstream: FAIL at message 10: CRC wrong (message 10: "), want
+    assert want["gap"].endswith("gap: message 11 where 10 belongs (1 missing)"), want
+    assert want["dup"].endswith("message 9 again where 10 belongs"), want
+    ports = {name: free_port() for name in wrong}
+    fwd = "".join(f",fwd={name}:{port}:{PORT}" for name, port in ports.items())
+    h = hosts("h", [spec(name, guest_kernel, f"recv:{PORT}", "up", count=20) for name in wrong],
+              extra=["--switch", f"name=up,uplink=user{fwd}"])
+    for name, m in wrong.items():
+        host_stream(ports[name], [frame(DATA, n) for n in range(10)] + [m], BOOT_TIMEOUT)
+    for name in wrong:
+        h.wait_for(lambda l, n=name: l.startswith(f"[{n}] init: numstream exit"), 60)
+        lines = h.guest(name)
+        assert fails(lines) == [want[name]], (name, fails(lines), want[name])
+        assert "init: numstream exit 1" in lines, (name, lines)
+
+
 def test_numstream_receiver_restored_beside_the_sender(guest_kernel, initramfs, hosts):
     """beta (the receiver) live-snapshotted at count SNAP_AT, destroyed and
     restored beside alpha: the stream goes on from beta's snapshot instant
@@ -97,7 +130,7 @@ def test_numstream_receiver_restored_beside_the_sender(guest_kernel, initramfs, 
     at = got(h.guest("beta"))[-1]
     moved = restore_in_place(h, "beta")
     check_restored_nic(moved)
-    before = got(h.guest("beta"))
+    before = got(l for l in h.snapshot()[:moved.mark] if l.startswith("[beta] "))
     wait_line(h, "beta", lambda l: l.startswith(done_line(COUNT)), END_TIMEOUT,
               since=moved.mark, what="done line from the restored beta")
     wait_line(h, "alpha", lambda l: l.startswith(f"numstream: all {COUNT} acknowledged"), 30,
@@ -182,8 +215,8 @@ def test_numstream_guest_to_host_across_a_restore(guest_kernel, initramfs, hosts
     assert back, moved.lines("alpha")
     there = [i for i, l in enumerate(lines) if resumes([l]) == [back[0]]]
     assert there, (back, lines)
-    assert got(lines[there[-1]:]) == list(range((back[0] // EVERY + 1) * EVERY, COUNT + 1, EVERY)), \
-        (back, lines[there[-1]:])
+    first = (back[0] // EVERY + 1) * EVERY
+    assert got(lines[there[-1]:]) == list(range(first, COUNT + 1, EVERY)), (back, lines[there[-1]:])
     print(f"numstream: host receiver at {at_restore} when alpha came back "
           f"({moved.stopped_s:.1f} s after the snapshot, pause "
           f"{moved.snapshot_pause_us / 1e3:.0f} ms); connections {resumes(lines)}")
