@@ -330,9 +330,10 @@ bool mig_recv_armed(void)
 	return false;
 }
 
-int snap_save_start(struct vm *vm, bool live, snap_done_fn done)
+int snap_save_start(struct vm *vm, bool live, bool disks, snap_done_fn done)
 {
 	(void)live;
+	(void)disks;
 	CHECK(vm_slot_used(vm) && vm->state == VM_PAUSED);
 	if (flags & FL_OP_FAILS)
 		return -HYP_ENOMEM;

@@ -270,7 +270,7 @@ static void vm_free(void)
  * its state staged, then it runs on. */
 static void live_snapshot(void)
 {
-	EXPECT_EQ(snap_save_start(&tvm, true, done), 0);
+	EXPECT_EQ(snap_save_start(&tvm, true, false, done), 0);
 	EXPECT_EQ(vm_resume(&tvm), 0);
 	EXPECT_EQ(tvm.state, VM_RUNNING);
 }
