@@ -90,6 +90,9 @@ struct vm_disk_req {
 /** vm_io_disk_sectors() - capacity of @vm's disk @disk (its slot: disks come
  *  first), 0 if it has none there. */
 uint64_t vm_io_disk_sectors(struct vm *vm, unsigned int disk);
+/** vm_io_disk_read_only() - the guest cannot write disk @disk: its content
+ *  is its image's, never a snapshot's. */
+bool vm_io_disk_read_only(struct vm *vm, unsigned int disk);
 /** vm_io_disk_submit() - start @r on disk @disk: a read (@write false) or a
  *  write of @sectors sectors at @sector, data at @buf (host memory,
  *  physically contiguous). 0: r->done follows; -HYP_EBUSY: the host ring is

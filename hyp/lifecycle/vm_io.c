@@ -496,6 +496,13 @@ uint64_t vm_io_disk_sectors(struct vm *vm, unsigned int disk)
 	return l ? hostblk_sectors(l->hb) : 0;
 }
 
+bool vm_io_disk_read_only(struct vm *vm, unsigned int disk)
+{
+	struct disk_link *l = disk_of(vm, disk);
+
+	return !l || disk_read_only(l);
+}
+
 static void disk_req_done(struct hostblk_req *hr)
 {
 	struct vm_disk_req *r = hr->owner;

@@ -23,6 +23,8 @@ const char *disk_load_section(struct disk_load *d, struct vm *vm, uint32_t slot)
 
 	if (slot >= VM_MAX_DISKS || !(sectors = vm_io_disk_sectors(vm, slot)))
 		return "a DISK section for a slot that is not a disk";
+	if (vm_io_disk_read_only(vm, slot))
+		return "a DISK section for a read-only disk (its content is its image's)";
 	d->vm = vm;
 	d->slot = slot;
 	if (!d->buf) {

@@ -85,7 +85,7 @@ static bool guard(unsigned int disk, uint64_t sector, uint64_t sectors)
 	bool ok = true;
 
 	spin_lock(&ds.lock);
-	if (ds.guarding && disk < ds.nr && sectors) {
+	if (ds.guarding && disk < ds.nr && ds.blocks[disk] && sectors) {
 		uint64_t last = MIN((sector + sectors - 1) / BLOCK, ds.blocks[disk] - 1);
 
 		for (uint64_t b = sector / BLOCK; b <= last; b++) {
@@ -120,26 +120,32 @@ static void free_maps(void)
 int disk_save_begin(struct vm *vm, bool live)
 {
 	struct spinlock lock = ds.lock;
+	bool writable = false;
 
 	memset(&ds, 0, sizeof(ds));
 	ds.lock = lock;
 	ds.vm = vm;
 	ds.live = live;
 	for (unsigned int i = 0; i < VM_MAX_DISKS && vm_io_disk_sectors(vm, i); i++) {
+		ds.nr++;
+		/* a read-only disk is its image: nothing of it goes in */
+		if (vm_io_disk_read_only(vm, i))
+			continue;
 		ds.sectors[i] = vm_io_disk_sectors(vm, i);
 		ds.blocks[i] = (ds.sectors[i] + BLOCK - 1) / BLOCK;
 		ds.map_bytes[i] = ALIGN_UP((ds.blocks[i] + 63) / 64 * 8, PAGE_SIZE);
 		ds.taken[i] = (uint64_t *)(uintptr_t)mm_alloc(ds.map_bytes[i], PAGE_SIZE);
 		if (!ds.taken[i])
 			goto no_memory;
-		ds.nr++;
 	}
-	for (unsigned int i = 0; i < NR_BUFS && ds.nr; i++) {
+	for (unsigned int i = 0; i < ds.nr; i++)
+		writable = writable || ds.blocks[i];
+	for (unsigned int i = 0; i < NR_BUFS && writable; i++) {
 		ds.buf[i].data = (uint8_t *)(uintptr_t)mm_alloc_raw(BLOCK_BYTES, PAGE_SIZE);
 		if (!ds.buf[i].data)
 			goto no_memory;
 	}
-	if (live && ds.nr) {
+	if (live && writable) {
 		ds.guarding = true;	/* the VM is paused, its disks drained */
 		vm_io_disk_guard(vm, guard);
 	}
