@@ -171,7 +171,7 @@ static void got_section(void)
 		if (ld.version < SNAP_VERSION_VIRTIO)
 			return refuse("bad-snapshot", "unknown section type (VIRTIO is version 4's)");
 		if (!have_config || ld.next_dev != vdev_count || s->instance != ld.next_vio ||
-		    ld.memory_begun)
+		    ld.memory_begun || ld.disks_begun)
 			return refuse("bad-snapshot", "out of order (virtio devices follow the "
 				      "devices, by slot from 0)");
 		if (!snap_vio_length_ok(s->length))

@@ -60,6 +60,7 @@ static struct disk_run_spec {
 static unsigned int nr_disk_spec;
 static bool memory_after_disks;
 static bool ro_second_disk;		/* a second disk, the read-only host disk */
+static bool disks_before_net;		/* the DISK sections between the disk's and NIC's VIRTIO */
 static size_t disk_at[4];		/* their stream offsets */
 
 static struct {
@@ -156,7 +157,7 @@ static void legal_states(void)
 	version = SNAP_VERSION;
 	header_flags = 0;
 	nr_disk_spec = 0;
-	memory_after_disks = ro_second_disk = false;
+	memory_after_disks = ro_second_disk = disks_before_net = false;
 }
 
 /* A DISK run of slot @slot at @block, all @byte, as the saver writes one. */
@@ -187,6 +188,24 @@ static size_t vio_section(size_t off, uint32_t slot, const char *model, const vo
 	memcpy(payload, &d, sizeof(d));
 	memcpy(payload + sizeof(d), state, size);
 	return section(off, SNAP_SEC_VIRTIO, slot, payload, sizeof(d) + size);
+}
+
+/* The DISK sections of disk_spec[] from @off; *@sections counts them. */
+static size_t disk_sections(size_t off, uint32_t *sections)
+{
+	for (unsigned int i = 0; i < nr_disk_spec; i++, (*sections)++) {
+		static uint8_t payload[sizeof(struct snap_disk_run) +
+				       SNAP_DISK_BLOCK_SECTORS * SNAP_DISK_SECTOR];
+		const struct disk_run_spec *d = &disk_spec[i];
+		uint32_t len = d->length ? d->length : (uint32_t)(sizeof(d->run) +
+					     d->run.sectors * SNAP_DISK_SECTOR);
+
+		memcpy(payload, &d->run, sizeof(d->run));
+		memset(payload + sizeof(d->run), d->byte, sizeof(payload) - sizeof(d->run));
+		disk_at[i] = off;
+		off = section(off, SNAP_SEC_DISK, d->slot, payload, len);
+	}
+	return off;
 }
 
 /* Stream offsets of the VIRTIO sections' headers, as build() puts them. */
@@ -250,6 +269,8 @@ static size_t build(void)
 		off = vio_section(off, slot++, "virtio_blk", &b, sizeof(b));
 		sections++;
 	}
+	if (disks_before_net)
+		off = disk_sections(off, &sections);
 	if (with_net && !net_first) {
 		vio_at[slot] = off;
 		off = vio_section(off, slot++, "virtio_net", &net, sizeof(net));
@@ -259,18 +280,8 @@ static size_t build(void)
 		off = section(off, SNAP_SEC_MEMORY, 0, run, sizeof(run));
 		sections++;
 	}
-	for (unsigned int i = 0; i < nr_disk_spec; i++, sections++) {
-		static uint8_t payload[sizeof(struct snap_disk_run) +
-				       SNAP_DISK_BLOCK_SECTORS * SNAP_DISK_SECTOR];
-		const struct disk_run_spec *d = &disk_spec[i];
-		uint32_t len = d->length ? d->length : (uint32_t)(sizeof(d->run) +
-					     d->run.sectors * SNAP_DISK_SECTOR);
-
-		memcpy(payload, &d->run, sizeof(d->run));
-		memset(payload + sizeof(d->run), d->byte, sizeof(payload) - sizeof(d->run));
-		disk_at[i] = off;
-		off = section(off, SNAP_SEC_DISK, d->slot, payload, len);
-	}
+	if (!disks_before_net)
+		off = disk_sections(off, &sections);
 	if (memory_after_disks) {
 		off = section(off, SNAP_SEC_MEMORY, 0, run, sizeof(run));
 		sections++;
@@ -688,7 +699,13 @@ TEST(disk_section_refusals)
 	memory_after_disks = true;
 	restore(build());
 	expect_refused("bad-snapshot", "out of order (memory follows the devices, before the disks)");
-	/* an impossible length: more than a block */
+	/* a VIRTIO section (the NIC's) after a DISK section (the disk's) */
+	legal_states();
+	add_disk_run(0, 0, 0x11);
+	disks_before_net = true;
+	restore(build());
+	expect_refused("bad-snapshot", "out of order (virtio devices follow the devices");
+	/* an impossible length: less than a sector */
 	legal_states();
 	add_disk_run(0, 0, 0x11);
 	disk_spec[0].length = sizeof(struct snap_disk_run);
