@@ -97,6 +97,7 @@ DEVICE_FMT = "<16sII"                                    # 24
 UART_FMT = "<9B7sII256s"                                 # 280
 PLIC_FMT = "<32I3I8I8I"                                  # 204
 VMGENID_FMT = "<16sB7s"                                  # 24
+DISK_RUN_FMT = "<QII"                                    # 16: sector, sectors, reserved
 CONFIG, VCPU, DEVICE, MEMORY, END = 1, 2, 3, 4, 5
 VCPU_CSR_NAMES = ["pc", "sstatus", "vsstatus", "vsie", "vstvec", "vsscratch", "vsepc",
                   "vscause", "vstval", "vsatp", "vstimecmp", "hvip", "scounteren", "senvcfg",
@@ -327,10 +328,10 @@ def test_crc32c_fast_path_matches_the_reference():
 def test_layout_sizes_match_this_writer_and_the_c_header():
     ours = {"snap_header": HEADER_FMT, "snap_section": SECTION_FMT, "snap_config": CONFIG_FMT,
             "snap_vcpu_v2": VCPU_FMT, "snap_device": DEVICE_FMT, "snap_mem_run": "<QQ",
-            "snap_end": "<QQ"}
+            "snap_end": "<QQ", "snap_disk_run": DISK_RUN_FMT}
     tool = {"snap_header": HEADER, "snap_section": SECTION, "snap_config": snapfmt.CONFIG,
             "snap_vcpu_v2": snapfmt.VCPU_V2, "snap_device": snapfmt.DEVICE, "snap_mem_run": MEMRUN,
-            "snap_end": snapfmt.END, "snap_vcpu": snapfmt.VCPU}
+            "snap_end": snapfmt.END, "snap_vcpu": snapfmt.VCPU, "snap_disk_run": snapfmt.DISKRUN}
     tool.update({layout.name: layout for _, _, _, layout in snapfmt.RECORDS})
     tool.update({layout.name: layout for _, layout in DEVICES})
     tool.update({layout.name: layout for _, layout in snapfmt.VIO_MODELS.values()})
@@ -371,7 +372,8 @@ def test_layout_offsets_match_the_c_header(tmp_path):
              "int main(void) {"]
     expect = []
     for layout in (HEADER, SECTION, snapfmt.CONFIG, snapfmt.VCPU_V2, snapfmt.DEVICE, MEMRUN,
-                   snapfmt.END) + tuple(layout for _, _, _, layout in snapfmt.RECORDS) + \
+                   snapfmt.END, snapfmt.DISKRUN) + tuple(
+                       layout for _, _, _, layout in snapfmt.RECORDS) + \
             tuple(layout for _, layout in DEVICES):
         for fname, _, _, off in layout.fields:
             lines.append(f'printf("%zu\\n", offsetof(struct {layout.name}, {fname}));')
@@ -394,6 +396,12 @@ def test_layout_offsets_match_the_c_header(tmp_path):
         expect += [index, name]
     # the versions and the constants of the VCPU record's version 2 fields
     for macro, value in (("SNAP_VERSION", VERSION), ("SNAP_VERSION_MIN", min(VERSIONS)),
+                         ("SNAP_VERSION_VIRTIO", snapfmt.VERSION_VIRTIO),
+                         ("SNAP_VERSION_DISK", snapfmt.VERSION_DISK),
+                         ("SNAP_F_LIVE", snapfmt.F_LIVE), ("SNAP_F_DISKS", snapfmt.F_DISKS),
+                         ("SNAP_SEC_DISK", snapfmt.SEC_DISK),
+                         ("SNAP_DISK_BLOCK_SECTORS", snapfmt.DISK_BLOCK_SECTORS),
+                         ("SNAP_DISK_SECTOR", snapfmt.DISK_SECTOR),
                          ("SNAP_VCPU_V1_SIZE", VCPU_V1_SIZE),
                          ("SNAP_PMU_COUNTERS", PMU_COUNTERS),
                          ("SNAP_STA_OFF", snapfmt.STA_OFF), ("SNAP_FEAT_SVADU", FEAT_SVADU)):
@@ -415,7 +423,7 @@ def test_docs_tables_match_the_layouts():
     field: the same as the tool's."""
     text = (ROOT / "docs" / "snapshot-format.md").read_text()
     for layout in (HEADER, SECTION, snapfmt.CONFIG, snapfmt.VCPU_V2, snapfmt.DEVICE, MEMRUN,
-                   snapfmt.END, UART, PLIC, VMGENID) + tuple(
+                   snapfmt.END, snapfmt.DISKRUN, UART, PLIC, VMGENID) + tuple(
                        layout for _, _, _, layout in snapfmt.RECORDS) + tuple(
                        layout for _, layout in snapfmt.VIO_MODELS.values()):
         for fname, kind, count, off in layout.fields:
@@ -551,7 +559,9 @@ def test_inspect_json(valid):
     j = inspect_json(parse(valid, strict=False))
     assert j["valid"] and j["problems"] == [] and j["bytes"] == len(valid)
     assert j["header"] == {"magic": "CARASNAP", "version": 2, "header_size": 32, "flags": 0,
-                           "live": False, "reserved": 0}
+                           "live": False, "disks": False, "reserved": 0}
+    assert j["disks"] == {"included": False, "disks": [], "runs": [], "run_count": 0,
+                          "bytes": 0, "stray_runs": 0}
     assert [s["type"] for s in j["sections"]][:3] == ["CONFIG", "VCPU", "VCPU"]
     assert all(s["crc_ok"] for s in j["sections"])
     assert j["config"]["name"] == "alpha" and j["config"]["cfi"] == "trap"
@@ -658,8 +668,8 @@ def test_single_bit_flips_in_headers():
 
 @pytest.mark.parametrize("offset, fmt, value, where, message", [
     (0, "<8s", b"CARASNAX", 0, "bad magic"),
-    (8, "<I", 5, 8, "version 5 is not supported (this reader knows versions 1, 2, 3 and 4)"),
-    (8, "<I", 0, 8, "version 0 is not supported (this reader knows versions 1, 2, 3 and 4)"),
+    (8, "<I", 6, 8, "version 6 is not supported (this reader knows versions 1, 2, 3, 4 and 5)"),
+    (8, "<I", 0, 8, "version 0 is not supported (this reader knows versions 1, 2, 3, 4 and 5)"),
     (8, "<I", 0xFFFFFFFF, 8, "version 4294967295 is not supported"),
     (12, "<I", 40, 12, "header_size 40, must be 32"),
     (16, "<Q", 2, 16, "unknown flag bits 0x2"),
@@ -1098,10 +1108,11 @@ def test_main_on_a_version_1_file(tmp_path, capsys):
     assert snap_cli.main(["--json", "inspect", str(path)]) == 0
     j = json.loads(capsys.readouterr().out)
     assert j["header"]["version"] == 1 and j["vcpus"][0]["record_version"] == 1
-    bad = tmp_path / "v5.snap"
-    bad.write_bytes(patch(b.build(), 8, "<I", 5))
+    bad = tmp_path / "v6.snap"
+    bad.write_bytes(patch(b.build(), 8, "<I", 6))
     assert snap_cli.main(["verify", str(bad)]) == 1
-    assert ("header, byte 8: version 5 is not supported (this reader knows versions 1, 2, 3 and 4)"
+    assert ("header, byte 8: version 6 is not supported (this reader knows versions 1, 2, 3, 4 "
+            "and 5)"
             in capsys.readouterr().err)
 
 
@@ -1403,9 +1414,9 @@ def test_gzip_damage_is_refused_with_the_stream_offset():
 
 def test_gzip_the_stream_inside_is_checked_too():
     bad = bytearray(small())
-    bad[8] = 5                                          # version 5
+    bad[8] = 6                                          # version 6
     err = first_problem(gzip.compress(bytes(bad)))
-    assert err.section == "header" and "version 5" in err.message
+    assert err.section == "header" and "version 6" in err.message
 
 
 def test_gzip_trailing_bytes_are_counted_up_to_a_bound(monkeypatch):
