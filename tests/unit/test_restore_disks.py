@@ -46,14 +46,19 @@ def seeds():
     return mod
 
 
-def snapshot_file(path, disks=True, capacities=(DISK0, DISK1), name="alpha"):
-    """A gzip snapshot file of vm @name with a disk per @capacities (and a
-    NIC), holding their content (a block of each) if @disks."""
+def snapshot_file(path, disks=True, capacities=(DISK0, DISK1), name="alpha", read_only=()):
+    """A gzip snapshot file of vm @name with a disk per @capacities (those in
+    @read_only read-only) and a NIC, holding their content (a block of each
+    writable one) if @disks."""
     ms = seeds()
+    ro = ms.snap.VIO_OFFER["virtio_blk"] | ms.snap.VIO_BLK_F_RO
     vio = [("virtio_blk", ms.vio_blk(capacity=c, pci_dev=2 + i,
-                                     serial=f"{name}-vd{'ab'[i]}".encode()))
+                                     serial=f"{name}-vd{'ab'[i]}".encode(),
+                                     **({"read_only": 1, "device_features": ro}
+                                        if i in read_only else {})))
            for i, c in enumerate(capacities)] + [("virtio_net", ms.vio_net())]
-    runs = [(i, 0, bytes([0x5A + i]) * 65536) for i in range(len(capacities))] if disks else None
+    runs = [(i, 0, bytes([0x5A + i]) * 65536) for i in range(len(capacities))
+            if i not in read_only] if disks else None
     path.write_bytes(gzip.compress(ms.stream(name=name, runs=((0x400000, 1),), ring=True,
                                              vio=vio, disks=runs)))
     return path
@@ -126,6 +131,26 @@ def test_new_image_paths_given_and_refused(tmp_path):
                                f"{b},disk={tmp_path}/same.raw"], [])
     with pytest.raises(LaunchError, match="the new image .*same.raw is also vm alpha's"):
         plan_devices([], [], restores)
+
+
+def test_a_read_only_disk_takes_its_image(tmp_path):
+    """A read-only disk's content is not in the snapshot (it is its
+    image's): that disk takes disk=PATH[:ro], an image of its size, as
+    without the content; the writable one a new image."""
+    snap = snapshot_file(tmp_path / "a.snap", read_only=(0,))
+    with pytest.raises(LaunchError, match="its disk 0 is read-only, so its content is not in "
+                                          "the snapshot .*give disk=PATH.:ro., that image"):
+        parse_restores([str(snap)], [])
+    image = tmp_path / "data.img"
+    with open(image, "wb") as f:
+        f.truncate(DISK0 * 512)
+    (r,) = parse_restores([f"{snap},disk={image}:ro"], [])
+    assert [(d.path, d.read_only, d.new_size) for d in r.disks] == [
+        (image, True, None), (tmp_path / "a.snap.disk1.raw", False, DISK1 * 512)]
+    small = tmp_path / "small.img"
+    small.write_bytes(bytes(512))
+    with pytest.raises(LaunchError, match="small.img is 512 bytes, the saved disk 0"):
+        parse_restores([f"{snap},disk={small}:ro"], [])
 
 
 def test_create_image_is_exclusive_sparse_zeroed_and_private(tmp_path):

@@ -2385,7 +2385,8 @@ def test_disk_sections_read_and_shown(tmp_path, capsys):
     assert j["header"]["disks"] is True and j["header"]["flags"] == 2
     assert j["disks"]["included"] and j["disks"]["run_count"] == 4
     assert j["disks"]["bytes"] == (3 * 128 + 104) * 512
-    assert j["disks"]["disks"][0] == {"slot": 0, "capacity": 16384, "runs": 2, "sectors": 256,
+    assert j["disks"]["disks"][0] == {"slot": 0, "capacity": 16384, "read_only": False,
+                                      "content_included": True, "runs": 2, "sectors": 256,
                                       "bytes": 256 * 512, "blocks": 128,
                                       "zero_blocks_elided": 126, "zero_runs_stored": 0}
     assert j["disks"]["disks"][1]["blocks"] == 8 and j["disks"]["disks"][1]["runs"] == 2
@@ -2464,6 +2465,27 @@ def test_disk_instance_must_be_a_disks_slot():
     ms = _seeds()
     data = disk_stream([disk_run(0, 0, disk_data(1))], vio=(("virtio_net", ms.vio_net()),))
     assert "disks in slot(s) none" in first_problem(data).message
+
+
+def test_a_read_only_disk_has_no_disk_section():
+    """A read-only disk's content is its image's (a restore refuses a DISK
+    section for one): refused at the instance; inspect says so."""
+    ms = _seeds()
+    vio = (("virtio_blk", ms.vio_blk()),
+           ("virtio_blk", ms.vio_blk(read_only=1, pci_dev=3, serial=b"alpha-vdb",
+                                     device_features=snapfmt.VIO_OFFER["virtio_blk"] |
+                                     snapfmt.VIO_BLK_F_RO)))
+    data = disk_stream([disk_run(0, 0, disk_data(1)), disk_run(1, 0, disk_data(2))], vio=vio)
+    err = first_problem(data)
+    sec, _ = disk_offsets(data)[1]
+    assert err.section == "DISK 1 run 0" and err.offset == sec + 4
+    assert "instance 1 is a read-only disk: a DISK section for a read-only disk (its content " \
+           "is its image's" in err.message, err
+    s = snapshot.verify(disk_stream([disk_run(0, 0, disk_data(1))], vio=vio))
+    text = inspect_text(s)
+    assert "disk 1 (slot 1): 16384 sectors (8M), read-only: its content is its image's (not " \
+           "in the snapshot)" in text
+    assert inspect_json(s)["disks"]["disks"][1]["content_included"] is False
 
 
 def test_disk_sections_need_the_flag_and_version_5():

@@ -89,12 +89,22 @@ def new_disks(what, path, saved, values, name):
     disks, carapace.snapshot's Snapshot.disks) restores into: @values
     (disk=NEWPATH) for the first ones, FILE.diskN.raw beside the file @path
     for the others. Each must not exist: the launcher creates it, zeroed, of
-    the saved disk's size."""
+    the saved disk's size. A read-only disk's content is its image's, never
+    in the stream: it takes its image, disk=PATH[:ro], as without the flag."""
     if len(values) > len(saved):
         raise LaunchError(f"{what}: it holds {len(saved)} disk(s) with their content, "
                           f"{len(values)} disk= given")
     out = []
     for i, disk in enumerate(saved):
+        if disk["read_only"]:
+            if i >= len(values):
+                raise LaunchError(f"{what}: its disk {i} is read-only, so its content is not "
+                                  "in the snapshot (it is its image's): give disk=PATH[:ro], "
+                                  "that image")
+            image = parse_disk(values[i], name, i)
+            check_sizes(what, [disk], [image])
+            out.append(image)
+            continue
         if i < len(values):
             text, flags, _ = split_options(values[i], ("ro",), (), f"{what}: disk={values[i]}")
             if flags:

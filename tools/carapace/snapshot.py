@@ -409,7 +409,8 @@ class _Parser:
 
     def disk_order(self, sec, where):
         """A DISK section: only in a stream with the flag DISKS, of a disk a
-        VIRTIO section gave (its instance is that disk's slot)."""
+        VIRTIO section gave (its instance is that disk's slot), one the guest
+        could write (a read-only disk's content is its image's)."""
         if not self.snap.disks_included:
             self.problem(sec.label, where, "a DISK section in a stream without the disks "
                                            "(header flag DISKS is not set)")
@@ -419,6 +420,10 @@ class _Parser:
             self.problem(sec.label, sec.offset + SECTION.offset("instance"),
                          f"instance {sec.instance} is not a disk's slot (the VIRTIO sections "
                          f"put disks in slot(s) {', '.join(map(str, slots)) or 'none'})")
+        elif self.snap.disks[slots.index(sec.instance)]["read_only"]:
+            self.problem(sec.label, sec.offset + SECTION.offset("instance"),
+                         f"instance {sec.instance} is a read-only disk: a DISK section for a "
+                         "read-only disk (its content is its image's, never the snapshot's)")
 
     # -- payloads
 
@@ -711,7 +716,7 @@ class _Parser:
                "data_offset": base + DISKRUN.size, "zero": data == ZERO_BLOCK[:len(data)]}
         self.snap.disk_runs.append(run)
         disk = next((d for d in self.snap.disks if d["slot"] == sec.instance), None)
-        if disk is None or not self.snap.disks_included:
+        if disk is None or not self.snap.disks_included or disk["read_only"]:
             return                                  # reported by order()
         cap = disk["capacity"]
 

@@ -266,8 +266,8 @@ def virtio_text(v, disks_included=False):
                    (f", fault {VIO_FAULTS[fault] if fault < len(VIO_FAULTS) else fault}"
                     if fault else ""))
     if v["name"] == "virtio_blk":
-        where = "in the snapshot: DISK sections" if disks_included else \
-            "not in the snapshot"
+        where = "in the snapshot: DISK sections" if disks_included and not s["read_only"] \
+            else "not in the snapshot"
         out.append(f"  disk: {s['capacity']} sectors{', read-only' if s['read_only'] else ''}, "
                    f"SEG_MAX {s['seg_max']}, serial {cstr(s['serial'])!r}, host device "
                    f"00:{s['pci_dev']:02x}.0 (its content is {where})")
@@ -301,10 +301,12 @@ def disk_summary(snap):
         sectors = sum(r["sectors"] for r in runs)
         cap = d["capacity"]
         blocks = -(-cap // DISK_BLOCK_SECTORS) if cap is not None else None
-        disks.append({"slot": d["slot"], "capacity": cap, "runs": len(runs), "sectors": sectors,
+        held = snap.disks_included and not d["read_only"]
+        disks.append({"slot": d["slot"], "capacity": cap, "read_only": d["read_only"],
+                      "content_included": held, "runs": len(runs), "sectors": sectors,
                       "bytes": sectors * DISK_SECTOR, "blocks": blocks,
                       "zero_blocks_elided": blocks - len(runs) if blocks is not None and
-                      snap.disks_included and len(runs) <= blocks else None,
+                      held and len(runs) <= blocks else None,
                       "zero_runs_stored": sum(1 for r in runs if r["zero"])})
     stray = [r for r in snap.disk_runs if r["slot"] not in {d["slot"] for d in snap.disks}]
     total = sum(r["sectors"] for r in snap.disk_runs) * DISK_SECTOR
@@ -328,12 +330,14 @@ def disks_text(snap, max_runs):
     else:
         out = ["", f"disks: content in the snapshot (flag DISKS): {len(m['disks'])} disk(s), "
                    f"{m['run_count']} run(s), {m['bytes']} bytes ({human_size(m['bytes'])}); "
-                   "a block no run holds is zero"]
+                   "a block no run holds is zero (a read-only disk's content is its image's)"]
     for d in m["disks"]:
         cap = (f"{d['capacity']} sectors ({human_size(d['capacity'] * DISK_SECTOR)})"
                if d["capacity"] is not None else "capacity unknown")
         line = f"  disk {d['slot']} (slot {d['slot']}): {cap}"
-        if m["included"]:
+        if d["read_only"] and m["included"]:
+            line += ", read-only: its content is its image's (not in the snapshot)"
+        elif m["included"]:
             line += f": {d['runs']} run(s), {d['bytes']} bytes stored"
             if d["zero_blocks_elided"] is not None:
                 line += f", {d['zero_blocks_elided']} of {d['blocks']} blocks zero (elided)"

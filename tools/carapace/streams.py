@@ -252,13 +252,14 @@ def check_disk_targets(path, snap, disks):
     if not snap.disks_included or len(disks) == len(snap.disks):
         return
     sizes = ", ".join(f"disk {d['slot']}: {d['capacity']} sectors "
-                      f"({d['capacity'] * 512} bytes)" for d in snap.disks)
+                      f"({d['capacity'] * 512} bytes{', read-only' if d['read_only'] else ''})"
+                      for d in snap.disks)
     raise UsageError(f"{path} holds the content of its {len(snap.disks)} disk(s) "
                      f"({sizes}), and {len(disks)} --disk given: give --disk N for each, "
                      "the PCI device number of a fresh zeroed host disk of that size that "
                      "no VM has (carapace-run --spare-disk PATH:size=SIZE makes one); the "
                      "restore writes the disk's content there (never onto the disk it was "
-                     "saved from)")
+                     "saved from); a read-only disk's is not in it: its --disk is its image")
 
 
 def restore_vm(client, stream_path, path, name=None, verify=True, progress=None,
