@@ -2036,6 +2036,19 @@ def test_management_doc_lists_every_error_code_and_command():
         assert f"### {command}" in text, command
 
 
+def test_every_error_code_the_hypervisor_answers_is_known():
+    """Each code the hypervisor's sources answer with (a refusal, a request's
+    error) is one the client knows and docs/management.md lists."""
+    answered = set()
+    for path in (ROOT / "hyp").rglob("*.c"):
+        text = path.read_text()
+        answered |= set(re.findall(r'\b(?:refuse\w*|reply_error|wait_error|abort\w*)\('
+                                   r'(?:[^;"]*?,\s*)?"([a-z]+(?:-[a-z]+)*)"', text))
+        answered |= set(re.findall(r'\bcode\s*=\s*"([a-z]+(?:-[a-z]+)*)"', text))
+    assert {"bad-snapshot", "no-device", "busy"} <= answered     # the search finds them
+    assert answered <= set(ERROR_CODES), answered - set(ERROR_CODES)
+
+
 # --- the legal values: the same table, the same verdicts as the hypervisor ------------
 
 CASES_H = ROOT / "tests" / "unit" / "snap_legal_cases.h"
