@@ -58,7 +58,8 @@ static struct {
 	struct { unsigned int disk; uint64_t block; } urgent[URGENT_MAX];
 	unsigned int nr_urgent;
 	struct disk_buf buf[NR_BUFS];
-	uint64_t last_staged;		/* time_now() of the last DISK section (or the start) */
+	uint64_t last_staged;		/* time_now() of the last DISK section, or of
+					 * the first disk_save_next(); 0: not yet */
 	char err[96];
 } ds;
 
@@ -133,7 +134,6 @@ int disk_save_begin(struct vm *vm, bool live)
 	ds.lock = lock;
 	ds.vm = vm;
 	ds.live = live;
-	ds.last_staged = time_now();
 	for (unsigned int i = 0; i < VM_MAX_DISKS && vm_io_disk_sectors(vm, i); i++) {
 		ds.sectors[i] = vm_io_disk_sectors(vm, i);
 		ds.blocks[i] = (ds.sectors[i] + BLOCK - 1) / BLOCK;
@@ -250,6 +250,8 @@ enum disk_save_step disk_save_next(struct section_tx *tx, const char **why)
 {
 	bool busy = false;
 
+	if (!ds.last_staged)
+		ds.last_staged = time_now();	/* the memory is out: the disks begin */
 	/* the block staged last time is out (the caller pushed it) */
 	for (unsigned int i = 0; i < NR_BUFS; i++)
 		if (ds.buf[i].state == BUF_SENDING)

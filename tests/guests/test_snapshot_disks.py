@@ -48,6 +48,8 @@ HOST_A_SECTOR = 5000                      # the host's data in disk a: block 39
 HOST_A = b"host data of disk a, never the guest's " * 13
 HOST_B = bytes([0xA5]) * 40 * SECTOR      # disk b's partial last block, all of it
 SEC_DISK, SECTION_HEADER, RUN_HEADER = 7, 24, 16
+# the blocks that are not all zero (a block of zeroes may be stored too: one
+# every 500 ms of reading, see the last test)
 SAVED_RUNS = [(0, 0, 128), (0, 4992, 128), (1, 0, 128), (1, 16384, 40)]
 
 
@@ -144,15 +146,17 @@ def test_disks_content_restored_onto_spare_disks(snap_host, tmp_path):
     h.ctl("pause", "orig")
     path = tmp_path / "plain.snap"
     rep, _, _ = h.ctl("snapshot", "orig", str(path))
-    assert rep["ok"] and rep["disks"] is True and rep["disk_runs"] == len(SAVED_RUNS), rep
     info = inspect(path)
+    assert rep["ok"] and rep["disks"] is True and rep["disk_runs"] == len(info["disks"]["runs"])
     assert info["header"]["version"] == 5 and info["header"]["disks"] is True, info["header"]
-    assert [(r["slot"], r["sector"], r["sectors"]) for r in info["disks"]["runs"]] == SAVED_RUNS
+    assert [(r["slot"], r["sector"], r["sectors"]) for r in info["disks"]["runs"]
+            if not r["zero"]] == SAVED_RUNS, info["disks"]
     # what the stream holds of disk a is a's non-zero blocks, byte for byte;
     # disk b's tail is the host's
     stream = gzip.decompress(path.read_bytes())
     runs = disk_sections(stream)
-    assert {sector: data for _, slot, sector, _, data in runs if slot == 0} == blocks(a)
+    assert {sector: data for _, slot, sector, _, data in runs if slot == 0 and any(data)} == \
+        blocks(a)
     assert [data for _, slot, sector, _, data in runs if slot == 1 and sector == 16384] == \
         [HOST_B]
     # --no-disks: no flag, no DISK section
@@ -162,7 +166,7 @@ def test_disks_content_restored_onto_spare_disks(snap_host, tmp_path):
     assert nodisks["header"]["disks"] is False and nodisks["header"]["flags"] == 0
     assert not [s for s in nodisks["sections"] if s["type"] == "DISK"]
     assert nodisks["bytes"] == info["bytes"] - sum(SECTION_HEADER + RUN_HEADER + n * SECTOR
-                                                   for _, _, n in SAVED_RUNS)
+                                                   for _, _, _, n, _ in runs)
     before = before_marker(h.guest("orig"))
     h.ctl("destroy", "orig")
     originals = {p: digest(p) for p in (a, b)}
@@ -217,7 +221,7 @@ def test_disks_content_restored_onto_spare_disks(snap_host, tmp_path):
     assert sorted(v["name"] for v in listing["vms"]) == ["other"], listing
 
     rep, _, _ = h.ctl("restore", str(path), "--name", "copy", "--disk", "3", "--disk", "4")
-    assert rep["vm"] == "copy" and rep["disk_runs"] == len(SAVED_RUNS), rep
+    assert rep["vm"] == "copy" and rep["disk_runs"] == len(runs), rep
     h.wait_for(lambda l: l.startswith("[copy] DONE:"), 120)
     check_restored(before, h.guest("copy"), "vm orig, then copy (restored onto spare disks)")
     h.wait_for(lambda l: l == "carapace: vm copy: shut down", 30)
@@ -240,7 +244,7 @@ def test_restore_into_a_fresh_qemu_makes_new_images(snap_host, tmp_path):
     h.wait_for(lambda l: l.startswith("[orig] SNAPSHOT-READY"), 60)
     path = tmp_path / "live.snap"
     rep, _, _ = h.ctl("snapshot", "orig", str(path), "--live")
-    assert rep["live"] and rep["disks"] and rep["disk_runs"] == len(SAVED_RUNS), rep
+    assert rep["live"] and rep["disks"] and rep["disk_runs"] >= len(SAVED_RUNS), rep
     before = before_marker(h.guest("orig"))
     h.ctl("destroy", "orig")
     assert h.finish() == EXIT_OK
@@ -265,7 +269,7 @@ def test_restore_into_a_fresh_qemu_makes_new_images(snap_host, tmp_path):
     h2 = snap_host([], extra=["--switch", "name=lan", "--restore", str(path), "--expect",
                               "orig=shutdown"], timeout=300)
     h2.wait_for(lambda l: l.startswith("carapace-run: restored vm orig") and
-                f"{len(SAVED_RUNS)} disk runs written" in l, 120)
+                f"{rep['disk_runs']} disk runs written" in l, 120)
     h2.wait_for(lambda l: l.startswith("[orig] DONE:"), 120)
     check_restored(before, h2.guest("orig"), "vm orig, restored in a fresh QEMU")
     assert h2.finish() == EXIT_OK

@@ -311,8 +311,8 @@ def disk_summary(snap):
     stray = [r for r in snap.disk_runs if r["slot"] not in {d["slot"] for d in snap.disks}]
     total = sum(r["sectors"] for r in snap.disk_runs) * DISK_SECTOR
     return {"included": snap.disks_included, "disks": disks,
-            "runs": [{"slot": r["slot"], "sector": r["sector"], "sectors": r["sectors"]}
-                     for r in snap.disk_runs],
+            "runs": [{"slot": r["slot"], "sector": r["sector"], "sectors": r["sectors"],
+                      "zero": r["zero"]} for r in snap.disk_runs],
             "run_count": len(snap.disk_runs), "bytes": total, "stray_runs": len(stray)}
 
 

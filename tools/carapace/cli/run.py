@@ -249,8 +249,8 @@ that does not complete removes them.  A FILE without it (snapshot
 disk as a --vm's of the saved disk's size (its content is yours to match).
 Its NICs need their --switch.  --spare-disk PATH:size=SIZE adds a new zeroed
 image that no VM has, for a later `carapace-ctl restore FILE --disk N` into
-this running host (its device number N is printed at start).  A failed restore stops QEMU: exit status 3 with the
-hypervisor's message.  Files come from `carapace-ctl snapshot VM FILE`
+this running host (its device number N is printed at start).  A failed
+restore stops QEMU: exit status 3 with the hypervisor's message.  Files come from `carapace-ctl snapshot VM FILE`
 (docs/snapshot-format.md; tools/carapace-snap inspects them).
 
 Live migration: --incoming [ADDR:]PORT starts a fresh host that waits for
