@@ -839,6 +839,7 @@ static void restore_done(const struct snap_result *r)
 	jw_kv_u64(&w, "pages", r->pages);
 	jw_kv_u64(&w, "bytes", r->bytes);
 	jw_kv_u64(&w, "restore_us", ticks_to_us(r->ticks));
+	jw_kv_u64(&w, "disk_runs", r->disk_runs);
 	reply_nics(&w, r->vm, r->macs_derived);
 	reply_send(&w);
 }

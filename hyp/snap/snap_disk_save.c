@@ -10,10 +10,16 @@
  * been read: the blocks it waits for are read first (urgent), as a live
  * snapshot copies a RAM chunk before its first write. Reads are never held.
  * The guard and the saver (hart 0, snap_save_poll()) share the maps under
- * one lock. */
+ * one lock.
+ *
+ * A block of zeroes is left out, but one is staged all the same when no
+ * DISK section went for KEEPALIVE_MS: reading a big empty disk takes
+ * seconds, and a stream that says nothing that long looks dead to its
+ * client (carapace-ctl gives up after 30 s of silence). */
 #include <string.h>
 #include <errno.h>
 #include <atomic.h>
+#include <hart.h>
 #include <log.h>
 #include <mm.h>
 #include <printf.h>
@@ -26,6 +32,7 @@
 #define BLOCK_BYTES	(SNAP_DISK_BLOCK_SECTORS * SNAP_DISK_SECTOR)
 #define NR_BUFS		2	/* one read while the other block goes out */
 #define URGENT_MAX	16	/* blocks held writes wait for */
+#define KEEPALIVE_MS	500	/* at most this long without a DISK section */
 
 enum buf_state { BUF_FREE, BUF_READING, BUF_READY, BUF_SENDING };
 
@@ -51,6 +58,8 @@ static struct {
 	struct { unsigned int disk; uint64_t block; } urgent[URGENT_MAX];
 	unsigned int nr_urgent;
 	struct disk_buf buf[NR_BUFS];
+	uint64_t last_staged;		/* time_now() of the last DISK section, or of
+					 * the first disk_save_next(); 0: not yet */
 	char err[96];
 } ds;
 
@@ -247,6 +256,8 @@ enum disk_save_step disk_save_next(struct section_tx *tx, const char **why)
 {
 	bool busy = false;
 
+	if (!ds.last_staged)
+		ds.last_staged = time_now();	/* the memory is out: the disks begin */
 	/* the block staged last time is out (the caller pushed it) */
 	for (unsigned int i = 0; i < NR_BUFS; i++)
 		if (ds.buf[i].state == BUF_SENDING)
@@ -278,12 +289,14 @@ enum disk_save_step disk_save_next(struct section_tx *tx, const char **why)
 		}
 		if (b->state != BUF_READY)
 			continue;
-		if (all_zero(b->data, (size_t)b->sectors * SNAP_DISK_SECTOR)) {
+		if (all_zero(b->data, (size_t)b->sectors * SNAP_DISK_SECTOR) &&
+		    time_now() - ds.last_staged < timebase_hz / 1000 * KEEPALIVE_MS) {
 			b->state = BUF_FREE;
 			busy = true;	/* another read can start at once */
 			continue;
 		}
 		b->state = BUF_SENDING;
+		ds.last_staged = time_now();
 		section_tx_disk(tx, b->disk, b->block * BLOCK, b->sectors,
 				b->data);
 		return DS_STAGED;

@@ -36,7 +36,7 @@ static struct {
 	struct snap_io_map map;		/* where its disks go */
 	uint32_t macs_derived;
 	bool memory_begun;		/* VIRTIO sections come before MEMORY */
-	bool disks_begun;		/* DISK sections come after MEMORY */
+	bool disks_begun;		/* DISK sections come after MEMORY and VIRTIO */
 	uint64_t disk_runs;		/* DISK sections written */
 	uint64_t flags;			/* the header's */
 	gpa_t next_gpa;			/* MEMORY runs go up */
@@ -170,10 +170,11 @@ static void got_section(void)
 	case SNAP_SEC_VIRTIO:
 		if (ld.version < SNAP_VERSION_VIRTIO)
 			return refuse("bad-snapshot", "unknown section type (VIRTIO is version 4's)");
+		/* before MEMORY, and before DISK (a stream may have no memory run) */
 		if (!have_config || ld.next_dev != vdev_count || s->instance != ld.next_vio ||
 		    ld.memory_begun || ld.disks_begun)
 			return refuse("bad-snapshot", "out of order (virtio devices follow the "
-				      "devices, by slot from 0)");
+				      "devices, by slot from 0, before memory and disks)");
 		if (!snap_vio_length_ok(s->length))
 			return refuse("bad-snapshot", "impossible length for this section");
 		break;
