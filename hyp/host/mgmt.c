@@ -721,6 +721,7 @@ static struct {
 	struct vm *vm;
 	bool resume;		/* we paused it: resume it when the stream is out */
 	bool live;
+	bool disks;		/* the disks' content goes in (the default) */
 	uint64_t paused_at, pause_ticks;
 } snap_req;
 
@@ -755,6 +756,8 @@ static void snapshot_done(const struct snap_result *r)
 	jw_kv_u64(&w, "pages", r->pages);
 	jw_kv_u64(&w, "pause_us", ticks_to_us(pause));
 	jw_kv_bool(&w, "live", snap_req.live);
+	jw_kv_bool(&w, "disks", snap_req.disks);
+	jw_kv_u64(&w, "disk_runs", r->disk_runs);
 	if (snap_req.live)
 		jw_kv_u64(&w, "memory_pause_us", r->ticks ? MAX(ticks_to_us(r->ticks), 1UL) : 0);
 	reply_send(&w);
@@ -767,9 +770,10 @@ static void snapshot_paused(void *ctx, struct vm *vm, uint64_t result)
 {
 	(void)ctx;
 	(void)result;
-	if (vm->state != VM_PAUSED || snap_save_start(vm, snap_req.live, snapshot_done)) {
+	if (vm->state != VM_PAUSED ||
+	    snap_save_start(vm, snap_req.live, snap_req.disks, snapshot_done)) {
 		struct snap_result r = { "the VM could not be saved (it left, or no memory for a "
-					 "live snapshot)", NULL, vm, 0, 0, 0, 0 };
+					 "live snapshot)", NULL, vm, 0, 0, 0, 0, 0 };
 
 		snap_req.live = false;
 		snapshot_done(&r);
@@ -785,7 +789,7 @@ static void snapshot_paused(void *ctx, struct vm *vm, uint64_t result)
 
 static void cmd_snapshot(struct req *r)
 {
-	bool live = false;
+	bool live = false, disks = true;
 
 	if (!get_vm(r, "vm", true))
 		return;
@@ -793,10 +797,15 @@ static void cmd_snapshot(struct req *r)
 		reply_error(r->has_id, r->id, "bad-request", "live is a boolean");
 		return;
 	}
+	if (json_get(r->o, "disks") && !json_get_bool(r->o, "disks", &disks)) {
+		reply_error(r->has_id, r->id, "bad-request", "disks is a boolean");
+		return;
+	}
 	if (!stream_free(r))
 		return;
 	snap_req.vm = r->vm;
 	snap_req.live = live;
+	snap_req.disks = disks;
 	snap_req.paused_at = time_now();
 	start_wait(r, W_SNAPSHOT);
 	if (r->vm->state == VM_PAUSED) {
@@ -830,6 +839,7 @@ static void restore_done(const struct snap_result *r)
 	jw_kv_u64(&w, "pages", r->pages);
 	jw_kv_u64(&w, "bytes", r->bytes);
 	jw_kv_u64(&w, "restore_us", ticks_to_us(r->ticks));
+	jw_kv_u64(&w, "disk_runs", r->disk_runs);
 	reply_nics(&w, r->vm, r->macs_derived);
 	reply_send(&w);
 }
@@ -1087,7 +1097,7 @@ static const struct command commands[] = {
 	{ "destroy", cmd_destroy, { "vm", NULL } },
 	{ "create", cmd_create, { "name", "kernel", "initrd", "mem", "vcpus", "cfi", "bootargs",
 				  "debug", NULL } },
-	{ "snapshot", cmd_snapshot, { "vm", "live", NULL } },
+	{ "snapshot", cmd_snapshot, { "vm", "live", "disks", NULL } },
 	{ "restore", cmd_restore, { "name", "bytes", "disk0", "disk1", NULL } },
 	{ "migrate", cmd_migrate, { "vm", "max_rounds", NULL } },
 	{ "incoming", cmd_incoming, { "name", "disk0", "disk1", NULL } },

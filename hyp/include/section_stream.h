@@ -44,6 +44,11 @@ void section_tx_small(struct section_tx *t, uint32_t type, uint32_t instance,
  *  pages at @data for guest address @gpa (@data must not change until
  *  pushed: the CRC is computed now). */
 void section_tx_pages(struct section_tx *t, uint64_t gpa, uint64_t pages, const void *data);
+/** section_tx_disk() - stage a DISK section of the disk in @slot: the run
+ *  header, then @sectors sectors at @data from @sector (@data must not
+ *  change until pushed: the CRC is computed now). */
+void section_tx_disk(struct section_tx *t, uint32_t slot, uint64_t sector, uint32_t sectors,
+		     const void *data);
 /** section_tx_framed() - stage @len bytes framed before (sections staged
  *  and taken with section_tx_take(): counted then), sent from @bytes. */
 void section_tx_framed(struct section_tx *t, const void *bytes, size_t len);
@@ -59,9 +64,11 @@ enum section_rx_event {
 	SECTION_RX_NONE,	/* no byte waiting (or the limit reached) */
 	SECTION_RX_HEADER,	/* the stream header is in stage: the caller checks it */
 	SECTION_RX_SECTION,	/* a section header is in sec: section_rx_take() or refuse */
-	SECTION_RX_PAYLOAD,	/* the payload is in stage, its CRC good; MEMORY: only its
-				 * run header, the CRC unchecked: section_rx_data() next */
-	SECTION_RX_DATA,	/* a MEMORY section's pages are in, its CRC good */
+	SECTION_RX_PAYLOAD,	/* the payload is in stage, its CRC good; MEMORY, DISK:
+				 * only the run header, the CRC unchecked:
+				 * section_rx_data() next */
+	SECTION_RX_DATA,	/* a MEMORY section's pages (a DISK section's sectors) are
+				 * in, its CRC good */
 	SECTION_RX_ERROR,	/* why */
 };
 
@@ -87,9 +94,11 @@ void section_rx_reset(struct section_rx *r, uint64_t limit);
 /** section_rx_poll() - read toward the next event. */
 enum section_rx_event section_rx_poll(struct section_rx *r);
 /** section_rx_take() - read the payload of the section whose header is in:
- *  a MEMORY section's run header, or a whole small payload. NULL, or why
- *  not (a length no section of that kind can have, a MEMORY instance not 0). */
+ *  a MEMORY or DISK section's run header, or a whole small payload. NULL,
+ *  or why not (a length no section of that kind can have, a MEMORY
+ *  instance not 0). */
 const char *section_rx_take(struct section_rx *r);
-/** section_rx_data() - the MEMORY section's pages go to @dst (@len bytes). */
+/** section_rx_data() - the MEMORY section's pages (the DISK section's
+ *  sectors) go to @dst (@len bytes). */
 void section_rx_data(struct section_rx *r, void *dst, uint64_t len);
 #endif

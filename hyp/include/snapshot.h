@@ -187,6 +187,7 @@ struct snap_result {
 	 * kept the VM paused for want of memory for copies (0: not at all) */
 	uint64_t ticks;
 	uint32_t macs_derived;	/* a load: bit k, NIC k got a new MAC (snap_vio_admit) */
+	uint64_t disk_runs;	/* DISK sections: blocks of the disks that are not zero */
 };
 typedef void (*snap_done_fn)(const struct snap_result *r);
 
@@ -206,9 +207,10 @@ extern uint32_t snap_stall_ms;		/* /chosen carapace,stream-stall-ms */
 bool snap_port_stalled(uint64_t since);
 
 /** snap_save_start() - stream @vm, which the caller paused (all vCPUs off
- *  their harts), to the stream port; @done is called when it ended. @live:
- *  the caller may resume the VM as soon as this returns. */
-int snap_save_start(struct vm *vm, bool live, snap_done_fn done);
+ *  their harts, its devices drained), to the stream port; @done is called
+ *  when it ended. @live: the caller may resume the VM as soon as this
+ *  returns. @disks: its disks' content goes in too (SNAP_F_DISKS). */
+int snap_save_start(struct vm *vm, bool live, bool disks, snap_done_fn done);
 /** snap_saving() - is @vm being saved (its memory must stay)? */
 bool snap_saving(const struct vm *vm);
 /** snap_holds_paused() - a save of @vm needs it paused until the stream is

@@ -4,6 +4,7 @@
  * virtio-net model on a port of its switch (docs/virtio.md, "The I/O path"). */
 #ifndef HYP_VM_IO_H
 #define HYP_VM_IO_H
+#include <hostblk.h>
 #include <vio_mmio.h>
 #include <vm_lifecycle.h>
 
@@ -73,6 +74,44 @@ struct vm_io_info {
 void vm_io_poll(void);
 /** vm_io_list() - @vm's devices, at most @max, in slot order; how many. */
 unsigned int vm_io_list(struct vm *vm, struct vm_io_info *out, unsigned int max);
+/* ---- A disk's content, for snapshots and migrations ----
+ * Whole blocks read from the guest's disk as it is, or written into the
+ * host disk a restore bound, through the same host disk as the guest's
+ * requests and beside them (no rate limit: the host's own work). */
+
+/* One such request; its buffer is the caller's host memory, never guest RAM. */
+struct vm_disk_req {
+	struct hostblk_req req;
+	struct blk_seg seg;
+	uint32_t done;			/* set (release) once status is the answer */
+	uint8_t status;			/* VIRTIO_BLK_S_* */
+};
+
+/** vm_io_disk_sectors() - capacity of @vm's disk @disk (its slot: disks come
+ *  first), 0 if it has none there. */
+uint64_t vm_io_disk_sectors(struct vm *vm, unsigned int disk);
+/** vm_io_disk_read_only() - the guest cannot write disk @disk: its content
+ *  is its image's, never a snapshot's. */
+bool vm_io_disk_read_only(struct vm *vm, unsigned int disk);
+/** vm_io_disk_submit() - start @r on disk @disk: a read (@write false) or a
+ *  write of @sectors sectors at @sector, data at @buf (host memory,
+ *  physically contiguous). 0: r->done follows; -HYP_EBUSY: the host ring is
+ *  full, try again; -HYP_ENOENT: no such disk; other: refused. */
+int vm_io_disk_submit(struct vm *vm, unsigned int disk, struct vm_disk_req *r, bool write,
+		      uint64_t sector, uint32_t sectors, void *buf);
+/** vm_io_disk_poll() - let disk @disk's host device complete what it
+ *  finished (a caller waiting for its request polls). */
+void vm_io_disk_poll(struct vm *vm, unsigned int disk);
+/** vm_disk_guard_fn - may the guest's write of @sectors at @sector of disk
+ *  @disk go to the host disk now? Called on any hart, under that disk's
+ *  device lock. False: it is held, handed out again at a later poll. */
+typedef bool (*vm_disk_guard_fn)(unsigned int disk, uint64_t sector, uint64_t sectors);
+/** vm_io_disk_guard() - put @fn (NULL: none) before every guest write to
+ *  @vm's disks (a live snapshot that has not saved every block yet). The
+ *  VM is paused with its devices drained when one is set; when it is taken
+ *  away the writes it held go at the next poll. */
+void vm_io_disk_guard(struct vm *vm, vm_disk_guard_fn fn);
+
 /** vm_io_nic_set() - take NIC @nic of @vm off its switch (@attach false: the
  *  guest sees its link go down, nothing reaches or leaves it) or put it back.
  *  -HYP_ENOENT: no such NIC; -HYP_EEXIST: its MAC is on the switch again

@@ -26,6 +26,8 @@ struct disk_link {
 	unsigned int slot;		/* its guest slot */
 	const struct vm *owner;		/* NULL: free */
 	bool read_only;			/* the VM's description says so (QEMU's drive too) */
+	/* a live snapshot's: may a guest write go now? (vm_io_disk_guard()) */
+	vm_disk_guard_fn guard;
 	struct hostblk_req req[VBLK_INFLIGHT];
 };
 
@@ -77,11 +79,30 @@ static bool disk_tokens(struct disk_link *l, const struct vblk_io *io)
 	return true;
 }
 
+/* A write that a live snapshot must first save the blocks of waits: held
+ * as a rate limit holds it (vm_io_poll() kicks it), and asked again then. */
+static bool guard_allows(struct disk_link *l, const struct vblk_io *io)
+{
+	vm_disk_guard_fn guard = __atomic_load_n(&l->guard, __ATOMIC_ACQUIRE);
+	uint64_t bytes = 0;
+
+	if (!guard)
+		return true;
+	for (uint32_t i = 0; i < io->nr_seg; i++)
+		bytes += io->seg[i].len;
+	if (guard(l->slot, io->sector, bytes / VIRTIO_BLK_SECTOR))
+		return true;
+	__atomic_store_n(&l->throttled, 1, __ATOMIC_RELEASE);
+	return false;
+}
+
 static int disk_submit(void *be, struct vblk_io *io)
 {
 	struct disk_link *l = be;
 	struct hostblk_req *r = &l->req[io->index];
 
+	if (io->type == VIRTIO_BLK_T_OUT && !guard_allows(l, io))
+		return -HYP_EBUSY;	/* kept by vblk; vm_io_poll() kicks it */
 	if (!disk_tokens(l, io))
 		return -HYP_EBUSY;	/* kept by vblk; vm_io_poll() kicks it */
 
@@ -452,4 +473,78 @@ void vm_io_poll(void)
 			}
 		}
 	spin_unlock(&io_lock);
+}
+
+/* ---- a disk's content, for snapshots and migrations ---- */
+
+/* @vm's disk @disk: its host disk's link, or NULL. */
+static struct disk_link *disk_of(const struct vm *vm, unsigned int disk)
+{
+	const struct vm_io_rec *rec = &recs[vm->index];
+	struct disk_link *l;
+
+	if (disk >= rec->nr_disks || rec->disk[disk].pci_dev >= ARRAY_SIZE(disks))
+		return NULL;
+	l = &disks[rec->disk[disk].pci_dev];
+	return l->owner == vm ? l : NULL;
+}
+
+uint64_t vm_io_disk_sectors(struct vm *vm, unsigned int disk)
+{
+	struct disk_link *l = disk_of(vm, disk);
+
+	return l ? hostblk_sectors(l->hb) : 0;
+}
+
+bool vm_io_disk_read_only(struct vm *vm, unsigned int disk)
+{
+	struct disk_link *l = disk_of(vm, disk);
+
+	return !l || disk_read_only(l);
+}
+
+static void disk_req_done(struct hostblk_req *hr)
+{
+	struct vm_disk_req *r = hr->owner;
+
+	r->status = hr->status;
+	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+}
+
+int vm_io_disk_submit(struct vm *vm, unsigned int disk, struct vm_disk_req *r, bool write,
+		      uint64_t sector, uint32_t sectors, void *buf)
+{
+	struct disk_link *l = disk_of(vm, disk);
+
+	if (!l)
+		return -HYP_ENOENT;
+	r->seg = (struct blk_seg){ (hpa_t)(uintptr_t)buf, sectors * VIRTIO_BLK_SECTOR };
+	r->req = (struct hostblk_req){ .type = write ? VIRTIO_BLK_T_OUT : VIRTIO_BLK_T_IN,
+				       .sector = sector, .seg = &r->seg, .nr_seg = 1,
+				       .done = disk_req_done, .owner = r };
+	r->done = 0;
+	return hostblk_submit(l->hb, &r->req);
+}
+
+void vm_io_disk_poll(struct vm *vm, unsigned int disk)
+{
+	struct disk_link *l = disk_of(vm, disk);
+
+	if (l)
+		hostblk_poll(l->hb);
+}
+
+void vm_io_disk_guard(struct vm *vm, vm_disk_guard_fn fn)
+{
+	const struct vm_io_rec *rec = &recs[vm->index];
+
+	for (unsigned int i = 0; i < rec->nr_disks; i++) {
+		struct disk_link *l = disk_of(vm, i);
+
+		if (!l)
+			continue;
+		__atomic_store_n(&l->guard, fn, __ATOMIC_RELEASE);
+		if (!fn)	/* what it held goes at the next poll */
+			__atomic_store_n(&l->throttled, 1, __ATOMIC_RELEASE);
+	}
 }

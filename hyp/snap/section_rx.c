@@ -36,8 +36,23 @@ void section_rx_reset(struct section_rx *r, uint64_t limit)
 	expect(r, sizeof(struct snap_header), RX_HEADER);
 }
 
+/* A DISK section: its run header, then 1..SNAP_DISK_BLOCK_SECTORS sectors. */
+static bool disk_length_ok(uint64_t length)
+{
+	return length > sizeof(struct snap_disk_run) &&
+	       length <= sizeof(struct snap_disk_run) +
+			 SNAP_DISK_BLOCK_SECTORS * SNAP_DISK_SECTOR &&
+	       (length - sizeof(struct snap_disk_run)) % SNAP_DISK_SECTOR == 0;
+}
+
 const char *section_rx_take(struct section_rx *r)
 {
+	if (r->sec.type == SNAP_SEC_DISK) {
+		if (!disk_length_ok(r->sec.length))
+			return "impossible DISK length";
+		expect(r, sizeof(struct snap_disk_run), RX_PAYLOAD);
+		return NULL;
+	}
 	if (r->sec.type == SNAP_SEC_MEMORY) {
 		/* both streams' MEMORY is instance 0: said here, where every
 		 * MEMORY header passes (a migration's receiver takes them before
@@ -84,9 +99,9 @@ static enum section_rx_event staged(struct section_rx *r)
 		r->state = RX_TAKE;
 		return SECTION_RX_SECTION;
 	default:
-		/* MEMORY: the run header starts the CRC, the pages continue it */
+		/* MEMORY, DISK: the run header starts the CRC, the data continues it */
 		r->crc = crc32c_update(CRC32C_INIT, r->stage, r->have);
-		if (r->sec.type == SNAP_SEC_MEMORY) {
+		if (r->sec.type == SNAP_SEC_MEMORY || r->sec.type == SNAP_SEC_DISK) {
 			r->state = RX_WAIT;
 			return SECTION_RX_PAYLOAD;
 		}

@@ -65,17 +65,33 @@ void section_tx_small(struct section_tx *t, uint32_t type, uint32_t instance,
 	section_tx_seal(t, type, instance, len);
 }
 
+/* A section of a run header and the @len bytes at @data it describes. */
+static void stage_run(struct section_tx *t, uint32_t type, uint32_t instance, const void *run,
+		      size_t run_len, const void *data, size_t len)
+{
+	uint32_t crc = crc32c_update(CRC32C_INIT, run, run_len);
+
+	crc = crc32c_final(crc32c_update(crc, data, len));
+	memcpy(section_tx_payload(t), run, run_len);
+	seal(t, type, instance, run_len, run_len + len, crc);
+	t->data = data;
+	t->data_len = len;
+}
+
 void section_tx_pages(struct section_tx *t, uint64_t gpa, uint64_t pages, const void *data)
 {
 	struct snap_mem_run run = { gpa, pages };
-	size_t len = pages * SNAP_PAGE_SIZE;
-	uint32_t crc = crc32c_update(CRC32C_INIT, &run, sizeof(run));
 
-	crc = crc32c_final(crc32c_update(crc, data, len));
-	memcpy(section_tx_payload(t), &run, sizeof(run));
-	seal(t, SNAP_SEC_MEMORY, 0, sizeof(run), sizeof(run) + len, crc);
-	t->data = data;
-	t->data_len = len;
+	stage_run(t, SNAP_SEC_MEMORY, 0, &run, sizeof(run), data, pages * SNAP_PAGE_SIZE);
+}
+
+void section_tx_disk(struct section_tx *t, uint32_t slot, uint64_t sector, uint32_t sectors,
+		     const void *data)
+{
+	struct snap_disk_run run = { sector, sectors, 0 };
+
+	stage_run(t, SNAP_SEC_DISK, slot, &run, sizeof(run), data,
+		  (size_t)sectors * SNAP_DISK_SECTOR);
 }
 
 void section_tx_framed(struct section_tx *t, const void *bytes, size_t len)

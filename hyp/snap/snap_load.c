@@ -17,7 +17,9 @@
 #include <snapshot.h>
 #include <virtio_console.h>
 #include <vm.h>
+#include <vm_io.h>
 #include <vm_lifecycle.h>
+#include "snap_disk.h"
 
 #define POLL_BUDGET_US	2000
 
@@ -34,14 +36,18 @@ static struct {
 	struct snap_io_map map;		/* where its disks go */
 	uint32_t macs_derived;
 	bool memory_begun;		/* VIRTIO sections come before MEMORY */
+	bool disks_begun;		/* DISK sections come after MEMORY and VIRTIO */
+	uint64_t disk_runs;		/* DISK sections written */
+	uint64_t flags;			/* the header's */
 	gpa_t next_gpa;			/* MEMORY runs go up */
+	struct disk_load disk;		/* DISK sections: snap_disk_load.c */
 	struct section_rx rx;		/* its sec: the section being read */
 	char err[160];
 	const char *code;
 } ld;
 
 static const char *const section_names[] = { "?", "CONFIG", "VCPU", "DEVICE", "MEMORY", "END",
-					     "VIRTIO" };
+					     "VIRTIO", "DISK" };
 
 static const char *sec_name(uint32_t type)
 {
@@ -63,9 +69,10 @@ bool snap_busy(void)
 static void finish(bool ok)
 {
 	struct snap_result r = { ok ? NULL : ld.err, ok ? NULL : ld.code, ld.vm, ld.rx.bytes,
-				 ld.pages, time_now() - ld.start, ld.macs_derived };
+				 ld.pages, time_now() - ld.start, ld.macs_derived, ld.disk_runs };
 	snap_done_fn done = ld.done;
 
+	disk_load_end(&ld.disk);
 	if (!ok && ld.vm) {
 		/* never scheduled, never on a hart: its memory goes back at once */
 		vm_destroy_finish(ld.vm);
@@ -135,6 +142,7 @@ static void got_header(void)
 	if (why)
 		return refuse("bad-snapshot", why);
 	ld.version = h->version;
+	ld.flags = h->flags;
 }
 
 /* A section header arrived: is it the one that may come now? */
@@ -162,17 +170,30 @@ static void got_section(void)
 	case SNAP_SEC_VIRTIO:
 		if (ld.version < SNAP_VERSION_VIRTIO)
 			return refuse("bad-snapshot", "unknown section type (VIRTIO is version 4's)");
+		/* before MEMORY, and before DISK (a stream may have no memory run) */
 		if (!have_config || ld.next_dev != vdev_count || s->instance != ld.next_vio ||
-		    ld.memory_begun)
+		    ld.memory_begun || ld.disks_begun)
 			return refuse("bad-snapshot", "out of order (virtio devices follow the "
-				      "devices, by slot from 0)");
+				      "devices, by slot from 0, before memory and disks)");
 		if (!snap_vio_length_ok(s->length))
 			return refuse("bad-snapshot", "impossible length for this section");
 		break;
 	case SNAP_SEC_MEMORY:
-		if (!have_config || ld.next_dev != vdev_count)
-			return refuse("bad-snapshot", "out of order (memory follows the devices)");
+		if (!have_config || ld.next_dev != vdev_count || ld.disks_begun)
+			return refuse("bad-snapshot", "out of order (memory follows the devices, "
+				      "before the disks)");
 		break;	/* its instance and length: section_rx_take() */
+	case SNAP_SEC_DISK:
+		if (!(ld.flags & SNAP_F_DISKS))
+			return refuse("bad-snapshot", "a DISK section in a stream without the disks "
+				      "(header flag DISKS)");
+		if (!have_config || ld.next_dev != vdev_count)
+			return refuse("bad-snapshot", "out of order (disks follow the devices)");
+		why = disk_load_section(&ld.disk, ld.vm, s->instance);
+		if (why)
+			return refuse("bad-snapshot", why);
+		ld.disks_begun = true;
+		break;	/* its length: section_rx_take() */
 	case SNAP_SEC_END:
 		if (!have_config || ld.next_dev != vdev_count || s->instance)
 			return refuse("bad-snapshot", "END before the VM state is complete");
@@ -180,7 +201,7 @@ static void got_section(void)
 	default:
 		return refuse("bad-snapshot", "unknown section type");
 	}
-	if (s->type != SNAP_SEC_MEMORY && s->type != SNAP_SEC_VIRTIO &&
+	if (s->type != SNAP_SEC_MEMORY && s->type != SNAP_SEC_VIRTIO && s->type != SNAP_SEC_DISK &&
 	    s->length != snap_section_length(s->type, s->instance, ld.version))
 		return refuse("bad-snapshot", "impossible length for this section");
 	why = section_rx_take(&ld.rx);
@@ -259,6 +280,28 @@ static void got_run(const struct snap_mem_run *run)
 	ld.pages += run->pages;
 }
 
+static void got_disk_run(const struct snap_disk_run *run)
+{
+	uint32_t offset;
+	void *dst;
+	const char *why = disk_load_run(&ld.disk, run, ld.rx.sec.length, &dst, &offset);
+
+	if (why)
+		return refuse_field(why, offset);
+	section_rx_data(&ld.rx, dst, (uint64_t)run->sectors * SNAP_DISK_SECTOR);
+}
+
+/* The sectors of a DISK section are in, their CRC good: to the disk. */
+static void got_disk_data(void)
+{
+	const char *why = disk_load_write(&ld.disk);
+
+	if (why)
+		return refuse("disk-io", why);
+	ld.sections++;
+	ld.disk_runs++;
+}
+
 static void got_end(const struct snap_end *e)
 {
 	struct vm *vm = ld.vm;
@@ -287,6 +330,7 @@ static void got_payload(void)
 	case SNAP_SEC_DEVICE: got_device(payload); break;
 	case SNAP_SEC_VIRTIO: got_vio(payload); break;
 	case SNAP_SEC_MEMORY: got_run(payload); return;	/* its pages follow */
+	case SNAP_SEC_DISK: got_disk_run(payload); return;	/* its sectors follow */
 	case SNAP_SEC_END: got_end(payload); return;
 	}
 	ld.sections++;
@@ -309,6 +353,7 @@ static void no_byte(void)
 void snap_load_poll(void)
 {
 	uint64_t until = time_now() + timebase_hz / 1000000 * POLL_BUDGET_US;
+	const char *why;
 
 	if (!ld.busy)
 		return;
@@ -320,12 +365,25 @@ void snap_load_poll(void)
 			finish(false);
 			return;
 		}
+		/* a block on its way to the disk: nothing more is read meanwhile
+		 * (its buffer is the next one's), and that wait is not a stall */
+		if (disk_load_busy(&ld.disk, &why)) {
+			ld.rx.moved = time_now();
+			if (why)
+				return refuse("disk-io", why);
+			continue;	/* until the budget is spent */
+		}
 		switch (section_rx_poll(&ld.rx)) {
 		case SECTION_RX_NONE: no_byte(); break;
 		case SECTION_RX_HEADER: got_header(); break;
 		case SECTION_RX_SECTION: got_section(); break;
 		case SECTION_RX_PAYLOAD: got_payload(); break;
-		case SECTION_RX_DATA: ld.sections++; break;
+		case SECTION_RX_DATA:
+			if (ld.rx.sec.type == SNAP_SEC_DISK)
+				got_disk_data();
+			else
+				ld.sections++;
+			break;
 		case SECTION_RX_ERROR: refuse("bad-snapshot", ld.rx.why); break;
 		}
 	} while (ld.busy && time_now() < until);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Saving a VM to the stream port, a piece at a time from the host services'
  * poll (hart 0): header, CONFIG, the vCPUs and devices (snap_emit.c, as a
- * migration sends them), MEMORY runs of non-zero pages, END, each section
- * framed and pushed by the shared transmitter (section_tx.c).
+ * migration sends them), MEMORY runs of non-zero pages, the disks' DISK
+ * runs (snap_disk_save.c) unless the caller leaves them out, END, each
+ * section framed and pushed by the shared transmitter (section_tx.c).
  *
  * Plain: the VM stays paused until the last byte. Live: while it is paused,
  * the vCPU and device state are staged and its RAM is write-protected at
@@ -24,10 +25,11 @@
 #include <snapshot.h>
 #include <virtio_console.h>
 #include <vm.h>
+#include "snap_disk.h"
 
 #define POLL_BUDGET_US	2000	/* streaming time per poll, so hart 0 goes on */
 
-enum phase { P_IDLE, P_HEADER, P_CONFIG, P_STATE, P_PREFIX, P_MEMORY, P_END, P_DONE };
+enum phase { P_IDLE, P_HEADER, P_CONFIG, P_STATE, P_PREFIX, P_MEMORY, P_DISK, P_END, P_DONE };
 
 #define PREFIX_MAX	(sizeof(struct snap_header) + \
 			 sizeof(struct snap_section) + sizeof(struct snap_config) + \
@@ -44,6 +46,9 @@ static struct {
 	struct vm *vm;
 	snap_done_fn done;
 	bool live;
+	bool disks;			/* the disks' content goes in (SNAP_F_DISKS) */
+	const char *disk_err;		/* the disks' part failed: why */
+	uint64_t disk_runs;		/* DISK sections staged */
 	bool forced_pause;		/* no memory for a copy: the VM waits for us */
 	uint64_t forced_at;		/* when that pause was asked for */
 	uint32_t boot_count;		/* a reboot during a live snapshot ends it */
@@ -189,7 +194,8 @@ static bool stage_next(void)
 
 	switch (sv.phase) {
 	case P_HEADER:
-		section_tx_header(&sv.tx, SNAP_MAGIC, SNAP_VERSION, sv.live ? SNAP_F_LIVE : 0);
+		section_tx_header(&sv.tx, SNAP_MAGIC, SNAP_VERSION,
+				  (sv.live ? SNAP_F_LIVE : 0) | (sv.disks ? SNAP_F_DISKS : 0));
 		sv.phase = P_CONFIG;
 		return true;
 	case P_CONFIG:
@@ -213,8 +219,19 @@ static bool stage_next(void)
 			return true;
 		if (sv.reset)
 			return false;	/* never an END after a reset: the poll aborts */
-		sv.phase = P_END;
+		sv.phase = sv.disks ? P_DISK : P_END;
 		return stage_next();
+	case P_DISK:
+		switch (disk_save_next(&sv.tx, &sv.disk_err)) {
+		case DS_STAGED:
+			sv.disk_runs++;
+			return true;
+		case DS_DONE:
+			sv.phase = P_END;
+			return stage_next();
+		default:
+			return false;	/* reads under way, or disk_err: the poll ends it */
+		}
 	case P_END:
 		snap_emit_end(&sv.tx, sv.pages);
 		sv.phase = P_DONE;
@@ -274,10 +291,12 @@ static void live_end(void)
 static void finish(const char *err)
 {
 	struct snap_result r = { err, err ? "stream" : NULL, sv.vm, sv.tx.bytes, sv.pages,
-				 sv.forced_pause ? time_now() - sv.forced_at + 1 : 0, 0 };
+				 sv.forced_pause ? time_now() - sv.forced_at + 1 : 0, 0, sv.disk_runs };
 	snap_done_fn done = sv.done;
 
 	drop_chunk();
+	if (sv.disks)
+		disk_save_end();
 	live_end();
 	sv.phase = P_IDLE;
 	sv.vm = NULL;
@@ -316,7 +335,7 @@ static int live_begin(struct vm *vm)
 	return 0;
 }
 
-int snap_save_start(struct vm *vm, bool live, snap_done_fn done)
+int snap_save_start(struct vm *vm, bool live, bool disks, snap_done_fn done)
 {
 	if (sv.phase != P_IDLE)
 		return -HYP_EBUSY;
@@ -328,12 +347,20 @@ int snap_save_start(struct vm *vm, bool live, snap_done_fn done)
 	sv.vm = vm;
 	sv.done = done;
 	sv.live = live;
+	sv.disks = disks;
 	sv.boot_count = vm->cfg.boot_count;
 	sv.ram_epoch = vm->ram_epoch;
 	sv.chunks = vm->cfg.ram_size / VM_RAM_CHUNK;
 	sv.start = time_now();
 	section_tx_reset(&sv.tx);
+	/* the disks first: their guard is set while the VM is still paused */
+	if (disks && disk_save_begin(vm, live)) {
+		sv.phase = P_IDLE;
+		return -HYP_ENOMEM;
+	}
 	if (live && live_begin(vm)) {
+		if (disks)
+			disk_save_end();
 		sv.phase = P_IDLE;
 		return -HYP_ENOMEM;
 	}
@@ -379,7 +406,11 @@ void snap_save_poll(void)
 			finish(NULL);
 			return;
 		}
-		if (!stage_next() && sv.reset)
+		if (!stage_next() && sv.disk_err) {
+			finish(sv.disk_err);
+			return;
+		}
+		if (sv.reset)
 			continue;	/* the check above ends it */
 	} while (time_now() < until);
 }

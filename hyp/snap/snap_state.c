@@ -34,10 +34,11 @@ const char *snap_header_check(const struct snap_header *h)
 	if (memcmp(h->magic, SNAP_MAGIC, sizeof(h->magic)))
 		return "not a Carapace snapshot (bad magic)";
 	if (h->version < SNAP_VERSION_MIN || h->version > SNAP_VERSION)
-		return "unknown snapshot version (this Carapace reads versions 1 to 4)";
+		return "unknown snapshot version (this Carapace reads versions 1 to 5)";
 	if (h->header_size != sizeof(*h))
 		return "bad header size";
-	if (h->flags & ~SNAP_F_LIVE)
+	if (h->flags & ~(SNAP_F_LIVE | SNAP_F_DISKS) ||
+	    (h->version < SNAP_VERSION_DISK && (h->flags & SNAP_F_DISKS)))
 		return "unknown header flags";
 	if (h->reserved)
 		return "reserved header field is not 0";

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* The snapshot stream, version 4 (docs/snapshot-format.md is normative; this
+/* The snapshot stream, version 5 (docs/snapshot-format.md is normative; this
  * header, abi/snapshot_records.h (the vCPU records) and
  * abi/snapshot_devices.h (the device states) are its C form, shared by the
  * hypervisor, its tests and tools/carapace-snap).
  *
  * A stream is a header, then sections, each a section header and a payload:
  *   CONFIG, VCPU x nr_vcpus, DEVICE x every device, VIRTIO x the VM's virtio
- *   devices (version 4), MEMORY x runs, END.
+ *   devices (version 4), MEMORY x runs, DISK x runs (version 5), END.
  * Everything is little-endian, every field has a fixed width and every struct
  * a fixed size with no implicit padding. A snapshot file is a saved stream. */
 #ifndef HYP_SNAPSHOT_FORMAT_H
@@ -16,9 +16,10 @@
 #include <abi/snapshot_devices.h>
 
 #define SNAP_MAGIC		"CARASNAP"	/* 8 bytes, no NUL */
-#define SNAP_VERSION		4	/* 4: VIRTIO sections, the VM's disks and NICs */
-#define SNAP_VERSION_MIN	1	/* versions 1, 2 and 3 are read too */
+#define SNAP_VERSION		5	/* 5: DISK sections, the disks' content */
+#define SNAP_VERSION_MIN	1	/* versions 1 to 4 are read too */
 #define SNAP_VERSION_VIRTIO	4	/* the first with VIRTIO sections */
+#define SNAP_VERSION_DISK	5	/* the first with DISK sections */
 #define SNAP_PAGE_SIZE		4096
 #define SNAP_RUN_MAX_PAGES	512		/* one MEMORY section covers at most 2 MiB */
 #define SNAP_MAX_VCPUS		8
@@ -26,6 +27,12 @@
 				 (uint64_t)SNAP_RUN_MAX_PAGES * SNAP_PAGE_SIZE)
 
 #define SNAP_F_LIVE		(1ULL << 0)	/* taken while the VM ran on */
+#define SNAP_F_DISKS		(1ULL << 1)	/* version 5: every disk's content is in it */
+
+/* A disk's content moves in blocks of this many 512-byte sectors (64 KiB);
+ * a block of zeroes is not sent (the restored image starts zeroed). */
+#define SNAP_DISK_BLOCK_SECTORS	128
+#define SNAP_DISK_SECTOR	512
 
 struct snap_header {
 	char magic[8];
@@ -42,6 +49,7 @@ enum snap_section_type {
 	SNAP_SEC_MEMORY = 4,
 	SNAP_SEC_END = 5,
 	SNAP_SEC_VIRTIO = 6,	/* version 4: one virtio device, instance = its slot */
+	SNAP_SEC_DISK = 7,	/* version 5: one run of a disk's sectors, instance = its slot */
 };
 
 struct snap_section {
@@ -73,6 +81,14 @@ struct snap_mem_run {
 	uint64_t pages;		/* 1..SNAP_RUN_MAX_PAGES; the data follows */
 };
 
+/* DISK (instance = the disk's virtio-mmio slot): one block of its content,
+ * not all zero; blocks missing from every run are zero. */
+struct snap_disk_run {
+	uint64_t sector;	/* a multiple of SNAP_DISK_BLOCK_SECTORS, inside the disk */
+	uint32_t sectors;	/* 1..SNAP_DISK_BLOCK_SECTORS, not past the disk's end */
+	uint32_t reserved;	/* 0 */
+};
+
 /* END (instance 0): the stream is complete. */
 struct snap_end {
 	uint64_t sections;	/* sections before this one */
@@ -84,4 +100,5 @@ _Static_assert(sizeof(struct snap_section) == 24, "snap_section");
 _Static_assert(sizeof(struct snap_device) == 24, "snap_device");
 _Static_assert(sizeof(struct snap_mem_run) == 16, "snap_mem_run");
 _Static_assert(sizeof(struct snap_end) == 16, "snap_end");
+_Static_assert(sizeof(struct snap_disk_run) == 16, "snap_disk_run");
 #endif

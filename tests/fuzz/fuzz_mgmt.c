@@ -330,9 +330,10 @@ bool mig_recv_armed(void)
 	return false;
 }
 
-int snap_save_start(struct vm *vm, bool live, snap_done_fn done)
+int snap_save_start(struct vm *vm, bool live, bool disks, snap_done_fn done)
 {
 	(void)live;
+	(void)disks;
 	CHECK(vm_slot_used(vm) && vm->state == VM_PAUSED);
 	if (flags & FL_OP_FAILS)
 		return -HYP_ENOMEM;
@@ -411,7 +412,7 @@ static void op_finish(void)
 	case OP_SNAP: {
 		struct snap_result r = { err ? "a \"quoted\"\n error" : NULL,
 					 err ? "bad-snapshot" : NULL, err ? NULL : op.vm,
-					 12345, 3, 999, 1 };	/* a restore: NIC 0's MAC new */
+					 12345, 3, 999, 1, 0 };	/* a restore: NIC 0's MAC new */
 
 		op.kind = OP_NONE;
 		op.snap_done(&r);

@@ -55,6 +55,9 @@ struct fuzz_vms_seen {
 	unsigned int allocs, alloc_fails, destroys, starts, paused_starts, kicks;
 	unsigned int disk_requests;	/* requests the stub disks completed */
 	unsigned int frames_seen;	/* frames the other VM's NIC on FUZZ_SWITCH got */
+	unsigned int disk_writes;	/* DISK blocks a restore wrote */
+	uint64_t disk_last_sector;	/* the last one's sector and first byte */
+	uint8_t disk_last_byte;
 	bool live;
 	unsigned int probes;		/* vsbi_vm_init() calls */
 	uint32_t probed_features;	/* the VM's features the last one saw */

@@ -189,15 +189,20 @@ def override(layout, raw, fields):
 def stream(name="alpha", nr_vcpus=1, ram=8 * MiB, runs=((0x200000, 1),), cfi=True,
            live=False, queued=b"hi\n", timebase=TIMEBASE, features=None, vcpu_over=None,
            dev_over=None, end_over=None, version=snap.VERSION, vcpu_version=None,
-           config_over=None, vio=(), ring=False):
+           config_over=None, vio=(), ring=False, disks=None, disk_flag=None):
     """A valid stream (unless an override makes a field wrong: the CRCs stay
     right, so the field checks see it); @runs: (offset in RAM, pages).
     @version: the header's; the VCPU records are of @vcpu_version (default the
     same: a version 1 record is the first VCPU_V1_SIZE bytes). @vio: (model,
     state) of each VIRTIO section, slots 0, 1, ...; @ring: the disk's rings
-    (vio_ring_run()) as the first run."""
+    (vio_ring_run()) as the first run. @disks: (slot, sector, bytes) of each
+    DISK section (version 5), after the memory; @disk_flag: the header's flag
+    DISKS (default: set when @disks is given)."""
+    if disk_flag is None:
+        disk_flag = disks is not None
     out = [snap.HEADER.encode({"magic": snap.MAGIC, "version": version, "header_size": 32,
-                               "flags": 1 if live else 0})]
+                               "flags": (snap.F_LIVE if live else 0) |
+                                        (snap.F_DISKS if disk_flag else 0)})]
     config = snap.CONFIG.encode({
         "name": name.encode(), "ram_gpa": RAM_BASE, "ram_size": ram, "nr_vcpus": nr_vcpus,
         "cfi_policy": 0 if cfi else 3,
@@ -237,6 +242,9 @@ def stream(name="alpha", nr_vcpus=1, ram=8 * MiB, runs=((0x200000, 1),), cfi=Tru
         body += b"".join(page(k * 16 + p) for p in range(n))
         out.append(section(snap.SEC_MEMORY, 0, body))
         pages += n
+    for slot, sector, data in disks or ():
+        run = snap.DISKRUN.encode({"sector": sector, "sectors": len(data) // snap.DISK_SECTOR})
+        out.append(section(snap.SEC_DISK, slot, run + data))
     nsec = len(out) - 1
     end = {"sections": nsec, "memory_pages": pages}
     end.update(end_over or {})

@@ -91,9 +91,12 @@ def as_version_1(stream, vs_sv=0, vcpu_bytes=672):
     """The same snapshot as a version 1 writer would have made it: version 1
     in the header, 672-byte VCPU records, CONFIG's vs_sv (then reserved) 0
     (@vs_sv: another value, which a version 1 stream must not have;
-    @vcpu_bytes: keep longer VCPU records, which it must not have either)."""
+    @vcpu_bytes: keep longer VCPU records, which it must not have either).
+    Its header has no DISKS flag (a version 5 one: the stream has no DISK
+    section, the VM no disk)."""
     out = bytearray(stream[:32])
     struct.pack_into("<I", out, 8, 1)
+    struct.pack_into("<Q", out, 16, struct.unpack_from("<Q", out, 16)[0] & 1)
     pos = 32
     while pos < len(stream):
         typ, inst, length, _, res = struct.unpack_from("<IIQII", stream, pos)
@@ -140,7 +143,7 @@ def corrupt_cases(good):
     cases = [
         ("truncated", good[:len(good) // 2], "truncated"),
         ("magic", b"XARASNAP" + good[8:], "magic"),
-        ("version", good[:8] + struct.pack("<I", 5) + good[12:], "version"),
+        ("version", good[:8] + struct.pack("<I", 6) + good[12:], "version"),
         # a version 2 body under a version 1 header: the VCPU record is too long
         ("v1-header", as_version_1(good, vcpu_bytes=848), "length"),
         ("crc", good[:cfg_payload + 20] + bytes([good[cfg_payload + 20] ^ 1]) +

@@ -1,22 +1,22 @@
 # SPDX-License-Identifier: MIT
 """A running VM and its disks moved to another Carapace host by snapshot
-(issue 25): paused, snapshotted, its disks carried over, destroyed where it
-was, the file restored there: into a fresh QEMU (move_to_fresh_host():
-carapace-run --restore FILE,disk=...) or into a host that runs already
-(move_to_host(): carapace-ctl restore, onto a host disk no VM uses there);
-or snapshotted, destroyed and restored where it was, beside the VMs it
-talks to (restore_in_place()).
-Today a snapshot holds no disk content (docs/snapshot-format.md, "After a
-restore or a move": the user's business), so carry_disks() copies each image
-while the VM is paused; once the content travels in the stream, that one
-step changes and every test that moves a VM through these follows."""
+(issue 25): paused, snapshotted with its disks' content (snapshot format 5,
+"DISK"), destroyed where it was, the file restored there: into a fresh QEMU
+(move_to_fresh_host(): carapace-run --restore FILE,disk=NEW..., new images
+the launcher creates and the restore fills) or into a host that runs already
+(move_to_host(): carapace-ctl restore --disk N..., onto a host disk no VM
+uses there, zeroed first by zero_disks(): a restore writes only the blocks
+the stream holds); or snapshotted, destroyed and restored where it was,
+beside the VMs it talks to (restore_in_place())."""
 
-import shutil
+import json
+import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.hosts import wait_new_line
+from harness.paths import SNAP
 
 
 @dataclass
@@ -43,20 +43,26 @@ class Moved:
                 if l.startswith(prefix)]
 
 
-def carry_disks(sources, targets):
-    """The paused VM's disk images @sources, as it left them, into @targets
-    (a VM's pause drains its disks first: every request the guest saw
-    complete is in its image). A target that exists (a host disk of a
-    running QEMU) is overwritten in place, the file QEMU has open; else it is
-    made."""
-    for src, dst in zip(sources, targets, strict=True):
-        if Path(dst).exists():
-            assert Path(dst).stat().st_size == Path(src).stat().st_size, (src, dst)
-            with open(src, "rb") as f, open(dst, "r+b") as g:
-                shutil.copyfileobj(f, g, 1 << 20)
-        else:
-            shutil.copyfile(src, dst)
+def zero_disks(targets):
+    """Make each image of @targets (a host disk of a running QEMU that no VM
+    uses now) all zeroes, in place, the file QEMU has open: the fresh
+    zeroed host disk a restore of the disks' content needs."""
+    chunk = bytes(1 << 20)
+    for dst in targets:
+        size = Path(dst).stat().st_size
+        with open(dst, "r+b") as g:
+            for off in range(0, size, len(chunk)):
+                g.write(chunk[:min(len(chunk), size - off)])
     return list(targets)
+
+
+def saved_disk_pci(snap):
+    """The host PCI device numbers the disks of the snapshot file @snap were
+    bound to where it was taken (their VIRTIO states' pci_dev)."""
+    r = subprocess.run([str(SNAP), "inspect", "--json", str(snap)], capture_output=True,
+                       text=True, timeout=120, check=True)
+    return [v["state"]["pci_dev"] for v in json.loads(r.stdout)["virtio"]
+            if v["name"] == "virtio_blk"]
 
 
 def stop_and_save(src, vm, snap):
@@ -71,33 +77,36 @@ def stop_and_save(src, vm, snap):
 
 def move_to_fresh_host(src, vm, disks, start_host, tag, extra=()):
     """Move VM @vm, running on @src with the disk images @disks, to a fresh
-    host: stop_and_save(), its disks carried to new images beside the file,
-    destroyed on @src, restored by start_host(@tag, [], extra=launcher
-    options), @extra among them. A Moved; the VM runs there."""
+    host: stop_and_save(), destroyed on @src, restored by start_host(@tag,
+    [], extra=launcher options), @extra among them, its disks into new
+    images (same names, in a directory beside the file) that the launcher
+    creates and the restore fills. A Moved; the VM runs there."""
     t0 = time.monotonic()
     snap = src.sock.parent / f"{vm}-to-{tag}.snap"
     pause_us = stop_and_save(src, vm, snap)
     where = snap.parent / f"disks-to-{tag}"
     where.mkdir()
-    carried = carry_disks(disks, [where / Path(d).name for d in disks])
+    new = [where / Path(d).name for d in disks]
     src.ctl("destroy", vm)
-    restore = ",".join([str(snap), *(f"disk={d}" for d in carried)])
+    restore = ",".join([str(snap), *(f"disk={d}" for d in new)])
     dst = start_host(tag, [], extra=["--restore", restore, *extra])
     dst.wait_for(lambda l: l.startswith(f"carapace-run: restored vm {vm} "), 120)
-    return Moved(dst, snap, carried, 0, time.monotonic() - t0, pause_us)
+    return Moved(dst, snap, new, 0, time.monotonic() - t0, pause_us)
 
 
 def move_to_host(src, vm, disks, dst, dst_disks, pci=()):
     """Move VM @vm, running on @src with the disk images @disks, to the
     running host @dst (a SnapHost), whose host disks @dst_disks (image files
     of its QEMU, free: no VM of @dst uses them) take them: stop_and_save(),
-    the disks carried into those images, destroyed on @src, restored on @dst
-    (carapace-ctl restore, --disk N for each of @pci: the host disks' PCI
-    device numbers there, default the ones the VM was saved on). A Moved."""
+    those images zeroed, destroyed on @src, restored on @dst (carapace-ctl
+    restore, --disk N for each of @pci: the host disks' PCI device numbers
+    there, default the ones the VM was saved on). A Moved."""
     t0 = time.monotonic()
     snap = src.sock.parent / f"{vm}-to-{dst.sock.parent.name}-{time.monotonic_ns()}.snap"
+    assert len(dst_disks) == len(disks), (disks, dst_disks)
     pause_us = stop_and_save(src, vm, snap)
-    carried = carry_disks(disks, dst_disks)
+    carried = zero_disks(dst_disks)
+    pci = list(pci) or saved_disk_pci(snap)
     src.ctl("destroy", vm)
     mark = len(dst.snapshot())
     rep, _, _ = dst.ctl("restore", str(snap), *(a for n in pci for a in ("--disk", str(n))))

@@ -14,16 +14,18 @@ sequence from 0, each right, at least up to the last ack.
 - the guest's own checker (`records check`) on files the host built: ok
   with a torn tail, and each fault said exactly as the host's checker says it;
 - a VM writing records moves to a fresh QEMU by snapshot
-  (harness.moves.move_to_fresh_host(): pause, snapshot, its disk copied,
-  restore): the acks go on from where they were, the restored writer goes
-  on from the record the copied disk ends at, and after the VM is destroyed
-  mid-write both images (the original, the moved copy) are fsck-clean once
-  their journals are replayed and hold every acked record;
+  (harness.moves.move_to_fresh_host(): pause, snapshot with its disk's
+  content, restore into a new image): the acks go on from where they were,
+  the restored writer goes on from the record the restored disk ends at,
+  and after the VM is destroyed mid-write both images (the original, the
+  moved copy) are fsck-clean once their journals are replayed and hold
+  every acked record;
 - the same writer moved A -> B -> A -> B by snapshot, into B fresh, then
-  into the running hosts onto the host disk it had left there: its acks go
-  on across the four stays, and the last image holds them all.
-Live snapshots and live migration wait for the disk content to travel in the
-stream (issue 25): then harness.moves.carry_disks() changes, not the tests."""
+  into the running hosts onto the host disk it had left there (zeroed, then
+  filled by the restore): its acks go on across the four stays, and the
+  last image holds them all.
+The disks' content travels in the snapshot (format 5, "DISK"); live
+migration still leaves it to the user (docs/migration.md)."""
 
 import pytest
 
@@ -141,8 +143,8 @@ def hosts(tmp_path):
 
 def test_records_survive_a_move_by_snapshot(guest_kernel, initramfs, hosts, tmp_path):
     """alpha writes records on A; at its ack MOVE_AT it is paused,
-    snapshotted, its disk copied, destroyed, and restored into a fresh QEMU
-    B on the copy. Its acks go on there from where they were (no repeat, at
+    snapshotted with its disk's content, destroyed, and restored into a
+    fresh QEMU B, its disk into a new image. Its acks go on there from where they were (no repeat, at
     most one line torn by the move), the writer going on from the record the
     copy ends at; B destroys it mid-write. Both images are fsck-clean once
     their journals are replayed (alpha never unmounted either) and hold
@@ -173,8 +175,8 @@ def test_records_survive_a_move_by_snapshot(guest_kernel, initramfs, hosts, tmp_
 
 def test_records_survive_ping_pong_by_snapshot(guest_kernel, initramfs, hosts, tmp_path):
     """alpha moves A -> B (a fresh QEMU) -> A -> B (restored into the
-    running host each time, onto the host disk it left there, overwritten
-    with the disk it comes with), a few seconds of records on each: its acks
+    running host each time, onto the host disk it left there, zeroed and
+    filled with the disk it comes with), a few seconds of records on each: its acks
     go on across the four stays without a repeat, and B's image at the end
     (alpha destroyed mid-write) is fsck-clean and holds every ack."""
     disk_a = make_ext4(tmp_path / "alpha.raw", DISK_MIB)

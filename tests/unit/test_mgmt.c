@@ -270,9 +270,9 @@ bool mig_recv_armed(void)
 	return false;
 }
 
-int snap_save_start(struct vm *vm, bool live, snap_done_fn done)
+int snap_save_start(struct vm *vm, bool live, bool disks, snap_done_fn done)
 {
-	(void)vm, (void)live, (void)done;
+	(void)vm, (void)live, (void)disks, (void)done;
 	return -HYP_EBUSY;
 }
 

@@ -123,8 +123,13 @@ TEST(snap_header_checks)
 	h.version = SNAP_VERSION + 1;
 	EXPECT_TRUE(snap_header_check(&h) != NULL);
 	h.version = SNAP_VERSION;
-	h.flags = 2;
+	h.flags = 4;				/* unknown */
 	EXPECT_TRUE(snap_header_check(&h) != NULL);
+	h.flags = SNAP_F_DISKS;			/* version 5's */
+	EXPECT_TRUE(snap_header_check(&h) == NULL);
+	h.version = SNAP_VERSION_DISK - 1;
+	EXPECT_TRUE(snap_header_check(&h) != NULL);
+	h.version = SNAP_VERSION;
 	h.flags = SNAP_F_LIVE;
 	EXPECT_TRUE(snap_header_check(&h) == NULL);
 	h.magic[0] = 'X';

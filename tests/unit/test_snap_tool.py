@@ -97,6 +97,7 @@ DEVICE_FMT = "<16sII"                                    # 24
 UART_FMT = "<9B7sII256s"                                 # 280
 PLIC_FMT = "<32I3I8I8I"                                  # 204
 VMGENID_FMT = "<16sB7s"                                  # 24
+DISK_RUN_FMT = "<QII"                                    # 16: sector, sectors, reserved
 CONFIG, VCPU, DEVICE, MEMORY, END = 1, 2, 3, 4, 5
 VCPU_CSR_NAMES = ["pc", "sstatus", "vsstatus", "vsie", "vstvec", "vsscratch", "vsepc",
                   "vscause", "vstval", "vsatp", "vstimecmp", "hvip", "scounteren", "senvcfg",
@@ -327,10 +328,10 @@ def test_crc32c_fast_path_matches_the_reference():
 def test_layout_sizes_match_this_writer_and_the_c_header():
     ours = {"snap_header": HEADER_FMT, "snap_section": SECTION_FMT, "snap_config": CONFIG_FMT,
             "snap_vcpu_v2": VCPU_FMT, "snap_device": DEVICE_FMT, "snap_mem_run": "<QQ",
-            "snap_end": "<QQ"}
+            "snap_end": "<QQ", "snap_disk_run": DISK_RUN_FMT}
     tool = {"snap_header": HEADER, "snap_section": SECTION, "snap_config": snapfmt.CONFIG,
             "snap_vcpu_v2": snapfmt.VCPU_V2, "snap_device": snapfmt.DEVICE, "snap_mem_run": MEMRUN,
-            "snap_end": snapfmt.END, "snap_vcpu": snapfmt.VCPU}
+            "snap_end": snapfmt.END, "snap_vcpu": snapfmt.VCPU, "snap_disk_run": snapfmt.DISKRUN}
     tool.update({layout.name: layout for _, _, _, layout in snapfmt.RECORDS})
     tool.update({layout.name: layout for _, layout in DEVICES})
     tool.update({layout.name: layout for _, layout in snapfmt.VIO_MODELS.values()})
@@ -371,7 +372,8 @@ def test_layout_offsets_match_the_c_header(tmp_path):
              "int main(void) {"]
     expect = []
     for layout in (HEADER, SECTION, snapfmt.CONFIG, snapfmt.VCPU_V2, snapfmt.DEVICE, MEMRUN,
-                   snapfmt.END) + tuple(layout for _, _, _, layout in snapfmt.RECORDS) + \
+                   snapfmt.END, snapfmt.DISKRUN) + tuple(
+                       layout for _, _, _, layout in snapfmt.RECORDS) + \
             tuple(layout for _, layout in DEVICES):
         for fname, _, _, off in layout.fields:
             lines.append(f'printf("%zu\\n", offsetof(struct {layout.name}, {fname}));')
@@ -394,6 +396,12 @@ def test_layout_offsets_match_the_c_header(tmp_path):
         expect += [index, name]
     # the versions and the constants of the VCPU record's version 2 fields
     for macro, value in (("SNAP_VERSION", VERSION), ("SNAP_VERSION_MIN", min(VERSIONS)),
+                         ("SNAP_VERSION_VIRTIO", snapfmt.VERSION_VIRTIO),
+                         ("SNAP_VERSION_DISK", snapfmt.VERSION_DISK),
+                         ("SNAP_F_LIVE", snapfmt.F_LIVE), ("SNAP_F_DISKS", snapfmt.F_DISKS),
+                         ("SNAP_SEC_DISK", snapfmt.SEC_DISK),
+                         ("SNAP_DISK_BLOCK_SECTORS", snapfmt.DISK_BLOCK_SECTORS),
+                         ("SNAP_DISK_SECTOR", snapfmt.DISK_SECTOR),
                          ("SNAP_VCPU_V1_SIZE", VCPU_V1_SIZE),
                          ("SNAP_PMU_COUNTERS", PMU_COUNTERS),
                          ("SNAP_STA_OFF", snapfmt.STA_OFF), ("SNAP_FEAT_SVADU", FEAT_SVADU)):
@@ -415,7 +423,7 @@ def test_docs_tables_match_the_layouts():
     field: the same as the tool's."""
     text = (ROOT / "docs" / "snapshot-format.md").read_text()
     for layout in (HEADER, SECTION, snapfmt.CONFIG, snapfmt.VCPU_V2, snapfmt.DEVICE, MEMRUN,
-                   snapfmt.END, UART, PLIC, VMGENID) + tuple(
+                   snapfmt.END, snapfmt.DISKRUN, UART, PLIC, VMGENID) + tuple(
                        layout for _, _, _, layout in snapfmt.RECORDS) + tuple(
                        layout for _, layout in snapfmt.VIO_MODELS.values()):
         for fname, kind, count, off in layout.fields:
@@ -551,7 +559,9 @@ def test_inspect_json(valid):
     j = inspect_json(parse(valid, strict=False))
     assert j["valid"] and j["problems"] == [] and j["bytes"] == len(valid)
     assert j["header"] == {"magic": "CARASNAP", "version": 2, "header_size": 32, "flags": 0,
-                           "live": False, "reserved": 0}
+                           "live": False, "disks": False, "reserved": 0}
+    assert j["disks"] == {"included": False, "disks": [], "runs": [], "run_count": 0,
+                          "bytes": 0, "stray_runs": 0}
     assert [s["type"] for s in j["sections"]][:3] == ["CONFIG", "VCPU", "VCPU"]
     assert all(s["crc_ok"] for s in j["sections"])
     assert j["config"]["name"] == "alpha" and j["config"]["cfi"] == "trap"
@@ -658,8 +668,8 @@ def test_single_bit_flips_in_headers():
 
 @pytest.mark.parametrize("offset, fmt, value, where, message", [
     (0, "<8s", b"CARASNAX", 0, "bad magic"),
-    (8, "<I", 5, 8, "version 5 is not supported (this reader knows versions 1, 2, 3 and 4)"),
-    (8, "<I", 0, 8, "version 0 is not supported (this reader knows versions 1, 2, 3 and 4)"),
+    (8, "<I", 6, 8, "version 6 is not supported (this reader knows versions 1, 2, 3, 4 and 5)"),
+    (8, "<I", 0, 8, "version 0 is not supported (this reader knows versions 1, 2, 3, 4 and 5)"),
     (8, "<I", 0xFFFFFFFF, 8, "version 4294967295 is not supported"),
     (12, "<I", 40, 12, "header_size 40, must be 32"),
     (16, "<Q", 2, 16, "unknown flag bits 0x2"),
@@ -1098,10 +1108,11 @@ def test_main_on_a_version_1_file(tmp_path, capsys):
     assert snap_cli.main(["--json", "inspect", str(path)]) == 0
     j = json.loads(capsys.readouterr().out)
     assert j["header"]["version"] == 1 and j["vcpus"][0]["record_version"] == 1
-    bad = tmp_path / "v5.snap"
-    bad.write_bytes(patch(b.build(), 8, "<I", 5))
+    bad = tmp_path / "v6.snap"
+    bad.write_bytes(patch(b.build(), 8, "<I", 6))
     assert snap_cli.main(["verify", str(bad)]) == 1
-    assert ("header, byte 8: version 5 is not supported (this reader knows versions 1, 2, 3 and 4)"
+    assert ("header, byte 8: version 6 is not supported (this reader knows versions 1, 2, 3, 4 "
+            "and 5)"
             in capsys.readouterr().err)
 
 
@@ -1403,9 +1414,9 @@ def test_gzip_damage_is_refused_with_the_stream_offset():
 
 def test_gzip_the_stream_inside_is_checked_too():
     bad = bytearray(small())
-    bad[8] = 5                                          # version 5
+    bad[8] = 6                                          # version 6
     err = first_problem(gzip.compress(bytes(bad)))
-    assert err.section == "header" and "version 5" in err.message
+    assert err.section == "header" and "version 6" in err.message
 
 
 def test_gzip_trailing_bytes_are_counted_up_to_a_bound(monkeypatch):
@@ -2025,6 +2036,19 @@ def test_management_doc_lists_every_error_code_and_command():
         assert f"### {command}" in text, command
 
 
+def test_every_error_code_the_hypervisor_answers_is_known():
+    """Each code the hypervisor's sources answer with (a refusal, a request's
+    error) is one the client knows and docs/management.md lists."""
+    answered = set()
+    for path in (ROOT / "hyp").rglob("*.c"):
+        text = path.read_text()
+        answered |= set(re.findall(r'\b(?:refuse\w*|reply_error|wait_error|abort\w*)\('
+                                   r'(?:[^;"]*?,\s*)?"([a-z]+(?:-[a-z]+)*)"', text))
+        answered |= set(re.findall(r'\bcode\s*=\s*"([a-z]+(?:-[a-z]+)*)"', text))
+    assert {"bad-snapshot", "no-device", "busy"} <= answered     # the search finds them
+    assert answered <= set(ERROR_CODES), answered - set(ERROR_CODES)
+
+
 # --- the legal values: the same table, the same verdicts as the hypervisor ------------
 
 CASES_H = ROOT / "tests" / "unit" / "snap_legal_cases.h"
@@ -2295,3 +2319,371 @@ def test_virtio_order_and_header_refusals():
     data[off + 4] = 1                                   # instance: slot 1 first
     err = first_problem(bytes(data))
     assert err.offset == off + 4 and "instance 1, expected 0" in err.message, err
+
+
+# --- DISK sections (snapshot format 5) ----------------------------------------------
+# Written here with this file's own reading of docs/snapshot-format.md, "DISK"
+# (type 7, instance = the disk's slot, a 16-byte run header {u64 sector, u32
+# sectors, u32 reserved} then the sectors), after a format 4 body from
+# make_seeds: two disks (slot 0: 16384 sectors, slot 1: 1000, whose last
+# block has 104 sectors) and a NIC (slot 2).
+
+DISK_TYPE, END_TYPE = 7, 5
+BLOCK = 128                                  # sectors a block
+DISK1_SECTORS = 1000                         # 7 whole blocks and one of 104 sectors
+
+
+def disk_data(seed, sectors=BLOCK):
+    rng = random.Random(seed)
+    return bytes(rng.randrange(256) for _ in range(64)) * (sectors * 512 // 64)
+
+
+def disk_run(slot, sector, data, sectors=None, reserved=0, over=None):
+    """[type, instance, payload, over] of a DISK section."""
+    payload = struct.pack(DISK_RUN_FMT, sector, len(data) // 512 if sectors is None else sectors,
+                          reserved) + data
+    return [DISK_TYPE, slot, payload, over]
+
+
+def disk_stream(runs, flag=True, version=5, vio=None, before_memory=(), end_counts=None):
+    """A format @version stream of the VM above (@vio: its VIRTIO sections
+    instead), header flag DISKS if @flag, then @runs (disk_run()) after its
+    memory, and @before_memory (sections put before the MEMORY runs)."""
+    ms = _seeds()
+    if vio is None:
+        vio = (("virtio_blk", ms.vio_blk()),
+               ("virtio_blk", ms.vio_blk(capacity=DISK1_SECTORS, pci_dev=3, serial=b"alpha-vdb")),
+               ("virtio_net", ms.vio_net()))
+    base = ms.stream(name="alpha", runs=((0x400000, 1),), ring=True, vio=vio, version=version)
+    data = bytearray(base)
+    data[16] |= 2 if flag else 0                      # header flags: DISKS
+    end = layout_offsets(base)[-1]
+    assert end[1] == END_TYPE
+    nsec, pages = struct.unpack_from("<QQ", base, end[3])
+    body = bytes(data[:end[0]])
+    if before_memory:
+        first_mem = next(o for o, t, _, _, _ in layout_offsets(base) if t == MEMORY)
+        body = body[:first_mem] + b"".join(write_section(*s) for s in before_memory) + \
+            body[first_mem:]
+    body += b"".join(write_section(*r) for r in runs)
+    counts = end_counts or (nsec + len(runs) + len(before_memory), pages)
+    return body + write_section(END_TYPE, 0, struct.pack("<QQ", *counts))
+
+
+def disk_offsets(data):
+    """(section offset, payload offset) of each DISK section, in order."""
+    return [(o, p) for o, t, _, p, _ in layout_offsets(data) if t == DISK_TYPE]
+
+
+VALID_RUNS = [disk_run(1, 896, disk_data(1, 104)),         # disk 1's last, partial block
+              disk_run(0, 128, disk_data(2)),              # any order: a live snapshot's
+              disk_run(0, 0, disk_data(3)),
+              disk_run(1, 0, disk_data(4))]
+
+
+def test_disk_sections_read_and_shown(tmp_path, capsys):
+    data = disk_stream(VALID_RUNS)
+    s = snapshot.verify(data)
+    assert s.version == 5 and s.disks_included and not s.live
+    assert [sec.label for sec in s.sections if sec.type == DISK_TYPE] == [
+        "DISK 1 run 0", "DISK 0 run 0", "DISK 0 run 1", "DISK 1 run 1"]
+    assert [(r["slot"], r["sector"], r["sectors"]) for r in s.disk_runs] == [
+        (1, 896, 104), (0, 128, 128), (0, 0, 128), (1, 0, 128)]
+    assert [d["capacity"] for d in s.disks] == [16384, DISK1_SECTORS]
+    # the data offsets point at the sectors (what diff and a tool read back)
+    (_, p0), _, _, _ = disk_offsets(data)
+    assert s.disk_runs[0]["data_offset"] == p0 + 16
+    assert data[p0 + 16:p0 + 16 + 104 * 512] == disk_data(1, 104)
+    j = json.loads(json.dumps(inspect_json(s)))
+    assert j["header"]["disks"] is True and j["header"]["flags"] == 2
+    assert j["disks"]["included"] and j["disks"]["run_count"] == 4
+    assert j["disks"]["bytes"] == (3 * 128 + 104) * 512
+    assert j["disks"]["disks"][0] == {"slot": 0, "capacity": 16384, "read_only": False,
+                                      "content_included": True, "runs": 2, "sectors": 256,
+                                      "bytes": 256 * 512, "blocks": 128,
+                                      "zero_blocks_elided": 126, "zero_runs_stored": 0}
+    assert j["disks"]["disks"][1]["blocks"] == 8 and j["disks"]["disks"][1]["runs"] == 2
+    text = inspect_text(s)
+    assert "flags: disks" in text
+    assert ("disks: content in the snapshot (flag DISKS): 2 disk(s), 4 run(s), 249856 bytes"
+            in text)
+    assert "  disk 0 (slot 0): 16384 sectors (8M): 2 run(s), 131072 bytes stored, " \
+           "126 of 128 blocks zero (elided)" in text
+    assert "    sectors 896..999  (104 sectors)" in text
+    assert "(its content is in the snapshot: DISK sections)" in text
+    path = tmp_path / "d.snap"
+    path.write_bytes(gzip.compress(data))
+    assert snap_cli.main(["verify", str(path)]) == 0
+    assert "2 disk(s) with their content (4 run(s), 244K)" in capsys.readouterr().out
+    assert snap_cli.main(["--json", "verify", str(path)]) == 0
+    v = json.loads(capsys.readouterr().out)
+    assert (v["disks"], v["disk_runs"], v["disk_bytes"]) == (True, 4, 249856)
+
+
+def test_disk_flag_without_runs_and_streams_without_the_flag():
+    """Disks of zeroes: the flag and no DISK section. Version 5 without the
+    flag (snapshot --no-disks) and version 4 say the content is elsewhere."""
+    s = snapshot.verify(disk_stream([]))
+    assert s.disks_included and s.disk_runs == []
+    assert "disk 0 (slot 0): 16384 sectors (8M): 0 run(s), 0 bytes stored, 128 of 128 " \
+           "blocks zero (elided)" in inspect_text(s)
+    s = snapshot.verify(disk_stream([], flag=False))
+    assert not s.disks_included
+    text = inspect_text(s)
+    assert "disks: content not in the snapshot (taken without them: --no-disks)" in text
+    assert "(its content is not in the snapshot)" in text and "flags: none" in text
+    s = snapshot.verify(disk_stream([], flag=False, version=4))
+    assert "disks: content not in the snapshot (version 4 has no disk content)" in inspect_text(s)
+    assert inspect_json(s)["disks"]["included"] is False
+
+
+def field_at(payload, name):
+    return payload + {"sector": 0, "sectors": 8, "reserved": 12}[name]
+
+
+@pytest.mark.parametrize("runs, nth, field, words", [
+    # each rule of docs/snapshot-format.md, "DISK", at the field's byte
+    ([disk_run(0, 5, disk_data(1))], 0, "sector", "sector 5 is not the start of a block"),
+    ([disk_run(0, 130, disk_data(1))], 0, "sector", "not the start of a block"),
+    ([disk_run(0, 16384, disk_data(1))], 0, "sector",
+     "sector 16384 is past the disk's end (its capacity is 16384 sectors)"),
+    ([disk_run(1, 1024, disk_data(1))], 0, "sector", "past the disk's end"),
+    ([disk_run(0, 0, disk_data(1, 64))], 0, "sectors",
+     "sectors 64: the block at sector 0 has 128 (a whole block, or the disk's last)"),
+    ([disk_run(1, 896, disk_data(1))], 0, "sectors", "the block at sector 896 has 104"),
+    ([disk_run(0, 0, disk_data(1), sectors=127)], 0, "sectors",
+     "sectors 127 does not match the section length 65552"),
+    ([disk_run(0, 0, disk_data(1), reserved=1)], 0, "reserved", "reserved is 0x1, must be 0"),
+    ([disk_run(0, 128, disk_data(1)), disk_run(1, 128, disk_data(2)),
+      disk_run(0, 128, disk_data(3))], 2, "sector",
+     "sector 128: a block that came before (each block comes at most once)"),
+])
+def test_disk_rule_refused_at_its_byte(runs, nth, field, words):
+    data = disk_stream(runs)
+    err = first_problem(data)
+    sec, payload = disk_offsets(data)[nth]
+    slot = runs[nth][1]
+    assert err.section == f"DISK {slot} run {sum(1 for r in runs[:nth] if r[1] == slot)}"
+    assert err.offset == field_at(payload, field) and words in err.message, (str(err), words)
+    assert err.type_name == "DISK" and err.instance == slot
+
+
+def test_disk_instance_must_be_a_disks_slot():
+    for slot in (2, 5):                                  # the NIC's, and none
+        data = disk_stream([disk_run(slot, 0, disk_data(1))])
+        err = first_problem(data)
+        sec, _ = disk_offsets(data)[0]
+        assert err.offset == sec + 4 and f"instance {slot} is not a disk's slot" in err.message
+        assert "put disks in slot(s) 0, 1" in err.message, err
+    ms = _seeds()
+    data = disk_stream([disk_run(0, 0, disk_data(1))], vio=(("virtio_net", ms.vio_net()),))
+    assert "disks in slot(s) none" in first_problem(data).message
+
+
+def test_a_read_only_disk_has_no_disk_section():
+    """A read-only disk's content is its image's (a restore refuses a DISK
+    section for one): refused at the instance; inspect says so."""
+    ms = _seeds()
+    vio = (("virtio_blk", ms.vio_blk()),
+           ("virtio_blk", ms.vio_blk(read_only=1, pci_dev=3, serial=b"alpha-vdb",
+                                     device_features=snapfmt.VIO_OFFER["virtio_blk"] |
+                                     snapfmt.VIO_BLK_F_RO)))
+    data = disk_stream([disk_run(0, 0, disk_data(1)), disk_run(1, 0, disk_data(2))], vio=vio)
+    err = first_problem(data)
+    sec, _ = disk_offsets(data)[1]
+    assert err.section == "DISK 1 run 0" and err.offset == sec + 4
+    assert "instance 1 is a read-only disk: a DISK section for a read-only disk (its content " \
+           "is its image's" in err.message, err
+    s = snapshot.verify(disk_stream([disk_run(0, 0, disk_data(1))], vio=vio))
+    text = inspect_text(s)
+    assert "disk 1 (slot 1): 16384 sectors (8M), read-only: its content is its image's (not " \
+           "in the snapshot)" in text
+    assert inspect_json(s)["disks"]["disks"][1]["content_included"] is False
+
+
+def test_disk_sections_need_the_flag_and_version_5():
+    data = disk_stream([disk_run(0, 0, disk_data(1))], flag=False)
+    err = first_problem(data)
+    sec, _ = disk_offsets(data)[0]
+    assert err.offset == sec and "a DISK section in a stream without the disks (header flag " \
+                                  "DISKS is not set)" in err.message
+    err = first_problem(disk_stream([disk_run(0, 0, disk_data(1))], flag=False, version=4))
+    assert "unknown section type 7 (version 4 has 1 CONFIG, 2 VCPU, 3 DEVICE, 4 MEMORY, " \
+           "5 END, 6 VIRTIO)" in err.message
+    err = first_problem(disk_stream([], flag=True, version=4))
+    assert err.section == "header" and err.offset == 16
+    assert "unknown flag bits 0x2 in flags 0x2 (known in version 4: 0x1 live)" in err.message
+    err = first_problem(patch(disk_stream([]), 16, "<Q", 4))
+    assert "unknown flag bits 0x4 in flags 0x4 (known in version 5: 0x1 live, 0x2 disks)" \
+        in err.message
+
+
+@pytest.mark.parametrize("length", [16, 16 + 100, 16 + 129 * 512, 8])
+def test_disk_length_bounded_before_the_payload(length):
+    run = disk_run(0, 0, disk_data(1))
+    run[3] = {"length": length}
+    data = disk_stream([run])
+    err = first_problem(data)
+    sec, _ = disk_offsets(data)[0]
+    assert err.offset == sec + 8
+    assert f"length {length}, must be 16 + sectors * 512 with 1..128 sectors" in err.message
+
+
+def test_disk_order_after_memory_and_virtio():
+    # a DISK section before the memory: the MEMORY after it is out of order
+    data = disk_stream([], before_memory=[disk_run(0, 0, disk_data(1))])
+    err = first_problem(data)
+    assert err.section == "MEMORY run 0" and "MEMORY section after a DISK section; expected " \
+                                             "DISK or END" in err.message, err
+    # a VIRTIO section after a DISK one (no memory at all)
+    ms = _seeds()
+    base = disk_stream([], vio=(("virtio_blk", ms.vio_blk()),
+                                ("virtio_blk", ms.vio_blk(pci_dev=3, serial=b"alpha-vdb"))))
+    secs = layout_offsets(base)
+    vio1 = next(s for s in secs if s[1] == snapfmt.SEC_VIRTIO and s[2] == 1)
+    body = bytearray()
+    for off, t, inst, payload, length in secs[:-1]:
+        if t == MEMORY or (off, t) == vio1[:2]:
+            continue
+        body += base[off:payload + length]
+    body += write_section(DISK_TYPE, 0, struct.pack(DISK_RUN_FMT, 0, 128, 0) + disk_data(1))
+    body += base[vio1[0]:vio1[3] + vio1[4]]
+    n = len(layout_offsets(base[:32] + bytes(body)))
+    data = base[:32] + bytes(body) + write_section(END_TYPE, 0, struct.pack("<QQ", n, 0))
+    err = first_problem(data)
+    assert err.section == "VIRTIO 1" and "VIRTIO section after a DISK section; expected DISK " \
+                                         "or END" in err.message, err
+
+
+def test_disk_sections_counted_by_end_and_checked_by_crc():
+    runs = [disk_run(0, 0, disk_data(1)), disk_run(1, 0, disk_data(2))]
+    good = disk_stream(runs)
+    nsec = struct.unpack_from("<Q", good, layout_offsets(good)[-1][3])[0]
+    err = first_problem(disk_stream(runs, end_counts=(nsec - 2, 6)))
+    assert err.section == "END" and f"sections is {nsec - 2}, but {nsec} sections came before " \
+                                    "END" in err.message
+    bad = bytearray(good)
+    sec, payload = disk_offsets(good)[1]
+    bad[payload + 16 + 1000] ^= 0x40
+    err = first_problem(bytes(bad))
+    assert err.section == "DISK 1 run 0" and err.offset == sec + 16 and "CRC32C mismatch" \
+        in err.message
+    err = first_problem(good[:payload + 16 + 4096])
+    assert err.section == "DISK 1 run 0" and "truncated" in err.message
+
+
+def test_disk_lenient_parse_goes_on_past_a_bad_run():
+    data = disk_stream([disk_run(0, 5, disk_data(1)), disk_run(0, 0, disk_data(2), reserved=3),
+                        disk_run(1, 0, disk_data(3))])
+    s = parse(data, strict=False)
+    assert s.complete and [p.message.split(" ")[0:2] for p in s.problems] == [
+        ["sector", "5"], ["reserved", "is"]]
+    assert len(s.disk_runs) == 3
+    assert "INVALID: 2 problem(s)" in inspect_text(s)
+
+
+def test_diff_compares_the_disks_block_by_block():
+    a = snapshot.verify(disk_stream(VALID_RUNS))
+    same = snapshot.verify(disk_stream(VALID_RUNS + [disk_run(0, 256, bytes(BLOCK * 512))]))
+    d = diff(a, same)              # a stored block of zeroes equals one left out
+    assert d["identical"] and d["disks"] == {"compared": True, "sectors": 0, "ranges": []}
+    assert "identical guest state (the disks' content too)" in diff_text(d)
+    other = list(VALID_RUNS)
+    other[2] = disk_run(0, 0, disk_data(9))
+    d = diff(a, snapshot.verify(disk_stream(other + [disk_run(1, 128, disk_data(5))])))
+    assert not d["identical"]
+    assert d["disks"]["ranges"] == [{"slot": 0, "sector": 0, "sectors": 128},
+                                    {"slot": 1, "sector": 128, "sectors": 128}]
+    text = diff_text(d)
+    assert "disks: 256 sector(s) differ:" in text and "  disk 0 sectors 0..127" in text
+    assert "256 disk sector(s)" in text
+    d = diff(a, snapshot.verify(disk_stream([], flag=False)))
+    assert d["header"] == [{"field": "disks", "a": True, "b": False}] and not d["disks"]["compared"]
+
+
+def test_every_section_type_is_known_to_each_tool():
+    """The section types of include/abi/snapshot_format.h are the reader's,
+    the relay's (it names the sections of a stream it carries) and the
+    document's."""
+    from carapace import relay
+    enum = dict((int(v), n) for n, v in re.findall(r"SNAP_SEC_(\w+) = (\d+)",
+                                                   HEADER_H.read_text()))
+    assert enum == snapfmt.SECTION_TYPES
+    assert {v: k for k, v in relay.SEC.items() if v < 16} == enum
+    doc = (ROOT / "docs" / "snapshot-format.md").read_text()
+    row = re.search(r"\| 0 \| 4 \| `type` \| u32 \| (.*) \|", doc).group(1)
+    for value, name in enum.items():
+        assert f"{value} {name}" in row, (value, name, row)
+
+
+# --- carapace-ctl: snapshot --no-disks, restore of a file holding its disks' content --
+
+
+def disk_snapshot_server(stream_data):
+    """A snapshot handler that replies as the hypervisor does: "disks" as
+    asked (default true), "disk_runs" the DISK sections it sent."""
+    def handler(request, hyp):
+        if request["cmd"] == "hello":
+            return ok(request, **HELLO)
+
+        def act(hyp):
+            wait_stream(hyp)
+            disks = request.get("disks", True)
+            hyp.stream.sendall(stream_data)
+            hyp.reply(ok(request, vm=request["vm"], bytes=len(stream_data), pages=6,
+                         pause_us=900, live=False, disks=disks, disk_runs=4 if disks else 0))
+        return act
+    return handler
+
+
+@pytest.mark.parametrize("argv, asked, words", [
+    ([], None, "6 memory pages, the disks' content in 4 run(s), paused 0.900 ms"),
+    (["--no-disks"], False, "6 memory pages, without the disks' content (--no-disks), paused"),
+])
+def test_ctl_snapshot_disks_or_not(fake, socks, tmp_path, capsys, argv, asked, words):
+    """--no-disks asks for a snapshot without the disks' content ("disks":
+    false); without it the request leaves "disks" to the hypervisor's default
+    (true). The output says what the file holds."""
+    data = disk_stream(VALID_RUNS) if asked is None else disk_stream([], flag=False)
+    server = fake(disk_snapshot_server(data))
+    out = tmp_path / "d.snap"
+    assert ctl_main(socks, "snapshot", "alpha", str(out), *argv) == 0
+    assert server.requests[1].get("disks", None) is asked
+    assert ("disks" in server.requests[1]) == (asked is not None)
+    assert words in capsys.readouterr().out
+    assert snapshot.verify(out).disks_included == (asked is None)
+    assert ctl_main(socks, "--json", "snapshot", "alpha", str(tmp_path / "e.snap"), *argv) == 0
+    reply = json.loads(capsys.readouterr().out)
+    assert (reply["disks"], reply["disk_runs"]) == ((True, 4) if asked is None else (False, 0))
+
+
+def test_ctl_restore_of_a_file_with_the_disks_content_needs_every_disk(fake, socks, tmp_path,
+                                                                       capsys):
+    """Such a file writes each disk's content into the host disk its restore
+    names; by default that would be the disk it was saved from (the original
+    image), so one --disk per disk, checked before connecting."""
+    path = tmp_path / "d.snap"
+    path.write_bytes(gzip.compress(disk_stream(VALID_RUNS)))
+    server = fake(restore_server())
+    for disks in ([], ["--disk", "5"], ["--disk", "5", "--disk", "6", "--disk", "7"]):
+        assert ctl_main(socks, "restore", str(path), *disks) == 3
+        err = capsys.readouterr().err
+        assert (f"{path} holds the content of its 2 disk(s) (disk 0: 16384 sectors (8388608 "
+                f"bytes), disk 1: 1000 sectors (512000 bytes)), and {len(disks) // 2} --disk "
+                "given: give --disk N for each") in err, err
+        assert "--spare-disk PATH:size=SIZE" in err
+    assert server.requests == [] and server.stream_connections == 0
+    assert ctl_main(socks, "restore", str(path), "--disk", "5", "--disk", "6") == 0
+    request = server.requests[1]
+    assert (request["disk0"], request["disk1"]) == (5, 6)
+
+
+def test_ctl_restore_of_a_file_without_the_disks_content_as_before(fake, socks, tmp_path,
+                                                                     capsys):
+    """Without the content (--no-disks) a disk goes where it was saved by
+    default, as in format 4."""
+    path = tmp_path / "d.snap"
+    path.write_bytes(disk_stream([], flag=False))
+    server = fake(restore_server())
+    assert ctl_main(socks, "restore", str(path)) == 0
+    assert "disk0" not in server.requests[1] and "disk1" not in server.requests[1]

@@ -43,12 +43,25 @@
 /* the NIC's rings, in the same 2 MiB chunk (zero: nothing offered) */
 #define NET_RING(q, part)	(RAM + 0x20000 + (q) * 0x4000 + (part) * 0x1000)
 
-static uint8_t stream[32768];
+static uint8_t stream[32768 + 3 * (SNAP_DISK_BLOCK_SECTORS * SNAP_DISK_SECTOR + 64)];
 static uint8_t run[sizeof(struct snap_mem_run) + RUN_PAGES * SNAP_PAGE_SIZE];
 static struct snap_dev_virtio_blk blk;
 static struct snap_dev_virtio_net net;
 static bool with_blk, with_net, net_first, blk_twice, vio_after_memory;
 static uint32_t version = SNAP_VERSION;
+static uint64_t header_flags;
+/* DISK sections after MEMORY (and MEMORY after them if memory_after_disks) */
+static struct disk_run_spec {
+	uint32_t slot;
+	struct snap_disk_run run;
+	uint8_t byte;
+	uint32_t length;		/* 0: the run's own */
+} disk_spec[4];
+static unsigned int nr_disk_spec;
+static bool memory_after_disks;
+static bool ro_second_disk;		/* a second disk, the read-only host disk */
+static bool disks_before_net;		/* the DISK sections between the disk's and NIC's VIRTIO */
+static size_t disk_at[4];		/* their stream offsets */
 
 static struct {
 	unsigned int calls;
@@ -142,6 +155,17 @@ static void legal_states(void)
 	with_blk = with_net = true;
 	net_first = blk_twice = vio_after_memory = false;
 	version = SNAP_VERSION;
+	header_flags = 0;
+	nr_disk_spec = 0;
+	memory_after_disks = ro_second_disk = disks_before_net = false;
+}
+
+/* A DISK run of slot @slot at @block, all @byte, as the saver writes one. */
+static void add_disk_run(uint32_t slot, uint64_t block, uint8_t byte)
+{
+	disk_spec[nr_disk_spec++] = (struct disk_run_spec){
+		slot, { block * SNAP_DISK_BLOCK_SECTORS, SNAP_DISK_BLOCK_SECTORS, 0 }, byte, 0 };
+	header_flags = SNAP_F_DISKS;
 }
 
 static size_t section(size_t off, uint32_t type, uint32_t instance, const void *p, size_t len)
@@ -166,6 +190,24 @@ static size_t vio_section(size_t off, uint32_t slot, const char *model, const vo
 	return section(off, SNAP_SEC_VIRTIO, slot, payload, sizeof(d) + size);
 }
 
+/* The DISK sections of disk_spec[] from @off; *@sections counts them. */
+static size_t disk_sections(size_t off, uint32_t *sections)
+{
+	for (unsigned int i = 0; i < nr_disk_spec; i++, (*sections)++) {
+		static uint8_t payload[sizeof(struct snap_disk_run) +
+				       SNAP_DISK_BLOCK_SECTORS * SNAP_DISK_SECTOR];
+		const struct disk_run_spec *d = &disk_spec[i];
+		uint32_t len = d->length ? d->length : (uint32_t)(sizeof(d->run) +
+					     d->run.sectors * SNAP_DISK_SECTOR);
+
+		memcpy(payload, &d->run, sizeof(d->run));
+		memset(payload + sizeof(d->run), d->byte, sizeof(payload) - sizeof(d->run));
+		disk_at[i] = off;
+		off = section(off, SNAP_SEC_DISK, d->slot, payload, len);
+	}
+	return off;
+}
+
 /* Stream offsets of the VIRTIO sections' headers, as build() puts them. */
 static size_t vio_at[3];
 
@@ -173,7 +215,8 @@ static size_t vio_at[3];
  * sections, the MEMORY run, END */
 static size_t build(void)
 {
-	struct snap_header h = { .version = version, .header_size = sizeof(h) };
+	struct snap_header h = { .version = version, .header_size = sizeof(h),
+				 .flags = header_flags };
 	struct snap_config c;
 	struct snap_vcpu s;
 	static struct vm tmpl;
@@ -214,7 +257,7 @@ static size_t build(void)
 		off = vio_section(off, slot++, "virtio_net", &net, sizeof(net));
 		sections++;
 	}
-	for (unsigned int k = 0; with_blk && k < (blk_twice ? 3u : 1u); k++) {
+	for (unsigned int k = 0; with_blk && k < (blk_twice ? 3u : ro_second_disk ? 2u : 1u); k++) {
 		struct snap_dev_virtio_blk b = blk;
 
 		if (k) {	/* the read-only host disk for the others */
@@ -226,12 +269,20 @@ static size_t build(void)
 		off = vio_section(off, slot++, "virtio_blk", &b, sizeof(b));
 		sections++;
 	}
+	if (disks_before_net)
+		off = disk_sections(off, &sections);
 	if (with_net && !net_first) {
 		vio_at[slot] = off;
 		off = vio_section(off, slot++, "virtio_net", &net, sizeof(net));
 		sections++;
 	}
-	if (!vio_after_memory) {
+	if (!vio_after_memory && !memory_after_disks) {
+		off = section(off, SNAP_SEC_MEMORY, 0, run, sizeof(run));
+		sections++;
+	}
+	if (!disks_before_net)
+		off = disk_sections(off, &sections);
+	if (memory_after_disks) {
 		off = section(off, SNAP_SEC_MEMORY, 0, run, sizeof(run));
 		sections++;
 	}
@@ -554,3 +605,117 @@ TEST(vio_section_order)
 		expect_refused("bad-snapshot", "section VIRTIO 1");
 	}
 }
+
+/* ---- DISK sections (version 5): the disks' content ---- */
+
+TEST(disk_runs_are_written_to_the_bound_disk)
+{
+	legal_states();
+	add_disk_run(0, 0, 0x5a);
+	add_disk_run(0, FUZZ_DISK_SECTORS / SNAP_DISK_BLOCK_SECTORS - 1, 0x6b);	/* the last */
+	restore(build());
+	EXPECT_TRUE(seen.vm != NULL);
+	EXPECT_EQ(vms_seen.disk_writes, 2);
+	EXPECT_EQ(vms_seen.disk_last_sector, FUZZ_DISK_SECTORS - SNAP_DISK_BLOCK_SECTORS);
+	EXPECT_EQ(vms_seen.disk_last_byte, 0x6b);
+	if (seen.vm)
+		vm_destroy_finish(seen.vm);
+}
+
+/* Refused naming "section DISK @i at offset O, byte B: " for @field of the
+ * run header, and saying @words; nothing written after the bad one. */
+static void disk_refused_at(unsigned int i, size_t field, const char *words)
+{
+	char want[192];
+
+	snprintf(want, sizeof(want), "section DISK %u at offset %lu, byte %lu: ",
+		 disk_spec[i].slot, (unsigned long)disk_at[i],
+		 (unsigned long)(disk_at[i] + sizeof(struct snap_section) + field));
+	if (!seen.vm && !strstr(seen.err, words))
+		unit_fail_str(__FILE__, __LINE__, "refusal", words, "bad-snapshot", seen.err);
+	expect_refused("bad-snapshot", want);
+}
+
+TEST(disk_run_refusals)
+{
+	static const struct {
+		uint64_t sector;
+		uint32_t sectors, reserved;
+		size_t field;
+		const char *words;
+	} bad[] = {
+		{ 64, 128, 0, offsetof(struct snap_disk_run, sector), "not the start of a block" },
+		{ FUZZ_DISK_SECTORS, 128, 0, offsetof(struct snap_disk_run, sector),
+		  "past the disk's end" },
+		{ 0, 64, 0, offsetof(struct snap_disk_run, sectors), "not the block's" },
+		{ 0, 128, 1, offsetof(struct snap_disk_run, reserved), "reserved" },
+	};
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(bad); i++) {
+		legal_states();
+		add_disk_run(0, 0, 0x11);
+		disk_spec[0].run = (struct snap_disk_run){ bad[i].sector, bad[i].sectors,
+							   bad[i].reserved };
+		restore(build());
+		disk_refused_at(0, bad[i].field, bad[i].words);
+	}
+	/* the same block twice: the second is refused, the first was written */
+	legal_states();
+	add_disk_run(0, 3, 0x11);
+	add_disk_run(0, 3, 0x22);
+	restore(build());
+	disk_refused_at(1, offsetof(struct snap_disk_run, sector), "a block that came before");
+	EXPECT_EQ(vms_seen.disk_writes, 1);
+	/* sectors and the section's length disagree */
+	legal_states();
+	add_disk_run(0, 0, 0x11);
+	disk_spec[0].length = sizeof(struct snap_disk_run) + 64 * SNAP_DISK_SECTOR;
+	restore(build());
+	disk_refused_at(0, offsetof(struct snap_disk_run, sectors), "disagrees");
+}
+
+TEST(disk_section_refusals)
+{
+	/* a block for the NIC's slot, and for the read-only disk */
+	legal_states();
+	add_disk_run(1, 0, 0x11);
+	restore(build());
+	expect_refused("bad-snapshot", "a slot that is not a disk");
+	legal_states();
+	ro_second_disk = true;
+	with_net = false;
+	add_disk_run(1, 0, 0x11);
+	restore(build());
+	expect_refused("bad-snapshot", "a read-only disk");
+	/* a DISK section in a stream without the flag */
+	legal_states();
+	add_disk_run(0, 0, 0x11);
+	header_flags = 0;
+	restore(build());
+	expect_refused("bad-snapshot", "without the disks");
+	/* MEMORY after a DISK section */
+	legal_states();
+	add_disk_run(0, 0, 0x11);
+	memory_after_disks = true;
+	restore(build());
+	expect_refused("bad-snapshot", "out of order (memory follows the devices, before the disks)");
+	/* a VIRTIO section (the NIC's) after a DISK section (the disk's) */
+	legal_states();
+	add_disk_run(0, 0, 0x11);
+	disks_before_net = true;
+	restore(build());
+	expect_refused("bad-snapshot", "out of order (virtio devices follow the devices");
+	/* an impossible length: less than a sector */
+	legal_states();
+	add_disk_run(0, 0, 0x11);
+	disk_spec[0].length = sizeof(struct snap_disk_run);
+	restore(build());
+	expect_refused("bad-snapshot", "impossible DISK length");
+	/* version 4 knows no such flag */
+	legal_states();
+	version = 4;
+	header_flags = SNAP_F_DISKS;
+	restore(build());
+	expect_refused("bad-snapshot", "unknown header flags");
+}
+

@@ -28,7 +28,7 @@ COMMANDS = ("hello", "list", "images", "stats", "metrics", "cfi", "pause", "resu
 ERROR_CODES = ("bad-request", "version", "unknown-command", "no-such-vm", "no-such-nic", "bad-state",
                "exists", "no-memory", "invalid", "busy", "internal", "unsupported",
                "no-stream", "bad-snapshot", "no-cfi", "no-feature", "stream", "refused",
-               "bad-stream", "aborted", "unconfirmed", "no-device")
+               "bad-stream", "aborted", "unconfirmed", "no-device", "disk-io")
 
 
 # --- the protocol ----------------------------------------------------------------

@@ -32,10 +32,18 @@ class DiskSpec:
     pci_dev: int | None = None   # device number on bus 0 (assign_pci_slots)
     iops: int | None = None      # requests a second; None: the default, 0: no limit
     bandwidth: int | None = None   # data bytes a second; the same
+    # a new image the launcher creates (carapace.disk_images), zeroed, of
+    # this many bytes, when QEMU is about to start; None: an existing file
+    new_size: int | None = None
 
     @property
     def drive_id(self):
-        return f"disk-{self.vm}-{self.index}"
+        return f"disk-{self.vm}-{self.index}"      # a spare's: disk--N (no VM name is empty)
+
+    @property
+    def owner(self):
+        """Whose disk it is, in words."""
+        return f"vm {self.vm}" if self.vm else f"--spare-disk {self.path}"
 
 
 def detect_format(path):
@@ -79,9 +87,15 @@ def parse_disk(value, vm, index):
 def check_disks(vms):
     """An image file written by two VMs (or twice by one) would be corrupted:
     one file is on one writable disk, or on any number of read-only ones."""
-    seen = {}
+    seen, new = {}, {}
     for vm in vms:
         for disk in vm.disks:
+            if disk.new_size is not None:       # not there yet: only its path can clash
+                other = new.setdefault(os.path.normpath(disk.path), disk)
+                if other is not disk:
+                    raise LaunchError(f"{disk.owner}: the new image {disk.path} is also "
+                                      f"{other.owner}'s (give each its own)")
+                continue
             key = os.stat(disk.path)
             key = (key.st_dev, key.st_ino)
             for other in seen.get(key, ()):

@@ -2,7 +2,8 @@
 """The host's I/O devices for the VMs (issue 24), put together: the checks
 across VMs and switches (plan_devices), the device numbers on the host's PCIe
 bus 0 (assign_pci_slots: the uplinks in --switch order, then the disks in
---vm order) and the QEMU arguments of them all (device_args).  The pieces are
+--vm order, the --restore disks, the --spare-disk ones) and the QEMU
+arguments of them all (device_args).  The pieces are
 carapace.disks and carapace.network; the host DT nodes that name the device
 numbers are carapace.devicetree's."""
 
@@ -33,22 +34,31 @@ def assign_pci_slots(vms, switches, first=PCI_FIRST, last=PCI_LAST):
         dev.pci_dev = number
 
 
-def plan_devices(vms, switches, restores=()):
+class _Spares:
+    """The --spare-disk disks, where the plan wants a VM's."""
+
+    def __init__(self, disks):
+        self.disks = list(disks)
+
+
+def plan_devices(vms, switches, restores=(), spares=()):
     """Check the VMs' disks and NICs against each other and the switches,
     derive MACs and addresses, choose device numbers; @restores' disks (the
-    host disks of --restore FILE,disk=PATH) take numbers after the VMs'."""
-    check_disks(list(vms) + list(restores))
+    host disks of --restore FILE,disk=PATH) take numbers after the VMs', the
+    @spares (--spare-disk) after them."""
+    owners = list(vms) + list(restores) + [_Spares(spares)]
+    check_disks(owners)
     plan_network(vms, switches)
-    assign_pci_slots(list(vms) + list(restores), switches)
+    assign_pci_slots(owners, switches)
 
 
-def device_args(vms, switches, restores=()):
+def device_args(vms, switches, restores=(), spares=()):
     """The QEMU arguments of every uplink and disk (after plan_devices)."""
     args = []
     for sw in switches:
         if sw.uplink:
             args += uplink_args(sw)
-    for vm in list(vms) + list(restores):
+    for vm in list(vms) + list(restores) + [_Spares(spares)]:
         for disk in vm.disks:
             args += disk_args(disk)
     return args

@@ -36,7 +36,11 @@ MIG_PHASES = ("negotiation", "round:N", "stop-and-copy", "confirmation", "done")
 # phases at which a hold ends by closing both connections (the held section
 # is never forwarded)
 MIG_HOLD_CLOSES = ("confirmation", "done")
-SEC = {"CONFIG": 1, "VCPU": 2, "DEVICE": 3, "MEMORY": 4, "END": 5, "VIRTIO": 6, "CAPS": 16,
+# the snapshot format's section types (a migration stream has no DISK: a
+# move leaves the disks' content to the user, docs/migration.md), then the
+# migration protocol's own
+SEC = {"CONFIG": 1, "VCPU": 2, "DEVICE": 3, "MEMORY": 4, "END": 5, "VIRTIO": 6, "DISK": 7,
+       "CAPS": 16,
        "ACCEPT": 17, "ZERO": 18, "ROUND": 19, "SWITCHOVER": 20, "RUNNING": 21, "DONE": 22,
        "ABORT": 23}
 SEC_NAME = {v: k for k, v in SEC.items()}

@@ -2,7 +2,14 @@
 """carapace-run --restore: the snapshot files checked before QEMU starts
 (parse_restores; FILE,disk=PATH,...: the host disks its VM's disks go to),
 then restored one by one through the management client once the hypervisor
-answers "hello" (Restorer, a thread beside QEMU)."""
+answers "hello" (Restorer, a thread beside QEMU).
+
+A snapshot that holds its disks' content (header flag DISKS) restores each
+disk into a new image the launcher creates (carapace.disk_images: never an
+existing file), disk=NEWPATH or FILE.diskN.raw beside the snapshot; the
+images of a restore that did not complete are removed (the launcher's
+cleanup). Without the flag, disk=PATH is the user's image of the saved
+disk's size, its content theirs to match."""
 
 import dataclasses
 import os
@@ -13,10 +20,14 @@ import time
 from pathlib import Path
 
 from .client import Client, DEFAULT_TIMEOUT
-from .disks import MAX_DISKS, parse_disk
+from .disk_images import check_new_path, image_bytes, new_image_path
+from .disks import MAX_DISKS, DiskSpec, parse_disk
 from .errors import LaunchError, RemoteError, TransportError, UsageError
 from .limits import MAX_VMS
+from .ratelimits import split_options
 from .streams import restore_vm, verify_snapshot
+
+SECTOR = 512                   # a disk's capacity is in sectors (DISK_SECTOR)
 
 HELLO_TIMEOUT = 120.0          # --restore: how long the hypervisor may take to answer
 
@@ -31,6 +42,8 @@ class RestoreSpec:
     size: int          # bytes of the stream (a gzip file expanded)
     pages: int         # memory pages in it
     disks: list = dataclasses.field(default_factory=list)   # disks.DiskSpec: its VM's disks
+    disks_included: bool = False   # the file holds the disks' content: new images
+    restored: bool = False         # the hypervisor said it runs (Restorer)
 
 
 def parse_restores(items, vms):
@@ -38,7 +51,8 @@ def parse_restores(items, vms):
     (carapace-snap's checks, through carapace-ctl) before anything starts; the
     VMs' names must differ from each other and from the --vm names. Each
     disk=PATH is a host disk (a virtio-blk-pci device, as a --vm's) for the
-    saved VM's disks, in order: the restore puts them there."""
+    saved VM's disks, in order: the restore puts them there. A file with its
+    disks' content gets a new image per disk (new_disks())."""
     restores, names = [], {vm.name: "--vm" for vm in vms}
     for item in items:
         text, *opts = item.split(",")
@@ -55,14 +69,73 @@ def parse_restores(items, vms):
             raise LaunchError(f"--restore {item}: it holds vm {name}, and a {names[name]} "
                               "has that name already (names must be unique)")
         names[name] = f"--restore {item}"
-        disks = [parse_disk(o[len("disk="):], name, i) for i, o in enumerate(opts)]
+        values = [o[len("disk="):] for o in opts]
+        if snap.disks_included:
+            disks = new_disks(f"--restore {item}", path, snap.disks, values, name)
+        else:
+            disks = [parse_disk(v, name, i) for i, v in enumerate(values)]
+            check_sizes(f"--restore {item}", snap.disks, disks)
         restores.append(RestoreSpec(path, name, snap.config["nr_vcpus"],
                                     snap.config["ram_size"], snap.size, snap.memory_pages,
-                                    disks))
+                                    disks, snap.disks_included))
     if len(vms) + len(restores) > MAX_VMS:
         raise LaunchError(f"{len(vms)} VMs and {len(restores)} --restore: the hypervisor runs "
                           f"at most {MAX_VMS}")
     return restores
+
+
+def new_disks(what, path, saved, values, name):
+    """The new images a snapshot holding its disks' content (@saved: its
+    disks, carapace.snapshot's Snapshot.disks) restores into: @values
+    (disk=NEWPATH) for the first ones, FILE.diskN.raw beside the file @path
+    for the others. Each must not exist: the launcher creates it, zeroed, of
+    the saved disk's size. A read-only disk's content is its image's, never
+    in the stream: it takes its image, disk=PATH[:ro], as without the flag."""
+    if len(values) > len(saved):
+        raise LaunchError(f"{what}: it holds {len(saved)} disk(s) with their content, "
+                          f"{len(values)} disk= given")
+    out = []
+    for i, disk in enumerate(saved):
+        if disk["read_only"]:
+            if i >= len(values):
+                raise LaunchError(f"{what}: its disk {i} is read-only, so its content is not "
+                                  "in the snapshot (it is its image's): give disk=PATH[:ro], "
+                                  "that image")
+            image = parse_disk(values[i], name, i)
+            check_sizes(what, [disk], [image])
+            out.append(image)
+            continue
+        if i < len(values):
+            text, flags, _ = split_options(values[i], ("ro",), (), f"{what}: disk={values[i]}")
+            if flags:
+                raise LaunchError(f"{what}: disk={values[i]}: the restore writes the saved "
+                                  "disk's content into this new image, so it cannot be :ro "
+                                  "(the guest sees the disk read-only if it was saved so)")
+            if not text:
+                raise LaunchError(f"{what}: disk= needs a path")
+            target = Path(text).expanduser().absolute()
+        else:
+            target = new_image_path(path, i)
+        check_new_path(target, what)
+        out.append(DiskSpec(target, False, "raw", name, i,
+                            new_size=disk["capacity"] * SECTOR))
+    return out
+
+
+def check_sizes(what, saved, disks):
+    """A restore without the disks' content: each disk=PATH given for a saved
+    disk is an image of its size (the hypervisor refuses another; said here
+    before anything starts)."""
+    for disk, want in zip(disks, saved):
+        try:
+            size = image_bytes(disk.path)
+        except OSError as e:
+            raise LaunchError(f"{what}: cannot read {disk.path}: {e.strerror or e}") from None
+        if want["capacity"] is not None and size // SECTOR != want["capacity"]:
+            raise LaunchError(f"{what}: disk={disk.path} is {size} bytes, the saved disk "
+                              f"{disk.index} {want['capacity'] * SECTOR} ({want['capacity']} "
+                              "sectors): a restore needs a disk of its size (this snapshot "
+                              "does not hold the disks' content: the image is yours to match)")
 
 
 def hello_client(ctl_socket, timeout, gone):
@@ -90,6 +163,14 @@ def hello_client(ctl_socket, timeout, gone):
             raise
         client.timeout = DEFAULT_TIMEOUT
         return client
+
+
+def images_text(spec):
+    """The new images of a restore with its disks' content, in words."""
+    if not spec.disks_included:
+        return ""
+    return ("; its disks' content into the new image(s) " +
+            ", ".join(str(d.path) for d in spec.disks))
 
 
 class Restorer:
@@ -139,13 +220,16 @@ class Restorer:
                 for spec in self.restores:
                     current = spec
                     self.say(f"restoring vm {spec.name} from {spec.path} ({spec.size} bytes, "
-                             f"{spec.pages} memory pages)")
+                             f"{spec.pages} memory pages{images_text(spec)})")
                     reply = restore_vm(client, self.stream_socket, spec.path, verify=False,
                                        stream_bytes=spec.size,
                                        disks=[d.pci_dev for d in spec.disks])
+                    spec.restored = True
                     self.results.append(reply)
+                    runs = (f", {reply.get('disk_runs')} disk runs written"
+                            if spec.disks_included else "")
                     self.say(f"restored vm {reply.get('vm')} from {spec.path}: index "
-                             f"{reply.get('index')}, {reply.get('pages')} memory pages")
+                             f"{reply.get('index')}, {reply.get('pages')} memory pages{runs}")
         except RemoteError as e:
             self.fail(current, f"{e.code}: {e.message}")
         except (TransportError, UsageError) as e:

@@ -11,15 +11,16 @@ import os
 import zlib
 
 from .crc32c import crc32c
-from .snapshot_format import (CONFIG, DEVICE, DEVICES, END, FEAT_ALL, F_LIVE, GZIP_MAGIC, HEADER,
-    KNOWN_FLAGS, MAGIC, MAX_VCPUS, MEMRUN, NAME_RE, PAGE_SIZE, PLIC_CONTEXTS, PMU_CYCLE,
+from .snapshot_format import (CONFIG, DEVICE, DEVICES, DISK_BLOCK_SECTORS, DISK_SECTOR, DISKRUN,
+    END, FEAT_ALL, F_DISKS, F_LIVE, GZIP_MAGIC, HEADER, MAGIC, MAX_VCPUS, MEMRUN, NAME_RE,
+    PAGE_SIZE, PLIC_CONTEXTS, PMU_CYCLE,
     PMU_EVENT_CYCLES, PMU_EVENT_INSTRUCTIONS, PMU_EVENT_TYPE_FW, PMU_FW_EVENTS, PMU_FW_FIRST,
     PMU_INSTRET, PMU_VALID, RAM_ALIGN, RAM_MIN, RUN_MAX_PAGES, SECTION, SECTION_TYPES,
-    SEC_CONFIG, SEC_DEVICE, SEC_END, SEC_MEMORY, SEC_VCPU, SEC_VIRTIO, SECTION_RANK, STA_OFF,
-    STA_SIZE, TRAILING_SCAN_MAX, UART_RX_FIFO, RECORDS, VCPU, VCPU_V2, VCPU_V2_ONLY, VERSION,
-    VERSIONS, VERSION_VIRTIO, VIO_BLK_F_RO, VIO_BLK_SEG_MAX, VIO_F_VERSION_1,
+    SEC_CONFIG, SEC_DEVICE, SEC_DISK, SEC_END, SEC_MEMORY, SEC_VCPU, SEC_VIRTIO, SECTION_RANK,
+    STA_OFF, STA_SIZE, TRAILING_SCAN_MAX, UART_RX_FIFO, RECORDS, VCPU, VCPU_V2, VCPU_V2_ONLY,
+    VERSION, VERSIONS, VERSION_VIRTIO, VIO_BLK_F_RO, VIO_BLK_SEG_MAX, VIO_F_VERSION_1,
     VIO_MODELS, VIO_OFFER, VIO_QUEUE_MAX, VIO_QUEUES, VIO_STATUS, MAX_DISKS, MAX_NICS,
-    fixed_length, vcpu_size, pmu_event_words, vcpu_from_stream)
+    fixed_length, known_flags, section_types, vcpu_size, pmu_event_words, vcpu_from_stream)
 from .snapshot_legal import legal_problems
 
 
@@ -53,7 +54,8 @@ class Section:
         self.offset = offset                        # of the section header
         self.type, self.instance = hdr["type"], hdr["instance"]
         self.length, self.crc, self.reserved = hdr["length"], hdr["crc32c"], hdr["reserved"]
-        self.ordinal = ordinal                      # MEMORY: its index among the runs
+        self.ordinal = ordinal                      # MEMORY: its index among the runs;
+                                                    # DISK: among its disk's runs
         self.crc_actual = None                      # CRC32C of the payload, once read
         self.device_name = None
 
@@ -74,6 +76,8 @@ class Section:
             return f"DEVICE {self.instance}{name}"
         if self.type == SEC_MEMORY:
             return f"MEMORY run {self.ordinal}"
+        if self.type == SEC_DISK:
+            return f"DISK {self.instance} run {self.ordinal}"
         if self.type == SEC_VIRTIO:
             name = f" ({self.device_name})" if self.device_name else ""
             return f"VIRTIO {self.instance}{name}"
@@ -104,6 +108,7 @@ class Snapshot:
         self.devices = []           # {"index", "name", "state_size", "state" (bytes), ...}
         self.virtio = []            # {"slot", "name", "state_size", "state", "fields"}: VIRTIO
         self.runs = []              # {"gpa", "pages", "data_offset", "zero_pages"}
+        self.disk_runs = []         # {"slot", "sector", "sectors", "data_offset", "zero"}: DISK
         self.end = None
         self.problems = []
         self.complete = False       # the END was reached
@@ -120,6 +125,26 @@ class Snapshot:
         return bool(self.header and self.header["flags"] & F_LIVE)
 
     @property
+    def disks_included(self):
+        """The header's flag DISKS: every disk's content is in the stream
+        (its DISK sections; a block none holds is zero)."""
+        return bool(self.header and self.header["flags"] & F_DISKS)
+
+    @property
+    def disks(self):
+        """The VM's disks, slot order: [{"slot", "capacity" (sectors, None
+        if its state was not decoded), "read_only", "pci_dev"}]."""
+        out = []
+        for v in self.virtio:
+            if v["name"] != "virtio_blk":
+                continue
+            s = v["fields"]
+            out.append({"slot": v["slot"], "capacity": s["capacity"] if s else None,
+                        "read_only": bool(s["read_only"]) if s else None,
+                        "pci_dev": s["pci_dev"] if s else None})
+        return out
+
+    @property
     def version(self):
         return self.header["version"] if self.header else None
 
@@ -133,6 +158,9 @@ def cstr(raw):
     return raw.split(b"\0", 1)[0].decode("utf-8", "backslashreplace")
 
 
+ZERO_BLOCK = bytes(DISK_BLOCK_SECTORS * DISK_SECTOR)
+
+
 class _Parser:
     def __init__(self, f, snap, strict):
         self.f, self.snap, self.strict = f, snap, strict
@@ -142,6 +170,7 @@ class _Parser:
         self.prev_run_end = None
         self.nr_vcpus = None        # the CONFIG's, clamped to 1..8 to go on checking
         self.version = VERSION      # the header's, once read
+        self.disk_blocks = set()    # (slot, sector) of every DISK run taken
 
     # -- reading and reporting
 
@@ -196,8 +225,11 @@ class _Parser:
                            f"section header (bytes {offset}..{offset + SECTION.size - 1})")
             self.pos += SECTION.size
             self.snap.size = self.pos
-            ordinal = len(self.snap.runs)
-            sec = Section(offset, SECTION.decode(raw), ordinal)
+            hdr = SECTION.decode(raw)
+            ordinal = len(self.snap.runs) if hdr["type"] != SEC_DISK else sum(
+                1 for s in self.snap.sections
+                if s.type == SEC_DISK and s.instance == hdr["instance"])
+            sec = Section(offset, hdr, ordinal)
             self.section = sec
             self.snap.sections.append(sec)
             self.section_header(sec)
@@ -209,8 +241,8 @@ class _Parser:
                              f"the payload (bytes {sec.payload}..{sec.payload + sec.length - 1}) "
                              f"has {sec.crc_actual:#010x}")
             {SEC_CONFIG: self.config, SEC_VCPU: self.vcpu, SEC_DEVICE: self.device,
-             SEC_VIRTIO: self.virtio, SEC_MEMORY: self.memory, SEC_END: self.end}[sec.type](sec,
-                                                                                      payload)
+             SEC_VIRTIO: self.virtio, SEC_MEMORY: self.memory, SEC_DISK: self.disk,
+             SEC_END: self.end}[sec.type](sec, payload)
             self.phase = max(self.phase, SECTION_RANK[sec.type])
             if sec.type == SEC_END:
                 break
@@ -246,23 +278,23 @@ class _Parser:
         if h["header_size"] != HEADER.size:
             self.fatal("header", HEADER.offset("header_size"),
                        f"header_size {h['header_size']}, must be {HEADER.size}")
-        if h["flags"] & ~KNOWN_FLAGS:
+        known = known_flags(self.version)
+        if h["flags"] & ~known:
+            words = "0x1 live" + (", 0x2 disks" if known & F_DISKS else "")
             self.problem("header", HEADER.offset("flags"),
-                         f"unknown flag bits {h['flags'] & ~KNOWN_FLAGS:#x} in flags "
-                         f"{h['flags']:#x} (known: {KNOWN_FLAGS:#x} live)")
+                         f"unknown flag bits {h['flags'] & ~known:#x} in flags "
+                         f"{h['flags']:#x} (known in version {self.version}: {words})")
         if h["reserved"]:
             self.problem("header", HEADER.offset("reserved"),
                          f"reserved is {h['reserved']:#x}, must be 0")
 
     def section_header(self, sec):
         label = sec.label
-        if sec.type not in SECTION_TYPES or (sec.type == SEC_VIRTIO and
-                                             self.version < VERSION_VIRTIO):
+        types = section_types(self.version)
+        if sec.type not in types:
             self.fatal(label, sec.offset, f"unknown section type {sec.type} (version "
-                                          f"{self.version} has 1 CONFIG, 2 VCPU, 3 DEVICE, "
-                                          "4 MEMORY, 5 END" +
-                                          (", 6 VIRTIO)" if self.version >= VERSION_VIRTIO
-                                           else ")"))
+                                          f"{self.version} has " +
+                                          ", ".join(f"{t} {n}" for t, n in types.items()) + ")")
         length_at = sec.offset + SECTION.offset("length")
         fixed = fixed_length(self.version)
         if sec.type in fixed:
@@ -288,6 +320,12 @@ class _Parser:
                 self.fatal(label, length_at, f"length {sec.length}, must be {MEMRUN.size} + "
                                              f"pages * {PAGE_SIZE} with 1..{RUN_MAX_PAGES} "
                                              "pages")
+        elif sec.type == SEC_DISK:
+            sectors, rest = divmod(sec.length - DISKRUN.size, DISK_SECTOR)
+            if sec.length < DISKRUN.size or rest or not 1 <= sectors <= DISK_BLOCK_SECTORS:
+                self.fatal(label, length_at, f"length {sec.length}, must be {DISKRUN.size} + "
+                                             f"sectors * {DISK_SECTOR} with "
+                                             f"1..{DISK_BLOCK_SECTORS} sectors")
         if sec.reserved:
             self.problem(label, sec.offset + SECTION.offset("reserved"),
                          f"reserved is {sec.reserved:#x}, must be 0")
@@ -309,10 +347,13 @@ class _Parser:
             return f"DEVICE {i} ({DEVICES[i][0]})"
         if self.version >= VERSION_VIRTIO and self.phase <= SECTION_RANK[SEC_VIRTIO]:
             return f"VIRTIO {len(self.snap.virtio)}, MEMORY or END"
-        return "MEMORY or END"
+        if self.phase <= SECTION_RANK[SEC_MEMORY]:
+            return "MEMORY, DISK or END" if self.snap.disks_included else "MEMORY or END"
+        return "DISK or END"
 
     def order(self, sec):
-        """The order rules: CONFIG, VCPU 0..n-1, DEVICE 0..k-1, VIRTIO 0.., MEMORY..., END."""
+        """The order rules: CONFIG, VCPU 0..n-1, DEVICE 0..k-1, VIRTIO 0.., MEMORY...,
+        DISK..., END."""
         first = len(self.snap.sections) == 1
         where = sec.offset + SECTION.offset("type")
         if first and sec.type != SEC_CONFIG:
@@ -360,8 +401,29 @@ class _Parser:
             if sec.instance != len(self.snap.virtio):
                 self.instance_problem(sec, len(self.snap.virtio))
             return
+        if sec.type == SEC_DISK:
+            self.disk_order(sec, where)
+            return
         if sec.instance:
             self.instance_problem(sec, 0)
+
+    def disk_order(self, sec, where):
+        """A DISK section: only in a stream with the flag DISKS, of a disk a
+        VIRTIO section gave (its instance is that disk's slot), one the guest
+        could write (a read-only disk's content is its image's)."""
+        if not self.snap.disks_included:
+            self.problem(sec.label, where, "a DISK section in a stream without the disks "
+                                           "(header flag DISKS is not set)")
+            return
+        slots = [d["slot"] for d in self.snap.disks]
+        if sec.instance not in slots:
+            self.problem(sec.label, sec.offset + SECTION.offset("instance"),
+                         f"instance {sec.instance} is not a disk's slot (the VIRTIO sections "
+                         f"put disks in slot(s) {', '.join(map(str, slots)) or 'none'})")
+        elif self.snap.disks[slots.index(sec.instance)]["read_only"]:
+            self.problem(sec.label, sec.offset + SECTION.offset("instance"),
+                         f"instance {sec.instance} is a read-only disk: a DISK section for a "
+                         "read-only disk (its content is its image's, never the snapshot's)")
 
     # -- payloads
 
@@ -643,6 +705,45 @@ class _Parser:
                                f"{self.prev_run_end:#x} (runs must be in increasing order, "
                                "not overlapping)")
         self.prev_run_end = max(end, self.prev_run_end or 0)
+
+    def disk(self, sec, payload):
+        """A DISK run (docs/snapshot-format.md, "DISK"): its first problem,
+        in the order the hypervisor's restore checks (snap_disk_load.c)."""
+        r = DISKRUN.decode(payload)
+        base = sec.payload
+        data = memoryview(payload)[DISKRUN.size:]
+        run = {"slot": sec.instance, "sector": r["sector"], "sectors": len(data) // DISK_SECTOR,
+               "data_offset": base + DISKRUN.size, "zero": data == ZERO_BLOCK[:len(data)]}
+        self.snap.disk_runs.append(run)
+        disk = next((d for d in self.snap.disks if d["slot"] == sec.instance), None)
+        if disk is None or not self.snap.disks_included or disk["read_only"]:
+            return                                  # reported by order()
+        cap = disk["capacity"]
+
+        def bad(fname, message):
+            self.field_problem(DISKRUN, base, fname, message)
+        if r["sectors"] != run["sectors"]:
+            return bad("sectors", f"sectors {r['sectors']} does not match the section length "
+                                  f"{sec.length} (must be {DISKRUN.size} + sectors * "
+                                  f"{DISK_SECTOR})")
+        if r["reserved"]:
+            return bad("reserved", f"reserved is {r['reserved']:#x}, must be 0")
+        if r["sector"] % DISK_BLOCK_SECTORS:
+            return bad("sector", f"sector {r['sector']} is not the start of a block (a multiple "
+                                 f"of {DISK_BLOCK_SECTORS})")
+        if cap is None:
+            return                                  # its VIRTIO section was refused
+        if r["sector"] >= cap:
+            return bad("sector", f"sector {r['sector']} is past the disk's end (its capacity is "
+                                 f"{cap} sectors)")
+        want = min(DISK_BLOCK_SECTORS, cap - r["sector"])
+        if r["sectors"] != want:
+            return bad("sectors", f"sectors {r['sectors']}: the block at sector {r['sector']} "
+                                  f"has {want} (a whole block, or the disk's last)")
+        if (sec.instance, r["sector"]) in self.disk_blocks:
+            return bad("sector", f"sector {r['sector']}: a block that came before (each block "
+                                 "comes at most once)")
+        self.disk_blocks.add((sec.instance, r["sector"]))
 
     def end(self, sec, payload):
         e = END.decode(payload)

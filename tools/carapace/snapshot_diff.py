@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: MIT
 """What differs between two snapshots: config fields, vCPU registers, device
-fields (the virtio devices' too), memory pages (a page not stored is zero)."""
+fields (the virtio devices' too), memory pages (a page not stored is zero),
+the disks' blocks when both hold their disks' content (a block not stored is
+zero)."""
 
 import json
 
 from .snapshot import _open
-from .snapshot_format import GPR_NAMES, PAGE_SIZE, VCPU
+from .snapshot_format import DISK_SECTOR, GPR_NAMES, PAGE_SIZE, VCPU
 from .snapshot_text import config_json, device_fields, virtio_fields
 
 
@@ -33,6 +35,41 @@ def _page_reader(snap):
     return f, read
 
 
+def _disk_blocks(snap):
+    """{(slot, sector): (file offset, bytes)} of every stored disk block."""
+    return {(r["slot"], r["sector"]): (r["data_offset"], r["sectors"] * DISK_SECTOR)
+            for r in snap.disk_runs}
+
+
+def _read_at(f, where, size):
+    if where is None:
+        return bytes(size)
+    f.seek(where[0])
+    return f.read(where[1])
+
+
+def _disk_diff(a, b):
+    """The blocks that differ (a block not stored is zero), as runs of
+    blocks per disk: [{"slot", "sector", "sectors"}]."""
+    ba, bb = _disk_blocks(a), _disk_blocks(b)
+    fa, _ = _open(a.source)
+    fb, _ = _open(b.source)
+    out = []
+    with fa, fb:
+        for key in sorted(set(ba) | set(bb)):
+            size = max(w[1] for w in (ba.get(key), bb.get(key)) if w)
+            x, y = _read_at(fa, ba.get(key), size), _read_at(fb, bb.get(key), size)
+            if x == y:
+                continue
+            slot, sector = key
+            last = out[-1] if out else None
+            if last and last["slot"] == slot and last["sector"] + last["sectors"] == sector:
+                last["sectors"] += size // DISK_SECTOR
+            else:
+                out.append({"slot": slot, "sector": sector, "sectors": size // DISK_SECTOR})
+    return out
+
+
 def _ranges(gpas):
     out = []
     for gpa in sorted(gpas):
@@ -53,9 +90,16 @@ def diff(a, b):
     Memory is compared page by page, a page not stored counting as zero, so
     where a writer elided a zero page and another stored it makes no difference."""
     out = {"identical": True, "header": [], "config": [], "vcpus": [], "devices": [],
-           "memory": {"pages": 0, "ranges": [], "zero_in_b": 0, "zero_in_a": 0}}
+           "memory": {"pages": 0, "ranges": [], "zero_in_b": 0, "zero_in_a": 0},
+           "disks": {"compared": False, "sectors": 0, "ranges": []}}
     if a.live != b.live:
         out["header"].append({"field": "live", "a": a.live, "b": b.live})
+    if a.disks_included != b.disks_included:
+        out["header"].append({"field": "disks", "a": a.disks_included, "b": b.disks_included})
+    elif a.disks_included:
+        ranges = _disk_diff(a, b)
+        out["disks"] = {"compared": True, "sectors": sum(r["sectors"] for r in ranges),
+                        "ranges": ranges}
     derived = ("cfi", "feature_names")
     ca = {k: v for k, v in config_json(a.config).items() if k not in derived}
     cb = {k: v for k, v in config_json(b.config).items() if k not in derived}
@@ -114,7 +158,7 @@ def diff(a, b):
     out["memory"]["pages"] = len(differ)
     out["memory"]["ranges"] = _ranges(differ)
     out["identical"] = not (out["header"] or out["config"] or out["vcpus"] or out["devices"]
-                            or differ)
+                            or differ or out["disks"]["ranges"])
     return out
 
 
@@ -151,12 +195,20 @@ def diff_text(d, name_a="a", name_b="b"):
         for r in m["ranges"]:
             end = r["gpa"] + r["pages"] * PAGE_SIZE - 1
             out.append(f"  {r['gpa']:#x}..{end:#x}  {r['pages']} page(s)")
+    k = d["disks"]
+    if k["ranges"]:
+        out.append(f"disks: {k['sectors']} sector(s) differ:")
+        for r in k["ranges"]:
+            out.append(f"  disk {r['slot']} sectors {r['sector']}..{r['sector'] + r['sectors'] - 1}")
     if d["identical"]:
-        out.append("identical guest state")
+        out.append("identical guest state" + (" (the disks' content too)" if k["compared"]
+                                               else ""))
     else:
         counts = [f"{len(d['header']) + len(d['config'])} config field(s)",
                   f"{len(d['vcpus'])} vCPU register(s)", f"{len(d['devices'])} device "
                   f"field(s)", f"{m['pages']} memory page(s)"]
+        if k["compared"]:
+            counts.append(f"{k['sectors']} disk sector(s)")
         out.append(f"differ: {', '.join(counts)} (values: {name_a} | {name_b})")
     return "\n".join(out)
 

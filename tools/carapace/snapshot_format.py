@@ -8,7 +8,8 @@ records (CORE, FP, CFI, FWFT, HSM, STA, PMU) and the device states
 virtio_net: VIRTIO sections, version 4) are not restated here: their layouts,
 the device models' order and names are read from the tables of
 snapshot_records.h and snapshot_devices.h, the tables the hypervisor saves
-and loads with.  Versions 1 to 4 are read: a version 2 VCPU section is one
+and loads with.  DISK sections (version 5) carry the disks' content, a
+block of sectors each (DISKRUN).  Versions 1 to 5 are read: a version 2 VCPU section is one
 848-byte record (VCPU_V2), a version 1 one its first 672 bytes;
 vcpu_from_stream() reads both into the records' fields by name."""
 
@@ -21,22 +22,30 @@ from .units import MiB
 
 
 MAGIC = b"CARASNAP"
-VERSION = 4                    # what Carapace writes
-VERSIONS = (1, 2, 3, 4)        # what this reader reads (older VCPU records are converted)
+VERSION = 5                    # what Carapace writes
+VERSIONS = (1, 2, 3, 4, 5)     # what this reader reads (older VCPU records are converted)
 VERSION_VIRTIO = 4             # the first with VIRTIO sections
+VERSION_DISK = 5               # the first with DISK sections and flag DISKS
 PAGE_SIZE = 4096
 RUN_MAX_PAGES = 512
 F_LIVE = 1 << 0
-KNOWN_FLAGS = F_LIVE
+F_DISKS = 1 << 1               # version 5: every disk's content is in the stream
+KNOWN_FLAGS = F_LIVE | F_DISKS
+DISK_SECTOR = 512
+DISK_BLOCK_SECTORS = 128       # a DISK section is one block of a disk (64 KiB), or its tail
+DISK_BLOCK = DISK_SECTOR * DISK_BLOCK_SECTORS
 RAM_ALIGN = 2 * MiB
 RAM_MIN = 8 * MiB
 
-SEC_CONFIG, SEC_VCPU, SEC_DEVICE, SEC_MEMORY, SEC_END, SEC_VIRTIO = 1, 2, 3, 4, 5, 6
+SEC_CONFIG, SEC_VCPU, SEC_DEVICE, SEC_MEMORY, SEC_END, SEC_VIRTIO, SEC_DISK = range(1, 8)
 SECTION_TYPES = {SEC_CONFIG: "CONFIG", SEC_VCPU: "VCPU", SEC_DEVICE: "DEVICE",
-                 SEC_MEMORY: "MEMORY", SEC_END: "END", SEC_VIRTIO: "VIRTIO"}
-# where each type comes in a stream: VIRTIO between the devices and memory
+                 SEC_MEMORY: "MEMORY", SEC_END: "END", SEC_VIRTIO: "VIRTIO", SEC_DISK: "DISK"}
+# where each type comes in a stream: VIRTIO between the devices and memory,
+# DISK after memory
 SECTION_RANK = {SEC_CONFIG: 1, SEC_VCPU: 2, SEC_DEVICE: 3, SEC_VIRTIO: 4, SEC_MEMORY: 5,
-                SEC_END: 6}
+                SEC_DISK: 6, SEC_END: 7}
+# the first version that has each type (the others: every version)
+SECTION_SINCE = {SEC_VIRTIO: VERSION_VIRTIO, SEC_DISK: VERSION_DISK}
 
 FEATURES = ((1 << 0, "zicfilp"), (1 << 1, "zicfiss"), (1 << 2, "sstc"),
             (1 << 3, "svpbmt"), (1 << 4, "svadu"))
@@ -155,7 +164,18 @@ DEVICE = Layout("snap_device", [("name", "s", 16), ("state_size", "I"), ("reserv
                 24)
 MEMRUN = Layout("snap_mem_run", [("gpa", "Q"), ("pages", "Q")], 16)
 END = Layout("snap_end", [("sections", "Q"), ("memory_pages", "Q")], 16)
+DISKRUN = Layout("snap_disk_run", [("sector", "Q"), ("sectors", "I"), ("reserved", "I")], 16)
 SECTION_MAX = MEMRUN.size + RUN_MAX_PAGES * PAGE_SIZE
+
+
+def known_flags(version):
+    """The header flag bits a stream of @version may set."""
+    return KNOWN_FLAGS if version >= VERSION_DISK else F_LIVE
+
+
+def section_types(version):
+    """{type: name} of the section types a stream of @version has."""
+    return {t: name for t, name in SECTION_TYPES.items() if version >= SECTION_SINCE.get(t, 1)}
 
 
 # --- CONFIG, the vCPU records and the device states (snapshot_records.h, _devices.h) -

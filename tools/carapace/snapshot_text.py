@@ -2,13 +2,14 @@
 """A parsed snapshot for people (inspect_text) and for programs (inspect_json):
 sections, config, each vCPU's registers and CFI/FWFT/SUSP/STA/PMU state in
 words, the devices' states, the virtio devices (VIRTIO sections), the memory
-runs."""
+runs, the disks' content (DISK sections)."""
 
 import json
 
 from .snapshot import cstr, mac_text
-from .snapshot_format import (VIO_FAULTS, VIO_LINK_UP, VIO_STATUS, CFI_POLICIES, ENVCFG_LPE, ENVCFG_SSE, FEATURES, FS_STATES, GPR_NAMES,
-    HSM_STATES, HVIP_BITS, KNOWN_FLAGS, PAGE_SIZE, PLIC_CONTEXTS, PMU_COUNTERS, PMU_CYCLE,
+from .snapshot_format import (VIO_FAULTS, VIO_LINK_UP, VIO_STATUS, CFI_POLICIES, DISK_BLOCK_SECTORS,
+    DISK_SECTOR, ENVCFG_LPE, ENVCFG_SSE, FEATURES, FS_STATES, F_DISKS, F_LIVE, GPR_NAMES,
+    HSM_STATES, HVIP_BITS, PAGE_SIZE, VERSION_DISK, known_flags, PLIC_CONTEXTS, PMU_COUNTERS, PMU_CYCLE,
     PMU_FW_FIRST, PMU_INSTRET, SATP_MODES, SSTATUS_FS, SSTATUS_FS_SHIFT, SSTATUS_KNOWN, SSTATUS_SPELP,
     SSTATUS_SPIE, SSTATUS_SPP, STA_OFF, STA_SIZE, UART_RX_FIFO, VCPU, VERSION,
     pmu_event_words)
@@ -244,7 +245,7 @@ def virtio_json(v):
     return out
 
 
-def virtio_text(v):
+def virtio_text(v, disks_included=False):
     s = v["fields"]
     head = f"virtio {v['slot']} {v['name']} ({v['state_size']} bytes of state)"
     if s is None:
@@ -265,9 +266,11 @@ def virtio_text(v):
                    (f", fault {VIO_FAULTS[fault] if fault < len(VIO_FAULTS) else fault}"
                     if fault else ""))
     if v["name"] == "virtio_blk":
+        where = "in the snapshot: DISK sections" if disks_included and not s["read_only"] \
+            else "not in the snapshot"
         out.append(f"  disk: {s['capacity']} sectors{', read-only' if s['read_only'] else ''}, "
                    f"SEG_MAX {s['seg_max']}, serial {cstr(s['serial'])!r}, host device "
-                   f"00:{s['pci_dev']:02x}.0 (its content is not in the snapshot)")
+                   f"00:{s['pci_dev']:02x}.0 (its content is {where})")
         out.append(f"  requests {s['requests']}, bytes {s['bytes']}, errors {s['errors']}")
     else:
         out.append(f"  NIC {mac_text(s['mac'])} on switch {cstr(s['switch_name'])!r}, link "
@@ -289,6 +292,80 @@ def memory_summary(snap):
             "zero_pages_stored": sum(r["zero_pages"] for r in snap.runs)}
 
 
+def disk_summary(snap):
+    """The disks' content (DISK sections): whether the stream holds it and,
+    per disk, its runs; a block no run holds is zero."""
+    disks = []
+    for d in snap.disks:
+        runs = [r for r in snap.disk_runs if r["slot"] == d["slot"]]
+        sectors = sum(r["sectors"] for r in runs)
+        cap = d["capacity"]
+        blocks = -(-cap // DISK_BLOCK_SECTORS) if cap is not None else None
+        held = snap.disks_included and not d["read_only"]
+        disks.append({"slot": d["slot"], "capacity": cap, "read_only": d["read_only"],
+                      "content_included": held, "runs": len(runs), "sectors": sectors,
+                      "bytes": sectors * DISK_SECTOR, "blocks": blocks,
+                      "zero_blocks_elided": blocks - len(runs) if blocks is not None and
+                      held and len(runs) <= blocks else None,
+                      "zero_runs_stored": sum(1 for r in runs if r["zero"])})
+    stray = [r for r in snap.disk_runs if r["slot"] not in {d["slot"] for d in snap.disks}]
+    total = sum(r["sectors"] for r in snap.disk_runs) * DISK_SECTOR
+    return {"included": snap.disks_included, "disks": disks,
+            "runs": [{"slot": r["slot"], "sector": r["sector"], "sectors": r["sectors"],
+                      "zero": r["zero"]} for r in snap.disk_runs],
+            "run_count": len(snap.disk_runs), "bytes": total, "stray_runs": len(stray)}
+
+
+def disks_text(snap, max_runs):
+    """The disks' part of inspect: what the stream holds of their content."""
+    m = disk_summary(snap)
+    version = snap.version or 0
+    if not m["disks"] and not m["run_count"]:
+        return ["", "disks: none" + (" (the header says the disks are in: it has none)"
+                                     if m["included"] else "")]
+    if not m["included"]:
+        why = ("taken without them: --no-disks" if version >= VERSION_DISK else
+               f"version {version} has no disk content")
+        out = ["", f"disks: content not in the snapshot ({why}); each stays in its image"]
+    else:
+        out = ["", f"disks: content in the snapshot (flag DISKS): {len(m['disks'])} disk(s), "
+                   f"{m['run_count']} run(s), {m['bytes']} bytes ({human_size(m['bytes'])}); "
+                   "a block no run holds is zero (a read-only disk's content is its image's)"]
+    for d in m["disks"]:
+        cap = (f"{d['capacity']} sectors ({human_size(d['capacity'] * DISK_SECTOR)})"
+               if d["capacity"] is not None else "capacity unknown")
+        line = f"  disk {d['slot']} (slot {d['slot']}): {cap}"
+        if d["read_only"] and m["included"]:
+            line += ", read-only: its content is its image's (not in the snapshot)"
+        elif m["included"]:
+            line += f": {d['runs']} run(s), {d['bytes']} bytes stored"
+            if d["zero_blocks_elided"] is not None:
+                line += f", {d['zero_blocks_elided']} of {d['blocks']} blocks zero (elided)"
+        out.append(line)
+        if d["zero_runs_stored"]:
+            out.append(f"    {d['zero_runs_stored']} stored run(s) are all zero (a writer may "
+                       "elide them)")
+        runs = [r for r in m["runs"] if r["slot"] == d["slot"]]
+        for r in runs[:max_runs]:
+            out.append(f"    sectors {r['sector']}..{r['sector'] + r['sectors'] - 1}  "
+                       f"({r['sectors']} sectors)")
+        if len(runs) > max_runs:
+            out.append(f"    ... {len(runs) - max_runs} more run(s) (--json lists all)")
+    if m["stray_runs"]:
+        out.append(f"  {m['stray_runs']} run(s) of no disk (instances no VIRTIO disk has)")
+    return out
+
+
+def flags_text(h):
+    words = [name for bit, name in ((F_LIVE, "live"), (F_DISKS, "disks"))
+             if h["flags"] & bit & known_flags(h["version"])]
+    text = ", ".join(words) or "none"
+    unknown = h["flags"] & ~known_flags(h["version"])
+    if unknown:
+        text += f", unknown {unknown:#x}"
+    return text
+
+
 def compression_text(snap):
     if not snap.size:
         return "empty stream"
@@ -304,13 +381,14 @@ def inspect_json(snap):
         "header": None if h is None else {
             "magic": h["magic"].decode("latin-1"), "version": h["version"],
             "header_size": h["header_size"], "flags": h["flags"], "live": snap.live,
-            "reserved": h["reserved"]},
+            "disks": snap.disks_included, "reserved": h["reserved"]},
         "sections": [s.as_json() for s in snap.sections],
         "config": config_json(snap.config) if snap.config else None,
         "vcpus": [vcpu_json(v) for v in snap.vcpus],
         "devices": [device_json(d) for d in snap.devices],
         "virtio": [virtio_json(v) for v in snap.virtio],
         "memory": memory_summary(snap),
+        "disks": disk_summary(snap),
         "end": snap.end,
     }
 
@@ -326,11 +404,8 @@ def inspect_text(snap, max_runs=64):
     if h is None:
         out.append(f"{snap.name}: {snap.size} bytes, no complete header")
     else:
-        flags = "live" if snap.live else "none"
-        if h["flags"] & ~KNOWN_FLAGS:
-            flags += f", unknown {h['flags'] & ~KNOWN_FLAGS:#x}"
         out.append(f"{snap.name}: Carapace snapshot, version {h['version']}, {snap.size} bytes "
-                   f"({human_size(snap.size)}), flags: {flags}")
+                   f"({human_size(snap.size)}), flags: {flags_text(h)}")
     if snap.compressed:
         out.append(f"  gzip-compressed file: {snap.file_size} bytes "
                    f"({human_size(snap.file_size)}, {compression_text(snap)}); offsets below "
@@ -422,7 +497,7 @@ def inspect_text(snap, max_runs=64):
                 out.append(f"  context {ctx} (vcpu {ctx}): enabled sources "
                            f"{sources_text(s['enable'][ctx])}, threshold {s['threshold'][ctx]}")
     for v in snap.virtio:
-        out += virtio_text(v)
+        out += virtio_text(v, snap.disks_included)
     if snap.runs or snap.complete:
         m = memory_summary(snap)
         out += ["", f"memory: {m['run_count']} run(s), {m['pages']} page(s) stored "
@@ -437,6 +512,8 @@ def inspect_text(snap, max_runs=64):
             out.append(f"  {r['gpa']:#x}..{end:#x}  {r['pages']} page(s)")
         if len(snap.runs) > max_runs:
             out.append(f"  ... {len(snap.runs) - max_runs} more run(s) (--json lists all)")
+    if snap.disks or snap.disk_runs or snap.disks_included:
+        out += disks_text(snap, max_runs)
     if snap.end:
         out += ["", f"end: {snap.end['sections']} sections, {snap.end['memory_pages']} memory "
                     "pages"]

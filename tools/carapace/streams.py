@@ -109,15 +109,17 @@ def _reply_bytes(reply):
     return count
 
 
-def snapshot_vm(client, stream_path, vm, path, live=False, progress=None, compress=True):
+def snapshot_vm(client, stream_path, vm, path, live=False, progress=None, compress=True,
+                disks=True):
     """Snapshot VM @vm into the file @path.  Connects the stream socket first,
     sends "snapshot", copies the stream to PATH.tmp while it comes (the
     client's timeout bounds silence, not the whole transfer) and renames it to
     @path only when the reply is ok and exactly its "bytes" arrived; otherwise
     the temporary file is removed.  @compress: the file is the stream gzipped
     (a snapshot file may be either, docs/snapshot-format.md), else the stream
-    itself.  Returns the reply, with "file", "file_bytes" and "compressed"
-    added."""
+    itself.  @disks false: the stream leaves the disks' content out ("disks":
+    false; the hypervisor's default is to put it in).  Returns the reply, with
+    "file", "file_bytes" and "compressed" added."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     try:
@@ -137,7 +139,10 @@ def snapshot_vm(client, stream_path, vm, path, live=False, progress=None, compre
             # A round trip first: the hypervisor learns of the stream connection
             # from a port event, which it has then seen (docs/management.md).
             client.request("hello")
-            pending = client.begin("snapshot", {"vm": vm, "live": bool(live)})
+            request = {"vm": vm, "live": bool(live)}
+            if not disks:
+                request["disks"] = False
+            pending = client.begin("snapshot", request)
             reply = client.take_reply(pending)
             with selectors.DefaultSelector() as sel:
                 sel.register(stream, selectors.EVENT_READ)
@@ -238,6 +243,25 @@ def disk_args(disks):
     return {f"disk{i}": d for i, d in enumerate(disks)}
 
 
+def check_disk_targets(path, snap, disks):
+    """A snapshot holding its disks' content writes each into the host disk
+    its restore names: never by default (that is the disk it was saved from,
+    the original image), so one --disk per disk. That the host disk is a fresh
+    zeroed one (a block the stream does not hold stays as it is) is the
+    user's to see to: carapace-run --spare-disk makes one."""
+    if not snap.disks_included or len(disks) == len(snap.disks):
+        return
+    sizes = ", ".join(f"disk {d['slot']}: {d['capacity']} sectors "
+                      f"({d['capacity'] * 512} bytes{', read-only' if d['read_only'] else ''})"
+                      for d in snap.disks)
+    raise UsageError(f"{path} holds the content of its {len(snap.disks)} disk(s) "
+                     f"({sizes}), and {len(disks)} --disk given: give --disk N for each, "
+                     "the PCI device number of a fresh zeroed host disk of that size that "
+                     "no VM has (carapace-run --spare-disk PATH:size=SIZE makes one); the "
+                     "restore writes the disk's content there (never onto the disk it was "
+                     "saved from); a read-only disk's is not in it: its --disk is its image")
+
+
 def restore_vm(client, stream_path, path, name=None, verify=True, progress=None,
                stream_bytes=None, disks=None):
     """Restore a VM from the snapshot file @path (as @name, else the name it
@@ -250,7 +274,9 @@ def restore_vm(client, stream_path, path, name=None, verify=True, progress=None,
     path = Path(path)
     from . import snapshot as snap    # parses the C headers: only when needed
     if verify:
-        stream_bytes = verify_snapshot(path).size
+        snap = verify_snapshot(path)
+        check_disk_targets(path, snap, disks or [])
+        stream_bytes = snap.size
     try:
         if stream_bytes is None:
             stream_bytes = snap.stream_size(path)

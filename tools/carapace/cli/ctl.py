@@ -47,7 +47,7 @@ from ..metrics import collect, exposition
 from ..migration import Refusal, MigReporter, connect_destination, incoming_vm, migrate_vm, parse_target, tcp_port
 from ..paths import default_stream_socket
 from ..relay import MIG_MAX_ROUNDS, Hook, parse_phase
-from ..streams import restore_vm, snapshot_vm, verify_snapshot
+from ..streams import check_disk_targets, restore_vm, snapshot_vm, verify_snapshot
 from ..units import human_size
 
 EXIT_OK, EXIT_REMOTE, EXIT_TRANSPORT, EXIT_USAGE = 0, 1, 2, 3
@@ -225,13 +225,24 @@ SHOW = {
     "create": lambda r: f"vm {r.get('vm')}: created, index {r.get('index')}",
     "snapshot": lambda r: (f"vm {r.get('vm')}: {'live ' if r.get('live') else ''}snapshot "
                            f"written: {r.get('bytes')} bytes ({human_size(r.get('bytes'))}), "
-                           f"{r.get('pages')} memory pages, "
+                           f"{r.get('pages')} memory pages{snapshot_disks_text(r)}, "
                            f"paused {pause_text(r.get('pause_us'))}"),
     "restore": lambda r: (f"vm {r.get('vm')}: restored, index {r.get('index')}, "
-                          f"{r.get('pages')} memory pages" + nics_text(r)),
+                          f"{r.get('pages')} memory pages" +
+                          (f", {r['disk_runs']} disk runs written"
+                           if r.get("disk_runs") else "") + nics_text(r)),
     "migrate": lambda r: show_migrate(r),
     "incoming": lambda r: show_incoming(r),
 }
+
+
+def snapshot_disks_text(r):
+    """What a snapshot holds of the VM's disks (its reply's disks, disk_runs)."""
+    if r.get("disks") is True:
+        return f", the disks' content in {r.get('disk_runs')} run(s)"
+    if r.get("disks") is False:
+        return ", without the disks' content (--no-disks)"
+    return ""
 
 
 def nics_text(r):
@@ -274,10 +285,13 @@ commands:
   create NAME --kernel IMG [--initrd IMG] [--mem 64M] [--vcpus 1] [--cfi trap]
          [--bootargs TEXT]
                          a new VM booting from images (see `images`)
-  snapshot VM FILE [--live] [--no-compress]
+  snapshot VM FILE [--live] [--no-compress] [--no-disks]
                          save VM (paused meanwhile, then resumed) to FILE: the
                          stream goes to FILE.tmp, gzipped unless --no-compress,
-                         renamed to FILE once complete
+                         renamed to FILE once complete; it holds the content
+                         of the VM's disks (blocks of zeroes left out) unless
+                         --no-disks (then each disk's content stays only in
+                         its image)
   restore FILE [--name NEW] [--disk N]... [--no-verify]
                          check FILE (as carapace-snap verify does), then create
                          and start the VM it holds, as NEW if given; a gzip
@@ -285,8 +299,12 @@ commands:
                          stream only); its disks go to the host disks at PCI
                          device N (one --disk per disk, in order), else to the
                          ones they were saved on; each must be free and of the
-                         saved disk's size (its content is yours to match: a
-                         snapshot holds a disk's device state, not its blocks)
+                         saved disk's size. A FILE holding its disks' content
+                         writes it there: give --disk N for every disk, each
+                         a fresh zeroed host disk no VM has (carapace-run
+                         --spare-disk PATH:size=SIZE makes one; never the
+                         disk it was saved from). Without it (--no-disks)
+                         the disk's content is yours to match
   migrate VM HOST:PORT [--max-rounds N] [--json] [TRANSPORT] [--tls-name NAME]
                          live-migrate VM to the destination listening at
                          HOST:PORT (carapace-run --incoming PORT there, or
@@ -407,6 +425,8 @@ def build_parser():
                           help="ask for a live snapshot (the VM runs on meanwhile)")
     snapshot.add_argument("--no-compress", action="store_true",
                           help="write the stream itself, not gzipped")
+    snapshot.add_argument("--no-disks", action="store_true",
+                          help="leave the disks' content out (it stays in their images)")
     restore = sub.add_parser("restore")
     restore.add_argument("file", type=Path, metavar="FILE")
     restore.add_argument("--name", metavar="NEW", help="the restored VM's name")
@@ -570,12 +590,14 @@ def run_stream_command(args):
         name = vm_name(args.name) if args.name is not None else None
         stream_bytes = None
         if not args.no_verify:
-            stream_bytes = verify_snapshot(args.file).size     # before connecting
+            snap = verify_snapshot(args.file)                   # before connecting
+            stream_bytes = snap.size
+            check_disk_targets(args.file, snap, args.disk or [])
     with Client(args.socket, args.timeout) as client:
         try:
             if args.command == "snapshot":
                 reply = snapshot_vm(client, stream_path, vm, args.file, args.live, progress,
-                                    compress=not args.no_compress)
+                                    compress=not args.no_compress, disks=not args.no_disks)
             else:
                 reply = restore_vm(client, stream_path, args.file, name, verify=False,
                                    progress=progress, stream_bytes=stream_bytes,

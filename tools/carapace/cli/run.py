@@ -104,7 +104,10 @@ once a VM has arrived.
 --restore FILE (repeatable, implies --persist) checks each snapshot file
 before QEMU starts, waits until the management channel answers "hello", then
 restores the files one by one through the management client
-(carapace.streams); a failed restore stops QEMU and exits with 3.
+(carapace.streams); a failed restore stops QEMU and exits with 3.  A file
+holding its disks' content restores them into new images the launcher
+creates before QEMU starts (carapace.restorer); --spare-disk creates one
+that no VM has (carapace.spare_disks).
 
 Batch mode reads the hypervisor's console.  It relies on these lines:
 
@@ -144,6 +147,7 @@ from pathlib import Path
 from .. import tls
 from ..console import DEFAULT_TIMEOUT, EXIT_ERROR, EXIT_OK, OUTCOMES, print_summary, run_batch
 from ..devicetree import DTC, build_dtb
+from ..disk_images import NewImages
 from ..errors import LaunchError
 from ..incoming import INCOMING_HOST, IncomingRelay, IncomingSpec, RELAY_IDLE_MARGIN
 from ..iodevices import device_args, plan_devices
@@ -154,6 +158,7 @@ from ..ratelimits import DISK_DEFAULTS, NIC_DEFAULTS, limits_text
 from ..limits import MAX_HARTS, NAME_RE
 from ..paths import CTL_SOCKET_ENV, SOURCE_ROOT, STREAM_SOCKET_ENV, cache_dir
 from ..restorer import Restorer, parse_restores
+from ..spare_disks import parse_spare_disks
 from ..vmspec import (IMAGE_ALIGN, RAM_BASE, check_host_memory, default_host_mem, format_size,
     parse_images, parse_size, parse_vms, place_images)
 
@@ -234,11 +239,18 @@ Snapshots: --restore FILE[,disk=PATH[:ro]]... (repeatable) checks each file
 before starting, implies --persist, waits until the hypervisor answers hello,
 then restores the VMs one by one (progress on stderr) and runs on,
 interactively or in batch; --expect may name them.  A VM saved with disks
-needs them: one disk=PATH per disk, in order, each a host disk as a --vm's
-(the image's content is yours to match: a snapshot holds a disk's device
-state, not its blocks; its size must be the saved disk's); its NICs need
-their --switch.  A failed restore stops QEMU: exit status 3 with the
-hypervisor's message.  Files come from `carapace-ctl snapshot VM FILE`
+needs them.  A FILE holding its disks' content (the default of carapace-ctl
+snapshot; carapace-snap inspect says "disks: content in the snapshot")
+restores each disk into a new image the launcher creates, zeroed and sparse,
+of the saved disk's size: disk=NEWPATH (it must not exist: never the original
+image) or, by default, FILE.disk0.raw, FILE.disk1.raw beside FILE; a restore
+that does not complete removes them.  A FILE without it (snapshot
+--no-disks, or older) takes one disk=PATH per disk, in order, each a host
+disk as a --vm's of the saved disk's size (its content is yours to match).
+Its NICs need their --switch.  --spare-disk PATH:size=SIZE adds a new zeroed
+image that no VM has, for a later `carapace-ctl restore FILE --disk N` into
+this running host (its device number N is printed at start).  A failed
+restore stops QEMU: exit status 3 with the hypervisor's message.  Files come from `carapace-ctl snapshot VM FILE`
 (docs/snapshot-format.md; tools/carapace-snap inspects them).
 
 Live migration: --incoming [ADDR:]PORT starts a fresh host that waits for
@@ -326,7 +338,12 @@ def build_parser():
                         "beside NAME.sock)")
     p.add_argument("--restore", action="append", default=[], metavar="FILE[,disk=PATH]",
                    help="restore the VM saved in FILE once the hypervisor is up, its disks "
-                        "on the images PATH (repeatable; implies --persist)")
+                        "on the images PATH (repeatable; implies --persist); a FILE holding "
+                        "its disks' content writes it into new images PATH (default "
+                        "FILE.diskN.raw), which must not exist")
+    p.add_argument("--spare-disk", action="append", default=[], metavar="PATH:size=SIZE",
+                   help="a new zeroed image PATH of SIZE bytes (it must not exist), a host "
+                        "disk no VM has: for carapace-ctl restore FILE --disk N (repeatable)")
     p.add_argument("--incoming", metavar="[ADDR:]PORT",
                    help="a host waiting for one migrated VM: /chosen/carapace,incoming, and "
                         "a TLS relay on ADDR:PORT (default ADDR 127.0.0.1) that authenticates "
@@ -518,7 +535,8 @@ def check_batch_options(args):
         raise LaunchError(f"--timeout {args.timeout:g}: must be positive")
 
 
-def print_dry_run(cmd, dts, vms, images, host, kept, spare=0, restores=(), switches=()):
+def print_dry_run(cmd, dts, vms, images, host, kept, spare=0, restores=(), switches=(),
+                  spares=()):
     print("# QEMU command line")
     print(shlex.join(cmd))
     spare_text = f", {format_size(spare)} kept spare" if spare else ""
@@ -547,10 +565,35 @@ def print_dry_run(cmd, dts, vms, images, host, kept, spare=0, restores=(), switc
         print(f"# restore: {r.path}: vm {r.name}, {r.vcpus} vCPU(s), {format_size(r.mem)} "
               f"RAM, {r.pages} memory pages, {r.size} bytes (once the hypervisor answers "
               "hello)")
+        for d in r.disks:
+            what = (f"new image {d.path} ({d.new_size} bytes, zeroed, created when QEMU "
+                    "starts; the snapshot's disk content is written into it)"
+                    if d.new_size is not None else f"{d.path} ({d.fmt})")
+            print(f"#   disk {d.index}: {what} at 00:{d.pci_dev:02x}.0")
+    for line in spare_lines(spares):
+        print(f"# {line} (created when QEMU starts)")
     if not kept:
         print("# (the files above are temporary; use --keep DIR to keep them)")
     print("\n# host device tree")
     print(dts, end="")
+
+
+def spare_lines(spares):
+    """Where each --spare-disk is, and what it is for."""
+    return [f"spare disk {d.path} ({d.new_size} bytes, zeroed) at host PCI device "
+            f"{d.pci_dev} (00:{d.pci_dev:02x}.0): carapace-ctl restore FILE --disk {d.pci_dev}"
+            for d in spares]
+
+
+def remove_unrestored(new, restores):
+    """The new images of every --restore that did not complete go (a failed
+    restore leaves its image half written)."""
+    for r in restores:
+        if r.restored:
+            continue
+        for path in new.remove([d for d in r.disks if d.new_size is not None]):
+            print(f"carapace-run: restore {r.path} did not complete: removed the new image "
+                  f"{path}", file=sys.stderr)
 
 
 def print_devices(vms, switches):
@@ -631,7 +674,8 @@ def launch(argv):
     vms = parse_vms(args.vm, persist)
     switches = parse_switches(args.switch)
     restores = parse_restores(args.restore, vms)
-    plan_devices(vms, switches, restores)
+    spares = parse_spare_disks(args.spare_disk)
+    plan_devices(vms, switches, restores, spares)
     expect = parse_expects(args.expect, {vm.name for vm in vms}
                            | {r.name for r in restores}, persist)
     extra = parse_images(args.image, vms)
@@ -659,14 +703,22 @@ def launch(argv):
             workdir = args.keep.absolute() if args.keep else Path(tmp)
             dtb, dts = build_dtb(host, vms, images, workdir, switches)
             cmd = qemu_command(host, dtb, images, args.batch,
-                               device_args(vms, switches, restores))
+                               device_args(vms, switches, restores, spares))
             if args.dry_run:
                 print_dry_run(cmd, dts, vms, images, host, bool(args.keep), spare, restores,
-                              switches)
+                              switches, spares)
                 return EXIT_OK
             for line in forward_lines(switches):
                 print(f"carapace-run: {line}", file=sys.stderr)
-            return run_qemu(args, cmd, vms, host, expect, restores, listening)
+            new = NewImages()
+            try:
+                new.create([d for r in restores for d in r.disks if d.new_size is not None]
+                           + spares)
+                for line in spare_lines(spares):
+                    print(f"carapace-run: {line}", file=sys.stderr)
+                return run_qemu(args, cmd, vms, host, expect, restores, listening)
+            finally:
+                remove_unrestored(new, restores)
     finally:
         if listening is not None:
             listening.close()

@@ -6,21 +6,25 @@ gzip (docs/snapshot-format.md is its specification; include/abi/snapshot_format.
 its C form):
 
     header (32 bytes), then sections, each a 24-byte section header and a
-    payload: CONFIG, VCPU x nr_vcpus, DEVICE x 3, MEMORY x runs, END.
+    payload: CONFIG, VCPU x nr_vcpus, DEVICE x 3, VIRTIO x the virtio devices,
+    MEMORY x runs, DISK x runs (the disks' content, with the header flag
+    DISKS), END.
 
-Versions 1, 2 and 3 are read (Carapace writes 3, whose VCPU section is the
-records CORE, FP, CFI, FWFT, HSM, STA, PMU; a version 2 VCPU section is one
-848-byte record, read into the records by field name, and a version 1 one is
-its first 672 bytes, the rest filled in as a version 1 writer ran the guest:
-vcpu_from_stream()).  Any other version is refused.
+Versions 1 to 5 are read (Carapace writes 5: version 4 added the VIRTIO
+sections, version 5 the DISK sections; the VCPU section of versions 3 to 5
+is the records CORE, FP, CFI, FWFT, HSM, STA, PMU; a version 2 VCPU section
+is one 848-byte record, read into the records by field name, and a version 1
+one is its first 672 bytes, the rest filled in as a version 1 writer ran the
+guest: vcpu_from_stream()).  Any other version is refused.
 
     carapace-snap inspect FILE      sections, CRCs, config, vCPUs (registers,
                                     CFI/FWFT state in words, SUSP, STA, PMU
-                                    counters), devices, memory
+                                    counters), devices, memory, the disks'
+                                    content (runs per disk)
     carapace-snap verify FILE       exit 0 if valid, else 1 and the first problem
     carapace-snap diff A B          what differs: config fields, vCPU registers,
-                                    device fields, memory pages (exit 0 same,
-                                    1 different, 2 error)
+                                    device fields, memory pages, disk sectors
+                                    (exit 0 same, 1 different, 2 error)
 
 Every problem names the section and the byte offset (from the start of the
 stream, i.e. of the file once a gzip file is expanded) of what is wrong.  --json prints one JSON object instead.
@@ -40,6 +44,7 @@ import json
 import sys
 
 from ..snapshot import SnapError, parse, verify
+from ..snapshot_format import DISK_SECTOR
 from ..snapshot_diff import diff, diff_text
 from ..snapshot_text import compression_text, config_json, inspect_json, inspect_text
 from ..units import human_size
@@ -66,12 +71,14 @@ commands:
   inspect FILE     sections (offsets, lengths, CRCs ok/BAD), the config, each vCPU's
                    registers, CFI and FWFT state in words, SBI system suspend,
                    STA shared memory and PMU counters, the UART, PLIC and VM
-                   generation ID state, the memory runs; a damaged file is shown
-                   as far as it can be read
+                   generation ID state, the virtio devices, the memory runs,
+                   whether the disks' content is in it and its runs per disk; a
+                   damaged file is shown as far as it can be read
   verify FILE      check every rule of docs/snapshot-format.md; exit 0 if valid,
                    else 1 and the first problem (section and byte offset)
   diff A B         guest-state differences: config fields, vCPU registers, device
-                   fields, memory pages (a page not stored is zero)
+                   fields, memory pages (a page not stored is zero), the disks'
+                   sectors when both hold them (a block not stored is zero)
 
 exit status: inspect/verify: 0 valid, 1 invalid or unreadable, 2 usage error;
 diff: 0 identical, 1 different, 2 error (unreadable or invalid file, usage).
@@ -136,14 +143,26 @@ def cmd_verify(args):
         dump({"file": args.file, "valid": True, "error": None, "bytes": snap.size,
               "compressed": snap.compressed, "file_bytes": snap.file_size,
               "sections": len(snap.sections), "vm": cfg["name"], "vcpus": cfg["nr_vcpus"],
-              "ram_size": cfg["ram_size"], "pages": snap.memory_pages, "live": snap.live})
+              "ram_size": cfg["ram_size"], "pages": snap.memory_pages, "live": snap.live,
+              "disks": snap.disks_included, "disk_runs": len(snap.disk_runs),
+              "disk_bytes": sum(r["sectors"] for r in snap.disk_runs) * DISK_SECTOR})
     else:
         print(f"{args.file}: valid snapshot of vm {cfg['name']}: {cfg['nr_vcpus']} vCPU(s), "
               f"{human_size(cfg['ram_size'])} RAM, {snap.memory_pages} page(s) in "
-              f"{len(snap.runs)} run(s), {snap.size} bytes"
+              f"{len(snap.runs)} run(s), {disks_words(snap)}, {snap.size} bytes"
               + (f" (gzip: {snap.file_size} bytes on disk, {compression_text(snap)})"
                  if snap.compressed else ""))
     return EXIT_OK
+
+
+def disks_words(snap):
+    """What the file holds of the disks, for verify's line."""
+    if not snap.disks_included:
+        return f"{len(snap.disks)} disk(s), their content not in it"
+    runs = len(snap.disk_runs)
+    size = sum(r["sectors"] for r in snap.disk_runs) * DISK_SECTOR
+    return (f"{len(snap.disks)} disk(s) with their content ({runs} run(s), "
+            f"{human_size(size)})")
 
 
 def cmd_diff(args):

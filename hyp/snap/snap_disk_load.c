@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/* A restore's DISK sections (docs/snapshot-format.md, "DISK"): each block
+ * checked (a disk the stream bound, block aligned, inside it, a partial
+ * block only at its end, no block twice), its sectors read into a buffer
+ * of ours (the CRC is checked before anything reaches the disk), then
+ * written to the host disk through vm_io.h. The host disk is the new image
+ * the restoring tool made (zeroed: blocks missing from the stream are
+ * zero); a refusal leaves it half written, and the tool deletes it. */
+#include <string.h>
+#include <errno.h>
+#include <mm.h>
+#include <printf.h>
+#include <vm.h>
+#include <vm_io.h>
+#include "snap_disk.h"
+
+#define BLOCK		SNAP_DISK_BLOCK_SECTORS
+#define BLOCK_BYTES	(SNAP_DISK_BLOCK_SECTORS * SNAP_DISK_SECTOR)
+
+const char *disk_load_section(struct disk_load *d, struct vm *vm, uint32_t slot)
+{
+	uint64_t sectors;
+
+	if (slot >= VM_MAX_DISKS || !(sectors = vm_io_disk_sectors(vm, slot)))
+		return "a DISK section for a slot that is not a disk";
+	if (vm_io_disk_read_only(vm, slot))
+		return "a DISK section for a read-only disk (its content is its image's)";
+	d->vm = vm;
+	d->slot = slot;
+	if (!d->buf) {
+		d->buf = (uint8_t *)(uintptr_t)mm_alloc_raw(BLOCK_BYTES, PAGE_SIZE);
+		if (!d->buf)
+			return "no memory for a disk block";
+	}
+	if (!d->seen[slot]) {
+		d->map_bytes[slot] = ALIGN_UP(((sectors + BLOCK - 1) / BLOCK + 63) / 64 * 8,
+					      PAGE_SIZE);
+		d->seen[slot] = (uint64_t *)(uintptr_t)mm_alloc(d->map_bytes[slot], PAGE_SIZE);
+		if (!d->seen[slot])
+			return "no memory for a disk's block map";
+		d->sectors[slot] = sectors;
+	}
+	return NULL;
+}
+
+const char *disk_load_run(struct disk_load *d, const struct snap_disk_run *run,
+			  uint64_t length, void **dst, uint32_t *offset)
+{
+	uint64_t cap = d->sectors[d->slot], block = run->sector / BLOCK;
+
+	*offset = offsetof(struct snap_disk_run, sectors);
+	if ((length - sizeof(*run)) / SNAP_DISK_SECTOR != run->sectors)
+		return "sectors disagrees with the section length";
+	*offset = offsetof(struct snap_disk_run, reserved);
+	if (run->reserved)
+		return "reserved field is not 0";
+	*offset = offsetof(struct snap_disk_run, sector);
+	if (run->sector % BLOCK)
+		return "sector is not the start of a block";
+	if (run->sector >= cap)
+		return "sector is past the disk's end";
+	*offset = offsetof(struct snap_disk_run, sectors);
+	if (run->sectors != MIN((uint64_t)BLOCK, cap - run->sector))
+		return "sectors is not the block's (a whole block, or the disk's last)";
+	*offset = offsetof(struct snap_disk_run, sector);
+	if (d->seen[d->slot][block / 64] & (1ULL << (block % 64)))
+		return "a block that came before";
+	d->seen[d->slot][block / 64] |= 1ULL << (block % 64);
+	d->sector = run->sector;
+	d->count = run->sectors;
+	*dst = d->buf;
+	return NULL;
+}
+
+const char *disk_load_write(struct disk_load *d)
+{
+	const char *why;
+
+	d->pending = true;
+	disk_load_busy(d, &why);	/* started now if the ring has room */
+	return why;
+}
+
+bool disk_load_busy(struct disk_load *d, const char **why)
+{
+	int rc;
+
+	*why = NULL;
+	if (d->pending) {
+		rc = vm_io_disk_submit(d->vm, d->slot, &d->req, true, d->sector, d->count, d->buf);
+		if (rc == -HYP_EBUSY)
+			return true;	/* the host ring is full: again next poll */
+		d->pending = false;
+		if (rc) {
+			snprintf(d->err, sizeof(d->err), "disk %u refused the write of sector %lu",
+				 d->slot, (unsigned long)d->sector);
+			*why = d->err;
+			return true;
+		}
+		d->writing = true;
+	}
+	if (!d->writing)
+		return false;
+	vm_io_disk_poll(d->vm, d->slot);
+	if (!__atomic_load_n(&d->req.done, __ATOMIC_ACQUIRE))
+		return true;
+	d->writing = false;
+	if (d->req.status != VIRTIO_BLK_S_OK) {
+		snprintf(d->err, sizeof(d->err), "disk %u: write error at sector %lu", d->slot,
+			 (unsigned long)d->sector);
+		*why = d->err;
+		return true;
+	}
+	return false;
+}
+
+void disk_load_end(struct disk_load *d)
+{
+	while (d->writing && !__atomic_load_n(&d->req.done, __ATOMIC_ACQUIRE))
+		vm_io_disk_poll(d->vm, d->slot);
+	d->writing = d->pending = false;
+	for (unsigned int i = 0; i < VM_MAX_DISKS; i++) {
+		if (d->seen[i])
+			mm_free((hpa_t)(uintptr_t)d->seen[i], d->map_bytes[i]);
+		d->seen[i] = NULL;
+	}
+	if (d->buf)
+		mm_free((hpa_t)(uintptr_t)d->buf, BLOCK_BYTES);
+	d->buf = NULL;
+}

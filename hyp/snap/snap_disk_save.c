@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: MIT */
+/* A VM's disks in its snapshot (docs/snapshot-format.md, "DISK"): every
+ * block of every disk, read through the host disk (vm_io.h) after the VM's
+ * memory, each block that is not all zero staged as one DISK section.
+ *
+ * Plain: the VM is paused throughout, so the disk is the one of the pause.
+ * Live: the VM runs on, so a guest write to a block not read yet would put
+ * the disk of a later instant into the stream. Such a write is held (the
+ * guard, called by vm_io.c before every guest write) until the block has
+ * been read: the blocks it waits for are read first (urgent), as a live
+ * snapshot copies a RAM chunk before its first write. Reads are never held.
+ * The guard and the saver (hart 0, snap_save_poll()) share the maps under
+ * one lock.
+ *
+ * A block of zeroes is left out, but one is staged all the same when no
+ * DISK section went for KEEPALIVE_MS: reading a big empty disk takes
+ * seconds, and a stream that says nothing that long looks dead to its
+ * client (carapace-ctl gives up after 30 s of silence). */
+#include <string.h>
+#include <errno.h>
+#include <atomic.h>
+#include <hart.h>
+#include <log.h>
+#include <mm.h>
+#include <printf.h>
+#include <section_stream.h>
+#include <vm.h>
+#include <vm_io.h>
+#include "snap_disk.h"
+
+#define BLOCK		SNAP_DISK_BLOCK_SECTORS
+#define BLOCK_BYTES	(SNAP_DISK_BLOCK_SECTORS * SNAP_DISK_SECTOR)
+#define NR_BUFS		2	/* one read while the other block goes out */
+#define URGENT_MAX	16	/* blocks held writes wait for */
+#define KEEPALIVE_MS	500	/* at most this long without a DISK section */
+
+enum buf_state { BUF_FREE, BUF_READING, BUF_READY, BUF_SENDING };
+
+struct disk_buf {
+	enum buf_state state;
+	unsigned int disk;
+	uint64_t block;
+	uint32_t sectors;
+	uint8_t *data;
+	struct vm_disk_req req;
+};
+
+static struct {
+	struct spinlock lock;		/* taken, urgent, buffer states: the guard's too */
+	struct vm *vm;
+	bool live, guarding;
+	unsigned int nr;		/* disks */
+	uint64_t sectors[VM_MAX_DISKS], blocks[VM_MAX_DISKS];
+	uint64_t *taken[VM_MAX_DISKS];	/* a bit a block whose read began */
+	uint64_t map_bytes[VM_MAX_DISKS];
+	unsigned int disk;		/* the scan: next block to look at */
+	uint64_t next;
+	struct { unsigned int disk; uint64_t block; } urgent[URGENT_MAX];
+	unsigned int nr_urgent;
+	struct disk_buf buf[NR_BUFS];
+	uint64_t last_staged;		/* time_now() of the last DISK section, or of
+					 * the first disk_save_next(); 0: not yet */
+	char err[96];
+} ds;
+
+static bool test_bit(const uint64_t *map, uint64_t b)
+{
+	return map[b / 64] & (1ULL << (b % 64));
+}
+
+static void set_bit(uint64_t *map, uint64_t b)
+{
+	map[b / 64] |= 1ULL << (b % 64);
+}
+
+static void clear_bit(uint64_t *map, uint64_t b)
+{
+	map[b / 64] &= ~(1ULL << (b % 64));
+}
+
+static bool being_read(unsigned int disk, uint64_t block)
+{
+	for (unsigned int i = 0; i < NR_BUFS; i++)
+		if (ds.buf[i].state == BUF_READING && ds.buf[i].disk == disk &&
+		    ds.buf[i].block == block)
+			return true;
+	return false;
+}
+
+/* vm_disk_guard_fn: a guest write may go once every block it touches has
+ * been read; the first one missing is asked for first. */
+static bool guard(unsigned int disk, uint64_t sector, uint64_t sectors)
+{
+	bool ok = true;
+
+	spin_lock(&ds.lock);
+	if (ds.guarding && disk < ds.nr && ds.blocks[disk] && sectors) {
+		uint64_t last = MIN((sector + sectors - 1) / BLOCK, ds.blocks[disk] - 1);
+
+		for (uint64_t b = sector / BLOCK; b <= last; b++) {
+			if (test_bit(ds.taken[disk], b)) {
+				ok = ok && !being_read(disk, b);
+				continue;
+			}
+			if (ok && ds.nr_urgent < URGENT_MAX)
+				ds.urgent[ds.nr_urgent++] = (__typeof__(ds.urgent[0])){ disk, b };
+			ok = false;
+			break;
+		}
+	}
+	spin_unlock(&ds.lock);
+	return ok;
+}
+
+static void free_maps(void)
+{
+	for (unsigned int i = 0; i < VM_MAX_DISKS; i++) {
+		if (ds.taken[i])
+			mm_free((hpa_t)(uintptr_t)ds.taken[i], ds.map_bytes[i]);
+		ds.taken[i] = NULL;
+	}
+	for (unsigned int i = 0; i < NR_BUFS; i++) {
+		if (ds.buf[i].data)
+			mm_free((hpa_t)(uintptr_t)ds.buf[i].data, BLOCK_BYTES);
+		ds.buf[i].data = NULL;
+	}
+}
+
+int disk_save_begin(struct vm *vm, bool live)
+{
+	struct spinlock lock = ds.lock;
+	bool writable = false;
+
+	memset(&ds, 0, sizeof(ds));
+	ds.lock = lock;
+	ds.vm = vm;
+	ds.live = live;
+	for (unsigned int i = 0; i < VM_MAX_DISKS && vm_io_disk_sectors(vm, i); i++) {
+		ds.nr++;
+		/* a read-only disk is its image: nothing of it goes in */
+		if (vm_io_disk_read_only(vm, i))
+			continue;
+		ds.sectors[i] = vm_io_disk_sectors(vm, i);
+		ds.blocks[i] = (ds.sectors[i] + BLOCK - 1) / BLOCK;
+		ds.map_bytes[i] = ALIGN_UP((ds.blocks[i] + 63) / 64 * 8, PAGE_SIZE);
+		ds.taken[i] = (uint64_t *)(uintptr_t)mm_alloc(ds.map_bytes[i], PAGE_SIZE);
+		if (!ds.taken[i])
+			goto no_memory;
+	}
+	for (unsigned int i = 0; i < ds.nr; i++)
+		writable = writable || ds.blocks[i];
+	for (unsigned int i = 0; i < NR_BUFS && writable; i++) {
+		ds.buf[i].data = (uint8_t *)(uintptr_t)mm_alloc_raw(BLOCK_BYTES, PAGE_SIZE);
+		if (!ds.buf[i].data)
+			goto no_memory;
+	}
+	if (live && writable) {
+		ds.guarding = true;	/* the VM is paused, its disks drained */
+		vm_io_disk_guard(vm, guard);
+	}
+	return 0;
+no_memory:
+	free_maps();
+	return -HYP_ENOMEM;
+}
+
+void disk_save_end(void)
+{
+	if (!ds.vm)
+		return;
+	if (ds.guarding) {
+		spin_lock(&ds.lock);
+		ds.guarding = false;	/* a guard already called answers "go" */
+		spin_unlock(&ds.lock);
+		vm_io_disk_guard(ds.vm, NULL);
+	}
+	/* a read still at the host disk writes into its buffer: wait for it */
+	for (unsigned int i = 0; i < NR_BUFS; i++)
+		while (ds.buf[i].state == BUF_READING &&
+		       !__atomic_load_n(&ds.buf[i].req.done, __ATOMIC_ACQUIRE))
+			vm_io_disk_poll(ds.vm, ds.buf[i].disk);
+	free_maps();
+	ds.vm = NULL;
+}
+
+/* The next block to read, urgent ones first; false when none is left. */
+static bool pick(unsigned int *disk, uint64_t *block)
+{
+	while (ds.nr_urgent) {
+		ds.nr_urgent--;
+		*disk = ds.urgent[ds.nr_urgent].disk;
+		*block = ds.urgent[ds.nr_urgent].block;
+		if (!test_bit(ds.taken[*disk], *block))
+			return true;
+	}
+	for (; ds.disk < ds.nr; ds.disk++, ds.next = 0)
+		for (; ds.next < ds.blocks[ds.disk]; ds.next++)
+			if (!test_bit(ds.taken[ds.disk], ds.next)) {
+				*disk = ds.disk;
+				*block = ds.next++;
+				return true;
+			}
+	return false;
+}
+
+/* Start reads into free buffers. -HYP_E*: a disk refused one. */
+static int start_reads(void)
+{
+	for (unsigned int i = 0; i < NR_BUFS; i++) {
+		struct disk_buf *b = &ds.buf[i];
+		int rc;
+
+		if (b->state != BUF_FREE)
+			continue;
+		spin_lock(&ds.lock);
+		if (!pick(&b->disk, &b->block)) {
+			spin_unlock(&ds.lock);
+			return 0;
+		}
+		/* taken and reading before the read starts: a guest write to
+		 * the block waits from now on */
+		set_bit(ds.taken[b->disk], b->block);
+		b->state = BUF_READING;
+		spin_unlock(&ds.lock);
+		b->sectors = (uint32_t)MIN((uint64_t)BLOCK,
+					   ds.sectors[b->disk] - b->block * BLOCK);
+		rc = vm_io_disk_submit(ds.vm, b->disk, &b->req, false, b->block * BLOCK,
+				       b->sectors, b->data);
+		if (rc) {
+			spin_lock(&ds.lock);
+			clear_bit(ds.taken[b->disk], b->block);
+			if (ds.nr_urgent < URGENT_MAX)	/* asked for again first */
+				ds.urgent[ds.nr_urgent++] =
+					(__typeof__(ds.urgent[0])){ b->disk, b->block };
+			b->state = BUF_FREE;
+			spin_unlock(&ds.lock);
+			if (rc != -HYP_EBUSY)
+				return rc;
+			return 0;	/* the host ring is full: later */
+		}
+	}
+	return 0;
+}
+
+static bool all_zero(const uint8_t *p, size_t len)
+{
+	const uint64_t *w = (const uint64_t *)p;
+
+	for (size_t i = 0; i < len / 8; i++)
+		if (w[i])
+			return false;
+	return true;
+}
+
+enum disk_save_step disk_save_next(struct section_tx *tx, const char **why)
+{
+	bool busy = false;
+
+	if (!ds.last_staged)
+		ds.last_staged = time_now();	/* the memory is out: the disks begin */
+	/* the block staged last time is out (the caller pushed it) */
+	for (unsigned int i = 0; i < NR_BUFS; i++)
+		if (ds.buf[i].state == BUF_SENDING)
+			ds.buf[i].state = BUF_FREE;
+	if (start_reads()) {
+		snprintf(ds.err, sizeof(ds.err), "a disk refused the snapshot's read");
+		*why = ds.err;
+		return DS_FAILED;
+	}
+	for (unsigned int i = 0; i < NR_BUFS; i++) {
+		struct disk_buf *b = &ds.buf[i];
+
+		if (b->state == BUF_READING) {
+			vm_io_disk_poll(ds.vm, b->disk);
+			if (!__atomic_load_n(&b->req.done, __ATOMIC_ACQUIRE)) {
+				busy = true;
+				continue;
+			}
+			if (b->req.status != VIRTIO_BLK_S_OK) {
+				snprintf(ds.err, sizeof(ds.err),
+					 "disk %u: read error at sector %lu", b->disk,
+					 (unsigned long)(b->block * BLOCK));
+				*why = ds.err;
+				return DS_FAILED;
+			}
+			spin_lock(&ds.lock);
+			b->state = BUF_READY;	/* a held write to it may go now */
+			spin_unlock(&ds.lock);
+		}
+		if (b->state != BUF_READY)
+			continue;
+		if (all_zero(b->data, (size_t)b->sectors * SNAP_DISK_SECTOR) &&
+		    time_now() - ds.last_staged < timebase_hz / 1000 * KEEPALIVE_MS) {
+			b->state = BUF_FREE;
+			busy = true;	/* another read can start at once */
+			continue;
+		}
+		b->state = BUF_SENDING;
+		ds.last_staged = time_now();
+		section_tx_disk(tx, b->disk, b->block * BLOCK, b->sectors,
+				b->data);
+		return DS_STAGED;
+	}
+	if (busy || ds.nr_urgent || ds.disk < ds.nr)
+		return DS_WAIT;
+	for (unsigned int i = 0; i < NR_BUFS; i++)
+		if (ds.buf[i].state != BUF_FREE)
+			return DS_WAIT;
+	return DS_DONE;
+}
