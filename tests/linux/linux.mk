@@ -28,7 +28,7 @@ $(B)/linux/cfitest: $(LINUX_TEST_SRCS) $(LINUX_TEST_HDRS) tests/linux/linux.mk
 	@echo "  CC      $@"
 	@$(LINUX_CC) $(LINUX_CFLAGS) -s -o $@ $(LINUX_TEST_SRCS)
 
-$(B)/linux/records $(B)/linux/numstream: $(B)/linux/%: tests/linux/%.c tests/linux/linux.mk
+$(B)/linux/records $(B)/linux/numstream: $(B)/linux/%: tests/linux/%.c tests/linux/wire.h tests/linux/linux.mk
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	@$(LINUX_CC) $(LINUX_CFLAGS) -s -o $@ $<
