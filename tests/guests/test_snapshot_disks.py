@@ -26,7 +26,6 @@ the stream carries blocks the guest never touched, a partial one among them:
 
 import gzip
 import hashlib
-import json
 import re
 import struct
 import subprocess
@@ -36,7 +35,7 @@ import pytest
 from harness.paths import LAUNCHER, ROOT, SNAP
 from harness.report import Report, check_report
 from harness.runs import EXIT_OK, vm_spec
-from harness.snapshots import crc32c
+from harness.snapshots import SECTION_HEADER, crc32c, inspect, sections
 
 pytestmark = pytest.mark.quick
 
@@ -47,7 +46,7 @@ SECTORS_B = 16384 + 40                    # its last block: 40 sectors
 HOST_A_SECTOR = 5000                      # the host's data in disk a: block 39
 HOST_A = b"host data of disk a, never the guest's " * 13
 HOST_B = bytes([0xA5]) * 40 * SECTOR      # disk b's partial last block, all of it
-SEC_DISK, SECTION_HEADER, RUN_HEADER = 7, 24, 16
+SEC_DISK, RUN_HEADER = 7, 16
 # the blocks that are not all zero (a block of zeroes may be stored too: one
 # every 500 ms of reading, see the last test)
 SAVED_RUNS = [(0, 0, 128), (0, 4992, 128), (1, 0, 128), (1, 16384, 40)]
@@ -71,23 +70,6 @@ def spec(name, bootargs, disks, net="lan"):
 
 def digest(path):
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def inspect(path):
-    r = subprocess.run([str(SNAP), "inspect", "--json", str(path)], capture_output=True,
-                       text=True, timeout=120)
-    assert r.returncode == 0, r.stdout[-2000:] + r.stderr
-    return json.loads(r.stdout)
-
-
-def sections(stream):
-    """(offset, type, instance, length) of every section of @stream."""
-    out, off = [], 32
-    while off + SECTION_HEADER <= len(stream):
-        stype, inst, length = struct.unpack_from("<IIQ", stream, off)
-        out.append((off, stype, inst, length))
-        off += SECTION_HEADER + length
-    return out
 
 
 def disk_sections(stream):

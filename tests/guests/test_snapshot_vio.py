@@ -33,13 +33,12 @@ from harness.paths import SNAP
 from harness.ports import free_port
 from harness.report import Report, check_report
 from harness.runs import EXIT_OK, vm_spec
-from harness.snapshots import crc32c
+from harness.snapshots import SECTION_HEADER, crc32c, sections
 
 pytestmark = pytest.mark.quick
 
 SECTORS = 16384                         # 8 MiB disks
 SEC_VIRTIO = 6                          # docs/snapshot-format.md
-SECTION_HEADER = 24
 DEVICE_HEADER = 24                      # struct snap_device before a model's state
 Q_SIZE = 104                            # q_size[0] in a virtio state: after 8 u64s, 6 u32s,
                                         # q_ready[2] and q_fault[2] (snapshot-format.md)
@@ -56,16 +55,6 @@ def spec(name, bootargs, disks=(), net=None):
     s = vm_spec(name, "snap_vio", 1, bootargs)
     extra = "".join(f",disk={d}" for d in disks) + (f",net={net}" if net else "")
     return s.replace(",bootargs=", f"{extra},bootargs=")
-
-
-def sections(stream):
-    """(offset, type, instance, length) of every section of @stream."""
-    out, off = [], 32
-    while off + SECTION_HEADER <= len(stream):
-        stype, inst, length = struct.unpack_from("<IIQ", stream, off)
-        out.append((off, stype, inst, length))
-        off += SECTION_HEADER + length
-    return out
 
 
 def devices(h, vm):

@@ -4,6 +4,7 @@ a CRC32C written here (not the tools'), so that a test crafting or checking
 a file does not trust the code it checks."""
 
 import json
+import struct
 import subprocess
 
 from harness.paths import SNAP
@@ -12,9 +13,24 @@ from harness.paths import SNAP
 def inspect(path):
     """carapace-snap inspect --json @path, parsed."""
     r = subprocess.run([str(SNAP), "inspect", "--json", str(path)], capture_output=True,
-                       text=True, timeout=60)
+                       text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     return json.loads(r.stdout)
+
+
+SECTION_HEADER = 24            # struct snap_section
+
+
+def sections(stream):
+    """(offset, type, instance, length) of every section of @stream (the
+    bytes of a snapshot, its 32-byte header first), read here, not by the
+    tools."""
+    out, off = [], 32
+    while off + SECTION_HEADER <= len(stream):
+        stype, inst, length = struct.unpack_from("<IIQ", stream, off)
+        out.append((off, stype, inst, length))
+        off += SECTION_HEADER + length
+    return out
 
 
 def crc32c(data):
