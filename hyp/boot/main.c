@@ -209,7 +209,7 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 		hostio_selftest_irq(&host);
 	create_boot_vms();
 	if (host.incoming)
-		mgmt_arm_incoming();
+		mgmt_arm_incoming(host.incoming_disks, host.incoming_copy);
 	if (nr_vms)
 		pr_info("console: input goes to vm %s; press Ctrl-] for the monitor "
 			"(switch VM, list, counters, CFI state, pause/resume)", vms[0].cfg.name);

@@ -780,6 +780,15 @@ static int parse_chosen(const void *fdt, struct host_info *hi, const char **err)
 	hi->selftest_pci_irq = fdt_getprop(fdt, chosen, "carapace,selftest-pci-irq", NULL) != NULL;
 	hi->incoming = fdt_getprop(fdt, chosen, "carapace,incoming", NULL) != NULL;
 	hi->persist |= hi->incoming;
+	ts = fdt_getprop(fdt, chosen, "carapace,incoming-disks", &len);
+	for (int i = 0; ts && i < len / 4 && i < (int)ARRAY_SIZE(hi->incoming_disks); i++) {
+		uint32_t pci = fdt32_to_cpu(ts[i]);
+
+		/* another number is no host disk: 0, as sent (the bind refuses) */
+		if (pci >= HOST_PCI_DEV_MIN && pci <= HOST_PCI_DEV_MAX)
+			hi->incoming_disks[i] = (uint8_t)pci;
+	}
+	hi->incoming_copy = fdt_getprop(fdt, chosen, "carapace,incoming-copy-disks", NULL) != NULL;
 	hi->selftest_hostio = fdt_getprop(fdt, chosen, "carapace,selftest-hostio", NULL) != NULL;
 	ts = fdt_getprop(fdt, chosen, "carapace,vmid-bits", &len);
 	if (ts && len == 4)

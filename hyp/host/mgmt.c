@@ -867,6 +867,14 @@ static void cmd_restore(struct req *r)
 
 /* ---- migration (the bytes go on the stream port, relayed by carapace-ctl) ---- */
 
+/* How the disks moved: their mode, and the blocks and bytes copied. */
+static void disk_figures(struct json_writer *w, const struct mig_result *r)
+{
+	jw_kv_str(w, "disk_mode", r->disk_mode);
+	jw_kv_u64(w, "disk_blocks", r->disk_blocks);
+	jw_kv_u64(w, "disk_bytes", r->disk_bytes);
+}
+
 static void migrate_done(const struct mig_result *r)
 {
 	struct json_writer w;
@@ -887,6 +895,7 @@ static void migrate_done(const struct mig_result *r)
 	jw_kv_u64(&w, "total_us", ticks_to_us(r->total_ticks));
 	jw_kv_u64(&w, "downtime_us", ticks_to_us(r->downtime_ticks));
 	jw_kv_u64(&w, "dest_downtime_us", ticks_to_us(r->peer_downtime_ticks));
+	disk_figures(&w, r);
 	reply_send(&w);
 }
 
@@ -940,6 +949,7 @@ static void incoming_done(const struct mig_result *r)
 	jw_kv_u64(&w, "pages", r->pages);
 	jw_kv_u64(&w, "bytes", r->bytes);
 	jw_kv_u64(&w, "downtime_us", ticks_to_us(r->downtime_ticks));
+	disk_figures(&w, r);
 	reply_send(&w);
 }
 
@@ -947,9 +957,20 @@ static void cmd_incoming(struct req *r)
 {
 	char name[VM_NAME_LEN] = "";
 	struct snap_io_map map;
+	const char *mode = "shared";
+	size_t len = 6;
 
 	if (!get_new_name(r, name, sizeof(name)) || !get_disk_map(r, &map))
 		return;
+	if (json_get(r->o, "disks") &&
+	    (!json_get_str(r->o, "disks", &mode, &len) ||
+	     !((len == 6 && !memcmp(mode, "shared", 6)) || (len == 4 && !memcmp(mode, "copy", 4))))) {
+		reply_error(r->has_id, r->id, "bad-request",
+			    "disks: \"shared\" (the images the source uses) or \"copy\" (into "
+			    "the zeroed host disks disk0, disk1)");
+		return;
+	}
+	map.copy = len == 4;
 	if (!stream_free(r))
 		return;
 	start_wait(r, W_INCOMING);
@@ -965,10 +986,14 @@ static void armed_done(const struct mig_result *r)
 		pr_info("vm %s: migrated in, running", r->vm_name);
 }
 
-void mgmt_arm_incoming(void)
+void mgmt_arm_incoming(const uint8_t disks[2], bool copy)
 {
-	if (!mig_recv_start(NULL, true, NULL, &vmops_migration, armed_done))
-		pr_info("waiting for an incoming migration on the stream port");
+	struct snap_io_map map = { .copy = copy };
+
+	memcpy(map.disk_pci, disks, sizeof(map.disk_pci));
+	if (!mig_recv_start(NULL, true, &map, &vmops_migration, armed_done))
+		pr_info("waiting for an incoming migration on the stream port (disks %s)",
+			copy ? "copied into new images" : "shared");
 }
 
 static void vio_counts(struct json_writer *w, const char *key, const struct vio_stats *s)
@@ -1100,7 +1125,7 @@ static const struct command commands[] = {
 	{ "snapshot", cmd_snapshot, { "vm", "live", "disks", NULL } },
 	{ "restore", cmd_restore, { "name", "bytes", "disk0", "disk1", NULL } },
 	{ "migrate", cmd_migrate, { "vm", "max_rounds", NULL } },
-	{ "incoming", cmd_incoming, { "name", "disk0", "disk1", NULL } },
+	{ "incoming", cmd_incoming, { "name", "disk0", "disk1", "disks", NULL } },
 	{ "devices", cmd_devices, { "vm", NULL } },
 	{ "nic", cmd_nic, { "vm", "nic", "action", NULL } },
 };

@@ -37,6 +37,9 @@ struct host_info {
 	bool isa_zimop, isa_zcmop;
 	bool persist;			/* carapace,persist: stay up with no VM */
 	bool incoming;			/* carapace,incoming: wait for a migrated VM */
+	uint8_t incoming_disks[2];	/* carapace,incoming-disks: the host disks (PCI
+					 * device numbers) its disks go to (0: as sent) */
+	bool incoming_copy;		/* carapace,incoming-copy-disks: copy mode */
 	bool selftest_hostio;		/* carapace,selftest-hostio: exercise the host
 					 * disks and NICs at boot (tests only: writes disks) */
 	uint32_t vmid_bits;		/* carapace,vmid-bits: use at most this many (0: all) */

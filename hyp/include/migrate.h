@@ -28,6 +28,8 @@ struct mig_result {
 	uint64_t total_ticks;		/* request to the end */
 	uint64_t downtime_ticks;	/* this side's part of the downtime */
 	uint64_t peer_downtime_ticks;	/* the source: the destination's part */
+	const char *disk_mode;		/* "copy", "shared", "none" (no disk) */
+	uint64_t disk_blocks, disk_bytes;	/* DISK sections sent or received */
 };
 typedef void (*mig_done_fn)(const struct mig_result *r);
 

@@ -138,6 +138,9 @@ size_t snap_device_save(struct vm *vm, uint32_t index, void *payload, size_t roo
  * disk k is disk_pci[k], or the one it was saved on where that is 0. */
 struct snap_io_map {
 	uint8_t disk_pci[2];		/* VM_MAX_DISKS */
+	bool copy;			/* a migration in copy mode (docs/migration.md) */
+	uint8_t bound;			/* copy mode: a bit a disk its DISK_LAYOUT bound
+					 * already; its VIRTIO state loads into it */
 };
 /** snap_vio_count() - @vm's virtio devices: slots 0 .. count - 1. */
 unsigned int snap_vio_count(const struct vm *vm);

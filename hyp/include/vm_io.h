@@ -99,6 +99,9 @@ bool vm_io_disk_read_only(struct vm *vm, unsigned int disk);
  *  full, try again; -HYP_ENOENT: no such disk; other: refused. */
 int vm_io_disk_submit(struct vm *vm, unsigned int disk, struct vm_disk_req *r, bool write,
 		      uint64_t sector, uint32_t sectors, void *buf);
+/** vm_io_disk_flush() - start a FLUSH of disk @disk: once r->done, every
+ *  write completed before is on stable storage. Returns as _submit(). */
+int vm_io_disk_flush(struct vm *vm, unsigned int disk, struct vm_disk_req *r);
 /** vm_io_disk_poll() - let disk @disk's host device complete what it
  *  finished (a caller waiting for its request polls). */
 void vm_io_disk_poll(struct vm *vm, unsigned int disk);
@@ -111,6 +114,14 @@ typedef bool (*vm_disk_guard_fn)(unsigned int disk, uint64_t sector, uint64_t se
  *  VM is paused with its devices drained when one is set; when it is taken
  *  away the writes it held go at the next poll. */
 void vm_io_disk_guard(struct vm *vm, vm_disk_guard_fn fn);
+
+/** vm_disk_written_fn - the guest's write of @sectors at @sector of disk
+ *  @disk has completed (OK or not). Called on any hart, under that disk's
+ *  host device completion; must not wait. */
+typedef void (*vm_disk_written_fn)(unsigned int disk, uint64_t sector, uint64_t sectors);
+/** vm_io_disk_watch() - call @fn (NULL: none) at every guest write's
+ *  completion on @vm's disks (a migration copying them). */
+void vm_io_disk_watch(struct vm *vm, vm_disk_written_fn fn);
 
 /** vm_io_nic_set() - take NIC @nic of @vm off its switch (@attach false: the
  *  guest sees its link go down, nothing reaches or leaves it) or put it back.

@@ -28,6 +28,8 @@ struct disk_link {
 	bool read_only;			/* the VM's description says so (QEMU's drive too) */
 	/* a live snapshot's: may a guest write go now? (vm_io_disk_guard()) */
 	vm_disk_guard_fn guard;
+	/* a migration's: told of every guest write done (vm_io_disk_watch()) */
+	vm_disk_written_fn watch;
 	struct hostblk_req req[VBLK_INFLIGHT];
 };
 
@@ -115,9 +117,25 @@ static int disk_submit(void *be, struct vblk_io *io)
 	return hostblk_submit(l->hb, r);
 }
 
+/* A guest write is on the host disk (or failed part way): a migration
+ * copying the disk sends its blocks again. Told at completion, never at
+ * submission: a block read after this sees the write, and one whose read
+ * began before it is marked again here. */
 static void disk_done(struct hostblk_req *r)
 {
-	vblk_complete(r->owner, r->status);
+	struct vblk_io *io = r->owner;
+
+	if (r->type == VIRTIO_BLK_T_OUT) {
+		struct disk_link *l = container_of(r - io->index, struct disk_link, req[0]);
+		vm_disk_written_fn watch = __atomic_load_n(&l->watch, __ATOMIC_ACQUIRE);
+		uint64_t bytes = 0;
+
+		for (uint16_t i = 0; watch && i < r->nr_seg; i++)
+			bytes += r->seg[i].len;
+		if (watch)
+			watch(l->slot, r->sector, bytes / VIRTIO_BLK_SECTOR);
+	}
+	vblk_complete(io, r->status);
 }
 
 static uint64_t disk_sectors(void *be)
@@ -526,12 +544,36 @@ int vm_io_disk_submit(struct vm *vm, unsigned int disk, struct vm_disk_req *r, b
 	return hostblk_submit(l->hb, &r->req);
 }
 
+int vm_io_disk_flush(struct vm *vm, unsigned int disk, struct vm_disk_req *r)
+{
+	struct disk_link *l = disk_of(vm, disk);
+
+	if (!l)
+		return -HYP_ENOENT;
+	r->req = (struct hostblk_req){ .type = VIRTIO_BLK_T_FLUSH, .done = disk_req_done,
+				       .owner = r };
+	r->done = 0;
+	return hostblk_submit(l->hb, &r->req);
+}
+
 void vm_io_disk_poll(struct vm *vm, unsigned int disk)
 {
 	struct disk_link *l = disk_of(vm, disk);
 
 	if (l)
 		hostblk_poll(l->hb);
+}
+
+void vm_io_disk_watch(struct vm *vm, vm_disk_written_fn fn)
+{
+	const struct vm_io_rec *rec = &recs[vm->index];
+
+	for (unsigned int i = 0; i < rec->nr_disks; i++) {
+		struct disk_link *l = disk_of(vm, i);
+
+		if (l)
+			__atomic_store_n(&l->watch, fn, __ATOMIC_RELEASE);
+	}
 }
 
 void vm_io_disk_guard(struct vm *vm, vm_disk_guard_fn fn)

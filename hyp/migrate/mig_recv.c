@@ -10,11 +10,22 @@
  * unconfirmed (the source may still hold a paused copy) and never an ABORT
  * goes back. The VM is held by slot and creation number, so a VM its
  * operator destroyed, and whatever takes the slot next, is never touched.
- * Other VMs are never touched. */
+ * Other VMs are never touched.
+ *
+ * Its disks: in shared mode the VIRTIO sections bind them to the host disks
+ * the `incoming` request names (the images the source used). In copy mode
+ * (our choice, told in ACCEPT) each DISK_LAYOUT binds one at once to the
+ * zeroed host disk given for it, and the DISK sections of every round write
+ * its blocks there (hyp/snap/snap_disk_load.c, one block at a time: nothing
+ * more is read meanwhile). Once the guest runs here those disks are flushed
+ * before RUNNING lets the source drop its copy. A copy that fails before the
+ * guest ran writes zeroes over every block it wrote: the host disk is again
+ * the zeroed one it was given, for the next attempt. */
 #include <arch/riscv/encoding.h>
 #include <string.h>
 #include <errno.h>
 #include <cfi.h>
+#include <disk_stream.h>
 #include <guest_mem.h>
 #include <hart.h>
 #include <log.h>
@@ -25,13 +36,14 @@
 #include <vdev.h>
 #include <virtio_console.h>
 #include <vm.h>
+#include <vm_io.h>
 #include <vm_lifecycle.h>
 #include <vsbi.h>
 #include "mig_wire.h"
 
 #define POLL_BUDGET_US	2000
 
-enum phase { R_IDLE, R_HELLO, R_CONFIG, R_PRECOPY, R_STATE, R_RUNNING };
+enum phase { R_IDLE, R_HELLO, R_CONFIG, R_PRECOPY, R_STATE, R_FLUSHING, R_RUNNING, R_WIPING };
 
 static struct {
 	enum phase phase;
@@ -48,8 +60,14 @@ static struct {
 	bool arrive_paused;		/* its operator had paused it at the source */
 	uint32_t rounds;
 	unsigned int next_vcpu, next_dev, next_vio;
-	struct snap_io_map map;		/* where its disks go */
+	struct snap_io_map map;		/* where its disks go; copy mode */
 	uint64_t sections, pages;	/* since CONFIG, for END */
+	/* copy mode: the disks announced, then their blocks (disk_load) */
+	unsigned int next_layout;
+	bool layout_closed;		/* a section other than DISK_LAYOUT came */
+	struct disk_load disk;
+	uint64_t disk_blocks, disk_bytes;
+	uint64_t running_at;		/* the guest ran here (before the disks' flush) */
 	uint64_t start, switchover_at, guest_time;
 	char vm_name[VM_NAME_LEN];
 	char err[256];
@@ -78,6 +96,10 @@ static void reset_for_client(void)
 	mr.started = false;
 	mr.rounds = mr.next_vcpu = mr.next_dev = mr.next_vio = 0;
 	mr.sections = mr.pages = 0;
+	mr.map.bound = 0;
+	mr.next_layout = 0;
+	mr.layout_closed = false;
+	mr.disk_blocks = mr.disk_bytes = 0;
 	mr.vm_name[0] = '\0';
 	mr.phase = R_HELLO;
 }
@@ -128,10 +150,13 @@ static void finish_as(bool ok, bool kept)
 		.vm_name = mr.vm_name, .vm = ok || kept ? held_vm() : NULL,
 		.bytes = mr.rx.bytes, .pages = mr.pages, .rounds = mr.rounds,
 		.total_ticks = time_now() - mr.start,
-		.downtime_ticks = ok ? time_now() - mr.switchover_at : 0,
+		.downtime_ticks = ok ? mr.running_at - mr.switchover_at : 0,
+		.disk_mode = mr.map.copy ? "copy" : "shared",
+		.disk_blocks = mr.disk_blocks, .disk_bytes = mr.disk_bytes,
 	};
 	mig_done_fn done = mr.done;
 
+	disk_load_end(&mr.disk);
 	if (!ok && !kept && mr.armed) {
 		/* a host waiting for one VM waits for the next attempt */
 		pr_info("incoming migration failed: %s; waiting for another", mr.err);
@@ -186,32 +211,56 @@ static void keep_unconfirmed(const char *why)
 
 /* Give up before the VM ran here: the partial VM goes (the source resumes
  * its own copy). Once it runs here it stays: keep_unconfirmed(). */
-static void discard(const char *code, const char *why, bool tell)
+/* The partial VM goes, and the receive ends (after the wipe, if any). */
+static void drop_partial(void)
 {
 	struct vm *vm = held_vm();
 
-	if (mr.started)
-		return keep_unconfirmed(why);	/* never an ABORT after RUNNING */
-	snprintf(mr.err, sizeof(mr.err), "%s", why);
-	mr.code = code;
+	disk_load_end(&mr.disk);
 	if (vm) {
 		vm_destroy_finish(vm);	/* never scheduled, never on a hart */
-		pr_info("vm %s: incoming migration discarded: %s", mr.vm_name, why);
+		pr_info("vm %s: incoming migration discarded: %s", mr.vm_name, mr.err);
 	}
 	mr.vm = NULL;
+	finish(false);
+}
+
+static void discard(const char *code, const char *why, bool tell)
+{
+	if (mr.started)
+		return keep_unconfirmed(why);	/* never an ABORT after RUNNING */
+	if (mr.phase == R_WIPING)
+		return drop_partial();	/* its operator destroyed it meanwhile */
+	snprintf(mr.err, sizeof(mr.err), "%s", why);
+	mr.code = code;
 	if (tell)
 		tx_flush();
 	if (tell && section_tx_idle(&mr.tx) && snap_port_ready()) {
 		mig_tx_abort(&mr.tx, code, why);
 		tx_flush();
 	}
-	finish(false);
+	if (mr.disk_blocks && held_vm()) {
+		/* the source resumes at once; the zeroes go here meanwhile */
+		pr_info("vm %s: incoming migration failed (%s): wiping the %lu disk blocks it "
+			"wrote", mr.vm_name, why, (unsigned long)mr.disk_blocks);
+		mr.phase = R_WIPING;
+		return;
+	}
+	drop_partial();
 }
 
 bool mig_recv_cancel(struct vm *vm, uint64_t *freed)
 {
 	if (!mig_receiving(vm))
 		return false;
+	if (mr.phase == R_WIPING) {
+		/* its wipe stops: the host disk keeps part of the copy */
+		*freed = vm->cfg.ram_size + vm->meta_size;
+		pr_info("vm %s: destroyed while its failed copy was wiped: its host disks hold "
+			"part of it; zero them before they take another copy", mr.vm_name);
+		drop_partial();
+		return true;
+	}
 	if (!mr.started) {
 		/* never ran: it goes now, and the source keeps its copy */
 		*freed = vm->cfg.ram_size + vm->meta_size;
@@ -283,10 +332,11 @@ static void got_config(void)
 	memcpy(mr.vm_name, mr.vm->cfg.name, sizeof(mr.vm_name));
 	mr.vm_serial = mr.vm->serial;
 	mr.vm->moved_in = true;
-	pr_info("vm %s: incoming migration: %lu MiB, %u vCPUs", mr.vm_name,
-		(unsigned long)(mr.config.ram_size >> 20), mr.config.nr_vcpus);
+	pr_info("vm %s: incoming migration: %lu MiB, %u vCPUs, disks %s", mr.vm_name,
+		(unsigned long)(mr.config.ram_size >> 20), mr.config.nr_vcpus,
+		mr.map.copy ? "copied" : "shared");
 	{
-		struct mig_accept a = { mr.vm->index, 0 };
+		struct mig_accept a = { mr.vm->index, mr.map.copy ? MIG_ACCEPT_COPY_DISKS : 0 };
 
 		section_tx_small(&mr.tx, MIG_SEC_ACCEPT, 0, &a, sizeof(a));
 	}
@@ -342,12 +392,87 @@ static void got_zero(const struct mig_zero *z)
 	mr.pages += z->pages;
 }
 
+/* DISK_LAYOUT (copy mode): disk @slot binds at once to the host disk
+ * given for it, which must be of its size, and writable if it is. */
+static void got_layout(uint32_t slot, const struct mig_disk_layout *l)
+{
+	struct vm_disk_desc dd = { .read_only = l->flags & MIG_DISK_READ_ONLY,
+				   .iops = VM_DISK_IOPS_DEFAULT,
+				   .bandwidth = VM_DISK_BANDWIDTH_DEFAULT };
+	const char *why;
+
+	if (!mr.map.copy || mr.phase != R_PRECOPY || mr.layout_closed)
+		return refuse("bad-stream", "DISK_LAYOUT out of turn (only right after ACCEPT, "
+			      "in copy mode)");
+	if (slot != mr.next_layout || slot >= VM_MAX_DISKS)
+		return refuse("bad-stream", "DISK_LAYOUT out of order");
+	if (l->flags & ~MIG_DISK_READ_ONLY)
+		return refuse_at("bad-stream", "unknown flags",
+				 offsetof(struct mig_disk_layout, flags));
+	if (l->reserved)
+		return refuse_at("bad-stream", "reserved field is not 0",
+				 offsetof(struct mig_disk_layout, reserved));
+	dd.pci_dev = mr.map.disk_pci[slot];
+	if (!dd.pci_dev)
+		return refuse("no-device", "copy mode, but no host disk was given for this disk "
+			      "(incoming disk0/disk1)");
+	if (vm_io_add_disk(mr.vm, slot, &dd, &why))
+		return refuse("no-device", why);
+	mr.map.bound |= 1U << slot;
+	mr.next_layout++;
+	if (vm_io_disk_sectors(mr.vm, slot) != l->sectors)
+		return refuse_at("no-device", "the host disk given for it is not of its size",
+				 offsetof(struct mig_disk_layout, sectors));
+	if (!dd.read_only && vm_io_disk_read_only(mr.vm, slot))
+		return refuse("no-device", "the host disk given for it is read-only");
+}
+
+/* DISK (copy mode): a block, any round, before the vCPU state; its sectors
+ * go into our buffer, and to the disk once their CRC is good. */
+static void got_disk(void)
+{
+	struct snap_disk_run run;
+	uint32_t offset;
+	const char *why;
+	void *dst;
+
+	if (!mr.map.copy)
+		return refuse("bad-stream", "a DISK section, but the disks are shared");
+	if (mr.phase != R_PRECOPY && !(mr.phase == R_STATE && !mr.next_vcpu))
+		return refuse("bad-stream", "a disk block after the vCPU state");
+	memcpy(&run, mr.rx.stage, sizeof(run));
+	mr.disk.again = true;	/* each round sends the blocks written since */
+	why = disk_load_section(&mr.disk, mr.vm, mr.rx.sec.instance);
+	if (!why && !(mr.map.bound & (1U << mr.rx.sec.instance)))
+		why = "a DISK section for a disk no DISK_LAYOUT bound";
+	if (why)
+		return refuse("bad-stream", why);
+	why = disk_load_run(&mr.disk, &run, mr.rx.sec.length, &dst, &offset);
+	if (why)
+		return refuse_at("bad-stream", why, offset);
+	mr.disk_blocks++;
+	mr.disk_bytes += (uint64_t)run.sectors * SNAP_DISK_SECTOR;
+	section_rx_data(&mr.rx, dst, (uint64_t)run.sectors * SNAP_DISK_SECTOR);
+}
+
+/* The guest runs here (its disks flushed, in copy mode): tell the source. */
+static void send_running(void)
+{
+	struct mig_running r = { mr.running_at - mr.switchover_at, timebase_hz };
+
+	section_tx_small(&mr.tx, MIG_SEC_RUNNING, 0, &r, sizeof(r));
+	mr.phase = R_RUNNING;
+}
+
 static void got_end(const struct snap_end *e)
 {
 	struct vm *vm = mr.vm;
 
 	if (e->sections != mr.sections || e->memory_pages != mr.pages)
 		return refuse("bad-stream", "END counts do not match the stream");
+	/* disks come first: each one announced has had its VIRTIO state */
+	if (mr.next_vio < mr.next_layout)
+		return refuse("bad-stream", "a disk of DISK_LAYOUT without its VIRTIO section");
 	/* guest time goes on from the switchover: it never goes back */
 	vm->htimedelta = mr.guest_time - time_now();
 	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++)
@@ -358,15 +483,15 @@ static void got_end(const struct snap_end *e)
 		vm_start(vm);
 	snap_vio_started(vm, mr.arrive_paused);
 	mr.started = true;
-	{
-		struct mig_running r = { time_now() - mr.switchover_at, timebase_hz };
-
-		section_tx_small(&mr.tx, MIG_SEC_RUNNING, 0, &r, sizeof(r));
-	}
+	mr.running_at = time_now();
 	pr_info("vm %s: %s here %lu us after the switchover began; waiting for the "
 		"source to let it go", mr.vm_name, mr.arrive_paused ? "paused (as it was)" : "running",
-		(unsigned long)((time_now() - mr.switchover_at) * 1000000 / timebase_hz));
-	mr.phase = R_RUNNING;
+		(unsigned long)((mr.running_at - mr.switchover_at) * 1000000 / timebase_hz));
+	if (mr.disk_blocks) {
+		mr.phase = R_FLUSHING;	/* RUNNING once the copy is on stable storage */
+		return;
+	}
+	send_running();
 }
 
 /* Exactly the payload size each section type has: the state sections' as a
@@ -386,6 +511,7 @@ static bool length_ok(const struct snap_section *s)
 	case MIG_SEC_SWITCHOVER: return s->length == sizeof(struct mig_switchover);
 	case MIG_SEC_DONE: return s->length == sizeof(struct mig_done);
 	case MIG_SEC_ABORT: return s->length == sizeof(struct mig_abort);
+	case MIG_SEC_DISK_LAYOUT: return s->length == sizeof(struct mig_disk_layout);
 	default: return false;
 	}
 }
@@ -395,12 +521,19 @@ static void got_section(void)
 	const struct snap_section *s = &mr.rx.sec;
 	const void *pl = mr.rx.stage;
 
-	if (s->type == SNAP_SEC_MEMORY) {
+	if (s->type == SNAP_SEC_MEMORY || s->type == SNAP_SEC_DISK) {
 		mr.sections++;
+		if (s->type == SNAP_SEC_DISK) {
+			mr.layout_closed = true;
+			return got_disk();
+		}
+		mr.layout_closed = true;
 		return got_memory();
 	}
 	if (!length_ok(s))
 		return refuse("bad-stream", "unknown section, or impossible length for it");
+	if (mr.phase == R_PRECOPY && s->type != MIG_SEC_DISK_LAYOUT && s->type != MIG_SEC_ABORT)
+		mr.layout_closed = true;
 	if (s->type == MIG_SEC_ABORT) {
 		struct mig_abort a;
 		char why[200];
@@ -421,13 +554,19 @@ static void got_section(void)
 	if (s->type != SNAP_SEC_END)
 		mr.sections++;
 	if (s->instance && s->type != SNAP_SEC_VCPU && s->type != SNAP_SEC_DEVICE &&
-	    s->type != SNAP_SEC_VIRTIO)
+	    s->type != SNAP_SEC_VIRTIO && s->type != MIG_SEC_DISK_LAYOUT)
 		return refuse("bad-stream", "instance is not 0");
 	switch (s->type) {
 	case SNAP_SEC_CONFIG:
 		if (mr.phase != R_CONFIG)
 			return refuse("bad-stream", "CONFIG out of turn");
 		return got_config();
+	case MIG_SEC_DISK_LAYOUT: {
+		struct mig_disk_layout l;
+
+		memcpy(&l, pl, sizeof(l));
+		return got_layout(s->instance, &l);
+	}
 	case MIG_SEC_ZERO: {
 		struct mig_zero z;
 
@@ -440,6 +579,8 @@ static void got_section(void)
 		memcpy(&r, pl, sizeof(r));
 		if (mr.phase != R_PRECOPY || r.round != mr.rounds + 1 || r.reserved)
 			return refuse("bad-stream", "ROUND out of turn");
+		if (!mr.map.copy && (r.disk_blocks || r.disk_dirty))
+			return refuse("bad-stream", "ROUND counts disk blocks, but the disks are shared");
 		mr.rounds = r.round;
 		pr_info("vm %s: incoming round %u: %lu pages, %lu dirty at the source", mr.vm_name,
 			r.round, (unsigned long)r.pages, (unsigned long)r.dirty);
@@ -523,6 +664,39 @@ void mig_recv_poll(void)
 	update_active();
 }
 
+/* A step of the disks' own work: true if it is what this poll does. */
+static bool disk_step(void)
+{
+	const char *why = NULL;
+
+	switch (mr.phase) {
+	case R_WIPING:
+		if (disk_load_wipe(&mr.disk, &why))
+			return true;
+		if (why)
+			pr_info("vm %s: the wipe of its partial copy failed: %s; zero its host disks "
+				"before they take another copy", mr.vm_name, why);
+		drop_partial();
+		return true;
+	case R_FLUSHING:
+		if (disk_load_flush(&mr.disk, &why))
+			return true;
+		if (why)	/* it runs here already: the guest's own flush will fail too */
+			pr_info("vm %s: ERROR: its copied disk did not flush (%s)", mr.vm_name, why);
+		send_running();
+		return true;
+	default:
+		/* a block on its way to the disk: nothing more is read meanwhile
+		 * (its buffer is the next one's), and that wait is not a stall */
+		if (!disk_load_busy(&mr.disk, &why))
+			return false;
+		mr.rx.moved = time_now();
+		if (why)
+			refuse("disk-io", why);
+		return true;
+	}
+}
+
 static void recv_poll(void)
 {
 	uint64_t until = time_now() + timebase_hz / 1000000 * POLL_BUDGET_US;
@@ -537,6 +711,8 @@ static void recv_poll(void)
 			vcon_poll();
 			continue;
 		}
+		if (disk_step())
+			continue;
 		/* bytes that came before a disconnect still count (DONE, ABORT) */
 		e = mig_rx_poll(&mr.rx);
 		switch (e) {
@@ -567,6 +743,12 @@ static void recv_poll(void)
 			got_section();
 			break;
 		case SECTION_RX_DATA:
+			if (mr.rx.sec.type == SNAP_SEC_DISK) {
+				const char *why = disk_load_write(&mr.disk);
+
+				if (why)
+					refuse("disk-io", why);
+			}
 			break;
 		default:
 			return refuse("bad-stream", mr.rx.why ? mr.rx.why : "bad framing");

@@ -1,11 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /* The source side of a live migration (docs/migration.md), a piece at a time
  * from the host services' poll on hart 0:
- *   negotiate: our header; the destination's CAPS; CONFIG or ABORT; ACCEPT.
+ *   negotiate: our header; the destination's CAPS; CONFIG or ABORT; ACCEPT,
+ *              whose flag chooses the disks' mode; in copy mode, DISK_LAYOUT.
  *   pre-copy:  round 1 sends every non-zero page while the guest runs with
  *              4 KiB dirty logging; each later round the pages written since.
- *   switchover: once a round leaves few dirty pages (or the round limit),
- *              pause the VM, send the rest, the vCPUs, the devices, END.
+ *              In copy mode each round then sends the disks' blocks the same
+ *              way (disk_save_*(): blocks written since, at completion).
+ *   switchover: once a round leaves few dirty pages and blocks (or the round
+ *              limit), pause the VM (its disks drained), send the rest of the
+ *              pages and blocks; in shared mode flush the disks (the
+ *              destination writes them from END on); the vCPUs, the
+ *              devices, END.
  *   confirm:   RUNNING from the destination: destroy our copy, send DONE.
  * Until END has gone out whole, any failure resumes the VM as it was (the
  * destination cannot run it without END). From then on only the
@@ -17,6 +23,7 @@
 #include <errno.h>
 #include <bitops.h>
 #include <cfi.h>
+#include <disk_stream.h>
 #include <guest_mem.h>
 #include <hart.h>
 #include <log.h>
@@ -26,6 +33,7 @@
 #include <snapshot.h>
 #include <virtio_console.h>
 #include <vm.h>
+#include <vm_io.h>
 #include <vm_lifecycle.h>
 #include <vsbi.h>
 #include "mig_wire.h"
@@ -33,7 +41,11 @@
 #define POLL_BUDGET_US	2000
 #define RUN_PAGES	64	/* pages per MEMORY run: ~1 ms of CRC on hart 0 */
 
-enum phase { S_IDLE, S_CAPS, S_ACCEPT, S_ROUND, S_PAUSING, S_STATE, S_RUNNING, S_DONE };
+enum phase { S_IDLE, S_CAPS, S_ACCEPT, S_LAYOUT, S_ROUND, S_PAUSING, S_STATE, S_RUNNING,
+	     S_DONE };
+
+/* Where a round, or the stop-and-copy, is: its pages, then its blocks. */
+enum part { P_PAGES, P_BLOCKS, P_FLUSH, P_STATE };
 
 static struct {
 	enum phase phase;
@@ -54,7 +66,15 @@ static struct {
 	hpa_t buf;			/* a run copied out of guest RAM */
 	uint32_t round, precopy_rounds;
 	uint64_t round_pages, pages;
-	uint64_t last_dirty;		/* the round before's dirty pages */
+	uint64_t last_dirty;		/* the round before's dirty pages (and blocks, in pages) */
+	/* the disks: copy mode (ACCEPT's flag) moves their blocks */
+	bool copy_disks, disks_on;	/* disks_on: disk_save_begin() held */
+	unsigned int nr_disks, next_layout;
+	enum part part;
+	uint64_t round_blocks, disk_blocks, disk_bytes, disk_dirty;
+	unsigned int flush_disk;	/* shared mode: the next disk to flush */
+	bool flush_sent;
+	struct vm_disk_req flush_req;
 	unsigned int index;		/* piece of the state being staged (snap_emit.c) */
 	uint64_t start, pause_at, paused_at, downtime, peer_downtime;
 	char err[320];
@@ -83,6 +103,9 @@ static void release(void)
 	if (ms.logging)
 		vm_dirty_log_stop(ms.vm);
 	ms.logging = false;
+	if (ms.disks_on)
+		disk_save_end();	/* waits for a read under way */
+	ms.disks_on = false;
 	if (ms.work)
 		mm_free((hpa_t)(uintptr_t)ms.work, ms.work_bytes);
 	if (ms.buf)
@@ -98,6 +121,8 @@ static void finish(bool ok)
 		.vm_name = ms.name, .bytes = ms.tx.bytes, .pages = ms.pages,
 		.rounds = ms.precopy_rounds, .total_ticks = time_now() - ms.start,
 		.downtime_ticks = ms.downtime, .peer_downtime_ticks = ms.peer_downtime,
+		.disk_mode = !ms.nr_disks ? "none" : ms.copy_disks ? "copy" : "shared",
+		.disk_blocks = ms.disk_blocks, .disk_bytes = ms.disk_bytes,
 	};
 	mig_done_fn done = ms.done;
 
@@ -214,6 +239,8 @@ int mig_send_start(struct vm *vm, unsigned int max_rounds, const struct mig_host
 	ms.max_rounds = max_rounds;
 	ms.boot_count = vm->cfg.boot_count;
 	ms.start = time_now();
+	while (ms.nr_disks < VM_MAX_DISKS && vm_io_disk_sectors(vm, ms.nr_disks))
+		ms.nr_disks++;
 	ms.work_bytes = ALIGN_UP(vm->cfg.ram_size / SNAP_PAGE_SIZE / 8, PAGE_SIZE);
 	ms.work = (uint64_t *)(uintptr_t)mm_alloc(ms.work_bytes, PAGE_SIZE);
 	ms.buf = mm_alloc_raw(RUN_PAGES * SNAP_PAGE_SIZE, PAGE_SIZE);
@@ -317,6 +344,59 @@ static bool stage_run(void)
 	}
 }
 
+/* The next DISK section of this round (copy mode). */
+static enum disk_save_step stage_block(void)
+{
+	const char *why;
+	enum disk_save_step st = disk_save_next(&ms.tx, &why);
+
+	if (st == DS_STAGED) {
+		ms.round_blocks++;
+		ms.disk_blocks++;
+		ms.disk_bytes = disk_save_bytes();
+	} else if (st == DS_FAILED) {
+		fail("disk-io", why);
+	}
+	return st;
+}
+
+/* Shared mode, the VM paused and drained: FLUSH each disk it can write, one
+ * after the other, so the destination, which writes them from END on, finds
+ * every write the guest saw complete. True while one is under way. */
+static bool flushing(void)
+{
+	while (ms.flush_disk < ms.nr_disks) {
+		unsigned int i = ms.flush_disk;
+		int rc;
+
+		if (ms.flush_sent) {
+			vm_io_disk_poll(ms.vm, i);
+			if (!__atomic_load_n(&ms.flush_req.done, __ATOMIC_ACQUIRE))
+				return true;
+			ms.flush_sent = false;
+			if (ms.flush_req.status != VIRTIO_BLK_S_OK) {
+				fail("disk-io", "a disk failed its flush before the switchover");
+				return true;
+			}
+			ms.flush_disk++;
+			continue;
+		}
+		if (vm_io_disk_read_only(ms.vm, i)) {
+			ms.flush_disk++;
+			continue;
+		}
+		rc = vm_io_disk_flush(ms.vm, i, &ms.flush_req);
+		if (rc == -HYP_EBUSY)
+			return true;	/* the host ring is full: again */
+		if (rc) {
+			fail("disk-io", "a disk refused its flush before the switchover");
+			return true;
+		}
+		ms.flush_sent = true;
+	}
+	return false;
+}
+
 static void paused(void *ctx, struct vm *vm, uint64_t result)
 {
 	(void)ctx;
@@ -359,34 +439,52 @@ static void switchover(void)
 	ms.round_pages = 0;
 	ms.next_page = 0;
 	ms.index = 0;
+	ms.part = P_PAGES;
+	if (ms.disks_on)
+		disk_save_round(false);	/* the blocks written since: all done now */
 	ms.phase = S_STATE;
 }
 
 /* End of a pre-copy round: report it, then another round or the switchover. */
 static void end_round(void)
 {
-	uint64_t dirty;
+	uint64_t dirty, pages;
 	bool converging;
-	struct mig_round r = { ms.round, 0, ms.round_pages, 0, 0 };
+	struct mig_round r = { ms.round, 0, ms.round_pages, 0, 0, ms.round_blocks, 0 };
 
 	vm_dirty_log_take(ms.vm, ms.work, false);
-	dirty = work_count();
-	r.dirty = dirty;
+	pages = work_count();
+	r.dirty = pages;
+	r.disk_dirty = ms.disks_on ? disk_save_dirty() : 0;
 	r.bytes = ms.tx.bytes;
 	section_tx_small(&ms.tx, MIG_SEC_ROUND, 0, &r, sizeof(r));
-	pr_info("vm %s: migration round %u: %lu pages sent, %lu dirty", ms.vm->cfg.name,
-		ms.round, (unsigned long)ms.round_pages, (unsigned long)dirty);
+	if (ms.copy_disks)
+		pr_info("vm %s: migration round %u: %lu pages and %lu disk blocks sent, %lu and "
+			"%lu dirty", ms.vm->cfg.name, ms.round, (unsigned long)ms.round_pages,
+			(unsigned long)ms.round_blocks, (unsigned long)pages,
+			(unsigned long)r.disk_dirty);
+	else
+		pr_info("vm %s: migration round %u: %lu pages sent, %lu dirty", ms.vm->cfg.name,
+			ms.round, (unsigned long)ms.round_pages, (unsigned long)pages);
+	/* a block is this many pages of stream and of downtime */
+	dirty = pages + r.disk_dirty * (SNAP_DISK_BLOCK_SECTORS * SNAP_DISK_SECTOR / SNAP_PAGE_SIZE);
+	ms.disk_dirty = r.disk_dirty;
 	ms.next_page = 0;
 	ms.round_pages = 0;
+	ms.round_blocks = 0;
+	ms.part = P_PAGES;
 	converging = ms.round < MIG_MIN_ROUNDS_BEFORE_GIVING_UP || dirty * 10 < ms.last_dirty * 9;
 	ms.last_dirty = dirty;
 	if (dirty > MIG_STOP_PAGES && ms.round < ms.max_rounds && converging) {
 		ms.round++;
+		if (ms.disks_on)
+			disk_save_round(false);
 		return;
 	}
 	if (dirty > MIG_STOP_PAGES)
-		pr_info("vm %s: %s: %lu pages go while it is paused", ms.name,
-			converging ? "round limit" : "not converging", (unsigned long)dirty);
+		pr_info("vm %s: %s: %lu pages and %lu disk blocks go while it is paused", ms.name,
+			converging ? "round limit" : "not converging", (unsigned long)pages,
+			(unsigned long)ms.disk_dirty);
 	ms.pause_at = time_now();
 	ms.phase = S_PAUSING;
 	if (ms.vm->state == VM_PAUSED) {
@@ -398,12 +496,44 @@ static void end_round(void)
 	}
 }
 
-/* After SWITCHOVER: the rest of the pages, the vCPUs and devices as a
- * snapshot sends them (snap_emit.c), END. */
+/* A pre-copy round: its pages, then (copy mode) its disk blocks; then the
+ * round's end. */
+static void stage_round(void)
+{
+	if (ms.part == P_PAGES) {
+		if (stage_run())
+			return;
+		ms.part = ms.disks_on ? P_BLOCKS : P_STATE;
+	}
+	if (ms.part == P_BLOCKS) {
+		enum disk_save_step st = stage_block();
+
+		if (st != DS_DONE)
+			return;		/* staged, waiting for a read, or failed */
+	}
+	end_round();
+}
+
+/* After SWITCHOVER: the rest of the pages and blocks; in shared mode the
+ * disks' flush; the vCPUs and devices as a snapshot sends them
+ * (snap_emit.c), END. */
 static void stage_state(void)
 {
-	if (stage_run())
-		return;
+	if (ms.part == P_PAGES) {
+		if (stage_run())
+			return;
+		ms.part = ms.disks_on ? P_BLOCKS : ms.copy_disks ? P_STATE : P_FLUSH;
+	}
+	if (ms.part == P_BLOCKS) {
+		if (stage_block() != DS_DONE)
+			return;
+		ms.part = P_STATE;	/* the destination flushes what it wrote */
+	}
+	if (ms.part == P_FLUSH) {
+		if (flushing())
+			return;
+		ms.part = P_STATE;
+	}
 	if (ms.index < snap_state_pieces(ms.vm)) {
 		snap_emit_state(&ms.tx, ms.vm, ms.index++);
 	} else {
@@ -447,12 +577,26 @@ static void got_message(void)
 		break;
 	case S_ACCEPT:
 		if (s->type == MIG_SEC_ACCEPT && s->length == sizeof(struct mig_accept)) {
+			struct mig_accept a;
+
+			memcpy(&a, ms.rx.stage, sizeof(a));
+			if (a.flags & ~MIG_ACCEPT_COPY_DISKS)
+				return fail("bad-stream", "the destination's ACCEPT has unknown flags");
+			ms.copy_disks = a.flags & MIG_ACCEPT_COPY_DISKS;
+			if (ms.copy_disks && ms.nr_disks) {
+				/* from now on a guest write marks its blocks */
+				if (disk_save_begin(ms.vm, DISK_SAVE_TRACKED))
+					return fail("no-memory", "no memory for the disks' block maps");
+				ms.disks_on = true;
+			}
 			if (vm_dirty_log_start(ms.vm))
 				return fail("no-memory", "no memory for dirty logging");
 			ms.logging = true;
 			work_all_populated();
+			if (ms.disks_on)
+				disk_save_round(true);
 			ms.round = 1;
-			ms.phase = S_ROUND;
+			ms.phase = ms.copy_disks ? S_LAYOUT : S_ROUND;
 			return;
 		}
 		break;
@@ -549,9 +693,21 @@ void mig_send_poll(void)
 			continue;
 		}
 		switch (ms.phase) {
+		case S_LAYOUT:
+			if (ms.next_layout < ms.nr_disks) {
+				struct mig_disk_layout l = {
+					vm_io_disk_sectors(ms.vm, ms.next_layout),
+					vm_io_disk_read_only(ms.vm, ms.next_layout) ?
+						MIG_DISK_READ_ONLY : 0, 0 };
+
+				section_tx_small(&ms.tx, MIG_SEC_DISK_LAYOUT, ms.next_layout++, &l,
+						 sizeof(l));
+			} else {
+				ms.phase = S_ROUND;
+			}
+			break;
 		case S_ROUND:
-			if (!stage_run())
-				end_round();
+			stage_round();
 			break;
 		case S_PAUSING:
 			if (!ms.paused) {

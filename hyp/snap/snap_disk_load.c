@@ -12,7 +12,7 @@
 #include <printf.h>
 #include <vm.h>
 #include <vm_io.h>
-#include "snap_disk.h"
+#include <disk_stream.h>
 
 #define BLOCK		SNAP_DISK_BLOCK_SECTORS
 #define BLOCK_BYTES	(SNAP_DISK_BLOCK_SECTORS * SNAP_DISK_SECTOR)
@@ -63,7 +63,7 @@ const char *disk_load_run(struct disk_load *d, const struct snap_disk_run *run,
 	if (run->sectors != MIN((uint64_t)BLOCK, cap - run->sector))
 		return "sectors is not the block's (a whole block, or the disk's last)";
 	*offset = offsetof(struct snap_disk_run, sector);
-	if (d->seen[d->slot][block / 64] & (1ULL << (block % 64)))
+	if (!d->again && d->seen[d->slot][block / 64] & (1ULL << (block % 64)))
 		return "a block that came before";
 	d->seen[d->slot][block / 64] |= 1ULL << (block % 64);
 	d->sector = run->sector;
@@ -114,11 +114,101 @@ bool disk_load_busy(struct disk_load *d, const char **why)
 	return false;
 }
 
+/* The next disk, from @d->slot on, that a block went to: false if none. */
+static bool next_written_disk(struct disk_load *d)
+{
+	for (; d->slot < VM_MAX_DISKS; d->slot++)
+		if (d->seen[d->slot])
+			return true;
+	return false;
+}
+
+/* A request of ours at the disk: true while it is; false once it is done,
+ * *@why saying why it failed (else NULL). */
+static bool request_busy(struct disk_load *d, const char **why)
+{
+	return disk_load_busy(d, why) && !*why;
+}
+
+bool disk_load_flush(struct disk_load *d, const char **why)
+{
+	int rc;
+
+	*why = NULL;
+	if (!d->flushing) {
+		d->flushing = true;
+		d->slot = 0;
+		d->pending = d->writing = false;
+	}
+	if (d->writing) {
+		if (request_busy(d, why))
+			return true;
+		if (*why)
+			return false;
+		d->slot++;
+	}
+	if (!next_written_disk(d))
+		return false;
+	rc = vm_io_disk_flush(d->vm, d->slot, &d->req);
+	if (rc == -HYP_EBUSY)
+		return true;	/* the host ring is full: again next poll */
+	if (rc) {
+		snprintf(d->err, sizeof(d->err), "disk %u refused the flush", d->slot);
+		*why = d->err;
+		return false;
+	}
+	d->writing = true;
+	return true;
+}
+
+bool disk_load_wipe(struct disk_load *d, const char **why)
+{
+	*why = NULL;
+	if (!d->wiping) {
+		/* a write under way ends first: its block is wiped after it */
+		while (d->writing && !__atomic_load_n(&d->req.done, __ATOMIC_ACQUIRE))
+			vm_io_disk_poll(d->vm, d->slot);
+		d->writing = d->pending = false;
+		d->wiping = true;
+		d->slot = 0;
+		d->sector = 0;
+		if (d->buf)
+			memset(d->buf, 0, BLOCK_BYTES);
+	}
+	if (!d->buf)
+		return false;	/* no block ever came */
+	if ((d->pending || d->writing) && request_busy(d, why))
+		return true;
+	if (*why)
+		return false;
+	while (next_written_disk(d)) {
+		uint64_t block = d->sector / BLOCK, blocks = (d->sectors[d->slot] + BLOCK - 1) / BLOCK;
+
+		for (; block < blocks; block++)
+			if (d->seen[d->slot][block / 64] & (1ULL << (block % 64)))
+				break;
+		if (block == blocks) {
+			d->slot++;
+			d->sector = 0;
+			continue;
+		}
+		d->seen[d->slot][block / 64] &= ~(1ULL << (block % 64));
+		d->sector = block * BLOCK;
+		d->count = (uint32_t)MIN((uint64_t)BLOCK, d->sectors[d->slot] - d->sector);
+		d->pending = true;
+		if (request_busy(d, why))
+			return true;
+		if (*why)
+			return false;
+	}
+	return false;
+}
+
 void disk_load_end(struct disk_load *d)
 {
 	while (d->writing && !__atomic_load_n(&d->req.done, __ATOMIC_ACQUIRE))
 		vm_io_disk_poll(d->vm, d->slot);
-	d->writing = d->pending = false;
+	d->writing = d->pending = d->flushing = d->wiping = false;
 	for (unsigned int i = 0; i < VM_MAX_DISKS; i++) {
 		if (d->seen[i])
 			mm_free((hpa_t)(uintptr_t)d->seen[i], d->map_bytes[i]);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* A VM's disks in its snapshot (docs/snapshot-format.md, "DISK"): every
- * block of every disk, read through the host disk (vm_io.h) after the VM's
- * memory, each block that is not all zero staged as one DISK section.
+/* A VM's disks in its snapshot (docs/snapshot-format.md, "DISK") or its
+ * copy-mode migration (docs/migration.md, "Disks"): every block of every
+ * disk, read through the host disk (vm_io.h), each block that is not all
+ * zero staged as one DISK section.
  *
  * Plain: the VM is paused throughout, so the disk is the one of the pause.
  * Live: the VM runs on, so a guest write to a block not read yet would put
@@ -11,6 +12,10 @@
  * snapshot copies a RAM chunk before its first write. Reads are never held.
  * The guard and the saver (hart 0, snap_save_poll()) share the maps under
  * one lock.
+ * Tracked (a migration): the VM runs on and nothing is held; every guest
+ * write that completes marks its blocks dirty (the watch, called by vm_io.c),
+ * and each later round reads and sends the blocks marked since the round
+ * before began, zero or not (the destination had them non-zero perhaps).
  *
  * A block of zeroes is left out, but one is staged all the same when no
  * DISK section went for KEEPALIVE_MS: reading a big empty disk takes
@@ -19,6 +24,7 @@
 #include <string.h>
 #include <errno.h>
 #include <atomic.h>
+#include <bitops.h>
 #include <hart.h>
 #include <log.h>
 #include <mm.h>
@@ -26,7 +32,7 @@
 #include <section_stream.h>
 #include <vm.h>
 #include <vm_io.h>
-#include "snap_disk.h"
+#include <disk_stream.h>
 
 #define BLOCK		SNAP_DISK_BLOCK_SECTORS
 #define BLOCK_BYTES	(SNAP_DISK_BLOCK_SECTORS * SNAP_DISK_SECTOR)
@@ -48,16 +54,20 @@ struct disk_buf {
 static struct {
 	struct spinlock lock;		/* taken, urgent, buffer states: the guard's too */
 	struct vm *vm;
-	bool live, guarding;
+	enum disk_save_mode mode;
+	bool guarding, watching;
+	bool elide_zero;		/* a block of zeroes is left out (see above) */
 	unsigned int nr;		/* disks */
 	uint64_t sectors[VM_MAX_DISKS], blocks[VM_MAX_DISKS];
-	uint64_t *taken[VM_MAX_DISKS];	/* a bit a block whose read began */
+	uint64_t *taken[VM_MAX_DISKS];	/* a bit a block whose read began (this round) */
+	uint64_t *dirty[VM_MAX_DISKS];	/* tracked: a bit a block written since the round began */
 	uint64_t map_bytes[VM_MAX_DISKS];
 	unsigned int disk;		/* the scan: next block to look at */
 	uint64_t next;
 	struct { unsigned int disk; uint64_t block; } urgent[URGENT_MAX];
 	unsigned int nr_urgent;
 	struct disk_buf buf[NR_BUFS];
+	uint64_t bytes;			/* of the blocks staged, since begin */
 	uint64_t last_staged;		/* time_now() of the last DISK section, or of
 					 * the first disk_save_next(); 0: not yet */
 	char err[96];
@@ -112,12 +122,25 @@ static bool guard(unsigned int disk, uint64_t sector, uint64_t sectors)
 	return ok;
 }
 
+/* vm_disk_written_fn: a guest write to @disk completed: its blocks go again.
+ * Any hart; the maps live until disk_save_end() took the watch away. */
+static void written(unsigned int disk, uint64_t sector, uint64_t sectors)
+{
+	if (disk >= ds.nr || !ds.dirty[disk] || !sectors)
+		return;
+	for (uint64_t b = sector / BLOCK;
+	     b <= (sector + sectors - 1) / BLOCK && b < ds.blocks[disk]; b++)
+		__atomic_fetch_or(&ds.dirty[disk][b / 64], 1ULL << (b % 64), __ATOMIC_RELAXED);
+}
+
 static void free_maps(void)
 {
 	for (unsigned int i = 0; i < VM_MAX_DISKS; i++) {
 		if (ds.taken[i])
 			mm_free((hpa_t)(uintptr_t)ds.taken[i], ds.map_bytes[i]);
-		ds.taken[i] = NULL;
+		if (ds.dirty[i])
+			mm_free((hpa_t)(uintptr_t)ds.dirty[i], ds.map_bytes[i]);
+		ds.taken[i] = ds.dirty[i] = NULL;
 	}
 	for (unsigned int i = 0; i < NR_BUFS; i++) {
 		if (ds.buf[i].data)
@@ -126,7 +149,7 @@ static void free_maps(void)
 	}
 }
 
-int disk_save_begin(struct vm *vm, bool live)
+int disk_save_begin(struct vm *vm, enum disk_save_mode mode)
 {
 	struct spinlock lock = ds.lock;
 	bool writable = false;
@@ -134,7 +157,8 @@ int disk_save_begin(struct vm *vm, bool live)
 	memset(&ds, 0, sizeof(ds));
 	ds.lock = lock;
 	ds.vm = vm;
-	ds.live = live;
+	ds.mode = mode;
+	ds.elide_zero = true;
 	for (unsigned int i = 0; i < VM_MAX_DISKS && vm_io_disk_sectors(vm, i); i++) {
 		ds.nr++;
 		/* a read-only disk is its image: nothing of it goes in */
@@ -146,6 +170,11 @@ int disk_save_begin(struct vm *vm, bool live)
 		ds.taken[i] = (uint64_t *)(uintptr_t)mm_alloc(ds.map_bytes[i], PAGE_SIZE);
 		if (!ds.taken[i])
 			goto no_memory;
+		if (mode != DISK_SAVE_TRACKED)
+			continue;
+		ds.dirty[i] = (uint64_t *)(uintptr_t)mm_alloc(ds.map_bytes[i], PAGE_SIZE);
+		if (!ds.dirty[i])
+			goto no_memory;
 	}
 	for (unsigned int i = 0; i < ds.nr; i++)
 		writable = writable || ds.blocks[i];
@@ -154,9 +183,13 @@ int disk_save_begin(struct vm *vm, bool live)
 		if (!ds.buf[i].data)
 			goto no_memory;
 	}
-	if (live && writable) {
+	if (mode == DISK_SAVE_LIVE && writable) {
 		ds.guarding = true;	/* the VM is paused, its disks drained */
 		vm_io_disk_guard(vm, guard);
+	}
+	if (mode == DISK_SAVE_TRACKED && writable) {
+		ds.watching = true;	/* before round 1 reads a block */
+		vm_io_disk_watch(vm, written);
 	}
 	return 0;
 no_memory:
@@ -164,10 +197,56 @@ no_memory:
 	return -HYP_ENOMEM;
 }
 
+uint64_t disk_save_round(bool first)
+{
+	uint64_t n = 0;
+
+	ds.disk = 0;
+	ds.next = 0;
+	ds.elide_zero = first;	/* the destination's new image is zero */
+	for (unsigned int i = 0; i < ds.nr; i++) {
+		uint64_t words = (ds.blocks[i] + 63) / 64;
+
+		for (uint64_t w = 0; w < words; w++) {
+			uint64_t d = __atomic_exchange_n(&ds.dirty[i][w], 0, __ATOMIC_ACQ_REL);
+
+			if (first)
+				d = ~0ULL;
+			if (w == words - 1 && ds.blocks[i] % 64)
+				d &= (1ULL << (ds.blocks[i] % 64)) - 1;
+			ds.taken[i][w] = ~d;
+			n += bit_count(d);
+		}
+	}
+	return n;
+}
+
+uint64_t disk_save_bytes(void)
+{
+	return ds.bytes;
+}
+
+uint64_t disk_save_dirty(void)
+{
+	uint64_t n = 0;
+
+	for (unsigned int i = 0; i < ds.nr; i++)
+		for (uint64_t w = 0; ds.dirty[i] && w < (ds.blocks[i] + 63) / 64; w++)
+			n += bit_count(__atomic_load_n(&ds.dirty[i][w], __ATOMIC_RELAXED));
+	return n;
+}
+
 void disk_save_end(void)
 {
 	if (!ds.vm)
 		return;
+	if (ds.watching) {
+		/* a completion that loaded the watch before may still be in
+		 * written(): the maps go only after the reads below, and
+		 * written() touches nothing but them */
+		vm_io_disk_watch(ds.vm, NULL);
+		ds.watching = false;
+	}
 	if (ds.guarding) {
 		spin_lock(&ds.lock);
 		ds.guarding = false;	/* a guard already called answers "go" */
@@ -194,12 +273,17 @@ static bool pick(unsigned int *disk, uint64_t *block)
 			return true;
 	}
 	for (; ds.disk < ds.nr; ds.disk++, ds.next = 0)
-		for (; ds.next < ds.blocks[ds.disk]; ds.next++)
+		for (; ds.next < ds.blocks[ds.disk]; ds.next++) {
+			if (!(ds.next % 64) && ds.taken[ds.disk][ds.next / 64] == ~0ULL) {
+				ds.next += 63;	/* a word of blocks read already */
+				continue;
+			}
 			if (!test_bit(ds.taken[ds.disk], ds.next)) {
 				*disk = ds.disk;
 				*block = ds.next++;
 				return true;
 			}
+		}
 	return false;
 }
 
@@ -289,7 +373,7 @@ enum disk_save_step disk_save_next(struct section_tx *tx, const char **why)
 		}
 		if (b->state != BUF_READY)
 			continue;
-		if (all_zero(b->data, (size_t)b->sectors * SNAP_DISK_SECTOR) &&
+		if (ds.elide_zero && all_zero(b->data, (size_t)b->sectors * SNAP_DISK_SECTOR) &&
 		    time_now() - ds.last_staged < timebase_hz / 1000 * KEEPALIVE_MS) {
 			b->state = BUF_FREE;
 			busy = true;	/* another read can start at once */
@@ -297,6 +381,7 @@ enum disk_save_step disk_save_next(struct section_tx *tx, const char **why)
 		}
 		b->state = BUF_SENDING;
 		ds.last_staged = time_now();
+		ds.bytes += (uint64_t)b->sectors * SNAP_DISK_SECTOR;
 		section_tx_disk(tx, b->disk, b->block * BLOCK, b->sectors,
 				b->data);
 		return DS_STAGED;

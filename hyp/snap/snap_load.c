@@ -19,7 +19,7 @@
 #include <vm.h>
 #include <vm_io.h>
 #include <vm_lifecycle.h>
-#include "snap_disk.h"
+#include <disk_stream.h>
 
 #define POLL_BUDGET_US	2000
 

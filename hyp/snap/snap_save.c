@@ -25,7 +25,7 @@
 #include <snapshot.h>
 #include <virtio_console.h>
 #include <vm.h>
-#include "snap_disk.h"
+#include <disk_stream.h>
 
 #define POLL_BUDGET_US	2000	/* streaming time per poll, so hart 0 goes on */
 
@@ -354,7 +354,7 @@ int snap_save_start(struct vm *vm, bool live, bool disks, snap_done_fn done)
 	sv.start = time_now();
 	section_tx_reset(&sv.tx);
 	/* the disks first: their guard is set while the VM is still paused */
-	if (disks && disk_save_begin(vm, live)) {
+	if (disks && disk_save_begin(vm, live ? DISK_SAVE_LIVE : DISK_SAVE_PLAIN)) {
 		sv.phase = P_IDLE;
 		return -HYP_ENOMEM;
 	}

@@ -129,6 +129,12 @@ static const char *no_device(const char **code, uint32_t *offset, size_t at, con
 	return why;
 }
 
+/* A disk a copy-mode migration's DISK_LAYOUT bound to its host disk. */
+static bool is_bound(const struct snap_io_map *map, uint32_t slot)
+{
+	return map && map->copy && slot < 8 && map->bound & (1U << slot);
+}
+
 static const char *bind_disk(struct vm *vm, uint32_t slot, unsigned int k,
 			     const struct snap_dev_virtio_blk *s, const struct snap_io_map *map,
 			     const char **code, uint32_t *offset)
@@ -141,7 +147,8 @@ static const char *bind_disk(struct vm *vm, uint32_t slot, unsigned int k,
 
 	dd.pci_dev = map && k < VM_MAX_DISKS && map->disk_pci[k] ? map->disk_pci[k]
 								  : (uint8_t)s->pci_dev;
-	if (vm_io_add_disk(vm, slot, &dd, &why))
+	/* copy mode: its DISK_LAYOUT bound it, and its blocks came into it */
+	if (!is_bound(map, slot) && vm_io_add_disk(vm, slot, &dd, &why))
 		return no_device(code, offset, offsetof(struct snap_dev_virtio_blk, pci_dev), why);
 	b = (const struct vblk *)vm->vio[slot];
 	/* the disk's content is the user's (docs/snapshot-format.md): at least
@@ -149,6 +156,9 @@ static const char *bind_disk(struct vm *vm, uint32_t slot, unsigned int k,
 	if (b->b.capacity != s->capacity)
 		return no_device(code, offset, offsetof(struct snap_dev_virtio_blk, capacity),
 				 "the host disk's size is not the saved disk's");
+	if (is_bound(map, slot) && b->b.read_only != !!s->read_only)
+		return no_device(code, offset, offsetof(struct snap_dev_virtio_blk, read_only),
+				 "read_only is not its DISK_LAYOUT's");
 	if (b->b.read_only && !s->read_only)
 		return no_device(code, offset, offsetof(struct snap_dev_virtio_blk, read_only),
 				 "the host disk is read-only and the saved disk was not");
@@ -233,7 +243,7 @@ const char *snap_vio_admit(struct vm *vm, uint32_t slot, const void *payload, ui
 
 	*code = "bad-snapshot";
 	*offset = 0;
-	if (slot >= VIO_MMIO_SLOTS || vm->vio[slot])
+	if (slot >= VIO_MMIO_SLOTS || (vm->vio[slot] && !is_bound(map, slot)))
 		return "no such slot, or one restored already";
 	memcpy(&h, payload, sizeof(h));
 	*offset = offsetof(struct snap_device, name);
@@ -255,6 +265,9 @@ const char *snap_vio_admit(struct vm *vm, uint32_t slot, const void *payload, ui
 		return "a disk after a NIC (disks come first)";
 	if (k >= (m == &virtio_blk_model ? VM_MAX_DISKS : VM_MAX_NICS))
 		return "more devices of this kind than a VM has (2)";
+	if (is_bound(map, slot) != (map && map->copy && m == &virtio_blk_model))
+		return m == &virtio_blk_model ? "a disk whose DISK_LAYOUT did not come (copy mode)"
+					      : "a NIC in a disk's slot";
 	HYP_ASSERT(m->state_size <= sizeof(state));
 	memcpy(state, (const uint8_t *)payload + sizeof(h), m->state_size);
 	why = snap_fields_check(state, m->fields, m->nr_fields, 0, offset);

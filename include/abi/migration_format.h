@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The live-migration protocol, version 5 (docs/migration.md is normative;
+/* The live-migration protocol, version 6 (docs/migration.md is normative;
  * this header is its C form, shared by the hypervisor and its tests).
  *
  * Two byte streams between a source hypervisor (S) and a destination (D),
@@ -10,8 +10,9 @@
  *   D -> S  header(CARAMIGR) CAPS                       what D can give
  *   S -> D  CONFIG | ABORT                              S decides
  *   D -> S  ACCEPT | ABORT                              D created the VM (not run)
- *   S -> D  { MEMORY | ZERO }* ROUND                    pre-copy round 1..n
- *   S -> D  SWITCHOVER { MEMORY | ZERO }* VCPU* DEVICE* VIRTIO* END   VM paused on S
+ *   S -> D  DISK_LAYOUT*                                copy mode: each disk
+ *   S -> D  { MEMORY | ZERO | DISK }* ROUND             pre-copy round 1..n
+ *   S -> D  SWITCHOVER { MEMORY | ZERO | DISK }* VCPU* DEVICE* VIRTIO* END   VM paused on S
  *   D -> S  RUNNING | ABORT                             D runs the guest
  *   S -> D  DONE                                        S destroyed its copy
  *
@@ -26,10 +27,11 @@
 #include <abi/snapshot_format.h>
 
 #define MIG_MAGIC		"CARAMIGR"	/* 8 bytes, no NUL; in a snap_header */
-#define MIG_VERSION		5	/* 5: VIRTIO sections (snapshot version 4) */
+#define MIG_VERSION		6	/* 6: the disks' two modes (ACCEPT's flags, DISK) */
 
 enum mig_section_type {
-	/* 1..6 as in the snapshot format: CONFIG, VCPU, DEVICE, MEMORY, END, VIRTIO */
+	/* 1..7 as in the snapshot format: CONFIG, VCPU, DEVICE, MEMORY, END, VIRTIO,
+	 * DISK (copy mode only; a block may come again in a later round) */
 	MIG_SEC_CAPS = 16,
 	MIG_SEC_ACCEPT = 17,
 	MIG_SEC_ZERO = 18,
@@ -38,6 +40,7 @@ enum mig_section_type {
 	MIG_SEC_RUNNING = 21,
 	MIG_SEC_DONE = 22,
 	MIG_SEC_ABORT = 23,
+	MIG_SEC_DISK_LAYOUT = 24,
 };
 
 #define MIG_POLICY_BIT(p)	(1U << (p))	/* p: snap_config.cfi_policy */
@@ -60,8 +63,25 @@ struct mig_caps {
 /* ACCEPT (D -> S): the VM exists on D, not running; memory may come. */
 struct mig_accept {
 	uint32_t vm_index;	/* D's slot, for the record */
+	uint32_t flags;		/* MIG_ACCEPT_*; S refuses unknown bits */
+};
+
+/* D chose copy mode: the disks' blocks come in the stream (DISK_LAYOUT, then
+ * DISK sections). Without it, shared mode: D opens the images S uses, and
+ * S flushes its disks before END. */
+#define MIG_ACCEPT_COPY_DISKS	(1U << 0)
+
+/* DISK_LAYOUT (S -> D, copy mode): disk @instance of the VM, one a disk in
+ * slot order right after ACCEPT: D binds it to the host disk it was given. */
+struct mig_disk_layout {
+	uint64_t sectors;	/* its capacity, 512-byte sectors */
+	uint32_t flags;		/* MIG_DISK_*; unknown bits are refused */
 	uint32_t reserved;	/* 0 */
 };
+
+/* The guest cannot write it: its content is not copied (D's host disk is a
+ * copy of the image already, as in shared mode). */
+#define MIG_DISK_READ_ONLY	(1U << 0)
 
 /* ZERO (S -> D): these pages are zero now (they were sent non-zero before). */
 struct mig_zero {
@@ -76,6 +96,8 @@ struct mig_round {
 	uint64_t pages;		/* pages this round sent (MEMORY and ZERO) */
 	uint64_t dirty;		/* pages written meanwhile: the next round's work */
 	uint64_t bytes;		/* stream bytes S has sent so far */
+	uint64_t disk_blocks;	/* DISK sections this round sent (copy mode) */
+	uint64_t disk_dirty;	/* disk blocks written meanwhile: the next round's */
 };
 
 /* SWITCHOVER (S -> D): the VM is paused on S; the rest follows. */
@@ -109,7 +131,8 @@ struct mig_abort {
 _Static_assert(sizeof(struct mig_caps) == 40, "mig_caps");
 _Static_assert(sizeof(struct mig_accept) == 8, "mig_accept");
 _Static_assert(sizeof(struct mig_zero) == 16, "mig_zero");
-_Static_assert(sizeof(struct mig_round) == 32, "mig_round");
+_Static_assert(sizeof(struct mig_round) == 48, "mig_round");
+_Static_assert(sizeof(struct mig_disk_layout) == 16, "mig_disk_layout");
 _Static_assert(sizeof(struct mig_switchover) == 16, "mig_switchover");
 _Static_assert(sizeof(struct mig_running) == 16, "mig_running");
 _Static_assert(sizeof(struct mig_done) == 16, "mig_done");

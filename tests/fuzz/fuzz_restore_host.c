@@ -209,6 +209,16 @@ int vm_io_disk_submit(struct vm *vm, unsigned int d, struct vm_disk_req *r, bool
 	return 0;
 }
 
+int vm_io_disk_flush(struct vm *vm, unsigned int d, struct vm_disk_req *r)
+{
+	(void)vm;
+	CHECK(d < io.nr_disks && io.disk[d].pci_dev != FUZZ_DISK_RO_PCI);
+	vms_seen.disk_flushes++;
+	r->status = VIRTIO_BLK_S_OK;
+	r->done = 1;
+	return 0;
+}
+
 void vm_io_disk_poll(struct vm *vm, unsigned int d)
 {
 	(void)vm, (void)d;

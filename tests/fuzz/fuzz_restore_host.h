@@ -56,6 +56,7 @@ struct fuzz_vms_seen {
 	unsigned int disk_requests;	/* requests the stub disks completed */
 	unsigned int frames_seen;	/* frames the other VM's NIC on FUZZ_SWITCH got */
 	unsigned int disk_writes;	/* DISK blocks a restore wrote */
+	unsigned int disk_flushes;	/* FLUSHes of a migration's copied disks */
 	uint64_t disk_last_sector;	/* the last one's sector and first byte */
 	uint8_t disk_last_byte;
 	bool live;

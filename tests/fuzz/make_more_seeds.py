@@ -154,7 +154,7 @@ def mgmt_seeds():
 
 
 MIG_MAGIC = b"CARAMIGR"
-MIG_VERSION = 5                # include/abi/migration_format.h: VIRTIO sections
+MIG_VERSION = 6                # include/abi/migration_format.h: the disks' two modes
 CAPS, ACCEPT, ZERO, ROUND, SWITCHOVER, RUNNING, DONE, ABORT = range(16, 24)
 
 
@@ -199,7 +199,8 @@ def mig_stream(name="alpha", nr_vcpus=1, ram=8 * ms.MiB, rounds=((((0x200000, 1)
         for off, n in zeros:
             secs.append((ZERO, 0, struct.pack("<QQ", ms.RAM_BASE + off, n)))
             pages += n
-        secs.append((ROUND, 0, struct.pack("<IIQQQ", k + 1, 0, pages - before, 1, 4096 * k)))
+        secs.append((ROUND, 0, struct.pack("<IIQQQQQ", k + 1, 0, pages - before, 1, 4096 * k, 0,
+                                           0)))
     secs.append((SWITCHOVER, 0, struct.pack("<QII", 987654321, len(rounds), 1 if paused else 0)))
     runs_of(final_runs)
     for i in range(nr_vcpus):

@@ -50,8 +50,8 @@ PAGE = 4096
 # --- building a migration stream ----------------------------------------------------
 
 
-def header(version=5):
-    """The migration header (docs/migration.md: protocol version 5)."""
+def header(version=6):
+    """The migration header (docs/migration.md: protocol version 6)."""
     return b"CARAMIGR" + struct.pack("<IIQQ", version, 32, 0, 0)
 
 
@@ -75,7 +75,7 @@ def memory(gpa, pages, fill=0x5a):
 
 
 def round_(n, pages, dirty, total):
-    return struct.pack("<IIQQQ", n, 0, pages, dirty, total)
+    return struct.pack("<IIQQQQQ", n, 0, pages, dirty, total, 0, 0)
 
 
 def abort(code, message):
@@ -421,7 +421,8 @@ def test_framer_offsets_and_fields():
     assert config_done.end == 56 + 648 and config_done.fields["name"] == "alpha"
     assert config_done.fields["ram_size"] == 64 * MiB
     rounds = [e for e in events if e.kind == "section" and e.name == "ROUND"]
-    assert rounds[0].fields == {"round": 1, "pages": 3, "dirty": 2, "bytes": 999}
+    assert rounds[0].fields == {"round": 1, "pages": 3, "dirty": 2, "bytes": 999, "disk_blocks": 0,
+                                "disk_dirty": 0}
     end = [e for e in events if e.name == "DONE" and e.kind == "section"][0]
     assert end.end == len(data)
     memory_section = [e for e in events if e.name == "MEMORY" and e.kind == "section"][0]
@@ -441,16 +442,17 @@ def test_framer_holds_back_an_incomplete_section_header():
     assert events[1].fields == {"downtime_ticks": 5, "timebase_hz": 10_000_000}
 
 
-@pytest.mark.parametrize("version", [1, 2, 3, 4, 6])
-def test_framer_follows_protocol_5_only(version):
+@pytest.mark.parametrize("version", [1, 2, 3, 4, 5, 7])
+def test_framer_follows_protocol_6_only(version):
     """A header of another protocol version (1: before snapshot format 2's VCPU
     records; 2: before a move was kept once the VM ran on the destination; 3:
-    before the VCPU sections were records; 4: before the VIRTIO sections) is
-    not followed: its bytes are only counted."""
+    before the VCPU sections were records; 4: before the VIRTIO sections; 5:
+    before the disks' two modes) is not followed: its bytes are only
+    counted."""
     framer = MigFramer()
     framer.feed(header(version) + section("ACCEPT", struct.pack("<II", 1, 0)))
     assert framer.error == (f"migration stream version {version}, header size 32 "
-                            "(not 5, 32)")
+                            "(not 6, 32)")
     assert framer.sections == 0
 
 
@@ -505,7 +507,7 @@ def test_progress_lines():
     assert lines[0].startswith("destination offers: Zicfilp Zicfiss Sstc Svpbmt Svadu; "
                                "policies trap delegate strict off; SBI 2.0; FWFT landing-pad "
                                "shadow-stack; 8 vCPUs; 1G free; timebase 10000000 Hz")
-    assert "destination accepted (its slot 2): pre-copy" in lines
+    assert "destination accepted (its slot 2), disks shared: pre-copy" in lines
     rounds = [line for line in lines if line.startswith("round ")]
     assert len(rounds) == 2
     assert rounds[0].startswith("round 1: 3 pages sent, 2 dirty left, ")

@@ -268,6 +268,14 @@ void vm_io_disk_guard(struct vm *vm, vm_disk_guard_fn fn)
 	guard_fn = fn;
 }
 
+static vm_disk_written_fn watch_fn;
+
+void vm_io_disk_watch(struct vm *vm, vm_disk_written_fn fn)
+{
+	EXPECT_TRUE(vm == &vms[0]);
+	watch_fn = fn;
+}
+
 /* Block @b of the disk all @byte (0: zero). */
 static void fill_block(unsigned int b, uint8_t byte)
 {

@@ -428,7 +428,7 @@ TEST(vio_restore_beside_the_original_derives_a_new_mac)
 	restore(build());
 	EXPECT_TRUE(seen.vm != NULL);
 	if (seen.vm) {
-		struct snap_io_map none = { { 0 } };
+		struct snap_io_map none = { .disk_pci = { 0 } };
 		uint8_t payload[SNAP_DEVICE_MAX] = { 0 };
 		struct snap_device d = { .name = "virtio_net", .state_size = sizeof(net) };
 		uint32_t offset, derived = 0;
@@ -533,7 +533,7 @@ TEST(vio_section_header_refusals)
  * was read-only is fine, and so is another host disk given by the restore. */
 TEST(vio_host_binding_refusals)
 {
-	struct snap_io_map ro = { { FUZZ_DISK_RO_PCI, 0 } };
+	struct snap_io_map ro = { .disk_pci = { FUZZ_DISK_RO_PCI, 0 } };
 
 	legal_states();
 	blk.capacity = FUZZ_DISK_SECTORS * 2;

@@ -14,7 +14,7 @@ import time
 from .client import DEFAULT_TIMEOUT
 from .errors import TransportError, UsageError
 from .limits import CFI_POLICIES
-from .relay import MIG_FWFT, SEC, SNAP_FEATURES, MigRelay
+from .relay import MIG_ACCEPT_COPY_DISKS, MIG_FWFT, SEC, SNAP_FEATURES, MigRelay
 from .hostnames import host_address
 from .streams import connect_stream, disk_args
 from .units import human_size
@@ -188,16 +188,25 @@ class MigReporter:
                       cfi_policy=policy, features=f["features"])
         elif ev.type == SEC["ACCEPT"] and f:
             self.round_mark = (now, relayed)
-            self.note("accept", f"destination accepted (its slot {f['vm_index']}): pre-copy",
-                      vm_index=f["vm_index"])
+            copy = bool(f["flags"] & MIG_ACCEPT_COPY_DISKS)
+            self.note("accept", (f"destination accepted (its slot {f['vm_index']}), disks "
+                                 f"{'copied in the stream' if copy else 'shared'}: pre-copy"),
+                      vm_index=f["vm_index"], disk_mode="copy" if copy else "shared")
+        elif ev.type == SEC["DISK_LAYOUT"] and f:
+            self.note("disk", (f"disk {ev.instance}: {human_size(f['sectors'] * 512)}"
+                               f"{' read-only' if f['flags'] & 1 else ''}, copied"),
+                      disk=ev.instance, sectors=f["sectors"], read_only=bool(f["flags"] & 1))
         elif ev.type == SEC["ROUND"] and f:
             t0, b0 = self.round_mark or (self.start, 0)
             seconds, nbytes = now - t0, relayed - b0
             rate = mb_rate(nbytes, seconds)
             self.round_mark = (now, relayed)
+            disks = (f", {f['disk_blocks']} disk blocks sent, {f['disk_dirty']} dirty left"
+                     if f["disk_blocks"] or f["disk_dirty"] else "")
             self.note("round", (f"round {f['round']}: {f['pages']} pages sent, {f['dirty']} "
-                                f"dirty left, {nbytes} bytes, {rate:.1f} MB/s"),
-                      round=f["round"], pages=f["pages"], dirty=f["dirty"], bytes=nbytes,
+                                f"dirty left{disks}, {nbytes} bytes, {rate:.1f} MB/s"),
+                      round=f["round"], pages=f["pages"], dirty=f["dirty"],
+                      disk_blocks=f["disk_blocks"], disk_dirty=f["disk_dirty"], bytes=nbytes,
                       total_bytes=f["bytes"], seconds=round(seconds, 6),
                       rate_mb_s=round(rate, 3))
         elif ev.type == SEC["SWITCHOVER"] and f:

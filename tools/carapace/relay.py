@@ -23,7 +23,7 @@ from .streams import STREAM_CHUNK
 
 
 MIG_MAGIC = b"CARAMIGR"
-MIG_VERSION = 5                # include/abi/migration_format.h (5: VIRTIO sections)
+MIG_VERSION = 6                # include/abi/migration_format.h (6: the disks' two modes)
 MIG_HEADER = 32                # struct snap_header
 MIG_SECTION_HEADER = 24        # struct snap_section
 MIG_KEEP_MAX = 4096            # payloads kept to be read (every one but MEMORY, VCPU, DEVICE,
@@ -36,14 +36,14 @@ MIG_PHASES = ("negotiation", "round:N", "stop-and-copy", "confirmation", "done")
 # phases at which a hold ends by closing both connections (the held section
 # is never forwarded)
 MIG_HOLD_CLOSES = ("confirmation", "done")
-# the snapshot format's section types (a migration stream has no DISK: a
-# move leaves the disks' content to the user, docs/migration.md), then the
-# migration protocol's own
+# the snapshot format's section types (DISK only in copy mode,
+# docs/migration.md "Disks"), then the migration protocol's own
 SEC = {"CONFIG": 1, "VCPU": 2, "DEVICE": 3, "MEMORY": 4, "END": 5, "VIRTIO": 6, "DISK": 7,
        "CAPS": 16,
        "ACCEPT": 17, "ZERO": 18, "ROUND": 19, "SWITCHOVER": 20, "RUNNING": 21, "DONE": 22,
-       "ABORT": 23}
+       "ABORT": 23, "DISK_LAYOUT": 24}
 SEC_NAME = {v: k for k, v in SEC.items()}
+MIG_ACCEPT_COPY_DISKS = 1      # ACCEPT flags: the destination chose copy mode
 SNAP_FEATURES = ("Zicfilp", "Zicfiss", "Sstc", "Svpbmt", "Svadu")
 MIG_FWFT = ("landing-pad", "shadow-stack")
 
@@ -51,8 +51,10 @@ MIG_FWFT = ("landing-pad", "shadow-stack")
 MIG_LAYOUTS = {
     SEC["CAPS"]: ("<IIIIQQII", ("features", "policies", "sbi_version", "max_vcpus",
                                 "free_mem", "timebase_hz", "fwft", "vs_sv")),
-    SEC["ACCEPT"]: ("<II", ("vm_index", "reserved")),
-    SEC["ROUND"]: ("<IIQQQ", ("round", "reserved", "pages", "dirty", "bytes")),
+    SEC["ACCEPT"]: ("<II", ("vm_index", "flags")),
+    SEC["ROUND"]: ("<IIQQQQQ", ("round", "reserved", "pages", "dirty", "bytes", "disk_blocks",
+                                "disk_dirty")),
+    SEC["DISK_LAYOUT"]: ("<QII", ("sectors", "flags", "reserved")),
     SEC["SWITCHOVER"]: ("<QII", ("guest_time", "rounds", "flags")),
     SEC["RUNNING"]: ("<QQ", ("downtime_ticks", "timebase_hz")),
     SEC["DONE"]: ("<QQ", ("downtime_ticks", "timebase_hz")),
@@ -62,7 +64,8 @@ MIG_LAYOUTS = {
     SEC["CONFIG"]: ("<16sQQIII", ("name", "ram_gpa", "ram_size", "nr_vcpus", "cfi_policy",
                                   "features")),
 }
-MIG_SIZES = {SEC["CAPS"]: 40, SEC["ACCEPT"]: 8, SEC["ROUND"]: 32, SEC["SWITCHOVER"]: 16,
+MIG_SIZES = {SEC["CAPS"]: 40, SEC["ACCEPT"]: 8, SEC["ROUND"]: 48, SEC["SWITCHOVER"]: 16,
+             SEC["DISK_LAYOUT"]: 16,
              SEC["RUNNING"]: 16, SEC["DONE"]: 16, SEC["END"]: 16, SEC["ZERO"]: 16,
              SEC["ABORT"]: 176, SEC["CONFIG"]: 648}
 
