@@ -546,9 +546,10 @@ static void got_section(void)
 	if (mr.phase == R_RUNNING) {
 		if (s->type != MIG_SEC_DONE)
 			return refuse("bad-stream", "expected DONE");
-		pr_info("vm %s: migrated in (%lu pages, %lu bytes, %u rounds), downtime here %lu us",
-			mr.vm_name, (unsigned long)mr.pages, (unsigned long)mr.rx.bytes, mr.rounds,
-			(unsigned long)((time_now() - mr.switchover_at) * 1000000 / timebase_hz));
+		pr_info("vm %s: migrated in (%lu pages, %lu disk blocks, %lu bytes, %u rounds), "
+			"downtime here %lu us", mr.vm_name, (unsigned long)mr.pages,
+			(unsigned long)mr.disk_blocks, (unsigned long)mr.rx.bytes, mr.rounds,
+			(unsigned long)((mr.running_at - mr.switchover_at) * 1000000 / timebase_hz));
 		return finish(true);
 	}
 	if (s->type != SNAP_SEC_END)

@@ -420,7 +420,8 @@ static void op_finish(void)
 	}
 	case OP_MIG: {
 		struct mig_result r = { err ? "the stream broke" : NULL, err ? "stream" : NULL,
-					op.vm->cfg.name, err ? NULL : op.vm, 1, 2, 3, 4, 5, 6 };
+					op.vm->cfg.name, err ? NULL : op.vm, 1, 2, 3, 4, 5, 6,
+					"copy", 7, 8 };
 
 		op.kind = OP_NONE;
 		op.mig_done(&r);

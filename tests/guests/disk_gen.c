@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+/* A guest whose disks must agree with its memory (issue 25): moved while it
+ * writes them (tests/guests/test_migration_disks.py, make bench disk_move).
+ *
+ * Each disk (one or two) is cut into 4 KiB units. The guest keeps, in its
+ * RAM, a generation number per unit; it writes one unit after another, at
+ * random, each time with the unit's next generation (every 8-byte word a
+ * hash of disk, unit, generation and word), and counts the generation up
+ * once the write completed. After run_ms of that it reads every unit back:
+ * each must hold exactly the generation its RAM says (0: all zeroes, never
+ * written). A migration that copied a block of an instant other than the
+ * memory's, lost a write, or wrote a block it should not have, fails that.
+ * Nothing tells the guest it moved: the check is the same on any host.
+ *
+ * Bootargs: run_ms=N (writing time, default 10000), units=N (units a disk
+ * used from its start, default: all of it, at most MAX_UNITS),
+ * gap_us=N (pause between writes, default 0: the write rate is what the
+ * I/O path gives; bench disk_move sets it for a given rate).
+ * Prints DISKGEN-READY when it begins writing, and at the end the writes,
+ * bytes and elapsed time (INFO), then the verdict per disk.
+ */
+#include "libguest.h"
+#include "vio.h"
+
+#define T "disk_gen"
+
+#define BLK_T_IN	0
+#define BLK_T_OUT	1
+#define BLK_S_OK	0
+#define STATUS_NONE	0xa5
+#define WAIT_US		5000000
+#define QSIZE		16
+#define UNIT		4096
+#define UNIT_SECTORS	(UNIT / 512)
+#define MAX_UNITS	8192		/* 32 MiB a disk */
+
+struct blk_hdr {
+	uint32_t type;
+	uint32_t reserved;
+	uint64_t sector;
+};
+
+struct rings {
+	struct vio_desc desc[VIO_QSIZE] __attribute__((aligned(4096)));
+	struct vio_avail avail __attribute__((aligned(4096)));
+	struct vio_used used __attribute__((aligned(4096)));
+};
+
+struct disk {
+	bool present;
+	struct vio_dev dev;
+	struct vio_queue vq;
+	uint64_t units;
+	struct blk_hdr hdr;
+	volatile uint8_t status;
+	uint32_t gen[MAX_UNITS];	/* what each unit holds: the state that moves */
+};
+
+static struct rings rings[2];
+static struct disk disks[2];
+static uint8_t buf[UNIT] __attribute__((aligned(UNIT)));
+
+static uint64_t word(unsigned int d, uint64_t unit, uint32_t gen, unsigned int i)
+{
+	return mix64(((uint64_t)d << 60) ^ (unit << 32) ^ ((uint64_t)gen << 8) ^ i);
+}
+
+static bool disk_up(struct disk *k, unsigned int nth, uint64_t want_units)
+{
+	uint64_t sectors;
+
+	if (!vio_find(VIO_ID_BLK, nth, &k->dev))
+		return false;
+	vio_negotiate(&k->dev, 1ull << VIO_F_VERSION_1);
+	if (!(vio_read(&k->dev, VIO_STATUS) & VIO_S_FEATURES_OK))
+		return false;
+	vio_write(&k->dev, VIO_QUEUE_SEL, 0);
+	if (vio_read(&k->dev, VIO_QUEUE_NUM_MAX) < QSIZE)
+		return false;
+	k->vq = (struct vio_queue){ 0, QSIZE, rings[nth].desc, &rings[nth].avail,
+				    &rings[nth].used, 0 };
+	if (vio_queue_enable(&k->dev, &k->vq))
+		return false;
+	vio_driver_ok(&k->dev);
+	sectors = vio_config(&k->dev, 0, 8);
+	k->units = sectors / UNIT_SECTORS;
+	if (k->units > MAX_UNITS)
+		k->units = MAX_UNITS;
+	if (want_units && want_units < k->units)
+		k->units = want_units;
+	k->present = k->units > 0;
+	return k->present;
+}
+
+/* One request of a unit, submitted and waited for: its status, -1 if none. */
+static int unit_io(struct disk *k, uint32_t type, uint64_t unit)
+{
+	struct vio_desc *d = k->vq.desc;
+	struct vio_used_elem e;
+
+	k->hdr = (struct blk_hdr){ .type = type, .sector = unit * UNIT_SECTORS };
+	k->status = STATUS_NONE;
+	d[0] = (struct vio_desc){ (uintptr_t)&k->hdr, sizeof(k->hdr), VIO_DESC_F_NEXT, 1 };
+	d[1] = (struct vio_desc){ (uintptr_t)buf, UNIT,
+		(uint16_t)(VIO_DESC_F_NEXT | (type == BLK_T_IN ? VIO_DESC_F_WRITE : 0)), 2 };
+	d[2] = (struct vio_desc){ (uintptr_t)&k->status, 1, VIO_DESC_F_WRITE, 0 };
+	vio_submit(&k->dev, &k->vq, 0);
+	if (!vio_wait_used(&k->vq, WAIT_US, &e) || e.id != 0)
+		return -1;
+	return k->status;
+}
+
+static bool write_next(unsigned int d, uint64_t unit)
+{
+	struct disk *k = &disks[d];
+	uint32_t gen = k->gen[unit] + 1;
+
+	for (unsigned int i = 0; i < UNIT / 8; i++)
+		((uint64_t *)buf)[i] = word(d, unit, gen, i);
+	if (unit_io(k, BLK_T_OUT, unit) != BLK_S_OK)
+		return false;
+	k->gen[unit] = gen;	/* done: from now on the disk holds it */
+	return true;
+}
+
+/* Every unit of disk @d against its generation: the units that differ. */
+static uint64_t verify(unsigned int d, uint64_t *io_errors)
+{
+	struct disk *k = &disks[d];
+	uint64_t bad = 0;
+
+	for (uint64_t u = 0; u < k->units; u++) {
+		bool ok = true;
+
+		if (unit_io(k, BLK_T_IN, u) != BLK_S_OK) {
+			(*io_errors)++;
+			continue;
+		}
+		for (unsigned int i = 0; i < UNIT / 8 && ok; i++)
+			ok = ((uint64_t *)buf)[i] ==
+			     (k->gen[u] ? word(d, u, k->gen[u], i) : 0);
+		if (!ok && bad++ < 4)
+			printf("INFO: " T ": disk %u unit %lu: not generation %u\n", d,
+			       (unsigned long)u, k->gen[u]);
+	}
+	return bad;
+}
+
+void test_main(unsigned long self)
+{
+	unsigned long run = us_to_ticks(bootarg_ulong("run_ms", 10000) * 1000);
+	unsigned long gap = bootarg_ulong("gap_us", 0);
+	uint64_t want_units = bootarg_ulong("units", 0), writes = 0, seed = 0x5eed;
+	unsigned long t0, elapsed;
+	unsigned int n = 0;
+	bool ok = true;
+
+	(void)self;
+	for (unsigned int d = 0; d < 2; d++)
+		n += disk_up(&disks[d], d, want_units);
+	if (!check_ge(T, "a disk to write", n, 1))
+		return;
+	printf("DISKGEN-READY\n");
+	t0 = rdtime();
+	while (ok && rdtime() - t0 < run) {
+		unsigned int d = disks[1].present ? (unsigned int)(writes & 1) : 0;
+
+		seed = mix64(seed + writes);
+		ok = write_next(d, seed % disks[d].units);
+		writes++;
+		if (gap)
+			udelay(gap);
+	}
+	elapsed = ticks_to_us(rdtime() - t0);
+	check_eq(T, "every write completed OK", ok, 1);
+	printf("INFO: " T ": %lu writes, %lu bytes in %lu us\n", (unsigned long)writes,
+	       (unsigned long)(writes * UNIT), elapsed);
+	for (unsigned int d = 0; d < 2; d++) {
+		uint64_t io_errors = 0, bad;
+
+		if (!disks[d].present)
+			continue;
+		bad = verify(d, &io_errors);
+		check_eq(T, d ? "disk 1: every read of the check OK" :
+			       "disk 0: every read of the check OK", (long)io_errors, 0);
+		check_eq(T, d ? "disk 1: every unit holds what memory says" :
+			       "disk 0: every unit holds what memory says", (long)bad, 0);
+	}
+}
