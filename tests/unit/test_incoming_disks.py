@@ -175,7 +175,12 @@ REFUSALS = [
 
 
 @pytest.mark.parametrize("argv, message", REFUSALS)
-def test_refusals_exit_3_before_anything_is_made(tmp_path, image, capsys, argv, message):
+def test_refusals_exit_3_before_anything_is_made(tmp_path, image, capsys, monkeypatch, argv,
+                                                 message):
+    def no_start(*a):
+        raise AssertionError("refused arguments: nothing may listen, QEMU may not start")
+    monkeypatch.setattr(run_cli, "bind_incoming", no_start)
+    monkeypatch.setattr(run_cli, "run_qemu", no_start)
     names = {"t": tmp_path, "img": image, "new": tmp_path / "n.raw"}
     assert main([a.format(**names) for a in argv]) == 3
     err = capsys.readouterr().err
