@@ -29,8 +29,10 @@ from carapace.client import COMMANDS, ERROR_CODES, Client
 from carapace.crc32c import crc32c
 from carapace.cli.run import bind_incoming
 from carapace.errors import RemoteError, UsageError
+from carapace.host import Host
 from carapace.incoming import IncomingRelay, IncomingSpec
-from carapace.migration import MigReporter, incoming_vm, migrate_vm, parse_target
+from carapace.incoming_disks import IncomingDisks
+from carapace.migration import MigReporter, incoming_args, incoming_vm, migrate_vm, parse_target
 from carapace import paths, relay
 from carapace.relay import SEC, Hook, MigFramer, cstr_text, parse_phase
 from carapace.streams import connect_stream
@@ -72,6 +74,11 @@ def config(name=b"alpha", ram=64 * MiB, vcpus=1):
 
 def memory(gpa, pages, fill=0x5a):
     return struct.pack("<QQ", gpa, pages) + bytes([fill]) * (pages * PAGE)
+
+
+def disk_block(n, fill=0x3c):
+    """A DISK section's payload: block @n of disk 0 (128 sectors), all @fill."""
+    return struct.pack("<QII", n * 128, 128, 0) + bytes([fill]) * 65536
 
 
 def round_(n, pages, dirty, total):
@@ -121,9 +128,11 @@ class SourceScript:
     """What a source hypervisor does on its stream connection for one
     migration (docs/migration.md); returns the reply fields."""
 
-    def __init__(self, rounds=ROUNDS, config_payload=None):
+    def __init__(self, rounds=ROUNDS, config_payload=None, disk_blocks=0, reply_extra=None):
         self.rounds = rounds
         self.config_payload = config_payload or config()
+        self.disk_blocks = disk_blocks     # DISK sections in round 1 (copy mode)
+        self.reply_extra = reply_extra or {}
         self.sent = bytearray()
         self.got = []              # section types from D
         self.phase = None
@@ -156,6 +165,8 @@ class SourceScript:
             for n, count in enumerate(self.rounds, 1):
                 self.phase = f"round:{n}"
                 self.send(sock, section("MEMORY", memory(0x80000000, count, n)))
+                for block in range(self.disk_blocks if n == 1 else 0):
+                    self.send(sock, section("DISK", disk_block(block)))
                 pages += count
                 dirty = self.rounds[n] if n < len(self.rounds) else 1
                 self.send(sock, section("ROUND", round_(n, count, dirty, len(self.sent) + 56)))
@@ -166,7 +177,7 @@ class SourceScript:
             self.send(sock, section("VCPU", bytes(672)))
             for i, size in enumerate((280, 204, 24)):
                 self.send(sock, section("DEVICE", bytes(24 + size), i))
-            nsec = 1 + 2 * len(self.rounds) + 1 + 1 + 1 + 3
+            nsec = 1 + 2 * len(self.rounds) + self.disk_blocks + 1 + 1 + 1 + 3
             self.send(sock, section("END", struct.pack("<QQ", nsec, pages + 1)))
             self.phase = "confirmation"
             stype, _, payload = read_section(sock)
@@ -179,7 +190,7 @@ class SourceScript:
             self.outcome = "done"
             return {"ok": True, "vm": "alpha", "rounds": len(self.rounds), "pages": pages + 1,
                     "bytes": len(self.sent), "total_us": 5000, "downtime_us": 300,
-                    "dest_downtime_us": 200}
+                    "dest_downtime_us": 200, **self.reply_extra}
         except (Closed, OSError) as e:
             self.outcome = f"broken at {self.phase}"
             return {"ok": False, "code": "stream",
@@ -1266,3 +1277,208 @@ def test_stream_socket_is_never_tcp(capsys):
         connect_stream("tcp:127.0.0.1:4444", 5)
     assert main(["--stream-socket", "tcp:127.0.0.1:4444", "restore", "/dev/null",
                      "--no-verify"]) != 0
+
+
+# --- the disks' two modes (issue 25): the destination chooses -----------------------------------
+
+
+COPY_FIGURES = {"disk_mode": "copy", "disk_blocks": 12, "disk_bytes": 12 * 65536}
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def plain_source_later(port, src):
+    """A source that connects (plain TCP) once something listens on @port,
+    then runs @src; the thread it runs in."""
+    def run():
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                s = socket.create_connection(("127.0.0.1", port), 10)
+                break
+            except ConnectionRefusedError:
+                if time.monotonic() > deadline:
+                    return
+                time.sleep(0.02)
+        with s:
+            assert recv_exact(s, len(READY)) == READY
+            src(s)
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def ctl_incoming(tmp_path, reply_extra, *extra, json_out=False):
+    """carapace-ctl incoming PORT --plain @extra on a fake host whose reply
+    gains @reply_extra, with one source; (exit status, the host's requests)."""
+    dst = DestScript()
+    host = FakeHost(tmp_path, "incoming", lambda sock: {**dst(sock), **reply_extra})
+    port = free_port()
+    source = plain_source_later(port, SourceScript())
+    try:
+        rc = main(["--socket", str(host.ctl_path), "--stream-socket", str(host.stream_path),
+                   "--timeout", "10", *(["--json"] if json_out else []), "incoming", str(port),
+                   "--plain", "--wait", "10", *extra])
+    finally:
+        host.close()
+    source.join(10)
+    return rc, host.requests
+
+
+def test_incoming_copy_disks_asks_for_copy_and_prints_the_disk_figures(tmp_path, capsys):
+    rc, requests = ctl_incoming(tmp_path, COPY_FIGURES, "--copy-disks", "--disk", "3",
+                                "--disk", "4")
+    assert rc == 0
+    (req,) = [r for r in requests if r["cmd"] == "incoming"]
+    assert (req["disks"], req["disk0"], req["disk1"]) == ("copy", 3, 4)
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("vm alpha: received from 127.0.0.1:")
+    assert last.endswith("downtime 0.200 ms on this host; disks copied: 12 blocks received, "
+                         "786432 bytes (768K)"), last
+
+
+def test_incoming_shared_is_the_default_and_sends_no_disks_field(tmp_path, capsys):
+    rc, requests = ctl_incoming(tmp_path, {"disk_mode": "shared", "disk_blocks": 0,
+                                           "disk_bytes": 0}, "--disk", "5")
+    assert rc == 0
+    (req,) = [r for r in requests if r["cmd"] == "incoming"]
+    assert "disks" not in req and req["disk0"] == 5
+    assert "; disks shared (the same images on both hosts)" in capsys.readouterr().out
+
+
+def test_incoming_json_passes_the_disk_figures_through(tmp_path, capsys):
+    rc, _ = ctl_incoming(tmp_path, COPY_FIGURES, "--copy-disks", "--disk", "3", json_out=True)
+    assert rc == 0
+    reply = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert {k: reply[k] for k in COPY_FIGURES} == COPY_FIGURES
+
+
+def test_copy_disks_needs_a_host_disk_for_each_disk(tmp_path, capsys):
+    """--copy-disks without --disk is refused before anything connects or
+    listens (copy mode writes into the host disks named, never a default)."""
+    assert main(["--socket", str(tmp_path / "none.sock"), "incoming", "4444", "--plain",
+                 "--copy-disks"]) == 3
+    err = capsys.readouterr().err
+    assert "copy disks: give the host disk (PCI device number) of each of the VM's disks" in err
+    with pytest.raises(UsageError, match="copy disks: give the host disk"):
+        Host(tmp_path / "none.sock").incoming(4444, plain=True, copy_disks=True)
+    assert incoming_args("beta", [3], copy_disks=True) == {"name": "beta", "disk0": 3,
+                                                           "disks": "copy"}
+    assert incoming_args(None, [3, 4]) == {"name": None, "disk0": 3, "disk1": 4}
+
+
+def test_host_incoming_sends_copy(tmp_path):
+    """The Python API: Host.incoming(copy_disks=True) asks for copy mode."""
+    dst = DestScript()
+    host = FakeHost(tmp_path, "incoming", lambda sock: {**dst(sock), **COPY_FIGURES})
+    port = free_port()
+    source = plain_source_later(port, SourceScript())
+    try:
+        reply = Host(host.ctl_path, host.stream_path, timeout=10).incoming(
+            port, plain=True, wait=10, disks=[7], copy_disks=True)
+    finally:
+        host.close()
+    source.join(10)
+    assert reply["disk_mode"] == "copy" and reply["disk_blocks"] == 12
+    (req,) = [r for r in host.requests if r["cmd"] == "incoming"]
+    assert (req["disks"], req["disk0"]) == ("copy", 7)
+
+
+@pytest.mark.parametrize("figures, words", [
+    (COPY_FIGURES, "; disks copied: 12 blocks sent, 786432 bytes (768K); downtime"),
+    ({"disk_mode": "shared", "disk_blocks": 0, "disk_bytes": 0},
+     "; disks shared (the same images on both hosts); downtime"),
+    ({"disk_mode": "none", "disk_blocks": 0, "disk_bytes": 0}, " pages; downtime"),
+])
+def test_migrate_prints_the_disk_figures(fakes, capsys, figures, words):
+    host, dest, src, _ = fakes(src=SourceScript(reply_extra=figures))
+    assert migrate(host, dest) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("vm alpha: migrated to") and words in last, last
+    if figures["disk_mode"] == "none":
+        assert "disks" not in last
+
+
+def test_migrate_json_passes_the_disk_figures_through(fakes, capsys):
+    host, dest, _, _ = fakes(src=SourceScript(reply_extra=COPY_FIGURES))
+    assert migrate(host, dest, json_out=True) == 0
+    reply = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert {k: reply[k] for k in COPY_FIGURES} == COPY_FIGURES
+
+
+def test_reporter_counts_the_disk_blocks_the_source_sent():
+    reporter = MigReporter(None, True, "destination")
+    data = (header() + section("CONFIG", config()) + section("DISK", disk_block(0))
+            + section("DISK", disk_block(1)) + section("ROUND", round_(1, 0, 0, 99)))
+    framer = MigFramer()
+    for ev in framer.feed(data):
+        reporter.stream_event("sd", ev, ev.end)
+    for ev in MigFramer().feed(header() + section("DISK", disk_block(2))):
+        reporter.stream_event("ds", ev, 0)           # never from D: not counted
+    assert reporter.disk_blocks == 2
+
+
+@pytest.mark.parametrize("mode", ["copy", "shared", None])
+def test_incoming_host_relay_marks_the_arrival_and_says_the_disk_mode(tmp_path, tls_creds,
+                                                                       mode):
+    """carapace-run --incoming's relay sets spec.arrived once the VM runs here
+    (the launcher keeps the --incoming-disk copy images then) and says how
+    the disks came: copy, with the DISK blocks it carried; shared; nothing
+    without --incoming-disk."""
+    dst = DestScript()
+    host = ArmedHost(tmp_path, [dst])
+    events = tmp_path / "events.jsonl"
+    disks = IncomingDisks(mode, []) if mode else None
+    spec = IncomingSpec("127.0.0.1", 0, plain_transport("127.0.0.1", "test"), events, disks)
+    sock = bind_incoming(spec)
+    port = spec.port = sock.getsockname()[1]
+    out = io.StringIO()
+    relay = IncomingRelay(spec, sock, host.ctl_path, host.stream_path, 10, out=out)
+    relay.start(Running())
+    try:
+        assert not spec.arrived
+        src = SourceScript(disk_blocks=3)
+        plain_source_later(port, src).join(10)
+        relay.thread.join(10)
+    finally:
+        relay.stop()
+        host.close()
+    assert src.outcome == "done" and spec.arrived
+    arrived = [json.loads(line) for line in events.read_text().splitlines()
+               if json.loads(line)["event"] == "arrived"]
+    assert len(arrived) == 1
+    text = out.getvalue()
+    if mode == "copy":
+        assert (arrived[0]["disk_mode"], arrived[0]["disk_blocks"]) == ("copy", 3)
+        assert "arrived (its disks copied: 3 blocks received); no longer listening" in text
+    elif mode == "shared":
+        assert arrived[0]["disk_mode"] == "shared" and "disk_blocks" not in arrived[0]
+        assert "arrived (its disks shared: the source's images); no longer" in text
+    else:
+        assert "disk_mode" not in arrived[0] and "disks" not in text
+
+
+def test_a_failed_attempt_is_no_arrival(tmp_path):
+    """An attempt that ends before the VM runs leaves spec.arrived false."""
+    host = ArmedHost(tmp_path, [DestScript(), DestScript()])
+    spec = IncomingSpec("127.0.0.1", 0, plain_transport("127.0.0.1", "test"),
+                        tmp_path / "events.jsonl", IncomingDisks("copy", []))
+    sock = bind_incoming(spec)
+    port = spec.port = sock.getsockname()[1]
+    relay = IncomingRelay(spec, sock, host.ctl_path, host.stream_path, 10, out=io.StringIO())
+    relay.start(Running())
+    try:
+        with socket.create_connection(("127.0.0.1", port), 10) as s:
+            assert recv_exact(s, len(READY)) == READY
+            s.sendall(header())                   # then gives up
+        wait_for_event(spec.events, "ended")
+    finally:
+        relay.stop()
+        host.close()
+    assert not spec.arrived

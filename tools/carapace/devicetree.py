@@ -135,7 +135,8 @@ def chosen_cells(body, name):
 
 def inject_chosen(dts, vms, images, timeslice_us=None, whole_lines=False, persist=False,
                   vmid_bits=None, stream_stall_ms=None, incoming=False, selftest_pci_irq=False,
-                  selftest_hostio=False, switches=()):
+                  selftest_hostio=False, switches=(), incoming_disks=(),
+                  incoming_copy_disks=False):
     """Add the VM and image nodes (and our properties) to /chosen of a tree
     decompiled by dtc (tab-indented)."""
     if not CHOSEN_RE.search(dts):
@@ -170,6 +171,13 @@ def inject_chosen(dts, vms, images, timeslice_us=None, whole_lines=False, persis
     if incoming:
         # At boot, wait for one migrated VM on the stream port (--incoming).
         props.append("\t\tcarapace,incoming;\n")
+    if incoming_disks:
+        # --incoming-disk: the arriving VM's disk k goes to the k-th host disk
+        devs = " ".join(f"{dev:#x}" for dev in incoming_disks)
+        props.append(f"\t\tcarapace,incoming-disks = <{devs}>;\n")
+    if incoming_copy_disks:
+        # --incoming-disk PATH:size=SIZE: the disks' blocks come in the stream
+        props.append("\t\tcarapace,incoming-copy-disks;\n")
     if selftest_pci_irq:
         # Test hook: a virtio-blk read at boot whose INTx the hypervisor takes.
         props.append("\t\tcarapace,selftest-pci-irq;\n")
@@ -208,9 +216,12 @@ def build_dtb(host, vms, images, workdir, switches=()):
               *dump_args(host.extra)],
              "QEMU device tree dump")
     base = run_tool([DTC, "-q", "-I", "dtb", "-O", "dts", str(raw)], "dtc (decompile)")
+    disks = host.incoming.disks if host.incoming is not None else None
     dts = inject_chosen(base, vms, images, host.timeslice_us, host.batch, host.persist,
                         host.vmid_bits, host.stream_stall_ms, host.incoming is not None,
-                        host.selftest_pci_irq, host.selftest_hostio, switches)
+                        host.selftest_pci_irq, host.selftest_hostio, switches,
+                        incoming_disks=disks.pci_devs if disks else (),
+                        incoming_copy_disks=bool(disks and disks.copy))
     dts_path.write_text(dts)
     run_tool([DTC, "-q", "-I", "dts", "-O", "dtb", "-o", str(dtb), str(dts_path)],
              "dtc (compile)")

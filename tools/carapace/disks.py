@@ -35,15 +35,21 @@ class DiskSpec:
     # a new image the launcher creates (carapace.disk_images), zeroed, of
     # this many bytes, when QEMU is about to start; None: an existing file
     new_size: int | None = None
+    option: str = "--spare-disk"     # a disk of no VM: the option that gave it
+    # False: QEMU takes no lock on the image (an --incoming-disk the source's
+    # QEMU has open, and locked, on shared storage)
+    locking: bool = True
 
     @property
     def drive_id(self):
+        if self.option == "--incoming-disk" and not self.vm:
+            return f"incoming-disk-{self.index}"
         return f"disk-{self.vm}-{self.index}"      # a spare's: disk--N (no VM name is empty)
 
     @property
     def owner(self):
         """Whose disk it is, in words."""
-        return f"vm {self.vm}" if self.vm else f"--spare-disk {self.path}"
+        return f"vm {self.vm}" if self.vm else f"{self.option} {self.path}"
 
 
 def detect_format(path):
@@ -67,21 +73,29 @@ def parse_disk(value, vm, index):
         raise LaunchError(f"{what}: want {DISK_SYNTAX}")
     iops = parse_rate(opts["iops"], what, "requests") if "iops" in opts else None
     bandwidth = parse_bandwidth(opts["bw"], what) if "bw" in opts else None
+    path, fmt = existing_image(text, what, read_only,
+                               f" (give disk={text}:ro for a read-only disk)")
+    return DiskSpec(path, read_only, fmt, vm, index, iops=iops, bandwidth=bandwidth)
+
+
+def existing_image(text, what, read_only=False, writable_hint="", missing_hint=""):
+    """The image file @text a disk opens, checked: it exists, is a regular
+    file (or a block device), readable, writable unless @read_only. Returns
+    (its absolute path, its format); LaunchError naming @what otherwise."""
     path = Path(text).expanduser().absolute()
     if not path.exists():
-        raise LaunchError(f"{what}: no such file: {text}")
+        raise LaunchError(f"{what}: no such file: {text}{missing_hint}")
     if not (path.is_file() or path.is_block_device()):
         raise LaunchError(f"{what}: not a file: {text}")
     if not os.access(path, os.R_OK):
         raise LaunchError(f"{what}: not readable: {text}")
     if not read_only and not os.access(path, os.W_OK):
-        raise LaunchError(f"{what}: not writable: {text} (give disk={text}:ro for a "
-                          "read-only disk)")
+        raise LaunchError(f"{what}: not writable: {text}{writable_hint}")
     try:
         fmt = detect_format(path)
     except OSError as e:
         raise LaunchError(f"{what}: cannot read {text}: {e.strerror}") from None
-    return DiskSpec(path, read_only, fmt, vm, index, iops=iops, bandwidth=bandwidth)
+    return path, fmt
 
 
 def check_disks(vms):
@@ -100,8 +114,8 @@ def check_disks(vms):
             key = (key.st_dev, key.st_ino)
             for other in seen.get(key, ()):
                 if not (disk.read_only and other.read_only):
-                    raise LaunchError(f"vm {disk.vm}: disk {disk.path} is also vm "
-                                      f"{other.vm}'s disk {other.index}; a writable disk "
+                    raise LaunchError(f"{disk.owner}: disk {disk.path} is also "
+                                      f"{other.owner}'s disk {other.index}; a writable disk "
                                       "belongs to one VM (give each its own file, e.g. a "
                                       "qcow2 overlay, or make both :ro)")
             seen.setdefault(key, []).append(disk)
@@ -110,7 +124,8 @@ def check_disks(vms):
 def disk_args(disk):
     """-drive and -device for one disk at its device number on pcie.0."""
     drive = (f"file={qemu_opt(disk.path)},if=none,id={disk.drive_id},format={disk.fmt}"
-             + (",readonly=on" if disk.read_only else ""))
+             + (",readonly=on" if disk.read_only else "")
+             + ("" if disk.locking else ",file.locking=off"))
     return ["-drive", drive,
             "-device", f"virtio-blk-pci,drive={disk.drive_id},bus=pcie.0,"
                        f"addr={disk.pci_dev:#x}"]

@@ -16,7 +16,8 @@ from .client import DEFAULT_TIMEOUT, Client
 from .errors import FileError, UsageError
 from .limits import DEFAULT_CFI, DEFAULT_MEM, DEFAULT_VCPUS
 from .metrics import collect, exposition
-from .migration import MigReporter, connect_destination, incoming_vm, migrate_vm, parse_target
+from .migration import (MigReporter, connect_destination, incoming_args, incoming_vm,
+                        migrate_vm, parse_target)
 from .paths import default_ctl_socket, default_stream_socket
 from .relay import MIG_MAX_ROUNDS
 from .streams import restore_vm, snapshot_vm, verify_snapshot
@@ -123,7 +124,9 @@ class Host:
                 report=None):
         """Move VM @vm to the destination relay at @target ("HOST:PORT"): TLS
         with the credentials of @tls_dir (or $CARAPACE_TLS_DIR), or with @plain
-        plain TCP on the loopback.  @report: a file for progress lines."""
+        plain TCP on the loopback.  @report: a file for progress lines.  The
+        destination chooses how the disks move (the reply's "disk_mode":
+        "copy", their blocks in the stream; "shared", the same images; "none")."""
         vm = vm_name(vm)
         host, port = parse_target(target)
         if max_rounds is not None and not 1 <= int(max_rounds) <= MIG_MAX_ROUNDS:
@@ -140,16 +143,21 @@ class Host:
             remote.close()
 
     def incoming(self, port, addr="127.0.0.1", name=None, tls_dir=None, plain=False,
-                 wait=None, report=None, disks=None):
+                 wait=None, report=None, disks=None, copy_disks=False):
         """Receive one VM on this running host: listen on @addr:@port for a
         source that authenticates (TLS with @tls_dir's credentials, or @plain
-        on the loopback), then relay its stream (@name: the VM's new name)."""
+        on the loopback), then relay its stream (@name: the VM's new name;
+        @disks: the host PCI devices its disks go to). @copy_disks: the disks'
+        blocks come with the stream, into the @disks (one a disk, each free,
+        zeroed, of the source disk's size); else they are shared (the host
+        disks are the images the source uses)."""
         name = vm_name(name) if name is not None else None
+        incoming_args(name, disks, copy_disks)    # checked before anything
         transport = self._transport(addr, plain, tls_dir, "destination")
         reporter = MigReporter(report, role="destination")
         self.hello()                              # fail now, not after a source came
         return incoming_vm(self.client, self.stream_socket, addr, int(port), name, reporter,
-                           wait, transport, disks)
+                           wait, transport, disks, copy_disks)
 
     @staticmethod
     def _transport(host, plain, tls_dir, side, tls_name=None):

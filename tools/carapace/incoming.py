@@ -27,6 +27,8 @@ class IncomingSpec:
     port: int
     transport: object
     events: Path | None = None     # --incoming-events FILE
+    disks: object = None           # --incoming-disk: an incoming_disks.IncomingDisks
+    arrived: bool = False          # set by the relay once a VM has arrived
 
     @property
     def where(self):
@@ -102,11 +104,13 @@ class IncomingRelay:
                 self.acceptor.busy = False
                 if arrived:
                     # the hypervisor keeps the VM it started, confirmed or not
+                    self.spec.arrived = True
                     state = "" if confirmed else (" (unconfirmed: the source's DONE never "
                                                   "came; see its list)")
-                    self.note("arrived", f"the VM from {peer} arrived{state}; no longer "
+                    disks, fields = self.disks_text(reporter)
+                    self.note("arrived", f"the VM from {peer} arrived{state}{disks}; no longer "
                               f"listening on {self.spec.where}", peer=peer,
-                              confirmed=confirmed)
+                              confirmed=confirmed, **fields)
                     return
                 self.note("ended", f"the attempt from {peer} ended ({why or 'stream closed'}); "
                           "waiting for another", peer=peer, why=why)
@@ -116,6 +120,17 @@ class IncomingRelay:
             self.note("stopped", f"stopped: {type(e).__name__}: {e}", error=str(e))
         finally:
             self.acceptor.close()
+
+    def disks_text(self, reporter):
+        """The --incoming-disk mode of an arrival, and in copy mode the DISK
+        blocks the relay carried: (words, event fields)."""
+        disks = self.spec.disks
+        if disks is None:
+            return "", {}
+        if not disks.copy:
+            return " (its disks shared: the source's images)", {"disk_mode": "shared"}
+        return (f" (its disks copied: {reporter.disk_blocks} blocks received)",
+                {"disk_mode": "copy", "disk_blocks": reporter.disk_blocks})
 
     def locked_emit(self, emit):
         def locked(event, text):

@@ -2,7 +2,8 @@
 """The host's I/O devices for the VMs (issue 24), put together: the checks
 across VMs and switches (plan_devices), the device numbers on the host's PCIe
 bus 0 (assign_pci_slots: the uplinks in --switch order, then the disks in
---vm order, the --restore disks, the --spare-disk ones) and the QEMU
+--vm order, the --restore disks, the --incoming-disk ones, the --spare-disk
+ones) and the QEMU
 arguments of them all (device_args).  The pieces are
 carapace.disks and carapace.network; the host DT nodes that name the device
 numbers are carapace.devicetree's."""
@@ -34,31 +35,38 @@ def assign_pci_slots(vms, switches, first=PCI_FIRST, last=PCI_LAST):
         dev.pci_dev = number
 
 
-class _Spares:
-    """The --spare-disk disks, where the plan wants a VM's."""
+class _NoVM:
+    """Host disks no VM has at start (--incoming-disk, --spare-disk), where
+    the plan wants a VM's."""
 
     def __init__(self, disks):
         self.disks = list(disks)
 
 
-def plan_devices(vms, switches, restores=(), spares=()):
+def disk_owners(vms, restores=(), spares=(), incoming=()):
+    """Everything with disks, in the order their disks take device numbers."""
+    return list(vms) + list(restores) + [_NoVM(incoming), _NoVM(spares)]
+
+
+def plan_devices(vms, switches, restores=(), spares=(), incoming=()):
     """Check the VMs' disks and NICs against each other and the switches,
     derive MACs and addresses, choose device numbers; @restores' disks (the
     host disks of --restore FILE,disk=PATH) take numbers after the VMs', the
-    @spares (--spare-disk) after them."""
-    owners = list(vms) + list(restores) + [_Spares(spares)]
+    @incoming ones (--incoming-disk) after them, the @spares (--spare-disk)
+    last."""
+    owners = disk_owners(vms, restores, spares, incoming)
     check_disks(owners)
     plan_network(vms, switches)
     assign_pci_slots(owners, switches)
 
 
-def device_args(vms, switches, restores=(), spares=()):
+def device_args(vms, switches, restores=(), spares=(), incoming=()):
     """The QEMU arguments of every uplink and disk (after plan_devices)."""
     args = []
     for sw in switches:
         if sw.uplink:
             args += uplink_args(sw)
-    for vm in list(vms) + list(restores) + [_Spares(spares)]:
-        for disk in vm.disks:
+    for owner in disk_owners(vms, restores, spares, incoming):
+        for disk in owner.disks:
             args += disk_args(disk)
     return args

@@ -150,6 +150,7 @@ class MigReporter:
         self.start = time.monotonic()
         self.round_mark = None             # (time, S->D bytes) where the round began
         self.events = []                   # every event object, in order
+        self.disk_blocks = 0               # DISK sections S sent D (copy mode)
 
     def emit(self, event, text):
         self.events.append(event)
@@ -171,6 +172,8 @@ class MigReporter:
             return
         f, now = ev.fields, time.monotonic()
         sender = "source" if direction == "sd" else "destination"
+        if ev.type == SEC["DISK"] and direction == "sd":
+            self.disk_blocks += 1
         if ev.type == SEC["CAPS"] and f:
             self.note("caps", (f"destination offers: {bits_text(f['features'], SNAP_FEATURES)}; "
                                f"policies {bits_text(f['policies'], CFI_POLICIES)}; SBI "
@@ -276,22 +279,40 @@ def listen_tcp(addr, port):
         raise TransportError(f"cannot listen on {addr}:{port}: {e.strerror or e}") from None
 
 
+def incoming_args(name=None, disks=None, copy_disks=False):
+    """The "incoming" request's arguments, checked (UsageError): @name the VM's
+    new name, @disks the host disks (PCI device numbers) its disks go to, in
+    order; @copy_disks: copy mode ("disks": "copy"), the disks' blocks come
+    in the stream, so every disk needs one here, a free zeroed host disk of
+    its size. Shared mode (the default) sends no "disks"."""
+    args = {"name": name, **disk_args(disks)}
+    if copy_disks:
+        if not disks:
+            raise UsageError("copy disks: give the host disk (PCI device number) of each of "
+                             "the VM's disks, in order (--disk N): a free zeroed one of the "
+                             "source disk's size (carapace-run --spare-disk PATH:size=SIZE "
+                             "makes one)")
+        args["disks"] = "copy"
+    return args
+
+
 def incoming_vm(client_factory, stream_path, addr, port, name=None, reporter=None,
-                wait=None, transport=None, disks=None):
+                wait=None, transport=None, disks=None, copy_disks=False):
     """Receive one VM on a running host: listen on @addr:@port and wait (up to
     @wait seconds, None: no limit) for a source that authenticates over
     @transport (carapace-tls Transport: destination_transport(), or
     plain_transport() on the loopback); peers that do not are refused and
     reported, and never reach the hypervisor.  Then tell the source it may
     start, connect the control socket (@client_factory() returns a Client)
-    and the stream socket, send "incoming" (@name: the VM's new name) and
-    relay until the reply.  Returns the reply with "from" and "wall_us"
-    added."""
+    and the stream socket, send "incoming" (@name: the VM's new name; @disks,
+    @copy_disks: see incoming_args()) and relay until the reply.  Returns the
+    reply with "from" and "wall_us" added."""
     from . import tls      # imported when needed: carapace-ctl starts faster
 
     if transport is None:
         raise UsageError("incoming_vm: give a transport (carapace-tls "
                          "destination_transport(), or plain_transport() on the loopback)")
+    request = incoming_args(name, disks, copy_disks)        # before listening
     reporter = reporter or MigReporter(None, role="destination")
     acceptor = tls.Listener(listen_tcp(addr, port), transport, reporter.note)
     remote = local = None
@@ -316,7 +337,7 @@ def incoming_vm(client_factory, stream_path, addr, port, name=None, reporter=Non
         with client_factory() as client:
             local = connect_stream(stream_path, client.timeout)
             client.request("hello")
-            pending = client.begin("incoming", {"name": name, **disk_args(disks)})
+            pending = client.begin("incoming", request)
             relay = MigRelay(client, pending, local, remote, "destination", reporter)
             reply = relay.run(client.timeout)
     finally:

@@ -30,12 +30,21 @@ def parse_spare_disks(items):
         text, _, opts = split_options(item, (), ("size",), what)
         if not text or "size" not in opts:
             raise LaunchError(f"{what}: want {SPARE_SYNTAX}")
-        size = parse_size(opts["size"], what)
-        if not size or size % SECTOR:
-            raise LaunchError(f"{what}: the size must be a non-zero multiple of {SECTOR} bytes "
-                              "(a restore needs the saved disk's capacity in sectors, times "
-                              f"{SECTOR}: carapace-snap inspect says it)")
+        size = new_disk_size(opts["size"], what,
+                             "a restore needs the saved disk's capacity in sectors, times "
+                             f"{SECTOR}: carapace-snap inspect says it")
         path = Path(text).expanduser().absolute()
         check_new_path(path, what)
         out.append(DiskSpec(path, False, "raw", "", k, new_size=size))
     return out
+
+
+def new_disk_size(text, what, why):
+    """The SIZE of a PATH:size=SIZE new image, checked: a non-zero multiple of
+    512 bytes (a disk's capacity is in sectors); @why says what it must
+    match, for the error."""
+    size = parse_size(text, what)
+    if not size or size % SECTOR:
+        raise LaunchError(f"{what}: the size must be a non-zero multiple of {SECTOR} bytes "
+                          f"({why})")
+    return size

@@ -44,7 +44,8 @@ from ..client import DEFAULT_TIMEOUT, MAX_TIMEOUT, Client
 from ..errors import FileError, RemoteError, TransportError, UsageError
 from ..limits import CFI_POLICIES, DEFAULT_CFI, DEFAULT_MEM, DEFAULT_VCPUS
 from ..metrics import collect, exposition
-from ..migration import Refusal, MigReporter, connect_destination, incoming_vm, migrate_vm, parse_target, tcp_port
+from ..migration import (Refusal, MigReporter, connect_destination, incoming_args, incoming_vm,
+                         migrate_vm, parse_target, tcp_port)
 from ..paths import default_stream_socket
 from ..relay import MIG_MAX_ROUNDS, Hook, parse_phase
 from ..streams import check_disk_targets, restore_vm, snapshot_vm, verify_snapshot
@@ -311,12 +312,22 @@ commands:
                          carapace-ctl incoming PORT): this command relays the
                          stream between the local stream socket and a TLS
                          connection, printing each pre-copy round; the VM stays
-                         here unless the destination confirms it runs
-  incoming PORT [--listen ADDR] [--name NEW] [--disk N]... [--wait SEC] [--json] [TRANSPORT]
-         [--tls-peer NAME]...
+                         here unless the destination confirms it runs. The
+                         destination chooses how the disks move: their blocks
+                         in the stream (copy) or not (shared: the same images);
+                         the result says which
+  incoming PORT [--listen ADDR] [--name NEW] [--disk N]... [--copy-disks] [--wait SEC]
+         [--json] [TRANSPORT] [--tls-peer NAME]...
                          receive one VM on this (running) host: listen on
                          ADDR:PORT (default 127.0.0.1), wait for a source that
-                         authenticates (others are refused, and reported), relay
+                         authenticates (others are refused, and reported), relay.
+                         The VM's disks go to the host disks --disk N (one per
+                         disk, in order; default: the numbers they had there).
+                         Shared (the default): each is the image the source
+                         uses. --copy-disks: the disks' blocks come with the
+                         stream; each --disk N must be a free host disk of the
+                         source disk's size, all zeroes (carapace-run
+                         --spare-disk PATH:size=SIZE makes one)
   raw LINE               send LINE verbatim, print the reply line (debugging)
 
 TRANSPORT (migrate, incoming; docs/migration.md, "Transport"): TLS 1.3 with an
@@ -457,6 +468,10 @@ def build_parser():
     incoming.add_argument("--name", metavar="NEW", help="the received VM's name here")
     incoming.add_argument("--disk", type=int, action="append", metavar="N",
                           help="the host disk (PCI device number) for the next disk")
+    incoming.add_argument("--copy-disks", action="store_true",
+                          help="copy the disks' blocks with the stream into the --disk host "
+                               "disks (each free, zeroed, of the source disk's size); default: "
+                               "shared, the host disks are the images the source uses")
     incoming.add_argument("--wait", type=float, metavar="SEC",
                           help="give up if no source connects within SEC (default: wait)")
     incoming.add_argument("--json", dest="sub_json", action="store_true",
@@ -660,7 +675,8 @@ def show_migrate(r):
             f"vm {r.get('vm')}: migrated to {r.get('to', '?')}") + \
         (f" ({total / 1e6:.2f} s on the source)" if isinstance(total, int) else "") + \
         (f": {r.get('bytes')} bytes ({human_size(r.get('bytes'))}), {r.get('rounds')} "
-         f"round(s), {r.get('pages')} pages; {downtime_text(r)}")
+         f"round(s), {r.get('pages')} pages{migration_disks_text(r, 'sent')}; "
+         f"{downtime_text(r)}")
 
 
 def show_incoming(r):
@@ -669,7 +685,20 @@ def show_incoming(r):
     return (f"vm {r.get('vm')}: received from {r.get('from', '?')} and running{index}: "
             f"{rounds}{r.get('pages')} pages, {r.get('bytes')} bytes "
             f"({human_size(r.get('bytes'))}), downtime {pause_text(r.get('downtime_us'))} "
-            "on this host")
+            f"on this host{migration_disks_text(r, 'received')}")
+
+
+def migration_disks_text(r, verb):
+    """How a migration moved the VM's disks (its reply's disk_mode,
+    disk_blocks, disk_bytes); nothing for a VM without disks ("none") or a
+    reply without them."""
+    mode = r.get("disk_mode")
+    if mode == "copy":
+        return (f"; disks copied: {r.get('disk_blocks')} blocks {verb}, "
+                f"{r.get('disk_bytes')} bytes ({human_size(r.get('disk_bytes'))})")
+    if mode == "shared":
+        return "; disks shared (the same images on both hosts)"
+    return ""
 
 
 def run_migration_command(args):
@@ -689,6 +718,7 @@ def run_migration_command(args):
         if args.wait is not None and not 0 < args.wait <= MAX_TIMEOUT:
             raise UsageError(f"--wait {args.wait:g}: must be more than 0 and at most "
                              f"{MAX_TIMEOUT:g}")
+        incoming_args(name, args.disk, args.copy_disks)       # checked before connecting
         transport = transport_from_args(args, args.listen)
         reporter = MigReporter(sys.stdout, as_json, "destination")
     try:
@@ -707,7 +737,7 @@ def run_migration_command(args):
                 client.request("hello")       # fail now, not after a source came
             reply = incoming_vm(lambda: Client(args.socket, args.timeout), stream_path,
                                 args.listen, port, name, reporter, args.wait, transport,
-                                args.disk)
+                                args.disk, args.copy_disks)
     except RemoteError as e:
         if as_json:
             print_reply(e.reply, True, args.command)

@@ -24,6 +24,12 @@ Device tree convention (all under /chosen; "vm@N" in the order given):
         carapace,incoming;                    /* only with --incoming: at boot, wait
                                                  for one migrated VM on the stream
                                                  port (implies carapace,persist) */
+        carapace,incoming-disks = <3 4>;      /* only with --incoming-disk: the host
+                                                 disks (PCI device numbers) the
+                                                 arriving VM's disk 0, 1 go to */
+        carapace,incoming-copy-disks;         /* only with --incoming-disk PATH:size=
+                                                 SIZE: copy mode, the disks' blocks
+                                                 come in the stream */
         carapace,selftest-hostio;             /* only with --selftest-hostio: at boot,
                                                  write and read back every host disk
                                                  and ARP on every host NIC (tests) */
@@ -99,7 +105,12 @@ then connects it to the hypervisor's stream port, which stays a UNIX socket
 like any host's: a peer that fails the handshake never reaches the
 hypervisor.  --incoming-plain [ADDR:]PORT is the same relay without TLS, for
 tests on one machine: loopback addresses only.  The relay stops listening
-once a VM has arrived.
+once a VM has arrived.  --incoming-disk (carapace.incoming_disks) gives the
+arriving VM's disks their host disks and chooses the disk mode: PATH, the
+image the source uses (shared; QEMU's image lock off), or PATH:size=SIZE, a
+new zeroed image the disk's blocks are copied into (copy; removed if no VM
+arrived); /chosen gets carapace,incoming-disks (and
+carapace,incoming-copy-disks).
 
 --restore FILE (repeatable, implies --persist) checks each snapshot file
 before QEMU starts, waits until the management channel answers "hello", then
@@ -150,6 +161,7 @@ from ..devicetree import DTC, build_dtb
 from ..disk_images import NewImages
 from ..errors import LaunchError
 from ..incoming import INCOMING_HOST, IncomingRelay, IncomingSpec, RELAY_IDLE_MARGIN
+from ..incoming_disks import incoming_disk_lines, parse_incoming_disks
 from ..iodevices import device_args, plan_devices
 from ..launcher import (DEFAULT_CPU, DEFAULT_SMP, HostConfig, QEMU, ctl_socket_path,
     prepare_ctl_socket, qemu_command, remove_ctl_socket, stream_socket_path)
@@ -271,6 +283,20 @@ Give it host RAM for the VM (--spare-mem or --mem): the source refuses a
 destination with too little free memory.  Once a VM has arrived, the relay
 stops listening; the VM moves on from there like any host's, through its
 stream socket (ping-pong).
+The VM's disks (up to 2, all of one mode; the k-th goes to its disk k):
+  --incoming-disk PATH       shared: PATH is the image the source uses (shared
+                             storage, or the same machine); QEMU opens it
+                             without its image lock, since the source's QEMU
+                             holds it; the disk's blocks do not move
+  --incoming-disk PATH:size=SIZE
+                             copy: the launcher creates PATH (it must not
+                             exist), a zeroed sparse image of SIZE bytes, the
+                             source disk's exact size; the disk's blocks come
+                             in the stream; if no VM has arrived when
+                             carapace-run ends, the images are removed
+Their device numbers go to /chosen/carapace,incoming-disks (and copy mode
+adds /chosen/carapace,incoming-copy-disks).  Without --incoming-disk a disk
+goes to the host disk of the device number it had on the source.
 
 Interactively, QEMU owns Ctrl-A (Ctrl-A X quits). Keyboard input goes to the
 focused VM; Ctrl-] opens Carapace's monitor (a digit gives that VM the
@@ -305,6 +331,8 @@ Examples:
   tools/carapace-run --incoming 0.0.0.0:4444 --tls-dir /etc/carapace/tls \\
                      --ctl-socket /tmp/dst.sock --spare-mem 256M
   tools/carapace-run --incoming-plain 4444 --ctl-socket /tmp/dst.sock --spare-mem 256M
+  tools/carapace-run --incoming 0.0.0.0:4444 --tls-dir /etc/carapace/tls \\
+                     --spare-mem 256M --incoming-disk /var/lib/carapace/alpha-copy.raw:size=8G
 """
 
 
@@ -364,6 +392,12 @@ def build_parser():
                         "(repeatable; default: any the CA signed)")
     p.add_argument("--incoming-events", type=Path, metavar="FILE",
                    help="--incoming: append the relay's events to FILE, one JSON object a line")
+    p.add_argument("--incoming-disk", action="append", default=[],
+                   metavar="PATH|PATH:size=SIZE",
+                   help="--incoming: the host disk of the arriving VM's next disk (up to 2, "
+                        "one mode): PATH, the image the source uses (shared), or "
+                        "PATH:size=SIZE, a new zeroed image its blocks are copied into (copy; "
+                        "removed if no VM arrives)")
     p.add_argument("--hyp", type=Path, metavar="PATH",
                    default=root / "build" / "carapace.bin",
                    help="hypervisor image (default: %(default)s)")
@@ -453,7 +487,8 @@ def incoming_spec(args):
     asked for, and only on the loopback."""
     given = [f"--{name.replace('_', '-')}" for name in TLS_OPTIONS if getattr(args, name)]
     if args.incoming is None and args.incoming_plain is None:
-        extra = given + (["--incoming-events"] if args.incoming_events else [])
+        extra = given + (["--incoming-events"] if args.incoming_events else []) \
+            + (["--incoming-disk"] if args.incoming_disk else [])
         if extra:
             raise LaunchError(f"{extra[0]} needs --incoming")
         return None
@@ -478,7 +513,8 @@ def incoming_spec(args):
     except tls.ConfigError as e:
         raise LaunchError(str(e) if args.incoming_plain is not None
                           else f"--incoming: {e}") from None
-    return IncomingSpec(addr, port, transport, args.incoming_events)
+    return IncomingSpec(addr, port, transport, args.incoming_events,
+                        parse_incoming_disks(args.incoming_disk))
 
 
 def bind_incoming(spec):
@@ -559,6 +595,8 @@ def print_dry_run(cmd, dts, vms, images, host, kept, spare=0, restores=(), switc
           "--dry-run)")
     if host.incoming is not None:
         print(f"# incoming: {incoming_text(host.incoming)}")
+        for line in incoming_disk_lines(host.incoming.disks, ", created when QEMU starts"):
+            print(f"# {line}")
     if host.persist:
         print("# --persist: the hypervisor stays up when every VM is down")
     for r in restores:
@@ -594,6 +632,17 @@ def remove_unrestored(new, restores):
         for path in new.remove([d for d in r.disks if d.new_size is not None]):
             print(f"carapace-run: restore {r.path} did not complete: removed the new image "
                   f"{path}", file=sys.stderr)
+
+
+def remove_unarrived(new, incoming):
+    """The new images of the --incoming-disk copy mode go if no VM arrived
+    (every attempt failed, or the run was interrupted): a failed copy leaves
+    a partial disk. Once a VM has arrived they are its disks and stay."""
+    if incoming is None or incoming.disks is None or incoming.arrived:
+        return
+    for path in new.remove(incoming.disks.new):
+        print(f"carapace-run: no VM arrived: removed the new image {path} (--incoming-disk)",
+              file=sys.stderr)
 
 
 def print_devices(vms, switches):
@@ -675,7 +724,8 @@ def launch(argv):
     switches = parse_switches(args.switch)
     restores = parse_restores(args.restore, vms)
     spares = parse_spare_disks(args.spare_disk)
-    plan_devices(vms, switches, restores, spares)
+    arriving = incoming.disks.disks if incoming is not None and incoming.disks else []
+    plan_devices(vms, switches, restores, spares, arriving)
     expect = parse_expects(args.expect, {vm.name for vm in vms}
                            | {r.name for r in restores}, persist)
     extra = parse_images(args.image, vms)
@@ -703,7 +753,7 @@ def launch(argv):
             workdir = args.keep.absolute() if args.keep else Path(tmp)
             dtb, dts = build_dtb(host, vms, images, workdir, switches)
             cmd = qemu_command(host, dtb, images, args.batch,
-                               device_args(vms, switches, restores, spares))
+                               device_args(vms, switches, restores, spares, arriving))
             if args.dry_run:
                 print_dry_run(cmd, dts, vms, images, host, bool(args.keep), spare, restores,
                               switches, spares)
@@ -713,12 +763,14 @@ def launch(argv):
             new = NewImages()
             try:
                 new.create([d for r in restores for d in r.disks if d.new_size is not None]
-                           + spares)
-                for line in spare_lines(spares):
+                           + [d for d in arriving if d.new_size is not None] + spares)
+                for line in (incoming_disk_lines(incoming.disks if incoming else None)
+                             + spare_lines(spares)):
                     print(f"carapace-run: {line}", file=sys.stderr)
                 return run_qemu(args, cmd, vms, host, expect, restores, listening)
             finally:
                 remove_unrestored(new, restores)
+                remove_unarrived(new, incoming)
     finally:
         if listening is not None:
             listening.close()
