@@ -568,6 +568,136 @@ def migration(results):
                                      **dirty_logging_cost(),
                                      "unit": "guest-visible ms under -icount"}
 
+# --- moving guests that do I/O (issue 25) --------------------------------------
+
+DISK_GEN = ROOT / "build" / "guests" / "disk_gen.bin"
+DISK_GEN_MIB = 32                # its disk: 512 blocks of 64 KiB
+DISK_GEN_RATE = re.compile(r"^\[d\] DISKGEN-RATE (\d+) (\d+)$")
+
+
+def disk_gen_vm(disk, bootargs):
+    """tests/guests/disk_gen.c on @disk with a NIC on the switch lan."""
+    return ["--switch", "name=lan",
+            "--vm", f"name=d,kernel={DISK_GEN},mem=64M,vcpus=1,disk={disk},net=lan,"
+                    f"bootargs={bootargs}"]
+
+
+def disk_move_once(mode, bootargs, tmp, creds, tag):
+    """disk_gen (@bootargs) moved live from host A to a fresh host B whose
+    disk comes in @mode: copy (a new image B's launcher makes) or shared (A's
+    image). The migrate reply's figures."""
+    port = free_port()
+    disk = tmp / f"{tag}-a.raw"
+    with open(disk, "wb") as f:
+        f.truncate(DISK_GEN_MIB << 20)
+    target = (f"{tmp / f'{tag}-b.raw'}:size={DISK_GEN_MIB << 20}" if mode == "copy"
+              else str(disk))
+    src = BenchHost(f"{tag}a", tmp, 2, ["--stream-socket", str(tmp / f"{tag}as.sock"),
+                                         "--persist", *disk_gen_vm(disk, bootargs)])
+    src.stream_sock = tmp / f"{tag}as.sock"
+    dst = BenchHost(f"{tag}b", tmp, 2, ["--incoming", str(port), "--tls-dir", str(creds),
+                                         "--switch", "name=lan", "--incoming-disk", target])
+    try:
+        src.wait_for("DISKGEN-READY")
+        dst.wait_for("waiting for an incoming migration")
+        time.sleep(3)       # the guest's writes well under way (host time)
+        reply = migrate_once(src, "d", port, "--tls-dir", str(creds))
+        dst.wait_for("vm d: migrated in")
+    finally:
+        src.stop()
+        dst.stop()
+    if reply.get("disk_mode") != mode:
+        raise RuntimeError(f"disk_move: asked for {mode}, the move says {reply}")
+    return {"downtime_us": reply["downtime_us"] + reply["dest_downtime_us"],
+            "downtime_source_us": reply["downtime_us"],
+            "downtime_destination_us": reply["dest_downtime_us"],
+            "total_us": reply["total_us"], "wall_us": reply["wall_us"],
+            "rounds": reply["rounds"], "bytes": reply["bytes"],
+            "ram_bytes": reply["pages"] * 4096, "disk_bytes": reply["disk_bytes"],
+            "disk_blocks": reply["disk_blocks"]}
+
+
+def disk_snapshot_cost(tmp):
+    """disk_gen writing as fast as its disk lets it (the disk's default rate
+    limit), a live snapshot with its disk taken: its writes per guest ms in
+    the snapshot's windows against the windows before, same run."""
+    cc = ctl_module()
+    disk = tmp / "snap-a.raw"
+    with open(disk, "wb") as f:
+        f.truncate(DISK_GEN_MIB << 20)
+    h = BenchHost("s", tmp, 2, ["--stream-socket", str(tmp / "ss.sock"), "--persist",
+                                *disk_gen_vm(disk, "run_ms=200000 win_ms=20")])
+    h.stream_sock = tmp / "ss.sock"
+
+    def windows():
+        return sum(1 for l in list(h.lines) if DISK_GEN_RATE.match(l))
+
+    try:
+        h.wait_for("DISKGEN-READY")
+        end = time.time() + 300
+        while windows() < 60 and time.time() < end:
+            time.sleep(0.1)
+        live, _, _ = snapshot_dropped(cc, h.ctl_sock, h.stream_sock, "d", True)
+        mark = windows()
+        while windows() < mark + 30 and time.time() < end + 300:
+            time.sleep(0.1)
+    finally:
+        h.stop()
+    wins, marks = [], []
+    for l in h.lines:
+        m = DISK_GEN_RATE.match(l)
+        if m:
+            wins.append((int(m.group(1)), int(m.group(2))))
+        elif l.endswith("vm d: paused") or "vm d: snapshot of" in l:
+            marks.append(len(wins))
+    if len(marks) != 2 or not live.get("disks"):
+        raise RuntimeError(f"disk snapshot: unexpected log {marks} {live}")
+    start, stop = marks
+    before = wins[10:start]
+    during = wins[start:stop + 1]
+    rate = sum(w for w, _ in before) / sum(t for _, t in before)
+    rate_during = sum(w for w, _ in during) / sum(t for _, t in during)
+    return {"writes_per_ms_before": round(rate * 1e4, 2),
+            "writes_per_ms_during": round(rate_during * 1e4, 2),
+            "cost_pct": round(100 * (1 - rate_during / rate), 1), "goal_pct": 20,
+            "duration_ms": round(sum(t for _, t in during) / 1e4, 1),
+            "pause_us": live["pause_us"], "stream_bytes": live["bytes"],
+            "disk_runs": live.get("disk_runs")}
+
+
+def disk_move(results):
+    """A guest writing its disk and sending on its NIC (tests/guests/
+    disk_gen.c: 4 KiB writes at random over a 32 MiB disk, a frame after
+    each) moved live between two -icount hosts over TLS, its disk copied in
+    the stream and shared; at 1 MiB/s of writes, and idle (no write, the
+    same run's baseline). Then what a live snapshot with the disk costs the
+    guest's write rate."""
+    tmp = Path(tempfile.mkdtemp(prefix="carapace-bench-"))
+    creds = bench_credentials(tmp)
+    out = {}
+    try:
+        for mode in ("copy", "shared"):
+            say(f"disk move: {mode} mode, idle guest")
+            idle = disk_move_once(mode, "run_ms=200000 idle=1", tmp, creds, f"{mode}i")
+            say(f"disk move: {mode} mode, guest writing 1 MiB/s")
+            busy = disk_move_once(mode, "run_ms=200000 rate_kib=1024", tmp, creds, f"{mode}w")
+            out[mode] = {"idle": idle, "writing_1mib_s": busy}
+        say("disk move: live snapshot of a guest writing its disk")
+        snap = disk_snapshot_cost(tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    results["disk_move"] = {"what": "disk_gen (64 MiB RAM, 32 MiB disk, a NIC) moved live "
+                                    "between two -icount hosts: idle, and writing 1 MiB/s "
+                                    "of 4 KiB random writes with a frame after each; goal: "
+                                    "downtime <= 10 ms writing",
+                            **out, "goal_downtime_us": 10000,
+                            "unit": "guest-visible us under -icount; wall_us: host time"}
+    results["disk_snapshot_cost"] = {"what": "disk_gen writing as fast as its disk's default "
+                                             "limit lets it, a live snapshot with its disk: "
+                                             "writes per guest ms during against before",
+                                     **snap, "unit": "guest ms under -icount"}
+
+
 # --- fairness under abuse (issue 14) ------------------------------------------
 
 SLICE_US = 5000           # the scheduler's default slice, passed explicitly
@@ -1405,14 +1535,15 @@ def chart(results):
 
 # What a step needs beyond what every step needs.
 STEP_NEEDS = {"disk_io": (GUEST_KERNEL, IOBENCH), "net_io": (GUEST_KERNEL, IOBENCH),
+              "disk_move": (DISK_GEN,),
               "disk_boot": (GUEST_KERNEL,)}
 
 
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     steps = {f.__name__: f for f in (micro, switch, cfi_violation, linux_boot, snapshot,
-                                     live_snapshot, migration, fairness, exit_cost, footprint,
-                                     disk, net, disk_io, net_io, disk_boot)}
+                                     live_snapshot, migration, disk_move, fairness, exit_cost,
+                                     footprint, disk, net, disk_io, net_io, disk_boot)}
     chosen = sys.argv[1:] or list(steps)
     for name in chosen:
         if name not in steps:

@@ -12,15 +12,21 @@
  * memory's, lost a write, or wrote a block it should not have, fails that.
  * Nothing tells the guest it moved: the check is the same on any host.
  *
+ * With a NIC it also sends a broadcast test frame after every write (a
+ * guest busy on its disk and its network at once, as make bench moves it).
+ *
  * Bootargs: run_ms=N (writing time, default 10000), units=N (units a disk
  * used from its start, default: all of it, at most MAX_UNITS),
- * gap_us=N (pause between writes, default 0: the write rate is what the
- * I/O path gives; bench disk_move sets it for a given rate).
+ * rate_kib=N (writes paced at N KiB per second of guest time; default 0: as
+ * fast as the I/O path goes), idle=1 (no write at all: a baseline),
+ * win_ms=N (print "DISKGEN-RATE <writes> <ticks>" at the end of every N ms
+ * window of guest time; 0: none).
  * Prints DISKGEN-READY when it begins writing, and at the end the writes,
  * bytes and elapsed time (INFO), then the verdict per disk.
  */
 #include "libguest.h"
 #include "vio.h"
+#include "vio_nic.h"
 
 #define T "disk_gen"
 
@@ -59,6 +65,20 @@ struct disk {
 static struct rings rings[2];
 static struct disk disks[2];
 static uint8_t buf[UNIT] __attribute__((aligned(UNIT)));
+static struct vio_nic nic;
+static struct vio_nic_bufs nic_bufs;
+static bool has_nic;
+static const uint8_t broadcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+
+/* One test frame to everyone on the switch, tagged with the write count. */
+static void frame_send(uint64_t seq)
+{
+	uint16_t slot;
+	uint8_t *f = nic_tx_frame(&nic, &slot);
+
+	nic_test_frame(f, broadcast, nic.mac, 0xd15c, (uint32_t)seq, 0, 64);
+	nic_tx_send(&nic, slot, 64);
+}
 
 static uint64_t word(unsigned int d, uint64_t unit, uint32_t gen, unsigned int i)
 {
@@ -149,9 +169,12 @@ static uint64_t verify(unsigned int d, uint64_t *io_errors)
 void test_main(unsigned long self)
 {
 	unsigned long run = us_to_ticks(bootarg_ulong("run_ms", 10000) * 1000);
-	unsigned long gap = bootarg_ulong("gap_us", 0);
-	uint64_t want_units = bootarg_ulong("units", 0), writes = 0, seed = 0x5eed;
-	unsigned long t0, elapsed;
+	unsigned long rate = bootarg_ulong("rate_kib", 0), idle = bootarg_ulong("idle", 0);
+	unsigned long win = us_to_ticks(bootarg_ulong("win_ms", 0) * 1000);
+	/* ticks between two writes at rate_kib (0: none) */
+	unsigned long every = rate ? timebase_hz() * (UNIT / 1024) / rate : 0;
+	uint64_t want_units = bootarg_ulong("units", 0), writes = 0, seed = 0x5eed, win_writes = 0;
+	unsigned long t0, elapsed, win_start;
 	unsigned int n = 0;
 	bool ok = true;
 
@@ -160,16 +183,31 @@ void test_main(unsigned long self)
 		n += disk_up(&disks[d], d, want_units);
 	if (!check_ge(T, "a disk to write", n, 1))
 		return;
+	has_nic = nic_find(&nic, 0, &nic_bufs) && nic_up(&nic, 4);
+	report_info(T, "disks %u, NIC %d, rate %lu KiB/s%s", n, has_nic, rate,
+		    idle ? ", idle" : "");
 	printf("DISKGEN-READY\n");
-	t0 = rdtime();
+	t0 = win_start = rdtime();
 	while (ok && rdtime() - t0 < run) {
 		unsigned int d = disks[1].present ? (unsigned int)(writes & 1) : 0;
+		unsigned long now = rdtime();
 
+		if (win && now - win_start >= win) {
+			printf("DISKGEN-RATE %lu %lu\n", (unsigned long)win_writes,
+			       now - win_start);
+			win_writes = 0;
+			win_start = now;
+		}
+		if (idle || (every && now - t0 < writes * every))
+			continue;	/* the next write is not due yet */
 		seed = mix64(seed + writes);
 		ok = write_next(d, seed % disks[d].units);
 		writes++;
-		if (gap)
-			udelay(gap);
+		win_writes++;
+		if (has_nic) {
+			nic_tx_reap(&nic);
+			frame_send(writes);
+		}
 	}
 	elapsed = ticks_to_us(rdtime() - t0);
 	check_eq(T, "every write completed OK", ok, 1);

@@ -40,4 +40,4 @@ $(GUEST_OUT)/%.bin: $(GUEST_OUT)/%.elf
 	$(GUEST_OBJCOPY) -O binary $< $@
 
 -include $(GUEST_LIB_OBJS:.o=.d) $(GUEST_NAMES:%=$(GUEST_OBJ)/%.c.d)
-bench-payloads: $(GUEST_OUT)/dirtier.bin	# scripts/bench.py live_snapshot()
+bench-payloads: $(GUEST_OUT)/dirtier.bin $(GUEST_OUT)/disk_gen.bin	# scripts/bench.py live_snapshot(), disk_move()
