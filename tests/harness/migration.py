@@ -199,10 +199,12 @@ class MigHost(Host):
                                   *self.transport(plain), *opts), self.ctl_timeout)
         return p if background else p.finish()
 
-    def incoming(self, port, name=None, plain=False):
-        """carapace-ctl incoming @port on this (running) host, in the
-        background, once it listens; finish() gives its result."""
-        cmd = self._ctl_cmd("--timeout", "60", "incoming", str(port), *self.transport(plain))
+    def incoming(self, port, name=None, plain=False, opts=()):
+        """carapace-ctl incoming @port on this (running) host, with @opts (e.g.
+        ["--copy-disks", "--disk", "5"]), in the background, once it listens;
+        finish() gives its result."""
+        cmd = self._ctl_cmd("--timeout", "60", "incoming", str(port), *self.transport(plain),
+                            *opts)
         if name:
             cmd += ["--name", name]
         p = CtlProc(cmd, self.ctl_timeout)

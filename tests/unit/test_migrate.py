@@ -1359,18 +1359,25 @@ def test_incoming_json_passes_the_disk_figures_through(tmp_path, capsys):
     assert {k: reply[k] for k in COPY_FIGURES} == COPY_FIGURES
 
 
-def test_copy_disks_needs_a_host_disk_for_each_disk(tmp_path, capsys):
-    """--copy-disks without --disk is refused before anything connects or
-    listens (copy mode writes into the host disks named, never a default)."""
-    assert main(["--socket", str(tmp_path / "none.sock"), "incoming", "4444", "--plain",
-                 "--copy-disks"]) == 3
-    err = capsys.readouterr().err
-    assert "copy disks: give the host disk (PCI device number) of each of the VM's disks" in err
-    with pytest.raises(UsageError, match="copy disks: give the host disk"):
-        Host(tmp_path / "none.sock").incoming(4444, plain=True, copy_disks=True)
+def test_copy_disks_without_a_disk_is_the_hypervisors_to_refuse(tmp_path, capsys):
+    """--copy-disks without --disk still asks for copy mode: only the
+    hypervisor knows the VM's disks (a VM may have none), and refuses a disk
+    without a host disk (no-device); carapace-ctl says so, exit 1."""
+    why = ("section 24 0 at offset 760: copy mode, but no host disk was given for this disk "
+           "(incoming disk0/disk1)")
+    rc, requests = ctl_incoming(tmp_path, {"ok": False, "code": "no-device", "error": why},
+                                "--copy-disks")
+    assert rc == 1
+    (req,) = [r for r in requests if r["cmd"] == "incoming"]
+    assert req["disks"] == "copy" and "disk0" not in req and "disk1" not in req
+    assert f"carapace-ctl: no-device: {why}" in capsys.readouterr().err
     assert incoming_args("beta", [3], copy_disks=True) == {"name": "beta", "disk0": 3,
                                                            "disks": "copy"}
-    assert incoming_args(None, [3, 4]) == {"name": None, "disk0": 3, "disk1": 4}
+    assert incoming_args(None, [3, 4]) == {"name": None, "disk0": 3, "disk1": 4,
+                                           "disks": None}
+    with pytest.raises(UsageError, match="at most two host PCI device numbers 1..31"):
+        Host(tmp_path / "none.sock").incoming(4444, plain=True, disks=[3, 40],
+                                              copy_disks=True)
 
 
 def test_host_incoming_sends_copy(tmp_path):

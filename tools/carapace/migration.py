@@ -284,16 +284,10 @@ def incoming_args(name=None, disks=None, copy_disks=False):
     new name, @disks the host disks (PCI device numbers) its disks go to, in
     order; @copy_disks: copy mode ("disks": "copy"), the disks' blocks come
     in the stream, so every disk needs one here, a free zeroed host disk of
-    its size. Shared mode (the default) sends no "disks"."""
-    args = {"name": name, **disk_args(disks)}
-    if copy_disks:
-        if not disks:
-            raise UsageError("copy disks: give the host disk (PCI device number) of each of "
-                             "the VM's disks, in order (--disk N): a free zeroed one of the "
-                             "source disk's size (carapace-run --spare-disk PATH:size=SIZE "
-                             "makes one)")
-        args["disks"] = "copy"
-    return args
+    its size (the hypervisor refuses a disk without one, no-device, once it
+    knows the VM's disks: not here, a VM may have none). Shared mode (the
+    default) sends no "disks"."""
+    return {"name": name, **disk_args(disks), "disks": "copy" if copy_disks else None}
 
 
 def incoming_vm(client_factory, stream_path, addr, port, name=None, reporter=None,
