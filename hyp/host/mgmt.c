@@ -991,9 +991,15 @@ void mgmt_arm_incoming(const uint8_t disks[2], bool copy)
 	struct snap_io_map map = { .copy = copy };
 
 	memcpy(map.disk_pci, disks, sizeof(map.disk_pci));
-	if (!mig_recv_start(NULL, true, &map, &vmops_migration, armed_done))
-		pr_info("waiting for an incoming migration on the stream port (disks %s)",
-			copy ? "copied into new images" : "shared");
+	if (mig_recv_start(NULL, true, &map, &vmops_migration, armed_done))
+		return;
+	pr_info("waiting for an incoming migration on the stream port");
+	if (map.disk_pci[1])
+		pr_info("incoming: its disks go to host disks 00:%02x.0 and 00:%02x.0, %s",
+			map.disk_pci[0], map.disk_pci[1], copy ? "copied there" : "shared");
+	else if (map.disk_pci[0])
+		pr_info("incoming: its disk goes to host disk 00:%02x.0, %s", map.disk_pci[0],
+			copy ? "copied there" : "shared");
 }
 
 static void vio_counts(struct json_writer *w, const char *key, const struct vio_stats *s)
