@@ -39,6 +39,10 @@ uint64_t disk_save_bytes(void);
 uint64_t disk_save_dirty(void);
 /** disk_save_next() - read on; stage the next non-zero block on @tx. */
 enum disk_save_step disk_save_next(struct section_tx *tx, const char **why);
+/** disk_save_serve() - LIVE: read the blocks held writes wait for, now
+ *  (while the memory goes out, or the stream is full), into the pool: a
+ *  held write waits for its block's read, not for the stream. */
+void disk_save_serve(void);
 /** disk_save_end() - done or aborted: the held writes go, memory back. */
 void disk_save_end(void);
 

@@ -123,6 +123,10 @@ typedef void (*vm_disk_written_fn)(unsigned int disk, uint64_t sector, uint64_t 
  *  completion on @vm's disks (a migration copying them). */
 void vm_io_disk_watch(struct vm *vm, vm_disk_written_fn fn);
 
+/** vm_io_disk_kick() - hand out now the requests @vm's disks held back (a
+ *  guard's block just read), rather than at the next vm_io_poll(). */
+void vm_io_disk_kick(struct vm *vm);
+
 /** vm_io_nic_set() - take NIC @nic of @vm off its switch (@attach false: the
  *  guest sees its link go down, nothing reaches or leaves it) or put it back.
  *  -HYP_ENOENT: no such NIC; -HYP_EEXIST: its MAC is on the switch again

@@ -507,6 +507,21 @@ static struct disk_link *disk_of(const struct vm *vm, unsigned int disk)
 	return l->owner == vm ? l : NULL;
 }
 
+void vm_io_disk_kick(struct vm *vm)
+{
+	spin_lock(&io_lock);	/* as vm_io_poll(): never a model being freed */
+	for (unsigned int i = 0; i < VM_MAX_DISKS; i++) {
+		struct disk_link *l = disk_of(vm, i);
+
+		if (!l || vm->state != VM_RUNNING ||
+		    !__atomic_exchange_n(&l->throttled, 0, __ATOMIC_ACQ_REL))
+			continue;
+		if (!vblk_kick(vm, l->slot, true))
+			__atomic_store_n(&l->throttled, 1, __ATOMIC_RELEASE);
+	}
+	spin_unlock(&io_lock);
+}
+
 uint64_t vm_io_disk_sectors(struct vm *vm, unsigned int disk)
 {
 	struct disk_link *l = disk_of(vm, disk);

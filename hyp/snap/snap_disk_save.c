@@ -10,6 +10,10 @@
  * guard, called by vm_io.c before every guest write) until the block has
  * been read: the blocks it waits for are read first (urgent), as a live
  * snapshot copies a RAM chunk before its first write. Reads are never held.
+ * Such a write waits for one block read, not for the stream: the scan keeps
+ * to SCAN_BUFS buffers, and the urgent reads take any other of a pool of
+ * up to POOL_BUFS (allocated as they are first needed, from at most a
+ * sixteenth of the free memory), where their blocks wait for the stream.
  * The guard and the saver (hart 0, snap_save_poll()) share the maps under
  * one lock.
  * Tracked (a migration): the VM runs on and nothing is held; every guest
@@ -36,14 +40,16 @@
 
 #define BLOCK		SNAP_DISK_BLOCK_SECTORS
 #define BLOCK_BYTES	(SNAP_DISK_BLOCK_SECTORS * SNAP_DISK_SECTOR)
-#define NR_BUFS		2	/* one read while the other block goes out */
-#define URGENT_MAX	16	/* blocks held writes wait for */
+#define SCAN_BUFS	2	/* the scan: one read while the other block goes out */
+#define POOL_BUFS	256	/* live: the urgent reads' too (16 MiB at most) */
+#define URGENT_MAX	64	/* blocks held writes wait for */
 #define KEEPALIVE_MS	500	/* at most this long without a DISK section */
 
 enum buf_state { BUF_FREE, BUF_READING, BUF_READY, BUF_SENDING };
 
 struct disk_buf {
 	enum buf_state state;
+	bool scan;			/* the scan's, not a held write's */
 	unsigned int disk;
 	uint64_t block;
 	uint32_t sectors;
@@ -61,12 +67,15 @@ static struct {
 	uint64_t sectors[VM_MAX_DISKS], blocks[VM_MAX_DISKS];
 	uint64_t *taken[VM_MAX_DISKS];	/* a bit a block whose read began (this round) */
 	uint64_t *dirty[VM_MAX_DISKS];	/* tracked: a bit a block written since the round began */
+	uint64_t *reading[VM_MAX_DISKS];	/* a bit a block whose read is at the disk */
 	uint64_t map_bytes[VM_MAX_DISKS];
 	unsigned int disk;		/* the scan: next block to look at */
 	uint64_t next;
 	struct { unsigned int disk; uint64_t block; } urgent[URGENT_MAX];
 	unsigned int nr_urgent;
-	struct disk_buf buf[NR_BUFS];
+	struct disk_buf buf[POOL_BUFS];
+	unsigned int nr_bufs;		/* usable: SCAN_BUFS, or the pool (live) */
+	unsigned int scan_bufs;		/* the scan's, not free */
 	uint64_t bytes;			/* of the blocks staged, since begin */
 	uint64_t last_staged;		/* time_now() of the last DISK section, or of
 					 * the first disk_save_next(); 0: not yet */
@@ -88,15 +97,6 @@ static void clear_bit(uint64_t *map, uint64_t b)
 	map[b / 64] &= ~(1ULL << (b % 64));
 }
 
-static bool being_read(unsigned int disk, uint64_t block)
-{
-	for (unsigned int i = 0; i < NR_BUFS; i++)
-		if (ds.buf[i].state == BUF_READING && ds.buf[i].disk == disk &&
-		    ds.buf[i].block == block)
-			return true;
-	return false;
-}
-
 /* vm_disk_guard_fn: a guest write may go once every block it touches has
  * been read; the first one missing is asked for first. */
 static bool guard(unsigned int disk, uint64_t sector, uint64_t sectors)
@@ -109,7 +109,7 @@ static bool guard(unsigned int disk, uint64_t sector, uint64_t sectors)
 
 		for (uint64_t b = sector / BLOCK; b <= last; b++) {
 			if (test_bit(ds.taken[disk], b)) {
-				ok = ok && !being_read(disk, b);
+				ok = ok && !test_bit(ds.reading[disk], b);
 				continue;
 			}
 			if (ok && ds.nr_urgent < URGENT_MAX)
@@ -140,9 +140,11 @@ static void free_maps(void)
 			mm_free((hpa_t)(uintptr_t)ds.taken[i], ds.map_bytes[i]);
 		if (ds.dirty[i])
 			mm_free((hpa_t)(uintptr_t)ds.dirty[i], ds.map_bytes[i]);
-		ds.taken[i] = ds.dirty[i] = NULL;
+		if (ds.reading[i])
+			mm_free((hpa_t)(uintptr_t)ds.reading[i], ds.map_bytes[i]);
+		ds.taken[i] = ds.dirty[i] = ds.reading[i] = NULL;
 	}
-	for (unsigned int i = 0; i < NR_BUFS; i++) {
+	for (unsigned int i = 0; i < POOL_BUFS; i++) {
 		if (ds.buf[i].data)
 			mm_free((hpa_t)(uintptr_t)ds.buf[i].data, BLOCK_BYTES);
 		ds.buf[i].data = NULL;
@@ -168,7 +170,8 @@ int disk_save_begin(struct vm *vm, enum disk_save_mode mode)
 		ds.blocks[i] = (ds.sectors[i] + BLOCK - 1) / BLOCK;
 		ds.map_bytes[i] = ALIGN_UP((ds.blocks[i] + 63) / 64 * 8, PAGE_SIZE);
 		ds.taken[i] = (uint64_t *)(uintptr_t)mm_alloc(ds.map_bytes[i], PAGE_SIZE);
-		if (!ds.taken[i])
+		ds.reading[i] = (uint64_t *)(uintptr_t)mm_alloc(ds.map_bytes[i], PAGE_SIZE);
+		if (!ds.taken[i] || !ds.reading[i])
 			goto no_memory;
 		if (mode != DISK_SAVE_TRACKED)
 			continue;
@@ -178,11 +181,15 @@ int disk_save_begin(struct vm *vm, enum disk_save_mode mode)
 	}
 	for (unsigned int i = 0; i < ds.nr; i++)
 		writable = writable || ds.blocks[i];
-	for (unsigned int i = 0; i < NR_BUFS && writable; i++) {
+	for (unsigned int i = 0; i < SCAN_BUFS && writable; i++) {
 		ds.buf[i].data = (uint8_t *)(uintptr_t)mm_alloc_raw(BLOCK_BYTES, PAGE_SIZE);
 		if (!ds.buf[i].data)
 			goto no_memory;
 	}
+	ds.nr_bufs = SCAN_BUFS;
+	if (mode == DISK_SAVE_LIVE)
+		ds.nr_bufs = (unsigned int)MAX((uint64_t)SCAN_BUFS,
+			MIN((uint64_t)POOL_BUFS, mm_free_bytes() / 16 / BLOCK_BYTES));
 	if (mode == DISK_SAVE_LIVE && writable) {
 		ds.guarding = true;	/* the VM is paused, its disks drained */
 		vm_io_disk_guard(vm, guard);
@@ -254,7 +261,7 @@ void disk_save_end(void)
 		vm_io_disk_guard(ds.vm, NULL);
 	}
 	/* a read still at the host disk writes into its buffer: wait for it */
-	for (unsigned int i = 0; i < NR_BUFS; i++)
+	for (unsigned int i = 0; i < ds.nr_bufs; i++)
 		while (ds.buf[i].state == BUF_READING &&
 		       !__atomic_load_n(&ds.buf[i].req.done, __ATOMIC_ACQUIRE))
 			vm_io_disk_poll(ds.vm, ds.buf[i].disk);
@@ -262,9 +269,11 @@ void disk_save_end(void)
 	ds.vm = NULL;
 }
 
-/* The next block to read, urgent ones first; false when none is left. */
-static bool pick(unsigned int *disk, uint64_t *block)
+/* The next block to read, urgent ones first (only those when @urgent_only);
+ * false when none is left. *@scan: it is the scan's. */
+static bool pick(unsigned int *disk, uint64_t *block, bool urgent_only, bool *scan)
 {
+	*scan = false;
 	while (ds.nr_urgent) {
 		ds.nr_urgent--;
 		*disk = ds.urgent[ds.nr_urgent].disk;
@@ -272,6 +281,9 @@ static bool pick(unsigned int *disk, uint64_t *block)
 		if (!test_bit(ds.taken[*disk], *block))
 			return true;
 	}
+	if (urgent_only)
+		return false;
+	*scan = true;
 	for (; ds.disk < ds.nr; ds.disk++, ds.next = 0)
 		for (; ds.next < ds.blocks[ds.disk]; ds.next++) {
 			if (!(ds.next % 64) && ds.taken[ds.disk][ds.next / 64] == ~0ULL) {
@@ -287,24 +299,37 @@ static bool pick(unsigned int *disk, uint64_t *block)
 	return false;
 }
 
-/* Start reads into free buffers. -HYP_E*: a disk refused one. */
-static int start_reads(void)
+/* Start reads into free buffers (the scan's too unless @urgent_only).
+ * -HYP_E*: a disk refused one. */
+static int start_reads(bool urgent_only_now)
 {
-	for (unsigned int i = 0; i < NR_BUFS; i++) {
+	for (unsigned int i = 0; i < ds.nr_bufs; i++) {
 		struct disk_buf *b = &ds.buf[i];
+		bool urgent_only = urgent_only_now || ds.scan_bufs >= SCAN_BUFS;
 		int rc;
 
 		if (b->state != BUF_FREE)
 			continue;
+		if (urgent_only && !ds.nr_urgent)
+			return 0;	/* the scan has its buffers, no write waits */
+		if (!b->data) {
+			b->data = (uint8_t *)(uintptr_t)mm_alloc_raw(BLOCK_BYTES, PAGE_SIZE);
+			if (!b->data) {
+				ds.nr_bufs = i;	/* the pool ends here */
+				return 0;
+			}
+		}
 		spin_lock(&ds.lock);
-		if (!pick(&b->disk, &b->block)) {
+		if (!pick(&b->disk, &b->block, urgent_only, &b->scan)) {
 			spin_unlock(&ds.lock);
 			return 0;
 		}
 		/* taken and reading before the read starts: a guest write to
 		 * the block waits from now on */
 		set_bit(ds.taken[b->disk], b->block);
+		set_bit(ds.reading[b->disk], b->block);
 		b->state = BUF_READING;
+		ds.scan_bufs += b->scan;
 		spin_unlock(&ds.lock);
 		b->sectors = (uint32_t)MIN((uint64_t)BLOCK,
 					   ds.sectors[b->disk] - b->block * BLOCK);
@@ -313,6 +338,8 @@ static int start_reads(void)
 		if (rc) {
 			spin_lock(&ds.lock);
 			clear_bit(ds.taken[b->disk], b->block);
+			clear_bit(ds.reading[b->disk], b->block);
+			ds.scan_bufs -= b->scan;
 			if (ds.nr_urgent < URGENT_MAX)	/* asked for again first */
 				ds.urgent[ds.nr_urgent++] =
 					(__typeof__(ds.urgent[0])){ b->disk, b->block };
@@ -326,6 +353,13 @@ static int start_reads(void)
 	return 0;
 }
 
+static void free_buf(struct disk_buf *b)
+{
+	ds.scan_bufs -= b->scan;
+	b->scan = false;
+	b->state = BUF_FREE;
+}
+
 static bool all_zero(const uint8_t *p, size_t len)
 {
 	const uint64_t *w = (const uint64_t *)p;
@@ -336,6 +370,35 @@ static bool all_zero(const uint8_t *p, size_t len)
 	return true;
 }
 
+/* A read at the disk: true once its block is in (READY: a write held for it
+ * goes now); false while it is under way, or when it failed (done set). */
+static bool read_done(struct disk_buf *b)
+{
+	vm_io_disk_poll(ds.vm, b->disk);
+	if (!__atomic_load_n(&b->req.done, __ATOMIC_ACQUIRE) || b->req.status != VIRTIO_BLK_S_OK)
+		return false;
+	spin_lock(&ds.lock);
+	b->state = BUF_READY;
+	clear_bit(ds.reading[b->disk], b->block);
+	spin_unlock(&ds.lock);
+	return true;
+}
+
+void disk_save_serve(void)
+{
+	if (!ds.guarding)
+		return;
+	bool ready = false;
+
+	if (start_reads(true))
+		return;		/* disk_save_next() reports it when the disks' turn comes */
+	for (unsigned int i = 0; i < ds.nr_bufs; i++)
+		if (ds.buf[i].state == BUF_READING)
+			ready |= read_done(&ds.buf[i]) && !ds.buf[i].scan;
+	if (ready)
+		vm_io_disk_kick(ds.vm);	/* the writes held for these blocks go now */
+}
+
 enum disk_save_step disk_save_next(struct section_tx *tx, const char **why)
 {
 	bool busy = false;
@@ -343,39 +406,32 @@ enum disk_save_step disk_save_next(struct section_tx *tx, const char **why)
 	if (!ds.last_staged)
 		ds.last_staged = time_now();	/* the memory is out: the disks begin */
 	/* the block staged last time is out (the caller pushed it) */
-	for (unsigned int i = 0; i < NR_BUFS; i++)
+	for (unsigned int i = 0; i < ds.nr_bufs; i++)
 		if (ds.buf[i].state == BUF_SENDING)
-			ds.buf[i].state = BUF_FREE;
-	if (start_reads()) {
+			free_buf(&ds.buf[i]);
+	if (start_reads(false)) {
 		snprintf(ds.err, sizeof(ds.err), "a disk refused the snapshot's read");
 		*why = ds.err;
 		return DS_FAILED;
 	}
-	for (unsigned int i = 0; i < NR_BUFS; i++) {
+	for (unsigned int i = 0; i < ds.nr_bufs; i++) {
 		struct disk_buf *b = &ds.buf[i];
 
-		if (b->state == BUF_READING) {
-			vm_io_disk_poll(ds.vm, b->disk);
+		if (b->state == BUF_READING && !read_done(b)) {
 			if (!__atomic_load_n(&b->req.done, __ATOMIC_ACQUIRE)) {
 				busy = true;
 				continue;
 			}
-			if (b->req.status != VIRTIO_BLK_S_OK) {
-				snprintf(ds.err, sizeof(ds.err),
-					 "disk %u: read error at sector %lu", b->disk,
-					 (unsigned long)(b->block * BLOCK));
-				*why = ds.err;
-				return DS_FAILED;
-			}
-			spin_lock(&ds.lock);
-			b->state = BUF_READY;	/* a held write to it may go now */
-			spin_unlock(&ds.lock);
+			snprintf(ds.err, sizeof(ds.err), "disk %u: read error at sector %lu",
+				 b->disk, (unsigned long)(b->block * BLOCK));
+			*why = ds.err;
+			return DS_FAILED;
 		}
 		if (b->state != BUF_READY)
 			continue;
 		if (ds.elide_zero && all_zero(b->data, (size_t)b->sectors * SNAP_DISK_SECTOR) &&
 		    time_now() - ds.last_staged < timebase_hz / 1000 * KEEPALIVE_MS) {
-			b->state = BUF_FREE;
+			free_buf(b);
 			busy = true;	/* another read can start at once */
 			continue;
 		}
@@ -388,7 +444,7 @@ enum disk_save_step disk_save_next(struct section_tx *tx, const char **why)
 	}
 	if (busy || ds.nr_urgent || ds.disk < ds.nr)
 		return DS_WAIT;
-	for (unsigned int i = 0; i < NR_BUFS; i++)
+	for (unsigned int i = 0; i < ds.nr_bufs; i++)
 		if (ds.buf[i].state != BUF_FREE)
 			return DS_WAIT;
 	return DS_DONE;

@@ -394,6 +394,8 @@ void snap_save_poll(void)
 			       "(nothing of the new boot went out); take it again");
 			return;
 		}
+		if (sv.disks && sv.live)
+			disk_save_serve();	/* held guest writes never wait for the stream */
 		if (!section_tx_push(&sv.tx)) {
 			if (snap_port_stalled(sv.tx.moved)) {
 				finish("the stream client stopped reading");

@@ -17,7 +17,8 @@
  *
  * Bootargs: run_ms=N (writing time, default 10000), units=N (units a disk
  * used from its start, default: all of it, at most MAX_UNITS),
- * rate_kib=N (writes paced at N KiB per second of guest time; default 0: as
+ * seq=1 (the units one after the other, wrapping: a log's pattern, rather
+ * than at random), rate_kib=N (writes paced at N KiB per second of guest time; default 0: as
  * fast as the I/O path goes), idle=1 (no write at all: a baseline),
  * win_ms=N (print "DISKGEN-RATE <writes> <ticks>" at the end of every N ms
  * window of guest time; 0: none).
@@ -170,6 +171,7 @@ void test_main(unsigned long self)
 {
 	unsigned long run = us_to_ticks(bootarg_ulong("run_ms", 10000) * 1000);
 	unsigned long rate = bootarg_ulong("rate_kib", 0), idle = bootarg_ulong("idle", 0);
+	unsigned long seq = bootarg_ulong("seq", 0);
 	unsigned long win = us_to_ticks(bootarg_ulong("win_ms", 0) * 1000);
 	/* ticks between two writes at rate_kib (0: none) */
 	unsigned long every = rate ? timebase_hz() * (UNIT / 1024) / rate : 0;
@@ -200,7 +202,7 @@ void test_main(unsigned long self)
 		}
 		if (idle || (every && now - t0 < writes * every))
 			continue;	/* the next write is not due yet */
-		seed = mix64(seed + writes);
+		seed = seq ? writes / (disks[1].present ? 2 : 1) : mix64(seed + writes);
 		ok = write_next(d, seed % disks[d].units);
 		writes++;
 		win_writes++;

@@ -47,6 +47,12 @@ uint64_t time_now(void)
 }
 
 static int alloc_budget = -1;		/* mm_alloc_raw()s left; < 0: no limit */
+static uint64_t free_bytes = 1ULL << 30;	/* what mm_free_bytes() says */
+
+uint64_t mm_free_bytes(void)
+{
+	return free_bytes;
+}
 
 /* the rest of the allocator and the TLB: tests/unit/host_memory.c */
 hpa_t mm_alloc_raw(uint64_t size, uint64_t align)
@@ -218,7 +224,7 @@ extern struct vm vms[VM_MAX];
 
 static uint8_t disk[DISK_SECTORS * SNAP_DISK_SECTOR];
 static unsigned int nr_disks;
-static struct vm_disk_req *queued[4];
+static struct vm_disk_req *queued[64];
 static unsigned int nr_queued;
 static vm_disk_guard_fn guard_fn;
 
@@ -239,7 +245,7 @@ bool vm_io_disk_read_only(struct vm *vm, unsigned int d)
 int vm_io_disk_submit(struct vm *vm, unsigned int d, struct vm_disk_req *r, bool write,
 		      uint64_t sector, uint32_t sectors, void *buf)
 {
-	EXPECT_TRUE(vm == &vms[0] && d == 0 && !write && nr_queued < 4);
+	EXPECT_TRUE(vm == &vms[0] && d == 0 && !write && nr_queued < 64);
 	EXPECT_TRUE(sector + sectors <= DISK_SECTORS);
 	r->seg = (struct blk_seg){ (hpa_t)(uintptr_t)buf, sectors * SNAP_DISK_SECTOR };
 	r->req.sector = sector;
@@ -266,6 +272,12 @@ void vm_io_disk_guard(struct vm *vm, vm_disk_guard_fn fn)
 {
 	EXPECT_TRUE(vm == &vms[0]);
 	guard_fn = fn;
+}
+
+/* the held writes a block's read lets go: the guard answers again */
+void vm_io_disk_kick(struct vm *vm)
+{
+	EXPECT_TRUE(vm == &vms[0]);
 }
 
 static vm_disk_written_fn watch_fn;
@@ -641,6 +653,60 @@ TEST(snap_save_live_snapshot_holds_a_write_until_its_block_is_saved)
 		EXPECT_EQ(bytes[b], 0x40 + b);	/* every block as at the pause */
 	EXPECT_TRUE(guard_fn == NULL);		/* nothing is held any more */
 	vm_free();
+}
+
+/* A held write waits for its block's read, never for the stream: with the
+ * stream stuck and the scan's buffers full of blocks waiting for it, the
+ * block is read into a buffer of the pool and the write goes. Without a
+ * pool (no memory for one) it waits for the stream, and still goes once the
+ * stream moves. Either way the stream holds the block as at the pause. */
+static void held_write_and_a_stuck_stream(uint64_t free, bool goes_while_stuck)
+{
+	uint8_t bytes[33];
+	size_t stuck;
+	bool uniform;
+
+	free_bytes = free;
+	vm_new(1);
+	nr_disks = 1;
+	for (unsigned int b = 0; b < 33; b++)
+		fill_block(b, (uint8_t)(0x40 + b));
+	EXPECT_EQ(snap_save_start(&tvm, true, true, done), 0);
+	EXPECT_EQ(vm_resume(&tvm), 0);
+	/* the memory and one block out, then the stream stops */
+	stream_limit = stream_len + SZ_2M + SZ_64K + 4096;
+	for (unsigned int i = 0; i < 50; i++)
+		snap_save_poll();
+	stuck = stream_len;
+	EXPECT_FALSE(guard_fn(0, 20 * SNAP_DISK_BLOCK_SECTORS, 8));
+	for (unsigned int i = 0; i < 20; i++)
+		snap_save_poll();
+	EXPECT_EQ(stream_len, stuck);		/* nothing moved meanwhile */
+	EXPECT_EQ(guard_fn(0, 20 * SNAP_DISK_BLOCK_SECTORS, 8), goes_while_stuck);
+	if (!goes_while_stuck) {
+		stream_limit += 4 * SZ_64K;
+		for (unsigned int i = 0; i < 20 && !guard_fn(0, 20 * SNAP_DISK_BLOCK_SECTORS, 8); i++)
+			snap_save_poll();
+		EXPECT_TRUE(guard_fn(0, 20 * SNAP_DISK_BLOCK_SECTORS, 8));
+	}
+	fill_block(20, 0xee);			/* the write goes */
+	poll_to_the_end();
+	EXPECT_TRUE(result.err == NULL);
+	EXPECT_EQ(disk_runs(bytes, &uniform), 33);
+	EXPECT_TRUE(uniform);
+	EXPECT_EQ(bytes[20], 0x40 + 20);	/* as at the pause */
+	vm_free();
+	free_bytes = 1ULL << 30;
+}
+
+TEST(snap_save_live_held_write_waits_for_its_read_not_the_stream)
+{
+	held_write_and_a_stuck_stream(1ULL << 30, true);
+}
+
+TEST(snap_save_live_held_write_without_a_pool_waits_for_the_stream)
+{
+	held_write_and_a_stuck_stream(0, false);
 }
 
 TEST(snap_save_live_snapshot_that_breaks_off_holds_no_write)
