@@ -627,10 +627,10 @@ def disk_snapshot_cost(tmp, pattern):
     with open(disk, "wb") as f:
         f.truncate(DISK_GEN_MIB << 20)
     seq = " seq=1" if pattern == "sequential" else ""
-    h = BenchHost(f"s{pattern}", tmp, 2, ["--stream-socket", str(tmp / f"s{pattern}.sock"),
+    h = BenchHost(f"s{pattern}", tmp, 2, ["--stream-socket", str(tmp / f"s{pattern}-stream.sock"),
                                           "--persist",
                                           *disk_gen_vm(disk, f"run_ms=200000 win_ms=20{seq}")])
-    h.stream_sock = tmp / f"s{pattern}.sock"
+    h.stream_sock = tmp / f"s{pattern}-stream.sock"
 
     def windows():
         return sum(1 for l in list(h.lines) if DISK_GEN_RATE.match(l))

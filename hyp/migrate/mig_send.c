@@ -459,15 +459,15 @@ static void end_round(void)
 	r.bytes = ms.tx.bytes;
 	section_tx_small(&ms.tx, MIG_SEC_ROUND, 0, &r, sizeof(r));
 	if (ms.copy_disks)
-		pr_info("vm %s: migration round %u: %lu pages and %lu disk blocks sent, %lu and "
-			"%lu dirty", ms.vm->cfg.name, ms.round, (unsigned long)ms.round_pages,
+		pr_info("vm %s: migration round %u: %lu pages and %lu disk runs sent, %lu pages and "
+			"%lu disk units dirty", ms.vm->cfg.name, ms.round, (unsigned long)ms.round_pages,
 			(unsigned long)ms.round_blocks, (unsigned long)pages,
 			(unsigned long)r.disk_dirty);
 	else
 		pr_info("vm %s: migration round %u: %lu pages sent, %lu dirty", ms.vm->cfg.name,
 			ms.round, (unsigned long)ms.round_pages, (unsigned long)pages);
-	/* a block is this many pages of stream and of downtime */
-	dirty = pages + r.disk_dirty * (SNAP_DISK_BLOCK_SECTORS * SNAP_DISK_SECTOR / SNAP_PAGE_SIZE);
+	/* a disk's 4 KiB unit is a page of stream and of downtime */
+	dirty = pages + r.disk_dirty;
 	ms.disk_dirty = r.disk_dirty;
 	ms.next_page = 0;
 	ms.round_pages = 0;
@@ -482,7 +482,7 @@ static void end_round(void)
 		return;
 	}
 	if (dirty > MIG_STOP_PAGES)
-		pr_info("vm %s: %s: %lu pages and %lu disk blocks go while it is paused", ms.name,
+		pr_info("vm %s: %s: %lu pages and %lu disk units go while it is paused", ms.name,
 			converging ? "round limit" : "not converging", (unsigned long)pages,
 			(unsigned long)ms.disk_dirty);
 	ms.pause_at = time_now();

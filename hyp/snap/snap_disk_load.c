@@ -55,13 +55,22 @@ const char *disk_load_run(struct disk_load *d, const struct snap_disk_run *run,
 	if (run->reserved)
 		return "reserved field is not 0";
 	*offset = offsetof(struct snap_disk_run, sector);
-	if (run->sector % BLOCK)
-		return "sector is not the start of a block";
+	if (run->sector % (d->again ? SNAP_DISK_UNIT_SECTORS : BLOCK))
+		return d->again ? "sector is not the start of a 4 KiB unit" :
+				  "sector is not the start of a block";
 	if (run->sector >= cap)
 		return "sector is past the disk's end";
 	*offset = offsetof(struct snap_disk_run, sectors);
-	if (run->sectors != MIN((uint64_t)BLOCK, cap - run->sector))
+	if (d->again) {
+		/* a migration: whole units inside one block (the last unit of
+		 * the disk may be short) */
+		if (!run->sectors || run->sector % BLOCK + run->sectors > BLOCK ||
+		    run->sector + run->sectors > cap ||
+		    (run->sectors % SNAP_DISK_UNIT_SECTORS && run->sector + run->sectors != cap))
+			return "sectors is not whole 4 KiB units inside one block";
+	} else if (run->sectors != MIN((uint64_t)BLOCK, cap - run->sector)) {
 		return "sectors is not the block's (a whole block, or the disk's last)";
+	}
 	*offset = offsetof(struct snap_disk_run, sector);
 	if (!d->again && d->seen[d->slot][block / 64] & (1ULL << (block % 64)))
 		return "a block that came before";

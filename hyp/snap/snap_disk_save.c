@@ -17,9 +17,11 @@
  * The guard and the saver (hart 0, snap_save_poll()) share the maps under
  * one lock.
  * Tracked (a migration): the VM runs on and nothing is held; every guest
- * write that completes marks its blocks dirty (the watch, called by vm_io.c),
- * and each later round reads and sends the blocks marked since the round
- * before began, zero or not (the destination had them non-zero perhaps).
+ * write that completes marks its 4 KiB units dirty (the watch, called by
+ * vm_io.c), and each later round reads the blocks with units marked since
+ * the round before began and sends those units, zero or not (the
+ * destination had them non-zero perhaps): a guest writing 4 KiB at random
+ * costs the stream 4 KiB, not a 64 KiB block, and the stop-and-copy too.
  *
  * A block of zeroes is left out, but one is staged all the same when no
  * DISK section went for KEEPALIVE_MS: reading a big empty disk takes
@@ -40,6 +42,8 @@
 
 #define BLOCK		SNAP_DISK_BLOCK_SECTORS
 #define BLOCK_BYTES	(SNAP_DISK_BLOCK_SECTORS * SNAP_DISK_SECTOR)
+#define UNIT		(SNAP_DISK_UNIT_SECTORS)	/* sectors a dirty bit stands for */
+#define UNITS		(BLOCK / UNIT)			/* a block's: 16 bits of a mask */
 #define SCAN_BUFS	2	/* the scan: one read while the other block goes out */
 #define POOL_BUFS	256	/* live: the urgent reads' too (16 MiB at most) */
 #define URGENT_MAX	64	/* blocks held writes wait for */
@@ -50,6 +54,7 @@ enum buf_state { BUF_FREE, BUF_READING, BUF_READY, BUF_SENDING };
 struct disk_buf {
 	enum buf_state state;
 	bool scan;			/* the scan's, not a held write's */
+	uint16_t units;			/* its units still to send (all: the whole block) */
 	unsigned int disk;
 	uint64_t block;
 	uint32_t sectors;
@@ -66,7 +71,9 @@ static struct {
 	unsigned int nr;		/* disks */
 	uint64_t sectors[VM_MAX_DISKS], blocks[VM_MAX_DISKS];
 	uint64_t *taken[VM_MAX_DISKS];	/* a bit a block whose read began (this round) */
-	uint64_t *dirty[VM_MAX_DISKS];	/* tracked: a bit a block written since the round began */
+	uint64_t *dirty[VM_MAX_DISKS];	/* tracked: a bit a unit written since the round began */
+	uint16_t *units[VM_MAX_DISKS];	/* tracked: a block's units this round sends */
+	uint64_t dirty_bytes[VM_MAX_DISKS], units_bytes[VM_MAX_DISKS];
 	uint64_t *reading[VM_MAX_DISKS];	/* a bit a block whose read is at the disk */
 	uint64_t map_bytes[VM_MAX_DISKS];
 	unsigned int disk;		/* the scan: next block to look at */
@@ -128,9 +135,9 @@ static void written(unsigned int disk, uint64_t sector, uint64_t sectors)
 {
 	if (disk >= ds.nr || !ds.dirty[disk] || !sectors)
 		return;
-	for (uint64_t b = sector / BLOCK;
-	     b <= (sector + sectors - 1) / BLOCK && b < ds.blocks[disk]; b++)
-		__atomic_fetch_or(&ds.dirty[disk][b / 64], 1ULL << (b % 64), __ATOMIC_RELAXED);
+	for (uint64_t u = sector / UNIT;
+	     u <= (sector + sectors - 1) / UNIT && u < ds.blocks[disk] * UNITS; u++)
+		__atomic_fetch_or(&ds.dirty[disk][u / 64], 1ULL << (u % 64), __ATOMIC_RELAXED);
 }
 
 static void free_maps(void)
@@ -139,7 +146,10 @@ static void free_maps(void)
 		if (ds.taken[i])
 			mm_free((hpa_t)(uintptr_t)ds.taken[i], ds.map_bytes[i]);
 		if (ds.dirty[i])
-			mm_free((hpa_t)(uintptr_t)ds.dirty[i], ds.map_bytes[i]);
+			mm_free((hpa_t)(uintptr_t)ds.dirty[i], ds.dirty_bytes[i]);
+		if (ds.units[i])
+			mm_free((hpa_t)(uintptr_t)ds.units[i], ds.units_bytes[i]);
+		ds.units[i] = NULL;
 		if (ds.reading[i])
 			mm_free((hpa_t)(uintptr_t)ds.reading[i], ds.map_bytes[i]);
 		ds.taken[i] = ds.dirty[i] = ds.reading[i] = NULL;
@@ -175,8 +185,11 @@ int disk_save_begin(struct vm *vm, enum disk_save_mode mode)
 			goto no_memory;
 		if (mode != DISK_SAVE_TRACKED)
 			continue;
-		ds.dirty[i] = (uint64_t *)(uintptr_t)mm_alloc(ds.map_bytes[i], PAGE_SIZE);
-		if (!ds.dirty[i])
+		ds.dirty_bytes[i] = ALIGN_UP(ds.blocks[i] * UNITS / 8, PAGE_SIZE);
+		ds.units_bytes[i] = ALIGN_UP(ds.blocks[i] * sizeof(uint16_t), PAGE_SIZE);
+		ds.dirty[i] = (uint64_t *)(uintptr_t)mm_alloc(ds.dirty_bytes[i], PAGE_SIZE);
+		ds.units[i] = (uint16_t *)(uintptr_t)mm_alloc(ds.units_bytes[i], PAGE_SIZE);
+		if (!ds.dirty[i] || !ds.units[i])
 			goto no_memory;
 	}
 	for (unsigned int i = 0; i < ds.nr; i++)
@@ -212,17 +225,24 @@ uint64_t disk_save_round(bool first)
 	ds.next = 0;
 	ds.elide_zero = first;	/* the destination's new image is zero */
 	for (unsigned int i = 0; i < ds.nr; i++) {
-		uint64_t words = (ds.blocks[i] + 63) / 64;
+		for (uint64_t b = 0; b < ds.blocks[i]; b++) {
+			uint64_t *word = &ds.dirty[i][b * UNITS / 64];
+			unsigned int shift = b * UNITS % 64;
+			uint16_t u;
 
-		for (uint64_t w = 0; w < words; w++) {
-			uint64_t d = __atomic_exchange_n(&ds.dirty[i][w], 0, __ATOMIC_ACQ_REL);
-
+			/* 4 blocks a word: take this block's 16 bits, leave the rest */
+			u = (uint16_t)(__atomic_fetch_and(word, ~(0xffffULL << shift),
+							  __ATOMIC_ACQ_REL) >> shift);
 			if (first)
-				d = ~0ULL;
-			if (w == words - 1 && ds.blocks[i] % 64)
-				d &= (1ULL << (ds.blocks[i] % 64)) - 1;
-			ds.taken[i][w] = ~d;
-			n += bit_count(d);
+				u = 0xffff;
+			else if (b == ds.blocks[i] - 1)	/* a short last block's own units */
+				u &= (uint16_t)((1U << ((ds.sectors[i] - b * BLOCK + UNIT - 1) / UNIT)) - 1);
+			ds.units[i][b] = u;
+			if (u)
+				clear_bit(ds.taken[i], b);
+			else
+				set_bit(ds.taken[i], b);
+			n += !!u;
 		}
 	}
 	return n;
@@ -238,7 +258,7 @@ uint64_t disk_save_dirty(void)
 	uint64_t n = 0;
 
 	for (unsigned int i = 0; i < ds.nr; i++)
-		for (uint64_t w = 0; ds.dirty[i] && w < (ds.blocks[i] + 63) / 64; w++)
+		for (uint64_t w = 0; ds.dirty[i] && w < (ds.blocks[i] * UNITS + 63) / 64; w++)
 			n += bit_count(__atomic_load_n(&ds.dirty[i][w], __ATOMIC_RELAXED));
 	return n;
 }
@@ -333,6 +353,7 @@ static int start_reads(bool urgent_only_now)
 		spin_unlock(&ds.lock);
 		b->sectors = (uint32_t)MIN((uint64_t)BLOCK,
 					   ds.sectors[b->disk] - b->block * BLOCK);
+		b->units = ds.units[b->disk] ? ds.units[b->disk][b->block] : 0xffff;
 		rc = vm_io_disk_submit(ds.vm, b->disk, &b->req, false, b->block * BLOCK,
 				       b->sectors, b->data);
 		if (rc) {
@@ -351,6 +372,31 @@ static int start_reads(bool urgent_only_now)
 		}
 	}
 	return 0;
+}
+
+/* The next run of @b's units as a DISK section (the whole block when all
+ * are to go, as a snapshot's always are); SENDING once the last is staged. */
+static void stage_units(struct section_tx *tx, struct disk_buf *b)
+{
+	unsigned int first = 0, end;
+	uint32_t sectors;
+
+	if (b->units == 0xffff) {
+		end = UNITS;
+	} else {
+		while (!(b->units & (1U << first)))
+			first++;
+		for (end = first; end < UNITS && b->units & (1U << end); end++)
+			;
+	}
+	b->units &= (uint16_t)~(((1U << end) - 1) & ~((1U << first) - 1));
+	sectors = MIN(end * UNIT, b->sectors) - first * UNIT;
+	if (!b->units)
+		b->state = BUF_SENDING;
+	ds.last_staged = time_now();
+	ds.bytes += (uint64_t)sectors * SNAP_DISK_SECTOR;
+	section_tx_disk(tx, b->disk, b->block * BLOCK + first * UNIT, sectors,
+			b->data + first * UNIT * SNAP_DISK_SECTOR);
 }
 
 static void free_buf(struct disk_buf *b)
@@ -435,11 +481,7 @@ enum disk_save_step disk_save_next(struct section_tx *tx, const char **why)
 			busy = true;	/* another read can start at once */
 			continue;
 		}
-		b->state = BUF_SENDING;
-		ds.last_staged = time_now();
-		ds.bytes += (uint64_t)b->sectors * SNAP_DISK_SECTOR;
-		section_tx_disk(tx, b->disk, b->block * BLOCK, b->sectors,
-				b->data);
+		stage_units(tx, b);
 		return DS_STAGED;
 	}
 	if (busy || ds.nr_urgent || ds.disk < ds.nr)

@@ -97,7 +97,7 @@ struct mig_round {
 	uint64_t dirty;		/* pages written meanwhile: the next round's work */
 	uint64_t bytes;		/* stream bytes S has sent so far */
 	uint64_t disk_blocks;	/* DISK sections this round sent (copy mode) */
-	uint64_t disk_dirty;	/* disk blocks written meanwhile: the next round's */
+	uint64_t disk_dirty;	/* 4 KiB disk units written meanwhile: the next round's */
 };
 
 /* SWITCHOVER (S -> D): the VM is paused on S; the rest follows. */

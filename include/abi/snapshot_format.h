@@ -33,6 +33,9 @@
  * a block of zeroes is not sent (the restored image starts zeroed). */
 #define SNAP_DISK_BLOCK_SECTORS	128
 #define SNAP_DISK_SECTOR	512
+/* A migration's DISK run (docs/migration.md, "DISK"): whole units of this
+ * many sectors (4 KiB) inside one block; a snapshot's is always a block. */
+#define SNAP_DISK_UNIT_SECTORS	8
 
 struct snap_header {
 	char magic[8];
