@@ -347,8 +347,6 @@ static enum exit_action exit_irq(struct vcpu *v, unsigned long irq)
 		/* a kick: posted work is applied before re-entry */
 		csr_clear(CSR_SIP, MIP_SSIP);
 		tlb_service();
-		if (h->index == 0 && sched_host_kicked() && sched_host_poll)
-			sched_host_poll();	/* host work a guest waits for */
 		return EXIT_RESUME;
 	case IRQ_S_EXT:
 		/* a host device (hart 0 only: no other hart enables SEIE) */

@@ -43,10 +43,4 @@ void sched_lock(void);
 void sched_unlock(void);
 /** sched_kick_idle() - wake an idle hart so it rescans the run queue. */
 void sched_kick_idle(void);
-/** sched_kick_host() - have hart 0 run its host services now (a soft
- *  interrupt, on hart 0 itself too) rather than at its next slice: work a
- *  guest waits for (a write a live snapshot holds until its block is read). */
-void sched_kick_host(void);
-/** sched_host_kicked() - hart 0: was it kicked since it last asked? */
-bool sched_host_kicked(void);
 #endif

@@ -35,7 +35,6 @@
 #include <log.h>
 #include <mm.h>
 #include <printf.h>
-#include <sched.h>
 #include <section_stream.h>
 #include <vm.h>
 #include <vm_io.h>
@@ -109,7 +108,7 @@ static void clear_bit(uint64_t *map, uint64_t b)
  * been read; the first one missing is asked for first. */
 static bool guard(unsigned int disk, uint64_t sector, uint64_t sectors)
 {
-	bool ok = true, kick = false;
+	bool ok = true;
 
 	spin_lock(&ds.lock);
 	if (ds.guarding && disk < ds.nr && ds.blocks[disk] && sectors) {
@@ -120,17 +119,13 @@ static bool guard(unsigned int disk, uint64_t sector, uint64_t sectors)
 				ok = ok && !test_bit(ds.reading[disk], b);
 				continue;
 			}
-			if (ok && ds.nr_urgent < URGENT_MAX) {
+			if (ok && ds.nr_urgent < URGENT_MAX)
 				ds.urgent[ds.nr_urgent++] = (__typeof__(ds.urgent[0])){ disk, b };
-				kick = true;
-			}
 			ok = false;
 			break;
 		}
 	}
 	spin_unlock(&ds.lock);
-	if (kick)
-		sched_kick_host();	/* the read starts now, not at hart 0's next slice */
 	return ok;
 }
 

@@ -156,20 +156,6 @@ unsigned long sched_wake_gen(void)
 	return atomic_load(&wake_gen);
 }
 
-/* Host work asked for from any hart: hart 0 polls at its soft interrupt. */
-static uint32_t host_kicked;
-
-void sched_kick_host(void)
-{
-	__atomic_store_n(&host_kicked, 1, __ATOMIC_RELEASE);
-	sbi_send_ipi(1, harts[0].hartid);	/* in a guest: it exits; idle: it wakes */
-}
-
-bool sched_host_kicked(void)
-{
-	return __atomic_exchange_n(&host_kicked, 0, __ATOMIC_ACQ_REL);
-}
-
 void sched_kick_idle(void)
 {
 	unsigned long idle;
