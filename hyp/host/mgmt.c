@@ -775,6 +775,10 @@ static void snapshot_paused(void *ctx, struct vm *vm, uint64_t result)
 		struct snap_result r = { "the VM could not be saved (it left, or no memory for a "
 					 "live snapshot)", NULL, vm, 0, 0, 0, 0, 0 };
 
+		/* a disk whose identity (--no-disks) could not be read says so */
+		if (vm->state == VM_PAUSED && snap_save_start_error())
+			r.err = snap_save_start_error();
+
 		snap_req.live = false;
 		snapshot_done(&r);
 		return;

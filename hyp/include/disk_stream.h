@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* A VM's disks in a stream: DISK sections (docs/snapshot-format.md, "DISK")
  * for the snapshot's saver and loader (snap_save.c, snap_load.c) and a
- * copy-mode migration's sender and receiver (mig_send.c, mig_recv.c). A
- * disk is the VM's virtio slot of the same number (disks come first). */
+ * copy-mode migration's sender and receiver (mig_send.c, mig_recv.c); the
+ * DISK_ID sections of a snapshot without the disks' content
+ * (snap_disk_id.c). A disk is the VM's virtio slot of the same number
+ * (disks come first). */
 #ifndef HYP_DISK_STREAM_H
 #define HYP_DISK_STREAM_H
 #include <types.h>
@@ -88,4 +90,38 @@ bool disk_load_flush(struct disk_load *d, const char **why);
  *  block it wrote, so the host disk is again the zeroed one it was given
  *  (a next attempt leaves zero blocks out): call until false. */
 bool disk_load_wipe(struct disk_load *d, const char **why);
+
+/* A disk's identity (DISK_ID, snap_disk_id.c): its sampled blocks' CRCs. */
+enum disk_id_step {
+	DID_WAIT,	/* a read under way: poll again */
+	DID_DONE,	/* every sample's CRC is in id */
+	DID_FAILED,	/* *why says why */
+};
+
+struct disk_id_read {
+	struct vm *vm;
+	unsigned int slot;
+	struct snap_disk_id id;		/* the samples of the disk's size; CRCs as read */
+	uint32_t next;			/* the sample being read */
+	bool reading;			/* req is at the disk */
+	uint8_t *buf;			/* a block */
+	struct vm_disk_req req;
+	char err[96];
+};
+
+/** disk_id_layout() - @id for a disk of @sectors: its samples' blocks, CRCs 0. */
+void disk_id_layout(uint64_t sectors, struct snap_disk_id *id);
+/** disk_id_problem() - a DISK_ID payload's first problem for a disk of
+ *  @capacity (*@offset: its field's payload offset), or NULL. */
+const char *disk_id_problem(const struct snap_disk_id *id, uint64_t capacity, uint32_t *offset);
+/** disk_id_begin() - read the samples of @vm's disk in @slot, as it is now. */
+void disk_id_begin(struct disk_id_read *r, struct vm *vm, unsigned int slot);
+/** disk_id_poll() - read on (one block a call at most); never waits. */
+enum disk_id_step disk_id_poll(struct disk_id_read *r, const char **why);
+/** disk_id_end() - give the buffer back: false (@wait false) if a read is
+ *  still at the disk, which keeps it; @wait: wait for that read first. */
+bool disk_id_end(struct disk_id_read *r, bool wait);
+/** disk_id_take() - the saver's: @vm's disk @slot's identity into @id, read
+ *  now (the VM is paused), waiting a bounded time; -HYP_E* and *@why. */
+int disk_id_take(struct vm *vm, unsigned int slot, struct snap_disk_id *id, const char **why);
 #endif

@@ -212,8 +212,12 @@ bool snap_port_stalled(uint64_t since);
 /** snap_save_start() - stream @vm, which the caller paused (all vCPUs off
  *  their harts, its devices drained), to the stream port; @done is called
  *  when it ended. @live: the caller may resume the VM as soon as this
- *  returns. @disks: its disks' content goes in too (SNAP_F_DISKS). */
+ *  returns. @disks: its disks' content goes in too (SNAP_F_DISKS); else each
+ *  disk's identity (DISK_ID), whose blocks are read now. */
 int snap_save_start(struct vm *vm, bool live, bool disks, snap_done_fn done);
+/** snap_save_start_error() - why the last snap_save_start() failed, when it
+ *  says more than its code (a disk's identity could not be read), or NULL. */
+const char *snap_save_start_error(void);
 /** snap_saving() - is @vm being saved (its memory must stay)? */
 bool snap_saving(const struct vm *vm);
 /** snap_holds_paused() - a save of @vm needs it paused until the stream is

@@ -27,6 +27,8 @@ uint64_t snap_section_length(uint32_t type, uint32_t instance, uint32_t version)
 		return instance < vdev_count ?
 		       sizeof(struct snap_device) + vdev_all[instance]->state_size : 0;
 	case SNAP_SEC_END: return sizeof(struct snap_end);
+	case SNAP_SEC_DISK_ID:
+		return version >= SNAP_VERSION_DISK_ID ? sizeof(struct snap_disk_id) : 0;
 	default: return 0;
 	}
 }

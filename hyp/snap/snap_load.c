@@ -4,7 +4,10 @@
  * framing, lengths a section cannot have, CRCs; memory straight into the
  * VM's RAM). Every byte is checked before it is used: the header, each
  * section's type, order, length and CRC, every field (snap_admit.c: the
- * records' and the device states' tables and hooks). The VM exists from
+ * records' and the device states' tables and hooks). A stream without the
+ * disks' content names each disk's identity (DISK_ID, version 6): the same
+ * blocks of the host disk its VIRTIO section bound are read and compared
+ * (snap_disk_id.c), nothing more read from the stream meanwhile. The VM exists from
  * CONFIG on but is never scheduled until END has been checked; on any refusal it is destroyed,
  * so there is never a half-restored guest, and other VMs are not touched. */
 #include <stddef.h>
@@ -41,13 +44,17 @@ static struct {
 	uint64_t flags;			/* the header's */
 	gpa_t next_gpa;			/* MEMORY runs go up */
 	struct disk_load disk;		/* DISK sections: snap_disk_load.c */
+	unsigned int next_disk_id;	/* DISK_ID sections: the disk whose comes next */
+	bool id_checking;		/* its host disk's samples are being read */
+	struct snap_disk_id id_saved;	/* what the stream says they are */
+	struct disk_id_read id_read;	/* snap_disk_id.c */
 	struct section_rx rx;		/* its sec: the section being read */
-	char err[160];
+	char err[256];
 	const char *code;
 } ld;
 
 static const char *const section_names[] = { "?", "CONFIG", "VCPU", "DEVICE", "MEMORY", "END",
-					     "VIRTIO", "DISK" };
+					     "VIRTIO", "DISK", "DISK_ID" };
 
 static const char *sec_name(uint32_t type)
 {
@@ -73,6 +80,8 @@ static void finish(bool ok)
 	snap_done_fn done = ld.done;
 
 	disk_load_end(&ld.disk);
+	disk_id_end(&ld.id_read, true);
+	ld.id_checking = false;
 	if (!ok && ld.vm) {
 		/* never scheduled, never on a hart: its memory goes back at once */
 		vm_destroy_finish(ld.vm);
@@ -145,6 +154,26 @@ static void got_header(void)
 	ld.flags = h->flags;
 }
 
+/* A stream without the disks' content (version 6) names every disk's
+ * identity before memory: the slot of the first disk that has had none, or
+ * -1 (all had theirs, or the stream is of a version without). */
+static int disk_id_missing(void)
+{
+	if (ld.version < SNAP_VERSION_DISK_ID || (ld.flags & SNAP_F_DISKS) ||
+	    ld.next_disk_id >= VM_MAX_DISKS || !vm_io_disk_sectors(ld.vm, ld.next_disk_id))
+		return -1;
+	return (int)ld.next_disk_id;
+}
+
+static void refuse_missing_disk_id(int slot)
+{
+	char why[128];
+
+	snprintf(why, sizeof(why), "disk %d has no DISK_ID section (a version 6 stream without "
+		 "the disks' content names each disk's identity, before memory)", slot);
+	refuse("bad-snapshot", why);
+}
+
 /* A section header arrived: is it the one that may come now? */
 static void got_section(void)
 {
@@ -172,9 +201,10 @@ static void got_section(void)
 			return refuse("bad-snapshot", "unknown section type (VIRTIO is version 4's)");
 		/* before MEMORY, and before DISK (a stream may have no memory run) */
 		if (!have_config || ld.next_dev != vdev_count || s->instance != ld.next_vio ||
-		    ld.memory_begun || ld.disks_begun)
+		    ld.memory_begun || ld.disks_begun || ld.next_disk_id)
 			return refuse("bad-snapshot", "out of order (virtio devices follow the "
-				      "devices, by slot from 0, before memory and disks)");
+				      "devices, by slot from 0, before the disks' identities, memory "
+				      "and disks)");
 		if (!snap_vio_length_ok(s->length))
 			return refuse("bad-snapshot", "impossible length for this section");
 		break;
@@ -182,7 +212,23 @@ static void got_section(void)
 		if (!have_config || ld.next_dev != vdev_count || ld.disks_begun)
 			return refuse("bad-snapshot", "out of order (memory follows the devices, "
 				      "before the disks)");
+		if (disk_id_missing() >= 0)
+			return refuse_missing_disk_id(disk_id_missing());
 		break;	/* its instance and length: section_rx_take() */
+	case SNAP_SEC_DISK_ID:
+		if (ld.version < SNAP_VERSION_DISK_ID)
+			return refuse("bad-snapshot", "unknown section type (DISK_ID is version 6's)");
+		if (ld.flags & SNAP_F_DISKS)
+			return refuse("bad-snapshot", "a DISK_ID section in a stream with the disks' "
+				      "content (header flag DISKS)");
+		if (!have_config || ld.next_dev != vdev_count || ld.memory_begun ||
+		    s->instance != ld.next_disk_id)
+			return refuse("bad-snapshot", "out of order (the disks' identities follow "
+				      "the virtio devices, by slot from 0, before memory)");
+		if (s->instance >= VM_MAX_DISKS || !vm_io_disk_sectors(ld.vm, s->instance))
+			return refuse("bad-snapshot", "a DISK_ID section for a slot that is not a "
+				      "disk");
+		break;
 	case SNAP_SEC_DISK:
 		if (!(ld.flags & SNAP_F_DISKS))
 			return refuse("bad-snapshot", "a DISK section in a stream without the disks "
@@ -197,6 +243,8 @@ static void got_section(void)
 	case SNAP_SEC_END:
 		if (!have_config || ld.next_dev != vdev_count || s->instance)
 			return refuse("bad-snapshot", "END before the VM state is complete");
+		if (disk_id_missing() >= 0)
+			return refuse_missing_disk_id(disk_id_missing());
 		break;
 	default:
 		return refuse("bad-snapshot", "unknown section type");
@@ -257,6 +305,54 @@ static void got_vio(const uint8_t *payload)
 	if (why)
 		return refuse_field_code(code, why, offset);
 	ld.next_vio++;
+}
+
+/* A disk's identity: checked, then its host disk's samples read (polls). */
+static void got_disk_id(const struct snap_disk_id *id)
+{
+	uint32_t offset;
+	const char *why = disk_id_problem(id, vm_io_disk_sectors(ld.vm, ld.rx.sec.instance),
+					  &offset);
+
+	if (why)
+		return refuse_field(why, offset);
+	ld.id_saved = *id;
+	disk_id_begin(&ld.id_read, ld.vm, ld.rx.sec.instance);
+	ld.id_checking = true;
+}
+
+/* Read on in the host disk the DISK_ID section names: true while that
+ * goes on; false once done, the disk the saved one or the restore refused. */
+static bool disk_id_checking(void)
+{
+	const struct snap_disk_id *got = &ld.id_read.id;
+	const char *why;
+	char msg[160];
+
+	switch (disk_id_poll(&ld.id_read, &why)) {
+	case DID_WAIT:
+		return true;
+	case DID_FAILED:
+		refuse("disk-io", why);
+		return false;
+	case DID_DONE:
+		break;
+	}
+	for (uint32_t i = 0; i < got->samples; i++) {
+		if (got->sample[i].crc32c == ld.id_saved.sample[i].crc32c)
+			continue;
+		snprintf(msg, sizeof(msg), "disk %u: the host disk is not the saved disk (block %lu "
+			 "differs): give the image as it was at the snapshot", ld.id_read.slot,
+			 (unsigned long)got->sample[i].block);
+		refuse_field_code("no-device", msg, (uint32_t)(offsetof(struct snap_disk_id, sample) +
+				  i * sizeof(got->sample[0]) +
+				  offsetof(struct snap_disk_id_sample, crc32c)));
+		return false;
+	}
+	disk_id_end(&ld.id_read, true);
+	ld.id_checking = false;
+	ld.next_disk_id++;
+	return false;
 }
 
 static void got_run(const struct snap_mem_run *run)
@@ -329,6 +425,7 @@ static void got_payload(void)
 	case SNAP_SEC_VCPU: got_vcpu(payload); break;
 	case SNAP_SEC_DEVICE: got_device(payload); break;
 	case SNAP_SEC_VIRTIO: got_vio(payload); break;
+	case SNAP_SEC_DISK_ID: got_disk_id(payload); break;
 	case SNAP_SEC_MEMORY: got_run(payload); return;	/* its pages follow */
 	case SNAP_SEC_DISK: got_disk_run(payload); return;	/* its sectors follow */
 	case SNAP_SEC_END: got_end(payload); return;
@@ -364,6 +461,16 @@ void snap_load_poll(void)
 			ld.code = "bad-snapshot";
 			finish(false);
 			return;
+		}
+		/* a disk's identity being read: nothing more is read meanwhile,
+		 * and that wait is not a stall */
+		if (ld.id_checking) {
+			ld.rx.moved = time_now();
+			if (disk_id_checking())
+				continue;	/* until the budget is spent */
+			if (!ld.busy)
+				return;
+			continue;
 		}
 		/* a block on its way to the disk: nothing more is read meanwhile
 		 * (its buffer is the next one's), and that wait is not a stall */

@@ -4,6 +4,9 @@
  * migration sends them), MEMORY runs of non-zero pages, the disks' DISK
  * runs (snap_disk_save.c) unless the caller leaves them out, END, each
  * section framed and pushed by the shared transmitter (section_tx.c).
+ * Without the disks' content, each disk's identity goes in instead (DISK_ID
+ * after the VIRTIO sections, snap_disk_id.c): its sampled blocks are read at
+ * the pause, before a live snapshot lets the VM run on.
  *
  * Plain: the VM stays paused until the last byte. Live: while it is paused,
  * the vCPU and device state are staged and its RAM is write-protected at
@@ -29,12 +32,14 @@
 
 #define POLL_BUDGET_US	2000	/* streaming time per poll, so hart 0 goes on */
 
-enum phase { P_IDLE, P_HEADER, P_CONFIG, P_STATE, P_PREFIX, P_MEMORY, P_DISK, P_END, P_DONE };
+enum phase { P_IDLE, P_HEADER, P_CONFIG, P_STATE, P_DISK_ID, P_PREFIX, P_MEMORY, P_DISK, P_END,
+	     P_DONE };
 
 #define PREFIX_MAX	(sizeof(struct snap_header) + \
 			 sizeof(struct snap_section) + sizeof(struct snap_config) + \
 			 SNAP_MAX_VCPUS * (sizeof(struct snap_section) + sizeof(struct snap_vcpu)) + \
-			 (4 + VIO_MMIO_SLOTS) * (sizeof(struct snap_section) + SNAP_DEVICE_MAX))
+			 (4 + VIO_MMIO_SLOTS) * (sizeof(struct snap_section) + SNAP_DEVICE_MAX) + \
+			 VM_MAX_DISKS * (sizeof(struct snap_section) + sizeof(struct snap_disk_id)))
 #define PAGES_PER_CHUNK	(VM_RAM_CHUNK / SNAP_PAGE_SIZE)
 /* A run's CRC is computed before it is sent, in one go on hart 0, where a
  * vCPU waits meanwhile: runs of 64 pages keep that to ~1 ms (2 MiB runs held
@@ -48,6 +53,8 @@ static struct {
 	bool live;
 	bool disks;			/* the disks' content goes in (SNAP_F_DISKS) */
 	const char *disk_err;		/* the disks' part failed: why */
+	struct snap_disk_id disk_id[VM_MAX_DISKS];	/* without disks: read at the pause */
+	unsigned int nr_disk_ids;
 	uint64_t disk_runs;		/* DISK sections staged */
 	bool forced_pause;		/* no memory for a copy: the VM waits for us */
 	uint64_t forced_at;		/* when that pause was asked for */
@@ -206,7 +213,15 @@ static bool stage_next(void)
 		return true;
 	case P_STATE:
 		snap_emit_state(&sv.tx, vm, sv.index);
-		if (++sv.index == snap_state_pieces(vm))
+		if (++sv.index == snap_state_pieces(vm)) {
+			sv.index = 0;
+			sv.phase = sv.nr_disk_ids ? P_DISK_ID : sv.live ? P_PREFIX : P_MEMORY;
+		}
+		return true;
+	case P_DISK_ID:
+		section_tx_small(&sv.tx, SNAP_SEC_DISK_ID, sv.index, &sv.disk_id[sv.index],
+				 sizeof(sv.disk_id[0]));
+		if (++sv.index == sv.nr_disk_ids)
 			sv.phase = sv.live ? P_PREFIX : P_MEMORY;
 		return true;
 	case P_PREFIX:
@@ -335,8 +350,31 @@ static int live_begin(struct vm *vm)
 	return 0;
 }
 
+static const char *start_error;
+
+const char *snap_save_start_error(void)
+{
+	return start_error;
+}
+
+/* Without the disks' content: each disk's identity, read now (paused). */
+static int take_disk_ids(struct vm *vm)
+{
+	for (unsigned int i = 0; i < VM_MAX_DISKS && vm_io_disk_sectors(vm, i); i++) {
+		int rc = disk_id_take(vm, i, &sv.disk_id[i], &start_error);
+
+		if (rc)
+			return rc;
+		sv.nr_disk_ids++;
+	}
+	return 0;
+}
+
 int snap_save_start(struct vm *vm, bool live, bool disks, snap_done_fn done)
 {
+	int rc;
+
+	start_error = NULL;
 	if (sv.phase != P_IDLE)
 		return -HYP_EBUSY;
 	if (!snap_port_ready())
@@ -353,6 +391,10 @@ int snap_save_start(struct vm *vm, bool live, bool disks, snap_done_fn done)
 	sv.chunks = vm->cfg.ram_size / VM_RAM_CHUNK;
 	sv.start = time_now();
 	section_tx_reset(&sv.tx);
+	if (!disks && (rc = take_disk_ids(vm))) {
+		sv.phase = P_IDLE;
+		return rc;
+	}
 	/* the disks first: their guard is set while the VM is still paused */
 	if (disks && disk_save_begin(vm, live ? DISK_SAVE_LIVE : DISK_SAVE_PLAIN)) {
 		sv.phase = P_IDLE;

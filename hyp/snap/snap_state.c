@@ -34,7 +34,7 @@ const char *snap_header_check(const struct snap_header *h)
 	if (memcmp(h->magic, SNAP_MAGIC, sizeof(h->magic)))
 		return "not a Carapace snapshot (bad magic)";
 	if (h->version < SNAP_VERSION_MIN || h->version > SNAP_VERSION)
-		return "unknown snapshot version (this Carapace reads versions 1 to 5)";
+		return "unknown snapshot version (this Carapace reads versions 1 to 6)";
 	if (h->header_size != sizeof(*h))
 		return "bad header size";
 	if (h->flags & ~(SNAP_F_LIVE | SNAP_F_DISKS) ||

@@ -31,7 +31,8 @@
 
 enum mig_section_type {
 	/* 1..7 as in the snapshot format: CONFIG, VCPU, DEVICE, MEMORY, END, VIRTIO,
-	 * DISK (copy mode only; a block may come again in a later round) */
+	 * DISK (copy mode only; a block may come again in a later round); never
+	 * the snapshot format's 8, DISK_ID */
 	MIG_SEC_CAPS = 16,
 	MIG_SEC_ACCEPT = 17,
 	MIG_SEC_ZERO = 18,

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* The snapshot stream, version 5 (docs/snapshot-format.md is normative; this
+/* The snapshot stream, version 6 (docs/snapshot-format.md is normative; this
  * header, abi/snapshot_records.h (the vCPU records) and
  * abi/snapshot_devices.h (the device states) are its C form, shared by the
  * hypervisor, its tests and tools/carapace-snap).
  *
  * A stream is a header, then sections, each a section header and a payload:
  *   CONFIG, VCPU x nr_vcpus, DEVICE x every device, VIRTIO x the VM's virtio
- *   devices (version 4), MEMORY x runs, DISK x runs (version 5), END.
+ *   devices (version 4), DISK_ID x the disks (version 6, without DISKS),
+ *   MEMORY x runs, DISK x runs (version 5, with DISKS), END.
  * Everything is little-endian, every field has a fixed width and every struct
  * a fixed size with no implicit padding. A snapshot file is a saved stream. */
 #ifndef HYP_SNAPSHOT_FORMAT_H
@@ -16,10 +17,11 @@
 #include <abi/snapshot_devices.h>
 
 #define SNAP_MAGIC		"CARASNAP"	/* 8 bytes, no NUL */
-#define SNAP_VERSION		5	/* 5: DISK sections, the disks' content */
-#define SNAP_VERSION_MIN	1	/* versions 1 to 4 are read too */
+#define SNAP_VERSION		6	/* 6: DISK_ID sections, the disks' identity */
+#define SNAP_VERSION_MIN	1	/* versions 1 to 5 are read too */
 #define SNAP_VERSION_VIRTIO	4	/* the first with VIRTIO sections */
 #define SNAP_VERSION_DISK	5	/* the first with DISK sections */
+#define SNAP_VERSION_DISK_ID	6	/* the first with DISK_ID sections */
 #define SNAP_PAGE_SIZE		4096
 #define SNAP_RUN_MAX_PAGES	512		/* one MEMORY section covers at most 2 MiB */
 #define SNAP_MAX_VCPUS		8
@@ -27,7 +29,7 @@
 				 (uint64_t)SNAP_RUN_MAX_PAGES * SNAP_PAGE_SIZE)
 
 #define SNAP_F_LIVE		(1ULL << 0)	/* taken while the VM ran on */
-#define SNAP_F_DISKS		(1ULL << 1)	/* version 5: every disk's content is in it */
+#define SNAP_F_DISKS		(1ULL << 1)	/* version 5, 6: every disk's content is in it */
 
 /* A disk's content moves in blocks of this many 512-byte sectors (64 KiB);
  * a block of zeroes is not sent (the restored image starts zeroed). */
@@ -53,6 +55,7 @@ enum snap_section_type {
 	SNAP_SEC_END = 5,
 	SNAP_SEC_VIRTIO = 6,	/* version 4: one virtio device, instance = its slot */
 	SNAP_SEC_DISK = 7,	/* version 5: one run of a disk's sectors, instance = its slot */
+	SNAP_SEC_DISK_ID = 8,	/* version 6: a disk's identity, instance = its slot */
 };
 
 struct snap_section {
@@ -92,6 +95,27 @@ struct snap_disk_run {
 	uint32_t reserved;	/* 0 */
 };
 
+/* DISK_ID (instance = the disk's virtio-mmio slot; only in a stream without
+ * SNAP_F_DISKS, one per disk, read-only ones too): a cheap fingerprint of the
+ * disk's content, so that a restore onto another image is refused. Samples
+ * 0..samples-1 are the blocks floor(i * (blocks - 1) / (samples - 1)) of the
+ * disk's blocks of SNAP_DISK_BLOCK_SECTORS (the first, the last and evenly
+ * spaced ones between), each with the CRC32C of its sectors (the last block
+ * may be shorter); the samples after them are all zero. */
+#define SNAP_DISK_ID_SAMPLES	16
+struct snap_disk_id_sample {
+	uint64_t block;		/* the block's index: its first sector / SNAP_DISK_BLOCK_SECTORS */
+	uint32_t crc32c;	/* CRC32C of the block's sectors */
+	uint32_t reserved;	/* 0 */
+};
+
+struct snap_disk_id {
+	uint64_t sectors;	/* the disk's capacity: its VIRTIO section's */
+	uint32_t samples;	/* min(SNAP_DISK_ID_SAMPLES, the disk's blocks) */
+	uint32_t reserved;	/* 0 */
+	struct snap_disk_id_sample sample[SNAP_DISK_ID_SAMPLES];
+};
+
 /* END (instance 0): the stream is complete. */
 struct snap_end {
 	uint64_t sections;	/* sections before this one */
@@ -104,4 +128,6 @@ _Static_assert(sizeof(struct snap_device) == 24, "snap_device");
 _Static_assert(sizeof(struct snap_mem_run) == 16, "snap_mem_run");
 _Static_assert(sizeof(struct snap_end) == 16, "snap_end");
 _Static_assert(sizeof(struct snap_disk_run) == 16, "snap_disk_run");
+_Static_assert(sizeof(struct snap_disk_id_sample) == 16, "snap_disk_id_sample");
+_Static_assert(sizeof(struct snap_disk_id) == 272, "snap_disk_id");
 #endif

@@ -25,7 +25,7 @@ FUZZ_LDFLAGS := $(FUZZ_SAN) -fsanitize=fuzzer
 
 FUZZ_SNAP_SRC := tests/fuzz/fuzz_snap_load.c tests/fuzz/fuzz_restore_host.c \
 	tests/fuzz/fuzz_clock_log.c tests/unit/fake_csr.c \
-	hyp/snap/snap_load.c hyp/snap/snap_disk_load.c hyp/snap/section_rx.c hyp/snap/snap_admit.c hyp/snap/snap_state.c \
+	hyp/snap/snap_load.c hyp/snap/snap_disk_load.c hyp/snap/snap_disk_id.c hyp/snap/section_rx.c hyp/snap/snap_admit.c hyp/snap/snap_state.c \
 	hyp/snap/snap_record.c hyp/state/cfi_state.c \
 	hyp/lib/crc32c.c hyp/vdev/vuart.c hyp/vdev/vplic.c hyp/vdev/vmgenid.c hyp/vdev/devices.c \
 	hyp/state/pmu.c hyp/state/pmu_logic.c hyp/state/steal_time.c hyp/state/vcpu_reset.c hyp/state/fwft.c \
@@ -121,7 +121,7 @@ FUZZ_COV_B := $(FUZZ_B)/cov
 FUZZ_COV_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=all,$(FUZZ_CFLAGS)) \
 	-fprofile-instr-generate -fcoverage-mapping
 FUZZ_COV_OBJS := $(patsubst %.c,$(FUZZ_COV_B)/obj/%.o,$(FUZZ_SNAP_SRC))
-FUZZ_COV_SHOW := hyp/snap/snap_load.c hyp/snap/snap_disk_load.c hyp/snap/section_rx.c hyp/snap/snap_admit.c hyp/snap/snap_state.c hyp/snap/snap_record.c hyp/vdev/vuart.c hyp/vdev/vplic.c \
+FUZZ_COV_SHOW := hyp/snap/snap_load.c hyp/snap/snap_disk_load.c hyp/snap/snap_disk_id.c hyp/snap/section_rx.c hyp/snap/snap_admit.c hyp/snap/snap_state.c hyp/snap/snap_record.c hyp/vdev/vuart.c hyp/vdev/vplic.c \
 	hyp/vdev/vmgenid.c hyp/lib/crc32c.c hyp/snap/snap_vio.c hyp/vdev/vio_mmio.c hyp/vdev/vblk.c hyp/vdev/vnet.c
 LLVM_PROFDATA ?= llvm-profdata-14
 LLVM_COV ?= llvm-cov-14
@@ -185,7 +185,7 @@ fuzz-opts-mgmt := -max_len=4608
 fuzz-short-mgmt := 50000
 fuzz-src-mig_recv := tests/fuzz/fuzz_mig_recv.c tests/fuzz/fuzz_restore_host.c tests/fuzz/fuzz_clock_log.c \
 	tests/unit/fake_csr.c hyp/migrate/mig_recv.c \
-	hyp/migrate/mig_wire.c hyp/snap/section_rx.c hyp/snap/section_tx.c hyp/snap/snap_load.c hyp/snap/snap_disk_load.c \
+	hyp/migrate/mig_wire.c hyp/snap/section_rx.c hyp/snap/section_tx.c hyp/snap/snap_load.c hyp/snap/snap_disk_load.c hyp/snap/snap_disk_id.c \
 	hyp/snap/snap_admit.c hyp/snap/snap_state.c hyp/snap/snap_record.c \
 	hyp/state/cfi_state.c \
 	hyp/lib/crc32c.c hyp/lib/printf.c hyp/vdev/vuart.c hyp/vdev/vplic.c hyp/vdev/vmgenid.c \

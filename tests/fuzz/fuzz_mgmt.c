@@ -345,6 +345,12 @@ int snap_save_start(struct vm *vm, bool live, bool disks, snap_done_fn done)
 	return 0;
 }
 
+/* a failed start says why, as a disk whose identity could not be read does */
+const char *snap_save_start_error(void)
+{
+	return (flags & FL_OP_FAILS) ? "disk 0: read error in block 8" : NULL;
+}
+
 int snap_load_start(uint64_t bytes, const char *name, const struct snap_io_map *map,
 		    snap_done_fn done)
 {

@@ -87,6 +87,7 @@ void fuzz_host_input(uint8_t flags, const uint8_t *data, size_t len, const uint8
 	if (all_empty)
 		memset(port.sizes, 0, sizeof(port.sizes));
 	memset(&vms_seen, 0, sizeof(vms_seen));
+	fuzz_disk_changed = ~0ULL;
 	hart_caps = (struct hart_caps){
 		.sstc = true, .zicfilp = true, .zicfiss = !(flags & FL_NO_ZICFISS),
 		.henvcfg_ok = ENVCFG_STCE | ENVCFG_PBMTE |
@@ -191,15 +192,33 @@ bool vm_io_disk_read_only(struct vm *vm, unsigned int d)
 	return d >= io.nr_disks || io.disk[d].pci_dev == FUZZ_DISK_RO_PCI;
 }
 
+uint64_t fuzz_disk_changed = ~0ULL;
+
+/* A read of a block (a DISK_ID's sample): its content by the rule above. */
+static void disk_read(uint64_t sector, uint32_t sectors, uint8_t *buf)
+{
+	uint64_t block = sector / SNAP_DISK_BLOCK_SECTORS;
+
+	memset(buf, block == fuzz_disk_changed ? FUZZ_DISK_CHANGED_BYTE : FUZZ_DISK_BYTE(block),
+	       (size_t)sectors * SNAP_DISK_SECTOR);
+	vms_seen.disk_reads++;
+}
+
 int vm_io_disk_submit(struct vm *vm, unsigned int d, struct vm_disk_req *r, bool write,
 		      uint64_t sector, uint32_t sectors, void *buf)
 {
 	const volatile uint8_t *p = buf;
 
 	(void)vm;
-	CHECK(write && d < io.nr_disks && io.disk[d].pci_dev != FUZZ_DISK_RO_PCI);
+	CHECK(d < io.nr_disks && (!write || io.disk[d].pci_dev != FUZZ_DISK_RO_PCI));
 	CHECK(sectors >= 1 && sectors <= SNAP_DISK_BLOCK_SECTORS);
 	CHECK(sector % SNAP_DISK_BLOCK_SECTORS == 0 && sector + sectors <= FUZZ_DISK_SECTORS);
+	if (!write) {
+		disk_read(sector, sectors, buf);
+		r->status = VIRTIO_BLK_S_OK;
+		r->done = 1;
+		return 0;
+	}
 	(void)p[sectors * SNAP_DISK_SECTOR - 1];	/* the whole buffer is ours */
 	vms_seen.disk_writes++;
 	vms_seen.disk_last_sector = sector;

@@ -24,6 +24,14 @@
 #define FUZZ_DISK_PCI		2
 #define FUZZ_DISK_RO_PCI	3
 #define FUZZ_DISK_SECTORS	16384
+/* What both host disks read as (a restore's DISK_ID check reads them):
+ * every byte of block b is FUZZ_DISK_BYTE(b), the same on both, as on a
+ * copy of one image; but block fuzz_disk_changed (~0: none) reads all 0xee,
+ * as an image the guest wrote after its snapshot. tests/fuzz/make_seeds.py
+ * computes the seeds' DISK_IDs from the same rule. */
+#define FUZZ_DISK_BYTE(b)	((uint8_t)((b) * 7 + 1))
+#define FUZZ_DISK_CHANGED_BYTE	0xee
+extern uint64_t fuzz_disk_changed;
 #define FUZZ_SWITCH		"lan"
 #define FUZZ_TAKEN_MAC		{ 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 }
 
@@ -56,6 +64,7 @@ struct fuzz_vms_seen {
 	unsigned int disk_requests;	/* requests the stub disks completed */
 	unsigned int frames_seen;	/* frames the other VM's NIC on FUZZ_SWITCH got */
 	unsigned int disk_writes;	/* DISK blocks a restore wrote */
+	unsigned int disk_reads;	/* blocks a restore's DISK_ID check read */
 	unsigned int disk_flushes;	/* FLUSHes of a migration's copied disks */
 	uint64_t disk_last_sector;	/* the last one's sector and first byte */
 	uint8_t disk_last_byte;

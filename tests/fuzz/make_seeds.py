@@ -133,6 +133,19 @@ VIO_TAKEN_MAC = bytes([0x52, 0x54, 0x00, 0x12, 0x34, 0x56])
 VIO_STATUS_UP = 0x0F          # ACKNOWLEDGE DRIVER DRIVER_OK FEATURES_OK
 
 
+def stub_disk_id(sectors, changed=None):
+    """A DISK_ID payload for a stub host disk of @sectors (format version 6):
+    block b of both stub disks reads all FUZZ_DISK_BYTE(b) = b * 7 + 1
+    (tests/fuzz/fuzz_restore_host.h); block @changed as the guest left it
+    after the snapshot (0xee), so the restore refuses it."""
+    crcs = []
+    for b in snap.disk_id_blocks(sectors):
+        n = min(snap.DISK_BLOCK_SECTORS, sectors - b * snap.DISK_BLOCK_SECTORS)
+        byte = 0xEE if b == changed else (b * 7 + 1) & 0xFF
+        crcs.append(crc32c(bytes([byte]) * (n * snap.DISK_SECTOR)))
+    return snap.disk_id_payload(sectors, crcs)
+
+
 def vio_blk(**over):
     q = [0, 0]
     base = RAM_BASE + VIO_RING
@@ -189,7 +202,7 @@ def override(layout, raw, fields):
 def stream(name="alpha", nr_vcpus=1, ram=8 * MiB, runs=((0x200000, 1),), cfi=True,
            live=False, queued=b"hi\n", timebase=TIMEBASE, features=None, vcpu_over=None,
            dev_over=None, end_over=None, version=snap.VERSION, vcpu_version=None,
-           config_over=None, vio=(), ring=False, disks=None, disk_flag=None):
+           config_over=None, vio=(), ring=False, disks=None, disk_flag=None, disk_ids=None):
     """A valid stream (unless an override makes a field wrong: the CRCs stay
     right, so the field checks see it); @runs: (offset in RAM, pages).
     @version: the header's; the VCPU records are of @vcpu_version (default the
@@ -197,7 +210,10 @@ def stream(name="alpha", nr_vcpus=1, ram=8 * MiB, runs=((0x200000, 1),), cfi=Tru
     state) of each VIRTIO section, slots 0, 1, ...; @ring: the disk's rings
     (vio_ring_run()) as the first run. @disks: (slot, sector, bytes) of each
     DISK section (version 5), after the memory; @disk_flag: the header's flag
-    DISKS (default: set when @disks is given)."""
+    DISKS (default: set when @disks is given). @disk_ids: (slot, payload) of
+    each DISK_ID section after the VIRTIO ones; default in a version 6 stream
+    without DISKS, each disk's as the stub host's disks read
+    (stub_disk_id())."""
     if disk_flag is None:
         disk_flag = disks is not None
     out = [snap.HEADER.encode({"magic": snap.MAGIC, "version": version, "header_size": 32,
@@ -231,6 +247,12 @@ def stream(name="alpha", nr_vcpus=1, ram=8 * MiB, runs=((0x200000, 1),), cfi=Tru
     for slot, (model, state) in enumerate(vio):
         dev = snap.DEVICE.encode({"name": model.encode(), "state_size": len(state)})
         out.append(section(snap.SEC_VIRTIO, slot, dev + state))
+    if disk_ids is None:
+        disk_ids = [(slot, stub_disk_id(snap.VIO_MODELS[model][1].decode(state)["capacity"]))
+                    for slot, (model, state) in enumerate(vio) if model == "virtio_blk"] \
+            if version >= snap.VERSION_DISK_ID and not disk_flag else []
+    for slot, payload in disk_ids:
+        out.append(section(snap.SEC_DISK_ID, slot, payload))
     pages = 0
     if ring:
         off, n, body = vio_ring_run()
@@ -342,6 +364,37 @@ def vio_seeds():
                                           flags=FL_FIX_CRC), False),
         ("vio-bad-order", harness(vs(vio=(net, blk))), False),
         ("vio-bad-in-v3", harness(stream(name="alpha", version=3, runs=(), vio=(net,))), False),
+        # version 5: no disk identity, restored without the check
+        ("vio-valid-v5-blk-net", harness(vs(vio=(blk, net), version=5)), True),
+    ] + disk_id_seeds()
+
+
+def disk_id_seeds():
+    """Version 6 streams without the disks' content: each disk's identity
+    (DISK_ID, docs/snapshot-format.md), checked against the stub host's disk."""
+    blk, net = ("virtio_blk", vio_blk()), ("virtio_net", vio_net())
+    ro = ("virtio_blk", vio_blk(read_only=1, pci_dev=VIO_DISK_RO_PCI,
+                                device_features=snap.VIO_OFFER["virtio_blk"] | snap.VIO_BLK_F_RO))
+    vs = functools.partial(stream, name="alpha", runs=((0x400000, 1),), ring=True)
+    good = stub_disk_id(VIO_SECTORS)
+    bad_block = bytearray(good)
+    struct.pack_into("<Q", bad_block, snap.DISKID.offset("sample") + 3 * 16, 7)
+    return [
+        ("diskid-valid-two-disks", harness(vs(vio=(blk, ro, net))), True),
+        ("diskid-valid-split", harness(vs(vio=(blk, net)), sizes=(60, 200, 1, 255, 0, 9)), True),
+        # another image of the size: valid as a format, refused no-device
+        ("diskid-host-changed-block", harness(vs(vio=(blk, net), disk_ids=(
+            (0, stub_disk_id(VIO_SECTORS, changed=42)),))), True),
+        ("diskid-fixcrc-valid", harness(vs(vio=(blk, ro, net)), flags=FL_FIX_CRC), True),
+        ("diskid-bad-missing", harness(vs(vio=(blk, net), disk_ids=())), False),
+        ("diskid-bad-second-missing", harness(vs(vio=(blk, ro, net), disk_ids=((0, good),))),
+         False),
+        ("diskid-fixcrc-bad-block", harness(vs(vio=(blk, net), disk_ids=((0, bytes(bad_block)),)),
+                                            flags=FL_FIX_CRC), False),
+        ("diskid-bad-in-v5", harness(vs(vio=(blk, net), version=5, disk_ids=((0, good),))),
+         False),
+        ("diskid-bad-with-disks", harness(vs(vio=(blk, net), disks=(), disk_ids=((0, good),))),
+         False),
     ]
 
 
@@ -424,7 +477,7 @@ def versioned_seeds(version):
         ("bad-after-end", harness(one + b"\0" * 16, delta=0), False),
         ("bad-announced-longer", harness(one, delta=40), False),
         ("bad-announced-shorter", harness(one, delta=-17), False),
-        ("bad-header-version", harness(flip(one, 8, 0x02)), False),
+        ("bad-header-version", harness(flip(one, 8, 0x08)), False),
         # a version no reader knows: the one after the newest
         ("bad-header-version-next", harness(flip(one, 8, version ^ (snap.VERSION + 1))), False),
         ("bad-device-order", harness(one[:dev0 - snap.SECTION.size - snap.vcpu_size(version)] +

@@ -143,7 +143,7 @@ def corrupt_cases(good):
     cases = [
         ("truncated", good[:len(good) // 2], "truncated"),
         ("magic", b"XARASNAP" + good[8:], "magic"),
-        ("version", good[:8] + struct.pack("<I", 6) + good[12:], "version"),
+        ("version", good[:8] + struct.pack("<I", 7) + good[12:], "version"),
         # a version 2 body under a version 1 header: the VCPU record is too long
         ("v1-header", as_version_1(good, vcpu_bytes=848), "length"),
         ("crc", good[:cfg_payload + 20] + bytes([good[cfg_payload + 20] ^ 1]) +

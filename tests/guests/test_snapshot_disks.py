@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """A snapshot holds the VM's disks' content (issue 25, format 5: header flag
-DISKS, DISK sections), with the bare-metal payload snap_vio
+DISKS, DISK sections), or without it their identity (format 6: DISK_ID
+sections), with the bare-metal payload snap_vio
 (tests/guests/snap_vio.c: it writes sectors 0..3 of its first disk before
 SNAPSHOT-READY and, restored, reads them back; it keeps writing its second
 disk). The host put data of its own in each image first (a block in the
@@ -22,7 +23,12 @@ the stream carries blocks the guest never touched, a partial one among them:
   (its NIC's switch missing) removes the new images again; an existing file
   as the new image is refused before QEMU starts;
 - reading a big empty disk keeps the stream moving (a block of zeroes
-  stored at least every 500 ms), so a client's silence timeout is not hit."""
+  stored at least every 500 ms), so a client's silence timeout is not hit;
+- a --no-disks snapshot names each disk's identity (DISK_ID): restored into
+  a fresh QEMU onto copies of the images, the guest goes on; onto a copy in
+  which a sampled block changed (as if the guest wrote on), the restore is
+  refused no-device, naming the disk and the block; one changed in a block
+  no sample has is not noticed (the check is cheap, not a full compare)."""
 
 import gzip
 import hashlib
@@ -47,6 +53,7 @@ HOST_A_SECTOR = 5000                      # the host's data in disk a: block 39
 HOST_A = b"host data of disk a, never the guest's " * 13
 HOST_B = bytes([0xA5]) * 40 * SECTOR      # disk b's partial last block, all of it
 SEC_DISK, RUN_HEADER = 7, 16
+DISK_ID_SIZE = 272
 # the blocks that are not all zero (a block of zeroes may be stored too: one
 # every 500 ms of reading, see the last test)
 SAVED_RUNS = [(0, 0, 128), (0, 4992, 128), (1, 0, 128), (1, 16384, 40)]
@@ -130,7 +137,7 @@ def test_disks_content_restored_onto_spare_disks(snap_host, tmp_path):
     rep, _, _ = h.ctl("snapshot", "orig", str(path))
     info = inspect(path)
     assert rep["ok"] and rep["disks"] is True and rep["disk_runs"] == len(info["disks"]["runs"])
-    assert info["header"]["version"] == 5 and info["header"]["disks"] is True, info["header"]
+    assert info["header"]["version"] == 6 and info["header"]["disks"] is True, info["header"]
     assert [(r["slot"], r["sector"], r["sectors"]) for r in info["disks"]["runs"]
             if not r["zero"]] == SAVED_RUNS, info["disks"]
     # what the stream holds of disk a is a's non-zero blocks, byte for byte;
@@ -147,8 +154,11 @@ def test_disks_content_restored_onto_spare_disks(snap_host, tmp_path):
     nodisks = inspect(tmp_path / "nodisks.snap")
     assert nodisks["header"]["disks"] is False and nodisks["header"]["flags"] == 0
     assert not [s for s in nodisks["sections"] if s["type"] == "DISK"]
+    # ... but a DISK_ID of each disk (272 bytes) instead
+    assert [s["instance"] for s in nodisks["sections"] if s["type"] == "DISK_ID"] == [0, 1]
     assert nodisks["bytes"] == info["bytes"] - sum(SECTION_HEADER + RUN_HEADER + n * SECTOR
-                                                   for _, _, _, n, _ in runs)
+                                                   for _, _, _, n, _ in runs) + \
+        2 * (SECTION_HEADER + DISK_ID_SIZE)
     before = before_marker(h.guest("orig"))
     h.ctl("destroy", "orig")
     originals = {p: digest(p) for p in (a, b)}
@@ -281,3 +291,62 @@ def test_a_big_empty_disk_keeps_the_stream_moving(snap_host, tmp_path):
     assert disk["zero_runs_stored"] >= 2 and rep["pause_us"] > 1_000_000, (disk, rep)
     h.ctl("destroy", "orig")
     assert h.finish() == EXIT_OK
+
+
+def test_no_disks_snapshot_restores_only_onto_the_saved_images(snap_host, tmp_path):
+    a = image(tmp_path, "a", SECTORS_A, HOST_A_SECTOR, HOST_A)
+    b = image(tmp_path, "b", SECTORS_B, SECTORS_A, HOST_B)
+    h = snap_host([spec("orig", "max_wait_ms=120000", (a, b))],
+                  extra=["--persist", "--switch", "name=lan", "--expect", "orig=destroyed"],
+                  timeout=300)
+    h.wait_for(lambda l: l.startswith("[orig] SNAPSHOT-READY"), 60)
+    # paused through the snapshot and the destroy: the images stay as the
+    # snapshot's identity read them (the user's part without the content)
+    h.ctl("pause", "orig")
+    path = tmp_path / "nodisks.snap"
+    rep, _, _ = h.ctl("snapshot", "orig", str(path), "--no-disks")
+    assert rep["disks"] is False, rep
+    info = inspect(path)
+    assert info["header"]["version"] == 6
+    ids = [d["identity"] for d in info["disks"]["disks"]]
+    assert [i["sectors"] for i in ids] == [SECTORS_A, SECTORS_B]
+    assert [x["block"] for x in ids[0]["samples"]][:6] == [0, 8, 16, 25, 33, 42]
+    assert [x["block"] for x in ids[1]["samples"]][-1] == 128      # b's partial last block
+    # the samples' CRCs are the images' blocks as they are (this file's own,
+    # slow, CRC of the image bytes: a few of them)
+    for img, ident, nth in ((a, ids[0], 0), (a, ids[0], 5), (b, ids[1], 15)):
+        x = ident["samples"][nth]
+        data = img.read_bytes()[x["block"] * BLOCK:(x["block"] + 1) * BLOCK]
+        assert x["crc32c"] == crc32c(data), (img, x)
+    before = before_marker(h.guest("orig"))
+    h.ctl("destroy", "orig")
+    assert h.finish() == EXIT_OK
+
+    def copy(src, name, changed_sector=None):
+        data = bytearray(src.read_bytes())
+        if changed_sector is not None:
+            data[changed_sector * SECTOR] ^= 0xFF
+        dst = tmp_path / f"{name}.raw"
+        dst.write_bytes(bytes(data))
+        return dst
+
+    # a copy changed in block 42 (a sampled one): refused, naming disk 0 and
+    # the block, before the guest runs
+    bad_a, copy_b = copy(a, "bad-a", 42 * 128 + 7), copy(b, "copy-b")
+    r = subprocess.run([str(LAUNCHER), "--batch", "--timeout", "60", "--switch", "name=lan",
+                        "--ctl-socket", str(tmp_path / "c2.sock"),
+                        "--restore", f"{path},disk={bad_a},disk={copy_b}"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=180)
+    assert r.returncode == 3 and "no-device" in r.stderr, r.stdout[-2000:] + r.stderr
+    assert "disk 0: the host disk is not the saved disk (block 42 differs): give the image " \
+           "as it was at the snapshot" in r.stdout + r.stderr, r.stdout[-2000:] + r.stderr
+    # the copies, one changed in block 39 (no sample has it: not noticed):
+    # the guest goes on from the snapshot
+    copy_a = copy(a, "copy-a", 39 * 128 + 1)
+    h2 = snap_host([], extra=["--switch", "name=lan", "--restore",
+                              f"{path},disk={copy_a},disk={copy_b}", "--expect",
+                              "orig=shutdown"], timeout=300)
+    h2.wait_for(lambda l: l.startswith("carapace-run: restored vm orig"), 120)
+    h2.wait_for(lambda l: l.startswith("[orig] DONE:"), 120)
+    check_restored(before, h2.guest("orig"), "vm orig, restored onto copies of its images")
+    assert h2.finish() == EXIT_OK

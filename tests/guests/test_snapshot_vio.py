@@ -72,7 +72,11 @@ def test_snapshot_mid_io_restores_with_nothing_lost(snap_host, tmp_path):
     h.wait_for(lambda l: l.startswith("[orig] SNAPSHOT-READY"), 60)
     path = tmp_path / "vio.snap"
     # the devices' state only: the restore goes back onto the same images
-    # (the disks' content in the stream: test_snapshot_disks.py)
+    # (the disks' content in the stream: test_snapshot_disks.py), which must
+    # be as they were at the snapshot (the restore checks sampled blocks):
+    # paused first, it stays paused through the snapshot until destroyed,
+    # so nothing writes them meanwhile
+    h.ctl("pause", "orig")
     rep, _, _ = h.ctl("snapshot", "orig", str(path), "--no-disks")
     assert rep["ok"] and not rep["disks"], rep
     # the devices' state is in the file: two disks, a NIC, each where it was

@@ -276,6 +276,11 @@ int snap_save_start(struct vm *vm, bool live, bool disks, snap_done_fn done)
 	return -HYP_EBUSY;
 }
 
+const char *snap_save_start_error(void)
+{
+	return NULL;
+}
+
 int snap_load_start(uint64_t bytes, const char *name, const struct snap_io_map *map,
 		    snap_done_fn done)
 {

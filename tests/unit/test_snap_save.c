@@ -227,6 +227,7 @@ static unsigned int nr_disks;
 static struct vm_disk_req *queued[64];
 static unsigned int nr_queued;
 static vm_disk_guard_fn guard_fn;
+static uint64_t disk_bad_sector = ~0ULL;	/* a read there fails */
 
 uint64_t vm_io_disk_sectors(struct vm *vm, unsigned int d)
 {
@@ -262,7 +263,7 @@ void vm_io_disk_poll(struct vm *vm, unsigned int d)
 
 		memcpy((void *)(uintptr_t)r->seg.hpa, disk + r->req.sector * SNAP_DISK_SECTOR,
 		       r->seg.len);
-		r->status = VIRTIO_BLK_S_OK;
+		r->status = r->req.sector == disk_bad_sector ? VIRTIO_BLK_S_IOERR : VIRTIO_BLK_S_OK;
 		r->done = 1;
 	}
 	nr_queued = 0;
@@ -391,6 +392,7 @@ static void vm_new(unsigned int chunks)
 	disk_ro = false;
 	nr_queued = 0;
 	guard_fn = NULL;
+	disk_bad_sector = ~0ULL;
 	memset(disk, 0, sizeof(disk));
 }
 
@@ -739,5 +741,130 @@ TEST(snap_save_leaves_a_read_only_disk_to_its_image)
 	poll_to_the_end();
 	EXPECT_TRUE(result.err == NULL);
 	EXPECT_EQ(disk_runs(bytes, &uniform), 0);
+	vm_free();
+}
+
+/* ---- without the disks: their identity (DISK_ID, snap_disk_id.c) ---- */
+
+/* The stream's DISK_ID of slot 0, checked against the disk as the test
+ * filled it (docs/snapshot-format.md, "DISK_ID"): 16 samples of its 33
+ * blocks, i * 32 / 15, each the CRC32C of its sectors (the last block
+ * half); right after the VIRTIO sections, before MEMORY. */
+static void check_disk_id(const uint8_t *at_pause)
+{
+	size_t off = sizeof(struct snap_header);
+	int ids = 0, memory_before = 0, vio_after = 0;
+	bool memory = false, id_seen = false;
+
+	while (off + sizeof(struct snap_section) <= stream_len) {
+		struct snap_section s;
+		struct snap_disk_id id;
+
+		memcpy(&s, stream + off, sizeof(s));
+		off += sizeof(s);
+		if (s.type == SNAP_SEC_MEMORY)
+			memory = true;
+		if (s.type == SNAP_SEC_VIRTIO && id_seen)
+			vio_after++;
+		if (s.type == SNAP_SEC_DISK_ID) {
+			id_seen = true;
+			ids++;
+			memory_before += memory;
+			EXPECT_EQ(s.instance, 0);
+			EXPECT_EQ(s.length, sizeof(id));
+			EXPECT_EQ(crc32c(stream + off, s.length), s.crc32c);
+			memcpy(&id, stream + off, sizeof(id));
+			EXPECT_EQ(id.sectors, DISK_SECTORS);
+			EXPECT_EQ(id.samples, 16);
+			EXPECT_EQ(id.reserved, 0);
+			for (unsigned int i = 0; i < 16; i++) {
+				uint64_t b = i * 32 / 15;
+				size_t len = MIN((uint64_t)BLOCK_BYTES,
+						 sizeof(disk) - b * BLOCK_BYTES);
+
+				EXPECT_EQ(id.sample[i].block, b);
+				EXPECT_EQ(id.sample[i].crc32c, crc32c(at_pause + b * BLOCK_BYTES, len));
+				EXPECT_EQ(id.sample[i].reserved, 0);
+			}
+		}
+		off += s.length;
+	}
+	EXPECT_EQ(ids, 1);
+	EXPECT_EQ(memory_before, 0);
+	EXPECT_EQ(vio_after, 0);
+}
+
+static uint8_t disk_at_pause[sizeof(disk)];
+
+TEST(snap_save_without_disks_names_their_identity)
+{
+	vm_new(1);
+	nr_disks = 1;
+	vio_devices = 2;	/* the disk and a NIC: both VIRTIO sections come first */
+	for (unsigned int b = 0; b < 33; b++)
+		fill_block(b, (uint8_t)(0x40 + b));
+	memcpy(disk_at_pause, disk, sizeof(disk));
+	EXPECT_EQ(snap_save_start(&tvm, false, false, done), 0);
+	poll_to_the_end();
+	EXPECT_TRUE(result.err == NULL);
+	check_disk_id(disk_at_pause);
+	/* with the disks' content, none */
+	vm_free();
+	vm_new(1);
+	nr_disks = 1;
+	EXPECT_EQ(snap_save_start(&tvm, false, true, done), 0);
+	poll_to_the_end();
+	EXPECT_TRUE(result.err == NULL);
+	{
+		size_t off = sizeof(struct snap_header);
+
+		while (off + sizeof(struct snap_section) <= stream_len) {
+			struct snap_section s;
+
+			memcpy(&s, stream + off, sizeof(s));
+			EXPECT_NE(s.type, SNAP_SEC_DISK_ID);
+			off += sizeof(s) + s.length;
+		}
+	}
+	vio_devices = 0;
+	vm_free();
+}
+
+/* Live: the samples are read at the pause, before the VM runs on; what the
+ * guest writes afterwards is not in them. */
+TEST(snap_save_live_without_disks_reads_their_identity_at_the_pause)
+{
+	vm_new(1);
+	nr_disks = 1;
+	for (unsigned int b = 0; b < 33; b++)
+		fill_block(b, (uint8_t)(0x80 + b));
+	memcpy(disk_at_pause, disk, sizeof(disk));
+	live_snapshot();
+	EXPECT_TRUE(guard_fn == NULL);		/* nothing is held: the content is not saved */
+	fill_block(0, 0xee);			/* the guest writes sampled blocks */
+	fill_block(32, 0xee);
+	poll_to_the_end();
+	EXPECT_TRUE(result.err == NULL);
+	check_disk_id(disk_at_pause);
+	vm_free();
+}
+
+/* A disk that cannot be read fails the snapshot at its start, saying why. */
+TEST(snap_save_without_disks_fails_when_a_sample_cannot_be_read)
+{
+	vm_new(1);
+	nr_disks = 1;
+	disk_bad_sector = 32 * SNAP_DISK_BLOCK_SECTORS;	/* the last sample */
+	EXPECT_NE(snap_save_start(&tvm, true, false, done), 0);
+	EXPECT_TRUE(snap_save_start_error() != NULL &&
+		    strstr(snap_save_start_error(), "read error in block 32"));
+	EXPECT_FALSE(snap_saving(&tvm));
+	EXPECT_TRUE(tvm.cow == NULL);		/* nothing of a live snapshot began */
+	/* and the next one goes */
+	disk_bad_sector = ~0ULL;
+	EXPECT_EQ(snap_save_start(&tvm, false, false, done), 0);
+	EXPECT_TRUE(snap_save_start_error() == NULL);
+	poll_to_the_end();
+	EXPECT_TRUE(result.err == NULL);
 	vm_free();
 }

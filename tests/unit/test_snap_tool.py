@@ -98,6 +98,8 @@ UART_FMT = "<9B7sII256s"                                 # 280
 PLIC_FMT = "<32I3I8I8I"                                  # 204
 VMGENID_FMT = "<16sB7s"                                  # 24
 DISK_RUN_FMT = "<QII"                                    # 16: sector, sectors, reserved
+DISK_ID_SAMPLE_FMT = "<QII"                              # 16: block, crc32c, reserved
+DISK_ID_FMT = "<QII256s"                                 # 272: sectors, samples, reserved, 16 samples
 CONFIG, VCPU, DEVICE, MEMORY, END = 1, 2, 3, 4, 5
 VCPU_CSR_NAMES = ["pc", "sstatus", "vsstatus", "vsie", "vstvec", "vsscratch", "vsepc",
                   "vscause", "vstval", "vsatp", "vstimecmp", "hvip", "scounteren", "senvcfg",
@@ -328,10 +330,12 @@ def test_crc32c_fast_path_matches_the_reference():
 def test_layout_sizes_match_this_writer_and_the_c_header():
     ours = {"snap_header": HEADER_FMT, "snap_section": SECTION_FMT, "snap_config": CONFIG_FMT,
             "snap_vcpu_v2": VCPU_FMT, "snap_device": DEVICE_FMT, "snap_mem_run": "<QQ",
-            "snap_end": "<QQ", "snap_disk_run": DISK_RUN_FMT}
+            "snap_end": "<QQ", "snap_disk_run": DISK_RUN_FMT,
+            "snap_disk_id_sample": DISK_ID_SAMPLE_FMT, "snap_disk_id": DISK_ID_FMT}
     tool = {"snap_header": HEADER, "snap_section": SECTION, "snap_config": snapfmt.CONFIG,
             "snap_vcpu_v2": snapfmt.VCPU_V2, "snap_device": snapfmt.DEVICE, "snap_mem_run": MEMRUN,
-            "snap_end": snapfmt.END, "snap_vcpu": snapfmt.VCPU, "snap_disk_run": snapfmt.DISKRUN}
+            "snap_end": snapfmt.END, "snap_vcpu": snapfmt.VCPU, "snap_disk_run": snapfmt.DISKRUN,
+            "snap_disk_id_sample": snapfmt.DISKID_SAMPLE, "snap_disk_id": snapfmt.DISKID}
     tool.update({layout.name: layout for _, _, _, layout in snapfmt.RECORDS})
     tool.update({layout.name: layout for _, layout in DEVICES})
     tool.update({layout.name: layout for _, layout in snapfmt.VIO_MODELS.values()})
@@ -372,7 +376,7 @@ def test_layout_offsets_match_the_c_header(tmp_path):
              "int main(void) {"]
     expect = []
     for layout in (HEADER, SECTION, snapfmt.CONFIG, snapfmt.VCPU_V2, snapfmt.DEVICE, MEMRUN,
-                   snapfmt.END, snapfmt.DISKRUN) + tuple(
+                   snapfmt.END, snapfmt.DISKRUN, snapfmt.DISKID_SAMPLE, snapfmt.DISKID) + tuple(
                        layout for _, _, _, layout in snapfmt.RECORDS) + \
             tuple(layout for _, layout in DEVICES):
         for fname, _, _, off in layout.fields:
@@ -400,6 +404,9 @@ def test_layout_offsets_match_the_c_header(tmp_path):
                          ("SNAP_VERSION_DISK", snapfmt.VERSION_DISK),
                          ("SNAP_F_LIVE", snapfmt.F_LIVE), ("SNAP_F_DISKS", snapfmt.F_DISKS),
                          ("SNAP_SEC_DISK", snapfmt.SEC_DISK),
+                         ("SNAP_VERSION_DISK_ID", snapfmt.VERSION_DISK_ID),
+                         ("SNAP_SEC_DISK_ID", snapfmt.SEC_DISK_ID),
+                         ("SNAP_DISK_ID_SAMPLES", snapfmt.DISK_ID_SAMPLES),
                          ("SNAP_DISK_BLOCK_SECTORS", snapfmt.DISK_BLOCK_SECTORS),
                          ("SNAP_DISK_SECTOR", snapfmt.DISK_SECTOR),
                          ("SNAP_VCPU_V1_SIZE", VCPU_V1_SIZE),
@@ -668,8 +675,8 @@ def test_single_bit_flips_in_headers():
 
 @pytest.mark.parametrize("offset, fmt, value, where, message", [
     (0, "<8s", b"CARASNAX", 0, "bad magic"),
-    (8, "<I", 6, 8, "version 6 is not supported (this reader knows versions 1, 2, 3, 4 and 5)"),
-    (8, "<I", 0, 8, "version 0 is not supported (this reader knows versions 1, 2, 3, 4 and 5)"),
+    (8, "<I", 7, 8, "version 7 is not supported (this reader knows versions 1, 2, 3, 4, 5 and 6)"),
+    (8, "<I", 0, 8, "version 0 is not supported (this reader knows versions 1, 2, 3, 4, 5 and 6)"),
     (8, "<I", 0xFFFFFFFF, 8, "version 4294967295 is not supported"),
     (12, "<I", 40, 12, "header_size 40, must be 32"),
     (16, "<Q", 2, 16, "unknown flag bits 0x2"),
@@ -1108,11 +1115,11 @@ def test_main_on_a_version_1_file(tmp_path, capsys):
     assert snap_cli.main(["--json", "inspect", str(path)]) == 0
     j = json.loads(capsys.readouterr().out)
     assert j["header"]["version"] == 1 and j["vcpus"][0]["record_version"] == 1
-    bad = tmp_path / "v6.snap"
-    bad.write_bytes(patch(b.build(), 8, "<I", 6))
+    bad = tmp_path / "v7.snap"
+    bad.write_bytes(patch(b.build(), 8, "<I", 7))
     assert snap_cli.main(["verify", str(bad)]) == 1
-    assert ("header, byte 8: version 6 is not supported (this reader knows versions 1, 2, 3, 4 "
-            "and 5)"
+    assert ("header, byte 8: version 7 is not supported (this reader knows versions 1, 2, 3, 4, "
+            "5 and 6)"
             in capsys.readouterr().err)
 
 
@@ -1414,9 +1421,9 @@ def test_gzip_damage_is_refused_with_the_stream_offset():
 
 def test_gzip_the_stream_inside_is_checked_too():
     bad = bytearray(small())
-    bad[8] = 6                                          # version 6
+    bad[8] = 7                                          # version 7
     err = first_problem(gzip.compress(bytes(bad)))
-    assert err.section == "header" and "version 6" in err.message
+    assert err.section == "header" and "version 7" in err.message
 
 
 def test_gzip_trailing_bytes_are_counted_up_to_a_bound(monkeypatch):
@@ -2401,7 +2408,8 @@ def test_disk_sections_read_and_shown(tmp_path, capsys):
     assert j["disks"]["disks"][0] == {"slot": 0, "capacity": 16384, "read_only": False,
                                       "content_included": True, "runs": 2, "sectors": 256,
                                       "bytes": 256 * 512, "blocks": 128,
-                                      "zero_blocks_elided": 126, "zero_runs_stored": 0}
+                                      "zero_blocks_elided": 126, "zero_runs_stored": 0,
+                                      "identity": None}
     assert j["disks"]["disks"][1]["blocks"] == 8 and j["disks"]["disks"][1]["runs"] == 2
     text = inspect_text(s)
     assert "flags: disks" in text
@@ -2586,7 +2594,8 @@ def test_diff_compares_the_disks_block_by_block():
     a = snapshot.verify(disk_stream(VALID_RUNS))
     same = snapshot.verify(disk_stream(VALID_RUNS + [disk_run(0, 256, bytes(BLOCK * 512))]))
     d = diff(a, same)              # a stored block of zeroes equals one left out
-    assert d["identical"] and d["disks"] == {"compared": True, "sectors": 0, "ranges": []}
+    assert d["identical"] and d["disks"] == {"compared": True, "sectors": 0, "ranges": [],
+                                             "identity": []}
     assert "identical guest state (the disks' content too)" in diff_text(d)
     other = list(VALID_RUNS)
     other[2] = disk_run(0, 0, disk_data(9))
@@ -2687,3 +2696,112 @@ def test_ctl_restore_of_a_file_without_the_disks_content_as_before(fake, socks, 
     server = fake(restore_server())
     assert ctl_main(socks, "restore", str(path)) == 0
     assert "disk0" not in server.requests[1] and "disk1" not in server.requests[1]
+
+
+# --- DISK_ID (format version 6): a disk's identity without its content ---------------
+
+def _id_stream(ms, **kw):
+    """A version 6 stream without DISKS of a VM with a disk and a NIC (and a
+    read-only second disk with @ro): make_seeds gives each disk its DISK_ID."""
+    ro = kw.pop("ro", False)
+    devs = [("virtio_blk", ms.vio_blk())]
+    if ro:
+        devs.append(("virtio_blk", ms.vio_blk(read_only=1, pci_dev=ms.VIO_DISK_RO_PCI,
+                                              device_features=snapfmt.VIO_OFFER["virtio_blk"]
+                                              | snapfmt.VIO_BLK_F_RO)))
+    devs.append(("virtio_net", ms.vio_net()))
+    return ms.stream(name="alpha", runs=((0x400000, 1),), ring=True, vio=tuple(devs), **kw)
+
+
+def test_disk_id_blocks_are_the_first_the_last_and_evenly_spaced():
+    assert snapfmt.disk_id_blocks(16384) == [i * 127 // 15 for i in range(16)]
+    assert snapfmt.disk_id_blocks(16384)[-1] == 127
+    assert snapfmt.disk_id_blocks(1) == [0]
+    assert snapfmt.disk_id_blocks(129) == [0, 1]            # a last block of one sector
+    assert snapfmt.disk_id_blocks(16 * 128) == list(range(16))
+    assert snapfmt.disk_id_blocks(17 * 128) == [i * 16 // 15 for i in range(16)]
+
+
+def test_disk_id_sections_read_and_shown():
+    ms = _seeds()
+    s = snapshot.verify(_id_stream(ms, ro=True))
+    assert s.version == 6 and not s.disks_included
+    assert [sec.label for sec in s.sections if sec.type == snapfmt.SEC_DISK_ID] == [
+        "DISK_ID 0", "DISK_ID 1"]
+    # right after the VIRTIO sections, before memory
+    types = [sec.type for sec in s.sections]
+    assert types.index(snapfmt.SEC_DISK_ID) == types.index(snapfmt.SEC_VIRTIO) + 3
+    ident = s.disk_ids[0]
+    assert ident["slot"] == 0 and ident["sectors"] == 16384 and len(ident["samples"]) == 16
+    block = bytes([(42 * 7 + 1) & 0xFF]) * (128 * 512)           # the stub disk's block 42
+    assert {"block": 42, "crc32c": crc32c(block)} in ident["samples"]
+    j = json.loads(json.dumps(inspect_json(s)))
+    assert j["disks"]["disks"][0]["identity"]["samples"][5] == {"block": 42,
+                                                                "crc32c": crc32c(block)}
+    assert j["disks"]["disks"][1]["identity"]["sectors"] == 16384
+    text = inspect_text(s)
+    assert "a restore checks each image against its identity (DISK_ID)" in text
+    assert f"identity (DISK_ID): 16 sampled block(s) of 16384 sectors: 0:" in text
+    # a version 5 stream has none and needs none
+    s5 = snapshot.verify(_id_stream(ms, version=5))
+    assert s5.disk_ids == [] and "no identity before version 6" in inspect_text(s5)
+
+
+def _id_problem(data):
+    s = parse(data, strict=False)
+    assert s.problems, "no problem found"
+    return s.problems[0]
+
+
+def test_disk_id_refusals():
+    ms = _seeds()
+    good = ms.stub_disk_id(16384)
+    # missing: memory came before the disk's identity
+    err = _id_problem(_id_stream(ms, disk_ids=()))
+    assert err.section == "MEMORY run 0" and "before disk 0's DISK_ID" in err.message
+    err = _id_problem(_id_stream(ms, ro=True, disk_ids=((0, good),)))
+    assert "before disk 1's DISK_ID" in err.message
+    # not a disk's slot (the NIC's), or the disks out of order
+    err = _id_problem(_id_stream(ms, disk_ids=((0, good), (1, good))))
+    assert "instance 1 is not a disk's slot" in err.message
+    err = _id_problem(_id_stream(ms, ro=True, disk_ids=((1, good), (0, good))))
+    assert "instance 1, expected 0" in err.message
+    # with the disks' content there is none
+    err = _id_problem(_id_stream(ms, disks=(), disk_ids=((0, good),)))
+    assert "a DISK_ID section in a stream with the disks' content" in err.message
+    # a version 5 stream knows no such type
+    with pytest.raises(SnapError, match="unknown section type 8"):
+        snapshot.verify(_id_stream(ms, version=5, disk_ids=((0, good),)))
+    # the fields, in the loader's order, naming their byte
+    base = snapfmt.DISKID.offset("sample")
+    for edit, words, field_at in (
+            (lambda b: struct.pack_into("<I", b, 12, 1), "reserved is 0x1", 12),
+            (lambda b: struct.pack_into("<Q", b, 0, 16383), "not the disk's capacity", 0),
+            (lambda b: struct.pack_into("<I", b, 8, 15), "samples 15, must be 16", 8),
+            (lambda b: struct.pack_into("<Q", b, base + 3 * 16, 7), "sample[3].block: block 7",
+             base + 3 * 16),
+            (lambda b: struct.pack_into("<I", b, base + 7 * 16 + 12, 1),
+             "sample[7].reserved", base + 7 * 16 + 12)):
+        payload = bytearray(good)
+        edit(payload)
+        data = _id_stream(ms, disk_ids=((0, bytes(payload)),))
+        err = _id_problem(data)
+        at = ms.offset_of(data, snapfmt.SEC_DISK_ID) + snapfmt.SECTION.size + field_at
+        assert err.section == "DISK_ID 0" and err.offset == at and words in err.message, \
+            (words, str(err))
+
+
+def test_diff_compares_the_disks_identities():
+    ms = _seeds()
+    a = snapshot.verify(_id_stream(ms))
+    d = diff(a, snapshot.verify(_id_stream(ms)))
+    assert d["identical"] and d["disks"]["identity"] == []
+    b = snapshot.verify(_id_stream(ms, disk_ids=((0, ms.stub_disk_id(16384, changed=42)),)))
+    d = diff(a, b)
+    block = bytes([(42 * 7 + 1) & 0xFF]) * (128 * 512)
+    assert not d["identical"]
+    assert d["disks"]["identity"] == [{"slot": 0, "block": 42, "a": crc32c(block),
+                                       "b": crc32c(b"\xee" * (128 * 512))}]
+    text = diff_text(d)
+    assert "disk 0 identity (DISK_ID): block 42 crc32c" in text
+    assert "1 sampled disk block(s)" in text

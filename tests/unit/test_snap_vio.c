@@ -62,6 +62,15 @@ static bool memory_after_disks;
 static bool ro_second_disk;		/* a second disk, the read-only host disk */
 static bool disks_before_net;		/* the DISK sections between the disk's and NIC's VIRTIO */
 static size_t disk_at[4];		/* their stream offsets */
+/* DISK_ID sections (version 6 without DISKS), one per disk after the VIRTIO
+ * sections, as the saver writes them for the stub disks' content */
+static struct snap_disk_id disk_id[3];	/* what build() puts: filled by legal_ids() */
+static unsigned int nr_disk_ids;	/* how many of them go in */
+static bool ids_set;			/* by the test (set_ids()), else by build() */
+static bool disk_ids_before_vio;	/* before the NIC's VIRTIO section */
+static bool disk_ids_after_memory;
+static size_t disk_id_at[3];		/* their stream offsets */
+static uint64_t host_changed_block;	/* the stub disks' block that reads 0xee */
 
 static struct {
 	unsigned int calls;
@@ -158,6 +167,28 @@ static void legal_states(void)
 	header_flags = 0;
 	nr_disk_spec = 0;
 	memory_after_disks = ro_second_disk = disks_before_net = false;
+	nr_disk_ids = 0;	/* build() gives each disk its own unless set_ids() said */
+	ids_set = false;
+	disk_ids_before_vio = disk_ids_after_memory = false;
+	memset(disk_id, 0, sizeof(disk_id));
+	host_changed_block = ~0ULL;
+}
+
+/* The stub disk's DISK_ID (docs/snapshot-format.md, "DISK_ID"): 16 samples of
+ * its 128 blocks, i * 127 / 15, each the CRC of a block of FUZZ_DISK_BYTE. */
+static void legal_id(struct snap_disk_id *id)
+{
+	static uint8_t block[SNAP_DISK_BLOCK_SECTORS * SNAP_DISK_SECTOR];
+	uint64_t blocks = FUZZ_DISK_SECTORS / SNAP_DISK_BLOCK_SECTORS;
+
+	memset(id, 0, sizeof(*id));
+	id->sectors = FUZZ_DISK_SECTORS;
+	id->samples = SNAP_DISK_ID_SAMPLES;
+	for (unsigned int i = 0; i < SNAP_DISK_ID_SAMPLES; i++) {
+		id->sample[i].block = i * (blocks - 1) / (SNAP_DISK_ID_SAMPLES - 1);
+		memset(block, FUZZ_DISK_BYTE(id->sample[i].block), sizeof(block));
+		id->sample[i].crc32c = crc32c(block, sizeof(block));
+	}
 }
 
 /* A DISK run of slot @slot at @block, all @byte, as the saver writes one. */
@@ -208,8 +239,28 @@ static size_t disk_sections(size_t off, uint32_t *sections)
 	return off;
 }
 
+/* The stream has @n DISK_IDs, legal ones for the stub disks (a test may
+ * change them before build()). */
+static void set_ids(unsigned int n)
+{
+	nr_disk_ids = n;
+	for (unsigned int k = 0; k < n; k++)
+		legal_id(&disk_id[k]);
+	ids_set = true;
+}
+
 /* Stream offsets of the VIRTIO sections' headers, as build() puts them. */
 static size_t vio_at[3];
+
+/* The DISK_ID sections from @off: nr_disk_ids of disk_id[]. */
+static size_t disk_id_sections(size_t off, uint32_t *sections)
+{
+	for (unsigned int k = 0; k < nr_disk_ids; k++, (*sections)++) {
+		disk_id_at[k] = off;
+		off = section(off, SNAP_SEC_DISK_ID, k, &disk_id[k], sizeof(disk_id[k]));
+	}
+	return off;
+}
 
 /* header, CONFIG, VCPU 0, the three devices (power-on), the VIRTIO
  * sections, the MEMORY run, END */
@@ -223,7 +274,12 @@ static size_t build(void)
 	uint8_t dev[SNAP_DEVICE_MAX];
 	size_t off = sizeof(h);
 	uint32_t slot = 0, sections = 0;
+	unsigned int disks = with_blk ? (blk_twice ? 3u : ro_second_disk ? 2u : 1u) : 0;
 
+	/* a version 6 stream without the disks' content names their identity */
+	if (!ids_set)
+		set_ids(version >= SNAP_VERSION_DISK_ID && !(header_flags & SNAP_F_DISKS) ?
+			MIN(disks, 2u) : 0);
 	memset(&tmpl, 0, sizeof(tmpl));
 	strcpy(tmpl.cfg.name, "orig");
 	tmpl.cfg.ram_gpa = RAM;
@@ -271,15 +327,21 @@ static size_t build(void)
 	}
 	if (disks_before_net)
 		off = disk_sections(off, &sections);
+	if (disk_ids_before_vio)
+		off = disk_id_sections(off, &sections);
 	if (with_net && !net_first) {
 		vio_at[slot] = off;
 		off = vio_section(off, slot++, "virtio_net", &net, sizeof(net));
 		sections++;
 	}
+	if (!disk_ids_before_vio && !disk_ids_after_memory)
+		off = disk_id_sections(off, &sections);
 	if (!vio_after_memory && !memory_after_disks) {
 		off = section(off, SNAP_SEC_MEMORY, 0, run, sizeof(run));
 		sections++;
 	}
+	if (disk_ids_after_memory)
+		off = disk_id_sections(off, &sections);
 	if (!disks_before_net)
 		off = disk_sections(off, &sections);
 	if (memory_after_disks) {
@@ -302,6 +364,7 @@ static void restore_map(size_t len, const char *name, const struct snap_io_map *
 		host = true;
 	}
 	fuzz_host_input(0, stream, len, (const uint8_t[6]){ 0 });
+	fuzz_disk_changed = host_changed_block;
 	memset(&seen, 0, sizeof(seen));
 	EXPECT_EQ(snap_load_start(len, name, map, done), 0);
 	for (unsigned int polls = 0; snap_busy() && polls < 10000; polls++)
@@ -719,3 +782,175 @@ TEST(disk_section_refusals)
 	expect_refused("bad-snapshot", "unknown header flags");
 }
 
+
+/* ---- DISK_ID sections (version 6): the disks' identity without their content ---- */
+
+/* Refused with @code, naming "section DISK_ID @k at offset O, byte B: " for
+ * @field of the payload, and saying @words. */
+static void disk_id_refused_at(const char *code, unsigned int k, size_t field, const char *words)
+{
+	char want[192];
+
+	snprintf(want, sizeof(want), "section DISK_ID %u at offset %lu, byte %lu: ", k,
+		 (unsigned long)disk_id_at[k],
+		 (unsigned long)(disk_id_at[k] + sizeof(struct snap_section) + field));
+	if (!seen.vm && !strstr(seen.err, words))
+		unit_fail_str(__FILE__, __LINE__, "refusal", words, code, seen.err);
+	expect_refused(code, want);
+}
+
+#define SAMPLE_CRC(i)	(offsetof(struct snap_disk_id, sample) + \
+			 (i) * sizeof(struct snap_disk_id_sample) + \
+			 offsetof(struct snap_disk_id_sample, crc32c))
+
+/* The host disk the stream's DISK_ID describes: its samples are read and
+ * the restore goes on; so does one changed in a block no sample has (the
+ * check is cheap on purpose: not every change). */
+TEST(disk_id_of_the_saved_disk_restores)
+{
+	legal_states();
+	restore(build());
+	EXPECT_TRUE(seen.vm != NULL);
+	EXPECT_EQ(vms_seen.disk_reads, SNAP_DISK_ID_SAMPLES);
+	if (seen.vm)
+		vm_destroy_finish(seen.vm);
+	/* a second, read-only disk has its own */
+	legal_states();
+	ro_second_disk = true;
+	with_net = false;
+	restore(build());
+	EXPECT_TRUE(seen.vm != NULL);
+	EXPECT_EQ(vms_seen.disk_reads, 2 * SNAP_DISK_ID_SAMPLES);
+	if (seen.vm)
+		vm_destroy_finish(seen.vm);
+	legal_states();
+	host_changed_block = 1;		/* samples are 0, 8, 16, ...: not 1 */
+	restore(build());
+	EXPECT_TRUE(seen.vm != NULL);
+	if (seen.vm)
+		vm_destroy_finish(seen.vm);
+}
+
+/* A host disk whose sampled block differs (another image of the size, or
+ * the image after the guest wrote more) is refused as no-device, naming
+ * the disk and the block at that sample's crc32c. */
+TEST(disk_id_of_another_disk_is_refused)
+{
+	legal_states();
+	host_changed_block = 5 * 127 / 15;	/* sample 5 */
+	restore(build());
+	disk_id_refused_at("no-device", 0, SAMPLE_CRC(5),
+			   "disk 0: the host disk is not the saved disk (block 42 differs): give "
+			   "the image as it was at the snapshot");
+	/* the last block */
+	legal_states();
+	host_changed_block = FUZZ_DISK_SECTORS / SNAP_DISK_BLOCK_SECTORS - 1;
+	restore(build());
+	disk_id_refused_at("no-device", 0, SAMPLE_CRC(15), "(block 127 differs)");
+	/* the second disk's */
+	legal_states();
+	ro_second_disk = true;
+	with_net = false;
+	set_ids(2);
+	disk_id[1].sample[0].crc32c ^= 1;
+	restore(build());
+	disk_id_refused_at("no-device", 1, SAMPLE_CRC(0), "disk 1: the host disk is not the saved");
+	/* a version 5 stream without the disks had no identity: not checked */
+	legal_states();
+	version = 5;
+	host_changed_block = 0;
+	restore(build());
+	EXPECT_TRUE(seen.vm != NULL);
+	EXPECT_EQ(vms_seen.disk_reads, 0);
+	if (seen.vm)
+		vm_destroy_finish(seen.vm);
+}
+
+/* A disk without its DISK_ID in a version 6 stream without the disks. */
+TEST(disk_id_missing_is_refused)
+{
+	legal_states();
+	set_ids(0);
+	restore(build());
+	expect_refused("bad-snapshot", "disk 0 has no DISK_ID section");
+	/* the read-only disk's too */
+	legal_states();
+	ro_second_disk = true;
+	with_net = false;
+	set_ids(1);
+	restore(build());
+	expect_refused("bad-snapshot", "disk 1 has no DISK_ID section");
+	/* a stream of a VM without disks needs none */
+	legal_states();
+	with_blk = false;
+	restore(build());
+	EXPECT_TRUE(seen.vm != NULL);
+	if (seen.vm)
+		vm_destroy_finish(seen.vm);
+}
+
+/* Every field of a DISK_ID, in the order the loader checks them. */
+TEST(disk_id_field_refusals)
+{
+	legal_states();
+	set_ids(1);
+	disk_id[0].reserved = 1;
+	restore(build());
+	disk_id_refused_at("bad-snapshot", 0, offsetof(struct snap_disk_id, reserved), "reserved");
+	legal_states();
+	set_ids(1);
+	disk_id[0].sectors = FUZZ_DISK_SECTORS - 1;
+	restore(build());
+	disk_id_refused_at("bad-snapshot", 0, offsetof(struct snap_disk_id, sectors),
+			   "not the disk's capacity");
+	legal_states();
+	set_ids(1);
+	disk_id[0].samples = 15;
+	restore(build());
+	disk_id_refused_at("bad-snapshot", 0, offsetof(struct snap_disk_id, samples), "samples");
+	legal_states();
+	set_ids(1);
+	disk_id[0].sample[3].block++;
+	restore(build());
+	disk_id_refused_at("bad-snapshot", 0, offsetof(struct snap_disk_id, sample[3].block),
+			   "not the sample's");
+	legal_states();
+	set_ids(1);
+	disk_id[0].sample[7].reserved = 1;
+	restore(build());
+	disk_id_refused_at("bad-snapshot", 0, offsetof(struct snap_disk_id, sample[7].reserved),
+			   "reserved");
+	EXPECT_EQ(vms_seen.disk_reads, 0);	/* nothing read before the payload is good */
+}
+
+/* Where DISK_ID sections may be: version 6 streams without DISKS, after
+ * every VIRTIO section and before memory, one per disk from slot 0. */
+TEST(disk_id_section_order)
+{
+	legal_states();
+	version = 5;
+	set_ids(1);
+	restore(build());
+	expect_refused("bad-snapshot", "unknown section type (DISK_ID is version 6's)");
+	legal_states();
+	add_disk_run(0, 0, 0x11);
+	set_ids(1);
+	restore(build());
+	expect_refused("bad-snapshot", "a DISK_ID section in a stream with the disks' content");
+	/* before the NIC's VIRTIO section */
+	legal_states();
+	disk_ids_before_vio = true;
+	restore(build());
+	expect_refused("bad-snapshot", "out of order (virtio devices follow the devices, by slot "
+		       "from 0, before the disks' identities");
+	/* after memory: memory came before the disk's identity */
+	legal_states();
+	disk_ids_after_memory = true;
+	restore(build());
+	expect_refused("bad-snapshot", "disk 0 has no DISK_ID section");
+	/* for the NIC's slot, or twice the same disk */
+	legal_states();
+	set_ids(2);
+	restore(build());
+	expect_refused("bad-snapshot", "a DISK_ID section for a slot that is not a disk");
+}

@@ -46,7 +46,7 @@ unit-src-test_pmu := hyp/state/pmu_logic.c hyp/state/pmu.c hyp/vsbi/vsbi_pmu.c
 # stub host (tests/fuzz/fuzz_restore_host.c), the same stubs both fuzzers use.
 UNIT_TESTS += test_snap_legal
 unit-src-test_snap_legal := tests/fuzz/fuzz_restore_host.c tests/fuzz/fuzz_clock_log.c \
-	hyp/snap/snap_load.c hyp/snap/snap_disk_load.c hyp/snap/section_rx.c hyp/snap/snap_admit.c hyp/snap/snap_state.c hyp/snap/snap_record.c hyp/state/cfi_state.c \
+	hyp/snap/snap_load.c hyp/snap/snap_disk_load.c hyp/snap/snap_disk_id.c hyp/snap/section_rx.c hyp/snap/snap_admit.c hyp/snap/snap_state.c hyp/snap/snap_record.c hyp/state/cfi_state.c \
 	hyp/lib/crc32c.c hyp/vdev/vuart.c hyp/vdev/vplic.c hyp/vdev/vmgenid.c hyp/vdev/devices.c \
 	hyp/state/pmu.c hyp/state/pmu_logic.c hyp/state/steal_time.c hyp/state/vcpu_reset.c hyp/state/fwft.c \
 	hyp/vsbi/vsbi_hsm.c hyp/vsbi/vsbi_sta.c \
@@ -106,7 +106,7 @@ UNIT_TESTS += test_vplic
 unit-src-test_vplic := tests/unit/host_memory.c hyp/vdev/vplic.c hyp/vdev/mmio.c hyp/mm/guest_mem.c \
 	hyp/mm/dirty_log.c hyp/mm/gstage.c
 UNIT_TESTS += test_snap_save
-unit-src-test_snap_save := tests/unit/host_memory.c hyp/snap/snap_save.c hyp/snap/snap_disk_save.c hyp/snap/section_tx.c hyp/snap/snap_emit.c hyp/mm/guest_mem.c hyp/mm/dirty_log.c \
+unit-src-test_snap_save := tests/unit/host_memory.c hyp/snap/snap_save.c hyp/snap/snap_disk_save.c hyp/snap/snap_disk_id.c hyp/snap/section_tx.c hyp/snap/snap_emit.c hyp/mm/guest_mem.c hyp/mm/dirty_log.c \
 	hyp/mm/gstage.c hyp/state/vm_state.c hyp/state/vm_events.c hyp/lib/crc32c.c
 UNIT_TESTS += test_vswitch
 unit-src-test_vswitch := hyp/vdev/vswitch.c

@@ -37,9 +37,10 @@ MIG_PHASES = ("negotiation", "round:N", "stop-and-copy", "confirmation", "done")
 # is never forwarded)
 MIG_HOLD_CLOSES = ("confirmation", "done")
 # the snapshot format's section types (DISK only in copy mode,
-# docs/migration.md "Disks"), then the migration protocol's own
+# docs/migration.md "Disks"; DISK_ID never: a migration sends none), then the
+# migration protocol's own
 SEC = {"CONFIG": 1, "VCPU": 2, "DEVICE": 3, "MEMORY": 4, "END": 5, "VIRTIO": 6, "DISK": 7,
-       "CAPS": 16,
+       "DISK_ID": 8, "CAPS": 16,
        "ACCEPT": 17, "ZERO": 18, "ROUND": 19, "SWITCHOVER": 20, "RUNNING": 21, "DONE": 22,
        "ABORT": 23, "DISK_LAYOUT": 24}
 SEC_NAME = {v: k for k, v in SEC.items()}

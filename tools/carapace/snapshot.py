@@ -12,6 +12,8 @@ import zlib
 
 from .crc32c import crc32c
 from .snapshot_format import (CONFIG, DEVICE, DEVICES, DISK_BLOCK_SECTORS, DISK_SECTOR, DISKRUN,
+    DISKID, DISKID_SAMPLE, DISK_ID_SAMPLES, SEC_DISK_ID, VERSION_DISK_ID, disk_id_blocks,
+    disk_id_samples,
     END, FEAT_ALL, F_DISKS, F_LIVE, GZIP_MAGIC, HEADER, MAGIC, MAX_VCPUS, MEMRUN, NAME_RE,
     PAGE_SIZE, PLIC_CONTEXTS, PMU_CYCLE,
     PMU_EVENT_CYCLES, PMU_EVENT_INSTRUCTIONS, PMU_EVENT_TYPE_FW, PMU_FW_EVENTS, PMU_FW_FIRST,
@@ -78,6 +80,8 @@ class Section:
             return f"MEMORY run {self.ordinal}"
         if self.type == SEC_DISK:
             return f"DISK {self.instance} run {self.ordinal}"
+        if self.type == SEC_DISK_ID:
+            return f"DISK_ID {self.instance}"
         if self.type == SEC_VIRTIO:
             name = f" ({self.device_name})" if self.device_name else ""
             return f"VIRTIO {self.instance}{name}"
@@ -109,6 +113,8 @@ class Snapshot:
         self.virtio = []            # {"slot", "name", "state_size", "state", "fields"}: VIRTIO
         self.runs = []              # {"gpa", "pages", "data_offset", "zero_pages"}
         self.disk_runs = []         # {"slot", "sector", "sectors", "data_offset", "zero"}: DISK
+        self.disk_ids = []          # {"slot", "sectors", "samples": [{"block", "crc32c"}]}:
+                                    # DISK_ID, a disk's identity (no DISKS, version 6)
         self.end = None
         self.problems = []
         self.complete = False       # the END was reached
@@ -242,7 +248,7 @@ class _Parser:
                              f"has {sec.crc_actual:#010x}")
             {SEC_CONFIG: self.config, SEC_VCPU: self.vcpu, SEC_DEVICE: self.device,
              SEC_VIRTIO: self.virtio, SEC_MEMORY: self.memory, SEC_DISK: self.disk,
-             SEC_END: self.end}[sec.type](sec, payload)
+             SEC_DISK_ID: self.disk_id, SEC_END: self.end}[sec.type](sec, payload)
             self.phase = max(self.phase, SECTION_RANK[sec.type])
             if sec.type == SEC_END:
                 break
@@ -346,14 +352,30 @@ class _Parser:
             i = len(self.snap.devices)
             return f"DEVICE {i} ({DEVICES[i][0]})"
         if self.version >= VERSION_VIRTIO and self.phase <= SECTION_RANK[SEC_VIRTIO]:
+            if self.disk_ids_needed():
+                return f"VIRTIO {len(self.snap.virtio)} or DISK_ID 0"
             return f"VIRTIO {len(self.snap.virtio)}, MEMORY or END"
+        if self.phase <= SECTION_RANK[SEC_DISK_ID] and self.disk_ids_needed():
+            missing = self.disk_id_missing()
+            if missing is not None:
+                return f"DISK_ID {missing}"
         if self.phase <= SECTION_RANK[SEC_MEMORY]:
             return "MEMORY, DISK or END" if self.snap.disks_included else "MEMORY or END"
         return "DISK or END"
 
+    def disk_ids_needed(self):
+        """A version 6 stream without the disks' content names each disk's
+        identity (DISK_ID)."""
+        return self.version >= VERSION_DISK_ID and not self.snap.disks_included
+
+    def disk_id_missing(self):
+        """The slot of the first disk without its DISK_ID yet, or None."""
+        have = {d["slot"] for d in self.snap.disk_ids}
+        return next((d["slot"] for d in self.snap.disks if d["slot"] not in have), None)
+
     def order(self, sec):
-        """The order rules: CONFIG, VCPU 0..n-1, DEVICE 0..k-1, VIRTIO 0.., MEMORY...,
-        DISK..., END."""
+        """The order rules: CONFIG, VCPU 0..n-1, DEVICE 0..k-1, VIRTIO 0.., DISK_ID 0..
+        (version 6 without DISKS), MEMORY..., DISK..., END."""
         first = len(self.snap.sections) == 1
         where = sec.offset + SECTION.offset("type")
         if first and sec.type != SEC_CONFIG:
@@ -401,11 +423,39 @@ class _Parser:
             if sec.instance != len(self.snap.virtio):
                 self.instance_problem(sec, len(self.snap.virtio))
             return
+        if SECTION_RANK[sec.type] > SECTION_RANK[SEC_DISK_ID] and \
+                self.phase <= SECTION_RANK[SEC_DISK_ID] and self.disk_ids_needed():
+            missing = self.disk_id_missing()
+            if missing is not None:
+                self.problem(sec.label, where, f"{sec.type_name} section before disk {missing}'s "
+                                               "DISK_ID: a version 6 stream without the disks' "
+                                               "content names each disk's identity, after the "
+                                               "VIRTIO sections")
+        if sec.type == SEC_DISK_ID:
+            self.disk_id_order(sec, where)
+            return
         if sec.type == SEC_DISK:
             self.disk_order(sec, where)
             return
         if sec.instance:
             self.instance_problem(sec, 0)
+
+    def disk_id_order(self, sec, where):
+        """A DISK_ID section: only without the flag DISKS, one per disk a VIRTIO
+        section gave, in slot order."""
+        if self.snap.disks_included:
+            self.problem(sec.label, where, "a DISK_ID section in a stream with the disks' "
+                                           "content (header flag DISKS)")
+            return
+        slots = [d["slot"] for d in self.snap.disks]
+        want = self.disk_id_missing()
+        if sec.instance not in slots:
+            self.problem(sec.label, sec.offset + SECTION.offset("instance"),
+                         f"instance {sec.instance} is not a disk's slot (the VIRTIO sections "
+                         f"put disks in slot(s) {', '.join(map(str, slots)) or 'none'})")
+        elif sec.instance != want:
+            self.instance_problem(sec, want if want is not None else "none (every disk had "
+                                                                      "its DISK_ID)")
 
     def disk_order(self, sec, where):
         """A DISK section: only in a stream with the flag DISKS, of a disk a
@@ -744,6 +794,44 @@ class _Parser:
             return bad("sector", f"sector {r['sector']}: a block that came before (each block "
                                  "comes at most once)")
         self.disk_blocks.add((sec.instance, r["sector"]))
+
+    def disk_id(self, sec, payload):
+        """A DISK_ID (docs/snapshot-format.md, "DISK_ID"): its first problem, in
+        the order the hypervisor's restore checks (snap_disk_id.c)."""
+        h = DISKID.decode(payload)
+        samples = disk_id_samples(payload)
+        base = sec.payload
+        self.snap.disk_ids.append({"slot": sec.instance, "sectors": h["sectors"],
+                                   "samples": [{"block": x["block"], "crc32c": x["crc32c"]}
+                                               for x in samples[:min(h["samples"],
+                                                                     DISK_ID_SAMPLES)]]})
+        disk = next((d for d in self.snap.disks if d["slot"] == sec.instance), None)
+
+        def bad(fname, message, i=None):
+            if i is None:
+                return self.field_problem(DISKID, base, fname, message)
+            at = base + DISKID.offset("sample") + i * DISKID_SAMPLE.size
+            return self.problem(sec.label, at + DISKID_SAMPLE.offset(fname),
+                                f"sample[{i}].{fname}: {message}")
+        if h["reserved"]:
+            return bad("reserved", f"reserved is {h['reserved']:#x}, must be 0")
+        if disk is None or disk["capacity"] is None:
+            return
+        if h["sectors"] != disk["capacity"]:
+            return bad("sectors", f"sectors {h['sectors']} is not the disk's capacity "
+                                  f"({disk['capacity']}, its VIRTIO section's)")
+        blocks = disk_id_blocks(h["sectors"]) if h["sectors"] else []
+        if h["samples"] != len(blocks):
+            return bad("samples", f"samples {h['samples']}, must be {len(blocks)} "
+                                  f"(min({DISK_ID_SAMPLES}, the disk's blocks))")
+        for i, x in enumerate(samples):
+            if i >= len(blocks) and (x["block"] or x["crc32c"] or x["reserved"]):
+                return bad("block", "a sample after the last is not all zero", i)
+            if i < len(blocks) and x["block"] != blocks[i]:
+                return bad("block", f"block {x['block']} is not the sample's ({blocks[i]}: "
+                                    "the first, the last and evenly spaced ones between)", i)
+            if x["reserved"]:
+                return bad("reserved", f"reserved is {x['reserved']:#x}, must be 0", i)
 
     def end(self, sec, payload):
         e = END.decode(payload)

@@ -2,7 +2,8 @@
 """What differs between two snapshots: config fields, vCPU registers, device
 fields (the virtio devices' too), memory pages (a page not stored is zero),
 the disks' blocks when both hold their disks' content (a block not stored is
-zero)."""
+zero), else the disks' identities (DISK_ID: the sampled blocks' CRCs) when
+both have them."""
 
 import json
 
@@ -85,13 +86,30 @@ def _field_diffs(a, b):
             if a.get(k) != b.get(k)]
 
 
+def _identity_diff(a, b):
+    """The sampled blocks whose CRC32C differs between the two streams'
+    DISK_IDs of a disk (both version 6 without the disks' content):
+    [{"slot", "block", "a", "b"}]."""
+    out = []
+    for ia in a.disk_ids:
+        ib = next((x for x in b.disk_ids if x["slot"] == ia["slot"]), None)
+        if ib is None:
+            continue
+        crcs_b = {x["block"]: x["crc32c"] for x in ib["samples"]}
+        for x in ia["samples"]:
+            if x["block"] in crcs_b and crcs_b[x["block"]] != x["crc32c"]:
+                out.append({"slot": ia["slot"], "block": x["block"], "a": x["crc32c"],
+                            "b": crcs_b[x["block"]]})
+    return out
+
+
 def diff(a, b):
     """Guest-state differences between two valid Snapshots (from verify()).
     Memory is compared page by page, a page not stored counting as zero, so
     where a writer elided a zero page and another stored it makes no difference."""
     out = {"identical": True, "header": [], "config": [], "vcpus": [], "devices": [],
            "memory": {"pages": 0, "ranges": [], "zero_in_b": 0, "zero_in_a": 0},
-           "disks": {"compared": False, "sectors": 0, "ranges": []}}
+           "disks": {"compared": False, "sectors": 0, "ranges": [], "identity": []}}
     if a.live != b.live:
         out["header"].append({"field": "live", "a": a.live, "b": b.live})
     if a.disks_included != b.disks_included:
@@ -99,7 +117,9 @@ def diff(a, b):
     elif a.disks_included:
         ranges = _disk_diff(a, b)
         out["disks"] = {"compared": True, "sectors": sum(r["sectors"] for r in ranges),
-                        "ranges": ranges}
+                        "ranges": ranges, "identity": []}
+    else:
+        out["disks"]["identity"] = _identity_diff(a, b)
     derived = ("cfi", "feature_names")
     ca = {k: v for k, v in config_json(a.config).items() if k not in derived}
     cb = {k: v for k, v in config_json(b.config).items() if k not in derived}
@@ -158,7 +178,7 @@ def diff(a, b):
     out["memory"]["pages"] = len(differ)
     out["memory"]["ranges"] = _ranges(differ)
     out["identical"] = not (out["header"] or out["config"] or out["vcpus"] or out["devices"]
-                            or differ or out["disks"]["ranges"])
+                            or differ or out["disks"]["ranges"] or out["disks"]["identity"])
     return out
 
 
@@ -200,6 +220,9 @@ def diff_text(d, name_a="a", name_b="b"):
         out.append(f"disks: {k['sectors']} sector(s) differ:")
         for r in k["ranges"]:
             out.append(f"  disk {r['slot']} sectors {r['sector']}..{r['sector'] + r['sectors'] - 1}")
+    for x in k["identity"]:
+        out.append(f"disk {x['slot']} identity (DISK_ID): block {x['block']} crc32c "
+                   f"{x['a']:#010x} | {x['b']:#010x}")
     if d["identical"]:
         out.append("identical guest state" + (" (the disks' content too)" if k["compared"]
                                                else ""))
@@ -209,6 +232,8 @@ def diff_text(d, name_a="a", name_b="b"):
                   f"field(s)", f"{m['pages']} memory page(s)"]
         if k["compared"]:
             counts.append(f"{k['sectors']} disk sector(s)")
+        if k["identity"]:
+            counts.append(f"{len(k['identity'])} sampled disk block(s)")
         out.append(f"differ: {', '.join(counts)} (values: {name_a} | {name_b})")
     return "\n".join(out)
 

@@ -9,7 +9,9 @@ virtio_net: VIRTIO sections, version 4) are not restated here: their layouts,
 the device models' order and names are read from the tables of
 snapshot_records.h and snapshot_devices.h, the tables the hypervisor saves
 and loads with.  DISK sections (version 5) carry the disks' content, a
-block of sectors each (DISKRUN).  Versions 1 to 5 are read: a version 2 VCPU section is one
+block of sectors each (DISKRUN); DISK_ID sections (version 6, a stream
+without the disks' content) each disk's identity, CRCs of sampled blocks
+(DISKID, DISKID_SAMPLE, disk_id_blocks()).  Versions 1 to 6 are read: a version 2 VCPU section is one
 848-byte record (VCPU_V2), a version 1 one its first 672 bytes;
 vcpu_from_stream() reads both into the records' fields by name."""
 
@@ -22,14 +24,15 @@ from .units import MiB
 
 
 MAGIC = b"CARASNAP"
-VERSION = 5                    # what Carapace writes
-VERSIONS = (1, 2, 3, 4, 5)     # what this reader reads (older VCPU records are converted)
+VERSION = 6                    # what Carapace writes
+VERSIONS = (1, 2, 3, 4, 5, 6)  # what this reader reads (older VCPU records are converted)
 VERSION_VIRTIO = 4             # the first with VIRTIO sections
 VERSION_DISK = 5               # the first with DISK sections and flag DISKS
+VERSION_DISK_ID = 6            # the first with DISK_ID sections
 PAGE_SIZE = 4096
 RUN_MAX_PAGES = 512
 F_LIVE = 1 << 0
-F_DISKS = 1 << 1               # version 5: every disk's content is in the stream
+F_DISKS = 1 << 1               # version 5, 6: every disk's content is in the stream
 KNOWN_FLAGS = F_LIVE | F_DISKS
 DISK_SECTOR = 512
 DISK_BLOCK_SECTORS = 128       # a DISK section is one block of a disk (64 KiB), or its tail
@@ -37,15 +40,19 @@ DISK_BLOCK = DISK_SECTOR * DISK_BLOCK_SECTORS
 RAM_ALIGN = 2 * MiB
 RAM_MIN = 8 * MiB
 
-SEC_CONFIG, SEC_VCPU, SEC_DEVICE, SEC_MEMORY, SEC_END, SEC_VIRTIO, SEC_DISK = range(1, 8)
+SEC_CONFIG, SEC_VCPU, SEC_DEVICE, SEC_MEMORY, SEC_END, SEC_VIRTIO, SEC_DISK, SEC_DISK_ID = \
+    range(1, 9)
 SECTION_TYPES = {SEC_CONFIG: "CONFIG", SEC_VCPU: "VCPU", SEC_DEVICE: "DEVICE",
-                 SEC_MEMORY: "MEMORY", SEC_END: "END", SEC_VIRTIO: "VIRTIO", SEC_DISK: "DISK"}
+                 SEC_MEMORY: "MEMORY", SEC_END: "END", SEC_VIRTIO: "VIRTIO", SEC_DISK: "DISK",
+                 SEC_DISK_ID: "DISK_ID"}
 # where each type comes in a stream: VIRTIO between the devices and memory,
-# DISK after memory
-SECTION_RANK = {SEC_CONFIG: 1, SEC_VCPU: 2, SEC_DEVICE: 3, SEC_VIRTIO: 4, SEC_MEMORY: 5,
-                SEC_DISK: 6, SEC_END: 7}
+# DISK_ID between VIRTIO and memory, DISK after memory
+SECTION_RANK = {SEC_CONFIG: 1, SEC_VCPU: 2, SEC_DEVICE: 3, SEC_VIRTIO: 4, SEC_DISK_ID: 5,
+                SEC_MEMORY: 6, SEC_DISK: 7, SEC_END: 8}
 # the first version that has each type (the others: every version)
-SECTION_SINCE = {SEC_VIRTIO: VERSION_VIRTIO, SEC_DISK: VERSION_DISK}
+SECTION_SINCE = {SEC_VIRTIO: VERSION_VIRTIO, SEC_DISK: VERSION_DISK,
+                 SEC_DISK_ID: VERSION_DISK_ID}
+DISK_ID_SAMPLES = 16           # a DISK_ID's samples at most
 
 FEATURES = ((1 << 0, "zicfilp"), (1 << 1, "zicfiss"), (1 << 2, "sstc"),
             (1 << 3, "svpbmt"), (1 << 4, "svadu"))
@@ -165,12 +172,40 @@ DEVICE = Layout("snap_device", [("name", "s", 16), ("state_size", "I"), ("reserv
 MEMRUN = Layout("snap_mem_run", [("gpa", "Q"), ("pages", "Q")], 16)
 END = Layout("snap_end", [("sections", "Q"), ("memory_pages", "Q")], 16)
 DISKRUN = Layout("snap_disk_run", [("sector", "Q"), ("sectors", "I"), ("reserved", "I")], 16)
+DISKID_SAMPLE = Layout("snap_disk_id_sample", [("block", "Q"), ("crc32c", "I"),
+                                               ("reserved", "I")], 16)
+DISKID = Layout("snap_disk_id", [("sectors", "Q"), ("samples", "I"), ("reserved", "I"),
+                                 ("sample", "s", DISK_ID_SAMPLES * DISKID_SAMPLE.size)], 272)
 SECTION_MAX = MEMRUN.size + RUN_MAX_PAGES * PAGE_SIZE
 
 
 def known_flags(version):
     """The header flag bits a stream of @version may set."""
     return KNOWN_FLAGS if version >= VERSION_DISK else F_LIVE
+
+
+def disk_id_blocks(sectors):
+    """The blocks a DISK_ID of a disk of @sectors samples: min(16, its
+    blocks) of them, the first, the last and evenly spaced ones between."""
+    blocks = -(-sectors // DISK_BLOCK_SECTORS)
+    n = min(blocks, DISK_ID_SAMPLES)
+    return [0] if n == 1 else [i * (blocks - 1) // (n - 1) for i in range(n)]
+
+
+def disk_id_samples(payload):
+    """The DISK_ID payload's samples: [{"block", "crc32c", "reserved"}] x 16."""
+    base = DISKID.offset("sample")
+    return [DISKID_SAMPLE.decode(payload, base + i * DISKID_SAMPLE.size)
+            for i in range(DISK_ID_SAMPLES)]
+
+
+def disk_id_payload(sectors, crcs):
+    """A DISK_ID payload for a disk of @sectors whose sampled blocks (in
+    disk_id_blocks() order) have the CRC32Cs @crcs."""
+    blocks = disk_id_blocks(sectors) if sectors else []
+    samples = b"".join(DISKID_SAMPLE.encode({"block": b, "crc32c": c})
+                       for b, c in zip(blocks, crcs))
+    return DISKID.encode({"sectors": sectors, "samples": len(blocks), "sample": samples})
 
 
 def section_types(version):
@@ -302,7 +337,10 @@ def vcpu_size(version):
 
 def fixed_length(version):
     """{section type: payload length} of the fixed-size sections of @version."""
-    return {SEC_CONFIG: CONFIG.size, SEC_VCPU: vcpu_size(version), SEC_END: END.size}
+    out = {SEC_CONFIG: CONFIG.size, SEC_VCPU: vcpu_size(version), SEC_END: END.size}
+    if version >= VERSION_DISK_ID:
+        out[SEC_DISK_ID] = DISKID.size
+    return out
 
 
 def vcpu_from_stream(payload, version, features):

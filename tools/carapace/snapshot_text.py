@@ -9,7 +9,7 @@ import json
 from .snapshot import cstr, mac_text
 from .snapshot_format import (VIO_FAULTS, VIO_LINK_UP, VIO_STATUS, CFI_POLICIES, DISK_BLOCK_SECTORS,
     DISK_SECTOR, ENVCFG_LPE, ENVCFG_SSE, FEATURES, FS_STATES, F_DISKS, F_LIVE, GPR_NAMES,
-    HSM_STATES, HVIP_BITS, PAGE_SIZE, VERSION_DISK, known_flags, PLIC_CONTEXTS, PMU_COUNTERS, PMU_CYCLE,
+    HSM_STATES, HVIP_BITS, PAGE_SIZE, VERSION_DISK, VERSION_DISK_ID, known_flags, PLIC_CONTEXTS, PMU_COUNTERS, PMU_CYCLE,
     PMU_FW_FIRST, PMU_INSTRET, SATP_MODES, SSTATUS_FS, SSTATUS_FS_SHIFT, SSTATUS_KNOWN, SSTATUS_SPELP,
     SSTATUS_SPIE, SSTATUS_SPP, STA_OFF, STA_SIZE, UART_RX_FIFO, VCPU, VERSION,
     pmu_event_words)
@@ -292,9 +292,19 @@ def memory_summary(snap):
             "zero_pages_stored": sum(r["zero_pages"] for r in snap.runs)}
 
 
+def disk_identity(snap, slot):
+    """Disk @slot's DISK_ID (version 6, without the disks' content): its
+    sampled blocks and their CRC32Cs, or None."""
+    ids = [i for i in snap.disk_ids if i["slot"] == slot]
+    if not ids:
+        return None
+    return {"sectors": ids[0]["sectors"], "samples": [dict(x) for x in ids[0]["samples"]]}
+
+
 def disk_summary(snap):
     """The disks' content (DISK sections): whether the stream holds it and,
-    per disk, its runs; a block no run holds is zero."""
+    per disk, its runs; a block no run holds is zero.  Without the content
+    (version 6), each disk's identity (DISK_ID)."""
     disks = []
     for d in snap.disks:
         runs = [r for r in snap.disk_runs if r["slot"] == d["slot"]]
@@ -307,7 +317,8 @@ def disk_summary(snap):
                       "bytes": sectors * DISK_SECTOR, "blocks": blocks,
                       "zero_blocks_elided": blocks - len(runs) if blocks is not None and
                       held and len(runs) <= blocks else None,
-                      "zero_runs_stored": sum(1 for r in runs if r["zero"])})
+                      "zero_runs_stored": sum(1 for r in runs if r["zero"]),
+                      "identity": disk_identity(snap, d["slot"])})
     stray = [r for r in snap.disk_runs if r["slot"] not in {d["slot"] for d in snap.disks}]
     total = sum(r["sectors"] for r in snap.disk_runs) * DISK_SECTOR
     return {"included": snap.disks_included, "disks": disks,
@@ -326,7 +337,10 @@ def disks_text(snap, max_runs):
     if not m["included"]:
         why = ("taken without them: --no-disks" if version >= VERSION_DISK else
                f"version {version} has no disk content")
-        out = ["", f"disks: content not in the snapshot ({why}); each stays in its image"]
+        out = ["", f"disks: content not in the snapshot ({why}); each stays in its image"
+                   + ("; a restore checks each image against its identity (DISK_ID)"
+                      if version >= VERSION_DISK_ID else
+                      " (no identity before version 6: a restore checks only the size)")]
     else:
         out = ["", f"disks: content in the snapshot (flag DISKS): {len(m['disks'])} disk(s), "
                    f"{m['run_count']} run(s), {m['bytes']} bytes ({human_size(m['bytes'])}); "
@@ -342,6 +356,13 @@ def disks_text(snap, max_runs):
             if d["zero_blocks_elided"] is not None:
                 line += f", {d['zero_blocks_elided']} of {d['blocks']} blocks zero (elided)"
         out.append(line)
+        if d["identity"]:
+            samples = d["identity"]["samples"]
+            out.append(f"    identity (DISK_ID): {len(samples)} sampled block(s) of "
+                       f"{d['identity']['sectors']} sectors: " +
+                       ", ".join(f"{x['block']}:{x['crc32c']:08x}" for x in samples[:4]) +
+                       (f", ... {samples[-1]['block']}:{samples[-1]['crc32c']:08x}"
+                        if len(samples) > 4 else "") + " (block:crc32c)")
         if d["zero_runs_stored"]:
             out.append(f"    {d['zero_runs_stored']} stored run(s) are all zero (a writer may "
                        "elide them)")

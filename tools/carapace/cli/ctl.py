@@ -305,7 +305,9 @@ commands:
                          a fresh zeroed host disk no VM has (carapace-run
                          --spare-disk PATH:size=SIZE makes one; never the
                          disk it was saved from). Without it (--no-disks)
-                         the disk's content is yours to match
+                         the disk's content is yours to match: the restore
+                         refuses (no-device) a host disk whose sampled blocks
+                         differ from the snapshot's (its DISK_ID)
   migrate VM HOST:PORT [--max-rounds N] [--json] [TRANSPORT] [--tls-name NAME]
                          live-migrate VM to the destination listening at
                          HOST:PORT (carapace-run --incoming PORT there, or
