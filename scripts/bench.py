@@ -621,15 +621,26 @@ def disk_snapshot_cost(tmp, pattern):
     """disk_gen writing as fast as its disk lets it (the disk's default rate
     limit), at random or in sequence (@pattern), a live snapshot with its
     disk taken: its writes per guest ms in the snapshot's windows against
-    the windows before, same run."""
+    the windows before, same run. @pattern "neighbour": the writer writes at
+    random while the live snapshot is of another VM beside it, idle, whose
+    32 MiB disk is full (no write of the writer is ever held): what the
+    stream alone costs the writer under -icount."""
     cc = ctl_module()
     disk = tmp / f"snap-{pattern}.raw"
     with open(disk, "wb") as f:
         f.truncate(DISK_GEN_MIB << 20)
     seq = " seq=1" if pattern == "sequential" else ""
+    target, extra = "d", []
+    if pattern == "neighbour":
+        full = tmp / "snap-neighbour-n.raw"
+        full.write_bytes(os.urandom(DISK_GEN_MIB << 20))
+        target = "n"
+        extra = ["--vm", f"name=n,kernel={DISK_GEN},mem=64M,vcpus=1,disk={full},"
+                         "bootargs=run_ms=200000 idle=1"]
     h = BenchHost(f"s{pattern}", tmp, 2, ["--stream-socket", str(tmp / f"s{pattern}-stream.sock"),
                                           "--persist",
-                                          *disk_gen_vm(disk, f"run_ms=200000 win_ms=20{seq}")])
+                                          *disk_gen_vm(disk, f"run_ms=200000 win_ms=20{seq}"),
+                                          *extra])
     h.stream_sock = tmp / f"s{pattern}-stream.sock"
 
     def windows():
@@ -640,7 +651,7 @@ def disk_snapshot_cost(tmp, pattern):
         end = time.time() + 300
         while windows() < 60 and time.time() < end:
             time.sleep(0.1)
-        live, _, _ = snapshot_dropped(cc, h.ctl_sock, h.stream_sock, "d", True)
+        live, _, _ = snapshot_dropped(cc, h.ctl_sock, h.stream_sock, target, True)
         mark = windows()
         while windows() < mark + 30 and time.time() < end + 300:
             time.sleep(0.1)
@@ -651,7 +662,7 @@ def disk_snapshot_cost(tmp, pattern):
         m = DISK_GEN_RATE.match(l)
         if m:
             wins.append((int(m.group(1)), int(m.group(2))))
-        elif l.endswith("vm d: paused") or "vm d: snapshot of" in l:
+        elif l.endswith(f"vm {target}: paused") or f"vm {target}: snapshot of" in l:
             marks.append(len(wins))
     if len(marks) != 2 or not live.get("disks"):
         raise RuntimeError(f"disk snapshot: unexpected log {marks} {live}")
@@ -686,7 +697,7 @@ def disk_move(results):
             busy = disk_move_once(mode, "run_ms=200000 rate_kib=1024", tmp, creds, f"{mode}w")
             out[mode] = {"idle": idle, "writing_1mib_s": busy}
         snap = {}
-        for pattern in ("random", "sequential"):
+        for pattern in ("random", "sequential", "neighbour"):
             say(f"disk move: live snapshot of a guest writing its disk ({pattern})")
             snap[pattern] = disk_snapshot_cost(tmp, pattern)
     finally:
