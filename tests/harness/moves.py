@@ -161,27 +161,35 @@ class Migrated(Arrival):
     """A live migration: the destination host (a harness.migration.MigHost),
     the images the VM runs on there, the destination's console lines before
     the VM came, the disk mode ("copy" or "shared"), the source's migrate
-    reply and, onto a running host, the destination's incoming reply."""
+    reply, the disk blocks each pre-copy round sent and, onto a running
+    host, the destination's incoming reply."""
     host: object
     disks: list
     mark: int
     mode: str
     reply: dict
+    disk_rounds: list
     arrived: dict | None = None
+
+    @property
+    def final_blocks(self):
+        """The disk blocks sent in the stop-and-copy (the VM paused)."""
+        return self.reply["disk_blocks"] - sum(self.disk_rounds)
 
     def summary(self):
         r = self.reply
         return (f"{self.mode}: {r['rounds']} rounds, {r['pages']} pages, disk "
-                f"{r['disk_blocks']} blocks ({r['disk_bytes']} bytes), downtime "
-                f"{r['downtime_us']} + {r.get('dest_downtime_us')} us, "
-                f"{r['total_us'] / 1e6:.1f} s")
+                f"{r['disk_blocks']} blocks ({r['disk_bytes']} bytes: {self.disk_rounds} in the "
+                f"rounds, {self.final_blocks} paused), downtime {r['downtime_us']} + "
+                f"{r.get('dest_downtime_us')} us, {r['total_us'] / 1e6:.1f} s")
 
 
 def check_disks_migrated(m, got, vm, mode, where):
     """@m (the source's Mig) moved @vm with its disks in @mode, as the
     destination chose (@got: its incoming's Mig, if any): copy, round 1
     carried blocks and the reply counts at least the rounds' (the
-    destination's the same); shared, not one block moved."""
+    destination's the same); shared, not one block moved. The blocks of
+    each round."""
     check_ok_migration(m, vm, where)
     r = m.reply
     assert r["disk_mode"] == mode and m.of("accept")[0]["disk_mode"] == mode, \
@@ -198,6 +206,7 @@ def check_disks_migrated(m, got, vm, mode, where):
             f"{where}: {got.text()}"
         assert (got.reply["disk_mode"], got.reply["disk_blocks"], got.reply["disk_bytes"]) == \
             (mode, r["disk_blocks"], r["disk_bytes"]), f"{where}: {got.text()}\n{m.text()}"
+    return rounds
 
 
 def incoming_disks(disks, mode, where):
@@ -213,27 +222,29 @@ def incoming_disks(disks, mode, where):
             for o in ("--incoming-disk", f"{n}:size={Path(d).stat().st_size}")], new
 
 
-def migrate_to_fresh_host(src, vm, disks, start_host, tag, mode, extra=()):
+def migrate_to_fresh_host(src, vm, disks, start_host, tag, mode, extra=(), opts=()):
     """Live-migrate VM @vm, running on @src (a MigHost) with the disk images
     @disks, to a fresh host start_host(@tag, [], incoming=PORT,
-    extra=launcher options), its disks in @mode: "shared" (--incoming-disk
-    each image: the destination's QEMU opens it too) or "copy" (into new
-    images, same names, in a directory beside @src's, that the launcher
-    creates). A Migrated; the VM runs there."""
+    extra=launcher options), @extra among them, its disks in @mode:
+    "shared" (--incoming-disk each image: the destination's QEMU opens it
+    too) or "copy" (into new images, same names, in a directory beside
+    @src's, that the launcher creates); @opts: carapace-ctl migrate's
+    (--max-rounds N). A Migrated; the VM runs there."""
     port = free_port()
-    opts, images = incoming_disks(disks, mode, src.sock.parent / f"disks-to-{tag}")
-    dst = start_host(tag, [], incoming=port, extra=[*opts, *extra])
-    m = src.migrate(vm, port)
-    check_disks_migrated(m, None, vm, mode, f"{vm}: {src.tag} -> {tag}, {mode}")
-    return Migrated(dst, images, 0, mode, m.reply)
+    disk_opts, images = incoming_disks(disks, mode, src.sock.parent / f"disks-to-{tag}")
+    dst = start_host(tag, [], incoming=port, extra=[*disk_opts, *extra])
+    m = src.migrate(vm, port, *opts)
+    rounds = check_disks_migrated(m, None, vm, mode, f"{vm}: {src.tag} -> {tag}, {mode}")
+    return Migrated(dst, images, 0, mode, m.reply, rounds)
 
 
-def migrate_to_host(src, vm, dst, pci, mode, images):
+def migrate_to_host(src, vm, dst, pci, mode, images, opts=()):
     """Live-migrate VM @vm, running on @src, to the running host @dst (both
     MigHosts: carapace-ctl incoming there), its disks onto @dst's host disks
     at the PCI device numbers @pci, whose images are @images: in "shared"
     mode the ones @vm runs on at @src; in "copy" mode free ones of their
-    sizes, zeroed first here (zero_disks()). A Migrated."""
+    sizes, zeroed first here (zero_disks()). @opts: carapace-ctl
+    migrate's. A Migrated."""
     assert len(pci) == len(images), (pci, images)
     if mode == "copy":
         zero_disks(images)
@@ -242,12 +253,12 @@ def migrate_to_host(src, vm, dst, pci, mode, images):
     inc = dst.incoming(port, opts=[*(a for n in pci for a in ("--disk", str(n))),
                                    *(["--copy-disks"] if mode == "copy" else [])])
     try:
-        m = src.migrate(vm, port)
+        m = src.migrate(vm, port, *opts)
         got = inc.finish()
     finally:
         inc.stop()
-    check_disks_migrated(m, got, vm, mode, f"{vm}: {src.tag} -> {dst.tag}, {mode}")
-    return Migrated(dst, list(images), mark, mode, m.reply, got.reply)
+    rounds = check_disks_migrated(m, got, vm, mode, f"{vm}: {src.tag} -> {dst.tag}, {mode}")
+    return Migrated(dst, list(images), mark, mode, m.reply, rounds, got.reply)
 
 
 def vm_disk_pci(h, vm):

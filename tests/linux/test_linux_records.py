@@ -219,6 +219,14 @@ def test_records_survive_ping_pong_by_snapshot(guest_kernel, initramfs, hosts, t
 
 # --- moved by live migration ---------------------------------------------------------------
 
+LIVE_RATE = 0           # no pause between records: the disk is written all through a migration
+# A copy's pre-copy rounds (carapace-ctl migrate --max-rounds): round 1 sends
+# every block written so far, round 2 those the writer wrote during round 1
+# (a second or so: dozens of records), the stop-and-copy those of round 2.
+# Left to converge, the pre-copy may end on a round so short that no write
+# completed in it, and the stop-and-copy's blocks would go untested.
+COPY_OPTS = ["--max-rounds", "2"]
+
 @pytest.fixture
 def mig_hosts(tmp_path, tls_creds):
     """make(tag, vms, incoming=PORT, extra=...): a Linux migration host
@@ -229,8 +237,10 @@ def mig_hosts(tmp_path, tls_creds):
 def migrate_writer(src, vm, move):
     """Run @move() (a migration of @vm away from @src) and check the writer
     ran on through its pre-copy: it acked records on @src while the
-    migration went on (a VM paused for the whole move would ack none).
-    What @move returned."""
+    migration went on (a VM paused for the whole move would ack none). A
+    copy (COPY_OPTS) sent blocks in both rounds and in the stop-and-copy:
+    the writer's writes during each round, found by the dirty-block
+    tracking. What @move returned."""
     at_start = acks(src.guest(vm))[-1]
     moved = move()
     during = acks(src.guest(vm))[-1] - at_start
@@ -238,26 +248,31 @@ def migrate_writer(src, vm, move):
           f"{src.tag} during the migration")
     assert during >= 2, (f"{vm} acked {during} records on {src.tag} while it migrated: not "
                          f"live?\n{moved.summary()}")
+    if moved.mode == "copy":
+        assert len(moved.disk_rounds) == 2 and moved.disk_rounds[1] > 0 and \
+            moved.final_blocks > 0, moved.summary()
     return moved
 
 
 @pytest.mark.parametrize("mode", ["copy", "shared"])
 def test_records_survive_live_migration_to_a_fresh_host(guest_kernel, initramfs, mig_hosts,
                                                         tmp_path, mode):
-    """alpha writes records on A; at its ack MOVE_AT it is live-migrated to a
-    fresh `carapace-run --incoming` host B, acking records on A all through
-    the pre-copy: copy, its disk's blocks in the stream into a new image B's
-    launcher makes (--incoming-disk NEW:size=SIZE); shared, B opens A's image
-    (--incoming-disk PATH). Its acks go on on B from where they were; B
+    """alpha writes records on A, as fast as its fsyncs go; at its ack
+    MOVE_AT it is live-migrated to a fresh `carapace-run --incoming` host B,
+    acking records on A all through the pre-copy: copy, its disk's blocks in
+    the stream into a new image B's launcher makes (--incoming-disk
+    NEW:size=SIZE; two rounds, then the stop-and-copy, each with blocks);
+    shared, B opens A's image (--incoming-disk PATH). Its acks go on on B from where they were; B
     destroys it mid-write. The image it ran on last is fsck-clean once its
     journal is replayed and holds every ack. Copy: A's image, only read by
     the copy, holds every ack made on A, and the writer went on on B from
     the record it ends at."""
     disk = make_ext4(tmp_path / "alpha.raw", DISK_MIB)
-    a = mig_hosts("a", [spec("alpha", guest_kernel, disk)])
+    a = mig_hosts("a", [spec("alpha", guest_kernel, disk, rate=LIVE_RATE)])
     wait_acks(a, "alpha", MOVE_AT, BOOT_TIMEOUT)
     moved = migrate_writer(a, "alpha", lambda: migrate_to_fresh_host(
-        a, "alpha", [disk], mig_hosts, "b", mode, extra=["--expect", "alpha=destroyed"]))
+        a, "alpha", [disk], mig_hosts, "b", mode, extra=["--expect", "alpha=destroyed"],
+        opts=COPY_OPTS if mode == "copy" else ()))
     b = moved.host
     assert a.vms() == {} and b.vms() == {"alpha": "running"}, a.console() + b.console()
     assert (moved.disks == [disk]) == (mode == "shared"), moved.disks
@@ -294,7 +309,7 @@ def test_records_survive_ping_pong_by_live_migration(guest_kernel, initramfs, mi
     on, and a running host has only the images its QEMU opened at start.)"""
     disk_a = make_ext4(tmp_path / "alpha.raw", DISK_MIB)
     spare = tmp_path / "b-spare.raw"
-    a = mig_hosts("a", [spec("alpha", guest_kernel, disk_a)])
+    a = mig_hosts("a", [spec("alpha", guest_kernel, disk_a, rate=LIVE_RATE)])
     pci_a = vm_disk_pci(a, "alpha")
     wait_acks(a, "alpha", MOVE_AT, BOOT_TIMEOUT)
     hop1 = migrate_writer(a, "alpha", lambda: migrate_to_fresh_host(
@@ -306,7 +321,7 @@ def test_records_survive_ping_pong_by_live_migration(guest_kernel, initramfs, mi
         b, "alpha", a, pci_a, "shared", [disk_a]))
     wait_acks(a, "alpha", acks(b.guest("alpha"))[-1] + BETWEEN, 120)
     hop3 = migrate_writer(a, "alpha", lambda: migrate_to_host(
-        a, "alpha", b, [spare_disk_pci(b, spare)], "copy", [spare]))
+        a, "alpha", b, [spare_disk_pci(b, spare)], "copy", [spare], opts=COPY_OPTS))
     last = acks(hop2.lines("alpha"))[-1]
     wait_acks(b, "alpha", last + BETWEEN, 120)
     seen = len(b.snapshot())
