@@ -229,6 +229,7 @@ LIVE_RATE = 0           # no pause between records: the disk is written all thro
 TWO_ROUNDS = ["--max-rounds", "2"]
 ONE_ROUND = ["--max-rounds", "1"]
 
+
 @pytest.fixture
 def mig_hosts(tmp_path, tls_creds):
     """make(tag, vms, incoming=PORT, extra=...): a Linux migration host
