@@ -23,15 +23,29 @@ sequence from 0, each right, at least up to the last ack.
 - the same writer moved A -> B -> A -> B by snapshot, into B fresh, then
   into the running hosts onto the host disk it had left there (zeroed, then
   filled by the restore): its acks go on across the four stays, and the
-  last image holds them all.
-The disks' content travels in the snapshot (format 5, "DISK"); live
-migration still leaves it to the user (docs/migration.md)."""
+  last image holds them all;
+- the writer moved by live migration (harness.moves.migrate_to_fresh_host(),
+  migrate_to_host()), running on through the pre-copy (it acks records on
+  the source while the migration runs): to a fresh `carapace-run
+  --incoming` host in copy mode (its disk's blocks in the stream, into a
+  new image the launcher makes) and in shared mode (--incoming-disk the
+  image the source uses); and A -> B -> A -> B, shared into a fresh B,
+  shared back onto the image A had, then copied onto a spare disk of B.
+  The acks go on across the stays; after the VM is destroyed mid-write the
+  image it last ran on is fsck-clean once its journal is replayed and holds
+  every ack; the image a copy left behind (only read by it) holds every
+  ack made before the switchover, and the writer went on from the record
+  it ends at.
+The disks' content travels in the snapshot (format 5, "DISK") or in the
+migration stream (protocol 6, copy mode; docs/migration.md)."""
 
 import pytest
 
 from harness.disks import block_offset, make_ext4, read_file
-from harness.hosts import SnapHost, started_hosts
-from harness.moves import move_to_fresh_host, move_to_host
+from harness.hosts import SnapHost, started_hosts, wait_new_line
+from harness.linux import mig_host
+from harness.moves import (migrate_to_fresh_host, migrate_to_host, move_to_fresh_host, move_to_host,
+                           spare_disk_pci, vm_disk_pci, vm_lines)
 from harness.records import (DISK_MIB, FILE, SIZE, acks, build, check_acks_go_on, check_image,
                              scan, spec, wait_acks)
 from harness.runs import EXIT_OK, live_console, run_batch
@@ -193,8 +207,7 @@ def test_records_survive_ping_pong_by_snapshot(guest_kernel, initramfs, hosts, t
     b.ctl("destroy", "alpha")
     b.wait_for(lambda l: l.startswith("carapace: vm alpha: destroyed"), 30)
     log = "\n".join(a.snapshot() + b.snapshot())
-    stays = check_acks_go_on([[l[len("[alpha] "):] for l in a.snapshot()[:hop2.mark]
-                               if l.startswith("[alpha] ")],
+    stays = check_acks_go_on([vm_lines(a, "alpha", until=hop2.mark),
                               hop1.lines("alpha", until=hop3.mark),
                               hop2.lines("alpha"), hop3.lines("alpha")], log)
     assert stays[-1][-1] >= last + BETWEEN, stays
@@ -202,3 +215,129 @@ def test_records_survive_ping_pong_by_snapshot(guest_kernel, initramfs, hosts, t
     print("records: " + ", ".join(f"{h} {st[0]}..{st[-1]}" for h, st in zip("abab", stays)) +
           f"; b's image ends at {s.last}; stopped " +
           ", ".join(f"{m.stopped_s:.1f} s" for m in (hop1, hop2, hop3)))
+
+
+# --- moved by live migration ---------------------------------------------------------------
+
+LIVE_RATE = 0           # no pause between records: the disk is written all through a migration
+# A copy's pre-copy rounds (carapace-ctl migrate --max-rounds). Round 1
+# sends every block written so far and takes a second or so: the writer
+# writes dozens of records meanwhile. Those go in round 2 (TWO_ROUNDS: found
+# by the dirty-block tracking while the VM runs) or, with ONE_ROUND, in the
+# stop-and-copy. Left to converge, the pre-copy ends on a short round whose
+# few writes (often journal blocks the guest writes again) may test nothing.
+TWO_ROUNDS = ["--max-rounds", "2"]
+ONE_ROUND = ["--max-rounds", "1"]
+
+
+@pytest.fixture
+def mig_hosts(tmp_path, tls_creds):
+    """make(tag, vms, incoming=PORT, extra=...): a Linux migration host
+    (harness.linux.mig_host()) in its own directory, TLS between them."""
+    yield from started_hosts(mig_host, tmp_path, timeout=RUN_TIMEOUT, creds=tls_creds.main)
+
+
+def migrate_writer(src, vm, move):
+    """Run @move() (a migration of @vm away from @src) and check the writer
+    ran on through its pre-copy: it acked records on @src while the
+    migration went on (a VM paused for the whole move would ack none). A
+    copy sent blocks in every round and in the stop-and-copy: after round 1,
+    the writer's writes during the round before, found by the dirty-block
+    tracking. What @move returned."""
+    at_start = acks(src.guest(vm))[-1]
+    moved = move()
+    during = acks(src.guest(vm))[-1] - at_start
+    print(f"records: {src.tag} -> {moved.host.tag}: {moved.summary()}; {during} acks on "
+          f"{src.tag} during the migration")
+    assert during >= 2, (f"{vm} acked {during} records on {src.tag} while it migrated: not "
+                         f"live?\n{moved.summary()}")
+    if moved.mode == "copy":
+        assert all(moved.disk_rounds) and moved.final_blocks > 0, moved.summary()
+    return moved
+
+
+@pytest.mark.parametrize("mode", ["copy", "shared"])
+def test_records_survive_live_migration_to_a_fresh_host(guest_kernel, initramfs, mig_hosts,
+                                                        tmp_path, mode):
+    """alpha writes records on A, as fast as its fsyncs go; at its ack
+    MOVE_AT it is live-migrated to a fresh `carapace-run --incoming` host B,
+    acking records on A all through the pre-copy: copy, its disk's blocks in
+    the stream into a new image B's launcher makes (--incoming-disk
+    NEW:size=SIZE; two pre-copy rounds, the second carrying what the
+    writer wrote during the first);
+    shared, B opens A's image (--incoming-disk PATH). Its acks go on on B from where they were; B
+    destroys it mid-write. The image it ran on last is fsck-clean once its
+    journal is replayed and holds every ack. Copy: A's image, only read by
+    the copy, holds every ack made on A, and the writer went on on B from
+    the record it ends at."""
+    disk = make_ext4(tmp_path / "alpha.raw", DISK_MIB)
+    a = mig_hosts("a", [spec("alpha", guest_kernel, disk, rate=LIVE_RATE)])
+    wait_acks(a, "alpha", MOVE_AT, BOOT_TIMEOUT)
+    moved = migrate_writer(a, "alpha", lambda: migrate_to_fresh_host(
+        a, "alpha", [disk], mig_hosts, "b", mode, extra=["--expect", "alpha=destroyed"],
+        opts=TWO_ROUNDS if mode == "copy" else ()))
+    b = moved.host
+    assert a.vms() == {} and b.vms() == {"alpha": "running"}, a.console() + b.console()
+    assert (moved.disks == [disk]) == (mode == "shared"), moved.disks
+    wait_acks(b, "alpha", acks(a.guest("alpha"))[-1] + BETWEEN, 120)
+    b.ctl("destroy", "alpha")
+    assert b.finish() == EXIT_OK, b.console()
+    log = a.console(300) + "\n" + b.console(300)
+    before, after = check_acks_go_on([a.guest("alpha"), moved.lines("alpha")], log)
+    end = check_image(moved.disks[0], tmp_path, after[-1], log, unmounted=False)
+    said = f"records: a acked 0..{before[-1]}, b {after[0]}..{after[-1]}; b's image ends at " \
+        f"{end.last}"
+    if mode == "copy":
+        orig = check_image(disk, tmp_path, before[-1], log, unmounted=False)
+        # the switchover's instant: the one record in flight is in it or not,
+        # its ack line may be torn
+        assert orig.last <= after[0] <= orig.last + 2, (orig, after[:3])
+        assert orig.last < end.last, (orig, end)
+        said += f", a's at {orig.last}"
+    print(said)
+
+
+def test_records_survive_ping_pong_by_live_migration(guest_kernel, initramfs, mig_hosts,
+                                                     tmp_path):
+    """alpha moves by live migration A -> B -> A -> B, a few seconds of
+    records on each: shared into a fresh B (--incoming-disk A's image, B
+    given a --spare-disk too), shared back onto the host disk A had it on
+    (carapace-ctl incoming --disk N), then copied onto B's spare disk
+    (incoming --copy-disks --disk N; one pre-copy round: the stop-and-copy
+    carries what the writer wrote during it). Its acks go on across the four stays;
+    once B destroys it mid-write, the spare's image is fsck-clean after its
+    journal's replay and holds every ack, and A's image (only read by the
+    copy) every ack up to the last switchover, the writer on B going on
+    from the record it ends at. (Modes cannot alternate on two hosts: a
+    shared leg needs the destination to have the very image the VM runs
+    on, and a running host has only the images its QEMU opened at start.)"""
+    disk_a = make_ext4(tmp_path / "alpha.raw", DISK_MIB)
+    spare = tmp_path / "b-spare.raw"
+    a = mig_hosts("a", [spec("alpha", guest_kernel, disk_a, rate=LIVE_RATE)])
+    pci_a = vm_disk_pci(a, "alpha")
+    wait_acks(a, "alpha", MOVE_AT, BOOT_TIMEOUT)
+    hop1 = migrate_writer(a, "alpha", lambda: migrate_to_fresh_host(
+        a, "alpha", [disk_a], mig_hosts, "b", "shared",
+        extra=["--spare-disk", f"{spare}:size={disk_a.stat().st_size}"]))
+    b = hop1.host
+    wait_acks(b, "alpha", acks(a.guest("alpha"))[-1] + BETWEEN, 120)
+    hop2 = migrate_writer(b, "alpha", lambda: migrate_to_host(
+        b, "alpha", a, pci_a, "shared", [disk_a]))
+    wait_acks(a, "alpha", acks(b.guest("alpha"))[-1] + BETWEEN, 120)
+    hop3 = migrate_writer(a, "alpha", lambda: migrate_to_host(
+        a, "alpha", b, [spare_disk_pci(b, spare)], "copy", [spare], opts=ONE_ROUND))
+    last = acks(hop2.lines("alpha"))[-1]
+    wait_acks(b, "alpha", last + BETWEEN, 120)
+    seen = len(b.snapshot())
+    b.ctl("destroy", "alpha")
+    wait_new_line(b, seen, "carapace: vm alpha: destroyed", 30)
+    log = a.console(300) + "\n" + b.console(300)
+    stays = check_acks_go_on([vm_lines(a, "alpha", until=hop2.mark),
+                              hop1.lines("alpha", until=hop3.mark),
+                              hop2.lines("alpha"), hop3.lines("alpha")], log)
+    assert stays[-1][-1] >= last + BETWEEN, stays
+    end = check_image(spare, tmp_path, stays[-1][-1], log, unmounted=False)
+    orig = check_image(disk_a, tmp_path, stays[2][-1], log, unmounted=False)
+    assert orig.last <= stays[3][0] <= orig.last + 2, (orig, stays[3][:3])
+    print("records: " + ", ".join(f"{h} {st[0]}..{st[-1]}" for h, st in zip("abab", stays)) +
+          f"; b's spare ends at {end.last}, a's image at {orig.last}")
