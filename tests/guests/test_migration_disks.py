@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.migration import (CtlProc, MigHost, check_cut_migration, check_left_unconfirmed,
+from harness.migration import (MigHost, check_cut_migration, check_left_unconfirmed,
                                check_ok_migration, life, marker_line)
 from harness.ports import free_port
 from harness.report import Report, check_report
@@ -63,14 +63,6 @@ def spares(tmp_path, tag, sizes=(DISK_BYTES, DISK_BYTES)):
     return opts, paths
 
 
-def incoming(h, port, *opts):
-    """carapace-ctl incoming @port on the running host @h (TLS), with @opts."""
-    cmd = h._ctl_cmd("--timeout", "60", "incoming", str(port), *h.transport(False), *opts)
-    p = CtlProc(cmd, h.ctl_timeout)
-    p.wait_event("listening", 30)
-    return p
-
-
 def disk_rounds(m):
     """The pre-copy rounds' disk blocks, in order."""
     return [r["disk_blocks"] for r in m.of("round")]
@@ -91,7 +83,7 @@ def test_copy_mode_onto_a_running_host(hosts, tmp_path):
     marker_line(a, "g", "DISKGEN-READY")
     time.sleep(2)                       # the disks are well written first
     port = free_port()
-    inc = incoming(b, port, "--copy-disks", "--disk", "1", "--disk", "2")
+    inc = b.incoming(port, opts=("--copy-disks", "--disk", "1", "--disk", "2"))
     m = a.migrate("g", port)
     got = inc.finish()
     check_ok_migration(m, "g", "a -> b, disks copied")
@@ -222,7 +214,7 @@ def test_copy_refused_without_a_fitting_disk(hosts, tmp_path, case):
     a.ready(), b.ready()
     marker_line(a, "g", "DISKGEN-READY")
     port = free_port()
-    inc = incoming(b, port, "--copy-disks", "--disk", "1")
+    inc = b.incoming(port, opts=("--copy-disks", "--disk", "1"))
     m = a.migrate("g", port)
     got = inc.finish()
     assert m.rc != 0 and m.reply["code"] == "refused", m.text()
