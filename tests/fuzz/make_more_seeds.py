@@ -8,8 +8,10 @@
   mgmt       management requests, one client connection per seed, behind
              the 3-byte harness header of tests/fuzz/fuzz_mgmt.c
   mig_recv   migration streams from a source (valid ones: pre-copy rounds,
-             ZERO, arriving paused, 1 and 2 vCPUs; and refusals), behind the
-             8-byte harness header of tests/fuzz/fuzz_mig_recv.c
+             ZERO, arriving paused, 1 and 2 vCPUs, disks copied; and
+             refusals, in copy mode before and after disk blocks were
+             written), behind the 8-byte harness header of
+             tests/fuzz/fuzz_mig_recv.c
   fdt_guest  VM configurations for the guest DT builder (the 64-byte
              record tests/fuzz/fuzz_fdt_guest.c reads)
   fdt_host   host DTBs: QEMU virt's shape with Carapace's /chosen VM nodes,
@@ -30,7 +32,8 @@
              (tests/fuzz/fuzz_vblk.c): each request type, each refusal of
              docs/virtio.md "virtio-blk", a full backend, a reset mid-request
 
-The migration streams (protocol 4) reuse the snapshot layouts of the
+The migration streams (of the protocol version in
+include/abi/migration_format.h) reuse the snapshot layouts of the
 carapace package through tests/fuzz/make_seeds.py. Deterministic: running it again writes the
 same bytes (dtc included).
 
