@@ -43,8 +43,8 @@
  * host disk the map names for it, writable as the VM sees it and on the host
  * (the stub's CHECKs), one request at a time, none in flight when the VM
  * goes; shared mode writes and flushes nothing. A copy that ran here: each
- * disk holds the last DISK block the stream sent for each of its blocks,
- * zero elsewhere; each disk written was flushed after its last write, after
+ * disk holds what the stream's DISK runs for it leave, applied in order (the
+ * last one of each unit), zero elsewhere; each disk written was flushed after its last write, after
  * the VM started and before any byte of RUNNING went out; the result counts
  * the DISK sections. A copy that failed before the VM ran: when its client
  * is answered, every block it wrote is zero again (the wipe), and no disk
@@ -271,15 +271,17 @@ static void check_disk_writes(void)
 	}
 }
 
-/* A copy the VM ran from: each disk holds, block by block, the last DISK
- * block the stream sent for it (zero where none came), flushed after its
- * last write, after the start and before any byte of RUNNING was sent
- * (@running_at); the result counts the DISK sections. */
+/* A copy the VM ran from: each disk holds what the stream's DISK runs for it
+ * leave, applied in order (the last one of a unit wins; zero where none
+ * came), flushed after its last write, after the start and before any byte
+ * of RUNNING was sent (@running_at); the result counts the DISK sections. */
 static void check_copied(size_t running_at)
 {
+	static uint8_t want[FUZZ_COPY_DISK_SECTORS * SNAP_DISK_SECTOR];
 	uint64_t blocks = 0, bytes = 0;
 	struct walk w = { 0 };
 
+	_Static_assert(FUZZ_COPY_DISK2_SECTORS <= FUZZ_COPY_DISK_SECTORS, "want holds either");
 	while (next_read(&w) && w.s.type != SNAP_SEC_END)
 		if (w.s.type == SNAP_SEC_DISK) {
 			blocks++;
@@ -289,32 +291,25 @@ static void check_copied(size_t running_at)
 	CHECK(!strcmp(done_seen.r.disk_mode, copy_mode ? "copy" : "shared"));
 	for (unsigned int slot = 0; copy_mode && slot < VM_MAX_DISKS; slot++) {
 		const struct fuzz_disk *d = fuzz_disk_at(map.disk_pci[slot]);
+		size_t size = (size_t)d->sectors * SNAP_DISK_SECTOR;
 
 		if (!d->data)
 			continue;	/* read-only: nothing written (the stub's CHECK) */
-		for (uint64_t b = 0; b * SNAP_DISK_BLOCK_SECTORS < d->sectors; b++) {
-			uint64_t sector = b * SNAP_DISK_BLOCK_SECTORS;
-			size_t len = (size_t)MIN((uint64_t)SNAP_DISK_BLOCK_SECTORS, d->sectors - sector) *
-				     SNAP_DISK_SECTOR;
-			const uint8_t *want = NULL;
-			const uint8_t *have = d->data + sector * SNAP_DISK_SECTOR;
+		CHECK(size <= sizeof(want));
+		memset(want, 0, size);
+		memset(&w, 0, sizeof(w));
+		while (next_read(&w) && w.s.type != SNAP_SEC_END) {
+			struct snap_disk_run run;
 
-			memset(&w, 0, sizeof(w));
-			while (next_read(&w) && w.s.type != SNAP_SEC_END) {
-				struct snap_disk_run run;
-
-				if (w.s.type != SNAP_SEC_DISK || w.s.instance != slot)
-					continue;
-				memcpy(&run, w.pl, sizeof(run));
-				if (run.sector == sector) {
-					CHECK(w.s.length == sizeof(run) + len);
-					want = w.pl + sizeof(run);
-				}
-			}
-			for (size_t i = 0; !want && i < len; i++)
-				CHECK(!have[i]);
-			CHECK(!want || !memcmp(have, want, len));
+			if (w.s.type != SNAP_SEC_DISK || w.s.instance != slot)
+				continue;
+			memcpy(&run, w.pl, sizeof(run));
+			CHECK(run.sector < d->sectors && run.sectors <= d->sectors - run.sector);
+			CHECK(w.s.length == sizeof(run) + (uint64_t)run.sectors * SNAP_DISK_SECTOR);
+			memcpy(want + run.sector * SNAP_DISK_SECTOR, w.pl + sizeof(run),
+			       (size_t)run.sectors * SNAP_DISK_SECTOR);
 		}
+		CHECK(!memcmp(d->data, want, size));
 	}
 	for (unsigned int i = 0; i < FUZZ_NR_DISKS; i++) {
 		const struct fuzz_disk *d = &fuzz_disks[i];

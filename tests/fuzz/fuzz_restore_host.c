@@ -275,8 +275,9 @@ int vm_io_add_disk(struct vm *vm, unsigned int slot, const struct vm_disk_desc *
 }
 
 /* The disks' content a restore or a migration writes (vm_io.h): each write
- * checked inside a disk bound to the VM and writable as it sees it, block
- * aligned; flushes of such a disk only; one request of a disk at a time. */
+ * checked inside a disk bound to the VM and writable as it sees it, whole
+ * 4 KiB units inside one block; flushes of such a disk only; one request of
+ * a disk at a time. */
 uint64_t vm_io_disk_sectors(struct vm *vm, unsigned int d)
 {
 	(void)vm;
@@ -339,8 +340,12 @@ int vm_io_disk_submit(struct vm *vm, unsigned int d, struct vm_disk_req *r, bool
 	(void)vm;
 	CHECK(write && d < io.nr_disks && !link_read_only(&io.link[d]));
 	CHECK(io.link[d].hd->data);
-	CHECK(sectors >= 1 && sectors <= SNAP_DISK_BLOCK_SECTORS);
-	CHECK(sector % SNAP_DISK_BLOCK_SECTORS == 0 && sector + sectors <= io.link[d].hd->sectors);
+	/* a restore's whole block, or a migration's whole 4 KiB units inside
+	 * one block (the disk's last unit may be short) */
+	CHECK(sectors >= 1 && sector % SNAP_DISK_UNIT_SECTORS == 0);
+	CHECK(sector % SNAP_DISK_BLOCK_SECTORS + sectors <= SNAP_DISK_BLOCK_SECTORS);
+	CHECK(sector + sectors <= io.link[d].hd->sectors);
+	CHECK(sectors % SNAP_DISK_UNIT_SECTORS == 0 || sector + sectors == io.link[d].hd->sectors);
 	return take_request(d, r, true, sector, sectors, buf);
 }
 

@@ -204,9 +204,9 @@ def mig_stream(name="alpha", nr_vcpus=1, ram=8 * ms.MiB, rounds=((((0x200000, 1)
                order=None, vio=(), layouts=(), round_disks=(), final_disks=()):
     """A source's stream: header, CONFIG, in copy mode a DISK_LAYOUT per disk
     (@layouts: (sectors, flags) each), pre-copy rounds (each: MEMORY runs and
-    ZERO ranges, the round's DISK blocks (@round_disks[k]: (disk, sector,
-    sectors, seed) each), then ROUND), SWITCHOVER, memory and disk blocks
-    (@final_disks) sent while paused, the VCPUs, the DEVICEs, the VIRTIO
+    ZERO ranges, the round's DISK runs (@round_disks[k]: (disk, sector,
+    sectors, seed) each, whole 4 KiB units inside one block), then ROUND),
+    SWITCHOVER, memory and DISK runs (@final_disks) sent while paused, the VCPUs, the DEVICEs, the VIRTIO
     sections (@vio: (model, state) each), END, DONE. @abort_at: an ABORT
     instead of the section of that index (0 = CONFIG)."""
     secs = []
@@ -249,7 +249,8 @@ def mig_stream(name="alpha", nr_vcpus=1, ram=8 * ms.MiB, rounds=((((0x200000, 1)
             secs.append((ZERO, 0, struct.pack("<QQ", ms.RAM_BASE + off, n)))
             pages += n
         blocks = disks_of(disks_in(k))
-        dirty = len(disks_in(k + 1)) if k + 1 < len(rounds) else len(final_disks)
+        dirty = sum((n + 7) // 8 for _, _, n, _ in
+                    (disks_in(k + 1) if k + 1 < len(rounds) else final_disks))  # 4 KiB units
         secs.append((ROUND, 0, struct.pack("<IIQQQQQ", k + 1, 0, pages - before, 1, 4096 * k,
                                            blocks, dirty)))
     secs.append((SWITCHOVER, 0, struct.pack("<QII", 987654321, len(rounds), 1 if paused else 0)))
@@ -349,17 +350,19 @@ def copy_vio(slot, capacity, read_only=0):
 
 def copy_stream(ro=False, **over):
     """A copy-mode stream (docs/migration.md, "Disks: shared or copied") of
-    a VM with two disks: disk 0's second block (its first stays zero) and
-    disk 1's only block in round 1, disk 0's again in round 2 (the guest
-    wrote it), disk 1's again in the stop-and-copy; their VIRTIO states. With
-    @ro disk 1 is read-only (FL_COPY_RO's host disk), none of its blocks
-    sent."""
+    a VM with two disks: round 1 the non-zero blocks, disk 0's second (its
+    first, 64 KiB, is zero) and disk 1's only one; round 2 the 4 KiB units
+    the guest wrote meanwhile: one of disk 0's second block (over what round
+    1 sent) and two of its first; the stop-and-copy disk 1's block again and
+    the last unit of disk 0's first block; their VIRTIO states. With @ro
+    disk 1 is read-only (FL_COPY_RO's host disk), none of its blocks sent."""
     d1 = (ms.VIO_SECTORS, DISK_READ_ONLY) if ro else (COPY_DISK2_SECTORS, 0)
     args = dict(
         rounds=((((0x200000, 1),), ()), (((0x200000, 1),), ())),
         layouts=((COPY_DISK_SECTORS, 0), d1),
-        round_disks=(((0, 128, 16, 1),) + (() if ro else ((1, 0, 8, 2),)), ((0, 128, 16, 3),)),
-        final_disks=() if ro else ((1, 0, 8, 4),),
+        round_disks=(((0, 128, 16, 1),) + (() if ro else ((1, 0, 8, 2),)),
+                     ((0, 136, 8, 3), (0, 8, 16, 5))),
+        final_disks=((0, 120, 8, 6),) + (() if ro else ((1, 0, 8, 4),)),
         vio=(copy_vio(0, COPY_DISK_SECTORS), copy_vio(1, d1[0], read_only=d1[1])))
     args.update(over)
     return mig_stream(**args)
@@ -416,6 +419,10 @@ def mig_copy_seeds():
         "copy-abort-after-disks": h + copy_stream(done=False, abort_at=-3),
         "copy-ro-disk-written": mig_hdr(flags=FL_COPY | FL_COPY_RO)
                                 + copy_stream(ro=True, final_disks=((1, 0, 8, 4),)),
+        # a migration's run: whole 4 KiB units inside one block
+        "copy-unit-misaligned": h + copy_stream(final_disks=((0, 124, 4, 6),)),
+        "copy-unit-across-blocks": h + copy_stream(final_disks=((0, 120, 16, 6),)),
+        "copy-unit-short": h + copy_stream(final_disks=((0, 128, 4, 6),)),
         "copy-ro-flag-disk-written": h + copy_stream(
             layouts=((COPY_DISK_SECTORS, 0), (COPY_DISK2_SECTORS, DISK_READ_ONLY))),
         # the source stops reading when the refusal's ABORT goes out: the
