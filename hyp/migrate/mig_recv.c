@@ -230,7 +230,7 @@ static void discard(const char *code, const char *why, bool tell)
 	if (mr.started)
 		return keep_unconfirmed(why);	/* never an ABORT after RUNNING */
 	if (mr.phase == R_WIPING)
-		return drop_partial();	/* its operator destroyed it meanwhile */
+		return drop_partial();	/* never while wiping (recv_poll() only wipes then) */
 	snprintf(mr.err, sizeof(mr.err), "%s", why);
 	mr.code = code;
 	if (tell)
@@ -706,6 +706,19 @@ static void recv_poll(void)
 		bool connected = snap_port_ready();
 		enum section_rx_event e;
 
+		/* The wipe waits for nothing of the source's: what is left of our
+		 * ABORT goes out meanwhile if the port takes it. (It waited for
+		 * the ABORT to go out first, and a source that stopped reading
+		 * then left it undone: the partial VM went at the stall with its
+		 * host disk half written, and the next attempt, which leaves zero
+		 * blocks out, would have kept the stale ones. Found by
+		 * tests/fuzz/fuzz_mig_recv.c, seed copy-bad-crc-source-stops-reading.) */
+		if (mr.phase == R_WIPING) {
+			if (connected)
+				section_tx_push(&mr.tx);
+			disk_step();
+			continue;
+		}
 		if (connected && !section_tx_push(&mr.tx)) {
 			if (snap_port_stalled(mr.tx.moved))
 				return discard("stream", "the source stopped reading", false);

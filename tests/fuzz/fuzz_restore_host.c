@@ -41,6 +41,7 @@ static struct vswitch *lan;
 static struct vswitch_port other_port;	/* another VM's NIC on lan */
 static void other_deliver(void *ctx, const void *frame, uint32_t len);
 static void check_vio(struct vm *vm);
+static void disks_reset(void);
 
 /* ---- the host ---- */
 
@@ -88,6 +89,7 @@ void fuzz_host_input(uint8_t flags, const uint8_t *data, size_t len, const uint8
 		memset(port.sizes, 0, sizeof(port.sizes));
 	memset(&vms_seen, 0, sizeof(vms_seen));
 	fuzz_disk_changed = ~0ULL;
+	disks_reset();
 	hart_caps = (struct hart_caps){
 		.sstc = true, .zicfilp = true, .zicfiss = !(flags & FL_NO_ZICFISS),
 		.henvcfg_ok = ENVCFG_STCE | ENVCFG_PBMTE |
@@ -98,13 +100,99 @@ void fuzz_host_input(uint8_t flags, const uint8_t *data, size_t len, const uint8
 
 /* ---- the host's disks and switch (vm_io.c's, stubbed: fuzz_restore_host.h) ---- */
 
+#define BLOCK_BYTES	(SNAP_DISK_BLOCK_SECTORS * SNAP_DISK_SECTOR)
+_Static_assert(FUZZ_DISK_SECTORS / SNAP_DISK_BLOCK_SECTORS <= 128, "a bit a block");
+
+static uint8_t disk_data[FUZZ_DISK_SECTORS * SNAP_DISK_SECTOR];
+static uint8_t copy_disk_data[FUZZ_COPY_DISK_SECTORS * SNAP_DISK_SECTOR];
+static uint8_t copy_disk2_data[FUZZ_COPY_DISK2_SECTORS * SNAP_DISK_SECTOR];
+
+struct fuzz_disk fuzz_disks[FUZZ_NR_DISKS] = {
+	{ .pci = FUZZ_DISK_PCI, .sectors = FUZZ_DISK_SECTORS, .data = disk_data },
+	{ .pci = FUZZ_DISK_RO_PCI, .read_only = true, .sectors = FUZZ_DISK_SECTORS },
+	{ .pci = FUZZ_COPY_DISK_PCI, .sectors = FUZZ_COPY_DISK_SECTORS, .data = copy_disk_data },
+	{ .pci = FUZZ_COPY_DISK2_PCI, .sectors = FUZZ_COPY_DISK2_SECTORS,
+	  .data = copy_disk2_data },
+};
+bool fuzz_disk_slow;
+
+/* A VM's disk slot: the host disk it is bound to, as the VM sees it. */
+struct disk_link {
+	struct fuzz_disk *hd;
+	bool read_only;			/* the VM's disk is (vm_disk_desc.read_only) */
+	/* a request taken by a slow disk, done at the second poll after it */
+	struct vm_disk_req *req;
+	bool write;
+	uint64_t sector;
+	uint32_t sectors;
+	const void *buf;
+	unsigned int polls;
+};
+
 static struct {
 	struct vm_disk_desc disk[VM_MAX_DISKS];
+	struct disk_link link[VM_MAX_DISKS];
 	struct vm_nic_desc nic[VM_MAX_NICS];
 	unsigned int nr_disks, nr_nics;
-	bool disk_taken[2];
+	bool disk_taken[FUZZ_NR_DISKS];
 	struct vswitch_port port[VM_MAX_NICS];
+	unsigned int submits;		/* slow disks: every other one is refused */
 } io;
+
+struct fuzz_disk *fuzz_disk_at(uint8_t pci)
+{
+	for (unsigned int i = 0; i < FUZZ_NR_DISKS; i++)
+		if (fuzz_disks[i].pci == pci)
+			return &fuzz_disks[i];
+	return NULL;
+}
+
+static uint8_t *block_at(const struct fuzz_disk *d, uint64_t b)
+{
+	return d->data + b * BLOCK_BYTES;
+}
+
+static uint64_t block_bytes(const struct fuzz_disk *d, uint64_t b)
+{
+	return MIN((uint64_t)BLOCK_BYTES, (d->sectors - b * SNAP_DISK_BLOCK_SECTORS) * SNAP_DISK_SECTOR);
+}
+
+static bool block_written(const struct fuzz_disk *d, uint64_t b)
+{
+	return d->written[b / 64] & (1ULL << (b % 64));
+}
+
+bool fuzz_disk_zero(const struct fuzz_disk *d)
+{
+	for (uint64_t b = 0; d->data && b * SNAP_DISK_BLOCK_SECTORS < d->sectors; b++) {
+		const uint8_t *p = block_at(d, b);
+
+		if (!block_written(d, b))
+			continue;
+		for (uint64_t i = 0; i < block_bytes(d, b); i++)
+			if (p[i])
+				return false;
+	}
+	return true;
+}
+
+/* A new input: each disk a new zeroed image (only the blocks written are
+ * cleared: a restore's disk is 8 MiB). */
+static void disks_reset(void)
+{
+	for (unsigned int i = 0; i < FUZZ_NR_DISKS; i++) {
+		struct fuzz_disk *d = &fuzz_disks[i];
+
+		for (uint64_t b = 0; d->data && b * SNAP_DISK_BLOCK_SECTORS < d->sectors; b++)
+			if (block_written(d, b))
+				memset(block_at(d, b), 0, block_bytes(d, b));
+		memset(d->written, 0, sizeof(d->written));
+		d->writes = d->flushes = 0;
+		d->dirty = d->flush_started = false;
+		d->flush_out_len = 0;
+	}
+	fuzz_disk_slow = false;
+}
 
 hpa_t mm_alloc(uint64_t size, uint64_t align)
 {
@@ -130,11 +218,17 @@ void mm_free(hpa_t addr, uint64_t size)
 	free((void *)(uintptr_t)addr);
 }
 
+static bool link_read_only(const struct disk_link *l)
+{
+	return l->read_only || l->hd->read_only;
+}
+
+/* the guest's own requests (vblk.c's backend) */
 static int disk_submit(void *be, struct vblk_io *io)
 {
-	(void)be;
 	CHECK(io->type == VIRTIO_BLK_T_IN || io->type == VIRTIO_BLK_T_OUT ||
 	      io->type == VIRTIO_BLK_T_FLUSH);
+	CHECK(io->type != VIRTIO_BLK_T_OUT || !link_read_only(be));
 	vms_seen.disk_requests++;
 	vblk_complete(io, VIRTIO_BLK_S_OK);	/* at once: the data stays as it was */
 	return 0;
@@ -142,13 +236,12 @@ static int disk_submit(void *be, struct vblk_io *io)
 
 static uint64_t disk_sectors(void *be)
 {
-	(void)be;
-	return FUZZ_DISK_SECTORS;
+	return ((struct disk_link *)be)->hd->sectors;
 }
 
 static bool disk_read_only(void *be)
 {
-	return be == &io.disk_taken[1];
+	return link_read_only(be);	/* as vm_io.c's: the VM's flag or the host's */
 }
 
 static uint32_t disk_seg_max(void *be)
@@ -164,32 +257,82 @@ static const struct vblk_backend_ops disk_ops = {
 int vm_io_add_disk(struct vm *vm, unsigned int slot, const struct vm_disk_desc *dd,
 		   const char **why)
 {
-	unsigned int d = dd->pci_dev == FUZZ_DISK_PCI ? 0 : dd->pci_dev == FUZZ_DISK_RO_PCI ? 1 : 2;
+	struct fuzz_disk *hd = fuzz_disk_at(dd->pci_dev);
+	struct disk_link *l = &io.link[slot < VM_MAX_DISKS ? slot : 0];
 
 	if (io.nr_nics || io.nr_disks == VM_MAX_DISKS || slot != io.nr_disks)
 		return *why = "a disk out of place", -HYP_EINVAL;
-	if (d == 2)
+	if (!hd)
 		return *why = "no host disk there", -HYP_ENOENT;
-	if (io.disk_taken[d])
+	if (io.disk_taken[hd - fuzz_disks])
 		return *why = "the host disk is another VM's", -HYP_ENOENT;
-	CHECK(vio_attach_blk(vm, slot, &disk_ops, &io.disk_taken[d]) == 0);
-	io.disk_taken[d] = true;
+	memset(l, 0, sizeof(*l));
+	l->hd = hd;
+	l->read_only = dd->read_only;
+	CHECK(vio_attach_blk(vm, slot, &disk_ops, l) == 0);
+	io.disk_taken[hd - fuzz_disks] = true;
 	io.disk[io.nr_disks++] = *dd;
 	return 0;
 }
 
-/* The disks' content a restore writes (vm_io.h): each write checked inside
- * the disk and into a writable one, done at once. */
+/* The disks' content a restore or a migration writes (vm_io.h): each write
+ * checked inside a disk bound to the VM and writable as it sees it, whole
+ * 4 KiB units inside one block; flushes of such a disk only; one request of
+ * a disk at a time. */
 uint64_t vm_io_disk_sectors(struct vm *vm, unsigned int d)
 {
 	(void)vm;
-	return d < io.nr_disks ? FUZZ_DISK_SECTORS : 0;
+	return d < io.nr_disks ? io.link[d].hd->sectors : 0;
 }
 
 bool vm_io_disk_read_only(struct vm *vm, unsigned int d)
 {
 	(void)vm;
-	return d >= io.nr_disks || io.disk[d].pci_dev == FUZZ_DISK_RO_PCI;
+	return d >= io.nr_disks || link_read_only(&io.link[d]);
+}
+
+static void request_done(struct disk_link *l)
+{
+	struct fuzz_disk *hd = l->hd;
+
+	if (l->write) {
+		uint64_t b = l->sector / SNAP_DISK_BLOCK_SECTORS;
+
+		/* the data moves now: a buffer reused or freed before is caught */
+		memcpy(hd->data + l->sector * SNAP_DISK_SECTOR, l->buf,
+		       (size_t)l->sectors * SNAP_DISK_SECTOR);
+		hd->written[b / 64] |= 1ULL << (b % 64);
+		hd->writes++;
+		hd->dirty = true;
+		vms_seen.disk_writes++;
+		vms_seen.disk_slots_written |= 1U << (l - io.link);
+		vms_seen.disk_last_sector = l->sector;
+		vms_seen.disk_last_byte = ((const uint8_t *)l->buf)[0];
+	} else {
+		hd->flushes++;
+		hd->dirty = false;
+		hd->flush_out_len = port.out_len;
+		hd->flush_started = vms_seen.starts != 0;
+		vms_seen.disk_flushes++;
+	}
+	l->req->status = VIRTIO_BLK_S_OK;
+	__atomic_store_n(&l->req->done, 1, __ATOMIC_RELEASE);
+	l->req = NULL;
+}
+
+static int take_request(unsigned int d, struct vm_disk_req *r, bool write, uint64_t sector,
+			uint32_t sectors, const void *buf)
+{
+	struct disk_link *l = &io.link[d];
+
+	CHECK(!l->req);		/* one at a time: the last one is done */
+	if (fuzz_disk_slow && io.submits++ % 2 == 0)
+		return -HYP_EBUSY;
+	*l = (struct disk_link){ l->hd, l->read_only, r, write, sector, sectors, buf, 0 };
+	r->done = 0;
+	if (!fuzz_disk_slow)
+		request_done(l);
+	return 0;
 }
 
 uint64_t fuzz_disk_changed = ~0ULL;
@@ -207,40 +350,40 @@ static void disk_read(uint64_t sector, uint32_t sectors, uint8_t *buf)
 int vm_io_disk_submit(struct vm *vm, unsigned int d, struct vm_disk_req *r, bool write,
 		      uint64_t sector, uint32_t sectors, void *buf)
 {
-	const volatile uint8_t *p = buf;
-
 	(void)vm;
-	CHECK(d < io.nr_disks && (!write || io.disk[d].pci_dev != FUZZ_DISK_RO_PCI));
-	CHECK(sectors >= 1 && sectors <= SNAP_DISK_BLOCK_SECTORS);
-	CHECK(sector % SNAP_DISK_BLOCK_SECTORS == 0 && sector + sectors <= FUZZ_DISK_SECTORS);
 	if (!write) {
+		/* a restore's DISK_ID sample: what the image reads as (above) */
+		CHECK(d < io.nr_disks && sectors >= 1 && sectors <= SNAP_DISK_BLOCK_SECTORS);
+		CHECK(sector % SNAP_DISK_BLOCK_SECTORS == 0 &&
+		      sector + sectors <= io.link[d].hd->sectors);
 		disk_read(sector, sectors, buf);
 		r->status = VIRTIO_BLK_S_OK;
 		r->done = 1;
 		return 0;
 	}
-	(void)p[sectors * SNAP_DISK_SECTOR - 1];	/* the whole buffer is ours */
-	vms_seen.disk_writes++;
-	vms_seen.disk_last_sector = sector;
-	vms_seen.disk_last_byte = p[0];
-	r->status = VIRTIO_BLK_S_OK;
-	r->done = 1;
-	return 0;
+	CHECK(write && d < io.nr_disks && !link_read_only(&io.link[d]));
+	CHECK(io.link[d].hd->data);
+	/* a restore's whole block, or a migration's whole 4 KiB units inside
+	 * one block (the disk's last unit may be short) */
+	CHECK(sectors >= 1 && sector % SNAP_DISK_UNIT_SECTORS == 0);
+	CHECK(sector % SNAP_DISK_BLOCK_SECTORS + sectors <= SNAP_DISK_BLOCK_SECTORS);
+	CHECK(sector + sectors <= io.link[d].hd->sectors);
+	CHECK(sectors % SNAP_DISK_UNIT_SECTORS == 0 || sector + sectors == io.link[d].hd->sectors);
+	return take_request(d, r, true, sector, sectors, buf);
 }
 
 int vm_io_disk_flush(struct vm *vm, unsigned int d, struct vm_disk_req *r)
 {
 	(void)vm;
-	CHECK(d < io.nr_disks && io.disk[d].pci_dev != FUZZ_DISK_RO_PCI);
-	vms_seen.disk_flushes++;
-	r->status = VIRTIO_BLK_S_OK;
-	r->done = 1;
-	return 0;
+	CHECK(d < io.nr_disks && !link_read_only(&io.link[d]));
+	return take_request(d, r, false, 0, 0, NULL);
 }
 
 void vm_io_disk_poll(struct vm *vm, unsigned int d)
 {
-	(void)vm, (void)d;
+	(void)vm;
+	if (d < io.nr_disks && io.link[d].req && ++io.link[d].polls >= 2)
+		request_done(&io.link[d]);
 }
 
 static void nic_tx(void *port, const void *frame, uint32_t len)
@@ -312,6 +455,9 @@ int vm_io_nic_set(struct vm *vm, unsigned int nic, bool attach)
 /* vm_io_detach() and vio_detach_all(), as vm_destroy_finish() calls them */
 static void io_detach(struct vm *vm)
 {
+	/* a request in flight would move data from a buffer freed with the VM */
+	for (unsigned int i = 0; i < io.nr_disks; i++)
+		CHECK(!io.link[i].req);
 	for (unsigned int i = 0; i < VM_MAX_NICS; i++)
 		vswitch_detach(&io.port[i]);
 	vio_detach_all(vm);
@@ -356,12 +502,19 @@ size_t snap_port_read(void *buf, size_t len)
 	return n;
 }
 
+bool fuzz_port_stopped(void)
+{
+	unsigned int limit = port.wmode == 255 ? 1 : port.wmode;
+
+	return limit && port.writes >= limit;
+}
+
 size_t snap_port_write(const void *buf, size_t len)
 {
 	size_t n = port.slow_tx ? MIN(len, 7) : len;
 
 	CHECK(len > 0 && port.writable);	/* a restore never writes the stream */
-	if (!port.connected || (port.wmode == 255 && port.writes >= 1))
+	if (!port.connected || fuzz_port_stopped())
 		return 0;
 	port.writes++;
 	CHECK(port.out_len + n <= sizeof(port.out));
@@ -378,8 +531,7 @@ void snap_port_drain(void)
 bool snap_port_stalled(uint64_t since)
 {
 	(void)since;
-	return (port.sizes[0] == 254 && port.empty_reads >= 3) ||
-	       (port.wmode == 255 && port.writes >= 1);
+	return (port.sizes[0] == 254 && port.empty_reads >= 3) || fuzz_port_stopped();
 }
 
 /* ---- the one free VM slot ---- */

@@ -8,8 +8,10 @@
   mgmt       management requests, one client connection per seed, behind
              the 3-byte harness header of tests/fuzz/fuzz_mgmt.c
   mig_recv   migration streams from a source (valid ones: pre-copy rounds,
-             ZERO, arriving paused, 1 and 2 vCPUs; and refusals), behind the
-             8-byte harness header of tests/fuzz/fuzz_mig_recv.c
+             ZERO, arriving paused, 1 and 2 vCPUs, disks copied; and
+             refusals, in copy mode before and after disk blocks were
+             written), behind the 8-byte harness header of
+             tests/fuzz/fuzz_mig_recv.c
   fdt_guest  VM configurations for the guest DT builder (the 64-byte
              record tests/fuzz/fuzz_fdt_guest.c reads)
   fdt_host   host DTBs: QEMU virt's shape with Carapace's /chosen VM nodes,
@@ -30,7 +32,8 @@
              (tests/fuzz/fuzz_vblk.c): each request type, each refusal of
              docs/virtio.md "virtio-blk", a full backend, a reset mid-request
 
-The migration streams (protocol 4) reuse the snapshot layouts of the
+The migration streams (of the protocol version in
+include/abi/migration_format.h) reuse the snapshot layouts of the
 carapace package through tests/fuzz/make_seeds.py. Deterministic: running it again writes the
 same bytes (dtc included).
 
@@ -154,23 +157,58 @@ def mgmt_seeds():
 
 
 MIG_MAGIC = b"CARAMIGR"
-MIG_VERSION = 6                # include/abi/migration_format.h: the disks' two modes
-CAPS, ACCEPT, ZERO, ROUND, SWITCHOVER, RUNNING, DONE, ABORT = range(16, 24)
+CAPS, ACCEPT, ZERO, ROUND, SWITCHOVER, RUNNING, DONE, ABORT, DISK_LAYOUT = range(16, 25)
+DISK_READ_ONLY = 1             # DISK_LAYOUT flags
+
+
+def _mig_version():
+    """MIG_VERSION of include/abi/migration_format.h: seeds of another
+    version would all stop at the header (as they did once: regenerate the
+    corpus when it changes)."""
+    text = (ROOT / "include" / "abi" / "migration_format.h").read_text()
+    for line in text.splitlines():
+        words = line.split()
+        if words[:2] == ["#define", "MIG_VERSION"]:
+            return int(words[2])
+    raise SystemExit("make_more_seeds.py: no MIG_VERSION in migration_format.h")
+
+
+MIG_VERSION = _mig_version()
+
+# tests/fuzz/fuzz_mig_recv.c's header flags beyond the snapshot target's
+FL_SLOW_TX, FL_COPY, FL_COPY_RO, FL_SLOW_DISK = 0x10, 0x20, 0x40, 0x80
+# its copy-mode host disks (tests/fuzz/fuzz_restore_host.h): disk 0 at PCI 4
+# (two blocks, the second of 16 sectors), disk 1 at PCI 5 (one of 8 sectors)
+# or, with FL_COPY_RO, the read-only disk at PCI 3
+COPY_DISK_PCI, COPY_DISK_SECTORS = 4, 128 + 16
+COPY_DISK2_PCI, COPY_DISK2_SECTORS = 5, 8
 
 
 def mig_hdr(flags=0, wmode=0, sizes=ms.WHOLE):
     return struct.pack("<BB6B", flags, wmode, *sizes)
 
 
+def disk_data(sectors, seed):
+    """A DISK block's sectors: a few non-zero words a sector (small in git),
+    different for each @seed (a block sent again must land as the last)."""
+    buf = bytearray(sectors * 512)
+    for s in range(sectors):
+        struct.pack_into("<QQ", buf, s * 512 + (seed * 24) % 496, 0xD15C0000 + seed,
+                         (0x9E3779B97F4A7C15 * (seed * 1000 + s + 1)) & (2 ** 64 - 1))
+    return bytes(buf)
+
+
 def mig_stream(name="alpha", nr_vcpus=1, ram=8 * ms.MiB, rounds=((((0x200000, 1),), ()),),
                final_runs=((0x201000, 1),), paused=False, cfi=True, done=True,
                end_over=None, abort_at=None, vcpu_over=None, config_over=None,
-               order=None, vio=()):
-    """A source's stream: header, CONFIG, pre-copy rounds (each: MEMORY runs
-    and ZERO ranges, then ROUND), SWITCHOVER, memory sent while paused, the
-    VCPUs, the DEVICEs, the VIRTIO sections (@vio: (model, state) each), END,
-    DONE. @abort_at: an ABORT instead of the section of that index (0 =
-    CONFIG)."""
+               order=None, vio=(), layouts=(), round_disks=(), final_disks=()):
+    """A source's stream: header, CONFIG, in copy mode a DISK_LAYOUT per disk
+    (@layouts: (sectors, flags) each), pre-copy rounds (each: MEMORY runs and
+    ZERO ranges, the round's DISK runs (@round_disks[k]: (disk, sector,
+    sectors, seed) each, whole 4 KiB units inside one block), then ROUND),
+    SWITCHOVER, memory and DISK runs (@final_disks) sent while paused, the VCPUs, the DEVICEs, the VIRTIO
+    sections (@vio: (model, state) each), END, DONE. @abort_at: an ABORT
+    instead of the section of that index (0 = CONFIG)."""
     secs = []
     config = snap.CONFIG.encode({
         "name": name.encode(), "ram_gpa": ms.RAM_BASE, "ram_size": ram, "nr_vcpus": nr_vcpus,
@@ -181,8 +219,19 @@ def mig_stream(name="alpha", nr_vcpus=1, ram=8 * ms.MiB, rounds=((((0x200000, 1)
     if config_over:
         config = ms.override(snap.CONFIG, config, config_over)
     secs.append((snap.SEC_CONFIG, 0, config))
+    for slot, (sectors, flags) in enumerate(layouts):
+        secs.append((DISK_LAYOUT, slot, struct.pack("<QII", sectors, flags, 0)))
     pages = 0
     seed = 0
+
+    def disks_of(blocks):
+        for slot, sector, sectors, dseed in blocks:
+            run = snap.DISKRUN.encode({"sector": sector, "sectors": sectors})
+            secs.append((snap.SEC_DISK, slot, run + disk_data(sectors, dseed)))
+        return len(blocks)
+
+    def disks_in(k):
+        return round_disks[k] if k < len(round_disks) else ()
 
     def runs_of(runs):
         nonlocal pages, seed
@@ -199,10 +248,14 @@ def mig_stream(name="alpha", nr_vcpus=1, ram=8 * ms.MiB, rounds=((((0x200000, 1)
         for off, n in zeros:
             secs.append((ZERO, 0, struct.pack("<QQ", ms.RAM_BASE + off, n)))
             pages += n
-        secs.append((ROUND, 0, struct.pack("<IIQQQQQ", k + 1, 0, pages - before, 1, 4096 * k, 0,
-                                           0)))
+        blocks = disks_of(disks_in(k))
+        dirty = sum((n + 7) // 8 for _, _, n, _ in
+                    (disks_in(k + 1) if k + 1 < len(rounds) else final_disks))  # 4 KiB units
+        secs.append((ROUND, 0, struct.pack("<IIQQQQQ", k + 1, 0, pages - before, 1, 4096 * k,
+                                           blocks, dirty)))
     secs.append((SWITCHOVER, 0, struct.pack("<QII", 987654321, len(rounds), 1 if paused else 0)))
     runs_of(final_runs)
+    disks_of(final_disks)
     for i in range(nr_vcpus):
         rec = ms.vcpu_record(i, cfi)
         if vcpu_over and i == nr_vcpus - 1:
@@ -279,6 +332,111 @@ def mig_seeds():
                                              ("virtio_blk", ms.vio_blk()))),
         "vio-fixcrc-bad-q-size": mig_hdr(flags=0x08) + mig_stream(
             vio=(("virtio_blk", ms.vio_blk(q_size=[12, 0])),)),
+    } | mig_copy_seeds()
+
+
+def copy_vio(slot, capacity, read_only=0):
+    """The VIRTIO state of copy-mode disk @slot: its rings apart from the
+    other disk's; pci_dev is the source's (its DISK_LAYOUT bound it here)."""
+    base = ms.RAM_BASE + 0x30000 + slot * 0x4000
+    over = {"capacity": capacity, "pci_dev": 7 + slot, "serial": b"alpha-vd" + bytes([97 + slot]),
+            "q_desc": [base, 0], "q_avail": [base + 0x1000, 0], "q_used": [base + 0x2000, 0],
+            "q_next_avail": [0, 0], "q_next_used": [0, 0], "requests": 0, "bytes": 0}
+    if read_only:
+        over |= {"read_only": 1,
+                 "device_features": snap.VIO_OFFER["virtio_blk"] | snap.VIO_BLK_F_RO}
+    return ("virtio_blk", ms.vio_blk(**over))
+
+
+def copy_stream(ro=False, **over):
+    """A copy-mode stream (docs/migration.md, "Disks: shared or copied") of
+    a VM with two disks: round 1 the non-zero blocks, disk 0's second (its
+    first, 64 KiB, is zero) and disk 1's only one; round 2 the 4 KiB units
+    the guest wrote meanwhile: one of disk 0's second block (over what round
+    1 sent) and two of its first; the stop-and-copy disk 1's block again and
+    the last unit of disk 0's first block; their VIRTIO states. With @ro
+    disk 1 is read-only (FL_COPY_RO's host disk), none of its blocks sent."""
+    d1 = (ms.VIO_SECTORS, DISK_READ_ONLY) if ro else (COPY_DISK2_SECTORS, 0)
+    args = dict(
+        rounds=((((0x200000, 1),), ()), (((0x200000, 1),), ())),
+        layouts=((COPY_DISK_SECTORS, 0), d1),
+        round_disks=(((0, 128, 16, 1),) + (() if ro else ((1, 0, 8, 2),)),
+                     ((0, 136, 8, 3), (0, 8, 16, 5))),
+        final_disks=((0, 120, 8, 6),) + (() if ro else ((1, 0, 8, 4),)),
+        vio=(copy_vio(0, COPY_DISK_SECTORS), copy_vio(1, d1[0], read_only=d1[1])))
+    args.update(over)
+    return mig_stream(**args)
+
+
+def mig_copy_seeds():
+    """Copy mode (FL_COPY): valid streams, and refusals after blocks were
+    written (the destination wipes them: tests/fuzz/fuzz_mig_recv.c checks
+    the host disks are zero again when it answers) or before."""
+    h = mig_hdr(flags=FL_COPY)
+    ok = copy_stream()
+    disk_at = lambda data, slot, nth: ms.offset_of(data, snap.SEC_DISK, slot, nth)  # noqa: E731
+    crc_at = lambda off: off + 16  # noqa: E731  (struct snap_section's crc32c)
+
+    def move_first(stype, before_type):
+        """the first section of @stype moved to just before the first @before_type"""
+        def order(secs):
+            i = next(k for k, s in enumerate(secs) if s[0] == stype)
+            sec = secs.pop(i)
+            j = next(k for k, s in enumerate(secs) if s[0] == before_type)
+            return secs[:j] + [sec] + secs[j:]
+        return order
+
+    def swap_layouts(secs):
+        i = next(k for k, s in enumerate(secs) if s[0] == DISK_LAYOUT)
+        return secs[:i] + [secs[i + 1], secs[i]] + secs[i + 2:]
+
+    def layout_late(secs):
+        """disk 1's DISK_LAYOUT after round 1's first block"""
+        i = next(k for k, s in enumerate(secs) if s[0] == DISK_LAYOUT and s[1] == 1)
+        sec = secs.pop(i)
+        j = next(k for k, s in enumerate(secs) if s[0] == snap.SEC_DISK)
+        return secs[:j + 1] + [sec] + secs[j + 1:]
+
+    return {
+        "copy-valid": h + ok,
+        "copy-valid-pieces": mig_hdr(flags=FL_COPY | FL_SLOW_TX, sizes=(1, 7, 130, 255, 0, 33))
+                             + ok,
+        "copy-valid-slow-disks": mig_hdr(flags=FL_COPY | FL_SLOW_DISK) + ok,
+        "copy-valid-ro-disk": mig_hdr(flags=FL_COPY | FL_COPY_RO) + copy_stream(ro=True),
+        "copy-valid-paused": h + copy_stream(paused=True),
+        "copy-fixcrc-valid": mig_hdr(flags=FL_COPY | ms.FL_FIX_CRC) + ok,
+        "copy-no-done": h + copy_stream(done=False),
+        # late refusals: blocks were written, the wipe runs before the answer
+        "copy-bad-crc-late-disk": h + ms.flip(ok, crc_at(disk_at(ok, 1, 1))),
+        "copy-bad-crc-late-disk-slow": mig_hdr(flags=FL_COPY | FL_SLOW_DISK)
+                                       + ms.flip(ok, crc_at(disk_at(ok, 1, 1))),
+        "copy-bad-end-count": h + copy_stream(end_over={"sections": 9}),
+        "copy-disk-after-vcpu": h + copy_stream(order=move_first(snap.SEC_DISK, snap.SEC_DEVICE)),
+        "copy-layout-late": h + copy_stream(order=layout_late),
+        "copy-vio-wrong-size": h + copy_stream(vio=(copy_vio(0, COPY_DISK_SECTORS),
+                                                    copy_vio(1, 16))),
+        "copy-vio-missing": h + copy_stream(vio=(copy_vio(0, COPY_DISK_SECTORS),)),
+        "copy-abort-after-disks": h + copy_stream(done=False, abort_at=-3),
+        "copy-ro-disk-written": mig_hdr(flags=FL_COPY | FL_COPY_RO)
+                                + copy_stream(ro=True, final_disks=((1, 0, 8, 4),)),
+        # a migration's run: whole 4 KiB units inside one block
+        "copy-unit-misaligned": h + copy_stream(final_disks=((0, 124, 4, 6),)),
+        "copy-unit-across-blocks": h + copy_stream(final_disks=((0, 120, 16, 6),)),
+        "copy-unit-short": h + copy_stream(final_disks=((0, 128, 4, 6),)),
+        "copy-ro-flag-disk-written": h + copy_stream(
+            layouts=((COPY_DISK_SECTORS, 0), (COPY_DISK2_SECTORS, DISK_READ_ONLY))),
+        # the source stops reading when the refusal's ABORT goes out: the
+        # wipe must not wait for it
+        "copy-bad-crc-source-stops-reading": mig_hdr(flags=FL_COPY, wmode=3)
+                                             + ms.flip(ok, crc_at(disk_at(ok, 1, 1))),
+        # early refusals: nothing written
+        "copy-layout-swapped": h + copy_stream(order=swap_layouts),
+        "copy-layout-wrong-size": h + copy_stream(
+            layouts=((COPY_DISK_SECTORS, 0), (COPY_DISK2_SECTORS + 8, 0))),
+        "copy-layout-ro-host-disk": mig_hdr(flags=FL_COPY | FL_COPY_RO) + copy_stream(
+            layouts=((COPY_DISK_SECTORS, 0), (ms.VIO_SECTORS, 0))),
+        "copy-disk-no-layout": h + copy_stream(layouts=(), vio=()),
+        "copy-in-shared-mode": mig_hdr() + ok,
     }
 
 # ---- fdt_guest --------------------------------------------------------------
