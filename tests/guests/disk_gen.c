@@ -41,29 +41,17 @@
 #define UNIT_SECTORS	(UNIT / 512)
 #define MAX_UNITS	8192		/* 32 MiB a disk */
 
-struct blk_hdr {
-	uint32_t type;
-	uint32_t reserved;
-	uint64_t sector;
-};
-
-struct rings {
-	struct vio_desc desc[VIO_QSIZE] __attribute__((aligned(4096)));
-	struct vio_avail avail __attribute__((aligned(4096)));
-	struct vio_used used __attribute__((aligned(4096)));
-};
-
 struct disk {
 	bool present;
 	struct vio_dev dev;
 	struct vio_queue vq;
 	uint64_t units;
-	struct blk_hdr hdr;
+	struct vio_blk_hdr hdr;
 	volatile uint8_t status;
 	uint32_t gen[MAX_UNITS];	/* what each unit holds: the state that moves */
 };
 
-static struct rings rings[2];
+static struct vio_rings rings[2];
 static struct disk disks[2];
 static uint8_t buf[UNIT] __attribute__((aligned(UNIT)));
 static struct vio_nic nic;
@@ -119,7 +107,7 @@ static int unit_io(struct disk *k, uint32_t type, uint64_t unit)
 	struct vio_desc *d = k->vq.desc;
 	struct vio_used_elem e;
 
-	k->hdr = (struct blk_hdr){ .type = type, .sector = unit * UNIT_SECTORS };
+	k->hdr = (struct vio_blk_hdr){ .type = type, .sector = unit * UNIT_SECTORS };
 	k->status = STATUS_NONE;
 	d[0] = (struct vio_desc){ (uintptr_t)&k->hdr, sizeof(k->hdr), VIO_DESC_F_NEXT, 1 };
 	d[1] = (struct vio_desc){ (uintptr_t)buf, UNIT,

@@ -47,27 +47,15 @@
 #define SEED_PARKED	0x5eed0008ULL
 #define RX_BUFS		4
 
-struct blk_hdr {
-	uint32_t type;
-	uint32_t reserved;
-	uint64_t sector;
-};
-
 /* Rings of one queue, each part in its own page (lib/vio.c keeps one set
  * per queue index for one device; this guest has several devices). */
-struct rings {
-	struct vio_desc desc[VIO_QSIZE] __attribute__((aligned(4096)));
-	struct vio_avail avail __attribute__((aligned(4096)));
-	struct vio_used used __attribute__((aligned(4096)));
-};
-
-static struct rings blk_rings[2], net_rings[2];
+static struct vio_rings blk_rings[2], net_rings[2];
 
 struct disk {
 	bool present;
 	struct vio_dev dev;
 	struct vio_queue vq;
-	struct blk_hdr hdr[QSIZE];
+	struct vio_blk_hdr hdr[QSIZE];
 	volatile uint8_t status[QSIZE];
 	uint8_t buf[2][512] __attribute__((aligned(512)));
 };
@@ -87,7 +75,7 @@ static uint64_t genid_read(void)
 	return id[0] ^ id[1];
 }
 
-static int queue_setup(struct vio_dev *d, unsigned int q, struct rings *r, struct vio_queue *vq)
+static int queue_setup(struct vio_dev *d, unsigned int q, struct vio_rings *r, struct vio_queue *vq)
 {
 	for (unsigned int i = 0; i < sizeof(*r); i++)
 		((volatile uint8_t *)r)[i] = 0;
@@ -118,7 +106,7 @@ static uint16_t blk_build(struct disk *k, unsigned int slot, uint32_t type, uint
 	uint16_t h = (uint16_t)(3 * slot);
 	struct vio_desc *d = k->vq.desc;
 
-	k->hdr[slot] = (struct blk_hdr){ .type = type, .sector = sector };
+	k->hdr[slot] = (struct vio_blk_hdr){ .type = type, .sector = sector };
 	k->status[slot] = STATUS_NONE;
 	d[h] = (struct vio_desc){ (uintptr_t)&k->hdr[slot], sizeof(k->hdr[0]), VIO_DESC_F_NEXT,
 				  (uint16_t)(h + 1) };

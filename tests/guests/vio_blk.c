@@ -47,15 +47,9 @@
 #define STATUS_NONE	0xa5	/* what the status byte holds until the device writes it */
 #define WAIT_US		2000000
 
-struct blk_hdr {
-	uint32_t type;
-	uint32_t reserved;
-	uint64_t sector;
-};
-
 static struct vio_dev dev;
 static struct vio_queue vq;
-static struct blk_hdr hdr[VIO_QSIZE];
+static struct vio_blk_hdr hdr[VIO_QSIZE];
 static volatile uint8_t status[VIO_QSIZE];
 static uint8_t data[16][4096] __attribute__((aligned(4096)));
 static uint8_t flood_buf[VIO_QSIZE / 4][65536] __attribute__((aligned(4096)));
@@ -88,7 +82,7 @@ static uint16_t build(unsigned int slot, uint32_t type, uint64_t sector, void *b
 	uint16_t h = (uint16_t)(3 * slot), n = h;
 	struct vio_desc *d = vq.desc;
 
-	hdr[slot] = (struct blk_hdr){ .type = type, .sector = sector };
+	hdr[slot] = (struct vio_blk_hdr){ .type = type, .sector = sector };
 	status[slot] = STATUS_NONE;
 	d[n] = (struct vio_desc){ (uint64_t)(uintptr_t)&hdr[slot], sizeof(hdr[0]), VIO_DESC_F_NEXT, (uint16_t)(n + 1) };
 	n++;
@@ -144,7 +138,7 @@ static void func(void)
 	/* a write over three segments, then a read over two, compared */
 	pattern_fill(data[0], 3 * 4096, 0x1234);
 	h = 0;
-	hdr[0] = (struct blk_hdr){ .type = BLK_T_OUT, .sector = 8 };
+	hdr[0] = (struct vio_blk_hdr){ .type = BLK_T_OUT, .sector = 8 };
 	status[0] = STATUS_NONE;
 	vq.desc[0] = (struct vio_desc){ (uintptr_t)&hdr[0], 16, VIO_DESC_F_NEXT, 1 };
 	vq.desc[1] = (struct vio_desc){ (uintptr_t)data[0], 4096, VIO_DESC_F_NEXT, 2 };
@@ -156,7 +150,7 @@ static void func(void)
 	for (int i = 3; i < 6; i++)
 		for (int j = 0; j < 4096; j++)
 			data[i][j] = 0;
-	hdr[0] = (struct blk_hdr){ .type = BLK_T_IN, .sector = 8 };
+	hdr[0] = (struct vio_blk_hdr){ .type = BLK_T_IN, .sector = 8 };
 	status[0] = STATUS_NONE;
 	vq.desc[1] = (struct vio_desc){ (uintptr_t)data[3], 8192, VIO_DESC_F_NEXT | VIO_DESC_F_WRITE, 2 };
 	vq.desc[2] = (struct vio_desc){ (uintptr_t)data[5], 4096, VIO_DESC_F_NEXT | VIO_DESC_F_WRITE, 3 };
@@ -255,7 +249,7 @@ static void expect_recovers(const char *what)
 /* header, one buffer {@addr, @len, @flags}, status: IN if @flags is WRITE */
 static int one_desc_then_status(uint64_t addr, uint32_t len, uint16_t flags)
 {
-	hdr[0] = (struct blk_hdr){ .type = (flags & VIO_DESC_F_WRITE) ? BLK_T_IN : BLK_T_OUT, .sector = 0 };
+	hdr[0] = (struct vio_blk_hdr){ .type = (flags & VIO_DESC_F_WRITE) ? BLK_T_IN : BLK_T_OUT, .sector = 0 };
 	status[0] = STATUS_NONE;
 	vq.desc[0] = (struct vio_desc){ (uintptr_t)&hdr[0], 16, VIO_DESC_F_NEXT, 1 };
 	vq.desc[1] = (struct vio_desc){ addr, len, (uint16_t)(flags | VIO_DESC_F_NEXT), 2 };
@@ -288,7 +282,7 @@ static uint64_t seg_max(void)
 /* A read of @nseg segments of 512 bytes: header, data, status. */
 static int read_in_segments(unsigned int nseg)
 {
-	hdr[0] = (struct blk_hdr){ .type = BLK_T_IN };
+	hdr[0] = (struct vio_blk_hdr){ .type = BLK_T_IN };
 	status[0] = STATUS_NONE;
 	vq.desc[0] = (struct vio_desc){ (uintptr_t)&hdr[0], 16, VIO_DESC_F_NEXT, 1 };
 	for (uint16_t i = 1; i <= nseg; i++)
@@ -325,7 +319,7 @@ static void a_long_chain(void)
 /* every descriptor of the queue in one cycle: longer than the queue */
 static void a_chain_round(void)
 {
-	hdr[0] = (struct blk_hdr){ .type = BLK_T_IN };
+	hdr[0] = (struct vio_blk_hdr){ .type = BLK_T_IN };
 	vq.desc[0] = (struct vio_desc){ (uintptr_t)&hdr[0], 16, VIO_DESC_F_NEXT, 1 };
 	for (uint16_t i = 1; i < VIO_QSIZE; i++)
 		vq.desc[i] = (struct vio_desc){ (uintptr_t)data[0], 512, VIO_DESC_F_NEXT | VIO_DESC_F_WRITE,
@@ -479,7 +473,7 @@ static void a_header_split(void)
 	for (int j = 0; j < 4096; j++)
 		data[14][j] = 0;
 	check_eq(T, "split header: a write", request(BLK_T_OUT, FREE_SECTOR, data[13], 4096), BLK_S_OK);
-	hdr[0] = (struct blk_hdr){ .type = BLK_T_IN, .sector = FREE_SECTOR };
+	hdr[0] = (struct vio_blk_hdr){ .type = BLK_T_IN, .sector = FREE_SECTOR };
 	status[0] = STATUS_NONE;
 	vq.desc[0] = (struct vio_desc){ (uintptr_t)&hdr[0], 8, VIO_DESC_F_NEXT, 1 };
 	vq.desc[1] = (struct vio_desc){ (uintptr_t)&hdr[0] + 8, 8, VIO_DESC_F_NEXT, 2 };
@@ -632,7 +626,7 @@ static void a_toctou_race(void)
 		uint64_t sector = FREE_SECTOR + 256 + 16 * (uint64_t)round;
 		int st;
 
-		hdr[0] = (struct blk_hdr){ .type = BLK_T_OUT, .sector = sector };
+		hdr[0] = (struct vio_blk_hdr){ .type = BLK_T_OUT, .sector = sector };
 		status[0] = STATUS_NONE;
 		st = run_chain(0, 0);
 		if (st != BLK_S_OK) {

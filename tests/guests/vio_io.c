@@ -39,15 +39,9 @@
 #define RING_TIMEOUT_US	90000000UL
 #define RING_LINGER_US	2000000
 
-struct blk_hdr {
-	uint32_t type;
-	uint32_t reserved;
-	uint64_t sector;
-};
-
 static struct vio_dev blk;
 static struct vio_queue blkq;
-static struct blk_hdr hdr;
+static struct vio_blk_hdr hdr;
 static volatile uint8_t status;
 static uint8_t data[4][4096] __attribute__((aligned(4096)));
 static struct vio_nic nic[2];
@@ -77,7 +71,7 @@ static int disk_rw(uint32_t type, uint64_t sector, unsigned int nseg)
 	struct vio_used_elem e;
 	unsigned int i;
 
-	hdr = (struct blk_hdr){ .type = type, .sector = sector };
+	hdr = (struct vio_blk_hdr){ .type = type, .sector = sector };
 	status = 0xa5;
 	blkq.desc[0] = (struct vio_desc){ (uintptr_t)&hdr, sizeof(hdr), VIO_DESC_F_NEXT, 1 };
 	for (i = 0; i < nseg; i++)

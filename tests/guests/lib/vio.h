@@ -110,6 +110,21 @@ static inline void vio_write(const struct vio_dev *d, unsigned int off, uint32_t
 	*(volatile uint32_t *)(d->base + off) = v;
 }
 
+/* A virtio-blk request's header (virtio 1.2, 5.2.6). */
+struct vio_blk_hdr {
+	uint32_t type;
+	uint32_t reserved;
+	uint64_t sector;
+};
+
+/* Rings of one queue, each part in its own page: for a payload with several
+ * devices (lib/vio.c keeps one set per queue index for one device). */
+struct vio_rings {
+	struct vio_desc desc[VIO_QSIZE] __attribute__((aligned(4096)));
+	struct vio_avail avail __attribute__((aligned(4096)));
+	struct vio_used used __attribute__((aligned(4096)));
+};
+
 /* The @nth (0-based) device of @device_id in the slots, false if none. */
 bool vio_find(uint32_t device_id, unsigned int nth, struct vio_dev *d);
 /* Reset, ACKNOWLEDGE, DRIVER, read the offer, write @features, FEATURES_OK;
