@@ -47,6 +47,7 @@
 #define SCAN_BUFS	2	/* the scan: one read while the other block goes out */
 #define POOL_BUFS	256	/* live: the urgent reads' too (16 MiB at most) */
 #define URGENT_MAX	64	/* blocks held writes wait for */
+#define URGENT_RESERVE	32	/* live: pool buffers the scan leaves to them */
 #define KEEPALIVE_MS	500	/* at most this long without a DISK section */
 
 enum buf_state { BUF_FREE, BUF_READING, BUF_READY, BUF_SENDING };
@@ -83,6 +84,7 @@ static struct {
 	struct disk_buf buf[POOL_BUFS];
 	unsigned int nr_bufs;		/* usable: SCAN_BUFS, or the pool (live) */
 	unsigned int scan_bufs;		/* the scan's, not free */
+	unsigned int scan_max;		/* at most this many: the rest stay for held writes */
 	uint64_t bytes;			/* of the blocks staged, since begin */
 	uint64_t last_staged;		/* time_now() of the last DISK section, or of
 					 * the first disk_save_next(); 0: not yet */
@@ -199,10 +201,14 @@ int disk_save_begin(struct vm *vm, enum disk_save_mode mode)
 		if (!ds.buf[i].data)
 			goto no_memory;
 	}
-	ds.nr_bufs = SCAN_BUFS;
-	if (mode == DISK_SAVE_LIVE)
+	ds.nr_bufs = ds.scan_max = SCAN_BUFS;
+	if (mode == DISK_SAVE_LIVE) {
 		ds.nr_bufs = (unsigned int)MAX((uint64_t)SCAN_BUFS,
 			MIN((uint64_t)POOL_BUFS, mm_free_bytes() / 16 / BLOCK_BYTES));
+		/* the scan reads ahead into the pool: a block read before the
+		 * guest writes it holds no write; URGENT_RESERVE stay free */
+		ds.scan_max = MAX(SCAN_BUFS, ds.nr_bufs - MIN(ds.nr_bufs, URGENT_RESERVE));
+	}
 	if (mode == DISK_SAVE_LIVE && writable) {
 		ds.guarding = true;	/* the VM is paused, its disks drained */
 		vm_io_disk_guard(vm, guard);
@@ -325,7 +331,7 @@ static int start_reads(bool urgent_only_now)
 {
 	for (unsigned int i = 0; i < ds.nr_bufs; i++) {
 		struct disk_buf *b = &ds.buf[i];
-		bool urgent_only = urgent_only_now || ds.scan_bufs >= SCAN_BUFS;
+		bool urgent_only = urgent_only_now || ds.scan_bufs >= ds.scan_max;
 		int rc;
 
 		if (b->state != BUF_FREE)

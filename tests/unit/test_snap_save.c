@@ -701,9 +701,39 @@ static void held_write_and_a_stuck_stream(uint64_t free, bool goes_while_stuck)
 	free_bytes = 1ULL << 30;
 }
 
+/* a pool of 34 buffers: the scan keeps to 2, 32 are the held writes' */
+#define SMALL_POOL	(34ULL * 16 * SNAP_DISK_BLOCK_SECTORS * SNAP_DISK_SECTOR)
+
 TEST(snap_save_live_held_write_waits_for_its_read_not_the_stream)
 {
-	held_write_and_a_stuck_stream(1ULL << 30, true);
+	held_write_and_a_stuck_stream(SMALL_POOL, true);
+}
+
+/* With a big pool the scan reads ahead into it, the stream stuck or not: a
+ * write to a block it read already is never held, and the stream still
+ * holds the block as at the pause. */
+TEST(snap_save_live_scan_reads_ahead_into_the_pool)
+{
+	uint8_t bytes[33];
+	bool uniform;
+
+	vm_new(1);
+	nr_disks = 1;
+	for (unsigned int b = 0; b < 33; b++)
+		fill_block(b, (uint8_t)(0x40 + b));
+	EXPECT_EQ(snap_save_start(&tvm, true, true, done), 0);
+	EXPECT_EQ(vm_resume(&tvm), 0);
+	stream_limit = stream_len + SZ_2M + SZ_64K + 4096;	/* then stuck */
+	for (unsigned int i = 0; i < 50; i++)
+		snap_save_poll();
+	EXPECT_TRUE(guard_fn(0, 30 * SNAP_DISK_BLOCK_SECTORS, 8));	/* read ahead */
+	fill_block(30, 0xee);
+	poll_to_the_end();
+	EXPECT_TRUE(result.err == NULL);
+	EXPECT_EQ(disk_runs(bytes, &uniform), 33);
+	EXPECT_TRUE(uniform);
+	EXPECT_EQ(bytes[30], 0x40 + 30);	/* as at the pause */
+	vm_free();
 }
 
 TEST(snap_save_live_held_write_without_a_pool_waits_for_the_stream)
