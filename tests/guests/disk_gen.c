@@ -10,7 +10,9 @@
  * each must hold exactly the generation its RAM says (0: all zeroes, never
  * written). A migration that copied a block of an instant other than the
  * memory's, lost a write, or wrote a block it should not have, fails that.
- * Nothing tells the guest it moved: the check is the same on any host.
+ * Nothing tells the guest it moved: the check is the same on any host. A
+ * restored copy (a snapshot's) sees a new VM generation ID and checks at
+ * once, before its own writes cover what the snapshot left.
  *
  * With a NIC it also sends a broadcast test frame after every write (a
  * guest busy on its disk and its network at once, as make bench moves it).
@@ -40,6 +42,7 @@
 #define UNIT		4096
 #define UNIT_SECTORS	(UNIT / 512)
 #define MAX_UNITS	8192		/* 32 MiB a disk */
+#define VMGENID_GPA	0x10100000UL	/* the VM generation ID device (snap_vio.c too) */
 
 struct disk {
 	bool present;
@@ -72,6 +75,13 @@ static void frame_send(uint64_t seq)
 static uint64_t word(unsigned int d, uint64_t unit, uint32_t gen, unsigned int i)
 {
 	return mix64(((uint64_t)d << 60) ^ (unit << 32) ^ ((uint64_t)gen << 8) ^ i);
+}
+
+static uint64_t genid_read(void)
+{
+	const volatile uint64_t *id = (const volatile uint64_t *)VMGENID_GPA;
+
+	return env.carapace ? id[0] ^ id[1] : 0;
 }
 
 static bool disk_up(struct disk *k, unsigned int nth, uint64_t want_units)
@@ -165,6 +175,7 @@ void test_main(unsigned long self)
 	unsigned long every = rate ? timebase_hz() * (UNIT / 1024) / rate : 0;
 	uint64_t want_units = bootarg_ulong("units", 0), writes = 0, seed = 0x5eed, win_writes = 0;
 	unsigned long t0, elapsed, win_start;
+	uint64_t genid;
 	unsigned int n = 0;
 	bool ok = true;
 
@@ -176,9 +187,14 @@ void test_main(unsigned long self)
 	has_nic = nic_find(&nic, 0, &nic_bufs) && nic_up(&nic, 4);
 	report_info(T, "disks %u, NIC %d, rate %lu KiB/s%s", n, has_nic, rate,
 		    idle ? ", idle" : "");
+	genid = genid_read();
 	printf("DISKGEN-READY\n");
 	t0 = win_start = rdtime();
 	while (ok && rdtime() - t0 < run) {
+		if (genid_read() != genid) {
+			report_info(T, "restored (a new VM generation ID): checking now");
+			break;
+		}
 		unsigned int d = disks[1].present ? (unsigned int)(writes & 1) : 0;
 		unsigned long now = rdtime();
 

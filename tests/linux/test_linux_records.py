@@ -187,6 +187,53 @@ def test_records_survive_a_move_by_snapshot(guest_kernel, initramfs, hosts, tmp_
           f"pause {moved.snapshot_pause_us / 1e6:.2f} s)")
 
 
+def test_records_survive_a_live_snapshot_restored_in_a_fresh_qemu(guest_kernel, initramfs,
+                                                                   hosts, tmp_path):
+    """alpha writes records on A; at its ack MOVE_AT a live snapshot of it
+    is taken with its disk's content while it runs on (its instant: the
+    pause at its start), then the original writes on and is destroyed; the
+    file is restored into a fresh QEMU B, its disk into a new image. The
+    restored writer acks on from the snapshot's instant: every record acked
+    before that pause is on the restored disk (a write the live snapshot
+    held until its block was saved never reaches the copy), the writer goes
+    on from the record the copy ends at, and B's image at the end is
+    fsck-clean and holds every ack made on B; A's image, which ran on, holds
+    every ack made on A."""
+    disk = make_ext4(tmp_path / "alpha.raw", DISK_MIB)
+    a = hosts("a", [spec("alpha", guest_kernel, disk)], extra=["--persist"])
+    wait_acks(a, "alpha", MOVE_AT, BOOT_TIMEOUT)
+    snap = a.sock.parent / "alpha-live.snap"
+    mark = len(a.snapshot())
+    rep, _, _ = a.ctl("snapshot", "alpha", str(snap), "--live")
+    assert rep["ok"] and rep["live"] and rep["disks"] and rep["disk_runs"] > 0, rep
+    lines = a.snapshot()
+    pause = next(i for i in range(mark, len(lines))
+                 if lines[i].endswith("vm alpha: paused"))
+    saved = acks([l for l in lines[:pause] if l.startswith("[alpha] ")])
+    # the original runs on past the snapshot, then goes
+    on_a = wait_acks(a, "alpha", saved[-1] + BETWEEN, 120)
+    a.ctl("destroy", "alpha")
+    a.wait_for(lambda l: l.startswith("carapace: vm alpha: destroyed"), 30)
+    new = tmp_path / "restored" / "alpha.raw"
+    new.parent.mkdir()
+    b = hosts("b", [], extra=["--restore", f"{snap},disk={new}", "--expect", "alpha=destroyed"])
+    b.wait_for(lambda l: l.startswith("carapace-run: restored vm alpha "), 120)
+    wait_acks(b, "alpha", saved[-1] + BETWEEN, 120)
+    b.ctl("destroy", "alpha")
+    assert b.finish() == EXIT_OK, "\n".join(b.snapshot())
+    log = "\n".join(a.snapshot() + b.snapshot())
+    after = acks(b.guest("alpha"))
+    # the restored writer goes on from the snapshot's instant: the record in
+    # flight at the pause may be acked again, none before it
+    assert saved[-1] <= after[0] <= saved[-1] + 2, (saved[-3:], after[:3])
+    copy = check_image(new, tmp_path, after[-1], log, unmounted=False)
+    orig = check_image(disk, tmp_path, on_a[-1], log, unmounted=False)
+    print(f"records: a acked 0..{saved[-1]} before the snapshot's pause and on to "
+          f"{on_a[-1]}; restored on b {after[0]}..{after[-1]}; b's image ends at "
+          f"{copy.last}, a's at {orig.last}; snapshot pause {rep['pause_us']} us, "
+          f"{rep['disk_runs']} disk blocks")
+
+
 def test_records_survive_ping_pong_by_snapshot(guest_kernel, initramfs, hosts, tmp_path):
     """alpha moves A -> B (a fresh QEMU) -> A -> B (restored into the
     running host each time, onto the host disk it left there, zeroed and
