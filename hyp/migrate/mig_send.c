@@ -742,5 +742,6 @@ void mig_send_poll(void)
 			vcon_poll();
 			return;
 		}
-	} while (time_now() < until);
+		/* a failure on the way ended it: the VM is not ours any more */
+	} while (ms.phase != S_IDLE && time_now() < until);
 }
