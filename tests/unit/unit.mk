@@ -106,7 +106,7 @@ UNIT_TESTS += test_vplic
 unit-src-test_vplic := tests/unit/host_memory.c hyp/vdev/vplic.c hyp/vdev/mmio.c hyp/mm/guest_mem.c \
 	hyp/mm/dirty_log.c hyp/mm/gstage.c
 UNIT_TESTS += test_snap_save
-unit-src-test_snap_save := tests/unit/host_memory.c hyp/snap/snap_save.c hyp/snap/snap_disk_save.c hyp/snap/snap_disk_id.c hyp/snap/section_tx.c hyp/snap/snap_emit.c hyp/mm/guest_mem.c hyp/mm/dirty_log.c \
+unit-src-test_snap_save := tests/unit/fake_snap_host.c tests/unit/host_memory.c hyp/snap/snap_save.c hyp/snap/snap_disk_save.c hyp/snap/snap_disk_id.c hyp/snap/section_tx.c hyp/snap/snap_emit.c hyp/mm/guest_mem.c hyp/mm/dirty_log.c \
 	hyp/mm/gstage.c hyp/state/vm_state.c hyp/state/vm_events.c hyp/lib/crc32c.c
 UNIT_TESTS += test_vswitch
 unit-src-test_vswitch := hyp/vdev/vswitch.c
