@@ -108,6 +108,13 @@ unit-src-test_vplic := tests/unit/host_memory.c hyp/vdev/vplic.c hyp/vdev/mmio.c
 UNIT_TESTS += test_snap_save
 unit-src-test_snap_save := tests/unit/fake_snap_host.c tests/unit/host_memory.c hyp/snap/snap_save.c hyp/snap/snap_disk_save.c hyp/snap/snap_disk_id.c hyp/snap/section_tx.c hyp/snap/snap_emit.c hyp/mm/guest_mem.c hyp/mm/dirty_log.c \
 	hyp/mm/gstage.c hyp/state/vm_state.c hyp/state/vm_events.c hyp/lib/crc32c.c
+# the migration's source driven as the host services drive it, the test
+# playing the destination on the stream port (the host: fake_snap_host.c)
+UNIT_TESTS += test_mig_send
+unit-src-test_mig_send := tests/unit/fake_snap_host.c tests/unit/host_memory.c hyp/migrate/mig_send.c \
+	hyp/migrate/mig_wire.c hyp/snap/snap_disk_save.c hyp/snap/section_tx.c hyp/snap/section_rx.c \
+	hyp/snap/snap_emit.c hyp/mm/guest_mem.c hyp/mm/dirty_log.c hyp/mm/gstage.c hyp/lib/crc32c.c \
+	hyp/lib/printf.c
 UNIT_TESTS += test_vswitch
 unit-src-test_vswitch := hyp/vdev/vswitch.c
 unit-ldflags-test_vswitch := -pthread
@@ -125,6 +132,10 @@ unit_obj = $(patsubst %.c,$(UNIT_B)/obj/%.o,$(1))
 $(call unit_obj,hyp/lib/printf.c tests/unit/test_printf.c): \
 	UNIT_EXTRA_CFLAGS := -Dsnprintf=hyp_snprintf -Dvsnprintf=hyp_vsnprintf
 $(call unit_obj,hyp/fdt/fdt_guest.c): \
+	UNIT_EXTRA_CFLAGS := -Dsnprintf=hyp_snprintf -Dvsnprintf=hyp_vsnprintf
+# mig_send.c truncates the peer's ABORT message on purpose: the hypervisor's
+# snprintf, which the host compiler does not warn about
+$(call unit_obj,hyp/migrate/mig_send.c): \
 	UNIT_EXTRA_CFLAGS := -Dsnprintf=hyp_snprintf -Dvsnprintf=hyp_vsnprintf
 # hyp/lib/string.c defines what the host libc does: renamed beside it, and no
 # loop turned into a call of the libc's memcpy or memset.
