@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* hyp/snap/snap_save.c, the live snapshot's lifecycle, over the real guest
  * memory code (guest_mem.c, dirty_log.c, gstage.c) and the real VM state
- * machine (vm_state.c); the stream port is a buffer the test lets fill at
- * its pace, the scheduler a stub with every vCPU off its hart.
+ * machine (vm_state.c); the host around them is tests/unit/fake_snap_host.c:
+ * the stream port a buffer the test lets fill at its pace, the scheduler a
+ * stub with every vCPU off its hart.
  *
  * - Out of memory for a copy, the snapshot pauses the VM: it must run again
  *   when the stream ends, whether the stream completed or broke off.
