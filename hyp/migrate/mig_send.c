@@ -671,8 +671,10 @@ void mig_send_poll(void)
 	do {
 		bool connected = snap_port_ready();
 
-		/* what came before a disconnect still counts (RUNNING, ABORT) */
-		if (ms.phase != S_DONE && !listen())
+		/* what came before a disconnect still counts (RUNNING, ABORT);
+		 * CAPS only once our header is out: CONFIG is staged where it is */
+		if (ms.phase != S_DONE && !(ms.phase == S_CAPS && !section_tx_idle(&ms.tx)) &&
+		    !listen())
 			return;
 		if (!connected) {
 			if (ms.phase == S_DONE)

@@ -114,9 +114,12 @@ static void dest_send(uint32_t type, const void *payload, size_t len)
 	port_in_put(payload, len);
 }
 
+static bool dest_opened;
+
 /* D's header and CAPS, once S's header came: it can give this VM everything */
 static void dest_open(void)
 {
+	dest_opened = true;
 	struct snap_header h = { .version = MIG_VERSION, .header_size = sizeof(h) };
 	struct mig_caps c = {
 		.features = ~0U, .policies = ~0U, .sbi_version = VSBI_SPEC_VERSION,
@@ -142,7 +145,8 @@ static void dest_read(void)
 		EXPECT_TRUE(!memcmp(h.magic, MIG_MAGIC, sizeof(h.magic)));
 		EXPECT_EQ(h.version, MIG_VERSION);
 		parsed = sizeof(h);
-		dest_open();
+		if (!dest_opened)
+			dest_open();
 	}
 	while (parsed + sizeof(struct snap_section) <= stream_len) {
 		struct snap_section s;
@@ -469,5 +473,28 @@ TEST(mig_send_refuses_an_accept_with_unknown_flags)
 	EXPECT_EQ(find(MIG_SEC_DISK_LAYOUT, 0), -1);
 	EXPECT_EQ(find(SNAP_SEC_MEMORY, 0), -1);
 	check_abort("bad-stream");
+	vm_free();
+}
+
+/* A destination whose CAPS is there before the source's header went out
+ * (the port took nothing yet): the header still goes out first, whole; the
+ * source reads CAPS only then, as CONFIG is staged where the header was. */
+TEST(mig_send_reads_caps_only_once_its_header_is_out)
+{
+	struct snap_header h;
+
+	migration_begins(0, 0, 0);
+	dest_open();			/* CAPS waits in the port */
+	for (unsigned int i = 0; i < 20; i++) {
+		stream_limit = 0;	/* the port takes nothing */
+		mig_send_poll();
+	}
+	EXPECT_EQ(stream_len, 0);
+	migration_runs();
+	EXPECT_STREQ(result_code, "");
+	EXPECT_TRUE(stream_len >= sizeof(h));
+	memcpy(&h, stream, sizeof(h));
+	EXPECT_TRUE(!memcmp(h.magic, MIG_MAGIC, sizeof(h.magic)));
+	EXPECT_EQ(nr_sent > 0 ? sent[0].type : 0, SNAP_SEC_CONFIG);
 	vm_free();
 }
