@@ -341,7 +341,10 @@ static int start_reads(bool urgent_only_now)
 		if (!b->data) {
 			b->data = (uint8_t *)(uintptr_t)mm_alloc_raw(BLOCK_BYTES, PAGE_SIZE);
 			if (!b->data) {
-				ds.nr_bufs = i;	/* the pool ends here */
+				/* the pool ends here (the buffers with data are a
+				 * prefix); some of it stays the held writes' */
+				ds.nr_bufs = i;
+				ds.scan_max = MAX(SCAN_BUFS, i - MIN(i, URGENT_RESERVE));
 				return 0;
 			}
 		}
