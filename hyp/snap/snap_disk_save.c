@@ -473,7 +473,11 @@ enum disk_save_step disk_save_next(struct section_tx *tx, const char **why)
 		struct disk_buf *b = &ds.buf[i];
 
 		if (b->state == BUF_READING && !read_done(b)) {
-			if (!__atomic_load_n(&b->req.done, __ATOMIC_ACQUIRE)) {
+			/* under way; or done just now, on the hart that drained
+			 * the disk (a guest's request does): read_done() takes it
+			 * next turn. Only a read done with an error fails. */
+			if (!__atomic_load_n(&b->req.done, __ATOMIC_ACQUIRE) ||
+			    b->req.status == VIRTIO_BLK_S_OK) {
 				busy = true;
 				continue;
 			}
