@@ -304,6 +304,16 @@ TEST(snap_save_without_disks_leaves_them_out)
 	vm_free();
 }
 
+/* A live snapshot of a VM whose one disk has block b all 0x40 + b. */
+static void live_snapshot_of_a_patterned_disk(void)
+{
+	vm_new(1);
+	nr_disks = 1;
+	for (unsigned int b = 0; b < 33; b++)
+		fill_block(b, (uint8_t)(0x40 + b));
+	EXPECT_EQ(snap_save_start(&tvm, true, true, done), 0);
+}
+
 /* A guest write during a live snapshot to a block not saved yet waits until
  * that block has been read (it is read first); the stream holds the block
  * as it was at the pause. Once the snapshot is over, nothing is held. */
@@ -312,11 +322,7 @@ TEST(snap_save_live_snapshot_holds_a_write_until_its_block_is_saved)
 	uint8_t bytes[33];
 	bool uniform;
 
-	vm_new(1);
-	nr_disks = 1;
-	for (unsigned int b = 0; b < 33; b++)
-		fill_block(b, (uint8_t)(0x40 + b));
-	EXPECT_EQ(snap_save_start(&tvm, true, true, done), 0);
+	live_snapshot_of_a_patterned_disk();
 	EXPECT_TRUE(guard_fn != NULL);
 	EXPECT_EQ(vm_resume(&tvm), 0);
 	/* the guest writes blocks 30 and 31 (a write across two blocks) */
@@ -354,11 +360,7 @@ static void held_write_and_a_stuck_stream(uint64_t free, bool goes_while_stuck)
 	bool uniform;
 
 	free_bytes = free;
-	vm_new(1);
-	nr_disks = 1;
-	for (unsigned int b = 0; b < 33; b++)
-		fill_block(b, (uint8_t)(0x40 + b));
-	EXPECT_EQ(snap_save_start(&tvm, true, true, done), 0);
+	live_snapshot_of_a_patterned_disk();
 	EXPECT_EQ(vm_resume(&tvm), 0);
 	/* the memory and one block out, then the stream stops */
 	stream_limit = stream_len + SZ_2M + SZ_64K + 4096;
@@ -402,11 +404,7 @@ TEST(snap_save_live_scan_reads_ahead_into_the_pool)
 	uint8_t bytes[33];
 	bool uniform;
 
-	vm_new(1);
-	nr_disks = 1;
-	for (unsigned int b = 0; b < 33; b++)
-		fill_block(b, (uint8_t)(0x40 + b));
-	EXPECT_EQ(snap_save_start(&tvm, true, true, done), 0);
+	live_snapshot_of_a_patterned_disk();
 	EXPECT_EQ(vm_resume(&tvm), 0);
 	stream_limit = stream_len + SZ_2M + SZ_64K + 4096;	/* then stuck */
 	for (unsigned int i = 0; i < 50; i++)
