@@ -6,6 +6,7 @@
 #include <arch/riscv/csr.h>
 #include <atomic.h>
 #include <console.h>
+#include <crc32c.h>
 #include <entropy.h>
 #include <fdt_host.h>
 #include <hart.h>
@@ -71,9 +72,9 @@ static void setup_memory(void)
 
 static void report_cfi_caps(bool ss_granted)
 {
-	pr_info("hart caps: sstc %s, vmid bits %u, smstateen %s",
+	pr_info("hart caps: sstc %s, vmid bits %u, smstateen %s, zbc %s",
 		hart_caps.sstc ? "yes" : "no", hart_caps.vmid_bits,
-		hart_caps.smstateen ? "yes" : "no");
+		hart_caps.smstateen ? "yes" : "no", host.isa_zbc ? "yes" : "no");
 	pr_info("firmware FWFT SET SHADOW_STACK: %s",
 		ss_granted ? "granted (menvcfg.SSE=1)" :
 		host.isa_zicfiss ? "REFUSED by firmware (needs OpenSBI >= 1.6)" :
@@ -149,6 +150,9 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 	hart_caps.smstateen = host.isa_smstateen;
 	hart_caps.zimop = host.isa_zimop;
 	hart_caps.zcmop = host.isa_zcmop;
+	/* before any other hart runs: the streams' checksums */
+	if (host.isa_zbc && !crc32c_use_clmul(true))
+		pr_info("crc32c: Zbc products disagree with the tables: tables used");
 	setup_memory();
 
 	ss = request_shadow_stack();

@@ -117,7 +117,7 @@ static int parse_cpus(const void *fdt, struct host_info *hi, const char **err)
 		return *err = "no /cpus/timebase-frequency", -HYP_EINVAL;
 	hi->timebase_hz = read_cells(tb, len / 4);
 	hi->isa_zicfilp = hi->isa_zicfiss = hi->isa_sstc = hi->isa_smstateen = true;
-	hi->isa_zimop = hi->isa_zcmop = true;
+	hi->isa_zimop = hi->isa_zcmop = hi->isa_zbc = true;
 	fdt_for_each_subnode(node, fdt, cpus) {
 		const char *type = get_string(fdt, node, "device_type");
 		const char *status = get_string(fdt, node, "status");
@@ -137,6 +137,7 @@ static int parse_cpus(const void *fdt, struct host_info *hi, const char **err)
 		hi->isa_smstateen &= stringlist_has(fdt, node, "riscv,isa-extensions", "smstateen");
 		hi->isa_zimop &= stringlist_has(fdt, node, "riscv,isa-extensions", "zimop");
 		hi->isa_zcmop &= stringlist_has(fdt, node, "riscv,isa-extensions", "zcmop");
+		hi->isa_zbc &= stringlist_has(fdt, node, "riscv,isa-extensions", "zbc");
 	}
 	if (!hi->nr_harts)
 		return *err = "no usable cpu nodes", -HYP_EINVAL;
