@@ -23,6 +23,7 @@
 #include <snapshot.h>
 #include <tlb.h>
 #include <uart.h>
+#include <virtio_console.h>
 #include <vm.h>
 #include <vm_lifecycle.h>
 #include <vmops.h>
@@ -103,6 +104,18 @@ static bool setup_host_irqs(unsigned long hartid)
 		return false;
 	}
 	return true;
+}
+
+/* The management device's interrupt wakes hart 0 when a stream's buffers
+ * come back or a request arrives (its work is still polled). */
+static void route_vcon_irq(void)
+{
+	uint32_t parent;
+	int64_t irq = vcon_irq(&parent);
+
+	if (irq < 0 || parent != host.plic.phandle ||
+	    host_irq_register((uint32_t)irq, vcon_interrupt, NULL))
+		pr_info("management channel: no interrupt (polled)");
 }
 
 static void create_boot_vms(void)
@@ -206,6 +219,8 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 		hostnet_init();
 	}
 	irqs = setup_host_irqs(hartid);
+	if (irqs)
+		route_vcon_irq();
 	host_io_init(&host);
 	if (host.selftest_hostio)
 		hostio_selftest();

@@ -95,6 +95,9 @@ static struct vcon_ctl ctl_tx_bufs[CTL_TX_BUFS] __attribute__((aligned(16)));
 static struct {
 	uintptr_t base;		/* 0: no device */
 	bool up;
+	int64_t irq;		/* its interrupt in the DT (-1: none), and the parent's */
+	uint32_t irq_parent;	/* phandle */
+	uint32_t isr_taken;	/* interrupt status the handler acknowledged */
 	uint32_t max_ports;
 	struct vq ctl_rx, ctl_tx;
 	struct vcon_ctl pending[CTL_PENDING];
@@ -615,6 +618,22 @@ static bool node_reg(const void *fdt, int node, uint64_t *base, uint64_t *size)
 	return true;
 }
 
+/* "interrupts" of one cell and its "interrupt-parent" (this node's or an
+ * ancestor's), as QEMU virt's virtio-mmio nodes have them. */
+static void node_irq(const void *fdt, int node)
+{
+	int len;
+	const fdt32_t *irq = fdt_getprop(fdt, node, "interrupts", &len);
+	const fdt32_t *parent = NULL;
+
+	vc.irq = irq && len == 4 ? (int64_t)fdt32_to_cpu(irq[0]) : -1;
+	vc.irq_parent = 0;
+	for (int n = node; n >= 0 && !parent; n = fdt_parent_offset(fdt, n))
+		parent = fdt_getprop(fdt, n, "interrupt-parent", &len);
+	if (parent && len == 4)
+		vc.irq_parent = fdt32_to_cpu(parent[0]);
+}
+
 bool vcon_init(const void *fdt, uint64_t timebase)
 {
 	for (int node = fdt_node_offset_by_compatible(fdt, -1, "virtio,mmio"); node >= 0;
@@ -642,6 +661,7 @@ bool vcon_init(const void *fdt, uint64_t timebase)
 		}
 		if (!vcon_start((uintptr_t)base))
 			continue;
+		node_irq(fdt, node);
 		vcon_settle(timebase);
 		if (!vc.up)
 			continue;
@@ -676,16 +696,39 @@ void vcon_poll(void)
 		tx_reclaim(&vc.port[n]);
 		rx_harvest(n);
 	}
-	/* Nothing takes the interrupt; keep the line low all the same, and
-	 * notice a device that gave up (config change + NEEDS_RESET). */
+	/* Keep the line low (an interrupt only wakes hart 0, vcon_interrupt()
+	 * acknowledges it), and notice a device that gave up (config change +
+	 * NEEDS_RESET). */
 	isr = rd(VIRTIO_MMIO_INTERRUPT_STATUS);
+	if (isr)
+		wr(VIRTIO_MMIO_INTERRUPT_ACK, isr);
+	isr |= vc.isr_taken;
+	vc.isr_taken = 0;
 	if (!isr)
 		return;
-	wr(VIRTIO_MMIO_INTERRUPT_ACK, isr);
 	if ((isr & 2) && (rd(VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_NEEDS_RESET)) {
 		pr_info("vcon: device needs a reset: management channel down");
 		vc.up = false;
 	}
+}
+
+void vcon_interrupt(void *ctx)
+{
+	uint32_t isr;
+
+	(void)ctx;
+	if (!vc.up)
+		return;
+	isr = rd(VIRTIO_MMIO_INTERRUPT_STATUS);
+	if (isr)
+		wr(VIRTIO_MMIO_INTERRUPT_ACK, isr);
+	vc.isr_taken |= isr;	/* vcon_poll() looks at what it said */
+}
+
+int64_t vcon_irq(uint32_t *parent)
+{
+	*parent = vc.irq_parent;
+	return vc.up ? vc.irq : -1;
 }
 
 static struct vcon_port *port_get(int port)

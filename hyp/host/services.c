@@ -97,16 +97,21 @@ static void power_off_if_all_down(void)
 	sbi_system_shutdown(failed);
 }
 
-bool host_poll(void)
+/* A stream waiting for room in its port looks again this soon (the port
+ * does not interrupt; a disk read the stream waits for does). */
+#define STREAM_WAIT_US	100
+
+uint64_t host_poll(void)
 {
 	static uint64_t last;
 	uint64_t now = time_now();
+	bool saving;
 
 	/* the scheduler passes here on every vCPU switch on hart 0: do the work at
 	 * most once a millisecond, unless an event or an operation is waiting */
 	if (now - last < timebase_hz / 1000 && !vm_event_pending() && !vmops_pending() &&
 	    !snap_busy() && !mig_busy() && !mgmt_busy())
-		return false;
+		return -1UL;
 	last = now;
 	host_irq_poll();	/* hart 0 busy with host work and nothing to run */
 	console_flush_stale();
@@ -116,10 +121,14 @@ bool host_poll(void)
 	host_io_poll();		/* host devices without a routed interrupt */
 	vm_io_poll();		/* disks whose rate limit held requests back */
 	mgmt_poll();
-	snap_save_poll();
+	saving = snap_save_poll();
 	snap_load_poll();
 	mig_send_poll();
 	mig_recv_poll();
 	power_off_if_all_down();
-	return snap_busy() || mig_busy() || mgmt_busy();
+	if (saving || snap_busy_load() || mig_busy() || mgmt_busy())
+		return 0;
+	/* a snapshot waiting for the host: hart 0 sleeps meanwhile, and the
+	 * guests on the other harts have the machine (-icount: its clock) */
+	return snap_busy() ? now + timebase_hz / 1000000 * STREAM_WAIT_US : -1UL;
 }

@@ -11,10 +11,12 @@ struct vm;
 extern uint64_t sched_slice_ticks;
 /* Host services run on hart 0 whenever it passes through the scheduler or
  * takes a timer exit (set at boot; the run loop knows nothing about them).
- * True: work is in flight (a stream moving, management requests left over
- * from a poll that reached its bound): an idle hart 0 calls again at once
- * instead of sleeping, since the devices are polled, not interrupting. */
-extern bool (*sched_host_poll)(void);
+ * Returns the host time by which they want to run again: 0, at once (work
+ * in flight: a stream moving, management requests left over from a poll
+ * that reached its bound), so an idle hart 0 calls again instead of
+ * sleeping; a time soon (a stream waiting for the host: its disk reads
+ * interrupt, the stream port does not); or -1, whenever. */
+extern uint64_t (*sched_host_poll)(void);
 
 /** sched_loop() - run vCPUs on this hart forever (hyp/run/vcpu_run.c). */
 void sched_loop(void) __attribute__((noreturn));
@@ -30,8 +32,9 @@ void sched_reboot_later(struct vm *vm, uint64_t at);
 /** sched_wake_gen() - read before looking for work; sched_idle() does not
  *  sleep if anything was kicked since. */
 unsigned long sched_wake_gen(void);
-/** sched_idle() - sleep until a kick or the earliest guest timer. */
-void sched_idle(struct hart *h, uint64_t now, unsigned long gen);
+/** sched_idle() - sleep until a kick, the earliest guest timer or
+ *  @not_after (host time), whichever comes first. */
+void sched_idle(struct hart *h, uint64_t now, unsigned long gen, uint64_t not_after);
 /** sched_arm_slice() - end this hart's time slice one slice from now (HS timer). */
 void sched_arm_slice(void);
 /** sched_release() - @v left this hart (after vcpu_put()). */
@@ -43,4 +46,7 @@ void sched_lock(void);
 void sched_unlock(void);
 /** sched_kick_idle() - wake an idle hart so it rescans the run queue. */
 void sched_kick_idle(void);
+/** sched_kick_host() - wake hart 0 if it sleeps: host work came up that
+ *  no interrupt announces (a write a live snapshot holds). */
+void sched_kick_host(void);
 #endif

@@ -4,7 +4,9 @@
  * guests. Ports are named by QEMU (virtserialport name=...) and found by name.
  *
  * Not thread-safe: call every function from hart 0 only (the driver takes no
- * lock). Interrupts are never used: call vcon_poll() often.
+ * lock). Call vcon_poll() often. Where the host routes the device's
+ * interrupt to vcon_interrupt(), it wakes a sleeping hart 0 when a buffer
+ * comes back or bytes arrive; the work is still vcon_poll()'s.
  *
  * Connection generations: a port's generation grows by one at every host
  * connect and every disconnect. Received bytes carry the generation of the
@@ -37,6 +39,12 @@
  *  Waits (at most 1 s, typically a few ms) until QEMU has announced and named
  *  its ports; @timebase: host timer ticks per second (time_now()). Call once. */
 bool vcon_init(const void *fdt, uint64_t timebase);
+/** vcon_irq() - the device's interrupt source in the DT and (*@parent) its
+ *  controller's phandle; -1 when it has none or there is no device. */
+int64_t vcon_irq(uint32_t *parent);
+/** vcon_interrupt() - the interrupt handler (host_irq_register()): it only
+ *  acknowledges the device (hart 0, as every other call). */
+void vcon_interrupt(void *ctx);
 /** vcon_poll() - handle control messages (port added/named, host client
  *  connected/gone), reclaim tx buffers, collect received data. Call often. */
 void vcon_poll(void);

@@ -46,10 +46,11 @@ const char *vm_state_name(const struct vm *vm);
 
 /** host_poll() - the host services' turn on hart 0: console input, VM events
  *  (outcome lines, reboots), finished operations, the management channel,
- *  powering off when every VM is down. True while a snapshot or restore
- *  streams, or management requests wait beyond one poll's bound: call again
- *  soon. */
-bool host_poll(void);
+ *  powering off when every VM is down. Returns the host time by which to
+ *  call again (sched_host_poll): 0 while a stream moves or management
+ *  requests wait beyond one poll's bound; soon while a snapshot waits for
+ *  the host; -1 otherwise. */
+uint64_t host_poll(void);
 /** host_set_persist() - stay up with no VM running (VMs come at run time). */
 void host_set_persist(bool persist);
 /** host_note_failure() - a VM could not even be created: power off as failed. */

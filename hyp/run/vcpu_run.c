@@ -182,19 +182,19 @@ struct vcpu *sched_next(void)
 		uint64_t now = time_now();
 		struct vm *reboot;
 		struct vcpu *v = sched_pick(now, &reboot);
-		bool host_busy = false;
+		uint64_t host_again = -1UL;
 
 		tlb_service();
 		if (h->index == 0 && sched_host_poll)
-			host_busy = sched_host_poll();
+			host_again = sched_host_poll();
 		if (reboot) {
 			vm_reset(reboot);
 			continue;
 		}
 		if (v)
 			return v;	/* a pending host interrupt exits the guest at once */
-		if (!host_busy)
-			sched_idle(h, now, gen);	/* takes hart 0's host interrupts first */
+		if (host_again)	/* takes hart 0's host interrupts first */
+			sched_idle(h, now, gen, host_again);
 	}
 }
 

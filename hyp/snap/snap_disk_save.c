@@ -10,10 +10,13 @@
  * guard, called by vm_io.c before every guest write) until the block has
  * been read: the blocks it waits for are read first (urgent), as a live
  * snapshot copies a RAM chunk before its first write. Reads are never held.
- * Such a write waits for one block read, not for the stream: the scan keeps
- * to SCAN_BUFS buffers, and the urgent reads take any other of a pool of
- * up to POOL_BUFS (allocated as they are first needed, from at most a
- * sixteenth of the free memory), where their blocks wait for the stream.
+ * Such a write waits for one block read, not for the stream: blocks read
+ * wait in a pool of up to POOL_BUFS buffers (allocated as they are first
+ * needed, from at most a sixteenth of the free memory) until the stream
+ * takes them. The scan reads ahead into the pool from the pause on, stream
+ * stuck or not, SCAN_READING reads at a time (a deeper queue at the host
+ * disk holds the guests' own requests up behind it: make bench), and
+ * leaves URGENT_RESERVE buffers to the urgent reads.
  * The guard and the saver (hart 0, snap_save_poll()) share the maps under
  * one lock.
  * Tracked (a migration): the VM runs on and nothing is held; every guest
@@ -35,6 +38,7 @@
 #include <log.h>
 #include <mm.h>
 #include <printf.h>
+#include <sched.h>
 #include <section_stream.h>
 #include <vm.h>
 #include <vm_io.h>
@@ -48,6 +52,7 @@
 #define POOL_BUFS	256	/* live: the urgent reads' too (16 MiB at most) */
 #define URGENT_MAX	64	/* blocks held writes wait for */
 #define URGENT_RESERVE	32	/* live: pool buffers the scan leaves to them */
+#define SCAN_READING	4	/* the scan's reads at the host disk at once */
 #define KEEPALIVE_MS	500	/* at most this long without a DISK section */
 
 enum buf_state { BUF_FREE, BUF_READING, BUF_READY, BUF_SENDING };
@@ -128,6 +133,8 @@ static bool guard(unsigned int disk, uint64_t sector, uint64_t sectors)
 		}
 	}
 	spin_unlock(&ds.lock);
+	if (!ok)
+		sched_kick_host();	/* the saver reads the block at once */
 	return ok;
 }
 
@@ -329,9 +336,14 @@ static bool pick(unsigned int *disk, uint64_t *block, bool urgent_only, bool *sc
  * -HYP_E*: a disk refused one. */
 static int start_reads(bool urgent_only_now)
 {
+	unsigned int scan_reading = 0;
+
+	for (unsigned int i = 0; i < ds.nr_bufs; i++)
+		scan_reading += ds.buf[i].state == BUF_READING && ds.buf[i].scan;
 	for (unsigned int i = 0; i < ds.nr_bufs; i++) {
 		struct disk_buf *b = &ds.buf[i];
-		bool urgent_only = urgent_only_now || ds.scan_bufs >= ds.scan_max;
+		bool urgent_only = urgent_only_now || ds.scan_bufs >= ds.scan_max ||
+				   scan_reading >= SCAN_READING;
 		int rc;
 
 		if (b->state != BUF_FREE)
@@ -359,6 +371,7 @@ static int start_reads(bool urgent_only_now)
 		set_bit(ds.reading[b->disk], b->block);
 		b->state = BUF_READING;
 		ds.scan_bufs += b->scan;
+		scan_reading += b->scan;
 		spin_unlock(&ds.lock);
 		b->sectors = (uint32_t)MIN((uint64_t)BLOCK,
 					   ds.sectors[b->disk] - b->block * BLOCK);
@@ -445,7 +458,10 @@ void disk_save_serve(void)
 		return;
 	bool ready = false;
 
-	if (start_reads(true))
+	/* the urgent reads, and the scan's ahead into the pool from the pause
+	 * on, whether the stream moves or not: every block read before the
+	 * guest writes it is a write that is not held */
+	if (start_reads(false))
 		return;		/* disk_save_next() reports it when the disks' turn comes */
 	for (unsigned int i = 0; i < ds.nr_bufs; i++)
 		if (ds.buf[i].state == BUF_READING)

@@ -61,7 +61,6 @@ static const char *sec_name(uint32_t type)
 	return type < ARRAY_SIZE(section_names) ? section_names[type] : "unknown";
 }
 
-bool snap_busy_load(void);
 bool snap_busy_load(void)
 {
 	return ld.busy;

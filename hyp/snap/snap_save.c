@@ -417,44 +417,48 @@ static bool rebooting(const struct vm *vm)
 	       vm->state == VM_REBOOTING || vm->state == VM_RESETTING;
 }
 
-void snap_save_poll(void)
+bool snap_save_poll(void)
 {
 	uint64_t until = time_now() + timebase_hz / 1000000 * POLL_BUDGET_US;
 
 	if (sv.phase == P_IDLE)
-		return;
+		return false;
 	/* our pause ends in PAUSED once the vCPUs are off their harts */
 	if (__atomic_load_n(&sv.forced_pause, __ATOMIC_ACQUIRE) && sv.vm->state == VM_PAUSING)
 		vm_pause_settle(sv.vm);
 	do {
 		if (!snap_port_ready()) {
 			finish("the stream client went away");
-			return;
+			return false;
 		}
 		if (rebooting(sv.vm)) {
 			finish("the VM rebooted during the live snapshot: the snapshot is aborted "
 			       "(nothing of the new boot went out); take it again");
-			return;
+			return false;
 		}
 		if (sv.disks && sv.live)
 			disk_save_serve();	/* held guest writes never wait for the stream */
 		if (!section_tx_push(&sv.tx)) {
 			if (snap_port_stalled(sv.tx.moved)) {
 				finish("the stream client stopped reading");
-				return;
+				return false;
 			}
 			vcon_poll();	/* buffers come back as QEMU sends them */
-			continue;
+			if (!section_tx_push(&sv.tx))
+				return false;	/* no room: hart 0 waits (host_poll()) */
 		}
 		if (sv.phase == P_DONE) {
 			finish(NULL);
-			return;
+			return false;
 		}
-		if (!stage_next() && sv.disk_err) {
-			finish(sv.disk_err);
-			return;
+		if (!stage_next()) {
+			if (sv.disk_err) {
+				finish(sv.disk_err);
+				return false;
+			}
+			if (!sv.reset)
+				return false;	/* the disk reads are under way */
 		}
-		if (sv.reset)
-			continue;	/* the check above ends it */
 	} while (time_now() < until);
+	return true;
 }

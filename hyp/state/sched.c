@@ -18,7 +18,7 @@ static struct spinlock lock = SPINLOCK_INIT;
 static unsigned int rr_next;
 static volatile unsigned long idle_harts;	/* bitmap of hart indices in WFI */
 static volatile unsigned long wake_gen;		/* bumped whenever work may have appeared */
-bool (*sched_host_poll)(void);
+uint64_t (*sched_host_poll)(void);
 
 void sched_arm_slice(void)
 {
@@ -167,6 +167,12 @@ void sched_kick_idle(void)
 		sbi_send_ipi(1, harts[bit_first(idle)].hartid);
 }
 
+void sched_kick_host(void)
+{
+	if (__atomic_load_n(&idle_harts, __ATOMIC_SEQ_CST) & 1)
+		sbi_send_ipi(1, harts[0].hartid);
+}
+
 /* Earliest host time at which a waiting vCPU's own timer fires. */
 static uint64_t next_guest_deadline(uint64_t now)
 {
@@ -207,9 +213,9 @@ void sched_reboot_later(struct vm *vm, uint64_t at)
  * reads the idle bits, so either we see the new generation and do not sleep,
  * or the waker sees our bit and kicks us (and a kick that lands before the
  * wfi makes it return at once). */
-void sched_idle(struct hart *h, uint64_t now, unsigned long gen)
+void sched_idle(struct hart *h, uint64_t now, unsigned long gen, uint64_t not_after)
 {
-	uint64_t deadline = next_guest_deadline(now);
+	uint64_t deadline = MIN(next_guest_deadline(now), not_after);
 
 	/* hart 0's host interrupts: one may be what woke the last wfi */
 	if (h->index == 0)

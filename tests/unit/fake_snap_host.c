@@ -60,6 +60,13 @@ void sched_kick_idle(void)
 {
 }
 
+unsigned int host_kicks;
+
+void sched_kick_host(void)
+{
+	host_kicks++;
+}
+
 void vcpu_kick(struct vcpu *v)
 {
 	(void)v;

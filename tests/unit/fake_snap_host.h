@@ -44,6 +44,7 @@ extern unsigned int disk_ro_mask;	/* bit d: the guest cannot write disk d */
 extern unsigned int nr_queued;
 extern uint64_t disk_bad_sector;	/* a read there fails */
 extern uint8_t disk_flush_status;	/* what a FLUSH answers */
+extern unsigned int host_kicks;		/* sched_kick_host() calls */
 extern vm_disk_guard_fn guard_fn;	/* what the engine set: the test plays the guest */
 extern vm_disk_written_fn watch_fn;
 struct disk_flush_log {
