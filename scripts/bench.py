@@ -676,7 +676,7 @@ def disk_snapshot_cost(tmp, pattern):
             "cost_pct": round(100 * (1 - rate_during / rate), 1), "goal_pct": 20,
             "duration_ms": round(sum(t for _, t in during) / 1e4, 1),
             "pause_us": live["pause_us"], "stream_bytes": live["bytes"],
-            "disk_runs": live.get("disk_runs")}
+            "disk_runs": live.get("disk_runs"), "disk_holds": live.get("disk_holds")}
 
 
 def disk_move(results):

@@ -717,8 +717,10 @@ void vcon_interrupt(void *ctx)
 	uint32_t isr;
 
 	(void)ctx;
-	if (!vc.up)
+	if (!vc.base)
 		return;
+	/* acknowledged even when the device is out of service: a line left
+	 * high would interrupt hart 0 without end */
 	isr = rd(VIRTIO_MMIO_INTERRUPT_STATUS);
 	if (isr)
 		wr(VIRTIO_MMIO_INTERRUPT_ACK, isr);

@@ -760,6 +760,8 @@ static void snapshot_done(const struct snap_result *r)
 	jw_kv_u64(&w, "disk_runs", r->disk_runs);
 	if (snap_req.live)
 		jw_kv_u64(&w, "memory_pause_us", r->ticks ? MAX(ticks_to_us(r->ticks), 1UL) : 0);
+	if (snap_req.live && snap_req.disks)
+		jw_kv_u64(&w, "disk_holds", r->disk_holds);
 	reply_send(&w);
 }
 
@@ -773,7 +775,7 @@ static void snapshot_paused(void *ctx, struct vm *vm, uint64_t result)
 	if (vm->state != VM_PAUSED ||
 	    snap_save_start(vm, snap_req.live, snap_req.disks, snapshot_done)) {
 		struct snap_result r = { "the VM could not be saved (it left, or no memory for a "
-					 "live snapshot)", NULL, vm, 0, 0, 0, 0, 0 };
+					 "live snapshot)", NULL, vm, 0, 0, 0, 0, 0, 0 };
 
 		/* a disk whose identity (--no-disks) could not be read says so */
 		if (vm->state == VM_PAUSED && snap_save_start_error())

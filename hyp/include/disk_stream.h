@@ -37,6 +37,9 @@ int disk_save_begin(struct vm *vm, enum disk_save_mode mode);
 uint64_t disk_save_round(bool first);
 /** disk_save_bytes() - the bytes of the blocks staged since begin. */
 uint64_t disk_save_bytes(void);
+/** disk_save_holds() - LIVE: guest writes held until their block was read
+ *  (a write held again when retried counts again). */
+uint64_t disk_save_holds(void);
 /** disk_save_dirty() - TRACKED: blocks marked since the round began. */
 uint64_t disk_save_dirty(void);
 /** disk_save_next() - read on; stage the next non-zero block on @tx. */

@@ -191,6 +191,7 @@ struct snap_result {
 	uint64_t ticks;
 	uint32_t macs_derived;	/* a load: bit k, NIC k got a new MAC (snap_vio_admit) */
 	uint64_t disk_runs;	/* DISK sections: blocks of the disks that are not zero */
+	uint64_t disk_holds;	/* a live save: guest writes held for their block's read */
 };
 typedef void (*snap_done_fn)(const struct snap_result *r);
 

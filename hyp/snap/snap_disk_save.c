@@ -91,6 +91,7 @@ static struct {
 	unsigned int scan_bufs;		/* the scan's, not free */
 	unsigned int scan_max;		/* at most this many: the rest stay for held writes */
 	uint64_t bytes;			/* of the blocks staged, since begin */
+	uint64_t holds;			/* guest writes the guard held */
 	uint64_t last_staged;		/* time_now() of the last DISK section, or of
 					 * the first disk_save_next(); 0: not yet */
 	char err[96];
@@ -132,6 +133,7 @@ static bool guard(unsigned int disk, uint64_t sector, uint64_t sectors)
 			break;
 		}
 	}
+	ds.holds += !ok;
 	spin_unlock(&ds.lock);
 	if (!ok)
 		sched_kick_host();	/* the saver reads the block at once */
@@ -264,6 +266,11 @@ uint64_t disk_save_round(bool first)
 uint64_t disk_save_bytes(void)
 {
 	return ds.bytes;
+}
+
+uint64_t disk_save_holds(void)
+{
+	return ds.holds;
 }
 
 uint64_t disk_save_dirty(void)

@@ -75,7 +75,7 @@ bool snap_busy(void)
 static void finish(bool ok)
 {
 	struct snap_result r = { ok ? NULL : ld.err, ok ? NULL : ld.code, ld.vm, ld.rx.bytes,
-				 ld.pages, time_now() - ld.start, ld.macs_derived, ld.disk_runs };
+				 ld.pages, time_now() - ld.start, ld.macs_derived, ld.disk_runs, 0 };
 	snap_done_fn done = ld.done;
 
 	disk_load_end(&ld.disk);

@@ -306,7 +306,8 @@ static void live_end(void)
 static void finish(const char *err)
 {
 	struct snap_result r = { err, err ? "stream" : NULL, sv.vm, sv.tx.bytes, sv.pages,
-				 sv.forced_pause ? time_now() - sv.forced_at + 1 : 0, 0, sv.disk_runs };
+				 sv.forced_pause ? time_now() - sv.forced_at + 1 : 0, 0, sv.disk_runs,
+				 sv.disks ? disk_save_holds() : 0 };
 	snap_done_fn done = sv.done;
 
 	drop_chunk();

@@ -167,8 +167,11 @@ void sched_kick_idle(void)
 		sbi_send_ipi(1, harts[bit_first(idle)].hartid);
 }
 
+/* As sched_kick_idle(): a hart 0 between its host turn and its wfi sees the
+ * new generation and does not sleep. */
 void sched_kick_host(void)
 {
+	__atomic_fetch_add(&wake_gen, 1, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&idle_harts, __ATOMIC_SEQ_CST) & 1)
 		sbi_send_ipi(1, harts[0].hartid);
 }

@@ -418,7 +418,7 @@ static void op_finish(void)
 	case OP_SNAP: {
 		struct snap_result r = { err ? "a \"quoted\"\n error" : NULL,
 					 err ? "bad-snapshot" : NULL, err ? NULL : op.vm,
-					 12345, 3, 999, 1, 0 };	/* a restore: NIC 0's MAC new */
+					 12345, 3, 999, 1, 0, 0 };	/* a restore: NIC 0's MAC new */
 
 		op.kind = OP_NONE;
 		op.snap_done(&r);

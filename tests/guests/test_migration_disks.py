@@ -252,6 +252,7 @@ def test_live_snapshot_of_a_writing_guest_restores_consistent(hosts, tmp_path):
     snap = tmp_path / "g.snap"
     rep, _ = a.ctl("snapshot", "g", str(snap), "--live")
     assert rep["ok"] and rep["live"] and rep["disks"] and rep["disk_runs"] > 0, rep
+    assert rep["disk_holds"] > 0, rep      # writes did meet blocks not read yet
     a.ctl("destroy", "g")
     new = [tmp_path / "b0.raw", tmp_path / "b1.raw"]
     b = hosts("b", extra=["--restore", ",".join([str(snap), *(f"disk={p}" for p in new)])])
@@ -260,4 +261,5 @@ def test_live_snapshot_of_a_writing_guest_restores_consistent(hosts, tmp_path):
     check_report(Report(life(a.guest("g"), b.guest("g"), "DISKGEN-READY")),
                  "vm g: a, then restored on b")
     assert b.count("g", "PASS: disk_gen: disk 1: every unit holds") == 1, b.console()
-    print(f"live snapshot: {rep['disk_runs']} disk blocks, pause {rep['pause_us']} us")
+    print(f"live snapshot: {rep['disk_runs']} disk blocks, {rep['disk_holds']} writes held, "
+          f"pause {rep['pause_us']} us")

@@ -385,6 +385,7 @@ static void held_write_and_a_stuck_stream(uint64_t free, bool goes_while_stuck)
 	fill_block(20, 0xee);			/* the write goes */
 	poll_to_the_end();
 	EXPECT_TRUE(result.err == NULL);
+	EXPECT_TRUE(result.disk_holds >= 1);	/* the reply's disk_holds */
 	EXPECT_EQ(disk_runs(bytes, &uniform), 33);
 	EXPECT_TRUE(uniform);
 	EXPECT_EQ(bytes[20], 0x40 + 20);	/* as at the pause */

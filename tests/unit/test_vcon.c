@@ -45,6 +45,7 @@ static struct {
 		bool ready;
 		uint16_t next_avail;
 	} q[NR_QUEUES];
+	uint32_t isr;		/* interrupt status: the line is high while it is not 0 */
 	bool flood;		/* every control rx buffer given back is filled again */
 	unsigned int flood_msgs;
 	uint16_t open;
@@ -119,6 +120,8 @@ uint32_t vcon_test_rd(unsigned int off)
 		return dev.sel < NR_QUEUES && dev.q[dev.sel].ready;
 	case VIRTIO_MMIO_STATUS:
 		return dev.status;
+	case VIRTIO_MMIO_INTERRUPT_STATUS:
+		return dev.isr;
 	case VIRTIO_MMIO_CONFIG + 4:
 		return 2;	/* max_nr_ports */
 	default:
@@ -137,6 +140,7 @@ void vcon_test_wr(unsigned int off, uint32_t v)
 	case VIRTIO_MMIO_QUEUE_READY: dev.q[s].ready = v; break;
 	case VIRTIO_MMIO_QUEUE_NOTIFY: notify(v); break;
 	case VIRTIO_MMIO_STATUS: dev.status = v; break;
+	case VIRTIO_MMIO_INTERRUPT_ACK: dev.isr &= ~v; break;
 	case VIRTIO_MMIO_QUEUE_DESC_LOW: dev.q[s].desc = (dev.q[s].desc & ~0xffffffffULL) | v; break;
 	case VIRTIO_MMIO_QUEUE_DESC_HIGH: dev.q[s].desc = (dev.q[s].desc & 0xffffffffULL) | (uint64_t)v << 32; break;
 	case VIRTIO_MMIO_QUEUE_DRIVER_LOW: dev.q[s].avail = (dev.q[s].avail & ~0xffffffffULL) | v; break;
@@ -161,6 +165,8 @@ static void host_dt(void *fdt, size_t size)
 	node = fdt_add_subnode(fdt, 0, "virtio_mmio@0");
 	fdt_setprop_string(fdt, node, "compatible", "virtio,mmio");
 	fdt_setprop(fdt, node, "reg", reg, sizeof(reg));
+	fdt_setprop_u32(fdt, node, "interrupts", 7);
+	fdt_setprop_u32(fdt, 0, "interrupt-parent", 0x33);	/* inherited */
 }
 
 static char fdt[1024];
@@ -199,4 +205,37 @@ TEST(vcon_poll_ends_while_control_messages_keep_coming)
 	EXPECT_TRUE(after_first <= QUEUE_SIZE + 1);
 	vcon_poll();	/* the next poll goes on where this one stopped */
 	EXPECT_TRUE(dev.flood_msgs > after_first);
+}
+
+TEST(vcon_irq_is_the_nodes_with_its_inherited_parent)
+{
+	uint32_t parent = 0;
+
+	start();
+	EXPECT_EQ(vcon_irq(&parent), -1);	/* no device yet */
+	EXPECT_TRUE(vcon_init(fdt, TIMEBASE));
+	EXPECT_EQ(vcon_irq(&parent), 7);
+	EXPECT_EQ(parent, 0x33);
+}
+
+/* The handler lowers the line; what the device said is vcon_poll()'s still:
+ * a config change with NEEDS_RESET takes the channel down. */
+TEST(vcon_interrupt_acknowledges_and_poll_sees_what_it_said)
+{
+	start();
+	EXPECT_TRUE(vcon_init(fdt, TIMEBASE));
+	dev.isr = 1;			/* a used buffer */
+	vcon_interrupt(NULL);
+	EXPECT_EQ(dev.isr, 0);
+	vcon_poll();
+	EXPECT_TRUE(vcon_irq(&(uint32_t){ 0 }) == 7);	/* still up */
+	dev.status |= VIRTIO_STATUS_NEEDS_RESET;
+	dev.isr = 2;			/* config change */
+	vcon_interrupt(NULL);
+	EXPECT_EQ(dev.isr, 0);
+	vcon_poll();
+	EXPECT_EQ(vcon_irq(&(uint32_t){ 0 }), -1);	/* down: noticed all the same */
+	dev.isr = 3;			/* a device out of service still gets its ack */
+	vcon_interrupt(NULL);
+	EXPECT_EQ(dev.isr, 0);
 }
