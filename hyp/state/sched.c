@@ -218,8 +218,10 @@ void sched_reboot_later(struct vm *vm, uint64_t at)
  * wfi makes it return at once). */
 void sched_idle(struct hart *h, uint64_t now, unsigned long gen, uint64_t not_after)
 {
-	uint64_t deadline = MIN(next_guest_deadline(now), not_after);
+	uint64_t deadline = next_guest_deadline(now);	/* once: it scans every slot */
 
+	if (deadline > not_after)
+		deadline = not_after;
 	/* hart 0's host interrupts: one may be what woke the last wfi */
 	if (h->index == 0)
 		host_irq_poll();
