@@ -21,15 +21,16 @@ import sys
 
 
 def load_phases(path):
-    """{phase: {vaddr: instructions}}"""
+    """{phase: {(vaddr, hart): instructions}}; hart None unless the profile
+    was taken with per_hart=on (a third field)"""
     phases, cur = {}, None
     with open(path) as f:
         for line in f:
             if line.startswith("phase "):
                 cur = phases.setdefault(int(line.split()[1]), collections.Counter())
                 continue
-            addr, n = line.split()
-            cur[int(addr, 16)] += int(n)
+            addr, n, *hart = line.split()
+            cur[int(addr, 16), int(hart[0]) if hart else None] += int(n)
     return phases
 
 
@@ -65,9 +66,11 @@ def map_pairs(lines):
 
 
 def by_function(counts, syms):
+    """{name: instructions}; per hart ("hN:" before the name) when the
+    profile has harts"""
     out = collections.Counter()
-    for addr, n in counts.items():
-        out[syms.name(addr)] += n
+    for (addr, hart), n in counts.items():
+        out[syms.name(addr) if hart is None else f"h{hart}:{syms.name(addr)}"] += n
     return out
 
 
@@ -96,7 +99,7 @@ def main():
           + (f" (baseline {sum(base_f.values()) / a.per:,.0f})" if base_f else ""))
     images = collections.Counter()
     for name, n in main_f.items():
-        images[name.split(":", 1)[0]] += n
+        images[name.rsplit(":", 1)[0]] += n   # the image, per hart when there are harts
     for image, n in images.most_common():
         print(f"  {image:<24} {n / a.per:14,.0f}")
     print()

@@ -5,9 +5,12 @@
  * and at exit, the instructions each block start executed since the last
  * cut: "phase N" then "VADDR INSNS" lines (hex vaddr, decimal count).
  * scripts/profile.py attributes them to functions. Under -icount QEMU runs
- * one vCPU at a time, so plain counters are exact.
- *   -plugin build/bench/tbprof.so,mark=0x10abc,out=FILE */
+ * one vCPU at a time, so plain counters are exact. With per_hart=on each
+ * line has a third field, the hart (QEMU vCPU index, below MAX_HARTS) that
+ * executed them: what the host's hart 0 does while a guest runs on hart 1.
+ *   -plugin build/bench/tbprof.so,mark=0x10abc,out=FILE[,per_hart=on] */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,10 +18,12 @@
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
+#define MAX_HARTS	8
+
 struct block {
 	uint64_t vaddr;
 	uint64_t insns;		/* per execution */
-	uint64_t execs;		/* since the last cut */
+	uint64_t execs[MAX_HARTS];	/* since the last cut, by hart ([0]: all, without per_hart) */
 	struct block *next;	/* every block ever translated (blocks are never freed) */
 };
 
@@ -26,14 +31,23 @@ static struct block *blocks;
 static uint64_t mark;
 static FILE *out;
 static unsigned int phase;
+static bool per_hart;
 
 static void cut(void)
 {
 	fprintf(out, "phase %u\n", phase++);
 	for (struct block *b = blocks; b; b = b->next) {
-		if (b->execs)
-			fprintf(out, "%" PRIx64 " %" PRIu64 "\n", b->vaddr, b->execs * b->insns);
-		b->execs = 0;
+		for (unsigned int h = 0; h < MAX_HARTS; h++) {
+			if (!b->execs[h])
+				continue;
+			if (per_hart)
+				fprintf(out, "%" PRIx64 " %" PRIu64 " %u\n", b->vaddr,
+					b->execs[h] * b->insns, h);
+			else
+				fprintf(out, "%" PRIx64 " %" PRIu64 "\n", b->vaddr,
+					b->execs[h] * b->insns);
+			b->execs[h] = 0;
+		}
 	}
 	fflush(out);
 }
@@ -42,8 +56,7 @@ static void on_exec(unsigned int vcpu, void *udata)
 {
 	struct block *b = udata;
 
-	(void)vcpu;
-	b->execs++;
+	b->execs[per_hart && vcpu < MAX_HARTS ? vcpu : 0]++;
 }
 
 static void on_mark(unsigned int vcpu, void *udata)
@@ -88,8 +101,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			mark = strtoull(argv[i] + 5, NULL, 0);
 		else if (!strncmp(argv[i], "out=", 4))
 			path = argv[i] + 4;
+		else if (!strcmp(argv[i], "per_hart=on"))
+			per_hart = true;
 		else {
-			fprintf(stderr, "tbprof: unknown argument %s (mark=ADDR, out=FILE)\n",
+			fprintf(stderr, "tbprof: unknown argument %s (mark=ADDR, out=FILE, per_hart=on)\n",
 				argv[i]);
 			return -1;
 		}
