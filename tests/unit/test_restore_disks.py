@@ -230,8 +230,7 @@ def test_without_the_disks_content_the_images_size_is_checked(tmp_path):
     before QEMU starts (the hypervisor would refuse with no-device)."""
     snap = snapshot_file(tmp_path / "a.snap", disks=False)
     good0, good1 = tmp_path / "g0.raw", tmp_path / "g1.qcow2"
-    with open(good0, "wb") as f:
-        f.truncate(DISK0 * 512)
+    stub_image(good0, DISK0)
     # a qcow2 image: its virtual size, not its file's
     good1.write_bytes(b"QFI\xfb" + bytes(20) + struct.pack(">Q", DISK1 * 512) + bytes(100))
     assert image_bytes(good1) == DISK1 * 512
@@ -244,6 +243,36 @@ def test_without_the_disks_content_the_images_size_is_checked(tmp_path):
                                           r"512000 \(1000 sectors\): a restore needs a disk of "
                                           r"its size"):
         parse_restores([f"{snap},disk={good0},disk={small}"], [])
+
+
+def stub_image(path, sectors, changed=None):
+    """A raw image as the stub host disk of make_seeds' DISK_IDs: block b all
+    bytes b * 7 + 1; block @changed all 0xee."""
+    with open(path, "wb") as f:
+        for b in range(-(-sectors // 128)):
+            n = min(128, sectors - b * 128) * 512
+            f.write(bytes([0xEE if b == changed else (b * 7 + 1) & 0xFF]) * n)
+
+
+def test_without_the_disks_content_the_images_identity_is_checked(tmp_path):
+    """Format 6: a raw image whose sampled blocks are not the saved disk's is
+    refused before QEMU starts, naming the disk and the block (the
+    hypervisor would refuse with no-device); a block not sampled may differ,
+    and a qcow2 image is left to the hypervisor."""
+    snap = snapshot_file(tmp_path / "a.snap", disks=False, capacities=(DISK0,))
+    good, bad, unsampled = (tmp_path / n for n in ("good.raw", "bad.raw", "unsampled.raw"))
+    stub_image(good, DISK0)
+    (r,) = parse_restores([f"{snap},disk={good}"], [])
+    assert not r.disks_included
+    stub_image(bad, DISK0, changed=42)     # sampled: blocks 0, 8, ..., 42, ..., 127
+    with pytest.raises(LaunchError, match=r"disk=.*bad.raw is not the saved disk 0 \(block 42, "
+                                          r"sectors 5376-5503, differs"):
+        parse_restores([f"{snap},disk={bad}"], [])
+    stub_image(unsampled, DISK0, changed=41)
+    parse_restores([f"{snap},disk={unsampled}"], [])
+    qcow = tmp_path / "q.qcow2"
+    qcow.write_bytes(b"QFI\xfb" + bytes(20) + struct.pack(">Q", DISK0 * 512) + bytes(100))
+    parse_restores([f"{snap},disk={qcow}"], [])
 
 
 @needs_qemu

@@ -20,11 +20,13 @@ import time
 from pathlib import Path
 
 from .client import Client, DEFAULT_TIMEOUT
+from .crc32c import crc32c
 from .disk_images import check_new_path, image_bytes, new_image_path
 from .disks import MAX_DISKS, DiskSpec, parse_disk
 from .errors import LaunchError, RemoteError, TransportError, UsageError
 from .limits import MAX_VMS
 from .ratelimits import split_options
+from .snapshot_format import DISK_BLOCK_SECTORS
 from .streams import restore_vm, verify_snapshot
 
 SECTOR = 512                   # a disk's capacity is in sectors (DISK_SECTOR)
@@ -75,6 +77,7 @@ def parse_restores(items, vms):
         else:
             disks = [parse_disk(v, name, i) for i, v in enumerate(values)]
             check_sizes(f"--restore {item}", snap.disks, disks)
+            check_identities(f"--restore {item}", snap.disks, snap.disk_ids, disks)
         restores.append(RestoreSpec(path, name, snap.config["nr_vcpus"],
                                     snap.config["ram_size"], snap.size, snap.memory_pages,
                                     disks, snap.disks_included))
@@ -136,6 +139,35 @@ def check_sizes(what, saved, disks):
                               f"{disk.index} {want['capacity'] * SECTOR} ({want['capacity']} "
                               "sectors): a restore needs a disk of its size (this snapshot "
                               "does not hold the disks' content: the image is yours to match)")
+
+
+def check_identities(what, saved, disk_ids, disks):
+    """A restore without the disks' content (format 6 and later): each raw
+    image given holds, in the blocks the snapshot's DISK_ID sampled, what
+    the saved disk held (the hypervisor refuses another with no-device; said
+    here before anything starts). A qcow2 image is left to the hypervisor:
+    its blocks are not where a read of the file finds them."""
+    ids = {d["slot"]: d for d in disk_ids}
+    for disk, want in zip(disks, saved):
+        ident = ids.get(want["slot"])
+        if ident is None or disk.fmt != "raw":
+            continue
+        try:
+            with open(disk.path, "rb") as f:
+                for sample in ident["samples"]:
+                    block = sample["block"]
+                    sectors = min(DISK_BLOCK_SECTORS,
+                                  ident["sectors"] - block * DISK_BLOCK_SECTORS)
+                    f.seek(block * DISK_BLOCK_SECTORS * SECTOR)
+                    if crc32c(f.read(sectors * SECTOR)) != sample["crc32c"]:
+                        raise LaunchError(
+                            f"{what}: disk={disk.path} is not the saved disk {disk.index} "
+                            f"(block {block}, sectors {block * DISK_BLOCK_SECTORS}-"
+                            f"{block * DISK_BLOCK_SECTORS + sectors - 1}, differs from the "
+                            "snapshot's): give the image as it was at the snapshot (this "
+                            "snapshot does not hold the disks' content)")
+        except OSError as e:
+            raise LaunchError(f"{what}: cannot read {disk.path}: {e.strerror or e}") from None
 
 
 def hello_client(ctl_socket, timeout, gone):
