@@ -347,6 +347,10 @@ static enum exit_action exit_irq(struct vcpu *v, unsigned long irq)
 		/* a kick: posted work is applied before re-entry */
 		csr_clear(CSR_SIP, MIP_SSIP);
 		tlb_service();
+		if (__builtin_expect(sched_host_turn_wanted, 0) && h->index == 0) {
+			sched_host_turn_wanted = false;
+			sched_host_poll();	/* sched_want_host_turn() */
+		}
 		return EXIT_RESUME;
 	case IRQ_S_EXT:
 		/* a host device (hart 0 only: no other hart enables SEIE) */

@@ -100,6 +100,9 @@ static void power_off_if_all_down(void)
 /* A stream waiting for room in its port looks again this soon (the port
  * does not interrupt; a disk read the stream waits for does). */
 #define STREAM_WAIT_US	100
+/* An operation waiting for a VM to leave its harts (a pause) looks again
+ * this soon: a guest on hart 0 gets no longer slice meanwhile. */
+#define OP_WAIT_US	200
 
 uint64_t host_poll(void)
 {
@@ -128,6 +131,8 @@ uint64_t host_poll(void)
 	power_off_if_all_down();
 	if (saving || snap_busy_load() || mig_busy() || mgmt_busy())
 		return 0;
+	if (vmops_pending() || vm_event_pending())
+		return now + timebase_hz / 1000000 * OP_WAIT_US;
 	/* a snapshot waiting for the host: hart 0 sleeps meanwhile, and the
 	 * guests on the other harts have the machine (-icount: its clock) */
 	return snap_busy() ? now + timebase_hz / 1000000 * STREAM_WAIT_US : -1UL;

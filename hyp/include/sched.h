@@ -17,6 +17,12 @@ extern uint64_t sched_slice_ticks;
  * sleeping; a time soon (a stream waiting for the host: its disk reads
  * interrupt, the stream port does not); or -1, whenever. */
 extern uint64_t (*sched_host_poll)(void);
+/* Set by sched_want_host_turn(); hart 0 takes a host turn at its next kick
+ * exit and clears it (a pass through the scheduler takes one anyway). */
+extern volatile bool sched_host_turn_wanted;
+/** sched_want_host_turn() - hart 0 should run the host services now, not at
+ *  the end of a guest's slice there: kicked (from another hart). */
+void sched_want_host_turn(void);
 
 /** sched_loop() - run vCPUs on this hart forever (hyp/run/vcpu_run.c). */
 void sched_loop(void) __attribute__((noreturn));

@@ -85,6 +85,11 @@ static __attribute__((noinline, noreturn)) void switch_out(struct vcpu *v)
 	if (v->g.sta.enabled)	/* one test for vCPUs without a steal-time record */
 		steal_vcpu_out(v);
 	sched_release(v);
+	/* one of a VM being paused, stopped or destroyed: the operation that
+	 * waits for its vCPUs to leave their harts goes on at once on hart 0,
+	 * not at the end of the slice of a guest there */
+	if (__builtin_expect(v->vm->state != VM_RUNNING, 0))
+		sched_want_host_turn();
 	vcpu_start_on_hart(sched_next());
 }
 

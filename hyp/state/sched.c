@@ -19,6 +19,7 @@ static unsigned int rr_next;
 static volatile unsigned long idle_harts;	/* bitmap of hart indices in WFI */
 static volatile unsigned long wake_gen;		/* bumped whenever work may have appeared */
 uint64_t (*sched_host_poll)(void);
+volatile bool sched_host_turn_wanted;
 
 void sched_arm_slice(void)
 {
@@ -165,6 +166,14 @@ void sched_kick_idle(void)
 
 	if (idle)
 		sbi_send_ipi(1, harts[bit_first(idle)].hartid);
+}
+
+void sched_want_host_turn(void)
+{
+	__atomic_store_n(&sched_host_turn_wanted, true, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&wake_gen, 1, __ATOMIC_SEQ_CST);	/* an idle hart 0 does not sleep */
+	if (this_hart()->index != 0)
+		sbi_send_ipi(1, harts[0].hartid);
 }
 
 /* As sched_kick_idle(): a hart 0 between its host turn and its wfi sees the
