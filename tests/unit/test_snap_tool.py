@@ -2630,13 +2630,18 @@ def test_every_section_type_is_known_to_each_tool():
 
 def disk_snapshot_server(stream_data):
     """A snapshot handler that replies as the hypervisor does: "disks" as
-    asked (default true), "disk_runs" the DISK sections it sent."""
+    asked (default true), "disk_runs" the DISK sections it sent. The nth
+    snapshot request writes on the nth stream connection (wait_stream())."""
+    served = [0]
+
     def handler(request, hyp):
         if request["cmd"] == "hello":
             return ok(request, **HELLO)
+        served[0] += 1
+        connections = served[0]
 
         def act(hyp):
-            wait_stream(hyp)
+            wait_stream(hyp, connections)
             disks = request.get("disks", True)
             hyp.stream.sendall(stream_data)
             hyp.reply(ok(request, vm=request["vm"], bytes=len(stream_data), pages=6,
