@@ -682,6 +682,16 @@ bool vcon_init(const void *fdt, uint64_t timebase)
 
 /* --- API ----------------------------------------------------------------------- */
 
+/* The device's interrupt status, acknowledged: its line goes low. */
+static uint32_t ack_interrupt(void)
+{
+	uint32_t isr = rd(VIRTIO_MMIO_INTERRUPT_STATUS);
+
+	if (isr)
+		wr(VIRTIO_MMIO_INTERRUPT_ACK, isr);
+	return isr;
+}
+
 void vcon_poll(void)
 {
 	uint32_t isr;
@@ -699,10 +709,7 @@ void vcon_poll(void)
 	/* Keep the line low (an interrupt only wakes hart 0, vcon_interrupt()
 	 * acknowledges it), and notice a device that gave up (config change +
 	 * NEEDS_RESET). */
-	isr = rd(VIRTIO_MMIO_INTERRUPT_STATUS);
-	if (isr)
-		wr(VIRTIO_MMIO_INTERRUPT_ACK, isr);
-	isr |= vc.isr_taken;
+	isr = ack_interrupt() | vc.isr_taken;
 	vc.isr_taken = 0;
 	if (!isr)
 		return;
@@ -714,17 +721,12 @@ void vcon_poll(void)
 
 void vcon_interrupt(void *ctx)
 {
-	uint32_t isr;
-
 	(void)ctx;
 	if (!vc.base)
 		return;
 	/* acknowledged even when the device is out of service: a line left
 	 * high would interrupt hart 0 without end */
-	isr = rd(VIRTIO_MMIO_INTERRUPT_STATUS);
-	if (isr)
-		wr(VIRTIO_MMIO_INTERRUPT_ACK, isr);
-	vc.isr_taken |= isr;	/* vcon_poll() looks at what it said */
+	vc.isr_taken |= ack_interrupt();	/* vcon_poll() looks at what it said */
 }
 
 int64_t vcon_irq(uint32_t *parent)
