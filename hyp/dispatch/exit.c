@@ -264,6 +264,19 @@ exit_mmio(struct vcpu *v, unsigned long cause, gpa_t gpa, struct mmio_region *r,
 	return exit_next(a.insn_len);	/* the decoded length: 2 when compressed */
 }
 
+/* A page the guest dirtied while its writes are paced (a migration that
+ * must converge): it leaves its hart if it has written ahead of its budget.
+ * The write is retried when it is back; its page is writable by then. */
+static __attribute__((noinline)) struct exit_verdict exit_dirty_paced(struct vcpu *v)
+{
+	uint64_t until = dirty_limit_charge(&v->vm->dirty_limit, time_now());
+
+	if (!until)
+		return exit_stay(EXIT_RESUME);
+	v->run_not_before = until;
+	return exit_stay(EXIT_YIELD);
+}
+
 /* Guest-page faults: RAM to map or give W back to, a device to emulate, or
  * an access nothing backs. The fast path (@fast) serves device accesses only. */
 static inline __attribute__((always_inline)) struct exit_verdict
@@ -281,6 +294,8 @@ exit_guest_page_fault(struct vcpu *v, unsigned long cause, bool fast)
 		if (cause == EXC_STORE_GUEST_PAGE_FAULT && vm_ram_resolve_write(v->vm, gpa)) {
 			if (v->lp_window.open)
 				cfi_lp_window_exit_seen(v);
+			if (__builtin_expect(v->vm->dirty_limit.on, 0))
+				return exit_dirty_paced(v);
 			return exit_stay(EXIT_RESUME);
 		}
 		/* first touch of a chunk: zero and map it, then retry the access */

@@ -901,13 +901,20 @@ static void migrate_done(const struct mig_result *r)
 	jw_kv_u64(&w, "total_us", ticks_to_us(r->total_ticks));
 	jw_kv_u64(&w, "downtime_us", ticks_to_us(r->downtime_ticks));
 	jw_kv_u64(&w, "dest_downtime_us", ticks_to_us(r->peer_downtime_ticks));
+	jw_kv_u64(&w, "expected_downtime_us", r->expected_downtime_ticks == -1ULL ? 0 :
+						ticks_to_us(r->expected_downtime_ticks));
+	jw_kv_u64(&w, "dirty_limit", r->dirty_limit);
+	jw_kv_u64(&w, "dirty_holds", r->dirty_holds);
+	jw_kv_u64(&w, "dirty_held_us", ticks_to_us(r->dirty_held_ticks));
 	disk_figures(&w, r);
 	reply_send(&w);
 }
 
 static void cmd_migrate(struct req *r)
 {
-	uint64_t rounds = MIG_MAX_ROUNDS_DEFAULT;
+	uint64_t rounds = MIG_MAX_ROUNDS_DEFAULT, limit = MIG_DOWNTIME_LIMIT_MS_DEFAULT;
+	bool converge = true;
+	struct mig_send_opts opts;
 	int rc;
 
 	if (!get_vm(r, "vm", true))
@@ -918,6 +925,17 @@ static void cmd_migrate(struct req *r)
 		reply_error(r->has_id, r->id, "bad-request", "max_rounds: an integer 1..100");
 		return;
 	}
+	if (json_get(r->o, "downtime_limit_ms") &&
+	    (!json_get_u64(r->o, "downtime_limit_ms", &limit) || !limit ||
+	     limit > MIG_DOWNTIME_LIMIT_MS_MAX)) {
+		reply_error(r->has_id, r->id, "bad-request", "downtime_limit_ms: an integer 1..60000");
+		return;
+	}
+	if (json_get(r->o, "auto_converge") && !json_get_bool(r->o, "auto_converge", &converge)) {
+		reply_error(r->has_id, r->id, "bad-request", "auto_converge: true or false");
+		return;
+	}
+	opts = (struct mig_send_opts){ (unsigned int)rounds, (unsigned int)limit, converge };
 	if (r->vm->state != VM_RUNNING && r->vm->state != VM_PAUSED) {
 		reply_error(r->has_id, r->id, "bad-state", "the VM is neither running nor paused");
 		return;
@@ -925,7 +943,7 @@ static void cmd_migrate(struct req *r)
 	if (!stream_free(r))
 		return;
 	start_wait(r, W_MIGRATE);
-	rc = mig_send_start(r->vm, (unsigned int)rounds, &vmops_migration, migrate_done);
+	rc = mig_send_start(r->vm, &opts, &vmops_migration, migrate_done);
 	if (rc) {
 		refuse_wait(r, rc == -HYP_ENOMEM ? "no-memory" : "busy",
 			    rc == -HYP_ENOMEM ? "no memory for the migration's page maps" :
@@ -1136,7 +1154,7 @@ static const struct command commands[] = {
 				  "debug", NULL } },
 	{ "snapshot", cmd_snapshot, { "vm", "live", "disks", NULL } },
 	{ "restore", cmd_restore, { "name", "bytes", "disk0", "disk1", NULL } },
-	{ "migrate", cmd_migrate, { "vm", "max_rounds", NULL } },
+	{ "migrate", cmd_migrate, { "vm", "max_rounds", "downtime_limit_ms", "auto_converge", NULL } },
 	{ "incoming", cmd_incoming, { "name", "disk0", "disk1", "disks", NULL } },
 	{ "devices", cmd_devices, { "vm", NULL } },
 	{ "nic", cmd_nic, { "vm", "nic", "action", NULL } },

@@ -30,22 +30,39 @@ struct mig_result {
 	uint64_t peer_downtime_ticks;	/* the source: the destination's part */
 	const char *disk_mode;		/* "copy", "shared", "none" (no disk) */
 	uint64_t disk_blocks, disk_bytes;	/* DISK sections sent or received */
+	/* the source: its estimate of the downtime when it stopped pre-copy, and
+	 * the pace its guest's page writes were held to (0: never) */
+	uint64_t expected_downtime_ticks;
+	uint64_t dirty_limit, dirty_holds, dirty_held_ticks;
 };
 typedef void (*mig_done_fn)(const struct mig_result *r);
 
 #define MIG_MAX_ROUNDS_DEFAULT	30
 #define MIG_MAX_ROUNDS_LIMIT	100
-/* Pre-copy ends when at most this many pages were written in a round: what
- * is left goes while the VM is paused (128 KiB: ~1 ms on the loopback); or
- * when a round (from the third on) left no fewer than 90 % of the dirty
- * pages of the one before: the guest writes as fast as we send, and more
- * rounds would only send the same pages again. */
+/* Pre-copy ends when what is left would go within the downtime limit at the
+ * stream's measured rate (QEMU's downtime-limit), or when at most
+ * MIG_STOP_PAGES were written in a round (128 KiB: ~1 ms on the loopback,
+ * whatever the rate). A guest that writes pages faster than that has its
+ * page writes paced (auto-converge, dirty_limit.h) to MIG_DIRTY_SHARE_PCT of
+ * the stream's rate, halved again each time a round under the pace still
+ * leaves as much as the one before; without auto-converge, pre-copy ends
+ * once a round (from the third on) left no fewer than 90 % of the dirty
+ * pages of the one before, and what is left goes while paused. */
 #define MIG_STOP_PAGES		32
 #define MIG_MIN_ROUNDS_BEFORE_GIVING_UP	3
+#define MIG_DOWNTIME_LIMIT_MS_DEFAULT	20
+#define MIG_DOWNTIME_LIMIT_MS_MAX	60000
+#define MIG_DIRTY_SHARE_PCT	50
+
+struct mig_send_opts {
+	unsigned int max_rounds;	/* 1..MIG_MAX_ROUNDS_LIMIT */
+	unsigned int downtime_limit_ms;	/* 1..MIG_DOWNTIME_LIMIT_MS_MAX */
+	bool auto_converge;		/* pace a guest that out-writes the stream */
+};
 
 /** mig_send_start() - migrate @vm (running or paused) over the stream port. */
-int mig_send_start(struct vm *vm, unsigned int max_rounds, const struct mig_host_ops *ops,
-		   mig_done_fn done);
+int mig_send_start(struct vm *vm, const struct mig_send_opts *opts,
+		   const struct mig_host_ops *ops, mig_done_fn done);
 /** mig_sending() - is @vm being migrated (it must stay)? */
 bool mig_sending(const struct vm *vm);
 /** mig_recv_start() - take one VM from the stream port (named @name, or as

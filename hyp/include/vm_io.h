@@ -105,6 +105,8 @@ int vm_io_disk_flush(struct vm *vm, unsigned int disk, struct vm_disk_req *r);
 /** vm_io_disk_poll() - let disk @disk's host device complete what it
  *  finished (a caller waiting for its request polls). */
 void vm_io_disk_poll(struct vm *vm, unsigned int disk);
+/** vm_io_guest_disk_busy() - guest requests (every VM's) at the host disks now. */
+unsigned int vm_io_guest_disk_busy(void);
 /** vm_disk_guard_fn - may the guest's write of @sectors at @sector of disk
  *  @disk go to the host disk now? Called on any hart, under that disk's
  *  device lock. False: it is held, handed out again at a later poll. */

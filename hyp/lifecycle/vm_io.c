@@ -98,10 +98,15 @@ static bool guard_allows(struct disk_link *l, const struct vblk_io *io)
 	return false;
 }
 
+/* guest requests at the host disks, every VM's: a live snapshot's reads
+ * yield to them (snap_disk_save.c) */
+static unsigned int guest_disk_busy;
+
 static int disk_submit(void *be, struct vblk_io *io)
 {
 	struct disk_link *l = be;
 	struct hostblk_req *r = &l->req[io->index];
+	int rc;
 
 	if (io->type == VIRTIO_BLK_T_OUT && !guard_allows(l, io))
 		return -HYP_EBUSY;	/* kept by vblk; vm_io_poll() kicks it */
@@ -114,7 +119,10 @@ static int disk_submit(void *be, struct vblk_io *io)
 	r->nr_seg = (uint16_t)io->nr_seg;
 	r->seg = io->seg;	/* checked by vblk; read during the submit only */
 	r->owner = io;
-	return hostblk_submit(l->hb, r);
+	rc = hostblk_submit(l->hb, r);
+	if (!rc)
+		__atomic_add_fetch(&guest_disk_busy, 1, __ATOMIC_RELAXED);
+	return rc;
 }
 
 /* A guest write is on the host disk (or failed part way): a migration
@@ -135,7 +143,13 @@ static void disk_done(struct hostblk_req *r)
 		if (watch)
 			watch(l->slot, r->sector, bytes / VIRTIO_BLK_SECTOR);
 	}
+	__atomic_sub_fetch(&guest_disk_busy, 1, __ATOMIC_RELAXED);
 	vblk_complete(io, r->status);
+}
+
+unsigned int vm_io_guest_disk_busy(void)
+{
+	return __atomic_load_n(&guest_disk_busy, __ATOMIC_RELAXED);
 }
 
 static uint64_t disk_sectors(void *be)

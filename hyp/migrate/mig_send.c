@@ -7,8 +7,10 @@
  *              4 KiB dirty logging; each later round the pages written since.
  *              In copy mode each round then sends the disks' blocks the same
  *              way (disk_save_*(): blocks written since, at completion).
- *   switchover: once a round leaves few dirty pages and blocks (or the round
- *              limit), pause the VM (its disks drained), send the rest of the
+ *   switchover: once what a round left would go within the downtime limit
+ *              at the rate the stream moved so far (or few pages are left,
+ *              or the round limit), pause the VM (its disks drained), send
+ *              the rest of the
  *              pages and blocks; in shared mode flush the disks (the
  *              destination writes them from END on); the vCPUs, the
  *              devices, END.
@@ -40,6 +42,8 @@
 
 #define POLL_BUDGET_US	2000
 #define RUN_PAGES	64	/* pages per MEMORY run: ~1 ms of CRC on hart 0 */
+#define STREAM_RATE_MIN_BYTES	(1U << 20)	/* a round's own rate from this on */
+#define STATE_BYTES	(64U << 10)	/* vCPUs, devices, the sections' headers */
 
 enum phase { S_IDLE, S_CAPS, S_ACCEPT, S_LAYOUT, S_ROUND, S_PAUSING, S_STATE, S_RUNNING,
 	     S_DONE };
@@ -52,7 +56,7 @@ static struct {
 	struct vm *vm;
 	const struct mig_host_ops *ops;
 	mig_done_fn done;
-	unsigned int max_rounds;
+	struct mig_send_opts opts;
 	struct section_tx tx;
 	struct section_rx rx;
 	uint32_t boot_count;
@@ -67,6 +71,12 @@ static struct {
 	uint32_t round, precopy_rounds;
 	uint64_t round_pages, pages;
 	uint64_t last_dirty;		/* the round before's dirty pages (and blocks, in pages) */
+	uint64_t round_start, round_bytes0;	/* when and where this round began */
+	uint64_t precopy_start, precopy_bytes0;	/* the same for round 1 */
+	uint64_t expected;		/* ticks the downtime would take, last estimate */
+	uint64_t dirty_limit;		/* pages/s the guest is held to (0: not) */
+	bool pacing;			/* vm->dirty_limit is on: off in release() */
+	uint64_t holds, held_ticks;	/* its vCPUs' holds, as release() found them */
 	/* the disks: copy mode (ACCEPT's flag) moves their blocks */
 	bool copy_disks, disks_on;	/* disks_on: disk_save_begin() held */
 	unsigned int nr_disks, next_layout;
@@ -100,6 +110,12 @@ static uint64_t nr_pages(void)
 
 static void release(void)
 {
+	if (ms.pacing) {
+		ms.holds = ms.vm->dirty_limit.holds;
+		ms.held_ticks = ms.vm->dirty_limit.held_ticks;
+		dirty_limit_set(&ms.vm->dirty_limit, 0, timebase_hz, time_now());
+		ms.pacing = false;
+	}
 	if (ms.logging)
 		vm_dirty_log_stop(ms.vm);
 	ms.logging = false;
@@ -123,6 +139,8 @@ static void finish(bool ok)
 		.downtime_ticks = ms.downtime, .peer_downtime_ticks = ms.peer_downtime,
 		.disk_mode = !ms.nr_disks ? "none" : ms.copy_disks ? "copy" : "shared",
 		.disk_blocks = ms.disk_blocks, .disk_bytes = ms.disk_bytes,
+		.expected_downtime_ticks = ms.expected, .dirty_limit = ms.dirty_limit,
+		.dirty_holds = ms.holds, .dirty_held_ticks = ms.held_ticks,
 	};
 	mig_done_fn done = ms.done;
 
@@ -224,8 +242,8 @@ static const char *caps_refusal(const struct mig_caps *c, const char **code)
 	return NULL;
 }
 
-int mig_send_start(struct vm *vm, unsigned int max_rounds, const struct mig_host_ops *ops,
-		   mig_done_fn done)
+int mig_send_start(struct vm *vm, const struct mig_send_opts *opts,
+		   const struct mig_host_ops *ops, mig_done_fn done)
 {
 	if (ms.phase != S_IDLE)
 		return -HYP_EBUSY;
@@ -236,7 +254,7 @@ int mig_send_start(struct vm *vm, unsigned int max_rounds, const struct mig_host
 	memcpy(ms.name, vm->cfg.name, sizeof(ms.name));
 	ms.ops = ops;
 	ms.done = done;
-	ms.max_rounds = max_rounds;
+	ms.opts = *opts;
 	ms.boot_count = vm->cfg.boot_count;
 	ms.start = time_now();
 	while (ms.nr_disks < VM_MAX_DISKS && vm_io_disk_sectors(vm, ms.nr_disks))
@@ -445,47 +463,115 @@ static void switchover(void)
 	ms.phase = S_STATE;
 }
 
+/* Bytes a second the stream has moved: the last round's rate once it moved
+ * enough to say (a short round is mostly latency), else pre-copy's so far. */
+static uint64_t stream_rate(uint64_t now)
+{
+	uint64_t bytes = ms.tx.bytes - ms.round_bytes0, ticks = now - ms.round_start;
+
+	if (bytes < STREAM_RATE_MIN_BYTES) {
+		bytes = ms.tx.bytes - ms.precopy_bytes0;
+		ticks = now - ms.precopy_start;
+	}
+	return ticks ? bytes * timebase_hz / ticks : 0;
+}
+
+/* The downtime were the VM paused now with @left units (pages and disk
+ * units) to send at @rate bytes a second: the destination takes as long to
+ * receive them as the source to send, and the downtime counts both. */
+static uint64_t expected_downtime(uint64_t left, uint64_t rate)
+{
+	uint64_t bytes = left * (SNAP_PAGE_SIZE + 64) + STATE_BYTES;
+
+	if (!rate)
+		return -1ULL;
+	return 2 * (bytes * timebase_hz / rate);
+}
+
+/* Auto-converge: the pace for the next round. The guest wrote @dirty pages
+ * in a round of @ticks while the stream moved @rate bytes a second: if that
+ * is more than MIG_DIRTY_SHARE_PCT of what the stream moves, its page
+ * writes are held to that share (each round then leaves at most half the
+ * one before); if a round under the pace left no fewer than the one before,
+ * the pace halves. */
+static void pace(uint64_t dirty, uint64_t ticks, uint64_t rate, bool shrinking, uint64_t now)
+{
+	uint64_t share = rate / SNAP_PAGE_SIZE * MIG_DIRTY_SHARE_PCT / 100;
+	uint64_t wrote = ticks ? dirty * timebase_hz / ticks : 0;
+	uint64_t limit = ms.dirty_limit;
+
+	if (!ms.pacing) {
+		if (wrote <= share)
+			return;		/* it converges on its own */
+		limit = share;
+	} else {
+		limit = MIN(shrinking ? limit : limit / 2, share);
+	}
+	limit = MAX(limit, (uint64_t)1);
+	if (limit == ms.dirty_limit && ms.pacing)
+		return;
+	ms.dirty_limit = limit;
+	ms.pacing = true;
+	dirty_limit_set(&ms.vm->dirty_limit, limit, timebase_hz, now);
+	pr_info("vm %s: auto-converge: its page writes held to %lu a second (it wrote %lu, the "
+		"stream moves %lu KB/s)", ms.name, (unsigned long)limit, (unsigned long)wrote,
+		(unsigned long)(rate / 1000));
+}
+
 /* End of a pre-copy round: report it, then another round or the switchover. */
 static void end_round(void)
 {
-	uint64_t dirty, pages;
-	bool converging;
-	struct mig_round r = { ms.round, 0, ms.round_pages, 0, 0, ms.round_blocks, 0 };
+	uint64_t dirty, pages, now = time_now(), rate, ticks = now - ms.round_start;
+	bool shrinking, fits;
+	const char *why = NULL;
+	struct mig_round r = { ms.round, 0, ms.round_pages, 0, 0, ms.round_blocks, 0, 0, 0 };
 
 	vm_dirty_log_take(ms.vm, ms.work, false);
 	pages = work_count();
 	r.dirty = pages;
 	r.disk_dirty = ms.disks_on ? disk_save_dirty() : 0;
-	r.bytes = ms.tx.bytes;
-	section_tx_small(&ms.tx, MIG_SEC_ROUND, 0, &r, sizeof(r));
-	if (ms.copy_disks)
-		pr_info("vm %s: migration round %u: %lu pages and %lu disk runs sent, %lu pages and "
-			"%lu disk units dirty", ms.vm->cfg.name, ms.round, (unsigned long)ms.round_pages,
-			(unsigned long)ms.round_blocks, (unsigned long)pages,
-			(unsigned long)r.disk_dirty);
-	else
-		pr_info("vm %s: migration round %u: %lu pages sent, %lu dirty", ms.vm->cfg.name,
-			ms.round, (unsigned long)ms.round_pages, (unsigned long)pages);
 	/* a disk's 4 KiB unit is a page of stream and of downtime */
 	dirty = pages + r.disk_dirty;
+	rate = stream_rate(now);
+	ms.expected = expected_downtime(dirty, rate);
+	fits = dirty <= MIG_STOP_PAGES ||
+	       ms.expected <= (uint64_t)ms.opts.downtime_limit_ms * timebase_hz / 1000;
+	shrinking = dirty * 10 < ms.last_dirty * 9;
+	if (!fits && ms.round < ms.opts.max_rounds && ms.opts.auto_converge)
+		pace(pages, ticks, rate, shrinking, now);
+	r.expected_downtime_us = ms.expected == -1ULL ? -1ULL : ticks_us(ms.expected);
+	r.dirty_limit = ms.pacing ? ms.dirty_limit : 0;
+	r.bytes = ms.tx.bytes;
+	section_tx_small(&ms.tx, MIG_SEC_ROUND, 0, &r, sizeof(r));
+	pr_info("vm %s: migration round %u: %lu pages and %lu disk runs sent, %lu pages and %lu "
+		"disk units dirty; %lu KB/s, downtime expected %lu us", ms.name, ms.round,
+		(unsigned long)ms.round_pages, (unsigned long)ms.round_blocks, (unsigned long)pages,
+		(unsigned long)r.disk_dirty, (unsigned long)(rate / 1000),
+		(unsigned long)r.expected_downtime_us);
 	ms.disk_dirty = r.disk_dirty;
 	ms.next_page = 0;
 	ms.round_pages = 0;
 	ms.round_blocks = 0;
 	ms.part = P_PAGES;
-	converging = ms.round < MIG_MIN_ROUNDS_BEFORE_GIVING_UP || dirty * 10 < ms.last_dirty * 9;
 	ms.last_dirty = dirty;
-	if (dirty > MIG_STOP_PAGES && ms.round < ms.max_rounds && converging) {
+	if (!fits && ms.round >= ms.opts.max_rounds)
+		why = "round limit";
+	else if (!fits && !ms.opts.auto_converge && !shrinking &&
+		 ms.round >= MIG_MIN_ROUNDS_BEFORE_GIVING_UP)
+		why = "not converging";
+	if (!fits && !why) {
 		ms.round++;
+		ms.round_start = now;
+		ms.round_bytes0 = ms.tx.bytes;
 		if (ms.disks_on)
 			disk_save_round(false);
 		return;
 	}
-	if (dirty > MIG_STOP_PAGES)
-		pr_info("vm %s: %s: %lu pages and %lu disk units go while it is paused", ms.name,
-			converging ? "round limit" : "not converging", (unsigned long)pages,
-			(unsigned long)ms.disk_dirty);
-	ms.pause_at = time_now();
+	if (why)
+		pr_info("vm %s: %s: %lu pages and %lu disk units go while it is paused (%lu us "
+			"expected)", ms.name, why, (unsigned long)pages, (unsigned long)ms.disk_dirty,
+			(unsigned long)r.expected_downtime_us);
+	ms.pause_at = now;
 	ms.phase = S_PAUSING;
 	if (ms.vm->state == VM_PAUSED) {
 		paused(NULL, ms.vm, 0);
@@ -596,6 +682,8 @@ static void got_message(void)
 			if (ms.disks_on)
 				disk_save_round(true);
 			ms.round = 1;
+			ms.precopy_start = ms.round_start = time_now();
+			ms.precopy_bytes0 = ms.round_bytes0 = ms.tx.bytes;
 			ms.phase = ms.copy_disks ? S_LAYOUT : S_ROUND;
 			return;
 		}

@@ -14,9 +14,10 @@
  * wait in a pool of up to POOL_BUFS buffers (allocated as they are first
  * needed, from at most a sixteenth of the free memory) until the stream
  * takes them. The scan reads ahead into the pool from the pause on, stream
- * stuck or not, SCAN_READING reads at a time (a deeper queue at the host
- * disk holds the guests' own requests up behind it: make bench), and
- * leaves URGENT_RESERVE buffers to the urgent reads.
+ * stuck or not, SCAN_READING reads at a time, one only while a guest's own
+ * request is at a host disk (a deeper queue holds the guests' requests up
+ * behind it: make bench), and leaves URGENT_RESERVE buffers to the urgent
+ * reads.
  * The guard and the saver (hart 0, snap_save_poll()) share the maps under
  * one lock.
  * Tracked (a migration): the VM runs on and nothing is held; every guest
@@ -350,7 +351,8 @@ static int start_reads(bool urgent_only_now)
 	for (unsigned int i = 0; i < ds.nr_bufs; i++) {
 		struct disk_buf *b = &ds.buf[i];
 		bool urgent_only = urgent_only_now || ds.scan_bufs >= ds.scan_max ||
-				   scan_reading >= SCAN_READING;
+				   scan_reading >= SCAN_READING ||
+				   (scan_reading && vm_io_guest_disk_busy());
 		int rc;
 
 		if (b->state != BUF_FREE)

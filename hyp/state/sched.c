@@ -58,6 +58,8 @@ static bool runnable(const struct vcpu *v, uint64_t now)
 {
 	if (v->hart >= 0)
 		return false;
+	if (__builtin_expect(v->run_not_before > now, 0))
+		return false;	/* held: its VM writes faster than it may */
 	if (v->g.hsm.state != VCPU_HSM_STARTED && v->g.hsm.state != VCPU_HSM_SUSPENDED)
 		return false;
 	return !v->g.hsm.waiting || vcpu_wake_pending(v, now);
@@ -201,6 +203,8 @@ static uint64_t next_guest_deadline(uint64_t now)
 			if (t < best)
 				best = t;
 		}
+		if (v && v->hart < 0 && v->run_not_before > now && v->run_not_before < best)
+			best = v->run_not_before;	/* the end of its hold */
 	}
 	for (unsigned int i = 0; i < nr_vms; i++)
 		if (vms[i].state == VM_REBOOTING && vms[i].reboot_not_before > now &&

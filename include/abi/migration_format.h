@@ -27,7 +27,7 @@
 #include <abi/snapshot_format.h>
 
 #define MIG_MAGIC		"CARAMIGR"	/* 8 bytes, no NUL; in a snap_header */
-#define MIG_VERSION		6	/* 6: the disks' two modes (ACCEPT's flags, DISK) */
+#define MIG_VERSION		7	/* 7: ROUND says the expected downtime and S's dirty limit */
 
 enum mig_section_type {
 	/* 1..7 as in the snapshot format: CONFIG, VCPU, DEVICE, MEMORY, END, VIRTIO,
@@ -99,6 +99,8 @@ struct mig_round {
 	uint64_t bytes;		/* stream bytes S has sent so far */
 	uint64_t disk_blocks;	/* DISK sections this round sent (copy mode) */
 	uint64_t disk_dirty;	/* 4 KiB disk units written meanwhile: the next round's */
+	uint64_t expected_downtime_us;	/* S's estimate were it to stop now */
+	uint64_t dirty_limit;	/* pages a second S holds the guest to from now on; 0: none */
 };
 
 /* SWITCHOVER (S -> D): the VM is paused on S; the rest follows. */
@@ -132,7 +134,7 @@ struct mig_abort {
 _Static_assert(sizeof(struct mig_caps) == 40, "mig_caps");
 _Static_assert(sizeof(struct mig_accept) == 8, "mig_accept");
 _Static_assert(sizeof(struct mig_zero) == 16, "mig_zero");
-_Static_assert(sizeof(struct mig_round) == 48, "mig_round");
+_Static_assert(sizeof(struct mig_round) == 64, "mig_round");
 _Static_assert(sizeof(struct mig_disk_layout) == 16, "mig_disk_layout");
 _Static_assert(sizeof(struct mig_switchover) == 16, "mig_switchover");
 _Static_assert(sizeof(struct mig_running) == 16, "mig_running");

@@ -369,11 +369,13 @@ int snap_load_start(uint64_t bytes, const char *name, const struct snap_io_map *
 	return 0;
 }
 
-int mig_send_start(struct vm *vm, unsigned int max_rounds, const struct mig_host_ops *ops,
-		   mig_done_fn done)
+int mig_send_start(struct vm *vm, const struct mig_send_opts *opts,
+		   const struct mig_host_ops *ops, mig_done_fn done)
 {
 	CHECK(vm_slot_used(vm) && ops == &vmops_migration);
-	CHECK(max_rounds >= 1 && max_rounds <= MIG_MAX_ROUNDS_LIMIT);
+	CHECK(opts->max_rounds >= 1 && opts->max_rounds <= MIG_MAX_ROUNDS_LIMIT);
+	CHECK(opts->downtime_limit_ms >= 1 &&
+	      opts->downtime_limit_ms <= MIG_DOWNTIME_LIMIT_MS_MAX);
 	if (flags & FL_OP_FAILS)
 		return -HYP_ENOMEM;
 	CHECK(op.kind == OP_NONE);
@@ -427,7 +429,7 @@ static void op_finish(void)
 	case OP_MIG: {
 		struct mig_result r = { err ? "the stream broke" : NULL, err ? "stream" : NULL,
 					op.vm->cfg.name, err ? NULL : op.vm, 1, 2, 3, 4, 5, 6,
-					"copy", 7, 8 };
+					"copy", 7, 8, 9, 10, 11, 12 };
 
 		op.kind = OP_NONE;
 		op.mig_done(&r);

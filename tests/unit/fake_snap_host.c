@@ -23,10 +23,19 @@ struct hart harts[HART_MAX];
 struct hart *test_this_hart = &harts[0];
 uint64_t timebase_hz = 1000000;
 static uint64_t now;
+bool clock_manual;
+uint64_t clock_now, port_bps, port_since;
+size_t port_from;
 
 uint64_t time_now(void)
 {
-	return ++now;
+	if (!clock_manual)
+		return ++now;
+	clock_now++;
+	if (port_bps)
+		stream_limit = MIN(port_from + (clock_now - port_since) * port_bps / timebase_hz,
+				   (uint64_t)STREAM_MAX);
+	return clock_now;
 }
 
 int alloc_budget = -1;		/* mm_alloc_raw()s left; < 0: no limit */
@@ -259,6 +268,13 @@ bool vm_io_disk_read_only(struct vm *vm, unsigned int d)
 	return disk_ro_mask & (1U << d);
 }
 
+unsigned int guest_disk_busy, most_queued;
+
+unsigned int vm_io_guest_disk_busy(void)
+{
+	return guest_disk_busy;
+}
+
 int vm_io_disk_submit(struct vm *vm, unsigned int d, struct vm_disk_req *r, bool write,
 		      uint64_t sector, uint32_t sectors, void *buf)
 {
@@ -268,6 +284,7 @@ int vm_io_disk_submit(struct vm *vm, unsigned int d, struct vm_disk_req *r, bool
 	r->req.sector = sector;
 	r->done = 0;
 	queued[nr_queued++] = r;
+	most_queued = MAX(most_queued, nr_queued);
 	return 0;
 }
 

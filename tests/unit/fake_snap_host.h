@@ -41,6 +41,14 @@ void port_in_put(const void *bytes, size_t len);
 extern uint8_t disk[DISK_SECTORS * SNAP_DISK_SECTOR];
 extern unsigned int nr_disks;
 extern unsigned int disk_ro_mask;	/* bit d: the guest cannot write disk d */
+/* time_now(): one tick more at each call. While clock_manual, clock_now
+ * one tick more at each call, and with port_bps set the port takes that
+ * many bytes a second of it from port_since on, after port_from. */
+extern bool clock_manual;
+extern uint64_t clock_now, port_bps, port_since;
+extern size_t port_from;
+extern unsigned int guest_disk_busy;	/* vm_io_guest_disk_busy() */
+extern unsigned int most_queued;	/* the most disk reads queued at once */
 extern unsigned int nr_queued;
 extern uint64_t disk_bad_sector;	/* a read there fails */
 extern uint8_t disk_flush_status;	/* what a FLUSH answers */

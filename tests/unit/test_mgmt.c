@@ -289,10 +289,15 @@ int snap_load_start(uint64_t bytes, const char *name, const struct snap_io_map *
 	return -HYP_EBUSY;
 }
 
-int mig_send_start(struct vm *vm, unsigned int max_rounds, const struct mig_host_ops *ops,
-		   mig_done_fn done)
+static struct mig_send_opts stub_mig_opts;
+static unsigned int stub_mig_starts;
+
+int mig_send_start(struct vm *vm, const struct mig_send_opts *opts,
+		   const struct mig_host_ops *ops, mig_done_fn done)
 {
-	(void)vm, (void)max_rounds, (void)ops, (void)done;
+	(void)vm, (void)ops, (void)done;
+	stub_mig_opts = *opts;
+	stub_mig_starts++;
 	return -HYP_EBUSY;
 }
 
@@ -719,5 +724,43 @@ TEST(mgmt_restore_and_incoming_take_the_disk_map)
 				   "a host PCI device number 1..31\"") != NULL);
 		EXPECT_EQ(stub_map.disk_pci[0], 0);
 	}
+	stub_stream_ready = false;
+}
+
+TEST(mgmt_migrate_takes_the_downtime_limit_and_auto_converge)
+{
+	static const char *const bad[] = {
+		",\"downtime_limit_ms\":0", ",\"downtime_limit_ms\":60001",
+		",\"downtime_limit_ms\":\"5\"", ",\"auto_converge\":1",
+		",\"auto_converge\":\"no\"",
+	};
+	unsigned int starts;
+
+	two_vms_and_a_free_slot();
+	stub_stream_ready = true;
+	/* defaults: what docs/management.md says */
+	client_line("{\"v\":1,\"id\":1,\"cmd\":\"migrate\",\"vm\":\"alpha\"}\n");
+	mgmt_poll();
+	EXPECT_EQ(stub_mig_opts.max_rounds, MIG_MAX_ROUNDS_DEFAULT);
+	EXPECT_EQ(stub_mig_opts.downtime_limit_ms, MIG_DOWNTIME_LIMIT_MS_DEFAULT);
+	EXPECT_TRUE(stub_mig_opts.auto_converge);
+	client_line("{\"v\":1,\"id\":2,\"cmd\":\"migrate\",\"vm\":\"alpha\","
+		    "\"downtime_limit_ms\":60000,\"auto_converge\":false,\"max_rounds\":7}\n");
+	mgmt_poll();
+	EXPECT_EQ(stub_mig_opts.max_rounds, 7);
+	EXPECT_EQ(stub_mig_opts.downtime_limit_ms, 60000);
+	EXPECT_FALSE(stub_mig_opts.auto_converge);
+	/* out of range or of the wrong type: refused before the engine */
+	starts = stub_mig_starts;
+	for (unsigned int i = 0; i < ARRAY_SIZE(bad); i++) {
+		char req[160];
+
+		snprintf(req, sizeof(req), "{\"v\":1,\"id\":3,\"cmd\":\"migrate\",\"vm\":\"alpha\"%s}\n",
+			 bad[i]);
+		client_line(req);
+		mgmt_poll();
+		EXPECT_TRUE(strstr(port.out, "\"code\":\"bad-request\"") != NULL);
+	}
+	EXPECT_EQ(stub_mig_starts, starts);
 	stub_stream_ready = false;
 }

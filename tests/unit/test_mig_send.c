@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <crc32c.h>
+#include <dirty_limit.h>
+#include <guest_mem.h>
 #include <hart.h>
 #include <migrate.h>
 #include <section_stream.h>
@@ -174,6 +176,10 @@ static void dest_read(void)
 	}
 }
 
+static const struct mig_send_opts default_opts = {
+	MIG_MAX_ROUNDS_DEFAULT, MIG_DOWNTIME_LIMIT_MS_DEFAULT, true
+};
+
 /* A running VM with @disks disks (read-only ones by @ro_mask), RAM chunk 0
  * not zero; the source started. */
 static void migration_begins(unsigned int disks, unsigned int ro_mask, uint32_t flags)
@@ -184,7 +190,7 @@ static void migration_begins(unsigned int disks, unsigned int ro_mask, uint32_t 
 	disk_ro_mask = ro_mask;
 	accept_flags = flags;
 	port_step = 16 * 1024;
-	EXPECT_EQ(mig_send_start(&tvm, MIG_MAX_ROUNDS_DEFAULT, &host_ops, migration_done), 0);
+	EXPECT_EQ(mig_send_start(&tvm, &default_opts, &host_ops, migration_done), 0);
 }
 
 /* Poll as the host services do, until the migration ended, and a while
@@ -496,5 +502,191 @@ TEST(mig_send_reads_caps_only_once_its_header_is_out)
 	memcpy(&h, stream, sizeof(h));
 	EXPECT_TRUE(!memcmp(h.magic, MIG_MAGIC, sizeof(h.magic)));
 	EXPECT_EQ(nr_sent > 0 ? sent[0].type : 0, SNAP_SEC_CONFIG);
+	vm_free();
+}
+
+/* ---- the downtime limit and auto-converge ----
+ * The fake clock moves a tick (1 us) at each look, and the port takes 16.4
+ * MB/s of it; the guest (in chunk 0 of 2 mapped chunks) writes pages of its
+ * working set in turn at its rate of that clock, each first write a write
+ * fault while pages are logged, paced as the exit path paces it
+ * (exit_dirty_paced()). */
+#define STREAM_BPS	(16 * 1024 * 1000ULL)
+
+static unsigned int writes_per_ms, working_set, next_write;
+static uint64_t held_until, guest_clock;
+
+/* The guest from where it was to now, a write every 1/writes_per_ms ms of
+ * its own time, as if it ran on a hart of its own. */
+static void guest_runs(void)
+{
+	while (guest_clock < clock_now) {
+		gpa_t gpa = GPA(0, (uint64_t)(next_write % working_set) * SNAP_PAGE_SIZE);
+
+		if (tvm.state != VM_RUNNING) {
+			guest_clock = clock_now;	/* paused: no writes */
+			return;
+		}
+		if (guest_clock < held_until) {
+			guest_clock = MIN(held_until, clock_now);
+			continue;
+		}
+		if (vm_ram_resolve_write(&tvm, gpa) && tvm.dirty_limit.on) {
+			uint64_t until = dirty_limit_charge(&tvm.dirty_limit, guest_clock);
+
+			if (until)
+				held_until = until;	/* off its hart until then */
+		}
+		next_write++;
+		guest_clock += 1000 / writes_per_ms;
+	}
+}
+
+static void busy_migration(unsigned int writes, unsigned int set, const struct mig_send_opts *o)
+{
+	vm_new(2);
+	tvm.state = VM_RUNNING;
+	accept_flags = 0;
+	writes_per_ms = writes;
+	working_set = set;
+	next_write = 0;
+	held_until = 0;
+	clock_manual = true;
+	guest_clock = port_since = clock_now = 1000000;
+	port_from = 0;
+	port_bps = STREAM_BPS;
+	EXPECT_EQ(mig_send_start(&tvm, o, &host_ops, migration_done), 0);
+	for (unsigned int i = 0; i < 100000 && !dones; i++) {
+		guest_runs();
+		mig_send_poll();
+		vmops_poll();
+		dest_read();
+	}
+	clock_manual = false;
+	port_bps = 0;
+	EXPECT_EQ(dones, 1);
+	EXPECT_STREQ(result_code, "");
+	EXPECT_FALSE(tvm.dirty_limit.on);	/* the pace ends with the migration */
+}
+
+/* The ROUND sections, in order; how many. */
+static unsigned int rounds_sent(struct mig_round *out, unsigned int max)
+{
+	unsigned int n = 0;
+
+	for (int i = find(MIG_SEC_ROUND, 0); i >= 0 && n < max; i = find(MIG_SEC_ROUND, i + 1)) {
+		EXPECT_EQ(sent[i].length, sizeof(*out));
+		memcpy(&out[n++], stream + sent[i].at, sizeof(*out));
+	}
+	return n;
+}
+
+/* MEMORY pages after SWITCHOVER: what went while the VM was paused. */
+static uint64_t pages_while_paused(void)
+{
+	uint64_t pages = 0;
+
+	for (int i = find(MIG_SEC_SWITCHOVER, 0); i >= 0 && i < (int)nr_sent; i++)
+		if (sent[i].type == SNAP_SEC_MEMORY)
+			pages += (sent[i].length - sizeof(struct snap_mem_run)) / SNAP_PAGE_SIZE;
+	return pages;
+}
+
+/* the estimate for @left pages at the test's stream rate, in us */
+static uint64_t estimate_us(uint64_t left)
+{
+	return 2 * ((left * (SNAP_PAGE_SIZE + 64) + (64 << 10)) * 1000000 / STREAM_BPS);
+}
+
+/* Without auto-converge a guest rewriting 256 pages every 4 ms (256 MB/s
+ * against 16 MB/s) never fits the limit: pre-copy ends as not converging
+ * at round 3, and its whole working set goes while it is paused. Each ROUND
+ * says what that would cost, near the estimate for its dirty pages. */
+TEST(mig_send_guest_out_writing_the_stream_without_auto_converge_is_not_paced)
+{
+	struct mig_send_opts o = default_opts;
+	struct mig_round r[32];
+	unsigned int n;
+
+	o.auto_converge = false;
+	busy_migration(64, 256, &o);
+	n = rounds_sent(r, 32);
+	EXPECT_EQ(n, MIG_MIN_ROUNDS_BEFORE_GIVING_UP);
+	for (unsigned int i = 0; i < n; i++) {
+		EXPECT_EQ(r[i].dirty, 256);
+		EXPECT_EQ(r[i].dirty_limit, 0);
+		EXPECT_TRUE(r[i].expected_downtime_us > estimate_us(256) * 9 / 10 &&
+			    r[i].expected_downtime_us < estimate_us(256) * 11 / 10);
+	}
+	EXPECT_TRUE(r[n - 1].expected_downtime_us > MIG_DOWNTIME_LIMIT_MS_DEFAULT * 1000);
+	EXPECT_TRUE(pages_while_paused() >= 256);
+	EXPECT_EQ(result.dirty_limit, 0);
+	EXPECT_EQ(result.dirty_holds, 0);
+	vm_free();
+}
+
+/* With auto-converge (the default) the same guest's page writes are held to
+ * half what the stream moves once a round shows it writes faster (round 2:
+ * in round 1's 256 ms its 256 pages looked like 1 000 a second); from then
+ * on each round leaves fewer than the one before, until what is left fits
+ * the 20 ms limit, and only that goes while paused. */
+TEST(mig_send_guest_out_writing_the_stream_is_paced_until_it_fits_the_limit)
+{
+	struct mig_round r[32];
+	unsigned int n, paced;
+
+	busy_migration(64, 256, &default_opts);
+	n = rounds_sent(r, 32);
+	EXPECT_TRUE(n >= 4 && n < MIG_MAX_ROUNDS_DEFAULT);
+	EXPECT_EQ(r[0].dirty_limit, 0);
+	EXPECT_EQ(r[1].dirty, 256);
+	/* half of 16.4 MB/s in pages: 2 000 a second */
+	EXPECT_TRUE(r[1].dirty_limit >= 1900 && r[1].dirty_limit <= 2100);
+	for (paced = 2; paced < n; paced++) {
+		EXPECT_TRUE(r[paced].dirty < r[paced - 1].dirty);
+		EXPECT_TRUE(r[paced].dirty_limit > 0);
+		EXPECT_TRUE(r[paced].dirty <= r[paced - 1].dirty / 2 + 16);
+	}
+	EXPECT_TRUE(r[n - 1].expected_downtime_us <= MIG_DOWNTIME_LIMIT_MS_DEFAULT * 1000);
+	for (unsigned int i = 0; i + 1 < n; i++)
+		EXPECT_TRUE(r[i].expected_downtime_us > MIG_DOWNTIME_LIMIT_MS_DEFAULT * 1000);
+	EXPECT_TRUE(pages_while_paused() <= r[n - 1].dirty + 8);
+	EXPECT_TRUE(pages_while_paused() < 64);
+	EXPECT_EQ(result.dirty_limit, r[n - 1].dirty_limit);
+	EXPECT_TRUE(result.dirty_holds > 0);
+	EXPECT_TRUE(result.expected_downtime_ticks <= MIG_DOWNTIME_LIMIT_MS_DEFAULT * 1000);
+	vm_free();
+}
+
+/* A guest that writes less than half what the stream moves converges on its
+ * own: never paced. */
+TEST(mig_send_guest_writing_less_than_the_stream_is_never_paced)
+{
+	struct mig_round r[32];
+	unsigned int n;
+
+	busy_migration(1, 256, &default_opts);
+	n = rounds_sent(r, 32);
+	EXPECT_TRUE(n >= 2);
+	for (unsigned int i = 0; i < n; i++)
+		EXPECT_EQ(r[i].dirty_limit, 0);
+	EXPECT_EQ(result.dirty_limit, 0);
+	EXPECT_EQ(result.dirty_holds, 0);
+	vm_free();
+}
+
+/* A limit the working set fits (1 s against ~140 ms expected): pre-copy
+ * ends after round 1 with all 256 pages dirty, more than MIG_STOP_PAGES. */
+TEST(mig_send_stops_once_what_is_left_fits_the_downtime_limit)
+{
+	struct mig_send_opts o = default_opts;
+	struct mig_round r[32];
+
+	o.downtime_limit_ms = 1000;
+	busy_migration(64, 256, &o);
+	EXPECT_EQ(rounds_sent(r, 32), 1);
+	EXPECT_EQ(r[0].dirty, 256);
+	EXPECT_EQ(r[0].dirty_limit, 0);
+	EXPECT_TRUE(pages_while_paused() >= 256);
 	vm_free();
 }

@@ -52,8 +52,8 @@ PAGE = 4096
 # --- building a migration stream ----------------------------------------------------
 
 
-def header(version=6):
-    """The migration header (docs/migration.md: protocol version 6)."""
+def header(version=7):
+    """The migration header (docs/migration.md: protocol version 7)."""
     return b"CARAMIGR" + struct.pack("<IIQQ", version, 32, 0, 0)
 
 
@@ -81,8 +81,8 @@ def disk_block(n, fill=0x3c):
     return struct.pack("<QII", n * 128, 128, 0) + bytes([fill]) * 65536
 
 
-def round_(n, pages, dirty, total):
-    return struct.pack("<IIQQQQQ", n, 0, pages, dirty, total, 0, 0)
+def round_(n, pages, dirty, total, expected_us=2500, dirty_limit=0):
+    return struct.pack("<IIQQQQQQQ", n, 0, pages, dirty, total, 0, 0, expected_us, dirty_limit)
 
 
 def abort(code, message):
@@ -433,7 +433,8 @@ def test_framer_offsets_and_fields():
     assert config_done.fields["ram_size"] == 64 * MiB
     rounds = [e for e in events if e.kind == "section" and e.name == "ROUND"]
     assert rounds[0].fields == {"round": 1, "pages": 3, "dirty": 2, "bytes": 999, "disk_blocks": 0,
-                                "disk_dirty": 0}
+                                "disk_dirty": 0, "expected_downtime_us": 2500,
+                                "dirty_limit": 0}
     end = [e for e in events if e.name == "DONE" and e.kind == "section"][0]
     assert end.end == len(data)
     memory_section = [e for e in events if e.name == "MEMORY" and e.kind == "section"][0]
@@ -453,8 +454,8 @@ def test_framer_holds_back_an_incomplete_section_header():
     assert events[1].fields == {"downtime_ticks": 5, "timebase_hz": 10_000_000}
 
 
-@pytest.mark.parametrize("version", [1, 2, 3, 4, 5, 7])
-def test_framer_follows_protocol_6_only(version):
+@pytest.mark.parametrize("version", [1, 2, 3, 4, 5, 6, 8])
+def test_framer_follows_protocol_7_only(version):
     """A header of another protocol version (1: before snapshot format 2's VCPU
     records; 2: before a move was kept once the VM ran on the destination; 3:
     before the VCPU sections were records; 4: before the VIRTIO sections; 5:
@@ -463,7 +464,7 @@ def test_framer_follows_protocol_6_only(version):
     framer = MigFramer()
     framer.feed(header(version) + section("ACCEPT", struct.pack("<II", 1, 0)))
     assert framer.error == (f"migration stream version {version}, header size 32 "
-                            "(not 6, 32)")
+                            "(not 7, 32)")
     assert framer.sections == 0
 
 
@@ -522,12 +523,31 @@ def test_progress_lines():
     rounds = [line for line in lines if line.startswith("round ")]
     assert len(rounds) == 2
     assert rounds[0].startswith("round 1: 3 pages sent, 2 dirty left, ")
-    assert rounds[0].endswith(" MB/s")
+    assert rounds[0].endswith(" MB/s; downtime expected 2.5 ms")
     assert rounds[1].startswith("round 2: 2 pages sent, 0 dirty left, ")
     assert "stop-and-copy: the vm is paused on the source after 2 round(s)" in lines
     assert "the guest runs on the destination (its downtime 2.000 ms)" in lines
     assert "destination aborts: bad-stream: CRC mismatch" in lines
     assert any(line.startswith("vm alpha: 64M RAM, 1 vCPU(s), policy trap") for line in lines)
+
+
+def test_progress_says_the_expected_downtime_and_the_pace():
+    """A ROUND's estimate and auto-converge's pace, in words and in JSON; an
+    estimate the source could not make yet (all ones) is "?" and null."""
+    rounds = [section("ROUND", round_(1, 3, 2, 999, expected_us=137998, dirty_limit=2000)),
+              section("ROUND", round_(2, 2, 0, 1999, expected_us=(1 << 64) - 1))]
+    _, evs = events_of([header() + section("CONFIG", config()) + section("ACCEPT",
+                        struct.pack("<II", 1, 0)) + b"".join(rounds)])
+    lines = [line for line in report([("sd", e, e.end) for e in evs]).splitlines()
+             if line.startswith("round ")]
+    assert lines[0].endswith("; downtime expected 138.0 ms, its page writes held to "
+                             "2000/s (auto-converge)")
+    assert lines[1].endswith("; downtime expected ?")
+    objs = [json.loads(line) for line in report([("sd", e, e.end) for e in evs],
+                                                as_json=True).splitlines()]
+    objs = [o for o in objs if o.get("event") == "round"]
+    assert [(o["expected_downtime_us"], o["dirty_limit"]) for o in objs] == \
+        [(137998, 2000), (None, 0)]
 
 
 def test_progress_round_bytes_and_rate_json():
@@ -586,6 +606,14 @@ def test_migrate_json_events_then_reply(fakes, capsys):
     assert reply["to"] == f"127.0.0.1:{dest.port}" and reply["wall_us"] > 0
     req = [r for r in host.requests if r["cmd"] == "migrate"][0]
     assert req["max_rounds"] == 7
+    assert "downtime_limit_ms" not in req and "auto_converge" not in req
+
+
+def test_migrate_passes_the_downtime_limit_and_no_auto_converge(fakes, capsys):
+    host, dest, _, _ = fakes()
+    assert migrate(host, dest, "--downtime-limit", "50", "--no-auto-converge") == 0
+    req = [r for r in host.requests if r["cmd"] == "migrate"][0]
+    assert (req["downtime_limit_ms"], req["auto_converge"]) == (50, False)
 
 
 @pytest.mark.parametrize("where, code", [("caps", "refused"), ("config", "no-memory")])
@@ -1217,6 +1245,12 @@ def test_incoming_host_relay_refuses_retries_and_stops_once_arrived(tmp_path, tl
     (["migrate", "alpha", "h:1", "--max-rounds", "0"], "--max-rounds 0: must be 1..100"),
     (["migrate", "alpha", "h:1", "--max-rounds", "101"], "--max-rounds 101: must be 1..100"),
     (["migrate", "alpha", "h:1", "--max-rounds", "-1"], "--max-rounds -1: must be 1..100"),
+    (["migrate", "alpha", "h:1", "--downtime-limit", "0"],
+     "--downtime-limit 0: must be 1..60000 (ms)"),
+    (["migrate", "alpha", "h:1", "--downtime-limit", "60001"],
+     "--downtime-limit 60001: must be 1..60000 (ms)"),
+    (["migrate", "alpha", "h:1", "--downtime-limit", "2.5"],
+     "--downtime-limit 2.5: must be 1..60000 (ms)"),
     (["migrate", "alpha", "h:1", "--cut-at", "round:0"], "--cut-at round:0: PHASE must be"),
     (["migrate", "alpha", "h:1", "--cut-at", "rounds"], "PHASE must be one of negotiation"),
     (["migrate", "alpha", "h:1", "--hold-at", "negotiation"], "--hold-at needs --hold-seconds"),
@@ -1255,7 +1289,8 @@ def test_help_lists_migration(capsys):
         main(["--help"])
     assert e.value.code == 0
     out = capsys.readouterr().out
-    assert "migrate VM HOST:PORT [--max-rounds N] [--json]" in out
+    assert "migrate VM HOST:PORT [--max-rounds N] [--downtime-limit MS] [--no-auto-converge]" \
+        in out
     assert "--cut-at PHASE" in out and "--hold-at PHASE --hold-seconds S" in out
 
 

@@ -424,6 +424,34 @@ TEST(snap_save_live_scan_reads_ahead_into_the_pool)
 	vm_free();
 }
 
+/* The guests' own requests go first: while one of theirs is at the host
+ * disk the scan keeps one read there, not SCAN_READING (make bench: a live
+ * snapshot's reads held a writer's requests up behind them). */
+static unsigned int scan_reads_at_once(unsigned int busy)
+{
+	unsigned int most;
+
+	live_snapshot_of_a_patterned_disk();
+	EXPECT_EQ(vm_resume(&tvm), 0);
+	guest_disk_busy = busy;
+	most_queued = 0;
+	stream_limit = stream_len + SZ_2M + SZ_64K + 4096;	/* then stuck: it reads ahead */
+	for (unsigned int i = 0; i < 50; i++)
+		snap_save_poll();
+	poll_to_the_end();
+	EXPECT_TRUE(result.err == NULL);
+	most = most_queued;
+	guest_disk_busy = 0;
+	vm_free();
+	return most;
+}
+
+TEST(snap_save_live_scan_yields_to_the_guests_requests)
+{
+	EXPECT_EQ(scan_reads_at_once(1), 1);
+	EXPECT_TRUE(scan_reads_at_once(0) > 1);
+}
+
 TEST(snap_save_live_held_write_without_a_pool_waits_for_the_stream)
 {
 	held_write_and_a_stuck_stream(0, false);

@@ -75,6 +75,8 @@ UNIT_TESTS += test_crc32c
 unit-src-test_crc32c := hyp/lib/crc32c.c
 UNIT_TESTS += test_token_bucket
 unit-src-test_token_bucket := hyp/lib/token_bucket.c
+UNIT_TESTS += test_dirty_limit
+unit-src-test_dirty_limit := hyp/state/dirty_limit.c
 UNIT_TESTS += test_pci_host
 unit-src-test_pci_host := hyp/drivers/pci_host.c
 UNIT_TESTS += test_plic_host
@@ -113,7 +115,7 @@ unit-src-test_snap_save := tests/unit/fake_snap_host.c tests/unit/host_memory.c 
 # the migration's source driven as the host services drive it, the test
 # playing the destination on the stream port (the host: fake_snap_host.c)
 UNIT_TESTS += test_mig_send
-unit-src-test_mig_send := tests/unit/fake_snap_host.c tests/unit/host_memory.c hyp/migrate/mig_send.c \
+unit-src-test_mig_send := tests/unit/fake_snap_host.c tests/unit/host_memory.c hyp/migrate/mig_send.c hyp/state/dirty_limit.c \
 	hyp/migrate/mig_wire.c hyp/snap/snap_disk_save.c hyp/snap/section_tx.c hyp/snap/section_rx.c \
 	hyp/snap/snap_emit.c hyp/mm/guest_mem.c hyp/mm/dirty_log.c hyp/mm/gstage.c hyp/lib/crc32c.c \
 	hyp/lib/printf.c

@@ -19,7 +19,7 @@ from .metrics import collect, exposition
 from .migration import (MigReporter, connect_destination, incoming_args, incoming_vm,
                         migrate_vm, parse_target)
 from .paths import default_ctl_socket, default_stream_socket
-from .relay import MIG_MAX_ROUNDS
+from .relay import MIG_DOWNTIME_LIMIT_MAX, MIG_MAX_ROUNDS
 from .streams import restore_vm, snapshot_vm, verify_snapshot
 
 
@@ -121,16 +121,21 @@ class Host:
     # --- live migration -------------------------------------------------------------
 
     def migrate(self, vm, target, tls_dir=None, plain=False, max_rounds=None, tls_name=None,
-                report=None):
+                report=None, downtime_limit_ms=None, auto_converge=None):
         """Move VM @vm to the destination relay at @target ("HOST:PORT"): TLS
         with the credentials of @tls_dir (or $CARAPACE_TLS_DIR), or with @plain
         plain TCP on the loopback.  @report: a file for progress lines.  The
         destination chooses how the disks move (the reply's "disk_mode":
-        "copy", their blocks in the stream; "shared", the same images; "none")."""
+        "copy", their blocks in the stream; "shared", the same images; "none").
+        @downtime_limit_ms (1..60000), @auto_converge: see migrate_vm()."""
         vm = vm_name(vm)
         host, port = parse_target(target)
         if max_rounds is not None and not 1 <= int(max_rounds) <= MIG_MAX_ROUNDS:
             raise UsageError(f"max_rounds {max_rounds}: must be 1..{MIG_MAX_ROUNDS}")
+        if downtime_limit_ms is not None and \
+                not 1 <= int(downtime_limit_ms) <= MIG_DOWNTIME_LIMIT_MAX:
+            raise UsageError(f"downtime_limit_ms {downtime_limit_ms}: must be "
+                             f"1..{MIG_DOWNTIME_LIMIT_MAX}")
         transport = self._transport(host, plain, tls_dir, "source", tls_name=tls_name)
         reporter = MigReporter(report, role="source")
         start = time.monotonic()
@@ -138,7 +143,8 @@ class Host:
         try:
             with self.client() as c:
                 return migrate_vm(c, self.stream_socket, vm, host, port, max_rounds, reporter,
-                                  None, remote, start)
+                                  None, remote, start, downtime_limit_ms=downtime_limit_ms,
+                                  auto_converge=auto_converge)
         finally:
             remote.close()
 

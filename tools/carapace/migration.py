@@ -206,12 +206,20 @@ class MigReporter:
             self.round_mark = (now, relayed)
             disks = (f", {f['disk_blocks']} disk blocks sent, {f['disk_dirty']} dirty left"
                      if f["disk_blocks"] or f["disk_dirty"] else "")
+            expected = f["expected_downtime_us"]
+            unknown = expected == (1 << 64) - 1       # no rate measured yet
+            pace = (f", its page writes held to {f['dirty_limit']}/s (auto-converge)"
+                    if f["dirty_limit"] else "")
             self.note("round", (f"round {f['round']}: {f['pages']} pages sent, {f['dirty']} "
-                                f"dirty left{disks}, {nbytes} bytes, {rate:.1f} MB/s"),
+                                f"dirty left{disks}, {nbytes} bytes, {rate:.1f} MB/s; "
+                                f"downtime expected "
+                                f"{'?' if unknown else f'{expected / 1000:.1f} ms'}{pace}"),
                       round=f["round"], pages=f["pages"], dirty=f["dirty"],
                       disk_blocks=f["disk_blocks"], disk_dirty=f["disk_dirty"], bytes=nbytes,
                       total_bytes=f["bytes"], seconds=round(seconds, 6),
-                      rate_mb_s=round(rate, 3))
+                      rate_mb_s=round(rate, 3),
+                      expected_downtime_us=None if unknown else expected,
+                      dirty_limit=f["dirty_limit"])
         elif ev.type == SEC["SWITCHOVER"] and f:
             self.note("stop-and-copy", (f"stop-and-copy: the vm is paused on the source "
                                         f"after {f['rounds']} round(s)"),
@@ -237,7 +245,8 @@ class MigReporter:
 
 
 def migrate_vm(client, stream_path, vm, host, port, max_rounds=None, reporter=None,
-               hook=None, remote=None, start=None, transport=None):
+               hook=None, remote=None, start=None, transport=None, downtime_limit_ms=None,
+               auto_converge=None):
     """Migrate VM @vm to the destination listening at @host:@port: connects
     there over @transport (carapace-tls Transport; unless @remote is that
     connection already, from connect_destination()), connects the stream
@@ -245,7 +254,10 @@ def migrate_vm(client, stream_path, vm, host, port, max_rounds=None, reporter=No
     (docs/migration.md).  Returns the reply with "wall_us" (the time since
     @start, a time.monotonic(), default now) and "to" added; raises
     RemoteError (the VM stays on the source unless the reply is ok) or
-    TransportError.  The relay closes both connections."""
+    TransportError.  The relay closes both connections.  @downtime_limit_ms,
+    @auto_converge: when pre-copy may stop, and whether a guest that writes
+    faster than the stream is paced (None: the hypervisor's defaults, 20 ms
+    and on)."""
     reporter = reporter or MigReporter(None)
     start = time.monotonic() if start is None else start
     if remote is None:
@@ -259,7 +271,9 @@ def migrate_vm(client, stream_path, vm, host, port, max_rounds=None, reporter=No
         local = connect_stream(stream_path, client.timeout)
         client.request("hello")               # see snapshot_vm()
         reporter.note("connected", f"migrate {vm}: connected to {where}", vm=vm, to=where)
-        pending = client.begin("migrate", {"vm": vm, "max_rounds": max_rounds})
+        pending = client.begin("migrate", {"vm": vm, "max_rounds": max_rounds,
+                                           "downtime_limit_ms": downtime_limit_ms,
+                                           "auto_converge": auto_converge})
         relay = MigRelay(client, pending, local, remote, "source", reporter, hook)
         reply = relay.run(client.timeout)
     finally:

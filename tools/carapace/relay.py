@@ -23,12 +23,13 @@ from .streams import STREAM_CHUNK
 
 
 MIG_MAGIC = b"CARAMIGR"
-MIG_VERSION = 6                # include/abi/migration_format.h (6: the disks' two modes)
+MIG_VERSION = 7                # include/abi/migration_format.h (7: ROUND's expected downtime)
 MIG_HEADER = 32                # struct snap_header
 MIG_SECTION_HEADER = 24        # struct snap_section
 MIG_KEEP_MAX = 4096            # payloads kept to be read (every one but MEMORY, VCPU, DEVICE,
                                # VIRTIO)
 MIG_MAX_ROUNDS = 100           # --max-rounds 1..100 (the hypervisor's default is 30)
+MIG_DOWNTIME_LIMIT_MAX = 60000  # --downtime-limit 1..60000 ms (the hypervisor's default is 20)
 MIG_HIGH_WATER = 4 * MiB       # bytes the relay holds per direction before it stops reading
 MIG_DRAIN = 2.0                # seconds the relay waits after the reply for the last bytes
 MIG_SEND_MAX = 256 * KiB       # bytes the relay offers a socket at once
@@ -53,8 +54,8 @@ MIG_LAYOUTS = {
     SEC["CAPS"]: ("<IIIIQQII", ("features", "policies", "sbi_version", "max_vcpus",
                                 "free_mem", "timebase_hz", "fwft", "vs_sv")),
     SEC["ACCEPT"]: ("<II", ("vm_index", "flags")),
-    SEC["ROUND"]: ("<IIQQQQQ", ("round", "reserved", "pages", "dirty", "bytes", "disk_blocks",
-                                "disk_dirty")),
+    SEC["ROUND"]: ("<IIQQQQQQQ", ("round", "reserved", "pages", "dirty", "bytes", "disk_blocks",
+                                  "disk_dirty", "expected_downtime_us", "dirty_limit")),
     SEC["DISK_LAYOUT"]: ("<QII", ("sectors", "flags", "reserved")),
     SEC["SWITCHOVER"]: ("<QII", ("guest_time", "rounds", "flags")),
     SEC["RUNNING"]: ("<QQ", ("downtime_ticks", "timebase_hz")),
@@ -65,7 +66,7 @@ MIG_LAYOUTS = {
     SEC["CONFIG"]: ("<16sQQIII", ("name", "ram_gpa", "ram_size", "nr_vcpus", "cfi_policy",
                                   "features")),
 }
-MIG_SIZES = {SEC["CAPS"]: 40, SEC["ACCEPT"]: 8, SEC["ROUND"]: 48, SEC["SWITCHOVER"]: 16,
+MIG_SIZES = {SEC["CAPS"]: 40, SEC["ACCEPT"]: 8, SEC["ROUND"]: 64, SEC["SWITCHOVER"]: 16,
              SEC["DISK_LAYOUT"]: 16,
              SEC["RUNNING"]: 16, SEC["DONE"]: 16, SEC["END"]: 16, SEC["ZERO"]: 16,
              SEC["ABORT"]: 176, SEC["CONFIG"]: 648}

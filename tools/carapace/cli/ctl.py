@@ -47,7 +47,7 @@ from ..metrics import collect, exposition
 from ..migration import (Refusal, MigReporter, connect_destination, incoming_args, incoming_vm,
                          migrate_vm, parse_target, tcp_port)
 from ..paths import default_stream_socket
-from ..relay import MIG_MAX_ROUNDS, Hook, parse_phase
+from ..relay import MIG_DOWNTIME_LIMIT_MAX, MIG_MAX_ROUNDS, Hook, parse_phase
 from ..streams import check_disk_targets, restore_vm, snapshot_vm, verify_snapshot
 from ..units import human_size
 
@@ -308,7 +308,8 @@ commands:
                          the disk's content is yours to match: the restore
                          refuses (no-device) a host disk whose sampled blocks
                          differ from the snapshot's (its DISK_ID)
-  migrate VM HOST:PORT [--max-rounds N] [--json] [TRANSPORT] [--tls-name NAME]
+  migrate VM HOST:PORT [--max-rounds N] [--downtime-limit MS] [--no-auto-converge]
+          [--json] [TRANSPORT] [--tls-name NAME]
                          live-migrate VM to the destination listening at
                          HOST:PORT (carapace-run --incoming PORT there, or
                          carapace-ctl incoming PORT): this command relays the
@@ -317,7 +318,13 @@ commands:
                          here unless the destination confirms it runs. The
                          destination chooses how the disks move: their blocks
                          in the stream (copy) or not (shared: the same images);
-                         the result says which
+                         the result says which. Pre-copy stops once what is
+                         left would go within --downtime-limit (default 20
+                         ms) at the stream's measured rate; a guest that
+                         writes pages faster than half that rate has its
+                         page writes paced until it fits (auto-converge;
+                         --no-auto-converge: it runs at full speed and
+                         pre-copy stops once rounds stop shrinking)
   incoming PORT [--listen ADDR] [--name NEW] [--disk N]... [--copy-disks] [--wait SEC]
          [--json] [TRANSPORT] [--tls-peer NAME]...
                          receive one VM on this (running) host: listen on
@@ -454,6 +461,11 @@ def build_parser():
     migrate.add_argument("--max-rounds", metavar="N",
                          help=f"pre-copy rounds at most, 1..{MIG_MAX_ROUNDS} (default: the "
                               "hypervisor's, 30)")
+    migrate.add_argument("--downtime-limit", metavar="MS",
+                         help=f"the downtime pre-copy aims for, 1..{MIG_DOWNTIME_LIMIT_MAX} ms "
+                              "(default: the hypervisor's, 20)")
+    migrate.add_argument("--no-auto-converge", action="store_true",
+                         help="never pace the guest's page writes")
     migrate.add_argument("--json", dest="sub_json", action="store_true",
                          help="one JSON object per progress event, then the reply")
     migrate.add_argument("--cut-at", metavar="PHASE",
@@ -661,6 +673,24 @@ def max_rounds(text):
     return int(text)
 
 
+def downtime_limit(text):
+    if text is None:
+        return None
+    if not re.fullmatch(r"[0-9]{1,5}", text) or not 1 <= int(text) <= MIG_DOWNTIME_LIMIT_MAX:
+        raise UsageError(f"--downtime-limit {text}: must be 1..{MIG_DOWNTIME_LIMIT_MAX} (ms)")
+    return int(text)
+
+
+def pace_text(reply):
+    """What auto-converge did, from a migrate reply; "" if nothing."""
+    limit = reply.get("dirty_limit")
+    if not isinstance(limit, int) or not limit:
+        return ""
+    return (f"; auto-converge held its page writes to {limit}/s "
+            f"({reply.get('dirty_holds')} holds, {pause_text(reply.get('dirty_held_us'))} "
+            f"in all)")
+
+
 def downtime_text(reply):
     src, dst = reply.get("downtime_us"), reply.get("dest_downtime_us")
     if isinstance(src, int) and isinstance(dst, int):
@@ -678,7 +708,12 @@ def show_migrate(r):
         (f" ({total / 1e6:.2f} s on the source)" if isinstance(total, int) else "") + \
         (f": {r.get('bytes')} bytes ({human_size(r.get('bytes'))}), {r.get('rounds')} "
          f"round(s), {r.get('pages')} pages{migration_disks_text(r, 'sent')}; "
-         f"{downtime_text(r)}")
+         f"{downtime_text(r)}{expected_text(r)}{pace_text(r)}")
+
+
+def expected_text(r):
+    expected = r.get("expected_downtime_us")
+    return f" (expected {pause_text(expected)})" if isinstance(expected, int) and expected else ""
 
 
 def show_incoming(r):
@@ -711,6 +746,8 @@ def run_migration_command(args):
         vm = vm_name(args.vm)
         host, port = parse_target(args.target)
         rounds = max_rounds(args.max_rounds)
+        limit = downtime_limit(args.downtime_limit)
+        converge = False if args.no_auto_converge else None
         hook = migration_hook(args)
         transport = transport_from_args(args, host)
         reporter = MigReporter(sys.stdout, as_json, "source")
@@ -731,7 +768,8 @@ def run_migration_command(args):
             try:
                 with Client(args.socket, args.timeout) as client:
                     reply = migrate_vm(client, stream_path, vm, host, port, rounds, reporter,
-                                       hook, remote, start)
+                                       hook, remote, start, downtime_limit_ms=limit,
+                                       auto_converge=converge)
             finally:
                 remote.close()
         else:
