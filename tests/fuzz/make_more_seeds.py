@@ -251,8 +251,8 @@ def mig_stream(name="alpha", nr_vcpus=1, ram=8 * ms.MiB, rounds=((((0x200000, 1)
         blocks = disks_of(disks_in(k))
         dirty = sum((n + 7) // 8 for _, _, n, _ in
                     (disks_in(k + 1) if k + 1 < len(rounds) else final_disks))  # 4 KiB units
-        secs.append((ROUND, 0, struct.pack("<IIQQQQQ", k + 1, 0, pages - before, 1, 4096 * k,
-                                           blocks, dirty)))
+        secs.append((ROUND, 0, struct.pack("<IIQQQQQQQ", k + 1, 0, pages - before, 1, 4096 * k,
+                                           blocks, dirty, 2500 * (k + 1), 2000 * k)))
     secs.append((SWITCHOVER, 0, struct.pack("<QII", 987654321, len(rounds), 1 if paused else 0)))
     runs_of(final_runs)
     disks_of(final_disks)

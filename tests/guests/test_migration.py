@@ -149,14 +149,17 @@ def test_paused_vm_arrives_paused(hosts):
     assert not rep.kind("SKIP: "), rep.lines
 
 
-@pytest.mark.parametrize("writer", ["busy", "throttled"])
+@pytest.mark.parametrize("writer", ["busy", "busy-unpaced", "throttled"])
 def test_dirtying_guest_precopy_rounds(hosts, writer):
     """(b) mig_dirty moved while both its vCPUs write pages, through several
     pre-copy rounds; on B every page holds what the guest last wrote (its
     checks and checksum PASS). busy: it writes faster than the stream
-    carries, every round leaves the whole region dirty, so the pre-copy
-    gives up (not converging, from round 3) and the rest goes in the pause;
-    throttled (400 writes/s per vCPU): round 1 leaves more than the stop
+    carries and its whole region is dirty after round 1; auto-converge paces
+    its page writes (ROUND's dirty_limit, the reply's holds), the rounds
+    shrink, and what the last leaves fits the downtime limit's estimate.
+    busy-unpaced (--no-auto-converge): every round leaves the whole region
+    dirty, so the pre-copy gives up (not converging, from round 3) and the
+    rest goes in the pause; throttled (400 writes/s per vCPU): round 1 leaves more than the stop
     threshold dirty on any machine (at 50 writes/s, a round 1 of 0.34 s left
     32 pages, the threshold: one round, a CI failure), each later round
     carries fewer pages and so sees fewer written, until they fit the pause."""
@@ -167,7 +170,8 @@ def test_dirtying_guest_precopy_rounds(hosts, writer):
     a.ready(), b.ready()
     marker_line(a, "m", "MIGRATE-READY")
     time.sleep(0.5)
-    m = a.migrate("m", port, "--max-rounds", "10")
+    m = a.migrate("m", port, "--max-rounds", "10",
+                  *(["--no-auto-converge"] if writer == "busy-unpaced" else []))
     check_ok_migration(m, "m", "a -> b")
     rounds = m.of("round")
     n = m.reply["rounds"]
@@ -177,10 +181,20 @@ def test_dirtying_guest_precopy_rounds(hosts, writer):
     assert rounds[0]["pages"] >= 1365 and all(r["pages"] > 0 for r in rounds), rounds
     # the guest wrote during every round
     assert all(r["dirty"] > STOP_PAGES for r in rounds[:-1]), rounds
-    if writer == "busy":
+    if writer == "busy-unpaced":
         assert 3 <= n < 10 and all(r["dirty"] >= 2048 for r in rounds), rounds
+        assert all(r["dirty_limit"] == 0 for r in rounds) and m.reply["dirty_holds"] == 0
+        assert rounds[-1]["expected_downtime_us"] > 20000, rounds
+    elif writer == "busy":
+        assert rounds[0]["dirty"] >= 2048 and n < 10, rounds
+        paced = [r for r in rounds if r["dirty_limit"]]
+        assert paced and m.reply["dirty_limit"] and m.reply["dirty_holds"] > 0, (rounds, m.reply)
+        last = rounds[-1]
+        assert last["dirty"] <= STOP_PAGES or last["expected_downtime_us"] <= 20000, rounds
+        assert last["dirty"] * 8 < rounds[0]["dirty"], rounds
     else:
         assert n < 10 and rounds[-1]["dirty"] <= STOP_PAGES, rounds
+        assert m.reply["dirty_holds"] == 0, m.reply
     assert "downtime_us" in m.reply and "dest_downtime_us" in m.reply, m.reply
     print(f"{writer}: {n} rounds, {m.reply['pages']} pages, {m.reply['bytes']} bytes, "
           f"downtime {m.reply['downtime_us']} + {m.reply['dest_downtime_us']} us")
