@@ -161,3 +161,10 @@ def test_host_restore_refuses_a_bad_file_before_connecting(socks, tmp_path):
 def test_host_migrate_checks_its_target(socks):
     with pytest.raises(UsageError):
         Host(socks[0], socks[1]).migrate("alpha", "no-port-here", plain=True)
+
+
+@pytest.mark.parametrize("limit", [0, 60001])
+def test_host_migrate_checks_its_downtime_limit(socks, limit):
+    with pytest.raises(UsageError, match="downtime_limit_ms"):
+        Host(socks[0], socks[1]).migrate("alpha", "127.0.0.1:4444", plain=True,
+                                         downtime_limit_ms=limit)

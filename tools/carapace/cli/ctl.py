@@ -665,19 +665,12 @@ def migration_hook(args):
     return None
 
 
-def max_rounds(text):
+def option_count(text, option, most, unit=""):
+    """An option's whole number 1..@most (None if not given)."""
     if text is None:
         return None
-    if not re.fullmatch(r"[0-9]{1,3}", text) or not 1 <= int(text) <= MIG_MAX_ROUNDS:
-        raise UsageError(f"--max-rounds {text}: must be 1..{MIG_MAX_ROUNDS}")
-    return int(text)
-
-
-def downtime_limit(text):
-    if text is None:
-        return None
-    if not re.fullmatch(r"[0-9]{1,5}", text) or not 1 <= int(text) <= MIG_DOWNTIME_LIMIT_MAX:
-        raise UsageError(f"--downtime-limit {text}: must be 1..{MIG_DOWNTIME_LIMIT_MAX} (ms)")
+    if not re.fullmatch(r"[0-9]{1,9}", text) or not 1 <= int(text) <= most:
+        raise UsageError(f"{option} {text}: must be 1..{most}{unit}")
     return int(text)
 
 
@@ -745,8 +738,9 @@ def run_migration_command(args):
     if args.command == "migrate":
         vm = vm_name(args.vm)
         host, port = parse_target(args.target)
-        rounds = max_rounds(args.max_rounds)
-        limit = downtime_limit(args.downtime_limit)
+        rounds = option_count(args.max_rounds, "--max-rounds", MIG_MAX_ROUNDS)
+        limit = option_count(args.downtime_limit, "--downtime-limit", MIG_DOWNTIME_LIMIT_MAX,
+                             " (ms)")
         converge = False if args.no_auto_converge else None
         hook = migration_hook(args)
         transport = transport_from_args(args, host)
