@@ -501,13 +501,16 @@ def linux_migration(kind, bootargs, *extra):
             "dirty_held_us": reply.get("dirty_held_us")}
 
 
-def dirty_logging_cost():
+def dirty_logging_cost(paced=False):
     """tests/guests/dirtier.c (writes 16 MiB in a loop, reports iterations per
-    1 ms of guest time) migrated with at most 3 pre-copy rounds: the work it
-    loses while its writes are logged, against its own rate before, same run."""
+    1 ms of guest time) migrated with at most 3 pre-copy rounds, unpaced: the
+    work it loses while its writes are logged, against its own rate before,
+    same run. @paced: migrated as users do (auto-converge, the 20 ms limit):
+    its downtime and what the pace costs it."""
     tmp = Path(tempfile.mkdtemp(prefix="carapace-bench-"))
     port = free_port()
-    say("migration: a guest writing 16 MiB in a loop, 64 MiB of RAM, 2 harts")
+    say(f"migration: a guest writing 16 MiB in a loop, 64 MiB of RAM, 2 harts"
+        f"{', paced' if paced else ''}")
     src = BenchHost("a", tmp, 2, ["--stream-socket", str(tmp / "as.sock"), "--persist",
                                   "--vm", f"name=d,kernel={DIRTIER},mem=64M,vcpus=1,"
                                           "bootargs=mib=16 win_us=1000 windows=30000"])
@@ -523,8 +526,8 @@ def dirty_logging_cost():
             time.sleep(0.05)
         dst.wait_for("waiting for an incoming migration")
         # unpaced: what logging alone costs (auto-converge would hold it too)
-        reply = migrate_once(src, "d", port, "--max-rounds", "3", "--no-auto-converge",
-                             "--tls-dir", str(creds))
+        opts = [] if paced else ["--max-rounds", "3", "--no-auto-converge"]
+        reply = migrate_once(src, "d", port, *opts, "--tls-dir", str(creds))
     finally:
         src.stop()
         dst.stop()
@@ -551,7 +554,9 @@ def dirty_logging_cost():
             "precopy_ms": ms(ticks), "lost_ms": ms(lost),
             "throughput_pct": round(100.0 * (1 - lost / ticks), 1),
             "lost_ms_per_round": round(ms(lost) / max(1, reply["rounds"]), 1),
-            "downtime_us": reply["downtime_us"] + reply["dest_downtime_us"]}
+            "downtime_us": reply["downtime_us"] + reply["dest_downtime_us"],
+            "expected_downtime_us": reply.get("expected_downtime_us"),
+            "dirty_limit": reply.get("dirty_limit"), "dirty_holds": reply.get("dirty_holds")}
 
 
 def migration(results):
@@ -576,6 +581,7 @@ def migration(results):
                                              "(64 MiB RAM) migrated with at most 3 pre-copy "
                                              "rounds: its work lost while logged",
                                      **dirty_logging_cost(),
+                                     "paced": dirty_logging_cost(paced=True),
                                      "unit": "guest-visible ms under -icount"}
 
 # --- moving guests that do I/O (issue 25) --------------------------------------
@@ -1481,7 +1487,14 @@ def table(results):
         r = results["dirty_logging_cost"]
         print(f"dirty logging: a guest writing 16 MiB in a loop keeps {r['throughput_pct']} % "
               f"of its rate for {r['precopy_ms']:,} ms of pre-copy ({r['rounds']} rounds, "
-              f"lost {r['lost_ms']} ms, {r['lost_ms_per_round']} ms a round)")
+              f"lost {r['lost_ms']} ms, {r['lost_ms_per_round']} ms a round; unpaced, "
+              f"downtime {r['downtime_us'] / 1000:.3f} ms)")
+        p = r.get("paced")
+        if p:
+            print(f"  the same migrated paced (auto-converge, 20 ms limit): downtime "
+                  f"{p['downtime_us'] / 1000:.3f} ms after {p['rounds']} rounds, it kept "
+                  f"{p['throughput_pct']} % of its rate for {p['precopy_ms']:,} ms, paced to "
+                  f"{p['dirty_limit']} pages/s ({p['dirty_holds']} holds)")
     if "fairness" in results:
         r = results["fairness"]
         for smp in (1, 2):

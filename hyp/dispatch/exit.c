@@ -4,6 +4,7 @@
  * never move the guest pc themselves (the run loop does, exit_action.h). */
 #include <arch/riscv/csr.h>
 #include <cfi.h>
+#include <dirty_limit.h>
 #include <errno.h>
 #include <exit.h>
 #include <guest_mem.h>
@@ -265,15 +266,14 @@ exit_mmio(struct vcpu *v, unsigned long cause, gpa_t gpa, struct mmio_region *r,
 }
 
 /* A page the guest dirtied while its writes are paced (a migration that
- * must converge): it leaves its hart if it has written ahead of its budget.
- * The write is retried when it is back; its page is writable by then. */
+ * must converge): the VM's vCPUs leave their harts if it has written ahead
+ * of its budget (the scheduler holds them, dirty_limit_holds()). The write
+ * is retried when it is back; its page is writable by then. */
 static __attribute__((noinline)) struct exit_verdict exit_dirty_paced(struct vcpu *v)
 {
-	uint64_t until = dirty_limit_charge(&v->vm->dirty_limit, time_now());
-
-	if (!until)
+	(void)v;
+	if (!dirty_limit_charge(&dirty_limit, time_now()))
 		return exit_stay(EXIT_RESUME);
-	v->run_not_before = until;
 	return exit_stay(EXIT_YIELD);
 }
 
@@ -294,7 +294,7 @@ exit_guest_page_fault(struct vcpu *v, unsigned long cause, bool fast)
 		if (cause == EXC_STORE_GUEST_PAGE_FAULT && vm_ram_resolve_write(v->vm, gpa)) {
 			if (v->lp_window.open)
 				cfi_lp_window_exit_seen(v);
-			if (__builtin_expect(v->vm->dirty_limit.on, 0))
+			if (__builtin_expect(dirty_limit.vm == v->vm, 0))
 				return exit_dirty_paced(v);
 			return exit_stay(EXIT_RESUME);
 		}

@@ -129,7 +129,6 @@ struct vcpu {
 	struct vcpu_stats stats;
 	struct vcpu_steal steal;
 	struct pmu_live pmu_live;	/* derived from g.pmu; host counters at load */
-	uint64_t run_not_before;	/* held off its hart until then (dirty_limit.h) */
 };
 
 /** vcpu_henvcfg_guest() - the henvcfg bits the guest's FWFT values select

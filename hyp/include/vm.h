@@ -8,7 +8,6 @@
 #include <atomic.h>
 #include <cfi.h>
 #include <console_filter.h>
-#include <dirty_limit.h>
 #include <guest_map.h>
 #include <vcpu.h>
 #include <vdev.h>
@@ -157,9 +156,6 @@ struct vm {
 	struct vcpu vcpus[VM_MAX_VCPUS];
 	/* virtio devices by slot (hyp/include/vio_mmio.h), NULL: none */
 	struct vio_dev *vio[VIO_MMIO_SLOTS];
-
-	/* a migration holds its page writes to what the stream moves (cold) */
-	struct dirty_limit dirty_limit;
 
 	char reason[VM_REASON_LEN];	/* why it went down (cold: last, moves nothing) */
 };

@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <bitops.h>
 #include <cfi.h>
+#include <dirty_limit.h>
 #include <disk_stream.h>
 #include <guest_mem.h>
 #include <hart.h>
@@ -74,8 +75,8 @@ static struct {
 	uint64_t round_start, round_bytes0;	/* when and where this round began */
 	uint64_t precopy_start, precopy_bytes0;	/* the same for round 1 */
 	uint64_t expected;		/* ticks the downtime would take, last estimate */
-	uint64_t dirty_limit;		/* pages/s the guest is held to (0: not) */
-	bool pacing;			/* vm->dirty_limit is on: off in release() */
+	uint64_t pace;			/* pages/s the guest is held to (0: not) */
+	bool pacing;			/* the pacer (dirty_limit) is on: off in release() */
 	uint64_t holds, held_ticks;	/* its vCPUs' holds, as release() found them */
 	/* the disks: copy mode (ACCEPT's flag) moves their blocks */
 	bool copy_disks, disks_on;	/* disks_on: disk_save_begin() held */
@@ -111,9 +112,9 @@ static uint64_t nr_pages(void)
 static void release(void)
 {
 	if (ms.pacing) {
-		ms.holds = ms.vm->dirty_limit.holds;
-		ms.held_ticks = ms.vm->dirty_limit.held_ticks;
-		dirty_limit_set(&ms.vm->dirty_limit, 0, timebase_hz, time_now());
+		ms.holds = dirty_limit.holds;
+		ms.held_ticks = dirty_limit.held_ticks;
+		dirty_limit_set(&dirty_limit, ms.vm, 0, timebase_hz, time_now());
 		ms.pacing = false;
 	}
 	if (ms.logging)
@@ -139,7 +140,7 @@ static void finish(bool ok)
 		.downtime_ticks = ms.downtime, .peer_downtime_ticks = ms.peer_downtime,
 		.disk_mode = !ms.nr_disks ? "none" : ms.copy_disks ? "copy" : "shared",
 		.disk_blocks = ms.disk_blocks, .disk_bytes = ms.disk_bytes,
-		.expected_downtime_ticks = ms.expected, .dirty_limit = ms.dirty_limit,
+		.expected_downtime_ticks = ms.expected, .dirty_limit = ms.pace,
 		.dirty_holds = ms.holds, .dirty_held_ticks = ms.held_ticks,
 	};
 	mig_done_fn done = ms.done;
@@ -494,11 +495,11 @@ static uint64_t expected_downtime(uint64_t left, uint64_t rate)
  * writes are held to that share (each round then leaves at most half the
  * one before); if a round under the pace left no fewer than the one before,
  * the pace halves. */
-static void pace(uint64_t dirty, uint64_t ticks, uint64_t rate, bool shrinking, uint64_t now)
+static void set_pace(uint64_t dirty, uint64_t ticks, uint64_t rate, bool shrinking, uint64_t now)
 {
 	uint64_t share = rate / SNAP_PAGE_SIZE * MIG_DIRTY_SHARE_PCT / 100;
 	uint64_t wrote = ticks ? dirty * timebase_hz / ticks : 0;
-	uint64_t limit = ms.dirty_limit;
+	uint64_t limit = ms.pace;
 
 	if (!ms.pacing) {
 		if (wrote <= share)
@@ -508,11 +509,11 @@ static void pace(uint64_t dirty, uint64_t ticks, uint64_t rate, bool shrinking, 
 		limit = MIN(shrinking ? limit : limit / 2, share);
 	}
 	limit = MAX(limit, (uint64_t)1);
-	if (limit == ms.dirty_limit && ms.pacing)
+	if (limit == ms.pace && ms.pacing)
 		return;
-	ms.dirty_limit = limit;
+	ms.pace = limit;
 	ms.pacing = true;
-	dirty_limit_set(&ms.vm->dirty_limit, limit, timebase_hz, now);
+	dirty_limit_set(&dirty_limit, ms.vm, limit, timebase_hz, now);
 	pr_info("vm %s: auto-converge: its page writes held to %lu a second (it wrote %lu, the "
 		"stream moves %lu KB/s)", ms.name, (unsigned long)limit, (unsigned long)wrote,
 		(unsigned long)(rate / 1000));
@@ -538,9 +539,9 @@ static void end_round(void)
 	       ms.expected <= (uint64_t)ms.opts.downtime_limit_ms * timebase_hz / 1000;
 	shrinking = dirty * 10 < ms.last_dirty * 9;
 	if (!fits && ms.round < ms.opts.max_rounds && ms.opts.auto_converge)
-		pace(pages, ticks, rate, shrinking, now);
+		set_pace(pages, ticks, rate, shrinking, now);
 	r.expected_downtime_us = ms.expected == -1ULL ? -1ULL : ticks_us(ms.expected);
-	r.dirty_limit = ms.pacing ? ms.dirty_limit : 0;
+	r.dirty_limit = ms.pacing ? ms.pace : 0;
 	r.bytes = ms.tx.bytes;
 	section_tx_small(&ms.tx, MIG_SEC_ROUND, 0, &r, sizeof(r));
 	pr_info("vm %s: migration round %u: %lu pages and %lu disk runs sent, %lu pages and %lu "

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* The pacer of dirty_limit.h. The budget is a point in time, paid_until: each
  * page moves it on by 1/rate s; it never lags @now (time nobody wrote in is
- * not saved up), and a writer whose pages have moved it more than `ahead`
- * past @now waits until then. */
+ * not saved up), and a VM whose pages have moved it more than `ahead` past
+ * @now waits until then. */
 #include <dirty_limit.h>
 
-void dirty_limit_set(struct dirty_limit *dl, uint64_t pages_per_s, uint64_t hz, uint64_t now)
+struct dirty_limit dirty_limit;
+
+void dirty_limit_set(struct dirty_limit *dl, struct vm *vm, uint64_t pages_per_s, uint64_t hz,
+		     uint64_t now)
 {
 	spin_lock(&dl->lock);
 	dl->rate = pages_per_s;
@@ -17,9 +20,11 @@ void dirty_limit_set(struct dirty_limit *dl, uint64_t pages_per_s, uint64_t hz, 
 		dl->paid_until = now;
 		dl->paid_frac = 0;
 	}
-	if (!pages_per_s)
+	if (!pages_per_s) {
+		dl->held_until = 0;
 		dl->holds = dl->held_ticks = 0;
-	__atomic_store_n(&dl->on, pages_per_s != 0, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&dl->vm, pages_per_s ? vm : NULL, __ATOMIC_RELEASE);
 	spin_unlock(&dl->lock);
 }
 
@@ -38,8 +43,11 @@ uint64_t dirty_limit_charge(struct dirty_limit *dl, uint64_t now)
 		dl->paid_frac &= (1ULL << DIRTY_LIMIT_FRAC) - 1;
 		if (dl->paid_until > now + dl->ahead) {
 			until = dl->paid_until;
-			dl->holds++;
-			dl->held_ticks += until - now;
+			if (until > dl->held_until) {
+				dl->holds++;
+				dl->held_ticks += until - MAX(now, dl->held_until);
+				dl->held_until = until;
+			}
 		}
 	}
 	spin_unlock(&dl->lock);

@@ -6,6 +6,7 @@
 #include <arch/riscv/csr.h>
 #include <atomic.h>
 #include <bitops.h>
+#include <dirty_limit.h>
 #include <hart.h>
 #include <host_irq.h>
 #include <sbi_client.h>
@@ -54,15 +55,16 @@ static struct vcpu *slot_vcpu(unsigned int slot)
 }
 
 /* Caller holds the lock; @v came from slot_vcpu(), so its VM is running. */
-static bool runnable(const struct vcpu *v, uint64_t now)
+static inline __attribute__((always_inline)) bool runnable(const struct vcpu *v, uint64_t now)
 {
 	if (v->hart >= 0)
 		return false;
-	if (__builtin_expect(v->run_not_before > now, 0))
-		return false;	/* held: its VM writes faster than it may */
 	if (v->g.hsm.state != VCPU_HSM_STARTED && v->g.hsm.state != VCPU_HSM_SUSPENDED)
 		return false;
-	return !v->g.hsm.waiting || vcpu_wake_pending(v, now);
+	if (v->g.hsm.waiting && !vcpu_wake_pending(v, now))
+		return false;
+	/* last: only a vCPU that would run pays for it */
+	return !dirty_limit_holds(&dirty_limit, v->vm, now);
 }
 
 bool sched_other_runnable(const struct vcpu *self)
@@ -203,9 +205,9 @@ static uint64_t next_guest_deadline(uint64_t now)
 			if (t < best)
 				best = t;
 		}
-		if (v && v->hart < 0 && v->run_not_before > now && v->run_not_before < best)
-			best = v->run_not_before;	/* the end of its hold */
 	}
+	if (dirty_limit.vm && dirty_limit.held_until > now && dirty_limit.held_until < best)
+		best = dirty_limit.held_until;	/* the end of a paced VM's hold */
 	for (unsigned int i = 0; i < nr_vms; i++)
 		if (vms[i].state == VM_REBOOTING && vms[i].reboot_not_before > now &&
 		    vms[i].reboot_not_before < best)

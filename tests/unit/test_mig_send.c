@@ -531,12 +531,9 @@ static void guest_runs(void)
 			guest_clock = MIN(held_until, clock_now);
 			continue;
 		}
-		if (vm_ram_resolve_write(&tvm, gpa) && tvm.dirty_limit.on) {
-			uint64_t until = dirty_limit_charge(&tvm.dirty_limit, guest_clock);
-
-			if (until)
-				held_until = until;	/* off its hart until then */
-		}
+		if (vm_ram_resolve_write(&tvm, gpa) && dirty_limit.vm == &tvm &&
+		    dirty_limit_charge(&dirty_limit, guest_clock))
+			held_until = dirty_limit.held_until;	/* off its hart until then */
 		next_write++;
 		guest_clock += 1000 / writes_per_ms;
 	}
@@ -566,7 +563,7 @@ static void busy_migration(unsigned int writes, unsigned int set, const struct m
 	port_bps = 0;
 	EXPECT_EQ(dones, 1);
 	EXPECT_STREQ(result_code, "");
-	EXPECT_FALSE(tvm.dirty_limit.on);	/* the pace ends with the migration */
+	EXPECT_TRUE(dirty_limit.vm == NULL);	/* the pace ends with the migration */
 }
 
 /* The ROUND sections, in order; how many. */
