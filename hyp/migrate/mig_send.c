@@ -535,8 +535,12 @@ static void end_round(void)
 	dirty = pages + r.disk_dirty;
 	rate = stream_rate(now);
 	ms.expected = expected_downtime(dirty, rate);
+	/* the estimate from round 2 on: round 1 is long, and the short round
+	 * after it usually leaves far fewer pages (an idle guest: 1-3 ms of
+	 * downtime, not 5-6) */
 	fits = dirty <= MIG_STOP_PAGES ||
-	       ms.expected <= (uint64_t)ms.opts.downtime_limit_ms * timebase_hz / 1000;
+	       (ms.round >= 2 &&
+		ms.expected <= (uint64_t)ms.opts.downtime_limit_ms * timebase_hz / 1000);
 	shrinking = dirty * 10 < ms.last_dirty * 9;
 	if (!fits && ms.round < ms.opts.max_rounds && ms.opts.auto_converge)
 		set_pace(pages, ticks, rate, shrinking, now);
