@@ -35,6 +35,9 @@ struct vcpu *sched_pick(uint64_t now, struct vm **reboot);
 /** sched_reboot_later() - the reset of @vm (VM_RESETTING) could not be done
  *  yet: rebooting again, claimed at host time @at or later. */
 void sched_reboot_later(struct vm *vm, uint64_t at);
+/** sched_note_reboot() - a VM went VM_REBOOTING (after the state is set):
+ *  the next pick looks for VMs to reset. */
+void sched_note_reboot(void);
 /** sched_wake_gen() - read before looking for work; sched_idle() does not
  *  sleep if anything was kicked since. */
 unsigned long sched_wake_gen(void);

@@ -19,6 +19,7 @@ static struct spinlock lock = SPINLOCK_INIT;
 static unsigned int rr_next;
 static volatile unsigned long idle_harts;	/* bitmap of hart indices in WFI */
 static volatile unsigned long wake_gen;		/* bumped whenever work may have appeared */
+static bool reboots;				/* a VM may be REBOOTING: claim_reboot() looks */
 uint64_t (*sched_host_poll)(void);
 volatile bool sched_host_turn_wanted;
 
@@ -90,17 +91,34 @@ bool vm_off_cpu(const struct vm *vm)
 	return true;
 }
 
+void sched_note_reboot(void)
+{
+	__atomic_store_n(&reboots, true, __ATOMIC_RELEASE);	/* after the state */
+}
+
 /* A rebooting VM is reset by whichever hart finds all its vCPUs off CPU
- * (and, after a try that found host I/O of it in flight, its retry due). */
+ * (and, after a try that found host I/O of it in flight, its retry due).
+ * A switch looks only when a VM went REBOOTING since a look found none. */
 static struct vm *claim_reboot(uint64_t now)
 {
+	bool waiting = false;
+
+	if (__builtin_expect(!__atomic_load_n(&reboots, __ATOMIC_RELAXED), 1))
+		return NULL;
+	/* cleared before the scan: a VM going REBOOTING meanwhile sets it again */
+	__atomic_store_n(&reboots, false, __ATOMIC_SEQ_CST);
 	for (unsigned int i = 0; i < nr_vms; i++) {
-		if (vms[i].state == VM_REBOOTING && vm_off_cpu(&vms[i]) &&
-		    now >= vms[i].reboot_not_before) {
+		if (vms[i].state != VM_REBOOTING)
+			continue;
+		if (vm_off_cpu(&vms[i]) && now >= vms[i].reboot_not_before) {
 			vms[i].state = VM_RESETTING;	/* nobody schedules it meanwhile */
+			__atomic_store_n(&reboots, true, __ATOMIC_RELAXED);	/* others? */
 			return &vms[i];
 		}
+		waiting = true;
 	}
+	if (waiting)
+		__atomic_store_n(&reboots, true, __ATOMIC_RELAXED);
 	return NULL;
 }
 
@@ -114,10 +132,15 @@ struct vcpu *sched_pick(uint64_t now, struct vm **reboot)
 	spin_lock(&lock);
 	*reboot = claim_reboot(now);
 	for (i = 0; i < n && !found && !*reboot; i++) {
-		unsigned int s = (rr_next + i) % n;
-		struct vcpu *v = slot_vcpu(s);
+		unsigned int s = (rr_next + i) % n, id = s % VM_MAX_VCPUS;
+		struct vm *vm = &vms[s / VM_MAX_VCPUS];
+		struct vcpu *v = &vm->vcpus[id];
 
-		if (v && runnable(v, now)) {
+		if (vm->state != VM_RUNNING || id >= vm->cfg.nr_vcpus) {
+			i += VM_MAX_VCPUS - 1 - id;	/* nor any later slot of this VM */
+			continue;
+		}
+		if (runnable(v, now)) {
 			found = v;
 			v->hart = (int)h->index;
 			rr_next = s + 1;
@@ -221,6 +244,7 @@ void sched_reboot_later(struct vm *vm, uint64_t at)
 	spin_lock(&lock);
 	vm->reboot_not_before = at;
 	vm->state = VM_REBOOTING;
+	sched_note_reboot();
 	spin_unlock(&lock);
 	sched_kick_idle();	/* an idle hart sleeps until then, not longer */
 }

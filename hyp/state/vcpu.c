@@ -75,7 +75,12 @@ void vcpu_put(struct vcpu *v)
 	/* posted interrupts become guest state once the vCPU is off the hart */
 	if (v->irq_pending)
 		v->g.csr.hvip |= atomic_xchg(&v->irq_pending, 0);
-	__vcpu_fp_save(&v->g.fp);
+	/* only what the guest changed: FS is Dirty once it wrote an f register
+	 * or fcsr (at either level, V=1), and Clean again once saved */
+	if ((v->g.ctx.sstatus & SR_FS) == SR_FS) {
+		__vcpu_fp_save(&v->g.fp);
+		v->g.ctx.sstatus = (v->g.ctx.sstatus & ~SR_FS) | SR_FS_CLEAN;
+	}
 	csr_write(CSR_HVIP, 0);
 	this_hart()->current = NULL;
 }

@@ -129,6 +129,7 @@ static bool running_to_rebooting(struct vm *vm)
 		return false;
 	vm->reboot_not_before = 0;	/* at once, once off CPU */
 	vm->state = VM_REBOOTING;
+	sched_note_reboot();
 	return true;
 }
 

@@ -69,6 +69,13 @@ void sched_kick_idle(void)
 {
 }
 
+unsigned int reboots_noted;
+
+void sched_note_reboot(void)
+{
+	reboots_noted++;
+}
+
 unsigned int host_kicks;
 
 void sched_kick_host(void)

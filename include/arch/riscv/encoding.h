@@ -64,6 +64,7 @@
 #define SR_FS_SHIFT	13
 #define SR_FS		(_UL(3) << 13)
 #define SR_FS_INITIAL	(_UL(1) << 13)
+#define SR_FS_CLEAN	(_UL(2) << 13)
 #define SR_FS_DIRTY	(_UL(3) << 13)
 #define SR_SUM		BIT(18)
 #define SR_MXR		BIT(19)
