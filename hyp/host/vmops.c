@@ -43,11 +43,21 @@ const char *vm_state_name(const struct vm *vm)
 	}
 }
 
+/* Operations under way, so that vmops_pending(), asked on every vCPU switch
+ * on hart 0, is one load (hart 0 alone changes them). */
+static unsigned int nr_pending;
+
+static void set_kind(unsigned int i, int kind)
+{
+	nr_pending += (kind != OP_NONE) - (pending[i].kind != OP_NONE);
+	pending[i].kind = kind;
+}
+
 static int start_op(struct vm *vm, int kind, int rc, vmop_done_fn done, void *ctx)
 {
 	if (rc)
 		return rc;
-	pending[vm->index].kind = kind;
+	set_kind(vm->index, kind);
 	pending[vm->index].done = done;
 	pending[vm->index].ctx = ctx;
 	return 0;
@@ -113,7 +123,7 @@ int vmop_destroy(struct vm *vm, vmop_done_fn done, void *ctx)
 	}
 	if (pending[vm->index].kind == OP_PAUSE && pending[vm->index].done)
 		pending[vm->index].done(pending[vm->index].ctx, vm, 0);
-	pending[vm->index].kind = OP_NONE;
+	set_kind(vm->index, OP_NONE);
 	return start_op(vm, OP_DESTROY, vm_request_destroy(vm), done, ctx);
 }
 
@@ -153,10 +163,7 @@ void vmop_cancel_waiter(void *ctx)
 
 bool vmops_pending(void)
 {
-	for (unsigned int i = 0; i < nr_vms; i++)
-		if (pending[i].kind != OP_NONE)
-			return true;
-	return false;
+	return nr_pending;
 }
 
 /* Finish what waited for VMs to leave their harts. */
@@ -191,7 +198,7 @@ void vmops_poll(void)
 		} else {
 			pr_info("vm %s: paused", vm->cfg.name);
 		}
-		pending[i].kind = OP_NONE;
+		set_kind(i, OP_NONE);
 		if (pending[i].done)
 			pending[i].done(pending[i].ctx, vm, result);
 	}

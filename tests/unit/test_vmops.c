@@ -183,6 +183,7 @@ TEST(pause_freezes_the_devices_and_waits_for_their_drain)
 	EXPECT_EQ(st.done_calls, 0);
 	EXPECT_TRUE(st.drain_looks >= 2);
 	EXPECT_EQ(vm->state, VM_PAUSING);
+	EXPECT_TRUE(vmops_pending());		/* hart 0 looks again soon */
 	st.drained = true;			/* its completion is in the used ring */
 	vmops_poll();
 	EXPECT_EQ(st.done_calls, 1);
