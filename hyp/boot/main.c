@@ -3,6 +3,7 @@
  * Boot is the one place that knows every part: it wires the hooks through
  * which lower layers reach higher ones (trap vector, host services, guest
  * console output). */
+#include <string.h>
 #include <arch/riscv/csr.h>
 #include <atomic.h>
 #include <console.h>
@@ -71,11 +72,41 @@ static void setup_memory(void)
 		(unsigned long)(mm_pool_free_bytes(&host_pool) >> 20));
 }
 
+/* Zicboz for mm_zero(): only if every hart has it with one block size and a
+ * probe here zeroes exactly its block (the firmware may not have set
+ * menvcfg.CBZE: then cbo.zero traps, caught by the probe). */
+unsigned long __cbo_zero_probe(void *p);
+
+static void enable_cbo_zero(void)
+{
+	unsigned long block = host.cboz_block, cause;
+	uint8_t *buf;
+	bool ok = true;
+
+	if (!block)
+		return;
+	buf = (uint8_t *)(uintptr_t)mm_alloc_raw(3 * block, block);
+	if (!buf)
+		return;
+	memset(buf, 0xa5, 3 * block);
+	cause = __cbo_zero_probe(buf + block);
+	for (unsigned long i = 0; i < 3 * block && !cause; i++)
+		ok &= buf[i] == ((i >= block && i < 2 * block) ? 0 : 0xa5);
+	mm_free((hpa_t)(uintptr_t)buf, 3 * block);
+	if (cause || !ok) {
+		pr_info("Zicboz: cbo.zero %s: not used", cause ? "traps (firmware leaves it off)" :
+			"zeroed the wrong bytes");
+		return;
+	}
+	mm_zero_use_cbo(block);
+}
+
 static void report_cfi_caps(bool ss_granted)
 {
-	pr_info("hart caps: sstc %s, vmid bits %u, smstateen %s, zbc %s",
+	pr_info("hart caps: sstc %s, vmid bits %u, smstateen %s, zbc %s, cbo.zero %lu",
 		hart_caps.sstc ? "yes" : "no", hart_caps.vmid_bits,
-		hart_caps.smstateen ? "yes" : "no", host.isa_zbc ? "yes" : "no");
+		hart_caps.smstateen ? "yes" : "no", host.isa_zbc ? "yes" : "no",
+		mm_zero_cbo_block());
 	pr_info("firmware FWFT SET SHADOW_STACK: %s",
 		ss_granted ? "granted (menvcfg.SSE=1)" :
 		host.isa_zicfiss ? "REFUSED by firmware (needs OpenSBI >= 1.6)" :
@@ -167,6 +198,7 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 	if (host.isa_zbc && !crc32c_use_clmul(true))
 		pr_info("crc32c: Zbc products disagree with the tables: tables used");
 	setup_memory();
+	enable_cbo_zero();
 
 	ss = request_shadow_stack();
 	hart_probe_caps();

@@ -105,6 +105,25 @@ static uint32_t cpu_intc_phandle(const void *fdt, int cpu)
 	return 0;
 }
 
+/* Zicboz on this hart, and its block: every hart must have both, the same
+ * (a block a power of two from 16 to 4 KiB), or none is used. */
+static void parse_cboz(const void *fdt, int node, struct host_info *hi, bool first)
+{
+	const fdt32_t *p;
+	uint32_t block = 0;
+	int len;
+
+	p = fdt_getprop(fdt, node, "riscv,cboz-block-size", &len);
+	if (p && len == 4 && stringlist_has(fdt, node, "riscv,isa-extensions", "zicboz"))
+		block = fdt32_to_cpu(*p);
+	if (block < 16 || block > 4096 || (block & (block - 1)))
+		block = 0;
+	if (first)
+		hi->cboz_block = block;
+	else if (hi->cboz_block != block)
+		hi->cboz_block = 0;
+}
+
 static int parse_cpus(const void *fdt, struct host_info *hi, const char **err)
 {
 	int cpus = fdt_path_offset(fdt, "/cpus"), node, len;
@@ -118,6 +137,7 @@ static int parse_cpus(const void *fdt, struct host_info *hi, const char **err)
 	hi->timebase_hz = read_cells(tb, len / 4);
 	hi->isa_zicfilp = hi->isa_zicfiss = hi->isa_sstc = hi->isa_smstateen = true;
 	hi->isa_zimop = hi->isa_zcmop = hi->isa_zbc = true;
+	hi->cboz_block = 0;
 	fdt_for_each_subnode(node, fdt, cpus) {
 		const char *type = get_string(fdt, node, "device_type");
 		const char *status = get_string(fdt, node, "status");
@@ -138,6 +158,7 @@ static int parse_cpus(const void *fdt, struct host_info *hi, const char **err)
 		hi->isa_zimop &= stringlist_has(fdt, node, "riscv,isa-extensions", "zimop");
 		hi->isa_zcmop &= stringlist_has(fdt, node, "riscv,isa-extensions", "zcmop");
 		hi->isa_zbc &= stringlist_has(fdt, node, "riscv,isa-extensions", "zbc");
+		parse_cboz(fdt, node, hi, hi->nr_harts == 1);
 	}
 	if (!hi->nr_harts)
 		return *err = "no usable cpu nodes", -HYP_EINVAL;

@@ -36,6 +36,7 @@ struct host_info {
 	bool isa_zicfilp, isa_zicfiss, isa_sstc, isa_smstateen;	/* advertised on every hart */
 	bool isa_zimop, isa_zcmop;
 	bool isa_zbc;		/* carry-less products: the stream's checksums */
+	uint32_t cboz_block;	/* Zicboz's block on every hart; 0: not on all */
 	bool persist;			/* carapace,persist: stay up with no VM */
 	bool incoming;			/* carapace,incoming: wait for a migrated VM */
 	uint8_t incoming_disks[2];	/* carapace,incoming-disks: the host disks (PCI

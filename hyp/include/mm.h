@@ -55,4 +55,11 @@ void mm_free(hpa_t pa, uint64_t size);
 uint64_t mm_free_bytes(void);
 /** mm_total_bytes() - host memory the pool manages (free and in use; fixed at boot). */
 uint64_t mm_total_bytes(void);
+/** mm_zero() - zero @n bytes at @p: Zicboz blocks where boot enabled them
+ *  (mm_zero_use_cbo(), @p and @n multiples of the block), else stores. */
+void mm_zero(void *p, uint64_t n);
+/** mm_zero_use_cbo() - zero with cbo.zero blocks of @block bytes (0: never). */
+void mm_zero_use_cbo(unsigned long block);
+/** mm_zero_cbo_block() - the block mm_zero() uses, 0 if none. */
+unsigned long mm_zero_cbo_block(void);
 #endif

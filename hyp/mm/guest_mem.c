@@ -169,7 +169,7 @@ static __attribute__((noinline)) int populate_locked(struct vm *vm, gpa_t gpa, u
 			continue;
 		}
 		/* never show a guest what the chunk held before (another boot) */
-		memset((void *)(uintptr_t)hpa, 0, VM_RAM_CHUNK);
+		mm_zero((void *)(uintptr_t)hpa, VM_RAM_CHUNK);
 		/* while tracking, a chunk first mapped by a read must fault on its
 		 * first write like any other write-protected chunk */
 		if (vm->dirty_tracking && !write)

@@ -38,3 +38,9 @@ __attribute__((weak)) void tlb_local_gstage(const struct vm *vm)
 {
 	(void)vm;
 }
+
+/* hyp/mm/mm_zero.c without Zicboz (the host has none) */
+void mm_zero(void *p, uint64_t n)
+{
+	memset(p, 0, n);
+}
