@@ -67,6 +67,7 @@ struct dt_spec {
 	int no_serial, no_stdout;
 	const char *const *cpu_ext[2];	/* riscv,isa-extensions of cpu@0, cpu@1; NULL: default */
 	int cpu1_no_ext;		/* cpu@1 without riscv,isa-extensions at all */
+	uint32_t cboz_block[2];		/* riscv,cboz-block-size of cpu@0, cpu@1; 0: absent */
 	int cpu2_disabled;		/* add cpu@2, status "disabled", no extensions */
 	int extra_cpus;			/* add usable cpu@2.. (after cpu@2 if disabled) */
 	int second_memory;		/* add /memory@100000000 */
@@ -180,6 +181,8 @@ static void prop_strings(void *fdt, const char *name, const char *const *list)
 #define INTC_PHANDLE(i)	(0x10u + (uint32_t)(i))
 #define PLIC_PHANDLE	0x20u
 
+static uint32_t cboz_block;	/* the next build_cpu()'s riscv,cboz-block-size; 0: none */
+
 static void build_cpu(void *fdt, int i, const char *const *ext, const char *status)
 {
 	char name[16];
@@ -194,6 +197,8 @@ static void build_cpu(void *fdt, int i, const char *const *ext, const char *stat
 	B(fdt_property_string(fdt, "riscv,isa-base", "rv64i"));
 	if (ext)
 		prop_strings(fdt, "riscv,isa-extensions", ext);
+	if (cboz_block)
+		B(fdt_property_u32(fdt, "riscv,cboz-block-size", cboz_block));
 	B(fdt_begin_node(fdt, "interrupt-controller"));
 	B(fdt_property_string(fdt, "compatible", "riscv,cpu-intc"));
 	B(fdt_property(fdt, "interrupt-controller", "", 0));
@@ -482,9 +487,12 @@ static const void *build(const struct dt_spec *s)
 		if (!s->no_timebase)
 			B(fdt_property_u32(fdt, "timebase-frequency", 10000000));
 		if (!s->no_cpu_nodes) {
+			cboz_block = s->cboz_block[0];
 			build_cpu(fdt, 0, s->cpu_ext[0] ? s->cpu_ext[0] : default_ext, "okay");
+			cboz_block = s->cboz_block[1];
 			build_cpu(fdt, 1, s->cpu1_no_ext ? NULL :
 					  s->cpu_ext[1] ? s->cpu_ext[1] : default_ext, "okay");
+			cboz_block = 0;
 			if (s->cpu2_disabled)
 				build_cpu(fdt, 2, NULL, "disabled");
 			for (int i = 0; i < s->extra_cpus; i++)
@@ -705,6 +713,38 @@ TEST(fdt_host_name_and_bootargs_limits)
 	EXPECT_EQ(parse(&s, &err), 0);
 	EXPECT_STREQ(hi.vms[0].name, "fifteen-chars-x");
 	EXPECT_EQ(strlen(hi.vms[0].bootargs), 511);
+}
+
+/* Zicboz for zeroing guest RAM (hyp/mm/mm_zero.c): every hart lists it with
+ * the same block, a power of two from 16 to 4 KiB, or it is not used. */
+TEST(fdt_host_cboz_block_needs_every_hart_alike)
+{
+	static const char *const with[] = { "h", "zicfilp", "zicfiss", "smstateen", "sstc",
+					     "zicboz", NULL };
+	static const struct { uint32_t b0, b1; const char *const *e1; uint32_t want; } c[] = {
+		{ 64, 64, with, 64 },		/* QEMU virt's */
+		{ 64, 64, default_ext, 0 },	/* cpu@1 does not list zicboz */
+		{ 64, 0, with, 0 },		/* cpu@1 says no block */
+		{ 64, 128, with, 0 },		/* blocks differ */
+		{ 48, 48, with, 0 },		/* not a power of two */
+		{ 8, 8, with, 0 },		/* too small */
+		{ 8192, 8192, with, 0 },	/* too large */
+	};
+	struct dt_spec s;
+	const char *err;
+
+	for (unsigned int i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		spec_default(&s);
+		s.cpu_ext[0] = with;
+		s.cpu_ext[1] = c[i].e1;
+		s.cboz_block[0] = c[i].b0;
+		s.cboz_block[1] = c[i].b1;
+		EXPECT_EQ(parse(&s, &err), 0);
+		EXPECT_EQ(hi.cboz_block, c[i].want);
+	}
+	spec_default(&s);	/* the default DT has neither */
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.cboz_block, 0);
 }
 
 TEST(fdt_host_isa_flags_need_every_hart)
