@@ -214,6 +214,7 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 		pr_info("management channel: virtio-serial port org.carapace.control");
 	else
 		pr_info("no management device: carapace-ctl cannot reach this host");
+	snap_port_init();
 	if (host.pci.present && pci_host_init(&host.pci)) {
 		hostblk_init();
 		hostnet_init();

@@ -196,6 +196,12 @@ struct snap_result {
 typedef void (*snap_done_fn)(const struct snap_result *r);
 
 /* The stream port (snap_port.c; hart 0 only). */
+/** snap_port_init() - at boot, before any VM: the port's large transmit
+ *  buffers (SNAP_PORT_TX_BUF_SIZE each, hypervisor memory, kept for good),
+ *  given to the port once it is found. Without memory for them the port
+ *  keeps its driver's small ones: slower, nothing else changes. */
+void snap_port_init(void);
+#define SNAP_PORT_TX_BUF_SIZE	(64 * 1024)
 /** snap_port_ready() - the stream port exists and a client is connected. */
 bool snap_port_ready(void);
 /** snap_port_write()/snap_port_read() - as many bytes as the port takes/has. */
