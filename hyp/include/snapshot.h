@@ -237,11 +237,12 @@ bool snap_holds_paused(const struct vm *vm);
 int snap_load_start(uint64_t bytes, const char *name, const struct snap_io_map *map,
 		    snap_done_fn done);
 /** snap_save_poll()/snap_load_poll() - move bytes (host services, hart 0).
- *  snap_save_poll() returns true when it stopped on its time bound with
- *  more to do at once, false when nothing is under way or what is waits for
- *  the host: a disk read (its interrupt wakes hart 0) or room in the port. */
+ *  Each returns true when it stopped on its time bound with more to do at
+ *  once, false when nothing is under way or what is waits for the host: a
+ *  disk read (its interrupt wakes hart 0), room in the port or bytes from
+ *  it (the port's interrupt wakes hart 0). */
 bool snap_save_poll(void);
-void snap_load_poll(void);
+bool snap_load_poll(void);
 /** snap_busy() - a save or a load is under way. */
 bool snap_busy(void);
 /** snap_busy_load() - a load is under way. */
