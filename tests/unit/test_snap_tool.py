@@ -1727,6 +1727,41 @@ def test_ctl_snapshot_no_compress_writes_the_stream_itself(fake, socks, tmp_path
     assert reply["compressed"] is False and reply["file_bytes"] == len(valid)
 
 
+class _FailingFile:
+    """A file whose writes fail once @after bytes are in (a full disk)."""
+
+    def __init__(self, after):
+        self.data, self.after = bytearray(), after
+
+    def write(self, b):
+        if len(self.data) + len(b) > self.after:
+            raise OSError(28, "No space left on device")
+        self.data += b
+        return len(b)
+
+
+@pytest.mark.parametrize("threaded", [False, True], ids=["raw", "gzip-thread"])
+def test_stream_file_writer_keeps_order_and_reports_a_full_disk(tmp_path, threaded):
+    from carapace.errors import FileError
+    from carapace.streams import _FileWriter
+    out = _FailingFile(after=1 << 30)
+    chunks = [bytes([i]) * (1000 + i) for i in range(200)]
+    with _FileWriter(out, tmp_path / "x.tmp", threaded) as w:
+        for c in chunks:
+            w.buffer[:len(c)] = c      # the receive buffer is reused for every chunk
+            w.write(len(c))
+        w.finish()
+    assert bytes(out.data) == b"".join(chunks)
+    out = _FailingFile(after=5000)
+    with pytest.raises(FileError, match="cannot write .*x.tmp: No space left on device"):
+        with _FileWriter(out, tmp_path / "x.tmp", threaded) as w:
+            for c in chunks:
+                w.buffer[:len(c)] = c
+                w.write(len(c))
+            w.finish()
+    assert len(out.data) <= 5000
+
+
 def test_ctl_snapshot_gzip_file_is_reproducible(fake, socks, tmp_path, valid, capsys):
     """No name or time in the gzip header: one stream, one file."""
     fake(snapshot_server(valid))
