@@ -23,7 +23,8 @@ bool snap_port_stalled(uint64_t since)
 
 void snap_port_init(void)
 {
-	tx_bufs = (void *)mm_alloc((uint64_t)VCON_BUFS * SNAP_PORT_TX_BUF_SIZE, 4096);
+	/* not zeroed: a buffer is written before the device reads it */
+	tx_bufs = (void *)mm_alloc_raw((uint64_t)VCON_BUFS * SNAP_PORT_TX_BUF_SIZE, 4096);
 	if (!tx_bufs)
 		pr_info("snapshot stream: no memory for its transmit buffers: 4 KiB ones used");
 }
