@@ -753,8 +753,10 @@ static bool recv_poll(void)
 				return false;
 			}
 			/* nothing after a fresh look at the port either: wait for
-			 * its interrupt (as a restore does, snap_load_poll()) */
-			if (looked)
+			 * its interrupt (as a restore does, snap_load_poll()),
+			 * but not in the stop-and-copy, whose wait is the VM's
+			 * downtime: it polls as before */
+			if (looked && mr.phase != R_STATE)
 				return false;
 			vcon_poll();
 			looked = true;

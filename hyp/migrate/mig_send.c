@@ -704,8 +704,10 @@ static bool send_poll(void)
 				return false;
 			}
 			/* no room after a fresh look either: hart 0 waits for
-			 * the port's interrupt (its buffers came back) */
-			if (looked)
+			 * the port's interrupt (its buffers came back), but not
+			 * in the stop-and-copy, whose wait is the VM's downtime:
+			 * it polls as before */
+			if (looked && ms.phase != S_STATE)
 				return false;
 			vcon_poll();
 			looked = true;
