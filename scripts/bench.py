@@ -9,9 +9,12 @@ payload or kernel directly on QEMU + OpenSBI) are measured in the same run.
 Writes build/bench/results.json and build/bench/ratios.png (gnuplot).
 
 Usage: scripts/bench.py [STEP ...]  (steps: micro switch cfi_violation linux_boot
-snapshot live_snapshot migration fairness exit_cost footprint disk net disk_io
-net_io disk_boot; default all). A run of some steps only writes
-build/bench/results-partial.json instead of results.json.
+snapshot stream live_snapshot migration disk_move fairness exit_cost footprint
+disk net disk_io net_io disk_boot; default all). A run of some steps only
+writes build/bench/results-partial.json instead of results.json.
+
+The stream step alone runs without -icount: it measures the snapshot and
+restore streams in host wall time, which varies with the host's load.
 
 The guest-I/O steps (disk_io, net_io) run Linux with a spinner beside the I/O,
 so that no hart ever idles (an idle machine's -icount clock follows host
@@ -259,6 +262,82 @@ def snapshot(results):
                                "us": restored["restore_us"],
                                "instructions": restored["restore_us"] * 1000,
                                "unit": "guest-visible us under -icount"}
+
+
+STREAM_ROUNDS = 5
+
+
+def stream_summary(samples):
+    """[(bytes, host seconds)] of a stream's runs -> MB/s (10^6 bytes a second)
+    of each, and their median, min and max.  A run that moved nothing or took
+    no time is a broken measurement: it raises rather than record a figure."""
+    if not samples:
+        raise RuntimeError("stream: no run")
+    rates = []
+    for n, secs in samples:
+        if n <= 0 or secs <= 0:
+            raise RuntimeError(f"stream: a run of {n} bytes in {secs} s")
+        rates.append(round(n / secs / 1e6, 1))
+    return {"runs_mb_s": rates, "median_mb_s": statistics.median(rates),
+            "min_mb_s": min(rates), "max_mb_s": max(rates),
+            "runs_s": [round(secs, 3) for _, secs in samples]}
+
+
+def stream(results):
+    """Stream throughput in host wall time (issue 26): an idle 256 MiB Linux
+    guest (1 vCPU, 2 harts) snapshotted plain, the stream written raw to a
+    file by carapace-ctl's own code (tools/carapace/streams.py), then that
+    file restored as a new VM (not verified first: the stream alone) and the
+    copy destroyed, STREAM_ROUNDS times; MB/s from the request to the last
+    byte written (snapshot) or to the reply that the VM runs (restore).
+    Without -icount, as users run it: host time, so the figure moves with the
+    host's speed and load (run it on a quiet machine); the first restore
+    also pays for the host's first touch of the VM's memory."""
+    cc = ctl_module()
+    from carapace import streams
+    tmp = Path(tempfile.mkdtemp(prefix="carapace-bench-"))
+    ctl_sock, stream_sock = tmp / "ctl.sock", tmp / "stream.sock"
+    cmd = [sys.executable, str(ROOT / "tools" / "carapace-run"), "--batch",
+           "--timeout", "900", "--smp", "2", "--persist", "--spare-mem", "256M",
+           "--ctl-socket", str(ctl_sock), "--stream-socket", str(stream_sock),
+           "--vm", f"name=s,kernel={IMAGE},initrd={INITRD},mem=256M,vcpus=1,"
+                   "bootargs=console=ttyS0 quiet carapace.test=idle"]
+    say(f"stream: idle Linux guest, 256 MiB, {STREAM_ROUNDS} plain snapshots and restores "
+        "(host time, no -icount)")
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         stdin=subprocess.DEVNULL, text=True, errors="replace")
+    lines = []
+    threading.Thread(target=lambda: lines.extend(l.rstrip("\n") for l in p.stdout),
+                     daemon=True).start()
+    saves, loads = [], []
+    try:
+        end = time.time() + 300
+        while not any("init: idle" in l for l in lines):
+            if time.time() > end or p.poll() is not None:
+                raise RuntimeError("the guest did not reach init:\n" + "\n".join(lines[-30:]))
+            time.sleep(0.2)
+        time.sleep(2)
+        path = tmp / "plain.snap"
+        for i in range(STREAM_ROUNDS):
+            with cc.Client(ctl_sock, timeout=300) as c:
+                t = time.monotonic()
+                reply = streams.snapshot_vm(c, stream_sock, "s", path, compress=False)
+                saves.append((reply["bytes"], time.monotonic() - t))
+                t = time.monotonic()
+                streams.restore_vm(c, stream_sock, path, name=f"r{i}", verify=False,
+                                   stream_bytes=reply["bytes"])
+                loads.append((reply["bytes"], time.monotonic() - t))
+                c.request("destroy", {"vm": f"r{i}"})
+    finally:
+        stop_launcher(p)
+        shutil.rmtree(tmp, ignore_errors=True)
+    crc = "tables" if any("crc32c: tables" in l for l in lines) else "Zbc products or tables (no Zbc)"
+    results["stream_throughput"] = {
+        "what": "plain snapshot (raw file) and restore of an idle 256 MiB Linux guest, "
+                "host wall time without -icount",
+        "bytes": saves[-1][0], "crc32c": crc,
+        "snapshot": stream_summary(saves), "restore": stream_summary(loads),
+        "unit": "MB/s (10^6 bytes per host second)"}
 
 
 def ctl_module():
@@ -1459,6 +1538,13 @@ def table(results):
               f"(guest time under -icount)")
         r = results["restore_time"]
         print(f"restore: {r['us']:,} us (guest time under -icount)")
+    if "stream_throughput" in results:
+        r = results["stream_throughput"]
+        for kind in ("snapshot", "restore"):
+            k = r[kind]
+            print(f"stream, {kind} of an idle 256 MiB Linux guest ({r['bytes']:,} bytes): "
+                  f"median {k['median_mb_s']} MB/s host time ({k['min_mb_s']}-{k['max_mb_s']} "
+                  f"over {len(k['runs_mb_s'])} runs; varies with the host's load)")
     if "live_snapshot_cost" in results:
         r = results["live_snapshot_cost"]
         print(f"live snapshot of a busy guest ({r['stream_bytes'] / 2**20:.1f} MiB stream): "
@@ -1604,8 +1690,9 @@ STEP_NEEDS = {"disk_io": (GUEST_KERNEL, IOBENCH), "net_io": (GUEST_KERNEL, IOBEN
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     steps = {f.__name__: f for f in (micro, switch, cfi_violation, linux_boot, snapshot,
-                                     live_snapshot, migration, disk_move, fairness, exit_cost,
-                                     footprint, disk, net, disk_io, net_io, disk_boot)}
+                                     stream, live_snapshot, migration, disk_move, fairness,
+                                     exit_cost, footprint, disk, net, disk_io, net_io,
+                                     disk_boot)}
     chosen = sys.argv[1:] or list(steps)
     for name in chosen:
         if name not in steps:

@@ -12,6 +12,7 @@
  * 512..65536, seg_max at least 1 (then cut to what a request can carry). */
 #include <atomic.h>
 #include <errno.h>
+#include <hart.h>
 #include <hostblk.h>
 #include <log.h>
 #include <pci_host.h>
@@ -46,6 +47,8 @@ struct hostblk {
 	 * configuration change its ISR read showed (2): whoever holds the lock
 	 * next takes them (32 bits: the hart has no byte-wide atomic or). */
 	uint32_t wanted;
+	/* the harts in drain() on this disk (bit: hart index), see drain() */
+	uint32_t draining;
 	struct vpci_dev dev;
 	struct vpci_queue q;
 	VPCI_RING(BLK_QUEUE) ring;
@@ -210,7 +213,30 @@ static int read_capacity(struct hostblk *b)
 /* Complete what the device finished: a queue's worth, and after a failure
  * every chain it held. Never waits for the lock: if another hart holds it
  * (a submit), that hart drains when it lets go (unlock_and_drain()). */
+static void drain_loop(struct hostblk *b);
+
+/* A hart in drain() calls requests' done(), and a done() may submit again
+ * (the INTx selftest does; so could a device model sending its next
+ * request): that submit drained from inside drain(), each completion one
+ * level deeper, as long as the device kept answering, until the 16 KiB hart
+ * stack overflowed into the bss (tests/guests/test_host_irq.py: its spin
+ * guest on one hart, once QEMU's main loop answered faster). The drain()
+ * already under way on this hart takes those completions in its loop
+ * instead (wanted stays set for it); another disk's is drained as before. */
+_Static_assert(HART_MAX <= 32, "draining: a bit per hart");
+
 static void drain(struct hostblk *b)
+{
+	uint32_t mine = 1U << this_hart()->index;
+
+	if (__atomic_load_n(&b->draining, __ATOMIC_RELAXED) & mine)
+		return;
+	__atomic_fetch_or(&b->draining, mine, __ATOMIC_RELAXED);
+	drain_loop(b);
+	__atomic_fetch_and(&b->draining, ~mine, __ATOMIC_RELAXED);
+}
+
+static void drain_loop(struct hostblk *b)
 {
 	for (unsigned int n = 0; n <= BLK_QUEUE; n++) {
 		struct hostblk_req *r;

@@ -112,14 +112,15 @@ void host_irq_handle(void)
 	plic.stats.cut++;	/* the rest waits: sip.SEIP stays set, the next call takes it */
 }
 
-void host_irq_poll(void)
+bool host_irq_poll(void)
 {
-	if (plic.nr && (csr_read(CSR_SIP) & MIP_SEIP)) {
-		plic.stats.polled++;
-		plic.polling = true;
-		host_irq_handle();
-		plic.polling = false;
-	}
+	if (!plic.nr || !(csr_read(CSR_SIP) & MIP_SEIP))
+		return false;
+	plic.stats.polled++;
+	plic.polling = true;
+	host_irq_handle();
+	plic.polling = false;
+	return true;
 }
 
 bool host_irq_polling(void)

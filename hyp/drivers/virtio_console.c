@@ -98,6 +98,8 @@ static struct {
 	int64_t irq;		/* its interrupt in the DT (-1: none), and the parent's */
 	uint32_t irq_parent;	/* phandle */
 	uint32_t isr_taken;	/* interrupt status the handler acknowledged */
+	uint64_t timebase;	/* time_now() ticks per second */
+	uint64_t isr_read;	/* time_now() of vcon_poll()'s last look at the status */
 	uint32_t max_ports;
 	struct vq ctl_rx, ctl_tx;
 	struct vcon_ctl pending[CTL_PENDING];
@@ -661,6 +663,7 @@ bool vcon_init(const void *fdt, uint64_t timebase)
 		}
 		if (!vcon_start((uintptr_t)base))
 			continue;
+		vc.timebase = timebase;
 		node_irq(fdt, node);
 		vcon_settle(timebase);
 		if (!vc.up)
@@ -706,11 +709,20 @@ void vcon_poll(void)
 		tx_reclaim(&vc.port[n]);
 		rx_harvest(n);
 	}
-	/* Keep the line low (an interrupt only wakes hart 0, vcon_interrupt()
-	 * acknowledges it), and notice a device that gave up (config change +
-	 * NEEDS_RESET). */
-	isr = ack_interrupt() | vc.isr_taken;
+	/* Notice a device that gave up (config change + NEEDS_RESET): from what
+	 * the handler acknowledged, else by a look at the status, which lowers
+	 * the line too. That look is an exit into the device model, under
+	 * QEMU's big lock, which its I/O thread needs to move the port's bytes:
+	 * a restore polls here without pause, and a look at every poll took the
+	 * lock tens of thousands of times a second, away from the thread
+	 * feeding the stream. So at most once a millisecond (an interrupt
+	 * wakes hart 0 all the same, and its handler acknowledges it). */
+	isr = vc.isr_taken;
 	vc.isr_taken = 0;
+	if (time_now() - vc.isr_read >= vc.timebase / 1000) {
+		vc.isr_read = time_now();
+		isr |= ack_interrupt();
+	}
 	if (!isr)
 		return;
 	if ((isr & 2) && (rd(VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_NEEDS_RESET)) {
@@ -804,6 +816,20 @@ size_t vcon_read(int port, void *buf, size_t len)
 	}
 	vq_kick(&p->rx);
 	return n;
+}
+
+bool vcon_port_tx_buffers(int port, void *bufs, uint32_t size)
+{
+	struct vcon_port *p = port_get(port);
+
+	if (!p || !bufs || !size)
+		return false;
+	tx_reclaim(p);
+	if (p->tx.nr_free != p->tx.r.num)
+		return false;	/* the device may still read the old ones */
+	p->tx.buf = bufs;
+	p->tx.buf_size = size;
+	return true;
 }
 
 size_t vcon_write(int port, const void *buf, size_t len)

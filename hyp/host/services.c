@@ -97,8 +97,10 @@ static void power_off_if_all_down(void)
 	sbi_system_shutdown(failed);
 }
 
-/* A stream waiting for room in its port looks again this soon (the port
- * does not interrupt; a disk read the stream waits for does). */
+/* A stream waiting for its port (room, or bytes) or a disk read looks again
+ * this soon, if their interrupts did not wake hart 0 before (the bound for
+ * a host without the port's interrupt, and for one that came just before
+ * hart 0 went to sleep). */
 #define STREAM_WAIT_US	100
 /* An operation waiting for a VM to leave its harts (a pause) looks again
  * this soon: a guest on hart 0 gets no longer slice meanwhile. */
@@ -108,7 +110,7 @@ static void power_off_if_all_down(void)
  * not on every vCPU switch that finds nothing to do (make bench micro). */
 static __attribute__((noinline)) uint64_t host_work(uint64_t now)
 {
-	bool saving;
+	bool streaming;
 
 	host_irq_poll();	/* hart 0 busy with host work and nothing to run */
 	console_flush_stale();
@@ -118,18 +120,20 @@ static __attribute__((noinline)) uint64_t host_work(uint64_t now)
 	host_io_poll();		/* host devices without a routed interrupt */
 	vm_io_poll();		/* disks whose rate limit held requests back */
 	mgmt_poll();
-	saving = snap_save_poll();
-	snap_load_poll();
-	mig_send_poll();
-	mig_recv_poll();
+	streaming = snap_save_poll();
+	streaming |= snap_load_poll();
+	streaming |= mig_send_poll();
+	streaming |= mig_recv_poll();
 	power_off_if_all_down();
-	if (saving || snap_busy_load() || mig_busy() || mgmt_busy())
+	if (streaming || mgmt_busy())
 		return 0;
 	if (vmops_pending() || vm_event_pending())
 		return now + timebase_hz / 1000000 * OP_WAIT_US;
-	/* a snapshot waiting for the host: hart 0 sleeps meanwhile, and the
-	 * guests on the other harts have the machine (-icount: its clock) */
-	return snap_busy() ? now + timebase_hz / 1000000 * STREAM_WAIT_US : -1UL;
+	/* a stream waiting for the host: hart 0 sleeps meanwhile (a spinning
+	 * hart 0 took a host CPU from QEMU's thread that moves the port's
+	 * bytes), and the guests on the other harts have the machine
+	 * (-icount: its clock) */
+	return snap_busy() || mig_busy() ? now + timebase_hz / 1000000 * STREAM_WAIT_US : -1UL;
 }
 
 uint64_t host_poll(void)

@@ -70,8 +70,9 @@ int host_irq_register(uint32_t irq, void (*fn)(void *ctx), void *ctx);
 void host_irq_handle(void);
 
 /** host_irq_poll() - host_irq_handle() if anything is registered and the
- *  hart has a supervisor external interrupt pending (sip.SEIP). */
-void host_irq_poll(void);
+ *  hart has a supervisor external interrupt pending (sip.SEIP); true if it
+ *  had (a handler ran, or at least the PLIC was asked). */
+bool host_irq_poll(void);
 
 /** host_irq_polling() - true while host_irq_poll() dispatches (a handler
  *  called from the scheduler's loop or the host services), false when the

@@ -71,9 +71,12 @@ bool mig_sending(const struct vm *vm);
  *  and wait again after a failed attempt. */
 int mig_recv_start(const char *name, bool armed, const struct snap_io_map *map,
 		   const struct mig_host_ops *ops, mig_done_fn done);
-/** mig_send_poll()/mig_recv_poll() - move bytes (host services, hart 0). */
-void mig_send_poll(void);
-void mig_recv_poll(void);
+/** mig_send_poll()/mig_recv_poll() - move bytes (host services, hart 0):
+ *  true when stopped on the time bound with more to do at once, false when
+ *  nothing is under way or what is waits for the port (its interrupt wakes
+ *  hart 0) or for a pause (vmops). */
+bool mig_send_poll(void);
+bool mig_recv_poll(void);
 /* Kept by the engines: the scheduler asks on every vCPU switch on hart 0,
  * so the answer is one load (a function call cost the switch 30 instructions). */
 extern bool mig_send_active, mig_recv_active;

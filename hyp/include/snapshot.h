@@ -196,6 +196,12 @@ struct snap_result {
 typedef void (*snap_done_fn)(const struct snap_result *r);
 
 /* The stream port (snap_port.c; hart 0 only). */
+/** snap_port_init() - at boot, before any VM: the port's large transmit
+ *  buffers (SNAP_PORT_TX_BUF_SIZE each, hypervisor memory, kept for good),
+ *  given to the port once it is found. Without memory for them the port
+ *  keeps its driver's small ones: slower, nothing else changes. */
+void snap_port_init(void);
+#define SNAP_PORT_TX_BUF_SIZE	(64 * 1024)
 /** snap_port_ready() - the stream port exists and a client is connected. */
 bool snap_port_ready(void);
 /** snap_port_write()/snap_port_read() - as many bytes as the port takes/has. */
@@ -231,11 +237,12 @@ bool snap_holds_paused(const struct vm *vm);
 int snap_load_start(uint64_t bytes, const char *name, const struct snap_io_map *map,
 		    snap_done_fn done);
 /** snap_save_poll()/snap_load_poll() - move bytes (host services, hart 0).
- *  snap_save_poll() returns true when it stopped on its time bound with
- *  more to do at once, false when nothing is under way or what is waits for
- *  the host: a disk read (its interrupt wakes hart 0) or room in the port. */
+ *  Each returns true when it stopped on its time bound with more to do at
+ *  once, false when nothing is under way or what is waits for the host: a
+ *  disk read (its interrupt wakes hart 0), room in the port or bytes from
+ *  it (the port's interrupt wakes hart 0). */
 bool snap_save_poll(void);
-void snap_load_poll(void);
+bool snap_load_poll(void);
 /** snap_busy() - a save or a load is under way. */
 bool snap_busy(void);
 /** snap_busy_load() - a load is under way. */

@@ -31,8 +31,7 @@
 #define VCON_MAX_PORTS	5		/* port ids 0..4 (QEMU nr=1..4; 0 is a virtconsole's) */
 #define VCON_NAME_MAX	64		/* port name, NUL included; longer names are ignored */
 #define VCON_BUFS	16		/* rx and tx buffers per port */
-#define VCON_BUF_SIZE	4096
-#define VCON_TX_MAX	(VCON_BUFS * VCON_BUF_SIZE)	/* most one vcon_write() takes */
+#define VCON_BUF_SIZE	4096		/* the driver's own (vcon_port_tx_buffers()) */
 
 /** vcon_init() - find and start the virtio-serial device in the host DT; false
  *  if there is none (the hypervisor then runs without a management channel).
@@ -68,7 +67,15 @@ unsigned int vcon_read_generation(int port);
  *  Bytes a client sent before leaving are still returned, with its
  *  generation. Consumed buffers go straight back to the device. */
 size_t vcon_read(int port, void *buf, size_t len);
-/** vcon_write() - queue up to @len bytes (at most VCON_TX_MAX per call) for the
+/** vcon_port_tx_buffers() - let @port transmit from @bufs, VCON_BUFS buffers of
+ *  @size bytes each (hypervisor memory the caller never frees), instead of
+ *  its own VCON_BUF_SIZE ones: QEMU writes each buffer to its socket in one
+ *  call, so a bulk stream moves in fewer, larger writes. Takes effect only
+ *  while none of the port's transmit buffers is with the device: false
+ *  then (or for an unknown port), and nothing changed; try again later. */
+bool vcon_port_tx_buffers(int port, void *bufs, uint32_t size);
+/** vcon_write() - queue up to @len bytes (at most VCON_BUFS times the port's
+ *  buffer size per call) for the
  *  host client; returns how many were accepted, which may be fewer (even 0)
  *  while tx buffers are busy (a client that does not read keeps them busy):
  *  retry after vcon_poll(), never spinning without bound. With no client

@@ -655,14 +655,17 @@ static void got_section(void)
 	}
 }
 
-static void recv_poll(void);
+static bool recv_poll(void);
 
-void mig_recv_poll(void)
+bool mig_recv_poll(void)
 {
+	bool more;
+
 	if (mr.phase == R_IDLE)
-		return;
-	recv_poll();
+		return false;
+	more = recv_poll();
 	update_active();
+	return more && mr.phase != R_IDLE;
 }
 
 /* A step of the disks' own work: true if it is what this poll does. */
@@ -698,9 +701,11 @@ static bool disk_step(void)
 	}
 }
 
-static void recv_poll(void)
+/* True when it stopped on its time bound with more to do at once. */
+static bool recv_poll(void)
 {
 	uint64_t until = time_now() + timebase_hz / 1000000 * POLL_BUDGET_US;
+	bool looked = false;	/* the port was looked at since the last byte */
 
 	do {
 		bool connected = snap_port_ready();
@@ -720,8 +725,10 @@ static void recv_poll(void)
 			continue;
 		}
 		if (connected && !section_tx_push(&mr.tx)) {
-			if (snap_port_stalled(mr.tx.moved))
-				return discard("stream", "the source stopped reading", false);
+			if (snap_port_stalled(mr.tx.moved)) {
+				discard("stream", "the source stopped reading", false);
+				return false;
+			}
 			vcon_poll();
 			continue;
 		}
@@ -734,21 +741,33 @@ static void recv_poll(void)
 			if (!connected) {
 				if (mr.armed && mr.phase == R_HELLO && !mr.rx.bytes) {
 					mr.rx.moved = mr.tx.moved = time_now();
-					return;		/* no client yet */
+					return false;		/* no client yet */
 				}
-				return discard("stream", mr.phase == R_RUNNING ?
-					       "the stream broke before the source let the VM go" :
-					       "the stream from the source broke", false);
+				discard("stream", mr.phase == R_RUNNING ?
+					"the stream broke before the source let the VM go" :
+					"the stream from the source broke", false);
+				return false;
 			}
-			if (snap_port_stalled(mr.rx.moved) && (!mr.armed || mr.rx.bytes))
-				return discard("no-stream", "no byte from the source in time", false);
+			if (snap_port_stalled(mr.rx.moved) && (!mr.armed || mr.rx.bytes)) {
+				discard("no-stream", "no byte from the source in time", false);
+				return false;
+			}
+			/* nothing after a fresh look at the port either: wait for
+			 * its interrupt (as a restore does, snap_load_poll()),
+			 * but not in the stop-and-copy, whose wait is the VM's
+			 * downtime: it polls as before */
+			if (looked && mr.phase != R_STATE)
+				return false;
 			vcon_poll();
-			return;
+			looked = true;
+			continue;
 		case SECTION_RX_HEADER: {
 			const char *why = mig_rx_header_check(&mr.rx);
 
-			if (why)
-				return discard("bad-stream", why, false);
+			if (why) {
+				discard("bad-stream", why, false);
+				return false;
+			}
 			send_caps();
 			mr.phase = R_CONFIG;
 			break;
@@ -765,7 +784,10 @@ static void recv_poll(void)
 			}
 			break;
 		default:
-			return refuse("bad-stream", mr.rx.why ? mr.rx.why : "bad framing");
+			refuse("bad-stream", mr.rx.why ? mr.rx.why : "bad framing");
+			return false;
 		}
+		looked = false;
 	} while (mr.phase != R_IDLE && time_now() < until);
+	return mr.phase != R_IDLE;
 }

@@ -755,38 +755,58 @@ static bool listen(void)
 	}
 }
 
-void mig_send_poll(void)
+/* One turn of the sender: true when it stopped on its time bound with more
+ * to do at once. */
+static bool send_poll(void)
 {
 	uint64_t until = time_now() + timebase_hz / 1000000 * POLL_BUDGET_US;
+	bool looked = false;	/* the port was looked at since it last took bytes */
+	uint64_t rx_seen = UINT64_MAX;	/* ms.rx.bytes at the last look for input */
 
-	if (ms.phase == S_IDLE)
-		return;
 	do {
-		bool connected = snap_port_ready();
+		bool connected = snap_port_ready(), waiting = false;
 
 		/* what came before a disconnect still counts (RUNNING, ABORT);
 		 * CAPS only once our header is out: CONFIG is staged where it is */
 		if (ms.phase != S_DONE && !(ms.phase == S_CAPS && !section_tx_idle(&ms.tx)) &&
 		    !listen())
-			return;
+			return false;
 		if (!connected) {
 			if (ms.phase == S_DONE)
-				return finish(true);	/* DONE may not have gone out */
-			return fail("stream", "the stream to the destination broke");
+				finish(true);	/* DONE may not have gone out */
+			else
+				fail("stream", "the stream to the destination broke");
+			return false;
 		}
-		if (ms.phase < S_RUNNING && ms.vm->cfg.boot_count != ms.boot_count)
-			return fail("bad-state", "the VM rebooted during the migration");
+		if (ms.phase < S_RUNNING && ms.vm->cfg.boot_count != ms.boot_count) {
+			fail("bad-state", "the VM rebooted during the migration");
+			return false;
+		}
 		if (ms.phase < S_RUNNING && ms.vm->state != VM_RUNNING &&
-		    ms.vm->state != VM_PAUSING && ms.vm->state != VM_PAUSED)
-			return fail("bad-state", "the VM went down during the migration");
+		    ms.vm->state != VM_PAUSING && ms.vm->state != VM_PAUSED) {
+			fail("bad-state", "the VM went down during the migration");
+			return false;
+		}
 		if (!section_tx_push(&ms.tx)) {
-			if (ms.phase == S_DONE && snap_port_stalled(ms.tx.moved))
-				return finish(true);
-			if (snap_port_stalled(ms.tx.moved))
-				return fail("stream", "the destination stopped reading");
+			if (ms.phase == S_DONE && snap_port_stalled(ms.tx.moved)) {
+				finish(true);
+				return false;
+			}
+			if (snap_port_stalled(ms.tx.moved)) {
+				fail("stream", "the destination stopped reading");
+				return false;
+			}
+			/* no room after a fresh look either: hart 0 waits for
+			 * the port's interrupt (its buffers came back), but not
+			 * in the stop-and-copy, whose wait is the VM's downtime:
+			 * it polls as before */
+			if (looked && ms.phase != S_STATE)
+				return false;
 			vcon_poll();
+			looked = true;
 			continue;
 		}
+		looked = false;
 		switch (ms.phase) {
 		case S_LAYOUT:
 			if (ms.next_layout < ms.nr_disks) {
@@ -807,7 +827,7 @@ void mig_send_poll(void)
 		case S_PAUSING:
 			if (!ms.paused) {
 				vcon_poll();
-				return;		/* vmops_poll finishes the pause */
+				return true;	/* vmops_poll finishes the pause */
 			}
 			switchover();
 			break;
@@ -823,20 +843,38 @@ void mig_send_poll(void)
 					(unsigned long)ticks_us(time_now() - ms.paused_at),
 					(unsigned long)ticks_us(ms.downtime));
 			}
-			if (snap_port_stalled(MAX(ms.tx.moved, ms.rx.moved)))
-				return fail("stream", "no answer from the destination after the "
-					    "switchover");
-			vcon_poll();
-			return;
+			if (snap_port_stalled(MAX(ms.tx.moved, ms.rx.moved))) {
+				fail("stream", "no answer from the destination after the "
+				     "switchover");
+				return false;
+			}
+			waiting = true;
+			break;
 		case S_DONE:
-			return finish(true);
+			finish(true);
+			return false;
 		default:
-			/* waiting for the destination */
-			if (snap_port_stalled(MAX(ms.tx.moved, ms.rx.moved)))
-				return fail("stream", "no answer from the destination");
+			if (snap_port_stalled(MAX(ms.tx.moved, ms.rx.moved))) {
+				fail("stream", "no answer from the destination");
+				return false;
+			}
+			waiting = true;
+			break;
+		}
+		if (waiting) {
+			/* waiting for the destination: one more look at the port,
+			 * then hart 0 waits for its interrupt (the answer came) */
+			if (rx_seen == ms.rx.bytes)
+				return false;
+			rx_seen = ms.rx.bytes;
 			vcon_poll();
-			return;
 		}
 		/* a failure on the way ended it: the VM is not ours any more */
 	} while (ms.phase != S_IDLE && time_now() < until);
+	return ms.phase != S_IDLE;
+}
+
+bool mig_send_poll(void)
+{
+	return ms.phase != S_IDLE && send_poll();
 }

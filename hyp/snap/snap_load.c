@@ -446,20 +446,21 @@ static void no_byte(void)
 	vcon_poll();
 }
 
-void snap_load_poll(void)
+bool snap_load_poll(void)
 {
 	uint64_t until = time_now() + timebase_hz / 1000000 * POLL_BUDGET_US;
+	bool looked = false;	/* the port was looked at since the last byte */
 	const char *why;
 
 	if (!ld.busy)
-		return;
+		return false;
 	do {
 		if (!snap_port_ready()) {
 			snprintf(ld.err, sizeof(ld.err), "the stream ended at offset %lu of %lu",
 				 (unsigned long)ld.rx.bytes, (unsigned long)ld.total);
 			ld.code = "bad-snapshot";
 			finish(false);
-			return;
+			return false;
 		}
 		/* a disk's identity being read: nothing more is read meanwhile,
 		 * and that wait is not a stall */
@@ -468,19 +469,31 @@ void snap_load_poll(void)
 			if (disk_id_checking())
 				continue;	/* until the budget is spent */
 			if (!ld.busy)
-				return;
+				return false;
 			continue;
 		}
 		/* a block on its way to the disk: nothing more is read meanwhile
 		 * (its buffer is the next one's), and that wait is not a stall */
 		if (disk_load_busy(&ld.disk, &why)) {
 			ld.rx.moved = time_now();
-			if (why)
-				return refuse("disk-io", why);
+			if (why) {
+				refuse("disk-io", why);
+				return false;
+			}
 			continue;	/* until the budget is spent */
 		}
 		switch (section_rx_poll(&ld.rx)) {
-		case SECTION_RX_NONE: no_byte(); break;
+		case SECTION_RX_NONE:
+			/* Nothing after a fresh look at the port either: hart 0
+			 * waits for the port's interrupt (bytes came) rather than
+			 * spin, which took a host CPU from QEMU's thread that
+			 * feeds the port (docs/performance.md, "Stream
+			 * throughput"). */
+			if (looked)
+				return false;
+			no_byte();
+			looked = true;
+			continue;
 		case SECTION_RX_HEADER: got_header(); break;
 		case SECTION_RX_SECTION: got_section(); break;
 		case SECTION_RX_PAYLOAD: got_payload(); break;
@@ -492,5 +505,7 @@ void snap_load_poll(void)
 			break;
 		case SECTION_RX_ERROR: refuse("bad-snapshot", ld.rx.why); break;
 		}
+		looked = false;
 	} while (ld.busy && time_now() < until);
+	return ld.busy;
 }

@@ -261,9 +261,13 @@ void sched_idle(struct hart *h, uint64_t now, unsigned long gen, uint64_t not_af
 
 	if (deadline > not_after)
 		deadline = not_after;
-	/* hart 0's host interrupts: one may be what woke the last wfi */
-	if (h->index == 0)
-		host_irq_poll();
+	/* hart 0's host interrupts: one may be what woke the last wfi, or one
+	 * that came after the host services' last look (a stream's port: room,
+	 * bytes); its handler only acknowledges it, so the services look again
+	 * before the hart sleeps, or that wake-up would be lost (a stream then
+	 * waited its 100 us for nothing) */
+	if (h->index == 0 && host_irq_poll())
+		return;
 	atomic_or(&idle_harts, 1UL << h->index);
 	csr_write(CSR_STIMECMP, deadline);
 	/* the last vCPU's deadline, left in the CSR, keeps VSTIP pending (Sstc),

@@ -38,6 +38,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include <errno.h>
+#include <hart.h>
 #include <hostblk.h>
 #include <log.h>
 #include <virtio_pci.h>
@@ -51,6 +52,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define MAX_OPS		128
 #define NR_REQ		8
 #define V1		(1ull << VIRTIO_F_VERSION_1)
+
+struct hart harts[HART_MAX];		/* hostblk's drain() asks which hart it runs on */
+struct hart *test_this_hart = &harts[0];
 
 uint64_t time_now(void)
 {

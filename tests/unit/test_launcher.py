@@ -603,11 +603,19 @@ def test_image_reg_follows_existing_chosen_cells(tmp_path):
 def test_ctl_device_args():
     assert ctl_device_args(Path("/r/ctl.sock")) == [
         "-global", "virtio-mmio.force-legacy=false",
-        "-device", "virtio-serial-device,id=carapace-vser",
+        "-device", "virtio-serial-device,id=carapace-vser,max_ports=5",
         "-chardev", "socket,id=carapace-ctl,path=/r/ctl.sock,server=on,wait=off",
         "-device", "virtserialport,bus=carapace-vser.0,chardev=carapace-ctl,"
                    "name=org.carapace.control,nr=1"]
     assert "path=/a,,b/c.sock,server" in ctl_device_args(Path("/a,b/c.sock"))[5]
+
+
+def test_mgmt_ports_are_the_ones_the_hypervisor_drives():
+    # QEMU makes (and polls) every port's queues: no more than the driver's
+    from carapace import c_header, launcher, paths
+    header = (paths.SOURCE_ROOT / "hyp/include/virtio_console.h").read_text()
+    objects, _ = c_header.c_macros(header)
+    assert launcher.MGMT_MAX_PORTS == c_header.c_value(objects["VCON_MAX_PORTS"], objects)
 
 
 def test_default_socket_directory_created_private(private_runtime_dir):
@@ -1102,7 +1110,7 @@ def test_dry_run_images_persist_socket(kernel, tmp_path, capsys, private_runtime
     out = capsys.readouterr().out
     sock = private_runtime_dir / f"carapace-{os.getuid()}" / "ctl.sock"
     assert f"-chardev socket,id=carapace-ctl,path={sock},server=on,wait=off" in out
-    assert "-device virtio-serial-device,id=carapace-vser" in out
+    assert "-device virtio-serial-device,id=carapace-vser,max_ports=5" in out
     assert "name=org.carapace.control,nr=1" in out
     assert "-global virtio-mmio.force-legacy=false" in out
     assert f"# control socket: {sock}" in out

@@ -197,15 +197,15 @@ TEST(host_irq_poll_claims_only_with_seip_pending)
 {
 	setup();
 	fake_csr[CSR_SIP] = MIP_SEIP;
-	host_irq_poll();		/* nothing registered: the PLIC is not touched */
+	EXPECT_FALSE(host_irq_poll());	/* nothing registered: the PLIC is not touched */
 	EXPECT_EQ(fp.claims, 0);
 	EXPECT_EQ(host_irq_register(33, handler, (void *)33), 0);
 	fp.pending[33] = true;
 	fake_csr[CSR_SIP] = 0;
-	host_irq_poll();
+	EXPECT_FALSE(host_irq_poll());
 	EXPECT_EQ(fp.claims, 0);
 	fake_csr[CSR_SIP] = MIP_SEIP;
-	host_irq_poll();
+	EXPECT_TRUE(host_irq_poll());	/* the caller knows an interrupt was taken */
 	EXPECT_EQ(calls[33], 1);
 	EXPECT_EQ(calls_polling, 1);		/* the handler can tell where it runs */
 	EXPECT_EQ(host_irq_get_stats().polled, 1);

@@ -70,9 +70,10 @@ def _crc_table():
 CRC_TABLE = _crc_table()
 
 
-def crc32c_ref(data):
-    """CRC32C, byte at a time: init ~0, reflected 0x82F63B78, final ~0."""
-    c = 0xFFFFFFFF
+def crc32c_ref(data, crc=0):
+    """CRC32C, byte at a time: init ~0, reflected 0x82F63B78, final ~0;
+    continuing from the finished CRC @crc."""
+    c = crc ^ 0xFFFFFFFF
     for b in data:
         c = CRC_TABLE[(c ^ b) & 0xFF] ^ (c >> 8)
     return c ^ 0xFFFFFFFF
@@ -325,6 +326,20 @@ def test_crc32c_fast_path_matches_the_reference():
     # Continuing a CRC over pieces gives the CRC of the whole.
     assert crc32c(data[30_000:], crc32c(data[:30_000])) == crc32c_ref(data)
     assert crc32c(memoryview(bytearray(data[:9000]))) == crc32c_ref(data[:9000])
+
+
+def test_crc32c_lanes_match_the_reference():
+    """Long buffers go many lanes at once (crc32c._lanes): every length around
+    the lanes' powers of two and the path's threshold, from any CRC."""
+    rng = random.Random(11)
+    data = bytes(rng.randrange(256) for _ in range(300_000))
+    for n in (16_383, 16_384, 16_385, 32_767, 32_768 + 63, 65_552, 131_072 + 4_097, 262_160,
+              300_000):
+        start = rng.randrange(1 << 32)
+        assert crc32c(data[:n], start) == crc32c_ref(data[:n], start), n
+    assert crc32c(data[100_000:], crc32c(data[:100_000])) == crc32c_ref(data)
+    zeros = bytes(70_000)                  # the joins run through zero bytes: none lost
+    assert crc32c(zeros) == crc32c_ref(zeros)
 
 
 def test_layout_sizes_match_this_writer_and_the_c_header():
@@ -1725,6 +1740,41 @@ def test_ctl_snapshot_no_compress_writes_the_stream_itself(fake, socks, tmp_path
     assert out.read_bytes() == valid
     reply = json.loads(capsys.readouterr().out)
     assert reply["compressed"] is False and reply["file_bytes"] == len(valid)
+
+
+class _FailingFile:
+    """A file whose writes fail once @after bytes are in (a full disk)."""
+
+    def __init__(self, after):
+        self.data, self.after = bytearray(), after
+
+    def write(self, b):
+        if len(self.data) + len(b) > self.after:
+            raise OSError(28, "No space left on device")
+        self.data += b
+        return len(b)
+
+
+@pytest.mark.parametrize("threaded", [False, True], ids=["raw", "gzip-thread"])
+def test_stream_file_writer_keeps_order_and_reports_a_full_disk(tmp_path, threaded):
+    from carapace.errors import FileError
+    from carapace.streams import _FileWriter
+    out = _FailingFile(after=1 << 30)
+    chunks = [bytes([i]) * (1000 + i) for i in range(200)]
+    with _FileWriter(out, tmp_path / "x.tmp", threaded) as w:
+        for c in chunks:
+            w.buffer[:len(c)] = c      # the receive buffer is reused for every chunk
+            w.write(len(c))
+        w.finish()
+    assert bytes(out.data) == b"".join(chunks)
+    out = _FailingFile(after=5000)
+    with pytest.raises(FileError, match="cannot write .*x.tmp: No space left on device"):
+        with _FileWriter(out, tmp_path / "x.tmp", threaded) as w:
+            for c in chunks:
+                w.buffer[:len(c)] = c
+                w.write(len(c))
+            w.finish()
+    assert len(out.data) <= 5000
 
 
 def test_ctl_snapshot_gzip_file_is_reproducible(fake, socks, tmp_path, valid, capsys):

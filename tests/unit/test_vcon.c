@@ -46,6 +46,7 @@ static struct {
 		uint16_t next_avail;
 	} q[NR_QUEUES];
 	uint32_t isr;		/* interrupt status: the line is high while it is not 0 */
+	unsigned int isr_reads;
 	bool flood;		/* every control rx buffer given back is filled again */
 	unsigned int flood_msgs;
 	uint16_t open;
@@ -81,6 +82,23 @@ static void give_back(unsigned int qi, uint16_t id, uint32_t len)
 
 	u->ring[u->idx % dev.q[qi].num] = (struct virtq_used_elem){ id, len };
 	__atomic_store_n(&u->idx, (uint16_t)(u->idx + 1), __ATOMIC_RELEASE);
+}
+
+/* A control message @event/@value about port @port, @name after it. */
+static bool post(uint32_t port, uint16_t event, uint16_t value, const char *name)
+{
+	struct { uint32_t id; uint16_t event, value; } m = { port, event, value };
+	uint16_t id;
+	uint8_t *buf;
+
+	if (!take(CTL_RX, &id))
+		return false;
+	buf = (uint8_t *)(uintptr_t)desc_of(CTL_RX)[id].addr;
+	memcpy(buf, &m, sizeof(m));
+	if (name)
+		memcpy(buf + sizeof(m), name, strlen(name));
+	give_back(CTL_RX, id, (uint32_t)(sizeof(m) + (name ? strlen(name) : 0)));
+	return true;
 }
 
 /* A control message from the device: port 1 opened or closed. */
@@ -121,6 +139,7 @@ uint32_t vcon_test_rd(unsigned int off)
 	case VIRTIO_MMIO_STATUS:
 		return dev.status;
 	case VIRTIO_MMIO_INTERRUPT_STATUS:
+		dev.isr_reads++;
 		return dev.isr;
 	case VIRTIO_MMIO_CONFIG + 4:
 		return 2;	/* max_nr_ports */
@@ -238,4 +257,69 @@ TEST(vcon_interrupt_acknowledges_and_poll_sees_what_it_said)
 	dev.isr = 3;			/* a device out of service still gets its ack */
 	vcon_interrupt(NULL);
 	EXPECT_EQ(dev.isr, 0);
+}
+
+/* Without an interrupt taken, the status (an exit to the device model, under
+ * QEMU's big lock) is looked at no more than once a millisecond, and a
+ * device that gave up is noticed all the same. */
+TEST(vcon_poll_looks_at_the_status_at_most_once_a_millisecond)
+{
+	unsigned int reads, polls = 0;
+
+	start();
+	EXPECT_TRUE(vcon_init(fdt, TIMEBASE));
+	vcon_poll();
+	reads = dev.isr_reads;
+	for (int i = 0; i < 10; i++)
+		vcon_poll();		/* the fake clock: 100 ticks a look, 10 000 a ms */
+	EXPECT_TRUE(dev.isr_reads - reads <= 1);
+	dev.status |= VIRTIO_STATUS_NEEDS_RESET;
+	dev.isr = 2;			/* config change, no interrupt routed */
+	while (vcon_irq(&(uint32_t){ 0 }) != -1 && polls < 10000) {
+		vcon_poll();
+		polls++;
+	}
+	EXPECT_EQ(vcon_irq(&(uint32_t){ 0 }), -1);
+	EXPECT_EQ(dev.isr, 0);		/* the look acknowledged it */
+}
+
+#define PORT1_TX	5	/* port 1's transmit queue: 2n+3 */
+
+/* A port's own transmit buffers give way to larger ones only while the
+ * device holds none of them; writes then fill the larger ones. */
+TEST(vcon_port_tx_buffers_wait_for_the_device_then_carry_writes)
+{
+	static uint8_t big[VCON_BUFS][16384] __attribute__((aligned(16)));
+	static uint8_t data[40000];
+	struct virtq_desc *d;
+	uint16_t id, first;
+	int port;
+
+	start();
+	EXPECT_TRUE(vcon_init(fdt, TIMEBASE));
+	EXPECT_TRUE(post(1, 1, 1, NULL));		/* PORT_ADD */
+	EXPECT_TRUE(post(1, 7, 0, "bulk"));		/* PORT_NAME */
+	EXPECT_TRUE(post(1, 6, 1, NULL));		/* PORT_OPEN: a client */
+	vcon_poll();
+	port = vcon_port_find("bulk");
+	EXPECT_EQ(port, 1);
+	EXPECT_TRUE(vcon_port_connected(port));
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 7);
+	EXPECT_EQ(vcon_write(port, data, 100), 100);	/* with the device now */
+	EXPECT_FALSE(vcon_port_tx_buffers(port, big, sizeof(big[0])));
+	EXPECT_TRUE(take(PORT1_TX, &id));
+	give_back(PORT1_TX, id, 0);
+	EXPECT_TRUE(vcon_port_tx_buffers(port, big, sizeof(big[0])));
+	EXPECT_EQ(vcon_write(port, data, sizeof(data)), sizeof(data));
+	EXPECT_TRUE(take(PORT1_TX, &first));
+	d = &desc_of(PORT1_TX)[first];
+	EXPECT_EQ(d->addr, (uint64_t)(uintptr_t)big[first]);
+	EXPECT_EQ(d->len, sizeof(big[0]));
+	EXPECT_TRUE(memcmp(big[first], data, sizeof(big[0])) == 0);
+	EXPECT_TRUE(take(PORT1_TX, &id));
+	EXPECT_TRUE(take(PORT1_TX, &id));
+	EXPECT_EQ(desc_of(PORT1_TX)[id].len, sizeof(data) - 2 * sizeof(big[0]));
+	EXPECT_FALSE(take(PORT1_TX, &id));
+	EXPECT_FALSE(vcon_port_tx_buffers(-1, big, sizeof(big[0])));
 }

@@ -24,6 +24,12 @@ DEFAULT_SMP = 2
 # The management channel (docs/management.md).
 CTL_PORT_NAME = "org.carapace.control"
 STREAM_PORT_NAME = "org.carapace.stream"
+# The management device's ports: ids 0..4, all the hypervisor drives
+# (VCON_MAX_PORTS, hyp/include/virtio_console.h).  QEMU's default is 31, and
+# it gives each port's two queues an eventfd its main loop polls at every
+# turn, the turn that moves each 4 KiB of a stream: 70 descriptors a poll
+# instead of 18 (docs/performance.md, "Stream throughput").
+MGMT_MAX_PORTS = 5
 SUN_PATH_MAX = 107             # sockaddr_un.sun_path holds 108 bytes, NUL included
 
 
@@ -153,7 +159,7 @@ def ctl_device_args(socket_path):
     QEMU virt puts the first virtio-mmio device on the last transport
     (0x10008000, IRQ 8).  No guest sees the device: the hypervisor owns it."""
     return ["-global", "virtio-mmio.force-legacy=false",
-            "-device", "virtio-serial-device,id=carapace-vser",
+            "-device", f"virtio-serial-device,id=carapace-vser,max_ports={MGMT_MAX_PORTS}",
             "-chardev", f"socket,id=carapace-ctl,path={qemu_opt(socket_path)},"
                         "server=on,wait=off",
             "-device", "virtserialport,bus=carapace-vser.0,chardev=carapace-ctl,"
