@@ -121,8 +121,8 @@ static bool setup_host_irqs(unsigned long hartid)
 
 	if (host_uses_aia()) {
 		if (!host_irq_init_aia(&host.aplic, &host.imsic, pos)) {
-			pr_info("host interrupts: AIA (APLIC %#lx in MSI mode, %u sources, to hart "
-				"index %u's S-level IMSIC file at %#lx, %u identities)",
+			pr_info("host interrupts: AIA (APLIC 0x%lx in MSI mode, %u sources, to hart "
+				"index %u's S-level IMSIC file at 0x%lx, %u identities)",
 				(unsigned long)host.aplic.base, host.aplic.num_sources, pos,
 				(unsigned long)imsic_s_file_pa(&host.imsic, pos), host.imsic.num_ids);
 			return true;
@@ -130,7 +130,7 @@ static bool setup_host_irqs(unsigned long hartid)
 		why = pos == IMSIC_NO_HART ? "the boot hart has no S-level IMSIC file" :
 		      "the APLIC domain is not in MSI mode";
 	} else if (!host_irq_init_plic(&host.plic, ctx)) {
-		pr_info("host interrupts: PLIC %#lx, S-mode context %u", (unsigned long)host.plic.base,
+		pr_info("host interrupts: PLIC 0x%lx, S-mode context %u", (unsigned long)host.plic.base,
 			ctx);
 		return true;
 	} else {

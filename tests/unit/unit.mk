@@ -81,6 +81,9 @@ UNIT_TESTS += test_pci_host
 unit-src-test_pci_host := hyp/drivers/pci_host.c
 UNIT_TESTS += test_plic_host
 unit-src-test_plic_host := hyp/drivers/plic_host.c hyp/drivers/host_irq.c
+UNIT_TESTS += test_aplic_host
+unit-src-test_aplic_host := hyp/drivers/aplic_host.c hyp/drivers/imsic_host.c \
+	hyp/drivers/host_irq.c tests/unit/fake_imsic.c
 UNIT_TESTS += test_vcon
 unit-src-test_vcon := hyp/drivers/virtio_console.c hyp/drivers/split_ring.c
 unit-libfdt-test_vcon := y
