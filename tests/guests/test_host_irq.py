@@ -23,7 +23,7 @@ DONE_RE = re.compile(r"carapace: hostio selftest: irq: blk slot (?P<slot>\d+) ir
                      r"data (?P<data>[0-9a-f]{8}); taken at a guest exit (?P<exit>\d+), "
                      r"in the scheduler's loop (?P<loop>\d+)$")
 SECTOR0 = b"CRPC"       # the disk's first bytes: the device wrote our buffer
-MACHINES = {"plic": [], "aia": ["--aia"]}
+MACHINES = {"plic": ["--plic"], "aia": ["--aia"]}
 
 
 def disk_args(tmp_path):

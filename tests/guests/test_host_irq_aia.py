@@ -22,7 +22,7 @@ from harness.runs import vm_spec
 
 MACHINES = {
     # id: (launcher options, irq_chip, GEILEN the boot log reports)
-    "plic": ((), "plic", 0),
+    "plic": (("--plic",), "plic", 0),
     "aia": (("--aia",), "aia", 0),
     "aia-guests3": (("--aia", "--aia-guests", "3"), "aia", 3),
 }

@@ -1014,7 +1014,8 @@ def test_run_batch_missing_program():
     (["--vm", "kernel={k}", "--aia", "--aia-guests", "8"], "--aia-guests 8: must be 0..7"),
     (["--vm", "kernel={k}", "--aia", "--aia-guests", "-1"], "--aia-guests -1: must be 0..7"),
 ])
-def test_main_errors_exit_3(kernel, capsys, argv, message):
+def test_main_errors_exit_3(kernel, capsys, argv, message, monkeypatch):
+    monkeypatch.delenv("CARAPACE_AIA_GUESTS", raising=False)
     assert main([a.format(k=kernel) for a in argv]) == 3
     err = capsys.readouterr().err
     assert err.startswith("carapace-run: error: ") and message in err
@@ -1119,6 +1120,31 @@ def test_dry_run_images_persist_socket(kernel, tmp_path, capsys, private_runtime
                                          capture_output=True, text=True).stdout.split()]
     assert fdtget(dtb, f"/chosen/{node}", "carapace,name") == "web"
     assert fdtget(dtb, f"/chosen/{node}", "compatible") == "carapace,image"
+
+
+@pytest.mark.parametrize("argv, env, want", [
+    ([], {}, None),
+    (["--aia"], {}, 0),
+    (["--aia", "--aia-guests", "3"], {}, 3),
+    ([], {"CARAPACE_AIA_GUESTS": "2"}, 2),          # a whole tier on the AIA machine
+    ([], {"CARAPACE_AIA_GUESTS": ""}, None),
+    (["--plic"], {"CARAPACE_AIA_GUESTS": "2"}, None),   # a PLIC case within that tier
+    (["--aia-guests", "5"], {"CARAPACE_AIA_GUESTS": "2"}, 5),
+    (["--aia"], {"CARAPACE_AIA_GUESTS": "1"}, 1),
+])
+def test_machine_from_options_and_environment(argv, env, want):
+    assert run_cli.aia_guests(build_parser().parse_args(argv), env) == want
+
+
+@pytest.mark.parametrize("argv, env, message", [
+    (["--aia", "--plic"], {}, "--aia and --plic: choose one machine"),
+    ([], {"CARAPACE_AIA_GUESTS": "8"}, "CARAPACE_AIA_GUESTS=8: must be 0..7"),
+    ([], {"CARAPACE_AIA_GUESTS": "yes"}, "CARAPACE_AIA_GUESTS=yes: must be 0..7"),
+    (["--plic", "--aia-guests", "2"], {"CARAPACE_AIA_GUESTS": "2"}, "--aia-guests needs --aia"),
+])
+def test_machine_option_errors(argv, env, message):
+    with pytest.raises(LaunchError, match=message):
+        run_cli.aia_guests(build_parser().parse_args(argv), env)
 
 
 def test_machine_plic_by_default_aia_when_asked(kernel):

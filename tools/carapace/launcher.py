@@ -21,6 +21,9 @@ QEMU = os.environ.get("CARAPACE_QEMU") or "qemu-system-riscv64"
 DEFAULT_CPU = "rv64,h=true,zicfilp=true,zicfiss=true,zimop=true,zcmop=true,sstc=true,svadu=true,smstateen=true"
 DEFAULT_SMP = 2
 AIA_GUESTS_MAX = 7             # QEMU virt's aia-guests limit: guest interrupt files per hart
+# CARAPACE_AIA_GUESTS=N: carapace-run's machine is the AIA one (N guest files)
+# unless --plic says otherwise (docs/user-guide.md).
+AIA_GUESTS_ENV = "CARAPACE_AIA_GUESTS"
 
 # The management channel (docs/management.md).
 CTL_PORT_NAME = "org.carapace.control"

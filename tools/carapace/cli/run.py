@@ -163,9 +163,9 @@ from ..errors import LaunchError
 from ..incoming import INCOMING_HOST, IncomingRelay, IncomingSpec, RELAY_IDLE_MARGIN
 from ..incoming_disks import incoming_disk_lines, parse_incoming_disks
 from ..iodevices import device_args, plan_devices
-from ..launcher import (AIA_GUESTS_MAX, DEFAULT_CPU, DEFAULT_SMP, HostConfig, QEMU,
-                        ctl_socket_path, prepare_ctl_socket, qemu_command, remove_ctl_socket,
-                        stream_socket_path)
+from ..launcher import (AIA_GUESTS_ENV, AIA_GUESTS_MAX, DEFAULT_CPU, DEFAULT_SMP,
+                        HostConfig, QEMU, ctl_socket_path, prepare_ctl_socket, qemu_command,
+                        remove_ctl_socket, stream_socket_path)
 from ..network import check_host_ports, forward_lines, parse_switches
 from ..ratelimits import DISK_DEFAULTS, NIC_DEFAULTS, limits_text
 from ..limits import MAX_HARTS, NAME_RE
@@ -414,10 +414,13 @@ def build_parser():
     p.add_argument("--aia", action="store_true",
                    help="the AIA machine: QEMU virt aia=aplic-imsic (an APLIC and IMSICs "
                         "instead of the PLIC); host interrupts through hart 0's S-level "
-                        "IMSIC file. Guests keep their emulated PLIC")
+                        "IMSIC file. Guests keep their emulated PLIC (default: the PLIC "
+                        f"machine, or the AIA one if ${AIA_GUESTS_ENV} is set)")
+    p.add_argument("--plic", action="store_true",
+                   help=f"the PLIC machine, whatever ${AIA_GUESTS_ENV} says")
     p.add_argument("--aia-guests", type=int, metavar="N",
                    help=f"with --aia: N guest interrupt files per hart, 0..{AIA_GUESTS_MAX} "
-                        "(QEMU aia-guests; default 0)")
+                        f"(QEMU aia-guests; default ${AIA_GUESTS_ENV}, else 0)")
     p.add_argument("--timeslice-us", type=int, metavar="N",
                    help="scheduler timeslice: /chosen/carapace,timeslice-us")
     p.add_argument("--vmid-bits", type=int, metavar="N",
@@ -569,15 +572,28 @@ def host_config(args, vms, extra=(), spare=0, persist=None, incoming=None):
                       incoming=incoming, selftest_pci_irq=args.selftest_pci_irq)
 
 
-def aia_guests(args):
-    """--aia and --aia-guests as HostConfig.aia_guests: None for the PLIC machine."""
-    if args.aia_guests is not None and not args.aia:
+def aia_guests(args, env=None):
+    """--aia, --plic and --aia-guests as HostConfig.aia_guests: None for the
+    PLIC machine. Without --aia or --plic, $CARAPACE_AIA_GUESTS (N: the AIA
+    machine with N guest files) decides, so a whole test tier can run on the
+    AIA machine."""
+    env = os.environ if env is None else env
+    value = env.get(AIA_GUESTS_ENV, "")
+    if args.aia and args.plic:
+        raise LaunchError("--aia and --plic: choose one machine")
+    if value and not args.plic:
+        if not value.isdigit() or int(value) > AIA_GUESTS_MAX:
+            raise LaunchError(f"{AIA_GUESTS_ENV}={value}: must be 0..{AIA_GUESTS_MAX}")
+    aia = args.aia or (bool(value) and not args.plic)
+    if args.aia_guests is not None and not aia:
         raise LaunchError("--aia-guests needs --aia")
     if args.aia_guests is not None and not 0 <= args.aia_guests <= AIA_GUESTS_MAX:
         raise LaunchError(f"--aia-guests {args.aia_guests}: must be 0..{AIA_GUESTS_MAX}")
-    if not args.aia:
+    if not aia:
         return None
-    return args.aia_guests or 0
+    if args.aia_guests is not None:
+        return args.aia_guests
+    return int(value) if value else 0
 
 
 def check_batch_options(args):
