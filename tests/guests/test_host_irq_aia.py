@@ -23,7 +23,7 @@ from harness.runs import vm_spec
 MACHINES = {
     # id: (launcher options, irq_chip, GEILEN the boot log reports)
     "plic": (("--plic",), "plic", 0),
-    "aia": (("--aia",), "aia", 0),
+    "aia": (("--aia", "--aia-guests", "0"), "aia", 0),
     "aia-guests3": (("--aia", "--aia-guests", "3"), "aia", 3),
 }
 AIA_LINE = ("carapace: host interrupts: AIA (APLIC 0xd000000 in MSI mode, 96 sources, to "
