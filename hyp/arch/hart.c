@@ -52,6 +52,11 @@ void hart_probe_caps(void)
 	csr_write(CSR_HGATP, 0);
 	hart_caps.vmid_bits = (unsigned int)bit_count(v);
 
+	/* GEILEN: hgeie has a writable bit per guest interrupt file (1..GEILEN), 0 without */
+	csr_write(CSR_HGEIE, -1UL);
+	hart_caps.geilen = (unsigned int)bit_count(csr_read(CSR_HGEIE));
+	csr_write(CSR_HGEIE, 0);
+
 	/* vsatp.MODE is WARL: a mode the CPU lacks is not written */
 	hart_caps.vs_sv = 39;
 	for (unsigned long mode = ATP_MODE_SV57; mode > ATP_MODE_SV39; mode--) {

@@ -15,6 +15,7 @@
 #include <hostblk.h>
 #include <host_io.h>
 #include <hostio_selftest.h>
+#include <imsic.h>
 #include <hostnet.h>
 #include <mgmt.h>
 #include <mm.h>
@@ -146,10 +147,10 @@ static void choose_crc32c(void)
 
 static void report_cfi_caps(bool ss_granted)
 {
-	pr_info("hart caps: sstc %s, vmid bits %u, smstateen %s, zbc %s, cbo.zero %lu",
-		hart_caps.sstc ? "yes" : "no", hart_caps.vmid_bits,
+	pr_info("hart caps: sstc %s, vmid bits %u, smstateen %s, zbc %s, cbo.zero %lu, ssaia %s, "
+		"geilen %u", hart_caps.sstc ? "yes" : "no", hart_caps.vmid_bits,
 		hart_caps.smstateen ? "yes" : "no", host.isa_zbc ? "yes" : "no",
-		mm_zero_cbo_block());
+		mm_zero_cbo_block(), hart_caps.ssaia ? "yes" : "no", hart_caps.geilen);
 	pr_info("firmware FWFT SET SHADOW_STACK: %s",
 		ss_granted ? "granted (menvcfg.SSE=1)" :
 		host.isa_zicfiss ? "REFUSED by firmware (needs OpenSBI >= 1.6)" :
@@ -162,33 +163,80 @@ static void report_cfi_caps(bool ss_granted)
 	cfi_spelp_report();
 }
 
-/* The host PLIC's S-mode context of this, the boot hart: host interrupts
- * are taken on hart 0 only (docs/architecture.md, "Host interrupts").
- * False if there are none. */
+/* The position of @hartid in the host DT's cpu list (host.hartids), the
+ * index every per-hart array of host_info uses. */
+static unsigned int dt_hart(unsigned long hartid)
+{
+	unsigned int i = 0;
+
+	while (i < host.nr_harts && host.hartids[i] != hartid)
+		i++;
+	return i;
+}
+
+/* AIA host interrupts: the CPU has the S-level AIA CSRs and the DT an
+ * S-level IMSIC with an APLIC domain sending to it. */
+static bool host_uses_aia(void)
+{
+	return hart_caps.ssaia && host.imsic.present && host.aplic.present;
+}
+
+/* Host interrupts are taken on hart 0 only (docs/architecture.md, "Host
+ * interrupts"): through the AIA when the host has it (the APLIC's MSIs to
+ * this hart's S file), else the host PLIC's S-mode context of this, the boot
+ * hart. False if there are none. */
 static bool setup_host_irqs(unsigned long hartid)
 {
-	uint32_t ctx = PLIC_NO_CONTEXT;
+	unsigned int h = dt_hart(hartid);
+	uint32_t ctx = h < host.nr_harts ? host.plic_s_context[h] : PLIC_NO_CONTEXT;
+	uint32_t pos = h < host.nr_harts ? host.imsic_hart_index[h] : IMSIC_NO_HART;
+	const char *why;
 
-	for (unsigned int i = 0; i < host.nr_harts; i++)
-		if (host.hartids[i] == hartid)
-			ctx = host.plic_s_context[i];
-	if (host_irq_init(&host.plic, ctx)) {
-		pr_info("host interrupts: none (%s)", host.plic.present ?
-			"no S-mode PLIC context for the boot hart" : "no usable PLIC in the DT");
-		return false;
+	if (host_uses_aia()) {
+		if (!host_irq_init_aia(&host.aplic, &host.imsic, pos)) {
+			pr_info("host interrupts: AIA (APLIC 0x%lx in MSI mode, %u sources, to hart "
+				"index %u's S-level IMSIC file at 0x%lx, %u identities)",
+				(unsigned long)host.aplic.base, host.aplic.num_sources, pos,
+				(unsigned long)imsic_s_file_pa(&host.imsic, pos), host.imsic.num_ids);
+			return true;
+		}
+		why = pos == IMSIC_NO_HART ? "the boot hart has no S-level IMSIC file" :
+		      "the APLIC domain is not in MSI mode";
+	} else if (!host_irq_init_plic(&host.plic, ctx)) {
+		pr_info("host interrupts: PLIC 0x%lx, S-mode context %u", (unsigned long)host.plic.base,
+			ctx);
+		return true;
+	} else {
+		why = host.plic.present ? "no S-mode PLIC context for the boot hart" :
+		      host.imsic.present && !hart_caps.ssaia ? "an IMSIC but no Ssaia on the CPU" :
+		      host.imsic.present ? "no APLIC domain sending MSIs to the S-level IMSIC" :
+		      "no usable PLIC or IMSIC in the DT";
 	}
-	return true;
+	pr_info("host interrupts: none (%s)", why);
+	return false;
+}
+
+/* This hart's S-level interrupt file (AIA): cleared; delivering on hart 0,
+ * the one that takes host interrupts. */
+static void setup_imsic_file(bool boot_hart)
+{
+	if (host_uses_aia())
+		imsic_host_hart_init(host.imsic.num_ids, boot_hart);
 }
 
 /* The management device's interrupt wakes hart 0 when a stream's buffers
- * come back or a request arrives (its work is still polled). */
+ * come back or a request arrives (its work is still polled). Its specifier
+ * has one cell under a PLIC and two (source, trigger) under the APLIC. */
 static void route_vcon_irq(void)
 {
-	uint32_t parent;
-	int64_t irq = vcon_irq(&parent);
+	uint32_t parent, type;
+	int64_t irq = vcon_irq(&parent, &type);
+	bool aia = host_irq_chip() == HOST_IRQ_AIA;
+	uint32_t intc = aia ? host.aplic.phandle : host.plic.phandle;
 
-	if (irq < 0 || parent != host.plic.phandle ||
-	    host_irq_register((uint32_t)irq, vcon_interrupt, NULL))
+	if (irq < 0 || parent != intc || (aia && !type) ||
+	    host_irq_register_type((uint32_t)irq, aia ? type : HOST_IRQ_LEVEL_HIGH,
+				   vcon_interrupt, NULL))
 		pr_info("management channel: no interrupt (polled)");
 }
 
@@ -235,6 +283,7 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 	entropy_init(host.rng_seed, host.rng_seed_len);
 	console_set_partial_flush(host.partial_flush_ms);
 	hart_caps.smstateen = host.isa_smstateen;
+	hart_caps.ssaia = host.isa_ssaia;
 	hart_caps.zimop = host.isa_zimop;
 	hart_caps.zcmop = host.isa_zcmop;
 	/* before any other hart runs: the streams' checksums */
@@ -257,6 +306,7 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 	if (!hart_caps.sstc)
 		hyp_panic("the CPU lacks Sstc, which Carapace requires (QEMU: sstc=true)");
 	hart_init_csrs((unsigned long)__trap_vector);
+	setup_imsic_file(true);
 	if (host.vmid_bits && host.vmid_bits < hart_caps.vmid_bits)
 		hart_caps.vmid_bits = host.vmid_bits;	/* boot option: narrower */
 	vmid_init(hart_caps.vmid_bits);
@@ -322,6 +372,7 @@ void hyp_secondary_main(void)
 		hart_caps.zicfiss = false;
 	}
 	hart_init_csrs((unsigned long)__trap_vector);
+	setup_imsic_file(false);
 	atomic_add(&harts_online, 1);
 	while (!atomic_load(&vms_ready))
 		;

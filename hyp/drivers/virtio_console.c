@@ -97,6 +97,7 @@ static struct {
 	bool up;
 	int64_t irq;		/* its interrupt in the DT (-1: none), and the parent's */
 	uint32_t irq_parent;	/* phandle */
+	uint32_t irq_type;	/* a two-cell specifier's trigger; one cell: 0 */
 	uint32_t isr_taken;	/* interrupt status the handler acknowledged */
 	uint64_t timebase;	/* time_now() ticks per second */
 	uint64_t isr_read;	/* time_now() of vcon_poll()'s last look at the status */
@@ -620,15 +621,18 @@ static bool node_reg(const void *fdt, int node, uint64_t *base, uint64_t *size)
 	return true;
 }
 
-/* "interrupts" of one cell and its "interrupt-parent" (this node's or an
- * ancestor's), as QEMU virt's virtio-mmio nodes have them. */
+/* "interrupts" and its "interrupt-parent" (this node's or an ancestor's), as
+ * QEMU virt's virtio-mmio nodes have them: one cell (the source) for a PLIC,
+ * two (source, trigger) for an APLIC. Which the parent takes is boot's to
+ * check (it knows the host's controller). */
 static void node_irq(const void *fdt, int node)
 {
 	int len;
 	const fdt32_t *irq = fdt_getprop(fdt, node, "interrupts", &len);
 	const fdt32_t *parent = NULL;
 
-	vc.irq = irq && len == 4 ? (int64_t)fdt32_to_cpu(irq[0]) : -1;
+	vc.irq = irq && (len == 4 || len == 8) ? (int64_t)fdt32_to_cpu(irq[0]) : -1;
+	vc.irq_type = vc.irq >= 0 && len == 8 ? fdt32_to_cpu(irq[1]) : 0;
 	vc.irq_parent = 0;
 	for (int n = node; n >= 0 && !parent; n = fdt_parent_offset(fdt, n))
 		parent = fdt_getprop(fdt, n, "interrupt-parent", &len);
@@ -741,9 +745,10 @@ void vcon_interrupt(void *ctx)
 	vc.isr_taken |= ack_interrupt();	/* vcon_poll() looks at what it said */
 }
 
-int64_t vcon_irq(uint32_t *parent)
+int64_t vcon_irq(uint32_t *parent, uint32_t *type)
 {
 	*parent = vc.irq_parent;
+	*type = vc.irq_type;
 	return vc.up ? vc.irq : -1;
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Host DT parsing with libfdt: memory, harts, timebase, UART, reserved memory,
- * the PLIC, the PCIe host bridge, virtual switches, VMs (with their disks
- * and NICs). */
+ * the interrupt controllers (a PLIC, or an AIA's S-level IMSIC and APLIC), the
+ * PCIe host bridge, virtual switches, VMs (with their disks and NICs). */
 #include <libfdt.h>
 #include <string.h>
 #include <errno.h>
@@ -136,7 +136,7 @@ static int parse_cpus(const void *fdt, struct host_info *hi, const char **err)
 		return *err = "no /cpus/timebase-frequency", -HYP_EINVAL;
 	hi->timebase_hz = read_cells(tb, len / 4);
 	hi->isa_zicfilp = hi->isa_zicfiss = hi->isa_sstc = hi->isa_smstateen = true;
-	hi->isa_zimop = hi->isa_zcmop = hi->isa_zbc = true;
+	hi->isa_zimop = hi->isa_zcmop = hi->isa_zbc = hi->isa_ssaia = true;
 	hi->cboz_block = 0;
 	fdt_for_each_subnode(node, fdt, cpus) {
 		const char *type = get_string(fdt, node, "device_type");
@@ -158,6 +158,7 @@ static int parse_cpus(const void *fdt, struct host_info *hi, const char **err)
 		hi->isa_zimop &= stringlist_has(fdt, node, "riscv,isa-extensions", "zimop");
 		hi->isa_zcmop &= stringlist_has(fdt, node, "riscv,isa-extensions", "zcmop");
 		hi->isa_zbc &= stringlist_has(fdt, node, "riscv,isa-extensions", "zbc");
+		hi->isa_ssaia &= stringlist_has(fdt, node, "riscv,isa-extensions", "ssaia");
 		parse_cboz(fdt, node, hi, hi->nr_harts == 1);
 	}
 	if (!hi->nr_harts)
@@ -260,13 +261,14 @@ static int irq_parent_get(const void *fdt, struct irq_parent *p, uint32_t phandl
 }
 
 /* interrupt-map of the bridge: (phys.hi, mid, lo, pin, parent phandle, the
- * parent's unit address, its interrupt specifier) entries. Only parents with
- * one interrupt cell are understood (a PLIC); an entry that runs past the
- * property, names no node or another kind of parent ends the table there.
- * @plic: the host PLIC's node (parse_plic()), the parent known without a
- * lookup; negative if there is none. */
-static void parse_pci_intx(const void *fdt, int node, const struct host_info *hi, int plic,
-			   struct pci_host_desc *d)
+ * parent's unit address, its interrupt specifier) entries. Understood: parents
+ * with one interrupt cell (a PLIC: the source), and the host APLIC's two
+ * (source, trigger); an entry that runs past the property, names no node or
+ * another kind of parent ends the table there. @intc, @intc_phandle: the
+ * host's interrupt controller (parse_plic(), parse_aplic()), the parent known
+ * without a lookup; @intc negative if there is none. */
+static void parse_pci_intx(const void *fdt, int node, const struct host_info *hi, int intc,
+			   uint32_t intc_phandle, struct pci_host_desc *d)
 {
 	int len, mlen;
 	const fdt32_t *map = fdt_getprop(fdt, node, "interrupt-map", &len);
@@ -276,10 +278,10 @@ static void parse_pci_intx(const void *fdt, int node, const struct host_info *hi
 
 	if (!map || !mask || mlen != 16 || len <= 0 || len % 4)
 		return;
-	if (plic >= 0 && hi->plic.phandle)	/* the usual parent: no lookup at all */
-		parent = (struct irq_parent){ hi->plic.phandle, plic,
-					      prop_u32(fdt, plic, "#address-cells", 0),
-					      prop_u32(fdt, plic, "#interrupt-cells", 0) };
+	if (intc >= 0 && intc_phandle)	/* the usual parent: no lookup at all */
+		parent = (struct irq_parent){ intc_phandle, intc,
+					      prop_u32(fdt, intc, "#address-cells", 0),
+					      prop_u32(fdt, intc, "#interrupt-cells", 0) };
 	d->intx_mask_hi = fdt32_to_cpu(mask[0]);
 	d->intx_mask_pin = fdt32_to_cpu(mask[3]);
 	cells = (unsigned int)len / 4;
@@ -291,12 +293,15 @@ static void parse_pci_intx(const void *fdt, int node, const struct host_info *hi
 			return;
 		pac = parent.addr_cells;
 		pic = parent.irq_cells;
-		if (pac > 3 || pic != 1 || cells - pos - 5 < pac + pic)
+		if (pac > 3 || cells - pos - 5 < pac + pic ||
+		    !(pic == 1 || (pic == 2 && hi->aplic.present &&
+				   parent.phandle == hi->aplic.phandle)))
 			return;
 		d->intx[d->nr_intx++] = (struct pci_intx_route){
 			.addr_hi = fdt32_to_cpu(e[0]) & d->intx_mask_hi,
 			.pin = fdt32_to_cpu(e[3]) & d->intx_mask_pin,
 			.irq = fdt32_to_cpu(e[5 + pac]),
+			.type = pic == 2 ? fdt32_to_cpu(e[6 + pac]) : HOST_IRQ_LEVEL_HIGH,
 			.parent = parent.phandle,
 		};
 		pos += 5 + pac + pic;
@@ -318,9 +323,15 @@ struct dt_found {
 	int ac, sc;		/* the parent's #address-cells, #size-cells (reg_cells()) */
 };
 
-/* The devices the host parse finds by compatible: the PLIC and the PCIe bridge. */
+#define HOST_MAX_APLICS	4	/* enabled APLIC domains looked at (QEMU virt: M and S) */
+
+/* The devices the host parse finds by compatible: the PLIC, the S-level
+ * IMSIC, the APLIC domains (the one to use is known once the IMSIC is) and
+ * the PCIe bridge. */
 struct host_nodes {
-	struct dt_found plic, plic_sifive, pci;
+	struct dt_found plic, plic_sifive, imsic, pci;
+	struct dt_found aplic[HOST_MAX_APLICS];
+	unsigned int nr_aplic;
 };
 
 #define DT_MAX_DEPTH	16	/* deeper nodes are not looked at */
@@ -348,6 +359,30 @@ static void found(const void *fdt, struct dt_found *f, int node, const int *anc,
 	}
 }
 
+/* status absent, "okay" or "ok": firmware disables what S-mode may not touch
+ * (OpenSBI: the M-level IMSIC and APLIC). */
+static bool node_enabled(const void *fdt, int node)
+{
+	const char *status = get_string(fdt, node, "status");
+
+	return !status || !strcmp(status, "okay") || !strcmp(status, "ok");
+}
+
+/* interrupts-extended entries per hart's local controller whose cause is 9
+ * (supervisor external): the PLIC's S-mode contexts, numbered by position,
+ * and the S-level IMSIC's harts. */
+#define IRQ_CAUSE_S_EXT	9
+
+/* An IMSIC node whose first interrupts-extended entry is a cause-9 pair:
+ * its files are S-level (the M-level one names cause 11). */
+static bool imsic_is_s_level(const void *fdt, int node)
+{
+	int len;
+	const fdt32_t *ie = fdt_getprop(fdt, node, "interrupts-extended", &len);
+
+	return ie && len >= 8 && fdt32_to_cpu(ie[1]) == IRQ_CAUSE_S_EXT;
+}
+
 /* One walk over the tree for all of them, each with its parent's cells from
  * the ancestors the walk passed through. Searching by compatible walks the
  * tree, and libfdt finds a node's parent with two more walks: about 0.3 M
@@ -357,7 +392,8 @@ static void find_host_nodes(const void *fdt, struct host_nodes *hn)
 {
 	int anc[DT_MAX_DEPTH], depth = -1;
 
-	hn->plic.node = hn->plic_sifive.node = hn->pci.node = -1;
+	hn->plic.node = hn->plic_sifive.node = hn->imsic.node = hn->pci.node = -1;
+	hn->nr_aplic = 0;
 	for (int node = fdt_next_node(fdt, -1, &depth); node >= 0 && depth >= 0;
 	     node = fdt_next_node(fdt, node, &depth)) {
 		int len;
@@ -375,12 +411,16 @@ static void find_host_nodes(const void *fdt, struct host_nodes *hn)
 			found(fdt, &hn->plic_sifive, node, anc, depth);
 		if (fdt_stringlist_contains(compat, len, "pci-host-ecam-generic"))
 			found(fdt, &hn->pci, node, anc, depth);
+		if (fdt_stringlist_contains(compat, len, "riscv,imsics") &&
+		    node_enabled(fdt, node) && imsic_is_s_level(fdt, node))
+			found(fdt, &hn->imsic, node, anc, depth);
+		if (fdt_stringlist_contains(compat, len, "riscv,aplic") &&
+		    node_enabled(fdt, node) && hn->nr_aplic < HOST_MAX_APLICS) {
+			hn->aplic[hn->nr_aplic].node = -1;
+			found(fdt, &hn->aplic[hn->nr_aplic++], node, anc, depth);
+		}
 	}
 }
-
-/* interrupts-extended entries per hart's local controller whose cause is 9
- * (supervisor external): the PLIC's S-mode contexts, numbered by position. */
-#define IRQ_CAUSE_S_EXT	9
 
 /* The host PLIC ("riscv,plic0", or "sifive,plic-1.0.0" alone): its reg, its
  * sources (riscv,ndev, 1..1023) and each hart's S-mode context, read from
@@ -431,13 +471,109 @@ static int parse_plic(const void *fdt, struct host_info *hi, const struct host_n
 	return node;
 }
 
+/* One register range, nonzero, not wrapping, not RAM: a controller's reg. */
+static bool device_reg(const void *fdt, const struct host_info *hi, const struct dt_found *f,
+		       struct mm_range *r)
+{
+	struct mm_range two[2];
+	unsigned int nr = 0;
+
+	if (read_reg_cells(fdt, f->node, f->ac, f->sc, two, &nr, 2) || nr != 1)
+		return false;
+	*r = two[0];
+	return r->size && r->base <= UINT64_MAX - r->size && !overlaps_ram(hi, r->base, r->size);
+}
+
+/* riscv,num-ids and riscv,num-guest-ids: 63..2047, a multiple of 64 less one. */
+static bool imsic_ids_ok(uint32_t n)
+{
+	return n >= IMSIC_MIN_IDS && n <= IMSIC_MAX_IDS && (n & 63) == 63;
+}
+
+/* The S-level IMSIC ("riscv,imsics", enabled, cause 9): one group (one reg
+ * range, no riscv,group-index-bits above 0), its identities, its guest
+ * index bits, and each hart's position in interrupts-extended, as
+ * parse_plic() reads contexts: every entry must name a hart's
+ * riscv,cpu-intc with cause 9, and that hart's S file must lie inside reg.
+ * One that does not parse is left out (no AIA host interrupts), not fatal.
+ * Returns its node, or a negative value. */
+static int parse_imsic(const void *fdt, struct host_info *hi, const struct host_nodes *hn)
+{
+	struct imsic_host_desc *d = &hi->imsic;
+	int node = hn->imsic.node, len;
+	const fdt32_t *ie;
+	struct mm_range r;
+	unsigned int n;
+	bool any = false;
+
+	for (unsigned int i = 0; i < HOST_MAX_HARTS; i++)
+		hi->imsic_hart_index[i] = IMSIC_NO_HART;
+	if (node < 0 || !device_reg(fdt, hi, &hn->imsic, &r) || r.base % IMSIC_FILE_SIZE ||
+	    prop_u32(fdt, node, "riscv,group-index-bits", 0))
+		return -1;
+	*d = (struct imsic_host_desc){
+		.base = r.base, .size = r.size,
+		.num_ids = prop_u32(fdt, node, "riscv,num-ids", 0),
+		.guest_bits = prop_u32(fdt, node, "riscv,guest-index-bits", 0),
+		.phandle = fdt_get_phandle(fdt, node),
+	};
+	d->guest_ids = prop_u32(fdt, node, "riscv,num-guest-ids", d->num_ids);
+	if (!imsic_ids_ok(d->num_ids) || !imsic_ids_ok(d->guest_ids) ||
+	    d->guest_bits > IMSIC_MAX_GUEST_BITS || !d->phandle)
+		return -1;
+	ie = fdt_getprop(fdt, node, "interrupts-extended", &len);
+	n = ie && len > 0 ? (unsigned int)len / 8 : 0;
+	for (unsigned int pos = 0; pos < n; pos++) {
+		uint32_t ph = fdt32_to_cpu(ie[2 * pos]), cause = fdt32_to_cpu(ie[2 * pos + 1]);
+		unsigned int h = 0;
+
+		while (h < hi->nr_harts && (!ph || hi->intc_phandle[h] != ph))
+			h++;
+		if (h == hi->nr_harts || cause != IRQ_CAUSE_S_EXT)
+			break;		/* not a hart's S-level entry: the rest cannot be trusted */
+		if (hi->imsic_hart_index[h] == IMSIC_NO_HART &&
+		    imsic_s_file_pa(d, pos) - d->base + IMSIC_FILE_SIZE <= d->size) {
+			hi->imsic_hart_index[h] = pos;
+			any = true;
+		}
+	}
+	d->present = any;
+	return any ? node : -1;
+}
+
+/* The APLIC domain whose MSIs go to the S-level IMSIC (msi-parent names it):
+ * enabled, one reg range covering an MSI-mode domain's registers, not RAM,
+ * riscv,num-sources 1..1023. None: no AIA host interrupts. */
+static int parse_aplic(const void *fdt, struct host_info *hi, const struct host_nodes *hn)
+{
+	struct aplic_host_desc *d = &hi->aplic;
+
+	if (!hi->imsic.present)
+		return -1;
+	for (unsigned int i = 0; i < hn->nr_aplic; i++) {
+		const struct dt_found *f = &hn->aplic[i];
+		struct mm_range r;
+		uint32_t sources = prop_u32(fdt, f->node, "riscv,num-sources", 0);
+
+		if (prop_u32(fdt, f->node, "msi-parent", 0) != hi->imsic.phandle)
+			continue;
+		if (!device_reg(fdt, hi, f, &r) || r.size < APLIC_MIN_SIZE || !sources ||
+		    sources >= APLIC_MAX_SOURCES || !fdt_get_phandle(fdt, f->node))
+			return -1;
+		*d = (struct aplic_host_desc){ true, r.base, r.size, sources,
+					       fdt_get_phandle(fdt, f->node) };
+		return f->node;
+	}
+	return -1;
+}
+
 /* The generic ECAM host bridge (QEMU virt's gpex): its ECAM, bus-range and the
  * memory windows of its ranges. Nothing here is trusted further than the DT:
  * cell counts, property lengths and every window's end are checked, and
  * neither ECAM nor a window may overlap RAM (parse_memory() ran first). A bridge
  * that does not parse is left out (the host runs without PCI), not fatal. */
 static void parse_pci(const void *fdt, struct host_info *hi, const struct host_nodes *hn,
-		      int plic)
+		      int intc, uint32_t intc_phandle)
 {
 	struct pci_host_desc *d = &hi->pci;
 	int node = hn->pci.node;
@@ -494,7 +630,7 @@ static void parse_pci(const void *fdt, struct host_info *hi, const struct host_n
 	}
 	d->present = d->mem32.size || d->mem64.size;
 	if (d->present)
-		parse_pci_intx(fdt, node, hi, plic, d);
+		parse_pci_intx(fdt, node, hi, intc, intc_phandle, d);
 }
 
 static int parse_cfi_policy(const char *s, enum cfi_policy *p)
@@ -866,11 +1002,16 @@ int fdt_host_parse(const void *fdt, struct host_info *hi, const char **err)
 		hi->uart_base = 0;	/* no console: still run, silently */
 	if (!rc) {
 		struct host_nodes hn;
-		int plic;
+		int plic, aplic;
 
 		find_host_nodes(fdt, &hn);
 		plic = parse_plic(fdt, hi, &hn);	/* the bridge's usual interrupt parent */
-		parse_pci(fdt, hi, &hn, plic);
+		parse_imsic(fdt, hi, &hn);
+		aplic = parse_aplic(fdt, hi, &hn);	/* or, on an AIA machine, this */
+		if (plic >= 0)
+			parse_pci(fdt, hi, &hn, plic, hi->plic.phandle);
+		else
+			parse_pci(fdt, hi, &hn, aplic, hi->aplic.phandle);
 	}
 	if (!rc)
 		rc = parse_chosen(fdt, hi, err);

@@ -107,19 +107,45 @@ static void intx(void *ctx)
 	}
 }
 
-bool host_io_intx_to_plic(const struct host_info *hi)
+/* The phandle of the controller host_irq uses, 0 if none. */
+static uint32_t host_intc_phandle(const struct host_info *hi)
 {
-	if (!hi->plic.present || !hi->pci.nr_intx)
+	switch (host_irq_chip()) {
+	case HOST_IRQ_PLIC:
+		return hi->plic.phandle;
+	case HOST_IRQ_AIA:
+		return hi->aplic.phandle;
+	default:
+		return 0;
+	}
+}
+
+bool host_io_intx_routed(const struct host_info *hi)
+{
+	uint32_t intc = host_intc_phandle(hi);
+
+	if (!intc || !hi->pci.nr_intx)
 		return false;
 	for (unsigned int i = 0; i < hi->pci.nr_intx; i++)
-		if (hi->pci.intx[i].parent != hi->plic.phandle)
+		if (hi->pci.intx[i].parent != intc)
 			return false;
 	return true;
 }
 
+/* The trigger the interrupt-map gives @irq (every route to one source has
+ * the same). */
+static uint32_t intx_type(const struct host_info *hi, int64_t irq)
+{
+	for (unsigned int i = 0; i < hi->pci.nr_intx; i++)
+		if (hi->pci.intx[i].irq == irq)
+			return hi->pci.intx[i].type;
+	return HOST_IRQ_LEVEL_HIGH;
+}
+
 /* Routed: the device is on the list of @irq's line, whose handler is
  * registered with its first device (docs/architecture.md: shared lines). */
-static bool route_irq(int64_t irq, struct hostblk *b, struct hostnet *n)
+static bool route_irq(const struct host_info *hi, int64_t irq, struct hostblk *b,
+		      struct hostnet *n)
 {
 	struct intx_line *l = NULL;
 	int rc;
@@ -138,7 +164,7 @@ static bool route_irq(int64_t irq, struct hostblk *b, struct hostnet *n)
 	if (l != &lines[nr_lines])
 		return true;
 	l->irq = irq;
-	rc = host_irq_register((uint32_t)irq, intx, l);
+	rc = host_irq_register_type((uint32_t)irq, intx_type(hi, irq), intx, l);
 	if (rc) {
 		pr_info("host interrupt %ld: not routed (%d)", (long)irq, rc);
 		l->nr = 0;
@@ -150,9 +176,9 @@ static bool route_irq(int64_t irq, struct hostblk *b, struct hostnet *n)
 
 void host_io_init(const struct host_info *hi)
 {
-	/* the numbers of an interrupt-map that names another controller (an
-	 * APLIC on an AIA machine) are not the host PLIC's sources */
-	bool plic = host_io_intx_to_plic(hi);
+	/* the numbers of an interrupt-map that names another controller are
+	 * not the sources of the one host_irq uses */
+	bool routed = host_io_intx_routed(hi);
 
 	for (unsigned int i = 0; i < hi->nr_switches; i++)
 		create_switch(&hi->switches[i], &uplinks[i]);
@@ -163,10 +189,11 @@ void host_io_init(const struct host_info *hi)
 
 		if (!b && !n)
 			continue;
-		if (!plic || !route_irq(irq, b, n)) {
+		if (!routed || !route_irq(hi, irq, b, n)) {
 			polled_slots |= 1u << dev;
 			pr_info("host device 00:%02x.0: no interrupt (%s): polled every millisecond",
-				dev, plic ? "not routed" : "the bridge's INTx do not go to the host PLIC");
+				dev, routed ? "not routed" :
+				"the bridge's INTx do not go to the host's interrupt controller");
 		}
 	}
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <errno.h>
 #include <hart.h>
+#include <host_irq.h>
 #include <json.h>
 #include <log.h>
 #include <mgmt.h>
@@ -336,6 +337,19 @@ static void metrics_vm(struct json_writer *w, const struct vm *vm)
 	jw_kv_u64(w, "console_bytes", vm->stats.console_bytes);
 }
 
+/* The host's own interrupts (host_irq.h): through which controller, and
+ * what its claims found. */
+static void host_irqs(struct json_writer *w)
+{
+	struct host_irq_stats s = host_irq_get_stats();
+
+	jw_kv_str(w, "irq_chip", host_irq_chip_name());
+	jw_kv_u64(w, "irq_handled", s.handled);
+	jw_kv_u64(w, "irq_unknown", s.unknown);
+	jw_kv_u64(w, "irq_cut", s.cut);
+	jw_kv_u64(w, "irq_polled", s.polled);
+}
+
 static void metrics_host(struct json_writer *w)
 {
 	jw_kv_u64(w, "harts", nr_harts);
@@ -346,6 +360,7 @@ static void metrics_host(struct json_writer *w)
 	jw_kv_u64(w, "requests", m.requests);
 	jw_kv_u64(w, "request_errors", m.errors);
 	idle_wakeups(w);
+	host_irqs(w);
 	vms_array(w, NULL, vm_name);
 }
 

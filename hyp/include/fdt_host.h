@@ -37,6 +37,7 @@ struct host_info {
 	bool isa_zimop, isa_zcmop;
 	bool isa_zbc;		/* carry-less products: the stream's checksums */
 	uint32_t cboz_block;	/* Zicboz's block on every hart; 0: not on all */
+	bool isa_ssaia;		/* the S-level AIA CSRs (siselect, stopei, ...) */
 	bool persist;			/* carapace,persist: stay up with no VM */
 	bool incoming;			/* carapace,incoming: wait for a migrated VM */
 	uint8_t incoming_disks[2];	/* carapace,incoming-disks: the host disks (PCI
@@ -50,6 +51,9 @@ struct host_info {
 	uint32_t intc_phandle[HOST_MAX_HARTS];	/* each hart's riscv,cpu-intc (0: none) */
 	struct plic_host_desc plic;	/* the host PLIC (present false: none) */
 	uint32_t plic_s_context[HOST_MAX_HARTS];	/* each hart's S-mode context, or PLIC_NO_CONTEXT */
+	struct imsic_host_desc imsic;	/* the S-level IMSIC (present false: none usable) */
+	uint32_t imsic_hart_index[HOST_MAX_HARTS];	/* each hart's position in it, or IMSIC_NO_HART */
+	struct aplic_host_desc aplic;	/* the S-level APLIC domain sending MSIs to that IMSIC */
 	bool selftest_pci_irq;		/* /chosen carapace,selftest-pci-irq (tests/guests/test_host_irq.py) */
 	struct host_switch switches[HOST_MAX_SWITCHES];	/* in DT order */
 	unsigned int nr_switches;

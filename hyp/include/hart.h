@@ -29,6 +29,8 @@ struct hart_caps {
 	bool zicfilp;		/* henvcfg.LPE writable */
 	bool zicfiss;		/* menvcfg.SSE granted by firmware FWFT, henvcfg.SSE writable */
 	bool smstateen;
+	bool ssaia;		/* the AIA's S-level CSRs: from the host DT */
+	unsigned int geilen;	/* guest interrupt files per hart (hgeie bits that stick) */
 	bool zimop, zcmop;	/* may-be-operations: from the host DT (no CSR shows them) */
 	unsigned long henvcfg_ok;	/* henvcfg bits that stick */
 	bool fw_cfi;		/* firmware implements FWFT LANDING_PAD (OpenSBI >= 1.6),

@@ -21,8 +21,9 @@ struct pci_window {
 struct pci_intx_route {
 	uint32_t addr_hi;	/* phys.hi, already masked (bus/device/function bits) */
 	uint32_t pin;		/* 1..4 = INTA..INTD, already masked */
-	uint32_t irq;		/* the parent's single interrupt cell */
-	uint32_t parent;	/* the parent's phandle (host_info.plic.phandle: the host PLIC) */
+	uint32_t irq;		/* the parent's first interrupt cell: its source */
+	uint32_t type;		/* a two-cell parent's second (HOST_IRQ_*), else level-high */
+	uint32_t parent;	/* the parent's phandle (the host PLIC's or APLIC's) */
 };
 
 #define PCI_MAX_INTX	32

@@ -38,9 +38,11 @@
  *  Waits (at most 1 s, typically a few ms) until QEMU has announced and named
  *  its ports; @timebase: host timer ticks per second (time_now()). Call once. */
 bool vcon_init(const void *fdt, uint64_t timebase);
-/** vcon_irq() - the device's interrupt source in the DT and (*@parent) its
- *  controller's phandle; -1 when it has none or there is no device. */
-int64_t vcon_irq(uint32_t *parent);
+/** vcon_irq() - the device's interrupt source in the DT, (*@parent) its
+ *  controller's phandle and (*@type) the specifier's second cell, the
+ *  trigger (0 for a one-cell specifier); -1 when it has none or there is no
+ *  device. */
+int64_t vcon_irq(uint32_t *parent, uint32_t *type);
 /** vcon_interrupt() - the interrupt handler (host_irq_register()): it only
  *  acknowledges the device (hart 0, as every other call). */
 void vcon_interrupt(void *ctx);

@@ -98,6 +98,36 @@ static void check_plic(void)
 	check_off_ram(d->base, d->size);
 }
 
+/* the AIA: what hyp/boot/main.c, aplic_host.c and imsic_host.c rely on */
+static void check_aia(void)
+{
+	const struct imsic_host_desc *m = &hi.imsic;
+	const struct aplic_host_desc *a = &hi.aplic;
+
+	for (unsigned int h = 0; h < HOST_MAX_HARTS; h++) {
+		uint32_t pos = hi.imsic_hart_index[h];
+
+		if (pos == IMSIC_NO_HART)
+			continue;
+		CHECK(m->present && h < hi.nr_harts);
+		CHECK(imsic_s_file_pa(m, pos) - m->base + IMSIC_FILE_SIZE <= m->size);
+	}
+	CHECK(!a->present || m->present);
+	if (m->present) {
+		CHECK(m->num_ids >= IMSIC_MIN_IDS && m->num_ids <= IMSIC_MAX_IDS);
+		CHECK((m->num_ids & 63) == 63 && (m->guest_ids & 63) == 63);
+		CHECK(m->guest_ids >= IMSIC_MIN_IDS && m->guest_ids <= IMSIC_MAX_IDS);
+		CHECK(m->guest_bits <= IMSIC_MAX_GUEST_BITS && m->phandle);
+		CHECK(m->size && m->base <= UINT64_MAX - m->size && !(m->base % IMSIC_FILE_SIZE));
+		check_off_ram(m->base, m->size);
+	}
+	if (a->present) {
+		CHECK(a->num_sources >= 1 && a->num_sources < APLIC_MAX_SOURCES && a->phandle);
+		CHECK(a->size >= APLIC_MIN_SIZE && a->base <= UINT64_MAX - a->size);
+		check_off_ram(a->base, a->size);
+	}
+}
+
 static bool switch_known(const char *name)
 {
 	for (unsigned int i = 0; i < hi.nr_switches; i++)
@@ -194,6 +224,7 @@ static void check_ok(const void *fdt)
 	}
 	check_pci(&hi.pci);
 	check_plic();
+	check_aia();
 	check_devices();
 }
 

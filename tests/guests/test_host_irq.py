@@ -1,15 +1,19 @@
 # SPDX-License-Identifier: MIT
-"""Host interrupts (hyp/drivers/plic_host.c, docs/architecture.md "Host
-interrupts"): a real PCI INTx reaches the host disk driver on hart 0. The
+"""Host interrupts (hyp/drivers/host_irq.c, plic_host.c, aplic_host.c,
+docs/architecture.md "Host interrupts"): a real PCI INTx reaches the host disk
+driver on hart 0, on the PLIC machine and on the AIA machine (--aia: the
+S-level APLIC sends it as an MSI to hart 0's S-level IMSIC file). The
 launcher's --selftest-pci-irq makes the hypervisor read sector 0 of the first
 host disk through its driver (hyp/boot/hostio_selftest.c, hostblk.c); QEMU
 signals each completion on INTA, which virt's interrupt-map routes to a PLIC
-source, whose handler (hyp/host/host_io.c) polls the disk, whose done() sends
-the next read; the last prints one line. Taken two ways: at a guest exit (a
-guest spins on the only hart) and in the scheduler's loop (no guest at all:
-hart 0 sleeps in WFI until the interrupt wakes it)."""
+or APLIC source, whose handler (hyp/host/host_io.c) polls the disk, whose
+done() sends the next read; the last prints one line. Taken two ways: at a
+guest exit (a guest spins on the only hart) and in the scheduler's loop (no
+guest at all: hart 0 sleeps in WFI until the interrupt wakes it)."""
 
 import re
+
+import pytest
 
 from harness.report import check_report
 from harness.runs import EXIT_OK, assert_exit, run_carapace, vm_spec
@@ -19,6 +23,7 @@ DONE_RE = re.compile(r"carapace: hostio selftest: irq: blk slot (?P<slot>\d+) ir
                      r"data (?P<data>[0-9a-f]{8}); taken at a guest exit (?P<exit>\d+), "
                      r"in the scheduler's loop (?P<loop>\d+)$")
 SECTOR0 = b"CRPC"       # the disk's first bytes: the device wrote our buffer
+MACHINES = {"plic": ["--plic"], "aia": ["--aia"]}
 
 
 def disk_args(tmp_path):
@@ -33,7 +38,7 @@ def answered(lines, out):
     """(taken at a guest exit, taken in the scheduler's loop) of the answers
     (reads go on for 500 ms, 16 at least), each checked: no error, the
     sector's bytes, slot 1's INTA (QEMU virt swizzles INTA of slot s to PLIC
-    source 32 + s % 4)."""
+    or APLIC source 32 + s % 4)."""
     found = [m for m in map(DONE_RE.match, lines) if m]
     assert len(found) == 1, out
     m = found[0]
@@ -44,20 +49,23 @@ def answered(lines, out):
     return int(m.group("exit")), int(m.group("loop"))
 
 
-def test_pci_intx_taken_at_a_guest_exit(tmp_path, guests_built):
+@pytest.mark.parametrize("machine", MACHINES)
+def test_pci_intx_taken_at_a_guest_exit(tmp_path, guests_built, machine):
     # one hart, one vCPU that never waits: answers that come while it runs
     # are exits (more than one claim loop's worth: some must)
     run = run_carapace([vm_spec("s", "spin", vcpus=1, bootargs="spin_ms=1500")], smp=1,
-                       names=["s"], extra=disk_args(tmp_path))
+                       names=["s"], extra=[*MACHINES[machine], *disk_args(tmp_path)])
     assert_exit(run, EXIT_OK)       # not stopped for an "unexpected host interrupt"
     assert "hostio selftest: irq: blk slot 1 irq 33: request sent" in run.out, run.out
     at_exit, _ = answered(run.hyp, run.out)
     assert at_exit >= 1, run.out
 
 
-def test_pci_intx_wakes_an_idle_hart(tmp_path, host_factory):
+@pytest.mark.parametrize("machine", MACHINES)
+def test_pci_intx_wakes_an_idle_hart(tmp_path, host_factory, machine):
     # no VM: hart 0 sleeps in the scheduler's wfi; the interrupts must wake it
-    h = host_factory([], extra=["--persist", "--smp", "1", *disk_args(tmp_path)], timeout=60)
+    h = host_factory([], extra=["--persist", "--smp", "1", *MACHINES[machine],
+                                *disk_args(tmp_path)], timeout=60)
     h.wait_for(lambda l: "requests answered" in l, 30)
     lines = h.snapshot()
     at_exit, in_loop = answered(lines, "\n".join(lines))
@@ -73,18 +81,18 @@ def test_no_selftest_without_the_property(tmp_path, guests_built):
     assert "carapace: host blk 00:01.0: 128 sectors" in run.out, run.out
 
 
-def test_guest_disk_works_without_a_host_plic(tmp_path, guests_built):
-    """On an AIA machine (QEMU virt aia=aplic-imsic) the bridge's
-    interrupt-map names the APLIC, not a PLIC: its numbers are no PLIC
-    source, so the host devices are polled every millisecond instead
-    (host_io_poll()), and a guest's disk works all the same (before, every
-    request of the guest timed out)."""
+def test_guest_disk_on_the_aia_machine(tmp_path, guests_built):
+    """On an AIA machine (QEMU virt aia=aplic-imsic, here given as QEMU's own
+    option) the bridge's interrupt-map names the APLIC with two cells
+    (source, trigger): the host disk's INTx is routed through it, not polled,
+    and a guest's disk works (a host disk with neither an interrupt nor the
+    poll never completes a guest's request)."""
     img = tmp_path / "guest.img"
     img.write_bytes(bytes(128 * 512))
     run = run_carapace([vm_spec("a", "vio_blk", 1, "sectors=128").replace(
         ",bootargs=", f",disk={img},bootargs=")], names=["a"],
         extra=["--qemu-arg=-machine", "--qemu-arg=aia=aplic-imsic"], timeout=90)
     assert_exit(run, EXIT_OK)
-    assert ("carapace: host device 00:01.0: no interrupt (the bridge's INTx do not go to "
-            "the host PLIC): polled every millisecond") in run.out, run.out
+    assert "carapace: host interrupts: AIA (APLIC 0xd000000 in MSI mode" in run.out, run.out
+    assert "no interrupt" not in run.out, run.out
     check_report(run.guests["a"], "vm a")

@@ -24,6 +24,13 @@ void unit_deadline(unsigned int seconds);
 extern unsigned long fake_csr[4096];
 extern unsigned long fake_csr_nr_writes[4096];
 void fake_csr_reset(void);
+/* a CSR with side effects: its reads and writes (csr_set/clear/swap: a read,
+ * then a write) go to these instead of fake_csr[] until the next reset */
+struct fake_csr_hook {
+	unsigned long (*read)(unsigned int csr);
+	void (*write)(unsigned int csr, unsigned long val);
+};
+void fake_csr_hook(unsigned int csr, const struct fake_csr_hook *h);
 
 #define TEST(name)                                                            \
 	static void test_##name(void);                                        \

@@ -1018,8 +1018,12 @@ def test_run_batch_missing_program():
     (["--vm", "kernel={k},mem=512M", "--mem", "512M", "--bios", "{k}", "--hyp", "{k}"],
      "host RAM too small, use --mem"),
     (["--vm", "kernel={k}", "--bogus"], "unrecognized arguments"),
+    (["--vm", "kernel={k}", "--aia-guests", "1"], "--aia-guests needs --aia"),
+    (["--vm", "kernel={k}", "--aia", "--aia-guests", "8"], "--aia-guests 8: must be 0..7"),
+    (["--vm", "kernel={k}", "--aia", "--aia-guests", "-1"], "--aia-guests -1: must be 0..7"),
 ])
-def test_main_errors_exit_3(kernel, capsys, argv, message):
+def test_main_errors_exit_3(kernel, capsys, argv, message, monkeypatch):
+    monkeypatch.delenv("CARAPACE_AIA_GUESTS", raising=False)
     assert main([a.format(k=kernel) for a in argv]) == 3
     err = capsys.readouterr().err
     assert err.startswith("carapace-run: error: ") and message in err
@@ -1124,6 +1128,57 @@ def test_dry_run_images_persist_socket(kernel, tmp_path, capsys, private_runtime
                                          capture_output=True, text=True).stdout.split()]
     assert fdtget(dtb, f"/chosen/{node}", "carapace,name") == "web"
     assert fdtget(dtb, f"/chosen/{node}", "compatible") == "carapace,image"
+
+
+@pytest.mark.parametrize("argv, env, want", [
+    ([], {}, None),
+    (["--aia"], {}, 0),
+    (["--aia", "--aia-guests", "3"], {}, 3),
+    ([], {"CARAPACE_AIA_GUESTS": "2"}, 2),          # a whole tier on the AIA machine
+    ([], {"CARAPACE_AIA_GUESTS": ""}, None),
+    (["--plic"], {"CARAPACE_AIA_GUESTS": "2"}, None),   # a PLIC case within that tier
+    (["--aia-guests", "5"], {"CARAPACE_AIA_GUESTS": "2"}, 5),
+    (["--aia"], {"CARAPACE_AIA_GUESTS": "1"}, 1),
+])
+def test_machine_from_options_and_environment(argv, env, want):
+    assert run_cli.aia_guests(build_parser().parse_args(argv), env) == want
+
+
+@pytest.mark.parametrize("argv, env, message", [
+    (["--aia", "--plic"], {}, "--aia and --plic: choose one machine"),
+    ([], {"CARAPACE_AIA_GUESTS": "8"}, "CARAPACE_AIA_GUESTS=8: must be 0..7"),
+    ([], {"CARAPACE_AIA_GUESTS": "yes"}, "CARAPACE_AIA_GUESTS=yes: must be 0..7"),
+    (["--plic", "--aia-guests", "2"], {"CARAPACE_AIA_GUESTS": "2"}, "--aia-guests needs --aia"),
+])
+def test_machine_option_errors(argv, env, message):
+    with pytest.raises(LaunchError, match=message):
+        run_cli.aia_guests(build_parser().parse_args(argv), env)
+
+
+def test_machine_plic_by_default_aia_when_asked(kernel):
+    assert host_for(kernel).machine() == "virt"
+    assert host_for(kernel, aia_guests=0).machine() == "virt,aia=aplic-imsic"
+    assert host_for(kernel, aia_guests=3).machine() == "virt,aia=aplic-imsic,aia-guests=3"
+    cmd = qemu_command(host_for(kernel, aia_guests=3), Path("/t/host.dtb"), [], batch=True)
+    assert cmd[1:3] == ["-machine", "virt,aia=aplic-imsic,aia-guests=3"]
+
+
+@needs_qemu
+def test_dry_run_aia_machine_tree(kernel, tmp_path, capsys):
+    """--aia: QEMU's own tree of the AIA machine is the one the VMs are added
+    to (the dump runs the same -machine as the run)."""
+    keep = tmp_path / "keep"
+    assert main(["--dry-run", "--keep", str(keep), "--hyp", str(kernel), "--aia",
+                 "--aia-guests", "3", "--vm", f"name=a,kernel={kernel}"]) == 0
+    out = capsys.readouterr().out
+    assert "-machine virt,aia=aplic-imsic,aia-guests=3 " in out
+    dtb = keep / "host.dtb"
+    imsic = "/soc/interrupt-controller@28000000"
+    assert fdtget(dtb, imsic, "compatible") == "qemu,imsics riscv,imsics"
+    assert fdtget(dtb, imsic, "riscv,guest-index-bits") == "2"
+    assert fdtget(dtb, "/soc/interrupt-controller@d000000", "riscv,num-sources") == "96"
+    assert "ssaia" in fdtget(dtb, "/cpus/cpu@0", "riscv,isa-extensions")
+    assert fdtget(dtb, "/chosen/vm@0", "carapace,name") == "a"
 
 
 @needs_qemu

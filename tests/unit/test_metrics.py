@@ -23,7 +23,8 @@ BIG = (1 << 64) - 1            # more than a double holds exactly
 ODD = 'we"ird\\na\nme é'       # quote, backslash, "\n" as text, a line feed, UTF-8
 
 HOST = {"harts": 2, "vm_max": 8, "mem_total": 1024 * MiB, "mem_free": 512 * MiB,
-        "events_dropped": 0, "requests": 7, "request_errors": 1, "idle_wakeups": [10, BIG]}
+        "events_dropped": 0, "requests": 7, "request_errors": 1, "idle_wakeups": [10, BIG],
+        "irq_chip": "aia", "irq_handled": 30, "irq_unknown": 2, "irq_cut": 0, "irq_polled": 9}
 ALPHA = {"vm": "alpha", "index": 0, "state": "running", "vcpus": 2, "mem": 256 * MiB,
          "cfi": "trap", "boots": 1, "failed": False, "exits": 200, "host_irq": 50,
          "by_cause": {"2": 10, "10": 120, "21": 20}, "mmio": 15, "wfi": 4, "injected": 10,
@@ -176,6 +177,15 @@ carapace_host_mgmt_requests_total 7
 # HELP carapace_host_mgmt_errors_total Error replies the management channel sent.
 # TYPE carapace_host_mgmt_errors_total counter
 carapace_host_mgmt_errors_total 1
+# HELP carapace_host_interrupt_controller The controller the host's own device interrupts come through (plic, aia, none).
+# TYPE carapace_host_interrupt_controller gauge
+carapace_host_interrupt_controller{chip="aia"} 1
+# HELP carapace_host_interrupts_total Host device interrupts claimed on hart 0 and given to a driver.
+# TYPE carapace_host_interrupts_total counter
+carapace_host_interrupts_total 30
+# HELP carapace_host_interrupts_unknown_total Host interrupt claims no driver registered (completed, not dispatched).
+# TYPE carapace_host_interrupts_unknown_total counter
+carapace_host_interrupts_unknown_total 2
 """
 
 

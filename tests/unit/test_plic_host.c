@@ -79,7 +79,7 @@ static void handler(void *ctx)
 
 static void setup(void)
 {
-	struct plic_regs regs = { fake_rd, fake_wr, NULL };
+	struct irqchip_regs regs = { fake_rd, fake_wr, NULL };
 
 	memset(&fp, 0, sizeof(fp));
 	memset(calls, 0, sizeof(calls));
@@ -119,7 +119,7 @@ TEST(host_irq_register_refuses_bad_sources)
 
 TEST(host_irq_init_refuses_what_the_plic_cannot_have)
 {
-	struct plic_regs regs = { fake_rd, fake_wr, NULL };
+	struct irqchip_regs regs = { fake_rd, fake_wr, NULL };
 
 	EXPECT_EQ(host_irq_init_regs(&regs, 0, CTX), -HYP_EINVAL);
 	EXPECT_EQ(host_irq_init_regs(&regs, PLIC_MAX_SOURCES, CTX), -HYP_EINVAL);

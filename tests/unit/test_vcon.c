@@ -228,13 +228,35 @@ TEST(vcon_poll_ends_while_control_messages_keep_coming)
 
 TEST(vcon_irq_is_the_nodes_with_its_inherited_parent)
 {
-	uint32_t parent = 0;
+	uint32_t parent = 0, type = 99;
 
 	start();
-	EXPECT_EQ(vcon_irq(&parent), -1);	/* no device yet */
+	EXPECT_EQ(vcon_irq(&parent, &type), -1);	/* no device yet */
 	EXPECT_TRUE(vcon_init(fdt, TIMEBASE));
-	EXPECT_EQ(vcon_irq(&parent), 7);
+	EXPECT_EQ(vcon_irq(&parent, &type), 7);
 	EXPECT_EQ(parent, 0x33);
+	EXPECT_EQ(type, 0);		/* one cell: a PLIC's */
+}
+
+/* An AIA machine's virtio-mmio node: <source trigger>, the APLIC's two cells. */
+TEST(vcon_irq_reads_a_two_cell_specifier)
+{
+	uint32_t parent = 0, type = 0;
+	int node;
+
+	start();
+	node = fdt_path_offset(fdt, "/virtio_mmio@0");
+	EXPECT_EQ(fdt_setprop_u32(fdt, node, "interrupts", 8), 0);
+	EXPECT_EQ(fdt_appendprop_u32(fdt, node, "interrupts", 4), 0);
+	EXPECT_TRUE(vcon_init(fdt, TIMEBASE));
+	EXPECT_EQ(vcon_irq(&parent, &type), 8);
+	EXPECT_EQ(type, 4);
+	start();
+	node = fdt_path_offset(fdt, "/virtio_mmio@0");
+	EXPECT_EQ(fdt_appendprop_u32(fdt, node, "interrupts", 4), 0);
+	EXPECT_EQ(fdt_appendprop_u32(fdt, node, "interrupts", 1), 0);	/* three cells: none */
+	EXPECT_TRUE(vcon_init(fdt, TIMEBASE));
+	EXPECT_EQ(vcon_irq(&parent, &type), -1);
 }
 
 /* The handler lowers the line; what the device said is vcon_poll()'s still:
@@ -247,13 +269,13 @@ TEST(vcon_interrupt_acknowledges_and_poll_sees_what_it_said)
 	vcon_interrupt(NULL);
 	EXPECT_EQ(dev.isr, 0);
 	vcon_poll();
-	EXPECT_TRUE(vcon_irq(&(uint32_t){ 0 }) == 7);	/* still up */
+	EXPECT_TRUE(vcon_irq(&(uint32_t){ 0 }, &(uint32_t){ 0 }) == 7);	/* still up */
 	dev.status |= VIRTIO_STATUS_NEEDS_RESET;
 	dev.isr = 2;			/* config change */
 	vcon_interrupt(NULL);
 	EXPECT_EQ(dev.isr, 0);
 	vcon_poll();
-	EXPECT_EQ(vcon_irq(&(uint32_t){ 0 }), -1);	/* down: noticed all the same */
+	EXPECT_EQ(vcon_irq(&(uint32_t){ 0 }, &(uint32_t){ 0 }), -1);	/* down: noticed all the same */
 	dev.isr = 3;			/* a device out of service still gets its ack */
 	vcon_interrupt(NULL);
 	EXPECT_EQ(dev.isr, 0);
@@ -275,11 +297,11 @@ TEST(vcon_poll_looks_at_the_status_at_most_once_a_millisecond)
 	EXPECT_TRUE(dev.isr_reads - reads <= 1);
 	dev.status |= VIRTIO_STATUS_NEEDS_RESET;
 	dev.isr = 2;			/* config change, no interrupt routed */
-	while (vcon_irq(&(uint32_t){ 0 }) != -1 && polls < 10000) {
+	while (vcon_irq(&(uint32_t){ 0 }, &(uint32_t){ 0 }) != -1 && polls < 10000) {
 		vcon_poll();
 		polls++;
 	}
-	EXPECT_EQ(vcon_irq(&(uint32_t){ 0 }), -1);
+	EXPECT_EQ(vcon_irq(&(uint32_t){ 0 }, &(uint32_t){ 0 }), -1);
 	EXPECT_EQ(dev.isr, 0);		/* the look acknowledged it */
 }
 

@@ -80,7 +80,13 @@ unit-src-test_dirty_limit := hyp/state/dirty_limit.c
 UNIT_TESTS += test_pci_host
 unit-src-test_pci_host := hyp/drivers/pci_host.c
 UNIT_TESTS += test_plic_host
-unit-src-test_plic_host := hyp/drivers/plic_host.c
+unit-src-test_plic_host := hyp/drivers/plic_host.c hyp/drivers/host_irq.c
+UNIT_TESTS += test_fdt_host_aia
+unit-src-test_fdt_host_aia := hyp/fdt/fdt_host.c hyp/drivers/pci_host.c
+unit-libfdt-test_fdt_host_aia := y
+UNIT_TESTS += test_aplic_host
+unit-src-test_aplic_host := hyp/drivers/aplic_host.c hyp/drivers/imsic_host.c \
+	hyp/drivers/host_irq.c tests/unit/fake_imsic.c
 UNIT_TESTS += test_vcon
 unit-src-test_vcon := hyp/drivers/virtio_console.c hyp/drivers/split_ring.c
 unit-libfdt-test_vcon := y
@@ -146,6 +152,14 @@ $(call unit_obj,hyp/migrate/mig_send.c): \
 $(call unit_obj,hyp/lib/string.c): UNIT_EXTRA_CFLAGS := -fno-builtin \
 	-fno-tree-loop-distribute-patterns $(foreach f,memcpy memmove memset memcmp memchr \
 	strlen strnlen strcmp strncmp strchr strrchr strtoul,-D$(f)=hyp_$(f))
+# test_fdt_host_aia's fixture, compiled by dtc and linked in with .incbin
+$(UNIT_B)/aia_host.dtb: tests/unit/aia_host.dts
+	@mkdir -p $(dir $@)
+	@echo "  DTC     $<"
+	@dtc -q -I dts -O dtb -o $@ $<
+$(call unit_obj,tests/unit/test_fdt_host_aia.c): $(UNIT_B)/aia_host.dtb
+$(call unit_obj,tests/unit/test_fdt_host_aia.c): \
+	UNIT_EXTRA_CFLAGS := -DAIA_HOST_DTB='"$(UNIT_B)/aia_host.dtb"'
 # char is unsigned on RISC-V: test the console code as the target compiles it
 # (a signed char hid raw bytes 0x80-0xff from a `c < 0x20` test on x86).
 $(call unit_obj,hyp/host/console.c hyp/lib/console_filter.c tests/unit/test_console.c): \

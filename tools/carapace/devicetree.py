@@ -211,7 +211,8 @@ def build_dtb(host, vms, images, workdir, switches=()):
     workdir = Path(workdir)
     raw, dts_path, dtb = workdir / "qemu.dtb", workdir / "host.dts", workdir / "host.dtb"
     # --qemu-arg goes along: options such as -machine aia=... change the tree.
-    run_tool([QEMU, "-machine", f"virt,dumpdtb={qemu_opt(raw)}", *host.machine_args(),
+    run_tool([QEMU, "-machine", f"{host.machine()},dumpdtb={qemu_opt(raw)}",
+              *host.machine_args(),
               "-display", "none", "-serial", "none", "-monitor", "none",
               *dump_args(host.extra)],
              "QEMU device tree dump")

@@ -20,6 +20,10 @@ from .units import MiB
 QEMU = os.environ.get("CARAPACE_QEMU") or "qemu-system-riscv64"
 DEFAULT_CPU = "rv64,h=true,zicfilp=true,zicfiss=true,zimop=true,zcmop=true,sstc=true,svadu=true,smstateen=true"
 DEFAULT_SMP = 2
+AIA_GUESTS_MAX = 7             # QEMU virt's aia-guests limit: guest interrupt files per hart
+# CARAPACE_AIA_GUESTS=N: carapace-run's machine is the AIA one (N guest files)
+# unless --plic says otherwise (docs/user-guide.md).
+AIA_GUESTS_ENV = "CARAPACE_AIA_GUESTS"
 
 # The management channel (docs/management.md).
 CTL_PORT_NAME = "org.carapace.control"
@@ -57,6 +61,16 @@ class HostConfig:
     incoming: object = None  # --incoming: an incoming.IncomingSpec (address, transport)
     selftest_pci_irq: bool = False  # /chosen carapace,selftest-pci-irq (tests only)
     selftest_hostio: bool = False  # --selftest-hostio (tests: writes the host disks)
+    # --aia / --aia-guests: QEMU virt with an APLIC and IMSICs instead of the
+    # PLIC (None: the PLIC machine), and this many guest interrupt files per hart
+    aia_guests: int | None = None
+
+    def machine(self):
+        """QEMU's -machine value: virt, with the AIA's controllers if asked."""
+        if self.aia_guests is None:
+            return "virt"
+        guests = f",aia-guests={self.aia_guests}" if self.aia_guests else ""
+        return f"virt,aia=aplic-imsic{guests}"
 
     def machine_args(self):
         """What shapes the device tree: shared by the dump and the real run."""
@@ -183,7 +197,7 @@ def qemu_command(host, dtb, images, batch, devices=()):
     their host I/O devices (@devices: iodevices.device_args()) and its
     management device.  (Never semihosting: it would let the software in the
     machine read and write the host's files.)"""
-    cmd = [QEMU, "-machine", "virt", *host.machine_args(),
+    cmd = [QEMU, "-machine", host.machine(), *host.machine_args(),
            "-kernel", str(host.hyp), "-dtb", str(dtb)]
     for image in images:
         cmd += ["-device", f"loader,file={qemu_opt(image.path)},addr={image.addr:#x},"

@@ -111,6 +111,11 @@ def host_value(field):
     return lambda data: ([({}, number(data["host"][field]))] if field in data["host"] else [])
 
 
+def host_irq_chip(data):
+    chip = data["host"].get("irq_chip")
+    return [({"chip": chip}, "1")] if chip else []
+
+
 def vm_info(data):
     return [({"vm": vm["vm"], "index": vm.get("index"), "cfi": vm.get("cfi")}, "1")
             for vm in data["vms"]]
@@ -200,6 +205,15 @@ FAMILIES = (
      "Request lines the management channel answered.", host_value("requests")),
     ("carapace_host_mgmt_errors_total", "counter",
      "Error replies the management channel sent.", host_value("request_errors")),
+    ("carapace_host_interrupt_controller", "gauge",
+     "The controller the host's own device interrupts come through (plic, aia, none).",
+     host_irq_chip),
+    ("carapace_host_interrupts_total", "counter",
+     "Host device interrupts claimed on hart 0 and given to a driver.",
+     host_value("irq_handled")),
+    ("carapace_host_interrupts_unknown_total", "counter",
+     "Host interrupt claims no driver registered (completed, not dispatched).",
+     host_value("irq_unknown")),
 )
 
 

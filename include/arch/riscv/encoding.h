@@ -28,6 +28,11 @@
 #define CSR_TIME	0xc01
 #define CSR_INSTRET	0xc02
 #define CSR_SSTATEEN0	0x10c
+/* Ssaia (AIA spec, "CSRs"): the S-level interrupt file through an indirect window */
+#define CSR_SISELECT	0x150
+#define CSR_SIREG	0x151
+#define CSR_STOPEI	0x15c
+#define CSR_STOPI	0xdb0
 
 /* Hypervisor CSRs */
 #define CSR_HSTATUS	0x600
@@ -44,6 +49,7 @@
 #define CSR_HVIP	0x645
 #define CSR_HTINST	0x64a
 #define CSR_HGATP	0x680
+#define CSR_HGEIP	0xe12
 
 /* Virtual supervisor CSRs */
 #define CSR_VSSTATUS	0x200
@@ -56,6 +62,10 @@
 #define CSR_VSIP	0x244
 #define CSR_VSTIMECMP	0x24d
 #define CSR_VSATP	0x280
+#define CSR_VSISELECT	0x250
+#define CSR_VSIREG	0x251
+#define CSR_VSTOPEI	0x25c
+#define CSR_VSTOPI	0xeb0
 
 /* sstatus */
 #define SR_SIE		BIT(1)
@@ -89,6 +99,8 @@
 #define HSTATUS_VTVM	BIT(20)
 #define HSTATUS_VTW	BIT(21)
 #define HSTATUS_VTSR	BIT(22)
+#define HSTATUS_VGEIN_SHIFT	12
+#define HSTATUS_VGEIN	(_UL(0x3f) << 12)	/* the guest interrupt file VS-level sees */
 #define HSTATUS_VSXL_64	(_UL(2) << 32)
 
 /* envcfg (menvcfg/henvcfg/senvcfg share the low layout) */
@@ -110,6 +122,9 @@
 #define COUNTEREN_TM	BIT(1)
 #define COUNTEREN_IR	BIT(2)
 
+#define HSTATEEN0_IMSIC	 BIT(58)	/* Ssaia: the guest file's CSRs at VS-level */
+#define HSTATEEN0_AIA	 BIT(59)
+#define HSTATEEN0_CSRIND BIT(60)
 #define HSTATEEN0_ENVCFG BIT(62)
 #define HSTATEEN0_SE0	 BIT(63)
 
@@ -124,6 +139,18 @@
 #define HGATP_VMID_SHIFT	44
 #define HGATP_VMID_MASK		_UL(0x3fff)
 #define HGATP_PPN_MASK		_UL(0xfffffffffff)
+
+/* The interrupt file registers behind siselect/vsiselect (IMSIC spec,
+ * "Indirectly accessed interrupt-file registers"). On RV64 only the even
+ * eip/eie numbers exist: register 2k holds identities 64k..64k+63. */
+#define ISELECT_EIDELIVERY	0x70
+#define ISELECT_EITHRESHOLD	0x72
+#define ISELECT_EIP0		0x80
+#define ISELECT_EIE0		0xc0
+#define IMSIC_EIDELIVERY_ON	1
+/* *topei: the top identity in bits 26:16 (its priority, the same number, in 10:0) */
+#define TOPEI_ID_SHIFT		16
+#define TOPEI_ID_MASK		_UL(0x7ff)
 
 /* Interrupts (bit numbers in sip/hip/hvip) */
 #define IRQ_S_SOFT	1

@@ -163,8 +163,9 @@ from ..errors import LaunchError
 from ..incoming import INCOMING_HOST, IncomingRelay, IncomingSpec, RELAY_IDLE_MARGIN
 from ..incoming_disks import incoming_disk_lines, parse_incoming_disks
 from ..iodevices import device_args, plan_devices
-from ..launcher import (DEFAULT_CPU, DEFAULT_SMP, HostConfig, QEMU, ctl_socket_path,
-    prepare_ctl_socket, qemu_command, remove_ctl_socket, stream_socket_path)
+from ..launcher import (AIA_GUESTS_ENV, AIA_GUESTS_MAX, DEFAULT_CPU, DEFAULT_SMP,
+                        HostConfig, QEMU, ctl_socket_path, prepare_ctl_socket, qemu_command,
+                        remove_ctl_socket, stream_socket_path)
 from ..network import check_host_ports, forward_lines, parse_switches
 from ..ratelimits import DISK_DEFAULTS, NIC_DEFAULTS, limits_text
 from ..limits import MAX_HARTS, NAME_RE
@@ -410,6 +411,16 @@ def build_parser():
                         "at least 512M)")
     p.add_argument("--cpu", default=DEFAULT_CPU, metavar="STRING",
                    help="QEMU -cpu (default: %(default)s)")
+    p.add_argument("--aia", action="store_true",
+                   help="the AIA machine: QEMU virt aia=aplic-imsic (an APLIC and IMSICs "
+                        "instead of the PLIC); host interrupts through hart 0's S-level "
+                        "IMSIC file. Guests keep their emulated PLIC (default: the PLIC "
+                        f"machine, or the AIA one if ${AIA_GUESTS_ENV} is set)")
+    p.add_argument("--plic", action="store_true",
+                   help=f"the PLIC machine, whatever ${AIA_GUESTS_ENV} says")
+    p.add_argument("--aia-guests", type=int, metavar="N",
+                   help=f"with --aia: N guest interrupt files per hart, 0..{AIA_GUESTS_MAX} "
+                        f"(QEMU aia-guests; default ${AIA_GUESTS_ENV}, else 0)")
     p.add_argument("--timeslice-us", type=int, metavar="N",
                    help="scheduler timeslice: /chosen/carapace,timeslice-us")
     p.add_argument("--vmid-bits", type=int, metavar="N",
@@ -550,7 +561,7 @@ def host_config(args, vms, extra=(), spare=0, persist=None, incoming=None):
         if not shutil.which(tool):
             raise LaunchError(f"{tool} not found; run `make deps`")
     ctl_socket = ctl_socket_path(args.ctl_socket)
-    return HostConfig(hyp=args.hyp.absolute(), bios=args.bios.absolute(), mem=mem,
+    return HostConfig(aia_guests=aia_guests(args),hyp=args.hyp.absolute(), bios=args.bios.absolute(), mem=mem,
                       smp=args.smp, cpu=args.cpu, timeslice_us=args.timeslice_us,
                       icount=args.icount, batch=args.batch, extra=list(args.qemu_arg),
                       persist=args.persist if persist is None else persist,
@@ -559,6 +570,30 @@ def host_config(args, vms, extra=(), spare=0, persist=None, incoming=None):
                       selftest_hostio=args.selftest_hostio,
                       stream_socket=stream_socket_path(args.stream_socket, ctl_socket),
                       incoming=incoming, selftest_pci_irq=args.selftest_pci_irq)
+
+
+def aia_guests(args, env=None):
+    """--aia, --plic and --aia-guests as HostConfig.aia_guests: None for the
+    PLIC machine. Without --aia or --plic, $CARAPACE_AIA_GUESTS (N: the AIA
+    machine with N guest files) decides, so a whole test tier can run on the
+    AIA machine."""
+    env = os.environ if env is None else env
+    value = env.get(AIA_GUESTS_ENV, "")
+    if args.aia and args.plic:
+        raise LaunchError("--aia and --plic: choose one machine")
+    if value and not args.plic:
+        if not value.isdigit() or int(value) > AIA_GUESTS_MAX:
+            raise LaunchError(f"{AIA_GUESTS_ENV}={value}: must be 0..{AIA_GUESTS_MAX}")
+    aia = args.aia or (bool(value) and not args.plic)
+    if args.aia_guests is not None and not aia:
+        raise LaunchError("--aia-guests needs --aia")
+    if args.aia_guests is not None and not 0 <= args.aia_guests <= AIA_GUESTS_MAX:
+        raise LaunchError(f"--aia-guests {args.aia_guests}: must be 0..{AIA_GUESTS_MAX}")
+    if not aia:
+        return None
+    if args.aia_guests is not None:
+        return args.aia_guests
+    return int(value) if value else 0
 
 
 def check_batch_options(args):
