@@ -210,9 +210,18 @@ def test_numstream_guest_to_host_across_a_restore(guest_kernel, initramfs, hosts
     assert not fails(lines), lines
     assert got(lines) == list(range(EVERY, COUNT + 1, EVERY)), got(lines)
     # progress after the restore, over the connection the restored alpha
-    # opened: from the number the host wanted, to the last
+    # opened: from the number the host wanted, to the last. Or over the
+    # same connection: when the original sent little after the snapshot
+    # instant (a fast restore), TCP takes what the restored alpha sends
+    # again as retransmissions of bytes the host has, and the stream goes
+    # on; every number once and in order all the same (checked above)
     back = resumes(moved.lines("alpha"), sender=True)
-    assert back, moved.lines("alpha")
+    if not back:
+        assert len(resumes(lines)) == 1, (resumes(lines), lines)
+        print(f"numstream: host receiver at {at_restore} when alpha came back, the same "
+              f"connection carried on ({moved.stopped_s:.1f} s after the snapshot)")
+        say_connections(h, [f"[host] {l}" for l in lines])
+        return
     there = [i for i, l in enumerate(lines) if resumes([l]) == [back[0]]]
     assert there, (back, lines)
     first = (back[0] // EVERY + 1) * EVERY
