@@ -82,6 +82,17 @@ def carapace(vms, smp, timeout=600, extra=()):
     return run(cmd, timeout + 30)
 
 
+def wait_for_idle_init(p, lines):
+    """Until the Linux guest of launcher @p (its console @lines) is idle in
+    init, and 2 s more; fails if it stops or takes 300 s."""
+    end = time.time() + 300
+    while not any("init: idle" in l for l in lines):
+        if time.time() > end or p.poll() is not None:
+            raise RuntimeError("the guest did not reach init:\n" + "\n".join(lines[-30:]))
+        time.sleep(0.2)
+    time.sleep(2)
+
+
 def stop_launcher(p):
     """SIGTERM: carapace-run takes QEMU down with it. Never SIGKILL: that
     would leave its QEMU running. One still there after 60 s is a bug, and
@@ -232,12 +243,7 @@ def snapshot(results):
         return json.loads(r.stdout.strip().splitlines()[-1])
 
     try:
-        end = time.time() + 300
-        while not any("init: idle" in l for l in lines):
-            if time.time() > end or p.poll() is not None:
-                raise RuntimeError("the guest did not reach init:\n" + "\n".join(lines[-30:]))
-            time.sleep(0.2)
-        time.sleep(2)
+        wait_for_idle_init(p, lines)
         # plain: the raw stream, so that gzip's speed is not in its pause;
         # live: the file a user gets (gzipped), its pause does not wait for it
         plain = ctl("snapshot", "s", str(tmp / "plain.snap"), "--no-compress")
@@ -311,12 +317,7 @@ def stream(results):
                      daemon=True).start()
     saves, loads = [], []
     try:
-        end = time.time() + 300
-        while not any("init: idle" in l for l in lines):
-            if time.time() > end or p.poll() is not None:
-                raise RuntimeError("the guest did not reach init:\n" + "\n".join(lines[-30:]))
-            time.sleep(0.2)
-        time.sleep(2)
+        wait_for_idle_init(p, lines)
         path = tmp / "plain.snap"
         for i in range(STREAM_ROUNDS):
             with cc.Client(ctl_sock, timeout=300) as c:
