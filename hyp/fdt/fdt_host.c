@@ -855,6 +855,7 @@ static int parse_vm(const void *fdt, int node, struct vm_desc *d, struct host_in
 	const char *name = get_string(fdt, node, "carapace,name");
 	const char *cfi = get_string(fdt, node, "carapace,cfi");
 	const char *args = get_string(fdt, node, "bootargs");
+	const char *irqchip = get_string(fdt, node, "carapace,irqchip");
 	const fdt32_t *mem, *cpus;
 	int len, child;
 
@@ -871,6 +872,10 @@ static int parse_vm(const void *fdt, int node, struct vm_desc *d, struct host_in
 	d->vcpus = cpus && len == 4 ? fdt32_to_cpu(*cpus) : 1;
 	if (cfi && parse_cfi_policy(cfi, &d->cfi))
 		return *err = "unknown carapace,cfi policy", -HYP_EINVAL;
+	if (irqchip && !strcmp(irqchip, "aia"))
+		d->irqchip = VM_IRQCHIP_AIA;
+	else if (irqchip && strcmp(irqchip, "plic"))
+		return *err = "unknown carapace,irqchip (plic or aia)", -HYP_EINVAL;
 	if (args) {
 		if (strlen(args) >= sizeof(d->bootargs))
 			return *err = "bootargs too long", -HYP_EINVAL;

@@ -19,7 +19,7 @@
 #define VM_IMAGE_NAME_LEN	32
 #define VM_KERNEL_OFFSET	SZ_2M		/* flat kernels load at RAM base + 2 MiB */
 #define VM_FDT_MAX		SZ_64K
-#define VM_MMIO_MAX		4
+#define VM_MMIO_MAX		5
 #define VM_REASON_LEN		256
 
 /* Lifecycle. Only RUNNING VMs are scheduled; the others drain off the harts. */
@@ -49,6 +49,13 @@ enum vm_mig_unconfirmed {
 #define VM_FEAT_SSTC		(1U << 2)
 #define VM_FEAT_SVPBMT		(1U << 3)
 #define VM_FEAT_SVADU		(1U << 4)
+#define VM_FEAT_AIA		(1U << 5)	/* irqchip AIA (docs/design-aia.md 3.1) */
+
+/* The VM's interrupt architecture, fixed at creation. */
+enum vm_irqchip {
+	VM_IRQCHIP_PLIC,	/* the PLIC model (vplic.c) */
+	VM_IRQCHIP_AIA,		/* an IMSIC per vCPU and an APLIC in MSI mode */
+};
 
 /* What the VM is: everything needed to create it again. */
 struct vm_config {
@@ -59,6 +66,8 @@ struct vm_config {
 	enum cfi_policy cfi_policy;	/* in force */
 	enum cfi_policy cfi_requested;	/* asked for (delegate may run as trap) */
 	uint32_t features;		/* VM_FEAT_* */
+	enum vm_irqchip irqchip;
+	unsigned int imsic_ids;		/* AIA: identities per IMSIC file (255); 0 for PLIC */
 	unsigned int vs_sv;		/* widest paging mode its DT names: 39, 48 or 57 */
 	uint32_t boot_count;
 	bool debug_ext;			/* SBI_EXT_CARAPACE_DEBUG offered (debug=1) */
@@ -162,6 +171,12 @@ struct vm {
 
 extern struct vm vms[VM_MAX];
 extern unsigned int nr_vms;		/* slots in use so far (high-water mark) */
+
+/** vm_is_aia() - @vm has an IMSIC per vCPU and an APLIC instead of the PLIC. */
+static inline bool vm_is_aia(const struct vm *vm)
+{
+	return vm->cfg.irqchip == VM_IRQCHIP_AIA;
+}
 
 static inline bool vm_slot_used(const struct vm *vm)
 {

@@ -54,6 +54,7 @@ struct vm_desc {
 	unsigned int vcpus;
 	enum cfi_policy cfi;
 	bool debug;			/* carapace,debug: offer the debug SBI extension */
+	enum vm_irqchip irqchip;	/* carapace,irqchip: "plic" (default) or "aia" */
 	char bootargs[VM_BOOTARGS_LEN];
 	char kernel[VM_IMAGE_NAME_LEN];	/* image names */
 	char initrd[VM_IMAGE_NAME_LEN];	/* "" for none */

@@ -176,6 +176,11 @@ static const char *check_desc(const struct vm_desc *d, bool need_images)
 		return "memory must be a multiple of 2 MiB, at least 8 MiB";
 	if ((unsigned int)d->cfi > CFI_POLICY_OFF)
 		return "unknown cfi policy";
+	if (d->irqchip == VM_IRQCHIP_AIA && !hart_caps.ssaia)
+		return "irqchip aia needs a host CPU with Ssaia (an AIA machine: carapace-run --aia); "
+		       "this one has none";
+	if ((unsigned int)d->irqchip > VM_IRQCHIP_AIA)
+		return "unknown irqchip";
 	if (strnlen(d->bootargs, VM_BOOTARGS_LEN) == VM_BOOTARGS_LEN)
 		return "bootargs too long";
 	if (need_images && !image_find(d->kernel))
@@ -269,6 +274,14 @@ int vm_alloc(const struct vm_desc *d, bool need_images, struct vm **out, const c
 	vm->cfg.features = vm_features(vm->cfg.cfi_policy);
 	vm->cfg.vs_sv = hart_caps.vs_sv;
 	vm->hstateen0 = cfi_hstateen0(vm);
+	if (d->irqchip == VM_IRQCHIP_AIA) {
+		/* no guest files yet (stage 3): every vCPU's IMSIC is in software */
+		vm->cfg.irqchip = VM_IRQCHIP_AIA;
+		vm->cfg.imsic_ids = VIMSIC_IDS;
+		vm->cfg.features |= VM_FEAT_AIA;
+		/* its IMSIC, AIA and indirect CSRs: a PLIC VM's stay illegal */
+		vm->hstateen0 |= HSTATEEN0_IMSIC | HSTATEEN0_AIA | HSTATEEN0_CSRIND;
+	}
 	vm->hedeleg = HEDELEG_GUEST | cfi_hedeleg(vm);
 	if (!(vm->hstateen0 & HSTATEEN0_ENVCFG) && !hart_caps.smstateen)
 		pr_info("vm %s: this CPU has no Smstateen, so senvcfg cannot be trapped: the guest "

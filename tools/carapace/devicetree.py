@@ -71,6 +71,8 @@ def vm_node(vm, images, indent="\t\t"):
     ]
     if vm.debug:
         lines.append("\tcarapace,debug;")
+    if vm.irqchip != "plic":
+        lines.append(f"\tcarapace,irqchip = {dts_string(vm.irqchip)};")
     if vm.bootargs:
         lines.append(f"\tbootargs = {dts_string(vm.bootargs)};")
     for image in images:

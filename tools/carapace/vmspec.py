@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """What carapace-run boots: the --vm specifications (parse_vm_spec: name,
-kernel, initrd, mem, vcpus, cfi, debug, disk, net, bootargs, checked against
+kernel, initrd, mem, vcpus, cfi, debug, irqchip, disk, net, bootargs, checked against
 the hypervisor's limits; disks: carapace.disks, NICs: carapace.network), the
 --image extra images, and where every image goes in host memory
 (place_images, check_host_memory)."""
@@ -25,7 +25,9 @@ HOST_MIN_DEFAULT = 512 * MiB
 GUEST_KERNEL_OFFSET = 2 * MiB  # flat kernels load at guest RAM base + 2 MiB
 GUEST_FDT_MAX = 64 * KiB       # the guest DT sits at the top of guest RAM
 GUEST_PAGE = 4 * KiB
-VM_KEYS = ("name", "kernel", "initrd", "mem", "vcpus", "cfi", "debug", "disk", "net", "bootargs")
+VM_KEYS = ("name", "kernel", "initrd", "mem", "vcpus", "cfi", "debug", "irqchip", "disk", "net",
+           "bootargs")
+IRQCHIPS = ("plic", "aia")     # the VM's interrupt controller (docs/design-aia.md 3.1)
 VM_REPEATABLE = {"disk": MAX_DISKS, "net": MAX_NICS}   # key -> how many times at most
 MAX_HOST_IMAGES = 24           # HOST_MAX_IMAGES: the VMs' kernels and initrds + --image
 
@@ -47,6 +49,7 @@ class VmSpec:
     vcpus: int = 1
     cfi: str = "trap"
     debug: bool = False     # offer the guest Carapace's debug SBI extension (tests)
+    irqchip: str = "plic"   # "aia": an IMSIC per vCPU and an APLIC (needs --aia)
     bootargs: str | None = None
     kernel_info: KernelInfo | None = None
     disks: list = dataclasses.field(default_factory=list)   # disks.DiskSpec
@@ -179,6 +182,11 @@ def parse_vm_spec(spec, index):
         if values["debug"] not in ("0", "1"):
             raise LaunchError(f"{what}: debug={values['debug']} must be 0 or 1")
         vm.debug = values["debug"] == "1"
+    if "irqchip" in values:
+        if values["irqchip"] not in IRQCHIPS:
+            raise LaunchError(f"{what}: irqchip={values['irqchip']} must be one of "
+                              f"{', '.join(IRQCHIPS)}")
+        vm.irqchip = values["irqchip"]
     if values.get("bootargs"):
         vm.bootargs = values["bootargs"]
         if len(vm.bootargs.encode()) > MAX_BOOTARGS:

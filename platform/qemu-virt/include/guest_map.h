@@ -20,6 +20,16 @@
 #define VIO_MMIO_STRIDE		0x1000UL
 #define VIO_MMIO_SLOTS		8
 #define VIO_MMIO_IRQ(slot)	(1 + (slot))
+/* AIA VMs (docs/design-aia.md 3.1), at QEMU virt's aia=aplic-imsic
+ * addresses: an IMSIC file page per vCPU (vCPU i's at VIMSIC_BASE + i *
+ * VIMSIC_PAGE; pages of vCPUs the VM lacks read 0, ignore writes) and an
+ * APLIC domain in MSI mode, in place of the PLIC */
+#define VIMSIC_BASE		0x28000000UL
+#define VIMSIC_PAGE		0x1000UL
+#define VIMSIC_SIZE		(8 * VIMSIC_PAGE)	/* VM_MAX_VCPUS pages */
+#define VAPLIC_BASE		0x0d000000UL
+#define VAPLIC_SIZE		0x8000UL
+#define VAPLIC_NR_SRC		32			/* sources 1..31, as the PLIC model */
 /* Pages of device registers a VM's guest reads without an exit (the PLIC's
  * enable words, each virtio-mmio window), and the G-stage tables they take:
  * one level-1 table for the GiB below RAM, a level-0 table for each of the

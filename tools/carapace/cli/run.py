@@ -189,6 +189,8 @@ VM specification (one --vm per VM, in order; they become /chosen/vm@0, vm@1, ...
   mem=SIZE         guest RAM, K/M/G suffix, multiple of 2M, >= 8M (default 64M)
   vcpus=N          1..8 (default 1)
   cfi=POLICY       trap | delegate | strict | off (default trap)
+  irqchip=KIND     plic | aia (default plic): aia gives the VM an IMSIC per vCPU
+                   and an APLIC in MSI mode instead of the PLIC (needs --aia)
   disk=PATH[:ro][:iops=N][:bw=SIZE]
                    a disk (up to 2, the guest's vda and vdb): an image file,
                    qcow2 (by its header) or raw; :ro makes it read-only.  A
@@ -343,7 +345,7 @@ def build_parser():
                formatter_class=argparse.RawDescriptionHelpFormatter,
                description="Boot the Carapace hypervisor and its VMs on QEMU virt.")
     p.add_argument("--vm", action="append", default=[], metavar="SPEC",
-                   help="a VM: name=,kernel=,initrd=,mem=,vcpus=,cfi=,disk=,net=,bootargs= "
+                   help="a VM: name=,kernel=,initrd=,mem=,vcpus=,cfi=,irqchip=,disk=,net=,bootargs= "
                         "(see below); "
                         "at least one unless --persist")
     p.add_argument("--switch", action="append", default=[], metavar="SPEC",
@@ -572,6 +574,15 @@ def host_config(args, vms, extra=(), spare=0, persist=None, incoming=None):
                       incoming=incoming, selftest_pci_irq=args.selftest_pci_irq)
 
 
+def check_irqchips(vms, host):
+    """irqchip=aia needs the AIA machine: the guest's IMSIC CSRs are the host CPU's
+    Ssaia (the hypervisor refuses such a VM on a host without it, too)."""
+    for vm in vms:
+        if vm.irqchip == "aia" and host.aia_guests is None:
+            raise LaunchError(f"vm {vm.name}: irqchip=aia needs the AIA machine (--aia): "
+                              "the PLIC machine's CPU has no Ssaia")
+
+
 def aia_guests(args, env=None):
     """--aia, --plic and --aia-guests as HostConfig.aia_guests: None for the
     PLIC machine. Without --aia or --plic, $CARAPACE_AIA_GUESTS (N: the AIA
@@ -767,6 +778,7 @@ def launch(argv):
     spare = parse_spare_mem(args.spare_mem)
     restored = sum(r.mem for r in restores)
     host = host_config(args, vms, extra, spare + restored, persist, incoming)
+    check_irqchips(vms, host)
     images = place_images(vms, host.mem, extra)
     check_host_memory(vms, images, host.mem, spare, restored)
     if args.keep:
