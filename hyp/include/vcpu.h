@@ -7,7 +7,9 @@
 #include <arch/riscv/csr.h>
 #include <arch/riscv/encoding.h>
 #include <types.h>
+#include <atomic.h>
 #include <cfi.h>
+#include <imsic_file.h>
 #include <pmu.h>
 
 struct vm;
@@ -35,6 +37,8 @@ struct vcpu_csrs {
 	unsigned long scounteren;
 	unsigned long senvcfg;	/* the guest's (VU) envcfg: not banked, swapped in C */
 	unsigned long ssp;	/* Zicfiss shadow-stack pointer: not banked */
+	unsigned long vsiselect;	/* Ssaia hosts: the guest's siselect (saved with the
+					 * IMSIC state in snapshot version 7, stage 5) */
 };
 
 struct vcpu_fp {
@@ -83,6 +87,8 @@ struct vcpu_guest {
 	struct vcpu_hsm hsm;
 	struct vcpu_sta sta;	/* SBI STA registration */
 	struct vcpu_pmu pmu;	/* SBI PMU counters (live counts folded in off CPU) */
+	struct imsic_file imsic;	/* AIA VMs: its IMSIC file in software (vimsic.c);
+					 * all zero in a PLIC VM */
 };
 
 /* Work other harts post to a vCPU; consumed before the next guest entry. */
@@ -108,6 +114,12 @@ struct vcpu_steal {
 					 * (metrics; a reboot keeps it) */
 };
 
+/* Host side of a vCPU's virtual IMSIC (hyp/state/vimsic.c). */
+struct vimsic_live {
+	struct spinlock lock;		/* g.imsic, and ext_irq while AIA */
+	uint64_t csr_exits;		/* vsireg/stopei accesses emulated (SW mode) */
+};
+
 struct vcpu {
 	struct vcpu_guest g;		/* must stay first (vcpu_switch.S) */
 
@@ -119,7 +131,8 @@ struct vcpu {
 	int fast_action;		/* enum exit_action of the fast exit being finished */
 	unsigned long henvcfg;		/* derived: host bits + cfi_henvcfg() */
 	volatile unsigned long irq_pending;	/* VS irq bits (hvip layout) posted by others */
-	volatile bool ext_irq;		/* PLIC output for this vCPU's context (level) */
+	volatile bool ext_irq;		/* PLIC output for this vCPU's context, or its
+					 * software IMSIC file's signal (level) */
 	bool ext_irq_live;		/* what hvip.VSEIP holds while loaded */
 	volatile unsigned long requests;	/* VCPU_REQ_* */
 	volatile int hart;		/* hart index running it, -1 when off CPU */
@@ -129,6 +142,7 @@ struct vcpu {
 	struct vcpu_stats stats;
 	struct vcpu_steal steal;
 	struct pmu_live pmu_live;	/* derived from g.pmu; host counters at load */
+	struct vimsic_live imsic;
 };
 
 /** vcpu_henvcfg_guest() - the henvcfg bits the guest's FWFT values select

@@ -13,6 +13,7 @@
 #include <snap_table.h>
 
 struct vm;
+struct vcpu;
 struct mmio_region;
 
 #define VUART_RX_FIFO	SNAP_UART_RX_FIFO	/* received bytes the guest has not read yet */
@@ -81,8 +82,27 @@ extern const unsigned int vdev_count;
 size_t vuart_input(struct vm *vm, const char *buf, size_t len);
 /** vuart_read_input() - take up to @len received bytes (SBI DBCN read). */
 size_t vuart_read_input(struct vm *vm, char *buf, size_t len);
-/** vplic_set_level() - drive source @irq's line. */
+/** vplic_set_level() - drive source @irq's line of the PLIC model. */
 void vplic_set_level(struct vm *vm, unsigned int irq, bool level);
+/** virq_set_level() - drive device line @irq of @vm's interrupt controller
+ *  (the PLIC, or the APLIC of an AIA VM): what every device model calls. */
+void virq_set_level(struct vm *vm, unsigned int irq, bool level);
+
+/* AIA VMs (docs/design-aia.md 3.6, 3.10): the vIMSIC window, the IMSIC CSR
+ * exits of vCPUs in software, and the APLIC in MSI mode. */
+/** vimsic_mmio_register() - add the vIMSIC window (VM creation). */
+int vimsic_mmio_register(struct vm *vm);
+/** vimsic_csr_exit() - a virtual-instruction exit for @insn: 1 if it was the
+ *  guest's sireg/stopei access, emulated on its software file (the caller
+ *  moves pc past it); -1 if that access is illegal (the caller injects an
+ *  illegal instruction); 0 if @insn is no such access or the VM is not AIA. */
+int vimsic_csr_exit(struct vcpu *v, unsigned long insn);
+/** vaplic_register()/vaplic_reset() - the APLIC window (creation), its
+ *  power-on state (boot and reboot). */
+int vaplic_register(struct vm *vm);
+void vaplic_reset(struct vm *vm);
+/** vaplic_set_level() - drive source @irq's line of the APLIC. */
+void vaplic_set_level(struct vm *vm, unsigned int irq, bool level);
 
 /* Emulated device windows in guest physical space (hyp/vdev/mmio.c). */
 /** vm_mmio_register() - add an emulated window; fails if it overlaps RAM or another. */

@@ -50,6 +50,8 @@ void vcpu_load(struct vcpu *v)
 							 v->g.csr.senvcfg & ~ENVCFG_SSE);
 	if (hart_caps.zicfiss)
 		csr_write(CSR_SSP, v->g.csr.ssp);
+	if (hart_caps.ssaia)	/* VS state on every Ssaia host, whatever the VM's irqchip */
+		csr_write(CSR_VSISELECT, v->g.csr.vsiselect);
 	__vcpu_fp_restore(&v->g.fp);
 }
 
@@ -72,6 +74,8 @@ void vcpu_put(struct vcpu *v)
 	v->g.csr.senvcfg = csr_read(CSR_SENVCFG);
 	if (hart_caps.zicfiss)
 		v->g.csr.ssp = csr_read(CSR_SSP);
+	if (hart_caps.ssaia)
+		v->g.csr.vsiselect = csr_read(CSR_VSISELECT);
 	/* posted interrupts become guest state once the vCPU is off the hart */
 	if (v->irq_pending)
 		v->g.csr.hvip |= atomic_xchg(&v->irq_pending, 0);

@@ -74,7 +74,7 @@ static void update_line(struct vio_dev *d)
 
 	if (level != d->s.irq_level) {
 		d->s.irq_level = level;
-		vplic_set_level(d->vm, VIO_MMIO_IRQ(d->slot), level);
+		virq_set_level(d->vm, VIO_MMIO_IRQ(d->slot), level);
 	}
 }
 
@@ -606,7 +606,7 @@ void vio_mmio_load_state(struct vio_dev *d, const struct snap_vio_transport *t)
 	 * pending interrupt is raised again on the VM's PLIC */
 	s->irq_level = s->interrupt_status != 0;
 	render(d);
-	vplic_set_level(d->vm, VIO_MMIO_IRQ(d->slot), s->irq_level);
+	virq_set_level(d->vm, VIO_MMIO_IRQ(d->slot), s->irq_level);
 }
 
 /* ---- pausing for the state: drain, then rescan ---- */

@@ -12,7 +12,7 @@
 static void set_line(struct vm *vm, bool level)
 {
 	vm->genid.s.level = level;
-	vplic_set_level(vm, VMGENID_IRQ, level);
+	virq_set_level(vm, VMGENID_IRQ, level);
 }
 
 static int vmgenid_access(struct vm *vm, void *priv, struct mmio_access *a)

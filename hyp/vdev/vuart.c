@@ -57,7 +57,7 @@ static void update_irq(struct vm *vm)
 	/* most accesses (LSR polls) change nothing: leave the PLIC alone then */
 	if (level != u->irq_level) {
 		u->irq_level = level;
-		vplic_set_level(vm, VUART_IRQ, level);
+		virq_set_level(vm, VUART_IRQ, level);
 	}
 }
 

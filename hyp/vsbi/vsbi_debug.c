@@ -22,6 +22,9 @@ static void debug_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret)
 	case SBI_CARAPACE_DIRTY_CHUNKS:
 		ret->value = vm_ram_dirty_chunks(v->vm);
 		break;
+	case SBI_CARAPACE_EXITS:	/* what a test guest's own actions cost in exits */
+		ret->value = vcpu_exits(v);
+		break;
 	default:
 		ret->error = SBI_ERR_NOT_SUPPORTED;
 	}

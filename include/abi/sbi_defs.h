@@ -133,6 +133,7 @@
 #define SBI_EXT_CARAPACE_DEBUG		0x0A435250	/* "\nCRP" */
 #define SBI_CARAPACE_WRITE_PROTECT	0	/* write-protect all mapped RAM; value = chunks */
 #define SBI_CARAPACE_DIRTY_CHUNKS	1	/* value = 2 MiB chunks written since */
+#define SBI_CARAPACE_EXITS		2	/* value = the calling vCPU's exits so far */
 
 /* Carapace's implementation ID (not in the SBI registry; chosen high to avoid it). */
 #define CARAPACE_SBI_IMPL_ID		0x43415250UL	/* "CARP" */

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* A vCPU's virtual IMSIC in software (docs/design-aia.md 3.2, 3.6): its
+ * interrupt file is g.imsic, guarded by imsic.lock; ext_irq follows the
+ * file's signal and reaches the guest as hvip.VSEIP, as the PLIC's output
+ * does. Stage 3: no hardware guest files, every vCPU is in software. */
+#ifndef HYP_VIMSIC_H
+#define HYP_VIMSIC_H
+#include <types.h>
+
+struct vcpu;
+
+/* identities per file an AIA VM gets (QEMU virt's riscv,num-ids) */
+#define VIMSIC_IDS	255
+
+/** vimsic_inject() - the one way anything but the guest's CSR accesses raises
+ *  identity @id in @v's file (a store to its page, an APLIC MSI): 0 and ids
+ *  above the VM's imsic_ids are ignored; the file's signal going 0 -> 1 sets
+ *  ext_irq and kicks @v (a waiting vCPU wakes as for a PLIC interrupt). */
+void vimsic_inject(struct vcpu *v, uint32_t id);
+/** vimsic_rmw() - the guest's vsireg access with vsiselect @isel (0x70..0xFF):
+ *  imsic_rmw() on @v's file, then ext_irq recomputed; 0 or -HYP_EINVAL
+ *  (illegal: an odd eip/eie, nothing changed). */
+int vimsic_rmw(struct vcpu *v, uint64_t isel, uint64_t *old, uint64_t val, uint64_t wmask);
+/** vimsic_topei() - the guest's stopei access: the value read, and with
+ *  @claim the top identity's pending bit cleared; then ext_irq recomputed. */
+uint64_t vimsic_topei(struct vcpu *v, bool claim);
+/** vimsic_reset() - power-on file (VM boot and reboot): nothing pending, delivery off. */
+void vimsic_reset(struct vcpu *v);
+#endif

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/* The vIMSIC window of an AIA VM (docs/design-aia.md 3.6): a file page per
+ * vCPU at VIMSIC_BASE, as QEMU virt's S files. A 32-bit store to offset 0
+ * (seteipnum_le) of vCPU i's page raises that identity in its file; every
+ * other offset (seteipnum_be included, which QEMU's hardware file ignores
+ * too), every read, and the pages of vCPUs the VM lacks read 0 and ignore
+ * writes. Only aligned 32-bit accesses exist: others fault, as in every
+ * window. */
+#include <errno.h>
+#include <mmio.h>
+#include <vimsic.h>
+#include <vm.h>
+
+_Static_assert(VIMSIC_SIZE == VM_MAX_VCPUS * VIMSIC_PAGE, "a vIMSIC page per possible vCPU");
+
+static int vimsic_access(struct vm *vm, void *priv, struct mmio_access *a)
+{
+	uint64_t off = a->gpa - VIMSIC_BASE;
+	uint64_t page = off / VIMSIC_PAGE;
+
+	(void)priv;
+	if (a->width != 4 || (off & 3))
+		return -HYP_EINVAL;
+	if (a->is_write && off % VIMSIC_PAGE == 0 && page < vm->cfg.nr_vcpus)
+		vimsic_inject(&vm->vcpus[page], (uint32_t)a->value);
+	return 0;	/* a read: the caller zeroed a->value */
+}
+
+int vimsic_mmio_register(struct vm *vm)
+{
+	struct mmio_region r = { VIMSIC_BASE, VIMSIC_SIZE, vimsic_access, NULL };
+
+	return vm_mmio_register(vm, &r);
+}
