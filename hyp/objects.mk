@@ -13,7 +13,7 @@ hyp-objs-y += drivers/aplic_host.o drivers/host_irq.o drivers/hostblk.o drivers/
 	      drivers/split_ring.o drivers/uart8250.o drivers/virtio_console.o drivers/virtio_pci.o
 hyp-objs-y += fdt/fdt_guest.o fdt/fdt_host.o
 hyp-objs-y += host/console.o host/host_io.o host/mgmt.o host/monitor.o host/services.o host/vmops.o
-hyp-objs-y += lib/console_filter.o lib/crc32c.o lib/entropy.o lib/hartmask.o lib/imsic_file.o lib/json.o lib/log.o \
+hyp-objs-y += lib/aplic_model.o lib/console_filter.o lib/crc32c.o lib/csr_insn.o lib/entropy.o lib/hartmask.o lib/imsic_file.o lib/json.o lib/log.o \
 	      lib/printf.o lib/string.o lib/token_bucket.o
 hyp-objs-y += lifecycle/vm_io.o lifecycle/vm_lifecycle.o
 hyp-objs-y += migrate/mig_recv.o migrate/mig_send.o migrate/mig_wire.o
@@ -22,9 +22,10 @@ hyp-objs-y += run/vcpu_run.o run/vcpu_switch.o
 hyp-objs-y += snap/section_rx.o snap/section_tx.o snap/snap_admit.o snap/snap_emit.o snap/snap_load.o snap/snap_port.o \
 	      snap/snap_disk_id.o snap/snap_disk_load.o snap/snap_disk_save.o snap/snap_record.o snap/snap_save.o snap/snap_state.o snap/snap_vio.o
 hyp-objs-y += state/cfi_state.o state/dirty_limit.o state/fwft.o state/sched.o state/trap_inject.o state/vcpu.o state/vcpu_request.o \
-	      state/vcpu_reset.o state/vcpu_wake.o state/vm_events.o state/vm_state.o state/vm_table.o
+	      state/vcpu_reset.o state/vcpu_wake.o state/vimsic.o state/vm_events.o state/vm_state.o state/vm_table.o
 hyp-objs-y += vdev/devices.o vdev/mmio.o vdev/vblk.o vdev/vio_mmio.o vdev/virtq.o vdev/vmgenid.o \
-	vdev/vnet.o vdev/vplic.o vdev/vswitch.o vdev/vuart.o
+	vdev/vaplic.o vdev/vimsic_csr.o vdev/vimsic_mmio.o \
+	vdev/virq.o vdev/vnet.o vdev/vplic.o vdev/vswitch.o vdev/vuart.o
 hyp-objs-y += vsbi/vsbi.o vsbi/vsbi_dbcn.o vsbi/vsbi_debug.o vsbi/vsbi_fwft.o vsbi/vsbi_hsm.o \
 	      vsbi/vsbi_ipi.o vsbi/vsbi_rfence.o vsbi/vsbi_srst.o vsbi/vsbi_susp.o vsbi/vsbi_time.o
 hyp-objs-y += state/pmu.o state/pmu_logic.o vsbi/vsbi_pmu.o	# guest PMU (three layers: pure, live, SBI)

@@ -87,13 +87,18 @@ static unsigned long trapped_insn(struct vcpu *v)
 static struct exit_verdict exit_virtual_insn(struct vcpu *v)
 {
 	unsigned long insn = trapped_insn(v);
+	int rc;
 
 	if (insn == INSN_WFI && (v->g.ctx.sstatus & SR_SPP))
 		return exit_wfi(v);
 	if ((v->g.ctx.sstatus & SR_SPP) && cfi_senvcfg_insn(v, insn))
 		return exit_next(4);
+	/* an AIA VM's IMSIC CSRs while its file is in software (vimsic_csr.c) */
+	rc = vimsic_csr_exit(v, insn);
+	if (rc > 0)
+		return exit_next(4);
 	/* cycle/instret while the guest's PMU has them configured (pmu.c) */
-	if (pmu_csr_exit(v, insn) > 0)
+	if (!rc && pmu_csr_exit(v, insn) > 0)
 		return exit_next(4);
 	pmu_count_fw(v, SBI_PMU_FW_ILLEGAL_INSN, 1);
 	vcpu_redirect_trap(v, EXC_ILLEGAL_INST, insn);

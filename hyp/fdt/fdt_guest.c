@@ -40,6 +40,9 @@ size_t fdt_guest_isa_extensions(const struct vm *vm, const char **out, size_t ma
 		out[n++] = "zicfilp";
 	if (cfi_vm_has_ss(vm) && n < max)
 		out[n++] = "zicfiss";
+	/* an AIA VM's IMSIC CSRs (Linux's IMSIC driver wants it); never smaia */
+	if (vm_is_aia(vm) && n < max)
+		out[n++] = "ssaia";
 	return n;
 }
 
@@ -104,6 +107,8 @@ int fdt_guest_isa_string(const char *const *ext, size_t n, char *buf, size_t len
 
 #define PHANDLE_CPU_INTC(i)	(1 + (i))
 #define PHANDLE_PLIC		0x100
+#define PHANDLE_IMSIC		0x101
+#define PHANDLE_APLIC		0x102
 #define PHANDLE_CPU(i)		(0x200 + (i))
 
 /* The widest VS-stage translation the VM was given (the host CPU's, probed at
@@ -183,17 +188,66 @@ static int build_cpus(void *fdt, const struct vm *vm)
 }
 
 
-/* The PLIC (one S-mode context per vCPU) and the devices wired to it. */
-static int build_soc(void *fdt, const struct vm *vm)
+/* A device's interrupt: one cell (the source) under the PLIC, two (source,
+ * 4 = level-high) under the APLIC. */
+static int prop_irq(void *fdt, const struct vm *vm, unsigned int irq)
+{
+	fdt32_t spec[2] = { cpu_to_fdt32(irq), cpu_to_fdt32(4) };
+
+	if (!vm_is_aia(vm)) {
+		TRY(fdt_property_u32(fdt, "interrupts", irq));
+		return fdt_property_u32(fdt, "interrupt-parent", PHANDLE_PLIC);
+	}
+	TRY(fdt_property(fdt, "interrupts", spec, sizeof(spec)));
+	return fdt_property_u32(fdt, "interrupt-parent", PHANDLE_APLIC);
+}
+
+/* An AIA VM's controllers (docs/design-aia.md 3.1), named and compatible as
+ * QEMU virt's aia=aplic-imsic: one IMSIC node for every vCPU's file page
+ * (position in interrupts-extended = hart index = vCPU id), no guest files
+ * for the guest; an APLIC domain in MSI mode sending to it. */
+static int build_aia(void *fdt, const struct vm *vm)
 {
 	fdt32_t ext[2 * VM_MAX_VCPUS];
 	char name[40];
 
-	TRY(fdt_begin_node(fdt, "soc"));
-	TRY(fdt_property_u32(fdt, "#address-cells", 2));
-	TRY(fdt_property_u32(fdt, "#size-cells", 2));
-	TRY(fdt_property_string(fdt, "compatible", "simple-bus"));
-	TRY(fdt_property(fdt, "ranges", "", 0));
+	snprintf(name, sizeof(name), "interrupt-controller@%lx", VIMSIC_BASE);
+	TRY(fdt_begin_node(fdt, name));
+	TRY(fdt_property(fdt, "compatible", "qemu,imsics\0riscv,imsics",
+			 sizeof("qemu,imsics\0riscv,imsics")));
+	TRY(prop_u64_pair(fdt, "reg", VIMSIC_BASE, vm->cfg.nr_vcpus * VIMSIC_PAGE));
+	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++) {
+		ext[2 * i] = cpu_to_fdt32(PHANDLE_CPU_INTC(i));
+		ext[2 * i + 1] = cpu_to_fdt32(IRQ_S_EXT);
+	}
+	TRY(fdt_property(fdt, "interrupts-extended", ext,
+			 (int)(2 * vm->cfg.nr_vcpus * sizeof(fdt32_t))));
+	TRY(fdt_property_u32(fdt, "riscv,num-ids", vm->cfg.imsic_ids));
+	TRY(fdt_property(fdt, "msi-controller", "", 0));
+	TRY(fdt_property(fdt, "interrupt-controller", "", 0));
+	TRY(fdt_property_u32(fdt, "#interrupt-cells", 0));
+	TRY(fdt_property_u32(fdt, "phandle", PHANDLE_IMSIC));
+	TRY(fdt_end_node(fdt));
+
+	snprintf(name, sizeof(name), "interrupt-controller@%lx", VAPLIC_BASE);
+	TRY(fdt_begin_node(fdt, name));
+	TRY(fdt_property(fdt, "compatible", "qemu,aplic\0riscv,aplic",
+			 sizeof("qemu,aplic\0riscv,aplic")));
+	TRY(prop_u64_pair(fdt, "reg", VAPLIC_BASE, VAPLIC_SIZE));
+	TRY(fdt_property_u32(fdt, "msi-parent", PHANDLE_IMSIC));
+	TRY(fdt_property_u32(fdt, "riscv,num-sources", VAPLIC_NR_SRC - 1));
+	TRY(fdt_property(fdt, "interrupt-controller", "", 0));
+	TRY(fdt_property_u32(fdt, "#interrupt-cells", 2));
+	TRY(fdt_property_u32(fdt, "#address-cells", 0));
+	TRY(fdt_property_u32(fdt, "phandle", PHANDLE_APLIC));
+	return fdt_end_node(fdt);
+}
+
+/* The PLIC (one S-mode context per vCPU) and the devices wired to it. */
+static int build_plic(void *fdt, const struct vm *vm)
+{
+	fdt32_t ext[2 * VM_MAX_VCPUS];
+	char name[40];
 
 	snprintf(name, sizeof(name), "plic@%lx", VPLIC_BASE);	/* QEMU virt's name */
 	TRY(fdt_begin_node(fdt, name));
@@ -211,15 +265,27 @@ static int build_soc(void *fdt, const struct vm *vm)
 	TRY(fdt_property(fdt, "interrupts-extended", ext,
 			 (int)(2 * vm->cfg.nr_vcpus * sizeof(fdt32_t))));
 	TRY(fdt_property_u32(fdt, "phandle", PHANDLE_PLIC));
-	TRY(fdt_end_node(fdt));
+	return fdt_end_node(fdt);
+}
+
+/* The interrupt controllers and the devices wired to them. */
+static int build_soc(void *fdt, const struct vm *vm)
+{
+	char name[40];
+
+	TRY(fdt_begin_node(fdt, "soc"));
+	TRY(fdt_property_u32(fdt, "#address-cells", 2));
+	TRY(fdt_property_u32(fdt, "#size-cells", 2));
+	TRY(fdt_property_string(fdt, "compatible", "simple-bus"));
+	TRY(fdt_property(fdt, "ranges", "", 0));
+	TRY(vm_is_aia(vm) ? build_aia(fdt, vm) : build_plic(fdt, vm));
 
 	snprintf(name, sizeof(name), "serial@%lx", VUART_BASE);
 	TRY(fdt_begin_node(fdt, name));
 	TRY(fdt_property_string(fdt, "compatible", "ns16550a"));
 	TRY(prop_u64_pair(fdt, "reg", VUART_BASE, VUART_SIZE));
 	TRY(fdt_property_u32(fdt, "clock-frequency", 3686400));
-	TRY(fdt_property_u32(fdt, "interrupts", VUART_IRQ));
-	TRY(fdt_property_u32(fdt, "interrupt-parent", PHANDLE_PLIC));
+	TRY(prop_irq(fdt, vm, VUART_IRQ));
 	TRY(fdt_end_node(fdt));
 
 	/* a restored VM gets a new generation ID and this interrupt */
@@ -227,8 +293,7 @@ static int build_soc(void *fdt, const struct vm *vm)
 	TRY(fdt_begin_node(fdt, name));
 	TRY(fdt_property_string(fdt, "compatible", "microsoft,vmgenid"));
 	TRY(prop_u64_pair(fdt, "reg", VMGENID_BASE, 16));
-	TRY(fdt_property_u32(fdt, "interrupts", VMGENID_IRQ));
-	TRY(fdt_property_u32(fdt, "interrupt-parent", PHANDLE_PLIC));
+	TRY(prop_irq(fdt, vm, VMGENID_IRQ));
 	TRY(fdt_end_node(fdt));
 
 	/* a node per virtio device, as QEMU virt names its slots; none if the
@@ -242,8 +307,7 @@ static int build_soc(void *fdt, const struct vm *vm)
 		TRY(fdt_begin_node(fdt, name));
 		TRY(fdt_property_string(fdt, "compatible", "virtio,mmio"));
 		TRY(prop_u64_pair(fdt, "reg", base, VIO_MMIO_STRIDE));
-		TRY(fdt_property_u32(fdt, "interrupts", VIO_MMIO_IRQ(i)));
-		TRY(fdt_property_u32(fdt, "interrupt-parent", PHANDLE_PLIC));
+		TRY(prop_irq(fdt, vm, VIO_MMIO_IRQ(i)));
 		TRY(fdt_end_node(fdt));
 	}
 	return fdt_end_node(fdt);

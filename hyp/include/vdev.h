@@ -8,6 +8,7 @@
 #ifndef HYP_VDEV_H
 #define HYP_VDEV_H
 #include <types.h>
+#include <aplic_model.h>
 #include <atomic.h>
 #include <guest_map.h>
 #include <snap_table.h>
@@ -37,6 +38,14 @@ struct vplic {
 	struct snap_dev_plic s;
 	/* the guest's read-only view of the enable words, or NULL (vplic.c) */
 	uint32_t *enable_page;
+};
+
+/* The APLIC of an AIA VM (vaplic.c): struct aplic_state (aplic_model.h). Not
+ * in snapshots before version 7 (docs/design-aia.md 5): an AIA VM cannot be
+ * saved yet. */
+struct vaplic {
+	struct spinlock lock;
+	struct aplic_state s;
 };
 
 /* struct snap_dev_vmgenid: id (what the guest reads), level (interrupt line

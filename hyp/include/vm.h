@@ -161,6 +161,7 @@ struct vm {
 	/* guest state: the devices (each with its own save/restore) and the vCPUs */
 	struct vuart uart;
 	struct vplic plic;
+	struct vaplic aplic;		/* AIA VMs: instead of the PLIC */
 	struct vmgenid genid;
 	struct vcpu vcpus[VM_MAX_VCPUS];
 	/* virtio devices by slot (hyp/include/vio_mmio.h), NULL: none */

@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <tlb.h>
 #include <vio_mmio.h>
+#include <vimsic.h>
 #include <vm.h>
 #include <vm_io.h>
 #include <vm_lifecycle.h>
@@ -144,6 +145,8 @@ int vm_reset(struct vm *vm)
 	}
 	for (unsigned int i = 0; i < vdev_count; i++)
 		vdev_all[i]->reset(vm);
+	if (vm_is_aia(vm))
+		vaplic_reset(vm);
 	vio_reset_all(vm);
 	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++) {
 		struct vcpu *v = &vm->vcpus[i];
@@ -153,6 +156,8 @@ int vm_reset(struct vm *vm)
 		vm->stats.cfi_ss_earlier += v->cfi_stats.swcheck_ss;
 		memset(&v->cfi_stats, 0, sizeof(v->cfi_stats));
 		vcpu_reset(v, vm->kernel_gpa, vm->fdt_gpa);
+		if (vm_is_aia(vm))
+			vimsic_reset(v);
 		v->g.hsm.state = i ? VCPU_HSM_STOPPED : VCPU_HSM_STARTED;
 	}
 	pr_info("vm %s: boot %u, %u vcpu(s), %lu MiB RAM, kernel at 0x%lx, dtb at 0x%lx%s (t=%lu)",
@@ -247,6 +252,7 @@ int vm_alloc(const struct vm_desc *d, bool need_images, struct vm **out, const c
 	memset(&vm->vcpus, 0, sizeof(vm->vcpus));
 	memset(&vm->uart.s, 0, sizeof(vm->uart.s));
 	memset(&vm->plic.s, 0, sizeof(vm->plic.s));
+	memset(&vm->aplic.s, 0, sizeof(vm->aplic.s));
 	memset(&vm->genid.s, 0, sizeof(vm->genid.s));
 	memset(&vm->stats, 0, sizeof(vm->stats));
 	vm->index = index;
@@ -317,6 +323,10 @@ int vm_alloc(const struct vm_desc *d, bool need_images, struct vm **out, const c
 	vm_ram_init(vm);
 	for (unsigned int i = 0; i < vdev_count; i++)
 		vdev_all[i]->reg(vm);	/* fixed windows that cannot clash */
+	if (vm_is_aia(vm)) {	/* in place of the PLIC's window */
+		vimsic_mmio_register(vm);
+		vaplic_register(vm);
+	}
 	if (vm_io_attach(vm, d, why)) {
 		vio_detach_all(vm);
 		mm_free(vm->meta_hpa, vm_meta_size(d->memory));

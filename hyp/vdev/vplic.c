@@ -166,7 +166,11 @@ static int vplic_access(struct vm *vm, void *priv, struct mmio_access *a)
 static int vplic_register(struct vm *vm)
 {
 	struct mmio_region r = { VPLIC_BASE, VPLIC_SIZE, vplic_access, NULL };
-	int rc = vm_mmio_register(vm, &r);
+	int rc;
+
+	if (vm_is_aia(vm))
+		return 0;	/* it has the APLIC and IMSICs instead (vm_alloc()) */
+	rc = vm_mmio_register(vm, &r);
 
 	if (!rc)	/* without it every enable read exits, as it did before */
 		vm->plic.enable_page = vm_map_device_page(vm, VPLIC_BASE + ENABLE_BASE);
