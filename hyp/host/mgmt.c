@@ -593,7 +593,7 @@ static bool vm_name_ok(const char *s)
 static void cmd_create(struct req *r)
 {
 	struct vm_desc d;
-	char policy[16] = "trap";
+	char policy[16] = "trap", irqchip[8] = "plic";
 	uint64_t mem = 64ULL << 20, vcpus = 1;
 	const char *why;
 	struct json_writer w;
@@ -606,7 +606,8 @@ static void cmd_create(struct req *r)
 	    !get_name(r, "kernel", d.kernel, sizeof(d.kernel), true) ||
 	    !get_name(r, "initrd", d.initrd, sizeof(d.initrd), false) ||
 	    !get_name(r, "bootargs", d.bootargs, sizeof(d.bootargs), false) ||
-	    !get_name(r, "cfi", policy, sizeof(policy), false))
+	    !get_name(r, "cfi", policy, sizeof(policy), false) ||
+	    !get_name(r, "irqchip", irqchip, sizeof(irqchip), false))
 		return;
 	if ((json_get(r->o, "mem") && !json_get_u64(r->o, "mem", &mem)) ||
 	    (json_get(r->o, "vcpus") && !json_get_u64(r->o, "vcpus", &vcpus)) ||
@@ -626,6 +627,11 @@ static void cmd_create(struct req *r)
 		reply_error(r->has_id, r->id, "invalid", "cfi: trap, delegate, strict or off");
 		return;
 	}
+	if (strcmp(irqchip, "plic") && strcmp(irqchip, "aia")) {
+		reply_error(r->has_id, r->id, "invalid", "irqchip: plic or aia");
+		return;
+	}
+	d.irqchip = strcmp(irqchip, "aia") ? VM_IRQCHIP_PLIC : VM_IRQCHIP_AIA;
 	d.memory = mem;
 	d.vcpus = vcpus > VM_MAX_VCPUS ? 0 : (unsigned int)vcpus;
 	d.debug = debug;
@@ -822,6 +828,10 @@ static void cmd_snapshot(struct req *r)
 		reply_error(r->has_id, r->id, "bad-request", "disks is a boolean");
 		return;
 	}
+	if (vm_is_aia(r->vm)) {
+		reply_error(r->has_id, r->id, "unsupported", SNAP_AIA_REFUSAL);
+		return;
+	}
 	if (!stream_free(r))
 		return;
 	snap_req.vm = r->vm;
@@ -948,6 +958,10 @@ static void cmd_migrate(struct req *r)
 	}
 	if (json_get(r->o, "auto_converge") && !json_get_bool(r->o, "auto_converge", &converge)) {
 		reply_error(r->has_id, r->id, "bad-request", "auto_converge: true or false");
+		return;
+	}
+	if (vm_is_aia(r->vm)) {
+		reply_error(r->has_id, r->id, "unsupported", SNAP_AIA_REFUSAL);
 		return;
 	}
 	opts = (struct mig_send_opts){ (unsigned int)rounds, (unsigned int)limit, converge };
@@ -1165,8 +1179,8 @@ static const struct command commands[] = {
 	{ "resume", cmd_resume, { "vm", NULL } },
 	{ "wake", cmd_wake, { "vm", NULL } },
 	{ "destroy", cmd_destroy, { "vm", NULL } },
-	{ "create", cmd_create, { "name", "kernel", "initrd", "mem", "vcpus", "cfi", "bootargs",
-				  "debug", NULL } },
+	{ "create", cmd_create, { "name", "kernel", "initrd", "mem", "vcpus", "cfi", "irqchip",
+				  "bootargs", "debug", NULL } },
 	{ "snapshot", cmd_snapshot, { "vm", "live", "disks", NULL } },
 	{ "restore", cmd_restore, { "name", "bytes", "disk0", "disk1", NULL } },
 	{ "migrate", cmd_migrate, { "vm", "max_rounds", "downtime_limit_ms", "auto_converge", NULL } },

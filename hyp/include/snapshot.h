@@ -216,6 +216,13 @@ extern uint32_t snap_stall_ms;		/* /chosen carapace,stream-stall-ms */
 /** snap_port_stalled() - no byte moved since @since (time_now() ticks). */
 bool snap_port_stalled(uint64_t since);
 
+/* Snapshots and migration of an AIA VM need snapshot version 7 (its IMSIC
+ * files and APLIC: docs/design-aia.md 5); until then they are refused, never
+ * saved without that state. */
+#define SNAP_AIA_REFUSAL	"the VM uses AIA (an IMSIC per vCPU and an APLIC): snapshots and " \
+				"migration of AIA VMs are not supported yet (snapshot version 7, " \
+				"docs/design-aia.md 5)"
+
 /** snap_save_start() - stream @vm, which the caller paused (all vCPUs off
  *  their harts, its devices drained), to the stream port; @done is called
  *  when it ended. @live: the caller may resume the VM as soon as this

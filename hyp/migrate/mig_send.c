@@ -246,6 +246,8 @@ static const char *caps_refusal(const struct mig_caps *c, const char **code)
 int mig_send_start(struct vm *vm, const struct mig_send_opts *opts,
 		   const struct mig_host_ops *ops, mig_done_fn done)
 {
+	if (vm_is_aia(vm))	/* SNAP_AIA_REFUSAL: the caller said so already */
+		return -HYP_EINVAL;
 	if (ms.phase != S_IDLE)
 		return -HYP_EBUSY;
 	if (!snap_port_ready())
