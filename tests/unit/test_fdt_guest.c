@@ -757,3 +757,118 @@ TEST(fdt_guest_virtio_node_per_slot)
 	EXPECT_EQ(prop_u32(off, "interrupts"), 6);
 	EXPECT_TRUE(prop_str(off, "compatible") != NULL);
 }
+
+/* ---- AIA VMs (docs/design-aia.md 3.1) ---- */
+
+static void setup_aia(unsigned int nr_vcpus)
+{
+	setup(nr_vcpus);
+	hart_caps.ssaia = true;
+	vm.cfg.irqchip = VM_IRQCHIP_AIA;
+	vm.cfg.imsic_ids = 255;
+}
+
+/* a two-cell specifier <@src 4> whose parent is the APLIC */
+static void expect_aplic_irq(int off, uint32_t src, int aplic)
+{
+	int len;
+	const fdt32_t *p = fdt_getprop(dtb, off, "interrupts", &len);
+
+	EXPECT_EQ(len, 8);
+	if (!p || len != 8)
+		return;
+	EXPECT_EQ(fdt32_ld(&p[0]), src);
+	EXPECT_EQ(fdt32_ld(&p[1]), 4);	/* level-high */
+	EXPECT_EQ(prop_u32(off, "interrupt-parent"), fdt_get_phandle(dtb, aplic));
+}
+
+TEST(fdt_guest_aia_imsic_node)
+{
+	const fdt32_t *ie;
+	int imsic, len;
+
+	setup_aia(3);
+	if (build(NULL))
+		return;
+	imsic = node("/soc/interrupt-controller@28000000");
+	EXPECT_TRUE(imsic >= 0);
+	if (imsic < 0)
+		return;
+	EXPECT_TRUE(has_string(imsic, "compatible", "qemu,imsics"));
+	EXPECT_TRUE(has_string(imsic, "compatible", "riscv,imsics"));
+	expect_reg2(imsic, 0x28000000, 3 * 0x1000);	/* a page per vCPU */
+	EXPECT_EQ(prop_u32(imsic, "riscv,num-ids"), 255);
+	EXPECT_EQ(prop_len(imsic, "msi-controller"), 0);
+	EXPECT_EQ(prop_len(imsic, "interrupt-controller"), 0);
+	EXPECT_EQ(prop_u32(imsic, "#interrupt-cells"), 0);
+	EXPECT_EQ(prop_len(imsic, "riscv,guest-index-bits"), -1);	/* no files for the guest */
+	EXPECT_NE(fdt_get_phandle(dtb, imsic), 0);
+	ie = fdt_getprop(dtb, imsic, "interrupts-extended", &len);
+	EXPECT_EQ(len, 2 * 4 * 3);
+	if (!ie || len != 2 * 4 * 3)
+		return;
+	for (unsigned int i = 0; i < 3; i++) {	/* position = hart index = vCPU id */
+		EXPECT_EQ(fdt32_ld(&ie[2 * i]), fdt_get_phandle(dtb, cpu_intc(i)));
+		EXPECT_EQ(fdt32_ld(&ie[2 * i + 1]), 9);
+	}
+}
+
+TEST(fdt_guest_aia_aplic_node_and_devices)
+{
+	static struct vio_dev *const attached = (struct vio_dev *)&vm;
+	int aplic, imsic, off;
+
+	setup_aia(2);
+	vm.vio[2] = attached;
+	if (build(NULL))
+		return;
+	EXPECT_TRUE(plic_node() < 0);	/* the APLIC instead */
+	aplic = node("/soc/interrupt-controller@d000000");
+	imsic = node("/soc/interrupt-controller@28000000");
+	EXPECT_TRUE(aplic >= 0 && imsic >= 0);
+	if (aplic < 0 || imsic < 0)
+		return;
+	EXPECT_TRUE(has_string(aplic, "compatible", "qemu,aplic"));
+	EXPECT_TRUE(has_string(aplic, "compatible", "riscv,aplic"));
+	expect_reg2(aplic, 0x0d000000, 0x8000);
+	EXPECT_EQ(prop_u32(aplic, "msi-parent"), fdt_get_phandle(dtb, imsic));
+	EXPECT_EQ(prop_u32(aplic, "riscv,num-sources"), 31);
+	EXPECT_EQ(prop_u32(aplic, "#interrupt-cells"), 2);
+	EXPECT_EQ(prop_u32(aplic, "#address-cells"), 0);
+	EXPECT_EQ(prop_len(aplic, "interrupt-controller"), 0);
+	EXPECT_EQ(prop_len(aplic, "interrupts-extended"), -1);	/* MSI mode: no IDCs */
+	expect_aplic_irq(serial_node(), 10, aplic);
+	expect_aplic_irq(node("/soc/vmgenid@10100000"), 11, aplic);
+	off = node("/soc/virtio_mmio@10003000");
+	EXPECT_TRUE(off >= 0);
+	if (off >= 0)
+		expect_aplic_irq(off, 3, aplic);
+}
+
+TEST(fdt_guest_aia_isa_ssaia_only_for_aia)
+{
+	static const char *const ssaia[] = { "ssaia", NULL }, *const none[] = { NULL };
+	static const char *const never[] = { "smaia", NULL };
+	char isa[256];
+	int cpu;
+
+	setup_aia(2);
+	if (build(NULL))
+		return;
+	expect_isa(ssaia, never);
+	cpu = cpu_node(1);
+	EXPECT_TRUE(cpu >= 0 && prop_str(cpu, "riscv,isa") != NULL);
+	if (cpu >= 0 && prop_str(cpu, "riscv,isa")) {
+		snprintf(isa, sizeof(isa), "%s", prop_str(cpu, "riscv,isa"));
+		EXPECT_TRUE(strstr(isa, "_ssaia") != NULL);
+	}
+	/* a PLIC VM on the same Ssaia host: no ssaia, the PLIC as before */
+	setup(2);
+	hart_caps.ssaia = true;
+	if (build(NULL))
+		return;
+	expect_isa(none, ssaia);
+	expect_plic(2);
+	EXPECT_TRUE(node("/soc/interrupt-controller@28000000") < 0);
+	EXPECT_EQ(prop_u32(serial_node(), "interrupts"), 10);	/* one cell */
+}

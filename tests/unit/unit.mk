@@ -114,6 +114,10 @@ unit-ldflags-test_virtq := -Wl,--wrap=vm_gpa_range_is_ram
 UNIT_TESTS += test_vio
 unit-src-test_vio := tests/unit/host_memory.c hyp/vdev/vio_mmio.c hyp/vdev/vblk.c hyp/vdev/vnet.c \
 	hyp/vdev/virtq.c hyp/vdev/mmio.c hyp/mm/guest_mem.c hyp/mm/dirty_log.c hyp/mm/gstage.c
+UNIT_TESTS += test_vimsic
+unit-src-test_vimsic := hyp/lib/csr_insn.c hyp/lib/imsic_file.c hyp/lib/aplic_model.c \
+	hyp/state/vimsic.c hyp/vdev/vimsic_csr.c hyp/vdev/vimsic_mmio.c hyp/vdev/vaplic.c \
+	hyp/vdev/virq.c hyp/vdev/mmio.c
 UNIT_TESTS += test_vplic
 unit-src-test_vplic := tests/unit/host_memory.c hyp/vdev/vplic.c hyp/vdev/mmio.c hyp/mm/guest_mem.c \
 	hyp/mm/dirty_log.c hyp/mm/gstage.c
