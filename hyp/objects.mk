@@ -13,7 +13,7 @@ hyp-objs-y += drivers/aplic_host.o drivers/host_irq.o drivers/hostblk.o drivers/
 	      drivers/split_ring.o drivers/uart8250.o drivers/virtio_console.o drivers/virtio_pci.o
 hyp-objs-y += fdt/fdt_guest.o fdt/fdt_host.o
 hyp-objs-y += host/console.o host/host_io.o host/mgmt.o host/monitor.o host/services.o host/vmops.o
-hyp-objs-y += lib/console_filter.o lib/crc32c.o lib/entropy.o lib/hartmask.o lib/imsic_file.o lib/json.o lib/log.o \
+hyp-objs-y += lib/aplic_model.o lib/console_filter.o lib/crc32c.o lib/entropy.o lib/hartmask.o lib/imsic_file.o lib/json.o lib/log.o \
 	      lib/printf.o lib/string.o lib/token_bucket.o
 hyp-objs-y += lifecycle/vm_io.o lifecycle/vm_lifecycle.o
 hyp-objs-y += migrate/mig_recv.o migrate/mig_send.o migrate/mig_wire.o
