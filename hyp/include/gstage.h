@@ -43,6 +43,23 @@ int gstage_map_2m_split(uint64_t root, gpa_t gpa, hpa_t hpa, hpa_t table, unsign
 /** gstage_merge_2m() - the split *@pmd becomes one 2 MiB leaf at @prot again
  *  (the table stays the caller's to free after a flush). */
 void gstage_merge_2m(uint64_t *pmd, unsigned long prot);
+/* One 4 KiB leaf whose target changes while the VM runs (a vCPU's IMSIC page,
+ * mapped to its current guest interrupt file, or not mapped: docs/design-aia.md
+ * 3.5). Its slot is made once; setting and clearing it allocate nothing. */
+#define GSTAGE_PROT_DEVICE	(PTE_R | PTE_W)	/* never X: a fetch gets an access fault */
+/** gstage_leaf_slot() - make the tables down to level 0 for @gpa (4 KiB
+ *  aligned) and return the address of its 4 KiB leaf entry, left invalid.
+ *  NULL if @gpa is unaligned or beyond the guest physical space, a table page
+ *  could not be had, or @gpa is mapped already (by a 4 KiB or 2 MiB leaf). */
+uint64_t *gstage_leaf_slot(uint64_t root, gpa_t gpa, gstage_alloc_fn alloc, void *ctx);
+/** gstage_leaf_set() - point the slot at @hpa (4 KiB aligned) with @prot (R,
+ *  R|W, X, ...: only the R, W and X bits count; W needs R), one release store.
+ *  The caller flushes this hart's G-stage TLB (an invalid entry cached
+ *  elsewhere only faults into the window). */
+void gstage_leaf_set(uint64_t *slot, hpa_t hpa, unsigned long prot);
+/** gstage_leaf_clear() - make the slot invalid, one release store. The caller
+ *  flushes the VM's G-stage TLBs on every hart before it reuses the target. */
+void gstage_leaf_clear(uint64_t *slot);
 /** gstage_hgatp() - hgatp value for a root and VMID. */
 unsigned long gstage_hgatp(uint64_t root, unsigned int vmid);
 #endif

@@ -35,8 +35,10 @@ static bool pte_is_leaf(uint64_t pte)
 	return pte & (PTE_R | PTE_W | PTE_X);
 }
 
-static int map_one(uint64_t root, gpa_t gpa, hpa_t hpa, int leaf_level, unsigned long prot,
-		   gstage_alloc_fn alloc, void *ctx)
+/* The entry for @gpa at @leaf_level, making the tables above it from @alloc;
+ * NULL with *@rc set if a table cannot be had or a larger leaf covers @gpa. */
+static uint64_t *leaf_entry(uint64_t root, gpa_t gpa, int leaf_level, gstage_alloc_fn alloc,
+			    void *ctx, int *rc)
 {
 	uint64_t *table = (uint64_t *)(uintptr_t)root;
 
@@ -46,17 +48,31 @@ static int map_one(uint64_t root, gpa_t gpa, hpa_t hpa, int leaf_level, unsigned
 		if (!(*pte & PTE_V)) {
 			uint64_t page = alloc(ctx);
 
-			if (!page)
-				return -HYP_ENOMEM;
+			if (!page) {
+				*rc = -HYP_ENOMEM;
+				return NULL;
+			}
 			*pte = make_pte(page, PTE_TABLE_BITS);
 		} else if (pte_is_leaf(*pte)) {
-			return -HYP_EEXIST;	/* already covered by a larger leaf */
+			*rc = -HYP_EEXIST;	/* already covered by a larger leaf */
+			return NULL;
 		}
 		table = pte_table(*pte);
 	}
-	if (table[pte_index(gpa, leaf_level)] & PTE_V)
+	return &table[pte_index(gpa, leaf_level)];
+}
+
+static int map_one(uint64_t root, gpa_t gpa, hpa_t hpa, int leaf_level, unsigned long prot,
+		   gstage_alloc_fn alloc, void *ctx)
+{
+	int rc = 0;
+	uint64_t *pte = leaf_entry(root, gpa, leaf_level, alloc, ctx, &rc);
+
+	if (!pte)
+		return rc;
+	if (*pte & PTE_V)
 		return -HYP_EEXIST;
-	table[pte_index(gpa, leaf_level)] = make_pte(hpa, LEAF_BITS | prot);
+	*pte = make_pte(hpa, LEAF_BITS | prot);
 	return 0;
 }
 
@@ -111,6 +127,28 @@ hpa_t gstage_translate(uint64_t root, gpa_t gpa)
 	if (!pte)
 		return 0;
 	return (uint64_t)(uintptr_t)pte_table(*pte) + (gpa & (size - 1));
+}
+
+uint64_t *gstage_leaf_slot(uint64_t root, gpa_t gpa, gstage_alloc_fn alloc, void *ctx)
+{
+	int rc;
+	uint64_t *pte;
+
+	if ((gpa & (PAGE_SIZE - 1)) || gpa >= (1UL << GSTAGE_GPA_BITS))
+		return NULL;
+	pte = leaf_entry(root, gpa, 0, alloc, ctx, &rc);
+	return pte && !(*pte & PTE_V) ? pte : NULL;
+}
+
+void gstage_leaf_set(uint64_t *slot, hpa_t hpa, unsigned long prot)
+{
+	prot &= PTE_R | PTE_W | PTE_X;
+	__atomic_store_n(slot, make_pte(hpa, LEAF_BITS | prot), __ATOMIC_RELEASE);
+}
+
+void gstage_leaf_clear(uint64_t *slot)
+{
+	__atomic_store_n(slot, 0, __ATOMIC_RELEASE);
 }
 
 unsigned long gstage_hgatp(uint64_t root, unsigned int vmid)

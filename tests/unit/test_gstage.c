@@ -309,3 +309,89 @@ TEST(gstage_hgatp_encoding)
 	/* a PPN wider than 44 bits cannot leak into the VMID */
 	EXPECT_EQ(gstage_hgatp(1UL << 57, 0), 0x8000000000000000UL);
 }
+
+/* A vCPU's IMSIC page: its slot made once, then pointed at guest files and
+ * cleared without allocating (docs/design-aia.md 3.5). */
+TEST(gstage_leaf_slot_makes_the_tables_once)
+{
+	uint64_t root = root_new(), *rt = (uint64_t *)(uintptr_t)root, *slot, *slot2, *l0, sz = 0;
+
+	slot = gstage_leaf_slot(root, 0x28000000, test_alloc, NULL);
+	EXPECT_NE(slot, NULL);
+	EXPECT_EQ(nr_pages, 2);			/* level-1 and level-0 tables */
+	/* root index 0, level-1 index 0x140, level-0 index 0 */
+	EXPECT_EQ(rt[0] & PTE_LOW_BITS, PTE_V);
+	l0 = table_of(table_of(rt[0])[0x140]);
+	EXPECT_EQ(slot, &l0[0]);
+	EXPECT_EQ(*slot, 0);			/* left invalid */
+	EXPECT_EQ(gstage_lookup(root, 0x28000000, &sz), NULL);
+	/* the next vCPU's page shares the tables */
+	slot2 = gstage_leaf_slot(root, 0x28001000, test_alloc, NULL);
+	EXPECT_EQ(slot2, &l0[1]);
+	EXPECT_EQ(nr_pages, 2);
+	/* the same page again: refused while it is mapped, as gstage_map() would */
+	gstage_leaf_set(slot, 0x28005000, GSTAGE_PROT_DEVICE);
+	EXPECT_EQ(gstage_leaf_slot(root, 0x28000000, test_alloc, NULL), NULL);
+	gstage_leaf_clear(slot);
+	EXPECT_EQ(gstage_leaf_slot(root, 0x28000000, test_alloc, NULL), slot);
+	/* gstage_map() sees the slot as the mapping it is */
+	gstage_leaf_set(slot2, 0x28006000, GSTAGE_PROT_DEVICE);
+	EXPECT_EQ(gstage_map(root, 0x28001000, 0x1000, SZ_4K, PTE_R, test_alloc, NULL), -HYP_EEXIST);
+	EXPECT_EQ(nr_pages, 2);
+	root_free(root);
+}
+
+TEST(gstage_leaf_set_and_clear)
+{
+	uint64_t root = root_new(), *slot, sz = 0;
+	int budget;
+
+	slot = gstage_leaf_slot(root, 0x28003000, test_alloc, NULL);
+	EXPECT_NE(slot, NULL);
+	budget = (int)nr_pages;
+	alloc_budget = 0;			/* nothing below may allocate */
+	gstage_leaf_set(slot, 0x28006000, GSTAGE_PROT_DEVICE);
+	EXPECT_EQ(*slot, (0x28006UL << 10) | PTE_V | PTE_R | PTE_W | PTE_U | PTE_A | PTE_D);
+	EXPECT_EQ(gstage_lookup(root, 0x28003000, &sz), slot);
+	EXPECT_EQ(sz, SZ_4K);
+	EXPECT_EQ(gstage_translate(root, 0x28003004), 0x28006004);
+	EXPECT_EQ(gstage_translate(root, 0x28004000), 0);	/* the neighbour stays unmapped */
+	/* moved to another file: one store, the new target */
+	gstage_leaf_set(slot, 0x2800a000, GSTAGE_PROT_DEVICE);
+	EXPECT_EQ(gstage_translate(root, 0x28003000), 0x2800a000);
+	/* only R, W, X of @prot count */
+	gstage_leaf_set(slot, 0x2800a000, PTE_R | PTE_W | PTE_G | (1UL << 63));
+	EXPECT_EQ(*slot, (0x2800aUL << 10) | PTE_V | PTE_R | PTE_W | PTE_U | PTE_A | PTE_D);
+	gstage_leaf_clear(slot);
+	EXPECT_EQ(*slot, 0);
+	EXPECT_EQ(gstage_lookup(root, 0x28003000, NULL), NULL);
+	EXPECT_EQ(gstage_translate(root, 0x28003000), 0);
+	EXPECT_EQ((int)nr_pages, budget);
+	root_free(root);
+}
+
+TEST(gstage_leaf_slot_refusals)
+{
+	uint64_t root = root_new();
+
+	/* unaligned, beyond the guest physical space */
+	EXPECT_EQ(gstage_leaf_slot(root, 0x28000800, test_alloc, NULL), NULL);
+	EXPECT_EQ(gstage_leaf_slot(root, 1UL << 41, test_alloc, NULL), NULL);
+	EXPECT_EQ(gstage_leaf_slot(root, ~0UL & ~0xfffUL, test_alloc, NULL), NULL);
+	EXPECT_EQ(nr_pages, 0);
+	/* inside a 2 MiB leaf */
+	EXPECT_EQ(gstage_map(root, 0x80000000, 0x100000000, SZ_2M, GSTAGE_PROT_RAM, test_alloc, NULL), 0);
+	EXPECT_EQ(gstage_leaf_slot(root, 0x80001000, test_alloc, NULL), NULL);
+	EXPECT_EQ(gstage_translate(root, 0x80001000), 0x100001000);
+	/* a 4 KiB page already mapped */
+	EXPECT_EQ(gstage_map(root, 0x90000000, 0x100000000, SZ_4K, PTE_R, test_alloc, NULL), 0);
+	EXPECT_EQ(gstage_leaf_slot(root, 0x90000000, test_alloc, NULL), NULL);
+	/* no table page to be had, at either level */
+	alloc_budget = 0;
+	EXPECT_EQ(gstage_leaf_slot(root, 0xc0000000, test_alloc, NULL), NULL);
+	alloc_budget = 1;
+	EXPECT_EQ(gstage_leaf_slot(root, 0xc0000000, test_alloc, NULL), NULL);
+	alloc_budget = -1;
+	EXPECT_NE(gstage_leaf_slot(root, 0xc0000000, test_alloc, NULL), NULL);
+	root_free(root);
+}

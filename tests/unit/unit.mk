@@ -89,6 +89,8 @@ unit-src-test_aplic_host := hyp/drivers/aplic_host.c hyp/drivers/imsic_host.c \
 	hyp/drivers/host_irq.c tests/unit/fake_imsic.c
 UNIT_TESTS += test_imsic_file
 unit-src-test_imsic_file := hyp/lib/imsic_file.c
+UNIT_TESTS += test_aplic_model
+unit-src-test_aplic_model := hyp/lib/aplic_model.c
 UNIT_TESTS += test_vcon
 unit-src-test_vcon := hyp/drivers/virtio_console.c hyp/drivers/split_ring.c
 unit-libfdt-test_vcon := y
