@@ -23,11 +23,15 @@ FUZZ_CFLAGS := -std=gnu11 -DHOST_TEST -g -O1 -fno-omit-frame-pointer \
 	-Iinclude -Ihyp/include -Iplatform/$(PLATFORM)/include -Itests/unit
 FUZZ_LDFLAGS := $(FUZZ_SAN) -fsanitize=fuzzer
 
+# an interrupt line a device model drives: to the VM's PLIC or APLIC (virq.c)
+FUZZ_VIRQ_SRC := hyp/vdev/virq.c hyp/vdev/vaplic.c hyp/state/vimsic.c hyp/lib/aplic_model.c \
+	hyp/lib/imsic_file.c
 FUZZ_SNAP_SRC := tests/fuzz/fuzz_snap_load.c tests/fuzz/fuzz_restore_host.c \
 	tests/fuzz/fuzz_clock_log.c tests/unit/fake_csr.c \
 	hyp/snap/snap_load.c hyp/snap/snap_disk_load.c hyp/snap/snap_disk_id.c hyp/snap/section_rx.c hyp/snap/snap_admit.c hyp/snap/snap_state.c \
 	hyp/snap/snap_record.c hyp/state/cfi_state.c \
 	hyp/lib/crc32c.c hyp/vdev/vuart.c hyp/vdev/vplic.c hyp/vdev/vmgenid.c hyp/vdev/devices.c \
+	$(FUZZ_VIRQ_SRC) \
 	hyp/state/pmu.c hyp/state/pmu_logic.c hyp/state/steal_time.c hyp/state/vcpu_reset.c hyp/state/fwft.c \
 	hyp/vsbi/vsbi_hsm.c hyp/vsbi/vsbi_sta.c \
 	hyp/snap/snap_vio.c hyp/vdev/vio_mmio.c hyp/vdev/vblk.c hyp/vdev/vnet.c hyp/vdev/virtq.c \
@@ -189,6 +193,7 @@ fuzz-src-mig_recv := tests/fuzz/fuzz_mig_recv.c tests/fuzz/fuzz_restore_host.c t
 	hyp/snap/snap_admit.c hyp/snap/snap_state.c hyp/snap/snap_record.c \
 	hyp/state/cfi_state.c \
 	hyp/lib/crc32c.c hyp/lib/printf.c hyp/vdev/vuart.c hyp/vdev/vplic.c hyp/vdev/vmgenid.c \
+	$(FUZZ_VIRQ_SRC) \
 	hyp/vdev/devices.c hyp/state/pmu.c hyp/state/pmu_logic.c hyp/state/steal_time.c \
 	hyp/state/vcpu_reset.c hyp/state/fwft.c hyp/vsbi/vsbi_hsm.c hyp/vsbi/vsbi_sta.c \
 	hyp/snap/snap_vio.c hyp/vdev/vio_mmio.c hyp/vdev/vblk.c hyp/vdev/vnet.c hyp/vdev/virtq.c \

@@ -26,7 +26,7 @@ uint64_t time_now(void)
 	return 0;
 }
 
-void vplic_set_level(struct vm *v, unsigned int irq, bool level)
+void virq_set_level(struct vm *v, unsigned int irq, bool level)
 {
 	CHECK(v == &fuzz_vm);
 	CHECK(irq == VIO_MMIO_IRQ(0));

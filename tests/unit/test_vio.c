@@ -36,7 +36,7 @@ static uint16_t next_desc[VIO_MMIO_SLOTS][2];	/* the driver's next free descript
 
 static bool line[VPLIC_NR_SRC];
 
-void vplic_set_level(struct vm *vm, unsigned int irq, bool level)
+void virq_set_level(struct vm *vm, unsigned int irq, bool level)
 {
 	(void)vm;
 	if (irq < VPLIC_NR_SRC)

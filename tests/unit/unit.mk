@@ -44,10 +44,13 @@ UNIT_TESTS += test_pmu
 unit-src-test_pmu := hyp/state/pmu_logic.c hyp/state/pmu.c hyp/vsbi/vsbi_pmu.c
 # The restore of crafted records runs the real loader on the fuzz targets'
 # stub host (tests/fuzz/fuzz_restore_host.c), the same stubs both fuzzers use.
+# an interrupt line a device model drives: to the VM's PLIC or APLIC (virq.c)
+UNIT_VIRQ_SRC := hyp/vdev/virq.c hyp/vdev/vaplic.c hyp/state/vimsic.c hyp/lib/aplic_model.c \
+	hyp/lib/imsic_file.c
 UNIT_TESTS += test_snap_legal
 unit-src-test_snap_legal := tests/fuzz/fuzz_restore_host.c tests/fuzz/fuzz_clock_log.c \
 	hyp/snap/snap_load.c hyp/snap/snap_disk_load.c hyp/snap/snap_disk_id.c hyp/snap/section_rx.c hyp/snap/snap_admit.c hyp/snap/snap_state.c hyp/snap/snap_record.c hyp/state/cfi_state.c \
-	hyp/lib/crc32c.c hyp/vdev/vuart.c hyp/vdev/vplic.c hyp/vdev/vmgenid.c hyp/vdev/devices.c \
+	hyp/lib/crc32c.c hyp/vdev/vuart.c hyp/vdev/vplic.c hyp/vdev/vmgenid.c hyp/vdev/devices.c $(UNIT_VIRQ_SRC) \
 	hyp/state/pmu.c hyp/state/pmu_logic.c hyp/state/steal_time.c hyp/state/vcpu_reset.c hyp/state/fwft.c \
 	hyp/vsbi/vsbi_hsm.c hyp/vsbi/vsbi_sta.c \
 	hyp/snap/snap_vio.c hyp/vdev/vio_mmio.c hyp/vdev/vblk.c hyp/vdev/vnet.c hyp/vdev/virtq.c \
