@@ -32,6 +32,7 @@ struct vm_spec {
 	uint64_t memory;
 	int vcpus;			/* NO_VCPUS: property absent */
 	const char *cfi;		/* NULL: absent */
+	const char *irqchip;		/* NULL: absent */
 	const char *bootargs;		/* NULL: absent */
 	int own_cells;			/* vm node states #address-cells/#size-cells = 1 */
 	uint64_t kernel_addr, kernel_size;	/* size 0: no kernel module node */
@@ -252,6 +253,8 @@ static void build_vm(void *fdt, const struct vm_spec *v, unsigned int idx)
 		B(fdt_property_u32(fdt, "carapace,vcpus", (uint32_t)v->vcpus));
 	if (v->cfi)
 		B(fdt_property_string(fdt, "carapace,cfi", v->cfi));
+	if (v->irqchip)
+		B(fdt_property_string(fdt, "carapace,irqchip", v->irqchip));
 	if (v->bootargs)
 		B(fdt_property_string(fdt, "bootargs", v->bootargs));
 	if (v->kernel_size) {
@@ -994,6 +997,27 @@ TEST(fdt_host_err_unknown_cfi_policy)
 	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "unknown carapace,cfi policy");
 	s.vm[0].cfi = "";
 	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "unknown carapace,cfi policy");
+}
+
+/* carapace,irqchip: "plic" or absent is the PLIC, "aia" the AIA; nothing else */
+TEST(fdt_host_vm_irqchip)
+{
+	struct dt_spec s;
+	const char *err;
+
+	spec_default(&s);
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.vms[0].irqchip, VM_IRQCHIP_PLIC);
+	s.vm[0].irqchip = "aia";
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.vms[0].irqchip, VM_IRQCHIP_AIA);
+	s.vm[0].irqchip = "plic";
+	EXPECT_EQ(parse(&s, &err), 0);
+	EXPECT_EQ(hi.vms[0].irqchip, VM_IRQCHIP_PLIC);
+	s.vm[0].irqchip = "AIA";
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "unknown carapace,irqchip (plic or aia)");
+	s.vm[0].irqchip = "";
+	EXPECT_PARSE_ERR(&s, -HYP_EINVAL, "unknown carapace,irqchip (plic or aia)");
 }
 
 TEST(fdt_host_err_bootargs_too_long)

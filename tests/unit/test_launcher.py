@@ -1163,6 +1163,30 @@ def test_machine_plic_by_default_aia_when_asked(kernel):
     assert cmd[1:3] == ["-machine", "virt,aia=aplic-imsic,aia-guests=3"]
 
 
+def test_irqchip_spec_and_machine(kernel):
+    """irqchip=aia (docs/design-aia.md 3.1): parsed, checked, and only on the
+    AIA machine; PLIC by default."""
+    assert parse_vm_spec(f"kernel={kernel}", 0).irqchip == "plic"
+    aia = parse_vm_spec(f"kernel={kernel},irqchip=aia", 0)
+    assert aia.irqchip == "aia"
+    with pytest.raises(LaunchError, match="irqchip=apic must be one of plic, aia"):
+        parse_vm_spec(f"kernel={kernel},irqchip=apic", 0)
+    run_cli.check_irqchips([aia], host_for(kernel, aia_guests=0))
+    run_cli.check_irqchips([parse_vm_spec(f"kernel={kernel}", 0)], host_for(kernel))
+    with pytest.raises(LaunchError, match="irqchip=aia needs the AIA machine"):
+        run_cli.check_irqchips([aia], host_for(kernel))
+
+
+@needs_dtc
+def test_irqchip_in_the_vm_node(tmp_path, kernel):
+    vms = [parse_vm_spec(f"name=a,kernel={kernel},irqchip=aia", 0),
+           parse_vm_spec(f"name=b,kernel={kernel}", 1)]
+    dtb = compile_dts(tmp_path, inject_chosen(BASE_DTS, vms, []))
+    assert fdtget(dtb, "/chosen/vm@0", "carapace,irqchip") == "aia"
+    with pytest.raises(subprocess.CalledProcessError):
+        fdtget(dtb, "/chosen/vm@1", "carapace,irqchip")     # the default: not written
+
+
 @needs_qemu
 def test_dry_run_aia_machine_tree(kernel, tmp_path, capsys):
     """--aia: QEMU's own tree of the AIA machine is the one the VMs are added
