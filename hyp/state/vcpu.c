@@ -17,6 +17,17 @@
 /* hstatus is the hypervisor's, not the guest's: the same for every vCPU. */
 #define VCPU_HSTATUS	(HSTATUS_SPV | HSTATUS_SPVP | HSTATUS_VTW | HSTATUS_VSXL_64)
 
+/* An AIA VM's external interrupt in software (hvip.VSEIP, VGEIN 0) as vstopi
+ * reports it: only through hvictl (IID 9, IPRIO 1 while pending, as KVM's
+ * aia_set_hvictl()); a guest that finds its interrupt through stopi (Linux
+ * with Ssaia) would never see it otherwise. A PLIC VM's hvictl stays 0. */
+static void vcpu_set_hvictl(const struct vcpu *v)
+{
+	if (vm_is_aia(v->vm))
+		csr_write(CSR_HVICTL, ((unsigned long)IRQ_S_EXT << HVICTL_IID_SHIFT) |
+				      (v->ext_irq_live ? 1 : 0));
+}
+
 void vcpu_load(struct vcpu *v)
 {
 	struct hart *h = this_hart();
@@ -40,6 +51,7 @@ void vcpu_load(struct vcpu *v)
 	csr_write(CSR_VSTIMECMP, v->g.csr.vstimecmp);
 	csr_write(CSR_HVIP, v->g.csr.hvip);
 	v->ext_irq_live = v->g.csr.hvip & MIP_VSEIP;
+	vcpu_set_hvictl(v);
 	csr_write(CSR_HENVCFG, henvcfg);
 	if (hart_caps.smstateen)
 		csr_write(CSR_HSTATEEN0, v->vm->hstateen0);
@@ -86,6 +98,8 @@ void vcpu_put(struct vcpu *v)
 		v->g.ctx.sstatus = (v->g.ctx.sstatus & ~SR_FS) | SR_FS_CLEAN;
 	}
 	csr_write(CSR_HVIP, 0);
+	if (vm_is_aia(v->vm))	/* the next VM's starts from 0 */
+		csr_write(CSR_HVICTL, 0);
 	this_hart()->current = NULL;
 }
 
@@ -175,6 +189,7 @@ void vcpu_apply_pending_slow(struct vcpu *v)
 			csr_set(CSR_HVIP, MIP_VSEIP);
 		else
 			csr_clear(CSR_HVIP, MIP_VSEIP);
+		vcpu_set_hvictl(v);
 	}
 	if (v->lp_window.open)	/* not before the fault it re-delivers */
 		vcpu_hold_irqs(v);

@@ -62,6 +62,7 @@
 #define CSR_VSIP	0x244
 #define CSR_VSTIMECMP	0x24d
 #define CSR_VSATP	0x280
+#define CSR_HVICTL	0x609
 #define CSR_VSISELECT	0x250
 #define CSR_VSIREG	0x251
 #define CSR_VSTOPEI	0x25c
@@ -126,6 +127,10 @@
 #define HSTATEEN0_AIA	 BIT(59)
 #define HSTATEEN0_CSRIND BIT(60)
 #define HSTATEEN0_ENVCFG BIT(62)
+/* hvictl (Ssaia): IID 27:16, IPRIO 7:0. IID 9 with IPRIO non-zero makes
+ * vstopi report a supervisor external interrupt while hstatus.VGEIN is 0 */
+#define HVICTL_IID_SHIFT 16
+#define HVICTL_IPRIO	 0xffUL
 #define HSTATEEN0_SE0	 BIT(63)
 
 /* hgatp */
