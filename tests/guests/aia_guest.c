@@ -138,6 +138,7 @@ static void byte_store(void) { *(volatile uint8_t *)IMSIC_BASE = IPI_ID; }
 static void read_siselect(void) { (void)csr_read(CSR_SISELECT); }
 static void read_sireg(void) { (void)csr_read(CSR_SIREG); }
 static void read_stopei(void) { (void)csr_read(CSR_STOPEI); }
+static void read_stopi(void) { (void)csr_read(CSR_STOPI); }
 
 static bool has_imsic(void)
 {
@@ -155,6 +156,7 @@ static void plic_vm(void)
 	expect_fault("PLIC VM: siselect is an illegal instruction", EXC_ILLEGAL, read_siselect);
 	expect_fault("PLIC VM: sireg is an illegal instruction", EXC_ILLEGAL, read_sireg);
 	expect_fault("PLIC VM: stopei is an illegal instruction", EXC_ILLEGAL, read_stopei);
+	expect_fault("PLIC VM: stopi is an illegal instruction", EXC_ILLEGAL, read_stopi);
 	/* its PLIC answers as ever (an access to the IMSIC's address would stop
 	 * the VM: nothing is emulated there, fault_oob) */
 	*(volatile uint32_t *)(PLIC_BASE + 4 * UART_SRC) = 3;
@@ -193,12 +195,18 @@ static void threshold(void)
 	imsic_send(0, 3);
 	check_eq(T, "identity 3 below it: signal", !!(csr_read(sip) & MIP_SEIP), 1);
 	check_eqx(T, "stopei: identity and priority 3", csr_read(CSR_STOPEI), (3UL << 16) | 3);
+	/* how Linux finds it: stopi names the external interrupt (with VGEIN 0
+	 * only through hvictl) */
+	check_eqx(T, "stopi: the supervisor external interrupt", csr_read(CSR_STOPI) >> 16,
+		  IRQ_S_EXT);
 	check_eq(T, "claim 3", topei_claim(), 3);
 	ireg_write(ISEL_EITHRESHOLD, 0);
 	check_eq(T, "threshold 0: 7 signals", !!(csr_read(sip) & MIP_SEIP), 1);
 	check_eq(T, "claim 7", topei_claim(), 7);
 	check_eqx(T, "nothing left pending", ireg_read(ISEL_EIP0), 0);
 	check_eq(T, "no signal left", !!(csr_read(sip) & MIP_SEIP), 0);
+	check_eqx(T, "stopi: no external interrupt left", csr_read(CSR_STOPI) >> 16 == IRQ_S_EXT,
+		  0);
 	csr_set(sstatus, SR_SIE);
 }
 
