@@ -132,6 +132,9 @@ def run(sock_path, *argv):
       "--vcpus", "8", "--cfi", "strict", "--bootargs", 'console=ttyS0 x="ü"'],
      {"cmd": "create", "name": "gamma", "kernel": "web", "initrd": "web-rd.cpio",
       "mem": 1 << 30, "vcpus": 8, "cfi": "strict", "bootargs": 'console=ttyS0 x="ü"'}),
+    (["create", "gamma", "--kernel", "web", "--irqchip", "aia"],
+     {"cmd": "create", "name": "gamma", "kernel": "web", "mem": 64 * MiB, "vcpus": 1,
+      "cfi": "trap", "irqchip": "aia"}),
 ])
 def test_request_lines(hyp, sock_path, capsys, argv, want):
     assert run(sock_path, *argv) == 0
@@ -450,6 +453,7 @@ def test_raw_reply_not_json_exits_2(serve, sock_path, capsys):
     (["create", "g", "--kernel", "k", "--vcpus", "9"], "--vcpus 9: must be 1..8"),
     (["create", "g", "--kernel", "k", "--vcpus", "two"], "--vcpus two"),
     (["create", "g", "--kernel", "k", "--cfi", "maybe"], "--cfi maybe: must be one of"),
+    (["create", "g", "--kernel", "k", "--irqchip", "apic"], "--irqchip apic: must be one of plic, aia"),
     (["create", "g", "--kernel", "k", "--bootargs", "x" * 512], "longer than 511 bytes"),
     (["create", "g", "--kernel", "k", "--bootargs", "a\0b"], "NUL"),
     (["--timeout", "0", "list"], "--timeout 0"),

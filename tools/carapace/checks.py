@@ -6,7 +6,7 @@ each returns the checked value or raises UsageError."""
 import re
 
 from .errors import UsageError
-from .limits import CFI_POLICIES, IMAGE_RE, MAX_BOOTARGS, MAX_VCPUS, NAME_RE, VM_MEM_ALIGN, VM_MEM_MIN
+from .limits import CFI_POLICIES, IMAGE_RE, IRQCHIPS, MAX_BOOTARGS, MAX_VCPUS, NAME_RE, VM_MEM_ALIGN, VM_MEM_MIN
 from .units import GiB, KiB, MiB
 
 
@@ -50,6 +50,12 @@ def vcpu_count(text):
 def cfi_policy(text):
     if text not in CFI_POLICIES:
         raise UsageError(f"--cfi {text}: must be one of {', '.join(CFI_POLICIES)}")
+    return text
+
+
+def irqchip(text):
+    if text not in IRQCHIPS:
+        raise UsageError(f"--irqchip {text}: must be one of {', '.join(IRQCHIPS)}")
     return text
 
 

@@ -17,6 +17,7 @@ VM_MEM_ALIGN = 2 * MiB
 NAME_RE = re.compile(r"[a-z0-9_-]{1,15}\Z")       # a VM's name
 IMAGE_RE = re.compile(r"[a-z0-9_.-]{1,31}\Z")     # a host image's name
 CFI_POLICIES = ("trap", "delegate", "strict", "off")
+IRQCHIPS = ("plic", "aia")     # a VM's interrupt controller (docs/design-aia.md 3.1)
 
 # What a VM gets when its creator does not say (carapace-run --vm, carapace-ctl create).
 DEFAULT_MEM = 64 * MiB

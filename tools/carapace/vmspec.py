@@ -13,7 +13,7 @@ from .units import KiB, MiB
 from .disks import MAX_DISKS, parse_disk
 from .errors import LaunchError
 from .network import MAX_NICS, parse_nic
-from .limits import CFI_POLICIES, IMAGE_RE, MAX_BOOTARGS, MAX_VCPUS, MAX_VMS, NAME_RE, VM_MEM_MIN
+from .limits import CFI_POLICIES, IMAGE_RE, IRQCHIPS, MAX_BOOTARGS, MAX_VCPUS, MAX_VMS, NAME_RE, VM_MEM_MIN
 from .units import GiB
 
 RAM_BASE = 0x80000000          # QEMU virt DRAM
@@ -27,7 +27,6 @@ GUEST_FDT_MAX = 64 * KiB       # the guest DT sits at the top of guest RAM
 GUEST_PAGE = 4 * KiB
 VM_KEYS = ("name", "kernel", "initrd", "mem", "vcpus", "cfi", "debug", "irqchip", "disk", "net",
            "bootargs")
-IRQCHIPS = ("plic", "aia")     # the VM's interrupt controller (docs/design-aia.md 3.1)
 VM_REPEATABLE = {"disk": MAX_DISKS, "net": MAX_NICS}   # key -> how many times at most
 MAX_HOST_IMAGES = 24           # HOST_MAX_IMAGES: the VMs' kernels and initrds + --image
 

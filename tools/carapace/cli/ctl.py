@@ -39,7 +39,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..checks import bootargs, cfi_policy, image_name, vcpu_count, vm_mem, vm_name
+from ..checks import bootargs, cfi_policy, image_name, irqchip, vcpu_count, vm_mem, vm_name
 from ..client import DEFAULT_TIMEOUT, MAX_TIMEOUT, Client
 from ..errors import FileError, RemoteError, TransportError, UsageError
 from ..limits import CFI_POLICIES, DEFAULT_CFI, DEFAULT_MEM, DEFAULT_VCPUS
@@ -75,7 +75,9 @@ def request_for(args):
                    "vcpus": vcpu_count(args.vcpus) if args.vcpus is not None
                    else DEFAULT_VCPUS,
                    "cfi": cfi_policy(args.cfi) if args.cfi is not None else DEFAULT_CFI,
-                   "bootargs": bootargs(args.bootargs)}
+                   "bootargs": bootargs(args.bootargs),
+                   # only when asked: older hypervisors know no irqchip
+                   **({"irqchip": irqchip(args.irqchip)} if args.irqchip else {})}
     raise UsageError(f"unknown command '{c}'")
 
 
@@ -284,7 +286,7 @@ commands:
                          "suspended"), as a wake-up interrupt would
   destroy VM             stop VM and give its memory back
   create NAME --kernel IMG [--initrd IMG] [--mem 64M] [--vcpus 1] [--cfi trap]
-         [--bootargs TEXT]
+         [--irqchip plic|aia] [--bootargs TEXT]
                          a new VM booting from images (see `images`)
   snapshot VM FILE [--live] [--no-compress] [--no-disks]
                          save VM (paused meanwhile, then resumed) to FILE: the
@@ -437,6 +439,8 @@ def build_parser():
     create.add_argument("--vcpus", metavar="N", help="1..8 (default 1)")
     create.add_argument("--cfi", metavar="POLICY",
                         help=f"{' | '.join(CFI_POLICIES)} (default trap)")
+    create.add_argument("--irqchip", metavar="KIND",
+                        help="plic | aia (default plic; aia needs a host with Ssaia)")
     create.add_argument("--bootargs", metavar="TEXT")
     snapshot = sub.add_parser("snapshot")
     snapshot.add_argument("vm", metavar="VM")
