@@ -49,6 +49,9 @@ CPU = "rv64,h=true,zicfilp=true,zicfiss=true,zimop=true,zcmop=true,sstc=true,sva
 # CARAPACE_QEMU: the QEMU of the bare runs (tools/carapace-run honours it too).
 QEMU = os.environ.get("CARAPACE_QEMU") or "qemu-system-riscv64"
 ICOUNT = ["-icount", "shift=0,align=off"]
+# the machine of the bare runs: the launcher's default (tools/carapace/launcher.py
+# PLIC_MACHINE), so both sides of every ratio run on the same board
+MACHINE = "virt,aclint=on"
 INSNS_PER_TICK = 100
 BENCH_RE = re.compile(r"BENCH (\S+) ([0-9.]+)")
 
@@ -60,7 +63,7 @@ def say(msg):
 def bare(kernel, smp, append=None, initrd=None, timeout=600, extra=(), mem="512M"):
     """Run @kernel as the S-mode kernel on QEMU + OpenSBI; return its console.
     @extra: more QEMU options (devices)."""
-    cmd = [QEMU, "-machine", "virt", "-cpu", CPU, "-smp", str(smp),
+    cmd = [QEMU, "-machine", MACHINE, "-cpu", CPU, "-smp", str(smp),
            "-m", mem, "-display", "none", "-serial", "stdio", "-monitor", "none",
            "-bios", str(FW), "-kernel", str(kernel)] + ICOUNT + list(extra)
     if initrd:
@@ -1486,7 +1489,7 @@ def disk_boot(results):
             qmp_arg = f"unix:{qmp},server=on,wait=off"
             if who == "bare":
                 say("Debian boot to login: bare QEMU, 1 hart (baseline)")
-                cmd = [QEMU, "-machine", "virt", "-cpu", CPU, "-smp", "1", "-m", "256M",
+                cmd = [QEMU, "-machine", MACHINE, "-cpu", CPU, "-smp", "1", "-m", "256M",
                        "-display", "none", "-serial", "stdio", "-monitor", "none",
                        "-bios", str(FW), "-kernel", str(GUEST_KERNEL), "-append", f"{args} {net}",
                        *ICOUNT, *VIRTIO_MMIO_V1,
