@@ -37,7 +37,7 @@ bool host_ipi_sswi(void)
 	return use_sswi;
 }
 
-void host_ipi_send(unsigned int hart)
+__attribute__((noinline)) void host_ipi_send(unsigned int hart)
 {
 	if (use_sswi) {
 		/* what the target reads after SSIP (posted work, requests) first:

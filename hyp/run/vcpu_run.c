@@ -53,7 +53,7 @@ static inline bool plainly_runnable(const struct vcpu *v)
 	return v->vm->state == VM_RUNNING && v->g.hsm.state == VCPU_HSM_STARTED && !v->g.hsm.waiting;
 }
 
-static inline bool may_continue(struct vcpu *v)
+static inline __attribute__((always_inline)) bool may_continue(struct vcpu *v)
 {
 	if (__builtin_expect(plainly_runnable(v), 1))
 		return true;
