@@ -9,7 +9,7 @@ hyp-objs-y += boot/head.o boot/hostio_selftest.o boot/main.o
 hyp-objs-y += cfi/lp_redeliver.o cfi/spelp_selftest.o cfi/swcheck.o cfi/violation.o
 hyp-objs-y += dispatch/exit.o
 hyp-objs-y += drivers/aplic_host.o drivers/host_irq.o drivers/hostblk.o drivers/hostnet.o \
-	      drivers/imsic_host.o drivers/pci_host.o drivers/plic_host.o drivers/sbi_client.o \
+	      drivers/host_ipi.o drivers/imsic_host.o drivers/pci_host.o drivers/plic_host.o drivers/sbi_client.o \
 	      drivers/split_ring.o drivers/uart8250.o drivers/virtio_console.o drivers/virtio_pci.o
 hyp-objs-y += fdt/fdt_guest.o fdt/fdt_host.o
 hyp-objs-y += host/console.o host/host_io.o host/mgmt.o host/monitor.o host/services.o host/vmops.o

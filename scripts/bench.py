@@ -49,6 +49,9 @@ CPU = "rv64,h=true,zicfilp=true,zicfiss=true,zimop=true,zcmop=true,sstc=true,sva
 # CARAPACE_QEMU: the QEMU of the bare runs (tools/carapace-run honours it too).
 QEMU = os.environ.get("CARAPACE_QEMU") or "qemu-system-riscv64"
 ICOUNT = ["-icount", "shift=0,align=off"]
+# the machine of the bare runs: the launcher's default (tools/carapace/launcher.py
+# PLIC_MACHINE), so both sides of every ratio run on the same board
+MACHINE = "virt,aclint=on"
 INSNS_PER_TICK = 100
 BENCH_RE = re.compile(r"BENCH (\S+) ([0-9.]+)")
 
@@ -57,10 +60,10 @@ def say(msg):
     print(f"[bench] {msg}", flush=True)
 
 
-def bare(kernel, smp, append=None, initrd=None, timeout=600, extra=(), mem="512M"):
+def bare(kernel, smp, append=None, initrd=None, timeout=600, extra=(), mem="512M", qemu=None):
     """Run @kernel as the S-mode kernel on QEMU + OpenSBI; return its console.
-    @extra: more QEMU options (devices)."""
-    cmd = [QEMU, "-machine", "virt", "-cpu", CPU, "-smp", str(smp),
+    @extra: more QEMU options (devices). @qemu: another QEMU binary."""
+    cmd = [qemu or QEMU, "-machine", MACHINE, "-cpu", CPU, "-smp", str(smp),
            "-m", mem, "-display", "none", "-serial", "stdio", "-monitor", "none",
            "-bios", str(FW), "-kernel", str(kernel)] + ICOUNT + list(extra)
     if initrd:
@@ -70,16 +73,26 @@ def bare(kernel, smp, append=None, initrd=None, timeout=600, extra=(), mem="512M
     return run(cmd, timeout, stop_on="reboot: Power down")
 
 
-def carapace(vms, smp, timeout=600, extra=()):
+def carapace(vms, smp, timeout=600, extra=(), qemu=None):
     """Run VMs under Carapace through the launcher; return the console.
-    @extra: more launcher options."""
+    @extra: more launcher options. @qemu: another QEMU binary."""
     cmd = [sys.executable, str(ROOT / "tools" / "carapace-run"), "--batch", "--icount",
            "--timeout", str(timeout), "--smp", str(smp),
            "--ctl-socket", f"/tmp/carapace-bench-{os.getpid()}-{time.monotonic_ns()}.sock",
            *extra]
     for vm in vms:
         cmd += ["--vm", vm]
-    return run(cmd, timeout + 30)
+    return run(cmd, timeout + 30, env={**os.environ, "CARAPACE_QEMU": qemu} if qemu else None)
+
+
+def conformant_qemu():
+    """The conformant QEMU (scripts/qemu-conformant.sh: QEMU 10.0.2 with
+    platform/qemu-virt/patches, which keep a guest's SPELP as the spec says)
+    if it is built, else None."""
+    r = subprocess.run([str(ROOT / "scripts" / "qemu-conformant.sh"), "path"],
+                       capture_output=True, text=True)
+    path = r.stdout.strip()
+    return path if r.returncode == 0 and path and Path(path).is_file() else None
 
 
 def wait_for_idle_init(p, lines):
@@ -104,9 +117,9 @@ def stop_launcher(p):
         raise RuntimeError(f"carapace-run (pid {p.pid}) did not exit within 60 s of SIGTERM")
 
 
-def run(cmd, timeout, stop_on=None):
+def run(cmd, timeout, stop_on=None, env=None):
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         stdin=subprocess.DEVNULL, text=True, errors="replace")
+                         stdin=subprocess.DEVNULL, text=True, errors="replace", env=env)
     lines, end = [], time.time() + timeout
     for line in p.stdout:
         lines.append(line.rstrip("\n"))
@@ -202,6 +215,21 @@ def cfi_violation(results):
                              "kernel, to its handler and back")]:
         results[key] = {"what": what, "carapace": hyp[mode], "bare": base[mode],
                         "unit": "instructions"}
+    # the same on a CPU that keeps a guest's SPELP (the spec): no re-delivery
+    qemu = conformant_qemu()
+    if not qemu:
+        say("landing-pad violations on the conformant QEMU: not built (make qemu-conformant)")
+        return
+    say("landing-pad violations: bare conformant QEMU + OpenSBI (baseline)")
+    base = per_violation(bare(ELP_PREEMPT, 1, append=f"n={n}", qemu=qemu), n)
+    say("landing-pad violations: under Carapace on the conformant QEMU (policy trap)")
+    hyp = per_violation(carapace([f"name=v,kernel={ELP_PREEMPT},bootargs=n={n}"], 1,
+                                 qemu=qemu), n, "[v]")
+    for mode, key in (("U", "lp_violation_user_conformant"),
+                      ("S", "lp_violation_kernel_conformant")):
+        results[key] = {"what": results[key[:-len("_conformant")]]["what"] +
+                        " (conformant QEMU: the guest's SPELP kept, the fault injected)",
+                        "carapace": hyp[mode], "bare": base[mode], "unit": "instructions"}
 
 
 def linux_boot(results):
@@ -1486,7 +1514,7 @@ def disk_boot(results):
             qmp_arg = f"unix:{qmp},server=on,wait=off"
             if who == "bare":
                 say("Debian boot to login: bare QEMU, 1 hart (baseline)")
-                cmd = [QEMU, "-machine", "virt", "-cpu", CPU, "-smp", "1", "-m", "256M",
+                cmd = [QEMU, "-machine", MACHINE, "-cpu", CPU, "-smp", "1", "-m", "256M",
                        "-display", "none", "-serial", "stdio", "-monitor", "none",
                        "-bios", str(FW), "-kernel", str(GUEST_KERNEL), "-append", f"{args} {net}",
                        *ICOUNT, *VIRTIO_MMIO_V1,

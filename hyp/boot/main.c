@@ -15,6 +15,7 @@
 #include <hostblk.h>
 #include <host_io.h>
 #include <hostio_selftest.h>
+#include <host_ipi.h>
 #include <imsic.h>
 #include <hostnet.h>
 #include <mgmt.h>
@@ -174,6 +175,26 @@ static unsigned int dt_hart(unsigned long hartid)
 	return i;
 }
 
+/* Host IPIs through the ACLINT SSWI when every hart has one (one store, no
+ * firmware call), else through SBI. By hart index, as harts[] orders them. */
+static void setup_host_ipis(void)
+{
+	unsigned long ids[HART_MAX];
+	uint64_t sswi[HART_MAX];
+
+	for (unsigned int i = 0; i < nr_harts; i++) {
+		unsigned int h = dt_hart(harts[i].hartid);
+
+		ids[i] = harts[i].hartid;
+		sswi[i] = h < host.nr_harts ? host.sswi_setssip[h] : 0;
+	}
+	host_ipi_init(ids, sswi, nr_harts);
+	if (host_ipi_sswi())
+		pr_info("host IPIs: ACLINT SSWI at 0x%lx", (unsigned long)sswi[0]);
+	else
+		pr_info("host IPIs: SBI (no ACLINT SSWI for every hart in the DT)");
+}
+
 /* AIA host interrupts: the CPU has the S-level AIA CSRs and the DT an
  * S-level IMSIC with an APLIC domain sending to it. */
 static bool host_uses_aia(void)
@@ -279,6 +300,7 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 		harts[nr_harts].index = nr_harts;
 		nr_harts++;
 	}
+	setup_host_ipis();
 	timebase_hz = host.timebase_hz;
 	entropy_init(host.rng_seed, host.rng_seed_len);
 	console_set_partial_flush(host.partial_flush_ms);

@@ -329,7 +329,7 @@ struct dt_found {
  * IMSIC, the APLIC domains (the one to use is known once the IMSIC is) and
  * the PCIe bridge. */
 struct host_nodes {
-	struct dt_found plic, plic_sifive, imsic, pci;
+	struct dt_found plic, plic_sifive, imsic, pci, sswi;
 	struct dt_found aplic[HOST_MAX_APLICS];
 	unsigned int nr_aplic;
 };
@@ -372,6 +372,7 @@ static bool node_enabled(const void *fdt, int node)
  * (supervisor external): the PLIC's S-mode contexts, numbered by position,
  * and the S-level IMSIC's harts. */
 #define IRQ_CAUSE_S_EXT	9
+#define IRQ_CAUSE_S_SOFT	1
 
 /* An IMSIC node whose first interrupts-extended entry is a cause-9 pair:
  * its files are S-level (the M-level one names cause 11). */
@@ -392,7 +393,7 @@ static void find_host_nodes(const void *fdt, struct host_nodes *hn)
 {
 	int anc[DT_MAX_DEPTH], depth = -1;
 
-	hn->plic.node = hn->plic_sifive.node = hn->imsic.node = hn->pci.node = -1;
+	hn->plic.node = hn->plic_sifive.node = hn->imsic.node = hn->pci.node = hn->sswi.node = -1;
 	hn->nr_aplic = 0;
 	for (int node = fdt_next_node(fdt, -1, &depth); node >= 0 && depth >= 0;
 	     node = fdt_next_node(fdt, node, &depth)) {
@@ -414,6 +415,9 @@ static void find_host_nodes(const void *fdt, struct host_nodes *hn)
 		if (fdt_stringlist_contains(compat, len, "riscv,imsics") &&
 		    node_enabled(fdt, node) && imsic_is_s_level(fdt, node))
 			found(fdt, &hn->imsic, node, anc, depth);
+		if (fdt_stringlist_contains(compat, len, "riscv,aclint-sswi") &&
+		    node_enabled(fdt, node))
+			found(fdt, &hn->sswi, node, anc, depth);
 		if (fdt_stringlist_contains(compat, len, "riscv,aplic") &&
 		    node_enabled(fdt, node) && hn->nr_aplic < HOST_MAX_APLICS) {
 			hn->aplic[hn->nr_aplic].node = -1;
@@ -539,6 +543,40 @@ static int parse_imsic(const void *fdt, struct host_info *hi, const struct host_
 	}
 	d->present = any;
 	return any ? node : -1;
+}
+
+/* The ACLINT SSWI ("riscv,aclint-sswi"; QEMU virt with aclint=on): one
+ * SETSSIP register per hart, at reg + 4 * its position in
+ * interrupts-extended (each entry a hart's riscv,cpu-intc with cause 1), a
+ * store of 1 to which sets that hart's sip.SSIP: a host IPI without the
+ * firmware. Used only if every hart has one inside reg (else none is:
+ * sswi_setssip[] all 0). */
+static void parse_sswi(const void *fdt, struct host_info *hi, const struct host_nodes *hn)
+{
+	int len;
+	const fdt32_t *ie;
+	struct mm_range r;
+	unsigned int n, found = 0;
+
+	if (hn->sswi.node < 0 || !device_reg(fdt, hi, &hn->sswi, &r) || r.base % 4)
+		return;
+	ie = fdt_getprop(fdt, hn->sswi.node, "interrupts-extended", &len);
+	n = ie && len > 0 ? (unsigned int)len / 8 : 0;
+	for (unsigned int pos = 0; pos < n && (uint64_t)pos * 4 + 4 <= r.size; pos++) {
+		uint32_t ph = fdt32_to_cpu(ie[2 * pos]), cause = fdt32_to_cpu(ie[2 * pos + 1]);
+		unsigned int h = 0;
+
+		while (h < hi->nr_harts && (!ph || hi->intc_phandle[h] != ph))
+			h++;
+		if (h == hi->nr_harts || cause != IRQ_CAUSE_S_SOFT)
+			break;		/* not a hart's S-level entry: the rest cannot be trusted */
+		if (!hi->sswi_setssip[h]) {
+			hi->sswi_setssip[h] = r.base + 4ull * pos;
+			found++;
+		}
+	}
+	if (found != hi->nr_harts)
+		memset(hi->sswi_setssip, 0, sizeof(hi->sswi_setssip));
 }
 
 /* The APLIC domain whose MSIs go to the S-level IMSIC (msi-parent names it):
@@ -1013,6 +1051,7 @@ int fdt_host_parse(const void *fdt, struct host_info *hi, const char **err)
 		plic = parse_plic(fdt, hi, &hn);	/* the bridge's usual interrupt parent */
 		parse_imsic(fdt, hi, &hn);
 		aplic = parse_aplic(fdt, hi, &hn);	/* or, on an AIA machine, this */
+		parse_sswi(fdt, hi, &hn);
 		if (plic >= 0)
 			parse_pci(fdt, hi, &hn, plic, hi->plic.phandle);
 		else

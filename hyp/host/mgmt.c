@@ -330,6 +330,7 @@ static void metrics_vm(struct json_writer *w, const struct vm *vm)
 	by_cause(w, &c);
 	jw_kv_u64(w, "mmio", c.mmio);
 	jw_kv_u64(w, "wfi", c.wfi);
+	jw_kv_u64(w, "wfi_in_place", c.wfi_in_place);
 	jw_kv_u64(w, "injected", c.injected);
 	jw_kv_u64(w, "violations_lp", c.cfi_lp);
 	jw_kv_u64(w, "violations_ss", c.cfi_ss);

@@ -36,10 +36,10 @@ static void print_stats(const struct vm *vm)
 	struct vm_counts c;
 
 	vm_count(vm, &c);
-	pr_info("vm %s: exits %lu, sbi calls %lu, wfi %lu, injected traps %lu, "
+	pr_info("vm %s: exits %lu, sbi calls %lu, wfi %lu (%lu in place), injected traps %lu, "
 		"cfi violations: landing pad %lu, shadow stack %lu",
 		vm->cfg.name, (unsigned long)c.exits, (unsigned long)c.sbi, (unsigned long)c.wfi,
-		(unsigned long)c.injected, (unsigned long)c.cfi_lp, (unsigned long)c.cfi_ss);
+		(unsigned long)c.wfi_in_place, (unsigned long)c.injected, (unsigned long)c.cfi_lp, (unsigned long)c.cfi_ss);
 	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++) {
 		const struct cfi_stats *cs = &vm->vcpus[i].cfi_stats;
 

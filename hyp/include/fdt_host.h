@@ -54,6 +54,7 @@ struct host_info {
 	struct imsic_host_desc imsic;	/* the S-level IMSIC (present false: none usable) */
 	uint32_t imsic_hart_index[HOST_MAX_HARTS];	/* each hart's position in it, or IMSIC_NO_HART */
 	struct aplic_host_desc aplic;	/* the S-level APLIC domain sending MSIs to that IMSIC */
+	uint64_t sswi_setssip[HOST_MAX_HARTS];	/* each hart's ACLINT SSWI register (0: none) */
 	bool selftest_pci_irq;		/* /chosen carapace,selftest-pci-irq (tests/guests/test_host_irq.py) */
 	struct host_switch switches[HOST_MAX_SWITCHES];	/* in DT order */
 	unsigned int nr_switches;

@@ -44,6 +44,14 @@ unsigned long sched_wake_gen(void);
 /** sched_idle() - sleep until a kick, the earliest guest timer or
  *  @not_after (host time), whichever comes first. */
 void sched_idle(struct hart *h, uint64_t now, unsigned long gen, uint64_t not_after);
+/** sched_wait_loaded() - @v, loaded on this hart, waits for an interrupt
+ *  (WFI, HSM suspend): sleep with it loaded, as sched_idle() does without it,
+ *  until its interrupt, a kick, its own timer, another vCPU's or @not_after.
+ *  False at once if another vCPU is runnable or a VM is rebooting, and false
+ *  after the sleep if work may have come up elsewhere (the caller gives the
+ *  hart to the scheduler); true: nothing else came up, @v may be re-entered
+ *  if it was woken. */
+bool sched_wait_loaded(struct hart *h, struct vcpu *v, uint64_t not_after);
 /** sched_arm_slice() - end this hart's time slice one slice from now (HS timer). */
 void sched_arm_slice(void);
 /** sched_release() - @v left this hart (after vcpu_put()). */

@@ -102,6 +102,7 @@ struct vcpu_guest {
 
 struct vcpu_stats {
 	uint64_t irq_exits, wfi;
+	uint64_t wfi_in_place;	/* waits that kept the hart and re-entered it (vcpu_run.c) */
 	uint64_t by_cause[VCPU_EXIT_CAUSES];
 };
 
@@ -206,6 +207,8 @@ bool vcpu_wake_pending_live(const struct vcpu *v);
  *  state): @now if due, ~0 if never within the host's time or if the guest
  *  has not enabled its timer interrupt (it cannot wake the vCPU). */
 uint64_t vcpu_timer_deadline(const struct vcpu *v, uint64_t now);
+/** vcpu_timer_deadline_live() - the same for the vCPU loaded on this hart. */
+uint64_t vcpu_timer_deadline_live(const struct vcpu *v, uint64_t now);
 
 /* arch/vcpu_enter.S: enter a guest context; exits come back through the trap
  * vector (run/vcpu_switch.S), never to the caller. */

@@ -220,6 +220,7 @@ uint64_t vm_exits(const struct vm *vm);
 /* A VM's counters summed over its vCPUs (monitor, management, outcome lines). */
 struct vm_counts {
 	uint64_t exits, sbi, guest_page_faults, virtual_insn, host_irq, sw_check, wfi;
+	uint64_t wfi_in_place;	/* of the wfi: woken with the hart kept (vcpu_run.c) */
 	uint64_t mmio, injected, cfi_lp, cfi_ss;
 	uint64_t by_cause[VCPU_EXIT_CAUSES];	/* exits by exception cause (scause) */
 };

@@ -9,7 +9,7 @@
 
 #ifndef HOST_TEST
 #include <hfence.h>
-#include <sbi_client.h>
+#include <host_ipi.h>
 
 static void local_flush(unsigned int what, unsigned int vmid)
 {
@@ -23,7 +23,7 @@ static void local_flush(unsigned int what, unsigned int vmid)
 
 static void send_ipi(unsigned int hart)
 {
-	sbi_send_ipi(1, harts[hart].hartid);
+	host_ipi_send(hart);
 }
 
 static void full_fence(void)

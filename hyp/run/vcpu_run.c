@@ -53,7 +53,7 @@ static inline bool plainly_runnable(const struct vcpu *v)
 	return v->vm->state == VM_RUNNING && v->g.hsm.state == VCPU_HSM_STARTED && !v->g.hsm.waiting;
 }
 
-static inline bool may_continue(struct vcpu *v)
+static inline __attribute__((always_inline)) bool may_continue(struct vcpu *v)
 {
 	if (__builtin_expect(plainly_runnable(v), 1))
 		return true;
@@ -93,10 +93,37 @@ static __attribute__((noinline, noreturn)) void switch_out(struct vcpu *v)
 	vcpu_start_on_hart(sched_next());
 }
 
+/* A vCPU that waits for an interrupt (WFI, HSM suspend) keeps its hart
+ * while no other vCPU wants one: the hart sleeps with it loaded and, when its
+ * interrupt comes, enters it again without the put, the pick and the load
+ * (an IPI to a sleeping vCPU: docs/architecture.md, "Waiting in place").
+ * Anything else that wakes the hart ends the wait the usual way. */
+static __attribute__((noinline)) bool wait_in_place(struct vcpu *v)
+{
+	struct hart *h = this_hart();
+	uint64_t not_after = -1UL;
+
+	if (!v->g.hsm.waiting || v->lp_window.open || v->vm->state != VM_RUNNING)
+		return false;
+	if (h->index == 0 && sched_host_poll)
+		not_after = sched_host_poll();	/* what sched_next() would do first */
+	if (!sched_wait_loaded(h, v, not_after))
+		return false;
+	tlb_service();
+	if (h->index == 0 && sched_host_turn_wanted)
+		return false;
+	if (!may_continue(v))
+		return false;
+	v->stats.wfi_in_place++;
+	sched_arm_slice();
+	return true;
+}
+
 /* After an exit has been handled (whole context saved): go on or switch. */
 static __attribute__((noreturn)) void continue_or_switch(struct vcpu *v, enum exit_action act)
 {
-	if (__builtin_expect(act != EXIT_YIELD && act != EXIT_VM_STOP, 1) && may_continue(v)) {
+	if (__builtin_expect(act != EXIT_YIELD && act != EXIT_VM_STOP, 1) &&
+	    (may_continue(v) || wait_in_place(v))) {
 		vcpu_apply_pending(v);
 		__vcpu_enter(v);
 	}

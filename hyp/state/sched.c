@@ -9,7 +9,7 @@
 #include <dirty_limit.h>
 #include <hart.h>
 #include <host_irq.h>
-#include <sbi_client.h>
+#include <host_ipi.h>
 #include <sched.h>
 #include <vm.h>
 
@@ -68,7 +68,9 @@ static inline __attribute__((always_inline)) bool runnable(const struct vcpu *v,
 	return !dirty_limit_holds(&dirty_limit, v->vm, now);
 }
 
-bool sched_other_runnable(const struct vcpu *self)
+/* noinline: its loop, inlined into the exit dispatcher (a slice's end),
+ * made every exit there save and restore eight more registers */
+__attribute__((noinline)) bool sched_other_runnable(const struct vcpu *self)
 {
 	uint64_t now = time_now();
 	bool any = false;
@@ -192,7 +194,7 @@ void sched_kick_idle(void)
 	idle = __atomic_load_n(&idle_harts, __ATOMIC_SEQ_CST);
 
 	if (idle)
-		sbi_send_ipi(1, harts[bit_first(idle)].hartid);
+		host_ipi_send(bit_first(idle));
 }
 
 void sched_want_host_turn(void)
@@ -200,7 +202,7 @@ void sched_want_host_turn(void)
 	__atomic_store_n(&sched_host_turn_wanted, true, __ATOMIC_SEQ_CST);
 	__atomic_fetch_add(&wake_gen, 1, __ATOMIC_SEQ_CST);	/* an idle hart 0 does not sleep */
 	if (this_hart()->index != 0)
-		sbi_send_ipi(1, harts[0].hartid);
+		host_ipi_send(0);
 }
 
 /* As sched_kick_idle(): a hart 0 between its host turn and its wfi sees the
@@ -209,7 +211,7 @@ void sched_kick_host(void)
 {
 	__atomic_fetch_add(&wake_gen, 1, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&idle_harts, __ATOMIC_SEQ_CST) & 1)
-		sbi_send_ipi(1, harts[0].hartid);
+		host_ipi_send(0);
 }
 
 /* Earliest host time at which a waiting vCPU's own timer fires. */
@@ -247,6 +249,69 @@ void sched_reboot_later(struct vm *vm, uint64_t at)
 	sched_note_reboot();
 	spin_unlock(&lock);
 	sched_kick_idle();	/* an idle hart sleeps until then, not longer */
+}
+
+/* For a vCPU that waits on this hart: 0 if another vCPU is runnable, else
+ * the earliest host time anything off CPU needs a hart (next_guest_deadline()
+ * in the same scan). */
+static uint64_t wait_deadline(const struct vcpu *self, uint64_t now)
+{
+	uint64_t best = now + 10 * sched_slice_ticks;
+
+	spin_lock(&lock);
+	for (unsigned int s = 0; s < nr_slots() && best; s++) {
+		struct vcpu *v = slot_vcpu(s);
+
+		if (!v || v == self)
+			continue;
+		if (runnable(v, now)) {
+			best = 0;
+		} else if (v->g.hsm.waiting && v->hart < 0) {
+			uint64_t t = vcpu_timer_deadline(v, now);
+
+			if (t < best)
+				best = t;
+		}
+	}
+	if (best && dirty_limit.vm && dirty_limit.held_until > now && dirty_limit.held_until < best)
+		best = dirty_limit.held_until;
+	for (unsigned int i = 0; i < nr_vms && best; i++)
+		if (vms[i].state == VM_REBOOTING)	/* claim_reboot() is the pick's */
+			best = 0;
+	spin_unlock(&lock);
+	return best;
+}
+
+bool sched_wait_loaded(struct hart *h, struct vcpu *v, uint64_t not_after)
+{
+	unsigned long gen = sched_wake_gen();
+	uint64_t now = time_now(), deadline = wait_deadline(v, now), own;
+
+	if (!deadline || !not_after)
+		return false;
+	own = vcpu_timer_deadline_live(v, now);
+	if (deadline > own)
+		deadline = own;
+	if (deadline > not_after)
+		deadline = not_after;
+	if (h->index == 0 && host_irq_poll())
+		return false;	/* as in sched_idle() */
+	atomic_or(&idle_harts, 1UL << h->index);	/* a kick for other work finds it */
+	csr_write(CSR_STIMECMP, deadline);
+	/* its own wake-ups need no test here: a posted interrupt comes with an
+	 * IPI to this hart (vcpu_kick(): it is on it), which leaves SSIP pending
+	 * if it came first, and a timer due already is in stimecmp */
+	if (atomic_load(&wake_gen) == gen &&
+	    !(csr_read(CSR_SIP) & (MIP_SSIP | MIP_STIP | MIP_SEIP)))
+		asm volatile("wfi");
+	h->idle_wakeups++;
+	__atomic_fetch_and(&idle_harts, ~(1UL << h->index), __ATOMIC_SEQ_CST);
+	csr_write(CSR_STIMECMP, -1UL);
+	csr_clear(CSR_SIP, MIP_SSIP);
+	if (atomic_load(&wake_gen) == gen)
+		return true;
+	h->left_idle = true;	/* its pick passes the wake-up on, as after sched_idle() */
+	return false;
 }
 
 /* Nothing to run (as of @gen, read before the last look at the run queue).

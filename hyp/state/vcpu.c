@@ -8,7 +8,7 @@
 #include <cfi.h>
 #include <hart.h>
 #include <hfence.h>
-#include <sbi_client.h>
+#include <host_ipi.h>
 #include <sched.h>
 #include <steal_time.h>
 #include <tlb.h>
@@ -117,7 +117,7 @@ void vcpu_kick(struct vcpu *v)
 	int h = v->hart;
 
 	if (h >= 0 && h != (int)this_hart()->index)
-		sbi_send_ipi(1, harts[h].hartid);
+		host_ipi_send(h);
 	else if (h < 0)
 		sched_kick_idle();
 }
@@ -152,7 +152,7 @@ void vcpu_sync_state(struct vcpu *t, uint64_t deadline)
 	h = t->hart;
 	if (h < 0)
 		return;		/* off CPU: memory holds it (the request is harmless) */
-	sbi_send_ipi(1, harts[h].hartid);
+	host_ipi_send(h);
 	while ((atomic_load(&t->requests) & VCPU_REQ_SYNC_STATE) && t->hart == h &&
 	       time_now() < deadline) {
 		if (self->current)

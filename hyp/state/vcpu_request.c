@@ -14,7 +14,7 @@
  * finds the targets that have done theirs done. */
 #include <atomic.h>
 #include <hart.h>
-#include <sbi_client.h>
+#include <host_ipi.h>
 #include <tlb.h>
 #include <vm.h>
 
@@ -37,7 +37,7 @@ bool vcpu_request_sync(struct vcpu *self, unsigned long targets, unsigned long r
 		if (t == self || h < 0)
 			continue;	/* applied before it next enters the guest */
 		on[i] = h;
-		sbi_send_ipi(1, harts[h].hartid);
+		host_ipi_send(h);
 		remote = true;
 	}
 	if (!remote)

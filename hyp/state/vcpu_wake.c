@@ -33,6 +33,13 @@ uint64_t vcpu_timer_deadline(const struct vcpu *v, uint64_t now)
 	return guest_timer_host_deadline(v->g.csr.vstimecmp, v->vm->htimedelta, now);
 }
 
+uint64_t vcpu_timer_deadline_live(const struct vcpu *v, uint64_t now)
+{
+	if (!(csr_read(CSR_VSIE) & MIP_STIP))
+		return GUEST_TIMER_NEVER;
+	return guest_timer_host_deadline(csr_read(CSR_VSTIMECMP), v->vm->htimedelta, now);
+}
+
 /* Same, for the vCPU loaded on this hart (state is in the CSRs). */
 bool vcpu_wake_pending_live(const struct vcpu *v)
 {

@@ -11,7 +11,7 @@
  * say how many were lost, and `stats` reports it (docs/management.md). */
 #include <atomic.h>
 #include <hart.h>
-#include <sbi_client.h>
+#include <host_ipi.h>
 #include <vm.h>
 
 #define EVENTS 32
@@ -36,7 +36,7 @@ void vm_event_post(struct vm *vm, enum vm_event_kind kind)
 	spin_unlock(&ev_lock);
 	/* the host services run on hart 0: wake it if it sleeps */
 	if (this_hart()->index != 0)
-		sbi_send_ipi(1, harts[0].hartid);
+		host_ipi_send(0);
 }
 
 bool vm_event_pending(void)

@@ -38,6 +38,7 @@ void vm_count(const struct vm *vm, struct vm_counts *c)
 		c->sw_check += s->by_cause[EXC_SW_CHECK];
 		c->host_irq += s->irq_exits;
 		c->wfi += s->wfi;
+		c->wfi_in_place += s->wfi_in_place;
 		c->cfi_lp += vm->vcpus[i].cfi_stats.swcheck_lp;
 		c->cfi_ss += vm->vcpus[i].cfi_stats.swcheck_ss;
 		for (unsigned int k = 0; k < VCPU_EXIT_CAUSES; k++)

@@ -2,6 +2,9 @@
 /* SBI IPI send_ipi: to self, to the other vCPU, to all (base -1), bad masks.
  *
  * Needs 2 harts (skips the cross-hart part otherwise).
+ * rounds=N: then N IPIs to the other vCPU while it sleeps in WFI, each
+ * waited for before the next (under Carapace with a hart each, its WFIs
+ * keep their hart: tests/guests/test_guests.py counts them).
  * Mode-dependent: a hart mask naming a hart that does not exist gives
  * INVALID_PARAM under Carapace (as the SBI spec says); bare OpenSBI 1.6
  * silently drops such harts and returns SUCCESS, which is what is checked
@@ -85,6 +88,22 @@ static void test_other(unsigned long self, unsigned long other)
 		 got_ipi(self, before_self), 1);
 }
 
+/* @n IPIs to @other, asleep in WFI between them: each delivered once. */
+static void test_rounds(unsigned long other, unsigned long n)
+{
+	unsigned long delivered = 0;
+
+	for (unsigned long i = 0; i < n; i++) {
+		unsigned long before = READ_ONCE(ipis[other]);
+
+		if (sbi_send_ipi(1, other).error || !got_ipi(other, before))
+			break;
+		delivered++;
+		udelay(100);	/* it is back in WFI before the next */
+	}
+	check_eq(T, "IPIs to a vCPU waiting in WFI, each delivered", delivered, n);
+}
+
 static void test_bad_masks(unsigned long self)
 {
 	unsigned long absent = absent_hartid();
@@ -122,6 +141,7 @@ void test_main(unsigned long self)
 	/* Start counting on the sender from here: only cross-hart IPIs now. */
 	WRITE_ONCE(ipis[self], 0);
 	test_other(self, other);
+	test_rounds(other, bootarg_ulong("rounds", 0));
 
 	WRITE_ONCE(other_quit, true);
 	sbi_send_ipi(1, other);

@@ -5,7 +5,7 @@ the hypervisor's per-VM violation counters match what the guests observed.
 
 Each payload prints `INFO: observed lp=N ss=M` (software-check faults its own
 handler saw). The hypervisor prints, when a VM goes down:
-`carapace: vm NAME: exits N, sbi calls N, wfi N, injected traps N, cfi violations: landing pad N, shadow stack N`.
+`carapace: vm NAME: exits N, sbi calls N, wfi N (N in place), injected traps N, cfi violations: landing pad N, shadow stack N`.
 Policy trap and strict (for U-mode faults): the counters equal the guest's
 numbers. Policy delegate: the hardware delivers cause 18 to the guest, so the
 counters stay 0 while the guest still sees every fault.

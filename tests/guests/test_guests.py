@@ -12,7 +12,7 @@ import pytest
 
 from harness.report import check_report
 from harness.runs import (EXIT_OK, EXIT_VM, assert_carapace_mode, assert_exit, run_carapace,
-                          run_hyp, run_reference, vm_spec)
+                          run_hyp, run_reference, stats, vm_spec)
 
 # name -> bootargs for the single-VM runs (short variants of the knobs).
 PAYLOADS = {
@@ -221,6 +221,33 @@ def test_wfi_gives_hart_away(guests_built):
     assert_exit(run, EXIT_OK)
     for vm in ("sleep", "work"):
         check_report(run.guests[vm], f"vm {vm}")
+
+
+IPI_ROUNDS = 200
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("machine", ["aclint", "no-aclint"])
+def test_ipis_to_a_vcpu_waiting_in_place(guests_built, machine):
+    """sbi_ipi with rounds=: one vCPU sends IPI_ROUNDS IPIs to the other,
+    asleep in WFI between them, with a hart each and nothing else to run.
+    Each is delivered once, and each ends a wait that kept the sleeper
+    loaded on its hart (the VM's `wfi ... in place` count: docs/
+    architecture.md, "Waiting in place"). On both host IPI paths: the SSWI
+    store of the default machine, and SBI through the firmware without
+    it (--no-aclint); the boot log says which ran."""
+    extra = ("--no-aclint",) if machine == "no-aclint" else ()
+    run = run_carapace([vm_spec("t", "sbi_ipi", 2, f"rounds={IPI_ROUNDS}")], names=["t"],
+                       extra=extra)
+    assert_exit(run, EXIT_OK)
+    check_report(run.guests["t"], "sbi_ipi rounds",
+                 ["PASS: ipi: IPIs to a vCPU waiting in WFI, each delivered"])
+    path = ("host IPIs: ACLINT SSWI at 0x2f00000" if machine == "aclint" else
+            "host IPIs: SBI (no ACLINT SSWI for every hart in the DT)")
+    assert any(path in line for line in run.hyp), run.out
+    counts = stats(run, "t")
+    assert counts["wfi_in_place"] >= IPI_ROUNDS, counts
+    assert counts["wfi"] >= counts["wfi_in_place"], counts
 
 
 @pytest.mark.quick

@@ -18,9 +18,9 @@ from harness.runs import vm_spec
 
 pytestmark = pytest.mark.quick
 
-OUTCOME = (r"carapace: vm sta: exits (?P<exits>\d+), sbi calls (?P<sbi>\d+), wfi (?P<wfi>\d+), "
-           r"injected traps (?P<injected>\d+), cfi violations: landing pad (?P<lp>\d+), "
-           r"shadow stack (?P<ss>\d+)$")
+OUTCOME = (r"carapace: vm sta: exits (?P<exits>\d+), sbi calls (?P<sbi>\d+), wfi (?P<wfi>\d+) "
+           r"\((?P<wfi_in_place>\d+) in place\), injected traps (?P<injected>\d+), "
+           r"cfi violations: landing pad (?P<lp>\d+), shadow stack (?P<ss>\d+)$")
 
 
 def scrape(host):
@@ -73,6 +73,7 @@ def test_metrics_move_and_add_up(host_factory):
     assert sta_exits == int(outcome["exits"]) == by_vm(second_json)["sta"]["exits"]
     for name, field in (("carapace_vm_sbi_calls_total", "sbi"),
                         ("carapace_vm_wfi_waits_total", "wfi"),
+                        ("carapace_vm_wfi_in_place_total", "wfi_in_place"),
                         ("carapace_vm_injected_traps_total", "injected")):
         assert value(second, name, vm="sta") == int(outcome[field]), name
     for kind, field in (("landing_pad", "lp"), ("shadow_stack", "ss")):

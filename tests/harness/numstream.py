@@ -127,11 +127,16 @@ def host_stream(port, frames, timeout):
     """The host as a sender to a guest's receiver that a port forward takes
     127.0.0.1:@port to: connects (again until the guest listens: QEMU's
     forward closes the connection when the guest refuses it), says hello,
-    takes the resume, which must want 0, and sends @frames (bytes each)."""
+    takes the resume, which must want 0, and sends @frames (bytes each).
+    An attempt is given up only when QEMU closes it, never on a timer: QEMU
+    accepts at once and retries its SYN to the guest, so an attempt given up
+    while that is on its way reaches the receiver later, after the one that
+    sent the frames, and replaces it there (a receiver takes the newest)."""
     end = time.monotonic() + timeout
     while True:
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+            with socket.create_connection(("127.0.0.1", port),
+                                          timeout=max(1.0, end - time.monotonic())) as c:
                 c.sendall(frame(HELLO, 0))
                 resume = b""
                 while len(resume) < CTL_SIZE and (chunk := c.recv(CTL_SIZE - len(resume))):

@@ -83,7 +83,8 @@ def run_reference(name, bootargs=None, smp=2):
 
 # the hypervisor's counters of a VM, printed when it goes down
 STATS_RE = re.compile(r"carapace: vm (?P<vm>[a-z0-9_-]+): exits (?P<exits>\d+), "
-                      r"sbi calls (?P<sbi>\d+), wfi (?P<wfi>\d+), injected traps (?P<inj>\d+), "
+                      r"sbi calls (?P<sbi>\d+), wfi (?P<wfi>\d+) \((?P<wfi_in_place>\d+) in place\), "
+                      r"injected traps (?P<inj>\d+), "
                       r"cfi violations: landing pad (?P<lp>\d+), shadow stack (?P<ss>\d+)")
 
 

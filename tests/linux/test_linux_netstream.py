@@ -12,8 +12,9 @@ opens another and goes on from the number the receiver says it wants.
   a few hundred messages in, destroyed, and restored on the same host
   (harness.moves.restore_in_place(): with its MAC, its original gone). The
   restored beta takes a new connection at a number at or after the one it
-  had when the snapshot was asked for, and its counts go on from there to
-  the last message, in order, each once;
+  had when the snapshot was asked for (or, when its original took nothing
+  after the snapshot instant, the same connection carries on), and its
+  counts go on from there to the last message, in order, each once;
 - the same with the sender alpha restored: beta's counts go on over the
   whole run without a step back or a gap, the restored alpha resumes at the
   number beta wants, and beta ends with every message once;
@@ -143,9 +144,20 @@ def test_numstream_receiver_restored_beside_the_sender(guest_kernel, initramfs, 
     # request and the destroy (its first line may be torn off by the snapshot)
     assert after and at < after[0] <= before[-1] + 2 * EVERY, (at, before[-1], after[:3])
     assert after == list(range(after[0], COUNT + 1, EVERY)), after
-    # it went on over a new connection, from its own count, which alpha took
+    # it went on over a new connection, from its own count, which alpha took.
+    # Or over the same connection: when the original took nothing after the
+    # snapshot instant (a fast restore), alpha's TCP resends what the
+    # restored beta has not acknowledged and the stream goes on; every
+    # number once and in order all the same (beta's checks, counts above)
     back = resumes(moved.lines("beta"))
-    assert back and at <= back[0], (at, back, after[:3])
+    if not back:
+        assert not resumes(moved.lines("alpha"), sender=True), moved.lines("alpha")
+        print(f"numstream: beta snapshotted at count >= {at}, its original reached "
+              f"{before[-1]}; restored {moved.stopped_s:.1f} s after the snapshot, the same "
+              f"connection carried on")
+        say_connections(h)
+        return
+    assert at <= back[0], (at, back, after[:3])
     assert back[0] in resumes(moved.lines("alpha"), sender=True), \
         (back, [l for l in moved.lines("alpha") if "connection" in l])
     print(f"numstream: beta snapshotted at count >= {at} (pause "

@@ -9,6 +9,7 @@
 #include <guest_mem.h>
 #include <hart.h>
 #include <mm.h>
+#include <host_ipi.h>
 #include <sbi_client.h>
 #include <sched.h>
 #include <steal_time.h>
@@ -106,11 +107,9 @@ void steal_vm_resumed(struct vm *vm, uint64_t t)
 	(void)t;
 }
 
-long sbi_send_ipi(unsigned long mask, unsigned long base)
+void host_ipi_send(unsigned int hart)
 {
-	(void)mask;
-	(void)base;
-	return 0;
+	(void)hart;
 }
 
 void pr_info(const char *fmt, ...)

@@ -393,7 +393,7 @@ def host_for(kernel, **kw):
 def test_qemu_command_interactive(tmp_path, kernel):
     vms, images = two_vms(tmp_path, kernel)
     cmd = qemu_command(host_for(kernel), Path("/t/host.dtb"), images, batch=False)
-    assert cmd[:13] == [QEMU, "-machine", "virt", "-cpu", DEFAULT_CPU, "-smp", "2",
+    assert cmd[:13] == [QEMU, "-machine", "virt,aclint=on", "-cpu", DEFAULT_CPU, "-smp", "2",
                         "-m", "768M", "-bios", "/fw.bin", "-kernel", "/h/carapace.bin"]
     assert cmd[13:15] == ["-dtb", "/t/host.dtb"]
     loaders = [cmd[i + 1] for i, a in enumerate(cmd) if a == "-device"
@@ -1156,7 +1156,9 @@ def test_machine_option_errors(argv, env, message):
 
 
 def test_machine_plic_by_default_aia_when_asked(kernel):
-    assert host_for(kernel).machine() == "virt"
+    assert host_for(kernel).machine() == "virt,aclint=on"
+    assert host_for(kernel, aclint=False).machine() == "virt"
+    assert host_for(kernel, aia_guests=0, aclint=True).machine() == "virt,aia=aplic-imsic"
     assert host_for(kernel, aia_guests=0).machine() == "virt,aia=aplic-imsic"
     assert host_for(kernel, aia_guests=3).machine() == "virt,aia=aplic-imsic,aia-guests=3"
     cmd = qemu_command(host_for(kernel, aia_guests=3), Path("/t/host.dtb"), [], batch=True)

@@ -27,7 +27,8 @@ HOST = {"harts": 2, "vm_max": 8, "mem_total": 1024 * MiB, "mem_free": 512 * MiB,
         "irq_chip": "aia", "irq_handled": 30, "irq_unknown": 2, "irq_cut": 0, "irq_polled": 9}
 ALPHA = {"vm": "alpha", "index": 0, "state": "running", "vcpus": 2, "mem": 256 * MiB,
          "cfi": "trap", "boots": 1, "failed": False, "exits": 200, "host_irq": 50,
-         "by_cause": {"2": 10, "10": 120, "21": 20}, "mmio": 15, "wfi": 4, "injected": 10,
+         "by_cause": {"2": 10, "10": 120, "21": 20}, "mmio": 15, "wfi": 4, "wfi_in_place": 3,
+         "injected": 10,
          "violations_lp": 1, "violations_ss": 2, "steal_ns": 1_500_000_250,
          "console_bytes": 4096}
 
@@ -136,6 +137,9 @@ carapace_vm_mmio_accesses_total{vm="alpha"} 15
 # HELP carapace_vm_wfi_waits_total WFI instructions the guest waited in.
 # TYPE carapace_vm_wfi_waits_total counter
 carapace_vm_wfi_waits_total{vm="alpha"} 4
+# HELP carapace_vm_wfi_in_place_total Of those, waits that kept the vCPU loaded on its hart and ended in the guest again.
+# TYPE carapace_vm_wfi_in_place_total counter
+carapace_vm_wfi_in_place_total{vm="alpha"} 3
 # HELP carapace_vm_injected_traps_total Traps the hypervisor injected into the guest.
 # TYPE carapace_vm_injected_traps_total counter
 carapace_vm_injected_traps_total{vm="alpha"} 10

@@ -104,7 +104,7 @@ void vm_count(const struct vm *vm, struct vm_counts *c)
 	*c = (struct vm_counts){ .exits = base + 1, .sbi = base + 2, .guest_page_faults = base + 3,
 				 .virtual_insn = base + 4, .host_irq = base + 5, .sw_check = base + 6,
 				 .wfi = base + 7, .mmio = base + 8, .injected = base + 9,
-				 .cfi_lp = base + 10, .cfi_ss = base + 11 };
+				 .cfi_lp = base + 10, .cfi_ss = base + 11, .wfi_in_place = base + 14 };
 	c->by_cause[9] = base + 12;
 	c->by_cause[VCPU_EXIT_CAUSES - 1] = base + 13;
 }
@@ -651,7 +651,8 @@ TEST(mgmt_vm_table_replies_are_the_documented_bytes)
 		     "{\"v\":1,\"id\":4,\"ok\":true,\"vm\":\"alpha\",\"index\":0,"
 		     "\"state\":\"running\",\"vcpus\":8,\"mem\":1048576,\"cfi\":\"trap\","
 		     "\"boots\":1,\"failed\":false,\"exits\":1,\"host_irq\":5,"
-		     "\"by_cause\":{\"9\":12,\"23\":13},\"mmio\":8,\"wfi\":7,\"injected\":9,"
+		     "\"by_cause\":{\"9\":12,\"23\":13},\"mmio\":8,\"wfi\":7,\"wfi_in_place\":14,"
+		     "\"injected\":9,"
 		     "\"violations_lp\":10,\"violations_ss\":11,\"steal_ns\":100,"
 		     "\"console_bytes\":10}\n");
 	client_line("{\"v\":1,\"id\":5,\"cmd\":\"metrics\"}\n");

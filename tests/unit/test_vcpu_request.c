@@ -33,11 +33,10 @@ static struct {
 	unsigned long served_before_first_turn;
 } h;
 
-long sbi_send_ipi(unsigned long mask, unsigned long base)
+void host_ipi_send(unsigned int hart)
 {
-	h.ipis |= mask << base;
+	h.ipis |= 1UL << hart;
 	h.nr_ipis++;
-	return 0;
 }
 
 void tlb_service(void)

@@ -5,7 +5,7 @@
  * and the order of what was queued is kept. */
 #include <string.h>
 #include <hart.h>
-#include <sbi_client.h>
+#include <host_ipi.h>
 #include <vm.h>
 #include "test.h"
 
@@ -13,12 +13,10 @@ struct hart harts[HART_MAX];
 struct hart *test_this_hart = &harts[1];
 static unsigned int ipis;
 
-long sbi_send_ipi(unsigned long hart_mask, unsigned long hart_mask_base)
+void host_ipi_send(unsigned int hart)
 {
-	(void)hart_mask;
-	(void)hart_mask_base;
+	(void)hart;
 	ipis++;
-	return 0;
 }
 
 static struct vm fake[VM_MAX];

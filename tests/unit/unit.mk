@@ -87,6 +87,9 @@ unit-src-test_plic_host := hyp/drivers/plic_host.c hyp/drivers/host_irq.c
 UNIT_TESTS += test_fdt_host_aia
 unit-src-test_fdt_host_aia := hyp/fdt/fdt_host.c hyp/drivers/pci_host.c
 unit-libfdt-test_fdt_host_aia := y
+UNIT_TESTS += test_fdt_host_aclint
+unit-src-test_fdt_host_aclint := hyp/fdt/fdt_host.c hyp/drivers/pci_host.c
+unit-libfdt-test_fdt_host_aclint := y
 UNIT_TESTS += test_aplic_host
 unit-src-test_aplic_host := hyp/drivers/aplic_host.c hyp/drivers/imsic_host.c \
 	hyp/drivers/host_irq.c tests/unit/fake_imsic.c
@@ -171,6 +174,14 @@ $(UNIT_B)/aia_host.dtb: tests/unit/aia_host.dts
 $(call unit_obj,tests/unit/test_fdt_host_aia.c): $(UNIT_B)/aia_host.dtb
 $(call unit_obj,tests/unit/test_fdt_host_aia.c): \
 	UNIT_EXTRA_CFLAGS := -DAIA_HOST_DTB='"$(UNIT_B)/aia_host.dtb"'
+# test_fdt_host_aclint's fixture, the same way
+$(UNIT_B)/aclint_host.dtb: tests/unit/aclint_host.dts
+	@mkdir -p $(dir $@)
+	@echo "  DTC     $<"
+	@dtc -q -I dts -O dtb -o $@ $<
+$(call unit_obj,tests/unit/test_fdt_host_aclint.c): $(UNIT_B)/aclint_host.dtb
+$(call unit_obj,tests/unit/test_fdt_host_aclint.c): \
+	UNIT_EXTRA_CFLAGS := -DACLINT_HOST_DTB='"$(UNIT_B)/aclint_host.dtb"'
 # char is unsigned on RISC-V: test the console code as the target compiles it
 # (a signed char hid raw bytes 0x80-0xff from a `c < 0x20` test on x86).
 $(call unit_obj,hyp/host/console.c hyp/lib/console_filter.c tests/unit/test_console.c): \

@@ -24,6 +24,7 @@ AIA_GUESTS_MAX = 7             # QEMU virt's aia-guests limit: guest interrupt f
 # CARAPACE_AIA_GUESTS=N: carapace-run's machine is the AIA one (N guest files)
 # unless --plic says otherwise (docs/user-guide.md).
 AIA_GUESTS_ENV = "CARAPACE_AIA_GUESTS"
+PLIC_MACHINE = "virt,aclint=on"     # the default machine (bench's bare runs use it too)
 
 # The management channel (docs/management.md).
 CTL_PORT_NAME = "org.carapace.control"
@@ -64,11 +65,15 @@ class HostConfig:
     # --aia / --aia-guests: QEMU virt with an APLIC and IMSICs instead of the
     # PLIC (None: the PLIC machine), and this many guest interrupt files per hart
     aia_guests: int | None = None
+    # the PLIC machine's CLINT as ACLINT devices (QEMU aclint=on): its SSWI
+    # lets the hypervisor send host IPIs without the firmware (--no-aclint)
+    aclint: bool = True
 
     def machine(self):
-        """QEMU's -machine value: virt, with the AIA's controllers if asked."""
+        """QEMU's -machine value: virt, with the AIA's controllers if asked,
+        else with the ACLINT unless told not to."""
         if self.aia_guests is None:
-            return "virt"
+            return PLIC_MACHINE if self.aclint else "virt"
         guests = f",aia-guests={self.aia_guests}" if self.aia_guests else ""
         return f"virt,aia=aplic-imsic{guests}"
 

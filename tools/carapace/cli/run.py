@@ -418,6 +418,10 @@ def build_parser():
                         "instead of the PLIC); host interrupts through hart 0's S-level "
                         "IMSIC file. Guests keep their emulated PLIC (default: the PLIC "
                         f"machine, or the AIA one if ${AIA_GUESTS_ENV} is set)")
+    p.add_argument("--no-aclint", dest="aclint", action="store_false",
+                   help="the PLIC machine without QEMU's aclint=on: no ACLINT SSWI, so "
+                        "host IPIs go through the firmware (SBI); default: aclint=on, "
+                        "host IPIs by one store to the SSWI")
     p.add_argument("--plic", action="store_true",
                    help=f"the PLIC machine, whatever ${AIA_GUESTS_ENV} says")
     p.add_argument("--aia-guests", type=int, metavar="N",
@@ -563,7 +567,7 @@ def host_config(args, vms, extra=(), spare=0, persist=None, incoming=None):
         if not shutil.which(tool):
             raise LaunchError(f"{tool} not found; run `make deps`")
     ctl_socket = ctl_socket_path(args.ctl_socket)
-    return HostConfig(aia_guests=aia_guests(args),hyp=args.hyp.absolute(), bios=args.bios.absolute(), mem=mem,
+    return HostConfig(aia_guests=aia_guests(args), aclint=args.aclint, hyp=args.hyp.absolute(), bios=args.bios.absolute(), mem=mem,
                       smp=args.smp, cpu=args.cpu, timeslice_us=args.timeslice_us,
                       icount=args.icount, batch=args.batch, extra=list(args.qemu_arg),
                       persist=args.persist if persist is None else persist,
