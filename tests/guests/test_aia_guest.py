@@ -19,6 +19,8 @@ from harness.paths import LAUNCHER, ROOT
 from harness.report import check_report
 from harness.runs import EXIT_OK, assert_exit, run_carapace
 
+pytestmark = pytest.mark.quick
+
 AIA_SW = ("--aia", "--aia-guests", "0")
 EXITS_RE = re.compile(r"INFO: aia: (\d+) IPI round trips: (\d+) exits on vCPU 0")
 REFUSAL = ("the VM uses AIA (an IMSIC per vCPU and an APLIC): snapshots and migration of "

@@ -16,7 +16,11 @@ a virtio disk it reads through the APLIC."""
 
 import re
 
+import pytest
+
 from harness.linux import INITRAMFS, KERNEL, run_carapace
+
+pytestmark = pytest.mark.linux
 
 AIA_SW = ("--aia", "--aia-guests", "0")
 IPI_LINE = "riscv-imsic: interrupt-controller@28000000: providing IPIs using interrupt 1"
