@@ -87,8 +87,6 @@ struct vcpu_guest {
 	struct vcpu_hsm hsm;
 	struct vcpu_sta sta;	/* SBI STA registration */
 	struct vcpu_pmu pmu;	/* SBI PMU counters (live counts folded in off CPU) */
-	struct imsic_file imsic;	/* AIA VMs: its IMSIC file in software (vimsic.c);
-					 * all zero in a PLIC VM */
 };
 
 /* Work other harts post to a vCPU; consumed before the next guest entry. */
@@ -115,10 +113,14 @@ struct vcpu_steal {
 					 * (metrics; a reboot keeps it) */
 };
 
-/* Host side of a vCPU's virtual IMSIC (hyp/state/vimsic.c). */
+/* A vCPU's virtual IMSIC (hyp/state/vimsic.c). The file is guest state
+ * (stage 5 saves it) kept out of struct vcpu_guest so that the fields every
+ * exit uses stay where they were: 528 bytes before them made exits slower. */
 struct vimsic_live {
-	struct spinlock lock;		/* g.imsic, and ext_irq while AIA */
+	struct spinlock lock;		/* file, and ext_irq while AIA */
 	uint64_t csr_exits;		/* vsireg/stopei accesses emulated (SW mode) */
+	struct imsic_file file;		/* AIA VMs: its IMSIC file in software; all
+					 * zero in a PLIC VM */
 };
 
 struct vcpu {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* A vCPU's virtual IMSIC in software (docs/design-aia.md 3.2, 3.6): its
- * interrupt file is g.imsic, guarded by imsic.lock; ext_irq follows the
+ * interrupt file is imsic.file, guarded by imsic.lock; ext_irq follows the
  * file's signal and reaches the guest as hvip.VSEIP, as the PLIC's output
  * does. Stage 3: no hardware guest files, every vCPU is in software. */
 #ifndef HYP_VIMSIC_H

@@ -13,7 +13,7 @@
 /* Lock held. Anyone but @v itself changing the level from 0 to 1 kicks it. */
 static bool update_signal(struct vcpu *v)
 {
-	bool level = imsic_signal(&v->g.imsic, v->vm->cfg.imsic_ids);
+	bool level = imsic_signal(&v->imsic.file, v->vm->cfg.imsic_ids);
 	bool rise = level && !v->ext_irq;
 
 	if (rise && v->g.sta.enabled)	/* steal time counts from a wake-up */
@@ -28,7 +28,7 @@ void vimsic_inject(struct vcpu *v, uint32_t id)
 
 	spin_lock(&v->imsic.lock);
 	/* further stores while the signal stays 1 kick nobody */
-	kick = imsic_set_pending(&v->g.imsic, v->vm->cfg.imsic_ids, id) && update_signal(v);
+	kick = imsic_set_pending(&v->imsic.file, v->vm->cfg.imsic_ids, id) && update_signal(v);
 	spin_unlock(&v->imsic.lock);
 	if (kick)
 		vcpu_kick(v);
@@ -41,7 +41,7 @@ int vimsic_rmw(struct vcpu *v, uint64_t isel, uint64_t *old, uint64_t val, uint6
 	int rc;
 
 	spin_lock(&v->imsic.lock);
-	rc = imsic_rmw(&v->g.imsic, v->vm->cfg.imsic_ids, isel, old, val, wmask);
+	rc = imsic_rmw(&v->imsic.file, v->vm->cfg.imsic_ids, isel, old, val, wmask);
 	update_signal(v);
 	v->imsic.csr_exits++;
 	spin_unlock(&v->imsic.lock);
@@ -53,9 +53,9 @@ uint64_t vimsic_topei(struct vcpu *v, bool claim)
 	uint64_t val;
 
 	spin_lock(&v->imsic.lock);
-	val = imsic_topei_csr(&v->g.imsic, v->vm->cfg.imsic_ids);
+	val = imsic_topei_csr(&v->imsic.file, v->vm->cfg.imsic_ids);
 	if (claim)
-		imsic_claim(&v->g.imsic, v->vm->cfg.imsic_ids);
+		imsic_claim(&v->imsic.file, v->vm->cfg.imsic_ids);
 	update_signal(v);
 	v->imsic.csr_exits++;
 	spin_unlock(&v->imsic.lock);
@@ -66,7 +66,7 @@ uint64_t vimsic_topei(struct vcpu *v, bool claim)
 void vimsic_reset(struct vcpu *v)
 {
 	spin_lock(&v->imsic.lock);
-	imsic_file_reset(&v->g.imsic);
+	imsic_file_reset(&v->imsic.file);
 	v->ext_irq = false;
 	v->imsic.csr_exits = 0;
 	spin_unlock(&v->imsic.lock);

@@ -141,25 +141,25 @@ TEST(vimsic_csr_registers_through_vsireg)
 	v = &tvm.vcpus[0];
 	v->g.ctx.gpr[5] = 1;
 	EXPECT_EQ(csr_exit(0, csr_insn(CSRRW, CSR_SIREG, 6, 5), IMSIC_ISEL_EIDELIVERY), 1);
-	EXPECT_EQ(v->g.imsic.eidelivery, 1);
+	EXPECT_EQ(v->imsic.file.eidelivery, 1);
 	EXPECT_EQ(v->g.ctx.gpr[6], 0);		/* the old value */
 	EXPECT_EQ(csr_exit(0, csr_insn(CSRRS, CSR_SIREG, 7, 0), IMSIC_ISEL_EIDELIVERY), 1);
 	EXPECT_EQ(v->g.ctx.gpr[7], 1);
 	/* eie0 |= identities 1..3 (csrrsi 0xe); bit 0 is no identity */
 	EXPECT_EQ(csr_exit(0, csr_insn(CSRRSI, CSR_SIREG, 0, 0xf), IMSIC_ISEL_EIE0), 1);
-	EXPECT_EQ(v->g.imsic.eie[0], 0xe);
+	EXPECT_EQ(v->imsic.file.eie[0], 0xe);
 	EXPECT_EQ(csr_exit(0, csr_insn(CSRRCI, CSR_SIREG, 8, 2), IMSIC_ISEL_EIE0), 1);
 	EXPECT_EQ(v->g.ctx.gpr[8], 0xe);
-	EXPECT_EQ(v->g.imsic.eie[0], 0xc);
+	EXPECT_EQ(v->imsic.file.eie[0], 0xc);
 	/* eithreshold, eip2 (identities 64..127), and the other vCPU untouched */
 	v->g.ctx.gpr[5] = 5;
 	EXPECT_EQ(csr_exit(0, csr_insn(CSRRW, CSR_SIREG, 0, 5), IMSIC_ISEL_EITHRESHOLD), 1);
-	EXPECT_EQ(v->g.imsic.eithreshold, 5);
+	EXPECT_EQ(v->imsic.file.eithreshold, 5);
 	v->g.ctx.gpr[5] = 1UL << 63;
 	EXPECT_EQ(csr_exit(0, csr_insn(CSRRS, CSR_SIREG, 0, 5), IMSIC_ISEL_EIP0 + 2), 1);
-	EXPECT_EQ(v->g.imsic.eip[1], 1UL << 63);
-	EXPECT_EQ(tvm.vcpus[1].g.imsic.eip[1], 0);
-	EXPECT_EQ(tvm.vcpus[1].g.imsic.eie[0], 0);
+	EXPECT_EQ(v->imsic.file.eip[1], 1UL << 63);
+	EXPECT_EQ(tvm.vcpus[1].imsic.file.eip[1], 0);
+	EXPECT_EQ(tvm.vcpus[1].imsic.file.eie[0], 0);
 }
 
 TEST(vimsic_csr_illegal_and_iprio)
@@ -188,7 +188,7 @@ TEST(vimsic_csr_illegal_and_iprio)
 	v->g.ctx.gpr[9] = 7;
 	EXPECT_EQ(csr_exit(0, csr_insn(CSRRW, CSR_SIREG, 10, 9), 0x71), 1);
 	EXPECT_EQ(v->g.ctx.gpr[10], 0);
-	EXPECT_EQ(v->g.imsic.eidelivery, 0);
+	EXPECT_EQ(v->imsic.file.eidelivery, 0);
 }
 
 TEST(vimsic_csr_not_ours)
@@ -220,7 +220,7 @@ TEST(vimsic_inject_signal_claim_and_kicks)
 	vimsic_inject(v, 1);
 	EXPECT_FALSE(v->ext_irq);
 	EXPECT_EQ(kicks[1], 0);
-	EXPECT_EQ(v->g.imsic.eip[0], 2);
+	EXPECT_EQ(v->imsic.file.eip[0], 2);
 	/* the guest turns delivery on and enables 1 and 9: its own exit applies
 	 * ext_irq at entry, no kick */
 	v->g.ctx.gpr[5] = 1;
@@ -237,7 +237,7 @@ TEST(vimsic_inject_signal_claim_and_kicks)
 	/* csrrw stopei: the read half is the old value, then the claim */
 	EXPECT_EQ(csr_exit(1, csr_insn(CSRRW, CSR_STOPEI, 6, 0), 0), 1);
 	EXPECT_EQ(v->g.ctx.gpr[6], (1UL << 16) | 1);
-	EXPECT_EQ(v->g.imsic.eip[0], 0);
+	EXPECT_EQ(v->imsic.file.eip[0], 0);
 	EXPECT_FALSE(v->ext_irq);
 	/* a store from elsewhere: the edge kicks once, a second store does not */
 	vimsic_inject(v, 9);
@@ -262,8 +262,8 @@ TEST(vimsic_inject_signal_claim_and_kicks)
 	/* reset: nothing pending, delivery off, no signal */
 	vimsic_reset(v);
 	EXPECT_FALSE(v->ext_irq);
-	EXPECT_EQ(v->g.imsic.eip[0], 0);
-	EXPECT_EQ(v->g.imsic.eidelivery, 0);
+	EXPECT_EQ(v->imsic.file.eip[0], 0);
+	EXPECT_EQ(v->imsic.file.eidelivery, 0);
 }
 
 /* ---- the vIMSIC window ---- */
@@ -291,12 +291,12 @@ TEST(vimsic_window_rules)
 	vm_new(2, VM_IRQCHIP_AIA);
 	/* vCPU 1's page, seteipnum_le */
 	EXPECT_EQ(access(VIMSIC_BASE + VIMSIC_PAGE, 4, true, 5, NULL), 0);
-	EXPECT_EQ(tvm.vcpus[1].g.imsic.eip[0], 1UL << 5);
-	EXPECT_EQ(tvm.vcpus[0].g.imsic.eip[0], 0);
+	EXPECT_EQ(tvm.vcpus[1].imsic.file.eip[0], 1UL << 5);
+	EXPECT_EQ(tvm.vcpus[0].imsic.file.eip[0], 0);
 	/* seteipnum_be and other offsets: ignored */
 	EXPECT_EQ(access(VIMSIC_BASE + 4, 4, true, 6, NULL), 0);
 	EXPECT_EQ(access(VIMSIC_BASE + 0x800, 4, true, 6, NULL), 0);
-	EXPECT_EQ(tvm.vcpus[0].g.imsic.eip[0], 0);
+	EXPECT_EQ(tvm.vcpus[0].imsic.file.eip[0], 0);
 	/* reads: 0 */
 	EXPECT_EQ(access(VIMSIC_BASE + VIMSIC_PAGE, 4, false, 0, &val), 0);
 	EXPECT_EQ(val, 0);
@@ -304,14 +304,14 @@ TEST(vimsic_window_rules)
 	EXPECT_EQ(access(VIMSIC_BASE + 2 * VIMSIC_PAGE, 4, true, 3, NULL), 0);
 	EXPECT_EQ(access(VIMSIC_BASE + 7 * VIMSIC_PAGE, 4, false, 0, &val), 0);
 	EXPECT_EQ(val, 0);
-	EXPECT_EQ(tvm.vcpus[2].g.imsic.eip[0], 0);
+	EXPECT_EQ(tvm.vcpus[2].imsic.file.eip[0], 0);
 	EXPECT_TRUE(vm_mmio_find(&tvm, VIMSIC_BASE + VIMSIC_SIZE) == NULL);
 	/* other widths, misaligned words: the window's fault */
 	EXPECT_EQ(access(VIMSIC_BASE, 1, true, 5, NULL), -HYP_EINVAL);
 	EXPECT_EQ(access(VIMSIC_BASE, 2, true, 5, NULL), -HYP_EINVAL);
 	EXPECT_EQ(access(VIMSIC_BASE, 8, true, 5, NULL), -HYP_EINVAL);
 	EXPECT_EQ(access(VIMSIC_BASE + 2, 4, true, 5, NULL), -HYP_EINVAL);
-	EXPECT_EQ(tvm.vcpus[0].g.imsic.eip[0], 0);
+	EXPECT_EQ(tvm.vcpus[0].imsic.file.eip[0], 0);
 }
 
 TEST(virq_picks_the_vms_controller)
@@ -348,20 +348,20 @@ TEST(vaplic_msis_reach_the_target_file)
 
 	vm_new(2, VM_IRQCHIP_AIA);
 	v = &tvm.vcpus[1];
-	v->g.imsic.eidelivery = 1;
-	v->g.imsic.eie[0] = ~1UL;
+	v->imsic.file.eidelivery = 1;
+	v->imsic.file.eie[0] = ~1UL;
 	/* UART source 10, level-high, to vCPU 1 identity 33 */
 	aplic_write(APLIC_SOURCECFG_OFF(10), 6);
 	aplic_write(APLIC_TARGET_OFF(10), (1U << 18) | 33);
 	aplic_write(APLIC_SETIENUM_OFF, 10);
 	aplic_write(APLIC_DOMAINCFG_OFF, 1U << 8);	/* IE */
 	virq_set_level(&tvm, 10, true);
-	EXPECT_EQ(v->g.imsic.eip[0], 1UL << 33);
+	EXPECT_EQ(v->imsic.file.eip[0], 1UL << 33);
 	EXPECT_TRUE(v->ext_irq);
 	EXPECT_EQ(kicks[1], 1);
-	EXPECT_EQ(tvm.vcpus[0].g.imsic.eip[0], 0);
+	EXPECT_EQ(tvm.vcpus[0].imsic.file.eip[0], 0);
 	/* a target hart past the VM's vCPUs, or an EIID past imsic_ids: dropped */
-	v->g.imsic.eip[0] = 0;
+	v->imsic.file.eip[0] = 0;
 	virq_set_level(&tvm, 10, false);
 	aplic_write(APLIC_TARGET_OFF(10), (2U << 18) | 33);
 	virq_set_level(&tvm, 10, true);
@@ -369,10 +369,10 @@ TEST(vaplic_msis_reach_the_target_file)
 	aplic_write(APLIC_TARGET_OFF(10), (1U << 18) | 300);
 	virq_set_level(&tvm, 10, true);
 	for (unsigned int w = 0; w < IMSIC_FILE_WORDS; w++) {
-		EXPECT_EQ(tvm.vcpus[0].g.imsic.eip[w], 0);
-		EXPECT_EQ(v->g.imsic.eip[w], 0);
+		EXPECT_EQ(tvm.vcpus[0].imsic.file.eip[w], 0);
+		EXPECT_EQ(v->imsic.file.eip[w], 0);
 	}
 	/* genmsi: hart 0, identity 7 */
 	aplic_write(APLIC_GENMSI_OFF, 7);
-	EXPECT_EQ(tvm.vcpus[0].g.imsic.eip[0], 1UL << 7);
+	EXPECT_EQ(tvm.vcpus[0].imsic.file.eip[0], 1UL << 7);
 }
