@@ -168,11 +168,12 @@ def assert_carapace_mode(rep, where):
         f"{where}: guest did not detect Carapace\n" + "\n".join(rep.lines)
 
 
-def run_hyp(vms, names, smp=2, expect=(), timeslice_us=None, timeout=HYP_TIMEOUT):
+def run_hyp(vms, names, smp=2, expect=(), timeslice_us=None, timeout=HYP_TIMEOUT,
+            icount=False):
     """run_carapace() plus a host time slice (--timeslice-us); a Run."""
     extra = ("--timeslice-us", str(timeslice_us)) if timeslice_us else ()
     return run_carapace(vms, smp=smp, expect=expect, names=names, extra=extra,
-                        timeout=timeout)
+                        timeout=timeout, icount=icount)
 
 
 def stats(run, vm):
