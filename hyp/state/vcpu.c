@@ -51,7 +51,6 @@ void vcpu_load(struct vcpu *v)
 	csr_write(CSR_VSTIMECMP, v->g.csr.vstimecmp);
 	csr_write(CSR_HVIP, v->g.csr.hvip);
 	v->ext_irq_live = v->g.csr.hvip & MIP_VSEIP;
-	vcpu_set_hvictl(v);
 	csr_write(CSR_HENVCFG, henvcfg);
 	if (hart_caps.smstateen)
 		csr_write(CSR_HSTATEEN0, v->vm->hstateen0);
@@ -62,8 +61,11 @@ void vcpu_load(struct vcpu *v)
 							 v->g.csr.senvcfg & ~ENVCFG_SSE);
 	if (hart_caps.zicfiss)
 		csr_write(CSR_SSP, v->g.csr.ssp);
-	if (hart_caps.ssaia)	/* VS state on every Ssaia host, whatever the VM's irqchip */
-		csr_write(CSR_VSISELECT, v->g.csr.vsiselect);
+	/* one test on a host without Ssaia, where no VM is an AIA VM */
+	if (__builtin_expect(hart_caps.ssaia, 0)) {
+		csr_write(CSR_VSISELECT, v->g.csr.vsiselect);	/* VS state, whatever the irqchip */
+		vcpu_set_hvictl(v);
+	}
 	__vcpu_fp_restore(&v->g.fp);
 }
 
@@ -86,8 +88,11 @@ void vcpu_put(struct vcpu *v)
 	v->g.csr.senvcfg = csr_read(CSR_SENVCFG);
 	if (hart_caps.zicfiss)
 		v->g.csr.ssp = csr_read(CSR_SSP);
-	if (hart_caps.ssaia)
+	if (__builtin_expect(hart_caps.ssaia, 0)) {
 		v->g.csr.vsiselect = csr_read(CSR_VSISELECT);
+		if (vm_is_aia(v->vm))	/* the next VM's starts from 0 */
+			csr_write(CSR_HVICTL, 0);
+	}
 	/* posted interrupts become guest state once the vCPU is off the hart */
 	if (v->irq_pending)
 		v->g.csr.hvip |= atomic_xchg(&v->irq_pending, 0);
@@ -98,8 +103,6 @@ void vcpu_put(struct vcpu *v)
 		v->g.ctx.sstatus = (v->g.ctx.sstatus & ~SR_FS) | SR_FS_CLEAN;
 	}
 	csr_write(CSR_HVIP, 0);
-	if (vm_is_aia(v->vm))	/* the next VM's starts from 0 */
-		csr_write(CSR_HVICTL, 0);
 	this_hart()->current = NULL;
 }
 
