@@ -426,6 +426,17 @@ static void find_host_nodes(const void *fdt, struct host_nodes *hn)
 	}
 }
 
+/* The hart whose riscv,cpu-intc has phandle @ph (parse_cpus() found them),
+ * or nr_harts: an interrupts-extended entry naming anything else. */
+static unsigned int hart_of_intc(const struct host_info *hi, uint32_t ph)
+{
+	unsigned int h = 0;
+
+	while (h < hi->nr_harts && (!ph || hi->intc_phandle[h] != ph))
+		h++;
+	return h;
+}
+
 /* The host PLIC ("riscv,plic0", or "sifive,plic-1.0.0" alone): its reg, its
  * sources (riscv,ndev, 1..1023) and each hart's S-mode context, read from
  * interrupts-extended as (controller phandle, cause) pairs. Every controller
@@ -461,10 +472,8 @@ static int parse_plic(const void *fdt, struct host_info *hi, const struct host_n
 	n = ie && len > 0 ? (unsigned int)len / 8 : 0;
 	for (unsigned int ctx = 0; ctx < n && ctx < PLIC_MAX_CONTEXTS; ctx++) {
 		uint32_t ph = fdt32_to_cpu(ie[2 * ctx]), cause = fdt32_to_cpu(ie[2 * ctx + 1]);
-		unsigned int h = 0;
+		unsigned int h = hart_of_intc(hi, ph);
 
-		while (h < hi->nr_harts && (!ph || hi->intc_phandle[h] != ph))
-			h++;
 		if (h == hi->nr_harts)
 			break;		/* not a hart's controller: its entries' size is unknown */
 		if (cause != IRQ_CAUSE_S_EXT || hi->plic_s_context[h] != PLIC_NO_CONTEXT)
@@ -529,10 +538,8 @@ static int parse_imsic(const void *fdt, struct host_info *hi, const struct host_
 	n = ie && len > 0 ? (unsigned int)len / 8 : 0;
 	for (unsigned int pos = 0; pos < n; pos++) {
 		uint32_t ph = fdt32_to_cpu(ie[2 * pos]), cause = fdt32_to_cpu(ie[2 * pos + 1]);
-		unsigned int h = 0;
+		unsigned int h = hart_of_intc(hi, ph);
 
-		while (h < hi->nr_harts && (!ph || hi->intc_phandle[h] != ph))
-			h++;
 		if (h == hi->nr_harts || cause != IRQ_CAUSE_S_EXT)
 			break;		/* not a hart's S-level entry: the rest cannot be trusted */
 		if (hi->imsic_hart_index[h] == IMSIC_NO_HART &&
@@ -564,10 +571,8 @@ static void parse_sswi(const void *fdt, struct host_info *hi, const struct host_
 	n = ie && len > 0 ? (unsigned int)len / 8 : 0;
 	for (unsigned int pos = 0; pos < n && (uint64_t)pos * 4 + 4 <= r.size; pos++) {
 		uint32_t ph = fdt32_to_cpu(ie[2 * pos]), cause = fdt32_to_cpu(ie[2 * pos + 1]);
-		unsigned int h = 0;
+		unsigned int h = hart_of_intc(hi, ph);
 
-		while (h < hi->nr_harts && (!ph || hi->intc_phandle[h] != ph))
-			h++;
 		if (h == hi->nr_harts || cause != IRQ_CAUSE_S_SOFT)
 			break;		/* not a hart's S-level entry: the rest cannot be trusted */
 		if (!hi->sswi_setssip[h]) {
