@@ -43,4 +43,42 @@ void imsic_host_enable(uint32_t id);
 /** imsic_host_claim() - the top pending and enabled identity of this hart's S
  *  file, claimed (its pending bit cleared) in the same instruction; 0: none. */
 uint32_t imsic_host_claim(void);
+
+/* Guest interrupt files (docs/design-aia.md 2.2, 3.7). A hart's guest file f
+ * is the page f after its S file; the files Carapace uses are 1..the hart's
+ * usable count, and only their pages may ever enter a G-stage table. */
+struct imsic_file;
+
+/** imsic_gfiles_setup() - record hart @hart's (the harts[] index) guest
+ *  files: its S file is at position @pos of @d (IMSIC_NO_HART: none), the
+ *  CPU implements @geilen. Usable: min(@geilen, 2^guest_bits - 1,
+ *  IMSIC_MAX_FILES), each page inside the node's reg. Returns that count. */
+unsigned int imsic_gfiles_setup(unsigned int hart, const struct imsic_host_desc *d,
+				uint32_t pos, unsigned int geilen);
+/** imsic_gfiles_nr() - hart @hart's usable guest files (0: none, or never set up). */
+unsigned int imsic_gfiles_nr(unsigned int hart);
+/** gfile_pa() - the page of guest file @f of hart @hart; 0 unless @f is one of
+ *  its usable files. */
+uint64_t gfile_pa(unsigned int hart, unsigned int f);
+
+/* The three below reach guest file @f (1..this hart's usable count) of this
+ * hart through vsiselect/vsireg with hstatus.VGEIN = @f, and put both CSRs
+ * back as they found them (another vCPU may be loaded here). @nr_ids: the
+ * file's identities (the host's guest_ids); words above them are not
+ * touched. Interrupts off. An @f of 0 or above IMSIC_MAX_FILES does nothing
+ * (read_clear then gives an all-zero file). */
+
+/** imsic_gfile_read_clear() - read the file into @out and leave it zero:
+ *  eidelivery first (it stops signalling), then eithreshold, then every
+ *  eip/eie word, each swapped with 0 in one instruction. Stores to the page
+ *  must have stopped (its leaf cleared and flushed) or a late one stays in
+ *  the file. */
+void imsic_gfile_read_clear(unsigned int f, uint32_t nr_ids, struct imsic_file *out);
+/** imsic_gfile_zero() - clear the file: eidelivery first, then every eip/eie
+ *  word, then eithreshold (anything a previous owner left goes). */
+void imsic_gfile_zero(unsigned int f, uint32_t nr_ids);
+/** imsic_gfile_load() - load @in into a zeroed file: eip words OR-ed in (a
+ *  bit already set stays), then eie words, eithreshold, and eidelivery last,
+ *  so the file signals only once it is whole. */
+void imsic_gfile_load(unsigned int f, uint32_t nr_ids, const struct imsic_file *in);
 #endif

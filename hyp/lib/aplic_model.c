@@ -169,8 +169,6 @@ void aplic_model_write(struct aplic_state *s, uint32_t off, uint32_t val,
 			s->target[i] = val & APLIC_MODEL_TARGET_MASK;
 	}
 	/* setipnum_be, read-only and reserved offsets: nothing */
-	s->enabled &= APLIC_MODEL_SRC_MASK;
-	s->pending &= APLIC_MODEL_SRC_MASK;
 	forward(s, send, ctx);
 }
 

@@ -92,7 +92,9 @@ unit-src-test_fdt_host_aclint := hyp/fdt/fdt_host.c hyp/drivers/pci_host.c
 unit-libfdt-test_fdt_host_aclint := y
 UNIT_TESTS += test_aplic_host
 unit-src-test_aplic_host := hyp/drivers/aplic_host.c hyp/drivers/imsic_host.c \
-	hyp/drivers/host_irq.c tests/unit/fake_imsic.c
+	hyp/drivers/host_irq.c tests/unit/fake_imsic.c hyp/lib/imsic_file.c
+UNIT_TESTS += test_imsic_host
+unit-src-test_imsic_host := hyp/drivers/imsic_host.c hyp/lib/imsic_file.c tests/unit/fake_imsic.c
 UNIT_TESTS += test_imsic_file
 unit-src-test_imsic_file := hyp/lib/imsic_file.c
 UNIT_TESTS += test_aplic_model
