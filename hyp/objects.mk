@@ -22,7 +22,7 @@ hyp-objs-y += run/vcpu_run.o run/vcpu_switch.o
 hyp-objs-y += snap/section_rx.o snap/section_tx.o snap/snap_admit.o snap/snap_emit.o snap/snap_load.o snap/snap_port.o \
 	      snap/snap_disk_id.o snap/snap_disk_load.o snap/snap_disk_save.o snap/snap_record.o snap/snap_save.o snap/snap_state.o snap/snap_vio.o
 hyp-objs-y += state/cfi_state.o state/dirty_limit.o state/fwft.o state/sched.o state/trap_inject.o state/vcpu.o state/vcpu_request.o \
-	      state/vcpu_reset.o state/vcpu_wake.o state/vimsic.o state/vm_events.o state/vm_state.o state/vm_table.o
+	      state/hart_service.o state/imsic_files.o state/vcpu_reset.o state/vcpu_wake.o state/vimsic.o state/vm_events.o state/vm_state.o state/vm_table.o
 hyp-objs-y += vdev/devices.o vdev/mmio.o vdev/vblk.o vdev/vio_mmio.o vdev/virtq.o vdev/vmgenid.o \
 	vdev/vaplic.o vdev/vimsic_csr.o vdev/vimsic_mmio.o \
 	vdev/virq.o vdev/vnet.o vdev/vplic.o vdev/vswitch.o vdev/vuart.o

@@ -17,6 +17,7 @@
 #include <hostio_selftest.h>
 #include <host_ipi.h>
 #include <imsic.h>
+#include <imsic_files.h>
 #include <hostnet.h>
 #include <mgmt.h>
 #include <mm.h>
@@ -243,6 +244,32 @@ static void setup_imsic_file(bool boot_hart)
 {
 	if (host_uses_aia())
 		imsic_host_hart_init(host.imsic.num_ids, boot_hart);
+	/* a parked guest file's signal (SGEI) wakes its waiting vCPU */
+	if (imsic_gfiles_nr(this_hart()->index))
+		csr_set(CSR_HIE, MIP_SGEIP);
+}
+
+/* Each hart's guest interrupt files (docs/design-aia.md 3.3): the pages
+ * after its S file that GEILEN and the IMSIC node allow, for the vCPUs of
+ * AIA VMs; none without the host AIA (they run in software then). */
+static void setup_guest_files(void)
+{
+	unsigned int nr = 0;
+
+	for (unsigned int i = 0; host_uses_aia() && i < nr_harts; i++) {
+		unsigned int h = dt_hart(harts[i].hartid);
+		uint32_t pos = h < host.nr_harts ? host.imsic_hart_index[h] : IMSIC_NO_HART;
+		unsigned int n = imsic_gfiles_setup(i, &host.imsic, pos, hart_caps.geilen);
+
+		nr = i ? MIN(nr, n) : n;
+	}
+	imsic_files_init(nr ? host.imsic.guest_ids : 0);
+	if (nr)
+		pr_info("guest interrupt files: %u per hart, %u identities each (GEILEN %u)", nr,
+			host.imsic.guest_ids, hart_caps.geilen);
+	else if (host_uses_aia())
+		pr_info("guest interrupt files: none (GEILEN %u): AIA VMs' IMSICs in software",
+			hart_caps.geilen);
 }
 
 /* The management device's interrupt wakes hart 0 when a stream's buffers
@@ -328,6 +355,7 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 	if (!hart_caps.sstc)
 		hyp_panic("the CPU lacks Sstc, which Carapace requires (QEMU: sstc=true)");
 	hart_init_csrs((unsigned long)__trap_vector);
+	setup_guest_files();
 	setup_imsic_file(true);
 	if (host.vmid_bits && host.vmid_bits < hart_caps.vmid_bits)
 		hart_caps.vmid_bits = host.vmid_bits;	/* boot option: narrower */

@@ -9,6 +9,8 @@
 #include <exit.h>
 #include <guest_mem.h>
 #include <hart.h>
+#include <hart_service.h>
+#include <imsic_files.h>
 #include <host_irq.h>
 #include <mmio.h>
 #include <pmu.h>
@@ -383,7 +385,7 @@ static enum exit_action exit_irq(struct vcpu *v, unsigned long irq)
 	case IRQ_S_SOFT:
 		/* a kick: posted work is applied before re-entry */
 		csr_clear(CSR_SIP, MIP_SSIP);
-		tlb_service();
+		hart_service();
 		if (__builtin_expect(sched_host_turn_wanted, 0) && h->index == 0) {
 			sched_host_turn_wanted = false;
 			sched_host_poll();	/* sched_want_host_turn() */
@@ -392,6 +394,11 @@ static enum exit_action exit_irq(struct vcpu *v, unsigned long irq)
 	case IRQ_S_EXT:
 		/* a host device (hart 0 only: no other hart enables SEIE) */
 		host_irq_handle();
+		return EXIT_RESUME;
+	case IRQ_SGEI:
+		/* a parked guest file of a waiting vCPU signalled: it is runnable */
+		if (imsic_files_sgei())
+			sched_kick_idle();
 		return EXIT_RESUME;
 	default:
 		return stop_vm(v, irq, "unexpected host interrupt", 0).action;

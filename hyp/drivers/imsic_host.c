@@ -87,6 +87,28 @@ uint64_t gfile_pa(unsigned int hart, unsigned int f)
 	return gfiles[hart].s_file + f * IMSIC_FILE_SIZE;
 }
 
+#ifndef HOST_TEST
+static void page_store(uint64_t pa, uint32_t id)
+{
+	*(volatile uint32_t *)(uintptr_t)pa = id;
+	asm volatile("fence iorw, iorw" ::: "memory");	/* it has reached the file */
+}
+#else
+static void page_store(uint64_t pa, uint32_t id)
+{
+	if (fake_mmio_store32)	/* tests/unit: the fake IMSIC's pages */
+		fake_mmio_store32(pa, id);
+}
+#endif
+
+void imsic_gfile_send(unsigned int hart, unsigned int f, uint32_t id)
+{
+	uint64_t pa = gfile_pa(hart, f);
+
+	if (pa)
+		page_store(pa, id);
+}
+
 /* What reaching guest file f changes, put back afterwards. */
 struct gfile_saved {
 	unsigned long hstatus, vsiselect;

@@ -4,6 +4,7 @@
  * vmops_poll() (hart 0) once every vCPU of the VM has left its hart. */
 #include <errno.h>
 #include <console.h>
+#include <imsic_files.h>
 #include <sched.h>
 #include <vio_mmio.h>
 #include <vm.h>
@@ -177,7 +178,8 @@ void vmops_poll(void)
 		if (pending[i].kind == OP_NONE)
 			continue;
 		sched_lock();
-		ready = vm_off_cpu(vm);
+		/* and holding no guest file: a destroyed VM's go back zeroed */
+		ready = vm_off_cpu(vm) && imsic_files_vm_released(vm);
 		sched_unlock();
 		/* a destroy also waits for host devices to finish with its RAM;
 		 * a pause for the requests in flight (drained into the guest's

@@ -35,6 +35,11 @@ uint64_t vm_meta_size(uint64_t ram_size);
  *  zeroed block at vm->meta_hpa; nothing is mapped yet. */
 int vm_ram_init(struct vm *vm);
 
+/** vm_device_leaf_slot() - the G-stage leaf entry of the 4 KiB page at
+ *  @gpa (outside RAM), its tables made from the VM's block and the entry
+ *  left invalid, for a page whose target changes while the VM runs (a
+ *  vIMSIC page: hyp/state/imsic_files.c). NULL if that cannot be. */
+uint64_t *vm_device_leaf_slot(struct vm *vm, gpa_t gpa);
 /** vm_map_device_page() - map the next of the VM's VM_DEVICE_PAGES device
  *  pages read-only at @gpa (page aligned, outside RAM, not mapped yet; the
  *  caller's emulated window): registers the guest reads often, kept in step

@@ -49,6 +49,13 @@ struct hart {
 	unsigned int index;	/* 0..nr_harts-1 */
 	struct vcpu *current;	/* vCPU loaded on this hart */
 	struct tlb_hart tlb;	/* translation-cache upkeep (hyp/mm/tlb.c) */
+	/* its guest interrupt files (hyp/state/imsic_files.c): owner[f] holds
+	 * file f (1..GEILEN); bit f of release_req: another hart asks this one
+	 * to give file f back */
+	struct {
+		struct vcpu *owner[8];
+		volatile unsigned long release_req;
+	} imsic;
 	uint64_t idle_wakeups;	/* idle passes (wfi or due at once): a spinning hart shows here */
 	bool left_idle;		/* its next pick passes a wake-up on (hyp/state/sched.c) */
 	/* a device access the fast exit of the vCPU loaded here decoded and

@@ -61,6 +61,12 @@ unsigned int imsic_gfiles_nr(unsigned int hart);
  *  its usable files. */
 uint64_t gfile_pa(unsigned int hart, unsigned int f);
 
+/** imsic_gfile_send() - an MSI of identity @id to guest file @f of hart
+ *  @hart: one 32-bit store to its page (seteipnum_le), from any hart, then a
+ *  fence so it has reached the file before the caller goes on. Nothing for a
+ *  file that is not one of the hart's usable ones. */
+void imsic_gfile_send(unsigned int hart, unsigned int f, uint32_t id);
+
 /* The three below reach guest file @f (1..this hart's usable count) of this
  * hart through vsiselect/vsireg with hstatus.VGEIN = @f, and put both CSRs
  * back as they found them (another vCPU may be loaded here). @nr_ids: the

@@ -116,9 +116,28 @@ struct vcpu_steal {
 /* A vCPU's virtual IMSIC (hyp/state/vimsic.c). The file is guest state
  * (stage 5 saves it) kept out of struct vcpu_guest so that the fields every
  * exit uses stay where they were: 528 bytes before them made exits slower. */
+enum vimsic_mode {
+	VIMSIC_SW,		/* the state is in .file; its page unmapped (stores exit) */
+	VIMSIC_HW,		/* in guest file .gfile of hart .ghart, its page mapped there */
+	VIMSIC_MOVING,		/* being read out of that file: injections go to .file */
+};
+
 struct vimsic_live {
-	struct spinlock lock;		/* file, and ext_irq while AIA */
+	struct spinlock lock;		/* file, mode, and ext_irq while AIA */
+	/* where the state lives (docs/design-aia.md 3.2): only the hart holding
+	 * the guest file changes these, never while the vCPU is loaded there,
+	 * so a loaded vCPU reads them without the lock */
+	volatile uint8_t mode;		/* enum vimsic_mode */
+	uint8_t gfile;			/* HW, MOVING: the guest file, 1..GEILEN */
+	int8_t ghart;			/* HW, MOVING: the hart holding it */
+	bool armed;			/* its hgeie bit is set: a parked file of a waiting vCPU */
+	volatile bool file_wake;	/* an SGEI saw its parked file signal (3.8) */
+	uint64_t *pte;			/* its page's G-stage leaf (NULL: never mapped) */
+	uint64_t last_load;		/* host time it was last entered with its file */
 	uint64_t csr_exits;		/* vsireg/stopei accesses emulated (SW mode) */
+	uint64_t moves;			/* its state left a guest file (imsic_files.c) */
+	uint64_t evictions;		/* of those: taken by another vCPU (parked too long) */
+	uint64_t sgei;			/* its parked file woke it (SGEI) */
 	struct imsic_file file;		/* AIA VMs: its IMSIC file in software; all
 					 * zero in a PLIC VM */
 };

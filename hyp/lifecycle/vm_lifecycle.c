@@ -9,6 +9,7 @@
 #include <gstage.h>
 #include <guest_mem.h>
 #include <hart.h>
+#include <imsic_files.h>
 #include <log.h>
 #include <mm.h>
 #include <printf.h>
@@ -145,8 +146,10 @@ int vm_reset(struct vm *vm)
 	}
 	for (unsigned int i = 0; i < vdev_count; i++)
 		vdev_all[i]->reset(vm);
-	if (vm_is_aia(vm))
+	if (vm_is_aia(vm)) {
+		imsic_files_vm_release(vm);	/* a reboot: its files come back first */
 		vaplic_reset(vm);
+	}
 	vio_reset_all(vm);
 	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++) {
 		struct vcpu *v = &vm->vcpus[i];
@@ -326,6 +329,7 @@ int vm_alloc(const struct vm_desc *d, bool need_images, struct vm **out, const c
 	if (vm_is_aia(vm)) {	/* in place of the PLIC's window */
 		vimsic_mmio_register(vm);
 		vaplic_register(vm);
+		imsic_files_vm_init(vm);	/* its tables are budgeted: cannot fail */
 	}
 	if (vm_io_attach(vm, d, why)) {
 		vio_detach_all(vm);

@@ -65,6 +65,13 @@ int vm_ram_init(struct vm *vm)
 	return 0;
 }
 
+uint64_t *vm_device_leaf_slot(struct vm *vm, gpa_t gpa)
+{
+	if (gpa < vm->cfg.ram_gpa + vm->cfg.ram_size && gpa + PAGE_SIZE > vm->cfg.ram_gpa)
+		return NULL;
+	return gstage_leaf_slot(vm->gstage_root, gpa, table_page, vm);
+}
+
 void *vm_map_device_page(struct vm *vm, gpa_t gpa)
 {
 	hpa_t page = vm->device_pages + vm->nr_device_pages * PAGE_SIZE;

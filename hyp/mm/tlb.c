@@ -30,11 +30,19 @@ static void full_fence(void)
 {
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);	/* fence rw,rw */
 }
+
+static void io_fence(void)
+{
+	asm volatile("fence iorw, iorw" ::: "memory");
+}
 #else
 /* tests/unit/test_tlb.c records what would have been done */
 void local_flush(unsigned int what, unsigned int vmid);
 void send_ipi(unsigned int hart);
 void full_fence(void);
+static void io_fence(void)
+{
+}
 #endif
 
 void tlb_vmid_recycled(uint16_t vmid);
@@ -105,6 +113,10 @@ void tlb_service(void)
 	req = atomic_xchg(&t->gvma_req, 0);
 	for (; req; req &= req - 1)
 		local_flush(TLB_GVMA, bit_first(req));
+	/* before the asker sees it done: the guest's stores through the old
+	 * entries have reached their target (a guest interrupt file it is about
+	 * to read and reuse: docs/design-aia.md 3.5) */
+	io_fence();
 }
 
 void tlb_flush_vm_gstage(struct vm *vm)

@@ -6,6 +6,8 @@
 #include <cfi.h>
 #include <exit.h>
 #include <hart.h>
+#include <hart_service.h>
+#include <imsic_files.h>
 #include <sched.h>
 #include <steal_time.h>
 #include <tlb.h>
@@ -70,6 +72,9 @@ void vcpu_start_on_hart(struct vcpu *v)
 		sched_release(v);
 		v = sched_next();
 	}
+	/* only a vCPU that runs takes a guest file (moved here, maybe) */
+	if (vm_is_aia(v->vm))
+		imsic_files_enter(v);
 	sched_arm_slice();
 	vcpu_apply_pending(v);
 	__vcpu_enter(v);
@@ -109,7 +114,7 @@ static __attribute__((noinline)) bool wait_in_place(struct vcpu *v)
 		not_after = sched_host_poll();	/* what sched_next() would do first */
 	if (!sched_wait_loaded(h, v, not_after))
 		return false;
-	tlb_service();
+	hart_service();
 	if (h->index == 0 && sched_host_turn_wanted)
 		return false;
 	if (!may_continue(v))
@@ -216,7 +221,7 @@ struct vcpu *sched_next(void)
 		struct vcpu *v = sched_pick(now, &reboot);
 		uint64_t host_again = -1UL;
 
-		tlb_service();
+		hart_service();
 		if (h->index == 0 && sched_host_poll)
 			host_again = sched_host_poll();
 		if (reboot) {

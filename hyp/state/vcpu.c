@@ -23,9 +23,45 @@
  * with Ssaia) would never see it otherwise. A PLIC VM's hvictl stays 0. */
 static void vcpu_set_hvictl(const struct vcpu *v)
 {
-	if (vm_is_aia(v->vm))
+	if (!vm_is_aia(v->vm))
+		return;
+	if (v->imsic.mode == VIMSIC_HW)	/* its guest file drives vstopi (VGEIN) */
+		csr_write(CSR_HVICTL, 0);
+	else
 		csr_write(CSR_HVICTL, ((unsigned long)IRQ_S_EXT << HVICTL_IID_SHIFT) |
 				      (v->ext_irq_live ? 1 : 0));
+}
+
+/* An AIA vCPU holding a guest file of this hart (imsic_files.c): VGEIN
+ * selects it, and a file parked armed (the vCPU waited) stops raising SGEI.
+ * One held elsewhere is moved here before entry (imsic_files_enter()). */
+static void vcpu_load_gfile(struct vcpu *v)
+{
+	unsigned long bit = 1UL << v->imsic.gfile;
+
+	if (v->imsic.mode != VIMSIC_HW || v->imsic.ghart != (int)this_hart()->index)
+		return;
+	csr_set(CSR_HSTATUS, (unsigned long)v->imsic.gfile << HSTATUS_VGEIN_SHIFT);
+	if (v->imsic.armed) {
+		csr_clear(CSR_HGEIE, bit);
+		v->imsic.armed = false;
+	}
+}
+
+/* Parked: a waiting vCPU's file is armed, so that its next interrupt raises
+ * SGEI on this hart (3.8); a pending one raises it at once. VGEIN goes, or
+ * its VSEIP would keep the idle hart's wfi from sleeping. */
+static void vcpu_put_gfile(struct vcpu *v)
+{
+	unsigned long bit = 1UL << v->imsic.gfile;
+
+	if (v->imsic.mode != VIMSIC_HW || v->imsic.ghart != (int)this_hart()->index)
+		return;
+	csr_clear(CSR_HSTATUS, HSTATUS_VGEIN);
+	if (v->g.hsm.waiting) {
+		v->imsic.armed = true;
+		csr_set(CSR_HGEIE, bit);
+	}
 }
 
 void vcpu_load(struct vcpu *v)
@@ -64,6 +100,8 @@ void vcpu_load(struct vcpu *v)
 	/* one test on a host without Ssaia, where no VM is an AIA VM */
 	if (__builtin_expect(hart_caps.ssaia, 0)) {
 		csr_write(CSR_VSISELECT, v->g.csr.vsiselect);	/* VS state, whatever the irqchip */
+		if (vm_is_aia(v->vm))
+			vcpu_load_gfile(v);
 		vcpu_set_hvictl(v);
 	}
 	__vcpu_fp_restore(&v->g.fp);
@@ -90,8 +128,10 @@ void vcpu_put(struct vcpu *v)
 		v->g.csr.ssp = csr_read(CSR_SSP);
 	if (__builtin_expect(hart_caps.ssaia, 0)) {
 		v->g.csr.vsiselect = csr_read(CSR_VSISELECT);
-		if (vm_is_aia(v->vm))	/* the next VM's starts from 0 */
-			csr_write(CSR_HVICTL, 0);
+		if (vm_is_aia(v->vm)) {
+			csr_write(CSR_HVICTL, 0);	/* the next VM's starts from 0 */
+			vcpu_put_gfile(v);
+		}
 	}
 	/* posted interrupts become guest state once the vCPU is off the hart */
 	if (v->irq_pending)

@@ -20,8 +20,9 @@ static bool wake_check(unsigned long hvip, unsigned long posted, bool ext, unsig
 
 bool vcpu_wake_pending(const struct vcpu *v, uint64_t now)
 {
-	return wake_check(v->g.csr.hvip, v->irq_pending, v->ext_irq, v->g.csr.vsie,
-			  v->g.csr.vstimecmp, v->vm->htimedelta, now);
+	/* file_wake: its parked guest file signalled (SGEI, imsic_files.c) */
+	return wake_check(v->g.csr.hvip, v->irq_pending, v->ext_irq || v->imsic.file_wake,
+			  v->g.csr.vsie, v->g.csr.vstimecmp, v->vm->htimedelta, now);
 }
 
 uint64_t vcpu_timer_deadline(const struct vcpu *v, uint64_t now)
@@ -41,8 +42,21 @@ uint64_t vcpu_timer_deadline_live(const struct vcpu *v, uint64_t now)
 }
 
 /* Same, for the vCPU loaded on this hart (state is in the CSRs). */
+/* An AIA vCPU's guest file signalling: hgeip's bit of the file VGEIN selects
+ * (or, held on another hart, the SGEI that woke it). */
+static bool gfile_signals_live(const struct vcpu *v)
+{
+	if (v->imsic.mode != VIMSIC_HW)
+		return false;
+	if (v->imsic.ghart != (int)this_hart()->index)
+		return v->imsic.file_wake;
+	return (csr_read(CSR_HGEIP) >> v->imsic.gfile) & 1;
+}
+
 bool vcpu_wake_pending_live(const struct vcpu *v)
 {
-	return wake_check(csr_read(CSR_HVIP), v->irq_pending, v->ext_irq, csr_read(CSR_VSIE),
+	bool ext = v->ext_irq || (vm_is_aia(v->vm) && gfile_signals_live(v));
+
+	return wake_check(csr_read(CSR_HVIP), v->irq_pending, ext, csr_read(CSR_VSIE),
 			  csr_read(CSR_VSTIMECMP), csr_read(CSR_HTIMEDELTA), time_now());
 }

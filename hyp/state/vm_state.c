@@ -8,6 +8,7 @@
 #include <string.h>
 #include <errno.h>
 #include <hart.h>
+#include <imsic_files.h>
 #include <printf.h>
 #include <sbi_client.h>
 #include <sched.h>
@@ -180,7 +181,8 @@ bool vm_pause_settle(struct vm *vm)
 	bool paused;
 
 	sched_lock();
-	if (vm->state == VM_PAUSING && vm_off_cpu(vm))
+	/* a PAUSED VM holds no guest file: its IMSIC state is all in memory */
+	if (vm->state == VM_PAUSING && vm_off_cpu(vm) && imsic_files_vm_released(vm))
 		vm->state = VM_PAUSED;
 	paused = vm->state == VM_PAUSED;
 	sched_unlock();

@@ -8,6 +8,7 @@
  * window. */
 #include <errno.h>
 #include <mmio.h>
+#include <tlb.h>
 #include <vimsic.h>
 #include <vm.h>
 
@@ -21,8 +22,12 @@ static int vimsic_access(struct vm *vm, void *priv, struct mmio_access *a)
 	(void)priv;
 	if (a->width != 4 || (off & 3))
 		return -HYP_EINVAL;
-	if (a->is_write && off % VIMSIC_PAGE == 0 && page < vm->cfg.nr_vcpus)
-		vimsic_inject(&vm->vcpus[page], (uint32_t)a->value);
+	/* a store that exits while its target holds a guest file found an
+	 * invalid entry this hart cached before the page was mapped: it reaches
+	 * the file all the same, and the entry goes */
+	if (a->is_write && off % VIMSIC_PAGE == 0 && page < vm->cfg.nr_vcpus &&
+	    vimsic_inject(&vm->vcpus[page], (uint32_t)a->value))
+		tlb_local_gstage(vm);
 	return 0;	/* a read: the caller zeroed a->value */
 }
 

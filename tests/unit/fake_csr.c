@@ -14,6 +14,7 @@
 unsigned long fake_csr[4096];
 unsigned long fake_csr_nr_writes[4096];
 static struct fake_csr_hook hooks[4096];
+void (*fake_mmio_store32)(unsigned long long pa, unsigned int val);
 
 static void check(unsigned int csr)
 {
@@ -50,4 +51,5 @@ void fake_csr_reset(void)
 	memset(fake_csr, 0, sizeof(fake_csr));
 	memset(fake_csr_nr_writes, 0, sizeof(fake_csr_nr_writes));
 	memset(hooks, 0, sizeof(hooks));
+	fake_mmio_store32 = NULL;
 }

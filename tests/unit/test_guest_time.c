@@ -13,6 +13,8 @@
 #include "test.h"
 
 uint64_t timebase_hz = 10000000;
+struct hart harts[HART_MAX];
+struct hart *test_this_hart = &harts[0];
 
 uint64_t time_now(void)
 {
@@ -124,5 +126,20 @@ TEST(vcpu_timer_deadline_needs_the_timer_enabled)
 	EXPECT_EQ(vcpu_timer_deadline(v, NOW), NOW);
 	v->g.csr.vsie = MIP_SSIP | MIP_SEIP;
 	EXPECT_EQ(vcpu_timer_deadline(v, NOW), GUEST_TIMER_NEVER);
+	EXPECT_FALSE(vcpu_wake_pending(v, NOW));
+}
+
+/* A waiting AIA vCPU whose parked guest file signalled (SGEI: file_wake) is
+ * runnable, as with its software file's signal (ext_irq), and only if its
+ * external interrupt is enabled (vsie.SEIE, guest layout). */
+TEST(a_parked_guest_file_signal_wakes_a_waiting_vcpu)
+{
+	struct vcpu *v = waiting_vcpu(0, ~0ULL);
+
+	v->g.csr.vsie = MIP_SEIP;
+	EXPECT_FALSE(vcpu_wake_pending(v, NOW));
+	v->imsic.file_wake = true;
+	EXPECT_TRUE(vcpu_wake_pending(v, NOW));
+	v->g.csr.vsie = MIP_STIP;
 	EXPECT_FALSE(vcpu_wake_pending(v, NOW));
 }

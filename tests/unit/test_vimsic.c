@@ -10,15 +10,24 @@
 #include <arch/riscv/csr.h>
 #include <csr_insn.h>
 #include <errno.h>
+#include <imsic.h>
 #include <imsic_file.h>
 #include <mmio.h>
 #include <vdev.h>
 #include <vimsic.h>
 #include <vm.h>
+#include "fake_imsic.h"
 #include "test.h"
 
 static struct vm tvm;
 static unsigned int kicks[VM_MAX_VCPUS];
+static unsigned int local_flushes;
+
+void tlb_local_gstage(const struct vm *vm)
+{
+	(void)vm;
+	local_flushes++;
+}
 
 void vcpu_kick(struct vcpu *v)
 {
@@ -375,4 +384,117 @@ TEST(vaplic_msis_reach_the_target_file)
 	/* genmsi: hart 0, identity 7 */
 	aplic_write(APLIC_GENMSI_OFF, 7);
 	EXPECT_EQ(tvm.vcpus[0].imsic.file.eip[0], 1UL << 7);
+}
+
+/* ---- a vCPU holding a hardware guest file (imsic_files.c moves it) ---- */
+
+/* QEMU virt's IMSIC, 2 harts, 3 guest files each (design-aia 1.1) */
+static const struct imsic_host_desc qemu_imsic = {
+	.present = true, .base = 0x28000000, .size = 0x10000, .num_ids = 255,
+	.guest_ids = 255, .guest_bits = 2,
+};
+static uint64_t stored_pa[8];
+static uint32_t stored_id[8];
+static unsigned int stores;
+
+static void record_store(unsigned long long pa, unsigned int id)
+{
+	if (stores < 8) {
+		stored_pa[stores] = pa;
+		stored_id[stores] = id;
+	}
+	stores++;
+}
+
+static void gfiles_new(void)
+{
+	fake_csr_reset();
+	fake_imsic_install(255);
+	fake_imsic_install_guests(3, 255);
+	fake_mmio_store32 = record_store;
+	stores = 0;
+	local_flushes = 0;
+	EXPECT_EQ(imsic_gfiles_setup(0, &qemu_imsic, 0, 3), 3);
+	EXPECT_EQ(imsic_gfiles_setup(1, &qemu_imsic, 1, 3), 3);
+}
+
+/* A store that exits while its target holds a guest file (the sender's hart
+ * cached the page's invalid entry) reaches that file's page, not the
+ * software file; the sender's entry is dropped; nobody is kicked (the file
+ * signals). APLIC MSIs take the same way. */
+TEST(a_window_store_to_a_vcpu_holding_a_guest_file_reaches_the_file)
+{
+	struct vcpu *v;
+
+	vm_new(2, VM_IRQCHIP_AIA);
+	gfiles_new();
+	v = &tvm.vcpus[1];
+	v->imsic.mode = VIMSIC_HW;
+	v->imsic.ghart = 1;
+	v->imsic.gfile = 2;
+	EXPECT_EQ(access(VIMSIC_BASE + VIMSIC_PAGE, 4, true, 7, NULL), 0);
+	EXPECT_EQ(stores, 1);
+	EXPECT_EQ(stored_pa[0], 0x28006000);	/* hart 1's guest file 2 */
+	EXPECT_EQ(stored_id[0], 7);
+	EXPECT_EQ(local_flushes, 1);
+	EXPECT_EQ(v->imsic.file.eip[0], 0);
+	EXPECT_EQ(kicks[1], 0);
+	/* identities the file lacks never reach it */
+	EXPECT_EQ(access(VIMSIC_BASE + VIMSIC_PAGE, 4, true, 0, NULL), 0);
+	EXPECT_EQ(access(VIMSIC_BASE + VIMSIC_PAGE, 4, true, VIMSIC_IDS + 1, NULL), 0);
+	EXPECT_EQ(stores, 1);
+	/* vCPU 0, in software, as before: no page store, no flush */
+	EXPECT_EQ(access(VIMSIC_BASE, 4, true, 7, NULL), 0);
+	EXPECT_EQ(stores, 1);
+	EXPECT_EQ(local_flushes, 3);	/* each exit to the HW target's page */
+	EXPECT_EQ(tvm.vcpus[0].imsic.file.eip[0], 1UL << 7);
+	fake_mmio_store32 = NULL;
+}
+
+/* The state's moves (design-aia 3.7): hand-over loads the software file into
+ * the guest file and empties it; a release reads the file back, and what was
+ * raised while MOVING (into the software file) is kept. */
+TEST(hand_over_and_take_back_keep_every_pending_bit)
+{
+	struct vcpu *v;
+	struct imsic_file hw;
+
+	vm_new(1, VM_IRQCHIP_AIA);
+	gfiles_new();
+	v = &tvm.vcpus[0];
+	v->imsic.file.eidelivery = 1;
+	v->imsic.file.eie[0] = (1UL << 3) | (1UL << 9);
+	v->imsic.file.eip[0] = 1UL << 3;
+	v->imsic.file.eip[2] = 1UL << 5;	/* identity 133, not enabled */
+	v->imsic.file.eithreshold = 100;
+	vimsic_hand_over(v, 0, 1);
+	EXPECT_EQ(v->imsic.mode, VIMSIC_HW);
+	EXPECT_EQ(v->imsic.gfile, 1);
+	EXPECT_EQ(v->imsic.ghart, 0);
+	EXPECT_FALSE(v->ext_irq);
+	EXPECT_EQ(fake_imsic.g[1].eip[0], 1UL << 3);
+	EXPECT_EQ(fake_imsic.g[1].eip[2], 1UL << 5);
+	EXPECT_EQ(fake_imsic.g[1].eie[0], (1UL << 3) | (1UL << 9));
+	EXPECT_EQ(fake_imsic.g[1].eithreshold, 100);
+	EXPECT_EQ(fake_imsic.g[1].eidelivery, 1);
+	EXPECT_EQ(v->imsic.file.eip[0], 0);
+	EXPECT_EQ(v->imsic.file.eidelivery, 0);
+	/* the guest claims 3 in its file; then a release begins */
+	fake_imsic.g[1].eip[0] = 0;
+	vimsic_set_moving(v);
+	vimsic_inject(v, 9);		/* an MSI while MOVING: software file */
+	EXPECT_EQ(stores, 0);
+	imsic_gfile_read_clear(1, 255, &hw);
+	vimsic_take_back(v, &hw);
+	EXPECT_EQ(v->imsic.mode, VIMSIC_SW);
+	EXPECT_EQ(v->imsic.file.eip[0], 1UL << 9);
+	EXPECT_EQ(v->imsic.file.eip[2], 1UL << 5);
+	EXPECT_EQ(v->imsic.file.eie[0], (1UL << 3) | (1UL << 9));
+	EXPECT_EQ(v->imsic.file.eithreshold, 100);
+	EXPECT_EQ(v->imsic.file.eidelivery, 1);
+	EXPECT_TRUE(v->ext_irq);	/* 9 is enabled, below the threshold */
+	EXPECT_EQ(kicks[0], 1);		/* its signal rose: it may be waiting */
+	EXPECT_EQ(fake_imsic.g[1].eip[0], 0);	/* the file left zero */
+	EXPECT_EQ(fake_imsic.g[1].eidelivery, 0);
+	fake_mmio_store32 = NULL;
 }

@@ -22,6 +22,8 @@ unsigned int nr_vms;
 
 static struct {
 	bool off_cpu, drained, idle;
+	bool files_held;	/* a vCPU of the VM holds a guest interrupt file */
+	unsigned int release_asks;
 	unsigned int freezes, resumes, drain_looks, settles, done_calls;
 	struct vm *done_vm;
 } st;
@@ -40,6 +42,13 @@ bool vm_off_cpu(const struct vm *vm)
 {
 	(void)vm;
 	return st.off_cpu;
+}
+
+bool imsic_files_vm_released(struct vm *vm)
+{
+	(void)vm;
+	st.release_asks++;
+	return !st.files_held;
 }
 
 int vm_request_pause(struct vm *vm)
@@ -190,6 +199,26 @@ TEST(pause_freezes_the_devices_and_waits_for_their_drain)
 	EXPECT_TRUE(st.done_vm == vm);
 	EXPECT_EQ(vm->state, VM_PAUSED);
 	EXPECT_TRUE(!vmops_pending());
+}
+
+/* a destroyed VM's guest interrupt files go back (zeroed) before its memory
+ * and its slot do: another VM may get them next */
+TEST(destroy_waits_for_the_guest_files)
+{
+	struct vm *vm = running_vm();
+
+	st.off_cpu = st.idle = true;
+	st.files_held = true;
+	EXPECT_EQ(vmop_destroy(vm, paused, NULL), 0);
+	vmops_poll();
+	vmops_poll();
+	EXPECT_EQ(st.done_calls, 0);
+	EXPECT_EQ(vm->state, VM_DESTROYING);
+	EXPECT_TRUE(st.release_asks >= 2);	/* asked again at each look */
+	st.files_held = false;
+	vmops_poll();
+	EXPECT_EQ(st.done_calls, 1);
+	EXPECT_EQ(vm->state, VM_EMPTY);
 }
 
 TEST(resume_rescans_the_devices)

@@ -46,7 +46,7 @@ unit-src-test_pmu := hyp/state/pmu_logic.c hyp/state/pmu.c hyp/vsbi/vsbi_pmu.c
 # stub host (tests/fuzz/fuzz_restore_host.c), the same stubs both fuzzers use.
 # an interrupt line a device model drives: to the VM's PLIC or APLIC (virq.c)
 UNIT_VIRQ_SRC := hyp/vdev/virq.c hyp/vdev/vaplic.c hyp/state/vimsic.c hyp/lib/aplic_model.c \
-	hyp/lib/imsic_file.c
+	hyp/lib/imsic_file.c hyp/drivers/imsic_host.c
 UNIT_TESTS += test_snap_legal
 unit-src-test_snap_legal := tests/fuzz/fuzz_restore_host.c tests/fuzz/fuzz_clock_log.c \
 	hyp/snap/snap_load.c hyp/snap/snap_disk_load.c hyp/snap/snap_disk_id.c hyp/snap/section_rx.c hyp/snap/snap_admit.c hyp/snap/snap_state.c hyp/snap/snap_record.c hyp/state/cfi_state.c \
@@ -127,7 +127,7 @@ unit-src-test_vio := tests/unit/host_memory.c hyp/vdev/vio_mmio.c hyp/vdev/vblk.
 UNIT_TESTS += test_vimsic
 unit-src-test_vimsic := hyp/lib/csr_insn.c hyp/lib/imsic_file.c hyp/lib/aplic_model.c \
 	hyp/state/vimsic.c hyp/vdev/vimsic_csr.c hyp/vdev/vimsic_mmio.c hyp/vdev/vaplic.c \
-	hyp/vdev/virq.c hyp/vdev/mmio.c
+	hyp/vdev/virq.c hyp/vdev/mmio.c hyp/drivers/imsic_host.c tests/unit/fake_imsic.c
 UNIT_TESTS += test_vplic
 unit-src-test_vplic := tests/unit/host_memory.c hyp/vdev/vplic.c hyp/vdev/mmio.c hyp/mm/guest_mem.c \
 	hyp/mm/dirty_log.c hyp/mm/gstage.c

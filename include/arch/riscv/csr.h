@@ -40,6 +40,8 @@
 #else
 unsigned long fake_csr_read(unsigned int csr);
 void fake_csr_write(unsigned int csr, unsigned long val);
+/* a device register store (an IMSIC page): to the test's hook, if any */
+extern void (*fake_mmio_store32)(unsigned long long pa, unsigned int val);
 #define csr_read(csr) fake_csr_read(csr)
 #define csr_write(csr, val) fake_csr_write(csr, (unsigned long)(val))
 #define csr_swap(csr, val)                                                    \

@@ -171,6 +171,7 @@
 #define MIP_VSTIP	BIT(IRQ_VS_TIMER)
 #define MIP_SEIP	BIT(IRQ_S_EXT)
 #define MIP_VSEIP	BIT(IRQ_VS_EXT)
+#define MIP_SGEIP	BIT(IRQ_SGEI)
 #define VS_IRQ_MASK	(MIP_VSSIP | MIP_VSTIP | MIP_VSEIP)
 
 /* Exception causes */

@@ -33,7 +33,8 @@
 /* Pages of device registers a VM's guest reads without an exit (the PLIC's
  * enable words, each virtio-mmio window), and the G-stage tables they take:
  * one level-1 table for the GiB below RAM, a level-0 table for each of the
- * two 2 MiB regions they lie in (0x0c000000, 0x10000000). */
+ * two 2 MiB regions they lie in (0x0c000000, 0x10000000), and one for the
+ * vIMSIC pages' (0x28000000: leaves mapped to guest interrupt files). */
 #define VM_DEVICE_PAGES		(1 + VIO_MMIO_SLOTS)
-#define VM_DEVICE_PAGE_TABLES	3
+#define VM_DEVICE_PAGE_TABLES	4
 #endif
