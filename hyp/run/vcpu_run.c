@@ -107,12 +107,18 @@ static __attribute__((noinline)) bool wait_in_place(struct vcpu *v)
 {
 	struct hart *h = this_hart();
 	uint64_t not_after = -1UL;
+	unsigned long sgei;
+	bool woken;
 
 	if (!v->g.hsm.waiting || v->lp_window.open || v->vm->state != VM_RUNNING)
 		return false;
 	if (h->index == 0 && sched_host_poll)
 		not_after = sched_host_poll();	/* what sched_next() would do first */
-	if (!sched_wait_loaded(h, v, not_after))
+	sgei = vm_is_aia(v->vm) ? imsic_files_wait_arm(v) : 0;
+	woken = sched_wait_loaded(h, v, not_after);
+	if (sgei)	/* before hart_service(): its SGEI is no other vCPU's */
+		csr_clear(CSR_HGEIE, sgei);
+	if (!woken)
 		return false;
 	hart_service();
 	if (h->index == 0 && sched_host_turn_wanted)

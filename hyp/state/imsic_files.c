@@ -232,3 +232,19 @@ void imsic_files_vm_release(struct vm *vm)
 		imsic_files_service();	/* this hart's own files of @vm */
 	}
 }
+
+/* The guest file's signal reaches hip.VSEIP through VGEIN, which should end
+ * the hart's wfi (the spec's "an enabled interrupt pending"), but QEMU
+ * 10.0.2 wakes a hart in HS-mode only for mip bits, not for hgeip[VGEIN]
+ * (riscv_cpu_interrupt() counts vsgein only with V=1: docs/design-aia.md,
+ * "Stage 4 as built"). Its SGEI is in mip: armed for the wait, it ends the
+ * wfi on both. */
+unsigned long imsic_files_wait_arm(struct vcpu *v)
+{
+	unsigned long bit = 1UL << v->imsic.gfile;
+
+	if (v->imsic.mode != VIMSIC_HW || v->imsic.ghart != (int)this_hart()->index)
+		return 0;
+	csr_set(CSR_HGEIE, bit);
+	return bit;
+}

@@ -94,3 +94,52 @@ def test_aia_vm_snapshot_and_migration_refused(guests_built, host_factory):
     assert rep["ok"], rep
     rep = h.raw('{"v":1,"cmd":"snapshot","vm":"q"}\n')
     assert rep["ok"] is False and rep["code"] == "no-stream", rep
+
+
+# --- guest interrupt files (docs/design-aia.md stage 4) ---
+
+GFILES_RE = re.compile(r"guest interrupt files: (\d+) per hart, 255 identities each")
+COUNTS_RE = re.compile(r"aia gfiles: (.*)")
+
+
+def aia_checks(run, name):
+    check_report(run.guests[name], f"vm {name} (AIA)", [
+        "PASS: aia: IPIs: vCPU 1 took every ping",
+        "PASS: aia: IPIs: vCPU 0 took every pong",
+        "PASS: aia: eithreshold 5: no signal (sip.SEIP)",
+        "PASS: aia: UART interrupt through the APLIC: EIID taken on vCPU 0",
+        "PASS: aia: odd eip (eip1) is an illegal instruction",
+        "PASS: aia: byte store to a file page: store access fault",
+        "PASS: aia: page past the vCPUs, identities 0 and 256, seteipnum_be: nothing",
+        "PASS: aia: vCPU 1 took no stray interrupt",
+    ])
+
+
+def test_aia_ipis_through_guest_files_do_not_exit(guests_built):
+    """With 3 guest files per hart each vCPU holds one: its page is mapped to
+    the file, so the other vCPU's IPI stores and its own claims (vstopei)
+    never exit; only the slice timer's exits remain. The same payload's
+    threshold, APLIC and illegal-access checks hold as in software."""
+    run = run_carapace([spec("a", "aia", bootargs="rounds=1000 gfiles=1"), spec("p")],
+                       names=["a", "p"], extra=("--aia", "--aia-guests", "3"))
+    assert_exit(run, EXIT_OK)
+    m = GFILES_RE.search("\n".join(run.hyp))
+    assert m and int(m.group(1)) == 3, run.hyp
+    aia_checks(run, "a")
+    check_report(run.guests["a"], "vm a (AIA)", ["PASS: aia: IPIs through guest files do not exit"])
+    check_report(run.guests["p"], "vm p (PLIC)", ["PASS: aia: PLIC VM: stopei is an illegal instruction"])
+
+
+def test_aia_more_vcpus_than_guest_files(guests_built):
+    """One guest file per hart, two AIA VMs of two vCPUs on two harts: at
+    most two of the four vCPUs hold a file at a time, the others run in
+    software, and files move between vCPUs and harts (parked ones evicted
+    after their age). Every IPI still arrives exactly once, in both VMs."""
+    run = run_carapace([spec("a", "aia", bootargs="rounds=400"),
+                        spec("b", "aia", bootargs="rounds=400")],
+                       names=["a", "b"], extra=("--aia", "--aia-guests", "1"))
+    assert_exit(run, EXIT_OK)
+    m = GFILES_RE.search("\n".join(run.hyp))
+    assert m and int(m.group(1)) == 1, run.hyp
+    for name in ("a", "b"):
+        aia_checks(run, name)
