@@ -118,7 +118,13 @@ struct vcpu_steal {
  * exit uses stay where they were: 528 bytes before them made exits slower. */
 struct vimsic_live {
 	struct spinlock lock;		/* file, and ext_irq while AIA */
+	/* counters (docs/design-aia.md 3.9; summed into vm_counts, metrics) */
 	uint64_t csr_exits;		/* vsireg/stopei accesses emulated (SW mode) */
+	uint64_t sw_stores;		/* 32-bit stores into its page the window emulated
+					 * (vimsic_mmio.c, any sender: atomic_add) */
+	uint64_t moves;			/* its state moved into or out of a guest file */
+	uint64_t evictions;		/* its file taken by another vCPU (aging) */
+	uint64_t sgei;			/* SGEIs that woke it from a parked file */
 	struct imsic_file file;		/* AIA VMs: its IMSIC file in software; all
 					 * zero in a PLIC VM */
 };

@@ -24,6 +24,7 @@ int vimsic_rmw(struct vcpu *v, uint64_t isel, uint64_t *old, uint64_t val, uint6
 /** vimsic_topei() - the guest's stopei access: the value read, and with
  *  @claim the top identity's pending bit cleared; then ext_irq recomputed. */
 uint64_t vimsic_topei(struct vcpu *v, bool claim);
-/** vimsic_reset() - power-on file (VM boot and reboot): nothing pending, delivery off. */
+/** vimsic_reset() - power-on file (VM boot and reboot): nothing pending, delivery
+ *  off; the counters of struct vimsic_live kept (they count from creation). */
 void vimsic_reset(struct vcpu *v);
 #endif
