@@ -504,6 +504,110 @@ static void a_stopei(void)
 	file_clear();
 }
 
+/* The hypervisor's and M-mode's AIA CSRs from VS: illegal instructions (a
+ * virtual-instruction exit the hypervisor must not take for its own IMSIC
+ * emulation). Each one csrrw with a garbage value, so a wrongly emulated one
+ * writes something. */
+#define TRYC(name, csr)							\
+static void name(unsigned long *pc)					\
+{									\
+	unsigned long v = ~0UL;						\
+	__asm__ volatile(".option push\n\t.option norvc\n"		\
+			 "1:\tcsrrw %1, " #csr ", %1\n\t.option pop\n\t"	\
+			 "lla %0, 1b" : "=&r"(*pc), "+&r"(v) :: "memory");	\
+}
+
+TRYC(c_hvien, 0x608)
+TRYC(c_hvictl, 0x609)
+TRYC(c_hviprio1, 0x646)
+TRYC(c_hgeie, 0x607)
+TRYC(c_hgeip, 0xe12)
+TRYC(c_vsiselect, 0x250)
+TRYC(c_vsireg, 0x251)
+TRYC(c_vstopei, 0x25c)
+TRYC(c_vstopi, 0xeb0)
+TRYC(c_miselect, 0x350)
+TRYC(c_mireg, 0x351)
+TRYC(c_mtopei, 0x35c)
+TRYC(c_mtopi, 0xfb0)
+
+static void a_csr_aia_hyp(void)
+{
+	static const struct { const char *name; void (*fn)(unsigned long *); } cs[] = {
+		{ "hvien", c_hvien }, { "hvictl", c_hvictl }, { "hviprio1", c_hviprio1 },
+		{ "hgeie", c_hgeie }, { "hgeip", c_hgeip }, { "vsiselect", c_vsiselect },
+		{ "vsireg", c_vsireg }, { "vstopei", c_vstopei }, { "vstopi", c_vstopi },
+		{ "miselect", c_miselect }, { "mireg", c_mireg }, { "mtopei", c_mtopei },
+		{ "mtopi", c_mtopi },
+	};
+	char w[80];
+
+	csr_clear(sstatus, SR_SIE);
+	files_clear();
+	for (unsigned long i = 0; i < ARRAY_SIZE(cs); i++) {
+		struct trap_record tr;
+		unsigned long pc, n;
+
+		csr_write(CSR_SISELECT, ISEL_EIP0);	/* a wrong emulation would hit eip0 */
+		trap_arm();
+		cs[i].fn(&pc);
+		n = trap_disarm(&tr);
+		snprintf(w, sizeof(w), "VS csrrw %s: one illegal-instruction trap at the pc", cs[i].name);
+		check_eq(T, w, n == 1 && tr.scause == EXC_ILLEGAL_INST && tr.sepc == pc, 1);
+	}
+	check_pending("after the hypervisor's AIA CSRs", NULL, NULL);
+	check_eqx(T, "eidelivery still 0", ireg_read(ISEL_EIDELIVERY), 0);
+}
+
+/* U-mode snippets: one IMSIC CSR access, then ecall back (a0 = 0x55). */
+#define UFN(name, insn)							\
+	void name(void);						\
+	__asm__(".pushsection .text\n.option push\n.option norvc\n"	\
+		".balign 4\n.globl " #name "\n" #name ":\n\t"		\
+		insn "\n\tli a0, 0x55\n\tecall\n.option pop\n.popsection");
+
+UFN(u_siselect, "csrw 0x150, zero")
+UFN(u_sireg, "csrr t0, 0x151")
+UFN(u_stopei, "csrrw t0, 0x15c, zero")
+UFN(u_stopi, "csrr t0, 0xdb0")
+
+static unsigned long ustack[512] __attribute__((aligned(16)));
+
+static void a_csr_aia_from_vu(void)
+{
+	static const struct { const char *name; void (*fn)(void); } us[] = {
+		{ "siselect", u_siselect }, { "sireg", u_sireg }, { "stopei", u_stopei },
+		{ "stopi", u_stopi },
+	};
+	struct cfi_rec *rec = &recs[current_hartid()];
+	unsigned long want[WORDS] = { 1UL << 12 };
+	char w[96];
+
+	csr_clear(sstatus, SR_SIE);
+	files_clear();
+	/* something for a wrongly emulated stopei to claim */
+	ireg_write(ISEL_EIE0, 1UL << 12);
+	ireg_write(ISEL_EIDELIVERY, 1);
+	imsic_store(0, 0, 12);
+	csr_write(CSR_SISELECT, ISEL_EIE0);
+	for (unsigned long i = 0; i < ARRAY_SIZE(us); i++) {
+		unsigned long old = csr_read(CSR_STVEC), ret;
+
+		cfi_trap_install(rec);
+		ret = cfi_enter_user((unsigned long)us[i].fn, (unsigned long)&ustack[512], 0, 0, 0);
+		cfi_trap_remove(old);
+		snprintf(w, sizeof(w), "VU %s: one illegal-instruction trap from U", us[i].name);
+		check_eq(T, w, rec->count == 1 && rec->scause == EXC_ILLEGAL_INST &&
+			       !(rec->sstatus & SR_SPP), 1);
+		snprintf(w, sizeof(w), "VU %s: U code ran on to its ecall", us[i].name);
+		check_eqx(T, w, ret, 0x55);
+	}
+	check_eqx(T, "siselect as VS left it", csr_read(CSR_SISELECT), ISEL_EIE0);
+	ireg_write(ISEL_EIDELIVERY, 0);
+	check_pending("VU's accesses claimed nothing", want, NULL);
+	files_clear();
+}
+
 /* ---- the vAPLIC ------------------------------------------------------------ */
 
 static void aplic_w(unsigned long off, uint32_t v)
@@ -860,6 +964,8 @@ static const struct attack attacks[] = {
 	{ "fetch_imsic_aplic", a_fetch_aia, false, "fetch from the windows: instruction access fault" },
 	{ "imsic_csr_select", a_csr_select, false, "odd eip/eie, reserved siselect: illegal" },
 	{ "imsic_stopei", a_stopei, false, "stopei writes claim only the top identity, if any" },
+	{ "csr_aia_hyp_from_vs", a_csr_aia_hyp, false, "h*/vs*/m* AIA CSRs from VS: illegal" },
+	{ "csr_aia_from_vu", a_csr_aia_from_vu, false, "siselect/sireg/stopei/stopi from VU: illegal" },
 	{ "aplic_targets", a_aplic_targets, false, "hart >= nr_vcpus, EIID 0/past 255: dropped" },
 	{ "aplic_sourcecfg", a_aplic_sourcecfg, false, "D bit, reserved modes: inactive" },
 	{ "aplic_genmsi", a_aplic_genmsi, false, "genmsi to no file dropped, Busy never 1" },

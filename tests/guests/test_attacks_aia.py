@@ -41,6 +41,8 @@ CASES = {
     "fetch_imsic_aplic": "returns",
     "imsic_csr_select": "returns",
     "imsic_stopei": "returns",
+    "csr_aia_hyp_from_vs": "returns",
+    "csr_aia_from_vu": "returns",
     "aplic_targets": "returns",
     "aplic_sourcecfg": "returns",
     "aplic_genmsi": "returns",
