@@ -196,8 +196,8 @@ def test_attacks_aia(guests_built, tmp_path, capsys, aia_guests):
     # the victim kept printing rounds meanwhile
     stores, genmsi, claims = facts["storm"]
     assert stores >= 1000 and genmsi >= 1000 and claims > 0, facts["storm"]
-    assert facts["storm_answered"].get("metrics", 0) >= 3, facts
-    assert facts["storm_answered"].get("stats", 0) >= 3, facts
+    assert facts["storm_answered"].get("metrics", 0) >= 2, facts
+    assert facts["storm_answered"].get("stats", 0) >= 2, facts
     assert facts["storm_rounds"] is not None and facts["storm_rounds"] >= 2, facts
     a, victim = facts["metrics"]["a"], facts["metrics"]["victim"]
     if aia_guests == 0:
