@@ -111,7 +111,7 @@ def test_imsic_counters_match_what_the_guest_did(guests_built, host_factory):
     for name in ("a", "p"):
         h.wait_for(lambda l, n=name: l.startswith(f"[{n}] DONE:"), 120)
     done = [l for l in h.guest("a") if l.startswith("DONE:")]
-    assert done == ["DONE: " + done[0][6:]] and done[0].endswith(" 0 failed"), h.guest("a")
+    assert len(done) == 1 and done[0].endswith(" 0 failed"), h.guest("a")
     got = [m for m in map(ACCESSES_RE.match, h.guest("a")) if m]
     assert got, h.guest("a")
     csr, stores = int(got[0].group(1)), int(got[0].group(2))

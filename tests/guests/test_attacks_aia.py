@@ -202,10 +202,11 @@ def test_attacks_aia(guests_built, tmp_path, capsys, aia_guests):
     a, victim = facts["metrics"]["a"], facts["metrics"]["victim"]
     if aia_guests == 0:
         # every file in software: the storm's stores are the attacker's own,
-        # counted on its vCPUs, none on the victim's (which sends 2-3 a tick)
+        # counted on its vCPUs, none on the victim's (which sends at most 3
+        # a tick; its last round may precede the scrape by up to a round)
         assert a["imsic_sw_stores"] >= stores, a
         ticks = int(facts["victim_rounds"][-1].group(2))
-        assert victim["imsic_sw_stores"] <= 3 * ticks + 30, (victim, ticks)
+        assert victim["imsic_sw_stores"] <= 3 * ticks + 100, (victim, ticks)
     with capsys.disabled():
         print(f"\naia-guests {aia_guests}: {len(NAMES)} attacks, storm {facts['storm']}, "
               f"polls answered {facts['answered']} (during the storm "
