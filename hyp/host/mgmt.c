@@ -334,6 +334,11 @@ static void metrics_vm(struct json_writer *w, const struct vm *vm)
 	jw_kv_u64(w, "injected", c.injected);
 	jw_kv_u64(w, "violations_lp", c.cfi_lp);
 	jw_kv_u64(w, "violations_ss", c.cfi_ss);
+	jw_kv_u64(w, "imsic_sw_stores", c.imsic_sw_stores);
+	jw_kv_u64(w, "imsic_csr_exits", c.imsic_csr_exits);
+	jw_kv_u64(w, "imsic_moves", c.imsic_moves);
+	jw_kv_u64(w, "imsic_evictions", c.imsic_evictions);
+	jw_kv_u64(w, "imsic_sgei", c.imsic_sgei);
 	jw_kv_u64(w, "steal_ns", steal_ns);
 	jw_kv_u64(w, "console_bytes", vm->stats.console_bytes);
 }

@@ -134,10 +134,13 @@ struct vimsic_live {
 	volatile bool file_wake;	/* an SGEI saw its parked file signal (3.8) */
 	uint64_t *pte;			/* its page's G-stage leaf (NULL: never mapped) */
 	uint64_t last_load;		/* host time it was last entered with its file */
+	/* counters (docs/design-aia.md 3.9; summed into vm_counts, metrics) */
 	uint64_t csr_exits;		/* vsireg/stopei accesses emulated (SW mode) */
+	uint64_t sw_stores;		/* 32-bit stores into its page the window emulated
+					 * (vimsic_mmio.c, any sender: atomic_add) */
 	uint64_t moves;			/* its state left a guest file (imsic_files.c) */
 	uint64_t evictions;		/* of those: taken by another vCPU (parked too long) */
-	uint64_t sgei;			/* its parked file woke it (SGEI) */
+	uint64_t sgei;			/* SGEIs that woke it from a parked file */
 	struct imsic_file file;		/* AIA VMs: its IMSIC file in software; all
 					 * zero in a PLIC VM */
 };

@@ -41,6 +41,7 @@ void vimsic_set_moving(struct vcpu *v);
  *  into the software file (pending bits raised meanwhile kept), SW again,
  *  ext_irq recomputed, @v kicked if it rose. */
 void vimsic_take_back(struct vcpu *v, const struct imsic_file *hw);
-/** vimsic_reset() - power-on file (VM boot and reboot): nothing pending, delivery off. */
+/** vimsic_reset() - power-on file (VM boot and reboot): nothing pending, delivery
+ *  off; the counters of struct vimsic_live kept (they count from creation). */
 void vimsic_reset(struct vcpu *v);
 #endif

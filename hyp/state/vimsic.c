@@ -75,13 +75,14 @@ uint64_t vimsic_topei(struct vcpu *v, bool claim)
 	return val;
 }
 
-/* The lock is not part of the state: another hart may hold it. */
+/* The lock is not part of the state: another hart may hold it. The counters
+ * are not either: like every counter of metrics they count from the VM's
+ * creation (vm_alloc() zeroes them), a reboot included. */
 void vimsic_reset(struct vcpu *v)
 {
 	spin_lock(&v->imsic.lock);
 	imsic_file_reset(&v->imsic.file);
 	v->ext_irq = false;
-	v->imsic.csr_exits = 0;
 	spin_unlock(&v->imsic.lock);
 }
 

@@ -24,6 +24,15 @@ uint64_t vm_exits(const struct vm *vm)
 	return n;
 }
 
+static void vm_count_imsic(const struct vimsic_live *f, struct vm_counts *c)
+{
+	c->imsic_sw_stores += f->sw_stores;
+	c->imsic_csr_exits += f->csr_exits;
+	c->imsic_moves += f->moves;
+	c->imsic_evictions += f->evictions;
+	c->imsic_sgei += f->sgei;
+}
+
 void vm_count(const struct vm *vm, struct vm_counts *c)
 {
 	*c = (struct vm_counts){ .exits = vm_exits(vm), .mmio = vm->stats.mmio,
@@ -42,6 +51,7 @@ void vm_count(const struct vm *vm, struct vm_counts *c)
 		c->wfi_in_place += s->wfi_in_place;
 		c->cfi_lp += vm->vcpus[i].cfi_stats.swcheck_lp;
 		c->cfi_ss += vm->vcpus[i].cfi_stats.swcheck_ss;
+		vm_count_imsic(&vm->vcpus[i].imsic, c);
 		for (unsigned int k = 0; k < VCPU_EXIT_CAUSES; k++)
 			c->by_cause[k] += s->by_cause[k];
 	}

@@ -6,6 +6,7 @@
  * too), every read, and the pages of vCPUs the VM lacks read 0 and ignore
  * writes. Only aligned 32-bit accesses exist: others fault, as in every
  * window. */
+#include <atomic.h>
 #include <errno.h>
 #include <mmio.h>
 #include <tlb.h>
@@ -22,11 +23,14 @@ static int vimsic_access(struct vm *vm, void *priv, struct mmio_access *a)
 	(void)priv;
 	if (a->width != 4 || (off & 3))
 		return -HYP_EINVAL;
+	if (!a->is_write || page >= vm->cfg.nr_vcpus)
+		return 0;	/* a read: the caller zeroed a->value */
+	/* counted on the target: several senders may store at once */
+	atomic_add(&vm->vcpus[page].imsic.sw_stores, 1);
 	/* a store that exits while its target holds a guest file found an
 	 * invalid entry this hart cached before the page was mapped: it reaches
 	 * the file all the same, and the entry goes */
-	if (a->is_write && off % VIMSIC_PAGE == 0 && page < vm->cfg.nr_vcpus &&
-	    vimsic_inject(&vm->vcpus[page], (uint32_t)a->value))
+	if (off % VIMSIC_PAGE == 0 && vimsic_inject(&vm->vcpus[page], (uint32_t)a->value))
 		tlb_local_gstage(vm);
 	return 0;	/* a read: the caller zeroed a->value */
 }

@@ -21,6 +21,9 @@
  * In a PLIC VM (no IMSIC node), on the same AIA host: siselect, sireg and
  * stopei are illegal instructions (hstateen0 keeps them from it), and its
  * PLIC answers.
+ * At the end it reports the IMSIC accesses both vCPUs made that exit in
+ * software (sireg with siselect 0x70..0xFF, stopei; 32-bit stores into a
+ * vCPU's page), which test_aia_guest.py compares with the VM's metrics.
  * Bootargs: rounds=N (IPI round trips, default 200); gfiles=1: the host
  * has guest interrupt files (stage 4), so the IPIs must not exit. */
 #include "libguest.h"
@@ -49,15 +52,33 @@
 static volatile unsigned long got[2][256];	/* [hart][identity]: interrupts taken */
 static volatile unsigned long pong_rounds;
 static volatile bool ready1, stop1;
+/* [hart]: the accesses the hypervisor emulates for a file in software */
+static volatile unsigned long csr_accesses[2], page_stores[2];
+
+static void count(volatile unsigned long *per_hart)
+{
+	unsigned long self = current_hartid();
+
+	if (self < 2)
+		per_hart[self]++;
+}
+
+static void count_ireg(unsigned long isel)
+{
+	if (isel >= ISEL_EIDELIVERY && isel <= 0xff)
+		count(csr_accesses);
+}
 
 static inline void ireg_write(unsigned long isel, unsigned long v)
 {
+	count_ireg(isel);
 	csr_write(CSR_SISELECT, isel);
 	csr_write(CSR_SIREG, v);
 }
 
 static inline unsigned long ireg_read(unsigned long isel)
 {
+	count_ireg(isel);
 	csr_write(CSR_SISELECT, isel);
 	return csr_read(CSR_SIREG);
 }
@@ -67,12 +88,15 @@ static inline unsigned long topei_claim(void)
 {
 	unsigned long v;
 
+	count(csr_accesses);
 	__asm__ volatile("csrrw %0, " __stringify(CSR_STOPEI) ", zero" : "=r"(v) :: "memory");
 	return v >> 16;
 }
 
 static inline void imsic_send(unsigned long hart, uint32_t id)
 {
+	if (hart < 2)
+		count(page_stores);
 	*(volatile uint32_t *)(IMSIC_BASE + hart * IMSIC_PAGE) = id;
 }
 
@@ -196,9 +220,11 @@ static void threshold(void)
 	check_eqx(T, "eithreshold 5: identity 7 pending", ireg_read(ISEL_EIP0) & (1UL << 7),
 		  1UL << 7);
 	check_eq(T, "eithreshold 5: no signal (sip.SEIP)", !!(csr_read(sip) & MIP_SEIP), 0);
+	count(csr_accesses);
 	check_eqx(T, "eithreshold 5: stopei reads 0", csr_read(CSR_STOPEI), 0);
 	imsic_send(0, 3);
 	check_eq(T, "identity 3 below it: signal", !!(csr_read(sip) & MIP_SEIP), 1);
+	count(csr_accesses);
 	check_eqx(T, "stopei: identity and priority 3", csr_read(CSR_STOPEI), (3UL << 16) | 3);
 	/* how Linux finds it: stopi names the external interrupt (with VGEIN 0
 	 * only through hvictl) */
@@ -263,6 +289,7 @@ static void illegal(void)
 	imsic_send(2, IPI_ID);	/* no vCPU 2: ignored */
 	imsic_send(0, 0);
 	imsic_send(0, 256);
+	count(page_stores);
 	*(volatile uint32_t *)(IMSIC_BASE + 4) = IPI_ID;	/* seteipnum_be: ignored */
 	check_eqx(T, "page past the vCPUs, identities 0 and 256, seteipnum_be: nothing",
 		  ireg_read(ISEL_EIP0), e0);
@@ -304,4 +331,7 @@ void test_main(unsigned long self)
 	illegal();
 	WRITE_ONCE(stop1, true);
 	imsic_send(1, 2);	/* wake it from its wfi */
+	if (check_eq(T, "vCPU 1 stopped", hart_wait_state(other, SBI_HSM_STATE_STOPPED, 5000000), 1))
+		report_info(T, "imsic accesses: csr %lu stores %lu",
+			    csr_accesses[0] + csr_accesses[1], page_stores[0] + page_stores[1]);
 }

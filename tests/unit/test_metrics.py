@@ -29,8 +29,9 @@ ALPHA = {"vm": "alpha", "index": 0, "state": "running", "vcpus": 2, "mem": 256 *
          "cfi": "trap", "boots": 1, "failed": False, "exits": 200, "host_irq": 50,
          "by_cause": {"2": 10, "10": 120, "21": 20}, "mmio": 15, "wfi": 4, "wfi_in_place": 3,
          "injected": 10,
-         "violations_lp": 1, "violations_ss": 2, "steal_ns": 1_500_000_250,
-         "console_bytes": 4096}
+         "violations_lp": 1, "violations_ss": 2, "imsic_sw_stores": 31, "imsic_csr_exits": 32,
+         "imsic_moves": 33, "imsic_evictions": 34, "imsic_sgei": 35,
+         "steal_ns": 1_500_000_250, "console_bytes": 4096}
 
 
 def vm_reply(name, **changes):
@@ -153,6 +154,21 @@ carapace_vm_console_output_bytes_total{vm="alpha"} 4096
 # HELP carapace_vm_steal_seconds_total Time its vCPUs were ready but had no hart, summed over vCPUs; counted for vCPUs that registered SBI STA steal-time records.
 # TYPE carapace_vm_steal_seconds_total counter
 carapace_vm_steal_seconds_total{vm="alpha"} 1.500000250
+# HELP carapace_vm_imsic_sw_stores_total Stores into its vCPUs' IMSIC pages that the hypervisor emulated (a file in software).
+# TYPE carapace_vm_imsic_sw_stores_total counter
+carapace_vm_imsic_sw_stores_total{vm="alpha"} 31
+# HELP carapace_vm_imsic_csr_exits_total IMSIC CSR accesses (sireg, stopei) the hypervisor emulated (a file in software).
+# TYPE carapace_vm_imsic_csr_exits_total counter
+carapace_vm_imsic_csr_exits_total{vm="alpha"} 32
+# HELP carapace_vm_imsic_moves_total Times a vCPU's IMSIC state moved into or out of a guest interrupt file.
+# TYPE carapace_vm_imsic_moves_total counter
+carapace_vm_imsic_moves_total{vm="alpha"} 33
+# HELP carapace_vm_imsic_evictions_total Guest interrupt files taken from a parked vCPU of the VM for another vCPU.
+# TYPE carapace_vm_imsic_evictions_total counter
+carapace_vm_imsic_evictions_total{vm="alpha"} 34
+# HELP carapace_vm_imsic_sgei_total Supervisor guest external interrupts that woke a vCPU waiting with its guest file.
+# TYPE carapace_vm_imsic_sgei_total counter
+carapace_vm_imsic_sgei_total{vm="alpha"} 35
 # HELP carapace_host_harts Host harts running guests.
 # TYPE carapace_host_harts gauge
 carapace_host_harts 2
@@ -238,6 +254,31 @@ def test_unknown_state_and_cause_are_shown_not_dropped():
         (("vm", "alpha"), ("state", "hibernating"))] == "1"
     assert families["carapace_vm_exits_total"]["samples"][
         (("vm", "alpha"), ("cause", "cause_30"))] == "4"
+
+
+IMSIC_FIELDS = {"imsic_sw_stores": "carapace_vm_imsic_sw_stores_total",
+                "imsic_csr_exits": "carapace_vm_imsic_csr_exits_total",
+                "imsic_moves": "carapace_vm_imsic_moves_total",
+                "imsic_evictions": "carapace_vm_imsic_evictions_total",
+                "imsic_sgei": "carapace_vm_imsic_sgei_total"}
+
+
+def test_imsic_counters_per_vm_each_its_own_field():
+    # every field to its own family and VM, exact at 64 bits
+    beta = vm_reply("beta", index=1, **{f: BIG - i for i, f in enumerate(IMSIC_FIELDS)})
+    families = parse_exposition(exposition({"host": HOST, "vms": [ALPHA, beta]}))
+    for i, (field, name) in enumerate(IMSIC_FIELDS.items()):
+        assert families[name]["type"] == "counter"
+        assert families[name]["samples"] == {(("vm", "alpha"),): str(ALPHA[field]),
+                                             (("vm", "beta"),): str(BIG - i)}, name
+
+
+def test_imsic_counters_absent_from_an_older_hypervisor_give_no_sample():
+    old = {k: v for k, v in ALPHA.items() if k not in IMSIC_FIELDS}
+    families = parse_exposition(exposition({"host": HOST, "vms": [old]}))
+    for name in IMSIC_FIELDS.values():
+        assert families[name]["samples"] == {}, name
+    assert families["carapace_vm_vcpus"]["samples"] == {(("vm", "alpha"),): "2"}
 
 
 @pytest.mark.parametrize("ns, text", [(0, "0.000000000"), (1, "0.000000001"),

@@ -104,7 +104,10 @@ void vm_count(const struct vm *vm, struct vm_counts *c)
 	*c = (struct vm_counts){ .exits = base + 1, .sbi = base + 2, .guest_page_faults = base + 3,
 				 .virtual_insn = base + 4, .host_irq = base + 5, .sw_check = base + 6,
 				 .wfi = base + 7, .mmio = base + 8, .injected = base + 9,
-				 .cfi_lp = base + 10, .cfi_ss = base + 11, .wfi_in_place = base + 14 };
+				 .cfi_lp = base + 10, .cfi_ss = base + 11, .wfi_in_place = base + 14,
+				 .imsic_sw_stores = base + 15, .imsic_csr_exits = base + 16,
+				 .imsic_moves = base + 17, .imsic_evictions = base + 18,
+				 .imsic_sgei = base + 19 };
 	c->by_cause[9] = base + 12;
 	c->by_cause[VCPU_EXIT_CAUSES - 1] = base + 13;
 }
@@ -653,8 +656,9 @@ TEST(mgmt_vm_table_replies_are_the_documented_bytes)
 		     "\"boots\":1,\"failed\":false,\"exits\":1,\"host_irq\":5,"
 		     "\"by_cause\":{\"9\":12,\"23\":13},\"mmio\":8,\"wfi\":7,\"wfi_in_place\":14,"
 		     "\"injected\":9,"
-		     "\"violations_lp\":10,\"violations_ss\":11,\"steal_ns\":100,"
-		     "\"console_bytes\":10}\n");
+		     "\"violations_lp\":10,\"violations_ss\":11,\"imsic_sw_stores\":15,"
+		     "\"imsic_csr_exits\":16,\"imsic_moves\":17,\"imsic_evictions\":18,"
+		     "\"imsic_sgei\":19,\"steal_ns\":100,\"console_bytes\":10}\n");
 	client_line("{\"v\":1,\"id\":5,\"cmd\":\"metrics\"}\n");
 	mgmt_poll();
 	/* requests and request_errors count every earlier test's lines too */

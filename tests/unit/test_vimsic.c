@@ -323,6 +323,37 @@ TEST(vimsic_window_rules)
 	EXPECT_EQ(tvm.vcpus[0].imsic.file.eip[0], 0);
 }
 
+TEST(vimsic_counters_count_from_creation)
+{
+	struct vcpu *v;
+
+	vm_new(2, VM_IRQCHIP_AIA);
+	v = &tvm.vcpus[1];
+	/* sw_stores: 32-bit stores into the target's page, any offset, any
+	 * identity; not reads, faulting widths, or pages of no vCPU */
+	EXPECT_EQ(access(VIMSIC_BASE + VIMSIC_PAGE, 4, true, 5, NULL), 0);
+	EXPECT_EQ(access(VIMSIC_BASE + VIMSIC_PAGE, 4, true, 0, NULL), 0);
+	EXPECT_EQ(access(VIMSIC_BASE + VIMSIC_PAGE + 4, 4, true, 5, NULL), 0);
+	EXPECT_EQ(access(VIMSIC_BASE + VIMSIC_PAGE, 4, false, 0, NULL), 0);
+	EXPECT_EQ(access(VIMSIC_BASE + VIMSIC_PAGE, 1, true, 5, NULL), -HYP_EINVAL);
+	EXPECT_EQ(access(VIMSIC_BASE + 2 * VIMSIC_PAGE, 4, true, 5, NULL), 0);
+	EXPECT_EQ(v->imsic.sw_stores, 3);
+	EXPECT_EQ(tvm.vcpus[0].imsic.sw_stores, 0);
+	/* an APLIC MSI is no store into the page */
+	vimsic_inject(v, 7);
+	EXPECT_EQ(v->imsic.sw_stores, 3);
+	/* csr_exits: each emulated vsireg (0x70..0xFF) and stopei access */
+	EXPECT_EQ(csr_exit(1, csr_insn(CSRRS, CSR_SIREG, 6, 0), IMSIC_ISEL_EIP0), 1);
+	EXPECT_EQ(csr_exit(1, csr_insn(CSRRW, CSR_STOPEI, 6, 0), 0), 1);
+	EXPECT_EQ(v->imsic.csr_exits, 2);
+	EXPECT_EQ(tvm.vcpus[0].imsic.csr_exits, 0);
+	/* a reboot resets the file, not the counters */
+	vimsic_reset(v);
+	EXPECT_EQ(v->imsic.file.eip[0], 0);
+	EXPECT_EQ(v->imsic.sw_stores, 3);
+	EXPECT_EQ(v->imsic.csr_exits, 2);
+}
+
 TEST(virq_picks_the_vms_controller)
 {
 	vm_new(1, VM_IRQCHIP_PLIC);
