@@ -214,6 +214,27 @@ static void expect_trap(const char *what, try_fn fn, unsigned long addr, unsigne
 	}
 }
 
+/* A misaligned 64-bit access at @addr: one fault, as expect_trap(), or (a
+ * hardware guest file under QEMU 10.0.2, which splits it into two 32-bit
+ * accesses at offsets 4 and 8, both ignored) none, a load reading 0. The
+ * callers then check no file changed. */
+static void expect_trap_or_split(const char *what, try_fn fn, unsigned long addr,
+				 unsigned long cause)
+{
+	struct trap_record tr;
+	unsigned long pc, n, v;
+	char w[120];
+
+	trap_arm();
+	v = fn(addr, &pc);
+	n = trap_disarm(&tr);
+	snprintf(w, sizeof(w), "%s 0x%lx: one trap at the access, or none reading 0", what, addr);
+	if (!check_eq(T, w, (n == 1 && tr.sepc == pc) || (n == 0 && (fn == st_d || v == 0)), 1) || !n)
+		return;
+	snprintf(w, sizeof(w), "%s 0x%lx: scause %lu", what, addr, tr.scause);
+	check_eq(T, w, tr.scause == cause, 1);
+}
+
 /* @fn at @addr takes no trap; returns what it read. */
 static unsigned long expect_no_trap(const char *what, try_fn fn, unsigned long addr)
 {
@@ -367,10 +388,13 @@ static void a_imsic_widths(void)
 			for (unsigned long k = 0; k < ARRAY_SIZE(acc); k++) {
 				unsigned long a = IMSIC_BASE + pages[p] * IMSIC_PAGE + off;
 
+				unsigned long cause = acc[k].store ? EXC_STORE_ACCESS : EXC_LOAD_ACCESS;
+
 				/* the stores would write 0x5a5a5a5a: no identity either way */
-				expect_trap(acc[k].name, acc[k].fn, a,
-					    acc[k].store ? EXC_STORE_ACCESS : EXC_LOAD_ACCESS,
-					    acc[k].store ? EXC_STORE_ACCESS : EXC_LOAD_ACCESS, a);
+				if (off && acc[k].fn == (acc[k].store ? st_d : ld_d))
+					expect_trap_or_split(acc[k].name, acc[k].fn, a, cause);
+				else
+					expect_trap(acc[k].name, acc[k].fn, a, cause, cause, a);
 			}
 	/* misaligned words: one fault, access or misaligned */
 	expect_trap("misaligned lw", ld_w, IMSIC_BASE + 2, EXC_LOAD_ACCESS, EXC_LOAD_MISALIGNED, -1UL);

@@ -121,7 +121,7 @@ def test_aia_ipis_through_guest_files_do_not_exit(guests_built):
     never exit; only the slice timer's exits remain. The same payload's
     threshold, APLIC and illegal-access checks hold as in software."""
     run = run_carapace([spec("a", "aia", bootargs="rounds=1000 gfiles=1"), spec("p")],
-                       names=["a", "p"], extra=("--aia", "--aia-guests", "3"))
+                       names=["a", "p"], extra=("--aia", "--aia-guests", "3", "--icount"))
     assert_exit(run, EXIT_OK)
     m = GFILES_RE.search("\n".join(run.hyp))
     assert m and int(m.group(1)) == 3, run.hyp
@@ -137,7 +137,7 @@ def test_aia_more_vcpus_than_guest_files(guests_built):
     after their age). Every IPI still arrives exactly once, in both VMs."""
     run = run_carapace([spec("a", "aia", bootargs="rounds=400"),
                         spec("b", "aia", bootargs="rounds=400")],
-                       names=["a", "b"], extra=("--aia", "--aia-guests", "1"))
+                       names=["a", "b"], extra=("--aia", "--aia-guests", "1", "--icount"))
     assert_exit(run, EXIT_OK)
     m = GFILES_RE.search("\n".join(run.hyp))
     assert m and int(m.group(1)) == 1, run.hyp

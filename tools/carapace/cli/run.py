@@ -567,7 +567,10 @@ def host_config(args, vms, extra=(), spare=0, persist=None, incoming=None):
         if not shutil.which(tool):
             raise LaunchError(f"{tool} not found; run `make deps`")
     ctl_socket = ctl_socket_path(args.ctl_socket)
-    return HostConfig(aia_guests=aia_guests(args), aclint=args.aclint, hyp=args.hyp.absolute(), bios=args.bios.absolute(), mem=mem,
+    guest_files = aia_guests(args)
+    if guest_files and not args.icount:
+        print(f"carapace-run: warning: {GUEST_FILES_MTTCG}", file=sys.stderr)
+    return HostConfig(aia_guests=guest_files, aclint=args.aclint, hyp=args.hyp.absolute(), bios=args.bios.absolute(), mem=mem,
                       smp=args.smp, cpu=args.cpu, timeslice_us=args.timeslice_us,
                       icount=args.icount, batch=args.batch, extra=list(args.qemu_arg),
                       persist=args.persist if persist is None else persist,
@@ -576,6 +579,15 @@ def host_config(args, vms, extra=(), spare=0, persist=None, incoming=None):
                       selftest_hostio=args.selftest_hostio,
                       stream_socket=stream_socket_path(args.stream_socket, ctl_socket),
                       incoming=incoming, selftest_pci_irq=args.selftest_pci_irq)
+
+
+# QEMU 10.0.2's multi-threaded TCG updates a hart's hgeip (its guest files'
+# lines) without a lock, from every hart that stores into one of its files:
+# a guest file's line can stick high or low (docs/design-aia.md, "Stage 4 as
+# built"). One thread (-icount) has no race.
+GUEST_FILES_MTTCG = ("guest interrupt files under QEMU's multi-threaded TCG: QEMU 10.0.2 can "
+                     "lose or invent an AIA guest's external interrupts (its hgeip updates "
+                     "race between harts); add --icount for reliable runs")
 
 
 def check_irqchips(vms, host):
