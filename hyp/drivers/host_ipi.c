@@ -71,14 +71,16 @@ bool host_ipi_imsic(void)
 
 __attribute__((noinline)) void host_ipi_send(unsigned int hart)
 {
-	if (use_sswi || use_imsic) {
-		/* what the target reads after the interrupt (posted work, requests)
-		 * first: the ecall was a barrier of its own, a device store is not */
+	/* what the target reads after the interrupt (posted work, requests)
+	 * first: the ecall was a barrier of its own, a device store is not */
+	if (use_sswi) {
 		mem_before_io();
-		if (use_sswi)
-			*setssip[hart] = 1;
-		else
-			*s_file[hart] = HOST_IPI_EIID;	/* seteipnum_le, offset 0 */
+		*setssip[hart] = 1;
+		return;
+	}
+	if (use_imsic) {
+		mem_before_io();
+		*s_file[hart] = HOST_IPI_EIID;	/* seteipnum_le, offset 0 */
 		return;
 	}
 	sbi_send_ipi(1, fw_hartid[hart]);
@@ -91,7 +93,7 @@ bool host_ipi_claim_ext(void)
 
 void host_ipi_clear(void)
 {
-	if (use_imsic)
+	if (__builtin_expect(use_imsic, 0))	/* (the SSWI's path as it was) */
 		imsic_host_claim_top(HOST_IPI_EIID);
 	else
 		csr_clear(CSR_SIP, MIP_SSIP);
