@@ -8,7 +8,7 @@ virtual clock by 1 ns, so at QEMU virt's 10 MHz timebase one `rdtime` tick is
 payload or kernel directly on QEMU + OpenSBI) are measured in the same run.
 Writes build/bench/results.json and build/bench/ratios.png (gnuplot).
 
-Usage: scripts/bench.py [STEP ...]  (steps: micro switch cfi_violation linux_boot
+Usage: scripts/bench.py [STEP ...]  (steps: micro ipi_latency_aia switch cfi_violation linux_boot
 snapshot stream live_snapshot migration disk_move fairness exit_cost footprint
 disk net disk_io net_io disk_boot; default all). A run of some steps only
 writes build/bench/results-partial.json instead of results.json.
@@ -52,6 +52,11 @@ ICOUNT = ["-icount", "shift=0,align=off"]
 # the machine of the bare runs: the launcher's default (tools/carapace/launcher.py
 # PLIC_MACHINE), so both sides of every ratio run on the same board
 MACHINE = "virt,aclint=on"
+# the AIA machine (ipi_latency_aia): QEMU virt with an APLIC and IMSICs, and
+# the guest interrupt files per hart design-aia.md's stage 7 makes the
+# default, for both sides of the ratio
+AIA_GUESTS = 3
+AIA_MACHINE = f"virt,aia=aplic-imsic,aia-guests={AIA_GUESTS}"
 INSNS_PER_TICK = 100
 BENCH_RE = re.compile(r"BENCH (\S+) ([0-9.]+)")
 
@@ -60,10 +65,11 @@ def say(msg):
     print(f"[bench] {msg}", flush=True)
 
 
-def bare(kernel, smp, append=None, initrd=None, timeout=600, extra=(), mem="512M", qemu=None):
+def bare(kernel, smp, append=None, initrd=None, timeout=600, extra=(), mem="512M", qemu=None,
+         machine=MACHINE):
     """Run @kernel as the S-mode kernel on QEMU + OpenSBI; return its console.
     @extra: more QEMU options (devices). @qemu: another QEMU binary."""
-    cmd = [qemu or QEMU, "-machine", MACHINE, "-cpu", CPU, "-smp", str(smp),
+    cmd = [qemu or QEMU, "-machine", machine, "-cpu", CPU, "-smp", str(smp),
            "-m", mem, "-display", "none", "-serial", "stdio", "-monitor", "none",
            "-bios", str(FW), "-kernel", str(kernel)] + ICOUNT + list(extra)
     if initrd:
@@ -161,6 +167,31 @@ def micro(results):
         if key in hyp:
             results[key] = {"what": what, "carapace": hyp[key], "bare": base.get(key),
                             "unit": "instructions"}
+
+
+def ipi_latency_aia(results):
+    """micro's IPI ping-pong on the AIA machine, sent as a kernel with an
+    IMSIC sends it: a store of identity 1 to the other hart's interrupt file
+    page, claimed through stopei (tests/bench/bench.c imsic_ipi=1). Under
+    Carapace the guest is an AIA VM (its vIMSIC: design-aia.md 3.6, 4); bare,
+    the payload uses the machine's own S files."""
+    args = "imsic_ipi=1 iters=20000"
+    say("IPI latency through the IMSIC: bare QEMU (aia=aplic-imsic) + OpenSBI (baseline)")
+    text = bare(PAYLOAD, 2, append=args, machine=AIA_MACHINE)
+    base = bench_lines(text)
+    if "ipi_latency_imsic" not in base:
+        raise RuntimeError("bare IMSIC ping-pong printed nothing:\n" + text[-3000:])
+    say("IPI latency through the IMSIC: under Carapace, an AIA VM on the AIA machine")
+    text = carapace([f"name=b,kernel={PAYLOAD},vcpus=2,irqchip=aia,bootargs={args}"], 2,
+                    extra=["--aia", "--aia-guests", str(AIA_GUESTS)])
+    hyp = bench_lines(text, "[b]")
+    if "ipi_latency_imsic" not in hyp:
+        raise RuntimeError("IMSIC ping-pong under Carapace printed nothing:\n" + text[-3000:])
+    results["ipi_latency_aia"] = {
+        "what": "IPI latency through the IMSIC (store to the target's file page, "
+                "claim through stopei), AIA machine",
+        "carapace": hyp["ipi_latency_imsic"], "bare": base["ipi_latency_imsic"],
+        "unit": "instructions"}
 
 
 def switch(results):
@@ -1718,8 +1749,8 @@ STEP_NEEDS = {"disk_io": (GUEST_KERNEL, IOBENCH), "net_io": (GUEST_KERNEL, IOBEN
 
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
-    steps = {f.__name__: f for f in (micro, switch, cfi_violation, linux_boot, snapshot,
-                                     stream, live_snapshot, migration, disk_move, fairness,
+    steps = {f.__name__: f for f in (micro, ipi_latency_aia, switch, cfi_violation, linux_boot,
+                                     snapshot, stream, live_snapshot, migration, disk_move, fairness,
                                      exit_cost, footprint, disk, net, disk_io, net_io,
                                      disk_boot)}
     chosen = sys.argv[1:] or list(steps)

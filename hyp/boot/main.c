@@ -176,24 +176,45 @@ static unsigned int dt_hart(unsigned long hartid)
 	return i;
 }
 
+/* Hart index @i's S-level IMSIC file, 0 if it has none (or no Ssaia). */
+static uint64_t imsic_s_file(unsigned int i)
+{
+	unsigned int h = dt_hart(harts[i].hartid);
+	uint32_t pos = h < host.nr_harts ? host.imsic_hart_index[h] : IMSIC_NO_HART;
+	uint64_t pa;
+
+	if (!hart_caps.ssaia || !host.imsic.present || pos == IMSIC_NO_HART)
+		return 0;
+	pa = imsic_s_file_pa(&host.imsic, pos);
+	return pa - host.imsic.base < host.imsic.size ? pa : 0;
+}
+
 /* Host IPIs through the ACLINT SSWI when every hart has one (one store, no
- * firmware call), else through SBI. By hart index, as harts[] orders them. */
+ * firmware call), else through the IMSIC when every hart has an S file (one
+ * store, the AIA machine), else through SBI. By hart index, as harts[] orders
+ * them. Before the other harts start: each enables the IPI's identity in
+ * its own file (setup_imsic_file()). */
 static void setup_host_ipis(void)
 {
 	unsigned long ids[HART_MAX];
-	uint64_t sswi[HART_MAX];
+	uint64_t sswi[HART_MAX], s_file[HART_MAX];
 
 	for (unsigned int i = 0; i < nr_harts; i++) {
 		unsigned int h = dt_hart(harts[i].hartid);
 
 		ids[i] = harts[i].hartid;
 		sswi[i] = h < host.nr_harts ? host.sswi_setssip[h] : 0;
+		s_file[i] = imsic_s_file(i);
 	}
 	host_ipi_init(ids, sswi, nr_harts);
 	if (host_ipi_sswi())
 		pr_info("host IPIs: ACLINT SSWI at 0x%lx", (unsigned long)sswi[0]);
+	else if (host_ipi_use_imsic(s_file, nr_harts))
+		pr_info("host IPIs: IMSIC, identity %u of each hart's S file (hart 0's at 0x%lx)",
+			HOST_IPI_EIID, (unsigned long)s_file[0]);
 	else
-		pr_info("host IPIs: SBI (no ACLINT SSWI for every hart in the DT)");
+		pr_info("host IPIs: SBI (no ACLINT SSWI or S-level IMSIC file for every hart "
+			"in the DT)");
 }
 
 /* AIA host interrupts: the CPU has the S-level AIA CSRs and the DT an
@@ -239,11 +260,13 @@ static bool setup_host_irqs(unsigned long hartid)
 }
 
 /* This hart's S-level interrupt file (AIA): cleared; delivering on hart 0,
- * the one that takes host interrupts. */
+ * the one that takes host interrupts, and on every hart when host IPIs come
+ * through it (then with the IPI's identity enabled). */
 static void setup_imsic_file(bool boot_hart)
 {
-	if (host_uses_aia())
-		imsic_host_hart_init(host.imsic.num_ids, boot_hart);
+	if (host_uses_aia() || host_ipi_imsic())
+		imsic_host_hart_init(host.imsic.num_ids, boot_hart || host_ipi_imsic());
+	host_ipi_hart_init();
 	/* a parked guest file's signal (SGEI) wakes its waiting vCPU */
 	if (imsic_gfiles_nr(this_hart()->index))
 		csr_set(CSR_HIE, MIP_SGEIP);
@@ -327,7 +350,6 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 		harts[nr_harts].index = nr_harts;
 		nr_harts++;
 	}
-	setup_host_ipis();
 	timebase_hz = host.timebase_hz;
 	entropy_init(host.rng_seed, host.rng_seed_len);
 	console_set_partial_flush(host.partial_flush_ms);
@@ -335,6 +357,7 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 	hart_caps.ssaia = host.isa_ssaia;
 	hart_caps.zimop = host.isa_zimop;
 	hart_caps.zcmop = host.isa_zcmop;
+	setup_host_ipis();	/* (the IMSIC's needs Ssaia) */
 	/* before any other hart runs: the streams' checksums */
 	if (host.isa_zbc)
 		choose_crc32c();

@@ -36,6 +36,7 @@
 #include <exit_action.h>
 #include <guest_time.h>
 #include <hart.h>
+#include <host_ipi.h>
 #include <vm.h>
 
 #define LP_WINDOW_GUARD_US	200
@@ -81,7 +82,7 @@ enum exit_action cfi_lp_redeliver(struct vcpu *v)
 	 * closes and count_delegated() looks at it */
 	csr_write(CSR_HEDELEG, BIT(EXC_SW_CHECK));
 	csr_set(CSR_HSTATUS, HSTATUS_VTSR);
-	csr_clear(CSR_SIE, MIP_SSIP);	/* kicks wait; SEIE (hart 0) stays */
+	host_ipi_hold();	/* kicks wait; hart 0's devices do not */
 	/* (a timer write costs: only when the slice would end too soon) */
 	v->lp_window.timer_moved = slice_end < guard_end;
 	if (v->lp_window.timer_moved)
@@ -146,7 +147,7 @@ static inline __attribute__((always_inline)) void window_close(struct vcpu *v)
 	release_irqs(v);
 	csr_write(CSR_HEDELEG, v->vm->hedeleg);
 	csr_clear(CSR_HSTATUS, HSTATUS_VTSR);
-	csr_set(CSR_SIE, MIP_SSIP);
+	host_ipi_release();
 	/* the slice ends when it would have: a guest that opens windows back
 	 * to back cannot stretch it (if it has passed, the timer fires at once) */
 	if (v->lp_window.timer_moved)
@@ -203,7 +204,7 @@ bool cfi_lp_window_exit(struct vcpu *v, unsigned long cause, unsigned long insn,
 		 * shootdown) at once. Then the fault is owed and the timer exit
 		 * goes on as usual: host services, slice end, scheduler. */
 		if (v->lp_window.rearms >= LP_WINDOW_MAX_REARMS ||
-		    (csr_read(CSR_SIP) & MIP_SSIP)) {
+		    host_ipi_pending()) {
 			note_owed(v);
 			window_close(v);
 			v->cfi_stats.lp_windows_cut++;
@@ -255,7 +256,7 @@ void cfi_lp_window_exit_seen(struct vcpu *v)
 	/* this exit already cost the guest its SPELP if the handler had not read
 	 * it yet (Q4/Q5): holding IPIs off longer protects nothing */
 	if (v->g.ctx.sepc != v->lp_window.pc)
-		csr_set(CSR_SIE, MIP_SSIP);
+		host_ipi_release();
 }
 
 void cfi_lp_window_drop(struct vcpu *v)
@@ -267,5 +268,5 @@ void cfi_lp_window_drop(struct vcpu *v)
 		note_owed_if_irq_first(v, csr_read(CSR_VSCAUSE));
 	v->lp_window.open = false;
 	release_irqs(v);
-	csr_set(CSR_SIE, MIP_SSIP);
+	host_ipi_release();
 }

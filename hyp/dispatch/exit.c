@@ -10,6 +10,7 @@
 #include <guest_mem.h>
 #include <hart.h>
 #include <hart_service.h>
+#include <host_ipi.h>
 #include <imsic_files.h>
 #include <host_irq.h>
 #include <mmio.h>
@@ -369,9 +370,22 @@ struct exit_verdict vcpu_exit_deferred(struct vcpu *v)
 	return exit_next(a.insn_len);	/* the decoded length: 2 when compressed */
 }
 
+/* A host IPI (a kick), whichever way it came: posted work is applied
+ * before re-entry. */
+static enum exit_action exit_host_ipi(struct hart *h)
+{
+	hart_service();
+	if (__builtin_expect(sched_host_turn_wanted, 0) && h->index == 0) {
+		sched_host_turn_wanted = false;
+		sched_host_poll();	/* sched_want_host_turn() */
+	}
+	return EXIT_RESUME;
+}
+
 static enum exit_action exit_irq(struct vcpu *v, unsigned long irq)
 {
 	struct hart *h = this_hart();
+	bool ipi;
 
 	switch (irq) {
 	case IRQ_S_TIMER:
@@ -383,18 +397,16 @@ static enum exit_action exit_irq(struct vcpu *v, unsigned long irq)
 		sched_arm_slice();
 		return EXIT_RESUME;
 	case IRQ_S_SOFT:
-		/* a kick: posted work is applied before re-entry */
 		csr_clear(CSR_SIP, MIP_SSIP);
-		hart_service();
-		if (__builtin_expect(sched_host_turn_wanted, 0) && h->index == 0) {
-			sched_host_turn_wanted = false;
-			sched_host_poll();	/* sched_want_host_turn() */
-		}
-		return EXIT_RESUME;
+		return exit_host_ipi(h);
 	case IRQ_S_EXT:
-		/* a host device (hart 0 only: no other hart enables SEIE) */
-		host_irq_handle();
-		return EXIT_RESUME;
+		/* a host IPI through the IMSIC (any hart: identity HOST_IPI_EIID,
+		 * the top one) and a host device (hart 0 only: the other harts'
+		 * S files enable the IPI's identity alone) */
+		ipi = host_ipi_claim_ext();
+		if (h->index == 0)
+			host_irq_handle();
+		return ipi ? exit_host_ipi(h) : EXIT_RESUME;
 	case IRQ_SGEI:
 		/* a parked guest file of a waiting vCPU signalled: it is runnable */
 		if (imsic_files_sgei())

@@ -78,7 +78,16 @@ static int aplic_enable(uint32_t irq, uint32_t type, unsigned int slot, uint32_t
 
 static uint32_t aplic_claim(void)
 {
-	return imsic_host_claim();
+	uint32_t id = imsic_host_claim();
+
+	/* the host IPI is no device's: it stays pending for the IPI path
+	 * (host_ipi_claim_ext()), and the devices wait behind it, being of
+	 * lower priority */
+	if (id == HOST_IPI_EIID) {
+		imsic_host_set_pending(id);
+		return 0;
+	}
+	return id;
 }
 
 static void aplic_complete(uint32_t irq, uint32_t type, uint32_t token)

@@ -36,6 +36,34 @@ void imsic_host_enable(uint32_t id)
 	csr_set(CSR_SIREG, 1UL << (id % 64));
 }
 
+void imsic_host_disable(uint32_t id)
+{
+	csr_write(CSR_SISELECT, ISELECT_EIE0 + 2 * (id / 64));
+	csr_clear(CSR_SIREG, 1UL << (id % 64));
+}
+
+bool imsic_host_pending(uint32_t id)
+{
+	csr_write(CSR_SISELECT, ISELECT_EIP0 + 2 * (id / 64));
+	return csr_read(CSR_SIREG) >> (id % 64) & 1;
+}
+
+void imsic_host_set_pending(uint32_t id)
+{
+	csr_write(CSR_SISELECT, ISELECT_EIP0 + 2 * (id / 64));
+	csr_set(CSR_SIREG, 1UL << (id % 64));
+}
+
+bool imsic_host_claim_top(uint32_t id)
+{
+	if (((csr_read(CSR_STOPEI) >> TOPEI_ID_SHIFT) & TOPEI_ID_MASK) != id)
+		return false;
+	/* a higher identity could have come between the two only if @id were
+	 * not the highest priority; only this hart claims from its file */
+	csr_write(CSR_STOPEI, 0);
+	return true;
+}
+
 uint32_t imsic_host_claim(void)
 {
 	/* read and claim in one csrrw: a write claims whatever is on top at that

@@ -112,8 +112,10 @@ void host_irq_handle(void);
 
 /** host_irq_poll() - host_irq_handle() if anything is registered and the
  *  hart has a supervisor external interrupt pending (sip.SEIP: the PLIC's
- *  context, or the S file's top identity, on AIA); true if it had (a
- *  handler ran, or at least the controller was asked). */
+ *  context, or the S file's top identity, on AIA); true if a source was
+ *  claimed (a handler ran, or an unknown one was completed). On AIA the host
+ *  IPI identity (HOST_IPI_EIID) is never claimed here: it stays pending,
+ *  and sip.SEIP with it, for the IPI path (host_ipi.h). */
 bool host_irq_poll(void);
 
 /** host_irq_polling() - true while host_irq_poll() dispatches (a handler

@@ -12,6 +12,10 @@
 #define IMSIC_MAX_GUEST_BITS	6		/* riscv,guest-index-bits: 0..6 */
 #define IMSIC_MAX_FILES		7		/* guest files per hart Carapace would use */
 #define IMSIC_NO_HART		UINT32_MAX
+/* Identity 1 of every hart's S file: host IPIs, where they go through the
+ * IMSIC (host_ipi.h; docs/design-aia.md 2.5). The highest priority there is,
+ * never a device's (those are HOST_IRQ_EIID_BASE and up). */
+#define HOST_IPI_EIID		1
 
 /* The S-level IMSIC node: one register range (one group) holding each hart's
  * S file, followed by its guest files, at a stride of 4 KiB << guest_bits. */
@@ -40,9 +44,25 @@ void imsic_host_hart_init(uint32_t num_ids, bool deliver);
  *  interrupt (its eie bit). */
 void imsic_host_enable(uint32_t id);
 
+/** imsic_host_disable() - the reverse: @id stays pending but cannot interrupt. */
+void imsic_host_disable(uint32_t id);
+
+/** imsic_host_pending() - true if identity @id of this hart's S file is
+ *  pending (enabled or not). */
+bool imsic_host_pending(uint32_t id);
+
+/** imsic_host_set_pending() - make @id pending in this hart's S file, as an
+ *  MSI to it would (through sireg: no store to its page). */
+void imsic_host_set_pending(uint32_t id);
+
 /** imsic_host_claim() - the top pending and enabled identity of this hart's S
  *  file, claimed (its pending bit cleared) in the same instruction; 0: none. */
 uint32_t imsic_host_claim(void);
+
+/** imsic_host_claim_top() - claim the top identity only if it is @id (the
+ *  highest priority one there is, HOST_IPI_EIID: nothing can overtake it
+ *  between the read and the claim); true if it was claimed. */
+bool imsic_host_claim_top(uint32_t id);
 
 /* Guest interrupt files (docs/design-aia.md 2.2, 3.7). A hart's guest file f
  * is the page f after its S file; the files Carapace uses are 1..the hart's

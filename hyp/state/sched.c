@@ -300,14 +300,15 @@ bool sched_wait_loaded(struct hart *h, struct vcpu *v, uint64_t not_after)
 	csr_write(CSR_STIMECMP, deadline);
 	/* its own wake-ups need no test here: a posted interrupt comes with an
 	 * IPI to this hart (vcpu_kick(): it is on it), which leaves SSIP pending
-	 * if it came first, and a timer due already is in stimecmp */
+	 * if it came first (SEIP on the AIA machine: host_ipi.h), and a timer
+	 * due already is in stimecmp */
 	if (atomic_load(&wake_gen) == gen &&
 	    !(csr_read(CSR_SIP) & (MIP_SSIP | MIP_STIP | MIP_SEIP)))
 		asm volatile("wfi");
 	h->idle_wakeups++;
 	__atomic_fetch_and(&idle_harts, ~(1UL << h->index), __ATOMIC_SEQ_CST);
 	csr_write(CSR_STIMECMP, -1UL);
-	csr_clear(CSR_SIP, MIP_SSIP);
+	host_ipi_clear();
 	if (atomic_load(&wake_gen) == gen)
 		return true;
 	h->left_idle = true;	/* its pick passes the wake-up on, as after sched_idle() */
@@ -348,5 +349,5 @@ void sched_idle(struct hart *h, uint64_t now, unsigned long gen, uint64_t not_af
 	__atomic_fetch_and(&idle_harts, ~(1UL << h->index), __ATOMIC_SEQ_CST);
 	h->left_idle = true;
 	csr_write(CSR_STIMECMP, -1UL);
-	csr_clear(CSR_SIP, MIP_SSIP);
+	host_ipi_clear();
 }

@@ -10,7 +10,9 @@
  * first, to measure the CFI state switch), cost=1 (the largest work one exit
  * of each kind can ask of the hypervisor: docs/performance.md, "Work per
  * exit"), reboot=1 (print the time, then reboot the VM: the reset's cost is
- * the time from one boot's REBOOT line to the next boot's BOOT line).
+ * the time from one boot's REBOOT line to the next boot's BOOT line),
+ * imsic_ipi=1 (only the IPI ping-pong, sent through the IMSIC: an AIA VM, or
+ * bare QEMU virt with aia=aplic-imsic).
  */
 #include "libguest.h"
 
@@ -139,6 +141,131 @@ static void bench_ipi(unsigned long n)
 		}
 	}
 	report_bench("ipi_latency", (rdtime() - t0) / 2, n);
+}
+
+/* ---- the same ping-pong through the IMSIC (imsic_ipi=1) ----
+ * As a Linux kernel with an IMSIC sends its IPIs: a 32-bit store of identity 1
+ * to the target's S-level interrupt file page, taken as an external interrupt
+ * and claimed through stopei. QEMU virt's S files (bare) and an AIA VM's
+ * (docs/design-aia.md 3.1) both start at 0x28000000, hart ids 0.. being the
+ * files' positions on both; a hart's stride is 4 KiB << the node's
+ * riscv,guest-index-bits (bare QEMU with aia-guests: a hart's guest files
+ * follow its S file; an AIA VM's has none). */
+#define IMSIC_S_BASE	0x28000000UL
+#define IMSIC_PAGE	0x1000UL
+#define ISEL_EIDELIVERY	0x70
+#define ISEL_EITHRESHOLD 0x72
+#define ISEL_EIE0	0xc0
+#define IMSIC_IPI_ID	1
+
+static void imsic_ireg_write(unsigned long isel, unsigned long v)
+{
+	csr_write(CSR_SISELECT, isel);
+	csr_write(CSR_SIREG, v);
+}
+
+static unsigned long imsic_stride = IMSIC_PAGE;
+
+/* the S-level IMSIC node's stride between harts; false if there is none */
+static bool imsic_find(void)
+{
+	int soc = fdt_path_offset("/soc");
+
+	for (int n = soc < 0 ? -1 : fdt_first_child(soc); n >= 0; n = fdt_next_sibling(n)) {
+		const void *bits;
+		int len;
+
+		if (strcmp(fdt_node_name(n), "interrupt-controller@28000000"))
+			continue;
+		bits = fdt_getprop(n, "riscv,guest-index-bits", &len);
+		if (bits && len == 4)
+			imsic_stride = IMSIC_PAGE << fdt_read_cells(bits, 1);
+		return true;
+	}
+	return false;
+}
+
+static void imsic_send_ipi(unsigned long hart)
+{
+	/* as a kernel's writel(): its stores before the IPI first */
+	asm volatile("fence w, o" ::: "memory");
+	*(volatile uint32_t *)(IMSIC_S_BASE + hart * imsic_stride) = IMSIC_IPI_ID;
+}
+
+/* this hart's file: delivering, identity 1 enabled, sie.SEIE */
+static void imsic_file_init(void)
+{
+	imsic_ireg_write(ISEL_EIDELIVERY, 1);
+	imsic_ireg_write(ISEL_EITHRESHOLD, 0);
+	imsic_ireg_write(ISEL_EIE0, 1UL << IMSIC_IPI_ID);
+	csr_set(CSR_SIE, MIP_SEIP);
+}
+
+static void on_imsic(unsigned long irq)
+{
+	unsigned long id;
+
+	(void)irq;
+	/* csrrw: read and claim in one instruction */
+	for (;;) {
+		asm volatile("csrrw %0, " __stringify(CSR_STOPEI) ", zero" : "=r"(id) :: "memory");
+		id >>= 16;
+		if (!id)
+			break;
+		if (id != IMSIC_IPI_ID)
+			continue;
+		if (current_hartid() == other_hart)
+			imsic_send_ipi(me_hart);
+		else
+			WRITE_ONCE(pongs, pongs + 1);
+	}
+}
+
+static void imsic_ipi_target(unsigned long hartid, unsigned long opaque)
+{
+	(void)hartid;
+	(void)opaque;
+	imsic_file_init();
+	csr_set(CSR_SSTATUS, SR_SIE);
+	WRITE_ONCE(other_ready, 1);
+	for (;;)
+		wfi();
+}
+
+/* bench_ipi()'s ping-pong, each IPI one store to the other hart's file */
+static void bench_ipi_imsic(unsigned long n)
+{
+	unsigned long t0;
+
+	me_hart = current_hartid();
+	other_hart = other_hartid();
+	if (other_hart == -1UL) {
+		printf("INFO: ipi latency needs 2 harts\n");
+		return;
+	}
+	if (!imsic_find()) {
+		printf("INFO: no S-level IMSIC at 0x%lx\n", IMSIC_S_BASE);
+		return;
+	}
+	trap_set_irq(IRQ_S_EXT, on_imsic);
+	if (hart_start(other_hart, imsic_ipi_target, 0) ||
+	    !wait_for(READ_ONCE(other_ready), 1000000)) {
+		printf("INFO: hart %lu did not start\n", other_hart);
+		return;
+	}
+	imsic_file_init();
+	t0 = rdtime();
+	for (unsigned long i = 0; i < n; i++) {
+		unsigned long want = pongs + 1;
+
+		imsic_send_ipi(other_hart);
+		while (READ_ONCE(pongs) != want) {
+			wfi();
+			csr_set(CSR_SSTATUS, SR_SIE);
+			csr_clear(CSR_SSTATUS, SR_SIE);
+		}
+	}
+	report_bench("ipi_latency_imsic", (rdtime() - t0) / 2, n);
 }
 
 /* Calls before the timed ones: the other VM starts on this hart at the same
@@ -327,6 +454,8 @@ void test_main(unsigned long hartid)
 		bench_cost_mmio(n / 100 + 1);
 		bench_cost_first_touch();
 		bench_cost_rfence_running(n / 10 + 1);
+	} else if (bootarg_ulong("imsic_ipi", 0)) {
+		bench_ipi_imsic(n / 100 ? n / 100 : 1);
 	} else if (mode_switch) {
 		bench_switch(n);
 	} else {

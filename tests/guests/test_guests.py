@@ -227,23 +227,28 @@ IPI_ROUNDS = 200
 
 
 @pytest.mark.quick
-@pytest.mark.parametrize("machine", ["aclint", "no-aclint"])
+@pytest.mark.parametrize("machine", ["aclint", "no-aclint", "aia"])
 def test_ipis_to_a_vcpu_waiting_in_place(guests_built, machine):
     """sbi_ipi with rounds=: one vCPU sends IPI_ROUNDS IPIs to the other,
     asleep in WFI between them, with a hart each and nothing else to run.
     Each is delivered once, and each ends a wait that kept the sleeper
     loaded on its hart (the VM's `wfi ... in place` count: docs/
-    architecture.md, "Waiting in place"). On both host IPI paths: the SSWI
-    store of the default machine, and SBI through the firmware without
-    it (--no-aclint); the boot log says which ran."""
-    extra = ("--no-aclint",) if machine == "no-aclint" else ()
+    architecture.md, "Waiting in place"). On the three host IPI paths: the
+    SSWI store of the default machine, SBI through the firmware without it
+    (--no-aclint), and the store to the target's S-level IMSIC file on the
+    AIA machine (its external interrupt doing what the SSWI's SSIP does);
+    the boot log says which ran."""
+    extra = {"aclint": ("--plic",), "no-aclint": ("--plic", "--no-aclint"),
+             "aia": ("--aia",)}[machine]
     run = run_carapace([vm_spec("t", "sbi_ipi", 2, f"rounds={IPI_ROUNDS}")], names=["t"],
                        extra=extra)
     assert_exit(run, EXIT_OK)
     check_report(run.guests["t"], "sbi_ipi rounds",
                  ["PASS: ipi: IPIs to a vCPU waiting in WFI, each delivered"])
-    path = ("host IPIs: ACLINT SSWI at 0x2f00000" if machine == "aclint" else
-            "host IPIs: SBI (no ACLINT SSWI for every hart in the DT)")
+    path = {"aclint": "host IPIs: ACLINT SSWI at 0x2f00000",
+            "no-aclint": "host IPIs: SBI (no ACLINT SSWI or S-level IMSIC file for every hart",
+            "aia": "host IPIs: IMSIC, identity 1 of each hart's S file (hart 0's at "
+                   "0x28000000)"}[machine]
     assert any(path in line for line in run.hyp), run.out
     counts = stats(run, "t")
     assert counts["wfi_in_place"] >= IPI_ROUNDS, counts

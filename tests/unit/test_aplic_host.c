@@ -365,3 +365,34 @@ TEST(host_irq_aia_table_full_and_identities_stay_in_range)
 	for (uint32_t i = 1; i <= HOST_IRQ_MAX_HANDLERS; i++)
 		EXPECT_EQ(host_irq_register(i, handler, (void *)(uintptr_t)i), 0);
 }
+
+/* The host IPI's identity (HOST_IPI_EIID, host_ipi.c) is no device's: the
+ * device loop leaves it pending for the IPI path, whether it was there
+ * before the call or came in its middle, and claims the devices behind it
+ * only once it is gone; a poll that finds only it says so (false). */
+TEST(host_irq_aia_leaves_the_host_ipi_identity_pending)
+{
+	setup();
+	EXPECT_EQ(host_irq_register(33, handler, (void *)33), 0);
+	lower_on_call[33] = true;
+	imsic_host_enable(HOST_IPI_EIID);
+	fake_imsic_send(HOST_IPI_EIID);
+	EXPECT_FALSE(host_irq_poll());
+	EXPECT_TRUE(fake_imsic_pending(HOST_IPI_EIID));
+	EXPECT_EQ(host_irq_get_stats().unknown, 0);
+	EXPECT_EQ(host_irq_get_stats().polled, 0);
+	/* a device behind it waits: the IPI is on top */
+	line(33, true);
+	host_irq_handle();
+	EXPECT_EQ(calls[33], 0);
+	EXPECT_TRUE(fake_imsic_pending(HOST_IPI_EIID));
+	EXPECT_TRUE(fake_imsic_pending(HOST_IRQ_EIID_BASE));
+	/* once the IPI path has taken it, the device's turn */
+	EXPECT_TRUE(imsic_host_claim_top(HOST_IPI_EIID));
+	EXPECT_FALSE(imsic_host_claim_top(HOST_IPI_EIID));	/* the top is the device's now */
+	EXPECT_TRUE(fake_imsic_pending(HOST_IRQ_EIID_BASE));
+	EXPECT_TRUE(host_irq_poll());
+	EXPECT_EQ(calls[33], 1);
+	EXPECT_EQ(host_irq_get_stats().handled, 1);
+	EXPECT_EQ(host_irq_get_stats().unknown, 0);
+}

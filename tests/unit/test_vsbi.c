@@ -15,12 +15,26 @@
 #include <fwft.h>
 #include <hartmask.h>
 #include <hart.h>
+#include <host_ipi.h>
+#include <imsic.h>
+#include <sbi_client.h>
 #include <trap_inject.h>
 #include <vm.h>
 #include <vsbi.h>
+#include "fake_imsic.h"
 #include "test.h"
 
 /* ---- stubs ---- */
+
+/* host IPIs (hyp/drivers/host_ipi.c, linked) are held and looked at here,
+ * never sent */
+long sbi_send_ipi(unsigned long hart_mask, unsigned long hart_mask_base)
+{
+	(void)hart_mask;
+	(void)hart_mask_base;
+	EXPECT_TRUE(!"a host IPI sent");
+	return 0;
+}
 
 struct hart_caps hart_caps;
 uint64_t timebase_hz = 10000000;
@@ -826,6 +840,7 @@ TEST(cfi_swcheck_redelivers_lp_where_sret_loses_spelp)
 
 /* @hvip and @vstimecmp: the guest's interrupts and timer when it faulted */
 static unsigned long window_htimedelta;	/* guest time - host time while it opens */
+static void (*window_host)(void);	/* the host's set-up, after the CSR file's reset */
 
 static struct vcpu *open_window_with(enum cfi_policy policy, unsigned long hvip,
 				     unsigned long vstimecmp)
@@ -839,6 +854,8 @@ static struct vcpu *open_window_with(enum cfi_policy policy, unsigned long hvip,
 	fake_csr[CSR_HEDELEG] = vm.hedeleg = 0x1ff;
 	fake_csr[CSR_HSTATUS] = HSTATUS_SPV;
 	fake_csr[CSR_SIE] = MIP_SSIP | MIP_STIP;
+	if (window_host)
+		window_host();
 	fake_csr[CSR_STIMECMP] = fake_time + 50000;
 	v->henvcfg = 0;
 	v->g.ctx.sepc = 0x1000;
@@ -936,6 +953,45 @@ TEST(cfi_lp_window_gives_way_to_a_host_ipi)
 	EXPECT_FALSE(v->lp_window.open);
 	EXPECT_TRUE(v->lp_window.owed);
 	fake_csr[CSR_SIP] = 0;
+}
+
+/* The same on the AIA machine, host IPIs through the IMSIC (host_ipi.h): the
+ * window holds them by their identity's enable bit, not sie (hart 0's
+ * devices still interrupt), a pending one cuts it short the same way, and it
+ * interrupts again once the window is closed. */
+static void imsic_host_ipis(void)
+{
+	fake_imsic_install(255);
+	imsic_host_hart_init(255, true);
+	host_ipi_hart_init();
+}
+
+TEST(cfi_lp_window_holds_and_gives_way_to_an_imsic_host_ipi)
+{
+	static uint32_t pages[2];
+	uint64_t files[2] = { (uintptr_t)&pages[0], (uintptr_t)&pages[1] };
+	unsigned long ids[2] = { 0, 1 };
+	struct vcpu *v;
+	enum exit_action act = EXIT_YIELD;
+
+	host_ipi_init(ids, NULL, 2);
+	EXPECT_TRUE(host_ipi_use_imsic(files, 2));
+	window_host = imsic_host_ipis;
+	v = open_window(CFI_POLICY_TRAP);
+	window_host = NULL;
+	EXPECT_FALSE(fake_imsic_enabled(HOST_IPI_EIID));
+	EXPECT_TRUE(fake_csr[CSR_SIE] & MIP_SEIP);
+	v->g.ctx.sepc = 0x1000;
+	EXPECT_TRUE(cfi_lp_window_exit(v, CAUSE_IRQ_FLAG | IRQ_S_TIMER, 0, &act));
+	EXPECT_TRUE(v->lp_window.open);		/* nothing waiting: kept */
+	fake_imsic_send(HOST_IPI_EIID);
+	EXPECT_FALSE(fake_csr_read(CSR_SIP) & MIP_SEIP);	/* held: no signal */
+	EXPECT_FALSE(cfi_lp_window_exit(v, CAUSE_IRQ_FLAG | IRQ_S_TIMER, 0, &act));
+	EXPECT_FALSE(v->lp_window.open);
+	EXPECT_TRUE(v->lp_window.owed);
+	EXPECT_TRUE(fake_imsic_enabled(HOST_IPI_EIID));	/* given back */
+	EXPECT_TRUE(fake_csr_read(CSR_SIP) & MIP_SEIP);
+	host_ipi_init(ids, NULL, 2);		/* the other tests' machine: SBI */
 }
 
 /* No guest interrupt may come before the re-delivered fault: one would find

@@ -27,7 +27,8 @@ unit-src-test_gstage := hyp/mm/gstage.c
 unit-src-test_fdt_host := hyp/fdt/fdt_host.c hyp/drivers/pci_host.c
 unit-src-test_vsbi := hyp/vsbi/vsbi.c hyp/lib/hartmask.c hyp/vsbi/vsbi_fwft.c hyp/state/fwft.c hyp/state/cfi_state.c \
 	hyp/cfi/lp_redeliver.c hyp/cfi/violation.c \
-	hyp/cfi/swcheck.c
+	hyp/cfi/swcheck.c hyp/drivers/host_ipi.c hyp/drivers/imsic_host.c hyp/lib/imsic_file.c \
+	tests/unit/fake_imsic.c
 unit-src-test_susp := hyp/vsbi/vsbi_susp.c hyp/vsbi/vsbi_hsm.c
 unit-src-test_printf := hyp/lib/printf.c
 unit-src-test_json := hyp/lib/json.c
@@ -93,6 +94,9 @@ unit-libfdt-test_fdt_host_aclint := y
 UNIT_TESTS += test_aplic_host
 unit-src-test_aplic_host := hyp/drivers/aplic_host.c hyp/drivers/imsic_host.c \
 	hyp/drivers/host_irq.c tests/unit/fake_imsic.c hyp/lib/imsic_file.c
+UNIT_TESTS += test_host_ipi
+unit-src-test_host_ipi := hyp/drivers/host_ipi.c hyp/drivers/imsic_host.c hyp/lib/imsic_file.c \
+	tests/unit/fake_imsic.c
 UNIT_TESTS += test_imsic_host
 unit-src-test_imsic_host := hyp/drivers/imsic_host.c hyp/lib/imsic_file.c tests/unit/fake_imsic.c
 UNIT_TESTS += test_imsic_file
