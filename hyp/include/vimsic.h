@@ -6,8 +6,10 @@
 #ifndef HYP_VIMSIC_H
 #define HYP_VIMSIC_H
 #include <types.h>
+#include <snap_table.h>
 
 struct vcpu;
+struct vm;
 
 /* identities per file an AIA VM gets (QEMU virt's riscv,num-ids) */
 #define VIMSIC_IDS	255
@@ -24,6 +26,16 @@ int vimsic_rmw(struct vcpu *v, uint64_t isel, uint64_t *old, uint64_t val, uint6
 /** vimsic_topei() - the guest's stopei access: the value read, and with
  *  @claim the top identity's pending bit cleared; then ext_irq recomputed. */
 uint64_t vimsic_topei(struct vcpu *v, bool claim);
+/* The IMSIC record of a VCPU section (include/abi/snapshot_records.h,
+ * SNAP_REC_IMSIC): save, check, and load into the software file (ext_irq
+ * from its signal); a PLIC VM's record is all zero. */
+extern const struct snap_record_ops vimsic_record;
+/** vimsic_record_fits() - what a record alone cannot say: NULL if the IMSIC
+ *  record @rec (struct snap_rec_imsic, checked) of vCPU @id fits @vm, whose
+ *  vCPUs below @id are loaded (every file has as many identities as vCPU
+ *  0's); else why not, *@offset the field's in struct snap_vcpu. */
+const char *vimsic_record_fits(const struct vm *vm, unsigned int id, const void *rec,
+			       uint32_t *offset);
 /** vimsic_reset() - power-on file (VM boot and reboot): nothing pending, delivery off. */
 void vimsic_reset(struct vcpu *v);
 #endif

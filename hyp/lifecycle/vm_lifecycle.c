@@ -144,9 +144,7 @@ int vm_reset(struct vm *vm)
 		return -HYP_EINVAL;
 	}
 	for (unsigned int i = 0; i < vdev_count; i++)
-		vdev_all[i]->reset(vm);
-	if (vm_is_aia(vm))
-		vaplic_reset(vm);
+		vdev_all[i]->reset(vm);	/* the APLIC's too (aplic_ops) */
 	vio_reset_all(vm);
 	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++) {
 		struct vcpu *v = &vm->vcpus[i];
@@ -322,11 +320,10 @@ int vm_alloc(const struct vm_desc *d, bool need_images, struct vm **out, const c
 	}
 	vm_ram_init(vm);
 	for (unsigned int i = 0; i < vdev_count; i++)
-		vdev_all[i]->reg(vm);	/* fixed windows that cannot clash */
-	if (vm_is_aia(vm)) {	/* in place of the PLIC's window */
+		vdev_all[i]->reg(vm);	/* fixed windows that cannot clash: the PLIC's,
+					 * or the APLIC's of an AIA VM */
+	if (vm_is_aia(vm))	/* in place of the PLIC's window too */
 		vimsic_mmio_register(vm);
-		vaplic_register(vm);
-	}
 	if (vm_io_attach(vm, d, why)) {
 		vio_detach_all(vm);
 		mm_free(vm->meta_hpa, vm_meta_size(d->memory));
