@@ -16,6 +16,7 @@
 #include <log.h>
 #include <snapshot.h>
 #include <vdev.h>
+#include <vimsic.h>
 #include <vm.h>
 #include <vm_lifecycle.h>
 #include "../fuzz/fuzz_restore_host.h"
@@ -63,6 +64,10 @@ static void base(uint32_t features, struct snap_config *c, struct snap_vcpu *s)
 	tmpl.cfg.nr_vcpus = 1;
 	tmpl.cfg.cfi_policy = CFI_POLICY_TRAP;
 	tmpl.cfg.features = features;
+	if (features & SNAP_FEAT_AIA) {
+		tmpl.cfg.irqchip = VM_IRQCHIP_AIA;
+		tmpl.cfg.imsic_ids = VIMSIC_IDS;
+	}
 	tmpl.cfg.vs_sv = 39;
 	tmpl.cfg.boot_count = 1;
 	tmpl.vcpus[0].vm = &tmpl;
@@ -147,8 +152,9 @@ static void set(void *rec, size_t offset, size_t size, uint64_t v)
 	uint8_t b = (uint8_t)v;
 	uint32_t w = (uint32_t)v;
 
+	/* an array's first element (its size: the whole array's) */
 	memcpy((uint8_t *)rec + offset, size == 1 ? (void *)&b : size == 4 ? (void *)&w : (void *)&v,
-	       size);
+	       size == 1 || size == 4 ? size : sizeof(v));
 }
 
 struct legal_case {
@@ -170,6 +176,7 @@ struct legal_case {
 #define AT_HSM(f)	AT_REC(hsm, f)
 #define AT_STA(f)	AT_REC(sta, f)
 #define AT_PMU(f)	AT_REC(pmu, f)
+#define AT_IMSIC(f)	AT_REC(imsic, f)
 #define CASE(rec, f, value, features, refused) \
 	{ #rec " " #f " = " #value, !strcmp(#rec, "CONFIG"), AT_##rec(f), value, features, refused },
 static const struct legal_case cases[] = { SNAP_LEGAL_CASES(CASE) };
@@ -246,7 +253,7 @@ TEST(each_illegal_device_field_is_refused_by_name_at_its_byte)
 				      "none");
 			continue;
 		}
-		base(SNAP_FEAT_ALL, &c, &s);
+		base(strcmp(k->model, "aplic") ? ISA_ALL : AIA_ALL, &c, &s);
 		at = f->offset + k->index * f->width;
 		snap_put((uint8_t *)devs[dev] + at, f->width, k->value);
 		restore(build(&c, &s));
@@ -301,7 +308,7 @@ TEST(device_save_writes_what_a_restore_accepts)
 	uint8_t payload[SNAP_DEVICE_MAX];
 	uint32_t offset;
 
-	base(SNAP_FEAT_ALL, &c, &s);
+	base(ISA_ALL, &c, &s);
 	tmpl.uart.s.rx_head = 300;
 	tmpl.uart.s.rx_tail = 100;
 	tmpl.uart.s.ier = 0xff;			/* never so in the model: masked */
@@ -326,7 +333,7 @@ TEST(restore_installs_the_hypervisors_fs_and_the_guests_trap_bits)
 	struct snap_config c;
 	struct snap_vcpu s;
 
-	base(SNAP_FEAT_ALL, &c, &s);
+	base(ISA_ALL, &c, &s);
 	s.core.sstatus = SR_SPIE | SR_FS_DIRTY | SR_SPELP;
 	s.core.vsstatus = SR_UXL_64 | SR_FS_DIRTY | SR_SD | SR_SUM;
 	restore(build(&c, &s));
@@ -347,7 +354,7 @@ TEST(load_masks_with_the_table)
 	struct snap_vcpu s;
 	struct vcpu *v = &tmpl.vcpus[0];
 
-	base(SNAP_FEAT_ALL & ~(SNAP_FEAT_ZICFILP | SNAP_FEAT_ZICFISS), &c, &s);
+	base(ISA_ALL & ~(SNAP_FEAT_ZICFILP | SNAP_FEAT_ZICFISS), &c, &s);
 	s.core.sstatus = SR_SPP;				/* FS Off */
 	s.core.vsstatus = SR_UXL_64 | BIT(20) | BIT(21) | BIT(34) | SR_SPELP;
 	s.core.senvcfg = ENVCFG_LPE | ENVCFG_SSE | ENVCFG_CBZE;
@@ -370,7 +377,7 @@ TEST(load_masks_with_the_table)
 TEST(save_never_writes_what_a_restore_refuses)
 {
 	static const uint32_t features[] = {
-		SNAP_FEAT_ALL, SNAP_FEAT_ALL & ~(SNAP_FEAT_ZICFILP | SNAP_FEAT_ZICFISS),
+		ISA_ALL, ISA_ALL & ~(SNAP_FEAT_ZICFILP | SNAP_FEAT_ZICFISS),
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(features); i++) {
@@ -402,7 +409,7 @@ TEST(restore_derives_hstateen0_and_probes_from_the_guests_features)
 {
 	struct snap_config c;
 	struct snap_vcpu s;
-	uint32_t no_cfi = SNAP_FEAT_ALL & ~(SNAP_FEAT_ZICFILP | SNAP_FEAT_ZICFISS);
+	uint32_t no_cfi = ISA_ALL & ~(SNAP_FEAT_ZICFILP | SNAP_FEAT_ZICFISS);
 
 	base(no_cfi, &c, &s);
 	restore(build(&c, &s));
