@@ -451,3 +451,40 @@ TEST(snap_vcpu_checks)
 	bad.hsm.hsm_state = VCPU_HSM_SUSPENDED; bad.hsm.resume_nonret = 1;
 	EXPECT_TRUE(vcpu_check(&bad, all) == NULL);
 }
+
+/* Versions 3 to 6: the records end after PMU (896 bytes); the IMSIC record
+ * reads as all zero, a PLIC VM's, and the rest as written. Version 7 has the
+ * IMSIC record too, behind its own header. */
+TEST(snap_vcpu_version_6_reads_as_a_plic_vm)
+{
+	struct snap_vcpu s, t;
+	uint8_t v6[SNAP_VCPU_V6_SIZE + 16];
+	uint32_t off;
+
+	setup();
+	EXPECT_EQ(snap_vcpu_size(3), SNAP_VCPU_V6_SIZE);
+	EXPECT_EQ(snap_vcpu_size(6), 896);
+	EXPECT_EQ(snap_vcpu_size(7), 1440);
+	EXPECT_EQ(snap_vcpu_size(SNAP_VERSION), sizeof(struct snap_vcpu));
+	vm.vcpus[0].g.ctx.gpr[7] = 77;
+	vm.vcpus[0].g.pmu.value[4] = 44;
+	snap_vcpu_save(&vm.vcpus[0], &s);
+	EXPECT_EQ(s.imsic_rec.id, SNAP_REC_ID_IMSIC);
+	EXPECT_EQ(s.imsic_rec.size, 536);
+	EXPECT_EQ(s.imsic.imsic_nr_ids, 0);	/* a PLIC VM's record */
+	memcpy(v6, &s, SNAP_VCPU_V6_SIZE);
+	memset(v6 + SNAP_VCPU_V6_SIZE, 0xee, 16);	/* not part of the record */
+	EXPECT_TRUE(snap_vcpu_from_stream(v6, 6, ISA_ALL, &t, &off) == NULL);
+	EXPECT_EQ(memcmp(&t, &s, SNAP_VCPU_V6_SIZE), 0);
+	EXPECT_EQ(t.imsic_rec.id, SNAP_REC_ID_IMSIC);
+	EXPECT_EQ(t.imsic_rec.size, sizeof(t.imsic));
+	for (size_t i = 0; i < sizeof(t.imsic); i++)
+		EXPECT_EQ(((const uint8_t *)&t.imsic)[i], 0);
+	EXPECT_TRUE(vcpu_check(&t, ISA_ALL) == NULL);
+	/* as an AIA VM's it would be refused: a version 6 stream has no AIA VM */
+	EXPECT_TRUE(vcpu_check(&t, SNAP_FEAT_ALL) != NULL);
+	/* version 7: the IMSIC record's header is checked like the others' */
+	s.imsic_rec.id = 9;
+	EXPECT_TRUE(snap_vcpu_from_stream(&s, 7, ISA_ALL, &t, &off) != NULL);
+	EXPECT_EQ(off, offsetof(struct snap_vcpu, imsic_rec.id));
+}
