@@ -2933,3 +2933,73 @@ def test_diff_compares_the_disks_identities():
     text = diff_text(d)
     assert "disk 0 identity (DISK_ID): block 42 crc32c" in text
     assert "1 sampled disk block(s)" in text
+
+
+# --- version 7: AIA VMs --------------------------------------------------------------------
+
+
+def test_version_6_reads_as_a_plic_vm():
+    """A version 6 stream: 896-byte VCPU sections and three devices, its IMSIC
+    records read as all zero (a PLIC VM's); AIA in its CONFIG is refused."""
+    ms = _seeds()
+    s = snapshot.verify(ms.stream(name="alpha", version=6, runs=()))
+    assert s.version == 6 and [d["name"] for d in s.devices] == ["uart16550", "plic", "vmgenid"]
+    v = s.vcpus[0]
+    assert (v["imsic_rec_id"], v["imsic_rec_size"]) == (8, 536)
+    assert v["imsic_nr_ids"] == 0 and v["imsic_eip"] == [0] * 32
+    assert [sec.length for sec in s.sections if sec.type == snapfmt.SEC_VCPU] == [896]
+    err = first_problem(ms.stream(name="alpha", version=6, runs=(), features=0x3F))
+    assert err.section == "CONFIG" and "AIA (bit 5) is version 7's" in err.message
+
+
+def test_aia_vm_read_and_shown():
+    """An AIA VM's IMSIC file (pending identities masked by the threshold and
+    eie) and APLIC are read and shown; its zero plic is accepted."""
+    eip = [(1 << 9) | (1 << 40)] + [0] * 2 + [1 << 3] + [0] * 28
+    aplic = {k: ([0] * len(v) if isinstance(v, list) else 0)
+             for k, v in snapfmt.APLIC.decode(bytes(snapfmt.APLIC.size)).items()}
+    aplic["sourcecfg"][10], aplic["target"][10] = 6, (0 << 18) | 33
+    aplic.update(level=1 << 10, pending=1 << 10, enabled=1 << 10)
+    data = _aia_stream(snapfmt.FEAT_ALL, {"imsic_eidelivery": 1, "imsic_eithreshold": 5,
+                                          "imsic_eip": eip, "vsiselect": 0x72},
+                       {"aplic": aplic})
+    s = snapshot.verify(data)
+    assert [d["name"] for d in s.devices][-1] == "aplic"
+    text = inspect_text(s)
+    assert ("IMSIC: 255 identities, delivery on, threshold 5, pending 9 40 195, enabled none; "
+            "vsiselect 0x72") in text
+    assert "source 10: mode 6, to hart 0 identity 33" in text
+    j = json.loads(json.dumps(inspect_json(s)))
+    assert j["vcpus"][0]["imsic"]["pending"] == [9, 40, 195]
+    # the same IMSIC state in a PLIC VM: refused
+    err = first_problem(_aia_stream(snapfmt.FEAT_ALL & ~snapfmt.FEAT_AIA,
+                                    {"imsic_nr_ids": 255}))
+    assert err.section == "VCPU 0" and err.message.startswith("imsic_nr_ids is 255")
+
+
+def test_the_absent_interrupt_controller_is_zero():
+    """An AIA VM's plic and a PLIC VM's aplic: all zero, named at their first
+    byte that is not."""
+    plic = {k: ([0] * len(v) if isinstance(v, list) else 0)
+            for k, v in PLIC.decode(bytes(PLIC.size)).items()}
+    plic["threshold"][2] = 3
+    data = _aia_stream(snapfmt.FEAT_ALL, dev_over={"plic": plic})
+    err = first_problem(data)
+    payload = layout_offsets(data)[2 + 1][3]
+    assert (err.section, err.offset) == ("DEVICE 1 (plic)", payload + 24 + PLIC_OFF["threshold"]
+                                         + 8), str(err)
+    assert "does not have this device" in err.message
+    data = _aia_stream(snapfmt.FEAT_ALL & ~snapfmt.FEAT_AIA,
+                       dev_over={"aplic": {"domaincfg": 0x100}})
+    err = first_problem(data)
+    assert err.section == "DEVICE 3 (aplic)" and "does not have this device" in err.message
+
+
+def test_every_file_of_an_aia_vm_has_vcpu_0s_identity_count():
+    ms = _seeds()
+    plic0 = {k: ([0] * len(v) if isinstance(v, list) else 0)
+             for k, v in PLIC.decode(bytes(PLIC.size)).items()}
+    data = ms.stream(name="alpha", nr_vcpus=2, runs=(), features=snapfmt.FEAT_ALL,
+                     vcpu_over={"imsic_nr_ids": 63}, dev_over={"plic": plic0})
+    err = first_problem(data)          # VCPU 0's is 0 there: refused first
+    assert err.section == "VCPU 0" and err.message.startswith("imsic_nr_ids is 0")
