@@ -284,7 +284,7 @@ int vm_alloc(const struct vm_desc *d, bool need_images, struct vm **out, const c
 		vm->cfg.imsic_ids = VIMSIC_IDS;
 		vm->cfg.features |= VM_FEAT_AIA;
 		/* its IMSIC, AIA and indirect CSRs: a PLIC VM's stay illegal */
-		vm->hstateen0 |= HSTATEEN0_IMSIC | HSTATEEN0_AIA | HSTATEEN0_CSRIND;
+		vm->hstateen0 |= HSTATEEN0_AIA_VM;
 	}
 	vm->hedeleg = HEDELEG_GUEST | cfi_hedeleg(vm);
 	if (!(vm->hstateen0 & HSTATEEN0_ENVCFG) && !hart_caps.smstateen)

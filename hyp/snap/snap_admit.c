@@ -88,7 +88,8 @@ struct vm *snap_admit(const struct snap_config *c, const char *name, const char 
 	/* and again what vm_alloc() derived from the features it gave: from the
 	 * guest's now (senvcfg trapped where the VM lacks CFI the host has; the
 	 * SBI extensions' probes), never from this host's */
-	vm->hstateen0 = cfi_hstateen0(vm);
+	vm->hstateen0 = cfi_hstateen0(vm) | (vm->hstateen0 & HSTATEEN0_AIA_VM);	/* vm_alloc's
+										 * for AIA */
 	vsbi_vm_init(vm);
 	*code = *why = NULL;
 	return vm;

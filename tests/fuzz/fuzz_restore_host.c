@@ -622,6 +622,7 @@ int vm_alloc(const struct vm_desc *d, bool need_images, struct vm **out, const c
 		vm->cfg.irqchip = VM_IRQCHIP_AIA;
 		vm->cfg.imsic_ids = VIMSIC_IDS;
 		vm->cfg.features |= VM_FEAT_AIA;
+		vm->hstateen0 |= HSTATEEN0_AIA_VM;
 	}
 	vsbi_vm_init(vm);
 	vm->cfg.debug_ext = d->debug;

@@ -455,6 +455,8 @@ TEST(restore_installs_an_aia_vms_file_and_aplic)
 		return;
 	EXPECT_TRUE(vm_is_aia(seen.vm));
 	EXPECT_EQ(seen.vm->cfg.imsic_ids, VIMSIC_IDS);
+	/* its AIA CSRs stay the guest's (hstateen0 re-derived for CFI keeps them) */
+	EXPECT_EQ(seen.vm->hstateen0 & HSTATEEN0_AIA_VM, HSTATEEN0_AIA_VM);
 	EXPECT_EQ(memcmp(&seen.vm->vcpus[0].imsic.file, f, sizeof(*f)), 0);
 	EXPECT_EQ(seen.vm->vcpus[0].g.csr.vsiselect, 0x80);
 	EXPECT_FALSE(seen.vm->vcpus[0].ext_irq);
