@@ -834,10 +834,6 @@ static void cmd_snapshot(struct req *r)
 		reply_error(r->has_id, r->id, "bad-request", "disks is a boolean");
 		return;
 	}
-	if (vm_is_aia(r->vm)) {
-		reply_error(r->has_id, r->id, "unsupported", SNAP_AIA_REFUSAL);
-		return;
-	}
 	if (!stream_free(r))
 		return;
 	snap_req.vm = r->vm;
@@ -964,10 +960,6 @@ static void cmd_migrate(struct req *r)
 	}
 	if (json_get(r->o, "auto_converge") && !json_get_bool(r->o, "auto_converge", &converge)) {
 		reply_error(r->has_id, r->id, "bad-request", "auto_converge: true or false");
-		return;
-	}
-	if (vm_is_aia(r->vm)) {
-		reply_error(r->has_id, r->id, "unsupported", SNAP_AIA_REFUSAL);
 		return;
 	}
 	opts = (struct mig_send_opts){ (unsigned int)rounds, (unsigned int)limit, converge };

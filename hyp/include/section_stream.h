@@ -12,7 +12,8 @@
 #include <types.h>
 #include <abi/snapshot_format.h>
 
-#define SECTION_STAGE_SIZE	1024	/* a section header and the largest small payload */
+#define SECTION_STAGE_SIZE	2048	/* a section header and the largest small payload
+					 * (a VCPU section: 1440 bytes) */
 
 struct section_tx {
 	/* payloads are written in place as their structs: aligned for them */

@@ -99,10 +99,14 @@ void snap_fields_load(void *live, const void *rec, const struct snap_field *fiel
 /** snap_legal_config() - snap_fields_check() of CONFIG's table. */
 const char *snap_legal_config(const struct snap_config *c, uint32_t *offset);
 /** snap_lost_features() - SNAP_FEAT_* the guest was given and a VM created
- *  here with its policy would not get (0: none lost). */
+ *  here with its policy would not get (0: none lost); SNAP_FEAT_AIA: an AIA
+ *  VM on a host without Ssaia. */
 uint32_t snap_lost_features(const struct snap_config *c);
 
 /* Admission, shared by restores and incoming migrations (snap_admit.c). */
+/** snap_device_count() - the DEVICE sections a @version stream has: the
+ *  first this many models of SNAP_DEVICES. */
+unsigned int snap_device_count(uint32_t version);
 /** snap_section_length() - the payload length of a CONFIG, VCPU, DEVICE
  *  (@instance: its index) or END section in a @version stream; 0: none. */
 uint64_t snap_section_length(uint32_t type, uint32_t instance, uint32_t version);
@@ -216,12 +220,11 @@ extern uint32_t snap_stall_ms;		/* /chosen carapace,stream-stall-ms */
 /** snap_port_stalled() - no byte moved since @since (time_now() ticks). */
 bool snap_port_stalled(uint64_t since);
 
-/* Snapshots and migration of an AIA VM need snapshot version 7 (its IMSIC
- * files and APLIC: docs/design-aia.md 5); until then they are refused, never
- * saved without that state. */
-#define SNAP_AIA_REFUSAL	"the VM uses AIA (an IMSIC per vCPU and an APLIC): snapshots and " \
-				"migration of AIA VMs are not supported yet (snapshot version 7, " \
-				"docs/design-aia.md 5)"
+/* A restore or an incoming migration of an AIA VM (CONFIG's features have
+ * SNAP_FEAT_AIA) on a host whose CPU lacks Ssaia: refused at CONFIG, before
+ * anything is installed (docs/design-aia.md 5). */
+#define SNAP_AIA_NO_SSAIA	"the guest uses AIA (an IMSIC per vCPU and an APLIC); this host's " \
+				"CPU has no Ssaia"
 
 /** snap_save_start() - stream @vm, which the caller paused (all vCPUs off
  *  their harts, its devices drained), to the stream port; @done is called

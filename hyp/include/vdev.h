@@ -40,9 +40,9 @@ struct vplic {
 	uint32_t *enable_page;
 };
 
-/* The APLIC of an AIA VM (vaplic.c): struct aplic_state (aplic_model.h). Not
- * in snapshots before version 7 (docs/design-aia.md 5): an AIA VM cannot be
- * saved yet. */
+/* The APLIC of an AIA VM (vaplic.c): struct aplic_state (aplic_model.h), the
+ * layout of struct snap_dev_aplic (the aplic device of snapshot version 7,
+ * vaplic.c asserts it field by field). */
 struct vaplic {
 	struct spinlock lock;
 	struct aplic_state s;
@@ -74,13 +74,19 @@ struct vdev_ops {
 	const char *(*check)(const struct vm *vm, const void *state, uint32_t *offset);
 	/** load() - install a state its table and check() accepted. */
 	void (*load)(struct vm *vm, const void *in);
+	/** present() - @vm has this model (NULL: every VM has). A stream
+	 *  carries every model; one the VM lacks (the interrupt controller of
+	 *  the other kind) is saved all zero, must be all zero, and is not
+	 *  loaded. */
+	bool (*present)(const struct vm *vm);
 };
 
 /* The state part of a model's struct vdev_ops: @model's name and struct, and
  * @rows, its table as struct snap_field rows. */
 #define VDEV_STATE(model, rows) 	.name = #model, .state_size = sizeof(struct snap_dev_##model), 	.fields = (rows), .nr_fields = ARRAY_SIZE(rows)
 
-/* Each model's ops, named for it: uart16550_ops, plic_ops, vmgenid_ops. */
+/* Each model's ops, named for it: uart16550_ops, plic_ops, vmgenid_ops,
+ * aplic_ops. */
 #define VDEV_OPS_DECL(index, NAME, name)	extern const struct vdev_ops name##_ops;
 SNAP_DEVICES(VDEV_OPS_DECL)
 /* every device model, in SNAP_DEVICES' order (snapshots use it) */
@@ -106,8 +112,8 @@ int vimsic_mmio_register(struct vm *vm);
  *  moves pc past it); -1 if that access is illegal (the caller injects an
  *  illegal instruction); 0 if @insn is no such access or the VM is not AIA. */
 int vimsic_csr_exit(struct vcpu *v, unsigned long insn);
-/** vaplic_register()/vaplic_reset() - the APLIC window (creation), its
- *  power-on state (boot and reboot). */
+/** vaplic_register()/vaplic_reset() - the APLIC window (creation; nothing for
+ *  a PLIC VM), its power-on state (boot and reboot): aplic_ops' reg/reset. */
 int vaplic_register(struct vm *vm);
 void vaplic_reset(struct vm *vm);
 /** vaplic_set_level() - drive source @irq's line of the APLIC. */

@@ -6,8 +6,10 @@
 #ifndef HYP_VIMSIC_H
 #define HYP_VIMSIC_H
 #include <types.h>
+#include <snap_table.h>
 
 struct vcpu;
+struct vm;
 
 /* identities per file an AIA VM gets (QEMU virt's riscv,num-ids) */
 #define VIMSIC_IDS	255
@@ -41,6 +43,16 @@ void vimsic_set_moving(struct vcpu *v);
  *  into the software file (pending bits raised meanwhile kept), SW again,
  *  ext_irq recomputed, @v kicked if it rose. */
 void vimsic_take_back(struct vcpu *v, const struct imsic_file *hw);
+/* The IMSIC record of a VCPU section (include/abi/snapshot_records.h,
+ * SNAP_REC_IMSIC): save, check, and load into the software file (ext_irq
+ * from its signal); a PLIC VM's record is all zero. */
+extern const struct snap_record_ops vimsic_record;
+/** vimsic_record_fits() - what a record alone cannot say: NULL if the IMSIC
+ *  record @rec (struct snap_rec_imsic, checked) of vCPU @id fits @vm, whose
+ *  vCPUs below @id are loaded (every file has as many identities as vCPU
+ *  0's); else why not, *@offset the field's in struct snap_vcpu. */
+const char *vimsic_record_fits(const struct vm *vm, unsigned int id, const void *rec,
+			       uint32_t *offset);
 /** vimsic_reset() - power-on file (VM boot and reboot): nothing pending, delivery
  *  off; the counters of struct vimsic_live kept (they count from creation). */
 void vimsic_reset(struct vcpu *v);

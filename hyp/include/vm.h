@@ -50,6 +50,9 @@ enum vm_mig_unconfirmed {
 #define VM_FEAT_SVPBMT		(1U << 3)
 #define VM_FEAT_SVADU		(1U << 4)
 #define VM_FEAT_AIA		(1U << 5)	/* irqchip AIA (docs/design-aia.md 3.1) */
+/* An AIA VM's hstateen0 bits: its IMSIC, AIA and indirect CSRs (a PLIC VM's
+ * stay illegal). */
+#define HSTATEEN0_AIA_VM	(HSTATEEN0_IMSIC | HSTATEEN0_AIA | HSTATEEN0_CSRIND)
 
 /* The VM's interrupt architecture, fixed at creation. */
 enum vm_irqchip {

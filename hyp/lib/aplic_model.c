@@ -216,23 +216,23 @@ const char *aplic_model_check(const struct aplic_state *s, uint32_t *offset)
 	}
 	if (s->pending & ~active) {
 		*offset = AT(pending);
-		return "pending bit of an inactive source";
+		return "pending has a bit of an inactive source";
 	}
 	if (s->pending & sources_in(s, LEVEL) & ~rectified(s)) {
 		*offset = AT(pending);
-		return "level source pending while its input is low";
+		return "pending has a bit of a level source whose input is low";
 	}
 	if ((s->domaincfg & APLIC_DOMAINCFG_IE) && (s->pending & s->enabled)) {
 		*offset = AT(pending);
-		return "pending and enabled with IE set: its MSI would have been sent";
+		return "pending has a bit of an enabled source with IE set: its MSI would have been sent";
 	}
 	if (s->enabled & ~active) {
 		*offset = AT(enabled);
-		return "enable bit of an inactive source";
+		return "enabled has a bit of an inactive source";
 	}
 	if (s->level & ~APLIC_MODEL_SRC_MASK) {
 		*offset = AT(level);
-		return "level of source 0";
+		return "level has the bit of source 0";
 	}
 	if (s->genmsi & ~APLIC_MODEL_TARGET_MASK) {
 		*offset = AT(genmsi);

@@ -145,11 +145,9 @@ int vm_reset(struct vm *vm)
 		return -HYP_EINVAL;
 	}
 	for (unsigned int i = 0; i < vdev_count; i++)
-		vdev_all[i]->reset(vm);
-	if (vm_is_aia(vm)) {
+		vdev_all[i]->reset(vm);	/* the APLIC's too (aplic_ops) */
+	if (vm_is_aia(vm))
 		imsic_files_vm_release(vm);	/* a reboot: its files come back first */
-		vaplic_reset(vm);
-	}
 	vio_reset_all(vm);
 	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++) {
 		struct vcpu *v = &vm->vcpus[i];
@@ -289,7 +287,7 @@ int vm_alloc(const struct vm_desc *d, bool need_images, struct vm **out, const c
 		vm->cfg.imsic_ids = VIMSIC_IDS;
 		vm->cfg.features |= VM_FEAT_AIA;
 		/* its IMSIC, AIA and indirect CSRs: a PLIC VM's stay illegal */
-		vm->hstateen0 |= HSTATEEN0_IMSIC | HSTATEEN0_AIA | HSTATEEN0_CSRIND;
+		vm->hstateen0 |= HSTATEEN0_AIA_VM;
 	}
 	vm->hedeleg = HEDELEG_GUEST | cfi_hedeleg(vm);
 	if (!(vm->hstateen0 & HSTATEEN0_ENVCFG) && !hart_caps.smstateen)
@@ -325,10 +323,10 @@ int vm_alloc(const struct vm_desc *d, bool need_images, struct vm **out, const c
 	}
 	vm_ram_init(vm);
 	for (unsigned int i = 0; i < vdev_count; i++)
-		vdev_all[i]->reg(vm);	/* fixed windows that cannot clash */
-	if (vm_is_aia(vm)) {	/* in place of the PLIC's window */
+		vdev_all[i]->reg(vm);	/* fixed windows that cannot clash: the PLIC's,
+					 * or the APLIC's of an AIA VM */
+	if (vm_is_aia(vm)) {	/* in place of the PLIC's window too */
 		vimsic_mmio_register(vm);
-		vaplic_register(vm);
 		imsic_files_vm_init(vm);	/* its tables are budgeted: cannot fail */
 	}
 	if (vm_io_attach(vm, d, why)) {

@@ -304,7 +304,8 @@ static void refuse_at(const char *code, const char *why, uint32_t offset)
 static void send_caps(void)
 {
 	struct mig_caps c = {
-		.features = vm_features(CFI_POLICY_TRAP),
+		/* AIA: an AIA VM can run here (in software where no guest file) */
+		.features = vm_features(CFI_POLICY_TRAP) | (hart_caps.ssaia ? VM_FEAT_AIA : 0),
 		.policies = MIG_POLICY_BIT(CFI_POLICY_TRAP) | MIG_POLICY_BIT(CFI_POLICY_DELEGATE) |
 			    MIG_POLICY_BIT(CFI_POLICY_STRICT) | MIG_POLICY_BIT(CFI_POLICY_OFF),
 		.sbi_version = VSBI_SPEC_VERSION,

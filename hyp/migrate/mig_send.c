@@ -224,6 +224,9 @@ static const char *caps_refusal(const struct mig_caps *c, const char **code)
 		return "the destination's SBI FWFT cannot set LANDING_PAD/SHADOW_STACK, which "
 		       "this guest uses: it would lose its protection";
 	*code = "no-feature";
+	if (lost & SNAP_FEAT_AIA)
+		return "the guest uses AIA (an IMSIC per vCPU and an APLIC); the destination's CPU "
+		       "has no Ssaia";
 	if (lost)
 		return "the destination lacks an extension this guest was given";
 	if (!(c->policies & MIG_POLICY_BIT(vm->cfg.cfi_policy)))
@@ -246,8 +249,6 @@ static const char *caps_refusal(const struct mig_caps *c, const char **code)
 int mig_send_start(struct vm *vm, const struct mig_send_opts *opts,
 		   const struct mig_host_ops *ops, mig_done_fn done)
 {
-	if (vm_is_aia(vm))	/* SNAP_AIA_REFUSAL: the caller said so already */
-		return -HYP_EINVAL;
 	if (ms.phase != S_IDLE)
 		return -HYP_EBUSY;
 	if (!snap_port_ready())

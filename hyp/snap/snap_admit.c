@@ -14,9 +14,15 @@
 #include <log.h>
 #include <snapshot.h>
 #include <vdev.h>
+#include <vimsic.h>
 #include <vm.h>
 #include <vm_lifecycle.h>
 #include <vsbi.h>
+
+unsigned int snap_device_count(uint32_t version)
+{
+	return version < SNAP_VERSION_AIA ? SNAP_DEVICES_V6 : vdev_count;
+}
 
 uint64_t snap_section_length(uint32_t type, uint32_t instance, uint32_t version)
 {
@@ -24,7 +30,7 @@ uint64_t snap_section_length(uint32_t type, uint32_t instance, uint32_t version)
 	case SNAP_SEC_CONFIG: return sizeof(struct snap_config);
 	case SNAP_SEC_VCPU: return snap_vcpu_size(version);
 	case SNAP_SEC_DEVICE:
-		return instance < vdev_count ?
+		return instance < snap_device_count(version) ?
 		       sizeof(struct snap_device) + vdev_all[instance]->state_size : 0;
 	case SNAP_SEC_END: return sizeof(struct snap_end);
 	case SNAP_SEC_DISK_ID:
@@ -50,6 +56,10 @@ struct vm *snap_admit(const struct snap_config *c, const char *name, const char 
 	if (c->timebase_hz != timebase_hz)
 		return NULL;
 	lost = snap_lost_features(c);
+	*code = "no-feature";
+	*why = SNAP_AIA_NO_SSAIA;
+	if (lost & SNAP_FEAT_AIA)
+		return NULL;
 	*code = "no-cfi";
 	*why = lost & SNAP_FEAT_ZICFISS ?
 	       "the guest was given shadow stacks (Zicfiss) and this host cannot "
@@ -78,7 +88,8 @@ struct vm *snap_admit(const struct snap_config *c, const char *name, const char 
 	/* and again what vm_alloc() derived from the features it gave: from the
 	 * guest's now (senvcfg trapped where the VM lacks CFI the host has; the
 	 * SBI extensions' probes), never from this host's */
-	vm->hstateen0 = cfi_hstateen0(vm);
+	vm->hstateen0 = cfi_hstateen0(vm) | (vm->hstateen0 & HSTATEEN0_AIA_VM);	/* vm_alloc's
+										 * for AIA */
 	vsbi_vm_init(vm);
 	*code = *why = NULL;
 	return vm;
@@ -94,6 +105,8 @@ const char *snap_admit_vcpu(struct vm *vm, uint32_t instance, const void *payloa
 	if (why)
 		return why;
 	why = snap_vcpu_problem(&s, c, offset);
+	if (!why)
+		why = vimsic_record_fits(vm, instance, &s.imsic, offset);
 	if (why) {
 		*offset = snap_vcpu_stream_offset(version, *offset);
 		return why;
@@ -108,8 +121,17 @@ const char *snap_device_check(const struct vm *vm, uint32_t index, const void *s
 			      uint32_t *offset)
 {
 	const struct vdev_ops *ops = vdev_all[index];
-	const char *why = snap_fields_check(state, ops->fields, ops->nr_fields, 0, offset);
+	const char *why;
 
+	if (ops->present && !ops->present(vm)) {
+		/* the other kind's interrupt controller: never used, all zero */
+		for (*offset = 0; *offset < ops->state_size; (*offset)++)
+			if (((const uint8_t *)state)[*offset])
+				return "not 0: this VM does not have this device (the interrupt "
+				       "controller of the other kind), its state is all zero";
+		return NULL;
+	}
+	why = snap_fields_check(state, ops->fields, ops->nr_fields, 0, offset);
 	return why || !ops->check ? why : ops->check(vm, state, offset);
 }
 
@@ -145,7 +167,8 @@ const char *snap_admit_device_at(struct vm *vm, uint32_t index, const void *payl
 		*offset += sizeof(d);
 		return why;
 	}
-	ops->load(vm, state);
+	if (!ops->present || ops->present(vm))
+		ops->load(vm, state);
 	return NULL;
 }
 
@@ -158,7 +181,10 @@ size_t snap_device_save(struct vm *vm, uint32_t index, void *payload, size_t roo
 	HYP_ASSERT(sizeof(d) + ops->state_size <= room);
 	memcpy(d.name, ops->name, MIN(strlen(ops->name), sizeof(d.name) - 1));
 	memcpy(payload, &d, sizeof(d));
-	ops->save(vm, state);
+	if (ops->present && !ops->present(vm))
+		memset(state, 0, ops->state_size);	/* a device the VM does not have */
+	else
+		ops->save(vm, state);
 	/* the model holds only legal values; masked all the same, as a vCPU's
 	 * records are, so a save never writes what a restore refuses */
 	snap_fields_mask(state, ops->fields, ops->nr_fields, 0);

@@ -33,6 +33,7 @@ static struct {
 	struct vm *vm;
 	struct snap_config config;
 	uint32_t version;		/* the stream's (snap_header_check()); 0: none yet */
+	unsigned int devices;		/* the DEVICE sections it has (snap_device_count()) */
 	uint64_t total;			/* stream length announced: rx's limit */
 	uint64_t sections, pages, start;
 	unsigned int next_vcpu, next_dev, next_vio;
@@ -150,6 +151,7 @@ static void got_header(void)
 	if (why)
 		return refuse("bad-snapshot", why);
 	ld.version = h->version;
+	ld.devices = snap_device_count(h->version);
 	ld.flags = h->flags;
 }
 
@@ -192,14 +194,14 @@ static void got_section(void)
 		break;
 	case SNAP_SEC_DEVICE:
 		if (!have_config || ld.next_vcpu != ld.config.nr_vcpus ||
-		    s->instance != ld.next_dev || s->instance >= vdev_count)
+		    s->instance != ld.next_dev || s->instance >= ld.devices)
 			return refuse("bad-snapshot", "out of order (devices follow the VCPUs, by index)");
 		break;
 	case SNAP_SEC_VIRTIO:
 		if (ld.version < SNAP_VERSION_VIRTIO)
 			return refuse("bad-snapshot", "unknown section type (VIRTIO is version 4's)");
 		/* before MEMORY, and before DISK (a stream may have no memory run) */
-		if (!have_config || ld.next_dev != vdev_count || s->instance != ld.next_vio ||
+		if (!have_config || ld.next_dev != ld.devices || s->instance != ld.next_vio ||
 		    ld.memory_begun || ld.disks_begun || ld.next_disk_id)
 			return refuse("bad-snapshot", "out of order (virtio devices follow the "
 				      "devices, by slot from 0, before the disks' identities, memory "
@@ -208,7 +210,7 @@ static void got_section(void)
 			return refuse("bad-snapshot", "impossible length for this section");
 		break;
 	case SNAP_SEC_MEMORY:
-		if (!have_config || ld.next_dev != vdev_count || ld.disks_begun)
+		if (!have_config || ld.next_dev != ld.devices || ld.disks_begun)
 			return refuse("bad-snapshot", "out of order (memory follows the devices, "
 				      "before the disks)");
 		if (disk_id_missing() >= 0)
@@ -220,7 +222,7 @@ static void got_section(void)
 		if (ld.flags & SNAP_F_DISKS)
 			return refuse("bad-snapshot", "a DISK_ID section in a stream with the disks' "
 				      "content (header flag DISKS)");
-		if (!have_config || ld.next_dev != vdev_count || ld.memory_begun ||
+		if (!have_config || ld.next_dev != ld.devices || ld.memory_begun ||
 		    s->instance != ld.next_disk_id)
 			return refuse("bad-snapshot", "out of order (the disks' identities follow "
 				      "the virtio devices, by slot from 0, before memory)");
@@ -232,7 +234,7 @@ static void got_section(void)
 		if (!(ld.flags & SNAP_F_DISKS))
 			return refuse("bad-snapshot", "a DISK section in a stream without the disks "
 				      "(header flag DISKS)");
-		if (!have_config || ld.next_dev != vdev_count)
+		if (!have_config || ld.next_dev != ld.devices)
 			return refuse("bad-snapshot", "out of order (disks follow the devices)");
 		why = disk_load_section(&ld.disk, ld.vm, s->instance);
 		if (why)
@@ -240,7 +242,7 @@ static void got_section(void)
 		ld.disks_begun = true;
 		break;	/* its length: section_rx_take() */
 	case SNAP_SEC_END:
-		if (!have_config || ld.next_dev != vdev_count || s->instance)
+		if (!have_config || ld.next_dev != ld.devices || s->instance)
 			return refuse("bad-snapshot", "END before the VM state is complete");
 		if (disk_id_missing() >= 0)
 			return refuse_missing_disk_id(disk_id_missing());
@@ -266,6 +268,9 @@ static void got_config(const struct snap_config *c)
 	why = snap_config_problem(c, &offset);
 	if (why)
 		return refuse_field(why, offset);
+	if (ld.version < SNAP_VERSION_AIA && (c->features & SNAP_FEAT_AIA))
+		return refuse_field("features: AIA (bit 5) is version 7's (an older stream has no "
+				    "IMSIC record nor aplic device)", offsetof(struct snap_config, features));
 	ld.vm = snap_admit(c, ld.name[0] ? ld.name : NULL, &code, &why);
 	if (!ld.vm)
 		return refuse(code, why);

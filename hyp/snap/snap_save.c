@@ -376,10 +376,6 @@ int snap_save_start(struct vm *vm, bool live, bool disks, snap_done_fn done)
 	int rc;
 
 	start_error = NULL;
-	if (vm_is_aia(vm)) {
-		start_error = SNAP_AIA_REFUSAL;
-		return -HYP_EINVAL;
-	}
 	if (sv.phase != P_IDLE)
 		return -HYP_EBUSY;
 	if (!snap_port_ready())

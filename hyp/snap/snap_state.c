@@ -3,7 +3,8 @@
  * before installing anything: CONFIG, and the vCPU records (their tables in
  * include/abi/snapshot_records.h; their hooks, what a table does not copy or
  * check, are their owners': CORE's here, HSM's in hyp/vsbi/vsbi_hsm.c, STA's
- * in hyp/vsbi/vsbi_sta.c, PMU's in hyp/state/pmu.c), and the reader of older
+ * in hyp/vsbi/vsbi_sta.c, PMU's in hyp/state/pmu.c, IMSIC's in
+ * hyp/state/vimsic.c), and the reader of older
  * VCPU records. Pure: host-tested (tests/unit/test_snap.c). */
 #include <arch/riscv/encoding.h>
 #include <stddef.h>
@@ -13,13 +14,15 @@
 #include <names.h>
 #include <pmu.h>
 #include <snapshot.h>
+#include <vimsic.h>
 #include <vm.h>
 #include <vm_lifecycle.h>
 #include <vsbi.h>
 
 _Static_assert(SNAP_FEAT_ZICFILP == VM_FEAT_ZICFILP && SNAP_FEAT_ZICFISS == VM_FEAT_ZICFISS &&
 	       SNAP_FEAT_SSTC == VM_FEAT_SSTC && SNAP_FEAT_SVPBMT == VM_FEAT_SVPBMT &&
-	       SNAP_FEAT_SVADU == VM_FEAT_SVADU, "snapshot features are VM features");
+	       SNAP_FEAT_SVADU == VM_FEAT_SVADU && SNAP_FEAT_AIA == VM_FEAT_AIA,
+	       "snapshot features are VM features");
 
 static bool terminated(const char *s, size_t size)
 {
@@ -34,7 +37,7 @@ const char *snap_header_check(const struct snap_header *h)
 	if (memcmp(h->magic, SNAP_MAGIC, sizeof(h->magic)))
 		return "not a Carapace snapshot (bad magic)";
 	if (h->version < SNAP_VERSION_MIN || h->version > SNAP_VERSION)
-		return "unknown snapshot version (this Carapace reads versions 1 to 6)";
+		return "unknown snapshot version (this Carapace reads versions 1 to 7)";
 	if (h->header_size != sizeof(*h))
 		return "bad header size";
 	if (h->flags & ~(SNAP_F_LIVE | SNAP_F_DISKS) ||
@@ -116,14 +119,20 @@ void snap_config_desc(const struct snap_config *c, const char *name, struct vm_d
 	d->vcpus = c->nr_vcpus;
 	d->cfi = (enum cfi_policy)c->cfi_policy;
 	d->debug = c->debug_ext;
+	d->irqchip = c->features & SNAP_FEAT_AIA ? VM_IRQCHIP_AIA : VM_IRQCHIP_PLIC;
 	memcpy(d->bootargs, c->bootargs, sizeof(d->bootargs));
 	memcpy(d->kernel, c->kernel_image, sizeof(d->kernel));
 	memcpy(d->initrd, c->initrd_image, sizeof(d->initrd));
 }
 
+/* AIA is the VM's kind, not in vm_features(): any host with Ssaia gives it
+ * (in software where it has no guest files). */
 uint32_t snap_lost_features(const struct snap_config *c)
 {
-	return c->features & ~vm_features((enum cfi_policy)c->cfi_policy);
+	uint32_t can = vm_features((enum cfi_policy)c->cfi_policy) |
+		       (hart_caps.ssaia ? SNAP_FEAT_AIA : 0);
+
+	return c->features & ~can;
 }
 
 /* CORE's hooks, what its table does not copy or check (the other records'
@@ -204,6 +213,8 @@ static const struct snap_record_ops core_record = {
 	{ SNAP_ROW_HEAD(struct snap_rec_sta, n, t), bits, value, ro, live, SNAP_WHY(n, what) },
 #define PMU_FIELD(n, t, d, bits, value, ro, live, what) \
 	{ SNAP_ROW_HEAD(struct snap_rec_pmu, n, t), bits, value, ro, live, SNAP_WHY(n, what) },
+#define IMSIC_FIELD(n, t, d, bits, value, ro, live, what) \
+	{ SNAP_ROW_HEAD(struct snap_rec_imsic, n, t), bits, value, ro, live, SNAP_WHY(n, what) },
 
 static const struct snap_field core_fields[] = { SNAP_REC_CORE(CORE_FIELD) };
 static const struct snap_field fp_fields[] = { SNAP_REC_FP(FP_FIELD) };
@@ -212,6 +223,7 @@ static const struct snap_field fwft_fields[] = { SNAP_REC_FWFT(FWFT_FIELD) };
 static const struct snap_field hsm_fields[] = { SNAP_REC_HSM(HSM_FIELD) };
 static const struct snap_field sta_fields[] = { SNAP_REC_STA(STA_FIELD) };
 static const struct snap_field pmu_fields[] = { SNAP_REC_PMU(PMU_FIELD) };
+static const struct snap_field imsic_fields[] = { SNAP_REC_IMSIC(IMSIC_FIELD) };
 
 /* Each record's hooks are its owner's (NULL: the table does everything). */
 #define RECORD(id, NAME, name, ops) \
@@ -225,6 +237,7 @@ const struct snap_record_desc snap_vcpu_records[] = {
 	RECORD(SNAP_REC_ID_HSM, HSM, hsm, &vsbi_hsm_record),
 	RECORD(SNAP_REC_ID_STA, STA, sta, &vsbi_sta_record),
 	RECORD(SNAP_REC_ID_PMU, PMU, pmu, &pmu_record),
+	RECORD(SNAP_REC_ID_IMSIC, IMSIC, imsic, &vimsic_record),
 };
 const size_t snap_nr_vcpu_records = ARRAY_SIZE(snap_vcpu_records);
 
@@ -281,7 +294,8 @@ void snap_vcpu_save(const struct vcpu *v, struct snap_vcpu *s)
 uint64_t snap_vcpu_size(uint32_t version)
 {
 	return version == 1 ? SNAP_VCPU_V1_SIZE :
-	       version == 2 ? sizeof(struct snap_vcpu_v2) : sizeof(struct snap_vcpu);
+	       version == 2 ? sizeof(struct snap_vcpu_v2) :
+	       version < SNAP_VERSION_AIA ? SNAP_VCPU_V6_SIZE : sizeof(struct snap_vcpu);
 }
 
 /* The record field named @name, and its offset in struct snap_vcpu. */
@@ -341,7 +355,10 @@ const char *snap_vcpu_from_stream(const void *payload, uint32_t version, uint32_
 {
 	if (version < 3)
 		return from_v2(payload, version, features, s, offset);
-	memcpy(s, payload, sizeof(*s));
+	/* versions 3 to 6 end after PMU: their IMSIC record is a PLIC VM's, zero */
+	memset(s, 0, sizeof(*s));
+	set_headers(s);
+	memcpy(s, payload, snap_vcpu_size(version));
 	for (size_t i = 0; i < snap_nr_vcpu_records; i++) {
 		const struct snap_record_desc *d = &snap_vcpu_records[i];
 		struct snap_record h;
@@ -350,7 +367,7 @@ const char *snap_vcpu_from_stream(const void *payload, uint32_t version, uint32_
 		memcpy(&h, (const uint8_t *)s + *offset, sizeof(h));
 		if (h.id != d->id)
 			return "records out of order, missing or unknown (CORE, FP, CFI, FWFT, HSM, STA, "
-			       "PMU by id)";
+			       "PMU, IMSIC by id)";
 		*offset += offsetof(struct snap_record, size);
 		if (h.size != d->size)
 			return "a record's size is not its layout's";

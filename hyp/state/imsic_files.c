@@ -137,7 +137,9 @@ void imsic_files_enter(struct vcpu *v)
 	}
 	if (v->imsic.mode != VIMSIC_SW)
 		wait_released(v);
-	if (!v->imsic.pte || !imsic_gfiles_nr(h->index))
+	/* a restored VM keeps the identity count it was saved with: a guest
+	 * file with another would show it identities its DT lacks, or hide some */
+	if (!v->imsic.pte || v->vm->cfg.imsic_ids != gfile_ids || !imsic_gfiles_nr(h->index))
 		return;
 	f = pick_file(h);
 	if (!f)

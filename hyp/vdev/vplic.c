@@ -229,6 +229,12 @@ static void vplic_load(struct vm *vm, const void *in)
 	spin_unlock(&vm->plic.lock);
 }
 
+/* An AIA VM has the APLIC and IMSICs instead (its plic device is all zero). */
+static bool vplic_present(const struct vm *vm)
+{
+	return !vm_is_aia(vm);
+}
+
 const struct vdev_ops plic_ops = {
 	VDEV_STATE(plic, fields),
 	.reg = vplic_register,
@@ -236,4 +242,5 @@ const struct vdev_ops plic_ops = {
 	.save = vplic_save,
 	.check = vplic_check,
 	.load = vplic_load,
+	.present = vplic_present,
 };

@@ -33,12 +33,20 @@
 #define SNAP_PLIC_PRIO_MAX	7
 #define SNAP_PLIC_PRIORITIES	(BIT(SNAP_PLIC_PRIO_MAX + 1) - 1)	/* 0..7 */
 #define SNAP_VMGENID_SIZE	16
+#define SNAP_APLIC_SOURCES	32	/* APLIC sources 1..31: source 0 does not exist */
+#define SNAP_APLIC_SOURCE_BITS	0xfffffffeU	/* a mask of sources: never bit 0 */
+#define SNAP_APLIC_IE		0x100	/* domaincfg.IE */
+#define SNAP_APLIC_SM_MODES	0xf3	/* sourcecfg.SM: 0, 1, 4..7 (no 2, 3; no D) */
+#define SNAP_APLIC_TARGET_BITS	0xfffc07ffU	/* hart index 31:18, EIID 10:0 */
 
 /* The models, in stream order: X(index, NAME, name). */
 #define SNAP_DEVICES(X) \
 	X(0, UART16550, uart16550) \
 	X(1, PLIC, plic) \
-	X(2, VMGENID, vmgenid)
+	X(2, VMGENID, vmgenid) \
+	X(3, APLIC, aplic)
+/* Versions 1 to 6 have the first three. */
+#define SNAP_DEVICES_V6		3
 
 /* uart16550: the 16550A at VUART_BASE. The receive FIFO is a ring of which
  * rx_head - rx_tail (mod 2^32) bytes are queued: the model's hook checks
@@ -86,6 +94,35 @@
 	X(id,    uint8_t, [SNAP_VMGENID_SIZE], SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_STATE, "any") \
 	X(level, uint8_t, , SNAP_BITS(1, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_STATE, "0 or 1") \
 	X(pad,   uint8_t, [7], SNAP_BITS(0, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_STATE, "0")
+
+/* aplic (version 7): the APLIC of an AIA VM at VAPLIC_BASE, one supervisor
+ * domain in MSI mode (AIA spec, AdvPLIC.adoc; docs/design-aia.md 3.10); bit
+ * i of a mask is source i. All zero in a PLIC VM, as the plic device is in
+ * an AIA VM. The model's hook (hyp/vdev/vaplic.c over hyp/lib/
+ * aplic_model.c's aplic_model_check()) checks what the table cannot: a
+ * source whose SM is 0 (inactive) has target 0 and neither pending nor
+ * enabled; a level source (SM 6, 7) is pending only while its rectified
+ * input (level, inverted for SM 7) is high; with IE set no source is both
+ * pending and enabled (its MSI would have been sent). Hart indexes and
+ * EIIDs are any a guest can write: MSIs naming no file are dropped. */
+#define SNAP_DEV_APLIC(X) \
+	X(domaincfg, uint32_t, , SNAP_BITS(SNAP_APLIC_IE, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_STATE, \
+	  "IE (bit 8) only") \
+	X(sourcecfg, uint32_t, [SNAP_APLIC_SOURCES], SNAP_BITS(7, 0, 0, 0), \
+	  SNAP_VALUE(0, 7, SNAP_APLIC_SM_MODES), 0, SNAP_STATE, \
+	  "SM 0, 1, 4, 5, 6 or 7, no D; sourcecfg[0] is 0") \
+	X(target,    uint32_t, [SNAP_APLIC_SOURCES], SNAP_BITS(SNAP_APLIC_TARGET_BITS, 0, 0, 0), \
+	  SNAP_ANY_VALUE, 0, SNAP_STATE, \
+	  "hart index (31:18) and EIID (10:0), guest index 0; 0 for an inactive source and [0]") \
+	X(pending,   uint32_t, , SNAP_BITS(SNAP_APLIC_SOURCE_BITS, 0, 0, 0), SNAP_ANY_VALUE, 0, \
+	  SNAP_STATE, "sources 1..31, active ones; a level source only while its input is high") \
+	X(enabled,   uint32_t, , SNAP_BITS(SNAP_APLIC_SOURCE_BITS, 0, 0, 0), SNAP_ANY_VALUE, 0, \
+	  SNAP_STATE, "sources 1..31, active ones") \
+	X(level,     uint32_t, , SNAP_BITS(SNAP_APLIC_SOURCE_BITS, 0, 0, 0), SNAP_ANY_VALUE, 0, \
+	  SNAP_STATE, "sources 1..31 (bit 0 is 0): each device line as driven") \
+	X(genmsi,    uint32_t, , SNAP_BITS(SNAP_APLIC_TARGET_BITS, 0, 0, 0), SNAP_ANY_VALUE, 0, \
+	  SNAP_STATE, "hart index (31:18) and EIID (10:0) of the last extempore MSI") \
+	X(pad,       uint32_t, , SNAP_BITS(0, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_STATE, "0")
 
 /* The virtio devices (snapshot version 4, migration protocol 5): a VIRTIO
  * section per virtio-mmio slot the VM uses, instance = the slot; its payload
@@ -224,6 +261,7 @@ struct snap_vio_transport { SNAP_VIO_TRANSPORT(SNAP_MEMBER) };
 _Static_assert(sizeof(struct snap_dev_uart16550) == 280, "snap_dev_uart16550");
 _Static_assert(sizeof(struct snap_dev_plic) == 204, "snap_dev_plic");
 _Static_assert(sizeof(struct snap_dev_vmgenid) == 24, "snap_dev_vmgenid");
+_Static_assert(sizeof(struct snap_dev_aplic) == 280, "snap_dev_aplic");
 _Static_assert(sizeof(struct snap_vio_transport) == 128, "snap_vio_transport");
 _Static_assert(sizeof(struct snap_dev_virtio_blk) == 200, "snap_dev_virtio_blk");
 _Static_assert(sizeof(struct snap_dev_virtio_net) == 272, "snap_dev_virtio_net");

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The snapshot stream, version 6 (docs/snapshot-format.md is normative; this
+/* The snapshot stream, version 7 (docs/snapshot-format.md is normative; this
  * header, abi/snapshot_records.h (the vCPU records) and
  * abi/snapshot_devices.h (the device states) are its C form, shared by the
  * hypervisor, its tests and tools/carapace-snap).
@@ -17,11 +17,12 @@
 #include <abi/snapshot_devices.h>
 
 #define SNAP_MAGIC		"CARASNAP"	/* 8 bytes, no NUL */
-#define SNAP_VERSION		6	/* 6: DISK_ID sections, the disks' identity */
-#define SNAP_VERSION_MIN	1	/* versions 1 to 5 are read too */
+#define SNAP_VERSION		7	/* 7: AIA VMs (the IMSIC record, the aplic device) */
+#define SNAP_VERSION_MIN	1	/* versions 1 to 6 are read too */
 #define SNAP_VERSION_VIRTIO	4	/* the first with VIRTIO sections */
 #define SNAP_VERSION_DISK	5	/* the first with DISK sections */
 #define SNAP_VERSION_DISK_ID	6	/* the first with DISK_ID sections */
+#define SNAP_VERSION_AIA	7	/* the first with the IMSIC record and the aplic device */
 #define SNAP_PAGE_SIZE		4096
 #define SNAP_RUN_MAX_PAGES	512		/* one MEMORY section covers at most 2 MiB */
 #define SNAP_MAX_VCPUS		8
@@ -67,10 +68,13 @@ struct snap_section {
 };
 
 /* CONFIG (instance 0): struct snap_config; VCPU (instance = guest hart id):
- * struct snap_vcpu, the records of abi/snapshot_records.h. */
+ * struct snap_vcpu, the records of abi/snapshot_records.h (versions 3 to 6:
+ * its first SNAP_VCPU_V6_SIZE bytes, CORE to PMU). */
 
 /* DEVICE (instance = index): a name, then the model's state, a struct
- * snap_dev_<name> of abi/snapshot_devices.h. */
+ * snap_dev_<name> of abi/snapshot_devices.h. Every device of SNAP_DEVICES
+ * the stream's version has (versions 1 to 6: the first
+ * SNAP_DEVICES_V6), the interrupt controller the VM lacks all zero. */
 struct snap_device {
 	char name[16];		/* SNAP_DEVICES' name at that index (NUL-terminated) */
 	uint32_t state_size;	/* bytes that follow */

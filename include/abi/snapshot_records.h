@@ -6,7 +6,7 @@
  * Every stateful part of a vCPU has its own record, with its own id: CORE
  * (the trapped context and the VS CSRs), FP, CFI (shadow-stack pointer, FWFT
  * LANDING_PAD/SHADOW_STACK values and locks), FWFT (the memory features),
- * HSM (HSM and SBI SUSP), STA, PMU. A VCPU section is the records in id
+ * HSM (HSM and SBI SUSP), STA, PMU, IMSIC (version 7). A VCPU section is the records in id
  * order, each behind a struct snap_record. A new extension adds a record (a
  * new id); a record never changes its layout (a change is a new id), so no
  * extension grows another's record.
@@ -25,7 +25,8 @@
  *             vcpu_guest, copied both ways by the table; SNAP_HOOK: the
  *             record's own save/load hooks do it (struct snap_record_ops,
  *             in the file that owns the state: hyp/snap/snap_state.c for
- *             CORE, hyp/vsbi/vsbi_hsm.c HSM, vsbi_sta.c STA, state/pmu.c PMU);
+ *             CORE, hyp/vsbi/vsbi_hsm.c HSM, vsbi_sta.c STA, state/pmu.c PMU,
+ *             state/vimsic.c IMSIC);
  *             SNAP_STATE (abi/snapshot_devices.h): the model's own state
  *   what      the legal values in words: a refusal names the field and says it
  * The rules apply to each element of an array. The structs are generated from
@@ -41,6 +42,7 @@
  * goes to): a vsatp MODE this host's CPU lacks is refused. */
 #ifndef HYP_SNAPSHOT_RECORDS_H
 #define HYP_SNAPSHOT_RECORDS_H
+#include <stddef.h>
 #include <stdint.h>
 #include <arch/riscv/encoding.h>
 
@@ -54,10 +56,14 @@
 #define SNAP_FEAT_SSTC		(1U << 2)
 #define SNAP_FEAT_SVPBMT	(1U << 3)
 #define SNAP_FEAT_SVADU		(1U << 4)
-#define SNAP_FEAT_ALL		0x1fU
+#define SNAP_FEAT_AIA		(1U << 5)	/* version 7: an IMSIC per vCPU and an APLIC */
+#define SNAP_FEAT_ALL		0x3fU
 
 #define SNAP_STA_OFF		UINT64_MAX	/* sta_shmem: none */
 #define SNAP_PMU_COUNTERS	11
+#define SNAP_IMSIC_WORDS	32	/* eip/eie words of an IMSIC file: 2048 identities */
+#define SNAP_IMSIC_MAX_IDS	2047	/* the most identities a file has */
+#define SNAP_ISELECT_BITS	0x1ff	/* vsiselect: 0..0x1FF */
 
 /* CONFIG (a section of its own, instance 0): what the VM is. Saved and
  * loaded by snap_config_save()/snap_config_desc(). */
@@ -72,7 +78,7 @@
 	X(cfi_policy,    uint32_t, , SNAP_ANY_BITS, SNAP_VALUE(0, 0xffffffff, 0xf), 0, SNAP_HOOK, \
 	  "0..3 (trap, delegate, strict, off)") \
 	X(features,      uint32_t, , SNAP_BITS(SNAP_FEAT_ALL, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_HOOK, \
-	  "Zicfilp, Zicfiss, Sstc, Svpbmt, Svadu (bits 0..4)") \
+	  "Zicfilp, Zicfiss, Sstc, Svpbmt, Svadu, AIA (bits 0..5; AIA from version 7)") \
 	X(boot_count,    uint32_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_HOOK, "any") \
 	X(debug_ext,     uint32_t, , SNAP_BITS(1, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_HOOK, "0 or 1") \
 	X(vs_sv,         uint32_t, , SNAP_ANY_BITS, \
@@ -190,6 +196,30 @@
 	X(pmu_value,      uint64_t, [SNAP_PMU_COUNTERS], SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, \
 	  SNAP_LIVE(pmu.value), "any")
 
+/* IMSIC (version 7): the vCPU's IMSIC interrupt file (AIA spec, IMSIC.adoc)
+ * and vsiselect. A PLIC VM's is all zero but vsiselect. Bit i of
+ * imsic_eip[w]/imsic_eie[w] is identity 64 w + i. The hook (hyp/state/
+ * vimsic.c) checks what the table cannot: imsic_nr_ids 0 exactly when the
+ * CONFIG's features lack AIA (a PLIC VM: then eidelivery 0 too), the same in
+ * every VCPU; eithreshold at most imsic_nr_ids; no eip/eie bit of identity 0
+ * or above imsic_nr_ids. What the host adds: a PLIC VM's vsiselect is 0 on a
+ * host with Smstateen (the guest cannot write it there). */
+#define SNAP_REC_IMSIC(X) \
+	X(imsic_nr_ids,      uint32_t, , SNAP_BITS(SNAP_IMSIC_MAX_IDS, 0, 0, 0), \
+	  SNAP_VALUE(0, 63, BIT(0) | BIT(63)), 0, SNAP_HOOK, \
+	  "0 (a PLIC VM) or 63..2047 with (n & 63) == 63 (an AIA VM), the same in every VCPU") \
+	X(imsic_eidelivery,  uint32_t, , SNAP_BITS(1, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_HOOK, \
+	  "0 or 1 (0 in a PLIC VM)") \
+	X(imsic_eithreshold, uint32_t, , SNAP_BITS(SNAP_IMSIC_MAX_IDS, 0, 0, 0), SNAP_ANY_VALUE, 0, \
+	  SNAP_HOOK, "0..imsic_nr_ids") \
+	X(imsic_reserved,    uint32_t, , SNAP_BITS(0, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_HOOK, "0") \
+	X(vsiselect,         uint64_t, , SNAP_BITS(SNAP_ISELECT_BITS, 0, 0, 0), SNAP_ANY_VALUE, 0, \
+	  SNAP_LIVE(csr.vsiselect), "0..0x1FF; 0 for a PLIC VM on a host with Smstateen") \
+	X(imsic_eip,         uint64_t, [SNAP_IMSIC_WORDS], SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_HOOK, \
+	  "no bit of identity 0 or above imsic_nr_ids") \
+	X(imsic_eie,         uint64_t, [SNAP_IMSIC_WORDS], SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_HOOK, \
+	  "no bit of identity 0 or above imsic_nr_ids")
+
 /* The vCPU records, in stream order: X(id, NAME, name). */
 #define SNAP_VCPU_RECORDS(X) \
 	X(1, CORE, core) \
@@ -198,7 +228,8 @@
 	X(4, FWFT, fwft) \
 	X(5, HSM, hsm) \
 	X(6, STA, sta) \
-	X(7, PMU, pmu)
+	X(7, PMU, pmu) \
+	X(8, IMSIC, imsic)
 
 /* A record in a VCPU section: this, then @size bytes of its fields. */
 struct snap_record {
@@ -215,8 +246,11 @@ enum snap_record_id { SNAP_VCPU_RECORDS(SNAP_REC_ID) };
 struct snap_config { SNAP_CONFIG_FIELDS(SNAP_MEMBER) };
 SNAP_VCPU_RECORDS(SNAP_REC_STRUCT)
 
-/* VCPU (version 3): every record, in id order. */
+/* VCPU (version 3): every record, in id order. Versions 3 to 6 end after
+ * PMU (SNAP_VCPU_V6_SIZE bytes): a reader takes their IMSIC record as all
+ * zero (a PLIC VM's). */
 struct snap_vcpu { SNAP_VCPU_RECORDS(SNAP_REC_SLOT) };
+#define SNAP_VCPU_V6_SIZE	896
 
 /* The VCPU record of versions 1 and 2 (frozen: read, converted, never
  * written). X(name, type, dim). A version 3 field takes the value of the
@@ -249,6 +283,8 @@ _Static_assert(sizeof(struct snap_rec_fwft) == 8, "snap_rec_fwft");
 _Static_assert(sizeof(struct snap_rec_hsm) == 32, "snap_rec_hsm");
 _Static_assert(sizeof(struct snap_rec_sta) == 8, "snap_rec_sta");
 _Static_assert(sizeof(struct snap_rec_pmu) == 144, "snap_rec_pmu");
-_Static_assert(sizeof(struct snap_vcpu) == 896, "snap_vcpu");
+_Static_assert(sizeof(struct snap_rec_imsic) == 536, "snap_rec_imsic");
+_Static_assert(sizeof(struct snap_vcpu) == 1440, "snap_vcpu");
+_Static_assert(offsetof(struct snap_vcpu, imsic_rec) == SNAP_VCPU_V6_SIZE, "snap_vcpu_v6");
 _Static_assert(sizeof(struct snap_vcpu_v2) == 848, "snap_vcpu_v2");
 #endif

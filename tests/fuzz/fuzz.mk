@@ -25,7 +25,7 @@ FUZZ_LDFLAGS := $(FUZZ_SAN) -fsanitize=fuzzer
 
 # an interrupt line a device model drives: to the VM's PLIC or APLIC (virq.c)
 FUZZ_VIRQ_SRC := hyp/vdev/virq.c hyp/vdev/vaplic.c hyp/state/vimsic.c hyp/lib/aplic_model.c \
-	hyp/lib/imsic_file.c
+	hyp/lib/imsic_file.c hyp/drivers/imsic_host.c
 FUZZ_SNAP_SRC := tests/fuzz/fuzz_snap_load.c tests/fuzz/fuzz_restore_host.c \
 	tests/fuzz/fuzz_clock_log.c tests/unit/fake_csr.c \
 	hyp/snap/snap_load.c hyp/snap/snap_disk_load.c hyp/snap/snap_disk_id.c hyp/snap/section_rx.c hyp/snap/snap_admit.c hyp/snap/snap_state.c \

@@ -13,6 +13,7 @@
 #include <snapshot.h>
 #include <vblk.h>
 #include <vdev.h>
+#include <vimsic.h>
 #include <vio_mmio.h>
 #include <virtio_console.h>
 #include <vm_io.h>
@@ -94,9 +95,11 @@ void fuzz_host_input(uint8_t flags, const uint8_t *data, size_t len, const uint8
 		.sstc = true, .zicfilp = true, .zicfiss = !(flags & FL_NO_ZICFISS),
 		.henvcfg_ok = ENVCFG_STCE | ENVCFG_PBMTE |
 			      ((flags & FL_NO_SVADU) ? 0 : ENVCFG_ADUE),
-		.fw_cfi = true, .vmid_bits = 14, .vs_sv = 48,
+		.fw_cfi = true, .vmid_bits = 14, .vs_sv = 48, .ssaia = !fuzz_no_ssaia,
 	};
 }
+
+bool fuzz_no_ssaia;
 
 /* ---- the host's disks and switch (vm_io.c's, stubbed: fuzz_restore_host.h) ---- */
 
@@ -569,6 +572,10 @@ static const char *check_desc(const struct vm_desc *d)
 		return "memory must be a multiple of 2 MiB, at least 8 MiB";
 	if ((unsigned int)d->cfi > CFI_POLICY_OFF)
 		return "unknown cfi policy";
+	if (d->irqchip == VM_IRQCHIP_AIA && !hart_caps.ssaia)
+		return "irqchip aia needs a host CPU with Ssaia";
+	if ((unsigned int)d->irqchip > VM_IRQCHIP_AIA)
+		return "unknown irqchip";
 	if (strnlen(d->bootargs, VM_BOOTARGS_LEN) == VM_BOOTARGS_LEN)
 		return "bootargs too long";
 	return NULL;
@@ -611,6 +618,12 @@ int vm_alloc(const struct vm_desc *d, bool need_images, struct vm **out, const c
 	vm->cfg.cfi_policy = d->cfi;
 	vm->cfg.features = vm_features(d->cfi);
 	vm->hstateen0 = cfi_hstateen0(vm);	/* as vm_alloc(): from the features it gave */
+	if (d->irqchip == VM_IRQCHIP_AIA) {	/* as vm_alloc() */
+		vm->cfg.irqchip = VM_IRQCHIP_AIA;
+		vm->cfg.imsic_ids = VIMSIC_IDS;
+		vm->cfg.features |= VM_FEAT_AIA;
+		vm->hstateen0 |= HSTATEEN0_AIA_VM;
+	}
 	vsbi_vm_init(vm);
 	vm->cfg.debug_ext = d->debug;
 	memcpy(vm->cfg.bootargs, d->bootargs, VM_BOOTARGS_LEN);

@@ -46,6 +46,10 @@ extern uint64_t fuzz_disk_changed;
 #define FUZZ_SWITCH		"lan"
 #define FUZZ_TAKEN_MAC		{ 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 }
 
+/* The host lacks Ssaia (an AIA VM is refused at CONFIG); false: it has it.
+ * Not a flag: both targets' flag bytes are full. Unit tests set it. */
+extern bool fuzz_no_ssaia;
+
 /* Flags in byte 0 of both targets' harness header. */
 #define FL_NAME		0x01	/* under a new name, "copy" */
 #define FL_NO_SVADU	0x02	/* the host lacks Svadu */

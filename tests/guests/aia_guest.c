@@ -21,11 +21,19 @@
  * In a PLIC VM (no IMSIC node), on the same AIA host: siselect, sireg and
  * stopei are illegal instructions (hstateen0 keeps them from it), and its
  * PLIC answers.
+ * With snap=1 (an AIA VM, snapshot version 7) instead: both vCPUs leave
+ * identities pending but masked (above eithreshold, or with eie clear), the
+ * APLIC holds sources programmed, one pending (not enabled), one enabled;
+ * the guest prints SNAPSHOT-READY and waits wait_ms; the harness snapshots
+ * or migrates it and destroys the original. The copy finds every file
+ * register, vsiselect and APLIC register exactly as before, the pending
+ * identities delivered once unmasked, the APLIC's MSIs and the IPIs working.
  * At the end it reports the IMSIC accesses both vCPUs made that exit in
  * software (sireg with siselect 0x70..0xFF, stopei; 32-bit stores into a
  * vCPU's page), which test_aia_guest.py compares with the VM's metrics.
- * Bootargs: rounds=N (IPI round trips, default 200); gfiles=1: the host
- * has guest interrupt files (stage 4), so the IPIs must not exit. */
+ * Bootargs: rounds=N (IPI round trips, default 200); snap=1; wait_ms=N;
+ * gfiles=1: the host has guest interrupt files (stage 4), so the IPIs must
+ * not exit. */
 #include "libguest.h"
 
 #define T		"aia"
@@ -68,6 +76,15 @@ static void count_ireg(unsigned long isel)
 	if (isel >= ISEL_EIDELIVERY && isel <= 0xff)
 		count(csr_accesses);
 }
+
+/* snap=1: vCPU 1 sets its state (setup1) and reads it back (read1) when asked */
+static volatile bool setup1, setup1_done, read1, read1_done;
+
+/* What a vCPU's file and siselect hold (snap=1): before and after. */
+struct file_regs {
+	unsigned long siselect, eidelivery, eithreshold, eip[4], eie[4];
+};
+static struct file_regs regs1;	/* vCPU 1's, as it read them */
 
 static inline void ireg_write(unsigned long isel, unsigned long v)
 {
@@ -129,6 +146,30 @@ static void file_init(void)
 	csr_set(sie, MIP_SEIP);
 }
 
+/* The file's registers through siselect/sireg (eip/eie 0, 2, 4, 6: identities
+ * 0..255 on RV64), and the siselect the guest left before them. */
+static void file_read(struct file_regs *f)
+{
+	f->siselect = csr_read(CSR_SISELECT);
+	f->eidelivery = ireg_read(ISEL_EIDELIVERY);
+	f->eithreshold = ireg_read(ISEL_EITHRESHOLD);
+	for (unsigned int i = 0; i < 4; i++) {
+		f->eip[i] = ireg_read(ISEL_EIP0 + 2 * i);
+		f->eie[i] = ireg_read(ISEL_EIE0 + 2 * i);
+	}
+	f->eip[0] &= ~(1UL << 2);	/* a wake-up (ask1()) may be on its way */
+	csr_write(CSR_SISELECT, f->siselect);
+}
+
+/* vCPU 1's part of snap=1: identities 2 (the wake-up) and 1 (IPIs) pass its
+ * threshold 3; 9 will wait above it; 70 (eie1 bit 6) is enabled. */
+static void hart1_setup(void)
+{
+	ireg_write(ISEL_EITHRESHOLD, 3);
+	ireg_write(ISEL_EIE0 + 2, 1UL << 6);
+	csr_write(CSR_SISELECT, ISEL_EIE0 + 2);	/* left there: a vsiselect to keep */
+}
+
 static void hart1_main(unsigned long hartid, unsigned long opaque)
 {
 	(void)hartid;
@@ -136,8 +177,19 @@ static void hart1_main(unsigned long hartid, unsigned long opaque)
 	file_init();
 	csr_set(sstatus, SR_SIE);
 	WRITE_ONCE(ready1, true);
-	while (!READ_ONCE(stop1))
+	while (!READ_ONCE(stop1)) {
 		wfi();
+		if (READ_ONCE(setup1) && !setup1_done) {
+			hart1_setup();
+			WRITE_ONCE(setup1_done, true);
+		}
+		if (READ_ONCE(read1) && !read1_done) {
+			csr_clear(sstatus, SR_SIE);
+			file_read(&regs1);
+			csr_set(sstatus, SR_SIE);
+			WRITE_ONCE(read1_done, true);
+		}
+	}
 	csr_clear(sstatus, SR_SIE);
 	sbi_hart_stop();
 }
@@ -298,6 +350,152 @@ static void illegal(void)
 	check_eq(T, "vCPU 1 took no stray interrupt", got[1][IPI_ID], pong_rounds);
 }
 
+/* Ask vCPU 1 for @flag's work (it wakes on identity 2) and wait for @done. */
+static bool ask1(volatile bool *flag, volatile bool *done)
+{
+	WRITE_ONCE(*done, false);
+	WRITE_ONCE(*flag, true);
+	for (int i = 0; i < 100 && !READ_ONCE(*done); i++) {
+		imsic_send(1, 2);
+		udelay(1000);
+	}
+	WRITE_ONCE(*flag, false);
+	return READ_ONCE(*done);
+}
+
+#define APLIC_SETIPNUM	0x1cdc
+#define APLIC_SETIENUM	0x1edc
+#define APLIC_SETIP0	0x1c00
+#define APLIC_SETIE0	0x1e00
+#define APLIC_INCLRIP0	0x1d00
+#define SRC_EDGE	5	/* edge rising, to vCPU 1 identity 50: pending, not enabled */
+#define SRC_DETACHED	6	/* detached, to vCPU 0 identity 51: enabled, not pending */
+#define EIID_EDGE	50
+#define EIID_DETACHED	51
+
+struct aplic_regs {
+	uint32_t domaincfg, cfg_edge, cfg_det, target_edge, target_det, setip, setie, inclrip;
+};
+
+static void aplic_read(struct aplic_regs *a)
+{
+	a->domaincfg = aplic_in(0);
+	a->cfg_edge = aplic_in(4 * SRC_EDGE);
+	a->cfg_det = aplic_in(4 * SRC_DETACHED);
+	a->target_edge = aplic_in(0x3000 + 4 * SRC_EDGE);
+	a->target_det = aplic_in(0x3000 + 4 * SRC_DETACHED);
+	a->setip = aplic_in(APLIC_SETIP0);
+	a->setie = aplic_in(APLIC_SETIE0);
+	a->inclrip = aplic_in(APLIC_INCLRIP0);
+}
+
+static bool same_file(const char *who, const struct file_regs *a, const struct file_regs *b)
+{
+	bool ok = check_eqx(T, "  siselect", b->siselect, a->siselect);
+
+	ok &= check_eqx(T, "  eidelivery", b->eidelivery, a->eidelivery);
+	ok &= check_eqx(T, "  eithreshold", b->eithreshold, a->eithreshold);
+	for (unsigned int i = 0; i < 4; i++) {
+		ok &= check_eqx(T, "  eip", b->eip[i], a->eip[i]);
+		ok &= check_eqx(T, "  eie", b->eie[i], a->eie[i]);
+	}
+	check_eq(T, who, ok, 1);
+	return ok;
+}
+
+/* snap=1: the state, the marker, the wait, then the checks (only a copy
+ * restored or moved in gets there: the original is destroyed meanwhile). */
+static void snapshot_state(unsigned long wait_ms)
+{
+	struct file_regs f0, f1, g0, g1;
+	struct aplic_regs a, b;
+	unsigned long before, took;
+
+	pong_rounds = got[1][IPI_ID];
+	/* vCPU 0: threshold 5, eie without identity 3 */
+	csr_clear(sstatus, SR_SIE);
+	ireg_write(ISEL_EITHRESHOLD, 5);
+	ireg_write(ISEL_EIE0, ~1UL & ~(1UL << 3));
+	ireg_write(ISEL_EIE0 + 2, 0);
+	csr_set(sstatus, SR_SIE);
+	if (!check_eq(T, "vCPU 1 set its file up", ask1(&setup1, &setup1_done), 1))
+		return;
+	imsic_send(0, 3);	/* below the threshold, not enabled */
+	imsic_send(0, 7);	/* enabled, above the threshold */
+	imsic_send(0, 40);
+	imsic_send(0, 66);	/* eie1 0 */
+	imsic_send(1, 9);	/* above vCPU 1's threshold 3 */
+	imsic_send(1, 70);	/* enabled, above it */
+	/* the APLIC: an edge source pending but not enabled, a detached one
+	 * enabled and not pending, IE on */
+	aplic_out(4 * SRC_EDGE, 4);
+	aplic_out(0x3000 + 4 * SRC_EDGE, (1U << 18) | EIID_EDGE);
+	aplic_out(4 * SRC_DETACHED, 1);
+	aplic_out(0x3000 + 4 * SRC_DETACHED, EIID_DETACHED);
+	aplic_out(APLIC_SETIENUM, SRC_DETACHED);
+	aplic_out(0, 1U << 8);
+	aplic_out(APLIC_SETIPNUM, SRC_EDGE);
+	udelay(1000);
+	csr_clear(sstatus, SR_SIE);
+	csr_write(CSR_SISELECT, ISEL_EITHRESHOLD);	/* left there: a vsiselect to keep */
+	file_read(&f0);
+	csr_set(sstatus, SR_SIE);
+	if (!check_eq(T, "vCPU 1 read its file", ask1(&read1, &read1_done), 1))
+		return;
+	f1 = regs1;
+	aplic_read(&a);
+	check_eqx(T, "vCPU 0: 3, 7, 40 pending (masked)", f0.eip[0],
+		  (1UL << 3) | (1UL << 7) | (1UL << 40));
+	check_eqx(T, "vCPU 0: 66 pending (not enabled)", f0.eip[1], 1UL << 2);
+	check_eqx(T, "vCPU 1: 9 pending (masked)", f1.eip[0] & (1UL << 9), 1UL << 9);
+	check_eqx(T, "vCPU 1: 70 pending (masked)", f1.eip[1], 1UL << 6);
+	check_eqx(T, "APLIC: edge source pending, not enabled", a.setip, 1U << SRC_EDGE);
+	check_eqx(T, "APLIC: detached source enabled", a.setie, 1U << SRC_DETACHED);
+	check_eq(T, "no signal while masked", !!(csr_read(sip) & MIP_SEIP), 0);
+	printf("SNAPSHOT-READY eip0=0x%lx\n", f0.eip[0]);
+	udelay(wait_ms * 1000);
+	/* a copy: the same files, siselect and APLIC */
+	csr_clear(sstatus, SR_SIE);
+	file_read(&g0);
+	csr_set(sstatus, SR_SIE);
+	same_file("vCPU 0's file and siselect as before", &f0, &g0);
+	if (!check_eq(T, "vCPU 1 read its file again", ask1(&read1, &read1_done), 1))
+		return;
+	g1 = regs1;
+	same_file("vCPU 1's file and siselect as before", &f1, &g1);
+	aplic_read(&b);
+	check_eqx(T, "APLIC domaincfg as before", b.domaincfg, a.domaincfg);
+	check_eqx(T, "APLIC sourcecfg as before", b.cfg_edge | b.cfg_det << 8,
+		  a.cfg_edge | a.cfg_det << 8);
+	check_eqx(T, "APLIC targets as before", b.target_edge ^ b.target_det,
+		  a.target_edge ^ a.target_det);
+	check_eqx(T, "APLIC pending and enabled as before", b.setip | (uint64_t)b.setie << 32,
+		  a.setip | (uint64_t)a.setie << 32);
+	check_eqx(T, "APLIC inputs as before", b.inclrip, a.inclrip);
+	check_eq(T, "no signal while masked, after", !!(csr_read(sip) & MIP_SEIP), 0);
+	/* and they work: IPIs, the masked identities once unmasked, MSIs */
+	before = got[1][IPI_ID];
+	for (unsigned long i = 0; i < 20; i++) {
+		unsigned long want = got[0][IPI_ID] + 1;
+
+		imsic_send(1, IPI_ID);
+		if (!wait_for(READ_ONCE(got[0][IPI_ID]) >= want, 1000000))
+			break;
+	}
+	check_eq(T, "IPIs after: vCPU 1 took 20 pings", got[1][IPI_ID] - before, 20);
+	took = got[0][7] + got[0][40];
+	ireg_write(ISEL_EITHRESHOLD, 0);
+	udelay(1000);
+	check_eq(T, "threshold 0: 7 and 40 taken once each", got[0][7] + got[0][40] - took, 2);
+	check_eq(T, "3 and 66 still not enabled: not taken", got[0][3] + got[0][66], 0);
+	aplic_out(APLIC_SETIENUM, SRC_EDGE);	/* its pending MSI goes to vCPU 1 */
+	aplic_out(APLIC_SETIPNUM, SRC_DETACHED);	/* to vCPU 0 */
+	udelay(1000);
+	check_eq(T, "APLIC: the detached source's MSI taken on vCPU 0", got[0][EIID_DETACHED], 1);
+	check_eqx(T, "APLIC: the edge source's MSI sent once enabled (nothing pending)",
+		  aplic_in(APLIC_SETIP0), 0);
+}
+
 void test_main(unsigned long self)
 {
 	unsigned long rounds = bootarg_ulong("rounds", 200), other = other_hartid();
@@ -322,6 +520,13 @@ void test_main(unsigned long self)
 		return;
 	if (other != 1) {
 		report_fail(T, "vCPU ids (got %lu, want 1)", other);
+		return;
+	}
+	if (bootarg_ulong("snap", 0)) {
+		ipis(20, gfiles);
+		snapshot_state(bootarg_ulong("wait_ms", 4000));
+		WRITE_ONCE(stop1, true);
+		imsic_send(1, 2);
 		return;
 	}
 	ipis(rounds, gfiles);

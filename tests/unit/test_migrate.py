@@ -52,8 +52,8 @@ PAGE = 4096
 # --- building a migration stream ----------------------------------------------------
 
 
-def header(version=7):
-    """The migration header (docs/migration.md: protocol version 7)."""
+def header(version=8):
+    """The migration header (docs/migration.md: protocol version 8)."""
     return b"CARAMIGR" + struct.pack("<IIQQ", version, 32, 0, 0)
 
 
@@ -454,17 +454,17 @@ def test_framer_holds_back_an_incomplete_section_header():
     assert events[1].fields == {"downtime_ticks": 5, "timebase_hz": 10_000_000}
 
 
-@pytest.mark.parametrize("version", [1, 2, 3, 4, 5, 6, 8])
-def test_framer_follows_protocol_7_only(version):
+@pytest.mark.parametrize("version", [1, 2, 3, 4, 5, 6, 7, 9])
+def test_framer_follows_protocol_8_only(version):
     """A header of another protocol version (1: before snapshot format 2's VCPU
     records; 2: before a move was kept once the VM ran on the destination; 3:
     before the VCPU sections were records; 4: before the VIRTIO sections; 5:
-    before the disks' two modes) is not followed: its bytes are only
-    counted."""
+    before the disks' two modes; 7: before AIA VMs) is not followed: its
+    bytes are only counted."""
     framer = MigFramer()
     framer.feed(header(version) + section("ACCEPT", struct.pack("<II", 1, 0)))
     assert framer.error == (f"migration stream version {version}, header size 32 "
-                            "(not 7, 32)")
+                            "(not 8, 32)")
     assert framer.sections == 0
 
 

@@ -11,6 +11,9 @@
 #include <vm_lifecycle.h>
 #include "test.h"
 
+/* every ISA feature: a PLIC VM (the AIA bit makes an AIA VM) */
+#define ISA_ALL	(SNAP_FEAT_ALL & ~SNAP_FEAT_AIA)
+
 struct hart_caps hart_caps;
 uint64_t timebase_hz = 10000000;
 
@@ -78,6 +81,20 @@ void *vm_gpa_to_hva(struct vm *v, gpa_t gpa, uint64_t len, bool write)
 	(void)len;
 	(void)write;
 	return NULL;
+}
+
+/* vimsic.c owns the IMSIC record's hooks; its injections, which use these,
+ * are not made here */
+void vcpu_kick(struct vcpu *v)
+{
+	(void)v;
+	unit_fail_str(__FILE__, __LINE__, "vcpu_kick", "not called", "an injection", "called");
+}
+
+void steal_note_wake(struct vcpu *v, unsigned long bits)
+{
+	(void)v;
+	(void)bits;
 }
 
 /* pmu.c asks which vCPU this hart runs: none here (snapshots are taken off CPU) */
@@ -336,30 +353,30 @@ TEST(snap_vcpu_versions_1_and_2)
 	vm.vcpus[0].g.pmu.value[4] = 77;
 	snap_vcpu_save(&vm.vcpus[0], &s);
 	as_v2(&s, &o);
-	EXPECT_TRUE(snap_vcpu_from_stream(&o, 2, SNAP_FEAT_ALL, &t, &off) == NULL);
+	EXPECT_TRUE(snap_vcpu_from_stream(&o, 2, ISA_ALL, &t, &off) == NULL);
 	EXPECT_EQ(memcmp(&s, &t, sizeof(s)), 0);
 	memcpy(v1, &o, SNAP_VCPU_V1_SIZE);
 	memset(v1 + SNAP_VCPU_V1_SIZE, 0xee, 8);	/* not part of the record */
-	EXPECT_TRUE(snap_vcpu_from_stream(v1, 1, SNAP_FEAT_ALL, &t, &off) == NULL);
+	EXPECT_TRUE(snap_vcpu_from_stream(v1, 1, ISA_ALL, &t, &off) == NULL);
 	EXPECT_EQ(t.core.gpr[5], 55);
 	EXPECT_EQ(t.hsm.resume_opaque, 0x1234);
 	EXPECT_EQ(t.cfi.ss_locked, 1);
 	EXPECT_EQ(t.fwft.pte_ad_value, 1);
 	EXPECT_EQ(t.sta.sta_shmem, SNAP_STA_OFF);
 	EXPECT_EQ(t.pmu.pmu_value[4], 0);
-	EXPECT_TRUE(vcpu_check(&t, SNAP_FEAT_ALL) == NULL);
-	EXPECT_TRUE(snap_vcpu_from_stream(v1, 1, SNAP_FEAT_ALL & ~SNAP_FEAT_SVADU, &t, &off) == NULL);
+	EXPECT_TRUE(vcpu_check(&t, ISA_ALL) == NULL);
+	EXPECT_TRUE(snap_vcpu_from_stream(v1, 1, ISA_ALL & ~SNAP_FEAT_SVADU, &t, &off) == NULL);
 	EXPECT_EQ(t.fwft.pte_ad_value, 0);
-	EXPECT_TRUE(vcpu_check(&t, SNAP_FEAT_ALL & ~SNAP_FEAT_SVADU) == NULL);
+	EXPECT_TRUE(vcpu_check(&t, ISA_ALL & ~SNAP_FEAT_SVADU) == NULL);
 	/* a version 2 field with no place in the records is reserved: 0 */
 	bad = o; bad.reserved2 = 1;
-	EXPECT_TRUE(snap_vcpu_from_stream(&bad, 2, SNAP_FEAT_ALL, &t, &off) != NULL);
+	EXPECT_TRUE(snap_vcpu_from_stream(&bad, 2, ISA_ALL, &t, &off) != NULL);
 	EXPECT_EQ(off, offsetof(struct snap_vcpu_v2, reserved2));
 	bad = o; bad.reserved3[1] = 1;
-	EXPECT_TRUE(snap_vcpu_from_stream(&bad, 2, SNAP_FEAT_ALL, &t, &off) != NULL);
+	EXPECT_TRUE(snap_vcpu_from_stream(&bad, 2, ISA_ALL, &t, &off) != NULL);
 	EXPECT_EQ(off, offsetof(struct snap_vcpu_v2, reserved3[1]));
 	bad = o; bad.reserved = 1;
-	EXPECT_TRUE(snap_vcpu_from_stream(&bad, 2, SNAP_FEAT_ALL, &t, &off) != NULL);
+	EXPECT_TRUE(snap_vcpu_from_stream(&bad, 2, ISA_ALL, &t, &off) != NULL);
 	EXPECT_EQ(off, offsetof(struct snap_vcpu_v2, reserved));
 	/* a refusal of a converted record names the byte of the version 2 payload */
 	EXPECT_EQ(snap_vcpu_stream_offset(2, offsetof(struct snap_vcpu, core.vsstatus)),
@@ -384,20 +401,20 @@ TEST(snap_vcpu_record_headers)
 	EXPECT_EQ(s.pmu_rec.id, SNAP_REC_ID_PMU);
 	EXPECT_EQ(s.pmu_rec.size, sizeof(s.pmu));
 	EXPECT_EQ(offsetof(struct snap_vcpu, core), sizeof(struct snap_record));
-	EXPECT_TRUE(snap_vcpu_from_stream(&s, 3, SNAP_FEAT_ALL, &t, &off) == NULL);
+	EXPECT_TRUE(snap_vcpu_from_stream(&s, 3, ISA_ALL, &t, &off) == NULL);
 	EXPECT_EQ(memcmp(&s, &t, sizeof(s)), 0);
 	bad = s; bad.sta_rec.id = SNAP_REC_ID_PMU;
-	EXPECT_TRUE(snap_vcpu_from_stream(&bad, 3, SNAP_FEAT_ALL, &t, &off) != NULL);
+	EXPECT_TRUE(snap_vcpu_from_stream(&bad, 3, ISA_ALL, &t, &off) != NULL);
 	EXPECT_EQ(off, offsetof(struct snap_vcpu, sta_rec.id));
 	bad = s; bad.cfi_rec.size = 8;
-	EXPECT_TRUE(snap_vcpu_from_stream(&bad, 3, SNAP_FEAT_ALL, &t, &off) != NULL);
+	EXPECT_TRUE(snap_vcpu_from_stream(&bad, 3, ISA_ALL, &t, &off) != NULL);
 	EXPECT_EQ(off, offsetof(struct snap_vcpu, cfi_rec.size));
 }
 
 TEST(snap_vcpu_checks)
 {
 	struct snap_vcpu s, bad;
-	uint32_t all = SNAP_FEAT_ALL, no_cfi = SNAP_FEAT_ALL & ~(SNAP_FEAT_ZICFILP | SNAP_FEAT_ZICFISS);
+	uint32_t all = ISA_ALL, no_cfi = ISA_ALL & ~(SNAP_FEAT_ZICFILP | SNAP_FEAT_ZICFISS);
 
 	setup();
 	snap_vcpu_save(&vm.vcpus[0], &s);
@@ -433,4 +450,41 @@ TEST(snap_vcpu_checks)
 	bad = s; bad.hsm.system_suspend = 1;	EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
 	bad.hsm.hsm_state = VCPU_HSM_SUSPENDED; bad.hsm.resume_nonret = 1;
 	EXPECT_TRUE(vcpu_check(&bad, all) == NULL);
+}
+
+/* Versions 3 to 6: the records end after PMU (896 bytes); the IMSIC record
+ * reads as all zero, a PLIC VM's, and the rest as written. Version 7 has the
+ * IMSIC record too, behind its own header. */
+TEST(snap_vcpu_version_6_reads_as_a_plic_vm)
+{
+	struct snap_vcpu s, t;
+	uint8_t v6[SNAP_VCPU_V6_SIZE + 16];
+	uint32_t off;
+
+	setup();
+	EXPECT_EQ(snap_vcpu_size(3), SNAP_VCPU_V6_SIZE);
+	EXPECT_EQ(snap_vcpu_size(6), 896);
+	EXPECT_EQ(snap_vcpu_size(7), 1440);
+	EXPECT_EQ(snap_vcpu_size(SNAP_VERSION), sizeof(struct snap_vcpu));
+	vm.vcpus[0].g.ctx.gpr[7] = 77;
+	vm.vcpus[0].g.pmu.value[4] = 44;
+	snap_vcpu_save(&vm.vcpus[0], &s);
+	EXPECT_EQ(s.imsic_rec.id, SNAP_REC_ID_IMSIC);
+	EXPECT_EQ(s.imsic_rec.size, 536);
+	EXPECT_EQ(s.imsic.imsic_nr_ids, 0);	/* a PLIC VM's record */
+	memcpy(v6, &s, SNAP_VCPU_V6_SIZE);
+	memset(v6 + SNAP_VCPU_V6_SIZE, 0xee, 16);	/* not part of the record */
+	EXPECT_TRUE(snap_vcpu_from_stream(v6, 6, ISA_ALL, &t, &off) == NULL);
+	EXPECT_EQ(memcmp(&t, &s, SNAP_VCPU_V6_SIZE), 0);
+	EXPECT_EQ(t.imsic_rec.id, SNAP_REC_ID_IMSIC);
+	EXPECT_EQ(t.imsic_rec.size, sizeof(t.imsic));
+	for (size_t i = 0; i < sizeof(t.imsic); i++)
+		EXPECT_EQ(((const uint8_t *)&t.imsic)[i], 0);
+	EXPECT_TRUE(vcpu_check(&t, ISA_ALL) == NULL);
+	/* as an AIA VM's it would be refused: a version 6 stream has no AIA VM */
+	EXPECT_TRUE(vcpu_check(&t, SNAP_FEAT_ALL) != NULL);
+	/* version 7: the IMSIC record's header is checked like the others' */
+	s.imsic_rec.id = 9;
+	EXPECT_TRUE(snap_vcpu_from_stream(&s, 7, ISA_ALL, &t, &off) != NULL);
+	EXPECT_EQ(off, offsetof(struct snap_vcpu, imsic_rec.id));
 }

@@ -16,6 +16,7 @@
 #include <log.h>
 #include <snapshot.h>
 #include <vdev.h>
+#include <vimsic.h>
 #include <vm.h>
 #include <vm_lifecycle.h>
 #include "../fuzz/fuzz_restore_host.h"
@@ -63,6 +64,10 @@ static void base(uint32_t features, struct snap_config *c, struct snap_vcpu *s)
 	tmpl.cfg.nr_vcpus = 1;
 	tmpl.cfg.cfi_policy = CFI_POLICY_TRAP;
 	tmpl.cfg.features = features;
+	if (features & SNAP_FEAT_AIA) {
+		tmpl.cfg.irqchip = VM_IRQCHIP_AIA;
+		tmpl.cfg.imsic_ids = VIMSIC_IDS;
+	}
 	tmpl.cfg.vs_sv = 39;
 	tmpl.cfg.boot_count = 1;
 	tmpl.vcpus[0].vm = &tmpl;
@@ -147,8 +152,9 @@ static void set(void *rec, size_t offset, size_t size, uint64_t v)
 	uint8_t b = (uint8_t)v;
 	uint32_t w = (uint32_t)v;
 
+	/* an array's first element (its size: the whole array's) */
 	memcpy((uint8_t *)rec + offset, size == 1 ? (void *)&b : size == 4 ? (void *)&w : (void *)&v,
-	       size);
+	       size == 1 || size == 4 ? size : sizeof(v));
 }
 
 struct legal_case {
@@ -170,6 +176,7 @@ struct legal_case {
 #define AT_HSM(f)	AT_REC(hsm, f)
 #define AT_STA(f)	AT_REC(sta, f)
 #define AT_PMU(f)	AT_REC(pmu, f)
+#define AT_IMSIC(f)	AT_REC(imsic, f)
 #define CASE(rec, f, value, features, refused) \
 	{ #rec " " #f " = " #value, !strcmp(#rec, "CONFIG"), AT_##rec(f), value, features, refused },
 static const struct legal_case cases[] = { SNAP_LEGAL_CASES(CASE) };
@@ -246,7 +253,7 @@ TEST(each_illegal_device_field_is_refused_by_name_at_its_byte)
 				      "none");
 			continue;
 		}
-		base(SNAP_FEAT_ALL, &c, &s);
+		base(strcmp(k->model, "aplic") ? ISA_ALL : AIA_ALL, &c, &s);
 		at = f->offset + k->index * f->width;
 		snap_put((uint8_t *)devs[dev] + at, f->width, k->value);
 		restore(build(&c, &s));
@@ -301,7 +308,7 @@ TEST(device_save_writes_what_a_restore_accepts)
 	uint8_t payload[SNAP_DEVICE_MAX];
 	uint32_t offset;
 
-	base(SNAP_FEAT_ALL, &c, &s);
+	base(ISA_ALL, &c, &s);
 	tmpl.uart.s.rx_head = 300;
 	tmpl.uart.s.rx_tail = 100;
 	tmpl.uart.s.ier = 0xff;			/* never so in the model: masked */
@@ -326,7 +333,7 @@ TEST(restore_installs_the_hypervisors_fs_and_the_guests_trap_bits)
 	struct snap_config c;
 	struct snap_vcpu s;
 
-	base(SNAP_FEAT_ALL, &c, &s);
+	base(ISA_ALL, &c, &s);
 	s.core.sstatus = SR_SPIE | SR_FS_DIRTY | SR_SPELP;
 	s.core.vsstatus = SR_UXL_64 | SR_FS_DIRTY | SR_SD | SR_SUM;
 	restore(build(&c, &s));
@@ -347,7 +354,7 @@ TEST(load_masks_with_the_table)
 	struct snap_vcpu s;
 	struct vcpu *v = &tmpl.vcpus[0];
 
-	base(SNAP_FEAT_ALL & ~(SNAP_FEAT_ZICFILP | SNAP_FEAT_ZICFISS), &c, &s);
+	base(ISA_ALL & ~(SNAP_FEAT_ZICFILP | SNAP_FEAT_ZICFISS), &c, &s);
 	s.core.sstatus = SR_SPP;				/* FS Off */
 	s.core.vsstatus = SR_UXL_64 | BIT(20) | BIT(21) | BIT(34) | SR_SPELP;
 	s.core.senvcfg = ENVCFG_LPE | ENVCFG_SSE | ENVCFG_CBZE;
@@ -370,7 +377,7 @@ TEST(load_masks_with_the_table)
 TEST(save_never_writes_what_a_restore_refuses)
 {
 	static const uint32_t features[] = {
-		SNAP_FEAT_ALL, SNAP_FEAT_ALL & ~(SNAP_FEAT_ZICFILP | SNAP_FEAT_ZICFISS),
+		ISA_ALL, ISA_ALL & ~(SNAP_FEAT_ZICFILP | SNAP_FEAT_ZICFISS),
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(features); i++) {
@@ -402,7 +409,7 @@ TEST(restore_derives_hstateen0_and_probes_from_the_guests_features)
 {
 	struct snap_config c;
 	struct snap_vcpu s;
-	uint32_t no_cfi = SNAP_FEAT_ALL & ~(SNAP_FEAT_ZICFILP | SNAP_FEAT_ZICFISS);
+	uint32_t no_cfi = ISA_ALL & ~(SNAP_FEAT_ZICFILP | SNAP_FEAT_ZICFISS);
 
 	base(no_cfi, &c, &s);
 	restore(build(&c, &s));
@@ -414,4 +421,142 @@ TEST(restore_derives_hstateen0_and_probes_from_the_guests_features)
 	EXPECT_EQ(seen.vm->hstateen0, cfi_hstateen0(seen.vm));
 	EXPECT_EQ(vms_seen.probed_features, no_cfi);
 	vm_destroy_finish(seen.vm);
+}
+
+/* An AIA VM (version 7) through the loader: its vCPU's file (pending bits
+ * masked by the threshold and by eie) and its APLIC (a source pending and
+ * enabled, IE off) are installed as saved; ext_irq follows the file. */
+TEST(restore_installs_an_aia_vms_file_and_aplic)
+{
+	struct snap_config c;
+	struct snap_vcpu s;
+	struct imsic_file *f = &tmpl.vcpus[0].imsic.file;
+	struct snap_dev_aplic *a = (struct snap_dev_aplic *)devs[SNAP_DEV_INDEX_APLIC];
+
+	base(AIA_ALL, &c, &s);
+	f->eidelivery = 1;
+	f->eithreshold = 8;
+	f->eip[0] = (1UL << 9) | (1UL << 20) | (1UL << 3);
+	f->eie[0] = (1UL << 9) | (1UL << 20);		/* 3 not enabled, 9 and 20 above 8 */
+	f->eip[2] = 1UL << 5;
+	tmpl.vcpus[0].g.csr.vsiselect = 0x80;
+	snap_vcpu_save(&tmpl.vcpus[0], &s);
+	EXPECT_EQ(s.imsic.imsic_nr_ids, VIMSIC_IDS);
+	EXPECT_EQ(s.imsic.vsiselect, 0x80);
+	a->sourcecfg[10] = 6;
+	a->target[10] = 33;
+	a->level = 1U << 10;
+	a->pending = 1U << 10;
+	a->enabled = 1U << 10;
+	a->genmsi = 7;
+	restore(build(&c, &s));
+	EXPECT_TRUE(seen.vm != NULL);
+	if (!seen.vm)
+		return;
+	EXPECT_TRUE(vm_is_aia(seen.vm));
+	EXPECT_EQ(seen.vm->cfg.imsic_ids, VIMSIC_IDS);
+	/* its AIA CSRs stay the guest's (hstateen0 re-derived for CFI keeps them) */
+	EXPECT_EQ(seen.vm->hstateen0 & HSTATEEN0_AIA_VM, HSTATEEN0_AIA_VM);
+	EXPECT_EQ(memcmp(&seen.vm->vcpus[0].imsic.file, f, sizeof(*f)), 0);
+	EXPECT_EQ(seen.vm->vcpus[0].g.csr.vsiselect, 0x80);
+	EXPECT_FALSE(seen.vm->vcpus[0].ext_irq);
+	EXPECT_EQ(memcmp(&seen.vm->aplic.s, a, sizeof(*a)), 0);
+	vm_destroy_finish(seen.vm);
+	/* the same with identity 3 enabled: the file signals */
+	base(AIA_ALL, &c, &s);
+	f->eidelivery = 1;
+	f->eip[0] = f->eie[0] = 1UL << 3;
+	snap_vcpu_save(&tmpl.vcpus[0], &s);
+	restore(build(&c, &s));
+	EXPECT_TRUE(seen.vm && seen.vm->vcpus[0].ext_irq);
+	if (seen.vm)
+		vm_destroy_finish(seen.vm);
+}
+
+/* An AIA snapshot on a host without Ssaia: refused at CONFIG with the
+ * message docs/design-aia.md 5 gives, before anything is created. A PLIC
+ * snapshot restores there. */
+TEST(aia_snapshot_refused_without_ssaia)
+{
+	struct snap_config c;
+	struct snap_vcpu s;
+
+	base(AIA_ALL, &c, &s);
+	fuzz_no_ssaia = true;
+	restore(build(&c, &s));
+	EXPECT_TRUE(seen.vm == NULL);
+	EXPECT_TRUE(seen.code && !strcmp(seen.code, "no-feature"));
+	EXPECT_TRUE(strstr(seen.err, "the guest uses AIA (an IMSIC per vCPU and an APLIC); this "
+			   "host's CPU has no Ssaia") != NULL);
+	EXPECT_EQ(vms_seen.allocs, 0);
+	base(ISA_ALL, &c, &s);
+	restore(build(&c, &s));
+	fuzz_no_ssaia = false;
+	EXPECT_TRUE(seen.vm != NULL);
+	if (seen.vm)
+		vm_destroy_finish(seen.vm);
+}
+
+/* Version 6 and older have no AIA VM; a version 7 stream carries both
+ * interrupt controllers' devices, the one the VM lacks all zero. */
+TEST(aia_feature_and_the_absent_controller)
+{
+	struct snap_config c;
+	struct snap_vcpu s;
+	size_t len;
+	char want[96];
+
+	base(AIA_ALL, &c, &s);
+	len = build(&c, &s);
+	((struct snap_header *)stream)->version = 6;
+	restore(len);
+	snprintf(want, sizeof(want), "byte %lu: features: AIA (bit 5) is version 7's",
+		 (unsigned long)(CONFIG_AT + offsetof(struct snap_config, features)));
+	expect_refused("AIA in a version 6 CONFIG", want);
+	/* an AIA VM's plic device: zero */
+	base(AIA_ALL, &c, &s);
+	((struct snap_dev_plic *)devs[SNAP_DEV_INDEX_PLIC])->threshold[0] = 1;
+	restore(build(&c, &s));
+	snprintf(want, sizeof(want), "section DEVICE %u at offset %lu, byte %lu: not 0: this VM "
+		 "does not have this device", SNAP_DEV_INDEX_PLIC,
+		 (unsigned long)(device_at(SNAP_DEV_INDEX_PLIC) - sizeof(struct snap_section)),
+		 (unsigned long)(device_at(SNAP_DEV_INDEX_PLIC) + sizeof(struct snap_device) +
+				 offsetof(struct snap_dev_plic, threshold)));
+	expect_refused("an AIA VM's plic", want);
+	/* a PLIC VM's aplic device: zero, even a legal state */
+	base(ISA_ALL, &c, &s);
+	((struct snap_dev_aplic *)devs[SNAP_DEV_INDEX_APLIC])->domaincfg = 0x100;
+	restore(build(&c, &s));
+	expect_refused("a PLIC VM's aplic", "section DEVICE 3 ");
+	/* and a PLIC VM's state is not touched by its zero aplic */
+	base(ISA_ALL, &c, &s);
+	((struct snap_dev_plic *)devs[SNAP_DEV_INDEX_PLIC])->threshold[0] = 3;
+	restore(build(&c, &s));
+	EXPECT_TRUE(seen.vm && seen.vm->plic.s.threshold[0] == 3 && !vm_is_aia(seen.vm));
+	if (seen.vm)
+		vm_destroy_finish(seen.vm);
+}
+
+/* A save of an AIA VM writes a zero plic device and the APLIC's state; of
+ * a PLIC VM a zero aplic device. */
+TEST(device_save_of_the_absent_controller_is_zero)
+{
+	struct snap_config c;
+	struct snap_vcpu s;
+	uint8_t payload[SNAP_DEVICE_MAX], zero[SNAP_DEVICE_MAX] = { 0 };
+	uint32_t offset;
+
+	base(AIA_ALL, &c, &s);
+	tmpl.cfg.irqchip = VM_IRQCHIP_AIA;
+	tmpl.plic.s.threshold[0] = 5;		/* never so in an AIA VM: not saved */
+	tmpl.aplic.s.sourcecfg[4] = 4;
+	snap_device_save(&tmpl, SNAP_DEV_INDEX_PLIC, payload, sizeof(payload));
+	EXPECT_EQ(memcmp(payload + sizeof(struct snap_device), zero, sizeof(struct snap_dev_plic)), 0);
+	snap_device_save(&tmpl, SNAP_DEV_INDEX_APLIC, payload, sizeof(payload));
+	EXPECT_EQ(((struct snap_dev_aplic *)(payload + sizeof(struct snap_device)))->sourcecfg[4], 4);
+	EXPECT_TRUE(snap_device_check(&tmpl, SNAP_DEV_INDEX_APLIC,
+				      payload + sizeof(struct snap_device), &offset) == NULL);
+	tmpl.cfg.irqchip = VM_IRQCHIP_PLIC;
+	snap_device_save(&tmpl, SNAP_DEV_INDEX_APLIC, payload, sizeof(payload));
+	EXPECT_EQ(memcmp(payload + sizeof(struct snap_device), zero, sizeof(struct snap_dev_aplic)), 0);
 }

@@ -98,6 +98,8 @@ DEVICE_FMT = "<16sII"                                    # 24
 UART_FMT = "<9B7sII256s"                                 # 280
 PLIC_FMT = "<32I3I8I8I"                                  # 204
 VMGENID_FMT = "<16sB7s"                                  # 24
+APLIC_FMT = "<I32I32I5I"                                 # 280: version 7
+IMSIC_FMT = "<IIIIQ32Q32Q"                               # 536: the IMSIC record, version 7
 DISK_RUN_FMT = "<QII"                                    # 16: sector, sectors, reserved
 DISK_ID_SAMPLE_FMT = "<QII"                              # 16: block, crc32c, reserved
 DISK_ID_FMT = "<QII256s"                                 # 272: sectors, samples, reserved, 16 samples
@@ -128,6 +130,11 @@ UART_OFF = {"ier": 0, "lcr": 1, "mcr": 2, "scr": 3, "fcr": 4, "dll": 5, "dlm": 6
 PLIC_OFF = {"priority": 0, "level": 128, "pending": 132, "claimed": 136, "enable": 140,
             "threshold": 172}
 VMGENID_OFF = {"id": 0, "level": 16, "pad": 17}
+APLIC_OFF = {"domaincfg": 0, "sourcecfg": 4, "target": 132, "pending": 260, "enabled": 264,
+             "level": 268, "genmsi": 272, "pad": 276}
+# a version 7 VCPU payload: the IMSIC record's header at 896, its fields behind it
+IMSIC_OFF = {"imsic_nr_ids": 904, "imsic_eidelivery": 908, "imsic_eithreshold": 912,
+             "imsic_reserved": 916, "vsiselect": 920, "imsic_eip": 928, "imsic_eie": 1184}
 GENID = bytes.fromhex("0123456789abcdeffedcba9876543210")
 
 
@@ -364,11 +371,20 @@ def test_layout_sizes_match_this_writer_and_the_c_header():
     for name, layout in tool.items():
         assert layout.size == int(asserts[name]), name
     # a version 3 VCPU payload: each record behind 8 bytes of {id, size}
-    assert snapfmt.VCPU.size == sum(8 + layout.size for _, _, _, layout in snapfmt.RECORDS) == 896
+    assert snapfmt.VCPU.size == sum(8 + layout.size for _, _, _, layout in snapfmt.RECORDS) == 1440
     assert struct.calcsize(UART_FMT) == UART.size == 280
     assert struct.calcsize(PLIC_FMT) == PLIC.size == 204
     assert struct.calcsize(VMGENID_FMT) == VMGENID.size == 24
-    assert [name for name, _ in DEVICES] == ["uart16550", "plic", "vmgenid"]
+    assert struct.calcsize(APLIC_FMT) == snapfmt.APLIC.size == 280
+    assert struct.calcsize(IMSIC_FMT) == dict((n, lay) for _, _, n, lay in
+                                              snapfmt.RECORDS)["imsic"].size == 536
+    assert [name for name, _ in DEVICES] == ["uart16550", "plic", "vmgenid", "aplic"]
+    assert [name for name, _ in snapfmt.devices_of(6)] == ["uart16550", "plic", "vmgenid"]
+    assert snapfmt.vcpu_size(6) == snapfmt.VCPU_V6_SIZE == 896 and snapfmt.vcpu_size(7) == 1440
+    for name, off in APLIC_OFF.items():
+        assert snapfmt.APLIC.offset(name) == off, name
+    for name, off in IMSIC_OFF.items():
+        assert snapfmt.VCPU.offset(name) == off, name
     for name, off in CONFIG_OFF.items():
         assert snapfmt.CONFIG.offset(name) == off, name
     for name, off in VCPU_OFF.items():
@@ -426,7 +442,12 @@ def test_layout_offsets_match_the_c_header(tmp_path):
                          ("SNAP_DISK_SECTOR", snapfmt.DISK_SECTOR),
                          ("SNAP_VCPU_V1_SIZE", VCPU_V1_SIZE),
                          ("SNAP_PMU_COUNTERS", PMU_COUNTERS),
-                         ("SNAP_STA_OFF", snapfmt.STA_OFF), ("SNAP_FEAT_SVADU", FEAT_SVADU)):
+                         ("SNAP_STA_OFF", snapfmt.STA_OFF), ("SNAP_FEAT_SVADU", FEAT_SVADU),
+                         ("SNAP_VERSION_AIA", snapfmt.VERSION_AIA),
+                         ("SNAP_VCPU_V6_SIZE", snapfmt.VCPU_V6_SIZE),
+                         ("SNAP_DEVICES_V6", snapfmt.DEVICES_V6),
+                         ("SNAP_FEAT_AIA", snapfmt.FEAT_AIA),
+                         ("SNAP_FEAT_ALL", snapfmt.FEAT_ALL)):
         lines.append(f'printf("%llu\\n", (unsigned long long)({macro}));')
         expect.append(value)
     lines.append("return 0; }")
@@ -445,7 +466,7 @@ def test_docs_tables_match_the_layouts():
     field: the same as the tool's."""
     text = (ROOT / "docs" / "snapshot-format.md").read_text()
     for layout in (HEADER, SECTION, snapfmt.CONFIG, snapfmt.VCPU_V2, snapfmt.DEVICE, MEMRUN,
-                   snapfmt.END, snapfmt.DISKRUN, UART, PLIC, VMGENID) + tuple(
+                   snapfmt.END, snapfmt.DISKRUN, UART, PLIC, VMGENID, snapfmt.APLIC) + tuple(
                        layout for _, _, _, layout in snapfmt.RECORDS) + tuple(
                        layout for _, layout in snapfmt.VIO_MODELS.values()):
         for fname, kind, count, off in layout.fields:
@@ -690,8 +711,10 @@ def test_single_bit_flips_in_headers():
 
 @pytest.mark.parametrize("offset, fmt, value, where, message", [
     (0, "<8s", b"CARASNAX", 0, "bad magic"),
-    (8, "<I", 7, 8, "version 7 is not supported (this reader knows versions 1, 2, 3, 4, 5 and 6)"),
-    (8, "<I", 0, 8, "version 0 is not supported (this reader knows versions 1, 2, 3, 4, 5 and 6)"),
+    (8, "<I", 8, 8, "version 8 is not supported (this reader knows versions 1, 2, 3, 4, 5, 6 "
+                    "and 7)"),
+    (8, "<I", 0, 8, "version 0 is not supported (this reader knows versions 1, 2, 3, 4, 5, 6 "
+                    "and 7)"),
     (8, "<I", 0xFFFFFFFF, 8, "version 4294967295 is not supported"),
     (12, "<I", 40, 12, "header_size 40, must be 32"),
     (16, "<Q", 2, 16, "unknown flag bits 0x2"),
@@ -1130,11 +1153,11 @@ def test_main_on_a_version_1_file(tmp_path, capsys):
     assert snap_cli.main(["--json", "inspect", str(path)]) == 0
     j = json.loads(capsys.readouterr().out)
     assert j["header"]["version"] == 1 and j["vcpus"][0]["record_version"] == 1
-    bad = tmp_path / "v7.snap"
-    bad.write_bytes(patch(b.build(), 8, "<I", 7))
+    bad = tmp_path / "v8.snap"
+    bad.write_bytes(patch(b.build(), 8, "<I", 8))
     assert snap_cli.main(["verify", str(bad)]) == 1
-    assert ("header, byte 8: version 7 is not supported (this reader knows versions 1, 2, 3, 4, "
-            "5 and 6)"
+    assert ("header, byte 8: version 8 is not supported (this reader knows versions 1, 2, 3, 4, "
+            "5, 6 and 7)"
             in capsys.readouterr().err)
 
 
@@ -1436,9 +1459,9 @@ def test_gzip_damage_is_refused_with_the_stream_offset():
 
 def test_gzip_the_stream_inside_is_checked_too():
     bad = bytearray(small())
-    bad[8] = 7                                          # version 7
+    bad[8] = 8                                          # version 8
     err = first_problem(gzip.compress(bytes(bad)))
-    assert err.section == "header" and "version 7" in err.message
+    assert err.section == "header" and "version 8" in err.message
 
 
 def test_gzip_trailing_bytes_are_counted_up_to_a_bound(monkeypatch):
@@ -2147,10 +2170,35 @@ def _legal_cases():
     return out
 
 
+def _aia_stream(features, vcpu_over=None, dev_over=None):
+    """A version 7 stream of one vCPU (tests/fuzz/make_seeds.py's writer): an
+    AIA VM's (features with bit 5: its file of 255 identities, a zero plic) or
+    a PLIC VM's (a zero aplic), with @vcpu_over / @dev_over applied."""
+    ms = _seeds()
+    aia = bool(features & snapfmt.FEAT_AIA)
+    over = {"imsic_nr_ids": 255 if aia else 0}
+    over.update(vcpu_over or {})
+    devs = {"plic": {k: ([0] * len(v) if isinstance(v, list) else 0)
+                     for k, v in PLIC.decode(bytes(PLIC.size)).items()}} if aia else {}
+    devs.update(dev_over or {})
+    return ms.stream(name="alpha", runs=(), features=features, vcpu_over=over, dev_over=devs)
+
+
 @pytest.mark.parametrize("section, field, value, features, refused", _legal_cases())
 def test_verify_gives_the_hypervisors_verdict(section, field, value, features, refused):
     """verify refuses exactly the crafted records a restore refuses, naming the
     field's byte (offsets from this file's own reading of the format)."""
+    if section == "IMSIC":          # version 7's record: a version 7 stream
+        array = field in ("imsic_eip", "imsic_eie")
+        data = _aia_stream(features, {field: [value] + [0] * 31 if array else value})
+        if not refused:
+            assert snapshot.verify(data).valid
+            return
+        err = first_problem(data)
+        payload = layout_offsets(data)[1][3]
+        assert (err.section, err.offset) == ("VCPU 0", payload + IMSIC_OFF[field]), str(err)
+        assert err.message.startswith((f"{field} is ", f"{field}[0] is ")), str(err)
+        return
     b = Builder(nr_vcpus=1)
     b.vcpus = [Builder.vcpu(1)]           # no CFI, STA or PMU state of its own
     b.config["features"] = features
@@ -2184,7 +2232,29 @@ def _device_cases():
 
 
 # Offsets of the device states' fields (the document's tables).
-DEVICE_OFF = {"uart16550": UART_OFF, "plic": PLIC_OFF, "vmgenid": VMGENID_OFF}
+DEVICE_OFF = {"uart16550": UART_OFF, "plic": PLIC_OFF, "vmgenid": VMGENID_OFF,
+              "aplic": APLIC_OFF}
+
+
+def _aplic_case(field, index, value, refused):
+    """An aplic case: an AIA VM's version 7 stream, its APLIC all zero but
+    element @index of @field."""
+    state = {k: ([0] * len(v) if isinstance(v, list) else 0)
+             for k, v in snapfmt.APLIC.decode(bytes(snapfmt.APLIC.size)).items()}
+    if isinstance(state[field], list):
+        state[field][index] = value
+    else:
+        state[field] = value
+    data = _aia_stream(snapfmt.FEAT_ALL, dev_over={"aplic": state})
+    if not refused:
+        assert snapshot.verify(data).valid
+        return
+    err = first_problem(data)
+    payload = layout_offsets(data)[2 + 3][3]
+    at = payload + 24 + APLIC_OFF[field] + index * 4
+    assert (err.section, err.offset) == ("DEVICE 3 (aplic)", at), str(err)
+    name = f"{field}[{index}]" if field in ("sourcecfg", "target") else field
+    assert err.message.startswith(f"{name} "), str(err)
 
 
 @pytest.mark.parametrize("model, field, index, value, refused", _device_cases())
@@ -2192,6 +2262,9 @@ def test_verify_gives_the_hypervisors_verdict_on_device_states(model, field, ind
                                                                refused):
     """verify refuses exactly the crafted device states a restore refuses
     (tests/unit/test_snap_legal.c), naming the field's element at its byte."""
+    if model == "aplic":
+        _aplic_case(field, index, value, refused)
+        return
     b = Builder(nr_vcpus=1)
     b.vcpus = [Builder.vcpu(1)]
     b.uart = {k: (bytes(len(v)) if isinstance(v, bytes) else 0) for k, v in b.uart.items()}
@@ -2780,7 +2853,7 @@ def test_disk_id_blocks_are_the_first_the_last_and_evenly_spaced():
 def test_disk_id_sections_read_and_shown():
     ms = _seeds()
     s = snapshot.verify(_id_stream(ms, ro=True))
-    assert s.version == 6 and not s.disks_included
+    assert s.version == VERSION and not s.disks_included
     assert [sec.label for sec in s.sections if sec.type == snapfmt.SEC_DISK_ID] == [
         "DISK_ID 0", "DISK_ID 1"]
     # right after the VIRTIO sections, before memory
@@ -2860,3 +2933,73 @@ def test_diff_compares_the_disks_identities():
     text = diff_text(d)
     assert "disk 0 identity (DISK_ID): block 42 crc32c" in text
     assert "1 sampled disk block(s)" in text
+
+
+# --- version 7: AIA VMs --------------------------------------------------------------------
+
+
+def test_version_6_reads_as_a_plic_vm():
+    """A version 6 stream: 896-byte VCPU sections and three devices, its IMSIC
+    records read as all zero (a PLIC VM's); AIA in its CONFIG is refused."""
+    ms = _seeds()
+    s = snapshot.verify(ms.stream(name="alpha", version=6, runs=()))
+    assert s.version == 6 and [d["name"] for d in s.devices] == ["uart16550", "plic", "vmgenid"]
+    v = s.vcpus[0]
+    assert (v["imsic_rec_id"], v["imsic_rec_size"]) == (8, 536)
+    assert v["imsic_nr_ids"] == 0 and v["imsic_eip"] == [0] * 32
+    assert [sec.length for sec in s.sections if sec.type == snapfmt.SEC_VCPU] == [896]
+    err = first_problem(ms.stream(name="alpha", version=6, runs=(), features=0x3F))
+    assert err.section == "CONFIG" and "AIA (bit 5) is version 7's" in err.message
+
+
+def test_aia_vm_read_and_shown():
+    """An AIA VM's IMSIC file (pending identities masked by the threshold and
+    eie) and APLIC are read and shown; its zero plic is accepted."""
+    eip = [(1 << 9) | (1 << 40)] + [0] * 2 + [1 << 3] + [0] * 28
+    aplic = {k: ([0] * len(v) if isinstance(v, list) else 0)
+             for k, v in snapfmt.APLIC.decode(bytes(snapfmt.APLIC.size)).items()}
+    aplic["sourcecfg"][10], aplic["target"][10] = 6, (0 << 18) | 33
+    aplic.update(level=1 << 10, pending=1 << 10, enabled=1 << 10)
+    data = _aia_stream(snapfmt.FEAT_ALL, {"imsic_eidelivery": 1, "imsic_eithreshold": 5,
+                                          "imsic_eip": eip, "vsiselect": 0x72},
+                       {"aplic": aplic})
+    s = snapshot.verify(data)
+    assert [d["name"] for d in s.devices][-1] == "aplic"
+    text = inspect_text(s)
+    assert ("IMSIC: 255 identities, delivery on, threshold 5, pending 9 40 195, enabled none; "
+            "vsiselect 0x72") in text
+    assert "source 10: mode 6, to hart 0 identity 33" in text
+    j = json.loads(json.dumps(inspect_json(s)))
+    assert j["vcpus"][0]["imsic"]["pending"] == [9, 40, 195]
+    # the same IMSIC state in a PLIC VM: refused
+    err = first_problem(_aia_stream(snapfmt.FEAT_ALL & ~snapfmt.FEAT_AIA,
+                                    {"imsic_nr_ids": 255}))
+    assert err.section == "VCPU 0" and err.message.startswith("imsic_nr_ids is 255")
+
+
+def test_the_absent_interrupt_controller_is_zero():
+    """An AIA VM's plic and a PLIC VM's aplic: all zero, named at their first
+    byte that is not."""
+    plic = {k: ([0] * len(v) if isinstance(v, list) else 0)
+            for k, v in PLIC.decode(bytes(PLIC.size)).items()}
+    plic["threshold"][2] = 3
+    data = _aia_stream(snapfmt.FEAT_ALL, dev_over={"plic": plic})
+    err = first_problem(data)
+    payload = layout_offsets(data)[2 + 1][3]
+    assert (err.section, err.offset) == ("DEVICE 1 (plic)", payload + 24 + PLIC_OFF["threshold"]
+                                         + 8), str(err)
+    assert "does not have this device" in err.message
+    data = _aia_stream(snapfmt.FEAT_ALL & ~snapfmt.FEAT_AIA,
+                       dev_over={"aplic": {"domaincfg": 0x100}})
+    err = first_problem(data)
+    assert err.section == "DEVICE 3 (aplic)" and "does not have this device" in err.message
+
+
+def test_every_file_of_an_aia_vm_has_vcpu_0s_identity_count():
+    ms = _seeds()
+    plic0 = {k: ([0] * len(v) if isinstance(v, list) else 0)
+             for k, v in PLIC.decode(bytes(PLIC.size)).items()}
+    data = ms.stream(name="alpha", nr_vcpus=2, runs=(), features=snapfmt.FEAT_ALL,
+                     vcpu_over={"imsic_nr_ids": 63}, dev_over={"plic": plic0})
+    err = first_problem(data)          # VCPU 0's is 0 there: refused first
+    assert err.section == "VCPU 0" and err.message.startswith("imsic_nr_ids is 0")

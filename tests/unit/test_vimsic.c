@@ -10,6 +10,7 @@
 #include <arch/riscv/csr.h>
 #include <csr_insn.h>
 #include <errno.h>
+#include <hart.h>
 #include <imsic.h>
 #include <imsic_file.h>
 #include <mmio.h>
@@ -18,6 +19,9 @@
 #include <vm.h>
 #include "fake_imsic.h"
 #include "test.h"
+
+/* the IMSIC record's check reads it (a PLIC VM's vsiselect under Smstateen) */
+struct hart_caps hart_caps;
 
 static struct vm tvm;
 static unsigned int kicks[VM_MAX_VCPUS];
@@ -376,6 +380,10 @@ TEST(virq_picks_the_vms_controller)
 #define APLIC_SETIENUM_OFF	0x1edc
 #define APLIC_TARGET_OFF(i)	(0x3000 + 4 * (i))
 #define APLIC_GENMSI_OFF	0x3000
+#define APLIC_SETIP0_OFF	0x1c00
+#define APLIC_SETIPNUM_OFF	0x1cdc
+#define APLIC_IN_CLRIP0_OFF	0x1d00
+#define APLIC_SETIE0_OFF	0x1e00
 
 static void aplic_write(uint32_t off, uint32_t val)
 {
@@ -528,4 +536,160 @@ TEST(hand_over_and_take_back_keep_every_pending_bit)
 	EXPECT_EQ(fake_imsic.g[1].eip[0], 0);	/* the file left zero */
 	EXPECT_EQ(fake_imsic.g[1].eidelivery, 0);
 	fake_mmio_store32 = NULL;
+}
+
+/* ---- snapshot version 7: the IMSIC record and the aplic device ---- */
+
+static uint32_t aplic_read(uint32_t off)
+{
+	uint64_t v = 0;
+
+	EXPECT_EQ(access(VAPLIC_BASE + off, 4, false, 0, &v), 0);
+	return (uint32_t)v;
+}
+
+/* vCPU 0's file: identities pending but masked (9 and 40 above the
+ * threshold, 195 not enabled), bit 0 and an identity past 255 that the file
+ * cannot hold; vCPU 1's: 66 pending and enabled (its signal), 70 pending. The
+ * APLIC: source 10 level-high to vCPU 1 identity 33, enabled, its input high,
+ * pending with IE off; source 3 edge, pending, not enabled. */
+static void aia_state(void)
+{
+	struct imsic_file *f0 = &tvm.vcpus[0].imsic.file, *f1 = &tvm.vcpus[1].imsic.file;
+
+	f0->eidelivery = 1;
+	f0->eithreshold = 5;
+	f0->eip[0] = (1UL << 9) | (1UL << 40) | 1;
+	f0->eie[0] = (1UL << 9) | (1UL << 40);
+	f0->eip[3] = 1UL << 3;
+	f0->eip[5] = 1;
+	f1->eidelivery = 1;
+	f1->eip[1] = (1UL << 2) | (1UL << 6);
+	f1->eie[1] = 1UL << 2;
+	f1->eie[31] = 1UL << 63;
+	tvm.vcpus[0].g.csr.vsiselect = 0x72;
+	aplic_write(APLIC_SOURCECFG_OFF(10), 6);
+	aplic_write(APLIC_TARGET_OFF(10), (1U << 18) | 33);
+	aplic_write(APLIC_SETIENUM_OFF, 10);
+	virq_set_level(&tvm, 10, true);
+	aplic_write(APLIC_SOURCECFG_OFF(3), 4);
+	aplic_write(APLIC_TARGET_OFF(3), 7);
+	aplic_write(APLIC_SETIPNUM_OFF, 3);
+}
+
+TEST(vimsic_record_and_vaplic_state_round_trip)
+{
+	struct snap_config c = { .features = SNAP_FEAT_AIA };
+	struct snap_rec_imsic r[2];
+	uint8_t state[sizeof(struct snap_dev_aplic)];
+	uint32_t off;
+
+	vm_new(2, VM_IRQCHIP_AIA);
+	aia_state();
+	EXPECT_EQ(aplic_read(APLIC_SETIP0_OFF), (1U << 10) | (1U << 3));
+	for (unsigned int i = 0; i < 2; i++) {
+		memset(&r[i], 0, sizeof(r[i]));
+		vimsic_record.save(&tvm.vcpus[i], &r[i]);
+		EXPECT_TRUE(vimsic_record.check(&r[i], &c, &off) == NULL);
+		EXPECT_EQ(r[i].imsic_nr_ids, VIMSIC_IDS);
+		EXPECT_EQ(r[i].imsic_eidelivery, 1);
+	}
+	EXPECT_EQ(r[0].imsic_eithreshold, 5);
+	EXPECT_EQ(r[0].imsic_eip[0], (1UL << 9) | (1UL << 40));	/* identity 0 never */
+	EXPECT_EQ(r[0].imsic_eip[3], 1UL << 3);
+	EXPECT_EQ(r[0].imsic_eip[5], 0);			/* identity 320: no such */
+	EXPECT_EQ(r[1].imsic_eie[31], 0);
+	EXPECT_EQ(r[1].imsic_eip[1], (1UL << 2) | (1UL << 6));
+	EXPECT_TRUE(aplic_ops.present(&tvm));
+	aplic_ops.save(&tvm, state);
+	EXPECT_TRUE(aplic_ops.check(&tvm, state, &off) == NULL);
+
+	/* into a fresh VM: the same files, the same APLIC, ext_irq from the file */
+	vm_new(2, VM_IRQCHIP_AIA);
+	tvm.cfg.imsic_ids = 0;		/* the record says it */
+	for (unsigned int i = 0; i < 2; i++)
+		vimsic_record.load(&tvm.vcpus[i], &r[i]);
+	aplic_ops.load(&tvm, state);
+	EXPECT_EQ(tvm.cfg.imsic_ids, VIMSIC_IDS);
+	EXPECT_EQ(tvm.vcpus[0].imsic.file.eithreshold, 5);
+	EXPECT_EQ(tvm.vcpus[0].imsic.file.eip[0], (1UL << 9) | (1UL << 40));
+	EXPECT_EQ(tvm.vcpus[0].imsic.file.eie[0], (1UL << 9) | (1UL << 40));
+	EXPECT_EQ(tvm.vcpus[0].imsic.file.eip[3], 1UL << 3);
+	EXPECT_FALSE(tvm.vcpus[0].ext_irq);		/* all masked */
+	EXPECT_TRUE(tvm.vcpus[1].ext_irq);		/* 66 */
+	EXPECT_EQ(kicks[0] + kicks[1], 0);		/* a load kicks nobody */
+	EXPECT_EQ(aplic_read(APLIC_SOURCECFG_OFF(10)), 6);
+	EXPECT_EQ(aplic_read(APLIC_TARGET_OFF(10)), (1U << 18) | 33);
+	EXPECT_EQ(aplic_read(APLIC_SETIP0_OFF), (1U << 10) | (1U << 3));
+	EXPECT_EQ(aplic_read(APLIC_SETIE0_OFF), 1U << 10);
+	EXPECT_EQ(aplic_read(APLIC_IN_CLRIP0_OFF), 1U << 10);
+	/* and it works on: IE sends source 10's MSI to vCPU 1's file */
+	aplic_write(APLIC_DOMAINCFG_OFF, 1U << 8);
+	EXPECT_EQ(tvm.vcpus[1].imsic.file.eip[0], 1UL << 33);
+	EXPECT_EQ(aplic_read(APLIC_SETIP0_OFF), 1U << 3);
+}
+
+TEST(vimsic_record_rules)
+{
+	struct snap_config aia = { .features = SNAP_FEAT_AIA }, plic = { .features = 0 };
+	struct snap_rec_imsic r, bad, zero;
+	uint32_t off;
+
+	vm_new(2, VM_IRQCHIP_AIA);
+	aia_state();
+	memset(&r, 0, sizeof(r));
+	vimsic_record.save(&tvm.vcpus[0], &r);
+	EXPECT_TRUE(vimsic_record.check(&r, &aia, &off) == NULL);
+	/* an AIA VM's record in a PLIC VM, and a PLIC VM's (zero) in an AIA VM */
+	EXPECT_TRUE(vimsic_record.check(&r, &plic, &off) != NULL);
+	EXPECT_EQ(off, offsetof(struct snap_rec_imsic, imsic_nr_ids));
+	memset(&zero, 0, sizeof(zero));
+	EXPECT_TRUE(vimsic_record.check(&zero, &plic, &off) == NULL);
+	EXPECT_TRUE(vimsic_record.check(&zero, &aia, &off) != NULL);
+	EXPECT_EQ(off, offsetof(struct snap_rec_imsic, imsic_nr_ids));
+	/* identity counts: 63..2047, (n & 63) == 63 */
+	bad = r; bad.imsic_nr_ids = 63;
+	bad.imsic_eip[3] = 0;			/* 195 is past 63 */
+	EXPECT_TRUE(vimsic_record.check(&bad, &aia, &off) == NULL);
+	bad = r; bad.imsic_nr_ids = 63;
+	EXPECT_TRUE(vimsic_record.check(&bad, &aia, &off) != NULL);
+	EXPECT_EQ(off, offsetof(struct snap_rec_imsic, imsic_eip[3]));
+	bad = r; bad.imsic_nr_ids = 128;
+	EXPECT_TRUE(vimsic_record.check(&bad, &aia, &off) != NULL);
+	bad = r; bad.imsic_nr_ids = 4095;
+	EXPECT_TRUE(vimsic_record.check(&bad, &aia, &off) != NULL);
+	/* the threshold, the bits of identity 0 and past nr_ids */
+	bad = r; bad.imsic_eithreshold = 256;
+	EXPECT_TRUE(vimsic_record.check(&bad, &aia, &off) != NULL);
+	EXPECT_EQ(off, offsetof(struct snap_rec_imsic, imsic_eithreshold));
+	bad = r; bad.imsic_eithreshold = 255;
+	EXPECT_TRUE(vimsic_record.check(&bad, &aia, &off) == NULL);
+	bad = r; bad.imsic_eie[0] |= 1;
+	EXPECT_TRUE(vimsic_record.check(&bad, &aia, &off) != NULL);
+	EXPECT_EQ(off, offsetof(struct snap_rec_imsic, imsic_eie[0]));
+	bad = r; bad.imsic_eip[4] = 1;		/* identity 256 */
+	EXPECT_TRUE(vimsic_record.check(&bad, &aia, &off) != NULL);
+	EXPECT_EQ(off, offsetof(struct snap_rec_imsic, imsic_eip[4]));
+	bad = r; bad.imsic_eip[3] = 1UL << 63;	/* identity 255 */
+	EXPECT_TRUE(vimsic_record.check(&bad, &aia, &off) == NULL);
+	/* a PLIC VM: delivery off; vsiselect 0 where Smstateen keeps it so */
+	bad = zero; bad.imsic_eidelivery = 1;
+	EXPECT_TRUE(vimsic_record.check(&bad, &plic, &off) != NULL);
+	bad = zero; bad.vsiselect = 0x70;
+	hart_caps.smstateen = false;
+	EXPECT_TRUE(vimsic_record.check(&bad, &plic, &off) == NULL);
+	hart_caps.smstateen = true;
+	EXPECT_TRUE(vimsic_record.check(&bad, &plic, &off) != NULL);
+	EXPECT_EQ(off, offsetof(struct snap_rec_imsic, vsiselect));
+	EXPECT_TRUE(vimsic_record.check(&r, &aia, &off) == NULL);	/* an AIA VM's: any */
+	hart_caps.smstateen = false;
+	/* every file of a VM has vCPU 0's identity count */
+	EXPECT_TRUE(vimsic_record_fits(&tvm, 0, &r, &off) == NULL);
+	EXPECT_TRUE(vimsic_record_fits(&tvm, 1, &r, &off) == NULL);
+	bad = r; bad.imsic_nr_ids = 63;
+	EXPECT_TRUE(vimsic_record_fits(&tvm, 1, &bad, &off) != NULL);
+	EXPECT_EQ(off, offsetof(struct snap_vcpu, imsic.imsic_nr_ids));
+	/* a PLIC VM has no APLIC: its device is all zero and never loaded */
+	vm_new(1, VM_IRQCHIP_PLIC);
+	EXPECT_FALSE(aplic_ops.present(&tvm));
 }

@@ -34,6 +34,7 @@ unit-src-test_printf := hyp/lib/printf.c
 unit-src-test_json := hyp/lib/json.c
 unit-src-test_tlb := hyp/mm/tlb.c hyp/mm/vmid.c
 unit-src-test_snap := hyp/snap/snap_state.c hyp/snap/snap_record.c hyp/state/cfi_state.c hyp/lib/crc32c.c hyp/state/pmu_logic.c hyp/state/pmu.c \
+	hyp/state/vimsic.c hyp/lib/imsic_file.c hyp/drivers/imsic_host.c \
 	hyp/vsbi/vsbi_hsm.c hyp/vsbi/vsbi_sta.c
 unit-libfdt-test_fdt_host := y
 # counts the host DT parser's phandle lookups (each walks the whole tree)

@@ -22,7 +22,8 @@ from .snapshot_format import (CONFIG, DEVICE, DEVICES, DISK_BLOCK_SECTORS, DISK_
     STA_OFF, STA_SIZE, TRAILING_SCAN_MAX, UART_RX_FIFO, RECORDS, VCPU, VCPU_V2, VCPU_V2_ONLY,
     VERSION, VERSIONS, VERSION_VIRTIO, VIO_BLK_F_RO, VIO_BLK_SEG_MAX, VIO_F_VERSION_1,
     VIO_MODELS, VIO_OFFER, VIO_QUEUE_MAX, VIO_QUEUES, VIO_STATUS, MAX_DISKS, MAX_NICS,
-    fixed_length, known_flags, section_types, vcpu_size, pmu_event_words, vcpu_from_stream)
+    fixed_length, known_flags, section_types, vcpu_size, pmu_event_words, vcpu_from_stream,
+    FEAT_AIA, IMSIC_MAX_IDS, IMSIC_WORDS, IRQCHIP_DEVICES, VERSION_AIA, devices_of)
 from .snapshot_legal import legal_problems
 
 
@@ -165,6 +166,20 @@ def cstr(raw):
 
 
 ZERO_BLOCK = bytes(DISK_BLOCK_SECTORS * DISK_SECTOR)
+
+
+APLIC_IE = 1 << 8     # domaincfg.IE
+
+
+def imsic_word_mask(nr_ids, w):
+    """The bits of eip/eie word @w (identities 64 w .. 64 w + 63) a file of
+    @nr_ids identities has: never identity 0, none above @nr_ids."""
+    first = 64 * w
+    if first > min(nr_ids, IMSIC_MAX_IDS):
+        return 0
+    mask = (1 << 64) - 1 if w else (1 << 64) - 2
+    top = min(nr_ids, IMSIC_MAX_IDS) - first
+    return mask & ((2 << top) - 1) if top < 63 else mask
 
 
 class _Parser:
@@ -348,9 +363,10 @@ class _Parser:
         nr = self.nr_vcpus
         if self.phase <= SEC_VCPU and (nr is None or len(self.snap.vcpus) < nr):
             return f"VCPU {len(self.snap.vcpus)}"
-        if self.phase <= SECTION_RANK[SEC_DEVICE] and len(self.snap.devices) < len(DEVICES):
+        devices = devices_of(self.version)
+        if self.phase <= SECTION_RANK[SEC_DEVICE] and len(self.snap.devices) < len(devices):
             i = len(self.snap.devices)
-            return f"DEVICE {i} ({DEVICES[i][0]})"
+            return f"DEVICE {i} ({devices[i][0]})"
         if self.version >= VERSION_VIRTIO and self.phase <= SECTION_RANK[SEC_VIRTIO]:
             if self.disk_ids_needed():
                 return f"VIRTIO {len(self.snap.virtio)} or DISK_ID 0"
@@ -408,16 +424,17 @@ class _Parser:
             self.problem(sec.label, where, f"{sec.type_name} section where VCPU {vcpus} was "
                                            f"expected (the CONFIG says {nr} vCPU(s))")
             return
+        models = devices_of(self.version)
         if sec.type == SEC_DEVICE:
-            if devices >= len(DEVICES):
+            if devices >= len(models):
                 self.problem(sec.label, where, f"a DEVICE section too many (version "
-                                               f"{self.version} has {len(DEVICES)} devices)")
+                                               f"{self.version} has {len(models)} devices)")
             elif sec.instance != devices:
                 self.instance_problem(sec, devices)
             return
-        if devices < len(DEVICES):
+        if devices < len(models):
             self.problem(sec.label, where, f"{sec.type_name} section where DEVICE {devices} "
-                                           f"({DEVICES[devices][0]}) was expected")
+                                           f"({models[devices][0]}) was expected")
             return
         if sec.type == SEC_VIRTIO:
             if sec.instance != len(self.snap.virtio):
@@ -501,6 +518,12 @@ class _Parser:
         if self.version == 1 and c["vs_sv"]:
             self.field_problem(CONFIG, base, "vs_sv",
                                f"vs_sv is {c['vs_sv']}, must be 0 (reserved in version 1)")
+        if self.version < VERSION_AIA and c["features"] & FEAT_AIA:
+            self.field_problem(CONFIG, base, "features",
+                               f"features is {c['features']:#x}; bits {FEAT_AIA:#x} are not "
+                               f"legal in a version {self.version} stream: AIA (bit 5) is "
+                               f"version {VERSION_AIA}'s (an older stream has no IMSIC record "
+                               "nor aplic device)")
         for fname, message, _ in legal_problems("CONFIG", c, 0):
             if not (fname == "vs_sv" and self.version == 1):
                 self.field_problem(CONFIG, base, fname, message)
@@ -523,7 +546,8 @@ class _Parser:
                 if v[f"{name}_rec_id"] != rid:
                     self.field_problem(VCPU, base, f"{name}_rec_id",
                                        f"record id {v[f'{name}_rec_id']} where {upper} ({rid}) "
-                                       "must be (CORE, FP, CFI, FWFT, HSM, STA, PMU by id)")
+                                       "must be (CORE, FP, CFI, FWFT, HSM, STA, PMU, IMSIC "
+                                       "by id)")
                     return
                 if v[f"{name}_rec_size"] != rec.size:
                     self.field_problem(VCPU, base, f"{name}_rec_size",
@@ -550,6 +574,40 @@ class _Parser:
             self.field_problem(layout, base, fname, message, i)
         if self.version >= 2:
             self.vcpu_tail(v, base, layout)
+        if self.version >= VERSION_AIA:
+            self.imsic_record(v, base, features)
+
+    def imsic_record(self, v, base, features):
+        """The IMSIC record's hook (hyp/state/vimsic.c): it fits the VM's kind
+        (a PLIC VM's is 0 but vsiselect), the same identity count in every
+        VCPU, the threshold and the bits that count allows."""
+        def bad(fname, message, index=0):
+            self.field_problem(VCPU, base, fname, message, index)
+        n = v["imsic_nr_ids"]
+        if not features & FEAT_AIA:
+            if n:
+                bad("imsic_nr_ids", f"imsic_nr_ids is {n}; a PLIC VM's (CONFIG's features "
+                                    "lack aia) is 0")
+            if v["imsic_eidelivery"]:
+                bad("imsic_eidelivery", f"imsic_eidelivery is {v['imsic_eidelivery']}; a PLIC "
+                                        "VM's is 0")
+        elif n & 63 != 63 or n > IMSIC_MAX_IDS:
+            bad("imsic_nr_ids", f"imsic_nr_ids is {n}; an AIA VM's is 63..2047 with "
+                                "(n & 63) == 63")
+        elif len(self.snap.vcpus) > 1 and n != self.snap.vcpus[0]["imsic_nr_ids"]:
+            bad("imsic_nr_ids", f"imsic_nr_ids is {n}; VCPU 0's is "
+                                f"{self.snap.vcpus[0]['imsic_nr_ids']} (every file of a VM has "
+                                "as many identities)")
+        if v["imsic_eithreshold"] > n:
+            bad("imsic_eithreshold", f"imsic_eithreshold is {v['imsic_eithreshold']}; at most "
+                                     f"imsic_nr_ids ({n})")
+        for w in range(IMSIC_WORDS):
+            mask = imsic_word_mask(n, w)
+            for fname in ("imsic_eip", "imsic_eie"):
+                word = v[fname][w]
+                if word & ~mask:
+                    bad(fname, f"{fname}[{w}] is {word:#x}; bits {word & ~mask:#x} are of "
+                               f"identity 0 or above imsic_nr_ids ({n})", w)
 
     def vcpu_tail(self, v, base, layout):
         """The rules of the records the tables cannot say (SUSP, STA, PMU)."""
@@ -614,9 +672,10 @@ class _Parser:
         if d["reserved"]:
             self.field_problem(DEVICE, base, "reserved", f"reserved is {d['reserved']:#x}, "
                                                          "must be 0")
-        if index >= len(DEVICES):
+        models = devices_of(self.version)
+        if index >= len(models):
             return                                  # reported by order()
-        want_name, layout = DEVICES[index]
+        want_name, layout = models[index]
         if name != want_name:
             self.field_problem(DEVICE, base, "name", f"device {index} is {name!r}; version "
                                                      f"{self.version} has {want_name!r} there")
@@ -627,12 +686,23 @@ class _Parser:
             return
         entry["fields"] = layout.decode(state)
         state_base = base + DEVICE.size
+        aia = bool(self.snap.config and self.snap.config["features"] & FEAT_AIA)
+        if want_name in IRQCHIP_DEVICES and IRQCHIP_DEVICES[want_name] != aia:
+            # the interrupt controller of the other kind: all zero, not loaded
+            nonzero = next((i for i, b in enumerate(state) if b), None)
+            if nonzero is not None:
+                self.problem(sec.label, state_base + nonzero,
+                             f"byte {nonzero} of the {want_name} state is not 0: this "
+                             f"{'AIA' if aia else 'PLIC'} VM does not have this device (the "
+                             "interrupt controller of the other kind), its state is all zero")
+            return
         # the table's rules (include/abi/snapshot_devices.h), then, as a
         # restore does, what the table cannot say: the model's hook
         problems = legal_problems(want_name, entry["fields"], 0)
         for fname, message, i in problems:
             self.field_problem(layout, state_base, fname, message, i)
-        hook = {"uart16550": self.uart_state, "plic": self.plic_state}.get(want_name)
+        hook = {"uart16550": self.uart_state, "plic": self.plic_state,
+                "aplic": self.aplic_state}.get(want_name)
         if hook and not problems:
             hook(entry["fields"], layout, state_base)
 
@@ -658,6 +728,40 @@ class _Parser:
                     self.field_problem(layout, base, fname,
                                        f"{fname}[{c}] is {s[fname][c]:#x}, but the VM has {nr} "
                                        "vCPU(s) (contexts beyond them must be 0)", c)
+
+    def aplic_state(self, s, layout, base):
+        """The APLIC model's hook (hyp/vdev/vaplic.c, hyp/lib/aplic_model.c's
+        aplic_model_check()): source 0 does not exist; an inactive source has
+        no target, pending or enable bit; a level source pends only while its
+        rectified input is high; with IE set nothing pending is enabled."""
+        def bad(fname, message, index=0):
+            self.field_problem(layout, base, fname, message, index)
+        sm = [cfg & 7 for cfg in s["sourcecfg"]]
+        active = sum(1 << i for i in range(1, 32) if sm[i] in (1, 4, 5, 6, 7))
+        level = sum(1 << i for i in range(1, 32) if sm[i] in (6, 7))
+        inverted = sum(1 << i for i in range(1, 32) if sm[i] in (5, 7))
+        wired = sum(1 << i for i in range(1, 32) if sm[i] in (4, 5, 6, 7))
+        rectified = (s["level"] ^ inverted) & wired
+        if s["sourcecfg"][0]:
+            bad("sourcecfg", f"sourcecfg[0] is {s['sourcecfg'][0]:#x}: source 0 does not "
+                             "exist, must be 0")
+        for i in range(32):
+            if s["target"][i] and not active >> i & 1:
+                bad("target", f"target[{i}] is {s['target'][i]:#x}, but source {i} is "
+                              "inactive (SM 0): must be 0", i)
+        pending = s["pending"]
+        if pending & ~active:
+            bad("pending", f"pending is {pending:#x}; bits {pending & ~active:#x} are of "
+                           "inactive sources")
+        elif pending & level & ~rectified:
+            bad("pending", f"pending is {pending:#x}; bits {pending & level & ~rectified:#x} "
+                           "are of level sources whose input is low")
+        elif s["domaincfg"] & APLIC_IE and pending & s["enabled"]:
+            bad("pending", f"pending is {pending:#x}; bits {pending & s['enabled']:#x} are "
+                           "enabled with IE set: their MSIs would have been sent")
+        if s["enabled"] & ~active:
+            bad("enabled", f"enabled is {s['enabled']:#x}; bits {s['enabled'] & ~active:#x} "
+                           "are of inactive sources")
 
     def virtio(self, sec, payload):
         """A VIRTIO section: the model named, its table's rules, then what

@@ -11,9 +11,13 @@ snapshot_records.h and snapshot_devices.h, the tables the hypervisor saves
 and loads with.  DISK sections (version 5) carry the disks' content, a
 block of sectors each (DISKRUN); DISK_ID sections (version 6, a stream
 without the disks' content) each disk's identity, CRCs of sampled blocks
-(DISKID, DISKID_SAMPLE, disk_id_blocks()).  Versions 1 to 6 are read: a version 2 VCPU section is one
-848-byte record (VCPU_V2), a version 1 one its first 672 bytes;
-vcpu_from_stream() reads both into the records' fields by name."""
+(DISKID, DISKID_SAMPLE, disk_id_blocks()).  Version 7 adds AIA VMs: the
+CONFIG's feature aia, the IMSIC record in every VCPU section and the aplic
+device (a PLIC VM's all zero, as an AIA VM's plic device is).  Versions 1 to
+7 are read: a version 3 to 6 VCPU section ends before the IMSIC record
+(VCPU_V6_SIZE bytes, read as a PLIC VM's), a version 2 one is one 848-byte
+record (VCPU_V2), a version 1 one its first 672 bytes; vcpu_from_stream()
+reads them all into the records' fields."""
 
 import re
 import struct
@@ -24,11 +28,12 @@ from .units import MiB
 
 
 MAGIC = b"CARASNAP"
-VERSION = 6                    # what Carapace writes
-VERSIONS = (1, 2, 3, 4, 5, 6)  # what this reader reads (older VCPU records are converted)
+VERSION = 7                    # what Carapace writes
+VERSIONS = (1, 2, 3, 4, 5, 6, 7)   # what this reader reads (older VCPU records are converted)
 VERSION_VIRTIO = 4             # the first with VIRTIO sections
 VERSION_DISK = 5               # the first with DISK sections and flag DISKS
 VERSION_DISK_ID = 6            # the first with DISK_ID sections
+VERSION_AIA = 7                # the first with AIA VMs: the IMSIC record, the aplic device
 PAGE_SIZE = 4096
 RUN_MAX_PAGES = 512
 F_LIVE = 1 << 0
@@ -55,8 +60,9 @@ SECTION_SINCE = {SEC_VIRTIO: VERSION_VIRTIO, SEC_DISK: VERSION_DISK,
 DISK_ID_SAMPLES = 16           # a DISK_ID's samples at most
 
 FEATURES = ((1 << 0, "zicfilp"), (1 << 1, "zicfiss"), (1 << 2, "sstc"),
-            (1 << 3, "svpbmt"), (1 << 4, "svadu"))
-FEAT_ALL = 0x1F
+            (1 << 3, "svpbmt"), (1 << 4, "svadu"), (1 << 5, "aia"))
+FEAT_ALL = 0x3F
+FEAT_AIA = 1 << 5              # version 7: an IMSIC per vCPU and an APLIC (not an extension)
 HSM_STATES = ("stopped", "started", "suspended")
 
 SSTATUS_SPIE = 1 << 5
@@ -74,6 +80,9 @@ SATP_MODES = {0: "bare", 8: "sv39", 9: "sv48", 10: "sv57"}
 FEAT_SVADU = 1 << 4
 
 VCPU_V1_SIZE = 672             # a version 1 VCPU section ends before misaligned_locked
+VCPU_V6_SIZE = 896             # a version 3 to 6 VCPU section ends before the IMSIC record
+IMSIC_WORDS = 32               # eip/eie words of an IMSIC file (2048 identities)
+IMSIC_MAX_IDS = 2047
 STA_OFF = (1 << 64) - 1        # sta_shmem: no STA shared memory
 STA_SIZE = 64                  # the steal-time record (SBI STA), 64-byte aligned
 PMU_COUNTERS = 11              # 0 cycle, 1 (a hole: time is not counted), 2 instret, 3..10 firmware
@@ -295,10 +304,14 @@ VCPU = Layout("snap_vcpu", [f for _, _, name, layout in RECORDS
                             [(fname, kind, count) for fname, kind, count, _ in layout.fields]])
 VCPU_V2 = _layout("snap_vcpu_v2", TABLES["V2"])
 # The device models in stream order, each with the layout of its struct
-# snap_dev_<name>: (name, Layout).  Versions 1, 2 and 3 have these three.
+# snap_dev_<name>: (name, Layout).  Versions 1 to 6 have the first three.
 DEVICES = tuple((name, _layout(f"snap_dev_{name}", fields))
                 for _, _, name, fields in TABLES["devices"])
-UART, PLIC, VMGENID = (dict(DEVICES)[name] for name in ("uart16550", "plic", "vmgenid"))
+DEVICES_V6 = 3
+UART, PLIC, VMGENID, APLIC = (dict(DEVICES)[name]
+                              for name in ("uart16550", "plic", "vmgenid", "aplic"))
+# the interrupt controller each kind of VM has (the other's device is all zero)
+IRQCHIP_DEVICES = {"plic": False, "aplic": True}     # name: it is an AIA VM's
 UART_RX_FIFO = TABLES["constants"]["SNAP_UART_RX_FIFO"]
 PLIC_SOURCES = TABLES["constants"]["SNAP_PLIC_SOURCES"]
 PLIC_CONTEXTS = TABLES["constants"]["SNAP_PLIC_CONTEXTS"]
@@ -328,11 +341,18 @@ VIO_FAULTS = ("none", "queue-size", "ring-alignment", "ring-not-ram", "avail-idx
 MAX_DISKS, MAX_NICS = 2, 2     # a VM's (docs/snapshot-format.md, "VIRTIO")
 VCPU_V2_ONLY = [f for f in VCPU_V2.fields if f[0] not in VCPU.offsets]   # reserved: 0
 assert VCPU_V2.offset("misaligned_locked") == VCPU_V1_SIZE
+assert VCPU.offset("imsic_rec_id") == VCPU_V6_SIZE
 
 
 def vcpu_size(version):
     """A VCPU section's length in a stream of @version."""
-    return VCPU_V1_SIZE if version == 1 else VCPU_V2.size if version == 2 else VCPU.size
+    return (VCPU_V1_SIZE if version == 1 else VCPU_V2.size if version == 2 else
+            VCPU_V6_SIZE if version < VERSION_AIA else VCPU.size)
+
+
+def devices_of(version):
+    """The device models (name, Layout) a stream of @version has, in order."""
+    return DEVICES[:DEVICES_V6] if version < VERSION_AIA else DEVICES
 
 
 def fixed_length(version):
@@ -348,9 +368,14 @@ def vcpu_from_stream(payload, version, features):
     dict; each record's header as <name>_rec_id/_rec_size): a version 1 or 2
     record's fields go to their namesakes, and a version 1 record gets what
     its writer ran the guest with (A/D updating on where the guest had Svadu,
-    no STA shared memory, no PMU, the rest 0)."""
+    no STA shared memory, no PMU, the rest 0); a version 3 to 6 record's
+    IMSIC record is all zero (a PLIC VM's)."""
     if version >= 3:
-        return VCPU.decode(bytes(payload[:VCPU.size]).ljust(VCPU.size, b"\0"))
+        v = VCPU.decode(bytes(payload[:vcpu_size(version)]).ljust(VCPU.size, b"\0"))
+        for rid, _, name, layout in RECORDS:       # versions 3 to 6: no IMSIC record
+            if VCPU.offset(f"{name}_rec_id") >= vcpu_size(version):
+                v[f"{name}_rec_id"], v[f"{name}_rec_size"] = rid, layout.size
+        return v
     old = VCPU_V2.decode(bytes(payload[:vcpu_size(version)]).ljust(VCPU_V2.size, b"\0"))
     if version == 1:
         old["pte_ad_value"] = 1 if features & FEAT_SVADU else 0

@@ -151,6 +151,22 @@ def config_json(c):
             "initrd_image": cstr(c["initrd_image"]), "bootargs": cstr(c["bootargs"])}
 
 
+def identities(words):
+    """The identities whose bits are set in an IMSIC file's eip or eie words."""
+    return [64 * w + i for w, word in enumerate(words) for i in range(64) if word >> i & 1]
+
+
+def imsic_words(v):
+    """A vCPU's IMSIC file in words (an AIA VM's; None for a PLIC VM's)."""
+    if not v["imsic_nr_ids"]:
+        return None
+    pend, enab = identities(v["imsic_eip"]), identities(v["imsic_eie"])
+    return (f"IMSIC: {v['imsic_nr_ids']} identities, delivery "
+            f"{'on' if v['imsic_eidelivery'] else 'off'}, threshold {v['imsic_eithreshold']}, "
+            f"pending {' '.join(map(str, pend)) or 'none'}, enabled "
+            f"{' '.join(map(str, enab)) or 'none'}; vsiselect {v['vsiselect']:#x}")
+
+
 def vcpu_json(v):
     out = {k: v[k] for k, _, _, _ in VCPU.fields}
     out["instance"] = v["instance"]
@@ -164,6 +180,10 @@ def vcpu_json(v):
     out["pmu"] = {"configured": bits_list(v["pmu_configured"]),
                   "started": bits_list(v["pmu_started"]), "counters": pmu_counters(v)}
     out["hsm"] = HSM_STATES[v["hsm_state"]] if v["hsm_state"] < 3 else None
+    out["imsic"] = {"nr_ids": v["imsic_nr_ids"], "eidelivery": v["imsic_eidelivery"],
+                    "eithreshold": v["imsic_eithreshold"], "vsiselect": v["vsiselect"],
+                    "pending": identities(v["imsic_eip"]),
+                    "enabled": identities(v["imsic_eie"])}
     out["cfi"] = {"shadow_stack": bool(v["ss_value"]), "ss_locked": bool(v["ss_locked"]),
                   "ssp": v["ssp"], "landing_pads": bool(v["lp_value"]),
                   "lp_locked": bool(v["lp_locked"]), "elp": bool(v["sstatus"] & SSTATUS_SPELP),
@@ -184,6 +204,11 @@ def device_fields(d):
         return out
     if d["name"] == "vmgenid":
         return {"id": guid_text(s["id"]), "level": s["level"]}
+    if d["name"] == "aplic":
+        out = {k: s[k] for k in ("domaincfg", "pending", "enabled", "level", "genmsi")}
+        out.update({f"sourcecfg[{i}]": v for i, v in enumerate(s["sourcecfg"])})
+        out.update({f"target[{i}]": v for i, v in enumerate(s["target"])})
+        return out
     out = {f"priority[{i}]": p for i, p in enumerate(s["priority"])}
     out.update({k: s[k] for k in ("level", "pending", "claimed")})
     out.update({f"enable[{c}]": e for c, e in enumerate(s["enable"])})
@@ -465,6 +490,8 @@ def inspect_text(snap, max_runs=64):
                 f"  FWFT: {fwft_words(v)}",
                 f"  STA shared memory: {sta_words(v)}"]
         out += pmu_words(v)
+        if imsic_words(v):
+            out.append(f"  {imsic_words(v)}")
         if v.get("record_version", VERSION) == 1:
             out.append("  (a version 1 record: FWFT PTE A/D as its writer ran the guest, no "
                        "STA, no PMU, no system suspend)")
@@ -498,6 +525,16 @@ def inspect_text(snap, max_runs=64):
             for i in range(0, len(queue), 16):
                 chunk = queue[i:i + 16]
                 out.append(f"    {chunk.hex(' '):<47}  |{printable(chunk)}|")
+        elif d["name"] == "aplic":
+            active = [i for i in range(1, 32) if s["sourcecfg"][i] & 7]
+            out += ["", f"{head}:",
+                    f"  domain interrupts {'enabled' if s['domaincfg'] & 0x100 else 'disabled'}"
+                    f" (IE); pending sources: {sources_text(s['pending'])}; enabled: "
+                    f"{sources_text(s['enabled'])}; lines high: {sources_text(s['level'])}"]
+            for i in active:
+                t = s["target"][i]
+                out.append(f"  source {i}: mode {s['sourcecfg'][i] & 7}, to hart {t >> 18} "
+                           f"identity {t & 0x7ff}")
         elif d["name"] == "vmgenid":
             pending = ("yes (interrupt line high: the guest has not read this ID yet)"
                        if s["level"] else "no (interrupt line low)")
