@@ -39,11 +39,11 @@ unsigned int imsic_files_sgei(void);
  *  false: a VM is off CPU for pause, reset and destroy only once it holds
  *  none. */
 bool imsic_files_vm_released(struct vm *vm);
-/** imsic_files_wait_arm() - @v, loaded here, is about to wait in place
+/** imsic_files_wait_arm() - the vCPU loaded here is about to wait in place
  *  (the hart's wfi with it loaded): its guest file's hgeie bit set so that
  *  its signal ends the wfi (SGEI); the caller clears the returned bit when
- *  the wfi ends. 0 if @v holds no file here. */
-unsigned long imsic_files_wait_arm(struct vcpu *v);
+ *  the wfi ends. 0 if it holds no file here. */
+unsigned long imsic_files_wait_arm(void);
 /** imsic_files_vm_release() - the same, waiting until @vm holds none (its
  *  vCPUs are off every hart). */
 void imsic_files_vm_release(struct vm *vm);

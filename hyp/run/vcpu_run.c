@@ -39,7 +39,9 @@ static __attribute__((noinline)) bool may_continue_slow(struct vcpu *v)
 	if (v->vm->state != VM_RUNNING || v->g.hsm.state == VCPU_HSM_STOPPED)
 		return false;
 	if (v->g.hsm.waiting) {
-		if (!vcpu_wake_pending_live(v))
+		/* or its guest file, parked on another hart, signalled (SGEI):
+		 * the entry moves the file here */
+		if (!vcpu_wake_pending_live(v) && !v->imsic.file_wake)
 			return false;
 		v->g.hsm.waiting = false;
 	}
@@ -114,7 +116,7 @@ static __attribute__((noinline)) bool wait_in_place(struct vcpu *v)
 		return false;
 	if (h->index == 0 && sched_host_poll)
 		not_after = sched_host_poll();	/* what sched_next() would do first */
-	sgei = vm_is_aia(v->vm) ? imsic_files_wait_arm(v) : 0;
+	sgei = imsic_files_wait_arm();
 	woken = sched_wait_loaded(h, v, not_after);
 	if (sgei)	/* before hart_service(): its SGEI is no other vCPU's */
 		csr_clear(CSR_HGEIE, sgei);

@@ -5,7 +5,7 @@
 #include <sched.h>
 #include <tlb.h>
 
-void hart_service(void)
+void hart_service_slow(void)
 {
 	tlb_service();
 	imsic_files_service();
