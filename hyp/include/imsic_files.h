@@ -23,16 +23,18 @@ void imsic_files_init(uint32_t guest_ids);
 /** imsic_files_vm_init() - make the G-stage leaf of each vCPU's vIMSIC page
  *  of a new AIA VM (left invalid). 0, or -HYP_ENOMEM. */
 int imsic_files_vm_init(struct vm *vm);
-/** imsic_files_enter() - @v (of an AIA VM) is loaded on this hart and about
- *  to be entered: make it hold one of this hart's guest files if it can
- *  (its file moved here from another hart first: that hart is asked and
- *  waited for). Without a free file it runs in software this time. */
+/** imsic_files_enter() - this hart picked @v (of an AIA VM) and is about to
+ *  load it: make it hold one of this hart's guest files if it can (its file
+ *  moved here from another hart first: that hart is asked and waited for),
+ *  so that vcpu_load() sets VGEIN for it. Without a free file it runs in
+ *  software this time. Before the load, not after: a call in the entry
+ *  path cost the vCPU switch 20 instructions of register saves. */
 void imsic_files_enter(struct vcpu *v);
 /** imsic_files_service() - give back the files other harts asked this one
  *  for (release_req). */
 void imsic_files_service(void);
 /** imsic_files_sgei() - the parked files that signalled (hgeip & hgeie):
- *  disarmed, their vCPUs marked woken (file_wake). How many. */
+ *  disarmed, their vCPUs marked woken (ext_irq, until their entry). How many. */
 unsigned int imsic_files_sgei(void);
 /** imsic_files_vm_released() - true if no vCPU of @vm holds a guest file;
  *  else asks the harts holding them to give them back (no wait) and returns

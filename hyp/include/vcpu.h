@@ -131,7 +131,6 @@ struct vimsic_live {
 	uint8_t gfile;			/* HW, MOVING: the guest file, 1..GEILEN */
 	int8_t ghart;			/* HW, MOVING: the hart holding it */
 	bool armed;			/* its hgeie bit is set: a parked file of a waiting vCPU */
-	volatile bool file_wake;	/* an SGEI saw its parked file signal (3.8) */
 	uint64_t *pte;			/* its page's G-stage leaf (NULL: never mapped) */
 	uint64_t last_load;		/* host time it was last entered with its file */
 	/* counters (docs/design-aia.md 3.9; summed into vm_counts, metrics) */

@@ -39,9 +39,7 @@ static __attribute__((noinline)) bool may_continue_slow(struct vcpu *v)
 	if (v->vm->state != VM_RUNNING || v->g.hsm.state == VCPU_HSM_STOPPED)
 		return false;
 	if (v->g.hsm.waiting) {
-		/* or its guest file, parked on another hart, signalled (SGEI):
-		 * the entry moves the file here */
-		if (!vcpu_wake_pending_live(v) && !v->imsic.file_wake)
+		if (!vcpu_wake_pending_live(v))
 			return false;
 		v->g.hsm.waiting = false;
 	}
@@ -74,9 +72,6 @@ void vcpu_start_on_hart(struct vcpu *v)
 		sched_release(v);
 		v = sched_next();
 	}
-	/* only a vCPU that runs takes a guest file (moved here, maybe) */
-	if (vm_is_aia(v->vm))
-		imsic_files_enter(v);
 	sched_arm_slice();
 	vcpu_apply_pending(v);
 	__vcpu_enter(v);
@@ -236,8 +231,13 @@ struct vcpu *sched_next(void)
 			vm_reset(reboot);
 			continue;
 		}
-		if (v)
+		if (v) {
+			/* an AIA vCPU takes a guest file here (moved, maybe)
+			 * before its load sets VGEIN for it */
+			if (__builtin_expect(imsic_files_used, 0) && vm_is_aia(v->vm))
+				imsic_files_enter(v);
 			return v;	/* a pending host interrupt exits the guest at once */
+		}
 		if (host_again)	/* takes hart 0's host interrupts first */
 			sched_idle(h, now, gen, host_again);
 	}

@@ -45,7 +45,6 @@ int imsic_files_vm_init(struct vm *vm)
 		v->imsic.ghart = -1;
 		v->imsic.gfile = 0;
 		v->imsic.armed = false;
-		v->imsic.file_wake = false;
 		v->imsic.pte = NULL;
 		/* a VM whose identity count no guest file has runs in software */
 		if (!gfile_ids || vm->cfg.imsic_ids != gfile_ids)
@@ -73,7 +72,6 @@ static void release(struct hart *h, unsigned int f)
 	}
 	imsic_gfile_read_clear(f, gfile_ids, &hw);	/* left zero for its next owner */
 	h->imsic.owner[f] = NULL;
-	v->imsic.file_wake = false;	/* what it signalled is in the software file */
 	v->imsic.moves++;
 	vimsic_take_back(v, &hw);
 }
@@ -122,7 +120,8 @@ static void wait_released(struct vcpu *v)
 	if (!(atomic_or(&harts[hart].imsic.release_req, bit) & bit))
 		host_ipi_send((unsigned int)hart);
 	while (atomic_load(&v->imsic.mode) != VIMSIC_SW) {
-		vcpu_apply_pending(self->current);	/* requests to it (vcpu_sync_state) */
+		if (self->current)	/* requests to it (vcpu_sync_state) */
+			vcpu_apply_pending(self->current);
 		tlb_service();
 		imsic_files_service();
 	}
@@ -134,7 +133,7 @@ void imsic_files_enter(struct vcpu *v)
 	unsigned int f;
 
 	if (v->imsic.mode == VIMSIC_HW && v->imsic.ghart == (int)h->index) {
-		v->imsic.file_wake = false;	/* vcpu_load() disarmed it */
+		v->ext_irq = false;	/* an SGEI's wake-up mark: the file signals now */
 		v->imsic.last_load = time_now();
 		return;
 	}
@@ -150,13 +149,11 @@ void imsic_files_enter(struct vcpu *v)
 	imsic_gfile_zero(f, gfile_ids);	/* nothing of a previous owner survives */
 	vimsic_hand_over(v, h->index, f);
 	h->imsic.owner[f] = v;
-	v->imsic.file_wake = false;
 	v->imsic.last_load = time_now();
-	/* the file is whole: now the page, then VGEIN (the spec's order) */
+	/* the file is whole: now the page; the load that follows sets VGEIN
+	 * and hvictl 0 (vstopi then comes from the file) */
 	gstage_leaf_set(v->imsic.pte, gfile_pa(h->index, f), GSTAGE_PROT_DEVICE);
 	tlb_local_gstage(v->vm);	/* an invalid entry this hart may hold */
-	csr_set(CSR_HSTATUS, (unsigned long)f << HSTATUS_VGEIN_SHIFT);
-	csr_write(CSR_HVICTL, 0);	/* vstopi comes from the file through VGEIN */
 }
 
 void imsic_files_service(void)
@@ -199,7 +196,10 @@ unsigned int imsic_files_sgei(void)
 		v->imsic.armed = false;
 		if (v->g.sta.enabled)	/* steal time counts from a wake-up */
 			steal_note_wake(v, MIP_VSEIP);
-		atomic_store(&v->imsic.file_wake, true);
+		/* ext_irq marks it woken, as a software file's signal would
+		 * (the wake checks read nothing new); its entry clears it
+		 * (imsic_files_enter()), or its release recomputes it */
+		atomic_store(&v->ext_irq, true);
 		v->imsic.sgei++;
 		n++;
 	}

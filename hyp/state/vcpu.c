@@ -100,9 +100,11 @@ void vcpu_load(struct vcpu *v)
 	/* one test on a host without Ssaia, where no VM is an AIA VM */
 	if (__builtin_expect(hart_caps.ssaia, 0)) {
 		csr_write(CSR_VSISELECT, v->g.csr.vsiselect);	/* VS state, whatever the irqchip */
-		if (vm_is_aia(v->vm))
-			vcpu_load_gfile(v);
-		vcpu_set_hvictl(v);
+		if (vm_is_aia(v->vm)) {	/* one test for a PLIC VM (the vCPU switch) */
+			if (v->imsic.mode)	/* not VIMSIC_SW: it holds a guest file */
+				vcpu_load_gfile(v);
+			vcpu_set_hvictl(v);
+		}
 	}
 	__vcpu_fp_restore(&v->g.fp);
 }
@@ -130,7 +132,8 @@ void vcpu_put(struct vcpu *v)
 		v->g.csr.vsiselect = csr_read(CSR_VSISELECT);
 		if (vm_is_aia(v->vm)) {
 			csr_write(CSR_HVICTL, 0);	/* the next VM's starts from 0 */
-			vcpu_put_gfile(v);
+			if (v->imsic.mode)
+				vcpu_put_gfile(v);
 		}
 	}
 	/* posted interrupts become guest state once the vCPU is off the hart */

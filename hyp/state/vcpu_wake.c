@@ -20,9 +20,9 @@ static bool wake_check(unsigned long hvip, unsigned long posted, bool ext, unsig
 
 bool vcpu_wake_pending(const struct vcpu *v, uint64_t now)
 {
-	/* file_wake: its parked guest file signalled (SGEI, imsic_files.c) */
-	return wake_check(v->g.csr.hvip, v->irq_pending, v->ext_irq || v->imsic.file_wake,
-			  v->g.csr.vsie, v->g.csr.vstimecmp, v->vm->htimedelta, now);
+	/* ext_irq: also an SGEI's mark on a vCPU whose parked file signalled */
+	return wake_check(v->g.csr.hvip, v->irq_pending, v->ext_irq, v->g.csr.vsie,
+			  v->g.csr.vstimecmp, v->vm->htimedelta, now);
 }
 
 uint64_t vcpu_timer_deadline(const struct vcpu *v, uint64_t now)

@@ -129,7 +129,7 @@ TEST(vcpu_timer_deadline_needs_the_timer_enabled)
 	EXPECT_FALSE(vcpu_wake_pending(v, NOW));
 }
 
-/* A waiting AIA vCPU whose parked guest file signalled (SGEI: file_wake) is
+/* A waiting AIA vCPU whose parked guest file signalled (SGEI marks ext_irq) is
  * runnable, as with its software file's signal (ext_irq), and only if its
  * external interrupt is enabled (vsie.SEIE, guest layout). */
 TEST(a_parked_guest_file_signal_wakes_a_waiting_vcpu)
@@ -138,7 +138,7 @@ TEST(a_parked_guest_file_signal_wakes_a_waiting_vcpu)
 
 	v->g.csr.vsie = MIP_SEIP;
 	EXPECT_FALSE(vcpu_wake_pending(v, NOW));
-	v->imsic.file_wake = true;
+	v->ext_irq = true;
 	EXPECT_TRUE(vcpu_wake_pending(v, NOW));
 	v->g.csr.vsie = MIP_STIP;
 	EXPECT_FALSE(vcpu_wake_pending(v, NOW));
