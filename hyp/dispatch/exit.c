@@ -382,6 +382,19 @@ static enum exit_action exit_host_ipi(struct hart *h)
 	return EXIT_RESUME;
 }
 
+/* Out of line: a case more in exit_irq()'s switch made every exit of
+ * exit_other() save more (`make bench` cfi_violation: +8). */
+static __attribute__((noinline)) enum exit_action exit_irq_rare(struct vcpu *v, unsigned long irq)
+{
+	if (irq == IRQ_SGEI) {
+		/* a parked guest file of a waiting vCPU signalled: it is runnable */
+		if (imsic_files_sgei())
+			sched_kick_idle();
+		return EXIT_RESUME;
+	}
+	return stop_vm(v, irq, "unexpected host interrupt", 0).action;
+}
+
 static enum exit_action exit_irq(struct vcpu *v, unsigned long irq)
 {
 	struct hart *h = this_hart();
@@ -407,13 +420,8 @@ static enum exit_action exit_irq(struct vcpu *v, unsigned long irq)
 		if (h->index == 0)
 			host_irq_handle();
 		return ipi ? exit_host_ipi(h) : EXIT_RESUME;
-	case IRQ_SGEI:
-		/* a parked guest file of a waiting vCPU signalled: it is runnable */
-		if (imsic_files_sgei())
-			sched_kick_idle();
-		return EXIT_RESUME;
 	default:
-		return stop_vm(v, irq, "unexpected host interrupt", 0).action;
+		return exit_irq_rare(v, irq);
 	}
 }
 
