@@ -118,6 +118,7 @@ static __attribute__((noinline)) bool wait_in_place(struct vcpu *v)
 	if (!woken)
 		return false;
 	hart_service();
+	hart_service_sgei();	/* the SGEI that may have ended the wfi */
 	if (h->index == 0 && sched_host_turn_wanted)
 		return false;
 	if (!may_continue(v))
@@ -238,8 +239,10 @@ struct vcpu *sched_next(void)
 				imsic_files_enter(v);
 			return v;	/* a pending host interrupt exits the guest at once */
 		}
-		if (host_again)	/* takes hart 0's host interrupts first */
+		if (host_again) {	/* takes hart 0's host interrupts first */
 			sched_idle(h, now, gen, host_again);
+			hart_service_sgei();	/* the SGEI that may have ended the wfi */
+		}
 	}
 }
 
