@@ -107,10 +107,17 @@ def check_copy(lines, what):
     assert not rep.kind("SKIP: "), rep.lines
 
 
-def test_aia_snapshot_restores_into_a_fresh_qemu(snap_host, tmp_path):
+# software files; guest files (stage 4: the pause gives them back before the
+# VCPU sections are read, the restore takes new ones), one TCG thread
+AIA_GFILES = ("--aia", "--aia-guests", "3", "--icount")
+MACHINES = pytest.mark.parametrize("machine", [AIA_SW, AIA_GFILES], ids=["sw", "gfiles"])
+
+
+@MACHINES
+def test_aia_snapshot_restores_into_a_fresh_qemu(snap_host, tmp_path, machine):
     path = tmp_path / "aia.snap"
     h = snap_host([spec("orig", "aia", bootargs="snap=1 wait_ms=6000")],
-                  extra=[*AIA_SW, "--expect", "orig=destroyed"])
+                  extra=[*machine, "--expect", "orig=destroyed"])
     line = h.wait_for(lambda l: l.startswith("[orig] SNAPSHOT-READY"), 60)
     eip0 = int(re.search(r"eip0=(0x[0-9a-f]+)", line).group(1), 16)
     rep, _, _ = h.ctl("snapshot", "orig", str(path))
@@ -131,7 +138,7 @@ def test_aia_snapshot_restores_into_a_fresh_qemu(snap_host, tmp_path):
             aplic["enabled"], aplic["domaincfg"]) == (4, 1, 1 << 5, 1 << 6, 0x100), aplic
     assert {d["name"]: d for d in info["devices"]}["plic"]["state"]["priority[10]"] == 0
     # a fresh QEMU, restored from the file
-    h2 = snap_host([], extra=[*AIA_SW, "--restore", str(path)])
+    h2 = snap_host([], extra=[*machine, "--restore", str(path)])
     h2.wait_for(lambda l: l == "carapace: vm orig: shut down", 90)
     marker = next(i for i, l in enumerate(before) if l.startswith("SNAPSHOT-READY"))
     check_copy(before[:marker] + h2.guest("orig"), "vm orig, then restored")
@@ -146,10 +153,11 @@ def test_aia_snapshot_restores_into_a_fresh_qemu(snap_host, tmp_path):
     assert "restored vm" not in r.stderr and "[orig]" not in r.stdout, r.stdout[-2000:]
 
 
-def test_aia_vm_moves_to_another_host(hosts):
+@MACHINES
+def test_aia_vm_moves_to_another_host(hosts, machine):
     port = free_port()
-    a = hosts("a", [spec("c", "aia", bootargs="snap=1 wait_ms=8000")], extra=[*AIA_SW])
-    b = hosts("b", incoming=port, extra=[*AIA_SW])
+    a = hosts("a", [spec("c", "aia", bootargs="snap=1 wait_ms=8000")], extra=[*machine])
+    b = hosts("b", incoming=port, extra=[*machine])
     a.ready(), b.ready()
     marker_line(a, "c", "SNAPSHOT-READY")
     m = a.migrate("c", port)
