@@ -101,13 +101,10 @@ static unsigned int pick_file(struct hart *h)
 	return oldest;
 }
 
-/* Ask the hart holding @v's file for it (@v is loaded on this hart, so it
- * cannot be loaded there) and wait, serving what other harts ask of this
- * one meanwhile: two harts taking each other's files both progress, as in
- * tlb_flush_vm_gstage(). */
-static void wait_released(struct vcpu *v)
+/* If @v holds a guest file, ask the hart holding it to give it back (one
+ * IPI per request) and return true. */
+static bool ask_release(struct vcpu *v)
 {
-	struct hart *self = this_hart();
 	unsigned long bit;
 	int hart;
 
@@ -116,9 +113,22 @@ static void wait_released(struct vcpu *v)
 	bit = 1UL << v->imsic.gfile;
 	spin_unlock(&v->imsic.lock);
 	if (hart < 0)
-		return;
+		return false;
 	if (!(atomic_or(&harts[hart].imsic.release_req, bit) & bit))
 		host_ipi_send((unsigned int)hart);
+	return true;
+}
+
+/* Ask for @v's file (@v is being entered on this hart, so it cannot be
+ * loaded there) and wait, serving what other harts ask of this one
+ * meanwhile: two harts taking each other's files both progress, as in
+ * tlb_flush_vm_gstage(). */
+static void wait_released(struct vcpu *v)
+{
+	struct hart *self = this_hart();
+
+	if (!ask_release(v))
+		return;
 	while (atomic_load(&v->imsic.mode) != VIMSIC_SW) {
 		if (self->current)	/* requests to it (vcpu_sync_state) */
 			vcpu_apply_pending(self->current);
@@ -212,21 +222,9 @@ bool imsic_files_vm_released(struct vm *vm)
 
 	if (!vm_is_aia(vm))
 		return true;
-	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++) {
-		struct vcpu *v = &vm->vcpus[i];
-		unsigned long bit;
-		int hart;
-
-		spin_lock(&v->imsic.lock);
-		hart = v->imsic.mode == VIMSIC_SW ? -1 : v->imsic.ghart;
-		bit = 1UL << v->imsic.gfile;
-		spin_unlock(&v->imsic.lock);
-		if (hart < 0)
-			continue;
-		none = false;
-		if (!(atomic_or(&harts[hart].imsic.release_req, bit) & bit))
-			host_ipi_send((unsigned int)hart);
-	}
+	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++)
+		if (ask_release(&vm->vcpus[i]))
+			none = false;
 	return none;
 }
 
