@@ -387,6 +387,7 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 		snap_stall_ms = host.stream_stall_ms;
 	if (host.timeslice_us)
 		sched_slice_ticks = host.timebase_hz * host.timeslice_us / 1000000;
+	sched_wfi_traps = host.wfi_traps;
 
 	HYP_ASSERT(vsbi_init());	/* the SBI lookup, from the one table */
 	harts_online = 1;
@@ -402,8 +403,9 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 		if (atomic_load(&harts_online) == nr_harts)
 			break;
 	report_cfi_caps(hart_caps.zicfiss);
-	pr_info("%u harts online, timeslice %lu us", atomic_load(&harts_online),
-		(unsigned long)(sched_slice_ticks * 1000000 / timebase_hz));
+	pr_info("%u harts online, timeslice %lu us%s", atomic_load(&harts_online),
+		(unsigned long)(sched_slice_ticks * 1000000 / timebase_hz),
+		sched_wfi_traps ? ", every guest WFI exits" : "");
 
 	vm_console_out = console_vm_write;
 	sched_host_poll = host_poll;

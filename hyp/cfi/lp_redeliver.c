@@ -37,6 +37,7 @@
 #include <guest_time.h>
 #include <hart.h>
 #include <host_ipi.h>
+#include <sched.h>
 #include <vm.h>
 
 #define LP_WINDOW_GUARD_US	200
@@ -81,7 +82,10 @@ enum exit_action cfi_lp_redeliver(struct vcpu *v)
 	 * exits to us first, so nothing overwrites vscause before the window
 	 * closes and count_delegated() looks at it */
 	csr_write(CSR_HEDELEG, BIT(EXC_SW_CHECK));
-	csr_set(CSR_HSTATUS, HSTATUS_VTSR);
+	/* a WFI in the window exits (window_close() leaves it so until the
+	 * next sched_wfi_mode()) */
+	csr_set(CSR_HSTATUS, HSTATUS_VTSR | HSTATUS_VTW);
+	sched_wfi_mode_off(this_hart());
 	host_ipi_hold();	/* kicks wait; hart 0's devices do not */
 	/* (a timer write costs: only when the slice would end too soon) */
 	v->lp_window.timer_moved = slice_end < guard_end;

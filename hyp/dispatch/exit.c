@@ -379,6 +379,8 @@ static enum exit_action exit_host_ipi(struct hart *h)
 		sched_host_turn_wanted = false;
 		sched_host_poll();	/* sched_want_host_turn() */
 	}
+	if (h->native_wfi)	/* maybe kicked because the vCPUs no longer fit */
+		sched_wfi_mode(h, h->current);
 	return EXIT_RESUME;
 }
 
@@ -408,6 +410,7 @@ static enum exit_action exit_irq(struct vcpu *v, unsigned long irq)
 		if (sched_other_runnable(v))
 			return EXIT_YIELD;
 		sched_arm_slice();
+		sched_wfi_mode(h, v);	/* the slice's look at the others */
 		return EXIT_RESUME;
 	case IRQ_S_SOFT:
 		csr_clear(CSR_SIP, MIP_SSIP);
@@ -417,8 +420,13 @@ static enum exit_action exit_irq(struct vcpu *v, unsigned long irq)
 		 * the top one) and a host device (hart 0 only: the other harts'
 		 * S files enable the IPI's identity alone) */
 		ipi = host_ipi_claim_ext();
-		if (h->index == 0)
+		if (h->index == 0) {
 			host_irq_handle();
+			/* its guest sleeps in its own wfi: the host services
+			 * look now, as after an in-place wait (sched_host_poll) */
+			if (h->native_wfi && !ipi)
+				sched_wfi_mode(h, v);
+		}
 		return ipi ? exit_host_ipi(h) : EXIT_RESUME;
 	default:
 		return exit_irq_rare(v, irq);

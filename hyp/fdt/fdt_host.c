@@ -983,6 +983,7 @@ static int parse_chosen(const void *fdt, struct host_info *hi, const char **err)
 		memcpy(hi->rng_seed, seed, hi->rng_seed_len);
 	}
 	hi->persist = fdt_getprop(fdt, chosen, "carapace,persist", NULL) != NULL;
+	hi->wfi_traps = fdt_getprop(fdt, chosen, "carapace,wfi-traps", NULL) != NULL;
 	hi->selftest_pci_irq = fdt_getprop(fdt, chosen, "carapace,selftest-pci-irq", NULL) != NULL;
 	hi->incoming = fdt_getprop(fdt, chosen, "carapace,incoming", NULL) != NULL;
 	hi->persist |= hi->incoming;

@@ -39,6 +39,7 @@ struct host_info {
 	uint32_t cboz_block;	/* Zicboz's block on every hart; 0: not on all */
 	bool isa_ssaia;		/* the S-level AIA CSRs (siselect, stopei, ...) */
 	bool persist;			/* carapace,persist: stay up with no VM */
+	bool wfi_traps;			/* carapace,wfi-traps: no guest WFI sleeps natively */
 	bool incoming;			/* carapace,incoming: wait for a migrated VM */
 	uint8_t incoming_disks[2];	/* carapace,incoming-disks: the host disks (PCI
 					 * device numbers) its disks go to (0: as sent) */

@@ -58,6 +58,7 @@ struct hart {
 	} imsic;
 	uint64_t idle_wakeups;	/* idle passes (wfi or due at once): a spinning hart shows here */
 	bool left_idle;		/* its next pick passes a wake-up on (hyp/state/sched.c) */
+	bool native_wfi;	/* its vCPU runs with hstatus.VTW=0 (sched_wfi_mode()) */
 	/* a device access the fast exit of the vCPU loaded here decoded and
 	 * checked but left to the full path (it names a register not saved
 	 * yet): region set until vcpu_handle_exit() performs it, right after.

@@ -63,6 +63,13 @@ void sched_lock(void);
 void sched_unlock(void);
 /** sched_kick_idle() - wake an idle hart so it rescans the run queue. */
 void sched_kick_idle(void);
+/** sched_wfi_mode() - with @v loaded on @h: let its WFI sleep natively
+ *  (hstatus.VTW=0) if no vCPU can be left waiting for a hart, else trap it. */
+void sched_wfi_mode(struct hart *h, struct vcpu *v);
+/** sched_wfi_mode_off() - the vCPU left @h (vcpu_load() sets VTW again). */
+void sched_wfi_mode_off(struct hart *h);
+/** sched_wfi_traps - boot option (carapace,wfi-traps): every guest WFI exits. */
+extern bool sched_wfi_traps;
 /** sched_kick_host() - wake hart 0 if it sleeps: host work came up that
  *  no interrupt announces (a write a live snapshot holds). */
 void sched_kick_host(void);

@@ -81,6 +81,7 @@ void vcpu_start_on_hart(struct vcpu *v)
 static __attribute__((noinline, noreturn)) void switch_out(struct vcpu *v)
 {
 	csr_write(CSR_STIMECMP, -1UL);
+	sched_wfi_mode_off(this_hart());
 	if (v->lp_window.open)
 		cfi_lp_window_drop(v);	/* vcpu_load() sets hedeleg and hstatus afresh */
 	vcpu_put(v);
@@ -125,6 +126,9 @@ static __attribute__((noinline)) bool wait_in_place(struct vcpu *v)
 		return false;
 	v->stats.wfi_in_place++;
 	sched_arm_slice();
+	/* its next WFI sleeps in the guest if it has the hart to itself: decided
+	 * here, not at every load (a vCPU switch pays nothing for it) */
+	sched_wfi_mode(h, v);
 	return true;
 }
 

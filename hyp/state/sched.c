@@ -22,6 +22,10 @@ static volatile unsigned long wake_gen;		/* bumped whenever work may have appear
 static bool reboots;				/* a VM may be REBOOTING: claim_reboot() looks */
 uint64_t (*sched_host_poll)(void);
 volatile bool sched_host_turn_wanted;
+bool sched_wfi_traps;				/* boot option: every guest WFI exits */
+static volatile unsigned long native_wfi_harts;	/* harts whose vCPU has VTW=0 */
+static volatile unsigned long fit_word;		/* wake generation << 1 | fit */
+static void kick_native_wfi(void);
 
 void sched_arm_slice(void)
 {
@@ -186,6 +190,24 @@ unsigned long sched_wake_gen(void)
 	return atomic_load(&wake_gen);
 }
 
+/* No hart idle: the work may not fit any more (a vCPU started, a VM came
+ * up). A hart whose guest may sleep in its own wfi would not see it before
+ * its slice ends: this one traps its WFI at once, another is kicked to look
+ * (sched_wfi_mode() after its exit); either then waits in place as usual. */
+static __attribute__((noinline)) void kick_native_wfi(void)
+{
+	struct hart *self = this_hart();
+	unsigned long others;
+
+	if (self->native_wfi) {	/* a kick from its vCPU's exit: it is loaded */
+		csr_set(CSR_HSTATUS, HSTATUS_VTW);
+		sched_wfi_mode_off(self);
+	}
+	others = native_wfi_harts & ~(1UL << self->index);
+	if (others)
+		host_ipi_send(bit_first(others));
+}
+
 void sched_kick_idle(void)
 {
 	unsigned long idle;
@@ -195,6 +217,62 @@ void sched_kick_idle(void)
 
 	if (idle)
 		host_ipi_send(bit_first(idle));
+	else if (native_wfi_harts)
+		kick_native_wfi();
+}
+
+/* Can a vCPU be left waiting for a hart? Not while the vCPUs that may run
+ * (started or suspended, of running VMs) are no more than the harts: one
+ * that becomes runnable finds a hart that holds no vCPU (idle, and kicked).
+ * Cached for a wake generation: whatever adds one kicks (sched_pick()). */
+static bool vcpus_fit_harts(void)
+{
+	unsigned long gen = sched_wake_gen() & (~0UL >> 1), word = fit_word;
+	unsigned int n = 0;
+
+	if (__builtin_expect(word >> 1 == gen, 1))
+		return word & 1;
+	spin_lock(&lock);
+	for (unsigned int s = 0; s < nr_slots(); s++) {
+		struct vcpu *v = slot_vcpu(s);
+
+		n += v && (v->g.hsm.state == VCPU_HSM_STARTED ||
+			   v->g.hsm.state == VCPU_HSM_SUSPENDED);
+	}
+	word = gen << 1 | (n <= nr_harts);
+	fit_word = word;
+	spin_unlock(&lock);
+	return word & 1;
+}
+
+/* Its WFI sleeps natively (hstatus.VTW=0) only while no other vCPU can want
+ * the hart, hart 0's host work polls nothing, and no CFI re-delivery window
+ * is open (it decides what an exit in it means). Called with @v loaded;
+ * vcpu_load() left VTW set. */
+void sched_wfi_mode(struct hart *h, struct vcpu *v)
+{
+	bool native = !sched_wfi_traps && !v->lp_window.open && vcpus_fit_harts() &&
+		      (h->index || !sched_host_poll || sched_host_poll() == -1UL);
+
+	if (native == h->native_wfi)
+		return;
+	h->native_wfi = native;
+	if (native) {
+		atomic_or(&native_wfi_harts, 1UL << h->index);
+		csr_clear(CSR_HSTATUS, HSTATUS_VTW);
+	} else {
+		csr_set(CSR_HSTATUS, HSTATUS_VTW);
+		__atomic_fetch_and(&native_wfi_harts, ~(1UL << h->index), __ATOMIC_SEQ_CST);
+	}
+}
+
+/* The vCPU leaves the hart: the next one's load sets VTW again. */
+void sched_wfi_mode_off(struct hart *h)
+{
+	if (!h->native_wfi)
+		return;
+	h->native_wfi = false;
+	__atomic_fetch_and(&native_wfi_harts, ~(1UL << h->index), __ATOMIC_SEQ_CST);
 }
 
 void sched_want_host_turn(void)

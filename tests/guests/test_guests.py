@@ -237,11 +237,12 @@ def test_ipis_to_a_vcpu_waiting_in_place(guests_built, machine):
     SSWI store of the default machine, SBI through the firmware without it
     (--no-aclint), and the store to the target's S-level IMSIC file on the
     AIA machine (its external interrupt doing what the SSWI's SSIP does);
-    the boot log says which ran."""
+    the boot log says which ran. With --wfi-traps: without it the sleeper,
+    with a hart to itself, sleeps in its own WFI (the test below)."""
     extra = {"aclint": ("--plic",), "no-aclint": ("--plic", "--no-aclint"),
              "aia": ("--aia",)}[machine]
     run = run_carapace([vm_spec("t", "sbi_ipi", 2, f"rounds={IPI_ROUNDS}")], names=["t"],
-                       extra=extra)
+                       extra=extra + ("--wfi-traps",))
     assert_exit(run, EXIT_OK)
     check_report(run.guests["t"], "sbi_ipi rounds",
                  ["PASS: ipi: IPIs to a vCPU waiting in WFI, each delivered"])
@@ -253,6 +254,23 @@ def test_ipis_to_a_vcpu_waiting_in_place(guests_built, machine):
     counts = stats(run, "t")
     assert counts["wfi_in_place"] >= IPI_ROUNDS, counts
     assert counts["wfi"] >= counts["wfi_in_place"], counts
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("machine", ["aclint", "aia"])
+def test_ipis_to_a_vcpu_sleeping_in_its_own_wfi(guests_built, machine):
+    """The same IPIs without --wfi-traps: two vCPUs on two harts fit, so
+    after its first wait in place the sleeper's WFI no longer exits
+    (hstatus.VTW=0): each IPI still delivered once, and the VM's WFI exits
+    are a few, not one a round (sched_wfi_mode())."""
+    extra = {"aclint": ("--plic",), "aia": ("--aia",)}[machine]
+    run = run_carapace([vm_spec("t", "sbi_ipi", 2, f"rounds={IPI_ROUNDS}")], names=["t"],
+                       extra=extra)
+    assert_exit(run, EXIT_OK)
+    check_report(run.guests["t"], "sbi_ipi rounds",
+                 ["PASS: ipi: IPIs to a vCPU waiting in WFI, each delivered"])
+    counts = stats(run, "t")
+    assert counts["wfi"] < IPI_ROUNDS // 4, counts
 
 
 @pytest.mark.quick

@@ -138,7 +138,7 @@ def chosen_cells(body, name):
 def inject_chosen(dts, vms, images, timeslice_us=None, whole_lines=False, persist=False,
                   vmid_bits=None, stream_stall_ms=None, incoming=False, selftest_pci_irq=False,
                   selftest_hostio=False, switches=(), incoming_disks=(),
-                  incoming_copy_disks=False):
+                  incoming_copy_disks=False, wfi_traps=False):
     """Add the VM and image nodes (and our properties) to /chosen of a tree
     decompiled by dtc (tab-indented)."""
     if not CHOSEN_RE.search(dts):
@@ -157,6 +157,8 @@ def inject_chosen(dts, vms, images, timeslice_us=None, whole_lines=False, persis
             ncells[what] = 2
     if timeslice_us is not None:
         props.append(f"\t\tcarapace,timeslice-us = <{timeslice_us:#x}>;\n")
+    if wfi_traps:
+        props.append("\t\tcarapace,wfi-traps;\n")
     if whole_lines:
         # Batch mode reads guest output line by line: never print half a line
         # early (the hypervisor does that interactively, to show prompts).
@@ -224,7 +226,8 @@ def build_dtb(host, vms, images, workdir, switches=()):
                         host.vmid_bits, host.stream_stall_ms, host.incoming is not None,
                         host.selftest_pci_irq, host.selftest_hostio, switches,
                         incoming_disks=disks.pci_devs if disks else (),
-                        incoming_copy_disks=bool(disks and disks.copy))
+                        incoming_copy_disks=bool(disks and disks.copy),
+                        wfi_traps=host.wfi_traps)
     dts_path.write_text(dts)
     run_tool([DTC, "-q", "-I", "dts", "-O", "dtb", "-o", str(dtb), str(dts_path)],
              "dtc (compile)")

@@ -51,6 +51,7 @@ class HostConfig:
     smp: int = DEFAULT_SMP
     cpu: str = DEFAULT_CPU
     timeslice_us: int | None = None
+    wfi_traps: bool = False  # /chosen carapace,wfi-traps: no guest WFI sleeps natively
     icount: bool = False
     batch: bool = False
     extra: list = dataclasses.field(default_factory=list)

@@ -15,6 +15,8 @@ Device tree convention (all under /chosen; "vm@N" in the order given):
         #address-cells = <2>;                 /* added if absent */
         #size-cells = <2>;                    /* added if absent */
         carapace,timeslice-us = <N>;          /* only with --timeslice-us */
+        carapace,wfi-traps;                   /* only with --wfi-traps: every guest
+                                                 WFI exits (the wait in place) */
         carapace,partial-flush-ms = <0>;      /* only with --batch: whole lines */
         carapace,persist;                     /* only with --persist: stay up
                                                  when every VM is down */
@@ -429,6 +431,9 @@ def build_parser():
                         f"(QEMU aia-guests; default ${AIA_GUESTS_ENV}, else 0)")
     p.add_argument("--timeslice-us", type=int, metavar="N",
                    help="scheduler timeslice: /chosen/carapace,timeslice-us")
+    p.add_argument("--wfi-traps", action="store_true",
+                   help="every guest WFI exits, even of a vCPU with a hart to itself "
+                        "(/chosen/carapace,wfi-traps: tests of the wait in place)")
     p.add_argument("--vmid-bits", type=int, metavar="N",
                    help="use at most N VMID bits, 0..14 (tests: more VMs than VMIDs)")
     p.add_argument("--stream-stall-ms", type=int, metavar="MS",
@@ -572,6 +577,7 @@ def host_config(args, vms, extra=(), spare=0, persist=None, incoming=None):
         print(f"carapace-run: warning: {GUEST_FILES_MTTCG}", file=sys.stderr)
     return HostConfig(aia_guests=guest_files, aclint=args.aclint, hyp=args.hyp.absolute(), bios=args.bios.absolute(), mem=mem,
                       smp=args.smp, cpu=args.cpu, timeslice_us=args.timeslice_us,
+                      wfi_traps=args.wfi_traps,
                       icount=args.icount, batch=args.batch, extra=list(args.qemu_arg),
                       persist=args.persist if persist is None else persist,
                       ctl_socket=ctl_socket, vmid_bits=args.vmid_bits,
