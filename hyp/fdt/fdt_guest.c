@@ -162,13 +162,16 @@ static int build_cpus(void *fdt, const struct vm *vm)
 		TRY(fdt_property_string(fdt, "riscv,isa-base", "rv64i"));
 		TRY(fdt_property(fdt, "riscv,isa-extensions", list, len));
 		TRY(fdt_property_string(fdt, "mmu-type", mmu_type(vm)));
+		/* before the subnode: a property after a child node is outside
+		 * the spec's structure, and Linux never reads it (cpu-map's
+		 * cores would resolve to no CPU) */
+		TRY(fdt_property_u32(fdt, "phandle", PHANDLE_CPU(i)));
 		TRY(fdt_begin_node(fdt, "interrupt-controller"));
 		TRY(fdt_property_u32(fdt, "#interrupt-cells", 1));
 		TRY(fdt_property(fdt, "interrupt-controller", "", 0));
 		TRY(fdt_property_string(fdt, "compatible", "riscv,cpu-intc"));
 		TRY(fdt_property_u32(fdt, "phandle", PHANDLE_CPU_INTC(i)));
 		TRY(fdt_end_node(fdt));
-		TRY(fdt_property_u32(fdt, "phandle", PHANDLE_CPU(i)));
 		TRY(fdt_end_node(fdt));
 	}
 	/* the topology, as QEMU virt gives it: one cluster, a core per hart */

@@ -65,8 +65,8 @@ ABSENT = {
 }
 
 
-def dts_of(lines, prefix=""):
-    """Decode the DTB a dt_dump guest printed: {node path: {property: value}}."""
+def blob_of(lines, prefix=""):
+    """The DTB a dt_dump guest printed, as bytes."""
     blob = b""
     for l in lines:
         m = re.match(re.escape(prefix) + r"DTB (\d+) ([0-9a-f]+)$", l.strip())
@@ -74,6 +74,67 @@ def dts_of(lines, prefix=""):
             assert int(m.group(1)) == len(blob), "DTB lines out of order"
             blob += binascii.unhexlify(m.group(2))
     assert blob, "no DTB lines:\n" + "\n".join(lines)
+    return blob
+
+
+# Structure-block tokens (Devicetree Specification, "Structure Block")
+FDT_BEGIN_NODE, FDT_END_NODE, FDT_PROP, FDT_NOP, FDT_END = 1, 2, 3, 4, 9
+PHANDLE_REFS = ("cpu", "interrupt-parent", "msi-parent")
+
+
+def consumer_problems(blob):
+    """What a consumer that follows the spec (Linux's unflattening) makes of
+    the blob, not what a lenient decoder shows: each node's properties must
+    come before its first child (a later one is never read), and every
+    phandle a node names (cpu, interrupt-parent, msi-parent, the parents in
+    interrupts-extended) must be the phandle of a node, as read that way."""
+    be = lambda off: int.from_bytes(blob[off:off + 4], "big")
+    assert be(0) == 0xd00dfeed, "not a DTB"
+    off, strings = be(8), be(12)
+    problems, handles, refs, path, had_child = [], set(), [], [], []
+    while True:
+        tok = be(off)
+        off += 4
+        if tok == FDT_BEGIN_NODE:
+            end = blob.index(b"\0", off)
+            if had_child:
+                had_child[-1] = True
+            path.append(blob[off:end].decode())
+            had_child.append(False)
+            off = (end + 4) & ~3
+        elif tok == FDT_END_NODE:
+            path.pop()
+            had_child.pop()
+        elif tok == FDT_PROP:
+            size, name_off = be(off), be(off + 4)
+            name = blob[strings + name_off:blob.index(b"\0", strings + name_off)].decode()
+            val = blob[off + 8:off + 8 + size]
+            off = (off + 8 + size + 3) & ~3
+            node = "/".join(path) or "/"
+            if had_child[-1]:
+                problems.append(f"{node} {name}: after a child node (never read)")
+                continue
+            if name == "phandle":
+                handles.add(int.from_bytes(val, "big"))
+            elif name in PHANDLE_REFS:
+                refs.append((node, name, int.from_bytes(val[:4], "big")))
+            elif name == "interrupts-extended":
+                # <parent irq> pairs: every controller here has one cell
+                cells = [int.from_bytes(val[i:i + 4], "big") for i in range(0, len(val), 4)]
+                refs += [(node, name, c) for c in cells[0::2]]
+        elif tok == FDT_END:
+            break
+        else:
+            assert tok == FDT_NOP, f"bad structure token {tok} at {off - 4}"
+    problems += [f"{node} {name}: phandle {h:#x} names no node" for node, name, h in refs
+                 if h not in handles]
+    return problems
+
+
+def dts_of(lines, prefix=""):
+    """Decode the DTB a dt_dump guest printed: {node path: {property: value}}."""
+    blob = blob_of(lines, prefix)
+    assert not consumer_problems(blob), "\n".join(consumer_problems(blob))
     dts = subprocess.run(["dtc", "-q", "-I", "dtb", "-O", "dts", "-o", "-", "-"], input=blob,
                          capture_output=True, check=True).stdout.decode()
     tree, path = {}, []
@@ -196,3 +257,50 @@ def compare(qemu, ours, compared, intended, extra, absent):
     single, _, multi = isa.partition("_")
     assert single == "rv64" + "".join(e for e in o if len(e) == 1), (isa, o)
     assert sorted(multi.split("_")) == sorted(e for e in o if len(e) > 1), (isa, o)
+
+
+def tiny_blob(cpu_props_after_child):
+    """/cpus/cpu@0 with an interrupt-controller child and a phandle, and
+    /cpus/cpu-map/cluster0/core0 naming it: the shape fdt_guest.c writes."""
+    strings, struct = b"", b""
+    names = {}
+
+    def u32(v):
+        return v.to_bytes(4, "big")
+
+    def node(name):
+        nonlocal struct
+        raw = name.encode() + b"\0"
+        struct += u32(FDT_BEGIN_NODE) + raw + b"\0" * (-len(raw) % 4)
+
+    def prop(name, val):
+        nonlocal struct, strings
+        if name not in names:
+            names[name] = len(strings)
+            strings += name.encode() + b"\0"
+        struct += u32(FDT_PROP) + u32(len(val)) + u32(names[name]) + val + b"\0" * (-len(val) % 4)
+
+    def end():
+        nonlocal struct
+        struct += u32(FDT_END_NODE)
+    node(""), node("cpus"), node("cpu@0")
+    if not cpu_props_after_child:
+        prop("phandle", u32(0x200))
+    node("interrupt-controller"), prop("phandle", u32(1)), end()
+    if cpu_props_after_child:
+        prop("phandle", u32(0x200))
+    end(), node("cpu-map"), node("cluster0"), node("core0"), prop("cpu", u32(0x200))
+    end(), end(), end(), end(), end()
+    struct += u32(FDT_END)
+    head = 40
+    return (u32(0xd00dfeed) + u32(head + len(struct) + len(strings)) + u32(head) +
+            u32(head + len(struct)) + u32(0) * 6 + struct + strings)
+
+
+def test_consumer_check_finds_a_property_after_a_child():
+    """The check above fails on the bug it was written for (Linux: "cpu-map/
+    cluster0/core0: Can't get CPU for leaf core"), and passes the fix."""
+    assert consumer_problems(tiny_blob(False)) == []
+    assert consumer_problems(tiny_blob(True)) == [
+        "/cpus/cpu@0 phandle: after a child node (never read)",
+        "/cpus/cpu-map/cluster0/core0 cpu: phandle 0x200 names no node"]

@@ -41,6 +41,11 @@ def test_reference_violate(initramfs):
 def test_reference_boot(initramfs):
     rep, out = run_reference(initramfs, "boot")
     assert rep.has("init: boot ok"), out
+    assert not rep.has(CPU_MAP_UNRESOLVED), out
+
+
+# Linux's arch_topology when a cpu-map core names no CPU node it can read
+CPU_MAP_UNRESOLVED = "Can't get CPU for leaf core"
 
 
 # --- Carapace, through the launcher ----------------------------------------------------
@@ -50,6 +55,8 @@ def test_carapace_two_cfi_guests(initramfs):
     code, out, reps = run_carapace([vm_spec("a", "cfi"), vm_spec("b", "cfi")], ["a", "b"])
     for name in ("a", "b"):
         check_cfi(reps[name], f"vm {name}", REQUIRED_FULL, out)
+        # the guest DT's cpu-map resolves for the kernel (issue 28)
+        assert not reps[name].has(CPU_MAP_UNRESOLVED), f"vm {name}\n{out}"
     assert code == 0, f"launcher exit {code}\n{out}"
 
 
