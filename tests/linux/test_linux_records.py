@@ -288,9 +288,13 @@ def migrate_writer(src, vm, move):
     """Run @move() (a migration of @vm away from @src) and check the writer
     ran on through its pre-copy: it acked records on @src while the
     migration went on (a VM paused for the whole move would ack none). A
-    copy sent blocks in every round and in the stop-and-copy: after round 1,
-    the writer's writes during the round before, found by the dirty-block
-    tracking. What @move returned."""
+    copy sent blocks in every round: after round 1, the writer's writes
+    during the round before, found by the dirty-block tracking. The
+    stop-and-copy sends what it wrote after the last round's scan: 1-3
+    blocks in most runs, none when the pause falls between two of its
+    fsyncs (seen once in CI), so it is not asserted here; the images'
+    records (every ack on the image the VM ran on last) show nothing was
+    lost either way. What @move returned."""
     at_start = acks(src.guest(vm))[-1]
     moved = move()
     during = acks(src.guest(vm))[-1] - at_start
@@ -299,7 +303,7 @@ def migrate_writer(src, vm, move):
     assert during >= 2, (f"{vm} acked {during} records on {src.tag} while it migrated: not "
                          f"live?\n{moved.summary()}")
     if moved.mode == "copy":
-        assert all(moved.disk_rounds) and moved.final_blocks > 0, moved.summary()
+        assert all(moved.disk_rounds), moved.summary()
     return moved
 
 
