@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from harness.runs import EXIT_OK, assert_exit, run_carapace, vm_spec
+from harness.runs import EXIT_OK, assert_exit, qemu_cpu, run_carapace, vm_spec
 
 EXIT_ERROR = 3      # carapace-run: QEMU exited before every VM was down
 MAP_RE = re.compile(r"^carapace: own address space: Sv(48|39), text r-x, rodata r--, "
@@ -31,11 +31,16 @@ def spin():
     return [vm_spec("s", "spin", vcpus=2, bootargs="spin_ms=200")]
 
 
-def test_boots_on_its_own_map_with_wx(guests_built):
-    run = run_carapace(spin(), smp=2, names=["s"])
+@pytest.mark.parametrize("sv", [48, 39])
+def test_boots_on_its_own_map_with_wx(guests_built, sv):
+    # QEMU's default CPU takes Sv48; without sv48 and sv57 the hart keeps
+    # only Sv39, and the map is built again for it
+    cpu = [] if sv == 48 else ["--cpu", qemu_cpu() + ",sv48=false,sv57=false"]
+    run = run_carapace(spin(), smp=2, names=["s"], extra=cpu)
     assert_exit(run, EXIT_OK)
     found = [m for m in map(MAP_RE.match, run.hyp) if m]
     assert len(found) == 1, run.out
+    assert found[0].group(1) == str(sv), run.out
     assert int(found[0].group(2)) >= 2, run.out    # every hart's (HART_MAX of them)
     assert "W^X selftest" not in run.out, run.out
     assert "page fault" not in run.out, run.out
