@@ -5,7 +5,7 @@
 # using one of a higher layer, and on any cycle.
 hyp-objs-y += arch/hart.o arch/insn.o arch/cbo_zero.o arch/spelp_probe.o arch/trap.o arch/trap_fault.o \
 	      arch/vcpu_enter.o
-hyp-objs-y += boot/head.o boot/hostio_selftest.o boot/main.o
+hyp-objs-y += boot/head.o boot/hostio_selftest.o boot/main.o boot/wx_selftest.o
 hyp-objs-y += cfi/lp_redeliver.o cfi/spelp_selftest.o cfi/swcheck.o cfi/violation.o
 hyp-objs-y += dispatch/exit.o
 hyp-objs-y += drivers/aplic_host.o drivers/host_irq.o drivers/hostblk.o drivers/hostnet.o \
@@ -17,7 +17,7 @@ hyp-objs-y += lib/aplic_model.o lib/console_filter.o lib/crc32c.o lib/csr_insn.o
 	      lib/printf.o lib/string.o lib/token_bucket.o
 hyp-objs-y += lifecycle/vm_io.o lifecycle/vm_lifecycle.o
 hyp-objs-y += migrate/mig_recv.o migrate/mig_send.o migrate/mig_wire.o
-hyp-objs-y += mm/dirty_log.o mm/gstage.o mm/guest_mem.o mm/mm.o mm/mm_ranges.o mm/mm_zero.o mm/tlb.o mm/vmid.o
+hyp-objs-y += mm/dirty_log.o mm/gstage.o mm/guest_mem.o mm/hyp_map.o mm/mm.o mm/mm_ranges.o mm/mm_zero.o mm/tlb.o mm/vmid.o
 hyp-objs-y += run/vcpu_run.o run/vcpu_switch.o
 hyp-objs-y += snap/section_rx.o snap/section_tx.o snap/snap_admit.o snap/snap_emit.o snap/snap_load.o snap/snap_port.o \
 	      snap/snap_disk_id.o snap/snap_disk_load.o snap/snap_disk_save.o snap/snap_record.o snap/snap_save.o snap/snap_state.o snap/snap_vio.o

@@ -25,7 +25,9 @@ void asm_offsets(void)
 	OFFSET(HART_CURRENT, hart, current);
 	OFFSET(HART_FAST_LOAD_VALUE, hart, fast_load.value);
 	OFFSET(HART_FAST_LOAD_REG, hart, fast_load.reg);
-	DEFINE(HART_STACK_SZ, HART_STACK_SIZE);
+	OFFSET(HART_SS_TOP, hart, ss_top);
+	DEFINE(HART_STACK_SZ, HART_STACK_SLOT);	/* a slot: guard page and stack */
+	DEFINE(HYP_FAULT_STACK_SZ, HYP_FAULT_STACK_SIZE);
 	DEFINE(EXIT_FAST_FINISH, VCPU_EXIT_FINISH);
 	DEFINE(HART_SIZE, sizeof(struct hart));
 }

@@ -5,8 +5,9 @@
 #include <hart.h>
 
 struct hart harts[HART_MAX];
-/* One stack per hart; head.S points sp at the top of entry (index + 1). */
-char hart_stacks[HART_MAX][HART_STACK_SIZE] __attribute__((aligned(16)));
+/* One stack per hart above its guard page; head.S points sp at the top of
+ * slot (index + 1). */
+char hart_stacks[HART_MAX][HART_STACK_SLOT] __attribute__((aligned(4096)));
 unsigned int nr_harts;
 struct hart_caps hart_caps;
 uint64_t timebase_hz;
@@ -71,6 +72,6 @@ void hart_probe_caps(void)
 
 unsigned long hart_stack_top(const struct hart *h)
 {
-	return (unsigned long)hart_stacks[h->index] + HART_STACK_SIZE;
+	return (unsigned long)hart_stacks[h->index] + HART_STACK_SLOT;
 }
 

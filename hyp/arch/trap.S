@@ -1,11 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* HS-mode traps taken while hypervisor code runs: always a hypervisor bug. */
+#include <generated/asm-offsets.h>
 
 	.text
 	.globl __hyp_fault_entry
 __hyp_fault_entry:
 	/* The vector swapped a0 with sscratch (which was 0); put a0 back for the dump. */
 	csrrw	a0, sscratch, zero
+	/* a stack of its own: the fault may be sp running into its guard page */
+	la	sp, hyp_fault_stacks
+	lwu	t0, HART_INDEX(tp)
+	addi	t0, t0, 1
+	li	t1, HYP_FAULT_STACK_SZ
+	mul	t0, t0, t1
+	add	sp, sp, t0
 	call	hyp_fault_handler	/* does not return */
 1:	wfi
 	j	1b

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Boot entry from OpenSBI: a0 = hart id, a1 = FDT (boot hart) or struct hart * (others). */
+/* Boot entry from OpenSBI: a0 = hart id, a1 = FDT (boot hart) or struct hart * (others).
+ * Both start with satp Bare: the boot hart builds the hypervisor's own map in
+ * hyp_main() (hyp/mm/hyp_map.c), the others load it here before any C. */
 #include <generated/asm-offsets.h>
 
 	.section .text.entry, "ax"
@@ -27,6 +29,11 @@ _start:
 _secondary_start:
 	csrw	sie, zero
 	csrw	sscratch, zero
+	la	t0, hyp_map_satp	/* the boot hart's map: identity, so pc stays valid */
+	ld	t0, 0(t0)
+	sfence.vma
+	csrw	satp, t0
+	sfence.vma
 	mv	tp, a1
 	lwu	t0, HART_INDEX(tp)
 	addi	t0, t0, 1

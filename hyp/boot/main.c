@@ -19,6 +19,7 @@
 #include <imsic.h>
 #include <imsic_files.h>
 #include <hostnet.h>
+#include <hyp_map.h>
 #include <mgmt.h>
 #include <mm.h>
 #include <pci_host.h>
@@ -32,6 +33,7 @@
 #include <vm_lifecycle.h>
 #include <vmops.h>
 #include <vsbi.h>
+#include <wx_selftest.h>
 
 #define PLATFORM_UART_DEFAULT	0x10000000UL	/* QEMU virt: used only to report a bad DT */
 
@@ -49,6 +51,52 @@ static bool request_shadow_stack(void)
 	if (!host.isa_zicfiss)
 		return false;
 	return sbi_fwft_set(SBI_FWFT_SHADOW_STACK, 1, 0) == SBI_SUCCESS;
+}
+
+/* The hypervisor's own map (hyp_map.h): the image, the host DT's RAM, and
+ * the device registers it may touch: on QEMU virt all of them sit in the
+ * space below RAM, mapped whole with big pages but for its first 2 MiB (a
+ * NULL pointer still faults), plus whatever the DT puts elsewhere (the PCIe
+ * windows above RAM). */
+#define DEVICE_SPACE_START	0x200000UL
+
+static void add_device(struct hyp_map_layout *l, uint64_t base, uint64_t size)
+{
+	if (!size)
+		return;
+	if (l->nr_dev == HYP_MAP_MAX_DEV)
+		hyp_panic("own address space: more than %u device regions", HYP_MAP_MAX_DEV);
+	l->dev[l->nr_dev++] = (struct mm_range){ base, size };
+}
+
+static void setup_own_map(void)
+{
+	static struct hyp_map_layout l;
+	uint64_t ram_lo = UINT64_MAX;
+
+	hyp_map_image_layout(&l);
+	for (unsigned int i = 0; i < host.nr_mem; i++) {
+		l.ram[l.nr_ram++] = host.mem[i];
+		ram_lo = MIN(ram_lo, host.mem[i].base);
+	}
+	if (ram_lo > DEVICE_SPACE_START)
+		add_device(&l, DEVICE_SPACE_START, (ram_lo & ~(PAGE_SIZE - 1)) - DEVICE_SPACE_START);
+	add_device(&l, host.uart_base, PAGE_SIZE);
+	if (host.plic.present)
+		add_device(&l, host.plic.base, host.plic.size);
+	if (host.imsic.present)
+		add_device(&l, host.imsic.base, host.imsic.size);
+	if (host.aplic.present)
+		add_device(&l, host.aplic.base, host.aplic.size);
+	for (unsigned int i = 0; i < host.nr_harts; i++)
+		if (host.sswi_setssip[i])
+			add_device(&l, host.sswi_setssip[i], 4);
+	if (host.pci.present) {
+		add_device(&l, host.pci.ecam_base, host.pci.ecam_size);
+		add_device(&l, host.pci.mem32.cpu_base, host.pci.mem32.size);
+		add_device(&l, host.pci.mem64.cpu_base, host.pci.mem64.size);
+	}
+	hyp_map_enable(&l);
 }
 
 /* The free ranges (a boot-time set the DT sizes), then the page allocator
@@ -340,6 +388,7 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 	}
 	uart_init(host.uart_base, host.uart_shift);
 	pr_info("Carapace hypervisor, HS-mode, boot hart %lu of %u", hartid, host.nr_harts);
+	setup_own_map();	/* before anything else, and before the other harts start */
 
 	harts[0].hartid = hartid;
 	nr_harts = 1;
@@ -427,6 +476,8 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 		hostio_selftest();
 	if (host.selftest_pci_irq && irqs)
 		hostio_selftest_irq(&host);
+	if (host.selftest_wx)
+		wx_selftest(host.selftest_wx == HOST_SELFTEST_WX_EXEC);
 	create_boot_vms();
 	if (host.incoming)
 		mgmt_arm_incoming(host.incoming_disks, host.incoming_copy);

@@ -966,7 +966,7 @@ static int parse_chosen(const void *fdt, struct host_info *hi, const char **err)
 	int chosen = fdt_path_offset(fdt, "/chosen"), node, len, rc;
 	uint32_t pci_used = 0;		/* bus 0 device numbers taken (disks, uplinks) */
 	const fdt32_t *ts;
-	const void *seed;
+	const void *seed, *wx;
 
 	hi->partial_flush_ms = 20;
 	if (chosen < 0)
@@ -997,6 +997,10 @@ static int parse_chosen(const void *fdt, struct host_info *hi, const char **err)
 	}
 	hi->incoming_copy = fdt_getprop(fdt, chosen, "carapace,incoming-copy-disks", NULL) != NULL;
 	hi->selftest_hostio = fdt_getprop(fdt, chosen, "carapace,selftest-hostio", NULL) != NULL;
+	wx = fdt_getprop(fdt, chosen, "carapace,selftest-wx", &len);
+	if (wx)		/* "exec": jump into data; anything else: store to text */
+		hi->selftest_wx = len == 5 && !memcmp(wx, "exec", 5) ? HOST_SELFTEST_WX_EXEC :
+				  HOST_SELFTEST_WX_STORE;
 	ts = fdt_getprop(fdt, chosen, "carapace,vmid-bits", &len);
 	if (ts && len == 4)
 		hi->vmid_bits = fdt32_to_cpu(*ts);

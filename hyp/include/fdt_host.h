@@ -56,6 +56,8 @@ struct host_info {
 	uint32_t imsic_hart_index[HOST_MAX_HARTS];	/* each hart's position in it, or IMSIC_NO_HART */
 	struct aplic_host_desc aplic;	/* the S-level APLIC domain sending MSIs to that IMSIC */
 	uint64_t sswi_setssip[HOST_MAX_HARTS];	/* each hart's ACLINT SSWI register (0: none) */
+	enum { HOST_SELFTEST_WX_NONE, HOST_SELFTEST_WX_STORE, HOST_SELFTEST_WX_EXEC }
+		selftest_wx;		/* /chosen carapace,selftest-wx (tests/guests/test_hyp_wx.py) */
 	bool selftest_pci_irq;		/* /chosen carapace,selftest-pci-irq (tests/guests/test_host_irq.py) */
 	struct host_switch switches[HOST_MAX_SWITCHES];	/* in DT order */
 	unsigned int nr_switches;

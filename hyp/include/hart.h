@@ -9,6 +9,11 @@
 
 #define HART_MAX	8
 #define HART_STACK_SIZE	(16 * 1024)
+/* Each stack's slot: an unmapped guard page (hyp/mm/hyp_map.c), then the
+ * stack, so an overflow faults instead of writing the next hart's stack. */
+#define HART_STACK_GUARD	4096
+#define HART_STACK_SLOT		(HART_STACK_GUARD + HART_STACK_SIZE)
+#define HYP_FAULT_STACK_SIZE	4096	/* per hart, for the report of a fault in HS */
 
 struct vcpu;
 
@@ -77,9 +82,13 @@ struct hart {
 		unsigned long len;	/* of the trapping instruction */
 		uint32_t reg;
 	} fast_load;
+	/* top of its shadow-stack page (hyp/mm/hyp_map.c): what a CFI build
+	 * loads into ssp; unused by the plain build */
+	unsigned long ss_top;
 };
 
 extern struct hart harts[HART_MAX];
+extern char hart_stacks[HART_MAX][HART_STACK_SLOT];
 extern unsigned int nr_harts;
 extern struct hart_caps hart_caps;
 extern uint64_t timebase_hz;

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 typedef uint64_t gpa_t;	/* guest physical address */
-typedef uint64_t hpa_t;	/* host physical address (the hypervisor runs with satp=Bare) */
+typedef uint64_t hpa_t;	/* host physical address (== its VA: the hypervisor's map is identity) */
 
 #define ALIGN_UP(x, a)		(((x) + ((a) - 1)) & ~((__typeof__(x))(a) - 1))
 #define ALIGN_DOWN(x, a)	((x) & ~((__typeof__(x))(a) - 1))

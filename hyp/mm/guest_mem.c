@@ -327,7 +327,7 @@ void *vm_gpa_to_hva(struct vm *vm, gpa_t gpa, uint64_t len, bool write)
 {
 	if (!vm_gpa_range_is_ram(vm, gpa, len) || (len && populate_ram(vm, gpa, len, write)))
 		return NULL;
-	/* guest RAM is one contiguous host block; the hypervisor runs with satp=Bare */
+	/* guest RAM is one contiguous host block; the hypervisor's map is identity (hyp_map.h) */
 	return (void *)(uintptr_t)(vm->ram_hpa + (gpa - vm->cfg.ram_gpa));
 }
 

@@ -40,6 +40,9 @@ unit-libfdt-test_fdt_host := y
 # counts the host DT parser's phandle lookups (each walks the whole tree)
 unit-ldflags-test_fdt_host := -Wl,--wrap=fdt_node_offset_by_phandle
 unit-src-test_insn := hyp/arch/insn.c
+# the hypervisor's own page tables, built into a buffer and walked
+UNIT_TESTS += test_hyp_map
+unit-src-test_hyp_map := hyp/mm/hyp_map.c
 UNIT_TESTS += test_sta
 unit-src-test_sta := hyp/vsbi/vsbi_sta.c hyp/state/steal_time.c
 UNIT_TESTS += test_pmu

@@ -449,6 +449,8 @@ def build_parser():
                    help="test hook: at boot the hypervisor reads sector 0 of the first "
                         "host disk again and again for 500 ms, each read completed by its "
                         "INTx, and reports where they were taken")
+    p.add_argument("--selftest-wx", choices=("store", "exec"), default=None,
+                   help=argparse.SUPPRESS)  # test hook: W^X of the hypervisor's own map
     p.add_argument("--qemu-arg", action="append", default=[], metavar="ARG",
                    help="extra QEMU argument, repeatable (write --qemu-arg=-d for dashes)")
     p.add_argument("--dry-run", action="store_true",
@@ -584,7 +586,8 @@ def host_config(args, vms, extra=(), spare=0, persist=None, incoming=None):
                       stream_stall_ms=args.stream_stall_ms,
                       selftest_hostio=args.selftest_hostio,
                       stream_socket=stream_socket_path(args.stream_socket, ctl_socket),
-                      incoming=incoming, selftest_pci_irq=args.selftest_pci_irq)
+                      incoming=incoming, selftest_pci_irq=args.selftest_pci_irq,
+                      selftest_wx=args.selftest_wx)
 
 
 # QEMU 10.0.2's multi-threaded TCG updates a hart's hgeip (its guest files'
