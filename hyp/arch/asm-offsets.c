@@ -25,6 +25,12 @@ void asm_offsets(void)
 	OFFSET(HART_CURRENT, hart, current);
 	OFFSET(HART_FAST_LOAD_VALUE, hart, fast_load.value);
 	OFFSET(HART_FAST_LOAD_REG, hart, fast_load.reg);
+	OFFSET(HART_SS_TOP, hart, ss_top);
+	OFFSET(HART_SS_FWFT_ERROR, hart, ss_fwft_error);
+	OFFSET(HART_SS_ON, hart, ss_on);
+	OFFSET(HART_SS_LOCKED, hart, ss_locked);
+	DEFINE(HART_SS_SZ, HART_SS_SIZE);
+	OFFSET(VCPU_SSP, vcpu, g.csr.ssp);
 	DEFINE(HART_STACK_SZ, HART_STACK_SIZE);
 	DEFINE(EXIT_FAST_FINISH, VCPU_EXIT_FINISH);
 	DEFINE(HART_SIZE, sizeof(struct hart));

@@ -7,6 +7,10 @@
 struct hart harts[HART_MAX];
 /* One stack per hart; head.S points sp at the top of entry (index + 1). */
 char hart_stacks[HART_MAX][HART_STACK_SIZE] __attribute__((aligned(16)));
+/* Shadow-stack pages (HART_SS_PAGES, .shadow_stacks): head.S points ssp at
+ * the top of page 2 * index + 1 in the CFI build; the even ones are guards. */
+char hart_shadow_stacks[HART_SS_PAGES][HART_SS_SIZE]
+	__attribute__((section(".shadow_stacks"), aligned(HART_SS_SIZE)));
 unsigned int nr_harts;
 struct hart_caps hart_caps;
 uint64_t timebase_hz;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* HS-mode traps taken while hypervisor code runs: always a hypervisor bug. */
+#include <cfi_asm.h>
 
 	.text
 	.globl __hyp_fault_entry
@@ -18,7 +19,9 @@ __hyp_fault_entry:
 	 * hstatus.SPV (which would make the next sret enter HS-mode instead of
 	 * the guest!) and sstatus.SPP/SPELP, so they are saved first and put back. */
 	.globl __guest_fetch_hu
+	.balign	4
 __guest_fetch_hu:
+	LPAD
 	csrr	t1, stvec
 	csrr	t3, hstatus
 	csrr	a2, sstatus

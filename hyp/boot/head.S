@@ -1,10 +1,61 @@
 /* SPDX-License-Identifier: MIT */
 /* Boot entry from OpenSBI: a0 = hart id, a1 = FDT (boot hart) or struct hart * (others). */
 #include <generated/asm-offsets.h>
+#include <arch/riscv/encoding.h>
+#include <abi/sbi_defs.h>
+#include <cfi_asm.h>
+
+	/* The hart's shadow-stack top into HART_SS_TOP(tp); in the CFI build
+	 * also the hypervisor's own shadow stack on (docs/security.md): FWFT
+	 * SET SHADOW_STACK, locked if the firmware lets it be, then ssp at once.
+	 * Before any C code: a function whose sspush ran with SSE=0 would fault
+	 * at its sspopchk once SSE=1 (and ssp itself is illegal while SSE=0).
+	 * On a refusal the hart runs without (ss_on = 0, the error kept for the
+	 * boot log). Keeps a0 and a1 (in s0, s1); clobbers t0-t1, a2-a7. */
+	.macro	shadow_stack_on
+	lwu	t0, HART_INDEX(tp)
+	slli	t0, t0, 1
+	addi	t0, t0, 2		/* top of page 2 * index + 1 */
+	li	t1, HART_SS_SZ
+	mul	t0, t0, t1
+	la	t1, hart_shadow_stacks
+	add	t0, t0, t1
+	sd	t0, HART_SS_TOP(tp)
+#ifdef CARAPACE_CFI_BUILD
+	mv	s0, a0
+	mv	s1, a1
+	li	a7, SBI_EXT_FWFT
+	li	a6, SBI_FWFT_SET
+	li	a0, SBI_FWFT_SHADOW_STACK
+	li	a1, 1
+	li	a2, 1			/* SBI_FWFT_SET_FLAG_LOCK */
+	ecall
+	li	t1, 1
+	beqz	a0, 5f
+	li	a7, SBI_EXT_FWFT	/* a firmware without the LOCK flag: unlocked */
+	li	a6, SBI_FWFT_SET
+	li	a0, SBI_FWFT_SHADOW_STACK
+	li	a1, 1
+	li	a2, 0
+	ecall
+	li	t1, 0
+5:	sd	a0, HART_SS_FWFT_ERROR(tp)
+	bnez	a0, 6f
+	ld	t0, HART_SS_TOP(tp)
+	csrw	CSR_SSP, t0
+	sb	t1, HART_SS_LOCKED(tp)
+	li	t1, 1
+	sb	t1, HART_SS_ON(tp)
+6:	mv	a0, s0
+	mv	a1, s1
+#endif
+	.endm
 
 	.section .text.entry, "ax"
 	.globl _start
+	.balign	4
 _start:
+	LPAD				/* (entered by the firmware's mret, not a jump) */
 	csrw	sie, zero
 	csrw	sscratch, zero		/* 0 = "trap came from the hypervisor" */
 	la	t0, __bss_start
@@ -17,6 +68,7 @@ _start:
 	la	sp, hart_stacks
 	li	t0, HART_STACK_SZ
 	add	sp, sp, t0
+	shadow_stack_on
 	la	a2, _secondary_start	/* hyp_main starts the other harts there */
 	call	hyp_main
 3:	wfi
@@ -24,7 +76,9 @@ _start:
 
 	/* Secondary harts, started by the boot hart with SBI HSM; a1 = struct hart *. */
 	.globl _secondary_start
+	.balign	4
 _secondary_start:
+	LPAD
 	csrw	sie, zero
 	csrw	sscratch, zero
 	mv	tp, a1
@@ -34,6 +88,7 @@ _secondary_start:
 	mul	t0, t0, t1
 	la	sp, hart_stacks
 	add	sp, sp, t0
+	shadow_stack_on
 	call	hyp_secondary_main
 4:	wfi
 	j	4b

@@ -15,6 +15,8 @@
 #include <hostblk.h>
 #include <host_io.h>
 #include <hostio_selftest.h>
+#include <hyp_cfi.h>
+#include <hyp_cfi_selftest.h>
 #include <host_ipi.h>
 #include <imsic.h>
 #include <imsic_files.h>
@@ -43,11 +45,15 @@ static volatile bool vms_ready;
 void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_entry);
 void hyp_secondary_main(void);
 
-/* Ask M-mode for menvcfg.SSE; without it guests can have no shadow stack. */
+/* Ask M-mode for menvcfg.SSE; without it guests can have no shadow stack.
+ * The CFI build asked already, in head.S, for the hypervisor's own shadow
+ * stack (hyp_cfi.h): this hart's answer is the one for guests too. */
 static bool request_shadow_stack(void)
 {
 	if (!host.isa_zicfiss)
 		return false;
+	if (HYP_CFI_BUILD)
+		return this_hart()->ss_on;
 	return sbi_fwft_set(SBI_FWFT_SHADOW_STACK, 1, 0) == SBI_SUCCESS;
 }
 
@@ -149,12 +155,16 @@ static void choose_crc32c(void)
 
 static void report_cfi_caps(bool ss_granted)
 {
+	char own[128];
+
+	pr_info("hypervisor CFI: %s", hyp_cfi_summary(own, sizeof(own)));
 	pr_info("hart caps: sstc %s, vmid bits %u, smstateen %s, zbc %s, cbo.zero %lu, ssaia %s, "
 		"geilen %u", hart_caps.sstc ? "yes" : "no", hart_caps.vmid_bits,
 		hart_caps.smstateen ? "yes" : "no", host.isa_zbc ? "yes" : "no",
 		mm_zero_cbo_block(), hart_caps.ssaia ? "yes" : "no", hart_caps.geilen);
 	pr_info("firmware FWFT SET SHADOW_STACK: %s",
-		ss_granted ? "granted (menvcfg.SSE=1)" :
+		ss_granted ? (HYP_CFI_BUILD ? "granted (menvcfg.SSE=1, at boot for the hypervisor)" :
+			      "granted (menvcfg.SSE=1)") :
 		host.isa_zicfiss ? "REFUSED by firmware (needs OpenSBI >= 1.6)" :
 				   "not requested (CPU has no Zicfiss)");
 	if (!hart_caps.fw_cfi && (host.isa_zicfilp || host.isa_zicfiss))
@@ -334,6 +344,7 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 	const char *err;
 	bool ss, irqs;
 
+	hyp_cfi_hart_init(true);	/* landing pads (CFI build), before anything else */
 	if (fdt_host_parse(fdt, &host, &err)) {
 		uart_init(PLATFORM_UART_DEFAULT, 0);
 		hyp_panic("cannot use the host device tree: %s", err);
@@ -425,6 +436,8 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 		hostio_selftest();
 	if (host.selftest_pci_irq && irqs)
 		hostio_selftest_irq(&host);
+	if (host.selftest_cfi)
+		hyp_cfi_selftest(host.selftest_cfi);	/* returns only if refused */
 	create_boot_vms();
 	if (host.incoming)
 		mgmt_arm_incoming(host.incoming_disks, host.incoming_copy);
@@ -437,7 +450,10 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 
 void hyp_secondary_main(void)
 {
-	bool ss = request_shadow_stack();
+	bool ss;
+
+	hyp_cfi_hart_init(false);
+	ss = request_shadow_stack();
 
 	if (hart_caps.zicfiss && !ss) {
 		pr_info("hart %lu: firmware refused SHADOW_STACK: no guest shadow stacks",

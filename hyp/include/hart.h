@@ -9,6 +9,10 @@
 
 #define HART_MAX	8
 #define HART_STACK_SIZE	(16 * 1024)
+/* .shadow_stacks (hyp/hyp.ld): for hart i, page 2i is an unmapped guard and
+ * page 2i+1 its shadow stack; one last guard page after them */
+#define HART_SS_SIZE	4096
+#define HART_SS_PAGES	(2 * HART_MAX + 1)
 
 struct vcpu;
 
@@ -76,6 +80,13 @@ struct hart {
 		unsigned long len;	/* of the trapping instruction */
 		uint32_t reg;
 	} fast_load;
+	/* the hypervisor's own shadow stack on this hart: the top of its page of
+	 * .shadow_stacks (address + HART_SS_SIZE), set by head.S. ss_on: head.S's
+	 * FWFT SET SHADOW_STACK succeeded and ssp runs on it (CFI build only;
+	 * the trap vector then swaps ssp); ss_locked: with the LOCK flag */
+	unsigned long ss_top;
+	long ss_fwft_error;	/* that SBI call's error (0: granted) */
+	uint8_t ss_on, ss_locked;
 };
 
 extern struct hart harts[HART_MAX];
