@@ -58,6 +58,7 @@ cache_key() {
 	local variant=$1
 	{
 		echo "variant $variant gcc $GCC_VERSION"
+		sha256sum "$TOP/scripts/cfi-build.sh" | cut -d' ' -f1
 		in_root ${CROSS}as --version | sed -n 1p
 		(cd "$TOP" && find "${SOURCES[@]}" -type f | LC_ALL=C sort | xargs sha256sum)
 		(cd "$LIBFDT" && find . -maxdepth 1 -name '*.[ch]' | LC_ALL=C sort | xargs sha256sum)
@@ -71,8 +72,8 @@ build() {
 	cfi-release) hooks=0 ;;
 	*) die "unknown variant '$variant' (cfi|cfi-release)" ;;
 	esac
-	[ -f "$LIBFDT/.done" ] || die "libfdt sources missing in $LIBFDT: run 'scripts/deps.sh libfdt'"
 	check_toolchain
+	[ -f "$LIBFDT/.done" ] || die "libfdt sources missing in $LIBFDT: run 'scripts/deps.sh libfdt'"
 	out=$TOP/build/$variant
 	key=$(cache_key "$variant")
 	if [ -f "$out/carapace.bin" ] && [ "$(cat "$out/key" 2>/dev/null)" = "$key" ]; then
