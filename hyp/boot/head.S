@@ -22,6 +22,10 @@
 	add	t0, t0, t1
 	sd	t0, HART_SS_TOP(tp)
 #ifdef CARAPACE_CFI_BUILD
+	/* traps from here on are reported (trap.S), not lost: a CPU that
+	 * refuses the shadow stack faults at the first sspush */
+	la	t1, __trap_vector
+	csrw	stvec, t1
 	mv	s0, a0
 	mv	s1, a1
 	li	a7, SBI_EXT_FWFT
