@@ -1,6 +1,10 @@
 # SPDX-License-Identifier: MIT
 # Carapace: one non-recursive Makefile.
 #   make          build the hypervisor (build/carapace.bin)
+#   make cfi      the CFI build: landing pads and shadow stacks in HS-mode, with
+#                 the debug test hooks (build/cfi/carapace.bin; sid's gcc >= 15 in
+#                 the cached build root, scripts/cfi-build.sh); cfi-release without
+#                 the hooks (build/cfi-release/)
 #   make run      boot Carapace with two guests on QEMU (installs what it needs)
 #   make test     unit tests, guest tests, Linux tests, conformant tier (installs what it needs)
 #   make test-conformant  the CFI tests on QEMU built with platform/qemu-virt/patches
@@ -18,12 +22,27 @@ PYTHON ?= /usr/bin/python3
 B := build
 LIBFDT_SRC := $(CACHE)/libfdt
 
+# CFI=1 (scripts/cfi-build.sh runs it with sid's gcc >= 15): landing pads
+# (lpad) at every indirect-branch target and sspush/sspopchk in every non-leaf
+# function, for the hypervisor's own control flow (docs/security.md). The
+# may-be-operations they use need Zimop on the CPU. DEBUG_HOOKS=1 adds the
+# test hooks (hyp/cfi/hyp_cfi_selftest.c), refused unless a boot option asks.
+CFI ?= 0
+DEBUG_HOOKS ?= 0
+HYP_MARCH := $(PLATFORM_MARCH)$(if $(filter 1,$(CFI)),_zimop_zicfilp_zicfiss)
+# (-D_LIBC_LIMITS_H_: a linux-gnu gcc's <limits.h> would pull in glibc's;
+# its own freestanding values are the ones the newlib build gets)
+CFI_CFLAGS := $(if $(filter 1,$(CFI)),-fcf-protection=full -fno-pie -D_LIBC_LIMITS_H_)
+CFI_DEFINES := $(if $(filter 1,$(CFI)),-DCARAPACE_CFI_BUILD=1) \
+	$(if $(filter 1,$(DEBUG_HOOKS)),-DCARAPACE_DEBUG_HOOKS=1)
+CFI_LDFLAGS := $(if $(filter 1,$(CFI)),-no-pie -static -Xlinker --build-id=none)
+
 # No frame pointers: measured, they cost 6 instructions per SBI call and 24 per
 # MMIO exit (docs/performance.md); backtraces are not used in HS-mode.
 COMMON_CFLAGS := -std=gnu11 -ffreestanding -nostdlib -fno-strict-aliasing \
 	-fomit-frame-pointer -fno-common -mcmodel=medany -mno-relax \
-	-march=$(PLATFORM_MARCH) -mabi=$(PLATFORM_MABI) -O2 -g
-HYP_CFLAGS := $(COMMON_CFLAGS) -Wall -Wextra -Werror -Wshadow -Wvla \
+	-march=$(HYP_MARCH) -mabi=$(PLATFORM_MABI) -O2 -g $(CFI_CFLAGS)
+HYP_CFLAGS := $(COMMON_CFLAGS) $(CFI_DEFINES) -Wall -Wextra -Werror -Wshadow -Wvla \
 	-Wmissing-prototypes -Wstrict-prototypes -Wimplicit-fallthrough \
 	-Iinclude -Ihyp/include -Ihyp/include/libc -Iplatform/$(PLATFORM)/include \
 	-I$(LIBFDT_SRC) -I$(B)/include
@@ -37,8 +56,15 @@ HYP_OBJS := $(addprefix $(B)/hyp/,$(hyp-objs-y))
 LIBFDT_NAMES := fdt fdt_ro fdt_rw fdt_sw fdt_wip fdt_strerror fdt_addresses fdt_empty_tree
 LIBFDT_OBJS := $(addprefix $(B)/libfdt/,$(addsuffix .o,$(LIBFDT_NAMES)))
 
-.PHONY: all deps deps-host depcheck run run-initramfs run-demo rootfs rootfs-overlays test test-quick test-conformant qemu-conformant bench clean
+.PHONY: all cfi cfi-release deps deps-host depcheck run run-initramfs run-demo rootfs rootfs-overlays test test-quick test-conformant qemu-conformant bench clean
 all: $(B)/carapace.bin
+
+# The CFI builds, in the cached sid root (scripts/cfi-build.sh: rebuilt only
+# when a source, the compiler or the variant changed).
+cfi: $(LIBFDT_SRC)/.done
+	@scripts/cfi-build.sh cfi
+cfi-release: $(LIBFDT_SRC)/.done
+	@scripts/cfi-build.sh cfi-release
 
 # --- dependencies -----------------------------------------------------------
 deps:
@@ -73,7 +99,7 @@ $(B)/libfdt/%.o: $(LIBFDT_SRC)/.done
 
 $(B)/carapace.elf: $(HYP_OBJS) $(LIBFDT_OBJS) hyp/hyp.ld
 	@echo "  LD      $@"
-	@$(CC) $(COMMON_CFLAGS) $(HYP_LTO) -T hyp/hyp.ld -Wl,--gc-sections -o $@ $(HYP_OBJS) $(LIBFDT_OBJS) -Wl,--no-warn-rwx-segments
+	@$(CC) $(COMMON_CFLAGS) $(HYP_LTO) $(CFI_LDFLAGS) -T hyp/hyp.ld -Wl,--gc-sections -o $@ $(HYP_OBJS) $(LIBFDT_OBJS) -Wl,--no-warn-rwx-segments
 	@$(CROSS)size $@ | tail -1 | awk '{printf "carapace.elf: text %d, data %d, bss %d bytes\n", $$1, $$2, $$3}'
 
 $(B)/carapace.bin: $(B)/carapace.elf

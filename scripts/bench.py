@@ -41,7 +41,10 @@ FW = CACHE / "fw_dynamic.bin"
 IMAGE = CACHE / "linux" / "Image"
 INITRD = ROOT / "build" / "linux" / "initramfs.cpio.gz"
 PAYLOAD = ROOT / "build" / "bench" / "bench.bin"
-HYP = ROOT / "build" / "carapace.bin"
+# CARAPACE_HYP: another hypervisor image (build/cfi/carapace.bin: the CFI
+# build); carapace-run boots the same one.
+HYP = (Path(os.environ["CARAPACE_HYP"]).absolute() if os.environ.get("CARAPACE_HYP")
+       else ROOT / "build" / "carapace.bin")
 DIRTIER = ROOT / "build" / "guests" / "dirtier.bin"
 ELP_PREEMPT = ROOT / "build" / "guests" / "cfi_elp_preempt.bin"
 FAIRNESS = ROOT / "build" / "bench" / "fairness.bin"

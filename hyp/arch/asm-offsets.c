@@ -26,6 +26,10 @@ void asm_offsets(void)
 	OFFSET(HART_FAST_LOAD_VALUE, hart, fast_load.value);
 	OFFSET(HART_FAST_LOAD_REG, hart, fast_load.reg);
 	OFFSET(HART_SS_TOP, hart, ss_top);
+	OFFSET(HART_SS_FWFT_ERROR, hart, ss_fwft_error);
+	OFFSET(HART_SS_ON, hart, ss_on);
+	OFFSET(HART_SS_LOCKED, hart, ss_locked);
+	OFFSET(VCPU_SSP, vcpu, g.csr.ssp);
 	DEFINE(HART_STACK_SZ, HART_STACK_SLOT);	/* a slot: guard page and stack */
 	DEFINE(HYP_FAULT_STACK_SZ, HYP_FAULT_STACK_SIZE);
 	DEFINE(EXIT_FAST_FINISH, VCPU_EXIT_FINISH);

@@ -3,12 +3,15 @@
  * that says whether S-mode may (the firmware sets menvcfg.CBZE; without it
  * cbo.zero is an illegal instruction). */
 #include <arch/riscv/encoding.h>
+#include <cfi_asm.h>
 
 	.text
 	/* void __cbo_zero(void *p, unsigned long blocks, unsigned long block):
 	 * @blocks of @block bytes from @p, which is aligned to @block */
 	.globl __cbo_zero
+	.balign	4
 __cbo_zero:
+	LPAD
 	beqz	a1, 2f
 1:	.insn	i 0x0f, 2, x0, a0, 4	/* cbo.zero (a0) */
 	add	a0, a0, a2
@@ -21,7 +24,9 @@ __cbo_zero:
 	 * and SPIE, sepc and stval are the caller's to lose (boot, nothing
 	 * runs yet). */
 	.globl __cbo_zero_probe
+	.balign	4
 __cbo_zero_probe:
+	LPAD
 	csrr	t1, stvec
 	la	t0, 3f
 	csrw	stvec, t0

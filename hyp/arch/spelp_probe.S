@@ -7,11 +7,14 @@
  * __spelp_probe_exit with every callee-saved register (and ra) as our caller
  * left them: a plain ret goes back to it with the VS code's a0. */
 #include <arch/riscv/encoding.h>
+#include <cfi_asm.h>
 
 	.text
 	/* unsigned long __spelp_probe(unsigned long vs_pc, unsigned long sstatus) */
 	.globl __spelp_probe
+	.balign	4
 __spelp_probe:
+	LPAD
 	csrw	sepc, a0
 	csrw	sstatus, a1	/* SPP=1 and the SPELP this probe wants HS to hold */
 	sret

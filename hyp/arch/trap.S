@@ -1,12 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /* HS-mode traps taken while hypervisor code runs: always a hypervisor bug. */
 #include <generated/asm-offsets.h>
+#include <abi/sbi_defs.h>
+#include <cfi_asm.h>
 
 	.text
 	.globl __hyp_fault_entry
 __hyp_fault_entry:
 	/* The vector swapped a0 with sscratch (which was 0); put a0 back for the dump. */
 	csrrw	a0, sscratch, zero
+#ifdef CARAPACE_CFI_BUILD
+	/* A fault while one is being reported would loop for ever: C code
+	 * itself faults where the shadow stack does (an overflow into its
+	 * guard page, or a CPU that refuses it). The second one stops the
+	 * machine from here, no C code, no stack. */
+	lla	t0, hyp_faults
+	li	t1, 1
+	amoadd.w t1, t1, (t0)
+	bnez	t1, .Lfault_in_fault
+#endif
 	/* a stack of its own: the fault may be sp running into its guard page */
 	la	sp, hyp_fault_stacks
 	lwu	t0, HART_INDEX(tp)
@@ -18,6 +30,36 @@ __hyp_fault_entry:
 1:	wfi
 	j	1b
 
+#ifdef CARAPACE_CFI_BUILD
+.Lfault_in_fault:
+	li	a7, SBI_EXT_DBCN
+	li	a6, SBI_DBCN_WRITE
+	lla	a0, .Lfault_msg_end
+	lla	a1, .Lfault_msg
+	sub	a0, a0, a1
+	li	a2, 0
+	ecall
+	li	a7, SBI_EXT_SRST
+	li	a6, SBI_SRST_SYSTEM_RESET
+	li	a0, SBI_SRST_TYPE_SHUTDOWN
+	li	a1, SBI_SRST_REASON_SYSFAIL
+	li	a2, 0
+	ecall
+2:	wfi
+	j	2b
+
+	.section .rodata
+.Lfault_msg:
+	.ascii	"\ncarapace: PANIC: hypervisor trap while reporting a trap (the CPU refuses "
+	.ascii	"the hypervisor's shadow stack? docs/security.md): stopped\n"
+.Lfault_msg_end:
+	.data
+	.balign	4
+hyp_faults:
+	.word	0
+	.text
+#endif
+
 	/* unsigned long __guest_fetch_hu(unsigned long gva, unsigned long *scause)
 	 * HLVX.HU of the guest's instruction halfword at gva (two-stage, execute
 	 * permission, guest privilege from hstatus.SPVP). A fault is the guest's
@@ -26,7 +68,9 @@ __hyp_fault_entry:
 	 * hstatus.SPV (which would make the next sret enter HS-mode instead of
 	 * the guest!) and sstatus.SPP/SPELP, so they are saved first and put back. */
 	.globl __guest_fetch_hu
+	.balign	4
 __guest_fetch_hu:
+	LPAD
 	csrr	t1, stvec
 	csrr	t3, hstatus
 	csrr	a2, sstatus

@@ -6,6 +6,7 @@
 #include <arch/riscv/encoding.h>
 #include <log.h>
 #include <hart.h>
+#include <hyp_cfi.h>
 
 /* __hyp_fault_entry (trap.S) runs the report on this, not on the stack
  * that may have overflowed into its guard page */
@@ -40,13 +41,15 @@ void hyp_fault_handler(void);
 void hyp_fault_handler(void)
 {
 	unsigned long cause = csr_read(CSR_SCAUSE), tval = csr_read(CSR_STVAL);
+	unsigned long sepc = csr_read(CSR_SEPC);
 	const char *kind = cause == EXC_INST_PAGE_FAULT ? "instruction" :
 			   cause == EXC_LOAD_PAGE_FAULT ? "load" :
 			   cause == EXC_STORE_PAGE_FAULT ? "store" : NULL;
 
+	hyp_cfi_fault(cause, sepc, tval);	/* a CFI violation: says so, stops */
 	if (kind)
 		hyp_panic("hypervisor %s page fault at 0x%lx (%s) on hart %lu, sepc 0x%lx", kind,
-			  tval, what_is(tval), this_hart()->hartid, csr_read(CSR_SEPC));
+			  tval, what_is(tval), this_hart()->hartid, sepc);
 	hyp_panic("hypervisor trap on hart %lu: scause 0x%lx sepc 0x%lx stval 0x%lx",
-		  this_hart()->hartid, cause, csr_read(CSR_SEPC), tval);
+		  this_hart()->hartid, cause, sepc, tval);
 }

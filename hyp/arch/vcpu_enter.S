@@ -5,12 +5,22 @@
  * lands on or leaves a hart. */
 #include <generated/asm-offsets.h>
 #include <arch/riscv/encoding.h>
+#include <cfi_asm.h>
 
 #define G(n)	(CTX_GPR + 8 * (n))(a0)
 
 	.text
 	.globl __vcpu_enter
+	.balign	4
 __vcpu_enter:
+	LPAD
+#ifdef CARAPACE_CFI_BUILD
+	lbu	t0, HART_SS_ON(tp)	/* the guest's ssp (CFI build: vcpu_switch.S) */
+	beqz	t0, 1f
+	ld	t0, VCPU_SSP(a0)
+	csrw	CSR_SSP, t0
+1:
+#endif
 	ld	t0, CTX_SEPC(a0)
 	ld	t1, CTX_SSTATUS(a0)	/* carries the guest's SPP, SPIE and SPELP */
 	csrw	sepc, t0
@@ -60,7 +70,9 @@ __vcpu_enter:
 	.option	push
 	.option	arch, +d
 	.globl __vcpu_fp_save
+	.balign	4
 __vcpu_fp_save:
+	LPAD
 	li	t1, SR_FS
 	csrs	sstatus, t1
 	.irp n, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
@@ -71,7 +83,9 @@ __vcpu_fp_save:
 	ret
 
 	.globl __vcpu_fp_restore
+	.balign	4
 __vcpu_fp_restore:
+	LPAD
 	li	t1, SR_FS
 	csrs	sstatus, t1
 	.irp n, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31

@@ -15,6 +15,8 @@
 #include <hostblk.h>
 #include <host_io.h>
 #include <hostio_selftest.h>
+#include <hyp_cfi.h>
+#include <hyp_cfi_selftest.h>
 #include <host_ipi.h>
 #include <imsic.h>
 #include <imsic_files.h>
@@ -42,14 +44,19 @@ static struct host_info host;
 static volatile unsigned int harts_online;
 static volatile bool vms_ready;
 
+void hyp_boot_map(unsigned long hartid, const void *fdt);
 void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_entry);
 void hyp_secondary_main(void);
 
-/* Ask M-mode for menvcfg.SSE; without it guests can have no shadow stack. */
+/* Ask M-mode for menvcfg.SSE; without it guests can have no shadow stack.
+ * The CFI build asked already, in head.S, for the hypervisor's own shadow
+ * stack (hyp_cfi.h): this hart's answer is the one for guests too. */
 static bool request_shadow_stack(void)
 {
 	if (!host.isa_zicfiss)
 		return false;
+	if (HYP_CFI_BUILD)
+		return this_hart()->ss_on;
 	return sbi_fwft_set(SBI_FWFT_SHADOW_STACK, 1, 0) == SBI_SUCCESS;
 }
 
@@ -197,12 +204,16 @@ static void choose_crc32c(void)
 
 static void report_cfi_caps(bool ss_granted)
 {
+	char own[128];
+
+	pr_info("hypervisor CFI: %s", hyp_cfi_summary(own, sizeof(own)));
 	pr_info("hart caps: sstc %s, vmid bits %u, smstateen %s, zbc %s, cbo.zero %lu, ssaia %s, "
 		"geilen %u", hart_caps.sstc ? "yes" : "no", hart_caps.vmid_bits,
 		hart_caps.smstateen ? "yes" : "no", host.isa_zbc ? "yes" : "no",
 		mm_zero_cbo_block(), hart_caps.ssaia ? "yes" : "no", hart_caps.geilen);
 	pr_info("firmware FWFT SET SHADOW_STACK: %s",
-		ss_granted ? "granted (menvcfg.SSE=1)" :
+		ss_granted ? (HYP_CFI_BUILD ? "granted (menvcfg.SSE=1, at boot for the hypervisor)" :
+			      "granted (menvcfg.SSE=1)") :
 		host.isa_zicfiss ? "REFUSED by firmware (needs OpenSBI >= 1.6)" :
 				   "not requested (CPU has no Zicfiss)");
 	if (!hart_caps.fw_cfi && (host.isa_zicfilp || host.isa_zicfiss))
@@ -377,10 +388,12 @@ static void create_boot_vms(void)
 	}
 }
 
-void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_entry)
+/* The boot hart's first step, before the other harts start: the host DT,
+ * the console and the hypervisor's own map. It returns (head.S then turns
+ * the CFI build's shadow stack on: its pages need the map) before hyp_main(). */
+void hyp_boot_map(unsigned long hartid, const void *fdt)
 {
 	const char *err;
-	bool ss, irqs;
 
 	if (fdt_host_parse(fdt, &host, &err)) {
 		uart_init(PLATFORM_UART_DEFAULT, 0);
@@ -388,8 +401,16 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 	}
 	uart_init(host.uart_base, host.uart_shift);
 	pr_info("Carapace hypervisor, HS-mode, boot hart %lu of %u", hartid, host.nr_harts);
-	setup_own_map();	/* before anything else, and before the other harts start */
+	setup_own_map();
+}
 
+void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_entry)
+{
+	bool ss, irqs;
+
+	(void)fdt;	/* parsed by hyp_boot_map() */
+	/* landing pads (CFI build), and what head.S did with the shadow stack */
+	hyp_cfi_hart_init(true);
 	harts[0].hartid = hartid;
 	nr_harts = 1;
 	for (unsigned int i = 0; i < host.nr_harts && nr_harts < HART_MAX; i++) {
@@ -478,6 +499,8 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 		hostio_selftest_irq(&host);
 	if (host.selftest_wx)
 		wx_selftest(host.selftest_wx == HOST_SELFTEST_WX_EXEC);
+	if (host.selftest_cfi)
+		hyp_cfi_selftest(host.selftest_cfi);	/* returns only if refused */
 	create_boot_vms();
 	if (host.incoming)
 		mgmt_arm_incoming(host.incoming_disks, host.incoming_copy);
@@ -490,7 +513,10 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 
 void hyp_secondary_main(void)
 {
-	bool ss = request_shadow_stack();
+	bool ss;
+
+	hyp_cfi_hart_init(false);
+	ss = request_shadow_stack();
 
 	if (hart_caps.zicfiss && !ss) {
 		pr_info("hart %lu: firmware refused SHADOW_STACK: no guest shadow stacks",

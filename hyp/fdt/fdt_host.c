@@ -961,6 +961,21 @@ static int parse_vm(const void *fdt, int node, struct vm_desc *d, struct host_in
 	return 0;
 }
 
+/* /chosen carapace,selftest-cfi = "ret" | "call" (HOST_SELFTEST_CFI_*). */
+static uint8_t selftest_cfi(const void *fdt, int chosen)
+{
+	int len;
+	const char *v = fdt_getprop(fdt, chosen, "carapace,selftest-cfi", &len);
+
+	if (!v)
+		return HOST_SELFTEST_CFI_NONE;
+	if (len == 4 && !memcmp(v, "ret", 4))
+		return HOST_SELFTEST_CFI_RET;
+	if (len == 5 && !memcmp(v, "call", 5))
+		return HOST_SELFTEST_CFI_CALL;
+	return HOST_SELFTEST_CFI_BAD;
+}
+
 static int parse_chosen(const void *fdt, struct host_info *hi, const char **err)
 {
 	int chosen = fdt_path_offset(fdt, "/chosen"), node, len, rc;
@@ -985,6 +1000,7 @@ static int parse_chosen(const void *fdt, struct host_info *hi, const char **err)
 	hi->persist = fdt_getprop(fdt, chosen, "carapace,persist", NULL) != NULL;
 	hi->wfi_traps = fdt_getprop(fdt, chosen, "carapace,wfi-traps", NULL) != NULL;
 	hi->selftest_pci_irq = fdt_getprop(fdt, chosen, "carapace,selftest-pci-irq", NULL) != NULL;
+	hi->selftest_cfi = selftest_cfi(fdt, chosen);
 	hi->incoming = fdt_getprop(fdt, chosen, "carapace,incoming", NULL) != NULL;
 	hi->persist |= hi->incoming;
 	ts = fdt_getprop(fdt, chosen, "carapace,incoming-disks", &len);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <hart.h>
 #include <host_irq.h>
+#include <hyp_cfi.h>
 #include <json.h>
 #include <log.h>
 #include <mgmt.h>
@@ -198,6 +199,20 @@ static void vm_entry(struct json_writer *w, const struct vm *vm)
 	jw_obj_end(w);
 }
 
+/* Which build runs and what its own CFI got (hyp_cfi.h): carapace-ctl hello. */
+static void hyp_cfi_entry(struct json_writer *w)
+{
+	jw_key(w, "hyp_cfi");
+	jw_obj_begin(w);
+	jw_kv_str(w, "build", HYP_CFI_BUILD ? "cfi" : "plain");
+	jw_kv_bool(w, "landing_pads", hyp_cfi.lp_on);
+	jw_kv_bool(w, "landing_pads_locked", hyp_cfi.lp_on && hyp_cfi.lp_locked);
+	jw_kv_bool(w, "shadow_stack", hyp_cfi.ss_on);
+	jw_kv_bool(w, "shadow_stack_locked", hyp_cfi.ss_on && hyp_cfi.ss_locked);
+	jw_kv_bool(w, "debug_hooks", HYP_DEBUG_HOOKS);
+	jw_obj_end(w);
+}
+
 static void cmd_hello(struct req *r)
 {
 	static const char *const cmds[] = { "hello", "list", "images", "stats", "metrics", "cfi",
@@ -217,6 +232,7 @@ static void cmd_hello(struct req *r)
 	jw_kv_u64(&w, "vm_max", VM_MAX);
 	jw_kv_u64(&w, "harts", nr_harts);
 	jw_kv_u64(&w, "vmids", vmid_usable());
+	hyp_cfi_entry(&w);
 	reply_send(&w);
 }
 

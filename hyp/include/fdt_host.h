@@ -19,6 +19,13 @@ struct host_switch {
 	uint8_t uplink_pci;		/* the uplink's virtio-net-pci at 00:N.0; 0: none */
 };
 
+/* /chosen carapace,selftest-cfi (tests/guests/test_hyp_cfi.py): the debug
+ * hook that breaks the hypervisor's own control flow (hyp_cfi_selftest.h) */
+#define HOST_SELFTEST_CFI_NONE	0
+#define HOST_SELFTEST_CFI_RET	1	/* "ret": a corrupted return address */
+#define HOST_SELFTEST_CFI_CALL	2	/* "call": a call past a landing pad */
+#define HOST_SELFTEST_CFI_BAD	3	/* any other value */
+
 struct host_info {
 	struct mm_range mem[MM_MAX_RANGES];
 	unsigned int nr_mem;
@@ -59,6 +66,7 @@ struct host_info {
 	enum { HOST_SELFTEST_WX_NONE, HOST_SELFTEST_WX_STORE, HOST_SELFTEST_WX_EXEC }
 		selftest_wx;		/* /chosen carapace,selftest-wx (tests/guests/test_hyp_wx.py) */
 	bool selftest_pci_irq;		/* /chosen carapace,selftest-pci-irq (tests/guests/test_host_irq.py) */
+	uint8_t selftest_cfi;		/* /chosen carapace,selftest-cfi: HOST_SELFTEST_CFI_* */
 	struct host_switch switches[HOST_MAX_SWITCHES];	/* in DT order */
 	unsigned int nr_switches;
 	struct vm_desc vms[HOST_MAX_VMS];

@@ -82,9 +82,13 @@ struct hart {
 		unsigned long len;	/* of the trapping instruction */
 		uint32_t reg;
 	} fast_load;
-	/* top of its shadow-stack page (hyp/mm/hyp_map.c): what a CFI build
-	 * loads into ssp; unused by the plain build */
+	/* the hypervisor's own shadow stack on this hart: the top of its page
+	 * (hyp/mm/hyp_map.c sets it). ss_on: head.S's FWFT SET SHADOW_STACK
+	 * succeeded and ssp runs on it (CFI build only; the trap vector then
+	 * swaps ssp); ss_locked: with the LOCK flag */
 	unsigned long ss_top;
+	long ss_fwft_error;	/* that SBI call's error (0: granted) */
+	uint8_t ss_on, ss_locked;
 };
 
 extern struct hart harts[HART_MAX];

@@ -7,7 +7,9 @@
  * way: vector -> run loop -> dispatch -> handler -> verdict -> entry.
  * sscratch holds the context while a guest runs and 0 while the hypervisor
  * runs, so the single trap vector can tell the two apart.
- * CSRs the hardware does not bank (senvcfg, ssp, ...) are swapped in C. */
+ * CSRs the hardware does not bank (senvcfg, ...) are swapped in C; ssp too
+ * in the plain build. In the CFI build ssp is the hypervisor's own shadow
+ * stack whenever it runs: swapped here and in arch/vcpu_enter.S. */
 #include <generated/asm-offsets.h>
 #include <arch/riscv/encoding.h>
 
@@ -49,12 +51,29 @@ __trap_vector:
 
 	ld	sp, VCPU_HYP_SP(a0)	/* this hart's stack top and struct hart */
 	ld	tp, VCPU_HYP_TP(a0)
+#ifdef CARAPACE_CFI_BUILD
+	/* the guest's ssp into the context; the hypervisor's shadow stack
+	 * from its top, as sp (t1 is saved already) */
+	lbu	t1, HART_SS_ON(tp)
+	beqz	t1, 7f
+	ld	t1, HART_SS_TOP(tp)
+	csrrw	t1, CSR_SSP, t1
+	sd	t1, VCPU_SSP(a0)
+7:
+#endif
 
 	call	vcpu_exit_fast		/* s* and gp still hold the guest's values */
 	ld	t0, HART_CURRENT(tp)	/* this vCPU; its context is at offset 0 */
 	bnez	a0, .Lnot_done
 
 .Lreturn:
+#ifdef CARAPACE_CFI_BUILD
+	lbu	t1, HART_SS_ON(tp)	/* the guest's ssp back (tp: still the hart) */
+	beqz	t1, 8f
+	ld	t1, VCPU_SSP(t0)
+	csrw	CSR_SSP, t1
+8:
+#endif
 	ld	t1, CTX_SEPC(t0)	/* sstatus was never touched on this path */
 	csrw	sscratch, t0
 	csrw	sepc, t1

@@ -17,6 +17,16 @@
 /* hstatus is the hypervisor's, not the guest's: the same for every vCPU. */
 #define VCPU_HSTATUS	(HSTATUS_SPV | HSTATUS_SPVP | HSTATUS_VTW | HSTATUS_VSXL_64)
 
+/* Where the guest's ssp lives while the hypervisor runs: in the CSR (plain
+ * build: swapped at load and put), or in the context, always current (CFI
+ * build: the CSR holds the hypervisor's own; the trap vector and the guest
+ * entries swap it, run/vcpu_switch.S). */
+#ifdef CARAPACE_CFI_BUILD
+#define ssp_in_csr()	false
+#else
+#define ssp_in_csr()	hart_caps.zicfiss
+#endif
+
 /* An AIA VM's external interrupt in software (hvip.VSEIP, VGEIN 0) as vstopi
  * reports it: only through hvictl (IID 9, IPRIO 1 while pending, as KVM's
  * aia_set_hvictl()); a guest that finds its interrupt through stopi (Linux
@@ -95,7 +105,7 @@ void vcpu_load(struct vcpu *v)
 	/* senvcfg is not banked; its SSE must read 0 while henvcfg.SSE=0 (QEMU Q6) */
 	csr_write(CSR_SENVCFG, (henvcfg & ENVCFG_SSE) ? v->g.csr.senvcfg :
 							 v->g.csr.senvcfg & ~ENVCFG_SSE);
-	if (hart_caps.zicfiss)
+	if (ssp_in_csr())
 		csr_write(CSR_SSP, v->g.csr.ssp);
 	/* one test on a host without Ssaia, where no VM is an AIA VM */
 	if (__builtin_expect(hart_caps.ssaia, 0)) {
@@ -126,7 +136,7 @@ void vcpu_put(struct vcpu *v)
 	v->g.csr.hvip = csr_read(CSR_HVIP);
 	v->g.csr.scounteren = csr_read(CSR_SCOUNTEREN);
 	v->g.csr.senvcfg = csr_read(CSR_SENVCFG);
-	if (hart_caps.zicfiss)
+	if (ssp_in_csr())
 		v->g.csr.ssp = csr_read(CSR_SSP);
 	if (__builtin_expect(hart_caps.ssaia, 0)) {
 		v->g.csr.vsiselect = csr_read(CSR_VSISELECT);
@@ -181,7 +191,7 @@ void vcpu_post_irq(struct vcpu *v, unsigned long bits)
 static void save_live_cfi(struct vcpu *v)
 {
 	v->g.csr.senvcfg = csr_read(CSR_SENVCFG);
-	if (hart_caps.zicfiss)
+	if (ssp_in_csr())
 		v->g.csr.ssp = csr_read(CSR_SSP);
 }
 

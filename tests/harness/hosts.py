@@ -26,7 +26,7 @@ class Host:
 
     def __init__(self, tmp_path, vms, extra=(), timeout=90):
         if not HYP.is_file():
-            pytest.fail("build/carapace.bin missing: run `make`")
+            pytest.fail(f"{HYP} missing: run `make` (or `make cfi`)")
         self.sock = tmp_path / "ctl.sock"
         self.start(["--batch", "--timeout", str(timeout), "--smp", "2",
                     "--ctl-socket", str(self.sock), *extra], vms)

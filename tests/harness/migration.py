@@ -117,7 +117,7 @@ class MigHost(Host):
                  creds=None, plain=False, env=None, ctl_timeout=MIG_TIMEOUT,
                  reply_timeout=None, stop_grace=Host.stop_grace, must_stop=Host.must_stop):
         if not HYP.is_file():
-            pytest.fail("build/carapace.bin missing: run `make`")
+            pytest.fail(f"{HYP} missing: run `make` (or `make cfi`)")
         d = tmp_path / tag
         d.mkdir()
         self.tag, self.port, self.creds = tag, incoming, creds

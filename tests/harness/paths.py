@@ -5,12 +5,16 @@ import os
 import sys
 from pathlib import Path
 
-from carapace.paths import cache_dir
+from carapace.paths import cache_dir, default_hyp
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ROOT / "tools"
 BUILD = ROOT / "build"
-HYP = BUILD / "carapace.bin"
+# The hypervisor every run boots: $CARAPACE_HYP if set (the launcher honours
+# it too), e.g. build/cfi/carapace.bin to run the suite on the CFI build.
+HYP = default_hyp()
+PLAIN_HYP = BUILD / "carapace.bin"
+CFI_HYP = BUILD / "cfi" / "carapace.bin"
 GUESTS = BUILD / "guests"
 CACHE = cache_dir()
 FIRMWARE = CACHE / "fw_dynamic.bin"

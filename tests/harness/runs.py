@@ -114,7 +114,7 @@ def run_batch(vms, smp=2, timeout=HYP_TIMEOUT, extra=()):
     """carapace-run --batch to its end, with its own control socket: the
     completed process (text). @vms: --vm specs; @extra: more launcher options."""
     if not HYP.is_file():
-        pytest.skip("build/carapace.bin not built yet")
+        pytest.skip(f"{HYP} not built yet")
     if not LAUNCHER.is_file():
         pytest.skip("tools/carapace-run not there yet")
     cmd = [str(LAUNCHER), "--batch", "--timeout", str(timeout), "--smp", str(smp),

@@ -185,6 +185,26 @@ def test_hello_human(hyp, sock_path, capsys):
     assert "commands: hello list images stats cfi pause resume destroy create" in out
 
 
+HYP_CFI_CASES = [
+    (None, "unknown (an older hypervisor)"),
+    ({"build": "plain"}, "plain build"),
+    ({"build": "cfi", "landing_pads": True, "landing_pads_locked": True, "shadow_stack": True,
+      "shadow_stack_locked": True, "debug_hooks": False},
+     "landing pads on (locked), shadow stack on (locked)"),
+    ({"build": "cfi", "landing_pads": True, "landing_pads_locked": False,
+      "shadow_stack": False, "shadow_stack_locked": False, "debug_hooks": True},
+     "landing pads on (not locked), shadow stack OFF, debug hooks built in"),
+]
+
+
+@pytest.mark.parametrize("hyp_cfi,text", HYP_CFI_CASES)
+def test_hello_says_which_build_runs(serve, sock_path, capsys, hyp_cfi, text):
+    extra = {} if hyp_cfi is None else {"hyp_cfi": hyp_cfi}
+    serve(lambda r: {**canned(r), **extra})
+    assert run(sock_path, "hello") == 0
+    assert f"\nhypervisor CFI: {text}\n" in capsys.readouterr().out
+
+
 def test_hello_shows_vmids_when_given(serve, sock_path, capsys):
     serve(lambda r: {**canned(r), "vmids": 255})
     assert run(sock_path, "hello") == 0

@@ -18,6 +18,7 @@
 #include <cfi.h>
 #include <hart.h>
 #include <host_irq.h>
+#include <hyp_cfi.h>
 #include <log.h>
 #include <mgmt.h>
 #include <migrate.h>
@@ -122,6 +123,8 @@ unsigned int vmid_usable(void)
 {
 	return 63;
 }
+
+struct hyp_cfi hyp_cfi;	/* the plain build's: all off */
 
 uint64_t mm_free_bytes(void)
 {

@@ -138,7 +138,8 @@ def chosen_cells(body, name):
 def inject_chosen(dts, vms, images, timeslice_us=None, whole_lines=False, persist=False,
                   vmid_bits=None, stream_stall_ms=None, incoming=False, selftest_pci_irq=False,
                   selftest_hostio=False, switches=(), incoming_disks=(),
-                  incoming_copy_disks=False, wfi_traps=False, selftest_wx=None):
+                  incoming_copy_disks=False, wfi_traps=False, selftest_wx=None,
+                  selftest_cfi=None):
     """Add the VM and image nodes (and our properties) to /chosen of a tree
     decompiled by dtc (tab-indented)."""
     if not CHOSEN_RE.search(dts):
@@ -192,6 +193,10 @@ def inject_chosen(dts, vms, images, timeslice_us=None, whole_lines=False, persis
         # Test hook: at boot the hypervisor stores to its text ("store") or
         # calls into its data ("exec"): W^X must stop it with a page fault.
         props.append(f'\t\tcarapace,selftest-wx = "{selftest_wx}";\n')
+    if selftest_cfi is not None:
+        # Test hook of a debug build: break the hypervisor's own control flow
+        # ("ret" or "call"); its CFI must stop the host.
+        props.append(f"\t\tcarapace,selftest-cfi = \"{selftest_cfi}\";\n")
     nodes = "".join("\n" + switch_node(sw) for sw in switches)
     nodes += "".join("\n" + vm_node(vm, images) for vm in vms)
     nodes += "".join("\n" + image_node(image, ncells["address"], ncells["size"])
@@ -231,7 +236,8 @@ def build_dtb(host, vms, images, workdir, switches=()):
                         host.selftest_pci_irq, host.selftest_hostio, switches,
                         incoming_disks=disks.pci_devs if disks else (),
                         incoming_copy_disks=bool(disks and disks.copy),
-                        wfi_traps=host.wfi_traps, selftest_wx=host.selftest_wx)
+                        wfi_traps=host.wfi_traps, selftest_wx=host.selftest_wx,
+                        selftest_cfi=host.selftest_cfi)
     dts_path.write_text(dts)
     run_tool([DTC, "-q", "-I", "dts", "-O", "dtb", "-o", str(dtb), str(dts_path)],
              "dtc (compile)")

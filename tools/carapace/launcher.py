@@ -64,6 +64,7 @@ class HostConfig:
     selftest_pci_irq: bool = False  # /chosen carapace,selftest-pci-irq (tests only)
     selftest_hostio: bool = False  # --selftest-hostio (tests: writes the host disks)
     selftest_wx: str | None = None  # /chosen carapace,selftest-wx: "store" or "exec" (tests only)
+    selftest_cfi: str | None = None  # --selftest-cfi ret|call (a debug build's hook)
     # --aia / --aia-guests: QEMU virt with an APLIC and IMSICs instead of the
     # PLIC (None: the PLIC machine), and this many guest interrupt files per hart
     aia_guests: int | None = None

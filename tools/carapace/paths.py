@@ -11,6 +11,9 @@ CTL_SOCKET_ENV = "CARAPACE_CTL_SOCKET"
 STREAM_SOCKET_ENV = "CARAPACE_STREAM_SOCKET"
 STREAM_SOCKET_NAME = "stream.sock"     # default: beside the control socket
 CACHE_ENV = "CARAPACE_CACHE"
+# The hypervisor image carapace-run boots by default, and the tests and
+# benchmarks with it (build/cfi/carapace.bin: the CFI build, make cfi).
+HYP_ENV = "CARAPACE_HYP"
 
 # The C headers the snapshot reader parses (c_header.py), relative to the
 # source tree's root. The hypervisor's ABI headers live in ONE folder: rename
@@ -64,3 +67,11 @@ def cache_dir():
         return Path(os.environ[CACHE_ENV])
     xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(xdg) / "carapace"
+
+
+def default_hyp():
+    """$CARAPACE_HYP (relative to the working directory), else
+    build/carapace.bin of the source tree the tools came from."""
+    if os.environ.get(HYP_ENV):
+        return Path(os.environ[HYP_ENV]).absolute()
+    return SOURCE_ROOT / "build" / "carapace.bin"

@@ -106,10 +106,26 @@ def yes_no(value):
     return "yes" if value else "no"
 
 
+def hyp_cfi_text(c):
+    """The hypervisor's own CFI, from hello's "hyp_cfi" (hyp/host/mgmt.c), as
+    its boot log says it."""
+    if not isinstance(c, dict):
+        return "unknown (an older hypervisor)"
+    if c.get("build") != "cfi":
+        return "plain build"
+
+    def state(on, locked):
+        return ("on (locked)" if locked else "on (not locked)") if on else "OFF"
+    text = (f"landing pads {state(c.get('landing_pads'), c.get('landing_pads_locked'))}, "
+            f"shadow stack {state(c.get('shadow_stack'), c.get('shadow_stack_locked'))}")
+    return text + (", debug hooks built in" if c.get("debug_hooks") else "")
+
+
 def show_hello(r):
     vmids = f", {r['vmids']} VMIDs" if isinstance(r.get("vmids"), int) else ""
     return (f"{r.get('hypervisor', '?')} hypervisor, protocol {r.get('protocol', '?')}, "
             f"{r.get('harts', '?')} harts, at most {r.get('vm_max', '?')} VMs{vmids}\n"
+            f"hypervisor CFI: {hyp_cfi_text(r.get('hyp_cfi'))}\n"
             f"commands: {' '.join(r.get('commands', []))}")
 
 

@@ -171,7 +171,7 @@ from ..launcher import (AIA_GUESTS_ENV, AIA_GUESTS_MAX, DEFAULT_CPU, DEFAULT_SMP
 from ..network import check_host_ports, forward_lines, parse_switches
 from ..ratelimits import DISK_DEFAULTS, NIC_DEFAULTS, limits_text
 from ..limits import MAX_HARTS, NAME_RE
-from ..paths import CTL_SOCKET_ENV, SOURCE_ROOT, STREAM_SOCKET_ENV, cache_dir
+from ..paths import CTL_SOCKET_ENV, HYP_ENV, STREAM_SOCKET_ENV, cache_dir, default_hyp
 from ..restorer import Restorer, parse_restores
 from ..spare_disks import parse_spare_disks
 from ..vmspec import (IMAGE_ALIGN, RAM_BASE, check_host_memory, default_host_mem, format_size,
@@ -342,7 +342,6 @@ Examples:
 
 
 def build_parser():
-    root = SOURCE_ROOT                 # build/carapace.bin of the tree the tools came from
     p = Parser(prog="carapace-run", epilog=EPILOG,
                formatter_class=argparse.RawDescriptionHelpFormatter,
                description="Boot the Carapace hypervisor and its VMs on QEMU virt.")
@@ -403,9 +402,8 @@ def build_parser():
                         "one mode): PATH, the image the source uses (shared), or "
                         "PATH:size=SIZE, a new zeroed image its blocks are copied into (copy; "
                         "removed if no VM arrives)")
-    p.add_argument("--hyp", type=Path, metavar="PATH",
-                   default=root / "build" / "carapace.bin",
-                   help="hypervisor image (default: %(default)s)")
+    p.add_argument("--hyp", type=Path, metavar="PATH", default=default_hyp(),
+                   help=f"hypervisor image (default: ${HYP_ENV}, else %(default)s)")
     p.add_argument("--bios", type=Path, metavar="PATH", default=cache_dir() / "fw_dynamic.bin",
                    help="OpenSBI fw_dynamic (default: %(default)s)")
     p.add_argument("--smp", type=int, default=DEFAULT_SMP, metavar="N",
@@ -451,6 +449,10 @@ def build_parser():
                         "INTx, and reports where they were taken")
     p.add_argument("--selftest-wx", choices=("store", "exec"), default=None,
                    help=argparse.SUPPRESS)  # test hook: W^X of the hypervisor's own map
+    p.add_argument("--selftest-cfi", choices=("ret", "call"),
+                   help="test hook of the debug CFI build (make cfi): at boot the "
+                        "hypervisor corrupts a return address on its stack (ret) or calls "
+                        "past a landing pad (call); its CFI must stop the host")
     p.add_argument("--qemu-arg", action="append", default=[], metavar="ARG",
                    help="extra QEMU argument, repeatable (write --qemu-arg=-d for dashes)")
     p.add_argument("--dry-run", action="store_true",
@@ -587,7 +589,7 @@ def host_config(args, vms, extra=(), spare=0, persist=None, incoming=None):
                       selftest_hostio=args.selftest_hostio,
                       stream_socket=stream_socket_path(args.stream_socket, ctl_socket),
                       incoming=incoming, selftest_pci_irq=args.selftest_pci_irq,
-                      selftest_wx=args.selftest_wx)
+                      selftest_wx=args.selftest_wx, selftest_cfi=args.selftest_cfi)
 
 
 # QEMU 10.0.2's multi-threaded TCG updates a hart's hgeip (its guest files'
