@@ -39,7 +39,8 @@ MARKERS = {
 }
 
 # Modules whose tests carry the `cfi` marker (the conformant tier's selection).
-CFI_MODULES = {"test_cfi.py", "test_cfi_gstage.py", "test_snapshot_elp.py"}
+CFI_MODULES = {"test_cfi.py", "test_cfi_gstage.py", "test_snapshot_elp.py", "test_hyp_cfi.py",
+               "test_hyp_wx.py"}
 
 # Known differences on the conformant QEMU (CARAPACE_CONFORMANT=1, set by
 # scripts/run-tests.sh conformant): the payload or the test still expects a

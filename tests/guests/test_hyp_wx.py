@@ -13,6 +13,8 @@ import pytest
 
 from harness.runs import EXIT_OK, assert_exit, qemu_cpu, run_carapace, vm_spec
 
+pytestmark = pytest.mark.quick
+
 EXIT_ERROR = 3      # carapace-run: QEMU exited before every VM was down
 MAP_RE = re.compile(r"^carapace: own address space: Sv(48|39), text r-x, rodata r--, "
                     r"data rw-, guest RAM rw-, devices rw-; (\d+) shadow-stack pages "
