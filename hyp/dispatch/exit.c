@@ -12,6 +12,7 @@
 #include <hart_service.h>
 #include <host_ipi.h>
 #include <imsic_files.h>
+#include <misaligned.h>
 #include <host_irq.h>
 #include <mmio.h>
 #include <pmu.h>
@@ -302,6 +303,40 @@ static __attribute__((noinline)) struct exit_verdict exit_dirty_paced(struct vcp
 	return exit_stay(EXIT_YIELD);
 }
 
+/* A guest-page fault in RAM: write-protected RAM (dirty tracking): a
+ * store/AMO fault, and every shadow-stack access faults as one, sspopchk
+ * included (docs/cfi.md §9.10), is resolved as a write and retried; else the
+ * first touch of a chunk: zeroed and mapped, then the access retried.
+ * Out of line: the full path and emulated accesses share it. */
+static __attribute__((noinline)) struct exit_verdict
+gstage_fault_ram(struct vcpu *v, unsigned long cause, gpa_t gpa)
+{
+	if (cause == EXC_STORE_GUEST_PAGE_FAULT && vm_ram_resolve_write(v->vm, gpa)) {
+		if (v->lp_window.open)
+			cfi_lp_window_exit_seen(v);
+		if (__builtin_expect(dirty_limit.vm == v->vm, 0))
+			return exit_dirty_paced(v);
+		return exit_stay(EXIT_RESUME);
+	}
+	if (vm_ram_populate(v->vm, gpa, 1, cause == EXC_STORE_GUEST_PAGE_FAULT))
+		return stop_vm(v, cause, "cannot map guest RAM", gpa);
+	tlb_local_gstage(v->vm);	/* drop any cached invalid entry */
+	return exit_stay(EXIT_RESUME);
+}
+
+/* An access outside guest RAM that no device emulates: the VM stops, with
+ * the guest's view as well (the virtual address it used and how the
+ * hardware described the access). */
+static __attribute__((noinline)) struct exit_verdict
+stop_unbacked(struct vcpu *v, unsigned long cause, gpa_t gpa, unsigned long gva, bool gva_given,
+	      unsigned long htinst)
+{
+	vm_stop(v->vm, "vcpu %u: access outside guest RAM that no device emulates (cause %lu: %s) "
+		"at pc 0x%lx, address 0x%lx (guest virtual 0x%lx%s, htinst 0x%lx)", v->id, cause,
+		cause_name(cause), v->g.ctx.sepc, gpa, gva, gva_given ? "" : ", not given", htinst);
+	return exit_stay(EXIT_VM_STOP);
+}
+
 /* Guest-page faults: RAM to map or give W back to, a device to emulate, or
  * an access nothing backs. The fast path (@fast) serves device accesses only. */
 static inline __attribute__((always_inline)) struct exit_verdict
@@ -313,35 +348,36 @@ exit_guest_page_fault(struct vcpu *v, unsigned long cause, bool fast)
 	if (vm_gpa_range_is_ram(v->vm, gpa, 1)) {
 		if (fast)
 			return exit_stay(EXIT_FULL);
-		/* Write-protected RAM (dirty tracking): a store/AMO fault, and every
-		 * shadow-stack access faults as one, sspopchk included (docs/cfi.md
-		 * §9.10), is resolved as a write and retried. */
-		if (cause == EXC_STORE_GUEST_PAGE_FAULT && vm_ram_resolve_write(v->vm, gpa)) {
-			if (v->lp_window.open)
-				cfi_lp_window_exit_seen(v);
-			if (__builtin_expect(dirty_limit.vm == v->vm, 0))
-				return exit_dirty_paced(v);
-			return exit_stay(EXIT_RESUME);
-		}
-		/* first touch of a chunk: zero and map it, then retry the access */
-		if (vm_ram_populate(v->vm, gpa, 1, cause == EXC_STORE_GUEST_PAGE_FAULT))
-			return stop_vm(v, cause, "cannot map guest RAM", gpa);
-		tlb_local_gstage(v->vm);	/* drop any cached invalid entry */
-		return exit_stay(EXIT_RESUME);
+		return gstage_fault_ram(v, cause, gpa);
 	}
 	r = vm_mmio_find(v->vm, gpa);
 	if (r)
 		return exit_mmio(v, cause, gpa, r, fast);
 	if (fast)
 		return exit_stay(EXIT_FULL);
-	/* the guest's view as well: the virtual address it used and how the
-	 * hardware described the access */
-	vm_stop(v->vm, "vcpu %u: access outside guest RAM that no device emulates (cause %lu: %s) "
-		"at pc 0x%lx, address 0x%lx (guest virtual 0x%lx%s, htinst 0x%lx)", v->id, cause,
-		cause_name(cause), v->g.ctx.sepc, gpa, csr_read(CSR_STVAL),
-		(csr_read(CSR_HSTATUS) & HSTATUS_GVA) ? "" : ", not given",
-		csr_read(CSR_HTINST));
-	return exit_stay(EXIT_VM_STOP);
+	return stop_unbacked(v, cause, gpa, csr_read(CSR_STVAL),
+			     csr_read(CSR_HSTATUS) & HSTATUS_GVA, csr_read(CSR_HTINST));
+}
+
+/* A part of an emulated misaligned access (dispatch/misaligned.c): the
+ * trap CSRs are the misaligned exit's, the fault's own are the arguments. */
+struct exit_verdict vcpu_exit_gstage_part(struct vcpu *v, unsigned long cause, gpa_t gpa,
+					  unsigned long gva)
+{
+	unsigned long fault = cause == EXC_LOAD_GUEST_PAGE_FAULT ? EXC_LOAD_ACCESS :
+								   EXC_STORE_ACCESS;
+
+	if (vm_gpa_range_is_ram(v->vm, gpa, 1))
+		return gstage_fault_ram(v, cause, gpa);
+	if (vm_mmio_find(v->vm, gpa)) {
+		/* a device is never accessed misaligned: the access fault a bus
+		 * would give, at the byte's address */
+		pmu_count_fw(v, fault == EXC_LOAD_ACCESS ? SBI_PMU_FW_ACCESS_LOAD :
+							   SBI_PMU_FW_ACCESS_STORE, 1);
+		vcpu_redirect_trap(v, fault, gva);
+		return exit_stay(EXIT_INJECTED);
+	}
+	return stop_unbacked(v, cause, gpa, gva, true, 0);
 }
 
 /* The two instances of the guest-page-fault route. The fast one is one
@@ -445,13 +481,15 @@ static __attribute__((noinline)) struct exit_verdict exit_other(struct vcpu *v,
 		return gpf_full(v, cause);
 	case EXC_SW_CHECK:
 		return exit_stay(cfi_swcheck_exit(v));
+	case EXC_LOAD_MISALIGNED:
+	case EXC_STORE_MISALIGNED:
+		/* here only while the guest asked for emulation (FWFT) */
+		return misaligned_exit(v, cause);
 	case EXC_INST_MISALIGNED:
 	case EXC_INST_ACCESS:
 	case EXC_ILLEGAL_INST:
 	case EXC_BREAKPOINT:
-	case EXC_LOAD_MISALIGNED:
 	case EXC_LOAD_ACCESS:
-	case EXC_STORE_MISALIGNED:
 	case EXC_STORE_ACCESS:
 	case EXC_ECALL_U:
 	case EXC_INST_PAGE_FAULT:
