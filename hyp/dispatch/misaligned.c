@@ -25,10 +25,14 @@
 #include <trap_inject.h>
 #include <vm.h>
 
+enum trapped { TRAPPED_LDST, TRAPPED_OTHER, TRAPPED_UNREAD };
+
 /* The instruction that trapped: htinst when it is a transformed load/store,
- * else fetched from the guest's pc (0: it could not be, or htinst is a
- * pseudoinstruction of an implicit access, which no emulation is for). */
-static bool trapped_ldst(struct vcpu *v, struct ldst *a)
+ * else fetched from the guest's pc. OTHER: no plain load/store (or htinst is
+ * the pseudoinstruction of an implicit access, which is no emulation's).
+ * UNREAD: the fetch faulted (the guest changed its code's mapping since):
+ * running it again shows the guest what its fetch does now. */
+static enum trapped trapped_ldst(struct vcpu *v, struct ldst *a)
 {
 	unsigned long htinst = csr_read(CSR_HTINST);
 	uint32_t insn;
@@ -36,14 +40,16 @@ static bool trapped_ldst(struct vcpu *v, struct ldst *a)
 
 	if (ldst_from_htinst(htinst, &insn, &len)) {
 		if (!ldst_decode(insn, a))
-			return false;
+			return TRAPPED_OTHER;
 		a->len = len;
-		return true;
+		return TRAPPED_LDST;
 	}
 	if (htinst)
-		return false;
+		return TRAPPED_OTHER;
 	insn = (uint32_t)vcpu_fetch_insn(v->g.ctx.sepc);
-	return insn && ldst_decode(insn, a);
+	if (!insn)
+		return TRAPPED_UNREAD;
+	return ldst_decode(insn, a) ? TRAPPED_LDST : TRAPPED_OTHER;
 }
 
 /* A byte of the access faulted (@f): the guest's own fault is delivered with
@@ -112,12 +118,18 @@ static struct exit_verdict emulate_store(struct vcpu *v, const struct ldst *a, u
 struct exit_verdict misaligned_exit(struct vcpu *v, unsigned long cause)
 {
 	unsigned long addr = csr_read(CSR_STVAL);
+	enum trapped t = TRAPPED_OTHER;
 	struct ldst a;
 
-	/* delegated again since the exit (or a plain load/store it is not):
-	 * the exception is the guest's, as the hardware raised it */
-	if (!v->g.fwft_mem.misaligned_emulate || !trapped_ldst(v, &a) ||
-	    a.store != (cause == EXC_STORE_MISALIGNED) ||
+	if (v->g.fwft_mem.misaligned_emulate)
+		t = trapped_ldst(v, &a);
+	if (t == TRAPPED_UNREAD)
+		return exit_stay(EXIT_RESUME);
+	/* delegated again since the exit, or no plain load/store of the kind
+	 * the cause says (an AMO, LR/SC, vector): the exception is the guest's,
+	 * as the hardware raised it (OpenSBI does the same). An FP access with
+	 * FP off cannot have trapped as misaligned: left to the guest too. */
+	if (t != TRAPPED_LDST || a.store != (cause == EXC_STORE_MISALIGNED) ||
 	    (a.fp && !(csr_read(CSR_VSSTATUS) & SR_FS))) {
 		vcpu_redirect_trap(v, cause, addr);
 		return exit_stay(EXIT_INJECTED);

@@ -40,6 +40,8 @@ unit-libfdt-test_fdt_host := y
 # counts the host DT parser's phandle lookups (each walks the whole tree)
 unit-ldflags-test_fdt_host := -Wl,--wrap=fdt_node_offset_by_phandle
 unit-src-test_insn := hyp/arch/insn.c
+UNIT_TESTS += test_misaligned
+unit-src-test_misaligned := hyp/arch/ldst_decode.c hyp/dispatch/misaligned.c
 UNIT_TESTS += test_sta
 unit-src-test_sta := hyp/vsbi/vsbi_sta.c hyp/state/steal_time.c
 UNIT_TESTS += test_pmu
