@@ -3,7 +3,7 @@
 # directory a file is in is its layer: hyp/layers.txt lists them in order, and
 # `make depcheck` (scripts/depgraph.py) fails on a file of no layer, on a file
 # using one of a higher layer, and on any cycle.
-hyp-objs-y += arch/hart.o arch/insn.o arch/ldst_decode.o arch/fp_reg.o arch/cbo_zero.o arch/spelp_probe.o arch/trap.o arch/trap_fault.o \
+hyp-objs-y += arch/hart.o arch/guest_fetch.o arch/insn.o arch/ldst_decode.o arch/fp_reg.o arch/cbo_zero.o arch/spelp_probe.o arch/trap.o arch/trap_fault.o \
 	      arch/vcpu_enter.o
 hyp-objs-y += boot/head.o boot/hostio_selftest.o boot/main.o
 hyp-objs-y += cfi/lp_redeliver.o cfi/spelp_selftest.o cfi/swcheck.o cfi/violation.o

@@ -45,21 +45,6 @@ static const char *cause_name(unsigned long cause)
 	return n ? n : "unexpected exception";
 }
 
-unsigned long vcpu_fetch_insn(unsigned long pc)
-{
-	unsigned long fault, lo, hi = 0;
-
-	lo = __guest_fetch_hu(pc, &fault);
-	if (fault)
-		return 0;
-	if ((lo & 3) == 3) {
-		hi = __guest_fetch_hu(pc + 2, &fault);
-		if (fault)
-			return 0;
-	}
-	return lo | (hi << 16);
-}
-
 static struct exit_verdict stop_vm(struct vcpu *v, unsigned long cause, const char *what,
 				   unsigned long addr)
 {
@@ -359,25 +344,39 @@ exit_guest_page_fault(struct vcpu *v, unsigned long cause, bool fast)
 			     csr_read(CSR_HSTATUS) & HSTATUS_GVA, csr_read(CSR_HTINST));
 }
 
-/* A part of an emulated misaligned access (dispatch/misaligned.c): the
- * trap CSRs are the misaligned exit's, the fault's own are the arguments. */
-struct exit_verdict vcpu_exit_gstage_part(struct vcpu *v, unsigned long cause, gpa_t gpa,
-					  unsigned long gva)
+/* A G-stage fault of a byte of an emulated misaligned access
+ * (dispatch/misaligned.c): the trap CSRs are the misaligned exit's, the
+ * fault's own are in @f. Served as the hardware's own (RAM mapped or given
+ * W back, then the instruction runs again), an access fault at the byte for
+ * a device (never accessed misaligned), the VM stopped where nothing backs
+ * it. Never a guest-page fault for the guest. */
+static __attribute__((noinline)) struct exit_verdict gstage_part(struct vcpu *v,
+								  const struct guest_fault *f)
 {
-	unsigned long fault = cause == EXC_LOAD_GUEST_PAGE_FAULT ? EXC_LOAD_ACCESS :
-								   EXC_STORE_ACCESS;
+	gpa_t gpa = (f->htval << 2) | (f->stval & 3);
+	unsigned long fault = f->scause == EXC_LOAD_GUEST_PAGE_FAULT ? EXC_LOAD_ACCESS :
+								       EXC_STORE_ACCESS;
 
 	if (vm_gpa_range_is_ram(v->vm, gpa, 1))
-		return gstage_fault_ram(v, cause, gpa);
+		return gstage_fault_ram(v, f->scause, gpa);
 	if (vm_mmio_find(v->vm, gpa)) {
-		/* a device is never accessed misaligned: the access fault a bus
-		 * would give, at the byte's address */
 		pmu_count_fw(v, fault == EXC_LOAD_ACCESS ? SBI_PMU_FW_ACCESS_LOAD :
 							   SBI_PMU_FW_ACCESS_STORE, 1);
-		vcpu_redirect_trap(v, fault, gva);
+		vcpu_redirect_trap(v, fault, f->stval);
 		return exit_stay(EXIT_INJECTED);
 	}
-	return stop_unbacked(v, cause, gpa, gva, true, 0);
+	return stop_unbacked(v, f->scause, gpa, f->stval, true, 0);
+}
+
+/* Misaligned load/store exits reach here only while the guest asked for
+ * emulation (FWFT MISALIGNED_EXC_DELEG 0). */
+static __attribute__((noinline)) struct exit_verdict exit_misaligned(struct vcpu *v,
+								      unsigned long cause)
+{
+	struct guest_fault gstage = { 0 };
+	struct exit_verdict r = misaligned_exit(v, cause, &gstage);
+
+	return gstage.scause ? gstage_part(v, &gstage) : r;
 }
 
 /* The two instances of the guest-page-fault route. The fast one is one
@@ -483,8 +482,7 @@ static __attribute__((noinline)) struct exit_verdict exit_other(struct vcpu *v,
 		return exit_stay(cfi_swcheck_exit(v));
 	case EXC_LOAD_MISALIGNED:
 	case EXC_STORE_MISALIGNED:
-		/* here only while the guest asked for emulation (FWFT) */
-		return misaligned_exit(v, cause);
+		return exit_misaligned(v, cause);
 	case EXC_INST_MISALIGNED:
 	case EXC_INST_ACCESS:
 	case EXC_ILLEGAL_INST:

@@ -53,14 +53,16 @@ static enum trapped trapped_ldst(struct vcpu *v, struct ldst *a)
 }
 
 /* A byte of the access faulted (@f): the guest's own fault is delivered with
- * the byte's address; a G-stage one is served and the instruction retried. */
-static struct exit_verdict part_fault(struct vcpu *v, const struct guest_fault *f)
+ * the byte's address; a G-stage one goes to the caller (*@gstage), which
+ * serves it, and the instruction runs again. */
+static struct exit_verdict part_fault(struct vcpu *v, const struct guest_fault *f,
+				      struct guest_fault *gstage)
 {
 	switch (f->scause) {
 	case EXC_LOAD_GUEST_PAGE_FAULT:
 	case EXC_STORE_GUEST_PAGE_FAULT:
-		return vcpu_exit_gstage_part(v, f->scause, (f->htval << 2) | (f->stval & 3),
-					     f->stval);
+		*gstage = *f;
+		return exit_stay(EXIT_RESUME);
 	case EXC_LOAD_ACCESS:
 	case EXC_STORE_ACCESS:
 		pmu_count_fw(v, f->scause == EXC_LOAD_ACCESS ? SBI_PMU_FW_ACCESS_LOAD :
@@ -72,7 +74,8 @@ static struct exit_verdict part_fault(struct vcpu *v, const struct guest_fault *
 	}
 }
 
-static struct exit_verdict emulate_load(struct vcpu *v, const struct ldst *a, unsigned long addr)
+static struct exit_verdict emulate_load(struct vcpu *v, const struct ldst *a, unsigned long addr,
+					struct guest_fault *gstage)
 {
 	struct guest_fault f;
 	uint64_t val = 0;
@@ -81,7 +84,7 @@ static struct exit_verdict emulate_load(struct vcpu *v, const struct ldst *a, un
 		uint64_t b = __guest_load_bu(addr + i, &f);
 
 		if (f.scause)
-			return part_fault(v, &f);
+			return part_fault(v, &f, gstage);
 		val |= b << (8 * i);
 	}
 	if (a->fp) {
@@ -101,7 +104,8 @@ static struct exit_verdict emulate_load(struct vcpu *v, const struct ldst *a, un
 	return exit_next(a->len);
 }
 
-static struct exit_verdict emulate_store(struct vcpu *v, const struct ldst *a, unsigned long addr)
+static struct exit_verdict emulate_store(struct vcpu *v, const struct ldst *a, unsigned long addr,
+					 struct guest_fault *gstage)
 {
 	struct guest_fault f;
 	uint64_t val = a->fp ? __fp_reg_read(a->reg) : a->reg ? v->g.ctx.gpr[a->reg] : 0;
@@ -109,13 +113,13 @@ static struct exit_verdict emulate_store(struct vcpu *v, const struct ldst *a, u
 	for (unsigned int i = 0; i < a->width; i++) {
 		__guest_store_b(addr + i, (val >> (8 * i)) & 0xff, &f);
 		if (f.scause)
-			return part_fault(v, &f);
+			return part_fault(v, &f, gstage);
 	}
 	v->stats.misaligned_emulated++;
 	return exit_next(a->len);
 }
 
-struct exit_verdict misaligned_exit(struct vcpu *v, unsigned long cause)
+struct exit_verdict misaligned_exit(struct vcpu *v, unsigned long cause, struct guest_fault *gstage)
 {
 	unsigned long addr = csr_read(CSR_STVAL);
 	enum trapped t = TRAPPED_OTHER;
@@ -135,6 +139,6 @@ struct exit_verdict misaligned_exit(struct vcpu *v, unsigned long cause)
 		return exit_stay(EXIT_INJECTED);
 	}
 	if (a.store)
-		return emulate_store(v, &a, addr);
-	return emulate_load(v, &a, addr);
+		return emulate_store(v, &a, addr, gstage);
+	return emulate_load(v, &a, addr, gstage);
 }

@@ -23,14 +23,11 @@ void __fp_reg_write(unsigned int n, uint64_t val);
 
 /** misaligned_exit() - a load (@cause 4) or store (6) address-misaligned exit
  *  of @v, which emulates them: the access done byte by byte and the pc moved
- *  past it, or the fault a part took delivered to the guest, or (an access
- *  that is no plain load/store: AMO, LR/SC, vector) the exception itself. */
-struct exit_verdict misaligned_exit(struct vcpu *v, unsigned long cause);
-/** vcpu_exit_gstage_part() - dispatch/exit.c: a guest-page fault (@cause 21
- *  or 23 at @gpa, guest virtual @gva) that an access made for @v on its
- *  behalf took: served as the hardware's own (RAM mapped or given W back,
- *  then the instruction retried), an access fault at @gva for a device, the
- *  VM stopped where nothing backs @gpa. */
-struct exit_verdict vcpu_exit_gstage_part(struct vcpu *v, unsigned long cause, gpa_t gpa,
-					  unsigned long gva);
+ *  past it, or the guest's fault a byte took delivered to it, or (an access
+ *  that is no plain load/store: AMO, LR/SC, vector) the exception itself.
+ *  A G-stage fault on a byte fills *@gstage (the exit's CSRs are back): the
+ *  caller serves it as its own (dispatch/exit.c) and the instruction runs
+ *  again; the verdict returned is then EXIT_RESUME with the pc kept. */
+struct exit_verdict misaligned_exit(struct vcpu *v, unsigned long cause,
+				    struct guest_fault *gstage);
 #endif
