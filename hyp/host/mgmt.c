@@ -288,7 +288,6 @@ static void stats_entry(struct json_writer *w, const struct vm *vm)
 	jw_kv_u64(w, "mmio", c.mmio);
 	jw_kv_u64(w, "wfi", c.wfi);
 	jw_kv_u64(w, "injected", c.injected);
-	jw_kv_u64(w, "misaligned_emulated", c.misaligned_emulated);
 	by_cause(w, &c);
 	jw_obj_end(w);
 }
