@@ -3,12 +3,13 @@
 # directory a file is in is its layer: hyp/layers.txt lists them in order, and
 # `make depcheck` (scripts/depgraph.py) fails on a file of no layer, on a file
 # using one of a higher layer, and on any cycle.
-hyp-objs-y += arch/hart.o arch/hyp_cfi.o arch/insn.o arch/cbo_zero.o arch/spelp_probe.o arch/trap.o arch/trap_fault.o \
+hyp-objs-y += arch/hart.o arch/guest_fetch.o arch/hyp_cfi.o arch/insn.o arch/ldst_decode.o arch/fp_reg.o \
+	      arch/cbo_zero.o arch/spelp_probe.o arch/trap.o arch/trap_fault.o \
 	      arch/vcpu_enter.o
 hyp-objs-y += boot/head.o boot/hostio_selftest.o boot/hyp_cfi_selftest.o boot/main.o \
 	      boot/wx_selftest.o
 hyp-objs-y += cfi/lp_redeliver.o cfi/spelp_selftest.o cfi/swcheck.o cfi/violation.o
-hyp-objs-y += dispatch/exit.o
+hyp-objs-y += dispatch/exit.o dispatch/misaligned.o
 hyp-objs-y += drivers/aplic_host.o drivers/host_irq.o drivers/hostblk.o drivers/hostnet.o \
 	      drivers/host_ipi.o drivers/imsic_host.o drivers/pci_host.o drivers/plic_host.o drivers/sbi_client.o \
 	      drivers/split_ring.o drivers/uart8250.o drivers/virtio_console.o drivers/virtio_pci.o

@@ -35,6 +35,7 @@
 #include <cfi.h>
 #include <exit_action.h>
 #include <guest_time.h>
+#include <fwft.h>
 #include <hart.h>
 #include <host_ipi.h>
 #include <sched.h>
@@ -149,7 +150,7 @@ static inline __attribute__((always_inline)) void window_close(struct vcpu *v)
 {
 	v->lp_window.open = false;
 	release_irqs(v);
-	csr_write(CSR_HEDELEG, v->vm->hedeleg);
+	csr_write(CSR_HEDELEG, fwft_hedeleg(v));
 	csr_clear(CSR_HSTATUS, HSTATUS_VTSR);
 	host_ipi_release();
 	/* the slice ends when it would have: a guest that opens windows back

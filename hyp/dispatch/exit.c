@@ -12,6 +12,7 @@
 #include <hart_service.h>
 #include <host_ipi.h>
 #include <imsic_files.h>
+#include <misaligned.h>
 #include <host_irq.h>
 #include <mmio.h>
 #include <pmu.h>
@@ -42,21 +43,6 @@ static const char *cause_name(unsigned long cause)
 	const char *n = cause < VCPU_EXIT_CAUSES ? cause_names[cause] : NULL;
 
 	return n ? n : "unexpected exception";
-}
-
-unsigned long vcpu_fetch_insn(unsigned long pc)
-{
-	unsigned long fault, lo, hi = 0;
-
-	lo = __guest_fetch_hu(pc, &fault);
-	if (fault)
-		return 0;
-	if ((lo & 3) == 3) {
-		hi = __guest_fetch_hu(pc + 2, &fault);
-		if (fault)
-			return 0;
-	}
-	return lo | (hi << 16);
 }
 
 static struct exit_verdict stop_vm(struct vcpu *v, unsigned long cause, const char *what,
@@ -302,6 +288,40 @@ static __attribute__((noinline)) struct exit_verdict exit_dirty_paced(struct vcp
 	return exit_stay(EXIT_YIELD);
 }
 
+/* A guest-page fault in RAM: write-protected RAM (dirty tracking): a
+ * store/AMO fault, and every shadow-stack access faults as one, sspopchk
+ * included (docs/cfi.md §9.10), is resolved as a write and retried; else the
+ * first touch of a chunk: zeroed and mapped, then the access retried.
+ * Out of line: the full path and emulated accesses share it. */
+static __attribute__((noinline)) struct exit_verdict
+gstage_fault_ram(struct vcpu *v, unsigned long cause, gpa_t gpa)
+{
+	if (cause == EXC_STORE_GUEST_PAGE_FAULT && vm_ram_resolve_write(v->vm, gpa)) {
+		if (v->lp_window.open)
+			cfi_lp_window_exit_seen(v);
+		if (__builtin_expect(dirty_limit.vm == v->vm, 0))
+			return exit_dirty_paced(v);
+		return exit_stay(EXIT_RESUME);
+	}
+	if (vm_ram_populate(v->vm, gpa, 1, cause == EXC_STORE_GUEST_PAGE_FAULT))
+		return stop_vm(v, cause, "cannot map guest RAM", gpa);
+	tlb_local_gstage(v->vm);	/* drop any cached invalid entry */
+	return exit_stay(EXIT_RESUME);
+}
+
+/* An access outside guest RAM that no device emulates: the VM stops, with
+ * the guest's view as well (the virtual address it used and how the
+ * hardware described the access). */
+static __attribute__((noinline)) struct exit_verdict
+stop_unbacked(struct vcpu *v, unsigned long cause, gpa_t gpa, unsigned long gva, bool gva_given,
+	      unsigned long htinst)
+{
+	vm_stop(v->vm, "vcpu %u: access outside guest RAM that no device emulates (cause %lu: %s) "
+		"at pc 0x%lx, address 0x%lx (guest virtual 0x%lx%s, htinst 0x%lx)", v->id, cause,
+		cause_name(cause), v->g.ctx.sepc, gpa, gva, gva_given ? "" : ", not given", htinst);
+	return exit_stay(EXIT_VM_STOP);
+}
+
 /* Guest-page faults: RAM to map or give W back to, a device to emulate, or
  * an access nothing backs. The fast path (@fast) serves device accesses only. */
 static inline __attribute__((always_inline)) struct exit_verdict
@@ -313,35 +333,50 @@ exit_guest_page_fault(struct vcpu *v, unsigned long cause, bool fast)
 	if (vm_gpa_range_is_ram(v->vm, gpa, 1)) {
 		if (fast)
 			return exit_stay(EXIT_FULL);
-		/* Write-protected RAM (dirty tracking): a store/AMO fault, and every
-		 * shadow-stack access faults as one, sspopchk included (docs/cfi.md
-		 * §9.10), is resolved as a write and retried. */
-		if (cause == EXC_STORE_GUEST_PAGE_FAULT && vm_ram_resolve_write(v->vm, gpa)) {
-			if (v->lp_window.open)
-				cfi_lp_window_exit_seen(v);
-			if (__builtin_expect(dirty_limit.vm == v->vm, 0))
-				return exit_dirty_paced(v);
-			return exit_stay(EXIT_RESUME);
-		}
-		/* first touch of a chunk: zero and map it, then retry the access */
-		if (vm_ram_populate(v->vm, gpa, 1, cause == EXC_STORE_GUEST_PAGE_FAULT))
-			return stop_vm(v, cause, "cannot map guest RAM", gpa);
-		tlb_local_gstage(v->vm);	/* drop any cached invalid entry */
-		return exit_stay(EXIT_RESUME);
+		return gstage_fault_ram(v, cause, gpa);
 	}
 	r = vm_mmio_find(v->vm, gpa);
 	if (r)
 		return exit_mmio(v, cause, gpa, r, fast);
 	if (fast)
 		return exit_stay(EXIT_FULL);
-	/* the guest's view as well: the virtual address it used and how the
-	 * hardware described the access */
-	vm_stop(v->vm, "vcpu %u: access outside guest RAM that no device emulates (cause %lu: %s) "
-		"at pc 0x%lx, address 0x%lx (guest virtual 0x%lx%s, htinst 0x%lx)", v->id, cause,
-		cause_name(cause), v->g.ctx.sepc, gpa, csr_read(CSR_STVAL),
-		(csr_read(CSR_HSTATUS) & HSTATUS_GVA) ? "" : ", not given",
-		csr_read(CSR_HTINST));
-	return exit_stay(EXIT_VM_STOP);
+	return stop_unbacked(v, cause, gpa, csr_read(CSR_STVAL),
+			     csr_read(CSR_HSTATUS) & HSTATUS_GVA, csr_read(CSR_HTINST));
+}
+
+/* A G-stage fault of a byte of an emulated misaligned access
+ * (dispatch/misaligned.c): the trap CSRs are the misaligned exit's, the
+ * fault's own are in @f. Served as the hardware's own (RAM mapped or given
+ * W back, then the instruction runs again), an access fault at the byte for
+ * a device (never accessed misaligned), the VM stopped where nothing backs
+ * it. Never a guest-page fault for the guest. */
+static __attribute__((noinline)) struct exit_verdict gstage_part(struct vcpu *v,
+								  const struct guest_fault *f)
+{
+	gpa_t gpa = (f->htval << 2) | (f->stval & 3);
+	unsigned long fault = f->scause == EXC_LOAD_GUEST_PAGE_FAULT ? EXC_LOAD_ACCESS :
+								       EXC_STORE_ACCESS;
+
+	if (vm_gpa_range_is_ram(v->vm, gpa, 1))
+		return gstage_fault_ram(v, f->scause, gpa);
+	if (vm_mmio_find(v->vm, gpa)) {
+		pmu_count_fw(v, fault == EXC_LOAD_ACCESS ? SBI_PMU_FW_ACCESS_LOAD :
+							   SBI_PMU_FW_ACCESS_STORE, 1);
+		vcpu_redirect_trap(v, fault, f->stval);
+		return exit_stay(EXIT_INJECTED);
+	}
+	return stop_unbacked(v, f->scause, gpa, f->stval, true, 0);
+}
+
+/* Misaligned load/store exits reach here only while the guest asked for
+ * emulation (FWFT MISALIGNED_EXC_DELEG 0). */
+static __attribute__((noinline)) struct exit_verdict exit_misaligned(struct vcpu *v,
+								      unsigned long cause)
+{
+	struct guest_fault gstage = { 0 };
+	struct exit_verdict r = misaligned_exit(v, cause, &gstage);
+
+	return gstage.scause ? gstage_part(v, &gstage) : r;
 }
 
 /* The two instances of the guest-page-fault route. The fast one is one
@@ -453,13 +488,14 @@ static __attribute__((noinline)) struct exit_verdict exit_other(struct vcpu *v,
 		return gpf_full(v, cause);
 	case EXC_SW_CHECK:
 		return exit_stay(cfi_swcheck_exit(v));
+	case EXC_LOAD_MISALIGNED:
+	case EXC_STORE_MISALIGNED:
+		return exit_misaligned(v, cause);
 	case EXC_INST_MISALIGNED:
 	case EXC_INST_ACCESS:
 	case EXC_ILLEGAL_INST:
 	case EXC_BREAKPOINT:
-	case EXC_LOAD_MISALIGNED:
 	case EXC_LOAD_ACCESS:
-	case EXC_STORE_MISALIGNED:
 	case EXC_STORE_ACCESS:
 	case EXC_ECALL_U:
 	case EXC_INST_PAGE_FAULT:

@@ -348,6 +348,7 @@ static void metrics_vm(struct json_writer *w, const struct vm *vm)
 	jw_kv_u64(w, "wfi", c.wfi);
 	jw_kv_u64(w, "wfi_in_place", c.wfi_in_place);
 	jw_kv_u64(w, "injected", c.injected);
+	jw_kv_u64(w, "misaligned_emulated", c.misaligned_emulated);
 	jw_kv_u64(w, "violations_lp", c.cfi_lp);
 	jw_kv_u64(w, "violations_ss", c.cfi_ss);
 	jw_kv_u64(w, "imsic_sw_stores", c.imsic_sw_stores);

@@ -22,7 +22,8 @@ struct exit_verdict vcpu_exit_hot(struct vcpu *v, unsigned long cause);
  *  register the fast path had not saved): perform it as the full path would
  *  have, without decoding it again, and clear the record. */
 struct exit_verdict vcpu_exit_deferred(struct vcpu *v);
-/** vcpu_fetch_insn() - read the guest instruction at @pc with HLVX; 0 on fault. */
+/** vcpu_fetch_insn() - read the guest instruction at @pc with HLVX; 0 on fault
+ *  (arch/guest_fetch.c). */
 unsigned long vcpu_fetch_insn(unsigned long pc);
 /* arch/trap.S: one HLVX.HU with the fault caught (*scause = 0 when it worked). */
 unsigned long __guest_fetch_hu(unsigned long gva, unsigned long *scause);

@@ -7,14 +7,14 @@
 struct vcpu;
 
 /* One feature, the shape of OpenSBI's sbi_fwft.c and KVM's vcpu_sbi_fwft.c:
- * a 0/1 switch, 0 at reset, whose value and LOCK flag are bytes of the vCPU's
+ * a 0/1 switch, 0 at reset (1 if inverted), whose value and LOCK flag are bytes of the vCPU's
  * guest state (struct vcpu_guest). The SBI call around the table (function
  * IDs, DENIED vs NOT_SUPPORTED, flags, the value range, LOCK) is
  * hyp/vsbi/vsbi_fwft.c. */
 struct fwft_feature {
 	uint32_t id;		/* SBI_FWFT_* */
-	bool fixed_on;		/* always 1, no value byte: a request for 0 is DENIED */
-	uint16_t value_at;	/* offset of its value in struct vcpu_guest (not fixed_on) */
+	bool inverted;		/* the byte holds 1 - value: its reset value is 1 */
+	uint16_t value_at;	/* offset of its value byte in struct vcpu_guest */
 	uint16_t lock_at;	/* offset of its LOCK flag in struct vcpu_guest */
 	/** supported() - optional: may @v use the feature? (NOT_SUPPORTED if not) */
 	bool (*supported)(const struct vcpu *v);
@@ -33,4 +33,7 @@ unsigned long fwft_feature_get(const struct vcpu *v, const struct fwft_feature *
 uint8_t *fwft_feature_lock(struct vcpu *v, const struct fwft_feature *f);
 /** fwft_vcpu_reset() - every feature to its reset value, unlocked (vcpu_reset()). */
 void fwft_vcpu_reset(struct vcpu *v);
+/** fwft_hedeleg() - @v's hedeleg: its VM's, less the misaligned load/store
+ *  causes while it has MISALIGNED_EXC_DELEG at 0 (the hypervisor emulates). */
+unsigned long fwft_hedeleg(const struct vcpu *v);
 #endif

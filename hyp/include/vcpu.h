@@ -62,11 +62,13 @@ struct vcpu_hsm {
 };
 
 /* FWFT MISALIGNED_EXC_DELEG and PTE_AD_HW_UPDATING (vsbi_fwft.c): how the
- * guest's memory accesses behave. Misaligned exceptions are always delegated
- * (value 1), so only that lock is state. */
+ * guest's memory accesses behave. MISALIGNED_EXC_DELEG is kept inverted, so
+ * that all-zero state is its reset value 1 (delegated): misaligned_emulate is
+ * 1 while the guest has set it to 0 (dispatch/misaligned.c emulates). */
 struct vcpu_fwft_mem {
 	uint8_t misaligned_locked;
 	uint8_t pte_ad_value, pte_ad_locked;	/* value 1: henvcfg.ADUE */
+	uint8_t misaligned_emulate;		/* FWFT value 0: hedeleg lacks causes 4, 6 */
 };
 
 /* SBI STA: where the vCPU's steal-time record is (set_shmem). */
@@ -101,6 +103,7 @@ struct vcpu_guest {
 struct vcpu_stats {
 	uint64_t irq_exits, wfi;
 	uint64_t wfi_in_place;	/* waits that kept the hart and re-entered it (vcpu_run.c) */
+	uint64_t misaligned_emulated;	/* loads/stores done for it (dispatch/misaligned.c) */
 	uint64_t by_cause[VCPU_EXIT_CAUSES];
 };
 

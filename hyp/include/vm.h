@@ -225,6 +225,7 @@ struct vm_counts {
 	uint64_t exits, sbi, guest_page_faults, virtual_insn, host_irq, sw_check, wfi;
 	uint64_t wfi_in_place;	/* of the wfi: woken with the hart kept (vcpu_run.c) */
 	uint64_t mmio, injected, cfi_lp, cfi_ss;
+	uint64_t misaligned_emulated;	/* loads/stores emulated (FWFT MISALIGNED_EXC_DELEG 0) */
 	/* AIA VMs' IMSIC counters (struct vimsic_live); 0 for a PLIC VM */
 	uint64_t imsic_sw_stores, imsic_csr_exits, imsic_moves, imsic_evictions, imsic_sgei;
 	uint64_t by_cause[VCPU_EXIT_CAUSES];	/* exits by exception cause (scause) */

@@ -4,7 +4,7 @@
  * written and reset here for every feature alike; what a feature does beyond
  * its byte is its apply hook. LANDING_PAD and SHADOW_STACK drive
  * henvcfg.LPE/SSE (CFI state, cfi_state.c), PTE_AD_HW_UPDATING henvcfg.ADUE,
- * and MISALIGNED_EXC_DELEG is fixed at 1. DOUBLE_TRAP and
+ * MISALIGNED_EXC_DELEG hedeleg's causes 4 and 6. DOUBLE_TRAP and
  * POINTER_MASKING_PMLEN are not in it. */
 #include <stddef.h>
 #include <arch/riscv/csr.h>
@@ -12,6 +12,7 @@
 #include <atomic.h>
 #include <cfi.h>
 #include <fwft.h>
+#include <hart.h>
 #include <vm.h>
 
 static bool lp_supported(const struct vcpu *v)
@@ -44,14 +45,34 @@ static void pte_ad_apply(struct vcpu *v)
 	atomic_or(&v->requests, VCPU_REQ_HFENCE_VVMA);
 }
 
+/* the exceptions MISALIGNED_EXC_DELEG = 0 keeps for the hypervisor to
+ * emulate (KVM's and OpenSBI's choice too: address-misaligned loads and
+ * stores; access faults stay the guest's) */
+#define MISALIGNED_CAUSES	(BIT(EXC_LOAD_MISALIGNED) | BIT(EXC_STORE_MISALIGNED))
+
+unsigned long fwft_hedeleg(const struct vcpu *v)
+{
+	return v->vm->hedeleg & ~(v->g.fwft_mem.misaligned_emulate ? MISALIGNED_CAUSES : 0);
+}
+
+/* only the two causes change in the live CSR: an open CFI window's
+ * hedeleg[18] (cfi/lp_redeliver.c) stays as it is */
+static void misaligned_apply(struct vcpu *v)
+{
+	if (v->g.fwft_mem.misaligned_emulate)
+		csr_clear(CSR_HEDELEG, MISALIGNED_CAUSES);
+	else
+		csr_set(CSR_HEDELEG, v->vm->hedeleg & MISALIGNED_CAUSES);
+}
+
 #define AT(field)	offsetof(struct vcpu_guest, field)
 
 static const struct fwft_feature features[] = {
-	/* Misaligned exceptions go to the guest by hedeleg (HEDELEG_GUEST), as
-	 * the spec's note allows a hypervisor: the value is 1 from reset on and
-	 * a request for 0 (emulation by the SBI) is DENIED. */
-	{ .id = SBI_FWFT_MISALIGNED_EXC_DELEG, .fixed_on = true,
-	  .lock_at = AT(fwft_mem.misaligned_locked) },
+	/* 1 from reset on (implementation-defined): misaligned exceptions go to
+	 * the guest by hedeleg (HEDELEG_GUEST); 0: the hypervisor emulates the
+	 * accesses (dispatch/misaligned.c), as bare OpenSBI would */
+	{ .id = SBI_FWFT_MISALIGNED_EXC_DELEG, .inverted = true, .apply = misaligned_apply,
+	  .value_at = AT(fwft_mem.misaligned_emulate), .lock_at = AT(fwft_mem.misaligned_locked) },
 	{ .id = SBI_FWFT_LANDING_PAD, .supported = lp_supported, .apply = cfi_apply_henvcfg,
 	  .value_at = AT(fwft.lp_value), .lock_at = AT(fwft.lp_locked) },
 	{ .id = SBI_FWFT_SHADOW_STACK, .supported = ss_supported, .apply = cfi_apply_henvcfg,
@@ -75,9 +96,7 @@ const struct fwft_feature *fwft_feature(uint32_t id)
 
 long fwft_feature_set(struct vcpu *v, const struct fwft_feature *f, unsigned long value)
 {
-	if (f->fixed_on)
-		return value ? SBI_SUCCESS : SBI_ERR_DENIED;
-	*byte_at(v, f->value_at) = (uint8_t)value;
+	*byte_at(v, f->value_at) = (uint8_t)(f->inverted ? !value : value);
 	if (f->apply)
 		f->apply(v);
 	return SBI_SUCCESS;
@@ -85,7 +104,9 @@ long fwft_feature_set(struct vcpu *v, const struct fwft_feature *f, unsigned lon
 
 unsigned long fwft_feature_get(const struct vcpu *v, const struct fwft_feature *f)
 {
-	return f->fixed_on ? 1 : *((const uint8_t *)&v->g + f->value_at);
+	uint8_t b = *((const uint8_t *)&v->g + f->value_at);
+
+	return f->inverted ? !b : b;
 }
 
 uint8_t *fwft_feature_lock(struct vcpu *v, const struct fwft_feature *f)
@@ -97,7 +118,6 @@ void fwft_vcpu_reset(struct vcpu *v)
 {
 	for (unsigned int i = 0; i < ARRAY_SIZE(features); i++) {
 		*fwft_feature_lock(v, &features[i]) = 0;
-		if (!features[i].fixed_on)
-			*byte_at(v, features[i].value_at) = 0;
+		*byte_at(v, features[i].value_at) = 0;	/* the reset value, inverted or not */
 	}
 }

@@ -49,6 +49,7 @@ void vm_count(const struct vm *vm, struct vm_counts *c)
 		c->host_irq += s->irq_exits;
 		c->wfi += s->wfi;
 		c->wfi_in_place += s->wfi_in_place;
+		c->misaligned_emulated += s->misaligned_emulated;
 		c->cfi_lp += vm->vcpus[i].cfi_stats.swcheck_lp;
 		c->cfi_ss += vm->vcpus[i].cfi_stats.swcheck_ss;
 		vm_count_imsic(&vm->vcpus[i].imsic, c);

@@ -28,7 +28,7 @@ HOST = {"harts": 2, "vm_max": 8, "mem_total": 1024 * MiB, "mem_free": 512 * MiB,
 ALPHA = {"vm": "alpha", "index": 0, "state": "running", "vcpus": 2, "mem": 256 * MiB,
          "cfi": "trap", "boots": 1, "failed": False, "exits": 200, "host_irq": 50,
          "by_cause": {"2": 10, "10": 120, "21": 20}, "mmio": 15, "wfi": 4, "wfi_in_place": 3,
-         "injected": 10,
+         "injected": 10, "misaligned_emulated": 6,
          "violations_lp": 1, "violations_ss": 2, "imsic_sw_stores": 31, "imsic_csr_exits": 32,
          "imsic_moves": 33, "imsic_evictions": 34, "imsic_sgei": 35,
          "steal_ns": 1_500_000_250, "console_bytes": 4096}
@@ -144,6 +144,9 @@ carapace_vm_wfi_in_place_total{vm="alpha"} 3
 # HELP carapace_vm_injected_traps_total Traps the hypervisor injected into the guest.
 # TYPE carapace_vm_injected_traps_total counter
 carapace_vm_injected_traps_total{vm="alpha"} 10
+# HELP carapace_vm_misaligned_emulated_total Misaligned loads and stores the hypervisor emulated for vCPUs that set SBI FWFT MISALIGNED_EXC_DELEG to 0.
+# TYPE carapace_vm_misaligned_emulated_total counter
+carapace_vm_misaligned_emulated_total{vm="alpha"} 6
 # HELP carapace_vm_cfi_violations_total CFI violations (software-check exceptions) by kind, every boot included.
 # TYPE carapace_vm_cfi_violations_total counter
 carapace_vm_cfi_violations_total{vm="alpha",kind="landing_pad"} 1

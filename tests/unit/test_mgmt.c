@@ -108,7 +108,7 @@ void vm_count(const struct vm *vm, struct vm_counts *c)
 				 .cfi_lp = base + 10, .cfi_ss = base + 11, .wfi_in_place = base + 14,
 				 .imsic_sw_stores = base + 15, .imsic_csr_exits = base + 16,
 				 .imsic_moves = base + 17, .imsic_evictions = base + 18,
-				 .imsic_sgei = base + 19 };
+				 .imsic_sgei = base + 19, .misaligned_emulated = base + 20 };
 	c->by_cause[9] = base + 12;
 	c->by_cause[VCPU_EXIT_CAUSES - 1] = base + 13;
 }
@@ -658,7 +658,7 @@ TEST(mgmt_vm_table_replies_are_the_documented_bytes)
 		     "\"state\":\"running\",\"vcpus\":8,\"mem\":1048576,\"cfi\":\"trap\","
 		     "\"boots\":1,\"failed\":false,\"exits\":1,\"host_irq\":5,"
 		     "\"by_cause\":{\"9\":12,\"23\":13},\"mmio\":8,\"wfi\":7,\"wfi_in_place\":14,"
-		     "\"injected\":9,"
+		     "\"injected\":9,\"misaligned_emulated\":20,"
 		     "\"violations_lp\":10,\"violations_ss\":11,\"imsic_sw_stores\":15,"
 		     "\"imsic_csr_exits\":16,\"imsic_moves\":17,\"imsic_evictions\":18,"
 		     "\"imsic_sgei\":19,\"steal_ns\":100,\"console_bytes\":10}\n");

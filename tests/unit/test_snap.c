@@ -226,7 +226,8 @@ TEST(snap_vcpu_round_trip)
 	v->g.csr.hvip = MIP_VSSIP;
 	v->irq_pending = MIP_VSTIP;		/* posted by another hart */
 	v->g.fwft = (struct cfi_fwft){ 1, 1, 1, 1 };
-	v->g.fwft_mem = (struct vcpu_fwft_mem){ 1, 1, 1 };
+	v->g.fwft_mem = (struct vcpu_fwft_mem){ .misaligned_locked = 1, .pte_ad_value = 1,
+						.pte_ad_locked = 1 };
 	v->g.hsm.state = VCPU_HSM_SUSPENDED;
 	v->g.hsm.waiting = true;
 	v->g.fp.f[31] = 0x4000000000000000UL;

@@ -478,24 +478,45 @@ static long fwft_get_call(struct vcpu *v, unsigned long feature, unsigned long *
 	return err;
 }
 
-/* MISALIGNED_EXC_DELEG: always delegated (reset 1); 0 is DENIED; LOCK holds */
+/* MISALIGNED_EXC_DELEG: delegated at reset (1); 0 takes causes 4 and 6 out of
+ * the live hedeleg (the hypervisor emulates), 1 puts them back; an open CFI
+ * window's bit 18 in the CSR is left alone; LOCK holds; reset gives 1 back. */
+#define MISALIGNED_CAUSES	((1UL << EXC_LOAD_MISALIGNED) | (1UL << EXC_STORE_MISALIGNED))
 TEST(vsbi_fwft_misaligned_exc_deleg)
 {
 	struct vcpu *v = setup(CFI_POLICY_TRAP, true, true);
 
+	vm.hedeleg = HEDELEG_GUEST;
+	fake_csr[CSR_HEDELEG] = HEDELEG_GUEST | (1UL << EXC_SW_CHECK);	/* a window is open */
+	EXPECT_EQ(fwft_hedeleg(v), HEDELEG_GUEST);
 	EXPECT_EQ(fwft(v, SBI_FWFT_GET, SBI_FWFT_MISALIGNED_EXC_DELEG, 0, 0), SBI_SUCCESS);
 	EXPECT_EQ(VSBI_ARG(v, 1), 1);
-	EXPECT_EQ(fwft(v, SBI_FWFT_SET, SBI_FWFT_MISALIGNED_EXC_DELEG, 0, 0), SBI_ERR_DENIED);
 	EXPECT_EQ(fwft(v, SBI_FWFT_SET, SBI_FWFT_MISALIGNED_EXC_DELEG, 2, 0), SBI_ERR_INVALID_PARAM);
 	EXPECT_EQ(fwft(v, SBI_FWFT_SET, SBI_FWFT_MISALIGNED_EXC_DELEG, 1, 2), SBI_ERR_INVALID_PARAM);
+	EXPECT_EQ(fwft(v, SBI_FWFT_SET, SBI_FWFT_MISALIGNED_EXC_DELEG, 0, 0), SBI_SUCCESS);
+	EXPECT_EQ(v->g.fwft_mem.misaligned_emulate, 1);
+	EXPECT_EQ(fake_csr[CSR_HEDELEG], (HEDELEG_GUEST & ~MISALIGNED_CAUSES) | (1UL << EXC_SW_CHECK));
+	EXPECT_EQ(fwft_hedeleg(v), HEDELEG_GUEST & ~MISALIGNED_CAUSES);
+	EXPECT_EQ(fwft(v, SBI_FWFT_GET, SBI_FWFT_MISALIGNED_EXC_DELEG, 0, 0), SBI_SUCCESS);
+	EXPECT_EQ(VSBI_ARG(v, 1), 0);
 	EXPECT_EQ(fwft(v, SBI_FWFT_SET, SBI_FWFT_MISALIGNED_EXC_DELEG, 1, 0), SBI_SUCCESS);
+	EXPECT_EQ(v->g.fwft_mem.misaligned_emulate, 0);
+	EXPECT_EQ(fake_csr[CSR_HEDELEG], HEDELEG_GUEST | (1UL << EXC_SW_CHECK));
 	EXPECT_EQ(v->g.fwft_mem.misaligned_locked, 0);
-	EXPECT_EQ(fwft(v, SBI_FWFT_SET, SBI_FWFT_MISALIGNED_EXC_DELEG, 1, SBI_FWFT_SET_FLAG_LOCK),
+	EXPECT_EQ(fwft(v, SBI_FWFT_SET, SBI_FWFT_MISALIGNED_EXC_DELEG, 0, SBI_FWFT_SET_FLAG_LOCK),
 		  SBI_SUCCESS);
 	EXPECT_EQ(v->g.fwft_mem.misaligned_locked, 1);
 	EXPECT_EQ(fwft(v, SBI_FWFT_SET, SBI_FWFT_MISALIGNED_EXC_DELEG, 1, 0), SBI_ERR_DENIED_LOCKED);
+	EXPECT_EQ(fwft(v, SBI_FWFT_SET, SBI_FWFT_MISALIGNED_EXC_DELEG, 0, 0), SBI_ERR_DENIED_LOCKED);
+	EXPECT_EQ(fwft(v, SBI_FWFT_GET, SBI_FWFT_MISALIGNED_EXC_DELEG, 0, 0), SBI_SUCCESS);
+	EXPECT_EQ(VSBI_ARG(v, 1), 0);
+	EXPECT_EQ(fwft_hedeleg(v), HEDELEG_GUEST & ~MISALIGNED_CAUSES);
+	/* reset (SRST, HSM start): delegated and unlocked again */
+	fwft_vcpu_reset(v);
+	EXPECT_EQ(v->g.fwft_mem.misaligned_locked, 0);
 	EXPECT_EQ(fwft(v, SBI_FWFT_GET, SBI_FWFT_MISALIGNED_EXC_DELEG, 0, 0), SBI_SUCCESS);
 	EXPECT_EQ(VSBI_ARG(v, 1), 1);
+	EXPECT_EQ(fwft_hedeleg(v), HEDELEG_GUEST);
 }
 
 /* PTE_AD_HW_UPDATING: henvcfg.ADUE of the vCPU, only where the VM has Svadu */
@@ -683,7 +704,6 @@ TEST(cfi_fwft_reserved_feature)
 	EXPECT_EQ(fwft_set_call(v, 0x40000000, 1, 0), SBI_ERR_DENIED);
 	/* defined by the spec, not in the table */
 	EXPECT_EQ(fwft_set_call(v, SBI_FWFT_DOUBLE_TRAP, 1, 0), SBI_ERR_NOT_SUPPORTED);
-	EXPECT_EQ(fwft_set_call(v, SBI_FWFT_MISALIGNED_EXC_DELEG, 0, 0), SBI_ERR_DENIED);
 	EXPECT_EQ(fwft_get_call(v, 0x40000000, &val), SBI_ERR_DENIED);
 	EXPECT_EQ(SBI_ERR_DENIED, -4);
 	EXPECT_EQ(val, SENTINEL);
@@ -719,7 +739,7 @@ TEST(fwft_table_complete)
 
 		if (f) {
 			EXPECT_EQ(*fwft_feature_lock(v, f), 0);
-			EXPECT_EQ(fwft_feature_get(v, f), f->fixed_on);
+			EXPECT_EQ(fwft_feature_get(v, f), f->inverted);	/* reset value */
 		}
 	}
 	EXPECT_EQ(v->g.fwft_mem.pte_ad_value, 0);

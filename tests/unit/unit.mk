@@ -43,6 +43,8 @@ unit-src-test_insn := hyp/arch/insn.c
 # the hypervisor's own page tables, built into a buffer and walked
 UNIT_TESTS += test_hyp_map
 unit-src-test_hyp_map := hyp/mm/hyp_map.c
+UNIT_TESTS += test_misaligned
+unit-src-test_misaligned := hyp/arch/ldst_decode.c hyp/dispatch/misaligned.c
 UNIT_TESTS += test_sta
 unit-src-test_sta := hyp/vsbi/vsbi_sta.c hyp/state/steal_time.c
 UNIT_TESTS += test_pmu

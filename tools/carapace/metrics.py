@@ -182,6 +182,9 @@ FAMILIES = (
      per_vm("wfi_in_place")),
     ("carapace_vm_injected_traps_total", "counter",
      "Traps the hypervisor injected into the guest.", per_vm("injected")),
+    ("carapace_vm_misaligned_emulated_total", "counter",
+     "Misaligned loads and stores the hypervisor emulated for vCPUs that set SBI FWFT "
+     "MISALIGNED_EXC_DELEG to 0.", per_vm("misaligned_emulated")),
     ("carapace_vm_cfi_violations_total", "counter",
      "CFI violations (software-check exceptions) by kind, every boot included.",
      vm_cfi_violations),
