@@ -603,7 +603,34 @@ TEST(fdt_guest_phandles_unique)
 		if (n < ARRAY_SIZE(seen))
 			seen[n++] = ph;
 	}
-	EXPECT_EQ(n, VM_MAX_VCPUS + 1);	/* one intc per vCPU and the PLIC */
+	/* a cpu node and its intc per vCPU, and the PLIC (libfdt, as Linux,
+	 * reads a node's properties only before its first child) */
+	EXPECT_EQ(n, 2 * VM_MAX_VCPUS + 1);
+}
+
+/* every core of cpu-map names a cpu node a consumer can find (Linux:
+ * "Can't get CPU for leaf core" otherwise) */
+TEST(fdt_guest_cpu_map_resolves)
+{
+	char path[64];
+
+	setup(VM_MAX_VCPUS);
+	if (build(NULL))
+		return;
+	for (unsigned int i = 0; i < VM_MAX_VCPUS; i++) {
+		int core, cpu;
+
+		snprintf(path, sizeof(path), "/cpus/cpu-map/cluster0/core%u", i);
+		core = fdt_path_offset(dtb, path);
+		EXPECT_TRUE(core >= 0);
+		if (core < 0)
+			continue;
+		cpu = fdt_node_offset_by_phandle(dtb, prop_u32(core, "cpu"));
+		snprintf(path, sizeof(path), "cpu@%u", i);
+		EXPECT_TRUE(cpu >= 0);
+		if (cpu >= 0)
+			EXPECT_STREQ(fdt_get_name(dtb, cpu, NULL), path);
+	}
 }
 
 /* ---- CFI policy and host capabilities ---- */
