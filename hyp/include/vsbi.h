@@ -57,9 +57,18 @@ extern const struct snap_record_ops vsbi_hsm_record, vsbi_sta_record;
  *  with a0 = hart id, a1 = @opaque, satp = 0, SIE = 0. HSM hart_suspend and
  *  SUSP system_suspend share it. */
 void vsbi_hsm_suspend(struct vcpu *v, bool nonret, unsigned long addr, unsigned long opaque);
-/* Slots of the dispatcher's lookup: an extension's slot is its EID modulo
- * this (27: the smallest modulus that keeps the table's EIDs apart). */
-#define VSBI_SLOTS 27
+/* Slots of the dispatcher's lookup: an extension's slot is the top 5 bits
+ * of the low 32 bits of its EID times VSBI_HASH_MUL, a multiplier that keeps
+ * the table's EIDs apart and those of the standard extensions it may gain
+ * (DBTR, SSE, MPXY, CPPC, NACL; test_vsbi.c checks both). Three
+ * instructions (lui, mulw, srliw) where a modulo by a constant is one slow
+ * remu or, as GCC 15+ expands it, a dozen instructions on the SBI path. */
+#define VSBI_SLOTS	32
+#define VSBI_HASH_MUL	0x8d000u
+static inline unsigned int vsbi_slot(unsigned long eid)
+{
+	return ((uint32_t)eid * VSBI_HASH_MUL) >> 27;
+}
 /** vsbi_lookup_build() - fill @slots (VSBI_SLOTS entries) from the @n extensions
  *  @exts; false if one owns more than one EID or two share a slot. */
 bool vsbi_lookup_build(const struct vsbi_ext *const *exts, unsigned int n,

@@ -20,8 +20,8 @@ static const struct vsbi_ext *const registry[] = { VSBI_EXTENSIONS(VSBI_ENTRY) }
 #undef VSBI_ENTRY
 
 /* The dispatcher's lookup, derived from the registry at boot (vsbi_init()):
- * every extension owns exactly one EID and EID % VSBI_SLOTS differs for all
- * of them, so one division and one compare find the handler on every call. */
+ * every extension owns exactly one EID and vsbi_slot() differs for all of
+ * them, so one hash and one compare find the handler on every call. */
 static const struct vsbi_ext *by_slot[VSBI_SLOTS];
 
 bool vsbi_lookup_build(const struct vsbi_ext *const *exts, unsigned int n,
@@ -31,7 +31,7 @@ bool vsbi_lookup_build(const struct vsbi_ext *const *exts, unsigned int n,
 		slots[i] = NULL;
 	for (unsigned int i = 0; i < n; i++) {
 		const struct vsbi_ext *e = exts[i];
-		unsigned long slot = e->eid_first % VSBI_SLOTS;
+		unsigned long slot = vsbi_slot(e->eid_first);
 
 		if (e->eid_first != e->eid_last || slots[slot])
 			return false;
@@ -47,7 +47,7 @@ bool vsbi_init(void)
 
 static inline const struct vsbi_ext *lookup(unsigned long eid)
 {
-	const struct vsbi_ext *e = by_slot[eid % VSBI_SLOTS];
+	const struct vsbi_ext *e = by_slot[vsbi_slot(eid)];
 
 	return e && e->eid_first == eid ? e : NULL;
 }
@@ -57,7 +57,7 @@ const struct vsbi_ext *vsbi_find(const struct vm *vm, unsigned long eid)
 	const struct vsbi_ext *e = lookup(eid);
 
 	/* the same answer the dispatcher gives: probes were run at VM creation */
-	return e && !(vm->sbi_hidden & (1U << (eid % VSBI_SLOTS))) ? e : NULL;
+	return e && !(vm->sbi_hidden & (1U << (vsbi_slot(eid)))) ? e : NULL;
 }
 
 void vsbi_vm_init(struct vm *vm)
@@ -75,7 +75,7 @@ struct exit_verdict vsbi_dispatch(struct vcpu *v)
 	struct vsbi_ret ret = { .error = SBI_ERR_NOT_SUPPORTED, .action = EXIT_RESUME };
 
 	/* extensions this VM may not see were worked out once, at creation */
-	if (e && !(v->vm->sbi_hidden & (1U << (eid % VSBI_SLOTS))))
+	if (e && !(v->vm->sbi_hidden & (1U << (vsbi_slot(eid)))))
 		e->call(v, fid, &ret);
 	if (__builtin_expect(ret.again, 0) || ret.action == EXIT_VM_STOP)
 		return exit_stay((int)ret.action);
