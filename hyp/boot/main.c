@@ -39,7 +39,7 @@
 
 #define PLATFORM_UART_DEFAULT	0x10000000UL	/* QEMU virt: used only to report a bad DT */
 
-extern char __image_start[], __image_end[], __trap_vector[];
+extern char __image_start[], __image_end[], __trap_vector[], __trap_vector_ss[];
 static struct host_info host;
 static volatile unsigned int harts_online;
 static volatile bool vms_ready;
@@ -388,6 +388,17 @@ static void create_boot_vms(void)
 	}
 }
 
+/* This hart's trap vector (run/vcpu_switch.S): the CFI build's copy that
+ * swaps ssp where head.S turned the hart's shadow stack on. */
+static unsigned long trap_vector(void)
+{
+#ifdef CARAPACE_CFI_BUILD
+	if (this_hart()->ss_on)
+		return (unsigned long)__trap_vector_ss;
+#endif
+	return (unsigned long)__trap_vector;
+}
+
 /* The boot hart's first step, before the other harts start: the host DT,
  * the console and the hypervisor's own map. It returns (head.S then turns
  * the CFI build's shadow stack on: its pages need the map) before hyp_main(). */
@@ -447,7 +458,7 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 	cfi_spelp_selftest();	/* what the CPU does with a guest's SPELP */
 	if (!hart_caps.sstc)
 		hyp_panic("the CPU lacks Sstc, which Carapace requires (QEMU: sstc=true)");
-	hart_init_csrs((unsigned long)__trap_vector);
+	hart_init_csrs(trap_vector());
 	setup_guest_files();
 	setup_imsic_file(true);
 	if (host.vmid_bits && host.vmid_bits < hart_caps.vmid_bits)
@@ -523,7 +534,7 @@ void hyp_secondary_main(void)
 			this_hart()->hartid);
 		hart_caps.zicfiss = false;
 	}
-	hart_init_csrs((unsigned long)__trap_vector);
+	hart_init_csrs(trap_vector());
 	setup_imsic_file(false);
 	atomic_add(&harts_online, 1);
 	while (!atomic_load(&vms_ready))

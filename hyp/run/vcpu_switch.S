@@ -6,7 +6,7 @@
  * another one after a switch. Entry is a separate file, so the code flows one
  * way: vector -> run loop -> dispatch -> handler -> verdict -> entry.
  * sscratch holds the context while a guest runs and 0 while the hypervisor
- * runs, so the single trap vector can tell the two apart.
+ * runs, so the trap vector can tell the two apart.
  * CSRs the hardware does not bank (senvcfg, ...) are swapped in C; ssp too
  * in the plain build. In the CFI build ssp is the hypervisor's own shadow
  * stack whenever it runs: swapped here and in arch/vcpu_enter.S. */
@@ -15,15 +15,16 @@
 
 #define G(n)	(CTX_GPR + 8 * (n))(a0)
 
-	.text
-	/* The one HS trap vector (stvec). First only the registers C code may
-	 * clobber are saved (ra, sp, tp, t*, a*): the callee-saved ones (s*, and
-	 * gp, which the hypervisor never uses) keep the guest's values through
-	 * any C call. The hot exits (SBI calls, device accesses) are served that
-	 * way; every other exit, or one that gives the hart away, saves the rest. */
-	.align	2
-	.globl __trap_vector
-__trap_vector:
+	/* The trap vector (stvec). First only the registers C code may clobber
+	 * are saved (ra, sp, tp, t*, a*): the callee-saved ones (s*, and gp,
+	 * which the hypervisor never uses) keep the guest's values through any
+	 * C call. The hot exits (SBI calls, device accesses) are served that
+	 * way; every other exit, or one that gives the hart away, saves the rest.
+	 * @ss: the CFI build on a hart whose shadow stack is on: the guest's ssp
+	 * goes into the context and the hypervisor's restarts at its top, as sp
+	 * does, and back on the way out. Two copies of the vector rather than a
+	 * test in one: the hart picks its own at boot (hart_init_csrs()). */
+	.macro	trap_vector ss
 	csrrw	a0, sscratch, a0
 	beqz	a0, __hyp_fault_entry
 
@@ -51,29 +52,24 @@ __trap_vector:
 
 	ld	sp, VCPU_HYP_SP(a0)	/* this hart's stack top and struct hart */
 	ld	tp, VCPU_HYP_TP(a0)
-#ifdef CARAPACE_CFI_BUILD
-	/* the guest's ssp into the context; the hypervisor's shadow stack
-	 * from its top, as sp (t1 is saved already) */
-	lbu	t1, HART_SS_ON(tp)
-	beqz	t1, 7f
-	ld	t1, HART_SS_TOP(tp)
+	.if	\ss
+	ld	t1, HART_SS_TOP(tp)	/* (t1 is saved already) */
 	csrrw	t1, CSR_SSP, t1
 	sd	t1, VCPU_SSP(a0)
-7:
-#endif
+	.endif
 
 	call	vcpu_exit_fast		/* s* and gp still hold the guest's values */
 	ld	t0, HART_CURRENT(tp)	/* this vCPU; its context is at offset 0 */
 	bnez	a0, .Lnot_done
-
-.Lreturn:
-#ifdef CARAPACE_CFI_BUILD
-	lbu	t1, HART_SS_ON(tp)	/* the guest's ssp back (tp: still the hart) */
-	beqz	t1, 8f
+	.if	\ss
 	ld	t1, VCPU_SSP(t0)
 	csrw	CSR_SSP, t1
-8:
-#endif
+	.endif
+	return_to_guest
+	.endm
+
+	/* Back into the vCPU whose context is in t0, on the fast path. */
+	.macro	return_to_guest
 	ld	t1, CTX_SEPC(t0)	/* sstatus was never touched on this path */
 	csrw	sscratch, t0
 	csrw	sepc, t1
@@ -96,6 +92,32 @@ __trap_vector:
 	ld	t6, (CTX_GPR + 8 * 31)(t0)
 	ld	t0, (CTX_GPR + 8 * 5)(t0)
 	sret
+	.endm
+
+	.text
+	.align	2
+	.globl __trap_vector
+__trap_vector:
+	trap_vector 0
+
+#ifdef CARAPACE_CFI_BUILD
+	.align	2
+	.globl __trap_vector_ss
+__trap_vector_ss:
+	trap_vector 1
+#endif
+
+	/* The fast path's return after a device load (below): the vector it
+	 * came through is not known here, so the shadow stack is tested. */
+.Lreturn:
+#ifdef CARAPACE_CFI_BUILD
+	lbu	t1, HART_SS_ON(tp)	/* the guest's ssp back (tp: still the hart) */
+	beqz	t1, 8f
+	ld	t1, VCPU_SSP(t0)
+	csrw	CSR_SSP, t1
+8:
+#endif
+	return_to_guest
 
 .Lnot_done:
 	lwu	t2, HART_FAST_LOAD_REG(tp)
