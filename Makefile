@@ -5,8 +5,9 @@
 #                 the debug test hooks (build/cfi/carapace.bin; sid's gcc >= 15 in
 #                 the cached build root, scripts/cfi-build.sh); cfi-release without
 #                 the hooks (build/cfi-release/)
-#   make run      boot Carapace with two guests on QEMU (installs what it needs)
-#   make test     unit tests, guest tests, Linux tests, conformant tier (installs what it needs)
+#   make run      boot Carapace (its CFI build) with two guests on QEMU (installs what it needs)
+#   make test     unit tests, guest tests, Linux tests, conformant tier on the CFI build,
+#                 a tier on the plain build (installs what it needs)
 #   make test-conformant  the CFI tests on QEMU built with platform/qemu-virt/patches
 #   make deps     install/fetch dependencies only
 #   make rootfs   the Debian root file system's base image (docs/user-guide.md)
@@ -56,12 +57,18 @@ HYP_OBJS := $(addprefix $(B)/hyp/,$(hyp-objs-y))
 LIBFDT_NAMES := fdt fdt_ro fdt_rw fdt_sw fdt_wip fdt_strerror fdt_addresses fdt_empty_tree
 LIBFDT_OBJS := $(addprefix $(B)/libfdt/,$(addsuffix .o,$(LIBFDT_NAMES)))
 
-.PHONY: all cfi cfi-release deps deps-host depcheck run run-initramfs run-demo rootfs rootfs-overlays test test-quick test-conformant qemu-conformant bench clean
+.PHONY: all cfi cfi-root cfi-release deps deps-host depcheck run run-initramfs run-demo rootfs rootfs-overlays test test-quick test-conformant qemu-conformant bench clean
 all: $(B)/carapace.bin
 
 # The CFI builds, in the cached sid root (scripts/cfi-build.sh: rebuilt only
-# when a source, the compiler or the variant changed).
-cfi: $(LIBFDT_SRC)/.done
+# when a source, the compiler or the variant changed). `make run` and
+# `make test` boot the CFI build (CARAPACE_HYP): they build the guest
+# kernel, whose build root has the compiler; `make test` runs a tier on the
+# plain build too (scripts/run-tests.sh).
+HYP_CFI := $(B)/cfi/carapace.bin
+cfi-root:
+	@guest-linux-patches/build.sh root
+cfi: $(LIBFDT_SRC)/.done cfi-root
 	@scripts/cfi-build.sh cfi
 cfi-release: $(LIBFDT_SRC)/.done
 	@scripts/cfi-build.sh cfi-release
@@ -131,13 +138,13 @@ RUN_VMS ?= --switch name=lan,uplink=user,fwd=alpha:$(word 1,$(RUN_SSH_PORTS)),fw
 
 # Two Linux guests with user CFI on Debian disks, a switch, ssh; interactive
 # (Ctrl-] monitor, Ctrl-A X quits).
-run: deps all rootfs-overlays
+run: deps all rootfs-overlays cfi
 	@echo "ssh key: $$(scripts/mkrootfs.sh ssh-key)"
-	$(PYTHON) tools/carapace-run --smp 2 $(RUN_VMS)
+	CARAPACE_HYP=$(HYP_CFI) $(PYTHON) tools/carapace-run --smp 2 $(RUN_VMS)
 
 # The same two guests on the initramfs (no disk, no network).
-run-initramfs: deps all linux-initramfs
-	$(PYTHON) tools/carapace-run --smp 2 $(RUN_VMS_INITRAMFS)
+run-initramfs: deps all linux-initramfs cfi
+	CARAPACE_HYP=$(HYP_CFI) $(PYTHON) tools/carapace-run --smp 2 $(RUN_VMS_INITRAMFS)
 
 # The Debian root file system's base image (scripts/mkrootfs.sh; cached by its
 # inputs, docs/user-guide.md) and a qcow2 overlay over it per VM of `make run`.
@@ -154,10 +161,10 @@ run-demo: deps-host all guests
 	$(PYTHON) tools/carapace-run --vm name=alpha,kernel=$(B)/guests/demo.bin,vcpus=2,bootargs="count=10 delay_us=200000" \
 		--vm name=beta,kernel=$(B)/guests/demo.bin,bootargs="count=10 delay_us=300000"
 
-test: deps all guests linux-initramfs
+test: deps all guests linux-initramfs cfi cfi-release
 	@scripts/run-tests.sh
 
-test-quick: deps all guests
+test-quick: deps all guests cfi cfi-release
 	@scripts/run-tests.sh quick
 
 # QEMU from Debian's qemu source with platform/qemu-virt/patches (docs/cfi.md,
@@ -165,12 +172,12 @@ test-quick: deps all guests
 qemu-conformant:
 	@scripts/qemu-conformant.sh build >/dev/null
 
-test-conformant: deps all guests qemu-conformant
+test-conformant: deps all guests qemu-conformant cfi cfi-release
 	@scripts/run-tests.sh conformant
 
 # rootfs: the guest-I/O steps boot our guest kernel (built with it), and
 # disk_boot the Debian root file system
-bench: deps all guests bench-payloads linux-initramfs rootfs
+bench: deps all guests bench-payloads linux-initramfs rootfs cfi
 	@scripts/deps.sh bench
 	@$(PYTHON) scripts/bench.py
 

@@ -9,7 +9,7 @@ payload or kernel directly on QEMU + OpenSBI) are measured in the same run.
 Writes build/bench/results.json and build/bench/ratios.png (gnuplot).
 
 Usage: scripts/bench.py [STEP ...]  (steps: micro ipi_latency_aia switch cfi_violation linux_boot
-snapshot stream live_snapshot migration disk_move fairness exit_cost footprint
+hyp_cfi snapshot stream live_snapshot migration disk_move fairness exit_cost footprint
 disk net disk_io net_io disk_boot; default all). A run of some steps only
 writes build/bench/results-partial.json instead of results.json.
 
@@ -275,6 +275,41 @@ def linux_boot(results):
                             f"bootargs={args}"], 1), "[l]")
     results["linux_boot"] = {"what": "machine reset to the first line of /init",
                              "carapace": c, "bare": b, "unit": "instructions"}
+
+
+PLAIN_HYP = ROOT / "build" / "carapace.bin"
+CFI_HYP = ROOT / "build" / "cfi" / "carapace.bin"
+
+
+def hyp_cfi(results):
+    """What the hypervisor's own CFI costs (issue 27): the hot paths under the
+    plain build (riscv64-unknown-elf-gcc) and the CFI build (make cfi: lpad,
+    sspush/sspopchk, ssp swapped at every exit), in the same run; the ratio
+    is the CFI build's cost per path."""
+    runs = {}
+    for label, image in (("plain", PLAIN_HYP), ("cfi", CFI_HYP)):
+        hyp = ["--hyp", str(image)]
+        say(f"hypervisor build {label}: micro, switch, landing-pad violation, Linux boot")
+        m = bench_lines(carapace([f"name=b,kernel={PAYLOAD},vcpus=2,bootargs=iters=20000"], 2,
+                                 extra=hyp), "[b]")
+        text = carapace([f"name=p,kernel={PAYLOAD},bootargs=switch=1 iters=2000",
+                         f"name=q,kernel={PAYLOAD},bootargs=switch=1 iters=2000"], 1, extra=hyp)
+        sw = bench_lines(text, "[p]")
+        lp = per_violation(carapace([f"name=v,kernel={ELP_PREEMPT},bootargs=n=2000"], 1,
+                                    extra=hyp), 2000, "[v]")
+        boot = init_time(carapace([f"name=l,kernel={IMAGE},initrd={INITRD},mem=256M,vcpus=1,"
+                                   f"bootargs=console=ttyS0 carapace.test=boot"], 1, extra=hyp),
+                         "[l]")
+        runs[label] = {"sbi_roundtrip": m["sbi_roundtrip"], "mmio_uart_read": m["mmio_uart_read"],
+                       "ipi_latency": m["ipi_latency"],
+                       "vcpu_switch": sw["suspend_switch_pair"],
+                       "lp_violation_user": lp["U"], "linux_boot": boot}
+    results["hyp_cfi"] = {
+        "what": "each hot path under the plain and the CFI build of the hypervisor",
+        "plain": runs["plain"], "cfi": runs["cfi"],
+        "cost_pct": {k: round(100.0 * (runs["cfi"][k] / v - 1), 1)
+                     for k, v in runs["plain"].items()},
+        "unit": "instructions"}
 
 
 def snapshot(results):
@@ -1591,6 +1626,11 @@ def table(results):
         r = results["vcpu_switch"]
         print(f"{'vcpu_switch (cfi on/off)':<28} {r['cfi_on']:>14,.1f} {r['cfi_off']:>14,.1f} "
               f"{r['cfi_on'] / r['cfi_off']:>8.3f}")
+    if "hyp_cfi" in results:
+        r = results["hyp_cfi"]
+        print(f"\n{'hypervisor CFI build':<28} {'CFI build':>14} {'plain build':>14} {'cost %':>8}")
+        for k, v in r["plain"].items():
+            print(f"  {k:<26} {r['cfi'][k]:>14,.1f} {v:>14,.1f} {r['cost_pct'][k]:>8.1f}")
     if "snapshot_size" in results:
         r = results["snapshot_size"]
         print(f"snapshot of an idle 256 MiB Linux guest: file {r['file_bytes']:,} bytes "
@@ -1745,7 +1785,7 @@ def chart(results):
 
 
 # What a step needs beyond what every step needs.
-STEP_NEEDS = {"disk_io": (GUEST_KERNEL, IOBENCH), "net_io": (GUEST_KERNEL, IOBENCH),
+STEP_NEEDS = {"hyp_cfi": (PLAIN_HYP, CFI_HYP), "disk_io": (GUEST_KERNEL, IOBENCH), "net_io": (GUEST_KERNEL, IOBENCH),
               "disk_move": (DISK_GEN,),
               "disk_boot": (GUEST_KERNEL,)}
 
@@ -1753,6 +1793,7 @@ STEP_NEEDS = {"disk_io": (GUEST_KERNEL, IOBENCH), "net_io": (GUEST_KERNEL, IOBEN
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     steps = {f.__name__: f for f in (micro, ipi_latency_aia, switch, cfi_violation, linux_boot,
+                                     hyp_cfi,
                                      snapshot, stream, live_snapshot, migration, disk_move, fairness,
                                      exit_cost, footprint, disk, net, disk_io, net_io,
                                      disk_boot)}
