@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.quick
+
 ROOT = Path(__file__).resolve().parents[2]
 CFI_ELF = ROOT / "build" / "cfi" / "carapace.elf"
 
