@@ -36,6 +36,7 @@ SSPUSH_RA = 0xce104073
 # Address-taken entries that are never the target of an indirect jump.
 NOT_JUMPED_TO = {
     "__trap_vector": "stvec: entered by traps, which clear ELP",
+    "__trap_vector_ss": "stvec of a hart whose shadow stack is on: entered by traps",
     "__spelp_probe_exit": "stvec of the boot self-test (cfi/spelp_selftest.c)",
     "_secondary_start": "entered by the firmware's mret (SBI HSM hart start)",
     "_start": "entered by the firmware's mret",
