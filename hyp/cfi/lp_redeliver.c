@@ -150,7 +150,7 @@ static inline __attribute__((always_inline)) void window_close(struct vcpu *v)
 {
 	v->lp_window.open = false;
 	release_irqs(v);
-	csr_write(CSR_HEDELEG, fwft_hedeleg(v));
+	csr_write(CSR_HEDELEG, vcpu_hedeleg(v));
 	csr_clear(CSR_HSTATUS, HSTATUS_VTSR);
 	host_ipi_release();
 	/* the slice ends when it would have: a guest that opens windows back

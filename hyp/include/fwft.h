@@ -33,7 +33,4 @@ unsigned long fwft_feature_get(const struct vcpu *v, const struct fwft_feature *
 uint8_t *fwft_feature_lock(struct vcpu *v, const struct fwft_feature *f);
 /** fwft_vcpu_reset() - every feature to its reset value, unlocked (vcpu_reset()). */
 void fwft_vcpu_reset(struct vcpu *v);
-/** fwft_hedeleg() - @v's hedeleg: its VM's, less the misaligned load/store
- *  causes while it has MISALIGNED_EXC_DELEG at 0 (the hypervisor emulates). */
-unsigned long fwft_hedeleg(const struct vcpu *v);
 #endif

@@ -182,6 +182,16 @@ static inline bool vm_is_aia(const struct vm *vm)
 	return vm->cfg.irqchip == VM_IRQCHIP_AIA;
 }
 
+/** vcpu_hedeleg() - @v's hedeleg: its VM's, less the misaligned load/store
+ *  causes while its FWFT MISALIGNED_EXC_DELEG is 0 (the hypervisor emulates
+ *  them: hyp/state/fwft.c). Inline and branch-free: every vCPU load pays it. */
+static inline unsigned long vcpu_hedeleg(const struct vcpu *v)
+{
+	unsigned long emulate = -(unsigned long)v->g.fwft_mem.misaligned_emulate;
+
+	return v->vm->hedeleg & ~(emulate & (BIT(EXC_LOAD_MISALIGNED) | BIT(EXC_STORE_MISALIGNED)));
+}
+
 static inline bool vm_slot_used(const struct vm *vm)
 {
 	return vm->state != VM_EMPTY;

@@ -50,11 +50,6 @@ static void pte_ad_apply(struct vcpu *v)
  * stores; access faults stay the guest's) */
 #define MISALIGNED_CAUSES	(BIT(EXC_LOAD_MISALIGNED) | BIT(EXC_STORE_MISALIGNED))
 
-unsigned long fwft_hedeleg(const struct vcpu *v)
-{
-	return v->vm->hedeleg & ~(v->g.fwft_mem.misaligned_emulate ? MISALIGNED_CAUSES : 0);
-}
-
 /* only the two causes change in the live CSR: an open CFI window's
  * hedeleg[18] (cfi/lp_redeliver.c) stays as it is */
 static void misaligned_apply(struct vcpu *v)

@@ -101,7 +101,7 @@ void vcpu_load(struct vcpu *v)
 	csr_write(CSR_HENVCFG, henvcfg);
 	if (hart_caps.smstateen)
 		csr_write(CSR_HSTATEEN0, v->vm->hstateen0);
-	csr_write(CSR_HEDELEG, fwft_hedeleg(v));
+	csr_write(CSR_HEDELEG, vcpu_hedeleg(v));
 	csr_write(CSR_SCOUNTEREN, v->g.csr.scounteren);
 	/* senvcfg is not banked; its SSE must read 0 while henvcfg.SSE=0 (QEMU Q6) */
 	csr_write(CSR_SENVCFG, (henvcfg & ENVCFG_SSE) ? v->g.csr.senvcfg :

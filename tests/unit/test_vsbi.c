@@ -522,7 +522,7 @@ TEST(vsbi_fwft_misaligned_exc_deleg)
 
 	vm.hedeleg = HEDELEG_GUEST;
 	fake_csr[CSR_HEDELEG] = HEDELEG_GUEST | (1UL << EXC_SW_CHECK);	/* a window is open */
-	EXPECT_EQ(fwft_hedeleg(v), HEDELEG_GUEST);
+	EXPECT_EQ(vcpu_hedeleg(v), HEDELEG_GUEST);
 	EXPECT_EQ(fwft(v, SBI_FWFT_GET, SBI_FWFT_MISALIGNED_EXC_DELEG, 0, 0), SBI_SUCCESS);
 	EXPECT_EQ(VSBI_ARG(v, 1), 1);
 	EXPECT_EQ(fwft(v, SBI_FWFT_SET, SBI_FWFT_MISALIGNED_EXC_DELEG, 2, 0), SBI_ERR_INVALID_PARAM);
@@ -530,7 +530,7 @@ TEST(vsbi_fwft_misaligned_exc_deleg)
 	EXPECT_EQ(fwft(v, SBI_FWFT_SET, SBI_FWFT_MISALIGNED_EXC_DELEG, 0, 0), SBI_SUCCESS);
 	EXPECT_EQ(v->g.fwft_mem.misaligned_emulate, 1);
 	EXPECT_EQ(fake_csr[CSR_HEDELEG], (HEDELEG_GUEST & ~MISALIGNED_CAUSES) | (1UL << EXC_SW_CHECK));
-	EXPECT_EQ(fwft_hedeleg(v), HEDELEG_GUEST & ~MISALIGNED_CAUSES);
+	EXPECT_EQ(vcpu_hedeleg(v), HEDELEG_GUEST & ~MISALIGNED_CAUSES);
 	EXPECT_EQ(fwft(v, SBI_FWFT_GET, SBI_FWFT_MISALIGNED_EXC_DELEG, 0, 0), SBI_SUCCESS);
 	EXPECT_EQ(VSBI_ARG(v, 1), 0);
 	EXPECT_EQ(fwft(v, SBI_FWFT_SET, SBI_FWFT_MISALIGNED_EXC_DELEG, 1, 0), SBI_SUCCESS);
@@ -544,13 +544,13 @@ TEST(vsbi_fwft_misaligned_exc_deleg)
 	EXPECT_EQ(fwft(v, SBI_FWFT_SET, SBI_FWFT_MISALIGNED_EXC_DELEG, 0, 0), SBI_ERR_DENIED_LOCKED);
 	EXPECT_EQ(fwft(v, SBI_FWFT_GET, SBI_FWFT_MISALIGNED_EXC_DELEG, 0, 0), SBI_SUCCESS);
 	EXPECT_EQ(VSBI_ARG(v, 1), 0);
-	EXPECT_EQ(fwft_hedeleg(v), HEDELEG_GUEST & ~MISALIGNED_CAUSES);
+	EXPECT_EQ(vcpu_hedeleg(v), HEDELEG_GUEST & ~MISALIGNED_CAUSES);
 	/* reset (SRST, HSM start): delegated and unlocked again */
 	fwft_vcpu_reset(v);
 	EXPECT_EQ(v->g.fwft_mem.misaligned_locked, 0);
 	EXPECT_EQ(fwft(v, SBI_FWFT_GET, SBI_FWFT_MISALIGNED_EXC_DELEG, 0, 0), SBI_SUCCESS);
 	EXPECT_EQ(VSBI_ARG(v, 1), 1);
-	EXPECT_EQ(fwft_hedeleg(v), HEDELEG_GUEST);
+	EXPECT_EQ(vcpu_hedeleg(v), HEDELEG_GUEST);
 }
 
 /* PTE_AD_HW_UPDATING: henvcfg.ADUE of the vCPU, only where the VM has Svadu */
