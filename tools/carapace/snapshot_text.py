@@ -104,8 +104,7 @@ def hsm_words(v):
 def fwft_words(v):
     """The vCPU's memory FWFT features in words (MISALIGNED_EXC_DELEG is held
     inverted: misaligned_emulate 1 is the value 0, the hypervisor emulates)."""
-    deleg = ("on (misaligned accesses trap to the guest)" if not v["misaligned_emulate"] else
-             "off (the hypervisor emulates misaligned accesses)")
+    deleg = "off (the hypervisor emulates misaligned accesses)" if v["misaligned_emulate"] else "on"
     return (f"misaligned exception delegation {deleg}"
             f"{' (locked)' if v['misaligned_locked'] else ''}"
             f", PTE A/D hardware updating {on_off(v['pte_ad_value'], v['pte_ad_locked'])}")
