@@ -7,6 +7,8 @@
  *  - ssp and the contents of its shadow stack (sspopchk of each value);
  *  - FWFT SHADOW_STACK on and locked, LANDING_PAD locked off: both refuse a
  *    change; senvcfg LPE and SSE (VU's CFI) still set;
+ *  - FWFT MISALIGNED_EXC_DELEG locked at 0 (snapshot format 8): reads 0,
+ *    refuses a change;
  *  - a timer deadline that passed during the wait is pending and fires as
  *    soon as interrupts are on;
  *  - vCPU 1, asleep in WFI at the snapshot, wakes on an IPI;
@@ -77,6 +79,9 @@ void test_main(unsigned long self)
 		return;
 	}
 	mmu_enable();
+	/* not the reset value (1 under Carapace), so that a restore that lost it shows */
+	check_eq(T, "lock misaligned_exc_deleg at 0",
+		 fwft_set(SBI_FWFT_MISALIGNED_EXC_DELEG, 0, SBI_FWFT_SET_FLAG_LOCK).error, SBI_SUCCESS);
 	ss_on = fwft_set(SBI_FWFT_SHADOW_STACK, 1, SBI_FWFT_SET_FLAG_LOCK).error == SBI_SUCCESS;
 	if (!ss_on) {
 		report_skip(T, "no shadow stacks on this platform");
@@ -115,6 +120,11 @@ void test_main(unsigned long self)
 	check_eq(T, "FWFT shadow_stack still locked", fwft_set(SBI_FWFT_SHADOW_STACK, 0, 0).error,
 		 env.carapace ? SBI_ERR_DENIED_LOCKED : SBI_ERR_DENIED);
 	check_eq(T, "FWFT landing_pad still locked off", fwft_set(SBI_FWFT_LANDING_PAD, 1, 0).error,
+		 env.carapace ? SBI_ERR_DENIED_LOCKED : SBI_ERR_DENIED);
+	check_eq(T, "FWFT misaligned_exc_deleg still 0",
+		 fwft_get(SBI_FWFT_MISALIGNED_EXC_DELEG).value, 0);
+	check_eq(T, "FWFT misaligned_exc_deleg still locked",
+		 fwft_set(SBI_FWFT_MISALIGNED_EXC_DELEG, 1, 0).error,
 		 env.carapace ? SBI_ERR_DENIED_LOCKED : SBI_ERR_DENIED);
 	check_eq(T, "senvcfg LPE and SSE still set",
 		 csr_read(CSR_SENVCFG) & (ENVCFG_LPE | ENVCFG_SSE), ENVCFG_LPE | ENVCFG_SSE);
