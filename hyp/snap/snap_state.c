@@ -37,7 +37,7 @@ const char *snap_header_check(const struct snap_header *h)
 	if (memcmp(h->magic, SNAP_MAGIC, sizeof(h->magic)))
 		return "not a Carapace snapshot (bad magic)";
 	if (h->version < SNAP_VERSION_MIN || h->version > SNAP_VERSION)
-		return "unknown snapshot version (this Carapace reads versions 1 to 7)";
+		return "unknown snapshot version (this Carapace reads versions 1 to 8)";
 	if (h->header_size != sizeof(*h))
 		return "bad header size";
 	if (h->flags & ~(SNAP_F_LIVE | SNAP_F_DISKS) ||
@@ -372,6 +372,11 @@ const char *snap_vcpu_from_stream(const void *payload, uint32_t version, uint32_
 		if (h.size != d->size)
 			return "a record's size is not its layout's";
 	}
+	/* before version 8 misaligned_emulate was a reserved byte: the vCPU is
+	 * restored delegated (MISALIGNED_EXC_DELEG 1), as its writer ran it */
+	*offset = offsetof(struct snap_vcpu, fwft) + offsetof(struct snap_rec_fwft, misaligned_emulate);
+	if (version < SNAP_VERSION_MISALIGNED && s->fwft.misaligned_emulate)
+		return "misaligned_emulate is not 0 (a reserved byte before version 8)";
 	return NULL;
 }
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The live-migration protocol, version 8 (docs/migration.md is normative;
+/* The live-migration protocol, version 9 (docs/migration.md is normative;
  * this header is its C form, shared by the hypervisor and its tests).
  *
  * Two byte streams between a source hypervisor (S) and a destination (D),
@@ -27,8 +27,8 @@
 #include <abi/snapshot_format.h>
 
 #define MIG_MAGIC		"CARAMIGR"	/* 8 bytes, no NUL; in a snap_header */
-#define MIG_VERSION		8	/* 8: AIA VMs (snapshot version 7's IMSIC record and
-					 * aplic device) */
+#define MIG_VERSION		9	/* 9: snapshot version 8's records (FWFT
+					 * misaligned_emulate) */
 
 enum mig_section_type {
 	/* 1..7 as in the snapshot format: CONFIG, VCPU, DEVICE, MEMORY, END, VIRTIO,

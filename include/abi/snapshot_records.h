@@ -8,8 +8,10 @@
  * LANDING_PAD/SHADOW_STACK values and locks), FWFT (the memory features),
  * HSM (HSM and SBI SUSP), STA, PMU, IMSIC (version 7). A VCPU section is the records in id
  * order, each behind a struct snap_record. A new extension adds a record (a
- * new id); a record never changes its layout (a change is a new id), so no
- * extension grows another's record.
+ * new id); a record never changes its size nor moves a field (a change is a
+ * new id), so no extension grows another's record; only a reserved byte whose
+ * 0 is what older streams' vCPUs had may gain a meaning in a new version
+ * (FWFT misaligned_emulate, version 8).
  *
  * Each record is one table, SNAP_REC_<NAME>(X), a row per field:
  *   X(name, type, dim, bits, value, readonly, live, what)
@@ -153,8 +155,12 @@
 	  "0 or 1 with Zicfiss, else 0") \
 	X(cfi_reserved, uint32_t, , SNAP_BITS(0, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_HOOK, "0")
 
-/* FWFT: the memory features. MISALIGNED_EXC_DELEG is always 1 under
- * Carapace: only its lock is state. */
+/* FWFT: the memory features. misaligned_emulate (version 8; the first
+ * reserved byte before) is MISALIGNED_EXC_DELEG inverted, as the vCPU holds
+ * it: 0 is the value 1 (delegated, the reset value), 1 the value 0 (the
+ * hypervisor emulates). Versions 1 to 7 hold 0 there (a reserved byte): their
+ * vCPUs are restored delegated (snap_vcpu_from_stream() refuses anything
+ * else in them). */
 #define SNAP_REC_FWFT(X) \
 	X(misaligned_locked, uint8_t, , SNAP_BITS(1, 0, 0, 0), SNAP_ANY_VALUE, 0, \
 	  SNAP_LIVE(fwft_mem.misaligned_locked), "0 or 1") \
@@ -162,7 +168,10 @@
 	  SNAP_LIVE(fwft_mem.pte_ad_value), "0 or 1 with Svadu, else 0") \
 	X(pte_ad_locked,     uint8_t, , SNAP_BITS(0, 0, 0, 1), SNAP_ANY_VALUE, 0, \
 	  SNAP_LIVE(fwft_mem.pte_ad_locked), "0 or 1 with Svadu, else 0") \
-	X(fwft_reserved,     uint8_t, [5], SNAP_BITS(0, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_HOOK, "0")
+	X(misaligned_emulate, uint8_t, , SNAP_BITS(1, 0, 0, 0), SNAP_ANY_VALUE, 0, \
+	  SNAP_LIVE(fwft_mem.misaligned_emulate), \
+	  "0 (MISALIGNED_EXC_DELEG 1, delegated) or 1 (0, emulated); 0 before version 8") \
+	X(fwft_reserved,     uint8_t, [4], SNAP_BITS(0, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_HOOK, "0")
 
 /* HSM: SBI HSM and SBI SUSP (a system suspend is a non-retentive suspend of
  * the vCPU that made it, flagged system_suspend). */

@@ -31,6 +31,7 @@
 #include <cfi.h>
 #include <hart.h>
 #include <host_irq.h>
+#include <hyp_cfi.h>
 #include <json.h>
 #include <log.h>
 #include <mgmt.h>
@@ -66,6 +67,7 @@ struct hart harts[HART_MAX];
 unsigned int nr_harts = 2;
 struct hart_caps hart_caps = { .zicfilp = true, .zicfiss = true };
 uint64_t timebase_hz = 10000000;
+struct hyp_cfi hyp_cfi;		/* hello's hyp_cfi entry: the plain build's, all off */
 bool mig_send_active, mig_recv_active;
 const struct mig_host_ops vmops_migration;
 static uint8_t flags;

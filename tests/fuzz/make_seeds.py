@@ -327,6 +327,16 @@ def seeds():
         ("bad-v3-record-order", harness(stream(vcpu_over={"fp_rec_id": 3}, runs=())), False),
         ("fixcrc-bad-v3-record-size", harness(stream(vcpu_over={"pmu_rec_size": 8}, runs=()),
                                               flags=FL_FIX_CRC), False),
+        # version 8: a vCPU that set FWFT MISALIGNED_EXC_DELEG to 0 (and locked it);
+        # only 0 or 1 there, and before version 8 the byte is reserved (0: delegated)
+        ("valid-misaligned-emulate", harness(stream(vcpu_over={"misaligned_emulate": 1},
+                                                    runs=())), True),
+        ("bad-misaligned-emulate-2", harness(stream(vcpu_over={"misaligned_emulate": 2},
+                                                    runs=())), False),
+        ("valid-v7-1vcpu", harness(stream(version=7, runs=())), True),
+        ("bad-v7-misaligned-emulate", harness(stream(version=7, runs=(),
+                                                     vcpu_over={"misaligned_emulate": 1})),
+         False),
     ]
     return out
 

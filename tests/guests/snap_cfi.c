@@ -7,12 +7,15 @@
  *  - ssp and the contents of its shadow stack (sspopchk of each value);
  *  - FWFT SHADOW_STACK on and locked, LANDING_PAD locked off: both refuse a
  *    change; senvcfg LPE and SSE (VU's CFI) still set;
+ *  - FWFT MISALIGNED_EXC_DELEG locked at 0 (snapshot format 8): reads 0,
+ *    refuses a change (misaligned=0 leaves it alone: a stream of a format
+ *    before 8 cannot carry it);
  *  - a timer deadline that passed during the wait is pending and fires as
  *    soon as interrupts are on;
  *  - vCPU 1, asleep in WFI at the snapshot, wakes on an IPI;
  *  - guest time went on (it never goes back).
  * On bare QEMU (no snapshot) the same checks pass: the guest cannot tell.
- * Bootargs: wait_ms=N (default 3000).
+ * Bootargs: wait_ms=N (default 3000), misaligned=0|1 (default 1).
  */
 #include "libguest.h"
 #include "cfi.h"
@@ -66,7 +69,7 @@ void test_main(unsigned long self)
 {
 	unsigned long wait = us_to_ticks(bootarg_ulong("wait_ms", 3000) * 1000);
 	unsigned long other = other_hartid(), ssp, t_ready, t_after;
-	bool ss_on;
+	bool misaligned = bootarg_ulong("misaligned", 1), ss_on;
 
 	(void)self;
 	trap_set_irq(IRQ_S_TIMER, on_timer);
@@ -77,6 +80,11 @@ void test_main(unsigned long self)
 		return;
 	}
 	mmu_enable();
+	/* not the reset value (1 under Carapace), so that a restore that lost it shows */
+	if (misaligned)
+		check_eq(T, "lock misaligned_exc_deleg at 0",
+			 fwft_set(SBI_FWFT_MISALIGNED_EXC_DELEG, 0, SBI_FWFT_SET_FLAG_LOCK).error,
+			 SBI_SUCCESS);
 	ss_on = fwft_set(SBI_FWFT_SHADOW_STACK, 1, SBI_FWFT_SET_FLAG_LOCK).error == SBI_SUCCESS;
 	if (!ss_on) {
 		report_skip(T, "no shadow stacks on this platform");
@@ -116,6 +124,13 @@ void test_main(unsigned long self)
 		 env.carapace ? SBI_ERR_DENIED_LOCKED : SBI_ERR_DENIED);
 	check_eq(T, "FWFT landing_pad still locked off", fwft_set(SBI_FWFT_LANDING_PAD, 1, 0).error,
 		 env.carapace ? SBI_ERR_DENIED_LOCKED : SBI_ERR_DENIED);
+	if (misaligned) {
+		check_eq(T, "FWFT misaligned_exc_deleg still 0",
+			 fwft_get(SBI_FWFT_MISALIGNED_EXC_DELEG).value, 0);
+		check_eq(T, "FWFT misaligned_exc_deleg still locked",
+			 fwft_set(SBI_FWFT_MISALIGNED_EXC_DELEG, 1, 0).error,
+			 env.carapace ? SBI_ERR_DENIED_LOCKED : SBI_ERR_DENIED);
+	}
 	check_eq(T, "senvcfg LPE and SSE still set",
 		 csr_read(CSR_SENVCFG) & (ENVCFG_LPE | ENVCFG_SSE), ENVCFG_LPE | ENVCFG_SSE);
 	check_eq(T, "timer not taken while interrupts were off", READ_ONCE(timer_fired), 0);

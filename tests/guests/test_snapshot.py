@@ -60,6 +60,10 @@ def test_snapshot_restore_cfi_state(snap_host, tmp_path, live):
     assert cfi["ssp"] == ssp and cfi["shadow_stack"] and cfi["ss_locked"], cfi
     assert cfi["lp_locked"] and not cfi["landing_pads"], cfi
     assert cfi["senvcfg_lpe"] and cfi["senvcfg_sse"], cfi
+    # FWFT MISALIGNED_EXC_DELEG locked at 0 (format 8's misaligned_emulate)
+    fwft = info["vcpus"][0]["fwft"]
+    assert not fwft["misaligned_deleg"] and fwft["misaligned_locked"], fwft
+    assert info["vcpus"][0]["misaligned_emulate"] == 1 and info["header"]["version"] == 8, info
     assert info["vcpus"][1]["waiting"] == 1 or info["vcpus"][1]["hsm"] == "started", info["vcpus"][1]
     assert info["config"]["name"] == "orig" and info["header"]["live"] == live, info
     h.ctl("destroy", "other")
@@ -120,8 +124,10 @@ def as_version_1(stream, vs_sv=0, vcpu_bytes=672):
 
 def test_version_1_file_restores(snap_host, tmp_path):
     """A snapshot file written by a version 1 Carapace (before FWFT A/D, STA,
-    PMU and the paging mode were saved) restores and its guest goes on."""
-    h = snap_host([vm_spec("orig", "snap_cfi", 2, "wait_ms=4000"),
+    PMU and the paging mode were saved) restores and its guest goes on. The
+    guest leaves MISALIGNED_EXC_DELEG alone: no format before 8 holds its value
+    (nor version 1 its lock), the copy has it at 1, unlocked."""
+    h = snap_host([vm_spec("orig", "snap_cfi", 2, "wait_ms=4000 misaligned=0"),
                    vm_spec("other", "demo", 1, "count=100000 delay_us=20000")],
                   extra=["--expect", "orig=destroyed", "--expect", "other=destroyed"])
     h.wait_for(lambda l: l.startswith("[orig] SNAPSHOT-READY"), 60)
@@ -150,7 +156,7 @@ def corrupt_cases(good):
     cases = [
         ("truncated", good[:len(good) // 2], "truncated"),
         ("magic", b"XARASNAP" + good[8:], "magic"),
-        ("version", good[:8] + struct.pack("<I", 8) + good[12:], "version"),
+        ("version", good[:8] + struct.pack("<I", 9) + good[12:], "version"),
         # a version 2 body under a version 1 header: the VCPU record is too long
         ("v1-header", as_version_1(good, vcpu_bytes=848), "length"),
         ("crc", good[:cfg_payload + 20] + bytes([good[cfg_payload + 20] ^ 1]) +

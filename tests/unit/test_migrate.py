@@ -52,8 +52,8 @@ PAGE = 4096
 # --- building a migration stream ----------------------------------------------------
 
 
-def header(version=8):
-    """The migration header (docs/migration.md: protocol version 8)."""
+def header(version=9):
+    """The migration header (docs/migration.md: protocol version 9)."""
     return b"CARAMIGR" + struct.pack("<IIQQ", version, 32, 0, 0)
 
 
@@ -454,17 +454,18 @@ def test_framer_holds_back_an_incomplete_section_header():
     assert events[1].fields == {"downtime_ticks": 5, "timebase_hz": 10_000_000}
 
 
-@pytest.mark.parametrize("version", [1, 2, 3, 4, 5, 6, 7, 9])
-def test_framer_follows_protocol_8_only(version):
+@pytest.mark.parametrize("version", [1, 2, 3, 4, 5, 6, 7, 8, 10])
+def test_framer_follows_protocol_9_only(version):
     """A header of another protocol version (1: before snapshot format 2's VCPU
     records; 2: before a move was kept once the VM ran on the destination; 3:
     before the VCPU sections were records; 4: before the VIRTIO sections; 5:
-    before the disks' two modes; 7: before AIA VMs) is not followed: its
+    before the disks' two modes; 7: before AIA VMs; 8: before FWFT
+    misaligned_emulate) is not followed: its
     bytes are only counted."""
     framer = MigFramer()
     framer.feed(header(version) + section("ACCEPT", struct.pack("<II", 1, 0)))
     assert framer.error == (f"migration stream version {version}, header size 32 "
-                            "(not 8, 32)")
+                            "(not 9, 32)")
     assert framer.sections == 0
 
 

@@ -3,7 +3,9 @@
  * the checks a restore makes before it installs anything. Also the CRC. */
 #include <string.h>
 #include <arch/riscv/encoding.h>
+#include <abi/sbi_defs.h>
 #include <crc32c.h>
+#include <fwft.h>
 #include <hart.h>
 #include <pmu.h>
 #include <snapshot.h>
@@ -446,7 +448,7 @@ TEST(snap_vcpu_checks)
 	bad = s; bad.fwft.pte_ad_locked = 1;
 	EXPECT_TRUE(vcpu_check(&bad, all & ~SNAP_FEAT_SVADU) != NULL);
 	bad = s; bad.cfi.cfi_reserved = 1;	EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
-	bad = s; bad.fwft.fwft_reserved[4] = 1;	EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
+	bad = s; bad.fwft.fwft_reserved[3] = 1;	EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
 	bad = s; bad.pmu.pmu_reserved = 1;	EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
 	bad = s; bad.hsm.system_suspend = 1;	EXPECT_TRUE(vcpu_check(&bad, all) != NULL);
 	bad.hsm.hsm_state = VCPU_HSM_SUSPENDED; bad.hsm.resume_nonret = 1;
@@ -488,4 +490,56 @@ TEST(snap_vcpu_version_6_reads_as_a_plic_vm)
 	s.imsic_rec.id = 9;
 	EXPECT_TRUE(snap_vcpu_from_stream(&s, 7, ISA_ALL, &t, &off) != NULL);
 	EXPECT_EQ(off, offsetof(struct snap_vcpu, imsic_rec.id));
+}
+
+/* Version 8: FWFT MISALIGNED_EXC_DELEG's value travels (misaligned_emulate,
+ * the vCPU's own inverted byte); a restored vCPU reads it back, keeps its lock
+ * and gets the hedeleg the guest's own SET gave it. Before version 8 the byte
+ * is reserved: 0 restores the vCPU delegated, anything else is refused. */
+TEST(snap_vcpu_misaligned_emulate_version_8)
+{
+	const struct fwft_feature *f = fwft_feature(SBI_FWFT_MISALIGNED_EXC_DELEG);
+	const unsigned long causes = BIT(EXC_LOAD_MISALIGNED) | BIT(EXC_STORE_MISALIGNED);
+	struct snap_vcpu s, t, bad;
+	struct vcpu *v = &vm.vcpus[1], *r = &vm.vcpus[0];
+	uint32_t off;
+	const char *why;
+
+	setup();
+	vm.hedeleg = HEDELEG_GUEST;
+	EXPECT_TRUE(f != NULL);
+	EXPECT_EQ((HEDELEG_GUEST & causes), causes);
+	/* the guest's own SET 0 with LOCK, as vsbi_fwft.c makes it */
+	EXPECT_EQ(fwft_feature_set(v, f, 0), SBI_SUCCESS);
+	*fwft_feature_lock(v, f) = 1;
+	snap_vcpu_save(v, &s);
+	EXPECT_EQ(s.fwft.misaligned_emulate, 1);
+	EXPECT_EQ(s.fwft.misaligned_locked, 1);
+	EXPECT_TRUE(vcpu_check(&s, ISA_ALL) == NULL);
+	EXPECT_TRUE(snap_vcpu_from_stream(&s, SNAP_VERSION_MISALIGNED, ISA_ALL, &t, &off) == NULL);
+	memset(&r->g, 0x5a, sizeof(r->g));
+	snap_vcpu_load(r, &t);
+	EXPECT_EQ(fwft_feature_get(r, f), 0);
+	EXPECT_EQ(*fwft_feature_lock(r, f), 1);
+	EXPECT_EQ(fwft_hedeleg(r), HEDELEG_GUEST & ~causes);
+
+	/* only 0 or 1, the field named */
+	bad = s; bad.fwft.misaligned_emulate = 2;
+	why = vcpu_check(&bad, ISA_ALL);
+	EXPECT_TRUE(why != NULL && strstr(why, "misaligned_emulate") != NULL);
+
+	/* version 7: the byte is reserved; 0 is a delegated vCPU, its lock kept */
+	EXPECT_TRUE(snap_vcpu_from_stream(&s, 7, ISA_ALL, &t, &off) != NULL);
+	EXPECT_EQ(off, offsetof(struct snap_vcpu, fwft.misaligned_emulate));
+	why = snap_vcpu_from_stream(&s, 3, ISA_ALL, &t, &off);
+	EXPECT_TRUE(why != NULL && strstr(why, "misaligned_emulate") != NULL);
+	bad = s; bad.fwft.misaligned_emulate = 0;
+	EXPECT_TRUE(snap_vcpu_from_stream(&bad, 7, ISA_ALL, &t, &off) == NULL);
+	memset(&r->g, 0x5a, sizeof(r->g));
+	snap_vcpu_load(r, &t);
+	EXPECT_EQ(fwft_feature_get(r, f), 1);
+	EXPECT_EQ(*fwft_feature_lock(r, f), 1);
+	EXPECT_EQ(fwft_hedeleg(r), HEDELEG_GUEST);
+	/* versions 1 and 2 have no such byte: delegated */
+	EXPECT_EQ(snap_v2_field("misaligned_emulate"), NULL);
 }

@@ -619,7 +619,8 @@ def test_inspect_json(valid):
     assert v0["sta_shmem"] == RAM_GPA + 0x3000 and v0["sta"]["shmem"] == RAM_GPA + 0x3000
     assert v0["pmu_configured"] == 0b1101 and v0["pmu_started"] == 0b1001
     assert v0["pmu_event_idx"][:4] == [1, 0, 2, 0xF0006] and v0["pmu_value"][3] == 5
-    assert v0["pmu_reserved"] == 0 and v0["fwft_reserved"] == [0] * 5
+    assert v0["pmu_reserved"] == 0 and v0["fwft_reserved"] == [0] * 4
+    assert v0["misaligned_emulate"] == 0
     assert v0["fwft"] == {"misaligned_deleg": True, "misaligned_locked": True, "pte_ad": True,
                           "pte_ad_locked": False,
                           "text": "misaligned exception delegation on (locked), PTE A/D "
@@ -711,10 +712,10 @@ def test_single_bit_flips_in_headers():
 
 @pytest.mark.parametrize("offset, fmt, value, where, message", [
     (0, "<8s", b"CARASNAX", 0, "bad magic"),
-    (8, "<I", 8, 8, "version 8 is not supported (this reader knows versions 1, 2, 3, 4, 5, 6 "
-                    "and 7)"),
-    (8, "<I", 0, 8, "version 0 is not supported (this reader knows versions 1, 2, 3, 4, 5, 6 "
-                    "and 7)"),
+    (8, "<I", 9, 8, "version 9 is not supported (this reader knows versions 1, 2, 3, 4, 5, 6, "
+                    "7 and 8)"),
+    (8, "<I", 0, 8, "version 0 is not supported (this reader knows versions 1, 2, 3, 4, 5, 6, "
+                    "7 and 8)"),
     (8, "<I", 0xFFFFFFFF, 8, "version 4294967295 is not supported"),
     (12, "<I", 40, 12, "header_size 40, must be 32"),
     (16, "<Q", 2, 16, "unknown flag bits 0x2"),
@@ -1153,11 +1154,11 @@ def test_main_on_a_version_1_file(tmp_path, capsys):
     assert snap_cli.main(["--json", "inspect", str(path)]) == 0
     j = json.loads(capsys.readouterr().out)
     assert j["header"]["version"] == 1 and j["vcpus"][0]["record_version"] == 1
-    bad = tmp_path / "v8.snap"
-    bad.write_bytes(patch(b.build(), 8, "<I", 8))
+    bad = tmp_path / "v9.snap"
+    bad.write_bytes(patch(b.build(), 8, "<I", 9))
     assert snap_cli.main(["verify", str(bad)]) == 1
-    assert ("header, byte 8: version 8 is not supported (this reader knows versions 1, 2, 3, 4, "
-            "5, 6 and 7)"
+    assert ("header, byte 8: version 9 is not supported (this reader knows versions 1, 2, 3, 4, "
+            "5, 6, 7 and 8)"
             in capsys.readouterr().err)
 
 
@@ -1459,9 +1460,9 @@ def test_gzip_damage_is_refused_with_the_stream_offset():
 
 def test_gzip_the_stream_inside_is_checked_too():
     bad = bytearray(small())
-    bad[8] = 8                                          # version 8
+    bad[8] = 9                                          # version 9
     err = first_problem(gzip.compress(bytes(bad)))
-    assert err.section == "header" and "version 8" in err.message
+    assert err.section == "header" and "version 9" in err.message
 
 
 def test_gzip_trailing_bytes_are_counted_up_to_a_bound(monkeypatch):
@@ -3003,3 +3004,40 @@ def test_every_file_of_an_aia_vm_has_vcpu_0s_identity_count():
                      vcpu_over={"imsic_nr_ids": 63}, dev_over={"plic": plic0})
     err = first_problem(data)          # VCPU 0's is 0 there: refused first
     assert err.section == "VCPU 0" and err.message.startswith("imsic_nr_ids is 0")
+
+
+# --- version 8: FWFT MISALIGNED_EXC_DELEG's value ------------------------------------------
+
+
+def test_misaligned_emulate_read_and_shown():
+    """Version 8: a vCPU that set MISALIGNED_EXC_DELEG to 0 (and locked it)
+    holds misaligned_emulate 1, shown as delegation off; 2 is refused, named."""
+    ms = _seeds()
+    s = snapshot.verify(ms.stream(name="alpha", runs=(), vcpu_over={"misaligned_emulate": 1}))
+    assert s.version == 8
+    v = s.vcpus[0]
+    assert (v["misaligned_emulate"], v["misaligned_locked"]) == (1, 1)
+    assert ("FWFT: misaligned exception delegation off (the hypervisor emulates misaligned "
+            "accesses) (locked)") in inspect_text(s)
+    j = json.loads(json.dumps(inspect_json(s)))
+    assert j["vcpus"][0]["fwft"]["misaligned_deleg"] is False
+    err = first_problem(ms.stream(name="alpha", runs=(), vcpu_over={"misaligned_emulate": 2}))
+    assert err.section == "VCPU 0" and err.message.startswith("misaligned_emulate is 0x2"), \
+        str(err)
+    assert err.offset == layout_offsets(ms.stream(name="alpha", runs=()))[1][3] + \
+        snapfmt.VCPU.offset("misaligned_emulate")
+
+
+def test_version_7_misaligned_byte_is_reserved():
+    """Before version 8 the byte is reserved: 0 reads as a delegated vCPU (its
+    lock kept), anything else is refused naming it."""
+    ms = _seeds()
+    s = snapshot.verify(ms.stream(name="alpha", version=7, runs=()))
+    assert s.version == 7 and s.vcpus[0]["misaligned_emulate"] == 0
+    assert s.vcpus[0]["misaligned_locked"] == 1
+    assert "FWFT: misaligned exception delegation on (locked)" in inspect_text(s)
+    for version in (3, 7):
+        err = first_problem(ms.stream(name="alpha", version=version, runs=(),
+                                      vcpu_over={"misaligned_emulate": 1}))
+        assert err.section == "VCPU 0" and "a reserved byte before version 8" in err.message, \
+            str(err)

@@ -33,7 +33,7 @@ unit-src-test_susp := hyp/vsbi/vsbi_susp.c hyp/vsbi/vsbi_hsm.c
 unit-src-test_printf := hyp/lib/printf.c
 unit-src-test_json := hyp/lib/json.c
 unit-src-test_tlb := hyp/mm/tlb.c hyp/mm/vmid.c
-unit-src-test_snap := hyp/snap/snap_state.c hyp/snap/snap_record.c hyp/state/cfi_state.c hyp/lib/crc32c.c hyp/state/pmu_logic.c hyp/state/pmu.c \
+unit-src-test_snap := hyp/snap/snap_state.c hyp/snap/snap_record.c hyp/state/cfi_state.c hyp/state/fwft.c hyp/lib/crc32c.c hyp/state/pmu_logic.c hyp/state/pmu.c \
 	hyp/state/vimsic.c hyp/lib/imsic_file.c hyp/drivers/imsic_host.c \
 	hyp/vsbi/vsbi_hsm.c hyp/vsbi/vsbi_sta.c
 unit-libfdt-test_fdt_host := y

@@ -23,7 +23,7 @@ from .streams import STREAM_CHUNK
 
 
 MIG_MAGIC = b"CARAMIGR"
-MIG_VERSION = 8                # include/abi/migration_format.h (8: AIA VMs)
+MIG_VERSION = 9                # include/abi/migration_format.h (9: FWFT misaligned_emulate)
 MIG_HEADER = 32                # struct snap_header
 MIG_SECTION_HEADER = 24        # struct snap_section
 MIG_KEEP_MAX = 4096            # payloads kept to be read (every one but MEMORY, VCPU, DEVICE,

@@ -23,7 +23,8 @@ from .snapshot_format import (CONFIG, DEVICE, DEVICES, DISK_BLOCK_SECTORS, DISK_
     VERSION, VERSIONS, VERSION_VIRTIO, VIO_BLK_F_RO, VIO_BLK_SEG_MAX, VIO_F_VERSION_1,
     VIO_MODELS, VIO_OFFER, VIO_QUEUE_MAX, VIO_QUEUES, VIO_STATUS, MAX_DISKS, MAX_NICS,
     fixed_length, known_flags, section_types, vcpu_size, pmu_event_words, vcpu_from_stream,
-    FEAT_AIA, IMSIC_MAX_IDS, IMSIC_WORDS, IRQCHIP_DEVICES, VERSION_AIA, devices_of)
+    FEAT_AIA, IMSIC_MAX_IDS, IMSIC_WORDS, IRQCHIP_DEVICES, VERSION_AIA, VERSION_MISALIGNED,
+    devices_of)
 from .snapshot_legal import legal_problems
 
 
@@ -569,6 +570,11 @@ class _Parser:
                     self.field_problem(VCPU_V2, base, fname, msg, i)
         if v["gpr"][0]:
             self.field_problem(layout, base, "gpr", f"x0 is {v['gpr'][0]:#x}, must be 0")
+        if self.version < VERSION_MISALIGNED and v["misaligned_emulate"]:
+            # versions 3 to 7: a reserved byte (1 and 2 have none: it reads as 0)
+            self.field_problem(layout, base, "misaligned_emulate",
+                               f"misaligned_emulate is {v['misaligned_emulate']:#x}, must be 0 "
+                               f"(a reserved byte before version {VERSION_MISALIGNED})")
         # a version 1 record's tail is the reader's own, and always legal
         for fname, message, i in legal_problems("VCPU", v, features):
             self.field_problem(layout, base, fname, message, i)

@@ -13,8 +13,10 @@ block of sectors each (DISKRUN); DISK_ID sections (version 6, a stream
 without the disks' content) each disk's identity, CRCs of sampled blocks
 (DISKID, DISKID_SAMPLE, disk_id_blocks()).  Version 7 adds AIA VMs: the
 CONFIG's feature aia, the IMSIC record in every VCPU section and the aplic
-device (a PLIC VM's all zero, as an AIA VM's plic device is).  Versions 1 to
-7 are read: a version 3 to 6 VCPU section ends before the IMSIC record
+device (a PLIC VM's all zero, as an AIA VM's plic device is).  Version 8
+gives the FWFT record's first reserved byte to misaligned_emulate (FWFT
+MISALIGNED_EXC_DELEG's value, inverted; 0 in older streams).  Versions 1 to
+8 are read: a version 3 to 6 VCPU section ends before the IMSIC record
 (VCPU_V6_SIZE bytes, read as a PLIC VM's), a version 2 one is one 848-byte
 record (VCPU_V2), a version 1 one its first 672 bytes; vcpu_from_stream()
 reads them all into the records' fields."""
@@ -28,12 +30,13 @@ from .units import MiB
 
 
 MAGIC = b"CARASNAP"
-VERSION = 7                    # what Carapace writes
-VERSIONS = (1, 2, 3, 4, 5, 6, 7)   # what this reader reads (older VCPU records are converted)
+VERSION = 8                    # what Carapace writes
+VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8)   # what this reader reads (older VCPU records are converted)
 VERSION_VIRTIO = 4             # the first with VIRTIO sections
 VERSION_DISK = 5               # the first with DISK sections and flag DISKS
 VERSION_DISK_ID = 6            # the first with DISK_ID sections
 VERSION_AIA = 7                # the first with AIA VMs: the IMSIC record, the aplic device
+VERSION_MISALIGNED = 8         # the first with FWFT misaligned_emulate (a reserved byte before)
 PAGE_SIZE = 4096
 RUN_MAX_PAGES = 512
 F_LIVE = 1 << 0

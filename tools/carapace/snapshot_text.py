@@ -102,9 +102,11 @@ def hsm_words(v):
 
 
 def fwft_words(v):
-    """The vCPU's memory FWFT features in words (MISALIGNED_EXC_DELEG's value
-    is always 1 under Carapace: misaligned accesses trap to the guest)."""
-    return (f"misaligned exception delegation on{' (locked)' if v['misaligned_locked'] else ''}"
+    """The vCPU's memory FWFT features in words (MISALIGNED_EXC_DELEG is held
+    inverted: misaligned_emulate 1 is the value 0, the hypervisor emulates)."""
+    deleg = "off (the hypervisor emulates misaligned accesses)" if v["misaligned_emulate"] else "on"
+    return (f"misaligned exception delegation {deleg}"
+            f"{' (locked)' if v['misaligned_locked'] else ''}"
             f", PTE A/D hardware updating {on_off(v['pte_ad_value'], v['pte_ad_locked'])}")
 
 
@@ -171,7 +173,7 @@ def vcpu_json(v):
     out = {k: v[k] for k, _, _, _ in VCPU.fields}
     out["instance"] = v["instance"]
     out["record_version"] = v.get("record_version", VERSION)
-    out["fwft"] = {"misaligned_deleg": True, "misaligned_locked": bool(v["misaligned_locked"]),
+    out["fwft"] = {"misaligned_deleg": not v["misaligned_emulate"], "misaligned_locked": bool(v["misaligned_locked"]),
                    "pte_ad": bool(v["pte_ad_value"]), "pte_ad_locked": bool(v["pte_ad_locked"]),
                    "text": fwft_words(v)}
     out["system_suspend"] = bool(v["system_suspend"])
