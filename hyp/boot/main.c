@@ -60,29 +60,6 @@ static bool request_shadow_stack(void)
 	return sbi_fwft_set(SBI_FWFT_SHADOW_STACK, 1, 0) == SBI_SUCCESS;
 }
 
-/* Ask M-mode to delegate misaligned load/store exceptions (FWFT
- * MISALIGNED_EXC_DELEG = 1): OpenSBI 1.6 keeps them by default and emulates
- * the access itself, so on a CPU that traps misaligned accesses a guest's own
- * MISALIGNED_EXC_DELEG would never matter. Granted, they reach HS and go on
- * to the guest by hedeleg (value 1) or to dispatch/misaligned.c (value 0).
- * Every hart asks (medeleg is per hart); the SBI error, 0 if granted. */
-static long misaligned_boot_err;	/* the boot hart's answer */
-
-static long request_misaligned_delegation(void)
-{
-	return sbi_fwft_set(SBI_FWFT_MISALIGNED_EXC_DELEG, 1, 0);
-}
-
-static void report_misaligned_delegation(long err)
-{
-	if (err == SBI_SUCCESS)
-		pr_info("firmware FWFT SET MISALIGNED_EXC_DELEG: granted (misaligned traps reach "
-			"the hypervisor)");
-	else
-		pr_info("firmware FWFT SET MISALIGNED_EXC_DELEG: refused (SBI error %ld): the "
-			"firmware emulates misaligned accesses before a guest sees them", err);
-}
-
 /* The hypervisor's own map (hyp_map.h): the image, the host DT's RAM, and
  * the device registers it may touch: on QEMU virt all of them sit in the
  * space below RAM, mapped whole with big pages but for its first 2 MiB (a
@@ -469,7 +446,6 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 	enable_cbo_zero();
 
 	ss = request_shadow_stack();
-	misaligned_boot_err = request_misaligned_delegation();
 	hart_probe_caps();
 	hart_caps.fw_cfi = sbi_ecall(SBI_EXT_FWFT, SBI_FWFT_GET, SBI_FWFT_LANDING_PAD, 0, 0,
 				     0).error == SBI_SUCCESS;
@@ -508,7 +484,6 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 		if (atomic_load(&harts_online) == nr_harts)
 			break;
 	report_cfi_caps(hart_caps.zicfiss);
-	report_misaligned_delegation(misaligned_boot_err);
 	pr_info("%u harts online, timeslice %lu us%s", atomic_load(&harts_online),
 		(unsigned long)(sched_slice_ticks * 1000000 / timebase_hz),
 		sched_wfi_traps ? ", every guest WFI exits" : "");
@@ -549,17 +524,10 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 
 void hyp_secondary_main(void)
 {
-	long misaligned;
 	bool ss;
 
 	hyp_cfi_hart_init(false);
 	ss = request_shadow_stack();
-	misaligned = request_misaligned_delegation();
-
-	/* the boot hart's answer is in the log; a hart that differs says so */
-	if (misaligned != SBI_SUCCESS && misaligned_boot_err == SBI_SUCCESS)
-		pr_info("hart %lu: firmware refused MISALIGNED_EXC_DELEG (SBI error %ld): it "
-			"emulates misaligned accesses on this hart", this_hart()->hartid, misaligned);
 	if (hart_caps.zicfiss && !ss) {
 		pr_info("hart %lu: firmware refused SHADOW_STACK: no guest shadow stacks",
 			this_hart()->hartid);

@@ -521,7 +521,7 @@ TEST(snap_vcpu_misaligned_emulate_version_8)
 	snap_vcpu_load(r, &t);
 	EXPECT_EQ(fwft_feature_get(r, f), 0);
 	EXPECT_EQ(*fwft_feature_lock(r, f), 1);
-	EXPECT_EQ(fwft_hedeleg(r), HEDELEG_GUEST & ~causes);
+	EXPECT_EQ(vcpu_hedeleg(r), HEDELEG_GUEST & ~causes);
 
 	/* only 0 or 1, the field named */
 	bad = s; bad.fwft.misaligned_emulate = 2;
@@ -539,7 +539,7 @@ TEST(snap_vcpu_misaligned_emulate_version_8)
 	snap_vcpu_load(r, &t);
 	EXPECT_EQ(fwft_feature_get(r, f), 1);
 	EXPECT_EQ(*fwft_feature_lock(r, f), 1);
-	EXPECT_EQ(fwft_hedeleg(r), HEDELEG_GUEST);
+	EXPECT_EQ(vcpu_hedeleg(r), HEDELEG_GUEST);
 	/* versions 1 and 2 have no such byte: delegated */
 	EXPECT_EQ(snap_v2_field("misaligned_emulate"), NULL);
 }
