@@ -12,8 +12,19 @@
 #include <sbi_client.h>
 #include <vcpu.h>
 
+/* One entry of the firmware's shared memory. OpenSBI 1.6 follows a pre-3.0
+ * draft: 5 words an entry, trig_idx written back in the last one; the v3.0
+ * text has 4, trig_idx in the first. Carapace installs one trigger a call
+ * (the stride never matters) and finds at boot which word the firmware
+ * writes the index to. */
+struct fw_entry {
+	uint64_t word0, tdata1, tdata2, tdata3;
+	uint64_t word4;		/* OpenSBI 1.6's trig_idx */
+};
+
 /* Each hart's shared memory with the firmware (identity map: VA == PA). */
-static struct sbi_dbtr_entry fw_shmem[HART_MAX][DBTR_MAX_TRIGGERS] __attribute__((aligned(64)));
+static struct fw_entry fw_shmem[HART_MAX] __attribute__((aligned(64)));
+static bool fw_idx_in_word4;
 
 static struct sbiret fw(unsigned long fid, unsigned long a0, unsigned long a1)
 {
@@ -22,22 +33,38 @@ static struct sbiret fw(unsigned long fid, unsigned long a0, unsigned long a1)
 
 static bool fw_set_shmem(void)
 {
-	return fw(SBI_DBTR_SET_SHMEM, (unsigned long)fw_shmem[this_hart()->index], 0).error ==
+	return fw(SBI_DBTR_SET_SHMEM, (unsigned long)&fw_shmem[this_hart()->index], 0).error ==
 	       SBI_SUCCESS;
 }
 
-/* Does the firmware take a VS/VU-only mcontrol6 execute trigger? Installed
- * at address 0 while no guest runs, then uninstalled. */
+/* Install one trigger on this hart: its firmware index, or -1 (error in *@err). */
+static long fw_install(uint64_t tdata1, uint64_t tdata2, long *err)
+{
+	struct fw_entry *e = &fw_shmem[this_hart()->index];
+	uint64_t idx;
+
+	*e = (struct fw_entry){ -1ULL, tdata1, tdata2, 0, -1ULL };
+	*err = fw(SBI_DBTR_INSTALL_TRIGGERS, 1, 0).error;
+	if (*err)
+		return -1;
+	idx = fw_idx_in_word4 ? e->word4 : e->word0;
+	return idx < 64 ? (long)idx : -1;
+}
+
+/* Does the firmware take a VS/VU-only mcontrol6 execute trigger, and where
+ * does it write its index? Installed at address 0 while no guest runs, then
+ * uninstalled. */
 static bool fw_takes_vs_vu(void)
 {
-	struct sbi_dbtr_entry *e = fw_shmem[this_hart()->index];
-	struct sbiret r;
+	struct fw_entry *e = &fw_shmem[this_hart()->index];
+	uint64_t idx;
 
-	e[0] = (struct sbi_dbtr_entry){ .tdata1 = MC6_TYPE | MC6_VS | MC6_VU | MC6_EXECUTE };
-	r = fw(SBI_DBTR_INSTALL_TRIGGERS, 1, 0);
-	if (r.error)
+	*e = (struct fw_entry){ -1ULL, MC6_TYPE | MC6_VS | MC6_VU | MC6_EXECUTE, 0, 0, -1ULL };
+	if (fw(SBI_DBTR_INSTALL_TRIGGERS, 1, 0).error)
 		return false;
-	return e[0].word0 < 64 && !fw(SBI_DBTR_UNINSTALL_TRIGGERS, e[0].word0, 1).error;
+	fw_idx_in_word4 = e->word0 == -1ULL;
+	idx = fw_idx_in_word4 ? e->word4 : e->word0;
+	return idx < 64 && !fw(SBI_DBTR_UNINSTALL_TRIGGERS, idx, 1).error;
 }
 
 void dbtr_host_probe(void)
@@ -80,29 +107,22 @@ void dbtr_hart_init(void)
 void dbtr_vcpu_load_slow(struct vcpu *v)
 {
 	struct hart *h = this_hart();
-	struct sbi_dbtr_entry *e = fw_shmem[h->index];
-	unsigned int n = 0;
-	struct sbiret r;
 
 	for (unsigned int i = 0; i < dbtr_host.trig_max; i++) {
 		const struct dbtr_trigger *t = &v->dbtr.trig[i];
 		uint64_t word = t->state & SBI_DBTR_TS_MAPPED ? dbtr_host_tdata1(t->tdata1) : 0;
+		long idx, err;
 
-		if (word)
-			e[n++] = (struct sbi_dbtr_entry){ .tdata1 = word, .tdata2 = t->tdata2 };
+		if (!word)
+			continue;
+		idx = fw_install(word, t->tdata2, &err);
+		if (idx < 0) {
+			/* this trigger does not fire; nothing else is affected */
+			pr_info("hart %lu: firmware DBTR install failed (%ld)", h->hartid, err);
+			continue;
+		}
+		h->dbtr_hw |= 1UL << idx;
 	}
-	if (!n)
-		return;
-	r = fw(SBI_DBTR_INSTALL_TRIGGERS, n, 0);
-	if (r.error) {
-		/* its triggers do not fire; nothing else is affected */
-		pr_info("hart %lu: firmware DBTR install of %u triggers failed (%ld)",
-			h->hartid, n, r.error);
-		return;
-	}
-	for (unsigned int i = 0; i < n; i++)
-		if (e[i].word0 < 64)
-			h->dbtr_hw |= 1UL << e[i].word0;
 }
 
 void dbtr_hart_clear(void)
