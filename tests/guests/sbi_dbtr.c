@@ -218,7 +218,7 @@ static void test_execute(void)
 		ent(0)[0] = idx;
 		check_eq(T, "update it to the other function (Carapace)",
 			 dbtr(SBI_DBTR_UPDATE_TRIGGERS, 1, 0, 0).error, SBI_SUCCESS);
-		expect_breakpoint("updated: calling the other", hits_calling(dbtr_target2, &r), &r,
+		expect_breakpoint("updated (Carapace), calling the other", hits_calling(dbtr_target2, &r), &r,
 				  (unsigned long)dbtr_target2);
 		check_eq(T, "updated: the first does not trigger (Carapace)",
 			 hits_calling(dbtr_target, &r), 0);
