@@ -68,7 +68,7 @@ void dbtr_vcpu_load_slow(struct vcpu *v);
 void dbtr_hart_clear(void);
 /** dbtr_vcpu_sync() - @v, loaded here, changed its triggers: the hart's follow. */
 void dbtr_vcpu_sync(struct vcpu *v);
-/** dbtr_vm_in_use() - has a vCPU of @vm DBTR state (shared memory or a
+/** dbtr_vm_in_use() - (dbtr_word.c) has a vCPU of @vm DBTR state (shared memory or a
  *  trigger)? Snapshots and migration refuse it (SNAP_DBTR_REFUSAL). */
 bool dbtr_vm_in_use(const struct vm *vm);
 #endif

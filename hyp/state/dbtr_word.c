@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* SBI DBTR: which trigger words a guest may install, and the word the
- * firmware gets instead of its own. Pure: the unit tests run this code
- * (tests/unit/test_dbtr.c). */
+/* SBI DBTR: which trigger words a guest may install, the word the firmware
+ * gets instead of its own, and whether a VM uses DBTR at all (snapshots
+ * refuse it). Pure: the unit tests run this code (tests/unit/test_dbtr.c). */
 #include <abi/sbi_dbtr.h>
 #include <abi/sbi_defs.h>
 #include <dbtr.h>
+#include <vm.h>
 
 struct dbtr_host dbtr_host;
 
@@ -52,4 +53,18 @@ unsigned long dbtr_num_triggers(uint64_t tdata1)
 	if (!tdata1 || TDATA1_TYPE(tdata1) == TDATA1_TYPE_MCONTROL6)
 		return dbtr_host.trig_max;
 	return 0;
+}
+
+bool dbtr_vm_in_use(const struct vm *vm)
+{
+	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++) {
+		const struct vcpu_dbtr *d = &vm->vcpus[i].dbtr;
+
+		if (d->shmem_on)
+			return true;
+		for (unsigned int t = 0; t < DBTR_MAX_TRIGGERS; t++)
+			if (d->trig[t].state)
+				return true;
+	}
+	return false;
 }

@@ -264,17 +264,3 @@ const struct vsbi_ext vsbi_dbtr = {
 	.probe = dbtr_probe,
 	.call = dbtr_call,
 };
-
-bool dbtr_vm_in_use(const struct vm *vm)
-{
-	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++) {
-		const struct vcpu_dbtr *d = &vm->vcpus[i].dbtr;
-
-		if (d->shmem_on)
-			return true;
-		for (unsigned int t = 0; t < DBTR_MAX_TRIGGERS; t++)
-			if (d->trig[t].state)
-				return true;
-	}
-	return false;
-}
