@@ -8,6 +8,7 @@
 #include <atomic.h>
 #include <console.h>
 #include <crc32c.h>
+#include <dbtr.h>
 #include <entropy.h>
 #include <fdt_host.h>
 #include <hart.h>
@@ -459,6 +460,7 @@ void hyp_main(unsigned long hartid, const void *fdt, unsigned long secondary_ent
 	if (!hart_caps.sstc)
 		hyp_panic("the CPU lacks Sstc, which Carapace requires (QEMU: sstc=true)");
 	hart_init_csrs(trap_vector());
+	dbtr_host_probe();	/* before the other harts start: they follow it */
 	setup_guest_files();
 	setup_imsic_file(true);
 	if (host.vmid_bits && host.vmid_bits < hart_caps.vmid_bits)
@@ -534,6 +536,7 @@ void hyp_secondary_main(void)
 		hart_caps.zicfiss = false;
 	}
 	hart_init_csrs(trap_vector());
+	dbtr_hart_init();
 	setup_imsic_file(false);
 	atomic_add(&harts_online, 1);
 	while (!atomic_load(&vms_ready))

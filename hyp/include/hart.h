@@ -63,6 +63,8 @@ struct hart {
 	} imsic;
 	uint64_t idle_wakeups;	/* idle passes (wfi or due at once): a spinning hart shows here */
 	bool left_idle;		/* its next pick passes a wake-up on (hyp/state/sched.c) */
+	unsigned long dbtr_hw;	/* firmware debug triggers installed here for the
+				 * loaded vCPU (bit: firmware index; hyp/state/dbtr.c) */
 	bool native_wfi;	/* its vCPU runs with hstatus.VTW=0 (sched_wfi_mode()) */
 	/* a device access the fast exit of the vCPU loaded here decoded and
 	 * checked but left to the full path (it names a register not saved

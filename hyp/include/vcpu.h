@@ -9,6 +9,7 @@
 #include <types.h>
 #include <atomic.h>
 #include <cfi.h>
+#include <dbtr.h>
 #include <imsic_file.h>
 #include <pmu.h>
 
@@ -170,6 +171,9 @@ struct vcpu {
 	struct vcpu_steal steal;
 	struct pmu_live pmu_live;	/* derived from g.pmu; host counters at load */
 	struct vimsic_live imsic;
+	/* SBI DBTR: guest state, kept out of struct vcpu_guest (and out of
+	 * snapshots, which refuse a VM using it: SNAP_DBTR_REFUSAL) */
+	struct vcpu_dbtr dbtr;
 };
 
 /** vcpu_henvcfg_guest() - the henvcfg bits the guest's FWFT values select

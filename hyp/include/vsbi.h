@@ -41,7 +41,7 @@ struct vsbi_ext {
  * docs/sbi.md promises is in it and that none collides in the lookup. */
 #define VSBI_EXTENSIONS(X)                                                   \
 	X(base) X(time) X(ipi) X(rfence) X(hsm) X(srst) X(dbcn) X(fwft)     \
-	X(susp) X(pmu) X(sta) X(debug)
+	X(susp) X(pmu) X(sta) X(dbtr) X(debug)
 #define VSBI_DECLARE(name) extern const struct vsbi_ext vsbi_##name;
 VSBI_EXTENSIONS(VSBI_DECLARE)
 #undef VSBI_DECLARE

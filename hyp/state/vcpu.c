@@ -117,6 +117,9 @@ void vcpu_load(struct vcpu *v)
 			vcpu_set_hvictl(v);
 		}
 	}
+	/* one test for a vCPU without debug triggers */
+	if (__builtin_expect(v->dbtr.live, 0))
+		dbtr_vcpu_load_slow(v);
 	__vcpu_fp_restore(&v->g.fp);
 }
 
@@ -157,6 +160,9 @@ void vcpu_put(struct vcpu *v)
 		v->g.ctx.sstatus = (v->g.ctx.sstatus & ~SR_FS) | SR_FS_CLEAN;
 	}
 	csr_write(CSR_HVIP, 0);
+	/* its debug triggers leave with it (one test without) */
+	if (__builtin_expect(this_hart()->dbtr_hw, 0))
+		dbtr_hart_clear();
 	this_hart()->current = NULL;
 }
 

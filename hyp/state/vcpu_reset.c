@@ -19,6 +19,9 @@ static unsigned long henvcfg_base(void)
 void vcpu_reset(struct vcpu *v, unsigned long entry, unsigned long arg)
 {
 	memset(&v->g, 0, sizeof(v->g));
+	/* no DBTR shared memory, no trigger (a loaded vCPU's hart drops its
+	 * firmware triggers at vcpu_put()) */
+	memset(&v->dbtr, 0, sizeof(v->dbtr));
 	v->g.ctx.gpr[10] = v->id;
 	v->g.ctx.gpr[11] = arg;
 	v->g.ctx.sepc = entry;

@@ -184,7 +184,7 @@ FUZZ_T_LIBFDT_PLAIN := $(addprefix $(FUZZ_T_B)/libfdt-plain/,$(addsuffix .o,$(FU
 fuzz-src-insn := tests/fuzz/fuzz_insn.c hyp/arch/insn.c
 fuzz-opts-insn := -max_len=64
 fuzz-short-insn := 300000
-fuzz-src-mgmt := tests/fuzz/fuzz_mgmt.c tests/fuzz/fuzz_clock_log.c hyp/host/mgmt.c hyp/lib/json.c hyp/lib/printf.c
+fuzz-src-mgmt := tests/fuzz/fuzz_mgmt.c tests/fuzz/fuzz_clock_log.c hyp/host/mgmt.c hyp/lib/json.c hyp/lib/printf.c hyp/state/dbtr_word.c
 fuzz-opts-mgmt := -max_len=4608
 fuzz-short-mgmt := 50000
 fuzz-src-mig_recv := tests/fuzz/fuzz_mig_recv.c tests/fuzz/fuzz_restore_host.c tests/fuzz/fuzz_clock_log.c \

@@ -7,7 +7,7 @@
  *  - FWFT, SUSP and STA probes: Carapace must implement them; bare only printed.
  *  - spec version: Carapace exactly 3.0 (OpenSBI 1.6 says 2.0).
  *  - Carapace: every extension it does not implement (docs/sbi.md: the
- *    legacy EIDs 0x00-0x08, PMU, CPPC, NACL, SSE, DBTR, MPXY)
+ *    legacy EIDs 0x00-0x08, PMU, CPPC, NACL, SSE, MPXY; DBTR is sbi_dbtr.c's)
  *    probes 0 and its function 0 gives NOT_SUPPORTED (bare OpenSBI has
  *    most of them, so this is not asked there).
  * Both: spec version >= 2.0; BASE, TIME, IPI, RFENCE, HSM, SRST, DBCN probe
@@ -72,7 +72,7 @@ static const struct {
 	{ 0x08, "legacy shutdown" },
 	{ 0x43505043, "CPPC" },
 	{ 0x4E41434C, "NACL" },
-	{ 0x535345, "SSE" },			{ 0x44425452, "DBTR" },
+	{ 0x535345, "SSE" },
 	{ 0x4D505859, "MPXY" },
 };
 

@@ -106,6 +106,7 @@ static void stub_call(struct vcpu *v, unsigned long fid, struct vsbi_ret *ret, c
 		stub_call(v, fid, ret, #ext);                                 \
 	}
 STUB_CALL(time)
+STUB_CALL(dbtr)
 
 static bool again_next;
 
@@ -157,6 +158,7 @@ EXT(susp, SBI_EXT_SUSP, SBI_EXT_SUSP);
 EXT(debug, SBI_EXT_CARAPACE_DEBUG, SBI_EXT_CARAPACE_DEBUG);
 EXT(sta, SBI_EXT_STA, SBI_EXT_STA);
 EXT(pmu, SBI_EXT_PMU, SBI_EXT_PMU);
+EXT(dbtr, 0x44425452, 0x44425452);
 EXT(dbcn, SBI_EXT_DBCN, SBI_EXT_DBCN, .probe = dbcn_probe);
 
 /* ---- setup ---- */
@@ -371,7 +373,7 @@ TEST(vsbi_dispatch_actions)
 /* The one extension table and the lookup built from it. */
 static const unsigned long promised_eids[] = {	/* docs/sbi.md, docs/architecture.md */
 	SBI_EXT_BASE, SBI_EXT_TIME, SBI_EXT_IPI, SBI_EXT_RFENCE, SBI_EXT_HSM, SBI_EXT_SRST,
-	SBI_EXT_DBCN, SBI_EXT_FWFT, SBI_EXT_SUSP, SBI_EXT_PMU, SBI_EXT_STA,
+	SBI_EXT_DBCN, SBI_EXT_FWFT, SBI_EXT_SUSP, SBI_EXT_PMU, SBI_EXT_STA, 0x44425452 /* DBTR */,
 	SBI_EXT_CARAPACE_DEBUG,
 };
 
@@ -405,12 +407,12 @@ TEST(vsbi_table_serves_every_extension)
 TEST(vsbi_slots_keep_the_standard_extensions_apart)
 {
 	/* every extension served now, and the standard ones it may gain (SBI
-	 * 3.0: DBTR, SSE, MPXY, CPPC, NACL): a slot each */
+	 * 3.0: SSE, MPXY, CPPC, NACL; DBTR is served): a slot each */
 	static const unsigned long eids[] = {
 #define ENTRY(name) 0,
 		VSBI_EXTENSIONS(ENTRY)
 #undef ENTRY
-		0x44425452, 0x535345, 0x4D505859, 0x43505043, 0x4E41434C };
+		0x535345, 0x4D505859, 0x43505043, 0x4E41434C };
 	static const struct vsbi_ext *const table[] = {
 #define ENTRY(name) &vsbi_##name,
 		VSBI_EXTENSIONS(ENTRY)

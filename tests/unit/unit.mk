@@ -45,6 +45,8 @@ UNIT_TESTS += test_hyp_map
 unit-src-test_hyp_map := hyp/mm/hyp_map.c
 UNIT_TESTS += test_misaligned
 unit-src-test_misaligned := hyp/arch/ldst_decode.c hyp/dispatch/misaligned.c
+UNIT_TESTS += test_dbtr
+unit-src-test_dbtr := hyp/state/dbtr_word.c
 UNIT_TESTS += test_sta
 unit-src-test_sta := hyp/vsbi/vsbi_sta.c hyp/state/steal_time.c
 UNIT_TESTS += test_pmu
@@ -116,7 +118,7 @@ UNIT_TESTS += test_hostio
 unit-src-test_hostio := tests/unit/fake_vpci.c hyp/drivers/virtio_pci.c hyp/drivers/split_ring.c \
 	hyp/drivers/hostblk.c hyp/drivers/hostnet.c
 UNIT_TESTS += test_mgmt
-unit-src-test_mgmt := hyp/host/mgmt.c hyp/lib/json.c
+unit-src-test_mgmt := hyp/host/mgmt.c hyp/lib/json.c hyp/state/dbtr_word.c
 UNIT_TESTS += test_section_stream
 unit-src-test_section_stream := hyp/snap/section_tx.c hyp/snap/section_rx.c hyp/migrate/mig_wire.c \
 	hyp/lib/crc32c.c
@@ -142,12 +144,12 @@ UNIT_TESTS += test_vplic
 unit-src-test_vplic := tests/unit/host_memory.c hyp/vdev/vplic.c hyp/vdev/mmio.c hyp/mm/guest_mem.c \
 	hyp/mm/dirty_log.c hyp/mm/gstage.c
 UNIT_TESTS += test_snap_save
-unit-src-test_snap_save := tests/unit/fake_snap_host.c tests/unit/host_memory.c hyp/snap/snap_save.c hyp/snap/snap_disk_save.c hyp/snap/snap_disk_id.c hyp/snap/section_tx.c hyp/snap/snap_emit.c hyp/mm/guest_mem.c hyp/mm/dirty_log.c \
+unit-src-test_snap_save := tests/unit/fake_snap_host.c tests/unit/host_memory.c hyp/state/dbtr_word.c hyp/snap/snap_save.c hyp/snap/snap_disk_save.c hyp/snap/snap_disk_id.c hyp/snap/section_tx.c hyp/snap/snap_emit.c hyp/mm/guest_mem.c hyp/mm/dirty_log.c \
 	hyp/mm/gstage.c hyp/state/vm_state.c hyp/state/vm_events.c hyp/lib/crc32c.c
 # the migration's source driven as the host services drive it, the test
 # playing the destination on the stream port (the host: fake_snap_host.c)
 UNIT_TESTS += test_mig_send
-unit-src-test_mig_send := tests/unit/fake_snap_host.c tests/unit/host_memory.c hyp/migrate/mig_send.c hyp/state/dirty_limit.c \
+unit-src-test_mig_send := tests/unit/fake_snap_host.c tests/unit/host_memory.c hyp/state/dbtr_word.c hyp/migrate/mig_send.c hyp/state/dirty_limit.c \
 	hyp/migrate/mig_wire.c hyp/snap/snap_disk_save.c hyp/snap/section_tx.c hyp/snap/section_rx.c \
 	hyp/snap/snap_emit.c hyp/mm/guest_mem.c hyp/mm/dirty_log.c hyp/mm/gstage.c hyp/lib/crc32c.c \
 	hyp/lib/printf.c
