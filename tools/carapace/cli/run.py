@@ -165,6 +165,7 @@ from ..errors import LaunchError
 from ..incoming import INCOMING_HOST, IncomingRelay, IncomingSpec, RELAY_IDLE_MARGIN
 from ..incoming_disks import incoming_disk_lines, parse_incoming_disks
 from ..iodevices import device_args, plan_devices
+from ..hyp_image import image_for_cpu
 from ..launcher import (AIA_GUESTS_ENV, AIA_GUESTS_MAX, DEFAULT_CPU, DEFAULT_SMP,
                         HostConfig, QEMU, ctl_socket_path, prepare_ctl_socket, qemu_command,
                         remove_ctl_socket, stream_socket_path)
@@ -575,11 +576,17 @@ def host_config(args, vms, extra=(), spare=0, persist=None, incoming=None):
     for tool in (QEMU, DTC):
         if not shutil.which(tool):
             raise LaunchError(f"{tool} not found; run `make deps`")
+    try:
+        hyp, notice = image_for_cpu(args.hyp, args.cpu)
+    except FileNotFoundError as e:
+        raise LaunchError(str(e)) from None
+    if notice:
+        print(f"carapace-run: {notice}", file=sys.stderr)
     ctl_socket = ctl_socket_path(args.ctl_socket)
     guest_files = aia_guests(args)
     if guest_files and not args.icount:
         print(f"carapace-run: warning: {GUEST_FILES_MTTCG}", file=sys.stderr)
-    return HostConfig(aia_guests=guest_files, aclint=args.aclint, hyp=args.hyp.absolute(), bios=args.bios.absolute(), mem=mem,
+    return HostConfig(aia_guests=guest_files, aclint=args.aclint, hyp=hyp.absolute(), bios=args.bios.absolute(), mem=mem,
                       smp=args.smp, cpu=args.cpu, timeslice_us=args.timeslice_us,
                       wfi_traps=args.wfi_traps,
                       icount=args.icount, batch=args.batch, extra=list(args.qemu_arg),
