@@ -179,6 +179,7 @@ struct legal_case {
 #define AT_STA(f)	AT_REC(sta, f)
 #define AT_PMU(f)	AT_REC(pmu, f)
 #define AT_IMSIC(f)	AT_REC(imsic, f)
+#define AT_DBTR(f)	AT_REC(dbtr, f)
 #define CASE(rec, f, value, features, refused) \
 	{ #rec " " #f " = " #value, !strcmp(#rec, "CONFIG"), AT_##rec(f), value, features, refused },
 static const struct legal_case cases[] = { SNAP_LEGAL_CASES(CASE) };

@@ -2209,6 +2209,19 @@ def test_verify_gives_the_hypervisors_verdict(section, field, value, features, r
         assert (err.section, err.offset) == ("VCPU 0", payload + IMSIC_OFF[field]), str(err)
         assert err.message.startswith((f"{field} is ", f"{field}[0] is ")), str(err)
         return
+    if section == "DBTR":           # version 8's record: a version 8 stream
+        array = field not in ("dbtr_shmem", "dbtr_shmem_on")
+        count = 7 if field == "dbtr_reserved" else 8
+        data = _seeds().stream(name="alpha", runs=(),
+                               vcpu_over={field: [value] + [0] * (count - 1) if array else value})
+        if not refused:
+            assert snapshot.verify(data).valid
+            return
+        err = first_problem(data)
+        payload = layout_offsets(data)[1][3]
+        assert (err.section, err.offset) == ("VCPU 0", payload + DBTR_OFF[field]), str(err)
+        assert err.message.startswith((f"{field} is ", f"{field}[0] is ")), str(err)
+        return
     b = Builder(nr_vcpus=1)
     b.vcpus = [Builder.vcpu(1)]           # no CFI, STA or PMU state of its own
     b.config["features"] = features
