@@ -32,4 +32,4 @@ hyp-objs-y += vsbi/vsbi.o vsbi/vsbi_dbcn.o vsbi/vsbi_debug.o vsbi/vsbi_fwft.o vs
 	      vsbi/vsbi_ipi.o vsbi/vsbi_rfence.o vsbi/vsbi_srst.o vsbi/vsbi_susp.o vsbi/vsbi_time.o
 hyp-objs-y += state/pmu.o state/pmu_logic.o vsbi/vsbi_pmu.o	# guest PMU (three layers: pure, live, SBI)
 hyp-objs-y += state/steal_time.o vsbi/vsbi_sta.o	# SBI STA: steal-time accounting, its SBI call
-hyp-objs-y += state/dbtr_word.o state/dbtr.o vsbi/vsbi_dbtr.o	# SBI DBTR: words (pure), the hart, its SBI calls
+hyp-objs-y += state/dbtr_word.o state/dbtr_record.o state/dbtr.o vsbi/vsbi_dbtr.o	# SBI DBTR: words and snapshot record (pure), the hart, its SBI calls

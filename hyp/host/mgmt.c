@@ -5,7 +5,6 @@
  * refused with an error, never guessed. Runs on hart 0 only (host_poll). */
 #include <arch/riscv/encoding.h>
 #include <string.h>
-#include <dbtr.h>
 #include <errno.h>
 #include <hart.h>
 #include <host_irq.h>
@@ -852,11 +851,6 @@ static void cmd_snapshot(struct req *r)
 		reply_error(r->has_id, r->id, "bad-request", "disks is a boolean");
 		return;
 	}
-	/* checked again once paused (snap_save_start()): the guest may set it meanwhile */
-	if (dbtr_vm_in_use(r->vm)) {
-		reply_error(r->has_id, r->id, "unsupported", SNAP_DBTR_REFUSAL);
-		return;
-	}
 	if (!stream_free(r))
 		return;
 	snap_req.vm = r->vm;
@@ -988,11 +982,6 @@ static void cmd_migrate(struct req *r)
 	opts = (struct mig_send_opts){ (unsigned int)rounds, (unsigned int)limit, converge };
 	if (r->vm->state != VM_RUNNING && r->vm->state != VM_PAUSED) {
 		reply_error(r->has_id, r->id, "bad-state", "the VM is neither running nor paused");
-		return;
-	}
-	/* checked again at the switchover (mig_send.c), the VM paused */
-	if (dbtr_vm_in_use(r->vm)) {
-		reply_error(r->has_id, r->id, "unsupported", SNAP_DBTR_REFUSAL);
 		return;
 	}
 	if (!stream_free(r))

@@ -9,6 +9,7 @@
 #define HYP_DBTR_H
 #include <types.h>
 
+struct snap_record_ops;
 struct vcpu;
 struct vm;
 
@@ -68,7 +69,16 @@ void dbtr_vcpu_load_slow(struct vcpu *v);
 void dbtr_hart_clear(void);
 /** dbtr_vcpu_sync() - @v, loaded here, changed its triggers: the hart's follow. */
 void dbtr_vcpu_sync(struct vcpu *v);
-/** dbtr_vm_in_use() - (dbtr_word.c) has a vCPU of @vm DBTR state (shared memory or a
- *  trigger)? Snapshots and migration refuse it (SNAP_DBTR_REFUSAL). */
-bool dbtr_vm_in_use(const struct vm *vm);
+/** dbtr_live_count() - (dbtr_word.c) @d's triggers that need a hardware
+ *  trigger (vcpu_dbtr.live): mapped and firing in U or S. */
+uint8_t dbtr_live_count(const struct vcpu_dbtr *d);
+
+/* --- the snapshot record (dbtr_record.c, pure) --- */
+
+/** dbtr_record - the DBTR record's hooks (include/abi/snapshot_records.h). */
+extern const struct snap_record_ops dbtr_record;
+/** dbtr_no_triggers - the refusal of a record this host's firmware has too
+ *  few triggers for (or no DBTR): a restore and a migration answer it with
+ *  `no-feature`, any other with their malformed-stream code. */
+extern const char dbtr_no_triggers[];
 #endif

@@ -220,12 +220,6 @@ extern uint32_t snap_stall_ms;		/* /chosen carapace,stream-stall-ms */
 /** snap_port_stalled() - no byte moved since @since (time_now() ticks). */
 bool snap_port_stalled(uint64_t since);
 
-/* A VM one of whose vCPUs has SBI DBTR state (shared memory or a trigger:
- * dbtr_vm_in_use()): the stream formats do not carry it yet, so snapshots
- * and migration refuse the VM rather than lose it (docs/sbi.md, DBTR). */
-#define SNAP_DBTR_REFUSAL	"a vCPU of the VM uses SBI debug triggers (DBTR shared memory or " \
-				"triggers): snapshots and migration do not carry that state yet"
-
 /* A restore or an incoming migration of an AIA VM (CONFIG's features have
  * SNAP_FEAT_AIA) on a host whose CPU lacks Ssaia: refused at CONFIG, before
  * anything is installed (docs/design-aia.md 5). */

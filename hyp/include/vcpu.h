@@ -171,8 +171,8 @@ struct vcpu {
 	struct vcpu_steal steal;
 	struct pmu_live pmu_live;	/* derived from g.pmu; host counters at load */
 	struct vimsic_live imsic;
-	/* SBI DBTR: guest state, kept out of struct vcpu_guest (and out of
-	 * snapshots, which refuse a VM using it: SNAP_DBTR_REFUSAL) */
+	/* SBI DBTR: guest state, kept out of struct vcpu_guest (its snapshot
+	 * record's hooks copy it: hyp/state/dbtr_record.c) */
 	struct vcpu_dbtr dbtr;
 };
 

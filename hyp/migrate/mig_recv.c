@@ -25,6 +25,7 @@
 #include <string.h>
 #include <errno.h>
 #include <cfi.h>
+#include <dbtr.h>
 #include <disk_stream.h>
 #include <guest_mem.h>
 #include <hart.h>
@@ -610,8 +611,9 @@ static void got_section(void)
 		    s->instance >= mr.config.nr_vcpus)
 			return refuse("bad-stream", "VCPU out of order");
 		why = snap_admit_vcpu(mr.vm, s->instance, pl, SNAP_VERSION, &mr.config, &offset);
-		if (why)
-			return refuse_at("bad-stream", why, offset);
+		if (why)	/* too few DBTR triggers here: a feature this host lacks */
+			return refuse_at(why == dbtr_no_triggers ? "no-feature" : "bad-stream", why,
+					 offset);
 		mr.next_vcpu++;
 		return;
 	}

@@ -22,7 +22,6 @@
  * It never runs twice; the operator decides on the copy left behind. */
 #include <arch/riscv/encoding.h>
 #include <string.h>
-#include <dbtr.h>
 #include <errno.h>
 #include <bitops.h>
 #include <cfi.h>
@@ -434,8 +433,6 @@ static void paused(void *ctx, struct vm *vm, uint64_t result)
 		return;
 	if (vm->state != VM_PAUSED)
 		return fail("bad-state", "the VM went down before the switchover");
-	if (dbtr_vm_in_use(vm))	/* set since the start: its state would be lost */
-		return fail("unsupported", SNAP_DBTR_REFUSAL);
 	ms.paused = true;	/* the poll stages SWITCHOVER once the port took the rest */
 }
 

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <errno.h>
+#include <dbtr.h>
 #include <guest_mem.h>
 #include <hart.h>
 #include <printf.h>
@@ -284,8 +285,9 @@ static void got_vcpu(const void *payload)
 	uint32_t offset;
 
 	why = snap_admit_vcpu(ld.vm, ld.rx.sec.instance, payload, ld.version, &ld.config, &offset);
-	if (why)
-		return refuse_field(why, offset);
+	if (why)	/* too few DBTR triggers here: a feature this host lacks */
+		return refuse_field_code(why == dbtr_no_triggers ? "no-feature" : "bad-snapshot",
+					 why, offset);
 	ld.next_vcpu++;
 }
 

@@ -18,7 +18,6 @@
  * snapshot with an error before anything of the new boot is read (the VM's
  * RAM epoch, checked under its memory lock). */
 #include <string.h>
-#include <dbtr.h>
 #include <errno.h>
 #include <arch/riscv/encoding.h>
 #include <guest_mem.h>
@@ -377,10 +376,6 @@ int snap_save_start(struct vm *vm, bool live, bool disks, snap_done_fn done)
 	int rc;
 
 	start_error = NULL;
-	if (dbtr_vm_in_use(vm)) {	/* paused: the guest cannot set it now */
-		start_error = SNAP_DBTR_REFUSAL;
-		return -HYP_EINVAL;
-	}
 	if (sv.phase != P_IDLE)
 		return -HYP_EBUSY;
 	if (!snap_port_ready())

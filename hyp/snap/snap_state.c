@@ -4,12 +4,13 @@
  * include/abi/snapshot_records.h; their hooks, what a table does not copy or
  * check, are their owners': CORE's here, HSM's in hyp/vsbi/vsbi_hsm.c, STA's
  * in hyp/vsbi/vsbi_sta.c, PMU's in hyp/state/pmu.c, IMSIC's in
- * hyp/state/vimsic.c), and the reader of older
+ * hyp/state/vimsic.c, DBTR's in hyp/state/dbtr_record.c), and the reader of older
  * VCPU records. Pure: host-tested (tests/unit/test_snap.c). */
 #include <arch/riscv/encoding.h>
 #include <stddef.h>
 #include <string.h>
 #include <cfi.h>
+#include <dbtr.h>
 #include <hart.h>
 #include <names.h>
 #include <pmu.h>
@@ -215,6 +216,8 @@ static const struct snap_record_ops core_record = {
 	{ SNAP_ROW_HEAD(struct snap_rec_pmu, n, t), bits, value, ro, live, SNAP_WHY(n, what) },
 #define IMSIC_FIELD(n, t, d, bits, value, ro, live, what) \
 	{ SNAP_ROW_HEAD(struct snap_rec_imsic, n, t), bits, value, ro, live, SNAP_WHY(n, what) },
+#define DBTR_FIELD(n, t, d, bits, value, ro, live, what) \
+	{ SNAP_ROW_HEAD(struct snap_rec_dbtr, n, t), bits, value, ro, live, SNAP_WHY(n, what) },
 
 static const struct snap_field core_fields[] = { SNAP_REC_CORE(CORE_FIELD) };
 static const struct snap_field fp_fields[] = { SNAP_REC_FP(FP_FIELD) };
@@ -224,6 +227,7 @@ static const struct snap_field hsm_fields[] = { SNAP_REC_HSM(HSM_FIELD) };
 static const struct snap_field sta_fields[] = { SNAP_REC_STA(STA_FIELD) };
 static const struct snap_field pmu_fields[] = { SNAP_REC_PMU(PMU_FIELD) };
 static const struct snap_field imsic_fields[] = { SNAP_REC_IMSIC(IMSIC_FIELD) };
+static const struct snap_field dbtr_fields[] = { SNAP_REC_DBTR(DBTR_FIELD) };
 
 /* Each record's hooks are its owner's (NULL: the table does everything). */
 #define RECORD(id, NAME, name, ops) \
@@ -238,6 +242,7 @@ const struct snap_record_desc snap_vcpu_records[] = {
 	RECORD(SNAP_REC_ID_STA, STA, sta, &vsbi_sta_record),
 	RECORD(SNAP_REC_ID_PMU, PMU, pmu, &pmu_record),
 	RECORD(SNAP_REC_ID_IMSIC, IMSIC, imsic, &vimsic_record),
+	RECORD(SNAP_REC_ID_DBTR, DBTR, dbtr, &dbtr_record),
 };
 const size_t snap_nr_vcpu_records = ARRAY_SIZE(snap_vcpu_records);
 
@@ -295,7 +300,8 @@ uint64_t snap_vcpu_size(uint32_t version)
 {
 	return version == 1 ? SNAP_VCPU_V1_SIZE :
 	       version == 2 ? sizeof(struct snap_vcpu_v2) :
-	       version < SNAP_VERSION_AIA ? SNAP_VCPU_V6_SIZE : sizeof(struct snap_vcpu);
+	       version < SNAP_VERSION_AIA ? SNAP_VCPU_V6_SIZE :
+	       version < SNAP_VERSION_DBTR ? SNAP_VCPU_V7_SIZE : sizeof(struct snap_vcpu);
 }
 
 /* The record field named @name, and its offset in struct snap_vcpu. */
@@ -355,7 +361,8 @@ const char *snap_vcpu_from_stream(const void *payload, uint32_t version, uint32_
 {
 	if (version < 3)
 		return from_v2(payload, version, features, s, offset);
-	/* versions 3 to 6 end after PMU: their IMSIC record is a PLIC VM's, zero */
+	/* versions 3 to 6 end after PMU: their IMSIC record is a PLIC VM's, zero;
+	 * version 7 ends after IMSIC: its DBTR record is zero (DBTR unused) */
 	memset(s, 0, sizeof(*s));
 	set_headers(s);
 	memcpy(s, payload, snap_vcpu_size(version));
@@ -367,7 +374,7 @@ const char *snap_vcpu_from_stream(const void *payload, uint32_t version, uint32_
 		memcpy(&h, (const uint8_t *)s + *offset, sizeof(h));
 		if (h.id != d->id)
 			return "records out of order, missing or unknown (CORE, FP, CFI, FWFT, HSM, STA, "
-			       "PMU, IMSIC by id)";
+			       "PMU, IMSIC, DBTR by id)";
 		*offset += offsetof(struct snap_record, size);
 		if (h.size != d->size)
 			return "a record's size is not its layout's";

@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* SBI DBTR: which trigger words a guest may install, the word the firmware
- * gets instead of its own, and whether a VM uses DBTR at all (snapshots
- * refuse it). Pure: the unit tests run this code (tests/unit/test_dbtr.c). */
+ * gets instead of its own, and which of a vCPU's need a hardware trigger.
+ * Pure: the unit tests run this code (tests/unit/test_dbtr.c). */
 #include <abi/sbi_dbtr.h>
 #include <abi/sbi_defs.h>
 #include <dbtr.h>
-#include <vm.h>
 
 struct dbtr_host dbtr_host;
 
@@ -55,16 +54,12 @@ unsigned long dbtr_num_triggers(uint64_t tdata1)
 	return 0;
 }
 
-bool dbtr_vm_in_use(const struct vm *vm)
+uint8_t dbtr_live_count(const struct vcpu_dbtr *d)
 {
-	for (unsigned int i = 0; i < vm->cfg.nr_vcpus; i++) {
-		const struct vcpu_dbtr *d = &vm->vcpus[i].dbtr;
+	unsigned int live = 0;
 
-		if (d->shmem_on)
-			return true;
-		for (unsigned int t = 0; t < DBTR_MAX_TRIGGERS; t++)
-			if (d->trig[t].state)
-				return true;
-	}
-	return false;
+	for (unsigned int i = 0; i < dbtr_host.trig_max; i++)
+		if (d->trig[i].state & SBI_DBTR_TS_MAPPED && dbtr_host_tdata1(d->trig[i].tdata1))
+			live++;
+	return (uint8_t)live;
 }

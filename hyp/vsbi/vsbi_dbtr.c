@@ -31,13 +31,7 @@ static struct sbi_dbtr_entry *entries(struct vcpu *v, unsigned long count)
 /* Recount what needs a hardware trigger; the hart @v is loaded on follows. */
 static void triggers_changed(struct vcpu *v)
 {
-	unsigned int live = 0;
-
-	for (unsigned int i = 0; i < dbtr_host.trig_max; i++)
-		if (v->dbtr.trig[i].state & SBI_DBTR_TS_MAPPED &&
-		    dbtr_host_tdata1(v->dbtr.trig[i].tdata1))
-			live++;
-	v->dbtr.live = (uint8_t)live;
+	v->dbtr.live = dbtr_live_count(&v->dbtr);
 	dbtr_vcpu_sync(v);
 }
 

@@ -28,7 +28,7 @@
 
 #define MIG_MAGIC		"CARAMIGR"	/* 8 bytes, no NUL; in a snap_header */
 #define MIG_VERSION		9	/* 9: snapshot version 8's records (FWFT
-					 * misaligned_emulate) */
+					 * misaligned_emulate, DBTR) */
 
 enum mig_section_type {
 	/* 1..7 as in the snapshot format: CONFIG, VCPU, DEVICE, MEMORY, END, VIRTIO,

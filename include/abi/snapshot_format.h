@@ -17,13 +17,15 @@
 #include <abi/snapshot_devices.h>
 
 #define SNAP_MAGIC		"CARASNAP"	/* 8 bytes, no NUL */
-#define SNAP_VERSION		8	/* 8: FWFT MISALIGNED_EXC_DELEG's value (FWFT record) */
+#define SNAP_VERSION		8	/* 8: FWFT MISALIGNED_EXC_DELEG's value (FWFT record),
+					 * the DBTR record */
 #define SNAP_VERSION_MIN	1	/* versions 1 to 7 are read too */
 #define SNAP_VERSION_VIRTIO	4	/* the first with VIRTIO sections */
 #define SNAP_VERSION_DISK	5	/* the first with DISK sections */
 #define SNAP_VERSION_DISK_ID	6	/* the first with DISK_ID sections */
 #define SNAP_VERSION_AIA	7	/* the first with the IMSIC record and the aplic device */
 #define SNAP_VERSION_MISALIGNED	8	/* the first with FWFT misaligned_emulate */
+#define SNAP_VERSION_DBTR	8	/* the first with the DBTR record */
 #define SNAP_PAGE_SIZE		4096
 #define SNAP_RUN_MAX_PAGES	512		/* one MEMORY section covers at most 2 MiB */
 #define SNAP_MAX_VCPUS		8

@@ -6,7 +6,7 @@
  * Every stateful part of a vCPU has its own record, with its own id: CORE
  * (the trapped context and the VS CSRs), FP, CFI (shadow-stack pointer, FWFT
  * LANDING_PAD/SHADOW_STACK values and locks), FWFT (the memory features),
- * HSM (HSM and SBI SUSP), STA, PMU, IMSIC (version 7). A VCPU section is the records in id
+ * HSM (HSM and SBI SUSP), STA, PMU, IMSIC (version 7), DBTR (version 8). A VCPU section is the records in id
  * order, each behind a struct snap_record. A new extension adds a record (a
  * new id); a record never changes its size nor moves a field (a change is a
  * new id), so no extension grows another's record; only a reserved byte whose
@@ -28,7 +28,7 @@
  *             record's own save/load hooks do it (struct snap_record_ops,
  *             in the file that owns the state: hyp/snap/snap_state.c for
  *             CORE, hyp/vsbi/vsbi_hsm.c HSM, vsbi_sta.c STA, state/pmu.c PMU,
- *             state/vimsic.c IMSIC);
+ *             state/vimsic.c IMSIC, state/dbtr_record.c DBTR);
  *             SNAP_STATE (abi/snapshot_devices.h): the model's own state
  *   what      the legal values in words: a refusal names the field and says it
  * The rules apply to each element of an array. The structs are generated from
@@ -66,6 +66,10 @@
 #define SNAP_IMSIC_WORDS	32	/* eip/eie words of an IMSIC file: 2048 identities */
 #define SNAP_IMSIC_MAX_IDS	2047	/* the most identities a file has */
 #define SNAP_ISELECT_BITS	0x1ff	/* vsiselect: 0..0x1FF */
+#define SNAP_DBTR_TRIGGERS	8	/* DBTR trigger slots of a vCPU (DBTR_MAX_TRIGGERS) */
+/* dbtr_state: 0 (free), or MAPPED (bit 0) with any of the saved U, S, VU, VS
+ * (bits 1..4): the values 0 and 1, 3, 5 .. 31 */
+#define SNAP_DBTR_STATE_LEGAL	0xaaaaaaabU
 
 /* CONFIG (a section of its own, instance 0): what the VM is. Saved and
  * loaded by snap_config_save()/snap_config_desc(). */
@@ -229,6 +233,33 @@
 	X(imsic_eie,         uint64_t, [SNAP_IMSIC_WORDS], SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_HOOK, \
 	  "no bit of identity 0 or above imsic_nr_ids")
 
+/* DBTR (version 8): SBI DBTR, the vCPU's debug triggers as the guest reads
+ * them back (read_triggers), and its shared memory. Trigger i is element i of
+ * the arrays. A free trigger is all zero. The hook (hyp/state/dbtr_record.c)
+ * checks what the guest's own calls would on the host that reads it, whose
+ * firmware gives trig_max triggers (at most SNAP_DBTR_TRIGGERS): the shared
+ * memory as set_shmem does (trig_max entries of 32 bytes), an installed
+ * trigger's words as install_triggers does (dbtr_check()), and no trigger at
+ * an index at or above trig_max (`no-feature`: DBTR_NO_TRIGGERS). Which
+ * triggers the hardware needs is derived on load, never saved. */
+#define SNAP_REC_DBTR(X) \
+	X(dbtr_shmem,    uint64_t, , SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_HOOK, \
+	  "0 unless dbtr_shmem_on; then 8-byte aligned, trig_max entries of 32 bytes inside " \
+	  "the VM's RAM") \
+	X(dbtr_shmem_on, uint8_t, , SNAP_BITS(1, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_HOOK, "0 or 1") \
+	X(dbtr_reserved, uint8_t, [7], SNAP_BITS(0, 0, 0, 0), SNAP_ANY_VALUE, 0, SNAP_HOOK, "0") \
+	X(dbtr_state,    uint8_t, [SNAP_DBTR_TRIGGERS], SNAP_BITS(0x1f, 0, 0, 0), \
+	  SNAP_VALUE(0, 0x1f, SNAP_DBTR_STATE_LEGAL), 0, SNAP_HOOK, \
+	  "0 (free) or MAPPED (bit 0) with the saved U, S, VU, VS (bits 1..4); " \
+	  "0 at and above trig_max") \
+	X(dbtr_tdata1,   uint64_t, [SNAP_DBTR_TRIGGERS], SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_HOOK, \
+	  "0 for a free trigger; an installed one's as install_triggers takes it (mcontrol6, " \
+	  "breakpoint action, no dmode, m, chain)") \
+	X(dbtr_tdata2,   uint64_t, [SNAP_DBTR_TRIGGERS], SNAP_ANY_BITS, SNAP_ANY_VALUE, 0, SNAP_HOOK, \
+	  "0 for a free trigger, else any") \
+	X(dbtr_tdata3,   uint64_t, [SNAP_DBTR_TRIGGERS], SNAP_BITS(0, 0, 0, 0), SNAP_ANY_VALUE, 0, \
+	  SNAP_HOOK, "0 (no textra)")
+
 /* The vCPU records, in stream order: X(id, NAME, name). */
 #define SNAP_VCPU_RECORDS(X) \
 	X(1, CORE, core) \
@@ -238,7 +269,8 @@
 	X(5, HSM, hsm) \
 	X(6, STA, sta) \
 	X(7, PMU, pmu) \
-	X(8, IMSIC, imsic)
+	X(8, IMSIC, imsic) \
+	X(9, DBTR, dbtr)
 
 /* A record in a VCPU section: this, then @size bytes of its fields. */
 struct snap_record {
@@ -257,9 +289,11 @@ SNAP_VCPU_RECORDS(SNAP_REC_STRUCT)
 
 /* VCPU (version 3): every record, in id order. Versions 3 to 6 end after
  * PMU (SNAP_VCPU_V6_SIZE bytes): a reader takes their IMSIC record as all
- * zero (a PLIC VM's). */
+ * zero (a PLIC VM's). Version 7 ends after IMSIC (SNAP_VCPU_V7_SIZE): its
+ * DBTR record is all zero (no shared memory, no trigger). */
 struct snap_vcpu { SNAP_VCPU_RECORDS(SNAP_REC_SLOT) };
 #define SNAP_VCPU_V6_SIZE	896
+#define SNAP_VCPU_V7_SIZE	1440
 
 /* The VCPU record of versions 1 and 2 (frozen: read, converted, never
  * written). X(name, type, dim). A version 3 field takes the value of the
@@ -293,7 +327,9 @@ _Static_assert(sizeof(struct snap_rec_hsm) == 32, "snap_rec_hsm");
 _Static_assert(sizeof(struct snap_rec_sta) == 8, "snap_rec_sta");
 _Static_assert(sizeof(struct snap_rec_pmu) == 144, "snap_rec_pmu");
 _Static_assert(sizeof(struct snap_rec_imsic) == 536, "snap_rec_imsic");
-_Static_assert(sizeof(struct snap_vcpu) == 1440, "snap_vcpu");
+_Static_assert(sizeof(struct snap_rec_dbtr) == 216, "snap_rec_dbtr");
+_Static_assert(sizeof(struct snap_vcpu) == 1664, "snap_vcpu");
 _Static_assert(offsetof(struct snap_vcpu, imsic_rec) == SNAP_VCPU_V6_SIZE, "snap_vcpu_v6");
+_Static_assert(offsetof(struct snap_vcpu, dbtr_rec) == SNAP_VCPU_V7_SIZE, "snap_vcpu_v7");
 _Static_assert(sizeof(struct snap_vcpu_v2) == 848, "snap_vcpu_v2");
 #endif

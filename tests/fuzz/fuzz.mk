@@ -29,7 +29,7 @@ FUZZ_VIRQ_SRC := hyp/vdev/virq.c hyp/vdev/vaplic.c hyp/state/vimsic.c hyp/lib/ap
 FUZZ_SNAP_SRC := tests/fuzz/fuzz_snap_load.c tests/fuzz/fuzz_restore_host.c \
 	tests/fuzz/fuzz_clock_log.c tests/unit/fake_csr.c \
 	hyp/snap/snap_load.c hyp/snap/snap_disk_load.c hyp/snap/snap_disk_id.c hyp/snap/section_rx.c hyp/snap/snap_admit.c hyp/snap/snap_state.c \
-	hyp/snap/snap_record.c hyp/state/cfi_state.c \
+	hyp/snap/snap_record.c hyp/state/cfi_state.c hyp/state/dbtr_record.c hyp/state/dbtr_word.c \
 	hyp/lib/crc32c.c hyp/vdev/vuart.c hyp/vdev/vplic.c hyp/vdev/vmgenid.c hyp/vdev/devices.c \
 	$(FUZZ_VIRQ_SRC) \
 	hyp/state/pmu.c hyp/state/pmu_logic.c hyp/state/steal_time.c hyp/state/vcpu_reset.c hyp/state/fwft.c \
@@ -184,14 +184,14 @@ FUZZ_T_LIBFDT_PLAIN := $(addprefix $(FUZZ_T_B)/libfdt-plain/,$(addsuffix .o,$(FU
 fuzz-src-insn := tests/fuzz/fuzz_insn.c hyp/arch/insn.c
 fuzz-opts-insn := -max_len=64
 fuzz-short-insn := 300000
-fuzz-src-mgmt := tests/fuzz/fuzz_mgmt.c tests/fuzz/fuzz_clock_log.c hyp/host/mgmt.c hyp/lib/json.c hyp/lib/printf.c hyp/state/dbtr_word.c
+fuzz-src-mgmt := tests/fuzz/fuzz_mgmt.c tests/fuzz/fuzz_clock_log.c hyp/host/mgmt.c hyp/lib/json.c hyp/lib/printf.c
 fuzz-opts-mgmt := -max_len=4608
 fuzz-short-mgmt := 50000
 fuzz-src-mig_recv := tests/fuzz/fuzz_mig_recv.c tests/fuzz/fuzz_restore_host.c tests/fuzz/fuzz_clock_log.c \
 	tests/unit/fake_csr.c hyp/migrate/mig_recv.c \
 	hyp/migrate/mig_wire.c hyp/snap/section_rx.c hyp/snap/section_tx.c hyp/snap/snap_load.c hyp/snap/snap_disk_load.c hyp/snap/snap_disk_id.c \
 	hyp/snap/snap_admit.c hyp/snap/snap_state.c hyp/snap/snap_record.c \
-	hyp/state/cfi_state.c \
+	hyp/state/cfi_state.c hyp/state/dbtr_record.c hyp/state/dbtr_word.c \
 	hyp/lib/crc32c.c hyp/lib/printf.c hyp/vdev/vuart.c hyp/vdev/vplic.c hyp/vdev/vmgenid.c \
 	$(FUZZ_VIRQ_SRC) \
 	hyp/vdev/devices.c hyp/state/pmu.c hyp/state/pmu_logic.c hyp/state/steal_time.c \

@@ -5,6 +5,7 @@
 #include <sanitizer/asan_interface.h>
 #include <arch/riscv/encoding.h>
 #include <cfi.h>
+#include <dbtr.h>
 #include <entropy.h>
 #include <errno.h>
 #include <guest_mem.h>
@@ -97,6 +98,8 @@ void fuzz_host_input(uint8_t flags, const uint8_t *data, size_t len, const uint8
 			      ((flags & FL_NO_SVADU) ? 0 : ENVCFG_ADUE),
 		.fw_cfi = true, .vmid_bits = 14, .vs_sv = 48, .ssaia = !fuzz_no_ssaia,
 	};
+	/* DBTR with 4 triggers: a record's trigger 4..7 is no-feature here */
+	dbtr_host = (struct dbtr_host){ .ok = true, .trig_max = 4 };
 }
 
 bool fuzz_no_ssaia;

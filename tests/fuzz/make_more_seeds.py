@@ -311,6 +311,14 @@ def mig_seeds():
         "bad-no-zicfiss": mig_hdr(flags=0x04) + mig_stream(),
         "bad-no-svadu": mig_hdr(flags=0x02) + mig_stream(),
         "bad-vcpu-field": h + mig_stream(vcpu_over={"hsm_state": 9}),
+        # version 9: a vCPU's DBTR state moves (the harness's host has 4 triggers:
+        # one at index 5 is no-feature there)
+        "valid-dbtr": h + mig_stream(vcpu_over=ms.dbtr_over()),
+        "nofeature-dbtr-trigger-5": h + mig_stream(vcpu_over=ms.dbtr_over(
+            dbtr_state=[0b111] + [0] * 4 + [0b111, 0, 0],
+            dbtr_tdata1=[ms.DBTR_EXEC] + [0] * 4 + [ms.DBTR_EXEC, 0, 0])),
+        "bad-dbtr-tdata1-chain": h + mig_stream(vcpu_over=ms.dbtr_over(
+            dbtr_tdata1=[ms.DBTR_EXEC | 1 << 11] + [0] * 7)),
         "bad-device-past-last": h + mig_stream(order=device_past_last),
         "bad-snapshot-magic": h + ms.stream(runs=()),
         "fixcrc-valid": mig_hdr(flags=0x08) + mig_stream(nr_vcpus=2),

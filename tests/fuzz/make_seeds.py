@@ -50,6 +50,18 @@ FL_NAME, FL_NO_SVADU, FL_NO_ZICFISS, FL_FIX_CRC = 0x01, 0x02, 0x04, 0x08
 WHOLE = (0, 0, 0, 0, 0, 0)
 
 
+DBTR_EXEC = (6 << 60) | (1 << 2) | (1 << 3) | (1 << 4)     # mcontrol6: execute in U and S
+
+
+def dbtr_over(**more):
+    """A vCPU's DBTR record: shared memory and one execute trigger."""
+    over = {"dbtr_shmem": RAM_BASE + 0x2000, "dbtr_shmem_on": 1,
+            "dbtr_state": [0b111] + [0] * 7, "dbtr_tdata1": [DBTR_EXEC] + [0] * 7,
+            "dbtr_tdata2": [RAM_BASE + 0x1234] + [0] * 7}
+    over.update(more)
+    return over
+
+
 def harness(stream, flags=0, delta=0, sizes=WHOLE):
     assert len(sizes) == 6
     return struct.pack("<Bb6B", flags, delta, *sizes) + stream
@@ -337,6 +349,20 @@ def seeds():
         ("bad-v7-misaligned-emulate", harness(stream(version=7, runs=(),
                                                      vcpu_over={"misaligned_emulate": 1})),
          False),
+        # version 8: SBI DBTR shared memory and triggers (the harness's host
+        # has 4: a trigger at 4..7 is valid as a format, no-feature there)
+        ("valid-dbtr", harness(stream(vcpu_over=dbtr_over(), runs=())), True),
+        ("valid-dbtr-trigger-7", harness(stream(vcpu_over=dbtr_over(
+            dbtr_state=[0b111] + [0] * 6 + [0b101],
+            dbtr_tdata1=[DBTR_EXEC] + [0] * 6 + [DBTR_EXEC]), runs=())), True),
+        ("bad-dbtr-tdata1-m", harness(stream(vcpu_over=dbtr_over(
+            dbtr_tdata1=[DBTR_EXEC | 1 << 6] + [0] * 7), runs=())), False),
+        ("bad-dbtr-free-trigger", harness(stream(vcpu_over=dbtr_over(
+            dbtr_tdata2=[0, 5] + [0] * 6), runs=())), False),
+        ("bad-dbtr-shmem-outside-ram", harness(stream(vcpu_over=dbtr_over(
+            dbtr_shmem=RAM_BASE - 32), runs=())), False),
+        ("bad-dbtr-state", harness(stream(vcpu_over=dbtr_over(
+            dbtr_state=[0b110] + [0] * 7), runs=())), False),
     ]
     return out
 

@@ -19,6 +19,14 @@
  * the hypervisor the harness reads from its ELF): triggers on those
  * addresses for every mode a guest can name; the host must run on, and
  * its exits through that code must not stop it.
+ *
+ * Snapshot mode (Carapace only; bootarg snapshot=1, tests/guests/
+ * test_dbtr_snapshot.py): an execute trigger on dbtr_target and a disabled
+ * load watchpoint, checked, then "SNAPSHOT-READY" and a wait until the VM
+ * generation ID changes (a restore gives a new one), or with wait_ms=N for
+ * N ms of guest time (a migration moves the VM, its ID kept); the copy
+ * checks that the trigger still fires, the disabled one still does not,
+ * and read_triggers returns the very words it read before.
  */
 #include <abi/sbi_dbtr.h>
 #include "libguest.h"
@@ -378,6 +386,97 @@ static void test_attack(void)
 		 SBI_SUCCESS);
 }
 
+#define VMGENID_GPA	0x10100000UL
+
+static uint64_t genid_read(void)
+{
+	const volatile uint64_t *id = (const volatile uint64_t *)VMGENID_GPA;
+
+	return id[0] ^ id[1];
+}
+
+/* read_triggers of [0, n) into @out (4 words an entry, Carapace's layout) */
+static bool read_all(uint64_t *out, unsigned long n)
+{
+	for (unsigned int k = 0; k < n * stride; k++)
+		shm_words[k] = 0x5a5a;
+	if (dbtr(SBI_DBTR_READ_TRIGGERS, 0, n, 0).error != SBI_SUCCESS)
+		return false;
+	for (unsigned int k = 0; k < n * stride; k++)
+		out[k] = shm_words[k];
+	return true;
+}
+
+static void test_snapshot(void)
+{
+	unsigned long limit = us_to_ticks(bootarg_ulong("max_wait_ms", 120000) * 1000), t0;
+	unsigned long wait_ms = bootarg_ulong("wait_ms", 0);
+	unsigned long exec = mc6(MC6_EXECUTE | MC6_S), watch = mc6(MC6_LOAD | MC6_S);
+	static uint64_t before[MAX_ENTRIES * 4], after[MAX_ENTRIES * 4];
+	unsigned long idx, widx, n;
+	struct trap_record r;
+	uint64_t genid = genid_read();
+	bool same = true;
+
+	if (!env.carapace) {
+		report_skip(T, "snapshot mode needs Carapace (a snapshot, a generation ID)");
+		return;
+	}
+	nr_trig = dbtr(SBI_DBTR_NUM_TRIGGERS, 0, 0, 0).value;
+	n = nr_trig < MAX_ENTRIES ? nr_trig : MAX_ENTRIES;
+	check_ge(T, "snapshot: num_triggers(0) >= 2", nr_trig, 2);
+	if (!check_eq(T, "snapshot: set_shmem", dbtr(SBI_DBTR_SET_SHMEM,
+						     (unsigned long)shm_words, 0, 0).error,
+		      SBI_SUCCESS))
+		return;
+	idx = install_one("snapshot: install an execute trigger", exec, (unsigned long)dbtr_target);
+	widx = install_one("snapshot: install a load watchpoint", watch, (unsigned long)&watched);
+	if (idx == -1UL || widx == -1UL)
+		return;
+	check_eq(T, "snapshot: disable the watchpoint",
+		 dbtr(SBI_DBTR_DISABLE_TRIGGERS, widx, 1, 0).error, SBI_SUCCESS);
+	expect_breakpoint("snapshot: before, calling it", hits_calling(dbtr_target, &r), &r,
+			  (unsigned long)dbtr_target);
+	check_eq(T, "snapshot: before, the disabled watchpoint does not fire",
+		 hits_loading(&watched, &r), 0);
+	if (!check_eq(T, "snapshot: read_triggers of all", read_all(before, n), true))
+		return;
+	printf("SNAPSHOT-READY exec=%lu watch=%lu tdata1=0x%lx tdata2=0x%lx\n", idx, widx,
+	       (unsigned long)before[idx * 4 + 1], (unsigned long)before[idx * 4 + 2]);
+
+	t0 = rdtime();
+	if (wait_ms) {		/* moved meanwhile: the harness checks where we print */
+		udelay(wait_ms * 1000);
+	} else {
+		while (genid_read() == genid && rdtime() - t0 < limit)
+			udelay(1000);
+		if (!check_ne(T, "restored: a new VM generation ID", genid_read(), genid))
+			return;
+	}
+	expect_breakpoint("restored: calling it", hits_calling(dbtr_target, &r), &r,
+			  (unsigned long)dbtr_target);
+	check_eq(T, "restored: another function does not trigger", hits_calling(dbtr_target2, &r),
+		 0);
+	check_eq(T, "restored: the disabled watchpoint does not fire", hits_loading(&watched, &r),
+		 0);
+	check_eq(T, "restored: read_triggers of all", read_all(after, n), true);
+	for (unsigned long k = 0; k < n * 4; k++)
+		if (after[k] != before[k]) {
+			report_info(T, "word %lu: 0x%lx, was 0x%lx", k, (unsigned long)after[k],
+				    (unsigned long)before[k]);
+			same = false;
+		}
+	check_eq(T, "restored: read_triggers returns the same words", same, true);
+	check_eq(T, "restored: enable the watchpoint",
+		 dbtr(SBI_DBTR_ENABLE_TRIGGERS, widx, 1, 0).error, SBI_SUCCESS);
+	expect_breakpoint("restored: enabled, loading it", hits_loading(&watched, &r), &r, 0);
+	check_eq(T, "restored: uninstall both", dbtr(SBI_DBTR_UNINSTALL_TRIGGERS, 0,
+						     (1UL << idx) | (1UL << widx), 0).error,
+		 SBI_SUCCESS);
+	check_eq(T, "restored: uninstalled, calling it does not trigger",
+		 hits_calling(dbtr_target, &r), 0);
+}
+
 void test_main(unsigned long hartid)
 {
 	(void)hartid;
@@ -385,6 +484,10 @@ void test_main(unsigned long hartid)
 	idx_word = env.carapace ? 0 : 4;
 	if (!check_ne(T, "probe DBTR is available", sbi_probe(SBI_EXT_DBTR).value, 0))
 		return;
+	if (bootarg_ulong("snapshot", 0)) {
+		test_snapshot();
+		return;
+	}
 	test_counts();
 	test_shmem();
 	test_execute();

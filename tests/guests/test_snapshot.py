@@ -75,8 +75,10 @@ def vcpu_as_version_2(rec):
     """A version 3 VCPU payload (the records) as the 848-byte version 2 record
     (docs/snapshot-format.md: the records' and version 2's tables; written
     here, not with the tool's tables). A version 7 payload's IMSIC record
-    (after byte 896, a PLIC VM's: all zero but vsiselect) has no place there."""
-    assert len(rec) in (896, 1440), len(rec)
+    (after byte 896, a PLIC VM's: all zero but vsiselect) and a version 8
+    one's DBTR record (after byte 1440, all zero: DBTR unused) have no place
+    there."""
+    assert len(rec) in (896, 1440, 1664), len(rec)
     out = bytearray(848)
     out[0:368] = rec[8:376]                     # CORE: gpr, pc .. senvcfg
     out[368:376] = rec[656:664]                 # CFI ssp

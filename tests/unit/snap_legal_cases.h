@@ -5,7 +5,7 @@
  * this file) must give each the same verdict. A case sets one field of an
  * otherwise legal CONFIG or vCPU of a VM given @features: X(record, field,
  * value, features, refused), @record CONFIG or a vCPU record's name (CORE,
- * FP, CFI, FWFT, HSM, STA, PMU, IMSIC; an array's element 0). The field a
+ * FP, CFI, FWFT, HSM, STA, PMU, IMSIC, DBTR; an array's element 0). The field a
  * refusal names is @field. */
 #ifndef UNIT_SNAP_LEGAL_CASES_H
 #define UNIT_SNAP_LEGAL_CASES_H
@@ -108,7 +108,18 @@
 	X(IMSIC, imsic_eip, 1, AIA_ALL, 1) \
 	X(IMSIC, imsic_eip, 2, ISA_ALL, 1) \
 	X(IMSIC, imsic_eie, 0xfffffffffffffffe, AIA_ALL, 0) \
-	X(IMSIC, imsic_eie, 3, AIA_ALL, 1)
+	X(IMSIC, imsic_eie, 3, AIA_ALL, 1) \
+	/* the DBTR record (version 8): trigger 0 and the shared memory of a vCPU \
+	 * that never used DBTR (all zero) */ \
+	X(DBTR, dbtr_shmem, 0, ISA_ALL, 0) \
+	X(DBTR, dbtr_shmem, 0x80001000, ISA_ALL, 1) \
+	X(DBTR, dbtr_shmem_on, 2, ISA_ALL, 1) \
+	X(DBTR, dbtr_reserved, 1, ISA_ALL, 1) \
+	X(DBTR, dbtr_state, 2, ISA_ALL, 1) \
+	X(DBTR, dbtr_state, 0x21, ISA_ALL, 1) \
+	X(DBTR, dbtr_tdata1, 0x6000000000000014, ISA_ALL, 1) \
+	X(DBTR, dbtr_tdata2, 5, ISA_ALL, 1) \
+	X(DBTR, dbtr_tdata3, 1, ISA_ALL, 1)
 
 /* Device states (include/abi/snapshot_devices.h), the same way: X(model,
  * field, index, value, refused) sets element @index of @field (0: a field

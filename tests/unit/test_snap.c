@@ -3,7 +3,9 @@
  * the checks a restore makes before it installs anything. Also the CRC. */
 #include <string.h>
 #include <arch/riscv/encoding.h>
+#include <abi/sbi_dbtr.h>
 #include <abi/sbi_defs.h>
+#include <dbtr.h>
 #include <crc32c.h>
 #include <fwft.h>
 #include <hart.h>
@@ -542,4 +544,149 @@ TEST(snap_vcpu_misaligned_emulate_version_8)
 	EXPECT_EQ(vcpu_hedeleg(r), HEDELEG_GUEST);
 	/* versions 1 and 2 have no such byte: delegated */
 	EXPECT_EQ(snap_v2_field("misaligned_emulate"), NULL);
+}
+
+/* Version 8: a vCPU's SBI DBTR state travels (the DBTR record): shared
+ * memory and installed triggers come back as the guest reads them, live
+ * recomputed. A restore admits only what the guest's own calls could set on
+ * this host; a trigger this firmware has no slot for is dbtr_no_triggers
+ * (`no-feature`). Version 7 streams have no record: DBTR unused. */
+#define DBTR_EXEC	(MC6_TYPE | MC6_EXECUTE | MC6_S | MC6_U)
+
+static void dbtr_setup(struct vcpu *v)
+{
+	dbtr_host = (struct dbtr_host){ .ok = true, .trig_max = 4 };
+	v->dbtr.shmem = VM_GUEST_RAM_BASE + 0x1000;
+	v->dbtr.shmem_on = true;
+	v->dbtr.trig[0] = (struct dbtr_trigger){ DBTR_EXEC, 0x80201234, 0,
+		SBI_DBTR_TS_MAPPED | SBI_DBTR_TS_U | SBI_DBTR_TS_S };
+	/* disabled after install: no mode bits, the saved ones kept in state */
+	v->dbtr.trig[2] = (struct dbtr_trigger){ MC6_TYPE | MC6_LOAD, 0x80300000, 0,
+		SBI_DBTR_TS_MAPPED | SBI_DBTR_TS_S };
+	v->dbtr.live = 1;
+}
+
+static const char *dbtr_check_field(const struct snap_vcpu *s, uint32_t *off)
+{
+	struct snap_config c;
+
+	snap_config_save(&vm, 0, 1, &c);
+	return snap_vcpu_problem(s, &c, off);
+}
+
+TEST(snap_vcpu_dbtr_round_trip)
+{
+	struct snap_vcpu s, t;
+	struct vcpu *v = &vm.vcpus[1], *r = &vm.vcpus[0];
+	uint32_t off;
+
+	setup();
+	dbtr_setup(v);
+	snap_vcpu_save(v, &s);
+	EXPECT_EQ(s.dbtr_rec.id, SNAP_REC_ID_DBTR);
+	EXPECT_EQ(s.dbtr_rec.size, 216);
+	EXPECT_EQ(s.dbtr.dbtr_shmem, VM_GUEST_RAM_BASE + 0x1000);
+	EXPECT_EQ(s.dbtr.dbtr_shmem_on, 1);
+	EXPECT_EQ(s.dbtr.dbtr_tdata1[0], DBTR_EXEC);
+	EXPECT_EQ(s.dbtr.dbtr_tdata2[2], 0x80300000);
+	EXPECT_EQ(s.dbtr.dbtr_state[2], SBI_DBTR_TS_MAPPED | SBI_DBTR_TS_S);
+	EXPECT_TRUE(vcpu_check(&s, ISA_ALL) == NULL);
+	EXPECT_TRUE(snap_vcpu_from_stream(&s, SNAP_VERSION_DBTR, ISA_ALL, &t, &off) == NULL);
+	memset(&r->dbtr, 0x5a, sizeof(r->dbtr));
+	snap_vcpu_load(r, &t);
+	EXPECT_EQ(r->dbtr.shmem, v->dbtr.shmem);
+	EXPECT_EQ(r->dbtr.shmem_on, 1);
+	for (unsigned int i = 0; i < DBTR_MAX_TRIGGERS; i++) {
+		EXPECT_EQ(r->dbtr.trig[i].tdata1, v->dbtr.trig[i].tdata1);
+		EXPECT_EQ(r->dbtr.trig[i].tdata2, v->dbtr.trig[i].tdata2);
+		EXPECT_EQ(r->dbtr.trig[i].tdata3, 0);
+		EXPECT_EQ(r->dbtr.trig[i].state, v->dbtr.trig[i].state);
+	}
+	EXPECT_EQ(r->dbtr.live, 1);	/* recomputed: the disabled one needs no hardware */
+
+	/* version 7 ends before the record: DBTR unused (a stale vCPU's cleared) */
+	EXPECT_EQ(snap_vcpu_size(7), SNAP_VCPU_V7_SIZE);
+	EXPECT_TRUE(snap_vcpu_from_stream(&s, 7, ISA_ALL, &t, &off) == NULL);
+	EXPECT_EQ(t.dbtr_rec.id, SNAP_REC_ID_DBTR);
+	EXPECT_EQ(t.dbtr.dbtr_shmem_on, 0);
+	EXPECT_EQ(t.dbtr.dbtr_state[0], 0);
+	snap_vcpu_load(r, &t);
+	EXPECT_EQ(r->dbtr.shmem_on, 0);
+	EXPECT_EQ(r->dbtr.trig[0].state, 0);
+	EXPECT_EQ(r->dbtr.live, 0);
+	/* version 8: the record's header is checked like the others' */
+	t = s;
+	t.dbtr_rec.id = 10;
+	EXPECT_TRUE(snap_vcpu_from_stream(&t, 8, ISA_ALL, &s, &off) != NULL);
+	EXPECT_EQ(off, offsetof(struct snap_vcpu, dbtr_rec.id));
+	dbtr_host = (struct dbtr_host){ 0 };
+}
+
+/* each refusal names its field, at its offset */
+#define DBTR_REFUSED(mutate, field, name) do { \
+	struct snap_vcpu b_ = s; \
+	const char *w_; \
+	b_.dbtr.mutate; \
+	w_ = dbtr_check_field(&b_, &off); \
+	EXPECT_TRUE(w_ != NULL && strstr(w_, name) != NULL); \
+	EXPECT_EQ(off, offsetof(struct snap_vcpu, dbtr.field)); \
+} while (0)
+
+TEST(snap_vcpu_dbtr_refusals)
+{
+	struct snap_vcpu s, b;
+	struct vcpu *v = &vm.vcpus[1];
+	uint64_t end = VM_GUEST_RAM_BASE + (256UL << 20);
+	uint32_t off;
+
+	setup();
+	dbtr_setup(v);
+	snap_vcpu_save(v, &s);
+	EXPECT_TRUE(dbtr_check_field(&s, &off) == NULL);
+	/* the shared memory: aligned, trig_max (4) entries of 32 bytes in RAM */
+	DBTR_REFUSED(dbtr_shmem += 4, dbtr_shmem, "dbtr_shmem");
+	DBTR_REFUSED(dbtr_shmem = end - 96, dbtr_shmem, "dbtr_shmem");
+	DBTR_REFUSED(dbtr_shmem = VM_GUEST_RAM_BASE - 8, dbtr_shmem, "dbtr_shmem");
+	DBTR_REFUSED(dbtr_shmem = ~0ULL - 7, dbtr_shmem, "dbtr_shmem");
+	b = s; b.dbtr.dbtr_shmem = end - 128;	/* the last 4 entries of RAM: fine */
+	EXPECT_TRUE(dbtr_check_field(&b, &off) == NULL);
+	DBTR_REFUSED(dbtr_shmem_on = 0, dbtr_shmem, "dbtr_shmem");	/* an address, off */
+	DBTR_REFUSED(dbtr_shmem_on = 2, dbtr_shmem_on, "dbtr_shmem_on");
+	b = s; b.dbtr.dbtr_shmem_on = 0; b.dbtr.dbtr_shmem = 0;	/* off, triggers kept */
+	EXPECT_TRUE(dbtr_check_field(&b, &off) == NULL);
+	DBTR_REFUSED(dbtr_reserved[3] = 1, dbtr_reserved[3], "dbtr_reserved");
+	/* states: MAPPED with saved modes, or 0; no other bit */
+	DBTR_REFUSED(dbtr_state[0] = SBI_DBTR_TS_S, dbtr_state[0], "dbtr_state");
+	DBTR_REFUSED(dbtr_state[0] = SBI_DBTR_TS_MAPPED | SBI_DBTR_TS_HAVE_HW_TRIG, dbtr_state[0],
+		     "dbtr_state");
+	/* a free trigger is all zero */
+	DBTR_REFUSED(dbtr_tdata1[1] = DBTR_EXEC, dbtr_tdata1[1], "dbtr_tdata1");
+	DBTR_REFUSED(dbtr_tdata2[1] = 4, dbtr_tdata2[1], "dbtr_tdata2");
+	DBTR_REFUSED(dbtr_tdata3[1] = 1, dbtr_tdata3[1], "dbtr_tdata3");
+	/* an installed one passes dbtr_check(): mcontrol6, no m, dmode, chain, Debug Mode */
+	DBTR_REFUSED(dbtr_tdata1[0] = (TDATA1_TYPE_MCONTROL << TDATA1_TYPE_SHIFT) | MC6_EXECUTE,
+		     dbtr_tdata1[0], "dbtr_tdata1");
+	DBTR_REFUSED(dbtr_tdata1[0] = DBTR_EXEC | MC6_M, dbtr_tdata1[0], "dbtr_tdata1");
+	DBTR_REFUSED(dbtr_tdata1[0] = DBTR_EXEC | TDATA1_DMODE, dbtr_tdata1[0], "dbtr_tdata1");
+	DBTR_REFUSED(dbtr_tdata1[0] = DBTR_EXEC | MC6_CHAIN, dbtr_tdata1[0], "dbtr_tdata1");
+	DBTR_REFUSED(dbtr_tdata1[0] = DBTR_EXEC | MC6_ACTION_DEBUG_MODE << MC6_ACTION_SHIFT,
+		     dbtr_tdata1[0], "dbtr_tdata1");
+	DBTR_REFUSED(dbtr_tdata3[0] = 1, dbtr_tdata3[0], "dbtr_tdata3");
+
+	/* a trigger at or above this firmware's trig_max: no-feature */
+	b = s;
+	b.dbtr.dbtr_state[5] = SBI_DBTR_TS_MAPPED | SBI_DBTR_TS_S;
+	b.dbtr.dbtr_tdata1[5] = DBTR_EXEC;
+	EXPECT_TRUE(dbtr_check_field(&b, &off) == dbtr_no_triggers);
+	EXPECT_EQ(off, offsetof(struct snap_vcpu, dbtr.dbtr_state[5]));
+	dbtr_host.trig_max = 8;		/* a host with more: fine */
+	EXPECT_TRUE(dbtr_check_field(&b, &off) == NULL);
+	dbtr_host.trig_max = 2;		/* trigger 2 in use, 2 here */
+	EXPECT_TRUE(dbtr_check_field(&s, &off) == dbtr_no_triggers);
+	EXPECT_EQ(off, offsetof(struct snap_vcpu, dbtr.dbtr_state[2]));
+	/* no DBTR at all: shared memory or a trigger is no-feature; none is fine */
+	dbtr_host = (struct dbtr_host){ 0 };
+	EXPECT_TRUE(dbtr_check_field(&s, &off) == dbtr_no_triggers);
+	snap_vcpu_save(&vm.vcpus[0], &b);
+	EXPECT_TRUE(dbtr_check_field(&b, &off) == NULL);
 }

@@ -10,8 +10,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <arch/riscv/encoding.h>
+#include <abi/sbi_dbtr.h>
 #include <cfi.h>
 #include <crc32c.h>
+#include <dbtr.h>
 #include <hart.h>
 #include <log.h>
 #include <snapshot.h>
@@ -177,6 +179,7 @@ struct legal_case {
 #define AT_STA(f)	AT_REC(sta, f)
 #define AT_PMU(f)	AT_REC(pmu, f)
 #define AT_IMSIC(f)	AT_REC(imsic, f)
+#define AT_DBTR(f)	AT_REC(dbtr, f)
 #define CASE(rec, f, value, features, refused) \
 	{ #rec " " #f " = " #value, !strcmp(#rec, "CONFIG"), AT_##rec(f), value, features, refused },
 static const struct legal_case cases[] = { SNAP_LEGAL_CASES(CASE) };
@@ -495,6 +498,51 @@ TEST(aia_snapshot_refused_without_ssaia)
 	EXPECT_TRUE(seen.vm != NULL);
 	if (seen.vm)
 		vm_destroy_finish(seen.vm);
+}
+
+/* A vCPU's DBTR record through the real loader: installed as saved (live
+ * recomputed); a trigger at an index this host's firmware lacks (the stub
+ * host has trig_max 4) is no-feature and leaves no VM; an illegal word is
+ * bad-snapshot naming the field. */
+TEST(dbtr_record_restores_or_is_refused)
+{
+	const uint64_t exec = MC6_TYPE | MC6_EXECUTE | MC6_S;
+	struct snap_config c;
+	struct snap_vcpu s;
+
+	base(ISA_ALL, &c, &s);
+	s.dbtr.dbtr_shmem = c.ram_gpa + 0x4000;
+	s.dbtr.dbtr_shmem_on = 1;
+	s.dbtr.dbtr_state[1] = SBI_DBTR_TS_MAPPED | SBI_DBTR_TS_S;
+	s.dbtr.dbtr_tdata1[1] = exec;
+	s.dbtr.dbtr_tdata2[1] = c.ram_gpa + 0x1000;
+	restore(build(&c, &s));
+	EXPECT_TRUE(seen.vm != NULL);
+	if (seen.vm) {
+		const struct vcpu_dbtr *d = &seen.vm->vcpus[0].dbtr;
+
+		EXPECT_EQ(d->shmem, c.ram_gpa + 0x4000);
+		EXPECT_EQ(d->shmem_on, 1);
+		EXPECT_EQ(d->trig[1].tdata1, exec);
+		EXPECT_EQ(d->trig[1].tdata2, c.ram_gpa + 0x1000);
+		EXPECT_EQ(d->trig[1].state, SBI_DBTR_TS_MAPPED | SBI_DBTR_TS_S);
+		EXPECT_EQ(d->live, 1);
+		vm_destroy_finish(seen.vm);
+	}
+
+	s.dbtr.dbtr_state[5] = SBI_DBTR_TS_MAPPED | SBI_DBTR_TS_S;
+	s.dbtr.dbtr_tdata1[5] = exec;
+	restore(build(&c, &s));
+	EXPECT_TRUE(seen.vm == NULL);
+	EXPECT_TRUE(seen.code && !strcmp(seen.code, "no-feature"));
+	EXPECT_TRUE(seen.err && strstr(seen.err, "dbtr_state") != NULL);
+	EXPECT_FALSE(vms_seen.live);
+
+	s.dbtr.dbtr_state[5] = 0;
+	s.dbtr.dbtr_tdata1[5] = 0;
+	s.dbtr.dbtr_tdata1[1] = exec | MC6_M;
+	restore(build(&c, &s));
+	expect_refused("dbtr_tdata1 with m", "dbtr_tdata1");
 }
 
 /* Version 6 and older have no AIA VM; a version 7 stream carries both

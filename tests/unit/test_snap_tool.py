@@ -100,6 +100,7 @@ PLIC_FMT = "<32I3I8I8I"                                  # 204
 VMGENID_FMT = "<16sB7s"                                  # 24
 APLIC_FMT = "<I32I32I5I"                                 # 280: version 7
 IMSIC_FMT = "<IIIIQ32Q32Q"                               # 536: the IMSIC record, version 7
+DBTR_FMT = "<QB7B8B8Q8Q8Q"                                # 216: the DBTR record, version 8
 DISK_RUN_FMT = "<QII"                                    # 16: sector, sectors, reserved
 DISK_ID_SAMPLE_FMT = "<QII"                              # 16: block, crc32c, reserved
 DISK_ID_FMT = "<QII256s"                                 # 272: sectors, samples, reserved, 16 samples
@@ -135,6 +136,9 @@ APLIC_OFF = {"domaincfg": 0, "sourcecfg": 4, "target": 132, "pending": 260, "ena
 # a version 7 VCPU payload: the IMSIC record's header at 896, its fields behind it
 IMSIC_OFF = {"imsic_nr_ids": 904, "imsic_eidelivery": 908, "imsic_eithreshold": 912,
              "imsic_reserved": 916, "vsiselect": 920, "imsic_eip": 928, "imsic_eie": 1184}
+# a version 8 VCPU payload: the DBTR record's header at 1440, its fields behind it
+DBTR_OFF = {"dbtr_shmem": 1448, "dbtr_shmem_on": 1456, "dbtr_reserved": 1457,
+            "dbtr_state": 1464, "dbtr_tdata1": 1472, "dbtr_tdata2": 1536, "dbtr_tdata3": 1600}
 GENID = bytes.fromhex("0123456789abcdeffedcba9876543210")
 
 
@@ -371,7 +375,9 @@ def test_layout_sizes_match_this_writer_and_the_c_header():
     for name, layout in tool.items():
         assert layout.size == int(asserts[name]), name
     # a version 3 VCPU payload: each record behind 8 bytes of {id, size}
-    assert snapfmt.VCPU.size == sum(8 + layout.size for _, _, _, layout in snapfmt.RECORDS) == 1440
+    assert snapfmt.VCPU.size == sum(8 + layout.size for _, _, _, layout in snapfmt.RECORDS) == 1664
+    assert struct.calcsize(DBTR_FMT) == dict((n, lay) for _, _, n, lay in
+                                             snapfmt.RECORDS)["dbtr"].size == 216
     assert struct.calcsize(UART_FMT) == UART.size == 280
     assert struct.calcsize(PLIC_FMT) == PLIC.size == 204
     assert struct.calcsize(VMGENID_FMT) == VMGENID.size == 24
@@ -381,6 +387,9 @@ def test_layout_sizes_match_this_writer_and_the_c_header():
     assert [name for name, _ in DEVICES] == ["uart16550", "plic", "vmgenid", "aplic"]
     assert [name for name, _ in snapfmt.devices_of(6)] == ["uart16550", "plic", "vmgenid"]
     assert snapfmt.vcpu_size(6) == snapfmt.VCPU_V6_SIZE == 896 and snapfmt.vcpu_size(7) == 1440
+    assert snapfmt.vcpu_size(7) == snapfmt.VCPU_V7_SIZE and snapfmt.vcpu_size(8) == 1664
+    for name, off in DBTR_OFF.items():
+        assert snapfmt.VCPU.offset(name) == off, name
     for name, off in APLIC_OFF.items():
         assert snapfmt.APLIC.offset(name) == off, name
     for name, off in IMSIC_OFF.items():
@@ -2200,6 +2209,19 @@ def test_verify_gives_the_hypervisors_verdict(section, field, value, features, r
         assert (err.section, err.offset) == ("VCPU 0", payload + IMSIC_OFF[field]), str(err)
         assert err.message.startswith((f"{field} is ", f"{field}[0] is ")), str(err)
         return
+    if section == "DBTR":           # version 8's record: a version 8 stream
+        array = field not in ("dbtr_shmem", "dbtr_shmem_on")
+        count = 7 if field == "dbtr_reserved" else 8
+        data = _seeds().stream(name="alpha", runs=(),
+                               vcpu_over={field: [value] + [0] * (count - 1) if array else value})
+        if not refused:
+            assert snapshot.verify(data).valid
+            return
+        err = first_problem(data)
+        payload = layout_offsets(data)[1][3]
+        assert (err.section, err.offset) == ("VCPU 0", payload + DBTR_OFF[field]), str(err)
+        assert err.message.startswith((f"{field} is ", f"{field}[0] is ")), str(err)
+        return
     b = Builder(nr_vcpus=1)
     b.vcpus = [Builder.vcpu(1)]           # no CFI, STA or PMU state of its own
     b.config["features"] = features
@@ -3041,3 +3063,65 @@ def test_version_7_misaligned_byte_is_reserved():
                                       vcpu_over={"misaligned_emulate": 1}))
         assert err.section == "VCPU 0" and "a reserved byte before version 8" in err.message, \
             str(err)
+
+
+DBTR_EXEC = (6 << 60) | (1 << 2) | (1 << 3) | (1 << 4)     # mcontrol6, execute, U and S
+
+
+def _dbtr_over(**more):
+    over = {"dbtr_shmem": RAM_GPA + 0x2000, "dbtr_shmem_on": 1,
+            "dbtr_state": [0b111, 0, 0b101] + [0] * 5,
+            "dbtr_tdata1": [DBTR_EXEC, 0, (6 << 60) | 1] + [0] * 5,
+            "dbtr_tdata2": [0x80201234, 0, 0x80300000] + [0] * 5}
+    over.update(more)
+    return over
+
+
+def test_dbtr_record_read_and_shown():
+    """Version 8: a vCPU's SBI DBTR shared memory and triggers are read and
+    shown (text and JSON); a version 7 stream has none."""
+    ms = _seeds()
+    s = snapshot.verify(ms.stream(name="alpha", runs=(), vcpu_over=_dbtr_over()))
+    v = s.vcpus[0]
+    assert (v["dbtr_rec_id"], v["dbtr_rec_size"]) == (9, 216)
+    assert v["dbtr_tdata1"][0] == DBTR_EXEC and v["dbtr_state"][2] == 0b101
+    assert (f"DBTR: shared memory {RAM_GPA + 0x2000:#x}; triggers 0: tdata1={DBTR_EXEC:#x} "
+            "tdata2=0x80201234, 2:") in inspect_text(s)
+    j = json.loads(json.dumps(inspect_json(s)))
+    assert j["vcpus"][0]["dbtr"]["shmem"] == RAM_GPA + 0x2000
+    assert [t["index"] for t in j["vcpus"][0]["dbtr"]["triggers"]] == [0, 2]
+    old = snapshot.verify(ms.stream(name="alpha", version=7, runs=()))
+    assert old.vcpus[0]["dbtr_rec_id"] == 9 and old.vcpus[0]["dbtr_state"] == [0] * 8
+    assert "DBTR:" not in inspect_text(old)
+
+
+def test_dbtr_record_refusals_name_the_field():
+    """What install_triggers and set_shmem would refuse is refused, naming the
+    field and the trigger's element."""
+    ms = _seeds()
+    base = layout_offsets(ms.stream(name="alpha", runs=()))[1][3]
+    cases = [
+        ({"dbtr_shmem": RAM_GPA + 0x2004}, "dbtr_shmem", 0, "not 8-byte aligned"),
+        ({"dbtr_shmem": RAM_GPA - 8}, "dbtr_shmem", 0, "not inside RAM"),
+        ({"dbtr_shmem_on": 0}, "dbtr_shmem", 0, "must be 0 without dbtr_shmem_on"),
+        ({"dbtr_shmem_on": 2}, "dbtr_shmem_on", 0, "dbtr_shmem_on"),
+        ({"dbtr_reserved": [0, 0, 1, 0, 0, 0, 0]}, "dbtr_reserved", 2, "dbtr_reserved[2]"),
+        ({"dbtr_state": [0b100, 0, 0b101] + [0] * 5}, "dbtr_state", 0, "dbtr_state[0]"),
+        ({"dbtr_state": [0b100001, 0, 0b101] + [0] * 5}, "dbtr_state", 0, "dbtr_state[0]"),
+        ({"dbtr_tdata1": [DBTR_EXEC, 4, (6 << 60) | 1] + [0] * 5}, "dbtr_tdata1", 1,
+         "a free trigger"),
+        ({"dbtr_tdata2": [0, 0, 0, 7] + [0] * 4}, "dbtr_tdata2", 3, "a free trigger"),
+        ({"dbtr_tdata3": [1] + [0] * 7}, "dbtr_tdata3", 0, "dbtr_tdata3[0]"),
+        ({"dbtr_tdata1": [DBTR_EXEC | (1 << 6), 0, (6 << 60) | 1] + [0] * 5}, "dbtr_tdata1", 0,
+         "dmode, m or a reserved bit"),
+        ({"dbtr_tdata1": [(2 << 60) | 4, 0, (6 << 60) | 1] + [0] * 5}, "dbtr_tdata1", 0,
+         "not an mcontrol6"),
+        ({"dbtr_tdata1": [DBTR_EXEC | (1 << 11), 0, (6 << 60) | 1] + [0] * 5}, "dbtr_tdata1", 0,
+         "no chain"),
+        ({"dbtr_tdata1": [DBTR_EXEC | (1 << 12), 0, (6 << 60) | 1] + [0] * 5}, "dbtr_tdata1", 0,
+         "breakpoint action"),
+    ]
+    for over, field, index, words in cases:
+        err = first_problem(ms.stream(name="alpha", runs=(), vcpu_over=_dbtr_over(**over)))
+        assert err.section == "VCPU 0" and words in err.message, (over, str(err))
+        assert err.offset == base + snapfmt.VCPU.offset(field, index), (over, str(err))

@@ -33,7 +33,7 @@ unit-src-test_susp := hyp/vsbi/vsbi_susp.c hyp/vsbi/vsbi_hsm.c
 unit-src-test_printf := hyp/lib/printf.c
 unit-src-test_json := hyp/lib/json.c
 unit-src-test_tlb := hyp/mm/tlb.c hyp/mm/vmid.c
-unit-src-test_snap := hyp/snap/snap_state.c hyp/snap/snap_record.c hyp/state/cfi_state.c hyp/state/fwft.c hyp/lib/crc32c.c hyp/state/pmu_logic.c hyp/state/pmu.c \
+unit-src-test_snap := hyp/snap/snap_state.c hyp/snap/snap_record.c hyp/state/dbtr_record.c hyp/state/dbtr_word.c hyp/state/cfi_state.c hyp/state/fwft.c hyp/lib/crc32c.c hyp/state/pmu_logic.c hyp/state/pmu.c \
 	hyp/state/vimsic.c hyp/lib/imsic_file.c hyp/drivers/imsic_host.c \
 	hyp/vsbi/vsbi_hsm.c hyp/vsbi/vsbi_sta.c
 unit-libfdt-test_fdt_host := y
@@ -59,6 +59,7 @@ UNIT_VIRQ_SRC := hyp/vdev/virq.c hyp/vdev/vaplic.c hyp/state/vimsic.c hyp/lib/ap
 UNIT_TESTS += test_snap_legal
 unit-src-test_snap_legal := tests/fuzz/fuzz_restore_host.c tests/fuzz/fuzz_clock_log.c \
 	hyp/snap/snap_load.c hyp/snap/snap_disk_load.c hyp/snap/snap_disk_id.c hyp/snap/section_rx.c hyp/snap/snap_admit.c hyp/snap/snap_state.c hyp/snap/snap_record.c hyp/state/cfi_state.c \
+	hyp/state/dbtr_record.c hyp/state/dbtr_word.c \
 	hyp/lib/crc32c.c hyp/vdev/vuart.c hyp/vdev/vplic.c hyp/vdev/vmgenid.c hyp/vdev/devices.c $(UNIT_VIRQ_SRC) \
 	hyp/state/pmu.c hyp/state/pmu_logic.c hyp/state/steal_time.c hyp/state/vcpu_reset.c hyp/state/fwft.c \
 	hyp/vsbi/vsbi_hsm.c hyp/vsbi/vsbi_sta.c \
@@ -118,7 +119,7 @@ UNIT_TESTS += test_hostio
 unit-src-test_hostio := tests/unit/fake_vpci.c hyp/drivers/virtio_pci.c hyp/drivers/split_ring.c \
 	hyp/drivers/hostblk.c hyp/drivers/hostnet.c
 UNIT_TESTS += test_mgmt
-unit-src-test_mgmt := hyp/host/mgmt.c hyp/lib/json.c hyp/state/dbtr_word.c
+unit-src-test_mgmt := hyp/host/mgmt.c hyp/lib/json.c
 UNIT_TESTS += test_section_stream
 unit-src-test_section_stream := hyp/snap/section_tx.c hyp/snap/section_rx.c hyp/migrate/mig_wire.c \
 	hyp/lib/crc32c.c
@@ -144,12 +145,12 @@ UNIT_TESTS += test_vplic
 unit-src-test_vplic := tests/unit/host_memory.c hyp/vdev/vplic.c hyp/vdev/mmio.c hyp/mm/guest_mem.c \
 	hyp/mm/dirty_log.c hyp/mm/gstage.c
 UNIT_TESTS += test_snap_save
-unit-src-test_snap_save := tests/unit/fake_snap_host.c tests/unit/host_memory.c hyp/state/dbtr_word.c hyp/snap/snap_save.c hyp/snap/snap_disk_save.c hyp/snap/snap_disk_id.c hyp/snap/section_tx.c hyp/snap/snap_emit.c hyp/mm/guest_mem.c hyp/mm/dirty_log.c \
+unit-src-test_snap_save := tests/unit/fake_snap_host.c tests/unit/host_memory.c hyp/snap/snap_save.c hyp/snap/snap_disk_save.c hyp/snap/snap_disk_id.c hyp/snap/section_tx.c hyp/snap/snap_emit.c hyp/mm/guest_mem.c hyp/mm/dirty_log.c \
 	hyp/mm/gstage.c hyp/state/vm_state.c hyp/state/vm_events.c hyp/lib/crc32c.c
 # the migration's source driven as the host services drive it, the test
 # playing the destination on the stream port (the host: fake_snap_host.c)
 UNIT_TESTS += test_mig_send
-unit-src-test_mig_send := tests/unit/fake_snap_host.c tests/unit/host_memory.c hyp/state/dbtr_word.c hyp/migrate/mig_send.c hyp/state/dirty_limit.c \
+unit-src-test_mig_send := tests/unit/fake_snap_host.c tests/unit/host_memory.c hyp/migrate/mig_send.c hyp/state/dirty_limit.c \
 	hyp/migrate/mig_wire.c hyp/snap/snap_disk_save.c hyp/snap/section_tx.c hyp/snap/section_rx.c \
 	hyp/snap/snap_emit.c hyp/mm/guest_mem.c hyp/mm/dirty_log.c hyp/mm/gstage.c hyp/lib/crc32c.c \
 	hyp/lib/printf.c

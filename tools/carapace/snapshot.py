@@ -24,6 +24,7 @@ from .snapshot_format import (CONFIG, DEVICE, DEVICES, DISK_BLOCK_SECTORS, DISK_
     VIO_MODELS, VIO_OFFER, VIO_QUEUE_MAX, VIO_QUEUES, VIO_STATUS, MAX_DISKS, MAX_NICS,
     fixed_length, known_flags, section_types, vcpu_size, pmu_event_words, vcpu_from_stream,
     FEAT_AIA, IMSIC_MAX_IDS, IMSIC_WORDS, IRQCHIP_DEVICES, VERSION_AIA, VERSION_MISALIGNED,
+    VERSION_DBTR, DBTR_ENTRY, DBTR_SHMEM_ALIGN, DBTR_TRIGGERS,
     devices_of)
 from .snapshot_legal import legal_problems
 
@@ -170,6 +171,21 @@ ZERO_BLOCK = bytes(DISK_BLOCK_SECTORS * DISK_SECTOR)
 
 
 APLIC_IE = 1 << 8     # domaincfg.IE
+
+
+def dbtr_words_problem(tdata1, tdata3):
+    """Why install_triggers would refuse these words (dbtr_check(),
+    hyp/state/dbtr_word.c), or None: mcontrol6, no dmode, m nor reserved bit,
+    the breakpoint action, no chain, no tdata3."""
+    reserved = (((1 << 59) - 1) & ~((1 << 27) - 1)) | (3 << 19)
+    action = tdata1 >> 12 & 0xF
+    if tdata1 >> 60 != 6:
+        return "not an mcontrol6 trigger (type 6)"
+    if tdata1 & ((1 << 59) | (1 << 6) | reserved):
+        return "dmode, m or a reserved bit set"
+    if action != 0 or tdata1 & (1 << 11) or tdata3:
+        return "only the breakpoint action, no chain, no tdata3"
+    return None
 
 
 def imsic_word_mask(nr_ids, w):
@@ -547,8 +563,8 @@ class _Parser:
                 if v[f"{name}_rec_id"] != rid:
                     self.field_problem(VCPU, base, f"{name}_rec_id",
                                        f"record id {v[f'{name}_rec_id']} where {upper} ({rid}) "
-                                       "must be (CORE, FP, CFI, FWFT, HSM, STA, PMU, IMSIC "
-                                       "by id)")
+                                       "must be (CORE, FP, CFI, FWFT, HSM, STA, PMU, IMSIC, "
+                                       "DBTR by id)")
                     return
                 if v[f"{name}_rec_size"] != rec.size:
                     self.field_problem(VCPU, base, f"{name}_rec_size",
@@ -582,6 +598,38 @@ class _Parser:
             self.vcpu_tail(v, base, layout)
         if self.version >= VERSION_AIA:
             self.imsic_record(v, base, features)
+        if self.version >= VERSION_DBTR:
+            self.dbtr_record(v, base)
+
+    def dbtr_record(self, v, base):
+        """The DBTR record's hook (hyp/state/dbtr_record.c), less what only
+        the host that reads it knows (its firmware's trig_max: the shared
+        memory is checked for one entry here, every trigger slot may be used):
+        an address only with dbtr_shmem_on, aligned, in RAM; a free trigger
+        all zero; an installed one's words as install_triggers takes them."""
+        def bad(fname, message, index=0):
+            self.field_problem(VCPU, base, fname, message, index)
+        shmem, cfg = v["dbtr_shmem"], self.snap.config
+        if not v["dbtr_shmem_on"] and shmem:
+            bad("dbtr_shmem", f"dbtr_shmem is {shmem:#x}; must be 0 without dbtr_shmem_on")
+        elif v["dbtr_shmem_on"] == 1:
+            if shmem % DBTR_SHMEM_ALIGN:
+                bad("dbtr_shmem", f"dbtr_shmem {shmem:#x} is not {DBTR_SHMEM_ALIGN}-byte aligned")
+            elif cfg and not (cfg["ram_gpa"] <= shmem and
+                              shmem + DBTR_ENTRY <= cfg["ram_gpa"] + cfg["ram_size"]):
+                bad("dbtr_shmem", f"dbtr_shmem {shmem:#x} is not inside RAM "
+                                  f"{cfg['ram_gpa']:#x}..{cfg['ram_gpa'] + cfg['ram_size'] - 1:#x}")
+        for i in range(DBTR_TRIGGERS):
+            words = {f: v[f][i] for f in ("dbtr_tdata1", "dbtr_tdata2", "dbtr_tdata3")}
+            if not v["dbtr_state"][i]:
+                for fname, word in words.items():
+                    if word:
+                        bad(fname, f"{fname}[{i}] is {word:#x}; a free trigger (dbtr_state 0) "
+                                   "is all zero", i)
+                continue
+            why = dbtr_words_problem(words["dbtr_tdata1"], words["dbtr_tdata3"])
+            if why:
+                bad("dbtr_tdata1", f"dbtr_tdata1[{i}] is {words['dbtr_tdata1']:#x}: {why}", i)
 
     def imsic_record(self, v, base, features):
         """The IMSIC record's hook (hyp/state/vimsic.c): it fits the VM's kind

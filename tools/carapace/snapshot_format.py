@@ -15,9 +15,11 @@ without the disks' content) each disk's identity, CRCs of sampled blocks
 CONFIG's feature aia, the IMSIC record in every VCPU section and the aplic
 device (a PLIC VM's all zero, as an AIA VM's plic device is).  Version 8
 gives the FWFT record's first reserved byte to misaligned_emulate (FWFT
-MISALIGNED_EXC_DELEG's value, inverted; 0 in older streams).  Versions 1 to
+MISALIGNED_EXC_DELEG's value, inverted; 0 in older streams) and adds the
+DBTR record (SBI DBTR: shared memory and triggers).  Versions 1 to
 8 are read: a version 3 to 6 VCPU section ends before the IMSIC record
-(VCPU_V6_SIZE bytes, read as a PLIC VM's), a version 2 one is one 848-byte
+(VCPU_V6_SIZE bytes, read as a PLIC VM's), a version 7 one before the DBTR
+record (VCPU_V7_SIZE bytes, read as DBTR unused), a version 2 one is one 848-byte
 record (VCPU_V2), a version 1 one its first 672 bytes; vcpu_from_stream()
 reads them all into the records' fields."""
 
@@ -37,6 +39,7 @@ VERSION_DISK = 5               # the first with DISK sections and flag DISKS
 VERSION_DISK_ID = 6            # the first with DISK_ID sections
 VERSION_AIA = 7                # the first with AIA VMs: the IMSIC record, the aplic device
 VERSION_MISALIGNED = 8         # the first with FWFT misaligned_emulate (a reserved byte before)
+VERSION_DBTR = 8               # the first with the DBTR record
 PAGE_SIZE = 4096
 RUN_MAX_PAGES = 512
 F_LIVE = 1 << 0
@@ -84,6 +87,10 @@ FEAT_SVADU = 1 << 4
 
 VCPU_V1_SIZE = 672             # a version 1 VCPU section ends before misaligned_locked
 VCPU_V6_SIZE = 896             # a version 3 to 6 VCPU section ends before the IMSIC record
+VCPU_V7_SIZE = 1440            # a version 7 VCPU section ends before the DBTR record
+DBTR_TRIGGERS = 8              # DBTR trigger slots of a vCPU
+DBTR_ENTRY = 32                # an SBI DBTR shared-memory entry (RV64)
+DBTR_SHMEM_ALIGN = 8
 IMSIC_WORDS = 32               # eip/eie words of an IMSIC file (2048 identities)
 IMSIC_MAX_IDS = 2047
 STA_OFF = (1 << 64) - 1        # sta_shmem: no STA shared memory
@@ -345,12 +352,14 @@ MAX_DISKS, MAX_NICS = 2, 2     # a VM's (docs/snapshot-format.md, "VIRTIO")
 VCPU_V2_ONLY = [f for f in VCPU_V2.fields if f[0] not in VCPU.offsets]   # reserved: 0
 assert VCPU_V2.offset("misaligned_locked") == VCPU_V1_SIZE
 assert VCPU.offset("imsic_rec_id") == VCPU_V6_SIZE
+assert VCPU.offset("dbtr_rec_id") == VCPU_V7_SIZE
 
 
 def vcpu_size(version):
     """A VCPU section's length in a stream of @version."""
     return (VCPU_V1_SIZE if version == 1 else VCPU_V2.size if version == 2 else
-            VCPU_V6_SIZE if version < VERSION_AIA else VCPU.size)
+            VCPU_V6_SIZE if version < VERSION_AIA else
+            VCPU_V7_SIZE if version < VERSION_DBTR else VCPU.size)
 
 
 def devices_of(version):
@@ -372,10 +381,11 @@ def vcpu_from_stream(payload, version, features):
     record's fields go to their namesakes, and a version 1 record gets what
     its writer ran the guest with (A/D updating on where the guest had Svadu,
     no STA shared memory, no PMU, the rest 0); a version 3 to 6 record's
-    IMSIC record is all zero (a PLIC VM's)."""
+    IMSIC record is all zero (a PLIC VM's), a version 3 to 7 one's DBTR
+    record (DBTR unused)."""
     if version >= 3:
         v = VCPU.decode(bytes(payload[:vcpu_size(version)]).ljust(VCPU.size, b"\0"))
-        for rid, _, name, layout in RECORDS:       # versions 3 to 6: no IMSIC record
+        for rid, _, name, layout in RECORDS:       # the records a version lacks
             if VCPU.offset(f"{name}_rec_id") >= vcpu_size(version):
                 v[f"{name}_rec_id"], v[f"{name}_rec_size"] = rid, layout.size
         return v

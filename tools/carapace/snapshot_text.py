@@ -169,6 +169,24 @@ def imsic_words(v):
             f"{' '.join(map(str, enab)) or 'none'}; vsiselect {v['vsiselect']:#x}")
 
 
+def dbtr_triggers(v):
+    """A vCPU's installed SBI DBTR triggers: [{index, state, tdata1..3}]."""
+    return [{"index": i, "state": v["dbtr_state"][i], "tdata1": v["dbtr_tdata1"][i],
+             "tdata2": v["dbtr_tdata2"][i], "tdata3": v["dbtr_tdata3"][i]}
+            for i in range(len(v["dbtr_state"])) if v["dbtr_state"][i]]
+
+
+def dbtr_words(v):
+    """A vCPU's SBI DBTR state in words (None if it never used DBTR)."""
+    trig = dbtr_triggers(v)
+    if not v["dbtr_shmem_on"] and not trig:
+        return None
+    shmem = f"shared memory {v['dbtr_shmem']:#x}" if v["dbtr_shmem_on"] else "no shared memory"
+    words = ", ".join(f"{t['index']}: tdata1={t['tdata1']:#x} tdata2={t['tdata2']:#x}"
+                      for t in trig)
+    return f"DBTR: {shmem}; triggers {words or 'none'}"
+
+
 def vcpu_json(v):
     out = {k: v[k] for k, _, _, _ in VCPU.fields}
     out["instance"] = v["instance"]
@@ -186,6 +204,8 @@ def vcpu_json(v):
                     "eithreshold": v["imsic_eithreshold"], "vsiselect": v["vsiselect"],
                     "pending": identities(v["imsic_eip"]),
                     "enabled": identities(v["imsic_eie"])}
+    out["dbtr"] = {"shmem": v["dbtr_shmem"] if v["dbtr_shmem_on"] else None,
+                   "triggers": dbtr_triggers(v)}
     out["cfi"] = {"shadow_stack": bool(v["ss_value"]), "ss_locked": bool(v["ss_locked"]),
                   "ssp": v["ssp"], "landing_pads": bool(v["lp_value"]),
                   "lp_locked": bool(v["lp_locked"]), "elp": bool(v["sstatus"] & SSTATUS_SPELP),
@@ -494,6 +514,8 @@ def inspect_text(snap, max_runs=64):
         out += pmu_words(v)
         if imsic_words(v):
             out.append(f"  {imsic_words(v)}")
+        if dbtr_words(v):
+            out.append(f"  {dbtr_words(v)}")
         if v.get("record_version", VERSION) == 1:
             out.append("  (a version 1 record: FWFT PTE A/D as its writer ran the guest, no "
                        "STA, no PMU, no system suspend)")
