@@ -38,6 +38,7 @@ import subprocess
 
 import pytest
 
+from carapace.snapshot_format import VERSION as SNAP_VERSION  # what Carapace writes
 from harness.paths import LAUNCHER, ROOT, SNAP
 from harness.report import Report, check_report
 from harness.runs import EXIT_OK, vm_spec
@@ -137,7 +138,7 @@ def test_disks_content_restored_onto_spare_disks(snap_host, tmp_path):
     rep, _, _ = h.ctl("snapshot", "orig", str(path))
     info = inspect(path)
     assert rep["ok"] and rep["disks"] is True and rep["disk_runs"] == len(info["disks"]["runs"])
-    assert info["header"]["version"] == 7 and info["header"]["disks"] is True, info["header"]
+    assert info["header"]["version"] == SNAP_VERSION and info["header"]["disks"] is True, info["header"]
     assert [(r["slot"], r["sector"], r["sectors"]) for r in info["disks"]["runs"]
             if not r["zero"]] == SAVED_RUNS, info["disks"]
     # what the stream holds of disk a is a's non-zero blocks, byte for byte;
@@ -310,7 +311,7 @@ def test_no_disks_snapshot_restores_only_onto_the_saved_images(snap_host, tmp_pa
     rep, _, _ = h.ctl("snapshot", "orig", str(path), "--no-disks")
     assert rep["disks"] is False, rep
     info = inspect(path)
-    assert info["header"]["version"] == 7
+    assert info["header"]["version"] == SNAP_VERSION
     ids = [d["identity"] for d in info["disks"]["disks"]]
     assert [i["sectors"] for i in ids] == [SECTORS_A, SECTORS_B]
     assert [x["block"] for x in ids[0]["samples"]][:6] == [0, 8, 16, 25, 33, 42]
