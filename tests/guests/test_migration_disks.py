@@ -159,7 +159,9 @@ def test_copy_fault_phases(hosts, tmp_path, how):
     says on A; a B that lives has its image all zeroes again after each
     attempt (its wipe) and no VM. The source's images were only read."""
     disks = [image(tmp_path / "a0.raw"), image(tmp_path / "a1.raw")]
-    a = hosts("a", [gen_spec("g", 60000 if how == "cut" else 70000, disks)])
+    # run_ms: long enough for all five attempts on a loaded 2-core host
+    # (60 s ran out beside a CI run); the guest's end is waited for below
+    a = hosts("a", [gen_spec("g", 150000 if how == "cut" else 160000, disks)])
     tag = 0
 
     def fresh_b():
@@ -206,7 +208,7 @@ def test_copy_fault_phases(hosts, tmp_path, how):
             assert all(all_zero(p) for p in new), f"{where}: B's image keeps part of a copy"
         elif i + 1 < len(PHASES):
             b, port, new = fresh_b()
-    a.wait_for(lambda l: l.startswith("[g] DONE:"), 200)
+    a.wait_for(lambda l: l.startswith("[g] DONE:"), 300)
     check_report(Report(a.guest("g")), f"vm g on a, after every {how}")  # it never left
     assert a.count("g", "PASS: disk_gen: disk 1: every unit holds") == 1, a.console()
 
