@@ -196,7 +196,10 @@ def test_copy_fault_phases(hosts, tmp_path, how):
         if phase.startswith("round:"):
             assert sum(r["disk_blocks"] for r in m.of("round")) > 0, f"{where}: {m.text()}"
         if m.reply["code"] == "unconfirmed":
-            assert phase == "stop-and-copy", f"{where}: {m.text()}"
+            # the hold is at a byte offset of the relay's stream to B: a
+            # source whose last rounds fit in the socket buffers between
+            # may have sent its END already (seen once beside a CI run)
+            assert phase == "stop-and-copy" or m.of("stop-and-copy"), f"{where}: {m.text()}"
             check_left_unconfirmed(a, "g", where)
             a.ctl("resume", "g")
         assert a.vms() == {"g": "running"}, f"{where}\n{a.console()}"
